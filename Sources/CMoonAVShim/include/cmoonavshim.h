@@ -1,0 +1,41 @@
+#ifndef CMOONAVSHIM_H
+#define CMOONAVSHIM_H
+// FFmpeg constants and calls Swift cannot import (macros built from FFERRTAG, UINT64_C,
+// compound literals) or that change between FFmpeg versions.
+#include <libavformat/avformat.h>
+#include <libavcodec/avcodec.h>
+#include <libavutil/avutil.h>
+#include <libavutil/error.h>
+#include <libavfilter/avfilter.h>
+#include <stdint.h>
+
+static const int MOON_AVERROR_EOF = AVERROR_EOF;
+static const int MOON_AVERROR_EAGAIN = AVERROR(EAGAIN);
+static const int MOON_AVERROR_EXIT = AVERROR_EXIT;
+static const int MOON_AVERROR_INVALIDDATA = AVERROR_INVALIDDATA;
+static const int MOON_AVERROR_DECODER_NOT_FOUND = AVERROR_DECODER_NOT_FOUND;
+static const int MOON_AVERROR_ENCODER_NOT_FOUND = AVERROR_ENCODER_NOT_FOUND;
+static const int MOON_AVERROR_ENOENT = AVERROR(ENOENT);
+static const int MOON_AVERROR_ENOSPC = AVERROR(ENOSPC);
+static const int64_t MOON_AV_NOPTS_VALUE = AV_NOPTS_VALUE;
+
+// av_err2str is a macro around a compound literal.
+void moon_av_strerror(int error, char *buffer, size_t size);
+
+// The display matrix of a stream (9 int32 in 16.16 / 2.30 fixed point), or NULL.
+// av_stream_get_side_data is deprecated in FFmpeg 6.1 and gone in 7; the new call
+// reads codecpar->coded_side_data.
+const int32_t *moon_stream_display_matrix(const AVStream *stream);
+
+// Interrupt callback for blocking demuxer I/O: returns nonzero when *flag is set.
+int moon_interrupt_callback(void *flag);
+void moon_set_interrupt(AVFormatContext *context, volatile int *flag);
+
+// Routes FFmpeg's log to a buffer the engine can read (last error-level line), so errors
+// such as "moov atom not found" can be reported in one line instead of spilling on stderr.
+void moon_av_log_capture(int enable_stderr_level);
+// Copies the last captured error-level message of this thread into buffer.
+void moon_av_last_log(char *buffer, size_t size);
+void moon_av_clear_last_log(void);
+
+#endif

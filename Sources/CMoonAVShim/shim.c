@@ -1,0 +1,58 @@
+#include "cmoonavshim.h"
+#include <stdio.h>
+#include <string.h>
+#include <stdarg.h>
+
+void moon_av_strerror(int error, char *buffer, size_t size) { av_make_error_string(buffer, size, error); }
+
+const int32_t *moon_stream_display_matrix(const AVStream *stream) {
+#if LIBAVFORMAT_VERSION_MAJOR >= 61
+    const AVPacketSideData *sd = av_packet_side_data_get(stream->codecpar->coded_side_data,
+                                                         stream->codecpar->nb_coded_side_data,
+                                                         AV_PKT_DATA_DISPLAYMATRIX);
+    return (sd && sd->size >= 9 * sizeof(int32_t)) ? (const int32_t *)sd->data : NULL;
+#else
+    size_t size = 0;
+    const uint8_t *data = av_stream_get_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, &size);
+    return (data && size >= 9 * sizeof(int32_t)) ? (const int32_t *)data : NULL;
+#endif
+}
+
+int moon_interrupt_callback(void *flag) { return flag && __atomic_load_n((volatile int *)flag, __ATOMIC_RELAXED); }
+
+void moon_set_interrupt(AVFormatContext *context, volatile int *flag) {
+    context->interrupt_callback.callback = moon_interrupt_callback;
+    context->interrupt_callback.opaque = (void *)flag;
+}
+
+static _Thread_local char last_log[512];
+static int stderr_level = AV_LOG_QUIET;
+
+static void capture(void *avcl, int level, const char *fmt, va_list vl) {
+    (void)avcl;
+    if (level > AV_LOG_ERROR && level > stderr_level) return;
+    char line[512];
+    va_list copy;
+    va_copy(copy, vl);
+    vsnprintf(line, sizeof line, fmt, copy);
+    va_end(copy);
+    if (level <= AV_LOG_ERROR) {
+        size_t n = strlen(line);
+        while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r' || line[n - 1] == ' ')) line[--n] = 0;
+        if (n > 0) memcpy(last_log, line, n + 1);
+    }
+    if (level <= stderr_level) fputs(line, stderr);
+}
+
+void moon_av_log_capture(int enable_stderr_level) {
+    stderr_level = enable_stderr_level;
+    av_log_set_callback(capture);
+}
+
+void moon_av_last_log(char *buffer, size_t size) {
+    if (size == 0) return;
+    strncpy(buffer, last_log, size - 1);
+    buffer[size - 1] = 0;
+}
+
+void moon_av_clear_last_log(void) { last_log[0] = 0; }

@@ -1,0 +1,67 @@
+#ifndef CMOONLUASHIM_H
+#define CMOONLUASHIM_H
+// The C half of Moonreel's Lua embedding. Everything here exists because Swift cannot
+// import it (macros, variadics) or must not run it (anything that longjmps).
+#include <lua.h>
+#include <lauxlib.h>
+#include <lualib.h>
+#include <stdint.h>
+
+// LUA_REGISTRYINDEX expands to an expression Swift cannot import.
+static const int MOON_LUA_REGISTRYINDEX = LUA_REGISTRYINDEX;
+// lua_upvalueindex is a function-like macro over LUA_REGISTRYINDEX.
+static inline int moon_upvalueindex(int i) { return lua_upvalueindex(i); }
+// lua_gc is variadic in 5.4.
+int moon_gc(lua_State *L, int what, int a);
+
+// Returned by a Swift function (through the trampoline) to raise the string on top of the
+// stack as an error, prefixed with the caller's position ("file.lua:12: ").
+#define MOON_RAISE (-1)
+// As MOON_RAISE, but raises the value on top of the stack as it is (no position added).
+#define MOON_RAISE_VALUE (-2)
+// As MOON_RAISE, but the position is that of the script's nearest Lua frame, for
+// functions that Lua sugar wraps (so the user's line is named, not the wrapper's).
+#define MOON_RAISE_FROM_SCRIPT (-3)
+
+typedef int (*moon_swift_fn)(lua_State *L);
+// Pushes a C closure that calls `fn` with `extra` more upvalues already on the stack
+// (upvalue 1 is `fn`, upvalues 2... are the `extra` values). Errors are raised in C.
+void moon_pushclosure(lua_State *L, moon_swift_fn fn, int extra);
+
+// Limits. One budget per lua_State, reached through lua_getextraspace, shared by coroutines.
+typedef struct moon_budget {
+    int64_t instructions_left;     // < 0: unlimited
+    int64_t instruction_limit;
+    double deadline;               // CLOCK_MONOTONIC seconds; 0: none
+    double time_limit;             // seconds, for the message
+    volatile int interrupt;        // set from any thread (Ctrl-C, watchdog)
+    int64_t pattern_steps;         // string-pattern matching steps per call (0: unlimited)
+} moon_budget;
+
+lua_State *moon_newstate(size_t memory_limit);
+size_t moon_memory_used(lua_State *L);
+size_t moon_memory_limit(lua_State *L);
+void moon_set_memory_limit(lua_State *L, size_t limit);
+moon_budget *moon_budget_of(lua_State *L);
+void moon_install_hook(lua_State *L);
+void moon_interrupt(moon_budget *budget);
+void moon_clear_interrupt(moon_budget *budget);
+double moon_monotonic_now(void);
+void moon_closestate(lua_State *L);
+
+// lua.c's message handler: turns any error into "msg\nstack traceback:...".
+int moon_msghandler(lua_State *L);
+
+// Convenience wrappers for function-like macros.
+static inline int moon_pcall(lua_State *L, int nargs, int nresults, int msgh) {
+    return lua_pcallk(L, nargs, nresults, msgh, 0, NULL);
+}
+static inline void moon_pop(lua_State *L, int n) { lua_settop(L, -(n) - 1); }
+static inline void moon_newtable(lua_State *L) { lua_createtable(L, 0, 0); }
+static inline const char *moon_tostring(lua_State *L, int i) { return lua_tolstring(L, i, NULL); }
+static inline void moon_pushglobaltable(lua_State *L) { lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS); }
+static inline int moon_getmetatable_named(lua_State *L, const char *name) { return lua_getfield(L, LUA_REGISTRYINDEX, name); }
+static inline void moon_insert(lua_State *L, int idx) { lua_rotate(L, idx, 1); }
+static inline void moon_remove(lua_State *L, int idx) { lua_rotate(L, idx, -1); lua_settop(L, -2); }
+
+#endif

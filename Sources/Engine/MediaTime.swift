@@ -1,0 +1,194 @@
+/// An exact rational time, like `CMTime`: `value / timescale` seconds. Arithmetic across
+/// timescales is exact (done over the least common multiple); seconds as `Double` exist
+/// only at the edges (`init(seconds:)`, `.seconds`).
+public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible {
+    public let value: Int64
+    public let timescale: Int32
+
+    public static let zero = MediaTime(value: 0, timescale: 1)
+    /// Timescale for times that arrive as seconds: a multiple of 600, 1000, 24000, 30000,
+    /// 60000, 90000, 44100 and 48000, so frame times of every common rate (NTSC x/1001
+    /// included) and sample times of common audio rates are exact (2^7·3^2·5^4·7^2).
+    public static let defaultTimescale: Int32 = 35_280_000
+
+    public init(value: Int64, timescale: Int32) {
+        precondition(timescale > 0, "MediaTime timescale must be positive")
+        self.value = value
+        self.timescale = timescale
+    }
+
+    /// Validating initializer for times coming from users: nil unless timescale > 0.
+    public static func checked(value: Int64, timescale: Int64) -> MediaTime? {
+        guard timescale > 0, timescale <= Int64(Int32.max) else { return nil }
+        return MediaTime(value: value, timescale: Int32(timescale)).reduced()
+    }
+
+    /// Seconds → time. Values that are exact in the default timescale stay exact
+    /// (e.g. 2.0, 0.5, 1/30 rounded to the nearest 1/3003000 s). Nil for NaN or ±inf or
+    /// values too large to represent.
+    public init?(seconds: Double, timescale: Int32 = MediaTime.defaultTimescale) {
+        guard seconds.isFinite else { return nil }
+        let scaled = (seconds * Double(timescale)).rounded()
+        guard abs(scaled) < 9.0e18 else { return nil }
+        self = MediaTime(value: Int64(scaled), timescale: timescale).reduced()
+    }
+
+    public var seconds: Double { Double(value) / Double(timescale) }
+    public var isNegative: Bool { value < 0 }
+
+    public var description: String {
+        let s = seconds
+        return value % Int64(timescale) == 0 ? "\(value / Int64(timescale)) s" : "\(s) s (\(value)/\(timescale))"
+    }
+
+    /// The same time with the smallest timescale.
+    public func reduced() -> MediaTime {
+        let divisor = gcd(abs(value), Int64(timescale))
+        guard divisor > 1 else { return self }
+        return MediaTime(value: value / divisor, timescale: Int32(Int64(timescale) / divisor))
+    }
+
+    /// Converts to another timescale, rounding to nearest (ties away from zero).
+    /// This is the named hand-off between the engine and FFmpeg time bases.
+    public func converted(to newScale: Int32, rounding: Rounding = .nearest) -> MediaTime {
+        if newScale == timescale { return self }
+        let numerator = value.multipliedFullWidth(by: Int64(newScale))
+        let (quotient, remainder) = Int64(timescale).dividingFullWidth(numerator)
+        var result = quotient
+        if remainder != 0 {
+            switch rounding {
+            case .down: if remainder < 0 { result -= 1 }
+            case .up: if remainder > 0 { result += 1 }
+            case .nearest:
+                if abs(remainder) * 2 >= Int64(timescale) { result += remainder > 0 ? 1 : -1 }
+            }
+        }
+        return MediaTime(value: result, timescale: newScale)
+    }
+
+    public enum Rounding: Sendable { case down, up, nearest }
+
+    /// Value counted in units of `1/scale` s (e.g. an FFmpeg stream time base or a sample rate).
+    public func count(in scale: Int32, rounding: Rounding = .nearest) -> Int64 {
+        converted(to: scale, rounding: rounding).value
+    }
+
+    /// Time of `count` units of `1/scale` s (sample or frame counts).
+    public static func units(_ count: Int64, of scale: Int32) -> MediaTime {
+        MediaTime(value: count, timescale: scale)
+    }
+
+    /// Brings two times onto one timescale (their lcm, or the larger one if the lcm
+    /// would overflow Int32, rounding to nearest — exact for every real media timescale).
+    static func common(_ a: MediaTime, _ b: MediaTime) -> (Int64, Int64, Int32) {
+        if a.timescale == b.timescale { return (a.value, b.value, a.timescale) }
+        let g = gcd(Int64(a.timescale), Int64(b.timescale))
+        let lcm = Int64(a.timescale) / g * Int64(b.timescale)
+        let scale = lcm <= Int64(Int32.max) ? Int32(lcm) : Swift.max(a.timescale, b.timescale)
+        return (a.converted(to: scale).value, b.converted(to: scale).value, scale)
+    }
+
+    public static func + (a: MediaTime, b: MediaTime) -> MediaTime {
+        let (x, y, scale) = common(a, b)
+        return MediaTime(value: x + y, timescale: scale)
+    }
+
+    public static func - (a: MediaTime, b: MediaTime) -> MediaTime {
+        let (x, y, scale) = common(a, b)
+        return MediaTime(value: x - y, timescale: scale)
+    }
+
+    public static prefix func - (a: MediaTime) -> MediaTime { MediaTime(value: -a.value, timescale: a.timescale) }
+
+    /// `self * count`, e.g. frame `k` of a frame duration.
+    public static func * (a: MediaTime, count: Int64) -> MediaTime {
+        MediaTime(value: a.value * count, timescale: a.timescale)
+    }
+
+    /// `self * numerator / denominator` in this time's timescale, rounded to nearest
+    /// (used by time scaling: a range of `d` scaled to `d'` maps `t` to `t * d' / d`).
+    public func multiplied(by numerator: MediaTime, dividedBy denominator: MediaTime) -> MediaTime {
+        let n = numerator.value * Int64(denominator.timescale)
+        let d = Int64(numerator.timescale) * denominator.value
+        precondition(d != 0, "division by a zero time")
+        let g = Swift.max(gcd(n, d), 1)
+        let product = value.multipliedFullWidth(by: n / g)
+        let divisor = d / g
+        let (quotient, remainder) = divisor.dividingFullWidth(product)
+        var result = quotient
+        if remainder != 0, abs(remainder) * 2 >= abs(divisor) {
+            result += (remainder > 0) == (divisor > 0) ? 1 : -1
+        }
+        return MediaTime(value: result, timescale: timescale)
+    }
+
+    /// How many whole `step`s fit in `self` (floor), e.g. frame index at a time.
+    public func floorDivided(by step: MediaTime) -> Int64 {
+        let (x, y, _) = MediaTime.common(self, step)
+        precondition(y > 0, "division by a non-positive step")
+        return x >= 0 ? x / y : -((-x + y - 1) / y)
+    }
+
+    /// How many `step`s are needed to reach or pass `self` (ceiling).
+    public func ceilDivided(by step: MediaTime) -> Int64 {
+        let (x, y, _) = MediaTime.common(self, step)
+        precondition(y > 0, "division by a non-positive step")
+        return x >= 0 ? (x + y - 1) / y : -((-x) / y)
+    }
+
+    public static func < (a: MediaTime, b: MediaTime) -> Bool {
+        // Cross-multiplication in 128 bits: exact for any pair.
+        let left = a.value.multipliedFullWidth(by: Int64(b.timescale))
+        let right = b.value.multipliedFullWidth(by: Int64(a.timescale))
+        return (left.high, left.low) < (right.high, right.low)
+    }
+
+    public static func == (a: MediaTime, b: MediaTime) -> Bool {
+        Int64(a.value).multipliedFullWidth(by: Int64(b.timescale)) == Int64(b.value).multipliedFullWidth(by: Int64(a.timescale))
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        let r = reduced()
+        hasher.combine(r.value)
+        hasher.combine(r.timescale)
+    }
+
+    public static func max(_ a: MediaTime, _ b: MediaTime) -> MediaTime { a < b ? b : a }
+    public static func min(_ a: MediaTime, _ b: MediaTime) -> MediaTime { a < b ? a : b }
+}
+
+func gcd(_ a: Int64, _ b: Int64) -> Int64 {
+    var (x, y) = (abs(a), abs(b))
+    while y != 0 { (x, y) = (y, x % y) }
+    return x
+}
+
+/// A half-open time range `[start, start + duration)`, like `CMTimeRange`.
+public struct TimeRange: Sendable, Hashable, CustomStringConvertible {
+    public var start: MediaTime
+    public var duration: MediaTime
+
+    public init(start: MediaTime, duration: MediaTime) {
+        self.start = start
+        self.duration = duration
+    }
+
+    public init(from start: MediaTime, to end: MediaTime) {
+        self.start = start
+        self.duration = end - start
+    }
+
+    public var end: MediaTime { start + duration }
+    public var isEmpty: Bool { duration.value <= 0 }
+
+    public func contains(_ time: MediaTime) -> Bool { time >= start && time < end }
+    public func contains(_ other: TimeRange) -> Bool { other.start >= start && other.end <= end }
+
+    public func intersection(_ other: TimeRange) -> TimeRange? {
+        let s = MediaTime.max(start, other.start)
+        let e = MediaTime.min(end, other.end)
+        return s < e ? TimeRange(from: s, to: e) : nil
+    }
+
+    public var description: String { "[\(start.seconds)…\(end.seconds)) s" }
+}

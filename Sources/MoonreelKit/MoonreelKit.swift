@@ -1,0 +1,3 @@
+@_exported import Engine
+@_exported import ScriptHost
+@_exported import Bindings

@@ -1,0 +1,2 @@
+import MoonreelKit
+print("moonreel")
