@@ -36,6 +36,6 @@ let package = Package(
         .testTarget(name: "EngineTests", dependencies: ["Engine", "TestSupport"]),
         .testTarget(name: "ScriptHostTests", dependencies: ["ScriptHost"]),
         .testTarget(name: "MoonreelTests", dependencies: ["MoonreelKit", "Engine", "TestSupport"]),
-        .target(name: "TestSupport", dependencies: ["Engine"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
     ]
 )

@@ -18,6 +18,23 @@ const int32_t *moon_stream_display_matrix(const AVStream *stream) {
 #endif
 }
 
+int moon_copy_display_matrix(AVStream *destination, const AVStream *source) {
+    const int32_t *matrix = moon_stream_display_matrix(source);
+    if (!matrix) return 0;
+#if LIBAVFORMAT_VERSION_MAJOR >= 61
+    AVPacketSideData *sd = av_packet_side_data_new(&destination->codecpar->coded_side_data,
+                                                   &destination->codecpar->nb_coded_side_data,
+                                                   AV_PKT_DATA_DISPLAYMATRIX, 9 * sizeof(int32_t), 0);
+    if (!sd) return AVERROR(ENOMEM);
+    memcpy(sd->data, matrix, 9 * sizeof(int32_t));
+#else
+    uint8_t *data = av_stream_new_side_data(destination, AV_PKT_DATA_DISPLAYMATRIX, 9 * sizeof(int32_t));
+    if (!data) return AVERROR(ENOMEM);
+    memcpy(data, matrix, 9 * sizeof(int32_t));
+#endif
+    return 0;
+}
+
 int moon_interrupt_callback(void *flag) { return flag && __atomic_load_n((volatile int *)flag, __ATOMIC_RELAXED); }
 
 void moon_set_interrupt(AVFormatContext *context, volatile int *flag) {

@@ -1,1 +1,191 @@
-import Engine
+import Foundation
+
+/// Helpers shared by the test targets: generating media with the `ffmpeg` CLI and checking
+/// outputs with `ffprobe`/`ffmpeg` — an oracle we did not write.
+public enum Tool {
+    public struct Failure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Runs a program, returns (exit status, stdout, stderr).
+    @discardableResult
+    public static func run(_ program: String, _ arguments: [String], stdin: String? = nil,
+                           environment: [String: String]? = nil, timeout: Double = 300) throws -> (status: Int32, out: String, err: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: program.hasPrefix("/") ? program : "/usr/bin/env")
+        process.arguments = program.hasPrefix("/") ? arguments : [program] + arguments
+        if let environment { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
+        let outPipe = Pipe(), errPipe = Pipe(), inPipe = Pipe()
+        process.standardOutput = outPipe
+        process.standardError = errPipe
+        process.standardInput = inPipe
+        try process.run()
+        if let stdin { inPipe.fileHandleForWriting.write(stdin.data(using: .utf8)!) }
+        try inPipe.fileHandleForWriting.close()
+        // Read both pipes concurrently so a chatty child cannot block on a full pipe.
+        let group = DispatchGroup()
+        nonisolated(unsafe) var outData = Data(), errData = Data()
+        group.enter()
+        DispatchQueue.global().async { outData = outPipe.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        group.enter()
+        DispatchQueue.global().async { errData = errPipe.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning {
+            process.terminate()
+            throw Failure(description: "\(program) timed out after \(timeout) s")
+        }
+        group.wait()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+    }
+
+    /// Runs ffmpeg quietly; throws with its stderr on failure.
+    public static func ffmpeg(_ arguments: [String]) throws {
+        let result = try run("ffmpeg", ["-hide_banner", "-loglevel", "error", "-nostdin", "-y"] + arguments)
+        guard result.status == 0 else { throw Failure(description: "ffmpeg failed: \(result.err)") }
+    }
+
+    public static func ffprobe(_ path: String) throws -> Probe {
+        let result = try run("ffprobe", ["-v", "error", "-print_format", "json", "-show_format", "-show_streams", "-count_frames", path])
+        guard result.status == 0 else { throw Failure(description: "ffprobe failed on \(path): \(result.err)") }
+        return try JSONDecoder().decode(Probe.self, from: Data(result.out.utf8))
+    }
+
+    /// One video frame at `time` as packed RGB24 (selected by timestamp with ffmpeg's `-ss`).
+    public static func rgbFrame(_ path: String, at time: Double) throws -> Image {
+        let probe = try ffprobe(path)
+        guard let video = probe.streams.first(where: { $0.codec_type == "video" }),
+              let width = video.width, let height = video.height else { throw Failure(description: "\(path) has no video") }
+        let raw = FileManager.default.temporaryDirectory.appendingPathComponent("frame-\(UUID().uuidString).rgb").path
+        defer { try? FileManager.default.removeItem(atPath: raw) }
+        try ffmpeg(["-i", path, "-ss", String(format: "%.6f", time), "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", raw])
+        let data = try Data(contentsOf: URL(fileURLWithPath: raw))
+        return Image(width: width, height: height, pixels: [UInt8](data))
+    }
+
+    /// All audio as mono-mixed float samples at `rate` (for level and continuity checks).
+    public static func audioSamples(_ path: String, rate: Int = 48000, channels: Int = 1) throws -> [Float] {
+        let raw = FileManager.default.temporaryDirectory.appendingPathComponent("audio-\(UUID().uuidString).f32").path
+        defer { try? FileManager.default.removeItem(atPath: raw) }
+        try ffmpeg(["-i", path, "-vn", "-ac", "\(channels)", "-ar", "\(rate)", "-f", "f32le", raw])
+        let data = try Data(contentsOf: URL(fileURLWithPath: raw))
+        return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+    }
+
+    /// Packet timestamps of a stream (e.g. frame count and spacing).
+    public static func framePTS(_ path: String, stream: String = "v:0") throws -> [Double] {
+        let result = try run("ffprobe", ["-v", "error", "-select_streams", stream, "-show_entries", "frame=pts_time,best_effort_timestamp_time",
+                                         "-of", "csv=p=0", path])
+        guard result.status == 0 else { throw Failure(description: result.err) }
+        return result.out.split(separator: "\n").compactMap { line in
+            line.split(separator: ",").compactMap { Double($0) }.first
+        }
+    }
+}
+
+public struct Probe: Decodable {
+    public struct Stream: Decodable {
+        public let index: Int
+        public let codec_type: String
+        public let codec_name: String?
+        public let width: Int?
+        public let height: Int?
+        public let duration: String?
+        public let nb_read_frames: String?
+        public let sample_rate: String?
+        public let channels: Int?
+        public let pix_fmt: String?
+        public let side_data_list: [SideData]?
+        public var durationSeconds: Double? { duration.flatMap(Double.init) }
+        public var frameCount: Int? { nb_read_frames.flatMap(Int.init) }
+    }
+    public struct SideData: Decodable {
+        public let rotation: Int?
+    }
+    public struct Format: Decodable {
+        public let duration: String?
+        public let format_name: String
+        public let tags: [String: String]?
+    }
+    public let streams: [Stream]
+    public let format: Format
+    public var duration: Double { format.duration.flatMap(Double.init) ?? 0 }
+    public var video: Stream? { streams.first { $0.codec_type == "video" } }
+    public var audio: Stream? { streams.first { $0.codec_type == "audio" } }
+}
+
+/// Packed RGB24 pixels.
+public struct Image {
+    public let width: Int
+    public let height: Int
+    public let pixels: [UInt8]
+
+    public func pixel(_ x: Int, _ y: Int) -> (r: Int, g: Int, b: Int) {
+        let i = (y * width + x) * 3
+        return (Int(pixels[i]), Int(pixels[i + 1]), Int(pixels[i + 2]))
+    }
+
+    /// Mean colour of a rectangle.
+    public func mean(x: Int, y: Int, width w: Int, height h: Int) -> (r: Double, g: Double, b: Double) {
+        var sum = (0, 0, 0)
+        for yy in y..<(y + h) { for xx in x..<(x + w) {
+            let p = pixel(xx, yy)
+            sum = (sum.0 + p.r, sum.1 + p.g, sum.2 + p.b)
+        } }
+        let n = Double(w * h)
+        return (Double(sum.0) / n, Double(sum.1) / n, Double(sum.2) / n)
+    }
+}
+
+/// Test media made on the fly (nothing large lives in git) and the real files of
+/// ../shared/media/real when they are there.
+public enum Fixtures {
+    public static let directory: String = {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("moonreel-fixtures-\(getpid())").path
+        try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        return dir
+    }()
+
+    public static func scratchPath(_ name: String) -> String {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("moonreel-test-\(UUID().uuidString)").path
+        try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        return dir + "/" + name
+    }
+
+    private static let lock = NSLock()
+
+    /// A clip whose frame number is readable from its pixels: testsrc2 with a frame counter,
+    /// plus a sine tone. Cached per parameter set for the test run.
+    public static func clip(seconds: Double = 6, rate: String = "30", size: String = "320x240",
+                            tone: Int = 440, sampleRate: Int = 48000, extra: [String] = [], name: String? = nil) throws -> String {
+        let file = name ?? "clip-\(seconds)-\(rate)-\(size)-\(tone)-\(sampleRate)-\(extra.joined(separator: "_").replacingOccurrences(of: "/", with: "_")).mp4"
+        let path = directory + "/" + file
+        lock.lock(); defer { lock.unlock() }
+        if FileManager.default.fileExists(atPath: path) { return path }
+        try Tool.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=\(size):rate=\(rate):duration=\(seconds)",
+                         "-f", "lavfi", "-i", "sine=frequency=\(tone):sample_rate=\(sampleRate):duration=\(seconds)",
+                         "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-g", "30",
+                         "-c:a", "aac", "-b:a", "128k"] + extra + ["-shortest", path])
+        return path
+    }
+
+    /// A solid-colour clip (exact pixel expectations), optionally with a tone.
+    public static func solid(_ color: String, seconds: Double = 2, size: String = "320x240", rate: String = "30", tone: Int? = 440) throws -> String {
+        let path = directory + "/solid-\(color.replacingOccurrences(of: "#", with: ""))-\(seconds)-\(size)-\(rate)-\(tone ?? 0).mp4"
+        lock.lock(); defer { lock.unlock() }
+        if FileManager.default.fileExists(atPath: path) { return path }
+        var args = ["-f", "lavfi", "-i", "color=c=\(color):size=\(size):rate=\(rate):duration=\(seconds)"]
+        if let tone { args += ["-f", "lavfi", "-i", "sine=frequency=\(tone):sample_rate=48000:duration=\(seconds)", "-c:a", "aac"] }
+        try Tool.ffmpeg(args + ["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-shortest", path])
+        return path
+    }
+
+    /// `../shared/media/real/NAME`, or nil (the test then skips with a message).
+    public static func real(_ name: String) -> String? {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<4 { url.deleteLastPathComponent() } // Tests/TestSupport/TestSupport.swift → checkout/..
+        let path = url.appendingPathComponent("shared/media/real/\(name)").path
+        return FileManager.default.fileExists(atPath: path) ? path : nil
+    }
+}

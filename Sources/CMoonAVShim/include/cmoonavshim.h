@@ -27,6 +27,10 @@ void moon_av_strerror(int error, char *buffer, size_t size);
 // reads codecpar->coded_side_data.
 const int32_t *moon_stream_display_matrix(const AVStream *stream);
 
+// Copies a stream's display matrix onto an output stream (stream copy keeps rotation
+// as metadata). Returns 0 or a negative AVERROR.
+int moon_copy_display_matrix(AVStream *destination, const AVStream *source);
+
 // Interrupt callback for blocking demuxer I/O: returns nonzero when *flag is set.
 int moon_interrupt_callback(void *flag);
 void moon_set_interrupt(AVFormatContext *context, volatile int *flag);

@@ -1,0 +1,263 @@
+/// Where a composition segment's media comes from: one stream of one file.
+public struct SegmentSource: Sendable, Hashable {
+    public let path: String
+    public let streamIndex: Int
+    public let trackID: Int
+    public let mediaType: MediaType
+    public let naturalSize: Size
+    public let preferredTransform: AffineTransform
+    public let nominalFrameRate: Double
+    public let sampleRate: Int
+    public let channelCount: Int
+
+    init(_ track: AssetTrack) {
+        path = track.path
+        streamIndex = track.streamIndex
+        trackID = track.trackID
+        mediaType = track.mediaType
+        naturalSize = track.naturalSize
+        preferredTransform = track.preferredTransform
+        nominalFrameRate = track.nominalFrameRate
+        sampleRate = track.sampleRate
+        channelCount = track.channelCount
+    }
+}
+
+/// Maps `sourceRange` of a source onto `targetRange` of the composition; an empty segment
+/// has no source and shows the background (video) or silence (audio). When the two
+/// durations differ the segment plays faster or slower (`scaleTimeRange`).
+public struct TrackSegment: Sendable, Hashable {
+    public var source: SegmentSource?
+    public var sourceRange: TimeRange
+    public var targetRange: TimeRange
+    public var isEmpty: Bool { source == nil }
+
+    /// The source time shown at composition time `t` (inside `targetRange`).
+    public func sourceTime(at t: MediaTime) -> MediaTime {
+        let offset = t - targetRange.start
+        if sourceRange.duration == targetRange.duration { return sourceRange.start + offset }
+        return sourceRange.start + offset.multiplied(by: sourceRange.duration, dividedBy: targetRange.duration)
+    }
+
+    /// Splits at composition time `t` (strictly inside), keeping the source mapping exact.
+    func split(at t: MediaTime) -> (TrackSegment, TrackSegment) {
+        let sourceCut = sourceTime(at: t)
+        var first = self, second = self
+        first.targetRange = TimeRange(from: targetRange.start, to: t)
+        first.sourceRange = TimeRange(from: sourceRange.start, to: sourceCut)
+        second.targetRange = TimeRange(from: t, to: targetRange.end)
+        second.sourceRange = TimeRange(from: sourceCut, to: sourceRange.end)
+        return (first, second)
+    }
+
+    func shifted(by delta: MediaTime) -> TrackSegment {
+        var moved = self
+        moved.targetRange.start = targetRange.start + delta
+        return moved
+    }
+}
+
+/// A track of a composition, like `AVMutableCompositionTrack`: an ordered, gapless list of
+/// segments starting at time 0.
+public final class CompositionTrack {
+    public let trackID: Int
+    public let mediaType: MediaType
+    public private(set) var segments: [TrackSegment] = []
+    /// Applied by default video compositions; identity unless set (as in AVFoundation).
+    public var preferredTransform: AffineTransform = .identity
+    public var preferredVolume: Double = 1
+
+    init(trackID: Int, mediaType: MediaType) {
+        self.trackID = trackID
+        self.mediaType = mediaType
+    }
+
+    public var duration: MediaTime { segments.last?.targetRange.end ?? .zero }
+    public var timeRange: TimeRange { TimeRange(start: .zero, duration: duration) }
+
+    /// Stored size of the first source (AVFoundation's naturalSize of a composition track).
+    public var naturalSize: Size { segments.first { !$0.isEmpty }?.source?.naturalSize ?? .zero }
+
+    /// Inserts `range` of `track` at composition time `at`, moving later media later.
+    /// A gap before `at` is filled with an empty segment.
+    public func insertTimeRange(_ range: TimeRange, of track: AssetTrack, at: MediaTime) throws {
+        guard track.mediaType == mediaType else {
+            throw EngineError("cannot insert a \(track.mediaType.rawValue) track into a \(mediaType.rawValue) composition track")
+        }
+        try CompositionTrack.validate(range: range, at: at)
+        let available = track.timeRange
+        let tolerance = MediaTime(value: 1, timescale: 1000)
+        guard range.start >= available.start - tolerance, range.end <= available.end + tolerance else {
+            throw EngineError("time range \(range.start.seconds)…\(range.end.seconds) s is outside the \(track.mediaType.rawValue) track (\(available.start.seconds)…\(available.end.seconds) s)")
+        }
+        let segment = TrackSegment(source: SegmentSource(track), sourceRange: range,
+                                   targetRange: TimeRange(start: at, duration: range.duration))
+        insert(segment)
+    }
+
+    public func insertEmptyTimeRange(_ range: TimeRange) throws {
+        try CompositionTrack.validate(range: range, at: range.start)
+        insert(TrackSegment(source: nil, sourceRange: range, targetRange: range))
+    }
+
+    public func removeTimeRange(_ range: TimeRange) throws {
+        try CompositionTrack.validate(range: range, at: range.start)
+        splitSegments(at: range.start)
+        splitSegments(at: range.end)
+        segments = segments.compactMap { segment in
+            if range.contains(segment.targetRange.start) { return nil }
+            return segment.targetRange.start >= range.end ? segment.shifted(by: -range.duration) : segment
+        }
+        trimTrailingEmpty()
+    }
+
+    /// Plays `range` in `newDuration` (slow motion when longer), moving later media.
+    public func scaleTimeRange(_ range: TimeRange, toDuration newDuration: MediaTime) throws {
+        try CompositionTrack.validate(range: range, at: range.start)
+        guard newDuration.value > 0 else { throw EngineError("scaleTimeRange: the new duration must be positive") }
+        guard !range.isEmpty else { return }
+        splitSegments(at: range.start)
+        splitSegments(at: range.end)
+        let delta = newDuration - range.duration
+        segments = segments.map { segment in
+            var scaled = segment
+            if range.contains(segment.targetRange.start) {
+                let offset = segment.targetRange.start - range.start
+                scaled.targetRange = TimeRange(
+                    start: range.start + offset.multiplied(by: newDuration, dividedBy: range.duration),
+                    duration: segment.targetRange.duration.multiplied(by: newDuration, dividedBy: range.duration))
+                return scaled
+            }
+            return segment.targetRange.start >= range.end ? segment.shifted(by: delta) : segment
+        }
+        closeRoundingGaps()
+    }
+
+    // MARK: Internals
+
+    static func validate(range: TimeRange, at: MediaTime) throws {
+        guard range.duration.value >= 0 else { throw EngineError("time range has a negative duration (\(range.duration.seconds) s)") }
+        guard !at.isNegative else { throw EngineError("insertion time must not be negative (\(at.seconds) s)") }
+    }
+
+    private func insert(_ segment: TrackSegment) {
+        guard !segment.targetRange.isEmpty else { return }
+        let at = segment.targetRange.start
+        if at > duration {
+            segments.append(TrackSegment(source: nil, sourceRange: TimeRange(from: duration, to: at),
+                                         targetRange: TimeRange(from: duration, to: at)))
+        }
+        splitSegments(at: at)
+        let index = segments.firstIndex { $0.targetRange.start >= at } ?? segments.count
+        for i in index..<segments.count { segments[i] = segments[i].shifted(by: segment.targetRange.duration) }
+        segments.insert(segment, at: index)
+        trimTrailingEmpty()
+    }
+
+    private func splitSegments(at t: MediaTime) {
+        guard let index = segments.firstIndex(where: { $0.targetRange.start < t && t < $0.targetRange.end }) else { return }
+        let (first, second) = segments[index].split(at: t)
+        segments.replaceSubrange(index...index, with: [first, second])
+    }
+
+    private func trimTrailingEmpty() {
+        while segments.last?.isEmpty == true { segments.removeLast() }
+    }
+
+    /// Scaling rounds each segment to the timescale; make every segment start where the
+    /// previous one ends so the track stays gapless.
+    private func closeRoundingGaps() {
+        for i in segments.indices.dropFirst() {
+            let end = segments[i - 1].targetRange.end
+            let oldEnd = segments[i].targetRange.end
+            segments[i].targetRange = TimeRange(from: end, to: MediaTime.max(oldEnd, end))
+        }
+    }
+}
+
+/// A composition, like `AVMutableComposition`: tracks of segments; itself usable like an asset.
+public final class Composition {
+    public private(set) var tracks: [CompositionTrack] = []
+    /// Optional; when zero the first video track's upright size is used.
+    public var naturalSize: Size = .zero
+
+    public init() {}
+
+    public var duration: MediaTime { tracks.map(\.duration).max() ?? .zero }
+
+    public func tracks(withMediaType type: MediaType) -> [CompositionTrack] { tracks.filter { $0.mediaType == type } }
+    public func track(withID id: Int) -> CompositionTrack? { tracks.first { $0.trackID == id } }
+
+    public func addMutableTrack(mediaType: MediaType, preferredTrackID: Int? = nil) throws -> CompositionTrack {
+        guard mediaType == .video || mediaType == .audio else {
+            throw EngineError("composition tracks are \"video\" or \"audio\", not \"\(mediaType.rawValue)\"")
+        }
+        var id = preferredTrackID ?? 0
+        if id <= 0 || track(withID: id) != nil {
+            id = (tracks.map(\.trackID).max() ?? 0) + 1
+        }
+        let track = CompositionTrack(trackID: id, mediaType: mediaType)
+        tracks.append(track)
+        return track
+    }
+
+    /// The first track of the same media type that has no media overlapping `range` at `at`
+    /// — here simply the first track of that type, as AVFoundation returns for appends.
+    public func mutableTrackCompatible(with track: AssetTrack) -> CompositionTrack? {
+        tracks.first { $0.mediaType == track.mediaType }
+    }
+
+    /// Inserts `range` of every video and audio track of `asset` at `at`, each into a
+    /// compatible track (created when missing). Tracks of the asset that have no media in
+    /// `range` (audio shorter than video) leave silence.
+    public func insertTimeRange(_ range: TimeRange, of asset: Asset, at: MediaTime) throws {
+        try CompositionTrack.validate(range: range, at: at)
+        let mediaTracks = asset.tracks.filter { $0.mediaType == .video || $0.mediaType == .audio }
+        guard !mediaTracks.isEmpty else { throw EngineError("asset \"\(asset.path)\" has no audio or video track") }
+        guard range.start >= .zero - MediaTime(value: 1, timescale: 10), range.end <= asset.duration + MediaTime(value: 1, timescale: 1000) else {
+            throw EngineError("time range \(range.start.seconds)…\(range.end.seconds) s is outside the asset (0…\(asset.duration.seconds) s)")
+        }
+        var used = Set<ObjectIdentifier>()
+        for source in mediaTracks {
+            let target = try tracks.first { $0.mediaType == source.mediaType && !used.contains(ObjectIdentifier($0)) }
+                ?? addMutableTrack(mediaType: source.mediaType)
+            used.insert(ObjectIdentifier(target))
+            let overlap = range.intersection(source.timeRange)
+            if let overlap {
+                if overlap.start > range.start {
+                    try target.insertEmptyTimeRange(TimeRange(start: at, duration: overlap.start - range.start))
+                }
+                try target.insertTimeRange(overlap, of: source, at: at + (overlap.start - range.start))
+                if overlap.end < range.end, target.duration < at + range.duration {
+                    try target.insertEmptyTimeRange(TimeRange(from: at + (overlap.end - range.start), to: at + range.duration))
+                }
+            } else {
+                try target.insertEmptyTimeRange(TimeRange(start: at, duration: range.duration))
+            }
+        }
+    }
+
+    public func removeTimeRange(_ range: TimeRange) throws {
+        for track in tracks { try track.removeTimeRange(range) }
+    }
+
+    public func insertEmptyTimeRange(_ range: TimeRange) throws {
+        for track in tracks { try track.insertEmptyTimeRange(range) }
+    }
+
+    public func scaleTimeRange(_ range: TimeRange, toDuration newDuration: MediaTime) throws {
+        for track in tracks { try track.scaleTimeRange(range, toDuration: newDuration) }
+    }
+
+    /// Upright size of the first video track's first source, for default video compositions.
+    public var uprightVideoSize: Size {
+        if naturalSize != .zero { return naturalSize }
+        for track in tracks(withMediaType: .video) {
+            if let source = track.segments.first(where: { !$0.isEmpty })?.source {
+                let transform = track.preferredTransform.isIdentity ? source.preferredTransform : track.preferredTransform
+                return transform.apply(Rect(x: 0, y: 0, width: source.naturalSize.width, height: source.naturalSize.height)).size
+            }
+        }
+        return .zero
+    }
+}

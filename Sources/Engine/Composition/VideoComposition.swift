@@ -1,0 +1,203 @@
+/// Values that a layer instruction can ramp between.
+public protocol Rampable: Sendable, Equatable {
+    static func interpolate(_ from: Self, _ to: Self, _ fraction: Double) -> Self
+}
+
+extension Double: Rampable {
+    public static func interpolate(_ from: Double, _ to: Double, _ fraction: Double) -> Double { from + (to - from) * fraction }
+}
+
+extension AffineTransform: Rampable {
+    /// Componentwise, as AVFoundation's transform ramps do.
+    public static func interpolate(_ from: AffineTransform, _ to: AffineTransform, _ f: Double) -> AffineTransform {
+        AffineTransform(a: .interpolate(from.a, to.a, f), b: .interpolate(from.b, to.b, f),
+                        c: .interpolate(from.c, to.c, f), d: .interpolate(from.d, to.d, f),
+                        tx: .interpolate(from.tx, to.tx, f), ty: .interpolate(from.ty, to.ty, f))
+    }
+}
+
+extension Rect: Rampable {
+    public static func interpolate(_ from: Rect, _ to: Rect, _ f: Double) -> Rect {
+        Rect(x: .interpolate(from.x, to.x, f), y: .interpolate(from.y, to.y, f),
+             width: .interpolate(from.width, to.width, f), height: .interpolate(from.height, to.height, f))
+    }
+}
+
+/// How a ramp moves from its start to its end value over its time range.
+public enum RampCurve: Sendable, Hashable {
+    case linear
+    /// A cubic Bézier from (0,0) to (1,1) with control points (x1,y1), (x2,y2), as CSS and
+    /// Core Animation define timing functions; easeIn = (0.42,0,1,1), easeOut = (0,0,0.58,1),
+    /// easeInEaseOut = (0.42,0,0.58,1).
+    case bezier(Double, Double, Double, Double)
+
+    public static let easeIn = RampCurve.bezier(0.42, 0, 1, 1)
+    public static let easeOut = RampCurve.bezier(0, 0, 0.58, 1)
+    public static let easeInEaseOut = RampCurve.bezier(0.42, 0, 0.58, 1)
+
+    /// Progress (0…1) at time fraction `x` (0…1).
+    public func progress(_ x: Double) -> Double {
+        guard case let .bezier(x1, y1, x2, y2) = self else { return x }
+        func bezier(_ t: Double, _ p1: Double, _ p2: Double) -> Double {
+            let u = 1 - t
+            return 3 * u * u * t * p1 + 3 * u * t * t * p2 + t * t * t
+        }
+        // Bisection on the monotonic x(t): 40 halvings reach double precision.
+        var (low, high) = (0.0, 1.0)
+        for _ in 0..<40 {
+            let mid = (low + high) / 2
+            if bezier(mid, x1, x2) < x { low = mid } else { high = mid }
+        }
+        return bezier((low + high) / 2, y1, y2)
+    }
+}
+
+/// The value of one layer-instruction property over time: `set` values that hold until the
+/// next change, and ramps that move between two values over a range and then hold the end.
+public struct PropertyTimeline<Value: Rampable>: Sendable, Equatable {
+    struct Change: Sendable, Equatable {
+        var start: MediaTime
+        var duration: MediaTime
+        var from: Value
+        var to: Value
+        var curve: RampCurve
+    }
+    private(set) var changes: [Change] = []
+    public let defaultValue: Value
+
+    public init(defaultValue: Value) { self.defaultValue = defaultValue }
+
+    public var isConstant: Bool { changes.allSatisfy { $0.from == $0.to } && Set(changes.map { "\($0.to)" }).count <= 1 }
+
+    public mutating func set(_ value: Value, at time: MediaTime) {
+        add(Change(start: time, duration: .zero, from: value, to: value, curve: .linear))
+    }
+
+    public mutating func ramp(from: Value, to: Value, over range: TimeRange, curve: RampCurve = .linear) {
+        add(Change(start: range.start, duration: range.duration, from: from, to: to, curve: curve))
+    }
+
+    private mutating func add(_ change: Change) {
+        // A later call for the same start time replaces the earlier one, as in AVFoundation.
+        changes.removeAll { $0.start == change.start }
+        let index = changes.firstIndex { $0.start > change.start } ?? changes.count
+        changes.insert(change, at: index)
+    }
+
+    public func value(at time: MediaTime) -> Value {
+        guard let change = changes.last(where: { $0.start <= time }) else { return defaultValue }
+        let elapsed = time - change.start
+        guard change.duration.value > 0, elapsed < change.duration else { return change.to }
+        return Value.interpolate(change.from, change.to, change.curve.progress(elapsed.seconds / change.duration.seconds))
+    }
+}
+
+/// How one composition track is drawn during an instruction, like
+/// `AVMutableVideoCompositionLayerInstruction`.
+public final class LayerInstruction {
+    public let trackID: Int
+    public var transform = PropertyTimeline<AffineTransform>(defaultValue: .identity)
+    public var opacity = PropertyTimeline<Double>(defaultValue: 1)
+    /// In the source frame's stored pixel coordinates; nil (default) shows the whole frame.
+    public var crop: PropertyTimeline<Rect>? = nil
+
+    public init(trackID: Int) { self.trackID = trackID }
+
+    public func setCropRectangle(_ rect: Rect, at time: MediaTime) {
+        var timeline = crop ?? PropertyTimeline(defaultValue: rect)
+        timeline.set(rect, at: time)
+        crop = timeline
+    }
+
+    public func setCropRectangleRamp(from: Rect, to: Rect, over range: TimeRange, curve: RampCurve = .linear) {
+        var timeline = crop ?? PropertyTimeline(defaultValue: from)
+        timeline.ramp(from: from, to: to, over: range, curve: curve)
+        crop = timeline
+    }
+}
+
+/// One time range of a video composition: which tracks are drawn, in which order, over
+/// which background, like `AVMutableVideoCompositionInstruction`.
+public final class VideoCompositionInstruction {
+    public var timeRange: TimeRange
+    public var backgroundColor: Color = .black
+    /// First is drawn on top.
+    public var layerInstructions: [LayerInstruction] = []
+
+    public init(timeRange: TimeRange) { self.timeRange = timeRange }
+}
+
+/// How every output frame is composed, like `AVMutableVideoComposition`.
+public final class VideoComposition {
+    public var renderSize: Size
+    public var frameDuration: MediaTime
+    public var renderScale: Double = 1
+    public var instructions: [VideoCompositionInstruction] = []
+    /// When set, the composed video is drawn into `videoLayer` and `parentLayer`'s tree
+    /// around it (AVVideoCompositionCoreAnimationTool).
+    public var animationTool: AnimationTool? = nil
+
+    public init(renderSize: Size, frameDuration: MediaTime) {
+        self.renderSize = renderSize
+        self.frameDuration = frameDuration
+    }
+
+    /// AVFoundation's `videoCompositionWithPropertiesOfAsset:`: render size, frame rate and
+    /// transforms taken from the sources, so phone video comes out upright with no extra code.
+    /// Each segment's own preferred transform is applied from its start, so a portrait and a
+    /// landscape clip in one track are each shown upright.
+    public static func properties(of composition: Composition, fitting: Bool = false) -> VideoComposition {
+        let size = composition.uprightVideoSize
+        let videoTracks = composition.tracks(withMediaType: .video)
+        let rates = videoTracks.flatMap { $0.segments.compactMap { $0.source?.nominalFrameRate } }.filter { $0 > 0 && $0 <= 240 }
+        let frameDuration = VideoComposition.frameDuration(forRate: rates.max() ?? 30)
+        let videoComposition = VideoComposition(renderSize: size, frameDuration: frameDuration)
+        let instruction = VideoCompositionInstruction(timeRange: TimeRange(start: .zero, duration: composition.duration))
+        for track in videoTracks {
+            let layer = LayerInstruction(trackID: track.trackID)
+            for segment in track.segments {
+                guard let source = segment.source else { continue }
+                let upright = track.preferredTransform.isIdentity ? source.preferredTransform : track.preferredTransform
+                let transform = fitting ? upright.concatenating(aspectFit(source.naturalSize, upright, into: size)) : upright
+                layer.transform.set(transform, at: segment.targetRange.start)
+            }
+            instruction.layerInstructions.append(layer)
+        }
+        videoComposition.instructions = [instruction]
+        return videoComposition
+    }
+
+    /// Scales and centres an upright picture inside `size`, keeping its aspect ratio.
+    static func aspectFit(_ stored: Size, _ upright: AffineTransform, into size: Size) -> AffineTransform {
+        let box = upright.apply(Rect(x: 0, y: 0, width: stored.width, height: stored.height))
+        guard box.width > 0, box.height > 0 else { return .identity }
+        let scale = Swift.min(size.width / box.width, size.height / box.height)
+        return AffineTransform.scale(scale, scale)
+            .concatenating(.translation((size.width - box.width * scale) / 2, (size.height - box.height * scale) / 2))
+    }
+
+    /// The standard rate a source's nominal rate stands for (exact 1001/30000 for 29.97).
+    /// Variable-rate phone video reports odd averages (10.5 fps); it is sampled at the next
+    /// standard rate up, so no source frame is dropped.
+    static func frameDuration(forRate rate: Double) -> MediaTime {
+        let standard: [(Int32, Int64)] = [(24000, 1001), (24, 1), (25, 1), (30000, 1001), (30, 1),
+                                          (50, 1), (60000, 1001), (60, 1), (120, 1), (240, 1)]
+        let nearest = standard.min { abs(rate - Double($0.0) / Double($0.1)) < abs(rate - Double($1.0) / Double($1.1)) }
+        if let (timescale, value) = nearest, abs(rate - Double(timescale) / Double(value)) < rate * 0.005 {
+            return MediaTime(value: value, timescale: timescale)
+        }
+        let (timescale, value) = standard.first { Double($0.0) / Double($0.1) >= rate } ?? (240, 1)
+        return MediaTime(value: value, timescale: timescale)
+    }
+}
+
+/// AVVideoCompositionCoreAnimationTool's "post-processing" form: the video is drawn into
+/// `videoLayer`, which sits somewhere in `parentLayer`'s tree.
+public final class AnimationTool {
+    public let videoLayerID: ObjectIdentifier
+    public let parentLayer: AnyObject
+    public init(videoLayer: AnyObject, parentLayer: AnyObject) {
+        videoLayerID = ObjectIdentifier(videoLayer)
+        self.parentLayer = parentLayer
+    }
+}

@@ -1,0 +1,160 @@
+import CMoonFFmpeg
+import CMoonAVShim
+
+/// Owns one encoder (`AVCodecContext`) and drains its packets into a muxer stream.
+final class Encoder {
+    let context: UnsafeMutablePointer<AVCodecContext>
+    let streamIndex: Int32
+    private let packet: UnsafeMutablePointer<AVPacket>
+    private unowned let muxer: Muxer
+
+    private init(context: UnsafeMutablePointer<AVCodecContext>, muxer: Muxer) throws {
+        self.context = context
+        self.muxer = muxer
+        guard let packet = av_packet_alloc() else { throw EngineError("out of memory") }
+        self.packet = packet
+        streamIndex = try muxer.addStream(for: context)
+    }
+
+    deinit {
+        var maybePacket: UnsafeMutablePointer<AVPacket>? = packet
+        av_packet_free(&maybePacket)
+        var maybeContext: UnsafeMutablePointer<AVCodecContext>? = context
+        avcodec_free_context(&maybeContext)
+    }
+
+    static func video(_ preset: ExportPreset, width: Int, height: Int, frameDuration: MediaTime,
+                      color: ColorDescription, muxer: Muxer) throws -> Encoder {
+        let name = preset.video == .hevc ? "libx265" : "libx264"
+        guard let codec = avcodec_find_encoder_by_name(name) else {
+            throw EngineError("this FFmpeg has no \(name) encoder; install one built with it (Debian: libavcodec59 with \(name))")
+        }
+        guard let context = avcodec_alloc_context3(codec) else { throw EngineError("out of memory") }
+        let reduced = frameDuration.reduced()
+        context.pointee.width = Int32(width)
+        context.pointee.height = Int32(height)
+        context.pointee.pix_fmt = AV_PIX_FMT_YUV420P
+        context.pointee.time_base = AVRational(num: Int32(clamping: reduced.value), den: reduced.timescale)
+        context.pointee.framerate = AVRational(num: reduced.timescale, den: Int32(clamping: reduced.value))
+        context.pointee.sample_aspect_ratio = AVRational(num: 1, den: 1)
+        context.pointee.colorspace = color.space
+        context.pointee.color_range = color.range
+        let isHD = color.space == AVCOL_SPC_BT709
+        context.pointee.color_primaries = isHD ? AVCOL_PRI_BT709 : AVCOL_PRI_SMPTE170M
+        context.pointee.color_trc = isHD ? AVCOL_TRC_BT709 : AVCOL_TRC_SMPTE170M
+        if preset.video == .hevc { context.pointee.codec_tag = fourCC("hvc1") } // QuickTime plays only hvc1
+        if muxer.needsGlobalHeader { context.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER }
+        var options: OpaquePointer? = nil
+        defer { av_dict_free(&options) }
+        av_dict_set(&options, "crf", "\(preset.crf)", 0)
+        av_dict_set(&options, "preset", preset.speed, 0)
+        if preset.video == .hevc { av_dict_set(&options, "x265-params", "log-level=error", 0) }
+        let encoder = try Encoder(context: context, muxer: muxer)
+        try check(avcodec_open2(context, codec, &options), "opening the \(name) encoder", context: "output")
+        try muxer.copyParameters(from: context, to: encoder.streamIndex)
+        return encoder
+    }
+
+    static func audio(_ preset: ExportPreset, format: AudioFormat, muxer: Muxer) throws -> Encoder {
+        guard let codec = avcodec_find_encoder(AV_CODEC_ID_AAC) else { throw EngineError("this FFmpeg has no AAC encoder") }
+        guard let context = avcodec_alloc_context3(codec) else { throw EngineError("out of memory") }
+        context.pointee.sample_fmt = AV_SAMPLE_FMT_FLTP
+        context.pointee.sample_rate = format.sampleRate
+        av_channel_layout_default(&context.pointee.ch_layout, Int32(format.channels))
+        context.pointee.bit_rate = Int64(preset.audioBitRate > 0 ? preset.audioBitRate : 160_000)
+        context.pointee.time_base = AVRational(num: 1, den: format.sampleRate)
+        if muxer.needsGlobalHeader { context.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER }
+        let encoder = try Encoder(context: context, muxer: muxer)
+        try check(avcodec_open2(context, codec, nil), "opening the AAC encoder", context: "output")
+        try muxer.copyParameters(from: context, to: encoder.streamIndex)
+        return encoder
+    }
+
+    var frameSize: Int { context.pointee.frame_size > 0 ? Int(context.pointee.frame_size) : 1024 }
+
+    /// Encodes one frame (nil flushes) and writes every packet that comes out.
+    func encode(_ frame: Frame?) throws {
+        try check(avcodec_send_frame(context, frame?.pointer), "encoding", context: "output")
+        while true {
+            let status = avcodec_receive_packet(context, packet)
+            if status == MOON_AVERROR_EAGAIN || status == MOON_AVERROR_EOF { return }
+            try check(status, "encoding", context: "output")
+            // One frame per time-base tick; x264 leaves it 0, which shortens the last frame.
+            if packet.pointee.duration == 0, context.pointee.codec_type == AVMEDIA_TYPE_VIDEO { packet.pointee.duration = 1 }
+            try muxer.write(packet, stream: streamIndex, from: context.pointee.time_base)
+        }
+    }
+}
+
+func fourCC(_ code: String) -> UInt32 {
+    code.utf8.prefix(4).enumerated().reduce(0) { $0 | UInt32($1.element) << (8 * UInt32($1.offset)) }
+}
+
+/// Owns the output container (`AVFormatContext` + its file).
+final class Muxer {
+    let context: UnsafeMutablePointer<AVFormatContext>
+    private var headerWritten = false
+    let path: String
+
+    init(path: String, fileType: String) throws {
+        self.path = path
+        var maybe: UnsafeMutablePointer<AVFormatContext>? = nil
+        let formatName = fileType == "m4a" ? "ipod" : fileType
+        try check(avformat_alloc_output_context2(&maybe, nil, formatName, path), "creating the \(fileType) container", context: "output")
+        guard let context = maybe else { throw EngineError("cannot create a \(fileType) file") }
+        self.context = context
+        let status = avio_open(&context.pointee.pb, path, AVIO_FLAG_WRITE)
+        if status < 0 {
+            avformat_free_context(context)
+            throw FFmpegError(code: status, operation: "creating the file", context: "output \"\(path)\"", detail: "")
+        }
+    }
+
+    deinit {
+        avio_closep(&context.pointee.pb)
+        avformat_free_context(context)
+    }
+
+    var needsGlobalHeader: Bool { context.pointee.oformat.pointee.flags & AVFMT_GLOBALHEADER != 0 }
+
+    func addStream(for encoder: UnsafeMutablePointer<AVCodecContext>) throws -> Int32 {
+        guard let stream = avformat_new_stream(context, nil) else { throw EngineError("out of memory") }
+        stream.pointee.time_base = encoder.pointee.time_base
+        return stream.pointee.index
+    }
+
+    func addStream(copying parameters: UnsafePointer<AVCodecParameters>, timeBase: AVRational) throws -> Int32 {
+        guard let stream = avformat_new_stream(context, nil) else { throw EngineError("out of memory") }
+        try check(avcodec_parameters_copy(stream.pointee.codecpar, parameters), "copying stream parameters", context: "output")
+        stream.pointee.codecpar.pointee.codec_tag = 0 // let the container choose its own tag
+        stream.pointee.time_base = timeBase
+        return stream.pointee.index
+    }
+
+    func copyParameters(from encoder: UnsafeMutablePointer<AVCodecContext>, to index: Int32) throws {
+        guard let stream = context.pointee.streams[Int(index)] else { return }
+        try check(avcodec_parameters_from_context(stream.pointee.codecpar, encoder), "copying encoder parameters", context: "output")
+    }
+
+    func writeHeader(metadata: [String: String], fastStart: Bool) throws {
+        for (key, value) in metadata { av_dict_set(&context.pointee.metadata, key, value, 0) }
+        var options: OpaquePointer? = nil
+        defer { av_dict_free(&options) }
+        if fastStart { av_dict_set(&options, "movflags", "+faststart", 0) }
+        try check(avformat_write_header(context, &options), "writing the header", context: "output \"\(path)\"")
+        headerWritten = true
+    }
+
+    func write(_ packet: UnsafeMutablePointer<AVPacket>, stream index: Int32, from timeBase: AVRational) throws {
+        guard let stream = context.pointee.streams[Int(index)] else { return }
+        packet.pointee.stream_index = index
+        av_packet_rescale_ts(packet, timeBase, stream.pointee.time_base)
+        try check(av_interleaved_write_frame(context, packet), "writing", context: "output \"\(path)\"")
+    }
+
+    func finish() throws {
+        guard headerWritten else { return }
+        try check(av_write_trailer(context), "finishing the file", context: "output \"\(path)\"")
+        try check(avio_closep(&context.pointee.pb), "closing the file", context: "output \"\(path)\"")
+    }
+}

@@ -1,0 +1,57 @@
+/// What an export preset means: codec, size rule and quality. Sizes are boxes the render
+/// size is fitted into (aspect kept, turned to match portrait pictures, never scaled up,
+/// even numbers for 4:2:0).
+public struct ExportPreset: Sendable, Hashable {
+    public enum Video: String, Sendable, Hashable { case h264, hevc }
+    public let name: String
+    /// nil: audio only (AppleM4A) or packet copy (Passthrough).
+    public let video: Video?
+    public let isPassthrough: Bool
+    public let boundingBox: Size?
+    /// x264/x265 constant rate factor and speed preset.
+    public let crf: Int
+    public let speed: String
+    public let audioBitRate: Int
+
+    public static let all: [ExportPreset] = [
+        ExportPreset(name: "Passthrough", video: nil, isPassthrough: true, boundingBox: nil, crf: 0, speed: "", audioBitRate: 0),
+        ExportPreset(name: "LowQuality", video: .h264, boundingBox: Size(width: 480, height: 360), crf: 28, speed: "veryfast", audioBitRate: 64_000),
+        ExportPreset(name: "MediumQuality", video: .h264, boundingBox: Size(width: 960, height: 540), crf: 23, speed: "fast", audioBitRate: 128_000),
+        ExportPreset(name: "HighestQuality", video: .h264, boundingBox: nil, crf: 18, speed: "medium", audioBitRate: 192_000),
+        ExportPreset(name: "640x480", video: .h264, boundingBox: Size(width: 640, height: 480), crf: 20, speed: "medium", audioBitRate: 160_000),
+        ExportPreset(name: "960x540", video: .h264, boundingBox: Size(width: 960, height: 540), crf: 20, speed: "medium", audioBitRate: 160_000),
+        ExportPreset(name: "1280x720", video: .h264, boundingBox: Size(width: 1280, height: 720), crf: 20, speed: "medium", audioBitRate: 160_000),
+        ExportPreset(name: "1920x1080", video: .h264, boundingBox: Size(width: 1920, height: 1080), crf: 20, speed: "medium", audioBitRate: 192_000),
+        ExportPreset(name: "3840x2160", video: .h264, boundingBox: Size(width: 3840, height: 2160), crf: 20, speed: "medium", audioBitRate: 192_000),
+        ExportPreset(name: "HEVCHighestQuality", video: .hevc, boundingBox: nil, crf: 20, speed: "medium", audioBitRate: 192_000),
+        ExportPreset(name: "HEVC1920x1080", video: .hevc, boundingBox: Size(width: 1920, height: 1080), crf: 22, speed: "medium", audioBitRate: 192_000),
+        ExportPreset(name: "HEVC3840x2160", video: .hevc, boundingBox: Size(width: 3840, height: 2160), crf: 22, speed: "medium", audioBitRate: 192_000),
+        ExportPreset(name: "AppleM4A", video: nil, boundingBox: nil, crf: 0, speed: "", audioBitRate: 256_000),
+    ]
+
+    init(name: String, video: Video?, isPassthrough: Bool = false, boundingBox: Size?, crf: Int, speed: String, audioBitRate: Int) {
+        self.name = name
+        self.video = video
+        self.isPassthrough = isPassthrough
+        self.boundingBox = boundingBox
+        self.crf = crf
+        self.speed = speed
+        self.audioBitRate = audioBitRate
+    }
+
+    public static func named(_ name: String) -> ExportPreset? { all.first { $0.name == name } }
+    public static var names: [String] { all.map(\.name) }
+
+    /// The encoded size for a render size: fitted into the box, never larger than the
+    /// render size, rounded down to even numbers (at least 2×2).
+    public func outputSize(for render: Size) -> (width: Int, height: Int) {
+        var scale = 1.0
+        if let box = boundingBox {
+            let portrait = render.height > render.width
+            let (boxWidth, boxHeight) = portrait ? (box.height, box.width) : (box.width, box.height)
+            scale = min(1, boxWidth / render.width, boxHeight / render.height)
+        }
+        func even(_ v: Double) -> Int { max(2, Int(v * scale / 2 + 1e-9) * 2) }
+        return (even(render.width), even(render.height))
+    }
+}

@@ -1,0 +1,286 @@
+import CMoonFFmpeg
+import CMoonAVShim
+
+/// Progress of a running export, reported on the thread that called `export`.
+public struct ExportProgress: Sendable {
+    public let fraction: Double
+    public let framesWritten: Int64
+    public let frameCount: Int64
+    /// Seconds of output written so far (for speed as a multiple of real time).
+    public let mediaSecondsWritten: Double
+}
+
+/// Exports a composition to a file, like `AVAssetExportSession`: re-encodes through the
+/// render pipeline (or copies packets for `Passthrough`) into a temporary file beside the
+/// output, verifies it, and only then renames it into place.
+public final class ExportSession {
+    public enum Status: String, Sendable { case waiting, exporting, completed, failed, cancelled }
+
+    public let composition: Composition
+    public let preset: ExportPreset
+    public var outputURL: String?
+    /// "mov", "mp4", "m4v" or "m4a"; taken from the output's extension when nil.
+    public var outputFileType: String?
+    public var videoComposition: VideoComposition?
+    public var audioMix: AudioMix?
+    public var timeRange: TimeRange?
+    public var shouldOptimizeForNetworkUse = false
+    public var metadata: [String: String] = [:]
+    public var overwrite = false
+    /// Fade length at each end of audio segments that join different media (0 turns it off).
+    public var audioSpliceFade = MediaTime(value: 2, timescale: 1000)
+
+    public private(set) var status = Status.waiting
+    public private(set) var error: String?
+    public private(set) var progress = 0.0
+    /// Adjustments the export made and the user should know about (odd sizes rounded…).
+    public private(set) var warnings: [String] = []
+    public let cancellation = CancellationFlag()
+
+    public static let fileTypes = ["mov", "mp4", "m4v", "m4a"]
+
+    public init(composition: Composition, preset: ExportPreset) {
+        self.composition = composition
+        self.preset = preset
+    }
+
+    public func cancel() { cancellation.cancel() }
+
+    /// Runs the export to completion. Blocks; `progress` is called on this thread.
+    public func export(progress report: (ExportProgress) throws -> Void = { _ in }) throws {
+        guard status == .waiting else { throw EngineError("an export session can run only once (its status is \(status.rawValue))") }
+        status = .exporting
+        do {
+            try run(report)
+            status = .completed
+            progress = 1
+        } catch {
+            status = cancellation.isCancelled ? .cancelled : .failed
+            self.error = cancellation.isCancelled ? "export cancelled" : "\(error)"
+            throw cancellation.isCancelled ? EngineError("export cancelled") : error
+        }
+    }
+
+    private var sourcePaths: [String] {
+        Array(Set(composition.tracks.flatMap { $0.segments.compactMap { $0.source?.path } }))
+    }
+
+    private func run(_ report: (ExportProgress) throws -> Void) throws {
+        guard let outputPath = outputURL else { throw EngineError("set outputURL before exporting") }
+        let fileType = try resolvedFileType(for: outputPath)
+        let output = try SafeOutput(path: outputPath, overwrite: overwrite, inputs: sourcePaths)
+        let duration = composition.duration
+        guard duration.value > 0 else { throw EngineError("the composition is empty: insert media before exporting") }
+        let whole = TimeRange(start: .zero, duration: duration)
+        let range = try timeRange.map { requested -> TimeRange in
+            guard let clipped = requested.intersection(whole) else {
+                throw EngineError("timeRange \(requested) is outside the composition (0…\(duration.seconds) s)")
+            }
+            return clipped
+        } ?? whole
+
+        FFmpegLog.capture()
+        defer { output.discard() } // no-op once the file has been renamed into place
+        if preset.isPassthrough {
+            try PassthroughWriter(composition: composition, range: range, fileType: fileType,
+                                  cancellation: cancellation).write(to: output.temporaryPath, metadata: metadata,
+                                                                    fastStart: shouldOptimizeForNetworkUse, report: report)
+        } else {
+            try render(range: range, fileType: fileType, to: output.temporaryPath, report: report)
+        }
+        try verify(output.temporaryPath, expected: range.duration)
+        try output.commit()
+    }
+
+    private func resolvedFileType(for path: String) throws -> String {
+        if let type = outputFileType {
+            guard ExportSession.fileTypes.contains(type) else {
+                throw EngineError("outputFileType must be one of \(ExportSession.fileTypes.joined(separator: ", ")), got \"\(type)\"")
+            }
+            return type
+        }
+        let ext = path.split(separator: ".").last.map { $0.lowercased() } ?? ""
+        if ExportSession.fileTypes.contains(ext) { return ext }
+        if preset.name == "AppleM4A" { return "m4a" }
+        throw EngineError("cannot tell the file type from \"\(path)\": use a .mov, .mp4, .m4v or .m4a name, or set outputFileType")
+    }
+
+    // MARK: Re-encoding
+
+    private func render(range: TimeRange, fileType: String, to path: String, report: (ExportProgress) throws -> Void) throws {
+        let videoPlan = try makeVideoPlan(range: range, fileType: fileType)
+        let audioPlan = try makeAudioPlan(range: range)
+        guard videoPlan != nil || audioPlan != nil else {
+            throw EngineError(fileType == "m4a" ? "the composition has no audio to export" : "the composition has no video or audio media")
+        }
+        let muxer = try Muxer(path: path, fileType: fileType)
+        let videoEncoder = try videoPlan.map {
+            try Encoder.video(preset, width: $0.outputWidth, height: $0.outputHeight, frameDuration: $0.frameDuration,
+                              color: $0.outputColor, muxer: muxer)
+        }
+        let audioEncoder = try audioPlan.map { try Encoder.audio(preset, format: $0.format, muxer: muxer) }
+        try muxer.writeHeader(metadata: metadata, fastStart: shouldOptimizeForNetworkUse)
+
+        let pipeline = try RenderPipeline(video: videoPlan, audio: audioPlan,
+                                          audioBlock: audioEncoder?.frameSize ?? 1024, cancellation: cancellation)
+        defer { pipeline.stop() }
+        var framesWritten: Int64 = 0
+        var samplesWritten: Int64 = 0
+        var lastReported = -1.0
+        let frameCount = videoPlan?.frameCount ?? 0
+        let sampleCount = audioPlan?.sampleCount ?? 0
+        while true {
+            if cancellation.isCancelled { throw EngineError("export cancelled") }
+            // Feed whichever stream is behind in time, so the muxer interleaves cheaply.
+            let videoTime = videoPlan.map { $0.frameDuration * framesWritten } ?? MediaTime(value: Int64.max / 4, timescale: 1)
+            let audioTime = audioPlan.map { MediaTime(value: samplesWritten, timescale: $0.format.sampleRate) } ?? MediaTime(value: Int64.max / 4, timescale: 1)
+            let videoDone = videoPlan == nil || framesWritten >= frameCount
+            let audioDone = audioPlan == nil || samplesWritten >= sampleCount
+            if videoDone && audioDone { break }
+            if !videoDone && (audioDone || videoTime <= audioTime), let encoder = videoEncoder {
+                guard let frame = try pipeline.nextVideoFrame() else { throw EngineError("video ended early") }
+                try encoder.encode(frame)
+                framesWritten += 1
+            } else if let encoder = audioEncoder, let plan = audioPlan {
+                guard let block = try pipeline.nextAudioBlock() else { throw EngineError("audio ended early") }
+                let frame = try ExportSession.audioFrame(block, format: plan.format, pts: samplesWritten)
+                try encoder.encode(frame)
+                samplesWritten += Int64(block.first?.count ?? 0)
+            }
+            let fraction = min(videoPlan == nil ? 1 : Double(framesWritten) / Double(max(frameCount, 1)),
+                               audioPlan == nil ? 1 : Double(samplesWritten) / Double(max(sampleCount, 1)))
+            if fraction - lastReported >= 0.002 || fraction >= 1 {
+                lastReported = fraction
+                progress = fraction
+                try report(ExportProgress(fraction: fraction, framesWritten: framesWritten, frameCount: frameCount,
+                                          mediaSecondsWritten: fraction * range.duration.seconds))
+            }
+        }
+        try videoEncoder?.encode(nil)
+        try audioEncoder?.encode(nil)
+        try muxer.finish()
+    }
+
+    private func makeVideoPlan(range: TimeRange, fileType: String) throws -> VideoPlan? {
+        guard preset.video != nil, fileType != "m4a",
+              composition.tracks(withMediaType: .video).contains(where: { $0.segments.contains { !$0.isEmpty } }) else { return nil }
+        let videoComposition = self.videoComposition ?? VideoComposition.properties(of: composition)
+        let scale = videoComposition.renderScale
+        guard scale > 0, scale <= 4, scale.isFinite else { throw EngineError("videoComposition.renderScale must be in (0, 4], got \(scale)") }
+        let render = videoComposition.renderSize
+        let scaled = Size(width: render.width * scale, height: render.height * scale)
+        let (width, height) = preset.outputSize(for: scaled)
+        if self.videoComposition != nil, Int(scaled.width) % 2 != 0 || Int(scaled.height) % 2 != 0 || scaled.width != scaled.width.rounded() {
+            warnings.append("renderSize \(scaled) is not made of even whole numbers, which 4:2:0 video needs; the output is \(width)×\(height)")
+        }
+        return try VideoPlan.make(composition: composition, videoComposition: videoComposition, range: range,
+                                  outputWidth: width, outputHeight: height)
+    }
+
+    private func makeAudioPlan(range: TimeRange) throws -> AudioPlan? {
+        let tracks = composition.tracks(withMediaType: .audio).filter { $0.segments.contains { !$0.isEmpty } }
+        guard !tracks.isEmpty else { return nil }
+        for parameters in audioMix?.inputParameters ?? [] where composition.track(withID: parameters.trackID)?.mediaType != .audio {
+            throw EngineError("audioMix has input parameters for track \(parameters.trackID), which is not an audio track of the composition")
+        }
+        let sources = tracks.flatMap { $0.segments.compactMap(\.source) }
+        let format = AudioFormat.forSources(sources)
+        let planTracks = tracks.map { track in
+            AudioPlan.Track(segments: track.segments,
+                            volume: audioMix?.inputParameters.last { $0.trackID == track.trackID }?.volume
+                                ?? PropertyTimeline(defaultValue: track.preferredVolume))
+        }
+        return AudioPlan(format: format, start: range.start, sampleCount: format.sample(at: range.duration),
+                         tracks: planTracks, spliceFade: audioSpliceFade)
+    }
+
+    static func audioFrame(_ block: [[Float]], format: AudioFormat, pts: Int64) throws -> Frame {
+        let frame = try Frame()
+        let count = block.first?.count ?? 0
+        frame.pointer.pointee.nb_samples = Int32(count)
+        frame.pointer.pointee.format = AV_SAMPLE_FMT_FLTP.rawValue
+        frame.pointer.pointee.sample_rate = format.sampleRate
+        av_channel_layout_default(&frame.pointer.pointee.ch_layout, Int32(format.channels))
+        try check(av_frame_get_buffer(frame.pointer, 0), "allocating audio")
+        for (channel, samples) in block.enumerated() {
+            let (plane, _) = frame.plane(channel)
+            samples.withUnsafeBytes { plane.update(from: $0.bindMemory(to: UInt8.self).baseAddress!, count: count * 4) }
+        }
+        frame.pointer.pointee.pts = pts
+        return frame
+    }
+
+    /// Reopens the finished file: it must parse and hold every stream it should, with the
+    /// expected length (a frame of slack for encoder rounding).
+    private func verify(_ path: String, expected duration: MediaTime) throws {
+        let written: Asset
+        do {
+            written = try Asset(path: path)
+        } catch {
+            throw EngineError("the exported file failed verification (\(error)); the output was not replaced")
+        }
+        let tolerance = MediaTime(value: 1, timescale: 5)
+        if written.duration + tolerance < duration {
+            throw EngineError("the exported file is \(written.duration.seconds) s long but should be \(duration.seconds) s; the output was not replaced")
+        }
+    }
+}
+
+/// The threads of one export: video (decode + compose) and audio (decode + mix) each
+/// produce into a bounded queue; the caller's thread encodes and muxes.
+final class RenderPipeline {
+    private let videoQueue = BoundedQueue<StageOutput<Frame>>(capacity: 6)
+    private let audioQueue = BoundedQueue<StageOutput<[[Float]]>>(capacity: 32)
+    private var workers: [WorkerThread] = []
+
+    init(video: VideoPlan?, audio: AudioPlan?, audioBlock: Int, cancellation: CancellationFlag) throws {
+        if let plan = video {
+            let queue = videoQueue
+            workers.append(try WorkerThread {
+                do {
+                    let renderer = VideoRenderer(plan: plan)
+                    for index in 0..<plan.frameCount {
+                        if cancellation.isCancelled { break }
+                        guard queue.push(.item(try renderer.renderFrame(index))) else { break }
+                    }
+                } catch {
+                    queue.push(.failed("\(error)"))
+                }
+                queue.close()
+            })
+        }
+        if let plan = audio {
+            let queue = audioQueue
+            workers.append(try WorkerThread {
+                do {
+                    let renderer = AudioRenderer(plan: plan)
+                    while !cancellation.isCancelled, let block = try renderer.nextBlock(count: audioBlock) {
+                        guard queue.push(.item(block)) else { break }
+                    }
+                } catch {
+                    queue.push(.failed("\(error)"))
+                }
+                queue.close()
+            })
+        }
+    }
+
+    func nextVideoFrame() throws -> Frame? { try unwrap(videoQueue.pop()) }
+    func nextAudioBlock() throws -> [[Float]]? { try unwrap(audioQueue.pop()) }
+
+    private func unwrap<Item>(_ output: StageOutput<Item>?) throws -> Item? {
+        switch output {
+        case .item(let item): return item
+        case .failed(let message): throw EngineError(message)
+        case nil: return nil
+        }
+    }
+
+    /// Unblocks and joins the producers (they see the closed queues and stop).
+    func stop() {
+        videoQueue.close()
+        audioQueue.close()
+        for worker in workers { worker.join() }
+        workers.removeAll()
+    }
+}

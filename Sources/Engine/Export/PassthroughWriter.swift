@@ -1,0 +1,183 @@
+import CMoonFFmpeg
+import CMoonAVShim
+
+/// The `Passthrough` preset: packets are copied, never decoded, so quality is untouched
+/// and it runs at disk speed. Cuts can only start on a keyframe: the first segment starts
+/// reading at the keyframe at or before its start, and the frames before the cut are hidden
+/// by an edit list (as `ffmpeg -ss … -c copy` does), so players start at the cut. Later
+/// segments begin at their keyframe, so each join may show up to one GOP of extra frames
+/// before the requested start. Rotation stays as a display matrix. Every segment of a
+/// track must share codec parameters; gaps cannot be copied.
+struct PassthroughWriter {
+    let composition: Composition
+    let range: TimeRange
+    let fileType: String
+    let cancellation: CancellationFlag
+
+    func write(to path: String, metadata: [String: String], fastStart: Bool,
+               report: (ExportProgress) throws -> Void) throws {
+        let muxer = try Muxer(path: path, fileType: fileType)
+        var cursors: [PacketCursor] = []
+        for track in composition.tracks where track.segments.contains(where: { !$0.isEmpty }) {
+            if fileType == "m4a" && track.mediaType != .audio { continue }
+            let segments = track.segments.compactMap { $0.clipped(to: range) }
+            if segments.contains(where: \.isEmpty) {
+                throw EngineError("Passthrough cannot copy an empty stretch of track \(track.trackID); use a re-encoding preset")
+            }
+            cursors.append(try PacketCursor(segments: segments, muxer: muxer, rangeStart: range.start))
+        }
+        guard !cursors.isEmpty else { throw EngineError("the composition has no media to copy") }
+        try muxer.writeHeader(metadata: metadata, fastStart: fastStart)
+        var lastReported = 0.0
+        // Merge the tracks by output time so the muxer's interleaving buffer stays small.
+        while let cursor = cursors.filter({ !$0.isFinished }).min(by: { $0.nextTime < $1.nextTime }) {
+            if cancellation.isCancelled { throw EngineError("export cancelled") }
+            try cursor.copyNextPacket()
+            let fraction = min(1, max(0, cursor.nextTime.seconds / max(range.duration.seconds, 1e-9)))
+            if fraction - lastReported >= 0.01 {
+                lastReported = fraction
+                try report(ExportProgress(fraction: fraction, framesWritten: 0, frameCount: 0,
+                                          mediaSecondsWritten: fraction * range.duration.seconds))
+            }
+        }
+        try muxer.finish()
+        try report(ExportProgress(fraction: 1, framesWritten: 0, frameCount: 0, mediaSecondsWritten: range.duration.seconds))
+    }
+}
+
+extension TrackSegment {
+    /// The part of this segment inside `range`, in the same composition time.
+    func clipped(to range: TimeRange) -> TrackSegment? {
+        guard let overlap = targetRange.intersection(range) else { return nil }
+        var part = self
+        part.targetRange = overlap
+        if source != nil {
+            part.sourceRange = TimeRange(from: sourceTime(at: overlap.start), to: sourceTime(at: overlap.end))
+        }
+        return part
+    }
+}
+
+/// Reads the packets of one composition track's segments in order, restamped to output time.
+final class PacketCursor {
+    private let segments: [TrackSegment]
+    private let muxer: Muxer
+    private let outputStream: Int32
+    private let timeBase: AVRational
+    private let rangeStart: MediaTime
+    private var segmentIndex = -1
+    private var demuxer: Demuxer?
+    private var streamIndex = 0
+    private var offset: Int64 = 0          // added to source timestamps (stream time base)
+    private var endPts: Int64 = 0
+    private var lastDts = Int64.min
+    private let packet: UnsafeMutablePointer<AVPacket>
+    private var hasPacket = false
+    private(set) var isFinished = false
+    private(set) var nextTime = MediaTime.zero
+
+    init(segments: [TrackSegment], muxer: Muxer, rangeStart: MediaTime) throws {
+        self.segments = segments
+        self.muxer = muxer
+        self.rangeStart = rangeStart
+        guard let packet = av_packet_alloc() else { throw EngineError("out of memory") }
+        self.packet = packet
+        guard let first = segments.first?.source else { throw EngineError("nothing to copy") }
+        let probe = try Demuxer(path: first.path)
+        guard let stream = probe.stream(first.streamIndex), let parameters = stream.pointee.codecpar else {
+            throw EngineError("input \"\(first.path)\": stream #\(first.streamIndex) is missing")
+        }
+        timeBase = stream.pointee.time_base
+        outputStream = try muxer.addStream(copying: parameters, timeBase: timeBase)
+        if let output = muxer.context.pointee.streams[Int(outputStream)] {
+            try check(moon_copy_display_matrix(output, stream), "copying the display matrix", context: "output")
+        }
+        for segment in segments.dropFirst() {
+            guard let source = segment.source else { continue }
+            let other = try Demuxer(path: source.path)
+            guard let otherParameters = other.stream(source.streamIndex)?.pointee.codecpar,
+                  otherParameters.pointee.codec_id == parameters.pointee.codec_id,
+                  otherParameters.pointee.width == parameters.pointee.width,
+                  otherParameters.pointee.height == parameters.pointee.height,
+                  otherParameters.pointee.sample_rate == parameters.pointee.sample_rate else {
+                throw EngineError("Passthrough needs every clip of a track to share codec and size; \"\(source.path)\" differs from \"\(first.path)\"; use a re-encoding preset")
+            }
+        }
+        try advance()
+    }
+
+    deinit {
+        var maybe: UnsafeMutablePointer<AVPacket>? = packet
+        av_packet_free(&maybe)
+    }
+
+    func copyNextPacket() throws {
+        guard hasPacket else { return }
+        packet.pointee.stream_index = outputStream
+        if packet.pointee.pts != MOON_AV_NOPTS_VALUE { packet.pointee.pts += offset }
+        if packet.pointee.dts != MOON_AV_NOPTS_VALUE {
+            packet.pointee.dts += offset
+            // Joins may step back in decode time (B-frame delay); keep it strictly rising.
+            if packet.pointee.dts <= lastDts {
+                let shift = lastDts + 1 - packet.pointee.dts
+                packet.pointee.dts += shift
+                if packet.pointee.pts != MOON_AV_NOPTS_VALUE, packet.pointee.pts < packet.pointee.dts { packet.pointee.pts = packet.pointee.dts }
+            }
+            lastDts = packet.pointee.dts
+        }
+        packet.pointee.pos = -1
+        try muxer.write(packet, stream: outputStream, from: timeBase)
+        hasPacket = false
+        try readPacket()
+    }
+
+    private func advance() throws {
+        segmentIndex += 1
+        guard segmentIndex < segments.count, let source = segments[segmentIndex].source else {
+            isFinished = true
+            return
+        }
+        let segment = segments[segmentIndex]
+        let demuxer = try Demuxer(path: source.path)
+        for index in 0..<demuxer.streamCount where index != source.streamIndex {
+            demuxer.stream(index)?.pointee.discard = AVDISCARD_ALL
+        }
+        streamIndex = source.streamIndex
+        let start = segment.sourceRange.start.pts(in: timeBase)
+        endPts = segment.sourceRange.end.pts(in: timeBase)
+        try check(avformat_seek_file(demuxer.context, Int32(streamIndex), Int64.min, start, start, AVSEEK_FLAG_BACKWARD),
+                  "seeking", context: "input \"\(source.path)\"")
+        self.demuxer = demuxer
+        let target = (segment.targetRange.start - rangeStart).pts(in: timeBase)
+        offset = target - start
+        try readPacket()
+        if segmentIndex > 0, hasPacket, packet.pointee.pts != MOON_AV_NOPTS_VALUE, packet.pointee.pts < start {
+            // Later segments start at their keyframe, placed at the segment's target start.
+            offset = target - packet.pointee.pts
+        }
+    }
+
+    private func readPacket() throws {
+        while let demuxer {
+            let status = av_read_frame(demuxer.context, packet)
+            if status < 0 {
+                self.demuxer = nil
+                break
+            }
+            guard Int(packet.pointee.stream_index) == streamIndex else {
+                av_packet_unref(packet)
+                continue
+            }
+            if packet.pointee.pts != MOON_AV_NOPTS_VALUE, packet.pointee.pts >= endPts {
+                av_packet_unref(packet)
+                self.demuxer = nil
+                break
+            }
+            hasPacket = true
+            let pts = packet.pointee.pts != MOON_AV_NOPTS_VALUE ? packet.pointee.pts : packet.pointee.dts
+            nextTime = MediaTime(pts: pts + offset, timeBase: timeBase)
+            return
+        }
+        try advance()
+    }
+}

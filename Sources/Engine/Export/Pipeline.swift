@@ -1,0 +1,100 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+
+/// A blocking first-in first-out queue with a fixed capacity: the pipeline's back-pressure,
+/// which keeps memory flat however long the export is.
+final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
+    // All state is guarded by `mutex`; the two conditions wake producers and consumers.
+    private var items: [Element] = []
+    private var closed = false
+    private let capacity: Int
+    private var mutex = pthread_mutex_t()
+    private var notEmpty = pthread_cond_t()
+    private var notFull = pthread_cond_t()
+
+    init(capacity: Int) {
+        self.capacity = max(capacity, 1)
+        pthread_mutex_init(&mutex, nil)
+        pthread_cond_init(&notEmpty, nil)
+        pthread_cond_init(&notFull, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(&mutex)
+        pthread_cond_destroy(&notEmpty)
+        pthread_cond_destroy(&notFull)
+    }
+
+    /// Waits for room; returns false if the queue was closed (the consumer gave up).
+    @discardableResult
+    func push(_ item: Element) -> Bool {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        while items.count >= capacity && !closed { pthread_cond_wait(&notFull, &mutex) }
+        guard !closed else { return false }
+        items.append(item)
+        pthread_cond_signal(&notEmpty)
+        return true
+    }
+
+    /// Waits for an item; nil once the queue is closed and drained.
+    func pop() -> Element? {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        while items.isEmpty && !closed { pthread_cond_wait(&notEmpty, &mutex) }
+        guard !items.isEmpty else { return nil }
+        let item = items.removeFirst()
+        pthread_cond_signal(&notFull)
+        return item
+    }
+
+    /// Wakes every waiter; pushes fail from now on, pops drain what is left.
+    func close() {
+        pthread_mutex_lock(&mutex)
+        closed = true
+        pthread_cond_broadcast(&notEmpty)
+        pthread_cond_broadcast(&notFull)
+        pthread_mutex_unlock(&mutex)
+    }
+}
+
+/// A dedicated OS thread (not a pool thread: pipeline stages block on queues and on
+/// FFmpeg for seconds at a time).
+final class WorkerThread: @unchecked Sendable {
+    // `thread` is written once by pthread_create before anyone can call join().
+    private var thread = pthread_t()
+    private let body: @Sendable () -> Void
+
+    init(_ body: @escaping @Sendable () -> Void) throws {
+        self.body = body
+        let retained = Unmanaged.passRetained(self).toOpaque()
+        let status = pthread_create(&thread, nil, { raw in
+            guard let raw else { return nil }
+            let worker = Unmanaged<WorkerThread>.fromOpaque(raw).takeRetainedValue()
+            worker.body()
+            return nil
+        }, retained)
+        if status != 0 {
+            Unmanaged<WorkerThread>.fromOpaque(retained).release()
+            throw EngineError("cannot start a render thread (error \(status))")
+        }
+    }
+
+    func join() { pthread_join(thread, nil) }
+}
+
+/// Set from any thread (a Ctrl-C handler, a progress callback); checked by every stage.
+public final class CancellationFlag: Sendable {
+    private let flag = Atomic<Bool>(false)
+    public init() {}
+    public func cancel() { flag.store(true, ordering: .relaxed) }
+    public var isCancelled: Bool { flag.load(ordering: .relaxed) }
+}
+
+/// What a producer stage hands the consumer: an item, or why it stopped early.
+enum StageOutput<Item: Sendable>: Sendable {
+    case item(Item)
+    case failed(String)
+}

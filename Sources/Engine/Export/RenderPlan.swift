@@ -1,0 +1,83 @@
+/// The immutable description an export renders from: frozen from the script's mutable
+/// objects when `export()` starts, validated, and safe to hand to render threads.
+struct VideoPlan: Sendable {
+    struct Layer: Sendable {
+        let trackID: Int
+        let segments: [TrackSegment]
+        let transform: PropertyTimeline<AffineTransform>
+        let opacity: PropertyTimeline<Double>
+        let crop: PropertyTimeline<Rect>?
+    }
+    struct Instruction: Sendable {
+        let timeRange: TimeRange
+        let background: Color
+        /// First is drawn on top.
+        let layers: [Layer]
+    }
+
+    let renderSize: Size
+    /// Encoded size (the render size fitted by the preset, even numbers).
+    let outputWidth: Int
+    let outputHeight: Int
+    let frameDuration: MediaTime
+    /// Composition time of output frame 0.
+    let start: MediaTime
+    let frameCount: Int64
+    let instructions: [Instruction]
+    let outputColor: ColorDescription
+
+    func time(ofFrame index: Int64) -> MediaTime { start + frameDuration * index }
+
+    func instruction(at time: MediaTime) -> Instruction? {
+        instructions.first { $0.timeRange.contains(time) } ?? instructions.last.flatMap { $0.timeRange.end == time ? $0 : nil }
+    }
+}
+
+extension VideoPlan {
+    /// Validates `videoComposition` against `composition` and freezes both, with errors
+    /// that name the offending instruction or track.
+    static func make(composition: Composition, videoComposition: VideoComposition, range: TimeRange,
+                     outputWidth: Int, outputHeight: Int) throws -> VideoPlan {
+        let size = videoComposition.renderSize
+        guard size.width >= 1, size.height >= 1, size.width.isFinite, size.height.isFinite,
+              size.width * size.height <= Double(maximumPixelCount) else {
+            throw EngineError("videoComposition.renderSize \(size) is not a usable size (1×1 up to \(maximumPixelCount) pixels)")
+        }
+        let frameDuration = videoComposition.frameDuration
+        guard frameDuration.value > 0, frameDuration >= MediaTime(value: 1, timescale: 1000) else {
+            throw EngineError("videoComposition.frameDuration must be between 1/1000 s and longer, got \(frameDuration.seconds) s")
+        }
+        let instructions = videoComposition.instructions
+        guard !instructions.isEmpty else { throw EngineError("videoComposition has no instructions; add one covering 0…\(composition.duration.seconds) s") }
+        var expectedStart = MediaTime.zero
+        var frozen: [Instruction] = []
+        for (number, instruction) in instructions.enumerated() {
+            let name = "videoComposition.instructions[\(number + 1)]"
+            let r = instruction.timeRange
+            guard r.duration.value > 0 else { throw EngineError("\(name) has an empty time range") }
+            if r.start > expectedStart {
+                throw EngineError("\(name) starts at \(r.start.seconds) s, leaving a gap after \(expectedStart.seconds) s; instructions must cover the composition without gaps")
+            }
+            if r.start < expectedStart {
+                throw EngineError("\(name) starts at \(r.start.seconds) s, overlapping the previous instruction, which ends at \(expectedStart.seconds) s")
+            }
+            expectedStart = r.end
+            var layers: [Layer] = []
+            for layer in instruction.layerInstructions {
+                guard let track = composition.track(withID: layer.trackID), track.mediaType == .video else {
+                    throw EngineError("\(name) has a layer instruction for track \(layer.trackID), which is not a video track of the composition")
+                }
+                layers.append(Layer(trackID: layer.trackID, segments: track.segments, transform: layer.transform,
+                                    opacity: layer.opacity, crop: layer.crop))
+            }
+            frozen.append(Instruction(timeRange: r, background: instruction.backgroundColor, layers: layers))
+        }
+        if expectedStart < composition.duration {
+            throw EngineError("the video composition's instructions end at \(expectedStart.seconds) s but the composition lasts \(composition.duration.seconds) s")
+        }
+        let count = (range.duration).ceilDivided(by: frameDuration)
+        return VideoPlan(renderSize: size, outputWidth: outputWidth, outputHeight: outputHeight,
+                         frameDuration: frameDuration, start: range.start, frameCount: max(count, 0),
+                         instructions: frozen, outputColor: .forOutput(width: outputWidth, height: outputHeight))
+    }
+}

@@ -1,0 +1,66 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The "nothing lost" rule for one output path: media is written to a temporary file in
+/// the same directory, verified, synced and renamed over the output in one step, so the
+/// output path only ever holds a complete file and an old file survives any failure.
+struct SafeOutput {
+    let path: String
+    let temporaryPath: String
+    let directory: String
+
+    /// Checks the destination before any work: directory present and writable, no existing
+    /// file unless `overwrite`, and never one of the inputs (same device and inode, so hard
+    /// links and symlinks to an input are caught too).
+    init(path: String, overwrite: Bool, inputs: [String]) throws {
+        guard !path.isEmpty else { throw EngineError("outputURL is empty") }
+        self.path = path
+        let slash = path.lastIndex(of: "/")
+        directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        guard !name.isEmpty else { throw EngineError("output \"\(path)\" names a directory, not a file") }
+
+        var directoryInfo = stat()
+        guard stat(directory, &directoryInfo) == 0, (directoryInfo.st_mode & S_IFMT) == S_IFDIR else {
+            throw EngineError("output \"\(path)\": directory \"\(directory)\" does not exist")
+        }
+        guard access(directory, W_OK) == 0 else {
+            throw EngineError("output \"\(path)\": directory \"\(directory)\" is not writable")
+        }
+        var outputInfo = stat()
+        if stat(path, &outputInfo) == 0 {
+            for input in inputs {
+                var inputInfo = stat()
+                if stat(input, &inputInfo) == 0, inputInfo.st_dev == outputInfo.st_dev, inputInfo.st_ino == outputInfo.st_ino {
+                    throw EngineError("output \"\(path)\" is the input \"\(input)\" (same file); choose another output path")
+                }
+            }
+            if (outputInfo.st_mode & S_IFMT) == S_IFDIR { throw EngineError("output \"\(path)\" is a directory") }
+            if !overwrite {
+                throw EngineError("output \"\(path)\" already exists; set overwrite = true (or pass --overwrite) to replace it")
+            }
+        }
+        temporaryPath = "\(directory)/.\(name).moonreel-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp"
+    }
+
+    /// Makes the temporary file durable, then puts it in place and makes the rename durable.
+    func commit() throws {
+        try SafeOutput.sync(temporaryPath, flags: O_RDONLY)
+        guard rename(temporaryPath, path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            discard()
+            throw EngineError("output \"\(path)\": cannot move the finished file into place (\(reason))")
+        }
+        try? SafeOutput.sync(directory, flags: O_RDONLY | O_DIRECTORY)
+    }
+
+    func discard() { unlink(temporaryPath) }
+
+    private static func sync(_ path: String, flags: Int32) throws {
+        let descriptor = open(path, flags)
+        guard descriptor >= 0 else { throw EngineError("cannot open \"\(path)\" to sync it (\(String(cString: strerror(errno))))") }
+        defer { close(descriptor) }
+        guard fsync(descriptor) == 0 else { throw EngineError("cannot sync \"\(path)\" to disk (\(String(cString: strerror(errno))))") }
+    }
+}

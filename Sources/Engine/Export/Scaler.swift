@@ -1,0 +1,136 @@
+import CMoonFFmpeg
+
+/// Output colour description: matrix and range of the YUV frames the encoder receives.
+struct ColorDescription: Sendable, Equatable {
+    var space: AVColorSpace
+    var range: AVColorRange
+
+    /// BT.709 for HD and larger, BT.601 below, limited range: what players assume untagged.
+    static func forOutput(width: Int, height: Int) -> ColorDescription {
+        ColorDescription(space: height >= 720 || width >= 1280 ? AVCOL_SPC_BT709 : AVCOL_SPC_SMPTE170M, range: AVCOL_RANGE_MPEG)
+    }
+
+    /// What a decoded frame says about itself, with the usual guesses when it says nothing.
+    static func of(_ frame: Frame) -> ColorDescription {
+        let f = frame.pointer.pointee
+        var space = f.colorspace
+        if space == AVCOL_SPC_UNSPECIFIED || space == AVCOL_SPC_RGB {
+            space = frame.height >= 720 ? AVCOL_SPC_BT709 : AVCOL_SPC_SMPTE170M
+        }
+        let fullRangeFormats: Set<AVPixelFormat> = [AV_PIX_FMT_YUVJ420P, AV_PIX_FMT_YUVJ422P, AV_PIX_FMT_YUVJ444P]
+        let range = f.color_range == AVCOL_RANGE_JPEG || fullRangeFormats.contains(frame.pixelFormat) ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG
+        return ColorDescription(space: space, range: range)
+    }
+
+    /// swscale's coefficient tables know 601, 709, FCC, 240M and BT.2020.
+    var swsSpace: Int32 {
+        switch space {
+        case AVCOL_SPC_BT709: return SWS_CS_ITU709
+        case AVCOL_SPC_BT2020_NCL, AVCOL_SPC_BT2020_CL: return SWS_CS_BT2020
+        case AVCOL_SPC_FCC: return SWS_CS_FCC
+        case AVCOL_SPC_SMPTE240M: return SWS_CS_SMPTE240M
+        default: return SWS_CS_ITU601
+        }
+    }
+}
+
+/// Converts frames between sizes, pixel formats and colour matrices with one cached
+/// `SwsContext` (recreated only when the conversion changes). One owner thread.
+final class Scaler {
+    private var context: OpaquePointer?
+    private var configured: (ColorDescription, ColorDescription)?
+    private let flags: Int32
+
+    init(flags: Int32 = SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT) { self.flags = flags }
+
+    deinit { sws_freeContext(context) }
+
+    /// Converts `source` into a new frame of the given size and format.
+    func convert(_ source: Frame, width: Int, height: Int, format: AVPixelFormat,
+                 sourceColor: ColorDescription? = nil, outputColor: ColorDescription) throws -> Frame {
+        let output = try Frame(width: width, height: height, format: format)
+        try convert(source, into: output, sourceColor: sourceColor ?? .of(source), outputColor: outputColor)
+        return output
+    }
+
+    func convert(_ source: Frame, into output: Frame, sourceColor: ColorDescription, outputColor: ColorDescription) throws {
+        let previous = context
+        context = sws_getCachedContext(context, Int32(source.width), Int32(source.height), source.pixelFormat,
+                                       Int32(output.width), Int32(output.height), output.pixelFormat,
+                                       flags, nil, nil, nil)
+        guard let context else { throw EngineError("cannot convert \(source.pixelFormat) \(source.width)×\(source.height) frames") }
+        if context != previous || configured.map({ $0 != (sourceColor, outputColor) }) ?? true {
+            sws_setColorspaceDetails(context, sws_getCoefficients(sourceColor.swsSpace), sourceColor.range == AVCOL_RANGE_JPEG ? 1 : 0,
+                                     sws_getCoefficients(outputColor.swsSpace), outputColor.range == AVCOL_RANGE_JPEG ? 1 : 0,
+                                     0, 1 << 16, 1 << 16)
+            configured = (sourceColor, outputColor)
+        }
+        try check(sws_scale_frame(context, output.pointer, source.pointer), "converting a frame")
+        output.pointer.pointee.colorspace = outputColor.space
+        output.pointer.pointee.color_range = outputColor.range
+    }
+}
+
+/// The eight ways a picture can be turned or mirrored onto a grid of the same pixels.
+/// Used for phone video: rotating the planes directly is exact and far cheaper than a
+/// general resampling warp.
+struct QuarterTurn: Equatable {
+    /// Integer matrix mapping source pixel centres to output pixel centres.
+    let a: Int, b: Int, c: Int, d: Int
+
+    /// Recognises a transform that maps a `width`×`height` frame exactly onto its bounding
+    /// box at (0, 0) with a quarter turn or mirror and no scaling.
+    init?(_ t: AffineTransform, width: Int, height: Int) {
+        let entries = [t.a, t.b, t.c, t.d]
+        guard entries.allSatisfy({ $0 == 0 || $0 == 1 || $0 == -1 }), abs(t.determinant) == 1 else { return nil }
+        let box = t.apply(Rect(x: 0, y: 0, width: Double(width), height: Double(height)))
+        guard abs(box.x) < 1e-6, abs(box.y) < 1e-6 else { return nil }
+        (a, b, c, d) = (Int(t.a), Int(t.b), Int(t.c), Int(t.d))
+    }
+
+    var swapsAxes: Bool { a == 0 }
+
+    /// Turns every plane of a planar 8-bit frame (yuv420p) into a new frame.
+    func apply(to source: Frame, planes: Int = 3) throws -> Frame {
+        let (w, h) = swapsAxes ? (source.height, source.width) : (source.width, source.height)
+        let output = try Frame(width: w, height: h, format: source.pixelFormat)
+        for plane in 0..<planes {
+            let shift = plane == 0 ? 0 : 1 // 4:2:0 chroma is half size both ways
+            let sw = (source.width + shift) >> shift, sh = (source.height + shift) >> shift
+            remap(source.plane(plane), width: sw, height: sh, into: output.plane(plane))
+        }
+        output.pointer.pointee.colorspace = source.pointer.pointee.colorspace
+        output.pointer.pointee.color_range = source.pointer.pointee.color_range
+        return output
+    }
+
+    /// Output pixel (x', y') shows source pixel M⁻¹(x', y'); walking the output in tiles
+    /// keeps both reads and writes inside the cache.
+    private func remap(_ source: (UnsafeMutablePointer<UInt8>, Int), width: Int, height: Int,
+                       into output: (UnsafeMutablePointer<UInt8>, Int)) {
+        let (src, srcStride) = source
+        let (dst, dstStride) = output
+        let (outWidth, outHeight) = swapsAxes ? (height, width) : (width, height)
+        // Inverse of an integer orthogonal matrix is its transpose.
+        let (ia, ib, ic, id) = (a, c, b, d)
+        // Source position of output (0,0) and the source steps per output x and y.
+        let originX = (ia < 0 || ic < 0) ? width - 1 : 0
+        let originY = (ib < 0 || id < 0) ? height - 1 : 0
+        let stepX = ia + ib * srcStride   // output x+1 → source (x + ia, y + ib)
+        let stepY = ic + id * srcStride   // output y+1 → source (x + ic, y + id)
+        let origin = originX + originY * srcStride
+        let tile = 32
+        for tileY in stride(from: 0, to: outHeight, by: tile) {
+            for tileX in stride(from: 0, to: outWidth, by: tile) {
+                for y in tileY..<min(tileY + tile, outHeight) {
+                    var s = origin + y * stepY + tileX * stepX
+                    let row = dst + y * dstStride
+                    for x in tileX..<min(tileX + tile, outWidth) {
+                        row[x] = src[s]
+                        s += stepX
+                    }
+                }
+            }
+        }
+    }
+}

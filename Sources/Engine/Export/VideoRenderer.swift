@@ -1,0 +1,163 @@
+import CMoonFFmpeg
+import CMoonPangoCairo
+
+/// Composes output frame after output frame from a `VideoPlan`: for each, the active
+/// instruction's tracks are decoded at the right source time and drawn with their
+/// transform, opacity and crop. Common cases skip the general warp: a frame that already
+/// fills the output is scaled (or passed on untouched), a phone frame is turned by
+/// rotating its planes. Owned by the video thread of one export.
+final class VideoRenderer {
+    let plan: VideoPlan
+    private var sources: [SourceKey: VideoFrameSource] = [:]
+    private let scaler = Scaler()
+    private let canvasScaler = Scaler(flags: SWS_BILINEAR | SWS_ACCURATE_RND)
+    private var layerScalers: [Int: Scaler] = [:]
+    /// Maps render-size coordinates onto the encoded size.
+    private let outputScale: AffineTransform
+
+    private struct SourceKey: Hashable {
+        let path: String
+        let stream: Int
+    }
+
+    init(plan: VideoPlan) {
+        self.plan = plan
+        outputScale = .scale(Double(plan.outputWidth) / plan.renderSize.width, Double(plan.outputHeight) / plan.renderSize.height)
+    }
+
+    /// One drawable layer at one time.
+    private struct Drawable {
+        let frame: Frame
+        let transform: AffineTransform // stored pixels → output pixels
+        let opacity: Double
+        let crop: Rect?
+        let trackID: Int
+    }
+
+    func renderFrame(_ index: Int64) throws -> Frame {
+        let time = plan.time(ofFrame: index)
+        let instruction = plan.instruction(at: time)
+        var drawables: [Drawable] = []
+        for layer in instruction?.layers ?? [] {
+            guard let segment = layer.segments.first(where: { $0.targetRange.contains(time) }),
+                  let source = segment.source else { continue }
+            let opacity = min(max(layer.opacity.value(at: time), 0), 1)
+            guard opacity > 0 else { continue }
+            guard let frame = try frameSource(for: source).frame(at: segment.sourceTime(at: time)) else { continue }
+            drawables.append(Drawable(frame: frame, transform: layer.transform.value(at: time).concatenating(outputScale),
+                                      opacity: opacity, crop: layer.crop?.value(at: time), trackID: layer.trackID))
+        }
+        let output = try compose(drawables, background: instruction?.background ?? .black)
+        output.pointer.pointee.pts = index
+        return output
+    }
+
+    private func frameSource(for source: SegmentSource) throws -> VideoFrameSource {
+        let key = SourceKey(path: source.path, stream: source.streamIndex)
+        if let existing = sources[key] { return existing }
+        let created = try VideoFrameSource(path: source.path, streamIndex: source.streamIndex)
+        sources[key] = created
+        return created
+    }
+
+    // MARK: Composition
+
+    private func compose(_ drawables: [Drawable], background: Color) throws -> Frame {
+        // Layers hidden under an opaque full-frame layer above them are not drawn.
+        let visible = drawables.prefix { !coversOutput($0) } + drawables.drop { !coversOutput($0) }.prefix(1)
+        if visible.count == 1, let only = visible.first, coversOutput(only) {
+            return try fastPath(only)
+        }
+        return try generalPath(Array(visible), background: background)
+    }
+
+    private func coversOutput(_ d: Drawable) -> Bool {
+        guard d.opacity >= 1, d.crop == nil else { return false }
+        let box = d.transform.apply(Rect(x: 0, y: 0, width: Double(d.frame.width), height: Double(d.frame.height)))
+        let axisAligned = (d.transform.b == 0 && d.transform.c == 0) || (d.transform.a == 0 && d.transform.d == 0)
+        return axisAligned && abs(box.x) < 0.01 && abs(box.y) < 0.01
+            && abs(box.maxX - Double(plan.outputWidth)) < 0.01 && abs(box.maxY - Double(plan.outputHeight)) < 0.01
+    }
+
+    /// A single axis-aligned layer filling the output: rotate planes if turned, then scale
+    /// (or hand the decoded frame on untouched when nothing needs to change).
+    private func fastPath(_ d: Drawable) throws -> Frame {
+        var frame = d.frame
+        let sourceColor = ColorDescription.of(frame)
+        // Undo only the turn; the remaining transform is a pure scale, done by swscale.
+        let turnScale = (abs(d.transform.a) + abs(d.transform.b), abs(d.transform.c) + abs(d.transform.d))
+        let turn = AffineTransform(a: d.transform.a / turnScale.0, b: d.transform.b / turnScale.0,
+                                   c: d.transform.c / turnScale.1, d: d.transform.d / turnScale.1, tx: 0, ty: 0)
+        if !turn.isIdentity {
+            var shifted = turn
+            let box = turn.apply(Rect(x: 0, y: 0, width: Double(frame.width), height: Double(frame.height)))
+            (shifted.tx, shifted.ty) = (-box.x, -box.y)
+            guard let quarterTurn = QuarterTurn(shifted, width: frame.width, height: frame.height) else {
+                return try generalPath([d], background: .black)
+            }
+            if frame.pixelFormat != AV_PIX_FMT_YUV420P || frame.width % 2 != 0 || frame.height % 2 != 0 {
+                frame = try scaler.convert(frame, width: frame.width & ~1, height: frame.height & ~1, format: AV_PIX_FMT_YUV420P,
+                                           sourceColor: sourceColor, outputColor: plan.outputColor)
+                if frame.width == 0 || frame.height == 0 { return try generalPath([d], background: .black) }
+            }
+            frame = try quarterTurn.apply(to: frame)
+        }
+        let alreadyRight = frame.width == plan.outputWidth && frame.height == plan.outputHeight
+            && frame.pixelFormat == AV_PIX_FMT_YUV420P && ColorDescription.of(frame) == plan.outputColor
+        if alreadyRight { return try frame.reference() }
+        return try scaler.convert(frame, width: plan.outputWidth, height: plan.outputHeight, format: AV_PIX_FMT_YUV420P,
+                                  sourceColor: frame === d.frame ? sourceColor : ColorDescription.of(frame),
+                                  outputColor: plan.outputColor)
+    }
+
+    /// Any transforms, opacities and crops: every layer is drawn with cairo (bilinear,
+    /// premultiplied alpha) onto a BGRA canvas over the background, then converted.
+    private func generalPath(_ drawables: [Drawable], background: Color) throws -> Frame {
+        let canvas = try Frame(width: plan.outputWidth, height: plan.outputHeight, format: AV_PIX_FMT_BGRA)
+        let (pixels, stride) = canvas.plane(0)
+        guard let surface = cairo_image_surface_create_for_data(pixels, CAIRO_FORMAT_ARGB32, Int32(canvas.width),
+                                                                Int32(canvas.height), Int32(stride)) else {
+            throw EngineError("cannot create a drawing surface")
+        }
+        defer { cairo_surface_destroy(surface) }
+        guard let cr = cairo_create(surface) else { throw EngineError("cannot create a drawing context") }
+        defer { cairo_destroy(cr) }
+        cairo_set_operator(cr, CAIRO_OPERATOR_SOURCE)
+        cairo_set_source_rgba(cr, background.red, background.green, background.blue, 1)
+        cairo_paint(cr)
+        cairo_set_operator(cr, CAIRO_OPERATOR_OVER)
+        for d in drawables.reversed() {
+            try draw(d, on: cr)
+        }
+        cairo_surface_flush(surface)
+        return try canvasScaler.convert(canvas, width: plan.outputWidth, height: plan.outputHeight, format: AV_PIX_FMT_YUV420P,
+                                        sourceColor: ColorDescription(space: plan.outputColor.space, range: AVCOL_RANGE_JPEG),
+                                        outputColor: plan.outputColor)
+    }
+
+    private func draw(_ d: Drawable, on cr: OpaquePointer) throws {
+        let scaler = layerScalers[d.trackID] ?? Scaler(flags: SWS_BILINEAR)
+        layerScalers[d.trackID] = scaler
+        let rgb = try scaler.convert(d.frame, width: d.frame.width, height: d.frame.height, format: AV_PIX_FMT_BGRA,
+                                     outputColor: ColorDescription(space: plan.outputColor.space, range: AVCOL_RANGE_JPEG))
+        let (pixels, stride) = rgb.plane(0)
+        guard let image = cairo_image_surface_create_for_data(pixels, CAIRO_FORMAT_RGB24, Int32(rgb.width),
+                                                              Int32(rgb.height), Int32(stride)) else { return }
+        defer { cairo_surface_destroy(image) }
+        cairo_save(cr)
+        defer { cairo_restore(cr) }
+        var matrix = cairo_matrix_t(xx: d.transform.a, yx: d.transform.b, xy: d.transform.c,
+                                    yy: d.transform.d, x0: d.transform.tx, y0: d.transform.ty)
+        cairo_transform(cr, &matrix)
+        let visible = d.crop ?? Rect(x: 0, y: 0, width: Double(rgb.width), height: Double(rgb.height))
+        cairo_rectangle(cr, visible.x, visible.y, visible.width, visible.height)
+        cairo_clip(cr)
+        cairo_set_source_surface(cr, image, 0, 0)
+        let pattern = cairo_get_source(cr)
+        // PAD: edge pixels extend under the clip instead of fading to transparent.
+        cairo_pattern_set_extend(pattern, CAIRO_EXTEND_PAD)
+        let shrink = abs(d.transform.determinant) < 0.5
+        cairo_pattern_set_filter(pattern, shrink ? CAIRO_FILTER_GOOD : CAIRO_FILTER_BILINEAR)
+        cairo_paint_with_alpha(cr, d.opacity)
+    }
+}

@@ -1,0 +1,175 @@
+import CMoonFFmpeg
+import CMoonAVShim
+
+public enum MediaType: String, Sendable, CaseIterable {
+    case video, audio, subtitle, text
+    /// Cover art and other still pictures stored as a one-frame "video" stream.
+    case image
+    /// Timed metadata and data streams (chapters, iPhone `mebx`, GoPro telemetry).
+    case metadata
+}
+
+/// A media file opened for reading, like `AVURLAsset`: its duration and tracks.
+/// Probing happens once at creation; readers open their own handles later.
+public final class Asset: @unchecked Sendable {
+    // Immutable after init; safe to share across threads.
+    public let path: String
+    public let duration: MediaTime
+    public let formatName: String
+    public let metadata: [String: String]
+    public private(set) var tracks: [AssetTrack] = []
+
+    public init(path: String) throws {
+        self.path = path
+        let demuxer = try Demuxer(path: path)
+        let format = demuxer.context.pointee
+        formatName = format.iformat.map { String(cString: $0.pointee.name) } ?? "unknown"
+        metadata = Asset.dictionary(format.metadata)
+        var built: [AssetTrack] = []
+        for index in 0..<demuxer.streamCount {
+            guard let stream = demuxer.stream(index) else { continue }
+            built.append(AssetTrack(stream: stream, index: index, path: path))
+        }
+        var end = MediaTime.zero
+        for track in built where track.mediaType == .video || track.mediaType == .audio {
+            end = MediaTime.max(end, track.timeRange.end)
+        }
+        if end == .zero, format.duration > 0 {
+            end = MediaTime(value: format.duration, timescale: AV_TIME_BASE)
+        }
+        if built.allSatisfy({ $0.timeRange.duration == .zero }) {
+            end = try Asset.scanDuration(demuxer, tracks: &built)
+        }
+        duration = end
+        tracks = built
+        for track in tracks { track.asset = self }
+        if !tracks.contains(where: { $0.mediaType == .video || $0.mediaType == .audio }) {
+            throw EngineError("input \"\(path)\": contains no audio or video stream")
+        }
+    }
+
+    public func tracks(withMediaType type: MediaType) -> [AssetTrack] { tracks.filter { $0.mediaType == type } }
+    public func track(withID id: Int) -> AssetTrack? { tracks.first { $0.trackID == id } }
+
+    static func dictionary(_ dict: OpaquePointer?) -> [String: String] {
+        var result: [String: String] = [:]
+        var entry: UnsafeMutablePointer<AVDictionaryEntry>? = nil
+        while let next = av_dict_get(dict, "", entry, AV_DICT_IGNORE_SUFFIX) {
+            result[String(cString: next.pointee.key)] = String(cString: next.pointee.value)
+            entry = next
+        }
+        return result
+    }
+
+    /// Files without a duration in their header (Chrome's MediaRecorder WebM) are measured
+    /// by reading packet timestamps to the end; only packets are read, nothing is decoded.
+    private static func scanDuration(_ demuxer: Demuxer, tracks: inout [AssetTrack]) throws -> MediaTime {
+        guard let packet = av_packet_alloc() else { throw EngineError("out of memory") }
+        var packetPointer: UnsafeMutablePointer<AVPacket>? = packet
+        defer { av_packet_free(&packetPointer) }
+        var ends = [Int: MediaTime]()
+        while av_read_frame(demuxer.context, packet) >= 0 {
+            defer { av_packet_unref(packet) }
+            let index = Int(packet.pointee.stream_index)
+            guard let stream = demuxer.stream(index), packet.pointee.pts != MOON_AV_NOPTS_VALUE else { continue }
+            let end = MediaTime(pts: packet.pointee.pts + max(packet.pointee.duration, 0), timeBase: stream.pointee.time_base)
+            ends[index] = MediaTime.max(ends[index] ?? .zero, end)
+        }
+        var overall = MediaTime.zero
+        for track in tracks {
+            guard let end = ends[track.streamIndex] else { continue }
+            track.timeRange = TimeRange(from: track.timeRange.start, to: end)
+            if track.mediaType == .video || track.mediaType == .audio { overall = MediaTime.max(overall, end) }
+        }
+        return overall
+    }
+}
+
+/// One stream of an asset, like `AVAssetTrack`.
+public final class AssetTrack: @unchecked Sendable {
+    // Written only while the owning Asset is being created; immutable once published.
+    public weak var asset: Asset?
+    public let path: String
+    public let streamIndex: Int
+    /// 1-based, as in the container for MP4/MOV (FFmpeg's stream id when it has one).
+    public let trackID: Int
+    public let mediaType: MediaType
+    public internal(set) var timeRange: TimeRange
+    /// Stored (coded) picture size, before the preferred transform.
+    public let naturalSize: Size
+    /// Maps the stored frame onto the upright picture with its top-left corner at (0, 0).
+    public let preferredTransform: AffineTransform
+    public let nominalFrameRate: Double
+    public let naturalTimeScale: Int32
+    public let codec: String
+    public let sampleRate: Int
+    public let channelCount: Int
+    public let pixelFormat: String
+    public let bitsPerComponent: Int
+    public let frameCount: Int
+    let timeBase: AVRational
+
+    init(stream: UnsafeMutablePointer<AVStream>, index: Int, path: String) {
+        let parameters = stream.pointee.codecpar.pointee
+        self.path = path
+        streamIndex = index
+        trackID = stream.pointee.id > 0 ? Int(stream.pointee.id) : index + 1
+        timeBase = stream.pointee.time_base
+        naturalTimeScale = timeBase.num == 1 ? timeBase.den : Int32(clamping: Int64(timeBase.den) / Int64(max(timeBase.num, 1)))
+        codec = avcodec_get_name(parameters.codec_id).map { String(cString: $0) } ?? "unknown"
+        let isCoverArt = stream.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0
+        switch parameters.codec_type {
+        case AVMEDIA_TYPE_VIDEO: mediaType = isCoverArt ? .image : .video
+        case AVMEDIA_TYPE_AUDIO: mediaType = .audio
+        case AVMEDIA_TYPE_SUBTITLE: mediaType = parameters.codec_id == AV_CODEC_ID_MOV_TEXT ? .text : .subtitle
+        default: mediaType = .metadata
+        }
+        naturalSize = Size(width: Double(parameters.width), height: Double(parameters.height))
+        sampleRate = Int(parameters.sample_rate)
+        channelCount = Int(parameters.ch_layout.nb_channels)
+        let format = AVPixelFormat(parameters.format)
+        if mediaType == .video, let descriptor = av_pix_fmt_desc_get(format) {
+            pixelFormat = String(cString: descriptor.pointee.name)
+            bitsPerComponent = Int(descriptor.pointee.comp.0.depth)
+        } else {
+            pixelFormat = ""
+            bitsPerComponent = 0
+        }
+        let rate = stream.pointee.avg_frame_rate.isValid ? stream.pointee.avg_frame_rate : stream.pointee.r_frame_rate
+        nominalFrameRate = mediaType == .video ? rate.doubleValue : 0
+        frameCount = Int(stream.pointee.nb_frames)
+
+        let start = stream.pointee.start_time != MOON_AV_NOPTS_VALUE
+            ? MediaTime(pts: stream.pointee.start_time, timeBase: timeBase) : .zero
+        var duration = MediaTime.zero
+        if stream.pointee.duration > 0 {
+            duration = MediaTime(pts: stream.pointee.duration, timeBase: timeBase)
+        }
+        timeRange = TimeRange(start: start, duration: duration)
+        preferredTransform = AssetTrack.uprightTransform(
+            displayMatrix: moon_stream_display_matrix(stream), size: naturalSize)
+    }
+
+    /// Display size: the natural size after the preferred transform.
+    public var uprightSize: Size { preferredTransform.apply(Rect(x: 0, y: 0, width: naturalSize.width, height: naturalSize.height)).size }
+
+    public var isPortrait: Bool { uprightSize.height > uprightSize.width }
+
+    /// The display matrix's rotation/flip, with the translation recomputed so the picture's
+    /// top-left lands at (0, 0) (iPhone files carry that translation, FFmpeg and Android don't).
+    static func uprightTransform(displayMatrix: UnsafePointer<Int32>?, size: Size) -> AffineTransform {
+        guard let m = displayMatrix else { return .identity }
+        // 16.16 fixed point; snap to exact quarter turns, the only rotations cameras write.
+        func component(_ i: Int) -> Double {
+            let value = Double(m[i]) / 65536
+            for snap in [-1.0, 0, 1] where abs(value - snap) < 1e-3 { return snap }
+            return value
+        }
+        var transform = AffineTransform(a: component(0), b: component(1), c: component(3), d: component(4), tx: 0, ty: 0)
+        guard transform.determinant != 0 else { return .identity }
+        let box = transform.apply(Rect(x: 0, y: 0, width: size.width, height: size.height))
+        transform.tx = -box.x
+        transform.ty = -box.y
+        return transform
+    }
+}

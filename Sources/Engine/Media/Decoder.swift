@@ -1,0 +1,169 @@
+import CMoonFFmpeg
+import CMoonAVShim
+
+/// Largest picture the engine decodes (checked against declared sizes before allocating).
+public let maximumPixelCount = 16384 * 16384
+
+/// Owns a decoder (`AVCodecContext`) for one stream of a demuxer.
+final class Decoder {
+    let context: UnsafeMutablePointer<AVCodecContext>
+    let timeBase: AVRational
+
+    init(stream: UnsafeMutablePointer<AVStream>, label: String) throws {
+        guard let parameters = stream.pointee.codecpar else { throw EngineError("\(label): stream has no codec parameters") }
+        if parameters.pointee.codec_type == AVMEDIA_TYPE_VIDEO {
+            let pixels = Int(parameters.pointee.width) * Int(parameters.pointee.height)
+            guard pixels > 0, pixels <= maximumPixelCount else {
+                throw EngineError("\(label): picture size \(parameters.pointee.width)×\(parameters.pointee.height) is outside what Moonreel decodes (at most \(maximumPixelCount) pixels)")
+            }
+        }
+        guard let codec = avcodec_find_decoder(parameters.pointee.codec_id) else {
+            let name = avcodec_get_name(parameters.pointee.codec_id).map { String(cString: $0) } ?? "unknown"
+            throw EngineError("\(label): no decoder for codec \(name)")
+        }
+        guard let context = avcodec_alloc_context3(codec) else { throw EngineError("out of memory") }
+        self.context = context
+        timeBase = stream.pointee.time_base
+        try check(avcodec_parameters_to_context(context, parameters), "reading codec parameters", context: label)
+        context.pointee.pkt_timebase = stream.pointee.time_base
+        context.pointee.thread_count = 0 // as many as useful
+        av_opt_set_int(UnsafeMutableRawPointer(context), "max_pixels", Int64(maximumPixelCount), 0)
+        try check(avcodec_open2(context, codec, nil), "opening the decoder", context: label)
+    }
+
+    deinit {
+        var maybe: UnsafeMutablePointer<AVCodecContext>? = context
+        avcodec_free_context(&maybe)
+    }
+}
+
+/// Reads one stream of one file and hands out decoded frames in presentation order.
+/// Packets of other streams are skipped.
+final class StreamReader {
+    let demuxer: Demuxer
+    let streamIndex: Int
+    let decoder: Decoder
+    let label: String
+    private let packet: UnsafeMutablePointer<AVPacket>
+    private var draining = false
+    private(set) var finished = false
+
+    init(path: String, streamIndex: Int) throws {
+        demuxer = try Demuxer(path: path)
+        label = "input \"\(path)\""
+        guard let stream = demuxer.stream(streamIndex) else { throw EngineError("\(label): has no stream #\(streamIndex)") }
+        self.streamIndex = streamIndex
+        // Skip every other stream at the demuxer: no wasted reads of their packets' data.
+        for index in 0..<demuxer.streamCount where index != streamIndex {
+            demuxer.stream(index)?.pointee.discard = AVDISCARD_ALL
+        }
+        decoder = try Decoder(stream: stream, label: label)
+        guard let packet = av_packet_alloc() else { throw EngineError("out of memory") }
+        self.packet = packet
+    }
+
+    deinit {
+        var maybe: UnsafeMutablePointer<AVPacket>? = packet
+        av_packet_free(&maybe)
+    }
+
+    var timeBase: AVRational { decoder.timeBase }
+
+    /// Seeks so that the next frame decoded is at or before `time` (a keyframe before it).
+    func seek(before time: MediaTime) throws {
+        let target = time.pts(in: timeBase)
+        let status = avformat_seek_file(demuxer.context, Int32(streamIndex), Int64.min, target, target, 0)
+        if status < 0 {
+            // Some inputs (streamed WebM without cues) cannot seek: restart from the beginning.
+            try check(avformat_seek_file(demuxer.context, Int32(streamIndex), Int64.min, Int64.min, target, 0),
+                      "seeking to \(time.seconds) s", context: label)
+        }
+        avcodec_flush_buffers(decoder.context)
+        draining = false
+        finished = false
+    }
+
+    /// The next decoded frame, or nil at the end of the stream.
+    func nextFrame() throws -> Frame? {
+        let frame = try Frame()
+        while true {
+            let received = avcodec_receive_frame(decoder.context, frame.pointer)
+            if received >= 0 { return frame }
+            if received == MOON_AVERROR_EOF { finished = true; return nil }
+            guard received == MOON_AVERROR_EAGAIN else {
+                try check(received, "decoding", context: label)
+                return nil
+            }
+            if draining {
+                finished = true
+                return nil
+            }
+            let read = av_read_frame(demuxer.context, packet)
+            if read == MOON_AVERROR_EOF || read == MOON_AVERROR_EXIT {
+                draining = true
+                avcodec_send_packet(decoder.context, nil)
+                continue
+            }
+            if read < 0 {
+                // A truncated file ends where its data ends; decode what was read.
+                draining = true
+                avcodec_send_packet(decoder.context, nil)
+                continue
+            }
+            defer { av_packet_unref(packet) }
+            guard Int(packet.pointee.stream_index) == streamIndex else { continue }
+            let sent = avcodec_send_packet(decoder.context, packet)
+            if sent < 0, sent != MOON_AVERROR_EAGAIN, sent != MOON_AVERROR_INVALIDDATA {
+                try check(sent, "decoding", context: label)
+            }
+        }
+    }
+
+    /// Presentation time of a decoded frame.
+    func time(of frame: Frame) -> MediaTime {
+        var pts = frame.pointer.pointee.best_effort_timestamp
+        if pts == MOON_AV_NOPTS_VALUE { pts = frame.pointer.pointee.pts }
+        if pts == MOON_AV_NOPTS_VALUE { pts = 0 }
+        return MediaTime(pts: pts, timeBase: timeBase)
+    }
+}
+
+/// Gives the video frame shown at any source time: the last frame whose presentation time
+/// is at or before it (frames are chosen by timestamp, never by index). Reading forward is
+/// cheap; going back or far ahead seeks.
+final class VideoFrameSource {
+    private let reader: StreamReader
+    private var current: (frame: Frame, time: MediaTime)?
+    private var upcoming: (frame: Frame, time: MediaTime)?
+    /// Jumps further ahead than this seek instead of decoding every frame in between.
+    private let seekThreshold = MediaTime(value: 3, timescale: 1)
+
+    init(path: String, streamIndex: Int) throws {
+        reader = try StreamReader(path: path, streamIndex: streamIndex)
+    }
+
+    func frame(at time: MediaTime) throws -> Frame? {
+        if let current, time < current.time || time - current.time > seekThreshold {
+            try restart(at: time)
+        } else if current == nil, upcoming == nil {
+            try restart(at: time)
+        }
+        while upcoming == nil || upcoming!.time <= time {
+            if let upcoming { current = upcoming }
+            guard let frame = try reader.nextFrame() else {
+                upcoming = nil
+                break
+            }
+            upcoming = (frame, reader.time(of: frame))
+            if current == nil, upcoming!.time > time { break }
+        }
+        // Before the first frame (a stream starting late): show its first frame.
+        return current?.frame ?? upcoming?.frame
+    }
+
+    private func restart(at time: MediaTime) throws {
+        try reader.seek(before: time)
+        current = nil
+        upcoming = nil
+    }
+}

@@ -1,0 +1,97 @@
+import CMoonFFmpeg
+import CMoonAVShim
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Owns one opened input (`AVFormatContext`). Not thread-safe: one owner at a time.
+final class Demuxer {
+    let context: UnsafeMutablePointer<AVFormatContext>
+    let path: String
+    /// Set to 1 from any thread to make blocking reads return (AVERROR_EXIT).
+    let interruptFlag: UnsafeMutablePointer<Int32>
+
+    /// Opens and probes `path`, with errors that say what is wrong with the file.
+    init(path: String) throws {
+        self.path = path
+        try Demuxer.checkReadableFile(path)
+        interruptFlag = .allocate(capacity: 1)
+        interruptFlag.initialize(to: 0)
+        guard var context = avformat_alloc_context() else {
+            interruptFlag.deallocate()
+            throw EngineError("input \"\(path)\": out of memory")
+        }
+        moon_set_interrupt(context, interruptFlag)
+        moon_av_clear_last_log()
+        var maybeContext: UnsafeMutablePointer<AVFormatContext>? = context
+        let openStatus = avformat_open_input(&maybeContext, path, nil, nil)
+        guard openStatus >= 0, let opened = maybeContext else {
+            interruptFlag.deallocate()
+            throw Demuxer.describeOpenFailure(path: path, code: openStatus)
+        }
+        context = opened
+        self.context = context
+        let infoStatus = avformat_find_stream_info(context, nil)
+        if infoStatus < 0 {
+            throw EngineError("input \"\(path)\": cannot read stream information (\(FFmpegError.text(for: infoStatus))); the file may be truncated or corrupt")
+        }
+    }
+
+    deinit {
+        var maybeContext: UnsafeMutablePointer<AVFormatContext>? = context
+        avformat_close_input(&maybeContext)
+        interruptFlag.deallocate()
+    }
+
+    var streamCount: Int { Int(context.pointee.nb_streams) }
+
+    func stream(_ index: Int) -> UnsafeMutablePointer<AVStream>? {
+        guard index >= 0, index < streamCount else { return nil }
+        return context.pointee.streams[index]
+    }
+
+    static func checkReadableFile(_ path: String) throws {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            let reason = errno == ENOENT ? "no such file" : String(cString: strerror(errno))
+            throw EngineError("input \"\(path)\": \(reason)")
+        }
+        if (info.st_mode & S_IFMT) == S_IFDIR { throw EngineError("input \"\(path)\": is a directory, not a media file") }
+        if info.st_size == 0 { throw EngineError("input \"\(path)\": the file is empty (0 bytes)") }
+        guard access(path, R_OK) == 0 else { throw EngineError("input \"\(path)\": permission denied") }
+    }
+
+    private static func describeOpenFailure(path: String, code: Int32) -> EngineError {
+        let logged = FFmpegError.lastLogLine()
+        if logged.contains("moov atom not found") {
+            return EngineError("input \"\(path)\": moov atom not found (file truncated? an interrupted recording loses its index)")
+        }
+        if code == MOON_AVERROR_INVALIDDATA {
+            let why = logged.isEmpty ? "" : " (\(logged))"
+            return EngineError("input \"\(path)\": not a media file FFmpeg can read, or the file is corrupt or truncated\(why)")
+        }
+        let detail = logged.isEmpty ? FFmpegError.text(for: code) : "\(logged) (\(FFmpegError.text(for: code)))"
+        return EngineError("input \"\(path)\": cannot open: \(detail)")
+    }
+}
+
+extension AVRational {
+    var isValid: Bool { num != 0 && den > 0 }
+    var doubleValue: Double { den == 0 ? 0 : Double(num) / Double(den) }
+}
+
+extension MediaTime {
+    /// Time of `pts` counted in an FFmpeg time base (the named hand-off from FFmpeg time).
+    init(pts: Int64, timeBase: AVRational) {
+        self.init(value: pts * Int64(timeBase.num), timescale: timeBase.den)
+    }
+
+    /// This time counted in an FFmpeg time base, rounded to nearest (hand-off to FFmpeg time).
+    func pts(in timeBase: AVRational) -> Int64 {
+        let product = value.multipliedFullWidth(by: Int64(timeBase.den))
+        let divisor = Int64(timescale) * Int64(timeBase.num)
+        let (quotient, remainder) = divisor.dividingFullWidth(product)
+        guard remainder != 0, abs(remainder) * 2 >= divisor else { return quotient }
+        return quotient + (remainder > 0 ? 1 : -1)
+    }
+}
