@@ -1,0 +1,220 @@
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
+import CMoonFFmpeg
+import CMoonAVShim
+
+/// Still images for layer contents (PNG, JPEG, WebP). The size comes from the file's
+/// header, so it is cheap and is checked against `PixelLimits` before anything is
+/// decoded; decoding goes through FFmpeg (the format's pipe demuxer, its decoder, swscale to
+/// BGRA) and ends premultiplied. Errors read `image "logo.png": not an image (…)`.
+public enum ImageLoader {
+    public enum Kind: String, Sendable { case png, jpeg, webp }
+
+    /// Format and pixel size read from the header alone (no decoding).
+    public static func probe(_ path: String) throws -> (kind: Kind, width: Int, height: Int) {
+        let file = try HeaderReader(path)
+        let head = file.read(at: 0, count: 30)
+        let fail = { (reason: String) in EngineError("image \"\(path)\": \(reason)") }
+        let kind: Kind
+        let size: (Int, Int)?
+        if head.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) {
+            kind = .png
+            size = head.count >= 24 && head[12..<16].elementsEqual("IHDR".utf8) ? (bigEndian(head, 16, 4), bigEndian(head, 20, 4)) : nil
+        } else if head.starts(with: [0xFF, 0xD8, 0xFF]) {
+            kind = .jpeg
+            size = jpegSize(file)
+        } else if head.count >= 16, head[0..<4].elementsEqual("RIFF".utf8), head[8..<12].elementsEqual("WEBP".utf8) {
+            kind = .webp
+            size = webpSize(head)
+        } else {
+            throw fail(head.isEmpty ? "not an image (empty file)" : "not an image (not PNG, JPEG or WebP)")
+        }
+        guard let (width, height) = size else { throw fail("not an image (damaged \(kind.rawValue.uppercased()) header)") }
+        do {
+            try PixelLimits.check(width: width, height: height, what: "size")
+        } catch let error as EngineError {
+            throw fail(error.message)
+        }
+        return (kind, width, height)
+    }
+
+    /// The pixel size, for `ImageSource` (header only).
+    public static func pixelSize(of path: String) throws -> Size {
+        let info = try probe(path)
+        return Size(width: Double(info.width), height: Double(info.height))
+    }
+
+    /// Decodes the whole image into premultiplied BGRA.
+    public static func load(_ path: String) throws -> RGBAImage {
+        let info = try probe(path)
+        do {
+            return try ImageDecoding(path: path, kind: info.kind).decode()
+        } catch let error as FFmpegError {
+            throw EngineError("image \"\(path)\": not an image (\(FFmpegError.text(for: error.code)), \(error.operation))")
+        }
+    }
+
+    private static func bigEndian(_ bytes: [UInt8], _ offset: Int, _ count: Int) -> Int {
+        bytes[offset..<offset + count].reduce(0) { $0 << 8 | Int($1) }
+    }
+
+    private static func littleEndian(_ bytes: [UInt8], _ offset: Int, _ count: Int) -> Int {
+        bytes[offset..<offset + count].reversed().reduce(0) { $0 << 8 | Int($1) }
+    }
+
+    /// Walks the marker segments up to the first start-of-frame (SOF0…SOF15 except the
+    /// DHT, JPG and DAC markers that share the range).
+    private static func jpegSize(_ file: HeaderReader) -> (Int, Int)? {
+        var offset = 2
+        for _ in 0..<10_000 {
+            let marker = file.read(at: offset, count: 9)
+            guard marker.count >= 4, marker[0] == 0xFF else { return nil }
+            let code = marker[1]
+            if code == 0xFF { offset += 1; continue } // fill byte
+            let length = bigEndian(marker, 2, 2)
+            if (0xC0...0xCF).contains(code), ![0xC4, 0xC8, 0xCC].contains(code) {
+                guard marker.count >= 9 else { return nil }
+                return (bigEndian(marker, 7, 2), bigEndian(marker, 5, 2))
+            }
+            guard length >= 2 else { return nil }
+            offset += 2 + length
+        }
+        return nil
+    }
+
+    /// The first chunk says the encoding: lossy (VP8), lossless (VP8L) or extended (VP8X).
+    private static func webpSize(_ head: [UInt8]) -> (Int, Int)? {
+        guard head.count >= 30 else { return nil }
+        switch String(decoding: head[12..<16], as: UTF8.self) {
+        case "VP8 ": return (littleEndian(head, 26, 2) & 0x3FFF, littleEndian(head, 28, 2) & 0x3FFF)
+        case "VP8L":
+            let bits = littleEndian(head, 21, 4)
+            return ((bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1)
+        case "VP8X": return (littleEndian(head, 24, 3) + 1, littleEndian(head, 27, 3) + 1)
+        default: return nil
+        }
+    }
+}
+
+/// Owns the open file whose header is being read.
+private final class HeaderReader {
+    private let file: UnsafeMutablePointer<FILE>
+
+    init(_ path: String) throws {
+        guard let file = fopen(path, "rb") else {
+            throw EngineError("image \"\(path)\": \(String(cString: strerror(errno)))")
+        }
+        self.file = file
+    }
+
+    deinit { fclose(file) }
+
+    func read(at offset: Int, count: Int) -> [UInt8] {
+        guard fseeko(file, off_t(offset), SEEK_SET) == 0 else { return [] }
+        var bytes = [UInt8](repeating: 0, count: count)
+        let got = bytes.withUnsafeMutableBytes { fread($0.baseAddress, 1, count, file) }
+        return Array(bytes.prefix(got))
+    }
+}
+
+/// Owns the FFmpeg objects of one decode: demuxer, decoder, packet, frame, scaler.
+private final class ImageDecoding {
+    private var format: UnsafeMutablePointer<AVFormatContext>?
+    private var codec: UnsafeMutablePointer<AVCodecContext>?
+    private var packet: UnsafeMutablePointer<AVPacket>?
+    private var frame: UnsafeMutablePointer<AVFrame>?
+    private var scaler: OpaquePointer?
+    private let path: String
+
+    init(path: String, kind: ImageLoader.Kind) throws {
+        self.path = path
+        // The demuxer is chosen from the header already read, so a file is decoded as what it claims to be.
+        let demuxer = av_find_input_format("\(kind.rawValue)_pipe")
+        try check(avformat_open_input(&format, path, demuxer, nil), "opening")
+        guard let format, format.pointee.nb_streams > 0, let stream = format.pointee.streams[0],
+              let parameters = stream.pointee.codecpar else {
+            throw EngineError("image \"\(path)\": not an image (no picture inside)")
+        }
+        guard let decoder = avcodec_find_decoder(parameters.pointee.codec_id) else {
+            throw EngineError("image \"\(path)\": no decoder for \(kind.rawValue)")
+        }
+        codec = avcodec_alloc_context3(decoder)
+        packet = av_packet_alloc()
+        frame = av_frame_alloc()
+        guard let codec, packet != nil, frame != nil else { throw EngineError("image \"\(path)\": out of memory") }
+        try check(avcodec_parameters_to_context(codec, parameters), "reading the stream parameters")
+        // A second guard after the header check: the decoder refuses larger pictures before allocating.
+        codec.pointee.max_pixels = Int64(PixelLimits.maxPixels)
+        try check(avcodec_open2(codec, decoder, nil), "opening the decoder")
+    }
+
+    deinit {
+        sws_freeContext(scaler)
+        av_frame_free(&frame)
+        av_packet_free(&packet)
+        avcodec_free_context(&codec)
+        avformat_close_input(&format)
+    }
+
+    func decode() throws -> RGBAImage {
+        guard let format, let codec, let packet, let frame else { throw EngineError("image \"\(path)\": decoder not ready") }
+        var flushed = false
+        while true {
+            let received = avcodec_receive_frame(codec, frame)
+            if received >= 0 { break }
+            guard received == MOON_AVERROR_EAGAIN, !flushed else {
+                throw EngineError("image \"\(path)\": not an image (no picture could be decoded)")
+            }
+            let read = av_read_frame(format, packet)
+            if read == MOON_AVERROR_EOF {
+                try check(avcodec_send_packet(codec, nil), "decoding")
+                flushed = true
+                continue
+            }
+            try check(read, "reading")
+            defer { av_packet_unref(packet) }
+            if packet.pointee.stream_index == 0 { try check(avcodec_send_packet(codec, packet), "decoding") }
+        }
+        return try convert(frame.pointee)
+    }
+
+    private func convert(_ picture: AVFrame) throws -> RGBAImage {
+        let (width, height) = (Int(picture.width), Int(picture.height))
+        let image = try RGBAImage(width: width, height: height)
+        scaler = sws_getContext(picture.width, picture.height, AVPixelFormat(picture.format), picture.width, picture.height,
+                                AV_PIX_FMT_BGRA, SWS_BILINEAR | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nil, nil, nil)
+        guard let scaler else { throw EngineError("image \"\(path)\": cannot convert its pixel format") }
+        var source = picture.data
+        var sourceStrides = picture.linesize
+        var destination: [UnsafeMutablePointer<UInt8>?] = [image.pixels, nil, nil, nil]
+        var destinationStrides: [Int32] = [Int32(image.stride), 0, 0, 0]
+        let rows = withUnsafePointer(to: &source) { data in
+            withUnsafePointer(to: &sourceStrides) { strides in
+                data.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { planes in
+                    strides.withMemoryRebound(to: Int32.self, capacity: 8) { lineSizes in
+                        sws_scale(scaler, planes, lineSizes, 0, picture.height, &destination, &destinationStrides)
+                    }
+                }
+            }
+        }
+        try check(rows, "converting to BGRA")
+        premultiply(image)
+        return image
+    }
+
+    /// swscale writes straight alpha; layers blend premultiplied.
+    private func premultiply(_ image: RGBAImage) {
+        for y in 0..<image.height {
+            let row = image.pixels + y * image.stride
+            for x in 0..<image.width {
+                let p = row + x * 4
+                let alpha = UInt32(p[3])
+                guard alpha < 255 else { continue }
+                for c in 0..<3 { p[c] = UInt8((UInt32(p[c]) * alpha + 127) / 255) }
+            }
+        }
+    }
+}

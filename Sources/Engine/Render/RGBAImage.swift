@@ -1,0 +1,107 @@
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
+import CMoonPangoCairo
+
+/// Limits checked before any pixel buffer is allocated, so a hostile size fails with a
+/// clear error instead of exhausting memory.
+public enum PixelLimits {
+    public static let maxSide = 16384
+    public static let maxPixels = 100_000_000
+
+    static func check(width: Int, height: Int, what: @autoclosure () -> String) throws {
+        guard width > 0, height > 0 else { throw EngineError("\(what()): empty size \(width)×\(height)") }
+        guard width <= maxSide, height <= maxSide, width * height <= maxPixels else {
+            throw EngineError("\(what()): \(width)×\(height) is larger than the limit (\(maxSide) per side, \(maxPixels / 1_000_000) MP)")
+        }
+    }
+}
+
+/// A borrowed view of premultiplied BGRA8 pixels (cairo ARGB32 on little-endian), such as
+/// a BGRA `AVFrame`'s plane 0. Valid only while the memory's owner keeps it alive.
+public struct BGRAPixels {
+    public let base: UnsafeMutablePointer<UInt8>
+    public let width: Int
+    public let height: Int
+    /// Bytes from one row to the next; a multiple of 4.
+    public let stride: Int
+
+    public init(base: UnsafeMutablePointer<UInt8>, width: Int, height: Int, stride: Int) {
+        (self.base, self.width, self.height, self.stride) = (base, width, height, stride)
+    }
+
+    /// (blue, green, red, alpha), premultiplied.
+    public func pixel(x: Int, y: Int) -> (blue: UInt8, green: UInt8, red: UInt8, alpha: UInt8) {
+        let p = base + y * stride + x * 4
+        return (p[0], p[1], p[2], p[3])
+    }
+}
+
+/// An owned premultiplied BGRA8 buffer, laid out as cairo's ARGB32 on little-endian.
+///
+/// Sendable because it is immutable once published: only the code that creates an image
+/// (rasteriser, loader, sprite renderer) writes its pixels, before handing it out; every
+/// later user only reads. That is why the `@unchecked Sendable` is sound, and why shared
+/// caches may hand the same image to several threads.
+public final class RGBAImage: @unchecked Sendable {
+    public let width: Int
+    public let height: Int
+    public let stride: Int
+    let pixels: UnsafeMutablePointer<UInt8>
+
+    /// A transparent image; sizes are checked against `PixelLimits` before allocating.
+    init(width: Int, height: Int) throws {
+        try PixelLimits.check(width: width, height: height, what: "image buffer")
+        let stride = Int(cairo_format_stride_for_width(CAIRO_FORMAT_ARGB32, Int32(width)))
+        guard stride > 0, let memory = calloc(stride * height, 1) else {
+            throw EngineError("out of memory allocating a \(width)×\(height) image")
+        }
+        (self.width, self.height, self.stride) = (width, height, stride)
+        pixels = memory.assumingMemoryBound(to: UInt8.self)
+    }
+
+    deinit { free(pixels) }
+
+    public var view: BGRAPixels { BGRAPixels(base: pixels, width: width, height: height, stride: stride) }
+    public var byteCount: Int { stride * height }
+
+    public func pixel(x: Int, y: Int) -> (blue: UInt8, green: UInt8, red: UInt8, alpha: UInt8) {
+        view.pixel(x: x, y: y)
+    }
+
+    /// Writes the image as PNG (`cairo_surface_write_to_png`), for debugging and tests.
+    public func writePNG(to path: String) throws {
+        let surface = try CairoSurface(drawingInto: view)
+        let status = cairo_surface_write_to_png(surface.pointer, path)
+        guard status == CAIRO_STATUS_SUCCESS else {
+            throw EngineError("cannot write \"\(path)\": \(String(cString: cairo_status_to_string(status)))")
+        }
+    }
+
+    /// The smallest part holding every non-transparent pixel, with its offset in this
+    /// image; nil when nothing is visible. Overlays are trimmed so blending touches ink only.
+    func trimmedToInk() throws -> (image: RGBAImage, x: Int, y: Int)? {
+        var (minX, minY, maxX, maxY) = (width, height, -1, -1)
+        for y in 0..<height {
+            let row = pixels + y * stride
+            var first = -1, last = -1
+            for x in 0..<width where row[x * 4 + 3] != 0 {
+                if first < 0 { first = x }
+                last = x
+            }
+            guard first >= 0 else { continue }
+            (minX, maxX) = (min(minX, first), max(maxX, last))
+            if minY == height { minY = y }
+            maxY = y
+        }
+        guard maxY >= 0 else { return nil }
+        if minX == 0, minY == 0, maxX == width - 1, maxY == height - 1 { return (self, 0, 0) }
+        let trimmed = try RGBAImage(width: maxX - minX + 1, height: maxY - minY + 1)
+        for y in 0..<trimmed.height {
+            memcpy(trimmed.pixels + y * trimmed.stride, pixels + (y + minY) * stride + minX * 4, trimmed.width * 4)
+        }
+        return (trimmed, minX, minY)
+    }
+}
