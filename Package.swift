@@ -32,7 +32,7 @@ let package = Package(
         .executableTarget(name: "moonreel", dependencies: [
             "MoonreelKit",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ]),
+        ], resources: [.embedInCode("Bundled/examples")]),
         .testTarget(name: "EngineTests", dependencies: ["Engine", "TestSupport"]),
         .testTarget(name: "ScriptHostTests", dependencies: ["ScriptHost"]),
         .testTarget(name: "MoonreelTests", dependencies: ["MoonreelKit", "Engine", "TestSupport"]),

@@ -1,2 +1,138 @@
+import ArgumentParser
 import MoonreelKit
-print("moonreel")
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Exit codes (ARCHITECTURE.md): 0 ok · 1 script or export failed · 2 usage · 130 interrupted.
+enum Exit {
+    static let ok: Int32 = 0
+    static let failed: Int32 = 1
+    static let usage: Int32 = 2
+    static let interrupted: Int32 = 130
+}
+
+struct Moonreel: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "moonreel",
+        abstract: "Edit video with Lua scripts, the way AVFoundation code does.",
+        version: moonreelVersion,
+        subcommands: [Run.self, Demo.self, Probe.self, Snapshot.self])
+}
+
+struct CommonOptions: ParsableArguments {
+    @Flag(help: "Replace existing output files (only once the new file is complete).")
+    var overwrite = false
+    @Flag(help: "Print nothing but errors.")
+    var quiet = false
+    @Option(help: "Progress display: bar, json or none (default: bar on a terminal, else none).")
+    var progress: ProgressStyle?
+    @Option(help: "Lua heap limit in MiB.")
+    var memoryLimit: Int = 2048
+    @Option(help: "Stop the script after this many seconds.")
+    var timeLimit: Double?
+
+    var limits: ScriptLimits { ScriptLimits(memoryBytes: memoryLimit << 20, seconds: timeLimit) }
+
+    func progressStyle() -> ProgressStyle {
+        if quiet { return .none }
+        return progress ?? (isatty(STDERR_FILENO) != 0 ? .bar : .none)
+    }
+}
+
+struct Run: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run a script; arguments reach it as `arg` (arg[0] = SCRIPT).")
+    @OptionGroup var common: CommonOptions
+    @Argument(help: "The Lua script to run.") var script: String
+    @Argument(parsing: .captureForPassthrough, help: "Arguments for the script.") var arguments: [String] = []
+
+    func run() throws {
+        try ScriptSession(common).run(script: script, arguments: arguments)
+    }
+}
+
+struct Demo: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Make a test clip with FFmpeg's generators and run the bundled demo script on it.")
+    @OptionGroup var common: CommonOptions
+    @Option(help: "Folder for the demo's files.") var output: String = "moonreel-demo"
+
+    func run() throws {
+        mkdir(output, 0o755)
+        let clip = output + "/test-pattern.mp4"
+        if !common.quiet { printError("moonreel: making \(clip) (colour bars, moving counter, 440 Hz tone)") }
+        do {
+            try TestPattern.write(to: clip, seconds: 8, width: 1280, height: 720)
+        } catch {
+            printError("moonreel: \(error)")
+            throw ExitCode(Exit.failed)
+        }
+        try ScriptSession(common).runBundled(BundledScripts.demo, name: "demo.lua", arguments: [clip, output])
+    }
+}
+
+struct Probe: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Show what the engine sees in a media file.")
+    @Argument(help: "A media file.") var file: String
+    @Flag(help: "Print JSON.") var json = false
+
+    func run() throws {
+        FFmpegLog.capture()
+        do {
+            let asset = try Asset(path: file)
+            print(json ? ProbeReport.json(asset) : ProbeReport.text(asset))
+        } catch {
+            printError("moonreel: \(error)")
+            throw ExitCode(Exit.failed)
+        }
+    }
+}
+
+struct Snapshot: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Write one frame of a media file as PNG, upright, exactly at a time.")
+    @Argument(help: "A media file.") var file: String
+    @Option(help: "Time in seconds.") var at: Double
+    @Option(name: .shortAndLong, help: "PNG file to write.") var output: String = "frame.png"
+
+    func run() throws {
+        FFmpegLog.capture()
+        do {
+            guard let time = MediaTime(seconds: at), at >= 0 else { throw EngineError("--at must be a time in seconds, got \(at)") }
+            let asset = try Asset(path: file)
+            let composition = Composition()
+            try composition.insertTimeRange(TimeRange(start: .zero, duration: asset.duration), of: asset, at: .zero)
+            guard !composition.tracks(withMediaType: .video).isEmpty else { throw EngineError("input \"\(file)\" has no video track") }
+            let size = try ImageGenerator(composition: composition).copyImage(at: time, to: output)
+            print("\(output) (\(size.width)×\(size.height), \(at) s)")
+        } catch {
+            printError("moonreel: \(error)")
+            throw ExitCode(Exit.failed)
+        }
+    }
+}
+
+/// Writes to standard error without going through C's shared FILE* (not Sendable).
+func printError(_ message: String, newline: Bool = true) {
+    var text = newline ? message + "\n" : message
+    text.withUTF8 { bytes in _ = write(STDERR_FILENO, bytes.baseAddress, bytes.count) }
+}
+
+// ArgumentParser reports usage errors with its own exit code (64); ours is 2.
+FFmpegLog.capture()
+do {
+    var command = try Moonreel.parseAsRoot()
+    try command.run()
+    exit(Exit.ok)
+} catch {
+    let code = Moonreel.exitCode(for: error)
+    if code == .success || error is CleanExit {
+        Moonreel.exit(withError: error)
+    }
+    if let exitCode = error as? ExitCode { exit(exitCode.rawValue) }
+    if code == .validationFailure || error is ValidationError {
+        printError(Moonreel.fullMessage(for: error) + "\n", newline: false)
+        exit(Exit.usage)
+    }
+    printError(Moonreel.fullMessage(for: error) + "\n", newline: false)
+    exit(Exit.failed)
+}

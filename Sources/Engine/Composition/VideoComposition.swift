@@ -136,6 +136,8 @@ public final class VideoComposition {
     /// When set, the composed video is drawn into `videoLayer` and `parentLayer`'s tree
     /// around it (AVVideoCompositionCoreAnimationTool).
     public var animationTool: AnimationTool? = nil
+    /// Explanations of choices made for the script (mismatched clip shapes…).
+    public internal(set) var notes: [String] = []
 
     public init(renderSize: Size, frameDuration: MediaTime) {
         self.renderSize = renderSize
@@ -146,8 +148,10 @@ public final class VideoComposition {
     /// transforms taken from the sources, so phone video comes out upright with no extra code.
     /// Each segment's own preferred transform is applied from its start, so a portrait and a
     /// landscape clip in one track are each shown upright.
-    public static func properties(of composition: Composition, fitting: Bool = false) -> VideoComposition {
-        let size = composition.uprightVideoSize
+    /// With `renderSize`, clips of another shape are fitted into it (aspect kept, background
+    /// around) when `fitting`, and otherwise each mismatch is explained in `notes`.
+    public static func properties(of composition: Composition, renderSize: Size? = nil, fitting: Bool = false) -> VideoComposition {
+        let size = renderSize ?? composition.uprightVideoSize
         let videoTracks = composition.tracks(withMediaType: .video)
         let rates = videoTracks.flatMap { $0.segments.compactMap { $0.source?.nominalFrameRate } }.filter { $0 > 0 && $0 <= 240 }
         let frameDuration = VideoComposition.frameDuration(forRate: rates.max() ?? 30)
@@ -160,6 +164,11 @@ public final class VideoComposition {
                 let upright = track.preferredTransform.isIdentity ? source.preferredTransform : track.preferredTransform
                 let transform = fitting ? upright.concatenating(aspectFit(source.naturalSize, upright, into: size)) : upright
                 layer.transform.set(transform, at: segment.targetRange.start)
+                let shown = upright.apply(Rect(x: 0, y: 0, width: source.naturalSize.width, height: source.naturalSize.height)).size
+                if !fitting, shown != size {
+                    let shape = { (s: Size) in s.height > s.width ? "portrait" : s.width > s.height ? "landscape" : "square" }
+                    videoComposition.notes.append("clip \"\(source.path)\" at \(segment.targetRange.start.seconds) s is \(shape(shown)) \(shown) but the render size is \(shape(size)) \(size): it is drawn at its own size from the top-left corner; use fit = true to scale it into the frame")
+                }
             }
             instruction.layerInstructions.append(layer)
         }

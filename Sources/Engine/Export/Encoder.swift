@@ -74,6 +74,9 @@ final class Encoder {
 
     /// Encodes one frame (nil flushes) and writes every packet that comes out.
     func encode(_ frame: Frame?) throws {
+        // Decoded and generated frames carry their own picture type, which libx264 would
+        // obey (every source keyframe forced to an I-frame); let the encoder decide.
+        frame?.pointer.pointee.pict_type = AV_PICTURE_TYPE_NONE
         try check(avcodec_send_frame(context, frame?.pointer), "encoding", context: "output")
         while true {
             let status = avcodec_receive_packet(context, packet)

@@ -34,8 +34,15 @@ public final class ExportSession {
     public private(set) var error: String?
     public private(set) var progress = 0.0
     /// Adjustments the export made and the user should know about (odd sizes rounded…).
-    public private(set) var warnings: [String] = []
+    public internal(set) var warnings: [String] = []
     public let cancellation = CancellationFlag()
+    /// A flag shared by every export of a host (Ctrl-C); cancels this export too when set.
+    public var parentCancellation: CancellationFlag?
+
+    private var isCancelled: Bool {
+        if parentCancellation?.isCancelled == true { cancellation.cancel() }
+        return cancellation.isCancelled
+    }
 
     public static let fileTypes = ["mov", "mp4", "m4v", "m4a"]
 
@@ -55,9 +62,9 @@ public final class ExportSession {
             status = .completed
             progress = 1
         } catch {
-            status = cancellation.isCancelled ? .cancelled : .failed
-            self.error = cancellation.isCancelled ? "export cancelled" : "\(error)"
-            throw cancellation.isCancelled ? EngineError("export cancelled") : error
+            status = isCancelled ? .cancelled : .failed
+            self.error = isCancelled ? "export cancelled" : "\(error)"
+            throw isCancelled ? EngineError("export cancelled") : error
         }
     }
 
@@ -83,7 +90,7 @@ public final class ExportSession {
         defer { output.discard() } // no-op once the file has been renamed into place
         if preset.isPassthrough {
             try PassthroughWriter(composition: composition, range: range, fileType: fileType,
-                                  cancellation: cancellation).write(to: output.temporaryPath, metadata: metadata,
+                                  isCancelled: { [unowned self] in isCancelled }).write(to: output.temporaryPath, metadata: metadata,
                                                                     fastStart: shouldOptimizeForNetworkUse, report: report)
         } else {
             try render(range: range, fileType: fileType, to: output.temporaryPath, report: report)
@@ -130,7 +137,7 @@ public final class ExportSession {
         let frameCount = videoPlan?.frameCount ?? 0
         let sampleCount = audioPlan?.sampleCount ?? 0
         while true {
-            if cancellation.isCancelled { throw EngineError("export cancelled") }
+            if isCancelled { throw EngineError("export cancelled") }
             // Feed whichever stream is behind in time, so the muxer interleaves cheaply.
             let videoTime = videoPlan.map { $0.frameDuration * framesWritten } ?? MediaTime(value: Int64.max / 4, timescale: 1)
             let audioTime = audioPlan.map { MediaTime(value: samplesWritten, timescale: $0.format.sampleRate) } ?? MediaTime(value: Int64.max / 4, timescale: 1)

@@ -12,7 +12,7 @@ struct PassthroughWriter {
     let composition: Composition
     let range: TimeRange
     let fileType: String
-    let cancellation: CancellationFlag
+    let isCancelled: () -> Bool
 
     func write(to path: String, metadata: [String: String], fastStart: Bool,
                report: (ExportProgress) throws -> Void) throws {
@@ -31,7 +31,7 @@ struct PassthroughWriter {
         var lastReported = 0.0
         // Merge the tracks by output time so the muxer's interleaving buffer stays small.
         while let cursor = cursors.filter({ !$0.isFinished }).min(by: { $0.nextTime < $1.nextTime }) {
-            if cancellation.isCancelled { throw EngineError("export cancelled") }
+            if isCancelled() { throw EngineError("export cancelled") }
             try cursor.copyNextPacket()
             let fraction = min(1, max(0, cursor.nextTime.seconds / max(range.duration.seconds, 1e-9)))
             if fraction - lastReported >= 0.01 {

@@ -1,6 +1,16 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
+
+/// Temporary files being written right now, so a second Ctrl-C (which exits at once)
+/// can still remove them.
+private let pendingTemporaryFiles = Mutex<Set<String>>([])
+
+/// Removes every export temporary file still being written (for a forced exit).
+public func discardPendingExportFiles() {
+    for path in pendingTemporaryFiles.withLock({ $0 }) { unlink(path) }
+}
 
 /// The "nothing lost" rule for one output path: media is written to a temporary file in
 /// the same directory, verified, synced and renamed over the output in one step, so the
@@ -42,6 +52,8 @@ struct SafeOutput {
             }
         }
         temporaryPath = "\(directory)/.\(name).moonreel-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp"
+        let registered = temporaryPath
+        pendingTemporaryFiles.withLock { _ = $0.insert(registered) }
     }
 
     /// Makes the temporary file durable, then puts it in place and makes the rename durable.
@@ -52,10 +64,17 @@ struct SafeOutput {
             discard()
             throw EngineError("output \"\(path)\": cannot move the finished file into place (\(reason))")
         }
+        let registered = temporaryPath
+        pendingTemporaryFiles.withLock { _ = $0.remove(registered) }
         try? SafeOutput.sync(directory, flags: O_RDONLY | O_DIRECTORY)
     }
 
-    func discard() { unlink(temporaryPath) }
+    /// Removes the temporary file (a no-op after `commit`).
+    func discard() {
+        unlink(temporaryPath)
+        let registered = temporaryPath
+        pendingTemporaryFiles.withLock { _ = $0.remove(registered) }
+    }
 
     private static func sync(_ path: String, flags: Int32) throws {
         let descriptor = open(path, flags)

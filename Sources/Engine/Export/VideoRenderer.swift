@@ -35,7 +35,13 @@ final class VideoRenderer {
     }
 
     func renderFrame(_ index: Int64) throws -> Frame {
-        let time = plan.time(ofFrame: index)
+        let output = try render(at: plan.time(ofFrame: index))
+        output.pointer.pointee.pts = index
+        return output
+    }
+
+    /// The composed frame at composition time `time`.
+    func render(at time: MediaTime) throws -> Frame {
         let instruction = plan.instruction(at: time)
         var drawables: [Drawable] = []
         for layer in instruction?.layers ?? [] {
@@ -47,9 +53,7 @@ final class VideoRenderer {
             drawables.append(Drawable(frame: frame, transform: layer.transform.value(at: time).concatenating(outputScale),
                                       opacity: opacity, crop: layer.crop?.value(at: time), trackID: layer.trackID))
         }
-        let output = try compose(drawables, background: instruction?.background ?? .black)
-        output.pointer.pointee.pts = index
-        return output
+        return try compose(drawables, background: instruction?.background ?? .black)
     }
 
     private func frameSource(for source: SegmentSource) throws -> VideoFrameSource {

@@ -1,0 +1,131 @@
+import CMoonLua
+import CMoonLuaShim
+import Engine
+import ScriptHost
+
+/// The `av` API of one Lua state: every Lua-visible class and the `av` table. Each type's
+/// Lua face lives in its own file (`…Binding.swift`) as an extension building its class;
+/// this registry lists them all, in dependency order.
+public final class API {
+    unowned let lua: LuaState
+    /// Set by embedders (the CLI's --overwrite): every export may replace its output.
+    public var overwriteOutputs = false
+    /// Cancels running exports (Ctrl-C); reset by the host before each new statement.
+    public let exportCancellation = CancellationFlag()
+    /// Called with each running export's progress (the CLI draws its bar from this).
+    public var exportObserver: ((ExportSession, ExportProgress) -> Void)?
+    /// Adjustments exports made that the user should hear about.
+    public var warn: (String) -> Void = { _ in }
+
+    var time: LuaClass!
+    var range: LuaClass!
+    var transform: LuaClass!
+    var asset: LuaClass!
+    var assetTrack: LuaClass!
+    var composition: LuaClass!
+    var compositionTrack: LuaClass!
+    var videoComposition: LuaClass!
+    var instruction: LuaClass!
+    var layerInstruction: LuaClass!
+    var audioMixInputParameters: LuaClass!
+    var audioMix: LuaClass!
+    var exportSession: LuaClass!
+    /// Asset tracks seen by insertTimeRange, so `track.segments` can name them.
+    var rememberedTracks: [SourceKey: AssetTrack] = [:]
+    func remember(_ track: AssetTrack) { rememberedTracks[SourceKey(track)] = track }
+
+    /// Functions of `av` that an untrusted effect script may call: they build values and
+    /// layers but open no files and write nothing.
+    public static let effectSafeFunctions: Set<String> = [
+        "time", "range", "rangeFromTo", "transform", "videoCompositionInstruction", "layerInstruction",
+        "audioMixInputParameters", "audioMix",
+    ]
+
+    /// Creates every class and leaves the `av` table as global `av` (and `package.loaded.moonreel`).
+    public init(installingIn lua: LuaState) {
+        self.lua = lua
+        time = makeTimeClass()
+        range = makeRangeClass()
+        transform = makeTransformClass()
+        assetTrack = makeAssetTrackClass()
+        asset = makeAssetClass()
+        compositionTrack = makeCompositionTrackClass()
+        composition = makeCompositionClass()
+        layerInstruction = makeLayerInstructionClass()
+        instruction = makeInstructionClass()
+        videoComposition = makeVideoCompositionClass()
+        audioMixInputParameters = makeAudioMixInputParametersClass()
+        audioMix = makeAudioMixClass()
+        exportSession = makeExportSessionClass()
+        for luaClass in allClasses { lua.register(luaClass) }
+        installMetamethods()
+        installAVTable()
+    }
+
+    public var allClasses: [LuaClass] {
+        [time, range, transform, assetTrack, asset, compositionTrack, composition, layerInstruction,
+         instruction, videoComposition, audioMixInputParameters, audioMix, exportSession]
+    }
+
+    /// The `av` functions: name, one line of help, body.
+    var avFunctions: [(String, String, LuaFunction)] {
+        timeFunctions + [transformFunction] + assetFunctions + compositionFunctions + videoCompositionFunctions + audioMixFunctions + exportFunctions
+    }
+
+    private func installAVTable() {
+        let L = lua.L
+        lua_createtable(L, 0, Int32(avFunctions.count))
+        for (name, _, body) in avFunctions {
+            lua.setFunction(name, body)
+        }
+        lua.push("\(moonreelVersion)")
+        lua_setfield(L, -2, "version")
+        lua_pushvalue(L, -1)
+        lua_setglobal(L, "av")
+        // require "moonreel" returns the same table.
+        lua_getglobal(L, "package")
+        if lua_type(L, -1) == LUA_TTABLE {
+            lua_getfield(L, -1, "loaded")
+            lua_pushvalue(L, -3)
+            lua_setfield(L, -2, "moonreel")
+            moon_pop(L, 2)
+        } else {
+            moon_pop(L, 1)
+        }
+        moon_pop(L, 1)
+    }
+
+    /// Help text for `help()`: the function or class and its one-line description.
+    public var functionHelp: [(name: String, doc: String)] { avFunctions.map { ("av.\($0.0)", $0.1) } }
+}
+
+public let moonreelVersion = "0.1.0"
+
+extension LuaState {
+    func push(_ string: String) { lua_pushstring(L, string) }
+}
+
+extension LuaClass {
+    /// A property whose getter and setter receive the Swift object already typed.
+    func property<T: AnyObject>(_ name: String, of type: T.Type, doc: String = "",
+                                get: @escaping (LuaCall, T) throws -> Void,
+                                set: ((LuaCall, T, Int32) throws -> Void)? = nil) {
+        property(name, doc: doc, get: { call, object in
+            guard let typed = object as? T else { throw LuaArgumentError("\(name): wrong object type") }
+            try get(call, typed)
+        }, set: set.map { setter in
+            { call, object, index in
+                guard let typed = object as? T else { throw LuaArgumentError("\(name): wrong object type") }
+                try setter(call, typed, index)
+            }
+        })
+    }
+
+    /// A method whose body receives `self` already typed (argument 1).
+    func method<T: AnyObject>(_ name: String, of type: T.Type, doc: String = "", _ body: @escaping (LuaCall, T) throws -> Int32) {
+        method(name, doc: doc) { [unowned self] call in
+            let object: T = try call.object(1, self)
+            return try body(call, object)
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import CMoonLua
+import Engine
+import ScriptHost
+
+/// `av.asset(path)` and asset tracks (AVURLAsset, AVAssetTrack).
+extension API {
+    func makeAssetClass() -> LuaClass {
+        let luaClass = LuaClass("Asset", doc: "A media file: duration, url and tracks.")
+        luaClass.describe = { object in
+            guard let asset = object as? Asset else { return "Asset" }
+            let kinds = asset.tracks.map(\.mediaType.rawValue).joined(separator: ", ")
+            return "Asset(\"\(asset.path)\", \(format(asset.duration.seconds)) s, tracks: \(kinds))"
+        }
+        luaClass.property("duration", of: Asset.self, doc: "seconds") { [unowned self] call, a in push(call, seconds: a.duration) }
+        luaClass.property("durationTime", of: Asset.self, doc: "exact duration") { [unowned self] call, a in push(call, exact: a.duration) }
+        luaClass.property("url", of: Asset.self, doc: "the file's path") { call, a in call.push(a.path) }
+        luaClass.property("tracks", of: Asset.self, doc: "every track") { [unowned self] call, a in
+            call.pushArray(a.tracks) { call.push($0, as: assetTrack) }
+        }
+        luaClass.property("metadata", of: Asset.self, doc: "container tags") { call, a in
+            call.pushRecord { for (key, value) in a.metadata { call.push(value); call.setField(key) } }
+        }
+        luaClass.method("tracksWithMediaType", of: Asset.self, doc: "asset:tracksWithMediaType(\"video\"): array, maybe empty") { [unowned self] call, a in
+            let type = try mediaType(call, 2)
+            call.pushArray(a.tracks(withMediaType: type)) { call.push($0, as: assetTrack) }
+            return 1
+        }
+        luaClass.method("trackWithTrackID", of: Asset.self, doc: "asset:trackWithTrackID(id) or nil") { [unowned self] call, a in
+            if let track = a.track(withID: try call.integer(2)) { call.push(track, as: assetTrack) } else { call.pushNil() }
+            return 1
+        }
+        return luaClass
+    }
+
+    func makeAssetTrackClass() -> LuaClass {
+        let luaClass = LuaClass("AssetTrack", doc: "One stream of an asset.")
+        luaClass.describe = { object in
+            guard let t = object as? AssetTrack else { return "AssetTrack" }
+            let detail = t.mediaType == .video ? " \(t.naturalSize) \(format((t.nominalFrameRate * 100).rounded() / 100)) fps"
+                : t.mediaType == .audio ? " \(t.sampleRate) Hz \(t.channelCount) ch" : ""
+            return "AssetTrack(#\(t.trackID) \(t.mediaType.rawValue) \(t.codec)\(detail))"
+        }
+        luaClass.property("mediaType", of: AssetTrack.self) { call, t in call.push(t.mediaType.rawValue) }
+        luaClass.property("trackID", of: AssetTrack.self) { call, t in call.push(t.trackID) }
+        luaClass.property("timeRange", of: AssetTrack.self) { [unowned self] call, t in push(call, range: t.timeRange) }
+        luaClass.property("naturalSize", of: AssetTrack.self, doc: "stored size, before the preferred transform") { [unowned self] call, t in push(call, size: t.naturalSize) }
+        luaClass.property("preferredTransform", of: AssetTrack.self, doc: "maps the stored frame upright, top-left at (0, 0)") { [unowned self] call, t in
+            push(call, transform: t.preferredTransform)
+        }
+        luaClass.property("nominalFrameRate", of: AssetTrack.self) { call, t in call.push(t.nominalFrameRate) }
+        luaClass.property("naturalTimeScale", of: AssetTrack.self) { call, t in call.push(Int(t.naturalTimeScale)) }
+        luaClass.property("codec", of: AssetTrack.self) { call, t in call.push(t.codec) }
+        luaClass.property("isPortrait", of: AssetTrack.self) { call, t in call.push(t.isPortrait) }
+        luaClass.property("sampleRate", of: AssetTrack.self) { call, t in call.push(t.sampleRate) }
+        luaClass.property("channelCount", of: AssetTrack.self) { call, t in call.push(t.channelCount) }
+        luaClass.property("asset", of: AssetTrack.self) { [unowned self] call, t in
+            if let owner = t.asset { call.push(owner, as: asset) } else { call.pushNil() }
+        }
+        return luaClass
+    }
+
+    func mediaType(_ call: LuaCall, _ index: Int32) throws -> MediaType {
+        let name = try call.string(index)
+        guard let type = MediaType(rawValue: name) else {
+            let known = MediaType.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+            throw call.argumentError(index, "unknown media type \"\(name)\" (expected \(known))")
+        }
+        return type
+    }
+
+    var assetFunctions: [(String, String, LuaFunction)] {
+        [
+            ("asset", "av.asset(path): open a media file", { [unowned self] call in
+                let path = try call.string(1)
+                do {
+                    call.push(try Asset(path: path), as: asset)
+                } catch let error as EngineError {
+                    throw call.argumentError(1, error.message)
+                }
+                return 1
+            }),
+        ]
+    }
+}

@@ -1,0 +1,61 @@
+import CMoonLua
+import Engine
+import ScriptHost
+
+/// `av.audioMixInputParameters` and `av.audioMix` (AVMutableAudioMix and its parameters).
+extension API {
+    func makeAudioMixInputParametersClass() -> LuaClass {
+        let luaClass = LuaClass("AudioMixInputParameters", doc: "Volume over time for one audio track.")
+        luaClass.describe = { ($0 as? AudioMixInputParameters).map { "AudioMixInputParameters(track \($0.trackID))" } ?? "AudioMixInputParameters" }
+        luaClass.property("trackID", of: AudioMixInputParameters.self) { call, p in call.push(p.trackID) }
+        luaClass.method("setVolume", of: AudioMixInputParameters.self, doc: "p:setVolume(v, atTime); 1 = unchanged") { [unowned self] call, p in
+            p.setVolume(try volume(call, 2), at: try time(call, 3)); return 0
+        }
+        luaClass.method("setVolumeRamp", of: AudioMixInputParameters.self, doc: "p:setVolumeRamp(v0, v1, range [, timing])") { [unowned self] call, p in
+            p.setVolumeRamp(from: try volume(call, 2), to: try volume(call, 3), over: try timeRange(call, 4), curve: try curve(call, 5))
+            return 0
+        }
+        return luaClass
+    }
+
+    func makeAudioMixClass() -> LuaClass {
+        let luaClass = LuaClass("AudioMix", doc: "How the audio tracks are mixed.")
+        luaClass.describe = { ($0 as? AudioMix).map { "AudioMix(\($0.inputParameters.count) input parameters)" } ?? "AudioMix" }
+        luaClass.property("inputParameters", of: AudioMix.self,
+                          get: { [unowned self] call, m in call.pushArray(m.inputParameters) { call.push($0, as: audioMixInputParameters) } },
+                          set: { [unowned self] call, m, index in
+                              m.inputParameters = try array(call, index, of: audioMixInputParameters, as: AudioMixInputParameters.self)
+                          })
+        return luaClass
+    }
+
+    func volume(_ call: LuaCall, _ index: Int32) throws -> Double {
+        let value = try finite(call, index)
+        guard (0...16).contains(value) else { throw call.argumentError(index, "volume must be in 0…16, got \(format(value))") }
+        return value
+    }
+
+    var audioMixFunctions: [(String, String, LuaFunction)] {
+        [
+            ("audioMixInputParameters", "av.audioMixInputParameters(audioTrack or trackID)", { [unowned self] call in
+                let id: Int
+                if let track: CompositionTrack = try? call.object(1, compositionTrack) {
+                    guard track.mediaType == .audio else { throw call.argumentError(1, "track \(track.trackID) is a \(track.mediaType.rawValue) track, not audio") }
+                    id = track.trackID
+                } else if call.type(1) == LUA_TNUMBER {
+                    id = try call.integer(1)
+                } else {
+                    throw call.typeError(1, expected: "CompositionTrack or track ID")
+                }
+                call.push(AudioMixInputParameters(trackID: id), as: audioMixInputParameters)
+                return 1
+            }),
+            ("audioMix", "av.audioMix{inputParameters={...}}", { [unowned self] call in
+                let made = AudioMix()
+                try applyProperties(call, 1, to: made, of: audioMix)
+                call.push(made, as: audioMix)
+                return 1
+            }),
+        ]
+    }
+}

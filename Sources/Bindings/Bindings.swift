@@ -1,2 +1,0 @@
-import Engine
-import ScriptHost

@@ -1,0 +1,160 @@
+import CMoonLua
+import Engine
+import ScriptHost
+
+/// `av.composition()` and its tracks (AVMutableComposition, AVMutableCompositionTrack).
+extension API {
+    func makeCompositionClass() -> LuaClass {
+        let luaClass = LuaClass("Composition", doc: "Tracks of segments cut from assets; usable like an asset.")
+        luaClass.describe = { object in
+            guard let c = object as? Composition else { return "Composition" }
+            let size = c.uprightVideoSize
+            let sizeText = size == .zero ? "" : ", \(size)"
+            let count = c.tracks.count
+            return "Composition(\(count) track\(count == 1 ? "" : "s"), \(String(format3: c.duration.seconds)) s\(sizeText))"
+        }
+        luaClass.property("duration", of: Composition.self) { [unowned self] call, c in push(call, seconds: c.duration) }
+        luaClass.property("durationTime", of: Composition.self) { [unowned self] call, c in push(call, exact: c.duration) }
+        luaClass.property("tracks", of: Composition.self) { [unowned self] call, c in
+            call.pushArray(c.tracks) { call.push($0, as: compositionTrack) }
+        }
+        luaClass.property("naturalSize", of: Composition.self, doc: "render size used by default (upright size of the first video)",
+                          get: { [unowned self] call, c in push(call, size: c.uprightVideoSize) },
+                          set: { [unowned self] call, c, index in c.naturalSize = try size(call, index) })
+        luaClass.method("addMutableTrack", of: Composition.self, doc: "comp:addMutableTrack(\"video\" | \"audio\" [, trackID])") { [unowned self] call, c in
+            let type = try mediaType(call, 2)
+            let id = call.isNoneOrNil(3) ? nil : try call.integer(3)
+            call.push(try engine(call) { try c.addMutableTrack(mediaType: type, preferredTrackID: id) }, as: compositionTrack)
+            return 1
+        }
+        luaClass.method("insertTimeRange", of: Composition.self, doc: "comp:insertTimeRange(range, asset, at): every track of the asset") { [unowned self] call, c in
+            let r = try timeRange(call, 2)
+            let source: Asset = try call.object(3, asset)
+            let at = try time(call, 4, allowNegative: false)
+            try engine(call) { try c.insertTimeRange(r, of: source, at: at) }
+            for track in source.tracks { remember(track) }
+            return 0
+        }
+        luaClass.method("removeTimeRange", of: Composition.self, doc: "comp:removeTimeRange(range)") { [unowned self] call, c in
+            let r = try timeRange(call, 2)
+            try engine(call) { try c.removeTimeRange(r) }
+            return 0
+        }
+        luaClass.method("insertEmptyTimeRange", of: Composition.self, doc: "comp:insertEmptyTimeRange(range)") { [unowned self] call, c in
+            let r = try timeRange(call, 2)
+            try engine(call) { try c.insertEmptyTimeRange(r) }
+            return 0
+        }
+        luaClass.method("scaleTimeRange", of: Composition.self, doc: "comp:scaleTimeRange(range, newDuration)") { [unowned self] call, c in
+            let r = try timeRange(call, 2)
+            let d = try duration(call, 3)
+            try engine(call) { try c.scaleTimeRange(r, toDuration: d) }
+            return 0
+        }
+        luaClass.method("mutableTrackCompatibleWithTrack", of: Composition.self, doc: "comp:mutableTrackCompatibleWithTrack(assetTrack) or nil") { [unowned self] call, c in
+            let track: AssetTrack = try call.object(2, assetTrack)
+            if let found = c.mutableTrackCompatible(with: track) { call.push(found, as: compositionTrack) } else { call.pushNil() }
+            return 1
+        }
+        luaClass.method("tracksWithMediaType", of: Composition.self, doc: "comp:tracksWithMediaType(\"video\")") { [unowned self] call, c in
+            let type = try mediaType(call, 2)
+            call.pushArray(c.tracks(withMediaType: type)) { call.push($0, as: compositionTrack) }
+            return 1
+        }
+        luaClass.method("trackWithTrackID", of: Composition.self, doc: "comp:trackWithTrackID(id) or nil") { [unowned self] call, c in
+            if let track = c.track(withID: try call.integer(2)) { call.push(track, as: compositionTrack) } else { call.pushNil() }
+            return 1
+        }
+        return luaClass
+    }
+
+    func makeCompositionTrackClass() -> LuaClass {
+        let luaClass = LuaClass("CompositionTrack", doc: "A track of a composition: segments mapping source ranges to composition ranges.")
+        luaClass.describe = { object in
+            guard let t = object as? CompositionTrack else { return "CompositionTrack" }
+            return "CompositionTrack(#\(t.trackID) \(t.mediaType.rawValue), \(t.segments.count) segment\(t.segments.count == 1 ? "" : "s"), \(String(format3: t.duration.seconds)) s)"
+        }
+        luaClass.property("trackID", of: CompositionTrack.self) { call, t in call.push(t.trackID) }
+        luaClass.property("mediaType", of: CompositionTrack.self) { call, t in call.push(t.mediaType.rawValue) }
+        luaClass.property("timeRange", of: CompositionTrack.self) { [unowned self] call, t in push(call, range: t.timeRange) }
+        luaClass.property("naturalSize", of: CompositionTrack.self) { [unowned self] call, t in push(call, size: t.naturalSize) }
+        luaClass.property("preferredTransform", of: CompositionTrack.self,
+                          get: { [unowned self] call, t in push(call, transform: t.preferredTransform) },
+                          set: { [unowned self] call, t, index in t.preferredTransform = try affineTransform(call, index) })
+        luaClass.property("preferredVolume", of: CompositionTrack.self,
+                          get: { call, t in call.push(t.preferredVolume) },
+                          set: { [unowned self] call, t, index in
+                              let volume = try finite(call, index)
+                              guard (0...16).contains(volume) else { throw call.argumentError(index, "volume must be in 0…16, got \(format(volume))") }
+                              t.preferredVolume = volume
+                          })
+        luaClass.property("segments", of: CompositionTrack.self, doc: "{ {track=, sourceRange=, targetRange=, empty=}, ... }") { [unowned self] call, t in
+            call.pushArray(t.segments) { segment in
+                call.pushRecord {
+                    if let source = segment.source, let track = rememberedTracks[SourceKey(source)] {
+                        call.push(track, as: assetTrack); call.setField("track")
+                    }
+                    push(call, range: segment.sourceRange); call.setField("sourceRange")
+                    push(call, range: segment.targetRange); call.setField("targetRange")
+                    call.push(segment.isEmpty); call.setField("empty")
+                }
+            }
+        }
+        luaClass.method("insertTimeRange", of: CompositionTrack.self, doc: "track:insertTimeRange(range, assetTrack, at)") { [unowned self] call, t in
+            let r = try timeRange(call, 2)
+            let source: AssetTrack = try call.object(3, assetTrack)
+            let at = try time(call, 4, allowNegative: false)
+            try engine(call) { try t.insertTimeRange(r, of: source, at: at) }
+            remember(source)
+            return 0
+        }
+        luaClass.method("insertEmptyTimeRange", of: CompositionTrack.self, doc: "track:insertEmptyTimeRange(range)") { [unowned self] call, t in
+            let r = try timeRange(call, 2)
+            try engine(call) { try t.insertEmptyTimeRange(r) }
+            return 0
+        }
+        luaClass.method("removeTimeRange", of: CompositionTrack.self, doc: "track:removeTimeRange(range)") { [unowned self] call, t in
+            let r = try timeRange(call, 2)
+            try engine(call) { try t.removeTimeRange(r) }
+            return 0
+        }
+        luaClass.method("scaleTimeRange", of: CompositionTrack.self, doc: "track:scaleTimeRange(range, newDuration)") { [unowned self] call, t in
+            let r = try timeRange(call, 2)
+            let d = try duration(call, 3)
+            try engine(call) { try t.scaleTimeRange(r, toDuration: d) }
+            return 0
+        }
+        return luaClass
+    }
+
+    /// Runs an engine call, turning its errors into Lua errors that name the function.
+    func engine<T>(_ call: LuaCall, _ body: () throws -> T) throws -> T {
+        do { return try body() } catch let error as EngineError {
+            throw LuaArgumentError("\(call.functionName): \(error.message)")
+        }
+    }
+
+    var compositionFunctions: [(String, String, LuaFunction)] {
+        [("composition", "av.composition(): an empty composition", { [unowned self] call in
+            call.push(Composition(), as: composition)
+            return 1
+        })]
+    }
+}
+
+/// Identifies a source stream, to give segments back their asset track in Lua.
+struct SourceKey: Hashable {
+    let path: String
+    let stream: Int
+    init(_ source: SegmentSource) { (path, stream) = (source.path, source.streamIndex) }
+    init(_ track: AssetTrack) { (path, stream) = (track.path, track.streamIndex) }
+}
+
+public extension String {
+    /// Seconds with three decimals ("12.000"), without Foundation's String(format:).
+    init(format3 value: Double) {
+        let thousandths = Int((abs(value) * 1000).rounded())
+        let fraction = String(thousandths % 1000)
+        self = (value < 0 ? "-" : "") + "\(thousandths / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
+    }
+}

@@ -1,0 +1,124 @@
+import CMoonLua
+import CMoonLuaShim
+import Engine
+import ScriptHost
+
+/// `av.exportSession(comp, preset)` (AVAssetExportSession).
+extension API {
+    func makeExportSessionClass() -> LuaClass {
+        let luaClass = LuaClass("ExportSession", doc: "Exports a composition to a file with a preset.")
+        luaClass.describe = { object in
+            guard let e = object as? ExportSession else { return "ExportSession" }
+            return "ExportSession(\(e.preset.name) → \(e.outputURL.map { "\"\($0)\"" } ?? "no outputURL"), \(e.status.rawValue))"
+        }
+        luaClass.property("presetName", of: ExportSession.self) { call, e in call.push(e.preset.name) }
+        luaClass.property("outputURL", of: ExportSession.self, doc: "output file path",
+                          get: { call, e in if let url = e.outputURL { call.push(url) } else { call.pushNil() } },
+                          set: { call, e, index in e.outputURL = try call.string(index) })
+        luaClass.property("outputFileType", of: ExportSession.self, doc: "\"mov\", \"mp4\", \"m4v\" or \"m4a\"",
+                          get: { call, e in if let type = e.outputFileType { call.push(type) } else { call.pushNil() } },
+                          set: { call, e, index in
+                              let type = try call.string(index)
+                              guard ExportSession.fileTypes.contains(type) else {
+                                  throw call.argumentError(index, "file type must be one of \(ExportSession.fileTypes.joined(separator: ", ")), got \"\(type)\"")
+                              }
+                              e.outputFileType = type
+                          })
+        luaClass.property("videoComposition", of: ExportSession.self,
+                          get: { [unowned self] call, e in if let v = e.videoComposition { call.push(v, as: videoComposition) } else { call.pushNil() } },
+                          set: { [unowned self] call, e, index in e.videoComposition = try call.optionalObject(index, videoComposition) })
+        luaClass.property("audioMix", of: ExportSession.self,
+                          get: { [unowned self] call, e in if let m = e.audioMix { call.push(m, as: audioMix) } else { call.pushNil() } },
+                          set: { [unowned self] call, e, index in e.audioMix = try call.optionalObject(index, audioMix) })
+        luaClass.property("timeRange", of: ExportSession.self, doc: "part of the composition to export (default: all)",
+                          get: { [unowned self] call, e in if let r = e.timeRange { push(call, range: r) } else { call.pushNil() } },
+                          set: { [unowned self] call, e, index in e.timeRange = call.isNoneOrNil(index) ? nil : try timeRange(call, index) })
+        luaClass.property("shouldOptimizeForNetworkUse", of: ExportSession.self, doc: "put the index (moov) first",
+                          get: { call, e in call.push(e.shouldOptimizeForNetworkUse) },
+                          set: { call, e, index in e.shouldOptimizeForNetworkUse = try call.boolean(index) })
+        luaClass.property("overwrite", of: ExportSession.self, doc: "replace an existing output (only once the new file is complete)",
+                          get: { call, e in call.push(e.overwrite) },
+                          set: { call, e, index in e.overwrite = try call.boolean(index) })
+        luaClass.property("metadata", of: ExportSession.self, doc: "{title=, artist=, ...}",
+                          get: { call, e in call.pushRecord { for (key, value) in e.metadata { call.push(value); call.setField(key) } } },
+                          set: { call, e, index in
+                              guard call.type(index) == LUA_TTABLE else { throw call.typeError(index, expected: "table of strings") }
+                              var tags: [String: String] = [:]
+                              try call.forEachField(of: index) { key in tags[key] = try call.string(-1) }
+                              e.metadata = tags
+                          })
+        luaClass.property("status", of: ExportSession.self, doc: "waiting, exporting, completed, failed or cancelled") { call, e in call.push(e.status.rawValue) }
+        luaClass.property("error", of: ExportSession.self) { call, e in if let error = e.error { call.push(error) } else { call.pushNil() } }
+        luaClass.property("progress", of: ExportSession.self, doc: "0…1") { call, e in call.push(e.progress) }
+        luaClass.method("export", of: ExportSession.self, doc: "ex:export{progress=function(fraction) end}: true, or nil and a message") { [unowned self] call, e in
+            try export(call, e)
+        }
+        luaClass.method("cancel", of: ExportSession.self, doc: "ex:cancel(), e.g. from a progress callback") { call, e in
+            e.cancel(); return 0
+        }
+        return luaClass
+    }
+
+    private func export(_ call: LuaCall, _ session: ExportSession) throws -> Int32 {
+        var callbackIndex: Int32? = nil
+        if !call.isNoneOrNil(2) {
+            guard call.type(2) == LUA_TTABLE else { throw call.typeError(2, expected: "table {progress=function}") }
+            try call.forEachField(of: 2) { key in
+                guard key == "progress" else { throw call.argumentError(2, "unknown export option '\(key)' (known: progress)") }
+            }
+            if call.pushField(of: 2, "progress") == LUA_TFUNCTION {
+                callbackIndex = call.absolute(-1)
+            } else if call.type(-1) != LUA_TNIL {
+                throw call.argumentError(2, "progress must be a function, got \(call.typeName(-1))")
+            } else {
+                call.pop()
+            }
+        }
+        if overwriteOutputs { session.overwrite = true }
+        session.parentCancellation = exportCancellation
+        var callbackError: LuaError? = nil
+        do {
+            try session.export { progress in
+                exportObserver?(session, progress)
+                guard let callbackIndex else { return }
+                call.pushValue(callbackIndex)
+                call.push(progress.fraction)
+                do {
+                    try lua.call(argumentCount: 1, resultCount: 0)
+                } catch let error as LuaError {
+                    callbackError = error
+                    throw error
+                }
+            }
+        } catch {
+            session.warnings.forEach(warn)
+            if let callbackError { throw callbackError }
+            call.pushNil()
+            call.push(session.error ?? "\(error)")
+            return 2
+        }
+        session.warnings.forEach(warn)
+        call.push(true)
+        return 1
+    }
+
+    var exportFunctions: [(String, String, LuaFunction)] {
+        [("exportSession", "av.exportSession(compositionOrAsset, preset): presets \(ExportPreset.names.joined(separator: ", "))", { [unowned self] call in
+            let source: Composition
+            if let comp: Composition = try? call.object(1, composition) {
+                source = comp
+            } else if let file: Asset = try? call.object(1, asset) {
+                source = Composition()
+                try engine(call) { try source.insertTimeRange(TimeRange(start: .zero, duration: file.duration), of: file, at: .zero) }
+            } else {
+                throw call.typeError(1, expected: "Composition or Asset")
+            }
+            let name = call.isNoneOrNil(2) ? "HighestQuality" : try call.string(2)
+            guard let preset = ExportPreset.named(name) else {
+                throw call.argumentError(2, "unknown preset \"\(name)\" (known: \(ExportPreset.names.joined(separator: ", ")))")
+            }
+            call.push(ExportSession(composition: source, preset: preset), as: exportSession)
+            return 1
+        })]
+    }
+}

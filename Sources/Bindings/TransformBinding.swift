@@ -1,0 +1,44 @@
+import CMoonLua
+import Engine
+import ScriptHost
+
+/// `av.transform`: 2-D affine transforms (CGAffineTransform), immutable and chainable.
+extension API {
+    func makeTransformClass() -> LuaClass {
+        let luaClass = LuaClass("Transform", doc: "An affine transform {a, b, c, d, tx, ty}; methods return new transforms.")
+        luaClass.describe = { ($0 as? TransformBox).map { "Transform\($0.transform)" } ?? "Transform" }
+        for (name, read) in [("a", \AffineTransform.a), ("b", \.b), ("c", \.c), ("d", \.d), ("tx", \.tx), ("ty", \.ty)] {
+            luaClass.property(name, of: TransformBox.self) { call, box in call.push(box.transform[keyPath: read]) }
+        }
+        luaClass.property("isIdentity", of: TransformBox.self) { call, box in call.push(box.transform.isIdentity) }
+        luaClass.method("translated", of: TransformBox.self, doc: "t:translated(x, y)") { [unowned self] call, box in
+            push(call, transform: box.transform.translatedBy(try finite(call, 2), try finite(call, 3))); return 1
+        }
+        luaClass.method("scaled", of: TransformBox.self, doc: "t:scaled(sx [, sy])") { [unowned self] call, box in
+            let sx = try finite(call, 2)
+            let sy = call.isNoneOrNil(3) ? sx : try finite(call, 3)
+            push(call, transform: box.transform.scaledBy(sx, sy)); return 1
+        }
+        luaClass.method("rotated", of: TransformBox.self, doc: "t:rotated(radians), clockwise on screen") { [unowned self] call, box in
+            push(call, transform: box.transform.rotatedBy(try finite(call, 2))); return 1
+        }
+        luaClass.method("concat", of: TransformBox.self, doc: "t:concat(u): t then u") { [unowned self] call, box in
+            push(call, transform: box.transform.concatenating(try affineTransform(call, 2))); return 1
+        }
+        luaClass.method("inverted", of: TransformBox.self, doc: "t:inverted(), or an error if not invertible") { [unowned self] call, box in
+            guard let inverse = box.transform.inverted() else { throw LuaArgumentError("transform \(box.transform) is not invertible") }
+            push(call, transform: inverse); return 1
+        }
+        luaClass.method("apply", of: TransformBox.self, doc: "t:apply{x, y}: the transformed point") { [unowned self] call, box in
+            push(call, point: box.transform.apply(try point(call, 2))); return 1
+        }
+        return luaClass
+    }
+
+    var transformFunction: (String, String, LuaFunction) {
+        ("transform", "av.transform() or av.transform{a, b, c, d, tx, ty}", { [unowned self] call in
+            push(call, transform: call.isNoneOrNil(1) ? .identity : try affineTransform(call, 1))
+            return 1
+        })
+    }
+}

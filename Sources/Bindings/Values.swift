@@ -1,0 +1,261 @@
+import CMoonLua
+import CMoonLuaShim
+import Engine
+import ScriptHost
+
+/// Boxes that give value types a userdata identity in Lua.
+final class TimeBox { let time: MediaTime; init(_ time: MediaTime) { self.time = time } }
+final class RangeBox { let range: TimeRange; init(_ range: TimeRange) { self.range = range } }
+final class TransformBox { let transform: AffineTransform; init(_ transform: AffineTransform) { self.transform = transform } }
+
+/// Conversions between Lua values and engine values, with argument errors worded as Lua's.
+extension API {
+    // MARK: Time
+
+    /// A time: seconds as a number, or an exact `av.time`. NaN, ±inf and absurd values are refused.
+    func time(_ call: LuaCall, _ index: Int32, allowNegative: Bool = true) throws -> MediaTime {
+        if let box: TimeBox = try? call.object(index, time) {
+            guard allowNegative || !box.time.isNegative else { throw call.argumentError(index, "time must not be negative, got \(box.time.seconds)") }
+            return box.time
+        }
+        guard call.type(index) == LUA_TNUMBER else { throw call.typeError(index, expected: "time (seconds or av.time)") }
+        let seconds = try call.number(index)
+        guard seconds.isFinite else { throw call.argumentError(index, "time must be a finite number of seconds, got \(format(seconds))") }
+        guard abs(seconds) < 1e9 else { throw call.argumentError(index, "time \(format(seconds)) s is too large") }
+        guard allowNegative || seconds >= 0 else { throw call.argumentError(index, "time must not be negative, got \(format(seconds))") }
+        guard let value = MediaTime(seconds: seconds) else { throw call.argumentError(index, "not a time: \(seconds)") }
+        return value
+    }
+
+    func optionalTime(_ call: LuaCall, _ index: Int32, allowNegative: Bool = true) throws -> MediaTime? {
+        call.isNoneOrNil(index) ? nil : try time(call, index, allowNegative: allowNegative)
+    }
+
+    /// A positive duration (seconds or av.time).
+    func duration(_ call: LuaCall, _ index: Int32) throws -> MediaTime {
+        let value = try time(call, index)
+        guard value.value > 0 else { throw call.argumentError(index, "duration must be positive, got \(value.seconds)") }
+        return value
+    }
+
+    /// Times are returned as seconds (numbers); exact values through the `…Time` fields.
+    func push(_ call: LuaCall, seconds t: MediaTime) { call.push(t.seconds) }
+    func push(_ call: LuaCall, exact t: MediaTime) { call.push(TimeBox(t), as: time) }
+
+    // MARK: Ranges
+
+    /// A range: `av.range(...)` or a table `{start=, duration=}` / `{start, duration}`.
+    func timeRange(_ call: LuaCall, _ index: Int32) throws -> TimeRange {
+        if let box: RangeBox = try? call.object(index, range) { return box.range }
+        guard call.type(index) == LUA_TTABLE else { throw call.typeError(index, expected: "range") }
+        let table = call.absolute(index)
+        let start = try field(call, table, "start", 1) { try self.time(call, -1) }
+        let length = try field(call, table, "duration", 2) { try self.time(call, -1) }
+        guard let start, let length else { throw call.argumentError(index, "range needs start and duration") }
+        guard !length.isNegative else { throw call.argumentError(index, "range duration must not be negative, got \(length.seconds)") }
+        return TimeRange(start: start, duration: length)
+    }
+
+    func push(_ call: LuaCall, range value: TimeRange) { call.push(RangeBox(value), as: range) }
+
+    // MARK: Geometry
+
+    /// `{w, h}` or `{width=, height=}`.
+    func size(_ call: LuaCall, _ index: Int32, positive: Bool = true) throws -> Size {
+        guard call.type(index) == LUA_TTABLE else { throw call.typeError(index, expected: "size {width, height}") }
+        let table = call.absolute(index)
+        let width = try field(call, table, "width", 1) { try self.finite(call, -1) }
+        let height = try field(call, table, "height", 2) { try self.finite(call, -1) }
+        guard let width, let height else { throw call.argumentError(index, "size needs width and height") }
+        if positive, width <= 0 || height <= 0 || width > 65536 || height > 65536 {
+            throw call.argumentError(index, "size must be between 1 and 65536 on each side, got \(format(width))×\(format(height))")
+        }
+        return Size(width: width, height: height)
+    }
+
+    /// `{x, y, w, h}` or `{x=, y=, width=, height=}`.
+    func rect(_ call: LuaCall, _ index: Int32) throws -> Rect {
+        guard call.type(index) == LUA_TTABLE else { throw call.typeError(index, expected: "rect {x, y, width, height}") }
+        let table = call.absolute(index)
+        let values = try [("x", 1), ("y", 2), ("width", 3), ("height", 4)].map { name, position in
+            try field(call, table, name, position) { try self.finite(call, -1) }
+        }
+        guard let x = values[0], let y = values[1], let w = values[2], let h = values[3] else {
+            throw call.argumentError(index, "rect needs x, y, width and height")
+        }
+        guard w >= 0, h >= 0 else { throw call.argumentError(index, "rect width and height must not be negative") }
+        return Rect(x: x, y: y, width: w, height: h)
+    }
+
+    func point(_ call: LuaCall, _ index: Int32) throws -> Point {
+        guard call.type(index) == LUA_TTABLE else { throw call.typeError(index, expected: "point {x, y}") }
+        let table = call.absolute(index)
+        guard let x = try field(call, table, "x", 1, { try self.finite(call, -1) }),
+              let y = try field(call, table, "y", 2, { try self.finite(call, -1) }) else {
+            throw call.argumentError(index, "point needs x and y")
+        }
+        return Point(x: x, y: y)
+    }
+
+    /// A size reads as `s.width`, `s.height` and `s[1]`, `s[2]`.
+    func push(_ call: LuaCall, size value: Size) {
+        call.pushRecord {
+            call.push(value.width); call.setField("width")
+            call.push(value.height); call.setField("height")
+            call.push(value.width); lua_rawseti(call.L, -2, 1)
+            call.push(value.height); lua_rawseti(call.L, -2, 2)
+        }
+    }
+
+    func push(_ call: LuaCall, rect value: Rect) {
+        call.pushRecord {
+            for (name, v, i) in [("x", value.x, 1), ("y", value.y, 2), ("width", value.width, 3), ("height", value.height, 4)] {
+                call.push(v); call.setField(name)
+                call.push(v); lua_rawseti(call.L, -2, lua_Integer(i))
+            }
+        }
+    }
+
+    func push(_ call: LuaCall, point value: Point) {
+        call.pushRecord {
+            call.push(value.x); call.setField("x")
+            call.push(value.y); call.setField("y")
+            call.push(value.x); lua_rawseti(call.L, -2, 1)
+            call.push(value.y); lua_rawseti(call.L, -2, 2)
+        }
+    }
+
+    // MARK: Transforms
+
+    /// An `av.transform` or a table `{a, b, c, d, tx, ty}`.
+    func affineTransform(_ call: LuaCall, _ index: Int32) throws -> AffineTransform {
+        if let box: TransformBox = try? call.object(index, transform) { return box.transform }
+        guard call.type(index) == LUA_TTABLE else { throw call.typeError(index, expected: "transform") }
+        let table = call.absolute(index)
+        let names = ["a", "b", "c", "d", "tx", "ty"]
+        var values: [Double] = []
+        for (position, name) in names.enumerated() {
+            guard let v = try field(call, table, name, position + 1, { try self.finite(call, -1) }) else {
+                throw call.argumentError(index, "transform needs a, b, c, d, tx and ty")
+            }
+            values.append(v)
+        }
+        return AffineTransform(a: values[0], b: values[1], c: values[2], d: values[3], tx: values[4], ty: values[5])
+    }
+
+    func push(_ call: LuaCall, transform value: AffineTransform) { call.push(TransformBox(value), as: transform) }
+
+    // MARK: Colours
+
+    /// "#RRGGBB", "#RRGGBBAA", a CSS-like name, or `{r, g, b, a}` in 0…1.
+    func color(_ call: LuaCall, _ index: Int32) throws -> Color {
+        if call.type(index) == LUA_TSTRING {
+            let text = try call.string(index)
+            guard let color = Color(css: text) else {
+                throw call.argumentError(index, "unknown colour \"\(text)\" (use \"#RRGGBB\", \"#RRGGBBAA\", a name such as \"white\", or {r, g, b, a})")
+            }
+            return color
+        }
+        guard call.type(index) == LUA_TTABLE else { throw call.typeError(index, expected: "colour") }
+        let table = call.absolute(index)
+        var components: [Double] = []
+        for (position, name) in ["r", "g", "b", "a"].enumerated() {
+            let v = try field(call, table, name, position + 1) { try self.finite(call, -1) } ?? (name == "a" ? 1 : nil)
+            guard let v else { throw call.argumentError(index, "colour table needs r, g and b") }
+            guard (0...1).contains(v) else { throw call.argumentError(index, "colour components must be in 0…1, got \(format(v))") }
+            components.append(v)
+        }
+        return Color(red: components[0], green: components[1], blue: components[2], alpha: components[3])
+    }
+
+    func push(_ call: LuaCall, color value: Color) { call.push(value.hexString) }
+
+    // MARK: Helpers
+
+    func finite(_ call: LuaCall, _ index: Int32) throws -> Double {
+        let value = try call.number(index)
+        guard value.isFinite else { throw call.argumentError(index, "number must be finite, got \(format(value))") }
+        return value
+    }
+
+    /// Reads `table.name`, or `table[position]` when the name is absent; nil if neither.
+    func field<T>(_ call: LuaCall, _ table: Int32, _ name: String, _ position: Int, _ read: () throws -> T) throws -> T? {
+        var type = call.pushField(of: table, name)
+        if type == LUA_TNIL {
+            call.pop()
+            type = call.pushElement(of: table, position)
+        }
+        defer { call.pop() }
+        if type == LUA_TNIL { return nil }
+        do { return try read() } catch let error as LuaArgumentError {
+            throw call.argumentError(table, "field '\(name)': \(error.message.argumentReason)")
+        }
+    }
+
+    /// Applies a constructor's property table through the class's setters, so `{...}` and
+    /// later assignment check values the same way.
+    func applyProperties(_ call: LuaCall, _ index: Int32, to object: AnyObject, of luaClass: LuaClass) throws {
+        guard !call.isNoneOrNil(index) else { return }
+        guard call.type(index) == LUA_TTABLE else { throw call.typeError(index, expected: "table of \(luaClass.name) properties") }
+        let properties = luaClass.allProperties
+        try call.forEachField(of: index) { key in
+            guard let property = properties[key] else {
+                throw call.argumentError(index, "unknown \(luaClass.name) property '\(key)'")
+            }
+            guard let setter = property.set else { throw call.argumentError(index, "\(luaClass.name) property '\(key)' is read-only") }
+            do {
+                try setter(call, object, call.absolute(-1))
+            } catch let error as LuaArgumentError {
+                throw call.argumentError(index, "property '\(key)': \(error.message.argumentReason)")
+            }
+        }
+    }
+}
+
+func format(_ value: Double) -> String {
+    if value.isNaN { return "nan" }
+    if value.isInfinite { return value < 0 ? "-inf" : "inf" }
+    return value == value.rounded() && abs(value) < 1e15 ? "\(Int(value))" : "\(value)"
+}
+
+extension String {
+    /// "bad argument #3 to 'x' (reason)" → "reason"; other messages unchanged.
+    var argumentReason: String {
+        guard hasPrefix("bad argument"), let open = firstIndex(of: "("), last == ")" else { return self }
+        return String(self[index(after: open)..<index(before: endIndex)])
+    }
+
+}
+
+extension Color {
+    static let named: [String: Color] = [
+        "white": .white, "black": .black, "clear": .clear, "transparent": .clear,
+        "red": Color(red: 1, green: 0, blue: 0), "green": Color(red: 0, green: 128.0 / 255, blue: 0),
+        "lime": Color(red: 0, green: 1, blue: 0), "blue": Color(red: 0, green: 0, blue: 1),
+        "yellow": Color(red: 1, green: 1, blue: 0), "cyan": Color(red: 0, green: 1, blue: 1),
+        "magenta": Color(red: 1, green: 0, blue: 1), "gray": Color(red: 0.5, green: 0.5, blue: 0.5),
+        "grey": Color(red: 0.5, green: 0.5, blue: 0.5), "orange": Color(red: 1, green: 165.0 / 255, blue: 0),
+        "purple": Color(red: 128.0 / 255, green: 0, blue: 128.0 / 255), "pink": Color(red: 1, green: 192.0 / 255, blue: 203.0 / 255),
+        "brown": Color(red: 165.0 / 255, green: 42.0 / 255, blue: 42.0 / 255), "navy": Color(red: 0, green: 0, blue: 128.0 / 255),
+    ]
+
+    init?(css text: String) {
+        let lower = text.lowercased()
+        if let named = Color.named[lower] { self = named; return }
+        guard lower.hasPrefix("#") else { return nil }
+        let hex = Array(lower.dropFirst())
+        guard hex.count == 6 || hex.count == 8, let value = UInt32(String(hex), radix: 16) else { return nil }
+        let full = hex.count == 6 ? (value << 8) | 0xFF : value
+        func byte(_ shift: UInt32) -> Double { Double((full >> shift) & 0xFF) / 255 }
+        self.init(red: byte(24), green: byte(16), blue: byte(8), alpha: byte(0))
+    }
+
+    var hexString: String {
+        func hex(_ v: Double) -> String {
+            let byte = Int((min(max(v, 0), 1) * 255).rounded())
+            let digits = String(byte, radix: 16)
+            return digits.count == 1 ? "0" + digits : digits
+        }
+        return "#" + hex(red) + hex(green) + hex(blue) + (alpha < 1 ? hex(alpha) : "")
+    }
+}

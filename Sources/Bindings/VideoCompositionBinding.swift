@@ -1,0 +1,187 @@
+import CMoonLua
+import Engine
+import ScriptHost
+
+/// `av.videoComposition`, instructions and layer instructions (AVMutableVideoComposition,
+/// AVMutableVideoCompositionInstruction, AVMutableVideoCompositionLayerInstruction).
+extension API {
+    func makeVideoCompositionClass() -> LuaClass {
+        let luaClass = LuaClass("VideoComposition", doc: "How each output frame is composed: render size, frame rate, instructions.")
+        luaClass.describe = { object in
+            guard let v = object as? VideoComposition else { return "VideoComposition" }
+            return "VideoComposition(\(v.renderSize), \(format((1 / v.frameDuration.seconds * 1000).rounded() / 1000)) fps, \(v.instructions.count) instruction\(v.instructions.count == 1 ? "" : "s"))"
+        }
+        luaClass.property("renderSize", of: VideoComposition.self,
+                          get: { [unowned self] call, v in push(call, size: v.renderSize) },
+                          set: { [unowned self] call, v, index in v.renderSize = try size(call, index) })
+        luaClass.property("frameDuration", of: VideoComposition.self, doc: "seconds per frame (av.time(1, 30) for 30 fps)",
+                          get: { [unowned self] call, v in push(call, exact: v.frameDuration) },
+                          set: { [unowned self] call, v, index in
+                              let d = try duration(call, index)
+                              guard d >= MediaTime(value: 1, timescale: 1000), d <= MediaTime(value: 10, timescale: 1) else {
+                                  throw call.argumentError(index, "frameDuration must be between 1/1000 s and 10 s, got \(d.seconds)")
+                              }
+                              v.frameDuration = d
+                          })
+        luaClass.property("renderScale", of: VideoComposition.self,
+                          get: { call, v in call.push(v.renderScale) },
+                          set: { [unowned self] call, v, index in
+                              let scale = try finite(call, index)
+                              guard scale > 0, scale <= 4 else { throw call.argumentError(index, "renderScale must be in (0, 4], got \(format(scale))") }
+                              v.renderScale = scale
+                          })
+        luaClass.property("instructions", of: VideoComposition.self,
+                          get: { [unowned self] call, v in call.pushArray(v.instructions) { call.push($0, as: instruction) } },
+                          set: { [unowned self] call, v, index in
+                              v.instructions = try array(call, index, of: instruction, as: VideoCompositionInstruction.self)
+                          })
+        return luaClass
+    }
+
+    func makeInstructionClass() -> LuaClass {
+        let luaClass = LuaClass("VideoCompositionInstruction", doc: "One time range of a video composition: tracks drawn (first on top) over a background.")
+        luaClass.describe = { object in
+            guard let i = object as? VideoCompositionInstruction else { return "VideoCompositionInstruction" }
+            return "VideoCompositionInstruction(\(format(i.timeRange.start.seconds))…\(format(i.timeRange.end.seconds)) s, \(i.layerInstructions.count) layer\(i.layerInstructions.count == 1 ? "" : "s"))"
+        }
+        luaClass.property("timeRange", of: VideoCompositionInstruction.self,
+                          get: { [unowned self] call, i in push(call, range: i.timeRange) },
+                          set: { [unowned self] call, i, index in i.timeRange = try timeRange(call, index) })
+        luaClass.property("backgroundColor", of: VideoCompositionInstruction.self,
+                          get: { [unowned self] call, i in push(call, color: i.backgroundColor) },
+                          set: { [unowned self] call, i, index in i.backgroundColor = try color(call, index) })
+        luaClass.property("layerInstructions", of: VideoCompositionInstruction.self, doc: "first is drawn on top",
+                          get: { [unowned self] call, i in call.pushArray(i.layerInstructions) { call.push($0, as: layerInstruction) } },
+                          set: { [unowned self] call, i, index in
+                              i.layerInstructions = try array(call, index, of: layerInstruction, as: LayerInstruction.self)
+                          })
+        return luaClass
+    }
+
+    func makeLayerInstructionClass() -> LuaClass {
+        let luaClass = LuaClass("LayerInstruction", doc: "Transform, opacity and crop of one composition track over time.")
+        luaClass.describe = { ($0 as? LayerInstruction).map { "LayerInstruction(track \($0.trackID))" } ?? "LayerInstruction" }
+        luaClass.property("trackID", of: LayerInstruction.self) { call, l in call.push(l.trackID) }
+        luaClass.method("setTransform", of: LayerInstruction.self, doc: "li:setTransform(t, atTime)") { [unowned self] call, l in
+            l.transform.set(try affineTransform(call, 2), at: try time(call, 3)); return 0
+        }
+        luaClass.method("setTransformRamp", of: LayerInstruction.self, doc: "li:setTransformRamp(t0, t1, range [, timing])") { [unowned self] call, l in
+            l.transform.ramp(from: try affineTransform(call, 2), to: try affineTransform(call, 3), over: try timeRange(call, 4), curve: try curve(call, 5))
+            return 0
+        }
+        luaClass.method("setOpacity", of: LayerInstruction.self, doc: "li:setOpacity(o, atTime)") { [unowned self] call, l in
+            l.opacity.set(try unit(call, 2), at: try time(call, 3)); return 0
+        }
+        luaClass.method("setOpacityRamp", of: LayerInstruction.self, doc: "li:setOpacityRamp(o0, o1, range [, timing])") { [unowned self] call, l in
+            l.opacity.ramp(from: try unit(call, 2), to: try unit(call, 3), over: try timeRange(call, 4), curve: try curve(call, 5))
+            return 0
+        }
+        luaClass.method("setCropRectangle", of: LayerInstruction.self, doc: "li:setCropRectangle(rect, atTime), in stored pixels") { [unowned self] call, l in
+            l.setCropRectangle(try rect(call, 2), at: try time(call, 3)); return 0
+        }
+        luaClass.method("setCropRectangleRamp", of: LayerInstruction.self, doc: "li:setCropRectangleRamp(r0, r1, range [, timing])") { [unowned self] call, l in
+            l.setCropRectangleRamp(from: try rect(call, 2), to: try rect(call, 3), over: try timeRange(call, 4), curve: try curve(call, 5))
+            return 0
+        }
+        return luaClass
+    }
+
+    /// A number in 0…1 (opacities).
+    func unit(_ call: LuaCall, _ index: Int32) throws -> Double {
+        let value = try finite(call, index)
+        guard (0...1).contains(value) else { throw call.argumentError(index, "value must be in 0…1, got \(format(value))") }
+        return value
+    }
+
+    /// Optional ramp timing: "linear", "easeIn", "easeOut", "easeInEaseOut", or {x1, y1, x2, y2}.
+    func curve(_ call: LuaCall, _ index: Int32) throws -> RampCurve {
+        if call.isNoneOrNil(index) { return .linear }
+        if call.type(index) == LUA_TSTRING {
+            switch try call.string(index) {
+            case "linear": return .linear
+            case "easeIn": return .easeIn
+            case "easeOut": return .easeOut
+            case "easeInEaseOut", "easeInOut": return .easeInEaseOut
+            case let other: throw call.argumentError(index, "unknown timing \"\(other)\" (linear, easeIn, easeOut, easeInEaseOut or {x1, y1, x2, y2})")
+            }
+        }
+        guard call.type(index) == LUA_TTABLE else { throw call.typeError(index, expected: "timing name or {x1, y1, x2, y2}") }
+        let table = call.absolute(index)
+        var points: [Double] = []
+        for position in 1...4 {
+            guard let v = try field(call, table, "p\(position)", position, { try self.finite(call, -1) }) else {
+                throw call.argumentError(index, "Bézier timing needs four numbers {x1, y1, x2, y2}")
+            }
+            points.append(v)
+        }
+        guard (0...1).contains(points[0]), (0...1).contains(points[2]) else {
+            throw call.argumentError(index, "Bézier x1 and x2 must be in 0…1")
+        }
+        return .bezier(points[0], points[1], points[2], points[3])
+    }
+
+    /// An array of objects of one class.
+    func array<T: AnyObject>(_ call: LuaCall, _ index: Int32, of luaClass: LuaClass, as type: T.Type) throws -> [T] {
+        guard call.type(index) == LUA_TTABLE else { throw call.typeError(index, expected: "array of \(luaClass.name)") }
+        let table = call.absolute(index)
+        let count = call.rawLength(table)
+        guard count <= 100_000 else { throw call.argumentError(index, "too many entries (\(count))") }
+        var items: [T] = []
+        for i in 1...max(count, 1) where count > 0 {
+            call.pushElement(of: table, i)
+            defer { call.pop() }
+            guard let item: T = try? call.object(call.absolute(-1), luaClass) else {
+                throw call.argumentError(index, "entry \(i) is a \(call.typeName(-1)), expected \(luaClass.name)")
+            }
+            items.append(item)
+        }
+        return items
+    }
+
+    var videoCompositionFunctions: [(String, String, LuaFunction)] {
+        [
+            ("videoComposition", "av.videoComposition{renderSize=, frameDuration=} or av.videoComposition(comp [, {renderSize=, fit=}])", { [unowned self] call in
+                if let source: Composition = try? call.object(1, composition) {
+                    var render: Size? = nil
+                    var fit = false
+                    if !call.isNoneOrNil(2) {
+                        guard call.type(2) == LUA_TTABLE else { throw call.typeError(2, expected: "table {renderSize=, fit=}") }
+                        if call.pushField(of: 2, "renderSize") != LUA_TNIL { render = try size(call, -1) }
+                        call.pop()
+                        if call.pushField(of: 2, "fit") != LUA_TNIL { fit = try call.boolean(-1) }
+                        call.pop()
+                    }
+                    guard render != nil || source.uprightVideoSize != .zero else {
+                        throw call.argumentError(1, "the composition has no video to take a render size from")
+                    }
+                    let made = VideoComposition.properties(of: source, renderSize: render, fitting: fit)
+                    made.notes.forEach(warn)
+                    call.push(made, as: videoComposition)
+                    return 1
+                }
+                let made = VideoComposition(renderSize: Size(width: 1920, height: 1080), frameDuration: MediaTime(value: 1, timescale: 30))
+                try applyProperties(call, 1, to: made, of: videoComposition)
+                call.push(made, as: videoComposition)
+                return 1
+            }),
+            ("videoCompositionInstruction", "av.videoCompositionInstruction{timeRange=, backgroundColor=, layerInstructions=}", { [unowned self] call in
+                let made = VideoCompositionInstruction(timeRange: TimeRange(start: .zero, duration: .zero))
+                try applyProperties(call, 1, to: made, of: instruction)
+                call.push(made, as: instruction)
+                return 1
+            }),
+            ("layerInstruction", "av.layerInstruction(compositionTrack or trackID)", { [unowned self] call in
+                let id: Int
+                if let track: CompositionTrack = try? call.object(1, compositionTrack) {
+                    id = track.trackID
+                } else if call.type(1) == LUA_TNUMBER {
+                    id = try call.integer(1)
+                } else {
+                    throw call.typeError(1, expected: "CompositionTrack or track ID")
+                }
+                call.push(LayerInstruction(trackID: id), as: layerInstruction)
+                return 1
+            }),
+        ]
+    }
+}

@@ -1,0 +1,44 @@
+import MoonreelKit
+
+/// `moonreel probe`: what the engine sees in a file, as text or JSON.
+enum ProbeReport {
+    static func text(_ asset: Asset) -> String {
+        var lines = ["\(asset.path): \(asset.formatName), \(String(format3: asset.duration.seconds)) s"]
+        for track in asset.tracks {
+            var line = "  #\(track.trackID) \(track.mediaType.rawValue) \(track.codec)"
+            switch track.mediaType {
+            case .video, .image:
+                line += " \(track.naturalSize) \(track.pixelFormat)"
+                if track.mediaType == .video { line += " \(rounded(track.nominalFrameRate, 3)) fps" }
+                if !track.preferredTransform.isIdentity {
+                    line += ", shown \(track.uprightSize) (preferredTransform \(track.preferredTransform))"
+                }
+            case .audio:
+                line += " \(track.sampleRate) Hz, \(track.channelCount) channel\(track.channelCount == 1 ? "" : "s")"
+            default: break
+            }
+            line += ", \(String(format3: track.timeRange.start.seconds))…\(String(format3: track.timeRange.end.seconds)) s"
+            lines.append(line)
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func json(_ asset: Asset) -> String {
+        let tracks = asset.tracks.map { t -> String in
+            let transform = t.preferredTransform
+            var fields = [
+                "\"trackID\":\(t.trackID)", "\"mediaType\":\(jsonString(t.mediaType.rawValue))", "\"codec\":\(jsonString(t.codec))",
+                "\"start\":\(t.timeRange.start.seconds)", "\"duration\":\(t.timeRange.duration.seconds)",
+            ]
+            if t.mediaType == .video || t.mediaType == .image {
+                fields += ["\"width\":\(Int(t.naturalSize.width))", "\"height\":\(Int(t.naturalSize.height))",
+                           "\"uprightWidth\":\(Int(t.uprightSize.width))", "\"uprightHeight\":\(Int(t.uprightSize.height))",
+                           "\"pixelFormat\":\(jsonString(t.pixelFormat))", "\"nominalFrameRate\":\(t.nominalFrameRate)",
+                           "\"preferredTransform\":[\(transform.a),\(transform.b),\(transform.c),\(transform.d),\(transform.tx),\(transform.ty)]"]
+            }
+            if t.mediaType == .audio { fields += ["\"sampleRate\":\(t.sampleRate)", "\"channels\":\(t.channelCount)"] }
+            return "{" + fields.joined(separator: ",") + "}"
+        }
+        return "{\"path\":\(jsonString(asset.path)),\"format\":\(jsonString(asset.formatName)),\"duration\":\(asset.duration.seconds),\"tracks\":[\(tracks.joined(separator: ","))]}"
+    }
+}

@@ -1,0 +1,196 @@
+import ArgumentParser
+import MoonreelKit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One `moonreel run`: the host, Ctrl-C handling, progress display and error reporting.
+struct ScriptSession {
+    let common: CommonOptions
+
+    init(_ common: CommonOptions) { self.common = common }
+
+    func run(script: String, arguments: [String]) throws {
+        try execute { host in try host.runScript(path: script, arguments: arguments) }
+    }
+
+    func runBundled(_ source: String, name: String, arguments: [String]) throws {
+        try execute { host in try host.runScript(source: source, name: name, arguments: arguments) }
+    }
+
+    private func execute(_ body: (MoonreelHost) throws -> Void) throws {
+        FFmpegLog.capture()
+        let host: MoonreelHost
+        do {
+            host = try MoonreelHost(limits: common.limits)
+        } catch {
+            printError("moonreel: \(error)")
+            throw ExitCode(Exit.failed)
+        }
+        host.api.overwriteOutputs = common.overwrite
+        let quiet = common.quiet
+        host.api.warn = { message in if !quiet { printError("moonreel: note: \(message)") } }
+        let display = ProgressDisplay(style: common.progressStyle())
+        host.api.exportObserver = { session, progress in display.update(session, progress) }
+        let signals = SignalWatcher.start(interrupter: host.interrupter)
+        do {
+            try body(host)
+            display.finish()
+        } catch {
+            display.finish()
+            if signals.interrupted {
+                printError("moonreel: interrupted")
+                throw ExitCode(Exit.interrupted)
+            }
+            printError(message(for: error))
+            throw ExitCode(Exit.failed)
+        }
+        if signals.interrupted { throw ExitCode(Exit.interrupted) }
+    }
+
+    private func message(for error: Error) -> String {
+        if let luaError = error as? LuaError {
+            return luaError.kind == .memory && !luaError.message.contains("limit")
+                ? "moonreel: script ran out of memory (limit \(common.memoryLimit) MiB; raise it with --memory-limit)"
+                : luaError.message
+        }
+        return "moonreel: \(error)"
+    }
+}
+
+/// Ctrl-C and SIGTERM arrive on a thread of their own (sigwait), so handling them can do
+/// real work: the first interrupts the script and cancels its export cleanly; a second
+/// removes unfinished export files and exits at once.
+final class SignalWatcher: @unchecked Sendable {
+    // Written by the signal thread, read by the main thread after the script returns.
+    private(set) var interrupted = false
+
+    static func start(interrupter: Interrupter) -> SignalWatcher {
+        let watcher = SignalWatcher()
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT)
+        sigaddset(&set, SIGTERM)
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+        let context = Unmanaged.passRetained(SignalContext(watcher: watcher, interrupter: interrupter, set: set)).toOpaque()
+        var thread = pthread_t()
+        pthread_create(&thread, nil, { raw in
+            guard let raw else { return nil }
+            let context = Unmanaged<SignalContext>.fromOpaque(raw).takeRetainedValue()
+            var signal: Int32 = 0
+            var set = context.set
+            while sigwait(&set, &signal) == 0 {
+                if context.watcher.interrupted {
+                    discardPendingExportFiles()
+                    printError("\nmoonreel: interrupted again; stopped at once\n", newline: false)
+                    _exit(Exit.interrupted)
+                }
+                context.watcher.interrupted = true
+                context.interrupter.interrupt()
+            }
+            return nil
+        }, context)
+        pthread_detach(thread)
+        return watcher
+    }
+}
+
+private final class SignalContext: @unchecked Sendable {
+    // Handed once to the signal thread; never shared further.
+    let watcher: SignalWatcher
+    let interrupter: Interrupter
+    let set: sigset_t
+    init(watcher: SignalWatcher, interrupter: Interrupter, set: sigset_t) {
+        self.watcher = watcher
+        self.interrupter = interrupter
+        self.set = set
+    }
+}
+
+enum ProgressStyle: String, ExpressibleByArgument, CaseIterable {
+    case bar, json, none
+}
+
+/// Draws export progress: a bar on a terminal (percent, frames, speed as a multiple of real
+/// time, ETA) or one JSON object per line on stdout.
+final class ProgressDisplay {
+    let style: ProgressStyle
+    private var started: (session: ObjectIdentifier, at: Double)?
+    private var lastDraw = 0.0
+    private var drawnBar = false
+
+    init(style: ProgressStyle) { self.style = style }
+
+    func update(_ session: ExportSession, _ progress: ExportProgress) {
+        let now = monotonicSeconds()
+        let id = ObjectIdentifier(session)
+        if started?.session != id {
+            finish()
+            started = (id, now)
+        }
+        let elapsed = max(now - (started?.at ?? now), 1e-6)
+        guard progress.fraction >= 1 || now - lastDraw >= 0.1 else { return }
+        lastDraw = now
+        let speed = progress.mediaSecondsWritten / elapsed
+        let eta = progress.fraction > 0 ? elapsed * (1 - progress.fraction) / progress.fraction : 0
+        switch style {
+        case .none: return
+        case .json:
+            print("{\"event\":\"progress\",\"output\":\(jsonString(session.outputURL ?? "")),\"fraction\":\(rounded(progress.fraction, 4)),\"frames\":\(progress.framesWritten),\"frameCount\":\(progress.frameCount),\"speed\":\(rounded(speed, 2)),\"eta\":\(rounded(eta, 1))}")
+            fflush(nil)
+        case .bar:
+            let width = 30
+            let filled = Int(progress.fraction * Double(width))
+            let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
+            let frames = progress.frameCount > 0 ? "  \(progress.framesWritten)/\(progress.frameCount) frames" : ""
+            let percent = Int(progress.fraction * 100)
+            printError("\r\(bar) \(percent < 10 ? "  " : percent < 100 ? " " : "")\(percent)%\(frames)  \(rounded(speed, 1))× realtime  ETA \(clock(eta))   ", newline: false)
+            drawnBar = true
+        }
+    }
+
+    func finish() {
+        if drawnBar { printError("\n", newline: false) }
+        drawnBar = false
+        started = nil
+    }
+
+    private func clock(_ seconds: Double) -> String {
+        let total = Int(seconds.rounded())
+        let s = total % 60
+        return "\(total / 60):\(s < 10 ? "0" : "")\(s)"
+    }
+}
+
+func rounded(_ value: Double, _ places: Int) -> Double {
+    var scale = 1.0
+    for _ in 0..<places { scale *= 10 }
+    return (value * scale).rounded() / scale
+}
+
+func monotonicSeconds() -> Double {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return Double(now.tv_sec) + Double(now.tv_nsec) * 1e-9
+}
+
+func jsonString(_ text: String) -> String {
+    var out = "\""
+    for scalar in text.unicodeScalars {
+        switch scalar {
+        case "\"": out += "\\\""
+        case "\\": out += "\\\\"
+        case "\n": out += "\\n"
+        case "\r": out += "\\r"
+        case "\t": out += "\\t"
+        default:
+            if scalar.value < 0x20 {
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+    }
+    return out + "\""
+}
