@@ -1,0 +1,359 @@
+import CMoonPangoCairo
+
+/// Draws `LayerSnapshot` trees, as `AVVideoCompositionCoreAnimationTool` does with a
+/// CALayer tree: the composed video frame fills the video layer's bounds (placed by its
+/// `contentsGravity`, `resize` by default) and every other layer is drawn around it.
+///
+/// Two ways to use it per output frame:
+/// - `overlaySprites(for:)` (fast path): when the video layer is opaque, covers the whole
+///   output and nothing under it can show, the layers above it become a few cached
+///   `Sprite`s that `blend(_:onto:)` puts straight onto the decoded yuv420p frame,
+///   touching only their rectangles. Returns nil when the tree does not qualify.
+/// - `render(_:video:into:)` (general path): the whole tree, with any transforms, drawn
+///   with cairo onto a full-frame BGRA canvas over opaque black.
+///
+/// Cost: text is laid out once per distinct style and box size, images are decoded once,
+/// and each overlay subtree is drawn once per distinct look (position, translation and
+/// opacity are applied when blending, so moving and fading layers reuse their sprite);
+/// all in LRU caches bounded by `cacheBytes`. Work per frame depends only on the layers
+/// in the snapshot given.
+///
+/// Confinement: a renderer holds cairo/pango state and unlocked caches; it belongs to one
+/// thread at a time. Give each render thread its own.
+public final class LayerRenderer {
+    public let renderSize: Size
+    /// Pixel size of canvases and frames; layer coordinates are scaled from `renderSize`.
+    public let outputWidth: Int
+    public let outputHeight: Int
+    private let scale: (x: Double, y: Double)
+    private let rasterizer: TextRasterizer
+    private let texts: LRUCache<TextKey, RasterizedText>
+    private let images: LRUCache<String, RGBAImage>
+    private let sprites: LRUCache<LayerSnapshot, RasterizedText>
+    private let blender: SpriteBlender
+
+    private struct TextKey: Hashable {
+        let style: TextStyle
+        let box: Size
+    }
+
+    public init(renderSize: Size, outputWidth: Int? = nil, outputHeight: Int? = nil, cacheBytes: Int = 256 << 20) throws {
+        guard renderSize.width.isFinite, renderSize.height.isFinite, renderSize.width >= 1, renderSize.height >= 1 else {
+            throw EngineError("render size \(renderSize) is not a drawable size")
+        }
+        let width = outputWidth ?? Int(renderSize.width.rounded()), height = outputHeight ?? Int(renderSize.height.rounded())
+        try PixelLimits.check(width: width, height: height, what: "output size")
+        (self.renderSize, self.outputWidth, self.outputHeight) = (renderSize, width, height)
+        scale = (Double(width) / renderSize.width, Double(height) / renderSize.height)
+        rasterizer = try TextRasterizer()
+        // Budget shares: text and flattened overlays are what lyric jobs accumulate.
+        texts = LRUCache(budget: cacheBytes / 4)
+        images = LRUCache(budget: cacheBytes / 4)
+        sprites = LRUCache(budget: cacheBytes / 4)
+        blender = SpriteBlender(cacheBytes: cacheBytes / 4)
+    }
+
+    // MARK: General path
+
+    /// Draws the whole tree onto `canvas` (premultiplied BGRA of the output size), which is
+    /// first filled with opaque black. `video` is the composed frame for the video layer.
+    public func render(_ root: LayerSnapshot, video: BGRAPixels?, into canvas: BGRAPixels) throws {
+        guard canvas.width == outputWidth, canvas.height == outputHeight else {
+            throw EngineError("canvas is \(canvas.width)×\(canvas.height), expected \(outputWidth)×\(outputHeight)")
+        }
+        let context = try CairoContext(drawingInto: canvas)
+        let cr = context.pointer
+        cairo_set_operator(cr, CAIRO_OPERATOR_SOURCE)
+        cairo_set_source_rgba(cr, 0, 0, 0, 1)
+        cairo_paint(cr)
+        cairo_set_operator(cr, CAIRO_OPERATOR_OVER)
+        cairo_scale(cr, scale.x, scale.y)
+        try draw(root, on: cr, video: video)
+        cairo_surface_flush(context.surface.pointer)
+    }
+
+    // MARK: Fast path
+
+    /// The layers drawn above the video layer, as sprites in output pixels, or nil when
+    /// something other than the opaque, full-frame video layer could show underneath them
+    /// (then use `render`). Sprites sit on whole output pixels.
+    public func overlaySprites(for root: LayerSnapshot) throws -> [Sprite]? {
+        var overlays: [(layer: LayerSnapshot, parentOrigin: Point)] = []
+        guard findFullFrameVideo(in: root, parentOrigin: .zero, overlays: &overlays) == .found else { return nil }
+        var result: [Sprite] = []
+        for (layer, parentOrigin) in overlays {
+            guard layer.opacity > 0, let drawn = try sprite(for: layer, parentOrigin: parentOrigin) else { continue }
+            result.append(drawn)
+        }
+        return result
+    }
+
+    /// Blends sprites, in order, onto a decoded frame of the output size.
+    public func blend(_ sprites: [Sprite], onto frame: PlanarYUVImage) {
+        for sprite in sprites { blender.blend(sprite, onto: frame) }
+    }
+
+    private enum VideoSearch { case notHere, found, disqualified }
+
+    /// Walks down to the video layer through layers that only translate and are fully
+    /// opaque; everything drawn after the video layer is collected as an overlay, everything
+    /// before it is hidden by the video.
+    private func findFullFrameVideo(in layer: LayerSnapshot, parentOrigin: Point,
+                                    overlays: inout [(layer: LayerSnapshot, parentOrigin: Point)]) -> VideoSearch {
+        let t = layer.transform
+        let origin = Point(x: parentOrigin.x + layer.frame.x + t.tx, y: parentOrigin.y + layer.frame.y + t.ty)
+        let translatesOnly = t.a == 1 && t.b == 0 && t.c == 0 && t.d == 1
+        if layer.isVideoLayer {
+            let fillsOutput = abs(origin.x) < 0.01 && abs(origin.y) < 0.01
+                && abs(layer.frame.width - renderSize.width) < 0.01 && abs(layer.frame.height - renderSize.height) < 0.01
+            guard translatesOnly, layer.opacity >= 1, fillsOutput, layer.borderWidth <= 0, layer.text == nil,
+                  !(layer.masksToBounds && layer.cornerRadius > 0) else { return .disqualified }
+            overlays += layer.sublayers.map { ($0, origin) }
+            return .found
+        }
+        var state = VideoSearch.notHere
+        for sublayer in layer.sublayers {
+            if state == .found {
+                overlays.append((sublayer, origin))
+                continue
+            }
+            state = findFullFrameVideo(in: sublayer, parentOrigin: origin, overlays: &overlays)
+            if state == .disqualified { return .disqualified }
+        }
+        guard state == .found else { return state }
+        // An ancestor of the video must not fade it, warp it, clip it or draw a border over it.
+        let clipsOutput = layer.masksToBounds && !(origin.x <= 0 && origin.y <= 0 && layer.frame.width + origin.x >= renderSize.width
+                                                   && layer.frame.height + origin.y >= renderSize.height && layer.cornerRadius <= 0)
+        return translatesOnly && layer.opacity >= 1 && layer.borderWidth <= 0 && !clipsOutput ? .found : .disqualified
+    }
+
+    /// One overlay subtree as a sprite. The drawing is cached under the layer with its
+    /// position, translation and opacity taken out, which are applied here and when blending.
+    private func sprite(for layer: LayerSnapshot, parentOrigin: Point) throws -> Sprite? {
+        var key = layer
+        key.frame.origin = .zero
+        key.transform.tx = 0
+        key.transform.ty = 0
+        key.opacity = 1
+        let x = ((parentOrigin.x + layer.frame.x + layer.transform.tx) * scale.x).rounded()
+        let y = ((parentOrigin.y + layer.frame.y + layer.transform.ty) * scale.y).rounded()
+        guard x.isFinite, y.isFinite, abs(x) < 1e7, abs(y) < 1e7 else { return nil }
+        let drawing: RasterizedText
+        if let style = key.text, isPlainText(key) {
+            drawing = try rasterizedText(style, box: key.frame.size) // the text raster itself, not a copy
+        } else {
+            drawing = try sprites.value(for: key) {
+                let drawn = try drawSubtree(key)
+                return (drawn, drawn.image?.byteCount ?? 0)
+            }
+        }
+        guard let image = drawing.image else { return nil }
+        return Sprite(image: image, x: Int(x) + drawing.x, y: Int(y) + drawing.y, opacity: min(layer.opacity, 1))
+    }
+
+    /// A leaf that only shows text, unscaled: its sprite is the cached text raster.
+    private func isPlainText(_ layer: LayerSnapshot) -> Bool {
+        layer.sublayers.isEmpty && layer.contents == nil && !layer.isVideoLayer && layer.backgroundColor.alpha <= 0
+            && layer.borderWidth <= 0 && !layer.masksToBounds && layer.transform.isIdentity && scale == (1, 1)
+    }
+
+    /// Draws a subtree placed at the origin into an image just large enough for it, then
+    /// trims it to its ink. Subtrees reaching far beyond the output are refused.
+    private func drawSubtree(_ layer: LayerSnapshot) throws -> RasterizedText {
+        guard let bounds = try drawnBounds(layer, parent: .scale(scale.x, scale.y)) else { return RasterizedText(image: nil, x: 0, y: 0) }
+        let x0 = Int(bounds.x.rounded(.down)) - 1, y0 = Int(bounds.y.rounded(.down)) - 1
+        let width = Int(bounds.maxX.rounded(.up)) + 1 - x0, height = Int(bounds.maxY.rounded(.up)) + 1 - y0
+        guard width * height <= 4 * outputWidth * outputHeight else {
+            throw EngineError("a layer's drawing (\(width)×\(height)) is far larger than the output")
+        }
+        let image = try RGBAImage(width: width, height: height)
+        let context = try CairoContext(drawingInto: image.view)
+        cairo_translate(context.pointer, -Double(x0), -Double(y0))
+        cairo_scale(context.pointer, scale.x, scale.y)
+        try draw(layer, on: context.pointer, video: nil)
+        cairo_surface_flush(context.surface.pointer)
+        guard let trimmed = try image.trimmedToInk() else { return RasterizedText(image: nil, x: 0, y: 0) }
+        return RasterizedText(image: trimmed.image, x: x0 + trimmed.x, y: y0 + trimmed.y)
+    }
+
+    /// Where a subtree can put ink, in the coordinates `parent` maps to; nil if nowhere.
+    private func drawnBounds(_ layer: LayerSnapshot, parent: AffineTransform) throws -> Rect? {
+        guard layer.opacity > 0, let local = localTransform(layer) else { return nil }
+        let toTarget = local.concatenating(parent)
+        let box = Rect(x: 0, y: 0, width: layer.frame.width, height: layer.frame.height)
+        var parts = [box]
+        if let contents = layer.contents {
+            parts.append(LayerRenderer.contentsRect(layer.contentsGravity, content: Size(width: Double(contents.width), height: Double(contents.height)), bounds: box.size))
+        }
+        if let style = layer.text, box.width >= 1 {
+            let text = try rasterizedText(style, box: box.size)
+            if let image = text.image {
+                parts.append(Rect(x: Double(text.x), y: Double(text.y), width: Double(image.width), height: Double(image.height)))
+            }
+        }
+        var result = parts.map { toTarget.apply($0) }.reduce(Rect?.none) { union($0, $1) }
+        for sublayer in layer.sublayers {
+            guard let child = try drawnBounds(sublayer, parent: toTarget) else { continue }
+            result = union(result, layer.masksToBounds ? intersection(child, toTarget.apply(box)) : child)
+        }
+        return result
+    }
+
+    // MARK: Drawing with cairo
+
+    /// Maps a layer's own coordinates (bounds, origin top-left) into its parent's:
+    /// `transform` acts about the anchor point, as in Core Animation. Nil when the layer
+    /// cannot be drawn (singular or non-finite), which would break the cairo context.
+    private func localTransform(_ layer: LayerSnapshot) -> AffineTransform? {
+        let anchor = Point(x: layer.anchorPoint.x * layer.frame.width, y: layer.anchorPoint.y * layer.frame.height)
+        let position = Point(x: layer.frame.x + anchor.x, y: layer.frame.y + anchor.y)
+        let m = AffineTransform.translation(-anchor.x, -anchor.y).concatenating(layer.transform)
+            .concatenating(.translation(position.x, position.y))
+        guard [m.a, m.b, m.c, m.d, m.tx, m.ty].allSatisfy(\.isFinite), m.inverted() != nil,
+              layer.frame.width.isFinite, layer.frame.height.isFinite, layer.frame.width >= 0, layer.frame.height >= 0 else { return nil }
+        return m
+    }
+
+    /// Draws one layer and its sublayers in Core Animation's order: background, contents
+    /// (or video), text, sublayers, border; the whole subtree faded as a group.
+    private func draw(_ layer: LayerSnapshot, on cr: OpaquePointer, video: BGRAPixels?) throws {
+        guard layer.opacity > 0, let local = localTransform(layer) else { return }
+        cairo_save(cr)
+        defer { cairo_restore(cr) }
+        var matrix = cairo_matrix_t(xx: local.a, yx: local.b, xy: local.c, yy: local.d, x0: local.tx, y0: local.ty)
+        cairo_transform(cr, &matrix)
+        let grouped = layer.opacity < 1
+        if grouped { cairo_push_group(cr) }
+
+        let bounds = Rect(x: 0, y: 0, width: layer.frame.width, height: layer.frame.height)
+        let radius = min(max(layer.cornerRadius.isFinite ? layer.cornerRadius : 0, 0), min(bounds.width, bounds.height) / 2)
+        if layer.masksToBounds {
+            roundedRectangle(cr, bounds, radius: radius)
+            cairo_clip(cr)
+        }
+        if layer.backgroundColor.alpha > 0 {
+            roundedRectangle(cr, bounds, radius: radius)
+            setSource(cr, layer.backgroundColor)
+            cairo_fill(cr)
+        }
+        if layer.isVideoLayer {
+            if let video { try drawPixels(video, opaque: true, gravity: layer.contentsGravity, in: bounds.size, on: cr) }
+        } else if let contents = layer.contents {
+            try drawPixels(image(contents).view, opaque: false, gravity: layer.contentsGravity, in: bounds.size, on: cr)
+        }
+        if let style = layer.text, bounds.width >= 1 {
+            let text = try rasterizedText(style, box: bounds.size)
+            if let image = text.image {
+                let surface = try CairoSurface(drawingInto: image.view)
+                cairo_set_source_surface(cr, surface.pointer, Double(text.x), Double(text.y))
+                cairo_rectangle(cr, Double(text.x), Double(text.y), Double(image.width), Double(image.height))
+                cairo_fill(cr)
+            }
+        }
+        for sublayer in layer.sublayers { try draw(sublayer, on: cr, video: video) }
+        if layer.borderWidth > 0, layer.borderWidth.isFinite, layer.borderColor.alpha > 0 {
+            // Core Animation draws the border inside the bounds.
+            let width = min(layer.borderWidth, min(bounds.width, bounds.height) / 2)
+            let inset = Rect(x: width / 2, y: width / 2, width: bounds.width - width, height: bounds.height - width)
+            roundedRectangle(cr, inset, radius: max(radius - width / 2, 0))
+            setSource(cr, layer.borderColor)
+            cairo_set_line_width(cr, width)
+            cairo_stroke(cr)
+        }
+        if grouped {
+            cairo_pop_group_to_source(cr)
+            cairo_paint_with_alpha(cr, layer.opacity)
+        }
+    }
+
+    /// Draws pixels into `contentsRect` with bilinear filtering (a better filter when
+    /// shrinking more than 2×); edges are padded so they stay sharp instead of fading.
+    private func drawPixels(_ pixels: BGRAPixels, opaque: Bool, gravity: ContentsGravity, in bounds: Size, on cr: OpaquePointer) throws {
+        let content = Size(width: Double(pixels.width), height: Double(pixels.height))
+        let target = LayerRenderer.contentsRect(gravity, content: content, bounds: bounds)
+        guard target.width > 0, target.height > 0 else { return }
+        let surface = try CairoSurface(drawingInto: pixels, format: opaque ? CAIRO_FORMAT_RGB24 : CAIRO_FORMAT_ARGB32)
+        cairo_save(cr)
+        defer { cairo_restore(cr) }
+        cairo_translate(cr, target.x, target.y)
+        cairo_scale(cr, target.width / content.width, target.height / content.height)
+        cairo_set_source_surface(cr, surface.pointer, 0, 0)
+        let pattern = cairo_get_source(cr)
+        cairo_pattern_set_extend(pattern, CAIRO_EXTEND_PAD)
+        let shrinks = target.width < content.width / 2 || target.height < content.height / 2
+        cairo_pattern_set_filter(pattern, shrinks ? CAIRO_FILTER_GOOD : CAIRO_FILTER_BILINEAR)
+        cairo_rectangle(cr, 0, 0, content.width, content.height)
+        cairo_fill(cr)
+    }
+
+    /// Where contents of `content` size go in a layer's bounds (CA's `contentsGravity`,
+    /// with top meaning the top of the picture). Natural-size placements are rounded to
+    /// whole pixels so the image is copied 1:1 instead of resampled half a pixel off.
+    public static func contentsRect(_ gravity: ContentsGravity, content: Size, bounds: Size) -> Rect {
+        guard content.width > 0, content.height > 0 else { return .zero }
+        switch gravity {
+        case .resize:
+            return Rect(x: 0, y: 0, width: bounds.width, height: bounds.height)
+        case .resizeAspect, .resizeAspectFill:
+            let (sx, sy) = (bounds.width / content.width, bounds.height / content.height)
+            let s = gravity == .resizeAspect ? min(sx, sy) : max(sx, sy)
+            let (w, h) = (content.width * s, content.height * s)
+            return Rect(x: (bounds.width - w) / 2, y: (bounds.height - h) / 2, width: w, height: h)
+        case .center, .top, .bottom, .left, .right, .topLeft, .topRight, .bottomLeft, .bottomRight:
+            let x: Double
+            switch gravity {
+            case .left, .topLeft, .bottomLeft: x = 0
+            case .right, .topRight, .bottomRight: x = bounds.width - content.width
+            default: x = ((bounds.width - content.width) / 2).rounded()
+            }
+            let y: Double
+            switch gravity {
+            case .top, .topLeft, .topRight: y = 0
+            case .bottom, .bottomLeft, .bottomRight: y = bounds.height - content.height
+            default: y = ((bounds.height - content.height) / 2).rounded()
+            }
+            return Rect(x: x, y: y, width: content.width, height: content.height)
+        }
+    }
+
+    // MARK: Caches
+
+    private func rasterizedText(_ style: TextStyle, box: Size) throws -> RasterizedText {
+        try texts.value(for: TextKey(style: style, box: box)) {
+            let text = try rasterizer.rasterize(style, in: box)
+            return (text, text.image?.byteCount ?? 0)
+        }
+    }
+
+    private func image(_ source: ImageSource) throws -> RGBAImage {
+        try images.value(for: source.path) {
+            let image = try ImageLoader.load(source.path)
+            return (image, image.byteCount)
+        }
+    }
+}
+
+private func roundedRectangle(_ cr: OpaquePointer, _ r: Rect, radius: Double) {
+    guard radius > 0 else {
+        cairo_rectangle(cr, r.x, r.y, r.width, r.height)
+        return
+    }
+    let halfPi = Double.pi / 2
+    cairo_new_sub_path(cr)
+    cairo_arc(cr, r.maxX - radius, r.y + radius, radius, -halfPi, 0)
+    cairo_arc(cr, r.maxX - radius, r.maxY - radius, radius, 0, halfPi)
+    cairo_arc(cr, r.x + radius, r.maxY - radius, radius, halfPi, 2 * halfPi)
+    cairo_arc(cr, r.x + radius, r.y + radius, radius, 2 * halfPi, 3 * halfPi)
+    cairo_close_path(cr)
+}
+
+private func union(_ a: Rect?, _ b: Rect) -> Rect {
+    guard let a else { return b }
+    let x = min(a.x, b.x), y = min(a.y, b.y)
+    return Rect(x: x, y: y, width: max(a.maxX, b.maxX) - x, height: max(a.maxY, b.maxY) - y)
+}
+
+private func intersection(_ a: Rect, _ b: Rect) -> Rect {
+    let x = max(a.x, b.x), y = max(a.y, b.y)
+    return Rect(x: x, y: y, width: max(min(a.maxX, b.maxX) - x, 0), height: max(min(a.maxY, b.maxY) - y, 0))
+}

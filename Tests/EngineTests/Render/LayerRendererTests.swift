@@ -1,0 +1,148 @@
+import Testing
+@testable import Engine
+
+@Suite struct LayerRendererTests {
+    let size = Size(width: 64, height: 48)
+    let renderer: LayerRenderer
+    init() throws {
+        renderer = try LayerRenderer(renderSize: size)
+        makeScratchDirectory()
+    }
+
+    func layer(_ x: Double, _ y: Double, _ w: Double, _ h: Double, background: Color = .clear) -> LayerSnapshot {
+        var l = LayerSnapshot(frame: Rect(x: x, y: y, width: w, height: h))
+        l.backgroundColor = background
+        return l
+    }
+
+    /// The tree drawn by the general path onto a fresh canvas.
+    func draw(_ root: LayerSnapshot, video: RGBAImage? = nil, png: String? = nil) throws -> RGBAImage {
+        let canvas = try RGBAImage(width: 64, height: 48)
+        try renderer.render(root, video: video?.view, into: canvas.view)
+        if let png { try canvas.writePNG(to: scratchPath(png)) }
+        return canvas
+    }
+
+    func root(_ sublayers: [LayerSnapshot]) -> LayerSnapshot {
+        var r = layer(0, 0, 64, 48)
+        r.sublayers = sublayers
+        return r
+    }
+
+    @Test func contentsGravityPlacesContentLikeCoreAnimation() {
+        let content = Size(width: 100, height: 50), bounds = Size(width: 200, height: 200)
+        let expected: [ContentsGravity: Rect] = [
+            .resize: Rect(x: 0, y: 0, width: 200, height: 200),
+            .resizeAspect: Rect(x: 0, y: 50, width: 200, height: 100),
+            .resizeAspectFill: Rect(x: -100, y: 0, width: 400, height: 200),
+            .center: Rect(x: 50, y: 75, width: 100, height: 50),
+            .top: Rect(x: 50, y: 0, width: 100, height: 50),
+            .bottom: Rect(x: 50, y: 150, width: 100, height: 50),
+            .left: Rect(x: 0, y: 75, width: 100, height: 50),
+            .right: Rect(x: 100, y: 75, width: 100, height: 50),
+            .topLeft: Rect(x: 0, y: 0, width: 100, height: 50),
+            .topRight: Rect(x: 100, y: 0, width: 100, height: 50),
+            .bottomLeft: Rect(x: 0, y: 150, width: 100, height: 50),
+            .bottomRight: Rect(x: 100, y: 150, width: 100, height: 50),
+        ]
+        for gravity in ContentsGravity.allCases {
+            #expect(LayerRenderer.contentsRect(gravity, content: content, bounds: bounds) == expected[gravity], "\(gravity)")
+        }
+    }
+
+    @Test func imageContentsAreDrawnWhereGravitySays() throws {
+        let red = try solidImage(width: 20, height: 10, red: 255, green: 0, blue: 0, alpha: 255)
+        try red.writePNG(to: scratchPath("red-20x10.png"))
+        var logo = layer(10, 4, 40, 40)
+        logo.contents = ImageSource(path: scratchPath("red-20x10.png"), width: 20, height: 10)
+        logo.contentsGravity = .bottomRight
+        let canvas = try draw(root([logo]))
+        #expect(canvas.pixel(x: 10 + 30, y: 4 + 35) == (0, 0, 255, 255))
+        #expect(canvas.pixel(x: 10 + 19, y: 4 + 35) == (0, 0, 0, 255)) // left of the image
+        #expect(canvas.pixel(x: 10 + 30, y: 4 + 29) == (0, 0, 0, 255)) // above it
+    }
+
+    @Test func cornerRadiusLeavesCornersAndBorderIsInside() throws {
+        var box = layer(10, 4, 40, 40, background: .white)
+        box.cornerRadius = 10
+        box.borderWidth = 4
+        box.borderColor = Color(red: 1, green: 0, blue: 0)
+        let canvas = try draw(root([box]), png: "rounded-border.png")
+        #expect(canvas.pixel(x: 10, y: 4) == (0, 0, 0, 255))          // corner: nothing drawn
+        #expect(canvas.pixel(x: 11, y: 5) == (0, 0, 0, 255))
+        #expect(canvas.pixel(x: 30, y: 24) == (255, 255, 255, 255))   // centre: background
+        #expect(canvas.pixel(x: 11, y: 24) == (0, 0, 255, 255))       // left edge: border
+        #expect(canvas.pixel(x: 13, y: 24) == (0, 0, 255, 255))
+        #expect(canvas.pixel(x: 15, y: 24) == (255, 255, 255, 255))   // just inside the border
+    }
+
+    @Test func opacityFadesASubtreeAsOneGroup() throws {
+        var group = layer(0, 0, 64, 48)
+        group.opacity = 0.5
+        group.sublayers = [layer(10, 10, 20, 20, background: .white), layer(20, 20, 20, 20, background: .white)]
+        let canvas = try draw(root([group]))
+        // Overlap is 50% white, as a flattened group; per-layer fading would give 75%.
+        #expect(abs(Int(canvas.pixel(x: 25, y: 25).red) - 128) <= 1)
+        #expect(abs(Int(canvas.pixel(x: 15, y: 15).red) - 128) <= 1)
+    }
+
+    @Test func transformTurnsAboutTheAnchorPointAndMasksClip() throws {
+        var bar = layer(10, 10, 20, 10, background: .white)
+        bar.transform = .rotation(Double.pi / 2) // about the centre (20, 15): now x 15…25, y 5…25
+        var clipper = layer(40, 0, 10, 10)
+        clipper.masksToBounds = true
+        clipper.sublayers = [layer(5, 5, 20, 20, background: .white)]
+        let canvas = try draw(root([bar, clipper]))
+        #expect(canvas.pixel(x: 20, y: 6).red == 255 && canvas.pixel(x: 20, y: 24).red == 255)
+        #expect(canvas.pixel(x: 12, y: 15).red == 0 && canvas.pixel(x: 27, y: 15).red == 0)
+        #expect(canvas.pixel(x: 47, y: 7).red == 255 && canvas.pixel(x: 47, y: 12).red == 0 && canvas.pixel(x: 52, y: 7).red == 0)
+    }
+
+    @Test func videoFillsTheVideoLayer() throws {
+        let green = try solidImage(width: 8, height: 6, red: 0, green: 255, blue: 0, alpha: 255)
+        var video = layer(0, 0, 32, 24)
+        video.isVideoLayer = true
+        let canvas = try draw(root([video]), video: green)
+        #expect(canvas.pixel(x: 0, y: 0) == (0, 255, 0, 255) && canvas.pixel(x: 31, y: 23) == (0, 255, 0, 255))
+        #expect(canvas.pixel(x: 32, y: 10) == (0, 0, 0, 255) && canvas.pixel(x: 10, y: 24) == (0, 0, 0, 255))
+    }
+
+    @Test func fastPathBlendsCachedOverlaySpritesOntoTheFrame() throws {
+        var video = layer(0, 0, 64, 48)
+        video.isVideoLayer = true
+        var box = layer(5, 7, 10, 10, background: .white)
+        box.opacity = 0.5
+        let hidden = layer(0, 0, 64, 48, background: Color(red: 1, green: 0, blue: 0)) // under the video
+        let sprites = try #require(try renderer.overlaySprites(for: root([hidden, video, box])))
+        #expect(sprites.count == 1)
+        let frame = TestYUVFrame(width: 64, height: 48, y: 128, u: 128, v: 128)
+        frame.withImage { renderer.blend(sprites, onto: $0) }
+        #expect(abs(Double(frame.luma[8 * 64 + 6]) - 181.5) <= 1 && abs(Double(frame.luma[16 * 64 + 14]) - 181.5) <= 1)
+        #expect(frame.luma[6 * 64 + 6] == 128 && frame.luma[8 * 64 + 4] == 128 && frame.luma[17 * 64 + 15] == 128)
+
+        // Moving and fading reuse the same drawing.
+        box.frame.origin = Point(x: 30, y: 3)
+        box.opacity = 0.25
+        let moved = try #require(try renderer.overlaySprites(for: root([video, box])))
+        #expect(moved[0].image === sprites[0].image && moved[0].x == sprites[0].x + 25 && moved[0].opacity == 0.25)
+    }
+
+    @Test func fastPathRefusesTreesWhereSomethingShowsUnderTheVideo() throws {
+        var video = layer(0, 0, 64, 48)
+        video.isVideoLayer = true
+        var small = video
+        small.frame = Rect(x: 0, y: 0, width: 32, height: 48)
+        #expect(try renderer.overlaySprites(for: root([small])) == nil)
+        var faded = video
+        faded.opacity = 0.5
+        #expect(try renderer.overlaySprites(for: root([faded])) == nil)
+        var turnedParent = root([video])
+        turnedParent.transform = .rotation(0.1)
+        #expect(try renderer.overlaySprites(for: turnedParent) == nil)
+        #expect(try renderer.overlaySprites(for: root([layer(0, 0, 10, 10, background: .white)])) == nil)
+        // A rotated overlay is fine: it is flattened into its sprite.
+        var turned = layer(20, 20, 10, 4, background: .white)
+        turned.transform = .rotation(0.5)
+        #expect(try renderer.overlaySprites(for: root([video, turned]))?.count == 1)
+    }
+}
