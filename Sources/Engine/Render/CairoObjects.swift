@@ -53,6 +53,15 @@ final class CairoContext {
     convenience init(drawingInto pixels: BGRAPixels) throws {
         try self.init(CairoSurface(drawingInto: pixels))
     }
+
+    /// Runs `body` with the context and flushes the surface after: the owner (and so the
+    /// context) stays alive throughout, which a bare `pointer` read would not guarantee.
+    func draw<T>(_ body: (OpaquePointer) throws -> T) rethrows -> T {
+        try withExtendedLifetime(self) {
+            defer { cairo_surface_flush(surface.pointer) }
+            return try body(pointer)
+        }
+    }
 }
 
 /// Owns one reference to a GObject (pango font map, context or layout).

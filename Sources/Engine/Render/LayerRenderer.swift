@@ -61,15 +61,14 @@ public final class LayerRenderer {
         guard canvas.width == outputWidth, canvas.height == outputHeight else {
             throw EngineError("canvas is \(canvas.width)×\(canvas.height), expected \(outputWidth)×\(outputHeight)")
         }
-        let context = try CairoContext(drawingInto: canvas)
-        let cr = context.pointer
-        cairo_set_operator(cr, CAIRO_OPERATOR_SOURCE)
-        cairo_set_source_rgba(cr, 0, 0, 0, 1)
-        cairo_paint(cr)
-        cairo_set_operator(cr, CAIRO_OPERATOR_OVER)
-        cairo_scale(cr, scale.x, scale.y)
-        try draw(root, on: cr, video: video)
-        cairo_surface_flush(context.surface.pointer)
+        try CairoContext(drawingInto: canvas).draw { cr in
+            cairo_set_operator(cr, CAIRO_OPERATOR_SOURCE)
+            cairo_set_source_rgba(cr, 0, 0, 0, 1)
+            cairo_paint(cr)
+            cairo_set_operator(cr, CAIRO_OPERATOR_OVER)
+            cairo_scale(cr, scale.x, scale.y)
+            try draw(root, on: cr, video: video)
+        }
     }
 
     // MARK: Fast path
@@ -167,11 +166,11 @@ public final class LayerRenderer {
             throw EngineError("a layer's drawing (\(width)×\(height)) is far larger than the output")
         }
         let image = try RGBAImage(width: width, height: height)
-        let context = try CairoContext(drawingInto: image.view)
-        cairo_translate(context.pointer, -Double(x0), -Double(y0))
-        cairo_scale(context.pointer, scale.x, scale.y)
-        try draw(layer, on: context.pointer, video: nil)
-        cairo_surface_flush(context.surface.pointer)
+        try CairoContext(drawingInto: image.view).draw { cr in
+            cairo_translate(cr, -Double(x0), -Double(y0))
+            cairo_scale(cr, scale.x, scale.y)
+            try draw(layer, on: cr, video: nil)
+        }
         guard let trimmed = try image.trimmedToInk() else { return RasterizedText(image: nil, x: 0, y: 0) }
         return RasterizedText(image: trimmed.image, x: x0 + trimmed.x, y: y0 + trimmed.y)
     }
@@ -239,15 +238,20 @@ public final class LayerRenderer {
         if layer.isVideoLayer {
             if let video { try drawPixels(video, opaque: true, gravity: layer.contentsGravity, in: bounds.size, on: cr) }
         } else if let contents = layer.contents {
-            try drawPixels(image(contents).view, opaque: false, gravity: layer.contentsGravity, in: bounds.size, on: cr)
+            let picture = try image(contents)
+            try withExtendedLifetime(picture) { // until cairo has drawn its pixels
+                try drawPixels(picture.view, opaque: false, gravity: layer.contentsGravity, in: bounds.size, on: cr)
+            }
         }
         if let style = layer.text, bounds.width >= 1 {
             let text = try rasterizedText(style, box: bounds.size)
             if let image = text.image {
                 let surface = try CairoSurface(drawingInto: image.view)
-                cairo_set_source_surface(cr, surface.pointer, Double(text.x), Double(text.y))
-                cairo_rectangle(cr, Double(text.x), Double(text.y), Double(image.width), Double(image.height))
-                cairo_fill(cr)
+                withExtendedLifetime(image) { // until cairo has drawn its pixels
+                    cairo_set_source_surface(cr, surface.pointer, Double(text.x), Double(text.y))
+                    cairo_rectangle(cr, Double(text.x), Double(text.y), Double(image.width), Double(image.height))
+                    cairo_fill(cr)
+                }
             }
         }
         for sublayer in layer.sublayers { try draw(sublayer, on: cr, video: video) }

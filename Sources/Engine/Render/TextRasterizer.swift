@@ -97,17 +97,17 @@ public final class TextRasterizer {
         let target = try CairoContext(drawingInto: image.view)
         if let shadow {
             let textSurface = try CairoSurface(format: CAIRO_FORMAT_ARGB32, width: width, height: height)
-            drawText(try CairoContext(textSurface).pointer)
+            try CairoContext(textSurface).draw(drawText)
             let mask = try blurredAlpha(of: textSurface, width: width, height: height, radius: shadow.boxRadius)
-            let cr = target.pointer
-            setSource(cr, style.shadowColor, alphaScale: min(max(style.shadowOpacity, 0), 1))
-            cairo_mask_surface(cr, mask.pointer, shadow.dx, shadow.dy)
-            cairo_set_source_surface(cr, textSurface.pointer, 0, 0)
-            cairo_paint(cr)
+            target.draw { cr in
+                setSource(cr, style.shadowColor, alphaScale: min(max(style.shadowOpacity, 0), 1))
+                cairo_mask_surface(cr, mask.pointer, shadow.dx, shadow.dy)
+                cairo_set_source_surface(cr, textSurface.pointer, 0, 0)
+                cairo_paint(cr)
+            }
         } else {
-            drawText(target.pointer)
+            target.draw(drawText)
         }
-        cairo_surface_flush(target.surface.pointer)
         guard let trimmed = try image.trimmedToInk() else { return RasterizedText(image: nil, x: 0, y: 0) }
         return RasterizedText(image: trimmed.image, x: originX + trimmed.x, y: originY + trimmed.y)
     }

@@ -17,10 +17,10 @@ import CMoonPangoCairo
 
     @Test func pngWrittenByCairoLoadsWithItsSizeAndPremultipliedColour() throws {
         let image = try RGBAImage(width: 30, height: 20)
-        let cr = try CairoContext(drawingInto: image.view)
-        cairo_set_source_rgba(cr.pointer, 1, 0, 0, 0.5) // half-transparent red
-        cairo_paint(cr.pointer)
-        cairo_surface_flush(cr.surface.pointer)
+        try CairoContext(drawingInto: image.view).draw { cr in
+            cairo_set_source_rgba(cr, 1, 0, 0, 0.5) // half-transparent red
+            cairo_paint(cr)
+        }
         try image.writePNG(to: scratchPath("half-red.png"))
 
         #expect(try ImageLoader.pixelSize(of: scratchPath("half-red.png")) == Size(width: 30, height: 20))
