@@ -1,0 +1,115 @@
+/// What an animation shows outside its active time, as `CAMediaTimingFillMode`.
+/// (Moonreel has no `isRemovedOnCompletion`: the fill mode alone decides.)
+public enum FillMode: String, Sendable, Hashable, CaseIterable {
+    case removed, forwards, backwards, both
+    var fillsBackwards: Bool { self == .backwards || self == .both }
+    var fillsForwards: Bool { self == .forwards || self == .both }
+}
+
+/// When an animation runs, as `CAMediaTiming`. Times are in composition time:
+/// `beginTime = 0` is the composition's start (AVFoundation's epsilon trick is not needed).
+public struct AnimationTiming: Sendable, Hashable {
+    public var beginTime: MediaTime
+    /// One pass through the keyframes (Core Animation's default is 0.25 s).
+    public var duration: MediaTime
+    /// Local time runs `speed` times as fast as composition time.
+    public var speed: Double
+    /// Where in its local time the animation starts (the pass wraps around).
+    public var timeOffset: MediaTime
+    /// Number of passes (a pass and its reverse count as one); 0 means 1; may be
+    /// fractional or `.infinity`.
+    public var repeatCount: Double
+    /// Alternative to `repeatCount`: how long to repeat, in local time.
+    public var repeatDuration: MediaTime?
+    public var autoreverses: Bool
+    public var fillMode: FillMode
+    /// Eases each pass as a whole (`CAAnimation.timingFunction`).
+    public var timingFunction: TimingFunction?
+
+    /// Limit on how long an animation can run before repeating for ever, which keeps
+    /// exact time arithmetic far from overflow.
+    public static let maxActiveSeconds = 1e9
+    public static let speedRange = 1e-3...1e3
+
+    public init(beginTime: MediaTime = .zero, duration: MediaTime = MediaTime(value: 1, timescale: 4),
+                speed: Double = 1, timeOffset: MediaTime = .zero, repeatCount: Double = 0,
+                repeatDuration: MediaTime? = nil, autoreverses: Bool = false,
+                fillMode: FillMode = .removed, timingFunction: TimingFunction? = nil) {
+        self.beginTime = beginTime
+        self.duration = duration
+        self.speed = speed
+        self.timeOffset = timeOffset
+        self.repeatCount = repeatCount
+        self.repeatDuration = repeatDuration
+        self.autoreverses = autoreverses
+        self.fillMode = fillMode
+        self.timingFunction = timingFunction
+    }
+
+    func validate() throws {
+        guard duration.value > 0 else { throw AnimationError("duration must be positive, got \(duration.seconds)") }
+        guard Self.speedRange.contains(speed) else {
+            throw AnimationError("speed must lie in \(Self.speedRange.lowerBound)…\(Self.speedRange.upperBound), got \(speed)")
+        }
+        guard repeatCount >= 0, !repeatCount.isNaN else { throw AnimationError("repeatCount must be 0 or more, got \(repeatCount)") }
+        if let repeatDuration {
+            guard repeatDuration.value > 0 else { throw AnimationError("repeatDuration must be positive, got \(repeatDuration.seconds)") }
+            guard repeatCount == 0 else { throw AnimationError("set repeatCount or repeatDuration, not both") }
+        }
+        // Checked in seconds before any exact arithmetic, which would trap on overflow.
+        let passes = repeatCount.isInfinite ? 1 : max(repeatCount, 1)
+        let activeSeconds = repeatDuration?.seconds ?? (autoreverses ? 2 : 1) * duration.seconds * passes
+        let magnitudes = [beginTime.seconds, timeOffset.seconds, activeSeconds, activeSeconds / speed]
+        guard magnitudes.allSatisfy({ abs($0) <= Self.maxActiveSeconds }) else {
+            throw AnimationError("the animation's times must stay within \(Self.maxActiveSeconds) s; use repeatCount = infinity to repeat for ever")
+        }
+    }
+
+    /// One pass, or a pass and its reverse.
+    var cycle: MediaTime { autoreverses ? duration * 2 : duration }
+
+    /// How long the animation runs in its local time; nil: for ever.
+    var activeDuration: MediaTime? {
+        if let repeatDuration { return repeatDuration }
+        if repeatCount.isInfinite { return nil }
+        return repeatCount > 0 ? cycle.scaled(by: repeatCount) : cycle
+    }
+
+    /// Composition time at which the animation stops running; nil: never.
+    var activeEnd: MediaTime? { activeDuration.map { beginTime + $0.scaled(by: 1 / speed) } }
+
+    /// The fraction of `duration` to show at composition time `t` (after repeats, reversal
+    /// and the pass's timing function), or nil when the animation has no effect at `t`.
+    /// Running is half-open, `[beginTime, end)`: at `end` only a forwards fill shows.
+    func fraction(at t: MediaTime) -> Double? {
+        let elapsed = t - beginTime
+        if elapsed.isNegative { return fillMode.fillsBackwards ? fraction(atLocal: .zero) : nil }
+        let local = elapsed.scaled(by: speed)
+        if let active = activeDuration, local >= active {
+            return fillMode.fillsForwards ? fraction(atLocal: active) : nil
+        }
+        return fraction(atLocal: local)
+    }
+
+    /// The fraction at a local time within `0…activeDuration`.
+    func fraction(atLocal local: MediaTime) -> Double {
+        let passTime = local + timeOffset
+        var position = passTime - cycle * passTime.floorDivided(by: cycle)
+        // At the very end of a whole number of cycles, show the end of the last one.
+        if position.value == 0, local.value > 0, local == activeDuration { position = cycle }
+        if autoreverses, position > duration { position = cycle - position }
+        let (numerator, denominator, _) = MediaTime.common(position, duration)
+        let linear = Double(numerator) / Double(denominator)
+        return timingFunction.map { $0(linear) } ?? linear
+    }
+}
+
+extension MediaTime {
+    /// `self × factor`, exact when the factor is 1, else rounded to 1/defaultTimescale s
+    /// (the only place where a Double scales an animation's time).
+    func scaled(by factor: Double) -> MediaTime {
+        guard factor != 1, let ratio = MediaTime(seconds: factor) else { return self }
+        let fine = converted(to: Swift.max(timescale, MediaTime.defaultTimescale))
+        return fine.multiplied(by: ratio, dividedBy: MediaTime(value: 1, timescale: 1))
+    }
+}

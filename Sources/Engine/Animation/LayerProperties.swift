@@ -1,0 +1,144 @@
+/// The model values of a layer, as in `CALayer`. Geometry: pixels, origin top-left, y down.
+/// `frame` is derived from `bounds`, `position`, `anchorPoint` and `transform`, as in
+/// Core Animation: setting it sets the bounds' size and the position.
+public struct LayerProperties: Sendable, Hashable {
+    /// The layer's own coordinate space; its origin shifts the sublayers (as in CALayer).
+    public var bounds: Rect = .zero
+    /// Where the anchor point sits, in the superlayer's coordinates.
+    public var position: Point = .zero
+    /// Unit coordinates in the bounds (0.5, 0.5 = centre): the point `position` places and
+    /// `transform` turns about.
+    public var anchorPoint = Point(x: 0.5, y: 0.5)
+    /// Drawing order among siblings: higher draws later (on top); ties keep insertion order.
+    public var zPosition: Double = 0
+    public var opacity: Double = 1
+    public var transform: AffineTransform = .identity
+    public var isHidden = false
+    public var backgroundColor: Color = .clear
+    public var cornerRadius: Double = 0
+    public var borderWidth: Double = 0
+    public var borderColor: Color = .black
+    public var masksToBounds = false
+    public var contents: ImageSource? = nil
+    public var contentsGravity: ContentsGravity = .resize
+    /// The layer the composed video frame is drawn into (`animationTool.videoLayer`).
+    public var isVideoLayer = false
+
+    public init() {}
+
+    /// The bounds placed in the superlayer, before the transform.
+    var untransformedFrame: Rect {
+        Rect(x: position.x - anchorPoint.x * bounds.width, y: position.y - anchorPoint.y * bounds.height,
+             width: bounds.width, height: bounds.height)
+    }
+
+    /// The smallest rectangle in the superlayer that holds the transformed bounds. Setting
+    /// it sets `bounds.size` and `position` and leaves the transform alone (with a
+    /// non-identity transform, reading back gives the transformed box, as in CALayer).
+    public var frame: Rect {
+        get {
+            guard !transform.isIdentity else { return untransformedFrame }
+            let aboutAnchor = AffineTransform.translation(-anchorPoint.x * bounds.width, -anchorPoint.y * bounds.height)
+                .concatenating(transform)
+                .concatenating(.translation(position.x, position.y))
+            return aboutAnchor.apply(Rect(x: 0, y: 0, width: bounds.width, height: bounds.height))
+        }
+        set {
+            bounds.size = newValue.size
+            position = Point(x: newValue.x + anchorPoint.x * newValue.width,
+                             y: newValue.y + anchorPoint.y * newValue.height)
+        }
+    }
+}
+
+/// A layer's values at one time: model values with the animations applied.
+struct ResolvedLayer: Sendable {
+    var properties: LayerProperties
+    var text: TextStyle?
+
+    var isVisible: Bool { !properties.isHidden && properties.opacity > 0 }
+
+    func value(for keyPath: AnimatableKeyPath) -> AnimatableValue? {
+        let p = properties
+        switch keyPath {
+        case .opacity: return .number(p.opacity)
+        case .position: return .point(p.position)
+        case .bounds: return .rect(p.bounds)
+        case .transform: return .transform(p.transform)
+        case .transformScale, .transformScaleX: return .number(p.transform.decomposed.scaleX)
+        case .transformScaleY: return .number(p.transform.decomposed.scaleY)
+        case .transformRotation: return .number(p.transform.decomposed.angle)
+        case .transformTranslationX: return .number(p.transform.tx)
+        case .transformTranslationY: return .number(p.transform.ty)
+        case .backgroundColor: return .color(p.backgroundColor)
+        case .borderColor: return .color(p.borderColor)
+        case .borderWidth: return .number(p.borderWidth)
+        case .cornerRadius: return .number(p.cornerRadius)
+        case .isHidden: return .bool(p.isHidden)
+        case .contents: return p.contents.map { .image($0) }
+        case .string: return text.map { .string($0.string) }
+        case .foregroundColor: return text.map { .color($0.foregroundColor) }
+        case .shadowOpacity: return text.map { .number($0.shadowOpacity) }
+        case .highlightedScalars: return text.map { .number(Double($0.highlightedScalars)) }
+        }
+    }
+
+    /// Sets the property; a value of the wrong kind is ignored (animations are checked
+    /// against their key path when built, so this does not happen).
+    mutating func set(_ value: AnimatableValue, for keyPath: AnimatableKeyPath) {
+        switch (keyPath, value) {
+        case (.opacity, .number(let n)): properties.opacity = n
+        case (.position, .point(let p)): properties.position = p
+        case (.bounds, .rect(let r)): properties.bounds = r
+        case (.transform, .transform(let t)): properties.transform = t
+        case (.transformScale, .number(let n)): updateTransform { $0.scaleX = n; $0.scaleY = n }
+        case (.transformScaleX, .number(let n)): updateTransform { $0.scaleX = n }
+        case (.transformScaleY, .number(let n)): updateTransform { $0.scaleY = n }
+        case (.transformRotation, .number(let n)): updateTransform { $0.angle = n }
+        case (.transformTranslationX, .number(let n)): properties.transform.tx = n
+        case (.transformTranslationY, .number(let n)): properties.transform.ty = n
+        case (.backgroundColor, .color(let c)): properties.backgroundColor = c
+        case (.borderColor, .color(let c)): properties.borderColor = c
+        case (.borderWidth, .number(let n)): properties.borderWidth = n
+        case (.cornerRadius, .number(let n)): properties.cornerRadius = n
+        case (.isHidden, .bool(let b)): properties.isHidden = b
+        case (.contents, .image(let i)): properties.contents = i
+        case (.string, .string(let s)): text?.string = s
+        case (.foregroundColor, .color(let c)): text?.foregroundColor = c
+        case (.shadowOpacity, .number(let n)): text?.shadowOpacity = n
+        case (.highlightedScalars, .number(let n)):
+            // Rounded down: a scalar lights up once its time has fully come.
+            text?.highlightedScalars = n.isNaN ? 0 : Int(min(max(n, 0), Double(Int32.max)).rounded(.down))
+        default: break
+        }
+    }
+
+    /// Core Animation's transform sub-paths set one component of the decomposed matrix.
+    private mutating func updateTransform(_ change: (inout DecomposedTransform) -> Void) {
+        var parts = properties.transform.decomposed
+        change(&parts)
+        properties.transform = parts.recomposed
+    }
+
+    /// The snapshot of this layer alone (sublayers are added by the caller). Sublayers are
+    /// placed relative to their superlayer's bounds origin, as in CALayer.
+    func snapshot(superlayerBoundsOrigin origin: Point) -> LayerSnapshot {
+        let p = properties
+        var frame = p.untransformedFrame
+        frame.origin = Point(x: frame.x - origin.x, y: frame.y - origin.y)
+        var snapshot = LayerSnapshot(frame: frame)
+        snapshot.transform = p.transform
+        snapshot.anchorPoint = p.anchorPoint
+        snapshot.opacity = min(p.opacity, 1)
+        snapshot.backgroundColor = p.backgroundColor
+        snapshot.cornerRadius = p.cornerRadius
+        snapshot.borderWidth = p.borderWidth
+        snapshot.borderColor = p.borderColor
+        snapshot.masksToBounds = p.masksToBounds
+        snapshot.contents = p.contents
+        snapshot.contentsGravity = p.contentsGravity
+        snapshot.text = text
+        snapshot.isVideoLayer = p.isVideoLayer
+        return snapshot
+    }
+}
