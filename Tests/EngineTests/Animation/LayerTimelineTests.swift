@@ -1,0 +1,120 @@
+@testable import Engine
+import Testing
+
+@Suite struct LayerTimelineTests {
+    /// A lyric video as the seed builds it: one text layer per line, all with a discrete
+    /// opacity animation over the whole song (line i shows from 2i s to 2i + 1.5 s).
+    func lyrics(lines: Int, song: Double) throws -> (root: Layer, lines: [TextLayer]) {
+        let root = Layer()
+        root.frame = Rect(x: 0, y: 0, width: 1920, height: 1080)
+        let video = Layer()
+        video.isVideoLayer = true
+        try root.addSublayer(video)
+        var texts: [TextLayer] = []
+        for i in 0..<lines {
+            let line = TextLayer(style: TextStyle(string: "line \(i)"))
+            line.frame = Rect(x: 0, y: 720, width: 1920, height: 360)
+            line.opacity = 0
+            let start = 2 * Double(i), end = start + 1.5
+            let show = try KeyframeAnimation(keyPath: .opacity, values: numbers([0, 1, 0]), keyTimes: [0, start / song, end / song],
+                                             calculationMode: .discrete, timing: AnimationTiming(duration: seconds(song)))
+            try line.addAnimation(.keyframe(show), forKey: "show")
+            try root.addSublayer(line)
+            texts.append(line)
+        }
+        return (root, texts)
+    }
+
+    @Test func onlyLayersActiveNowAreTouched() throws {
+        let (root, _) = try lyrics(lines: 500, song: 1000)
+        let timeline = LayerTimeline(root: root)
+        #expect(timeline.layerCount == 502)
+        // Root, video layer and line 100 (200 s … 201.5 s); nothing else is even looked at.
+        #expect(timeline.candidateLayers(at: seconds(200.7)).count == 3)
+        let shot = try #require(timeline.snapshot(at: seconds(200.7)))
+        #expect(shot.sublayers.map { $0.text?.string } == [nil, "line 100"])
+        // At the boundaries: shown from its start, gone at its end.
+        #expect(timeline.snapshot(at: seconds(200))?.sublayers.last?.text?.string == "line 100")
+        #expect(timeline.snapshot(at: seconds(199.999))?.sublayers.count == 1)
+        #expect(timeline.snapshot(at: seconds(201.5))?.sublayers.count == 1)
+        #expect(timeline.candidateLayers(at: seconds(201.7)).count == 2)
+        // After the song the animations are removed and the model opacity 0 hides every line.
+        #expect(timeline.candidateLayers(at: seconds(2000)).count == 2)
+    }
+
+    @Test func snapshotsMatchTheUnfrozenTree() throws {
+        let (root, lines) = try lyrics(lines: 20, song: 60)
+        let blink = try KeyframeAnimation(keyPath: .isHidden, values: [.bool(false), .bool(true)], calculationMode: .discrete,
+                                          timing: AnimationTiming(beginTime: seconds(10), duration: seconds(1), repeatCount: .infinity))
+        try lines[5].addAnimation(.keyframe(blink), forKey: "blink")
+        let timeline = LayerTimeline(root: root)
+        for step in 0..<1300 {
+            let t = MediaTime(value: Int64(step), timescale: 20)
+            #expect(timeline.snapshot(at: t) == slowSnapshot(root, at: t), "at \(t)")
+        }
+    }
+
+    /// Every layer resolved and filtered, without the visibility index.
+    func slowSnapshot(_ layer: Layer, at t: MediaTime, origin: Point = .zero) -> LayerSnapshot? {
+        let frozen = LayerTimeline.FrozenLayer(model: ResolvedLayer(properties: layer.properties, text: layer.textStyle),
+                                               animations: layer.animations.map(\.animation), parent: -1, subtreeEnd: 1)
+        let resolved = frozen.resolved(at: t)
+        guard resolved.isVisible else { return nil }
+        var shot = resolved.snapshot(superlayerBoundsOrigin: origin)
+        shot.sublayers = layer.sublayers.compactMap { slowSnapshot($0, at: t, origin: resolved.properties.bounds.origin) }
+        return shot
+    }
+
+    @Test func hiddenParentHidesItsSubtreeInTheIndex() throws {
+        let root = Layer(), group = Layer(), child = Layer()
+        try root.addSublayer(group)
+        try group.addSublayer(child)
+        let hide = try KeyframeAnimation(keyPath: .isHidden, values: [.bool(true)], timing: AnimationTiming(beginTime: seconds(5), duration: seconds(5)))
+        try group.addAnimation(.keyframe(hide), forKey: nil)
+        let timeline = LayerTimeline(root: root)
+        #expect(timeline.candidateLayers(at: seconds(7)) == [0])
+        #expect(timeline.candidateLayers(at: seconds(2)) == [0, 1, 2])
+        #expect(timeline.snapshot(at: seconds(7))?.sublayers.isEmpty == true)
+    }
+
+    @Test func staticStretches() throws {
+        let (root, _) = try lyrics(lines: 3, song: 10)   // switches at 0, 1.5, 2, 3.5, 4, 5.5 s
+        let timeline = LayerTimeline(root: root)
+        let frame = MediaTime(value: 1, timescale: 30)
+        #expect(timeline.isStatic(over: TimeRange(start: seconds(0.5), duration: seconds(0.9))))
+        #expect(!timeline.isStatic(over: TimeRange(start: seconds(1.4), duration: frame * 4)))
+        #expect(timeline.isStatic(over: TimeRange(start: seconds(6), duration: seconds(3.9))))
+        #expect(!timeline.isStatic(over: TimeRange(start: seconds(3.9), duration: seconds(0.2))))
+        let fade = try BasicAnimation(keyPath: .opacity, fromValue: .number(1), toValue: .number(0.5),
+                                      timing: AnimationTiming(beginTime: seconds(7), duration: seconds(1)))
+        try root.addAnimation(.basic(fade), forKey: nil)
+        let fading = LayerTimeline(root: root)
+        #expect(!fading.isStatic(over: TimeRange(start: seconds(7.5), duration: frame)))
+        #expect(fading.isStatic(over: TimeRange(start: seconds(8.1), duration: seconds(1))))
+        #expect(fading.isStatic(over: TimeRange(start: seconds(6), duration: seconds(0.9))))
+    }
+
+    @Test func timelineIsSendable() async throws {
+        let (root, _) = try lyrics(lines: 5, song: 20)
+        let timeline = LayerTimeline(root: root)
+        let count = await Task.detached { timeline.snapshot(at: seconds(4.5))?.sublayers.count }.value
+        #expect(count == 2)
+    }
+
+    @Test func intervalIndexFindsExactlyTheContainingSpans() {
+        // Nested, disjoint and unbounded spans; checked against a linear scan.
+        var entries: [IntervalIndex.Entry] = []
+        for i in 0..<200 {
+            let start = TimelineBound.at(seconds(Double(i % 37))), end = TimelineBound.at(seconds(Double(i % 37 + 1 + i % 11)))
+            entries.append(IntervalIndex.Entry(start: start, end: end, payload: i))
+        }
+        entries.append(IntervalIndex.Entry(start: .negativeInfinity, end: .at(seconds(3)), payload: 200))
+        entries.append(IntervalIndex.Entry(start: .at(seconds(40)), end: .positiveInfinity, payload: 201))
+        let index = IntervalIndex(entries)
+        for step in -10..<120 {
+            let t = seconds(Double(step) / 2)
+            let expected = entries.filter { $0.start <= .at(t) && .at(t) < $0.end }.map(\.payload).sorted()
+            #expect(index.payloads(containing: t).sorted() == expected, "at \(t)")
+        }
+    }
+}
