@@ -64,6 +64,19 @@ public enum Tool {
         return Image(width: width, height: height, pixels: [UInt8](data))
     }
 
+    /// A frame as ffmpeg itself shows it (autorotated by the display matrix), scaled to
+    /// `width`×`height`: an independent picture of what "upright" means. Decoded from the
+    /// start and selected by timestamp, because ffmpeg's `-ss` misplaces some edit-listed files.
+    public static func referenceFrame(_ path: String, at time: Double, width: Int, height: Int) throws -> Image {
+        let raw = FileManager.default.temporaryDirectory.appendingPathComponent("ref-\(UUID().uuidString).rgb").path
+        defer { try? FileManager.default.removeItem(atPath: raw) }
+        try ffmpeg(["-i", path, "-map", "0:v:0", "-frames:v", "1",
+                    "-vf", "select=gte(t\\,\(String(format: "%.6f", time - 0.0005))),scale=\(width):\(height)",
+                    "-f", "rawvideo", "-pix_fmt", "rgb24", raw])
+        let data = try Data(contentsOf: URL(fileURLWithPath: raw))
+        return Image(width: width, height: height, pixels: [UInt8](data))
+    }
+
     /// All audio as mono-mixed float samples at `rate` (for level and continuity checks).
     public static func audioSamples(_ path: String, rate: Int = 48000, channels: Int = 1) throws -> [Float] {
         let raw = FileManager.default.temporaryDirectory.appendingPathComponent("audio-\(UUID().uuidString).f32").path
@@ -96,6 +109,13 @@ public struct Probe: Decodable {
         public let sample_rate: String?
         public let channels: Int?
         public let pix_fmt: String?
+        public let r_frame_rate: String?
+        /// Frames per second from "num/den".
+        public var frameRate: Double? {
+            guard let parts = r_frame_rate?.split(separator: "/"), parts.count == 2,
+                  let num = Double(parts[0]), let den = Double(parts[1]), den > 0 else { return nil }
+            return num / den
+        }
         public let side_data_list: [SideData]?
         public var durationSeconds: Double? { duration.flatMap(Double.init) }
         public var frameCount: Int? { nb_read_frames.flatMap(Int.init) }

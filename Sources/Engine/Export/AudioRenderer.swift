@@ -143,7 +143,11 @@ final class AudioSegmentReader {
         let outputSeconds = Double(length) / Double(format.sampleRate)
         speed = outputSeconds > 0 ? sourceRange.duration.seconds / outputSeconds : 1
         pending = Array(repeating: [], count: format.channels)
-        try reader.seek(before: sourceStart)
+        // Audio decoders need the packets before the first sample they output (AAC's
+        // overlapped transform, priming): start well before the segment and drop what
+        // precedes it. A fresh reader is already at the stream's start.
+        let preroll = MediaTime(value: 1, timescale: 2)
+        if sourceStart > preroll { try reader.seek(before: sourceStart - preroll) }
     }
 
     deinit { swr_free(&resampler) }

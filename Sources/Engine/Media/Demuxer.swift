@@ -66,7 +66,10 @@ final class Demuxer {
         if logged.contains("moov atom not found") {
             return EngineError("input \"\(path)\": moov atom not found (file truncated? an interrupted recording loses its index)")
         }
-        if code == MOON_AVERROR_INVALIDDATA {
+        if code == MOON_AVERROR_EOF {
+            return EngineError("input \"\(path)\": the file ends inside its header (truncated?)")
+        }
+        if code == MOON_AVERROR_INVALIDDATA || code == MOON_AVERROR_EINVAL {
             let why = logged.isEmpty ? "" : " (\(logged))"
             return EngineError("input \"\(path)\": not a media file FFmpeg can read, or the file is corrupt or truncated\(why)")
         }

@@ -1,0 +1,45 @@
+import Foundation
+import TestSupport
+
+/// Runs the built `moonreel` executable (it sits beside the test bundle in the build folder).
+enum Moonreel {
+    static let executable: String = {
+        var url = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        while url.path != "/" {
+            url.deleteLastPathComponent()
+            let candidate = url.appendingPathComponent("moonreel").path
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        return "moonreel"
+    }()
+
+    static let checkout: String = {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { url.deleteLastPathComponent() }
+        return url.path
+    }()
+
+    static func example(_ name: String) -> String { checkout + "/scripts/examples/" + name }
+
+    struct Result {
+        let status: Int32
+        let out: String
+        let err: String
+        /// Standard error without blank lines (messages must be one line).
+        var errorLines: [String] { err.split(separator: "\n").map(String.init).filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty } }
+    }
+
+    @discardableResult
+    static func run(_ arguments: [String], timeout: Double = 300) throws -> Result {
+        let result = try Tool.run(executable, arguments, timeout: timeout)
+        return Result(status: result.status, out: result.out, err: result.err)
+    }
+
+    /// Writes a Lua script to a scratch file and runs it with `moonreel run`.
+    @discardableResult
+    static func runScript(_ source: String, name: String = "test.lua", arguments: [String] = [], options: [String] = []) throws -> Result {
+        let path = Fixtures.scratchPath(name)
+        try source.write(toFile: path, atomically: true, encoding: .utf8)
+        return try run(["run"] + options + [path] + arguments)
+    }
+}
