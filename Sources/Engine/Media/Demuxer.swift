@@ -63,7 +63,7 @@ final class Demuxer {
 
     private static func describeOpenFailure(path: String, code: Int32) -> EngineError {
         let logged = FFmpegError.lastLogLine()
-        if logged.contains("moov atom not found") {
+        if logged.contains("moov atom not found") && startsWithISOBox(path) {
             return EngineError("input \"\(path)\": moov atom not found (file truncated? an interrupted recording loses its index)")
         }
         if code == MOON_AVERROR_EOF {
@@ -76,6 +76,17 @@ final class Demuxer {
         let detail = logged.isEmpty ? FFmpegError.text(for: code) : "\(logged) (\(FFmpegError.text(for: code)))"
         return EngineError("input \"\(path)\": cannot open: \(detail)")
     }
+}
+
+/// Whether the file begins like an MP4/QuickTime file (a known box type at bytes 4–7), to
+/// tell a truncated recording from, say, a text file named ".mp4".
+private func startsWithISOBox(_ path: String) -> Bool {
+    guard let file = fopen(path, "rb") else { return false }
+    defer { fclose(file) }
+    var header = [UInt8](repeating: 0, count: 8)
+    guard fread(&header, 1, 8, file) == 8 else { return false }
+    let type = String(decoding: header[4..<8], as: UTF8.self)
+    return ["ftyp", "wide", "free", "mdat", "moov", "skip", "pnot"].contains(type)
 }
 
 extension AVRational {

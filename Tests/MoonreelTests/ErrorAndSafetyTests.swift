@@ -1,0 +1,163 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Bad input gives one clear line naming the script line and the culprit, exit 1; usage
+/// errors exit 2; outputs are never partial, never overwritten silently, never an input.
+@Suite struct ErrorAndSafetyTests {
+    func expectFailure(_ script: String, _ expected: String, arguments: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let result = try Moonreel.runScript(script, name: "bad.lua", arguments: arguments)
+        #expect(result.status == 1, sourceLocation: sourceLocation)
+        #expect(result.errorLines.count == 1, "\(result.err)", sourceLocation: sourceLocation)
+        #expect(result.err.contains(expected), "\(result.err)", sourceLocation: sourceLocation)
+    }
+
+    @Test func missingFileNamesTheLineAndTheFile() throws {
+        try expectFailure("local a = 1\nlocal asset = av.asset('nope.mov')", "bad.lua:2: bad argument #1 to 'asset' (input \"nope.mov\": no such file)")
+    }
+
+    @Test func textFileNamedMp4IsNotMedia() throws {
+        let path = Fixtures.scratchPath("notes.mp4")
+        try "just some text, not a video\n".write(toFile: path, atomically: true, encoding: .utf8)
+        try expectFailure("av.asset(arg[1])", "not a media file FFmpeg can read", arguments: [path])
+    }
+
+    @Test func audioOnlyFileHasNoVideoTrackForCut() throws {
+        let audio = Fixtures.scratchPath("tone.m4a")
+        try Tool.ffmpeg(["-f", "lavfi", "-i", "sine=duration=6", "-c:a", "aac", audio])
+        let result = try Moonreel.run(["run", Moonreel.example("cut.lua"), audio, Fixtures.scratchPath("x.mp4")])
+        #expect(result.status == 1 && result.err.contains("has no video track"))
+    }
+
+    @Test func rangeOutsideTheTrack() throws {
+        let clip = try Fixtures.clip(seconds: 6)
+        try expectFailure("""
+            local track = av.asset(arg[1]):tracksWithMediaType("video")[1]
+            local comp = av.composition()
+            comp:addMutableTrack("video"):insertTimeRange(av.range(5, 10), track, 0)
+            """, "bad.lua:3: insertTimeRange: time range 5.0…15.0 s is outside the video track (0.0…6.0 s)", arguments: [clip])
+    }
+
+    @Test func nanInfinityAndNegativeTimesAreRefused() throws {
+        try expectFailure("av.range(0/0, 1)", "bad.lua:1: bad argument #1 to 'range' (time must be a finite number of seconds, got nan)")
+        try expectFailure("av.range(0, 1/0)", "bad.lua:1: bad argument #2 to 'range' (time must be a finite number of seconds, got inf)")
+        try expectFailure("av.range(0, -2)", "bad.lua:1: bad argument #2 to 'range' (duration must not be negative, got -2.0)")
+        try expectFailure("local c = av.composition()\nc:addMutableTrack('video'):insertEmptyTimeRange(av.range(0, 1))\nc:insertTimeRange(av.range(0, 1), nil, -1)",
+                          "bad.lua:3: bad argument #2 to 'insertTimeRange' (Asset expected, got nil)")
+        try expectFailure("av.videoComposition{ renderSize = {1920, 1080}, frameDuration = -1 }", "frameDuration")
+        try expectFailure("av.videoComposition{ renderSize = {1920, 1080}, colour = 'red' }",
+                          "bad.lua:1: bad argument #1 to 'videoComposition' (unknown VideoComposition property 'colour')")
+        try expectFailure("av.time(1, 0)", "bad.lua:1: bad argument #2 to 'time' (timescale must be a positive 32-bit integer, got 0)")
+    }
+
+    @Test func usageErrorsExitTwo() throws {
+        #expect(try Moonreel.run(["--no-such-flag"]).status == 2)
+        #expect(try Moonreel.run(["run"]).status == 2)
+        #expect(try Moonreel.run(["run", "--progress", "sideways", "x.lua"]).status == 2)
+        #expect(try Moonreel.run(["--help"]).status == 0)
+    }
+
+    @Test func existingOutputIsKeptUnlessOverwriteAndThenReplacedWhole() throws {
+        let clip = try Fixtures.clip(seconds: 6)
+        let output = Fixtures.scratchPath("kept.mov")
+        let old = Data("an older file the user cares about".utf8)
+        try old.write(to: URL(fileURLWithPath: output))
+        let refused = try Moonreel.run(["run", Moonreel.example("cut.lua"), clip, output])
+        #expect(refused.status == 1 && refused.err.contains("already exists; set overwrite = true (or pass --overwrite)"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: output)) == old)
+        let replaced = try Moonreel.run(["run", "--overwrite", Moonreel.example("cut.lua"), clip, output])
+        #expect(replaced.status == 0, "\(replaced.err)")
+        #expect(try Tool.ffprobe(output).video?.frameCount == 90)
+        #expect(try leftovers(besides: output).isEmpty)
+    }
+
+    @Test func outputThatIsTheInputIsRefusedEvenThroughAHardLink() throws {
+        let clip = try Fixtures.clip(seconds: 6)
+        let copy = Fixtures.scratchPath("input.mp4")
+        try FileManager.default.copyItem(atPath: clip, toPath: copy)
+        let link = (copy as NSString).deletingLastPathComponent + "/link.mp4"
+        try FileManager.default.linkItem(atPath: copy, toPath: link)
+        let before = try Data(contentsOf: URL(fileURLWithPath: copy))
+        for target in [copy, link] {
+            let result = try Moonreel.run(["run", "--overwrite", Moonreel.example("cut.lua"), copy, target])
+            #expect(result.status == 1 && result.err.contains("is the input"), "\(result.err)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: copy)) == before)
+    }
+
+    @Test func missingOutputDirectoryIsNamed() throws {
+        let clip = try Fixtures.clip(seconds: 6)
+        let result = try Moonreel.run(["run", Moonreel.example("cut.lua"), clip, "/nonexistent-dir/out.mov"])
+        #expect(result.status == 1 && result.err.contains("directory \"/nonexistent-dir\" does not exist"))
+    }
+
+    @Test func cancelFromProgressLeavesOldFileAndNoTemporaryFile() throws {
+        let clip = try Fixtures.clip(seconds: 6)
+        let output = Fixtures.scratchPath("cancelled.mp4")
+        let old = Data("previous render".utf8)
+        try old.write(to: URL(fileURLWithPath: output))
+        let result = try Moonreel.runScript("""
+            local comp = av.composition()
+            local asset = av.asset(arg[1])
+            comp:insertTimeRange(av.range(0, asset.duration), asset, 0)
+            local session = av.exportSession(comp, "HighestQuality")
+            session.outputURL = arg[2]
+            session.overwrite = true
+            local ok, err = session:export{ progress = function(f) if f > 0.3 then session:cancel() end end }
+            print(ok, err, session.status)
+            """, arguments: [clip, output])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out.contains("nil\texport cancelled\tcancelled"), "\(result.out)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: output)) == old)
+        #expect(try leftovers(besides: output).isEmpty)
+    }
+
+    @Test func interruptCancelsCleanlyWithExitCode130() throws {
+        let clip = try Fixtures.clip(seconds: 20, size: "640x360", name: "long-clip.mp4")
+        let output = Fixtures.scratchPath("interrupted.mov")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Moonreel.executable)
+        process.arguments = ["run", Moonreel.example("cut.lua"), clip, output, "0", "20"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let directory = (output as NSString).deletingLastPathComponent
+        // Wait until the export is writing its temporary file, then press Ctrl-C.
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline, try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty { usleep(20_000) }
+        usleep(200_000)
+        kill(process.processIdentifier, SIGINT)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 130)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty, "no output and no temporary file")
+    }
+
+    @Test func passthroughCutCopiesPackets() throws {
+        let clip = try Fixtures.clip(seconds: 6)
+        let output = Fixtures.scratchPath("copy.mp4")
+        let result = try Moonreel.runScript("""
+            local asset = av.asset(arg[1])
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(2, 3), asset, 0)
+            local session = av.exportSession(comp, "Passthrough")
+            session.outputURL = arg[2]
+            assert(session:export())
+            """, arguments: [clip, output])
+        #expect(result.status == 0, "\(result.err)")
+        let probe = try Tool.ffprobe(output)
+        #expect(abs(probe.duration - 3) < 0.1, "\(probe.duration)")
+        #expect(probe.video?.codec_name == "h264" && probe.audio?.codec_name == "aac")
+        // The edit list hides the frames before the cut: playback starts at the source's 2.0 s.
+        let first = try Tool.rgbFrame(output, at: 0)
+        let atTwo = try Tool.rgbFrame(clip, at: 2.0)
+        let atOne = try Tool.rgbFrame(clip, at: 1.0)
+        #expect(meanDifference(first, atTwo) < meanDifference(first, atOne) / 2)
+    }
+
+    /// Files in the output's directory other than the output itself (temporary files).
+    func leftovers(besides output: String) throws -> [String] {
+        let directory = (output as NSString).deletingLastPathComponent
+        let name = (output as NSString).lastPathComponent
+        return try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0 != name }
+    }
+}
