@@ -1,25 +1,34 @@
-#include "cmoonluashim.h"
+#include "internal.h"
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 int moon_gc(lua_State *L, int what, int a) { return lua_gc(L, what, a); }
 
+int moon_script_level(lua_State *L) {
+    lua_Debug ar;
+    for (int level = 1; lua_getstack(L, level, &ar); level++) {
+        lua_getinfo(L, "Sl", &ar);
+        if (ar.currentline > 0 && strncmp(ar.source, "=[moonreel", 10) != 0) return level;
+    }
+    return 1;
+}
+
+int moon_raise_from_script(lua_State *L) {
+    luaL_where(L, moon_script_level(L));
+    lua_rotate(L, -2, 1);
+    lua_concat(L, 2);
+    return lua_error(L);
+}
+
 static int trampoline(lua_State *L) {
     moon_swift_fn fn = (moon_swift_fn)lua_touserdata(L, lua_upvalueindex(1));
     int results = fn(L);
     if (results >= 0) return results;
     if (results == MOON_RAISE_VALUE) return lua_error(L);
-    int level = 1;
-    if (results == MOON_RAISE_FROM_SCRIPT) {
-        // Walk up to the first Lua function whose source is not a bundled "=[moonreel]" chunk.
-        lua_Debug ar;
-        for (int l = 1; lua_getstack(L, l, &ar); l++) {
-            lua_getinfo(L, "Sl", &ar);
-            if (ar.currentline > 0 && strncmp(ar.source, "=[moonreel", 10) != 0) { level = l; break; }
-        }
-    }
-    luaL_where(L, level);
+    if (results == MOON_RAISE_FROM_SCRIPT) return moon_raise_from_script(L);
+    luaL_where(L, 1);
     lua_rotate(L, -2, 1);
     lua_concat(L, 2);
     return lua_error(L);
@@ -41,12 +50,35 @@ double moon_monotonic_now(void) {
 typedef struct moon_alloc_state {
     size_t used;
     size_t limit; // 0: unlimited
+    lua_State *main;
+    int refusals;
+    char refusal_position[LUA_IDSIZE + 24];
 } moon_alloc_state;
 
 typedef struct moon_state_extra {
     moon_budget budget;
     moon_alloc_state alloc;
 } moon_state_extra;
+
+// LUA_ERRMEM never reaches a message handler, so the script line is taken here, when the
+// cap refuses. Reading the call stack inside an allocation is safe only while Lua keeps
+// real pointers in its CallInfos during a stack reallocation (up to 5.4.5; 5.4.6 turns
+// them into offsets for the duration), so later versions report the script name only.
+static void note_refusal(moon_alloc_state *state) {
+    state->refusals++;
+    state->refusal_position[0] = '\0';
+#if LUA_VERSION_RELEASE_NUM <= 50405
+    lua_State *L = state->main;
+    lua_Debug ar;
+    for (int level = 0; lua_getstack(L, level, &ar); level++) {
+        lua_getinfo(L, "Sl", &ar);
+        if (ar.currentline > 0 && strncmp(ar.source, "=[moonreel", 10) != 0) {
+            snprintf(state->refusal_position, sizeof state->refusal_position, "%s:%d:", ar.short_src, ar.currentline);
+            return;
+        }
+    }
+#endif
+}
 
 static void *capped_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     moon_alloc_state *state = ud;
@@ -56,7 +88,10 @@ static void *capped_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
         state->used -= old;
         return NULL;
     }
-    if (state->limit && nsize > old && state->used - old + nsize > state->limit) return NULL;
+    if (state->limit && nsize > old && state->used - old + nsize > state->limit) {
+        note_refusal(state);
+        return NULL;
+    }
     void *p = realloc(ptr, nsize);
     if (p) state->used = state->used - old + nsize;
     return p;
@@ -70,6 +105,7 @@ lua_State *moon_newstate(size_t memory_limit) {
     extra->budget.instruction_limit = -1;
     lua_State *L = lua_newstate(capped_alloc, &extra->alloc);
     if (!L) { free(extra); return NULL; }
+    extra->alloc.main = L;
     *(moon_state_extra **)lua_getextraspace(L) = extra;
     return L;
 }
@@ -79,6 +115,12 @@ moon_budget *moon_budget_of(lua_State *L) { return &extra_of(L)->budget; }
 size_t moon_memory_used(lua_State *L) { return extra_of(L)->alloc.used; }
 size_t moon_memory_limit(lua_State *L) { return extra_of(L)->alloc.limit; }
 void moon_set_memory_limit(lua_State *L, size_t limit) { extra_of(L)->alloc.limit = limit; }
+int moon_memory_refusals(lua_State *L) { return extra_of(L)->alloc.refusals; }
+const char *moon_memory_refusal_position(lua_State *L) { return extra_of(L)->alloc.refusal_position; }
+void moon_clear_memory_refusals(lua_State *L) {
+    extra_of(L)->alloc.refusals = 0;
+    extra_of(L)->alloc.refusal_position[0] = '\0';
+}
 
 void moon_closestate(lua_State *L) {
     moon_state_extra *extra = extra_of(L);
@@ -87,53 +129,86 @@ void moon_closestate(lua_State *L) {
     free(extra);
 }
 
-void moon_interrupt(moon_budget *budget) { __atomic_store_n(&budget->interrupt, 1, __ATOMIC_SEQ_CST); }
-void moon_clear_interrupt(moon_budget *budget) { __atomic_store_n(&budget->interrupt, 0, __ATOMIC_SEQ_CST); }
+void moon_set_interrupt_flag(moon_budget *budget, int *flag) { budget->interrupt = flag; }
+void moon_interrupt(moon_budget *budget) {
+    if (budget->interrupt) __atomic_store_n(budget->interrupt, 1, __ATOMIC_SEQ_CST);
+}
+void moon_clear_interrupt(moon_budget *budget) {
+    if (budget->interrupt) __atomic_store_n(budget->interrupt, 0, __ATOMIC_SEQ_CST);
+}
 
 #define HOOK_INTERVAL 1000
 
-// Runs every HOOK_INTERVAL instructions, in every coroutine (they share the extraspace).
-// Errors raised here cannot be swallowed for long: once a limit is hit, the budget stays
-// exhausted, so a pcall that catches the error is stopped again within 1000 instructions.
+// Writes why the script must stop into `message` and returns 1, or returns 0.
+static int limit_reached(moon_budget *b, char *message, size_t size) {
+    if (b->interrupt && __atomic_load_n(b->interrupt, __ATOMIC_SEQ_CST)) {
+        snprintf(message, size, "interrupted");
+        return 1;
+    }
+    if (b->instructions_left == 0) {
+        snprintf(message, size, "script exceeded its instruction limit (%lld instructions)",
+                 (long long)b->instruction_limit);
+        return 1;
+    }
+    if (b->deadline > 0 && moon_monotonic_now() > b->deadline) {
+        snprintf(message, size, b->time_limit >= 0.1 ? "script exceeded its time limit (%.1f s)"
+                                                     : "script exceeded its time limit (%.3g s)",
+                 b->time_limit);
+        return 1;
+    }
+    return 0;
+}
+
+static void count_hook(lua_State *L, lua_Debug *ar);
+
+// Raises the stop at `level`, after making every thread check before each instruction:
+// a pcall (or coroutine.resume) that catches the error is stopped again at its next
+// instruction, and so on up to the host, without running more than a few instructions.
+static int raise_stop(lua_State *L, int level, const char *message) {
+    lua_sethook(L, count_hook, LUA_MASKCOUNT, 1);
+    lua_State *main = extra_of(L)->alloc.main;
+    if (main != L) lua_sethook(main, count_hook, LUA_MASKCOUNT, 1);
+    luaL_where(L, level);
+    lua_pushstring(L, message);
+    lua_concat(L, 2);
+    return lua_error(L);
+}
+
+static void spend(moon_budget *b, int64_t steps) {
+    if (b->instructions_left > 0) b->instructions_left = b->instructions_left > steps ? b->instructions_left - steps : 0;
+}
+
+// Runs every HOOK_INTERVAL instructions in every coroutine (they share the extraspace),
+// and before every instruction once a limit has been hit.
 static void count_hook(lua_State *L, lua_Debug *ar) {
     (void)ar;
     moon_budget *b = moon_budget_of(L);
-    if (__atomic_load_n(&b->interrupt, __ATOMIC_SEQ_CST)) {
-        luaL_where(L, 0);
-        lua_pushstring(L, "interrupted");
-        lua_concat(L, 2);
-        lua_error(L);
-    }
-    if (b->instructions_left >= 0) {
-        b->instructions_left -= HOOK_INTERVAL;
-        if (b->instructions_left < 0) {
-            b->instructions_left = 0;
-            luaL_where(L, 0);
-            lua_pushfstring(L, "script exceeded its instruction limit (%I instructions)",
-                            (LUAI_UACINT)b->instruction_limit);
-            lua_concat(L, 2);
-            lua_error(L);
-        }
-    }
-    if (b->deadline > 0 && moon_monotonic_now() > b->deadline) {
-        luaL_where(L, 0);
-        lua_pushfstring(L, "script exceeded its time limit (%.1f s)", b->time_limit);
-        lua_concat(L, 2);
-        lua_error(L);
-    }
+    int interval = lua_gethookcount(L);
+    spend(b, interval);
+    char message[96];
+    if (limit_reached(b, message, sizeof message)) raise_stop(L, 0, message);
+    // The host rearmed the budget (or an effect's limit ended): back to the cheap rate.
+    if (interval != HOOK_INTERVAL) lua_sethook(L, count_hook, LUA_MASKCOUNT, HOOK_INTERVAL);
 }
 
 void moon_install_hook(lua_State *L) { lua_sethook(L, count_hook, LUA_MASKCOUNT, HOOK_INTERVAL); }
 
+void moon_charge(lua_State *L, int64_t steps) {
+    moon_budget *b = moon_budget_of(L);
+    spend(b, steps);
+    char message[96];
+    if (limit_reached(b, message, sizeof message)) raise_stop(L, 1, message);
+}
+
 int moon_msghandler(lua_State *L) {
     const char *msg = lua_tostring(L, 1);
     if (msg == NULL) {
-        // Error object that is not a string: use __tostring only if it is a string already
-        // computed; calling it here could loop forever, so report the type instead.
-        if (luaL_getmetafield(L, 1, "__name") == LUA_TSTRING)
-            msg = lua_pushfstring(L, "(error object is a %s value)", lua_tostring(L, -1));
-        else
-            msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+        // Calling __tostring here could loop forever: describe the object by type instead,
+        // positioned at the script line that raised it.
+        const char *type = luaL_getmetafield(L, 1, "__name") == LUA_TSTRING ? lua_tostring(L, -1)
+                                                                             : luaL_typename(L, 1);
+        luaL_where(L, moon_script_level(L));
+        msg = lua_pushfstring(L, "%s(error object is a %s value)", lua_tostring(L, -1), type);
     }
     luaL_traceback(L, L, msg, 1);
     return 1;

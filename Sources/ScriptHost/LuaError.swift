@@ -7,11 +7,15 @@ public struct LuaError: Error, CustomStringConvertible, Sendable {
     public let file: String?
     public let line: Int?
     public let traceback: String?
+    /// Set when the script did not fail by itself but was stopped by a limit or an
+    /// interrupt (the CLI exits with 130 for `.interrupted`).
+    public let stop: ScriptStop?
 
-    public init(kind: Kind, message: String, traceback: String? = nil) {
+    public init(kind: Kind, message: String, traceback: String? = nil, stop: ScriptStop? = nil) {
         self.kind = kind
         self.message = message
         self.traceback = traceback
+        self.stop = stop ?? ScriptStop(message: message)
         (file, line) = LuaError.position(in: message)
     }
 
@@ -24,6 +28,24 @@ public struct LuaError: Error, CustomStringConvertible, Sendable {
         guard let secondColon = message[afterFirst...].firstIndex(of: ":"),
               let line = Int(message[afterFirst..<secondColon]) else { return (nil, nil) }
         return (String(message[..<firstColon]), line)
+    }
+}
+
+/// Why a script was stopped from outside its own logic.
+public enum ScriptStop: String, Sendable {
+    case memoryLimit, instructionLimit, timeLimit, interrupted
+
+    /// Recognizes the messages the count hook and the pattern matcher raise (shim.c).
+    init?(message: String) {
+        if message.hasSuffix(": interrupted") || message == "interrupted" {
+            self = .interrupted
+        } else if message.contains("script exceeded its time limit (") {
+            self = .timeLimit
+        } else if message.contains("script exceeded its instruction limit (") {
+            self = .instructionLimit
+        } else {
+            return nil
+        }
     }
 }
 

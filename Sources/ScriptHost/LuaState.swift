@@ -46,13 +46,21 @@ public final class LuaState {
     public let L: OpaquePointer
     private var boxes: [FunctionBox] = []
     private var classes: [String: LuaClass] = [:]
+    private let interruptFlag = InterruptFlag()
+    private var configuredMemoryLimit: Int
+    /// How many `load`/`call`s are running; the memory cap applies only inside them.
+    private var protectedDepth = 0
 
     /// - Parameter memoryLimit: bytes the Lua heap may hold (0: unlimited).
     public init(memoryLimit: Int = 0) throws {
-        guard let state = moon_newstate(memoryLimit) else {
+        // The cap is armed only inside protected calls (see `protected`), so the state
+        // starts without one.
+        guard let state = moon_newstate(0) else {
             throw LuaError(kind: .memory, message: "cannot create a Lua state: out of memory")
         }
         L = state
+        configuredMemoryLimit = memoryLimit
+        moon_set_interrupt_flag(moon_budget_of(L), interruptFlag.pointer)
         moon_install_hook(L)
         installObjectCache()
     }
@@ -63,9 +71,53 @@ public final class LuaState {
 
     public var budget: UnsafeMutablePointer<moon_budget> { moon_budget_of(L) }
     public var memoryUsed: Int { moon_memory_used(L) }
+    /// Bytes the Lua heap may hold while Lua code runs (0: unlimited). Host code that works
+    /// the stack between runs is not capped: Lua would have no handler to report it to, and
+    /// an allocation error there aborts the process.
     public var memoryLimit: Int {
-        get { moon_memory_limit(L) }
-        set { moon_set_memory_limit(L, newValue) }
+        get { configuredMemoryLimit }
+        set {
+            configuredMemoryLimit = newValue
+            if protectedDepth > 0 { moon_set_memory_limit(L, newValue) }
+        }
+    }
+
+    /// Stops the running script from any thread (Ctrl-C).
+    public var interrupter: LuaInterrupter { LuaInterrupter(flag: interruptFlag) }
+
+    /// Runs `body` with the instruction and time budget of `limits` armed for this state,
+    /// and the budget (and any interrupt) cleared afterwards. Coroutines share the budget;
+    /// a script that catches the stop with `pcall` is stopped again at its next instruction.
+    @discardableResult
+    public func withRunLimits<T>(_ limits: RunLimits, _ body: () throws -> T) rethrows -> T {
+        let budget = self.budget
+        budget.pointee.instruction_limit = Int64(limits.instructions ?? -1)
+        budget.pointee.instructions_left = Int64(limits.instructions ?? -1)
+        budget.pointee.time_limit = limits.seconds ?? 0
+        budget.pointee.deadline = limits.seconds.map { moon_monotonic_now() + $0 } ?? 0
+        defer {
+            budget.pointee.instructions_left = -1
+            budget.pointee.instruction_limit = -1
+            budget.pointee.deadline = 0
+            moon_clear_interrupt(budget)
+            moon_install_hook(L)
+        }
+        return try body()
+    }
+
+    /// Arms the memory cap around a `load` or `call` (nested calls from Swift functions
+    /// that Lua called keep it armed), and forgets old refusals when the outermost begins.
+    private func protected<T>(_ body: () throws -> T) rethrows -> T {
+        if protectedDepth == 0 {
+            moon_clear_memory_refusals(L)
+            moon_set_memory_limit(L, configuredMemoryLimit)
+        }
+        protectedDepth += 1
+        defer {
+            protectedDepth -= 1
+            if protectedDepth == 0 { moon_set_memory_limit(L, 0) }
+        }
+        return try body()
     }
 
     // MARK: Functions
@@ -90,20 +142,31 @@ public final class LuaState {
 
     /// Loads a text chunk (binary chunks are refused) and leaves the function on the stack.
     public func load(_ code: String, chunkName: String) throws {
-        let status = code.utf8CString.withUnsafeBufferPointer { buffer in
-            luaL_loadbufferx(L, buffer.baseAddress, buffer.count - 1, chunkName, "t")
+        var code = code
+        try code.withUTF8 { try load(bytes: UnsafeRawBufferPointer($0), chunkName: chunkName) }
+    }
+
+    /// Loads a text chunk from raw bytes (a file's exact contents, whatever their encoding)
+    /// and leaves the function on the stack. Wraps `luaL_loadbufferx` in mode "t".
+    public func load(bytes: UnsafeRawBufferPointer, chunkName: String) throws {
+        if bytes.first == 0x1B {
+            throw LuaError(kind: .syntax, message: "\(LuaState.displayName(ofChunk: chunkName)): "
+                           + String(cString: moon_binary_chunk_refused))
+        }
+        let status = protected {
+            luaL_loadbufferx(L, bytes.baseAddress?.assumingMemoryBound(to: CChar.self), bytes.count, chunkName, "t")
         }
         if status != LUA_OK { throw popError(status: status) }
     }
 
-    /// Calls the function below `argumentCount` arguments with a traceback handler.
-    /// Returns the number of results left on the stack.
+    /// Calls the function below `argumentCount` arguments with a traceback handler
+    /// (`lua_pcallk` with `moon_msghandler`). Returns the number of results left on the stack.
     @discardableResult
     public func call(argumentCount: Int32, resultCount: Int32 = LUA_MULTRET) throws -> Int32 {
         let functionIndex = lua_gettop(L) - argumentCount
         lua_pushcclosure(L, moon_msghandler, 0)
         moon_insert(L, functionIndex)
-        let status = moon_pcall(L, argumentCount, resultCount, functionIndex)
+        let status = protected { moon_pcall(L, argumentCount, resultCount, functionIndex) }
         moon_remove(L, functionIndex)
         if status != LUA_OK { throw popError(status: status) }
         return lua_gettop(L) - functionIndex + 1
@@ -113,8 +176,16 @@ public final class LuaState {
     @discardableResult
     public func run(_ code: String, chunkName: String, arguments: [String] = []) throws -> Int32 {
         try load(code, chunkName: chunkName)
-        for argument in arguments { lua_pushstring(L, argument) }
+        for argument in arguments { LuaState.push(L, argument) }
         return try call(argumentCount: Int32(arguments.count))
+    }
+
+    /// Calls a C function that may raise (library setup, `moon_sandbox_helpers`) under
+    /// `lua_pcall`, so its errors come back as a `LuaError` instead of aborting.
+    @discardableResult
+    public func callProtected(_ function: lua_CFunction, resultCount: Int32 = 0) throws -> Int32 {
+        lua_pushcclosure(L, function, 0)
+        return try call(argumentCount: 0, resultCount: resultCount)
     }
 
     private func popError(status: Int32) -> LuaError {
@@ -128,11 +199,46 @@ public final class LuaState {
         default: kind = .runtime
         }
         let marker = "\nstack traceback:"
+        var message = text
+        var traceback: String?
         if let split = text.utf8.indices.first(where: { text.utf8[$0...].starts(with: marker.utf8) }) {
-            return LuaError(kind: kind, message: String(text[..<split]),
-                            traceback: String(text[split...].dropFirst()))
+            message = String(text[..<split])
+            traceback = String(text[split...].dropFirst())
         }
-        return LuaError(kind: kind, message: text)
+        if let limited = memoryLimitMessage(for: message) {
+            return LuaError(kind: .memory, message: limited, traceback: traceback, stop: .memoryLimit)
+        }
+        return LuaError(kind: kind, message: message, traceback: traceback)
+    }
+
+    /// Lua says "not enough memory" without a position (LUA_ERRMEM reaches no message
+    /// handler, and lauxlib's buffers raise the bare string); when the cap refused, say which
+    /// limit and where instead. A script that re-raised the message keeps its own position.
+    private func memoryLimitMessage(for message: String) -> String? {
+        let lua = "not enough memory"
+        guard moon_memory_refusals(L) > 0, message.hasSuffix(lua) else { return nil }
+        var position = String(message.dropLast(lua.utf8.count))
+        if position.isEmpty {
+            let refusal = String(cString: moon_memory_refusal_position(L))
+            position = refusal.isEmpty ? "" : refusal + " "
+        }
+        return position + "script exceeded its memory limit (\(LuaState.describeBytes(configuredMemoryLimit)))"
+    }
+
+    /// "64 MiB", "1.5 GiB", "300 KiB": how limits are named in messages.
+    static func describeBytes(_ bytes: Int) -> String {
+        let units = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")]
+        for (size, unit) in units where bytes >= size {
+            let whole = bytes / size
+            let tenths = (bytes % size) * 10 / size
+            return tenths == 0 ? "\(whole) \(unit)" : "\(whole).\(tenths) \(unit)"
+        }
+        return "\(bytes) bytes"
+    }
+
+    /// The name Lua shows for a chunk name: "@x.lua" and "=x" both show as "x".
+    static func displayName(ofChunk chunkName: String) -> String {
+        chunkName.hasPrefix("@") || chunkName.hasPrefix("=") ? String(chunkName.dropFirst()) : chunkName
     }
 
     // MARK: Objects

@@ -29,28 +29,60 @@ typedef int (*moon_swift_fn)(lua_State *L);
 void moon_pushclosure(lua_State *L, moon_swift_fn fn, int extra);
 
 // Limits. One budget per lua_State, reached through lua_getextraspace, shared by coroutines.
+// Once a limit is hit it stays hit (the budget is not refilled) until the host rearms it,
+// and every instruction raises again, so `pcall` cannot swallow the stop.
 typedef struct moon_budget {
     int64_t instructions_left;     // < 0: unlimited
-    int64_t instruction_limit;
+    int64_t instruction_limit;     // for the message
     double deadline;               // CLOCK_MONOTONIC seconds; 0: none
     double time_limit;             // seconds, for the message
-    volatile int interrupt;        // set from any thread (Ctrl-C, watchdog)
-    int64_t pattern_steps;         // string-pattern matching steps per call (0: unlimited)
+    int *interrupt;                // set from any thread (Ctrl-C); owned by the host
 } moon_budget;
 
 lua_State *moon_newstate(size_t memory_limit);
 size_t moon_memory_used(lua_State *L);
 size_t moon_memory_limit(lua_State *L);
 void moon_set_memory_limit(lua_State *L, size_t limit);
+// How many allocations were refused by the cap since the last moon_clear_memory_refusals,
+// and where the last one happened ("chunk:line:", or "" when unknown).
+int moon_memory_refusals(lua_State *L);
+const char *moon_memory_refusal_position(lua_State *L);
+void moon_clear_memory_refusals(lua_State *L);
 moon_budget *moon_budget_of(lua_State *L);
 void moon_install_hook(lua_State *L);
 void moon_interrupt(moon_budget *budget);
 void moon_clear_interrupt(moon_budget *budget);
+// Sets an interrupt flag atomically (Swift has no portable atomic store on a C int).
+static inline void moon_store_flag(int *flag, int value) { __atomic_store_n(flag, value, __ATOMIC_SEQ_CST); }
+// Points the budget at an interrupt flag that outlives the state (or NULL for none).
+void moon_set_interrupt_flag(moon_budget *budget, int *flag);
 double moon_monotonic_now(void);
 void moon_closestate(lua_State *L);
+// Counts `steps` of work done inside a C library function against the budget and raises
+// (positioned at the calling Lua line) if a limit has been hit. Used by the pattern matcher,
+// where the count hook never runs.
+void moon_charge(lua_State *L, int64_t steps);
 
-// lua.c's message handler: turns any error into "msg\nstack traceback:...".
+// lua.c's message handler: turns any error into "msg\nstack traceback:...". Error objects
+// that are not strings are described by type, never through __tostring (which could loop).
 int moon_msghandler(lua_State *L);
+
+// Why a chunk starting with "\x1bLua" is not loaded (bytecode can crash the VM).
+#define MOON_BINARY_CHUNK_REFUSED "precompiled (binary) chunks are refused; Moonreel loads Lua source text only"
+static const char *const moon_binary_chunk_refused = MOON_BINARY_CHUNK_REFUSED;
+
+// Standard libraries for a trusted user script: everything, but chunks load as text only
+// (load, loadfile, dofile, require's Lua searcher), string patterns use the budgeted matcher
+// and the string metatable is protected. Lua-callable: call it through lua_pcall.
+int moon_open_user_libraries(lua_State *L);
+// A table of the C helpers the effect sandbox is built from (see EffectGlue.swift).
+// Lua-callable: call it through lua_pcall.
+int moon_sandbox_helpers(lua_State *L);
+// string.find/match/gmatch/gsub with a matcher that counts its steps (pattern.c).
+int moon_str_find(lua_State *L);
+int moon_str_match(lua_State *L);
+int moon_str_gmatch(lua_State *L);
+int moon_str_gsub(lua_State *L);
 
 // Convenience wrappers for function-like macros.
 static inline int moon_pcall(lua_State *L, int nargs, int nresults, int msgh) {

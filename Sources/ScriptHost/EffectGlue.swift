@@ -1,0 +1,334 @@
+/// The Lua half of the effect host, run once per state (chunk "=[moonreel effects]", so
+/// errors skip its frames and name the script line that called in). It builds each
+/// effect's sandbox from the C pieces in sandbox.c, loads effects for `require`, and wraps
+/// what an effect returns in a read-only object that validates parameters before `apply`.
+/// Lua rather than Swift because it handles arbitrary Lua values (defaults, options) and
+/// lets errors unwind through Lua frames only.
+let effectGlueSource = #"""
+local host = ...
+local C = host.helpers
+local findEffect = host.findEffect
+local limits = host.effectLimits
+local allowedGlobals = host.allowedGlobals
+local randomSeed = host.randomSeed
+local globals = host.globals
+
+-- Everything below is captured now, before any script runs, so no script can change
+-- what the host (or an effect) gets by replacing a global.
+local type, next, error, tostring, rawget, rawequal, setmetatable, getmetatable, require =
+      type, next, error, tostring, rawget, rawequal, setmetatable, getmetatable, require
+local format, sub, gsub, match, byte = string.format, string.sub, string.gsub, string.match, string.byte
+local concat, insert, sort = table.concat, table.insert, table.sort
+local floor, huge, mathType, toInteger = math.floor, math.huge, math.type, math.tointeger
+local utf8Length, utf8Offset = utf8.len, utf8.offset
+local raise, enterLimits = C.raiseFromScript, C.enterLimits
+
+local safeBase = {
+  assert = assert, error = error, ipairs = ipairs, next = next, pairs = pairs, pcall = pcall,
+  print = print, rawequal = rawequal, rawget = rawget, rawlen = rawlen, rawset = rawset,
+  select = select, tonumber = tonumber, tostring = tostring, type = type, xpcall = xpcall,
+  _VERSION = _VERSION,
+  setmetatable = C.setmetatable, getmetatable = C.getmetatable, collectgarbage = C.collectgarbage,
+}
+local safeString = {}
+for name, f in next, string do
+  if name ~= "dump" then safeString[name] = f end
+end
+
+local function copy(t)
+  local result = {}
+  for k, v in next, t do result[k] = v end
+  return result
+end
+
+-- Showing values in messages ------------------------------------------------------------
+
+local escapes = { ['"'] = '\\"', ['\\'] = '\\\\', ['\n'] = '\\n', ['\r'] = '\\r', ['\t'] = '\\t' }
+local function escape(c) return escapes[c] or format("\\%d", byte(c)) end
+
+local function quote(s)
+  local valid = utf8Length(s) ~= nil
+  if #s > 60 then
+    s = sub(s, 1, valid and utf8Offset(s, 58) - 1 or 57) .. "…"
+  end
+  s = gsub(s, '[%c"\\]', escape)
+  if not valid then s = gsub(s, "[\128-\255]", escape) end
+  return '"' .. s .. '"'
+end
+
+local function showNumber(n)
+  if n ~= n then return "nan" end
+  if n == huge then return "inf" elseif n == -huge then return "-inf" end
+  if mathType(n) == "integer" then return format("%d", n) end
+  if n == floor(n) and n > -2^53 and n < 2^53 then return format("%d", toInteger(n)) end
+  return format("%.14g", n)
+end
+
+local function show(value)
+  local kind = type(value)
+  if kind == "string" then return quote(value) end
+  if kind == "number" then return showNumber(value) end
+  if kind == "boolean" or kind == "nil" then return tostring(value) end
+  if kind == "userdata" then
+    local metatable = getmetatable(value)
+    local name = type(metatable) == "table" and rawget(metatable, "__name")
+    if type(name) == "string" then return (gsub(name, "^moonreel%.", "")) end
+  end
+  if kind == "table" and rawget(value, 1) ~= nil then
+    local items = {}
+    for i = 1, 8 do
+      local item = rawget(value, i)
+      if item == nil then break end
+      items[i] = type(item) == "table" and "{…}" or show(item)
+    end
+    if rawget(value, 9) ~= nil then items[9] = "…" end
+    return "{" .. concat(items, ", ") .. "}"
+  end
+  return kind
+end
+
+-- Parameters ----------------------------------------------------------------------------
+
+local typePhrases = {
+  number = "a number", integer = "an integer", string = "a string", boolean = "a boolean",
+  table = "a table", ["function"] = "a function",
+  color = 'a color (a name, "#RRGGBB" or {r, g, b, a})', any = "any value",
+}
+
+local function expectation(parameter)
+  local phrase = typePhrases[parameter.type]
+  local min, max = parameter.min, parameter.max
+  if min and max then return phrase .. " in " .. showNumber(min) .. "…" .. showNumber(max) end
+  if min then return phrase .. " ≥ " .. showNumber(min) end
+  if max then return phrase .. " ≤ " .. showNumber(max) end
+  return phrase
+end
+
+-- Returns whether `value` fits, and the value to pass on (integers as integers).
+local function check(parameter, value)
+  local kind = parameter.type
+  if kind == "any" then return true, value end
+  if kind == "color" then return type(value) == "string" or type(value) == "table", value end
+  if kind ~= "number" and kind ~= "integer" then return type(value) == kind, value end
+  if type(value) ~= "number" or value ~= value then return false end
+  if kind == "integer" then
+    value = toInteger(value)
+    if value == nil then return false end
+  end
+  if (parameter.min and value < parameter.min) or (parameter.max and value > parameter.max) then
+    return false
+  end
+  return true, value
+end
+
+local function parameterNames(info)
+  local names = {}
+  for i, parameter in next, info.parameters do names[i] = parameter.name end
+  return #names > 0 and "parameters: " .. concat(names, ", ") or "it takes no parameters"
+end
+
+local function validate(info, options)
+  local function fail(message, ...) raise(format('effect "%s": ' .. message, info.module, ...)) end
+  if options == nil then options = {} end
+  if type(options) ~= "table" then fail("options must be a table of name = value, got %s", show(options)) end
+  if not info.declaresParameters then return copy(options) end
+  local params = {}
+  for key, value in next, options do
+    if type(key) ~= "string" then fail("options must be name = value pairs, got the %s key %s", type(key), show(key)) end
+    if info.byName[key] == nil then fail("unknown parameter %s (%s)", key, parameterNames(info)) end
+    params[key] = value
+  end
+  for _, parameter in next, info.parameters do
+    local value = params[parameter.name]
+    if value == nil then
+      if parameter.required then fail("parameter %s is required (%s)", parameter.name, expectation(parameter)) end
+      value = parameter.default
+      params[parameter.name] = type(value) == "table" and copy(value) or value
+    else
+      local fits, converted = check(parameter, value)
+      if not fits then
+        fail("parameter %s must be %s, got %s", parameter.name, expectation(parameter), show(value))
+      end
+      params[parameter.name] = converted
+    end
+  end
+  return params
+end
+
+-- Reads an effect's metadata (raw reads only: the table is the effect's) and checks it.
+local function describe(module, definition, location)
+  local function fail(message, ...) raise(format('effect "%s": ' .. message, module, ...)) end
+  local function text(field, container, label)
+    local value = rawget(container, field)
+    if value ~= nil and type(value) ~= "string" then fail("%s must be a string, got %s", label or field, show(value)) end
+    return value or ""
+  end
+  local info = {
+    module = module, location = location, parameters = {}, byName = {},
+    fields = {
+      name = text("name", definition), version = text("version", definition),
+      description = text("description", definition), author = text("author", definition),
+      license = text("license", definition),
+    },
+  }
+  if info.fields.name == "" then info.fields.name = module end
+  info.apply = rawget(definition, "apply")
+  if info.apply ~= nil and type(info.apply) ~= "function" then fail("apply must be a function, got %s", show(info.apply)) end
+  local parameters = rawget(definition, "parameters")
+  info.declaresParameters = parameters ~= nil
+  if parameters ~= nil and type(parameters) ~= "table" then fail("parameters must be a list of tables, got %s", show(parameters)) end
+  local index = 1
+  while parameters and rawget(parameters, index) ~= nil do
+    local spec = rawget(parameters, index)
+    if type(spec) ~= "table" then fail("parameter %d must be a table, got %s", index, show(spec)) end
+    local name = rawget(spec, "name")
+    if type(name) ~= "string" or not match(name, "^[%a_][%w_]*$") then
+      fail("parameter %d needs a name that is an identifier, got %s", index, show(name))
+    end
+    if info.byName[name] then fail("parameter %s is declared twice", name) end
+    local parameter = {
+      name = name, type = rawget(spec, "type") or "any", min = rawget(spec, "min"), max = rawget(spec, "max"),
+      default = rawget(spec, "default"), doc = text("doc", spec, "doc of parameter " .. name),
+      required = rawget(spec, "required") == true,
+    }
+    if type(parameter.type) ~= "string" or typePhrases[parameter.type] == nil then
+      fail("parameter %s has type %s; use number, integer, string, boolean, table, function, color or any",
+           name, show(parameter.type))
+    end
+    for _, bound in next, { "min", "max" } do
+      local value = parameter[bound]
+      if value ~= nil and (type(value) ~= "number" or value ~= value) then
+        fail("%s of parameter %s must be a number, got %s", bound, name, show(value))
+      end
+      if value ~= nil and parameter.type ~= "number" and parameter.type ~= "integer" then
+        fail("parameter %s has a %s, but only numbers have ranges", name, bound)
+      end
+    end
+    if parameter.default ~= nil and not check(parameter, parameter.default) then
+      fail("default of parameter %s must be %s, got %s", name, expectation(parameter), show(parameter.default))
+    end
+    info.parameters[index] = parameter
+    info.byName[name] = parameter
+    index = index + 1
+  end
+  return info
+end
+
+-- Loading -------------------------------------------------------------------------------
+
+local wrappers = setmetatable({}, { __mode = "k" })  -- wrapper -> info, for describing
+
+local function runLimited(f, ...)
+  local guard <close> = enterLimits(limits.instructions, limits.seconds)
+  return f(...)
+end
+
+local function wrap(module, definition, location)
+  if type(definition) ~= "table" then
+    raise(format('effect "%s" must return a table, got %s', module, show(definition)))
+  end
+  local info = describe(module, definition, location)
+  local wrapper = {}
+  local function invoke(options, ...)
+    if info.apply == nil then raise(format('effect "%s" has no apply function', module)) end
+    return runLimited(info.apply, validate(info, options), ...)
+  end
+  local function apply(first, ...)   -- lyrics.apply(opts, ...) and lyrics:apply(opts, ...)
+    if rawequal(first, wrapper) then return invoke(...) end
+    return invoke(first, ...)
+  end
+  setmetatable(wrapper, {
+    __call = function(_, ...) return invoke(...) end,
+    __index = function(_, key)
+      if key == "apply" then return apply end
+      if key == "parameters" then
+        local list = {}
+        for i, parameter in next, info.parameters do list[i] = copy(parameter) end
+        return list
+      end
+      local field = info.fields[key]
+      if field ~= nil then return field end
+      return rawget(definition, key)
+    end,
+    __newindex = function() raise(format('effect "%s" is read-only', module)) end,
+    __tostring = function() return format('effect "%s" %s', module, info.fields.version) end,
+    __metatable = false,
+  })
+  wrappers[wrapper] = info
+  return wrapper
+end
+
+local function newEnvironment()
+  local env = copy(safeBase)
+  env._G = env
+  env.string = copy(safeString)
+  env.table = C.openTable()
+  env.utf8 = C.openUtf8()
+  env.coroutine = C.openCoroutine()
+  env.math = C.openMath()
+  env.math.randomseed(randomSeed)
+  for name, fields in next, allowedGlobals do
+    local real = rawget(globals, name)
+    if type(real) == "table" then env[name] = C.readonly(real, fields, name) end
+  end
+  local av = env.av
+  env.require = function(module)
+    if module == "moonreel" then
+      if av == nil then raise("module 'moonreel' not found: the av API is not available to effects") end
+      return av
+    end
+    if type(module) ~= "string" or sub(module, 1, 8) ~= "effects." then
+      raise(format('effects can only require "effects.NAME" and "moonreel", not %s', show(module)))
+    end
+    return require(module)
+  end
+  return env
+end
+
+-- Loads an effect found by findEffect into a new sandbox and wraps its result.
+local function loadEffect(module, found)
+  local chunk, message = C.loadText(found.source, found.chunkName, newEnvironment())
+  if not chunk then error(message, 0) end
+  return wrap(module, runLimited(chunk, "effects." .. module), found.location)
+end
+
+local function find(module)
+  local source, chunkName, location = findEffect(module)
+  return { source = source, chunkName = chunkName, location = location }
+end
+
+-- First in package.searchers: "effects.NAME" always ends here (found, or an error naming
+-- the places searched), so no later searcher can load an effect as trusted code.
+local function searcher(name)
+  if name == "moonreel" then
+    local av = rawget(globals, "av")
+    if av == nil then return "no av API registered" end
+    return function() return av end, ":moonreel:"
+  end
+  if type(name) ~= "string" or sub(name, 1, 8) ~= "effects." then return nil end
+  local module = sub(name, 9)
+  return function() return loadEffect(module, find(module)) end, name
+end
+insert(package.searchers, 1, searcher)
+
+local function description(info)
+  local parameters = {}
+  for i, p in next, info.parameters do
+    parameters[i] = {
+      name = p.name, type = p.type, min = p.min, max = p.max, doc = p.doc, required = p.required,
+      default = p.default ~= nil and show(p.default) or nil,
+    }
+  end
+  local result = copy(info.fields)
+  result.module, result.location, result.parameters = info.module, info.location, parameters
+  return result
+end
+
+return {
+  -- Loads an effect afresh (not from package.loaded) and describes it, for listings
+  -- and install checks.
+  inspect = function(module)
+    return description(wrappers[loadEffect(module, find(module))])
+  end,
+}
+"""#

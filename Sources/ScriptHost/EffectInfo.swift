@@ -1,0 +1,108 @@
+import CMoonLua
+import CMoonLuaShim
+
+/// What effects may reach of the user state: `allowedGlobals` maps a global table (such as
+/// `av`) to the fields an effect may read through its read-only proxy, e.g.
+/// `EffectPolicy(allowedGlobals: ["av": ["layer", "textLayer", "keyframeAnimation"]])`.
+/// Fields that exist but are not listed raise "av.asset is not available to effects".
+public struct EffectPolicy: Sendable, Equatable {
+    public var allowedGlobals: [String: [String]]
+    /// Every effect's `math.random` starts from this seed, so renders are reproducible.
+    public var randomSeed: Int
+
+    public init(allowedGlobals: [String: [String]] = [:], randomSeed: Int = 0x4D6F_6F6E) {
+        self.allowedGlobals = allowedGlobals
+        self.randomSeed = randomSeed
+    }
+}
+
+/// An effect's declared metadata, for `moonreel effects list` and `effects info NAME`.
+public struct EffectInfo: Sendable, Equatable {
+    /// As in `require "effects.MODULE"`.
+    public let module: String
+    public let name: String
+    public let version: String
+    public let description: String
+    public let author: String
+    public let license: String
+    public let parameters: [EffectParameter]
+    /// The file it was loaded from, or "bundled".
+    public let location: String
+}
+
+public struct EffectParameter: Sendable, Equatable {
+    public let name: String
+    /// number, integer, string, boolean, table, function, color or any.
+    public let type: String
+    /// The default as a script would write it (`48`, `"white"`, `{1, 1, 1, 1}`), or nil.
+    public let defaultValue: String?
+    public let minimum: Double?
+    public let maximum: Double?
+    public let required: Bool
+    public let doc: String
+}
+
+/// One effect `listEffects` found: its metadata, or why it failed to load.
+public struct EffectListing: Sendable {
+    public let module: String
+    public let location: String
+    public let info: Result<EffectInfo, LuaError>
+}
+
+/// Reads the plain description table the glue's `inspect` returns (strings, numbers and
+/// booleans only), with raw reads so no Lua code runs.
+struct DescriptionReader {
+    let L: OpaquePointer
+    let index: Int32
+
+    init(_ L: OpaquePointer, at index: Int32) {
+        self.L = L
+        self.index = lua_absindex(L, index)
+    }
+
+    private func withField<T>(_ key: String, _ read: (Int32) -> T?) -> T? {
+        LuaState.push(L, key)
+        let type = lua_rawget(L, index)
+        defer { moon_pop(L, 1) }
+        return type == LUA_TNIL ? nil : read(type)
+    }
+
+    func string(_ key: String) -> String {
+        withField(key) { type in type == LUA_TSTRING ? LuaState.string(L, at: -1) : nil } ?? ""
+    }
+
+    func number(_ key: String) -> Double? {
+        withField(key) { type in type == LUA_TNUMBER ? lua_tonumberx(L, -1, nil) : nil }
+    }
+
+    func boolean(_ key: String) -> Bool {
+        withField(key) { type in type == LUA_TBOOLEAN ? lua_toboolean(L, -1) != 0 : nil } ?? false
+    }
+
+    func list<T>(_ key: String, _ element: (DescriptionReader) -> T) -> [T] {
+        withField(key) { type -> [T]? in
+            guard type == LUA_TTABLE else { return nil }
+            var items: [T] = []
+            var i: lua_Integer = 1
+            while lua_rawgeti(L, -1, i) == LUA_TTABLE {
+                items.append(element(DescriptionReader(L, at: -1)))
+                moon_pop(L, 1)
+                i += 1
+            }
+            moon_pop(L, 1)
+            return items
+        } ?? []
+    }
+
+    var effectInfo: EffectInfo {
+        EffectInfo(module: string("module"), name: string("name"), version: string("version"),
+                   description: string("description"), author: string("author"), license: string("license"),
+                   parameters: list("parameters") { parameter in
+                       EffectParameter(name: parameter.string("name"), type: parameter.string("type"),
+                                       defaultValue: parameter.withField("default") { _ in LuaState.string(parameter.L, at: -1) },
+                                       minimum: parameter.number("min"), maximum: parameter.number("max"),
+                                       required: parameter.boolean("required"), doc: parameter.string("doc"))
+                   },
+                   location: string("location"))
+    }
+}

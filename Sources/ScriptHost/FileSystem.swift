@@ -1,0 +1,74 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The few file-system calls the host needs, on Glibc (Foundation would cost start-up time).
+enum FileSystem {
+    enum Kind { case missing, file, directory, other }
+
+    static func kind(of path: String) -> Kind {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return .missing }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return .file
+        case S_IFDIR: return .directory
+        default: return .other
+        }
+    }
+
+    /// The canonical path with every symlink resolved (`realpath`), or nil.
+    static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// A file's exact bytes. Errors read like lua.c's: "cannot open x.lua: No such file...".
+    static func read(_ path: String) throws -> [UInt8] {
+        guard let file = fopen(path, "rb") else {
+            throw LuaError(kind: .file, message: "cannot open \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = fread(&buffer, 1, buffer.count, file)
+            bytes.append(contentsOf: buffer[0..<count])
+            if count < buffer.count { break }
+        }
+        if ferror(file) != 0 {
+            throw LuaError(kind: .file, message: "cannot read \(path): \(String(cString: strerror(errno)))")
+        }
+        return bytes
+    }
+
+    /// Names in a directory (without "." and ".."), sorted; empty if it cannot be read.
+    static func entries(of directory: String) -> [String] {
+        guard let handle = opendir(directory) else { return [] }
+        defer { closedir(handle) }
+        var names: [String] = []
+        while let entry = readdir(handle) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                raw.bindMemory(to: CChar.self).baseAddress.map { String(cString: $0) } ?? ""
+            }
+            if !name.isEmpty && name != "." && name != ".." { names.append(name) }
+        }
+        return names.sorted()
+    }
+
+    static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    static func lastComponent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return path }
+        return String(path[path.index(after: slash)...])
+    }
+
+    static func environment(_ name: String) -> String? {
+        guard let value = getenv(name) else { return nil }
+        let text = String(cString: value)
+        return text.isEmpty ? nil : text
+    }
+}

@@ -1,0 +1,192 @@
+import CMoonLua
+import CMoonLuaShim
+
+/// A Lua state set up for Moonreel's two trust levels: the user script it runs is trusted
+/// like a shell script (every standard library, text chunks only); effect scripts that the
+/// script `require`s run sandboxed (see EffectGlue.swift). Register the `av` API on `lua`
+/// before running anything; effects see the part of it `effectPolicy` allows.
+public final class ScriptHost {
+    public let lua: LuaState
+    public let limits: ScriptLimits
+    public let effectPolicy: EffectPolicy
+    /// Where effects are searched; `runScript(atPath:)` sets `scriptDirectory`.
+    public var searchPath: EffectSearchPath
+    /// Effects shipped inside the embedding binary, by module name ("lyrics" → source).
+    public let bundledEffects: [String: String]
+    /// Searched first while `checkEffect(atPath:)` loads a candidate.
+    private var candidateFolder: String?
+
+    private static let glueRegistryKey = "moonreel.effects"
+
+    public init(limits: ScriptLimits = ScriptLimits(), effectPolicy: EffectPolicy = EffectPolicy(),
+                searchPath: EffectSearchPath = .fromEnvironment(), bundledEffects: [String: String] = [:]) throws {
+        self.limits = limits
+        self.effectPolicy = effectPolicy
+        self.searchPath = searchPath
+        self.bundledEffects = bundledEffects
+        lua = try LuaState(memoryLimit: limits.memory)
+        try lua.callProtected(moon_open_user_libraries)
+        try installEffectHost()
+    }
+
+    /// Stops the running script (or effect) from any thread, e.g. on Ctrl-C; the error it
+    /// throws has `stop == .interrupted`.
+    public var interrupter: LuaInterrupter { lua.interrupter }
+
+    // MARK: User scripts
+
+    /// Runs the script file at `path` as `lua` would: `arg[0]` is `path`, `arg[1...]` and
+    /// `...` are `arguments`. A leading `#!` line and UTF-8 BOM are skipped; precompiled
+    /// chunks are refused. Errors are `LuaError`s naming the script and line, with a traceback.
+    public func runScript(atPath path: String, arguments: [String] = []) throws {
+        let bytes = try FileSystem.read(path)
+        searchPath.scriptDirectory = FileSystem.directory(of: path)
+        try runScript(bytes: bytes, name: path, arguments: arguments)
+    }
+
+    /// Runs script text (a bundled example, a REPL `:load`) as if it were the file `name`.
+    public func runScript(source: String, name: String, arguments: [String] = []) throws {
+        try runScript(bytes: Array(source.utf8), name: name, arguments: arguments)
+    }
+
+    /// Runs a chunk (a REPL line) under the script limits; leaves its results on the stack
+    /// and returns how many.
+    @discardableResult
+    public func evaluate(_ code: String, chunkName: String = "=stdin") throws -> Int32 {
+        try lua.load(code, chunkName: chunkName)
+        return try lua.withRunLimits(limits.script) { try lua.call(argumentCount: 0) }
+    }
+
+    private func runScript(bytes: [UInt8], name: String, arguments: [String]) throws {
+        let L = lua.L
+        let base = lua_gettop(L)
+        defer { lua_settop(L, base) }
+        try ScriptHost.sourceText(of: bytes).withUnsafeBytes { text in
+            try lua.load(bytes: text, chunkName: "@" + ScriptHost.displayName(of: name))
+        }
+        setArgTable(script: name, arguments: arguments)
+        for argument in arguments { LuaState.push(L, argument) }
+        try lua.withRunLimits(limits.script) {
+            try lua.call(argumentCount: Int32(arguments.count), resultCount: 0)
+        }
+    }
+
+    /// What `luaL_loadfile` skips: a UTF-8 BOM and a first line starting with "#" (whose
+    /// newline stays, so line numbers match the file).
+    static func sourceText(of bytes: [UInt8]) -> ArraySlice<UInt8> {
+        var text = bytes[...]
+        if text.starts(with: [0xEF, 0xBB, 0xBF]) { text = text.dropFirst(3) }
+        if text.first == UInt8(ascii: "#") {
+            text = text.drop { $0 != UInt8(ascii: "\n") }
+        }
+        return text
+    }
+
+    /// The script name used in messages: the path as given, or its last components if long
+    /// (Lua truncates chunk names to 60 bytes, which would cut off the file name).
+    static func displayName(of path: String) -> String {
+        guard path.utf8.count > 55 else { return path }
+        var parts = path.split(separator: "/").map(String.init)
+        while parts.count > 1, parts.joined(separator: "/").utf8.count > 52 { parts.removeFirst() }
+        return ".../" + parts.joined(separator: "/")
+    }
+
+    private func setArgTable(script: String, arguments: [String]) {
+        let L = lua.L
+        lua_createtable(L, Int32(arguments.count), 1)
+        LuaState.push(L, script)
+        lua_rawseti(L, -2, 0)
+        for (index, argument) in arguments.enumerated() {
+            LuaState.push(L, argument)
+            lua_rawseti(L, -2, lua_Integer(index + 1))
+        }
+        lua_setglobal(L, "arg")
+    }
+
+    // MARK: Effects
+
+    /// Every effect `require` can find, each with its metadata or its load error.
+    public func listEffects() -> [EffectListing] {
+        locator.availableModules().map { found in
+            EffectListing(module: found.module, location: found.location,
+                          info: Result { try effectInfo(named: found.module) }.mapError { error in
+                              error as? LuaError ?? LuaError(kind: .runtime, message: "\(error)")
+                          })
+        }
+    }
+
+    /// Loads the effect `require "effects.NAME"` would load (afresh, in its sandbox) and
+    /// returns its metadata.
+    public func effectInfo(named module: String) throws -> EffectInfo {
+        let L = lua.L
+        let base = lua_gettop(L)
+        defer { lua_settop(L, base) }
+        lua_getfield(L, MOON_LUA_REGISTRYINDEX, ScriptHost.glueRegistryKey)
+        lua_getfield(L, -1, "inspect")
+        LuaState.push(L, module)
+        try lua.withRunLimits(limits.script) { try lua.call(argumentCount: 1, resultCount: 1) }
+        return DescriptionReader(L, at: -1).effectInfo
+    }
+
+    /// Checks that an effect file (`NAME.lua`) or folder (`NAME/` with `init.lua`) loads in
+    /// the sandbox and declares valid metadata, before `moonreel effects install` copies it.
+    public func checkEffect(atPath path: String) throws -> EffectInfo {
+        let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
+        let entry = FileSystem.lastComponent(of: trimmed)
+        let isFile = FileSystem.kind(of: trimmed) == .file
+        let module = isFile && entry.hasSuffix(".lua") ? String(entry.dropLast(4)) : entry
+        guard isFile ? entry.hasSuffix(".lua") : FileSystem.kind(of: trimmed + "/init.lua") == .file else {
+            throw LuaError(kind: .file, message: "\(path): an effect is a NAME.lua file or a NAME folder with init.lua")
+        }
+        guard !module.contains("."), (try? EffectLocator.relativePath(of: module)) != nil else {
+            throw LuaError(kind: .file, message: "\(path): effect names are one word (letters, digits, '_', '-')")
+        }
+        candidateFolder = FileSystem.directory(of: trimmed)
+        defer { candidateFolder = nil }
+        return try effectInfo(named: module)
+    }
+
+    private var locator: EffectLocator {
+        EffectLocator(folders: (candidateFolder.map { [$0] } ?? []) + searchPath.folders, bundled: bundledEffects)
+    }
+
+    /// Runs the glue chunk with its host table and keeps the API it returns in the registry.
+    private func installEffectHost() throws {
+        let L = lua.L
+        try lua.load(effectGlueSource, chunkName: "=[moonreel effects]")
+        lua_createtable(L, 0, 6)                                        // glue host
+        try lua.callProtected(moon_sandbox_helpers, resultCount: 1)    // glue host helpers
+        lua_setfield(L, -2, "helpers")
+        lua.setFunction("findEffect") { [unowned self] call in
+            let found = try locator.find(try call.string(1))
+            found.source.withUnsafeBufferPointer { bytes in
+                bytes.withMemoryRebound(to: CChar.self) { _ = lua_pushlstring(call.L, $0.baseAddress, $0.count) }
+            }
+            call.push(found.chunkName)
+            call.push(found.location)
+            return 3
+        }
+        lua_createtable(L, 0, 2)                                        // glue host limits
+        if let instructions = limits.effect.instructions { lua_pushinteger(L, lua_Integer(instructions)) } else { lua_pushnil(L) }
+        lua_setfield(L, -2, "instructions")
+        if let seconds = limits.effect.seconds { lua_pushnumber(L, seconds) } else { lua_pushnil(L) }
+        lua_setfield(L, -2, "seconds")
+        lua_setfield(L, -2, "effectLimits")
+        lua_createtable(L, 0, Int32(effectPolicy.allowedGlobals.count)) // glue host allowed
+        for (global, fields) in effectPolicy.allowedGlobals {
+            lua_createtable(L, 0, Int32(fields.count))                  // glue host allowed set
+            for field in fields {
+                lua_pushboolean(L, 1)
+                lua_setfield(L, -2, field)
+            }
+            lua_setfield(L, -2, global)
+        }
+        lua_setfield(L, -2, "allowedGlobals")
+        lua_pushinteger(L, lua_Integer(effectPolicy.randomSeed))
+        lua_setfield(L, -2, "randomSeed")
+        moon_pushglobaltable(L)
+        lua_setfield(L, -2, "globals")
+        try lua.call(argumentCount: 1, resultCount: 1)                 // api
+        lua_setfield(L, MOON_LUA_REGISTRYINDEX, ScriptHost.glueRegistryKey)
+    }
+}
