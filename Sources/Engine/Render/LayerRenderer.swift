@@ -184,7 +184,7 @@ public final class LayerRenderer {
         if let contents = layer.contents {
             parts.append(LayerRenderer.contentsRect(layer.contentsGravity, content: Size(width: Double(contents.width), height: Double(contents.height)), bounds: box.size))
         }
-        if let style = layer.text, box.width >= 1 {
+        if let style = layer.text {
             let text = try rasterizedText(style, box: box.size)
             if let image = text.image {
                 parts.append(Rect(x: Double(text.x), y: Double(text.y), width: Double(image.width), height: Double(image.height)))
@@ -243,7 +243,7 @@ public final class LayerRenderer {
                 try drawPixels(picture.view, opaque: false, gravity: layer.contentsGravity, in: bounds.size, on: cr)
             }
         }
-        if let style = layer.text, bounds.width >= 1 {
+        if let style = layer.text {
             let text = try rasterizedText(style, box: bounds.size)
             if let image = text.image {
                 let surface = try CairoSurface(drawingInto: image.view)

@@ -52,7 +52,8 @@ public final class RGBAImage: @unchecked Sendable {
     let pixels: UnsafeMutablePointer<UInt8>
 
     /// A transparent image; sizes are checked against `PixelLimits` before allocating.
-    init(width: Int, height: Int) throws {
+    /// Fill it through `view` before sharing it (see the type's note on Sendable).
+    public init(width: Int, height: Int) throws {
         try PixelLimits.check(width: width, height: height, what: "image buffer")
         let stride = Int(cairo_format_stride_for_width(CAIRO_FORMAT_ARGB32, Int32(width)))
         guard stride > 0, let memory = calloc(stride * height, 1) else {

@@ -1,3 +1,5 @@
+import CMoonFFmpeg
+
 /// Y'CbCr matrix of a video frame.
 public enum YUVMatrix: Sendable, Hashable {
     case bt601, bt709
@@ -34,6 +36,24 @@ public struct PlanarYUVImage {
                 matrix: YUVMatrix, range: YUVRange) {
         (self.luma, self.lumaStride, self.cb, self.cbStride, self.cr, self.crStride) = (luma, lumaStride, cb, cbStride, cr, crStride)
         (self.width, self.height, self.matrix, self.range) = (width, height, matrix, range)
+    }
+
+    /// The planes of a decoded 8-bit 4:2:0 frame (yuv420p, or yuvj420p as full range), with
+    /// the matrix it is tagged with (BT.709 when tagged so or, untagged, at 720 lines and
+    /// more; BT.601 otherwise); nil for other pixel formats.
+    init?(frame: UnsafeMutablePointer<AVFrame>) {
+        let f = frame.pointee
+        let format = AVPixelFormat(f.format)
+        guard format == AV_PIX_FMT_YUV420P || format == AV_PIX_FMT_YUVJ420P else { return nil }
+        let planes = withUnsafeBytes(of: f.data) { Array($0.bindMemory(to: UnsafeMutablePointer<UInt8>?.self).prefix(3)) }
+        let strides = withUnsafeBytes(of: f.linesize) { Array($0.bindMemory(to: Int32.self).prefix(3)) }
+        guard let luma = planes[0], let cb = planes[1], let cr = planes[2] else { return nil }
+        let tagged709 = f.colorspace == AVCOL_SPC_BT709
+        let untagged = f.colorspace == AVCOL_SPC_UNSPECIFIED || f.colorspace == AVCOL_SPC_RGB
+        self.init(luma: luma, lumaStride: Int(strides[0]), cb: cb, cbStride: Int(strides[1]), cr: cr, crStride: Int(strides[2]),
+                  width: Int(f.width), height: Int(f.height),
+                  matrix: tagged709 || (untagged && f.height >= 720) ? .bt709 : .bt601,
+                  range: format == AV_PIX_FMT_YUVJ420P || f.color_range == AVCOL_RANGE_JPEG ? .full : .limited)
     }
 
     var chromaWidth: Int { (width + 1) / 2 }
@@ -97,6 +117,9 @@ public final class SpriteBlender {
         let (x0, x1) = (max(x, 0), min(x + width, planeWidth))
         let (y0, y1) = (max(y, 0), min(y + height, planeHeight))
         guard x0 < x1, y0 < y1 else { return }
+        // Full opacity (the common case) skips a multiply per value; the test is loop-invariant.
+        let opaque = weight == 255
+        @inline(__always) func scaled(_ value: UInt32) -> UInt32 { opaque ? value : div255(value &* weight) }
         source.withUnsafeBufferPointer { source in
             alpha.withUnsafeBufferPointer { alpha in
                 for row in y0..<y1 {
@@ -105,9 +128,7 @@ public final class SpriteBlender {
                     for column in x0..<x1 {
                         let a = UInt32(alpha[offset + column])
                         if a == 0 { continue }
-                        let coverage = div255(a &* weight)
-                        let value = div255(UInt32(source[offset + column]) &* weight)
-                            &+ div255(UInt32(destination[column]) &* (255 &- coverage))
+                        let value = scaled(UInt32(source[offset + column])) &+ div255(UInt32(destination[column]) &* (255 &- scaled(a)))
                         destination[column] = UInt8(truncatingIfNeeded: min(value, 255))
                     }
                 }

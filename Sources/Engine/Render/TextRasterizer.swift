@@ -44,10 +44,12 @@ public final class TextRasterizer {
 
     /// Draws `style` laid out in a box of `box` pixels.
     public func rasterize(_ style: TextStyle, in box: Size) throws -> RasterizedText {
-        guard box.width.isFinite, box.height.isFinite, box.width >= 1, box.height >= 0,
+        guard box.width.isFinite, box.height.isFinite, box.width >= 0, box.height >= 0,
               box.width <= Double(PixelLimits.maxSide), box.height <= Double(PixelLimits.maxSide) else {
             throw EngineError("text box \(box) is not a drawable size")
         }
+        // Narrower than a pixel: nothing fits (and Pango would take width 0 as "unbounded").
+        guard box.width >= 1, !style.string.isEmpty else { return RasterizedText(image: nil, x: 0, y: 0) }
         guard style.fontSize.isFinite, style.fontSize > 0, style.fontSize <= 4096 else {
             throw EngineError("font size \(style.fontSize) is out of range (0 < size ≤ 4096)")
         }
@@ -79,7 +81,8 @@ public final class TextRasterizer {
         let drawText = { (cr: OpaquePointer) in
             cairo_translate(cr, layoutX - Double(originX), -Double(originY))
             if let visibleBottom {
-                cairo_rectangle(cr, -Double(width) - layoutX, 0, 3 * Double(width), visibleBottom + stroke + 1)
+                let far = Double(PixelLimits.maxSide) // every x, and everything above the cut
+                cairo_rectangle(cr, -far, -far, 2 * far, far + visibleBottom + stroke)
                 cairo_clip(cr)
             }
             pango_cairo_update_layout(cr, pango)

@@ -1,5 +1,6 @@
 import Testing
 @testable import Engine
+import CMoonFFmpeg
 
 @Suite struct LayerRendererTests {
     let size = Size(width: 64, height: 48)
@@ -144,5 +145,56 @@ import Testing
         var turned = layer(20, 20, 10, 4, background: .white)
         turned.transform = .rotation(0.5)
         #expect(try renderer.overlaySprites(for: root([video, turned]))?.count == 1)
+    }
+}
+
+@Suite struct FastPathAgreementTests {
+    @Test func spritesMatchWhatTheGeneralPathDraws() throws {
+        let renderer = try LayerRenderer(renderSize: Size(width: 320, height: 120))
+        var root = LayerSnapshot(frame: Rect(x: 0, y: 0, width: 320, height: 120))
+        var video = root
+        video.isVideoLayer = true
+        var lyric = LayerSnapshot(frame: Rect(x: 10.4, y: 30, width: 300, height: 60))
+        var style = TextStyle(string: "光る星 star")
+        (style.fontSize, style.alignment, style.strokeWidth) = (40, .center, 2)
+        (style.shadowOpacity, style.shadowOffset) = (0.7, Size(width: 2, height: 2))
+        lyric.text = style
+        var badge = LayerSnapshot(frame: Rect(x: 280, y: 4, width: 30, height: 20))
+        (badge.backgroundColor, badge.cornerRadius, badge.transform) = (Color(red: 0, green: 0.5, blue: 1), 6, .rotation(0.3))
+        root.sublayers = [video, lyric, badge]
+
+        let sprites = try #require(try renderer.overlaySprites(for: root))
+        #expect(sprites.count == 2)
+        // Sprites sit on whole pixels: compare with the tree drawn where the sprite went.
+        root.sublayers[1].frame.origin.x = 10
+        let canvas = try RGBAImage(width: 320, height: 120) // the video is black
+        try renderer.render(root, video: nil, into: canvas.view)
+        for sprite in sprites {
+            var worst = 0
+            for y in 0..<sprite.image.height {
+                for x in 0..<sprite.image.width {
+                    let s = sprite.image.pixel(x: x, y: y), c = canvas.pixel(x: sprite.x + x, y: sprite.y + y)
+                    worst = max(worst, abs(Int(s.red) - Int(c.red)), abs(Int(s.green) - Int(c.green)), abs(Int(s.blue) - Int(c.blue)))
+                }
+            }
+            #expect(worst <= 1, "sprite at (\(sprite.x), \(sprite.y)) differs by \(worst)")
+        }
+    }
+
+    @Test func planarViewOfADecodedFrameReadsItsTags() throws {
+        let frame = try #require(av_frame_alloc())
+        defer {
+            var owned: UnsafeMutablePointer<AVFrame>? = frame
+            av_frame_free(&owned)
+        }
+        (frame.pointee.width, frame.pointee.height, frame.pointee.format) = (64, 32, AV_PIX_FMT_YUVJ420P.rawValue)
+        #expect(av_frame_get_buffer(frame, 0) == 0)
+        let planes = try #require(PlanarYUVImage(frame: frame))
+        #expect(planes.range == .full && planes.matrix == .bt601 && planes.width == 64 && planes.cbStride >= 32)
+        frame.pointee.colorspace = AVCOL_SPC_BT709
+        frame.pointee.format = AV_PIX_FMT_YUV420P.rawValue
+        #expect(PlanarYUVImage(frame: frame)?.matrix == .bt709 && PlanarYUVImage(frame: frame)?.range == .limited)
+        frame.pointee.format = AV_PIX_FMT_NV12.rawValue
+        #expect(PlanarYUVImage(frame: frame) == nil)
     }
 }

@@ -92,3 +92,17 @@ func solidImage(width: Int, height: Int, red: UInt8, green: UInt8, blue: UInt8, 
         }
     }
 }
+
+@Suite struct LRUCacheTests {
+    @Test func evictsTheLeastRecentlyUsedToStayWithinItsBudget() {
+        let cache = LRUCache<String, Int>(budget: 100)
+        cache.insert(1, bytes: 40, for: "a")
+        cache.insert(2, bytes: 40, for: "b")
+        #expect(cache.value(for: "a") == 1) // "b" is now the oldest
+        cache.insert(3, bytes: 40, for: "c")
+        #expect(cache.value(for: "b") == nil && cache.value(for: "a") == 1 && cache.value(for: "c") == 3)
+        #expect(cache.totalBytes == 80)
+        cache.insert(4, bytes: 101, for: "huge") // larger than the budget: not kept
+        #expect(cache.value(for: "huge") == nil && cache.count == 2)
+    }
+}
