@@ -1,6 +1,6 @@
 /// A description that cannot be built: a keyframe animation with mismatched keyTimes, a
 /// layer tree with a cycle, a limit exceeded. The message names the problem and the
-/// offending value, so front ends (the Lua bindings, a Swift app) can show it unchanged.
+/// offending value, so front ends (scripting bindings, a Swift app) can show it unchanged.
 public struct AnimationError: Error, CustomStringConvertible, Hashable, Sendable {
     public let message: String
     public init(_ message: String) { self.message = message }

@@ -1,0 +1,97 @@
+/// One timed line of text (a lyric line, a subtitle): shown over `[start, end)`.
+public struct Cue: Sendable, Hashable {
+    public var text: String
+    public var start: MediaTime
+    public var end: MediaTime
+    /// Word (or syllable) timings when the source has them (enhanced LRC, WebVTT
+    /// timestamps); each names the Unicode scalars of `text` it covers, for karaoke.
+    public var words: [WordTiming]
+    /// The cue's id in the source (CSV `id`, SRT number, WebVTT identifier), if any.
+    public var identifier: String?
+
+    public init(text: String, start: MediaTime, end: MediaTime, words: [WordTiming] = [], identifier: String? = nil) {
+        self.text = text
+        self.start = start
+        self.end = end
+        self.words = words
+        self.identifier = identifier
+    }
+}
+
+public struct WordTiming: Sendable, Hashable {
+    public var text: String
+    public var start: MediaTime
+    public var end: MediaTime
+    /// Offsets of the word's Unicode scalars in the cue's text
+    /// (`TextStyle.highlightedScalars = scalars.upperBound` once it is sung).
+    public var scalars: Range<Int>
+}
+
+/// Assembles a cue's text from segments, some of which start at a known time, and the
+/// word timings that follow from them.
+struct TimedTextBuilder {
+    private(set) var text = ""
+    private var scalarCount = 0
+    private var words: [(text: String, start: MediaTime, scalars: Range<Int>)] = []
+    private var segmentStart: MediaTime?
+
+    /// Text that begins at `start` (or continues the current word when nil).
+    mutating func append(_ segment: String, startingAt start: MediaTime?) {
+        if let start { segmentStart = start }
+        let leading = segment.unicodeScalars.prefix { $0.properties.isWhitespace }.count
+        let word = segment.trimmed
+        if let at = segmentStart, !word.isEmpty {
+            let offset = scalarCount + leading
+            words.append((String(word), at, offset..<(offset + word.unicodeScalars.count)))
+            segmentStart = nil
+        }
+        text += segment
+        scalarCount += segment.unicodeScalars.count
+    }
+
+    /// The text without surrounding white space, and the words, each ending where the
+    /// next starts (the last at `end`).
+    func finish(end: MediaTime) -> (text: String, words: [WordTiming]) {
+        let leading = text.unicodeScalars.prefix { $0.properties.isWhitespace }.count
+        let timings = words.indices.map { i in
+            let word = words[i]
+            let wordEnd = i + 1 < words.count ? words[i + 1].start : end
+            let scalars = (word.scalars.lowerBound - leading)..<(word.scalars.upperBound - leading)
+            return WordTiming(text: word.text, start: word.start, end: MediaTime.max(wordEnd, word.start), scalars: scalars)
+        }
+        return (String(text.trimmed), timings)
+    }
+}
+
+extension TimedTextBuilder {
+    /// The text and word timings of cue markup: `<mm:ss.xx>` (or `<hh:mm:ss.xxx>`) tags
+    /// start words; text before the first one starts at `start`. Without such tags there
+    /// are no word timings. Other tags are dropped when `stripTags` (WebVTT, SRT) and kept
+    /// as text otherwise (LRC). `shift` is added to every tag's time.
+    static func timedText(_ markup: Substring, start: MediaTime, end: MediaTime, shift: MediaTime = .zero,
+                          stripTags: Bool, decode: (String) -> String = { $0 }) -> (text: String, words: [WordTiming]) {
+        var segments: [(text: String, start: MediaTime?)] = []
+        var current = "", currentStart: MediaTime? = nil
+        var rest = markup
+        while let open = rest.firstIndex(of: "<") {
+            current += rest[..<open]
+            guard let close = rest[open...].firstIndex(of: ">") else { break }
+            let tag = rest[rest.index(after: open)..<close]
+            if let time = CueReader.parseTime(tag) {
+                segments.append((current, currentStart))
+                (current, currentStart) = ("", time + shift)
+            } else if !stripTags {
+                current += rest[open...close]
+            }
+            rest = rest[rest.index(after: close)...]
+        }
+        current += rest
+        segments.append((current, currentStart))
+        let isTimed = segments.count > 1
+        var builder = TimedTextBuilder()
+        for (index, segment) in segments.enumerated() {
+            builder.append(decode(segment.text), startingAt: segment.start ?? (isTimed && index == 0 ? start : nil))
+        }
+        return builder.finish(end: end)
+    }
+}

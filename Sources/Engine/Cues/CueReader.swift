@@ -1,0 +1,99 @@
+public enum CueFormat: String, Sendable, CaseIterable {
+    case csv, lrc, srt, webVTT = "vtt"
+}
+
+/// Reads timed text into cues sorted by start: CSV (`id,lyric,start_at,end_at`), LRC
+/// (with `[offset:]`, several time tags per line and `<mm:ss.xx>` word times), SubRip and
+/// WebVTT. Errors name the file and line.
+public enum CueReader {
+    /// How long the last line of an LRC file lasts when no total duration is given.
+    public static let defaultLastLineDuration = MediaTime(value: 5, timescale: 1)
+
+    /// `format`: nil chooses by extension, then by content. `totalDuration`: where the last
+    /// LRC line ends (the song's length).
+    public static func read(path: String, format: CueFormat? = nil, totalDuration: MediaTime? = nil) throws -> [Cue] {
+        try parse(TextFile.read(path), fileName: path, format: format, totalDuration: totalDuration)
+    }
+
+    public static func parse(_ text: String, fileName: String, format: CueFormat? = nil, totalDuration: MediaTime? = nil) throws -> [Cue] {
+        let text = TextFile.withoutByteOrderMark(text)
+        let cues: [Cue]
+        switch format ?? detectFormat(fileName: fileName, text: text) {
+        case .csv: cues = try csvCues(text, fileName: fileName)
+        case .lrc: cues = try LRCParser(fileName: fileName).cues(text, totalDuration: totalDuration)
+        case .srt: cues = try SubtitleParser(fileName: fileName, isWebVTT: false).cues(text)
+        case .webVTT: cues = try SubtitleParser(fileName: fileName, isWebVTT: true).cues(text)
+        }
+        return cues.enumerated().sorted { ($0.element.start, $0.offset) < ($1.element.start, $1.offset) }.map(\.element)
+    }
+
+    /// By extension (csv, lrc, srt, vtt); otherwise by the first lines.
+    public static func detectFormat(fileName: String, text: String) -> CueFormat {
+        let fileExtension = fileName.split(separator: "/").last?.split(separator: ".").dropFirst().last?.lowercased()
+        if let fileExtension, let format = CueFormat(rawValue: fileExtension == "webvtt" ? "vtt" : fileExtension) { return format }
+        let firstLines = TextFile.lines(text).map(\.text.trimmed).filter { !$0.isEmpty }.prefix(3)
+        if firstLines.first?.hasPrefix("WEBVTT") == true { return .webVTT }
+        if firstLines.first?.hasPrefix("[") == true { return .lrc }
+        if firstLines.contains(where: { $0.contains("-->") }) { return .srt }
+        return .csv
+    }
+
+    static func csvCues(_ text: String, fileName: String) throws -> [Cue] {
+        let table = try CSVReader.parse(text, fileName: fileName)
+        for column in ["lyric", "start_at", "end_at"] where !table.header.contains(column) {
+            throw TimedTextError(file: fileName, line: 1,
+                                 "missing column \"\(column)\" (the header has \(table.header.joined(separator: ", ")))")
+        }
+        return try zip(table.rows, table.rowLines).map { row, line in
+            func time(_ column: String) throws -> MediaTime {
+                try parseTime(row[column] ?? "", column: column, fileName: fileName, line: line)
+            }
+            let (start, end) = (try time("start_at"), try time("end_at"))
+            try checkOrder(start, end, fileName: fileName, line: line)
+            return Cue(text: row["lyric"] ?? "", start: start, end: end, identifier: row["id"])
+        }
+    }
+
+    static func checkOrder(_ start: MediaTime, _ end: MediaTime, fileName: String, line: Int) throws {
+        guard end >= start else {
+            throw TimedTextError(file: fileName, line: line, "the cue ends (\(end.seconds) s) before it starts (\(start.seconds) s)")
+        }
+    }
+
+    /// A time for a cue, or an error naming the field and line.
+    static func parseTime(_ text: some StringProtocol, column: String, fileName: String, line: Int) throws -> MediaTime {
+        let field = text.trimmed
+        if field.hasPrefix("-") { throw TimedTextError(file: fileName, line: line, "\(column) \"\(field)\" is negative") }
+        guard let time = parseTime(field) else { throw TimedTextError(file: fileName, line: line, "\(column) \"\(field)\" is not a time") }
+        return time
+    }
+
+    /// Seconds (`12.5`), `mm:ss.xx` or `hh:mm:ss.xxx` (also with a decimal comma, as SRT
+    /// writes), exactly: `12.34` is 1234/100 s.
+    public static func parseTime(_ text: some StringProtocol) -> MediaTime? {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard (1...3).contains(parts.count), let last = parts.last else { return nil }
+        let secondsParts = last.split(omittingEmptySubsequences: false) { $0 == "." || $0 == "," }
+        guard secondsParts.count <= 2, let wholeSeconds = digits(secondsParts[0]) else { return nil }
+        var units = [wholeSeconds]
+        for part in parts.dropLast() {
+            guard let value = digits(part) else { return nil }
+            units.insert(value, at: units.count - 1)
+        }
+        // Minutes and seconds below 60 when a larger unit precedes them.
+        guard units.dropFirst().allSatisfy({ $0 < 60 }) else { return nil }
+        let whole = units.reduce(0) { $0 * 60 + $1 }
+        var fraction: Int64 = 0, scale: Int64 = 1
+        if secondsParts.count == 2 {
+            guard let value = digits(secondsParts[1], maxDigits: 9) else { return nil }
+            fraction = value
+            scale = (0..<secondsParts[1].count).reduce(1) { value, _ in value * 10 }
+        }
+        return MediaTime(value: whole * scale + fraction, timescale: Int32(scale)).reduced()
+    }
+
+    private static func digits(_ text: some StringProtocol, maxDigits: Int = 9) -> Int64? {
+        guard !text.isEmpty, text.count <= maxDigits, text.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        return Int64(text)
+    }
+}

@@ -1,0 +1,82 @@
+#if canImport(Glibc)
+import Glibc
+#else
+import Darwin
+#endif
+
+/// A problem in a timed-text or CSV file, with the file and line it is on:
+/// `lyrics.csv:7: start_at "1:2x" is not a time`.
+public struct TimedTextError: Error, CustomStringConvertible, Hashable, Sendable {
+    public let file: String
+    public let line: Int?
+    public let message: String
+
+    public init(file: String, line: Int?, _ message: String) {
+        self.file = file
+        self.line = line
+        self.message = message
+    }
+
+    public var description: String { line.map { "\(file):\($0): \(message)" } ?? "\(file): \(message)" }
+}
+
+/// Reads small text files with the C library: Foundation would cost startup time (which
+/// is why CSV parsing is not done with SwiftCSV either, as it needs Foundation).
+enum TextFile {
+    static let maxBytes = 64 << 20
+
+    /// The file's text as UTF-8, without a byte-order mark.
+    static func read(_ path: String) throws -> String {
+        guard let file = fopen(path, "rb") else {
+            throw TimedTextError(file: path, line: nil, "cannot open: \(String(cString: strerror(errno)))")
+        }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = fread(&chunk, 1, chunk.count, file)
+            bytes += chunk[0..<count]
+            guard bytes.count <= maxBytes else {
+                throw TimedTextError(file: path, line: nil, "is larger than \(maxBytes >> 20) MB, too large for a timed-text file")
+            }
+            if count < chunk.count {
+                if ferror(file) != 0 { throw TimedTextError(file: path, line: nil, "cannot read: \(String(cString: strerror(errno)))") }
+                break
+            }
+        }
+        return try decode(bytes, fileName: path)
+    }
+
+    static func decode(_ bytes: [UInt8], fileName: String) throws -> String {
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            let line = bytes.prefix { $0 < 0x80 }.filter { $0 == 10 }.count + 1
+            throw TimedTextError(file: fileName, line: line, "is not valid UTF-8 text")
+        }
+        return withoutByteOrderMark(text)
+    }
+
+    static func withoutByteOrderMark(_ text: String) -> String {
+        text.unicodeScalars.first == "\u{FEFF}" ? String(text.unicodeScalars.dropFirst()) : text
+    }
+
+    /// Lines without their terminators (LF, CRLF or CR), numbered from 1.
+    static func lines(_ text: String) -> [(number: Int, text: Substring)] {
+        var result: [(Int, Substring)] = []
+        var rest = Substring(text)
+        while !rest.isEmpty {
+            let end = rest.firstIndex { $0 == "\n" || $0 == "\r" || $0 == "\r\n" } ?? rest.endIndex
+            result.append((result.count + 1, rest[..<end]))
+            rest = end < rest.endIndex ? rest[rest.index(after: end)...] : rest[end...]
+        }
+        return result
+    }
+}
+
+extension StringProtocol {
+    var trimmed: Substring {
+        let scalars = Substring(self)
+        guard let first = scalars.firstIndex(where: { !$0.isWhitespace }),
+              let last = scalars.lastIndex(where: { !$0.isWhitespace }) else { return scalars[scalars.endIndex...] }
+        return scalars[first...last]
+    }
+}

@@ -1,0 +1,125 @@
+@testable import Engine
+import Testing
+
+@Suite struct CueReaderTests {
+    func time(_ value: Int64, _ scale: Int32 = 1) -> MediaTime { MediaTime(value: value, timescale: scale) }
+
+    @Test func timesAreExact() {
+        #expect(CueReader.parseTime("12.5") == time(25, 2))
+        #expect(CueReader.parseTime("01:02.25") == time(249, 4))          // 62.25 s
+        #expect(CueReader.parseTime("1:00:00.001") == time(3_600_001, 1000))
+        #expect(CueReader.parseTime("00:00:01,500") == time(3, 2))        // SRT's comma
+        #expect(CueReader.parseTime("75:02") == time(4502))              // LRC minutes may pass 59
+        for bad in ["", "1:60", "1.2.3", "abc", "1::2", "1:2x", "-1", "1:00:60", "0.1234567891"] {
+            #expect(CueReader.parseTime(bad) == nil, "\(bad)")
+        }
+    }
+
+    @Test func csvCues() throws {
+        let text = "id,lyric,start_at,end_at\n2,second,0:12.5,00:00:15.250\n1,first,1.5,3\n"
+        let cues = try CueReader.parse(text, fileName: "lyrics.csv")
+        #expect(cues == [Cue(text: "first", start: time(3, 2), end: time(3), identifier: "1"),
+                         Cue(text: "second", start: time(25, 2), end: time(61, 4), identifier: "2")])
+    }
+
+    @Test func csvErrorsNameTheRow() {
+        let rows = (1...5).map { "\($0),line,\($0),\($0 + 1)" }.joined(separator: "\n")
+        #expect(throws: TimedTextError(file: "lyrics.csv", line: 7, "start_at \"1:2x\" is not a time")) {
+            try CueReader.parse("id,lyric,start_at,end_at\n\(rows)\n6,bad,1:2x,3\n", fileName: "lyrics.csv")
+        }
+        #expect(throws: TimedTextError(file: "lyrics.csv", line: 2, "end_at \"-2\" is negative")) {
+            try CueReader.parse("lyric,start_at,end_at\nx,1,-2\n", fileName: "lyrics.csv")
+        }
+        #expect(throws: TimedTextError(file: "lyrics.csv", line: 2, "the cue ends (2.0 s) before it starts (5.0 s)")) {
+            try CueReader.parse("lyric,start_at,end_at\nx,5,2\n", fileName: "lyrics.csv")
+        }
+        #expect(throws: TimedTextError(file: "lyrics.csv", line: 1, "missing column \"start_at\" (the header has id, lyric, start)")) {
+            try CueReader.parse("id,lyric,start\n1,x,2\n", fileName: "lyrics.csv")
+        }
+    }
+
+    @Test func lrcWithOffsetRepeatsBlankLinesAndWordTimes() throws {
+        let text = """
+        [ar:Someone]
+        [offset:+500]
+        [00:12.50]First line
+        [00:15.00][01:00.00]Chorus
+        [00:20.00]
+        [00:21.00]<00:21.00>Hel<00:21.50>lo <00:22.00>world
+        """
+        let cues = try CueReader.parse(text, fileName: "song.lrc")
+        // Offset +500 ms shows every line half a second earlier.
+        #expect(cues.map(\.text) == ["First line", "Chorus", "Hello world", "Chorus"])
+        #expect(cues.map(\.start) == [time(12), time(29, 2), time(41, 2), time(119, 2)])
+        // Each line ends where the next starts; the empty line ends the first chorus;
+        // the last line lasts the default 5 s.
+        #expect(cues.map(\.end) == [time(29, 2), time(39, 2), time(119, 2), time(129, 2)])
+        #expect(cues[2].words == [
+            WordTiming(text: "Hel", start: time(41, 2), end: time(21), scalars: 0..<3),
+            WordTiming(text: "lo", start: time(21), end: time(43, 2), scalars: 3..<5),
+            WordTiming(text: "world", start: time(43, 2), end: time(119, 2), scalars: 6..<11),
+        ])
+        #expect(cues[1].words.isEmpty)
+        let ended = try CueReader.parse(text, fileName: "song.lrc", totalDuration: time(200))
+        #expect(ended.last?.end == time(200))
+    }
+
+    @Test func lrcErrors() {
+        #expect(throws: TimedTextError(file: "song.lrc", line: 2, "time tag [00:1x.00] is not a time")) {
+            try CueReader.parse("[00:01.00]a\n[00:1x.00]b\n", fileName: "song.lrc")
+        }
+        #expect(throws: TimedTextError(file: "song.lrc", line: 2, "the line starts before 0 s once [offset:] is applied")) {
+            try CueReader.parse("[offset:+1000]\n[00:00.50]a\n", fileName: "song.lrc")
+        }
+    }
+
+    @Test func srtCues() throws {
+        let text = "1\r\n00:00:01,000 --> 00:00:04,000\r\n<i>Hello</i> there\r\nsecond line\r\n\r\n2\r\n00:00:05,500 --> 00:00:07,000 X1:10\r\n{\\an8}Top &amp; <font color=\"red\">more</font>\r\n"
+        let cues = try CueReader.parse(text, fileName: "movie.srt")
+        #expect(cues == [Cue(text: "Hello there\nsecond line", start: time(1), end: time(4), identifier: "1"),
+                         Cue(text: "Top & more", start: time(11, 2), end: time(7), identifier: "2")])
+        #expect(throws: TimedTextError(file: "movie.srt", line: 2, "expected a time line like 00:00:01,000 --> 00:00:04,000, got \"00:00:05 -> 00:00:07\"")) {
+            try CueReader.parse("1\n00:00:05 -> 00:00:07\nx\n", fileName: "movie.srt")
+        }
+        #expect(throws: TimedTextError(file: "movie.srt", line: 2, "the cue ends (1.0 s) before it starts (5.0 s)")) {
+            try CueReader.parse("1\n00:00:05,000 --> 00:00:01,000\nx\n", fileName: "movie.srt")
+        }
+    }
+
+    @Test func webVTTCuesWithWordTimings() throws {
+        let text = """
+        WEBVTT Kind: captions
+
+        NOTE a comment
+        over two lines
+
+        intro
+        00:01.000 --> 00:04.000 align:start position:10%
+        <v Singer><c.yellow>Twinkle</c> <00:02.000><c>twinkle</c> <00:03.000>star</v>
+
+        00:05.000 --> 00:06.000
+        &lt;3 plain
+        """
+        let cues = try CueReader.parse(text, fileName: "song.vtt")
+        #expect(cues.count == 2)
+        #expect(cues[0].text == "Twinkle twinkle star" && cues[0].identifier == "intro")
+        #expect(cues[0].words == [
+            WordTiming(text: "Twinkle", start: time(1), end: time(2), scalars: 0..<7),
+            WordTiming(text: "twinkle", start: time(2), end: time(3), scalars: 8..<15),
+            WordTiming(text: "star", start: time(3), end: time(4), scalars: 16..<20),
+        ])
+        #expect(cues[1] == Cue(text: "<3 plain", start: time(5), end: time(6)))
+        #expect(throws: TimedTextError(file: "song.vtt", line: 1, "a WebVTT file must start with WEBVTT")) {
+            try CueReader.parse("00:05.000 --> 00:06.000\nx\n", fileName: "song.vtt")
+        }
+    }
+
+    @Test func formatByExtensionThenContent() {
+        #expect(CueReader.detectFormat(fileName: "dir.v2/song.LRC", text: "") == .lrc)
+        #expect(CueReader.detectFormat(fileName: "x.webvtt", text: "") == .webVTT)
+        #expect(CueReader.detectFormat(fileName: "lyrics.txt", text: "\n[00:01.00]hi") == .lrc)
+        #expect(CueReader.detectFormat(fileName: "subs", text: "WEBVTT\n") == .webVTT)
+        #expect(CueReader.detectFormat(fileName: "subs", text: "1\n00:00:01,000 --> 00:00:02,000\n") == .srt)
+        #expect(CueReader.detectFormat(fileName: "data", text: "id,lyric,start_at,end_at\n") == .csv)
+    }
+}
