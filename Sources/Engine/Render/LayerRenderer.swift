@@ -182,7 +182,9 @@ public final class LayerRenderer {
         let box = Rect(x: 0, y: 0, width: layer.frame.width, height: layer.frame.height)
         var parts = [box]
         if let contents = layer.contents {
-            parts.append(LayerRenderer.contentsRect(layer.contentsGravity, content: Size(width: Double(contents.width), height: Double(contents.height)), bounds: box.size))
+            let picture = try image(contents) // its real size, which is what gets drawn
+            let size = Size(width: Double(picture.width), height: Double(picture.height))
+            parts.append(LayerRenderer.contentsRect(layer.contentsGravity, content: size, bounds: box.size))
         }
         if let style = layer.text {
             let text = try rasterizedText(style, box: box.size)

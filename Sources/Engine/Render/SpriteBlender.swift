@@ -19,6 +19,8 @@ public enum YUVRange: Sendable, Hashable { case limited, full }
 /// A borrowed view of an 8-bit planar 4:2:0 picture (yuv420p), such as a decoded
 /// `AVFrame`'s data[0…2] and linesize[0…2]. Chroma planes are ⌈width/2⌉×⌈height/2⌉.
 /// Valid only while the frame that owns the planes is alive and not used elsewhere.
+/// Sizes are expected even (the export refuses odd 4:2:0 sizes): on an odd edge, the last
+/// chroma sample also takes in sprite pixels just past the frame.
 public struct PlanarYUVImage {
     public var luma: UnsafeMutablePointer<UInt8>
     public var lumaStride: Int
@@ -171,6 +173,7 @@ final class PreparedSprite {
         for y in 0..<h {
             for x in 0..<w {
                 let c = components(x, y)
+                if c.a == 0 { continue } // most of a text sprite; the arrays start at zero
                 luma[y * w + x] = toByte(lumaOffset * c.a / 255 + lumaScale * (kr * c.r + kg * c.g + kb * c.b))
                 alpha[y * w + x] = UInt8(c.a)
             }
@@ -189,6 +192,7 @@ final class PreparedSprite {
                         sum = (sum.r + c.r, sum.g + c.g, sum.b + c.b, sum.a + c.a)
                     }
                 }
+                if sum.a == 0 { continue }
                 let (r, g, b, a) = (sum.r / 4, sum.g / 4, sum.b / 4, sum.a / 4)
                 let y = kr * r + kg * g + kb * b
                 cb[j * cw + i] = toByte(128 * a / 255 + chromaScale * (b - y) / (2 * (1 - kb)))
