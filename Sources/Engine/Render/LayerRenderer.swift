@@ -139,7 +139,7 @@ public final class LayerRenderer {
         guard x.isFinite, y.isFinite, abs(x) < 1e7, abs(y) < 1e7 else { return nil }
         let drawing: RasterizedText
         if let style = key.text, isPlainText(key) {
-            drawing = try rasterizedText(style, box: key.frame.size) // the text raster itself, not a copy
+            drawing = try rasterizedText(style, box: key.frame.size, deviceScale: scale.x) // the text raster itself, not a copy
         } else {
             drawing = try sprites.value(for: key) {
                 let drawn = try drawSubtree(key)
@@ -153,7 +153,7 @@ public final class LayerRenderer {
     /// A leaf that only shows text, unscaled: its sprite is the cached text raster.
     private func isPlainText(_ layer: LayerSnapshot) -> Bool {
         layer.sublayers.isEmpty && layer.contents == nil && !layer.isVideoLayer && layer.backgroundColor.alpha <= 0
-            && layer.borderWidth <= 0 && !layer.masksToBounds && layer.transform.isIdentity && scale == (1, 1)
+            && layer.borderWidth <= 0 && !layer.masksToBounds && layer.transform.isIdentity && scale.x == scale.y
     }
 
     /// Draws a subtree placed at the origin into an image just large enough for it, then
@@ -187,9 +187,10 @@ public final class LayerRenderer {
             parts.append(LayerRenderer.contentsRect(layer.contentsGravity, content: size, bounds: box.size))
         }
         if let style = layer.text {
-            let text = try rasterizedText(style, box: box.size)
+            let s = deviceScale(toTarget.a, toTarget.b, toTarget.c, toTarget.d)
+            let text = try rasterizedText(style, box: box.size, deviceScale: s)
             if let image = text.image {
-                parts.append(Rect(x: Double(text.x), y: Double(text.y), width: Double(image.width), height: Double(image.height)))
+                parts.append(Rect(x: Double(text.x) / s, y: Double(text.y) / s, width: Double(image.width) / s, height: Double(image.height) / s))
             }
         }
         var result = parts.map { toTarget.apply($0) }.reduce(Rect?.none) { union($0, $1) }
@@ -246,10 +247,16 @@ public final class LayerRenderer {
             }
         }
         if let style = layer.text {
-            let text = try rasterizedText(style, box: bounds.size)
+            var device = cairo_matrix_t()
+            cairo_get_matrix(cr, &device)
+            let s = deviceScale(device.xx, device.yx, device.xy, device.yy)
+            let text = try rasterizedText(style, box: bounds.size, deviceScale: s)
             if let image = text.image {
                 let surface = try CairoSurface(drawingInto: image.view)
                 withExtendedLifetime(image) { // until cairo has drawn its pixels
+                    cairo_save(cr)
+                    defer { cairo_restore(cr) }
+                    cairo_scale(cr, 1 / s, 1 / s)
                     cairo_set_source_surface(cr, surface.pointer, Double(text.x), Double(text.y))
                     cairo_rectangle(cr, Double(text.x), Double(text.y), Double(image.width), Double(image.height))
                     cairo_fill(cr)
@@ -324,9 +331,21 @@ public final class LayerRenderer {
 
     // MARK: Caches
 
-    private func rasterizedText(_ style: TextStyle, box: Size) throws -> RasterizedText {
-        try texts.value(for: TextKey(style: style, box: box)) {
-            let text = try rasterizer.rasterize(style, in: box)
+    /// Text laid out in `box` (layer units) and drawn `deviceScale` times larger, so that it
+    /// stays sharp on outputs smaller or larger than the render size and in scaled layers.
+    /// The result is in device pixels.
+    private func rasterizedText(_ style: TextStyle, box: Size, deviceScale s: Double) throws -> RasterizedText {
+        var scaled = style
+        if s != 1 {
+            scaled.fontSize *= s
+            scaled.lineSpacing *= s
+            scaled.strokeWidth *= s
+            scaled.shadowOffset = Size(width: style.shadowOffset.width * s, height: style.shadowOffset.height * s)
+            scaled.shadowRadius *= s
+        }
+        let deviceBox = Size(width: box.width * s, height: box.height * s)
+        return try texts.value(for: TextKey(style: scaled, box: deviceBox)) {
+            let text = try rasterizer.rasterize(scaled, in: deviceBox)
             return (text, text.image?.byteCount ?? 0)
         }
     }
@@ -351,6 +370,14 @@ private func roundedRectangle(_ cr: OpaquePointer, _ r: Rect, radius: Double) {
     cairo_arc(cr, r.x + radius, r.maxY - radius, radius, halfPi, 2 * halfPi)
     cairo_arc(cr, r.x + radius, r.y + radius, radius, 2 * halfPi, 3 * halfPi)
     cairo_close_path(cr)
+}
+
+/// How much a matrix enlarges areas, as a length factor; quantised so that the same
+/// scale reached through different float paths finds the same cached text.
+private func deviceScale(_ a: Double, _ b: Double, _ c: Double, _ d: Double) -> Double {
+    let s = abs(a * d - b * c).squareRoot()
+    guard s.isFinite, s > 0 else { return 1 }
+    return min(max((s * 256).rounded() / 256, 1.0 / 64), 64)
 }
 
 private func union(_ a: Rect?, _ b: Rect) -> Rect {

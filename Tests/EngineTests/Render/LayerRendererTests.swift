@@ -198,3 +198,38 @@ import CMoonFFmpeg
         #expect(PlanarYUVImage(frame: frame) == nil)
     }
 }
+
+@Suite struct OutputScaleTests {
+    @Test func textIsLaidOutAtTheOutputScaleNotResampled() throws {
+        let half = try LayerRenderer(renderSize: Size(width: 640, height: 360), outputWidth: 320, outputHeight: 180)
+        var root = LayerSnapshot(frame: Rect(x: 0, y: 0, width: 640, height: 360))
+        var video = root
+        video.isVideoLayer = true
+        var lyric = LayerSnapshot(frame: Rect(x: 0, y: 240, width: 640, height: 100))
+        var style = TextStyle(string: "きらきら光る")
+        (style.fontSize, style.alignment) = (48, .center)
+        lyric.text = style
+        root.sublayers = [video, lyric]
+        let sprite = try #require(try half.overlaySprites(for: root)?.first)
+
+        // The same as laying out 24 px text in a 320 px box, placed at half the coordinates.
+        var small = style
+        small.fontSize = 24
+        let direct = try TextRasterizer().rasterize(small, in: Size(width: 320, height: 50))
+        let image = try #require(direct.image)
+        #expect(sprite.image.width == image.width && sprite.image.height == image.height)
+        #expect(sprite.x == direct.x && sprite.y == 120 + direct.y)
+
+        // The general path draws the same pixels.
+        let canvas = try RGBAImage(width: 320, height: 180)
+        try half.render(root, video: nil, into: canvas.view)
+        var xs: [Int] = [], ys: [Int] = []
+        for y in 0..<180 {
+            for x in 0..<320 where canvas.pixel(x: x, y: y).red > 0 {
+                xs.append(x)
+                ys.append(y)
+            }
+        }
+        #expect(xs.min() == sprite.x && ys.min() == sprite.y && xs.max() == sprite.x + sprite.image.width - 1)
+    }
+}
