@@ -98,6 +98,7 @@ static int in_class(int c, int class) {
     case 'u': result = isupper(c); break;
     case 'w': result = isalnum(c); break;
     case 'x': result = isxdigit(c); break;
+    case 'z': result = c == 0; break;  // deprecated in Lua 5.2, still accepted by 5.4
     default: return class == c;
     }
     return isupper(class) ? !result : result;

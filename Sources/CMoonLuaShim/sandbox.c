@@ -130,6 +130,18 @@ static int sandbox_getmetatable(lua_State *L) {
     return 1;
 }
 
+// rawset that leaves protected tables alone: effect wrappers are shared with the user
+// script and other effects, and a raw field would shadow their metatable's __index.
+static int sandbox_rawset(lua_State *L) {
+    luaL_checktype(L, 1, LUA_TTABLE);
+    luaL_checkany(L, 2);
+    luaL_checkany(L, 3);
+    if (luaL_getmetafield(L, 1, "__metatable") != LUA_TNIL) return luaL_error(L, "rawset: cannot change a protected table");
+    lua_settop(L, 3);
+    lua_rawset(L, 1);
+    return 1;
+}
+
 static int sandbox_collectgarbage(lua_State *L) {
     const char *option = luaL_optstring(L, 1, "collect");
     if (strcmp(option, "count") != 0) return luaL_error(L, "collectgarbage: effects may only ask for \"count\"");
@@ -285,6 +297,7 @@ int moon_sandbox_helpers(lua_State *L) {
         {"setmetatable", sandbox_setmetatable},
         {"getmetatable", sandbox_getmetatable},
         {"collectgarbage", sandbox_collectgarbage},
+        {"rawset", sandbox_rawset},
         {"loadText", load_text},
         {"readonly", readonly},
         {"raiseFromScript", raise_from_script},

@@ -12,11 +12,19 @@ int moon_script_level(lua_State *L) {
         lua_getinfo(L, "Sl", &ar);
         if (ar.currentline > 0 && strncmp(ar.source, "=[moonreel", 10) != 0) return level;
     }
-    return 1;
+    return 0;
+}
+
+// Pushes "chunk:line: " of the nearest script line, or "" when only host code is running
+// (Swift called the host's Lua directly).
+static void push_script_where(lua_State *L) {
+    int level = moon_script_level(L);
+    if (level > 0) luaL_where(L, level);
+    else lua_pushliteral(L, "");
 }
 
 int moon_raise_from_script(lua_State *L) {
-    luaL_where(L, moon_script_level(L));
+    push_script_where(L);
     lua_rotate(L, -2, 1);
     lua_concat(L, 2);
     return lua_error(L);
@@ -207,7 +215,7 @@ int moon_msghandler(lua_State *L) {
         // positioned at the script line that raised it.
         const char *type = luaL_getmetafield(L, 1, "__name") == LUA_TSTRING ? lua_tostring(L, -1)
                                                                              : luaL_typename(L, 1);
-        luaL_where(L, moon_script_level(L));
+        push_script_where(L);
         msg = lua_pushfstring(L, "%s(error object is a %s value)", lua_tostring(L, -1), type);
     }
     luaL_traceback(L, L, msg, 1);

@@ -25,10 +25,10 @@ local raise, enterLimits = C.raiseFromScript, C.enterLimits
 
 local safeBase = {
   assert = assert, error = error, ipairs = ipairs, next = next, pairs = pairs, pcall = pcall,
-  print = print, rawequal = rawequal, rawget = rawget, rawlen = rawlen, rawset = rawset,
-  select = select, tonumber = tonumber, tostring = tostring, type = type, xpcall = xpcall,
-  _VERSION = _VERSION,
+  print = print, rawequal = rawequal, rawget = rawget, rawlen = rawlen, select = select,
+  tonumber = tonumber, tostring = tostring, type = type, xpcall = xpcall, _VERSION = _VERSION,
   setmetatable = C.setmetatable, getmetatable = C.getmetatable, collectgarbage = C.collectgarbage,
+  rawset = C.rawset,
 }
 local safeString = {}
 for name, f in next, string do
@@ -47,13 +47,13 @@ local escapes = { ['"'] = '\\"', ['\\'] = '\\\\', ['\n'] = '\\n', ['\r'] = '\\r'
 local function escape(c) return escapes[c] or format("\\%d", byte(c)) end
 
 local function quote(s)
-  local valid = utf8Length(s) ~= nil
-  if #s > 60 then
-    s = sub(s, 1, valid and utf8Offset(s, 58) - 1 or 57) .. "…"
-  end
+  local characters = utf8Length(s)
+  local valid = characters ~= nil
+  local long = (characters or #s) > 60
+  if long then s = sub(s, 1, valid and utf8Offset(s, 58) - 1 or 57) end
   s = gsub(s, '[%c"\\]', escape)
   if not valid then s = gsub(s, "[\128-\255]", escape) end
-  return '"' .. s .. '"'
+  return '"' .. s .. (long and '…"' or '"')
 end
 
 local function showNumber(n)
@@ -248,7 +248,10 @@ local function wrap(module, definition, location)
       end
       local field = info.fields[key]
       if field ~= nil then return field end
-      return rawget(definition, key)
+      -- Other fields (helpers of a library effect) are shared too: tables only read-only.
+      field = rawget(definition, key)
+      if type(field) == "table" then return C.readonly(field, nil, module .. "." .. tostring(key)) end
+      return field
     end,
     __newindex = function() raise(format('effect "%s" is read-only', module)) end,
     __tostring = function() return format('effect "%s" %s', module, info.fields.version) end,

@@ -82,13 +82,12 @@ public final class ScriptHost {
         return text
     }
 
-    /// The script name used in messages: the path as given, or its last components if long
-    /// (Lua truncates chunk names to 60 bytes, which would cut off the file name).
+    /// The script name used in messages: the path as given, or as many of its last
+    /// components as fit (Lua truncates chunk names to 60 bytes, cutting off the file name).
     static func displayName(of path: String) -> String {
-        guard path.utf8.count > 55 else { return path }
-        var parts = path.split(separator: "/").map(String.init)
-        while parts.count > 1, parts.joined(separator: "/").utf8.count > 52 { parts.removeFirst() }
-        return ".../" + parts.joined(separator: "/")
+        var parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        while parts.count > 1, parts.joined(separator: "/").utf8.count > 55 { parts.removeFirst() }
+        return parts.joined(separator: "/")
     }
 
     private func setArgTable(script: String, arguments: [String]) {

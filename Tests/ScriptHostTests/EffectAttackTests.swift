@@ -163,6 +163,15 @@ import Testing
         #expect(try host.string("return tostring(require('effects.attack')())") == "8")
     }
 
+    @Test func effectsCannotTamperWithOtherEffects() throws {
+        try project.write("effects/victim.lua", "return { state = { n = 1 }, apply = function() return 'honest' end }")
+        let (rawset, _) = try attack("local victim = require 'effects.victim'\nrawset(victim, 'apply', function() return 'evil' end)")
+        #expect(rawset.message == "effects/attack.lua:2: rawset: cannot change a protected table")
+        let (state, _) = try attack("local victim = require 'effects.victim'\nvictim.state.n = 2")
+        #expect(state.message == "effects/attack.lua:2: victim.state is read-only in effects")
+        #expect(try host.string("local v = require 'effects.victim' return v.apply() .. v.state.n") == "honest1")
+    }
+
     @Test func pathologicalPatternIsStopped() throws {
         let (error, seconds) = try attack("""
             local s = string.rep("a", 30000)
