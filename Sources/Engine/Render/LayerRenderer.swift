@@ -56,7 +56,8 @@ public final class LayerRenderer {
     // MARK: General path
 
     /// Draws the whole tree onto `canvas` (premultiplied BGRA of the output size), which is
-    /// first filled with opaque black. `video` is the composed frame for the video layer.
+    /// first filled with opaque black. `video` is the composed frame for the video layer
+    /// (opaque; any size, placed by the layer's `contentsGravity`); nil leaves it empty.
     public func render(_ root: LayerSnapshot, video: BGRAPixels?, into canvas: BGRAPixels) throws {
         guard canvas.width == outputWidth, canvas.height == outputHeight else {
             throw EngineError("canvas is \(canvas.width)×\(canvas.height), expected \(outputWidth)×\(outputHeight)")
