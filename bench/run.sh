@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Benchmarks Moonreel against the ffmpeg CLI doing the same job with the same encoder
+# settings, in one run, alternating the two, and prints median wall time, the ratio and
+# peak memory. Usage: bench/run.sh [JOB...]   (jobs: cut passthrough dissolve; default all)
+# Needs a release build (swift build -c release) and the ffmpeg CLI.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+moonreel=${MOONREEL:-.build/release/moonreel}
+runs=${RUNS:-5}
+work=${BENCH_DIR:-/tmp/moonreel-bench}
+mkdir -p "$work"
+jobs=("$@")
+[ ${#jobs[@]} -gt 0 ] || jobs=(cut passthrough dissolve)
+
+source_clip="$work/source-1080p-20s.mp4"
+if [ ! -f "$source_clip" ]; then
+  ffmpeg -hide_banner -loglevel error -y -f lavfi -i testsrc2=size=1920x1080:rate=30:duration=20 \
+    -f lavfi -i sine=frequency=440:sample_rate=48000:duration=20 \
+    -c:v libx264 -preset fast -crf 20 -pix_fmt yuv420p -g 60 -c:a aac -b:a 192k "$source_clip"
+fi
+
+# Runs "$@" once under /usr/bin/time; prints "seconds peak_kib".
+measure() {
+  local log
+  log=$(mktemp)
+  /usr/bin/time -f "%e %M" -o "$log" "$@" >/dev/null 2>&1
+  cat "$log"
+  rm -f "$log"
+}
+
+median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+
+compare() {
+  local name=$1 ours=$2 theirs=$3
+  local ours_times=() theirs_times=() ratios=() ours_mem=0 theirs_mem=0
+  for _ in $(seq "$runs"); do
+    read -r t1 m1 < <(measure bash -c "$ours")
+    read -r t2 m2 < <(measure bash -c "$theirs")
+    ours_times+=("$t1"); theirs_times+=("$t2")
+    ratios+=("$(awk -v a="$t1" -v b="$t2" 'BEGIN {printf "%.3f", a / b}')")
+    [ "$m1" -gt "$ours_mem" ] && ours_mem=$m1
+    [ "$m2" -gt "$theirs_mem" ] && theirs_mem=$m2
+  done
+  printf '%-12s moonreel %6.2f s  ffmpeg %6.2f s  ratio %.3f (min %.3f max %.3f)  peak %d MiB vs %d MiB\n' "$name" \
+    "$(printf '%s\n' "${ours_times[@]}" | median)" "$(printf '%s\n' "${theirs_times[@]}" | median)" \
+    "$(printf '%s\n' "${ratios[@]}" | median)" "$(printf '%s\n' "${ratios[@]}" | sort -n | head -1)" \
+    "$(printf '%s\n' "${ratios[@]}" | sort -n | tail -1)" $((ours_mem / 1024)) $((theirs_mem / 1024))
+}
+
+for job in "${jobs[@]}"; do
+  case $job in
+    cut) # seconds 2–12 re-encoded: HighestQuality = libx264 CRF 18 preset medium, AAC 192k
+      compare cut \
+        "$moonreel run --overwrite --progress none scripts/examples/cut.lua $source_clip $work/cut-moonreel.mov 2 10" \
+        "ffmpeg -hide_banner -loglevel error -y -ss 2 -t 10 -i $source_clip -c:v libx264 -crf 18 -preset medium -pix_fmt yuv420p -c:a aac -b:a 192k $work/cut-ffmpeg.mov" ;;
+    passthrough) # seconds 2–12 copied
+      compare passthrough \
+        "$moonreel run --overwrite --progress none bench/passthrough.lua $source_clip $work/copy-moonreel.mov 2 10" \
+        "ffmpeg -hide_banner -loglevel error -y -ss 2 -t 10 -i $source_clip -c copy $work/copy-ffmpeg.mov" ;;
+    dissolve) # two 6 s pieces with a 1 s cross-dissolve, audio faded out over the last 3 s
+      compare dissolve \
+        "$moonreel run --overwrite --progress none scripts/examples/concat_fade.lua $work/dissolve-moonreel.mp4 $source_clip $source_clip 6" \
+        "ffmpeg -hide_banner -loglevel error -y -t 6 -i $source_clip -t 6 -i $source_clip -filter_complex [0:v][1:v]xfade=transition=fade:duration=1:offset=5,format=yuv420p[v];[0:a][1:a]acrossfade=d=1,afade=t=out:st=8:d=3[a] -map [v] -map [a] -c:v libx264 -crf 18 -preset medium -c:a aac -b:a 192k $work/dissolve-ffmpeg.mp4" ;;
+    *) echo "unknown job $job" >&2; exit 2 ;;
+  esac
+done
