@@ -49,11 +49,7 @@ struct ScriptSession {
     }
 
     private func message(for error: Error) -> String {
-        if let luaError = error as? LuaError {
-            return luaError.kind == .memory && !luaError.message.contains("limit")
-                ? "moonreel: script ran out of memory (limit \(common.memoryLimit) MiB; raise it with --memory-limit)"
-                : luaError.message
-        }
+        if let luaError = error as? LuaError { return luaError.message }
         return "moonreel: \(error)"
     }
 }

@@ -32,7 +32,7 @@ struct CommonOptions: ParsableArguments {
     @Option(help: "Stop the script after this many seconds.")
     var timeLimit: Double?
 
-    var limits: ScriptLimits { ScriptLimits(memoryBytes: memoryLimit << 20, seconds: timeLimit) }
+    var limits: ScriptLimits { ScriptLimits(memory: memoryLimit << 20, script: RunLimits(seconds: timeLimit)) }
 
     func progressStyle() -> ProgressStyle {
         if quiet { return .none }
