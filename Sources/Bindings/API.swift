@@ -30,6 +30,7 @@ public final class API {
     var audioMixInputParameters: LuaClass!
     var audioMix: LuaClass!
     var exportSession: LuaClass!
+    var imageGenerator: LuaClass!
     /// Asset tracks seen by insertTimeRange, so `track.segments` can name them.
     var rememberedTracks: [SourceKey: AssetTrack] = [:]
     func remember(_ track: AssetTrack) { rememberedTracks[SourceKey(track)] = track }
@@ -57,6 +58,7 @@ public final class API {
         audioMixInputParameters = makeAudioMixInputParametersClass()
         audioMix = makeAudioMixClass()
         exportSession = makeExportSessionClass()
+        imageGenerator = makeImageGeneratorClass()
         for luaClass in allClasses { lua.register(luaClass) }
         installMetamethods()
         installAVTable()
@@ -64,12 +66,12 @@ public final class API {
 
     public var allClasses: [LuaClass] {
         [time, range, transform, assetTrack, asset, compositionTrack, composition, layerInstruction,
-         instruction, videoComposition, audioMixInputParameters, audioMix, exportSession]
+         instruction, videoComposition, audioMixInputParameters, audioMix, exportSession, imageGenerator]
     }
 
     /// The `av` functions: name, one line of help, body.
     var avFunctions: [(String, String, LuaFunction)] {
-        timeFunctions + [transformFunction] + assetFunctions + compositionFunctions + videoCompositionFunctions + audioMixFunctions + exportFunctions
+        timeFunctions + [transformFunction] + assetFunctions + compositionFunctions + videoCompositionFunctions + audioMixFunctions + exportFunctions + imageGeneratorFunctions
     }
 
     private func installAVTable() {

@@ -35,6 +35,26 @@ struct AudioPlan: Sendable {
     let spliceFade: MediaTime
 }
 
+extension AudioPlan {
+    /// Freezes the composition's audio tracks and the mix for one export (nil: no audio).
+    static func make(composition: Composition, audioMix: AudioMix?, range: TimeRange, spliceFade: MediaTime) throws -> AudioPlan? {
+        let tracks = composition.tracks(withMediaType: .audio).filter { $0.segments.contains { !$0.isEmpty } }
+        guard !tracks.isEmpty else { return nil }
+        for parameters in audioMix?.inputParameters ?? [] where composition.track(withID: parameters.trackID)?.mediaType != .audio {
+            throw EngineError("audioMix has input parameters for track \(parameters.trackID), which is not an audio track of the composition")
+        }
+        let sources = tracks.flatMap { $0.segments.compactMap(\.source) }
+        let format = AudioFormat.forSources(sources)
+        let planTracks = tracks.map { track in
+            AudioPlan.Track(segments: track.segments,
+                            volume: audioMix?.inputParameters.last { $0.trackID == track.trackID }?.volume
+                                ?? PropertyTimeline(defaultValue: track.preferredVolume))
+        }
+        return AudioPlan(format: format, start: range.start, sampleCount: format.sample(at: range.duration),
+                         tracks: planTracks, spliceFade: spliceFade)
+    }
+}
+
 /// Produces the mixed output audio block by block: each track's segments are decoded,
 /// resampled to the output format, placed at exact sample positions, given their volume,
 /// and summed with a soft limiter. Owned by the audio thread of one export.

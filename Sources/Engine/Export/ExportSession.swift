@@ -185,20 +185,7 @@ public final class ExportSession {
     }
 
     private func makeAudioPlan(range: TimeRange) throws -> AudioPlan? {
-        let tracks = composition.tracks(withMediaType: .audio).filter { $0.segments.contains { !$0.isEmpty } }
-        guard !tracks.isEmpty else { return nil }
-        for parameters in audioMix?.inputParameters ?? [] where composition.track(withID: parameters.trackID)?.mediaType != .audio {
-            throw EngineError("audioMix has input parameters for track \(parameters.trackID), which is not an audio track of the composition")
-        }
-        let sources = tracks.flatMap { $0.segments.compactMap(\.source) }
-        let format = AudioFormat.forSources(sources)
-        let planTracks = tracks.map { track in
-            AudioPlan.Track(segments: track.segments,
-                            volume: audioMix?.inputParameters.last { $0.trackID == track.trackID }?.volume
-                                ?? PropertyTimeline(defaultValue: track.preferredVolume))
-        }
-        return AudioPlan(format: format, start: range.start, sampleCount: format.sample(at: range.duration),
-                         tracks: planTracks, spliceFade: audioSpliceFade)
+        try AudioPlan.make(composition: composition, audioMix: audioMix, range: range, spliceFade: audioSpliceFade)
     }
 
     static func audioFrame(_ block: [[Float]], format: AudioFormat, pts: Int64) throws -> Frame {

@@ -1,0 +1,40 @@
+import CMoonLua
+import Engine
+import ScriptHost
+
+/// `av.imageGenerator(comp, {videoComposition=})` (AVAssetImageGenerator with zero tolerance).
+extension API {
+    func makeImageGeneratorClass() -> LuaClass {
+        let luaClass = LuaClass("ImageGenerator", doc: "Writes exact composed frames as PNG files.")
+        luaClass.describe = { _ in "ImageGenerator" }
+        luaClass.property("videoComposition", of: ImageGenerator.self,
+                          get: { [unowned self] call, g in if let v = g.videoComposition { call.push(v, as: videoComposition) } else { call.pushNil() } },
+                          set: { [unowned self] call, g, index in g.videoComposition = try call.optionalObject(index, videoComposition) })
+        luaClass.method("copyImage", of: ImageGenerator.self, doc: "gen:copyImage(t, \"frame.png\"): the composed frame at exactly t; returns the path") { [unowned self] call, g in
+            let at = try time(call, 2, allowNegative: false)
+            let path = try call.string(3)
+            try engine(call) { try g.copyImage(at: at, to: path) }
+            call.push(path)
+            return 1
+        }
+        return luaClass
+    }
+
+    var imageGeneratorFunctions: [(String, String, LuaFunction)] {
+        [("imageGenerator", "av.imageGenerator(compositionOrAsset [, {videoComposition=}])", { [unowned self] call in
+            let source: Composition
+            if let comp: Composition = try? call.object(1, composition) {
+                source = comp
+            } else if let file: Asset = try? call.object(1, asset) {
+                source = Composition()
+                try engine(call) { try source.insertTimeRange(TimeRange(start: .zero, duration: file.duration), of: file, at: .zero) }
+            } else {
+                throw call.typeError(1, expected: "Composition or Asset")
+            }
+            let generator = ImageGenerator(composition: source)
+            try applyProperties(call, 2, to: generator, of: imageGenerator)
+            call.push(generator, as: imageGenerator)
+            return 1
+        })]
+    }
+}
