@@ -31,6 +31,11 @@ public final class API {
     var audioMix: LuaClass!
     var exportSession: LuaClass!
     var imageGenerator: LuaClass!
+    var layer: LuaClass!
+    var textLayer: LuaClass!
+    var image: LuaClass!
+    var animation: LuaClass!
+    var animationTool: LuaClass!
     /// Asset tracks seen by insertTimeRange, so `track.segments` can name them.
     var rememberedTracks: [SourceKey: AssetTrack] = [:]
     func remember(_ track: AssetTrack) { rememberedTracks[SourceKey(track)] = track }
@@ -39,7 +44,8 @@ public final class API {
     /// layers but open no files and write nothing.
     public static let effectSafeFunctions: Set<String> = [
         "time", "range", "rangeFromTo", "transform", "videoCompositionInstruction", "layerInstruction",
-        "audioMixInputParameters", "audioMix",
+        "audioMixInputParameters", "audioMix", "layer", "textLayer", "keyframeAnimation", "basicAnimation",
+        "animationTool",
     ]
 
     /// Creates every class and leaves the `av` table as global `av` (and `package.loaded.moonreel`).
@@ -59,6 +65,11 @@ public final class API {
         audioMix = makeAudioMixClass()
         exportSession = makeExportSessionClass()
         imageGenerator = makeImageGeneratorClass()
+        layer = makeLayerClass()
+        textLayer = makeTextLayerClass()
+        image = makeImageClass()
+        animation = makeAnimationClass()
+        animationTool = makeAnimationToolClass()
         for luaClass in allClasses { lua.register(luaClass) }
         installMetamethods()
         installAVTable()
@@ -66,12 +77,14 @@ public final class API {
 
     public var allClasses: [LuaClass] {
         [time, range, transform, assetTrack, asset, compositionTrack, composition, layerInstruction,
-         instruction, videoComposition, audioMixInputParameters, audioMix, exportSession, imageGenerator]
+         instruction, videoComposition, audioMixInputParameters, audioMix, exportSession, imageGenerator,
+         layer, textLayer, image, animation, animationTool]
     }
 
     /// The `av` functions: name, one line of help, body.
     var avFunctions: [(String, String, LuaFunction)] {
         timeFunctions + [transformFunction] + assetFunctions + compositionFunctions + videoCompositionFunctions + audioMixFunctions + exportFunctions + imageGeneratorFunctions
+            + layerFunctions + animationFunctions + cueFunctions
     }
 
     private func installAVTable() {

@@ -30,6 +30,9 @@ extension API {
                               guard scale > 0, scale <= 4 else { throw call.argumentError(index, "renderScale must be in (0, 4], got \(format(scale))") }
                               v.renderScale = scale
                           })
+        luaClass.property("animationTool", of: VideoComposition.self, doc: "av.animationTool{videoLayer=, parentLayer=}: layers around the video",
+                          get: { [unowned self] call, v in if let tool = v.animationTool { call.push(tool, as: animationTool) } else { call.pushNil() } },
+                          set: { [unowned self] call, v, index in v.animationTool = try call.optionalObject(index, animationTool) })
         luaClass.property("instructions", of: VideoComposition.self,
                           get: { [unowned self] call, v in call.pushArray(v.instructions) { call.push($0, as: instruction) } },
                           set: { [unowned self] call, v, index in

@@ -199,14 +199,3 @@ public final class VideoComposition {
         return MediaTime(value: value, timescale: timescale)
     }
 }
-
-/// AVVideoCompositionCoreAnimationTool's "post-processing" form: the video is drawn into
-/// `videoLayer`, which sits somewhere in `parentLayer`'s tree.
-public final class AnimationTool {
-    public let videoLayerID: ObjectIdentifier
-    public let parentLayer: AnyObject
-    public init(videoLayer: AnyObject, parentLayer: AnyObject) {
-        videoLayerID = ObjectIdentifier(videoLayer)
-        self.parentLayer = parentLayer
-    }
-}

@@ -25,6 +25,8 @@ struct VideoPlan: Sendable {
     let frameCount: Int64
     let instructions: [Instruction]
     let outputColor: ColorDescription
+    /// The animation tool's layer tree, frozen (nil: the video alone).
+    let overlay: LayerTimeline?
 
     func time(ofFrame index: Int64) -> MediaTime { start + frameDuration * index }
 
@@ -78,6 +80,7 @@ extension VideoPlan {
         let count = (range.duration).ceilDivided(by: frameDuration)
         return VideoPlan(renderSize: size, outputWidth: outputWidth, outputHeight: outputHeight,
                          frameDuration: frameDuration, start: range.start, frameCount: max(count, 0),
-                         instructions: frozen, outputColor: .forOutput(width: outputWidth, height: outputHeight))
+                         instructions: frozen, outputColor: .forOutput(width: outputWidth, height: outputHeight),
+                         overlay: videoComposition.animationTool?.timeline())
     }
 }

@@ -12,6 +12,9 @@ final class VideoRenderer {
     private let scaler = Scaler()
     private let canvasScaler = Scaler(flags: SWS_BILINEAR | SWS_ACCURATE_RND)
     private var layerScalers: [Int: Scaler] = [:]
+    /// Draws the animation tool's layers; made on first use, on this thread.
+    private var layerRenderer: LayerRenderer?
+    private let overlayScaler = Scaler(flags: SWS_BILINEAR | SWS_ACCURATE_RND)
     /// Maps render-size coordinates onto the encoded size.
     private let outputScale: AffineTransform
 
@@ -53,7 +56,34 @@ final class VideoRenderer {
             drawables.append(Drawable(frame: frame, transform: layer.transform.value(at: time).concatenating(outputScale),
                                       opacity: opacity, crop: layer.crop?.value(at: time), trackID: layer.trackID))
         }
-        return try compose(drawables, background: instruction?.background ?? .black)
+        let video = try compose(drawables, background: instruction?.background ?? .black)
+        guard let tree = plan.overlay?.snapshot(at: time) else { return video }
+        return try drawLayers(tree, around: video)
+    }
+
+    /// The animation tool's layers at this time, around the composed video. Overlays above
+    /// a full-frame video become cached sprites blended straight onto the YUV frame; any
+    /// other tree is drawn whole with cairo.
+    private func drawLayers(_ tree: LayerSnapshot, around video: Frame) throws -> Frame {
+        let renderer = try layerRenderer ?? LayerRenderer(renderSize: plan.renderSize, outputWidth: plan.outputWidth,
+                                                          outputHeight: plan.outputHeight)
+        layerRenderer = renderer
+        if let sprites = try renderer.overlaySprites(for: tree) {
+            guard !sprites.isEmpty else { return video }
+            // The decoder may still hold this picture (a held frame is shown again): copy first.
+            try check(av_frame_make_writable(video.pointer), "preparing a frame for overlays")
+            if let planes = PlanarYUVImage(frame: video.pointer) {
+                renderer.blend(sprites, onto: planes)
+                return video
+            }
+        }
+        let full = ColorDescription(space: plan.outputColor.space, range: AVCOL_RANGE_JPEG)
+        let picture = try overlayScaler.convert(video, width: plan.outputWidth, height: plan.outputHeight,
+                                                format: AV_PIX_FMT_BGRA, outputColor: full)
+        let canvas = try Frame(width: plan.outputWidth, height: plan.outputHeight, format: AV_PIX_FMT_BGRA)
+        try renderer.render(tree, video: picture.bgraPixels, into: canvas.bgraPixels)
+        return try canvasScaler.convert(canvas, width: plan.outputWidth, height: plan.outputHeight, format: AV_PIX_FMT_YUV420P,
+                                        sourceColor: full, outputColor: plan.outputColor)
     }
 
     private func frameSource(for source: SegmentSource) throws -> VideoFrameSource {

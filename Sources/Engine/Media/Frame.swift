@@ -36,6 +36,12 @@ final class Frame: @unchecked Sendable {
     var height: Int { Int(pointer.pointee.height) }
     var pixelFormat: AVPixelFormat { AVPixelFormat(pointer.pointee.format) }
 
+    /// A BGRA frame's pixels for the layer renderer.
+    var bgraPixels: BGRAPixels {
+        let (base, stride) = plane(0)
+        return BGRAPixels(base: base, width: width, height: height, stride: stride)
+    }
+
     /// Base address and line size of plane `i` (AVFrame's arrays import as tuples).
     func plane(_ i: Int) -> (UnsafeMutablePointer<UInt8>, Int) {
         let data = withUnsafeBytes(of: pointer.pointee.data) { $0.load(fromByteOffset: i * 8, as: UnsafeMutablePointer<UInt8>?.self) }

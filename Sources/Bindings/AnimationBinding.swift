@@ -1,0 +1,278 @@
+import CMoonLua
+import Engine
+import ScriptHost
+
+/// `av.keyframeAnimation` and `av.basicAnimation` (CAKeyframeAnimation, CABasicAnimation).
+/// The script's settings are kept so every property stays readable and assignable; each
+/// change rebuilds (and so re-checks) the engine animation.
+final class AnimationBox {
+    struct Spec {
+        var isKeyframe: Bool
+        var keyPath: AnimatableKeyPath
+        var values: [AnimatableValue] = []
+        var keyTimes: [Double]? = nil
+        var calculationMode: CalculationMode = .linear
+        var timingFunctions: [TimingFunction] = []
+        var tensionValues: [Double] = [], continuityValues: [Double] = [], biasValues: [Double] = []
+        var fromValue: AnimatableValue? = nil, toValue: AnimatableValue? = nil, byValue: AnimatableValue? = nil
+        var timing = AnimationTiming()
+
+        func build() throws -> LayerAnimation {
+            if isKeyframe {
+                return .keyframe(try KeyframeAnimation(keyPath: keyPath, values: values, keyTimes: keyTimes, calculationMode: calculationMode,
+                                                       timingFunctions: timingFunctions, tensionValues: tensionValues,
+                                                       continuityValues: continuityValues, biasValues: biasValues, timing: timing))
+            }
+            return .basic(try BasicAnimation(keyPath: keyPath, fromValue: fromValue, toValue: toValue, byValue: byValue, timing: timing))
+        }
+    }
+    private(set) var spec: Spec
+    private(set) var animation: LayerAnimation
+
+    init(_ spec: Spec) throws {
+        self.spec = spec
+        animation = try spec.build()
+    }
+
+    func update(_ change: (inout Spec) -> Void) throws {
+        var changed = spec
+        change(&changed)
+        animation = try changed.build()
+        spec = changed
+    }
+}
+
+extension API {
+    func makeAnimationClass() -> LuaClass {
+        let luaClass = LuaClass("Animation", doc: "A keyframe or basic animation of one layer property, added with layer:addAnimation(a, key).")
+        luaClass.describe = { object in
+            guard let box = object as? AnimationBox else { return "Animation" }
+            let s = box.spec
+            let kind = s.isKeyframe ? "KeyframeAnimation(\(s.values.count) values, \(s.calculationMode.rawValue)" : "BasicAnimation("
+            return "\(kind)\(s.isKeyframe ? ", " : "")\(s.keyPath.rawValue), \(format(s.timing.beginTime.seconds))+\(format(s.timing.duration.seconds)) s)"
+        }
+        for name in Self.animationProperties {
+            luaClass.property(name, of: AnimationBox.self, doc: Self.animationPropertyDocs[name] ?? "",
+                              get: { [unowned self] call, box in pushAnimationProperty(call, box.spec, name) },
+                              set: { [unowned self] call, box, index in
+                                  let value = try readAnimationProperty(call, index, name, keyPath: box.spec.keyPath)
+                                  try model(call) { try box.update { value(&$0) } }
+                              })
+        }
+        return luaClass
+    }
+
+    static let animationProperties = ["keyPath", "values", "keyTimes", "calculationMode", "timingFunctions", "tensionValues",
+                                      "continuityValues", "biasValues", "fromValue", "toValue", "byValue", "beginTime", "duration",
+                                      "speed", "timeOffset", "repeatCount", "repeatDuration", "autoreverses", "fillMode", "timingFunction"]
+    static let animationPropertyDocs: [String: String] = [
+        "keyPath": "the animated property: " + AnimatableKeyPath.allCases.map(\.rawValue).joined(separator: ", "),
+        "keyTimes": "fractions 0…1 of duration, one per value (or one more in discrete mode)",
+        "calculationMode": CalculationMode.allCases.map(\.rawValue).joined(separator: ", "),
+        "timingFunctions": "one per segment: names (linear, easeIn, easeOut, easeInEaseOut, default) or {x1, y1, x2, y2}",
+        "beginTime": "composition time in seconds (0 is the start; no AVFoundation epsilon)",
+        "fillMode": FillMode.allCases.map(\.rawValue).joined(separator: ", "),
+        "repeatCount": "number of passes (math.huge: forever)",
+    ]
+
+    private func pushAnimationProperty(_ call: LuaCall, _ s: AnimationBox.Spec, _ name: String) {
+        switch name {
+        case "keyPath": call.push(s.keyPath.rawValue)
+        case "values": call.pushArray(s.values) { pushAnimatable(call, $0) }
+        case "keyTimes": if let times = s.keyTimes { call.pushArray(times) { call.push($0) } } else { call.pushNil() }
+        case "calculationMode": call.push(s.calculationMode.rawValue)
+        case "timingFunctions": call.pushArray(s.timingFunctions) { pushTiming(call, $0) }
+        case "tensionValues": call.pushArray(s.tensionValues) { call.push($0) }
+        case "continuityValues": call.pushArray(s.continuityValues) { call.push($0) }
+        case "biasValues": call.pushArray(s.biasValues) { call.push($0) }
+        case "fromValue": if let v = s.fromValue { pushAnimatable(call, v) } else { call.pushNil() }
+        case "toValue": if let v = s.toValue { pushAnimatable(call, v) } else { call.pushNil() }
+        case "byValue": if let v = s.byValue { pushAnimatable(call, v) } else { call.pushNil() }
+        case "beginTime": call.push(s.timing.beginTime.seconds)
+        case "duration": call.push(s.timing.duration.seconds)
+        case "speed": call.push(s.timing.speed)
+        case "timeOffset": call.push(s.timing.timeOffset.seconds)
+        case "repeatCount": call.push(s.timing.repeatCount)
+        case "repeatDuration": if let d = s.timing.repeatDuration { call.push(d.seconds) } else { call.pushNil() }
+        case "autoreverses": call.push(s.timing.autoreverses)
+        case "fillMode": call.push(s.timing.fillMode.rawValue)
+        case "timingFunction": if let f = s.timing.timingFunction { pushTiming(call, f) } else { call.pushNil() }
+        default: call.pushNil()
+        }
+    }
+
+    /// Reads one animation setting; returns the change to apply to a spec.
+    private func readAnimationProperty(_ call: LuaCall, _ index: Int32, _ name: String,
+                                       keyPath: AnimatableKeyPath) throws -> (inout AnimationBox.Spec) -> Void {
+        switch name {
+        case "keyPath":
+            let path = try model(call) { try AnimatableKeyPath(named: try call.string(index)) }
+            return { $0.keyPath = path }
+        case "values":
+            let values = try list(call, index, limit: KeyframeAnimation.maxKeyframes) { try animatable(call, $0, keyPath) }
+            return { $0.values = values }
+        case "keyTimes":
+            let times = call.isNoneOrNil(index) ? nil : try list(call, index, limit: KeyframeAnimation.maxKeyframes + 1) { try finite(call, $0) }
+            return { $0.keyTimes = times }
+        case "calculationMode":
+            let mode = try choice(call, index, CalculationMode.self)
+            return { $0.calculationMode = mode }
+        case "timingFunctions":
+            let functions = try list(call, index, limit: KeyframeAnimation.maxKeyframes) { try timingFunction(call, $0) }
+            return { $0.timingFunctions = functions }
+        case "tensionValues", "continuityValues", "biasValues":
+            let numbers = try list(call, index, limit: KeyframeAnimation.maxKeyframes) { try finite(call, $0) }
+            return { spec in
+                switch name {
+                case "tensionValues": spec.tensionValues = numbers
+                case "continuityValues": spec.continuityValues = numbers
+                default: spec.biasValues = numbers
+                }
+            }
+        case "fromValue", "toValue", "byValue":
+            let value = call.isNoneOrNil(index) ? nil : try animatable(call, index, keyPath)
+            return { spec in
+                switch name {
+                case "fromValue": spec.fromValue = value
+                case "toValue": spec.toValue = value
+                default: spec.byValue = value
+                }
+            }
+        case "beginTime":
+            let t = try time(call, index)
+            return { $0.timing.beginTime = t }
+        case "duration":
+            let d = try duration(call, index)
+            return { $0.timing.duration = d }
+        case "speed":
+            let v = try finite(call, index)
+            return { $0.timing.speed = v }
+        case "timeOffset":
+            let t = try time(call, index)
+            return { $0.timing.timeOffset = t }
+        case "repeatCount":
+            let count = try call.number(index)
+            guard !count.isNaN else { throw call.argumentError(index, "repeatCount must be a number, got nan") }
+            return { $0.timing.repeatCount = count }
+        case "repeatDuration":
+            let d = call.isNoneOrNil(index) ? nil : try duration(call, index)
+            return { $0.timing.repeatDuration = d }
+        case "autoreverses":
+            let flag = try call.boolean(index)
+            return { $0.timing.autoreverses = flag }
+        case "fillMode":
+            let mode = try choice(call, index, FillMode.self)
+            return { $0.timing.fillMode = mode }
+        default: // "timingFunction"
+            let function = call.isNoneOrNil(index) ? nil : try timingFunction(call, index)
+            return { $0.timing.timingFunction = function }
+        }
+    }
+
+    /// A Lua value as the kind of value `keyPath` animates.
+    func animatable(_ call: LuaCall, _ index: Int32, _ keyPath: AnimatableKeyPath) throws -> AnimatableValue {
+        switch keyPath.valueKind {
+        case .number: return .number(try finite(call, index))
+        case .point: return .point(try point(call, index))
+        case .size: return .size(try size(call, index, positive: false))
+        case .rect: return .rect(try rect(call, index))
+        case .color: return .color(try color(call, index))
+        case .transform: return .transform(try affineTransform(call, index))
+        case .string: return .string(try text(call, index))
+        case .bool: return .bool(try call.boolean(index))
+        case .image: return .image((try call.object(index, image, as: ImageBox.self)).source)
+        }
+    }
+
+    func pushAnimatable(_ call: LuaCall, _ value: AnimatableValue) {
+        switch value {
+        case .number(let v): call.push(v)
+        case .point(let p): push(call, point: p)
+        case .size(let s): push(call, size: s)
+        case .rect(let r): push(call, rect: r)
+        case .color(let c): push(call, color: c)
+        case .transform(let t): push(call, transform: t)
+        case .string(let s): call.push(s)
+        case .bool(let b): call.push(b)
+        case .image(let source): call.push(ImageBox(source), as: image)
+        }
+    }
+
+    /// A timing function: a name or Bézier control points {x1, y1, x2, y2}.
+    func timingFunction(_ call: LuaCall, _ index: Int32) throws -> TimingFunction {
+        if call.type(index) == LUA_TSTRING {
+            return try model(call) { try TimingFunction(named: try call.string(index)) }
+        }
+        guard call.type(index) == LUA_TTABLE else { throw call.typeError(index, expected: "timing function name or {x1, y1, x2, y2}") }
+        let points = try list(call, index, limit: 4) { try finite(call, $0) }
+        guard points.count == 4 else { throw call.argumentError(index, "Bézier timing needs four numbers {x1, y1, x2, y2}") }
+        return try model(call) { try TimingFunction(controlPoints: points[0], points[1], points[2], points[3]) }
+    }
+
+    func pushTiming(_ call: LuaCall, _ function: TimingFunction) {
+        if let named = TimingFunction.namedFunctions.first(where: { $0.function == function }) {
+            call.push(named.name)
+        } else {
+            call.pushArray([function.x1, function.y1, function.x2, function.y2]) { call.push($0) }
+        }
+    }
+
+    /// An array read element by element with `element(index)`; refuses more than `limit`.
+    func list<T>(_ call: LuaCall, _ index: Int32, limit: Int, _ element: (Int32) throws -> T) throws -> [T] {
+        guard call.type(index) == LUA_TTABLE else { throw call.typeError(index, expected: "array") }
+        let table = call.absolute(index)
+        let count = call.rawLength(table)
+        guard count <= limit else { throw call.argumentError(index, "array has \(count) entries; at most \(limit) are allowed") }
+        var items: [T] = []
+        items.reserveCapacity(count)
+        for i in 0..<count {
+            call.pushElement(of: table, i + 1)
+            defer { call.pop() }
+            do { items.append(try element(call.absolute(-1))) } catch let error as LuaArgumentError {
+                throw call.argumentError(index, "entry \(i + 1): \(error.message.argumentReason)")
+            }
+        }
+        return items
+    }
+
+    /// Builds an animation from a constructor table: keyPath first (it decides how values
+    /// are read), then every other setting; unknown names are errors.
+    private func animation(_ call: LuaCall, keyframe: Bool) throws -> AnimationBox {
+        guard call.type(1) == LUA_TTABLE else { throw call.typeError(1, expected: "table of animation properties") }
+        guard call.pushField(of: 1, "keyPath") == LUA_TSTRING else {
+            throw call.argumentError(1, "keyPath is required (e.g. keyPath = \"opacity\")")
+        }
+        let keyPath = try model(call) { try AnimatableKeyPath(named: try call.string(-1)) }
+        call.pop()
+        var spec = AnimationBox.Spec(isKeyframe: keyframe, keyPath: keyPath)
+        let allowed = Set(Self.animationProperties).subtracting(keyframe ? ["fromValue", "toValue", "byValue"]
+            : ["values", "keyTimes", "calculationMode", "timingFunctions", "tensionValues", "continuityValues", "biasValues"])
+        try call.forEachField(of: 1) { key in
+            guard allowed.contains(key) else {
+                throw call.argumentError(1, "unknown \(keyframe ? "keyframeAnimation" : "basicAnimation") property '\(key)'")
+            }
+            guard key != "keyPath" else { return }
+            do {
+                try readAnimationProperty(call, call.absolute(-1), key, keyPath: keyPath)(&spec)
+            } catch let error as LuaArgumentError {
+                throw call.argumentError(1, "property '\(key)': \(error.message.argumentReason)")
+            }
+        }
+        do { return try AnimationBox(spec) } catch let error as AnimationError {
+            throw call.argumentError(1, error.message)
+        }
+    }
+
+    var animationFunctions: [(String, String, LuaFunction)] {
+        [
+            ("keyframeAnimation", "av.keyframeAnimation{keyPath=, values=, keyTimes=, calculationMode=, timingFunctions=, beginTime=, duration=, repeatCount=, autoreverses=, fillMode=}", { [unowned self] call in
+                call.push(try animation(call, keyframe: true), as: animation)
+                return 1
+            }),
+            ("basicAnimation", "av.basicAnimation{keyPath=, fromValue=, toValue=, byValue=, beginTime=, duration=, ...}", { [unowned self] call in
+                call.push(try animation(call, keyframe: false), as: animation)
+                return 1
+            }),
+        ]
+    }
+}

@@ -1,0 +1,61 @@
+import CMoonLua
+import Engine
+import ScriptHost
+
+/// `av.readCSV` and `av.readCues`: timed text in (CSV, LRC, SRT, WebVTT).
+extension API {
+    var cueFunctions: [(String, String, LuaFunction)] {
+        [
+            ("readCSV", "av.readCSV(path): array of rows keyed by the header (quoted fields, UTF-8, BOM)", { [unowned self] call in
+                let path = try call.string(1)
+                let table = try timedText(call) { try CSVReader.read(path: path) }
+                call.pushArray(table.rows) { row in
+                    call.pushRecord { for (key, value) in row { call.push(value); call.setField(key) } }
+                }
+                return 1
+            }),
+            ("readCues", "av.readCues(path [, {format=, duration=}]): cues {text=, start=, finish=, id=, words=} from CSV, LRC, SRT or WebVTT", { [unowned self] call in
+                let path = try call.string(1)
+                var format: CueFormat? = nil
+                var total: MediaTime? = nil
+                if !call.isNoneOrNil(2) {
+                    guard call.type(2) == LUA_TTABLE else { throw call.typeError(2, expected: "table {format=, duration=}") }
+                    try call.forEachField(of: 2) { key in
+                        switch key {
+                        case "format": format = try choice(call, call.absolute(-1), CueFormat.self)
+                        case "duration": total = try duration(call, call.absolute(-1))
+                        default: throw call.argumentError(2, "unknown readCues option '\(key)' (format, duration)")
+                        }
+                    }
+                }
+                let cues = try timedText(call) { try CueReader.read(path: path, format: format, totalDuration: total) }
+                call.pushArray(cues) { cue in
+                    call.pushRecord {
+                        call.push(cue.text); call.setField("text")
+                        call.push(cue.start.seconds); call.setField("start")
+                        call.push(cue.end.seconds); call.setField("finish")
+                        if let id = cue.identifier { call.push(id); call.setField("id") }
+                        call.pushArray(cue.words) { word in
+                            call.pushRecord {
+                                call.push(word.text); call.setField("text")
+                                call.push(word.start.seconds); call.setField("start")
+                                call.push(word.end.seconds); call.setField("finish")
+                                call.push(word.scalars.lowerBound); call.setField("firstCharacter")
+                                call.push(word.scalars.upperBound); call.setField("lastCharacter")
+                            }
+                        }
+                        call.setField("words")
+                    }
+                }
+                return 1
+            }),
+        ]
+    }
+
+    /// Timed-text errors already name the file and line; raise them as they are.
+    private func timedText<T>(_ call: LuaCall, _ body: () throws -> T) throws -> T {
+        do { return try body() } catch let error as TimedTextError {
+            throw LuaArgumentError("\(call.functionName): \(error.description)")
+        }
+    }
+}

@@ -1,0 +1,239 @@
+import CMoonLua
+import Engine
+import ScriptHost
+
+/// `av.layer`, `av.textLayer`, `av.image` and `av.animationTool` (CALayer, CATextLayer,
+/// AVVideoCompositionCoreAnimationTool). Geometry is in pixels, origin top-left, y down.
+final class ImageBox { let source: ImageSource; init(_ source: ImageSource) { self.source = source } }
+
+extension API {
+    func makeLayerClass() -> LuaClass {
+        let luaClass = LuaClass("Layer", doc: "A rectangle drawn over or under the video: colour, border, image contents, sublayers, animations.")
+        luaClass.describe = { object in
+            guard let layer = object as? Layer else { return "Layer" }
+            let f = layer.frame
+            let kind = layer is TextLayer ? "TextLayer" : "Layer"
+            return "\(kind)(\(format(f.x)), \(format(f.y)), \(format(f.width))×\(format(f.height)), \(layer.sublayers.count) sublayers, \(layer.animations.count) animations)"
+        }
+        func geometry<Value>(_ name: String, _ keyPath: WritableKeyPath<LayerProperties, Value>, doc: String,
+                             push: @escaping (LuaCall, Value) -> Void, read: @escaping (LuaCall, Int32) throws -> Value) {
+            luaClass.property(name, of: Layer.self, doc: doc,
+                              get: { call, layer in push(call, layer.properties[keyPath: keyPath]) },
+                              set: { call, layer, index in layer.properties[keyPath: keyPath] = try read(call, index) })
+        }
+        geometry("frame", \.frame, doc: "{x, y, width, height} in the superlayer", push: { [unowned self] in push($0, rect: $1) }, read: { [unowned self] in try rect($0, $1) })
+        geometry("bounds", \.bounds, doc: "{x, y, width, height}, the layer's own space", push: { [unowned self] in push($0, rect: $1) }, read: { [unowned self] in try rect($0, $1) })
+        geometry("position", \.position, doc: "{x, y} of the anchor point in the superlayer", push: { [unowned self] in push($0, point: $1) }, read: { [unowned self] in try point($0, $1) })
+        geometry("anchorPoint", \.anchorPoint, doc: "{x, y} in 0…1 of the bounds", push: { [unowned self] in push($0, point: $1) }, read: { [unowned self] in try point($0, $1) })
+        geometry("transform", \.transform, doc: "av.transform about the anchor point", push: { [unowned self] in push($0, transform: $1) }, read: { [unowned self] in try affineTransform($0, $1) })
+        geometry("opacity", \.opacity, doc: "0…1, applied to the layer and its sublayers as a group", push: { $0.push($1) }, read: { [unowned self] in try unit($0, $1) })
+        geometry("isHidden", \.isHidden, doc: "true hides the layer and its sublayers", push: { $0.push($1) }, read: { try $0.boolean($1) })
+        geometry("backgroundColor", \.backgroundColor, doc: "colour", push: { [unowned self] in push($0, color: $1) }, read: { [unowned self] in try color($0, $1) })
+        geometry("borderColor", \.borderColor, doc: "colour", push: { [unowned self] in push($0, color: $1) }, read: { [unowned self] in try color($0, $1) })
+        geometry("cornerRadius", \.cornerRadius, doc: "pixels", push: { $0.push($1) }, read: { [unowned self] in try nonNegative($0, $1) })
+        geometry("borderWidth", \.borderWidth, doc: "pixels, drawn inside the bounds", push: { $0.push($1) }, read: { [unowned self] in try nonNegative($0, $1) })
+        geometry("masksToBounds", \.masksToBounds, doc: "clip sublayers to the (rounded) bounds", push: { $0.push($1) }, read: { try $0.boolean($1) })
+        geometry("zPosition", \.zPosition, doc: "higher draws on top of its siblings", push: { $0.push($1) }, read: { [unowned self] in try finite($0, $1) })
+        luaClass.property("contents", of: Layer.self, doc: "av.image(path) or nil",
+                          get: { [unowned self] call, layer in
+                              if let source = layer.contents { call.push(ImageBox(source), as: image) } else { call.pushNil() }
+                          },
+                          set: { [unowned self] call, layer, index in
+                              layer.contents = call.isNoneOrNil(index) ? nil : (try call.object(index, image, as: ImageBox.self)).source
+                          })
+        luaClass.property("contentsGravity", of: Layer.self, doc: ContentsGravity.allCases.map(\.rawValue).joined(separator: ", "),
+                          get: { call, layer in call.push(layer.contentsGravity.rawValue) },
+                          set: { [unowned self] call, layer, index in layer.contentsGravity = try choice(call, index, ContentsGravity.self) })
+        luaClass.property("sublayers", of: Layer.self, doc: "array, in drawing order",
+                          get: { [unowned self] call, layer in call.pushArray(layer.sublayers) { pushLayer(call, $0) } },
+                          set: { [unowned self] call, layer, index in
+                              let layers = try array(call, index, of: self.layer, as: Layer.self)
+                              try model(call) { try layer.setSublayers(layers) }
+                          })
+        luaClass.property("superlayer", of: Layer.self) { [unowned self] call, layer in
+            if let parent = layer.superlayer { pushLayer(call, parent) } else { call.pushNil() }
+        }
+        luaClass.property("animationKeys", of: Layer.self) { call, layer in call.pushArray(layer.animationKeys) { call.push($0) } }
+        luaClass.method("addSublayer", of: Layer.self, doc: "layer:addSublayer(sublayer): drawn above the others") { [unowned self] call, layer in
+            let sublayer: Layer = try call.object(2, self.layer)
+            try model(call) { try layer.addSublayer(sublayer) }
+            return 0
+        }
+        luaClass.method("insertSublayer", of: Layer.self, doc: "layer:insertSublayer(sublayer, index): 1-based drawing position") { [unowned self] call, layer in
+            let sublayer: Layer = try call.object(2, self.layer)
+            let position = try call.integer(3)
+            guard position >= 1, position <= layer.sublayers.count + 1 else {
+                throw call.argumentError(3, "index must be in 1…\(layer.sublayers.count + 1), got \(position)")
+            }
+            try model(call) { try layer.insertSublayer(sublayer, at: position - 1) }
+            return 0
+        }
+        luaClass.method("removeFromSuperlayer", of: Layer.self, doc: "layer:removeFromSuperlayer()") { call, layer in
+            layer.removeFromSuperlayer()
+            return 0
+        }
+        luaClass.method("addAnimation", of: Layer.self, doc: "layer:addAnimation(animation [, key]): a key replaces the animation with the same key") { [unowned self] call, layer in
+            let box: AnimationBox = try call.object(2, animation)
+            let key = try call.optionalString(3)
+            if box.animation.keyPath.isTextOnly, !(layer is TextLayer) {
+                throw call.argumentError(2, "keyPath \(box.animation.keyPath.rawValue) animates text layers only")
+            }
+            try model(call) { try layer.addAnimation(box.animation, forKey: key) }
+            return 0
+        }
+        luaClass.method("removeAnimation", of: Layer.self, doc: "layer:removeAnimation(key)") { call, layer in
+            layer.removeAnimation(forKey: try call.string(2))
+            return 0
+        }
+        luaClass.method("removeAllAnimations", of: Layer.self, doc: "layer:removeAllAnimations()") { call, layer in
+            layer.removeAllAnimations()
+            return 0
+        }
+        return luaClass
+    }
+
+    func makeTextLayerClass() -> LuaClass {
+        let luaClass = LuaClass("TextLayer", parent: layer, doc: "A layer that draws text with Pango (CJK and complex scripts, fallback fonts, wrapping, outline, shadow).")
+        func style<Value>(_ name: String, _ keyPath: WritableKeyPath<TextStyle, Value>, doc: String,
+                          push: @escaping (LuaCall, Value) -> Void, read: @escaping (LuaCall, Int32) throws -> Value) {
+            luaClass.property(name, of: TextLayer.self, doc: doc,
+                              get: { call, text in push(call, text.style[keyPath: keyPath]) },
+                              set: { call, text, index in text.style[keyPath: keyPath] = try read(call, index) })
+        }
+        style("string", \.string, doc: "the text (UTF-8)", push: { $0.push($1) }, read: { [unowned self] in try text($0, $1) })
+        style("font", \.fontFamily, doc: "font family, e.g. \"Noto Sans CJK JP\"", push: { $0.push($1) }, read: { try $0.string($1) })
+        style("fontSize", \.fontSize, doc: "pixels", push: { $0.push($1) }, read: { [unowned self] in try bounded($0, $1, 1...2000) })
+        style("fontWeight", \.fontWeight, doc: "100…900 or \"bold\"/\"normal\"", push: { $0.push($1) }, read: { [unowned self] in try weight($0, $1) })
+        style("isItalic", \.isItalic, doc: "italic or oblique", push: { $0.push($1) }, read: { try $0.boolean($1) })
+        style("foregroundColor", \.foregroundColor, doc: "text colour", push: { [unowned self] in push($0, color: $1) }, read: { [unowned self] in try color($0, $1) })
+        style("alignmentMode", \.alignment, doc: TextAlignment.allCases.map(\.rawValue).joined(separator: ", "), push: { $0.push($1.rawValue) }, read: { [unowned self] in try choice($0, $1, TextAlignment.self) })
+        style("isWrapped", \.isWrapped, doc: "wrap inside the layer's width", push: { $0.push($1) }, read: { try $0.boolean($1) })
+        style("maxLines", \.maxLines, doc: "0: unlimited", push: { $0.push($1) }, read: { [unowned self] in Int(try bounded($0, $1, 0...1000)) })
+        style("truncationMode", \.truncationMode, doc: TruncationMode.allCases.map(\.rawValue).joined(separator: ", "), push: { $0.push($1.rawValue) }, read: { [unowned self] in try choice($0, $1, TruncationMode.self) })
+        style("lineSpacing", \.lineSpacing, doc: "extra pixels between lines", push: { $0.push($1) }, read: { [unowned self] in try bounded($0, $1, -500...500) })
+        style("shadowColor", \.shadowColor, doc: "colour", push: { [unowned self] in push($0, color: $1) }, read: { [unowned self] in try color($0, $1) })
+        style("shadowOpacity", \.shadowOpacity, doc: "0…1 (0: no shadow)", push: { $0.push($1) }, read: { [unowned self] in try unit($0, $1) })
+        style("shadowOffset", \.shadowOffset, doc: "{width, height} in pixels, y down", push: { [unowned self] in push($0, size: $1) }, read: { [unowned self] in try size($0, $1, positive: false) })
+        style("shadowRadius", \.shadowRadius, doc: "blur radius in pixels", push: { $0.push($1) }, read: { [unowned self] in try bounded($0, $1, 0...200) })
+        style("strokeColor", \.strokeColor, doc: "outline colour", push: { [unowned self] in push($0, color: $1) }, read: { [unowned self] in try color($0, $1) })
+        style("strokeWidth", \.strokeWidth, doc: "outline width in pixels (0: none)", push: { $0.push($1) }, read: { [unowned self] in try bounded($0, $1, 0...200) })
+        style("highlightedScalars", \.highlightedScalars, doc: "karaoke: leading characters drawn in highlightColor", push: { $0.push($1) }, read: { [unowned self] in Int(try bounded($0, $1, 0...Double(65_536))) })
+        luaClass.property("highlightColor", of: TextLayer.self, doc: "karaoke colour of the sung part",
+                          get: { [unowned self] call, text in if let c = text.style.highlightColor { push(call, color: c) } else { call.pushNil() } },
+                          set: { [unowned self] call, text, index in text.style.highlightColor = call.isNoneOrNil(index) ? nil : try color(call, index) })
+        return luaClass
+    }
+
+    func makeImageClass() -> LuaClass {
+        let luaClass = LuaClass("Image", doc: "A still image file (PNG, JPEG, WebP) for layer contents.")
+        luaClass.describe = { ($0 as? ImageBox).map { "Image(\"\($0.source.path)\", \($0.source.width)×\($0.source.height))" } ?? "Image" }
+        luaClass.property("url", of: ImageBox.self) { call, box in call.push(box.source.path) }
+        luaClass.property("size", of: ImageBox.self) { [unowned self] call, box in
+            push(call, size: Size(width: Double(box.source.width), height: Double(box.source.height)))
+        }
+        return luaClass
+    }
+
+    func makeAnimationToolClass() -> LuaClass {
+        let luaClass = LuaClass("AnimationTool", doc: "Draws the composed video into videoLayer inside parentLayer's tree.")
+        luaClass.describe = { _ in "AnimationTool" }
+        luaClass.property("videoLayer", of: AnimationTool.self) { [unowned self] call, tool in pushLayer(call, tool.videoLayer) }
+        luaClass.property("parentLayer", of: AnimationTool.self) { [unowned self] call, tool in pushLayer(call, tool.parentLayer) }
+        return luaClass
+    }
+
+    /// Pushes a layer as its own class (TextLayer or Layer).
+    func pushLayer(_ call: LuaCall, _ value: Layer) {
+        call.push(value, as: value is TextLayer ? textLayer : layer)
+    }
+
+    /// Runs a layer-model call, turning its errors into Lua errors naming the function.
+    func model<T>(_ call: LuaCall, _ body: () throws -> T) throws -> T {
+        do { return try body() } catch let error as LayerError {
+            throw LuaArgumentError("\(call.functionName): \(error.message)")
+        } catch let error as AnimationError {
+            throw LuaArgumentError("\(call.functionName): \(error.message)")
+        }
+    }
+
+    func choice<T: RawRepresentable & CaseIterable>(_ call: LuaCall, _ index: Int32, _ type: T.Type) throws -> T where T.RawValue == String {
+        let name = try call.string(index)
+        guard let value = T(rawValue: name) else {
+            throw call.argumentError(index, "unknown value \"\(name)\" (expected \(T.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")))")
+        }
+        return value
+    }
+
+    func bounded(_ call: LuaCall, _ index: Int32, _ range: ClosedRange<Double>) throws -> Double {
+        let value = try finite(call, index)
+        guard range.contains(value) else { throw call.argumentError(index, "value must be in \(format(range.lowerBound))…\(format(range.upperBound)), got \(format(value))") }
+        return value
+    }
+
+    func nonNegative(_ call: LuaCall, _ index: Int32) throws -> Double { try bounded(call, index, 0...100_000) }
+
+    /// Text for a text layer: capped in length before anything is laid out.
+    func text(_ call: LuaCall, _ index: Int32) throws -> String {
+        let value = call.type(index) == LUA_TNUMBER ? format(try call.number(index)) : try call.string(index)
+        guard value.unicodeScalars.count <= 65_536 else {
+            throw call.argumentError(index, "text is \(value.unicodeScalars.count) characters long; at most \(65_536) are drawn")
+        }
+        return value
+    }
+
+    func weight(_ call: LuaCall, _ index: Int32) throws -> Int {
+        if call.type(index) == LUA_TSTRING {
+            switch try call.string(index) {
+            case "thin": return 100
+            case "light": return 300
+            case "normal", "regular": return 400
+            case "medium": return 500
+            case "semibold": return 600
+            case "bold": return 700
+            case "heavy", "black": return 900
+            case let other: throw call.argumentError(index, "unknown font weight \"\(other)\" (100…900, \"normal\", \"bold\", …)")
+            }
+        }
+        return Int(try bounded(call, index, 100...1000))
+    }
+
+    var layerFunctions: [(String, String, LuaFunction)] {
+        [
+            ("layer", "av.layer{frame=, backgroundColor=, contents=, opacity=, ...}", { [unowned self] call in
+                let made = Layer()
+                try applyProperties(call, 1, to: made, of: layer)
+                call.push(made, as: layer)
+                return 1
+            }),
+            ("textLayer", "av.textLayer{string=, font=, fontSize=, foregroundColor=, alignmentMode=, frame=, ...}", { [unowned self] call in
+                let made = TextLayer()
+                try applyProperties(call, 1, to: made, of: textLayer)
+                call.push(made, as: textLayer)
+                return 1
+            }),
+            ("image", "av.image(path): a PNG, JPEG or WebP for layer contents", { [unowned self] call in
+                let path = try call.string(1)
+                do {
+                    let size = try ImageLoader.pixelSize(of: path)
+                    call.push(ImageBox(ImageSource(path: path, width: Int(size.width), height: Int(size.height))), as: image)
+                } catch let error as EngineError {
+                    throw call.argumentError(1, error.message)
+                }
+                return 1
+            }),
+            ("animationTool", "av.animationTool{videoLayer=, parentLayer=}", { [unowned self] call in
+                guard call.type(1) == LUA_TTABLE else { throw call.typeError(1, expected: "table {videoLayer=, parentLayer=}") }
+                try call.forEachField(of: 1) { key in
+                    guard key == "videoLayer" || key == "parentLayer" else { throw call.argumentError(1, "unknown AnimationTool property '\(key)'") }
+                }
+                call.pushField(of: 1, "videoLayer")
+                let video: Layer = try call.object(call.absolute(-1), layer)
+                call.pushField(of: 1, "parentLayer")
+                let parent: Layer = try call.object(call.absolute(-1), layer)
+                call.pop(2)
+                call.push(try model(call) { try AnimationTool(videoLayer: video, parentLayer: parent) }, as: animationTool)
+                return 1
+            }),
+        ]
+    }
+}

@@ -1,0 +1,23 @@
+/// AVVideoCompositionCoreAnimationTool's "post-processing" form: the composed video is
+/// drawn into `videoLayer`, which sits somewhere in `parentLayer`'s tree, and the rest of
+/// the tree (logos, text, backgrounds) around it.
+public final class AnimationTool {
+    public let videoLayer: Layer
+    public let parentLayer: Layer
+
+    public init(videoLayer: Layer, parentLayer: Layer) throws {
+        var ancestor: Layer? = videoLayer
+        while let layer = ancestor, layer !== parentLayer { ancestor = layer.superlayer }
+        guard ancestor != nil else {
+            throw LayerError("videoLayer must be parentLayer or one of its sublayers (use parentLayer:addSublayer(videoLayer))")
+        }
+        self.videoLayer = videoLayer
+        self.parentLayer = parentLayer
+    }
+
+    /// Freezes the tree for rendering, marking where the video goes.
+    func timeline() -> LayerTimeline {
+        videoLayer.isVideoLayer = true
+        return LayerTimeline(root: parentLayer)
+    }
+}
