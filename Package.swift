@@ -28,7 +28,8 @@ let package = Package(
         .target(name: "Engine", dependencies: ["CMoonFFmpeg", "CMoonAVShim", "CMoonPangoCairo"]),
         .target(name: "ScriptHost", dependencies: ["CMoonLua", "CMoonLuaShim"]),
         .target(name: "Bindings", dependencies: ["Engine", "ScriptHost", "CMoonLua", "CMoonLuaShim"]),
-        .target(name: "MoonreelKit", dependencies: ["Engine", "ScriptHost", "Bindings", "CMoonEdit"]),
+        .target(name: "MoonreelKit", dependencies: ["Engine", "ScriptHost", "Bindings", "CMoonEdit"],
+                resources: [.embedInCode("Bundled/effects")]),
         .executableTarget(name: "moonreel", dependencies: [
             "MoonreelKit",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),

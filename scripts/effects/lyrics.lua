@@ -1,0 +1,86 @@
+-- Song lyrics as layers: one text layer per cue, visible from its start to its finish,
+-- optionally fading, with a karaoke fill that follows word timings when the cues have them
+-- (LRC's enhanced <mm:ss.xx> form, WebVTT timestamp tags).
+--
+--   local lyrics = require "effects.lyrics"
+--   parent:addSublayer(lyrics{ cues = av.readCues("song.lrc"), renderSize = {1920, 1080} })
+--
+-- Defaults: centred in the bottom third, white, two lines at most, shadowed.
+return {
+  name = "lyrics",
+  version = "1.0",
+  description = "Timed lyric lines (from av.readCues) drawn over the video, with fades and karaoke fill",
+  author = "Moonreel",
+  license = "MIT",
+  parameters = {
+    { name = "cues", type = "table", required = true, doc = "cues {text=, start=, finish=, words=} from av.readCues" },
+    { name = "renderSize", type = "table", required = true, doc = "{width, height} of the video composition" },
+    { name = "font", type = "string", default = "Noto Sans CJK JP", doc = "font family (fontconfig falls back per glyph)" },
+    { name = "fontSize", type = "number", min = 1, max = 1000, doc = "pixels; default: a fourteenth of the height" },
+    { name = "fontWeight", type = "any", default = "bold", doc = "100…900, \"normal\" or \"bold\"" },
+    { name = "color", type = "color", default = "white", doc = "text colour" },
+    { name = "strokeColor", type = "color", default = "black", doc = "outline colour" },
+    { name = "strokeWidth", type = "number", min = 0, max = 100, default = 0, doc = "outline width in pixels (0: none)" },
+    { name = "shadow", type = "boolean", default = true, doc = "soft dark shadow under the text" },
+    { name = "position", type = "string", default = "bottom", doc = "\"bottom\", \"middle\" or \"top\" third" },
+    { name = "frame", type = "table", doc = "{x, y, width, height} of the text box; overrides position" },
+    { name = "alignment", type = "string", default = "center", doc = "left, center, right or justified" },
+    { name = "maxLines", type = "integer", min = 1, max = 20, default = 2, doc = "longer lines are cut with an ellipsis" },
+    { name = "fadeIn", type = "number", min = 0, max = 10, default = 0, doc = "seconds of fade-in at each line's start" },
+    { name = "fadeOut", type = "number", min = 0, max = 10, default = 0, doc = "seconds of fade-out before each line's finish" },
+    { name = "karaokeColor", type = "color", doc = "colour of sung words (needs word timings in the cues)" },
+  },
+
+  apply = function(p)
+    local width, height = p.renderSize[1] or p.renderSize.width, p.renderSize[2] or p.renderSize.height
+    local size = p.fontSize or math.max(12, math.floor(height / 14))
+    local margin = math.floor(width * 0.05)
+    local box = p.frame
+    if not box then
+      local third = ({ top = 0, middle = 1, bottom = 2 })[p.position]
+      if not third then error('effect "lyrics": position must be "top", "middle" or "bottom", got "' .. p.position .. '"', 2) end
+      -- Two lines of text, placed in the middle of the chosen third.
+      local textHeight = math.floor(size * 1.35 * p.maxLines)
+      local top = math.floor(height * third / 3 + (height / 3 - textHeight) / 2)
+      box = { margin, top, width - 2 * margin, textHeight + size }
+    end
+
+    local container = av.layer{ frame = { 0, 0, width, height } }
+    for index, cue in ipairs(p.cues) do
+      local length = cue.finish - cue.start
+      if length > 0 then
+        local line = av.textLayer{
+          string = cue.text, font = p.font, fontSize = size, fontWeight = p.fontWeight,
+          foregroundColor = p.color, alignmentMode = p.alignment, isWrapped = true,
+          maxLines = p.maxLines, truncationMode = "end", frame = box, opacity = 0,
+          strokeColor = p.strokeColor, strokeWidth = p.strokeWidth,
+          shadowOpacity = p.shadow and 0.8 or 0, shadowRadius = math.max(2, size / 12),
+          shadowOffset = { 0, math.max(1, size / 24) },
+        }
+        -- Visible only inside [start, finish): the model opacity is 0 and the animation
+        -- (fill mode "removed") lifts it while active.
+        local fadeIn = math.min(p.fadeIn, length / 2) / length
+        local fadeOut = math.min(p.fadeOut, length / 2) / length
+        line:addAnimation(av.keyframeAnimation{
+          keyPath = "opacity", values = { fadeIn > 0 and 0 or 1, 1, 1, fadeOut > 0 and 0 or 1 },
+          keyTimes = { 0, fadeIn, 1 - fadeOut, 1 }, beginTime = cue.start, duration = length,
+        }, "show")
+        if p.karaokeColor and cue.words and #cue.words > 0 then
+          line.highlightColor = p.karaokeColor
+          local values, times = { 0 }, { 0 }
+          for _, word in ipairs(cue.words) do
+            local at = math.min(math.max((word.start - cue.start) / length, times[#times]), 1)
+            values[#values + 1] = word.lastCharacter
+            times[#times + 1] = at
+          end
+          line:addAnimation(av.keyframeAnimation{
+            keyPath = "highlightedScalars", values = values, keyTimes = times,
+            calculationMode = "discrete", beginTime = cue.start, duration = length,
+          }, "karaoke")
+        end
+        container:addSublayer(line)
+      end
+    end
+    return container
+  end,
+}

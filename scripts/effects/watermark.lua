@@ -1,0 +1,53 @@
+-- A logo and a copyright line stamped on a video.
+--
+--   local watermark = require "effects.watermark"
+--   parent:addSublayer(watermark{ renderSize = {1920, 1080}, logo = av.image("logo.png"),
+--                                 text = "© 2026 Example" })
+return {
+  name = "watermark",
+  version = "1.0",
+  description = "A logo image and a copyright text line in the corners of the video",
+  author = "Moonreel",
+  license = "MIT",
+  parameters = {
+    { name = "renderSize", type = "table", required = true, doc = "{width, height} of the video composition" },
+    { name = "logo", type = "any", doc = "av.image(path) of the logo, or nil for none" },
+    { name = "logoCorner", type = "string", default = "topLeft", doc = "topLeft, topRight, bottomLeft or bottomRight" },
+    { name = "logoHeight", type = "number", min = 0.01, max = 1, default = 0.1, doc = "logo height as a fraction of the video height" },
+    { name = "logoOpacity", type = "number", min = 0, max = 1, default = 0.9, doc = "0…1" },
+    { name = "margin", type = "number", min = 0, max = 0.5, default = 0.03, doc = "distance from the edges, fraction of the height" },
+    { name = "text", type = "string", doc = "copyright line, e.g. \"© 2026 Example\"; nil for none" },
+    { name = "textHeight", type = "number", min = 0.005, max = 0.5, default = 0.04, doc = "font size as a fraction of the video height" },
+    { name = "textColor", type = "color", default = "white", doc = "text colour" },
+    { name = "textAlignment", type = "string", default = "right", doc = "left, center or right (along the bottom edge)" },
+    { name = "font", type = "string", default = "Noto Sans CJK JP", doc = "font family" },
+    { name = "shadow", type = "boolean", default = true, doc = "shadow under the text" },
+  },
+
+  apply = function(p)
+    local width, height = p.renderSize[1] or p.renderSize.width, p.renderSize[2] or p.renderSize.height
+    local margin = math.floor(height * p.margin)
+    local container = av.layer{ frame = { 0, 0, width, height } }
+
+    if p.logo then
+      local logoHeight = math.floor(height * p.logoHeight)
+      local logoWidth = math.floor(logoHeight * p.logo.size.width / p.logo.size.height)
+      local x = (p.logoCorner == "topRight" or p.logoCorner == "bottomRight") and width - margin - logoWidth or margin
+      local y = (p.logoCorner == "bottomLeft" or p.logoCorner == "bottomRight") and height - margin - logoHeight or margin
+      container:addSublayer(av.layer{
+        contents = p.logo, frame = { x, y, logoWidth, logoHeight },
+        opacity = p.logoOpacity, contentsGravity = "resizeAspect",
+      })
+    end
+
+    if p.text then
+      local size = math.max(8, math.floor(height * p.textHeight))
+      container:addSublayer(av.textLayer{
+        string = p.text, font = p.font, fontSize = size, foregroundColor = p.textColor,
+        alignmentMode = p.textAlignment, frame = { margin, height - margin - size * 1.4, width - 2 * margin, size * 1.6 },
+        shadowOpacity = p.shadow and 0.7 or 0, shadowRadius = math.max(1, size / 10), shadowOffset = { 0, math.max(1, size / 20) },
+      })
+    end
+    return container
+  end,
+}
