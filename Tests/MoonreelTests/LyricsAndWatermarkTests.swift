@@ -1,0 +1,142 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Issue 4's "done when": lyrics visible exactly inside their cue ranges, in the bottom
+/// third and centred; CJK and Latin text with real glyphs; the watermark's position and
+/// blended opacity by pixel values.
+@Suite struct LyricsAndWatermarkTests {
+    static let grey = 64
+
+    /// Pixels clearly brighter than the grey background (the white text and its outline).
+    struct Ink {
+        let count: Int
+        let centroidX: Double
+        let centroidY: Double
+        let mask: [Bool]
+
+        init(_ image: Image, threshold: Int = LyricsAndWatermarkTests.grey + 80) {
+            var mask = [Bool](repeating: false, count: image.width * image.height)
+            var (count, sumX, sumY) = (0, 0.0, 0.0)
+            for y in 0..<image.height { for x in 0..<image.width {
+                let p = image.pixel(x, y)
+                if min(p.r, p.g, p.b) > threshold {
+                    mask[y * image.width + x] = true
+                    count += 1; sumX += Double(x); sumY += Double(y)
+                }
+            } }
+            self.count = count
+            self.mask = mask
+            centroidX = count > 0 ? sumX / Double(count) : 0
+            centroidY = count > 0 ? sumY / Double(count) : 0
+        }
+    }
+
+    func lyricVideo(cues csv: String, extra: String = "") throws -> String {
+        let video = try Fixtures.solid("0x404040", seconds: 4, size: "640x360")
+        let cues = Fixtures.scratchPath("lyrics.csv")
+        try csv.write(toFile: cues, atomically: true, encoding: .utf8)
+        let output = (cues as NSString).deletingLastPathComponent + "/lyrics.mp4"
+        let result = try Moonreel.runScript("""
+            local asset = av.asset(arg[1])
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(0, asset.durationTime), asset, 0)
+            local vc = av.videoComposition(comp)
+            local parent = av.layer{ frame = {0, 0, 640, 360} }
+            local video = av.layer{ frame = {0, 0, 640, 360} }
+            parent:addSublayer(video)
+            parent:addSublayer(require("effects.lyrics"){ cues = av.readCues(arg[2]), renderSize = {640, 360}, shadow = false \(extra) })
+            vc.animationTool = av.animationTool{ videoLayer = video, parentLayer = parent }
+            local session = av.exportSession(comp, "HighestQuality")
+            session.outputURL = arg[3]
+            session.videoComposition = vc
+            assert(session:export())
+            """, arguments: [video, cues, output])
+        #expect(result.status == 0, "\(result.err)")
+        return output
+    }
+
+    @Test func lyricsShowInsideTheirCuesOnlyCentredInTheBottomThird() throws {
+        let output = try lyricVideo(cues: """
+            id,lyric,start_at,end_at
+            1,HELLO WORLD,0.5,1.5
+            2,SECOND LINE,2.0,3.0
+            """)
+        // The frames on each side of every boundary (30 fps: cue 1 is frames 15…44, cue 2
+        // frames 60…89); a time just below k/30 makes ffmpeg pick frame k.
+        let expectations: [(frame: Int, visible: Bool)] = [(14, false), (15, true), (30, true), (44, true), (45, false),
+                                                            (59, false), (60, true), (89, true), (90, false)]
+        for (frame, visible) in expectations {
+            let time = Double(frame) / 30 - 0.0005
+            let ink = Ink(try Tool.rgbFrame(output, at: time))
+            if visible {
+                #expect(ink.count > 300, "lyric missing at \(time) s")
+                #expect(abs(ink.centroidX - 320) < 12, "not centred at \(time) s: x \(ink.centroidX)")
+                #expect(ink.centroidY > 240 && ink.centroidY < 360, "not in the bottom third at \(time) s: y \(ink.centroidY)")
+            } else {
+                #expect(ink.count < 20, "lyric shown outside its cue at \(time) s (\(ink.count) pixels)")
+            }
+        }
+    }
+
+    @Test func japaneseLinesDrawRealGlyphsThatDiffer() throws {
+        let output = try lyricVideo(cues: """
+            id,lyric,start_at,end_at
+            1,きらきら光る,0.0,1.0
+            2,お空の星よ,1.0,2.0
+            3,Twinkle twinkle,2.0,3.0
+            """)
+        let first = Ink(try Tool.rgbFrame(output, at: 0.5))
+        let second = Ink(try Tool.rgbFrame(output, at: 1.5))
+        let latin = Ink(try Tool.rgbFrame(output, at: 2.5))
+        #expect(first.count > 300 && second.count > 300 && latin.count > 300)
+        // Tofu boxes would all look alike; real glyphs differ in most of their ink.
+        let overlap = zip(first.mask, second.mask).filter { $0 && $1 }.count
+        #expect(Double(overlap) < 0.5 * Double(min(first.count, second.count)), "CJK lines share \(overlap) of their ink pixels")
+    }
+
+    @Test func parameterErrorsNameTheEffectAndTheParameter() throws {
+        let result = try Moonreel.runScript("""
+            local lyrics = require "effects.lyrics"
+            lyrics{ cues = {}, renderSize = {640, 360}, fontSize = "big" }
+            """, name: "main.lua")
+        #expect(result.status == 1)
+        #expect(result.err.contains("main.lua:2: effect \"lyrics\": parameter fontSize must be a number in 1…1000, got \"big\""), "\(result.err)")
+    }
+
+    @Test func watermarkLogoSitsInItsCornerWithItsOpacity() throws {
+        let video = try Fixtures.solid("0x404040", seconds: 1, size: "640x360")
+        let logo = Fixtures.scratchPath("logo.png")
+        try Tool.ffmpeg(["-f", "lavfi", "-i", "color=c=0xFF0000:size=100x50", "-frames:v", "1", logo])
+        let output = (logo as NSString).deletingLastPathComponent + "/stamped.mp4"
+        let result = try Moonreel.runScript("""
+            local asset = av.asset(arg[1])
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(0, asset.durationTime), asset, 0)
+            local vc = av.videoComposition(comp)
+            local parent = av.layer{ frame = {0, 0, 640, 360} }
+            local video = av.layer{ frame = {0, 0, 640, 360} }
+            parent:addSublayer(video)
+            parent:addSublayer(require("effects.watermark"){ renderSize = {640, 360}, logo = av.image(arg[2]),
+                                                             logoOpacity = 0.5, text = "© 2026 Moonreel" })
+            vc.animationTool = av.animationTool{ videoLayer = video, parentLayer = parent }
+            local session = av.exportSession(comp, "HighestQuality")
+            session.outputURL = arg[3]
+            session.videoComposition = vc
+            assert(session:export())
+            """, arguments: [video, logo, output])
+        #expect(result.status == 0, "\(result.err)")
+        let frame = try Tool.rgbFrame(output, at: 0.5)
+        // margin = floor(360 × 0.03) = 10; logo height = floor(360 × 0.1) = 36, width 72.
+        let inside = frame.mean(x: 20, y: 18, width: 52, height: 20)
+        #expect(abs(inside.r - (0.5 * 255 + 0.5 * 64)) < 8, "red \(inside.r)")
+        #expect(abs(inside.g - 32) < 8 && abs(inside.b - 32) < 8, "green \(inside.g) blue \(inside.b)")
+        let outside = frame.mean(x: 90, y: 18, width: 20, height: 20)
+        #expect(abs(outside.r - 64) < 4 && abs(outside.g - 64) < 4)
+        let above = frame.mean(x: 20, y: 2, width: 52, height: 6)
+        #expect(abs(above.r - 64) < 4, "logo starts below the margin")
+        // The copyright line sits at the bottom right.
+        let notice = Ink(frame)
+        #expect(notice.count > 100 && notice.centroidX > 480 && notice.centroidY > 320)
+    }
+}
