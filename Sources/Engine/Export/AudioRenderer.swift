@@ -1,9 +1,3 @@
-import CMoonFFmpeg
-import CMoonAVShim
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// The output audio format: planar float at one rate and channel count.
 struct AudioFormat: Sendable, Equatable {
     let sampleRate: Int32
@@ -12,26 +6,41 @@ struct AudioFormat: Sendable, Equatable {
     /// The sources' common rate when they share one, else 48 kHz; stereo unless all are mono.
     static func forSources(_ sources: [SegmentSource]) -> AudioFormat {
         let rates = Set(sources.map(\.sampleRate).filter { $0 > 0 })
-        let rate = rates.count == 1 ? Int32(rates.first!) : 48000
+        let rate = rates.count == 1 ? rates.first.map { Int32(clamping: $0) } ?? 48000 : 48000
         let channels = sources.allSatisfy { $0.channelCount == 1 } && !sources.isEmpty ? 1 : 2
         return AudioFormat(sampleRate: rate, channels: channels)
     }
 
-    /// Sample index of composition-relative time `t` (exact rational → nearest sample).
+    /// Sample index of output-relative time `t` (exact rational → nearest sample).
     func sample(at t: MediaTime) -> Int64 { t.count(in: sampleRate) }
 }
 
+/// The audio of one export, frozen: each track's segments inside the exported range, with
+/// times relative to the range start, and how to mix them.
 struct AudioPlan: Sendable {
+    struct Segment: Sendable, Equatable {
+        let source: SegmentSource
+        let sourceRange: TimeRange
+        /// Relative to the start of the export.
+        let targetRange: TimeRange
+        /// Whether this end is a splice (a cut to other media, to silence or to the edge of
+        /// the export) and so gets the short anti-click fade.
+        let fadesIn: Bool
+        let fadesOut: Bool
+    }
     struct Track: Sendable {
-        let segments: [TrackSegment]
+        let segments: [Segment]
+        /// In composition time.
         let volume: PropertyTimeline<Double>
+        let timePitch: AudioTimePitchAlgorithm
     }
     let format: AudioFormat
+    /// Composition time of the first output sample.
     let start: MediaTime
     let sampleCount: Int64
     let tracks: [Track]
-    /// Length of the fade applied at each end of a segment that joins different media, to
-    /// avoid clicks at hard cuts (0 disables).
+    /// Length of the fade applied at each end of a segment that is a splice, so hard cuts
+    /// don't click (0 disables).
     let spliceFade: MediaTime
 }
 
@@ -46,27 +55,62 @@ extension AudioPlan {
         let sources = tracks.flatMap { $0.segments.compactMap(\.source) }
         let format = AudioFormat.forSources(sources)
         let planTracks = tracks.map { track in
-            AudioPlan.Track(segments: track.segments,
-                            volume: audioMix?.inputParameters.last { $0.trackID == track.trackID }?.volume
-                                ?? PropertyTimeline(defaultValue: track.preferredVolume))
+            let parameters = audioMix?.inputParameters.last { $0.trackID == track.trackID }
+            return AudioPlan.Track(segments: segments(of: track.segments, in: range),
+                                   volume: parameters?.volume ?? PropertyTimeline(defaultValue: track.preferredVolume),
+                                   timePitch: parameters?.audioTimePitchAlgorithm ?? .spectral)
         }
         return AudioPlan(format: format, start: range.start, sampleCount: format.sample(at: range.duration),
                          tracks: planTracks, spliceFade: spliceFade)
+    }
+
+    /// The parts of `segments` inside `range` (split exactly at its ends), relative to its
+    /// start, each end marked as a splice unless the neighbour simply plays on.
+    static func segments(of segments: [TrackSegment], in range: TimeRange) -> [Segment] {
+        let clipped: [TrackSegment] = segments.compactMap { segment in
+            guard segment.source != nil, let inside = segment.targetRange.intersection(range) else { return nil }
+            var part = segment
+            if inside.start > segment.targetRange.start { part = part.split(at: inside.start).1 }
+            if inside.end < part.targetRange.end { part = part.split(at: inside.end).0 }
+            return part.shifted(by: -range.start)
+        }
+        return clipped.enumerated().compactMap { index, segment in
+            guard let source = segment.source else { return nil }
+            let previous = index > 0 ? clipped[index - 1] : nil
+            let next = index + 1 < clipped.count ? clipped[index + 1] : nil
+            return Segment(source: source, sourceRange: segment.sourceRange, targetRange: segment.targetRange,
+                           fadesIn: !(previous.map { playsOn($0, into: segment) } ?? false),
+                           fadesOut: !(next.map { playsOn(segment, into: $0) } ?? false))
+        }
+    }
+
+    /// True when `next` continues `previous` with no cut: the same stream, from where it
+    /// left off, both at normal speed (scaled audio is stretched per segment, so its ends
+    /// don't meet sample for sample).
+    static func playsOn(_ previous: TrackSegment, into next: TrackSegment) -> Bool {
+        guard let a = previous.source, let b = next.source else { return false }
+        return a.path == b.path && a.streamIndex == b.streamIndex
+            && previous.targetRange.end == next.targetRange.start
+            && previous.sourceRange.end == next.sourceRange.start
+            && previous.sourceRange.duration == previous.targetRange.duration
+            && next.sourceRange.duration == next.targetRange.duration
     }
 }
 
 /// Produces the mixed output audio block by block: each track's segments are decoded,
 /// resampled to the output format, placed at exact sample positions, given their volume,
-/// and summed with a soft limiter. Owned by the audio thread of one export.
+/// and summed through a peak limiter. Owned by the audio thread of one export.
 final class AudioRenderer {
     let plan: AudioPlan
     private var readers: [Int: (segmentIndex: Int, reader: AudioSegmentReader)] = [:]
     private var position: Int64 = 0
     private var scratch: [[Float]]
+    private var limiter: PeakLimiter
 
     init(plan: AudioPlan) {
         self.plan = plan
         scratch = Array(repeating: [], count: plan.format.channels)
+        limiter = PeakLimiter(sampleRate: plan.format.sampleRate)
     }
 
     var isFinished: Bool { position >= plan.sampleCount }
@@ -79,7 +123,7 @@ final class AudioRenderer {
         for (trackIndex, track) in plan.tracks.enumerated() {
             try addTrack(trackIndex, track, into: &mix, length: length)
         }
-        limit(&mix)
+        limiter.process(&mix)
         position += Int64(length)
         return mix
     }
@@ -88,20 +132,20 @@ final class AudioRenderer {
         let blockStart = position
         let blockEnd = position + Int64(length)
         for (segmentIndex, segment) in track.segments.enumerated() {
-            guard let source = segment.source else { continue }
-            let segmentStart = plan.format.sample(at: segment.targetRange.start - plan.start)
-            let segmentEnd = plan.format.sample(at: segment.targetRange.end - plan.start)
+            let segmentStart = plan.format.sample(at: segment.targetRange.start)
+            let segmentEnd = plan.format.sample(at: segment.targetRange.end)
             let from = max(segmentStart, blockStart), to = min(segmentEnd, blockEnd)
             guard from < to else { continue }
-            let reader = try reader(for: trackIndex, segmentIndex, segment, source, startSample: segmentStart, endSample: segmentEnd)
+            let reader = try reader(for: trackIndex, track, segmentIndex, length: segmentEnd - segmentStart)
             let count = Int(to - from)
             for channel in 0..<plan.format.channels { scratch[channel].removeAll(keepingCapacity: true) }
             try reader.read(from: from - segmentStart, count: count, into: &scratch)
             let offset = Int(from - blockStart)
             let volume = track.volume
-            let constantGain = volume.isConstant ? Float(volume.value(at: segment.targetRange.start)) : nil
+            let time = { (sample: Int64) in self.plan.start + MediaTime(value: sample, timescale: self.plan.format.sampleRate) }
+            let steadyGain = volume.steadyValue(over: TimeRange(from: time(from), to: time(to))).map(Float.init)
             for i in 0..<count {
-                let gain = constantGain ?? Float(volume.value(at: plan.start + MediaTime(value: from + Int64(i), timescale: plan.format.sampleRate)))
+                let gain = steadyGain ?? Float(volume.value(at: time(from + Int64(i))))
                 for channel in 0..<plan.format.channels {
                     mix[channel][offset + i] += scratch[channel][i] * gain
                 }
@@ -109,164 +153,24 @@ final class AudioRenderer {
         }
     }
 
-    private func reader(for trackIndex: Int, _ segmentIndex: Int, _ segment: TrackSegment, _ source: SegmentSource,
-                        startSample: Int64, endSample: Int64) throws -> AudioSegmentReader {
+    private func reader(for trackIndex: Int, _ track: AudioPlan.Track, _ segmentIndex: Int, length: Int64) throws -> AudioSegmentReader {
         if let open = readers[trackIndex], open.segmentIndex == segmentIndex { return open.reader }
-        let fadeSamples = Int(plan.format.sample(at: plan.spliceFade))
-        let reader = try AudioSegmentReader(source: source, sourceRange: segment.sourceRange, format: plan.format,
-                                            length: endSample - startSample, fadeSamples: fadeSamples)
+        let reader = try AudioSegmentReader(segment: track.segments[segmentIndex], format: plan.format, length: length,
+                                            timePitch: track.timePitch, fadeSamples: Int(plan.format.sample(at: plan.spliceFade)))
         readers[trackIndex] = (segmentIndex, reader)
         return reader
     }
-
-    /// Sums above 0.95 bend smoothly towards 1.0 instead of clipping; quieter samples are
-    /// untouched, so a single track at normal level passes bit-exact.
-    private func limit(_ mix: inout [[Float]]) {
-        let knee: Float = 0.95, headroom: Float = 0.05
-        for channel in mix.indices {
-            for i in mix[channel].indices {
-                let x = mix[channel][i]
-                let magnitude = abs(x)
-                if magnitude > knee {
-                    mix[channel][i] = (x < 0 ? -1 : 1) * (knee + headroom * tanhf((magnitude - knee) / headroom))
-                }
-            }
-        }
-    }
 }
 
-/// Decodes one segment of one audio stream into the output format, starting exactly at the
-/// segment's source start: samples before it are dropped, a late first packet is padded with
-/// silence, and the source running out early gives silence (never a loop or a stretch).
-/// A segment played at another speed is resampled (varispeed).
-final class AudioSegmentReader {
-    private let reader: StreamReader
-    private let format: AudioFormat
-    private let sourceStart: MediaTime
-    private let length: Int64
-    private let fadeSamples: Int
-    private var resampler: OpaquePointer?
-    private var resamplerInput: (Int32, AVSampleFormat, AVChannelLayout)?
-    private var pending: [[Float]]
-    private var produced: Int64 = 0   // samples handed out so far
-    private var aligned = false
-    private var sourceFinished = false
-    /// Source samples per output sample: 1 unless the segment is time-scaled.
-    private let speed: Double
-
-    init(source: SegmentSource, sourceRange: TimeRange, format: AudioFormat, length: Int64, fadeSamples: Int) throws {
-        reader = try StreamReader(path: source.path, streamIndex: source.streamIndex)
-        self.format = format
-        sourceStart = sourceRange.start
-        self.length = length
-        self.fadeSamples = min(fadeSamples, Int(length / 4))
-        let outputSeconds = Double(length) / Double(format.sampleRate)
-        speed = outputSeconds > 0 ? sourceRange.duration.seconds / outputSeconds : 1
-        pending = Array(repeating: [], count: format.channels)
-        // Audio decoders need the packets before the first sample they output (AAC's
-        // overlapped transform, priming): start well before the segment and drop what
-        // precedes it. A fresh reader is already at the stream's start.
-        let preroll = MediaTime(value: 1, timescale: 2)
-        if sourceStart > preroll { try reader.seek(before: sourceStart - preroll) }
-    }
-
-    deinit { swr_free(&resampler) }
-
-    /// Appends samples [offset, offset + count) of the segment to `output` (per channel).
-    func read(from offset: Int64, count: Int, into output: inout [[Float]]) throws {
-        precondition(offset == produced, "audio segments are read in order")
-        while pending[0].count < count, !sourceFinished {
-            try decodeMore()
+extension PropertyTimeline {
+    /// The value throughout `range` when no set or moving ramp falls inside it, else nil
+    /// (lets the mixer skip evaluating the timeline per sample).
+    func steadyValue(over range: TimeRange) -> Value? {
+        let changesInside = changes.contains { change in
+            let changesAtStart = change.start > range.start && change.start < range.end
+            let rampsInside = change.from != change.to && change.start < range.end && change.start + change.duration > range.start
+            return changesAtStart || rampsInside
         }
-        for channel in 0..<format.channels {
-            let available = min(count, pending[channel].count)
-            output[channel].append(contentsOf: pending[channel].prefix(available))
-            output[channel].append(contentsOf: repeatElement(0, count: count - available))
-            pending[channel].removeFirst(available)
-        }
-        applyFades(to: &output, from: offset, count: count)
-        produced += Int64(count)
-    }
-
-    private func applyFades(to output: inout [[Float]], from offset: Int64, count: Int) {
-        guard fadeSamples > 0 else { return }
-        for i in 0..<count {
-            let position = offset + Int64(i)
-            let fromEnd = length - 1 - position
-            let edge = min(position, fromEnd)
-            guard edge < Int64(fadeSamples) else { continue }
-            let gain = Float(edge + 1) / Float(fadeSamples + 1)
-            for channel in 0..<format.channels { output[channel][output[channel].count - count + i] *= gain }
-        }
-    }
-
-    private func decodeMore() throws {
-        guard let frame = try reader.nextFrame() else {
-            try flushResampler()
-            sourceFinished = true
-            return
-        }
-        let input = frame.pointer.pointee
-        let outputRate = Int32((Double(format.sampleRate) / speed).rounded())
-        try configureResampler(for: frame, outputRate: outputRate)
-        let capacity = Int(swr_get_out_samples(resampler, input.nb_samples)) + 32
-        // extended_data holds one pointer per plane; swr_convert wants them as const pointers.
-        let planes = UnsafeMutableRawPointer(frame.pointer.pointee.extended_data).map { $0.assumingMemoryBound(to: UnsafePointer<UInt8>?.self) }
-        let converted = try convert(planes, count: input.nb_samples, capacity: capacity)
-        if !aligned {
-            // Place the first decoded frame at its exact time relative to the segment start.
-            let frameTime = reader.time(of: frame)
-            let offset = (frameTime - sourceStart).count(in: outputRate)
-            aligned = true
-            if offset > 0 {
-                for channel in 0..<format.channels { pending[channel].append(contentsOf: repeatElement(0, count: Int(offset))) }
-            } else if offset < 0 {
-                let drop = Int(min(-offset, Int64(converted[0].count)))
-                for channel in 0..<format.channels { pending[channel].append(contentsOf: converted[channel].dropFirst(drop)) }
-                if drop == converted[0].count { aligned = false }
-                return
-            }
-        }
-        for channel in 0..<format.channels { pending[channel].append(contentsOf: converted[channel]) }
-    }
-
-    private func configureResampler(for frame: Frame, outputRate: Int32) throws {
-        let input = frame.pointer.pointee
-        var inputLayout = input.ch_layout
-        if inputLayout.order == AV_CHANNEL_ORDER_UNSPEC || inputLayout.nb_channels == 0 {
-            av_channel_layout_default(&inputLayout, max(input.ch_layout.nb_channels, 1))
-        }
-        let inputFormat = AVSampleFormat(input.format)
-        if let configured = resamplerInput, configured.0 == input.sample_rate, configured.1 == inputFormat,
-           av_channel_layout_compare(&resamplerInput!.2, &inputLayout) == 0 {
-            return
-        }
-        swr_free(&resampler)
-        var outputLayout = AVChannelLayout()
-        av_channel_layout_default(&outputLayout, Int32(format.channels))
-        try check(swr_alloc_set_opts2(&resampler, &outputLayout, AV_SAMPLE_FMT_FLTP, outputRate,
-                                      &inputLayout, inputFormat, input.sample_rate, 0, nil),
-                  "setting up audio conversion", context: reader.label)
-        try check(swr_init(resampler), "setting up audio conversion", context: reader.label)
-        resamplerInput = (input.sample_rate, inputFormat, inputLayout)
-    }
-
-    private func convert(_ input: UnsafeMutablePointer<UnsafePointer<UInt8>?>?, count: Int32, capacity: Int) throws -> [[Float]] {
-        let buffer = UnsafeMutablePointer<Float>.allocate(capacity: capacity * format.channels)
-        defer { buffer.deallocate() }
-        var planes: [UnsafeMutablePointer<UInt8>?] = (0..<format.channels).map {
-            UnsafeMutableRawPointer(buffer + $0 * capacity).assumingMemoryBound(to: UInt8.self)
-        }
-        let produced = try planes.withUnsafeMutableBufferPointer { pointers in
-            try check(swr_convert(resampler, pointers.baseAddress, Int32(capacity), input, count),
-                      "converting audio", context: reader.label)
-        }
-        return (0..<format.channels).map { Array(UnsafeBufferPointer(start: buffer + $0 * capacity, count: Int(produced))) }
-    }
-
-    private func flushResampler() throws {
-        guard resampler != nil else { return }
-        let flushed = try convert(nil, count: 0, capacity: 4096)
-        for channel in 0..<format.channels { pending[channel].append(contentsOf: flushed[channel]) }
+        return changesInside ? nil : value(at: range.start)
     }
 }

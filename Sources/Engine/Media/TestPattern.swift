@@ -17,9 +17,9 @@ public enum TestPattern {
                                       frameDuration: MediaTime(value: 1, timescale: Int32(rate)), color: color, muxer: muxer)
         let audio = try Encoder.audio(preset, format: format, muxer: muxer)
         try muxer.writeHeader(metadata: ["title": "Moonreel test pattern"], fastStart: true)
-        let pictures = try FilterSource(chain: [("testsrc2", "size=\(width)x\(height):rate=\(rate):duration=\(seconds)"),
+        let pictures = try FilterChain(chain: [("testsrc2", "size=\(width)x\(height):rate=\(rate):duration=\(seconds)"),
                                                 ("format", "pix_fmts=yuv420p")], sink: "buffersink")
-        let tone = try FilterSource(chain: [("sine", "frequency=\(toneFrequency):sample_rate=48000:duration=\(seconds)"),
+        let tone = try FilterChain(chain: [("sine", "frequency=\(toneFrequency):sample_rate=48000:duration=\(seconds)"),
                                             ("aformat", "sample_fmts=fltp:channel_layouts=stereo")], sink: "abuffersink")
         tone.setFrameSize(audio.frameSize)
         var videoDone = false, audioDone = false
@@ -44,39 +44,55 @@ public enum TestPattern {
     }
 }
 
-/// A linear libavfilter chain from a source filter to a sink, pulled frame by frame.
-final class FilterSource {
+/// A linear libavfilter chain pulled frame by frame at its sink. It starts either with a
+/// source filter (`testsrc2`, `sine`) that generates on demand, or with `abuffer`, which is
+/// fed through `push` (e.g. `abuffer → atempo → abuffersink` for time-stretching audio).
+final class FilterChain {
     private var graph: UnsafeMutablePointer<AVFilterGraph>?
+    private let head: UnsafeMutablePointer<AVFilterContext>
     private let sink: UnsafeMutablePointer<AVFilterContext>
 
     init(chain: [(name: String, arguments: String)], sink sinkName: String) throws {
         graph = avfilter_graph_alloc()
         guard let graph else { throw EngineError("out of memory") }
+        var first: UnsafeMutablePointer<AVFilterContext>? = nil
         var previous: UnsafeMutablePointer<AVFilterContext>? = nil
         for (index, (name, arguments)) in chain.enumerated() {
             var context: UnsafeMutablePointer<AVFilterContext>? = nil
             try check(avfilter_graph_create_filter(&context, avfilter_get_by_name(name), "f\(index)", arguments, nil, graph),
                       "creating the \(name) filter")
             if let previous { try check(avfilter_link(previous, 0, context, 0), "linking the \(name) filter") }
+            first = first ?? context
             previous = context
         }
+        guard let first else { throw EngineError("a filter chain needs at least one filter") }
         var sinkContext: UnsafeMutablePointer<AVFilterContext>? = nil
         try check(avfilter_graph_create_filter(&sinkContext, avfilter_get_by_name(sinkName), "sink", nil, nil, graph), "creating the sink")
         guard let sinkContext else { throw EngineError("cannot create a filter sink") }
         try check(avfilter_link(previous, 0, sinkContext, 0), "linking the sink")
         try check(avfilter_graph_config(graph, nil), "configuring the filters")
+        head = first
         sink = sinkContext
     }
 
     deinit { avfilter_graph_free(&graph) }
 
+    /// Makes the sink hand out frames of exactly this many samples (an encoder's frame size).
     func setFrameSize(_ samples: Int) { av_buffersink_set_frame_size(sink, UInt32(samples)) }
 
+    /// Feeds a chain that starts with `abuffer`; nil marks the end of the input so the
+    /// filters flush what they hold.
+    func push(_ frame: Frame?) throws {
+        try check(av_buffersrc_add_frame_flags(head, frame?.pointer, 0), "feeding the filters")
+    }
+
+    /// The next filtered frame, or nil when none is ready: at the end of the chain, or
+    /// (for a pushed chain) until more input arrives.
     func next() throws -> Frame? {
         let frame = try Frame()
         let status = av_buffersink_get_frame(sink, frame.pointer)
-        if status == MOON_AVERROR_EOF { return nil }
-        try check(status, "generating")
+        if status == MOON_AVERROR_EOF || status == MOON_AVERROR_EAGAIN { return nil }
+        try check(status, "filtering")
         return frame
     }
 }
