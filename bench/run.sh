@@ -2,6 +2,7 @@
 # Benchmarks Moonreel against the ffmpeg CLI doing the same job with the same encoder
 # settings, in one run, alternating the two, and prints median wall time, the ratio and
 # peak memory. Usage: bench/run.sh [JOB...]   (jobs: cut passthrough dissolve; default all)
+# jobs: cut passthrough dissolve lyrics lyrics-10min (the last is long: RUNS=1 is plenty).
 # Needs a release build (swift build -c release) and the ffmpeg CLI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,7 +11,7 @@ runs=${RUNS:-5}
 work=${BENCH_DIR:-/tmp/moonreel-bench}
 mkdir -p "$work"
 jobs=("$@")
-[ ${#jobs[@]} -gt 0 ] || jobs=(cut passthrough dissolve)
+[ ${#jobs[@]} -gt 0 ] || jobs=(cut passthrough dissolve lyrics)
 
 source_clip="$work/source-1080p-20s.mp4"
 if [ ! -f "$source_clip" ]; then
@@ -18,6 +19,21 @@ if [ ! -f "$source_clip" ]; then
     -f lavfi -i sine=frequency=440:sample_rate=48000:duration=20 \
     -c:v libx264 -preset fast -crf 20 -pix_fmt yuv420p -g 60 -c:a aac -b:a 192k "$source_clip"
 fi
+
+# The same lyrics as CSV (for Moonreel) and SRT (for ffmpeg's subtitles filter): a line
+# every 2 s for 1.8 s, alternating Japanese and Latin text. $1 = seconds, $2 = file stem.
+write_lyrics() {
+  awk -v seconds="$1" -v stem="$2" 'BEGIN {
+    split("きらきら光る お空の星よ|Twinkle, twinkle, little star|まばたきしては みんなを見てる|How I wonder what you are", text, "|")
+    print "id,lyric,start_at,end_at" > (stem ".csv")
+    for (i = 0; i * 2 < seconds; i++) {
+      line = text[i % 4 + 1]; start = i * 2; finish = start + 1.8
+      printf "%d,\"%s\",%.1f,%.1f\n", i + 1, line, start, finish >> (stem ".csv")
+      printf "%d\n%02d:%02d:%02d,000 --> %02d:%02d:%02d,800\n%s\n\n", i + 1, start / 3600, (start % 3600) / 60, start % 60,
+             start / 3600, (start % 3600) / 60, start % 60 + 1, line >> (stem ".srt")
+    }
+  }'
+}
 
 # Runs "$@" once under /usr/bin/time; prints "seconds peak_kib".
 measure() {
@@ -61,6 +77,19 @@ for job in "${jobs[@]}"; do
       compare dissolve \
         "$moonreel run --overwrite --progress none scripts/examples/concat_fade.lua $work/dissolve-moonreel.mp4 $source_clip $source_clip 6" \
         "ffmpeg -hide_banner -loglevel error -y -t 6 -i $source_clip -t 6 -i $source_clip -filter_complex [0:v][1:v]xfade=transition=fade:duration=1:offset=5,format=yuv420p[v];[0:a][1:a]acrossfade=d=1,afade=t=out:st=8:d=3[a] -map [v] -map [a] -c:v libx264 -crf 18 -preset medium -c:a aac -b:a 192k $work/dissolve-ffmpeg.mp4" ;;
+    lyrics|lyrics-10min) # lyrics burned in: our lyrics effect vs ffmpeg's subtitles filter (libass)
+      clip=$source_clip; seconds=20
+      if [ "$job" = lyrics-10min ]; then
+        clip="$work/source-1080p-10min.mp4"; seconds=600
+        [ -f "$clip" ] || ffmpeg -hide_banner -loglevel error -y -f lavfi -i testsrc2=size=1920x1080:rate=30:duration=600 \
+          -f lavfi -i sine=frequency=440:sample_rate=48000:duration=600 -c:v libx264 -preset ultrafast -crf 23 \
+          -pix_fmt yuv420p -g 60 -c:a aac -b:a 128k "$clip"
+      fi
+      stem="$work/lyrics-$seconds"
+      [ -f "$stem.csv" ] || write_lyrics "$seconds" "$stem"
+      compare "$job" \
+        "$moonreel run --overwrite --progress none scripts/examples/lyrics.lua $clip $stem.csv $work/lyrics-moonreel.mp4" \
+        "ffmpeg -hide_banner -loglevel error -y -i $clip -vf subtitles=$stem.srt -c:v libx264 -crf 18 -preset medium -pix_fmt yuv420p -c:a aac -b:a 192k $work/lyrics-ffmpeg.mp4" ;;
     *) echo "unknown job $job" >&2; exit 2 ;;
   esac
 done
