@@ -5,9 +5,20 @@ import ScriptHost
 /// `av.audioMixInputParameters` and `av.audioMix` (AVMutableAudioMix and its parameters).
 extension API {
     func makeAudioMixInputParametersClass() -> LuaClass {
-        let luaClass = LuaClass("AudioMixInputParameters", doc: "Volume over time for one audio track.")
+        let luaClass = LuaClass("AudioMixInputParameters", doc: "Volume over time for one audio track, and how it plays when time-scaled.")
         luaClass.describe = { ($0 as? AudioMixInputParameters).map { "AudioMixInputParameters(track \($0.trackID))" } ?? "AudioMixInputParameters" }
         luaClass.property("trackID", of: AudioMixInputParameters.self) { call, p in call.push(p.trackID) }
+        luaClass.property("audioTimePitchAlgorithm", of: AudioMixInputParameters.self,
+                          doc: "how time-scaled audio plays: \"spectral\" or \"timeDomain\" keep the pitch (default), \"varispeed\" lets it follow the speed",
+                          get: { call, p in call.push(p.audioTimePitchAlgorithm.rawValue) },
+                          set: { call, p, index in
+                              let name = try call.string(index)
+                              guard let algorithm = AudioTimePitchAlgorithm(rawValue: name) else {
+                                  let names = AudioTimePitchAlgorithm.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+                                  throw call.argumentError(index, "expected one of \(names), got \"\(name)\"")
+                              }
+                              p.audioTimePitchAlgorithm = algorithm
+                          })
         luaClass.method("setVolume", of: AudioMixInputParameters.self, doc: "p:setVolume(v, atTime); 1 = unchanged") { [unowned self] call, p in
             p.setVolume(try volume(call, 2), at: try time(call, 3)); return 0
         }

@@ -9,27 +9,30 @@ import Glibc
 /// go over pass bit-exact. One gain for all channels keeps the stereo image in place.
 struct PeakLimiter {
     let ceiling: Float
-    private(set) var gain: Float = 1
-    /// Fraction of the remaining gain reduction recovered per sample.
-    private let release: Float
+    /// 1 − gain, kept as such because it decays towards 0 without Float's rounding stalling
+    /// near 1.
+    private var reduction: Float = 0
+    /// Share of the reduction kept from one sample to the next while recovering.
+    private let releaseFactor: Float
 
     init(ceiling: Float = 0.95, releaseSeconds: Double = 0.2, sampleRate: Int32) {
         self.ceiling = ceiling
-        release = Float(1 - exp(-1 / (releaseSeconds * Double(sampleRate))))
+        releaseFactor = Float(exp(-1 / (releaseSeconds * Double(sampleRate))))
     }
+
+    var gain: Float { 1 - reduction }
 
     mutating func process(_ channels: inout [[Float]]) {
         guard let count = channels.first?.count else { return }
         for i in 0..<count {
             var peak: Float = 0
             for channel in channels.indices { peak = max(peak, abs(channels[channel][i])) }
-            if gain < 1 {
-                gain += (1 - gain) * release
-                // Float steps this small would never reach 1 exactly.
-                if 1 - gain < 1e-6 { gain = 1 }
+            if reduction > 0 {
+                reduction *= releaseFactor
+                if reduction < 1e-6 { reduction = 0 }
             }
-            if peak * gain > ceiling { gain = ceiling / peak }
-            if gain < 1 {
+            if peak * gain > ceiling { reduction = 1 - ceiling / peak }
+            if reduction > 0 {
                 for channel in channels.indices { channels[channel][i] *= gain }
             }
         }

@@ -69,9 +69,12 @@ extension AudioPlan {
     static func segments(of segments: [TrackSegment], in range: TimeRange) -> [Segment] {
         let clipped: [TrackSegment] = segments.compactMap { segment in
             guard segment.source != nil, let inside = segment.targetRange.intersection(range) else { return nil }
+            // TrackSegment.split maps times in the cut time's own timescale: give it a fine
+            // one so a cut at a whole second of a scaled segment isn't rounded to a second.
+            let fine = { (t: MediaTime) in t.converted(to: MediaTime.defaultTimescale) }
             var part = segment
-            if inside.start > segment.targetRange.start { part = part.split(at: inside.start).1 }
-            if inside.end < part.targetRange.end { part = part.split(at: inside.end).0 }
+            if inside.start > segment.targetRange.start { part = part.split(at: fine(inside.start)).1 }
+            if inside.end < part.targetRange.end { part = part.split(at: fine(inside.end)).0 }
             return part.shifted(by: -range.start)
         }
         return clipped.enumerated().compactMap { index, segment in

@@ -180,6 +180,12 @@ final class AudioResampler {
         try check(swr_alloc_set_opts2(&context, &outputLayout, AV_SAMPLE_FMT_FLTP, outputRate,
                                       &layout, format, input.sample_rate, 0, nil),
                   "setting up audio conversion", context: label)
+        if layout.nb_channels == 1 && channels > 1 {
+            // A mono source plays at full level in every channel (as AVFoundation plays it),
+            // not at libswresample's −3 dB pan law, so it matches stereo clips beside it.
+            let matrix = [Double](repeating: 1, count: channels)
+            try check(swr_set_matrix(context, matrix, 1), "setting up audio conversion", context: label)
+        }
         try check(swr_init(context), "setting up audio conversion", context: label)
         inputRate = input.sample_rate
         inputFormat = format
