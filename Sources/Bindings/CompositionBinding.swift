@@ -127,6 +127,16 @@ extension API {
         return luaClass
     }
 
+    /// A composition, or an asset taken whole as a composition (AVFoundation accepts any
+    /// AVAsset where a composition is expected).
+    func compositionOrAsset(_ call: LuaCall, _ index: Int32) throws -> Composition {
+        if let comp: Composition = try? call.object(index, composition) { return comp }
+        guard let file: Asset = try? call.object(index, asset) else { throw call.typeError(index, expected: "Composition or Asset") }
+        let whole = Composition()
+        try engine(call) { try whole.insertTimeRange(TimeRange(start: .zero, duration: file.duration), of: file, at: .zero) }
+        return whole
+    }
+
     /// Runs an engine call, turning its errors into Lua errors that name the function.
     func engine<T>(_ call: LuaCall, _ body: () throws -> T) throws -> T {
         do { return try body() } catch let error as EngineError {

@@ -104,15 +104,7 @@ extension API {
 
     var exportFunctions: [(String, String, LuaFunction)] {
         [("exportSession", "av.exportSession(compositionOrAsset, preset): presets \(ExportPreset.names.joined(separator: ", "))", { [unowned self] call in
-            let source: Composition
-            if let comp: Composition = try? call.object(1, composition) {
-                source = comp
-            } else if let file: Asset = try? call.object(1, asset) {
-                source = Composition()
-                try engine(call) { try source.insertTimeRange(TimeRange(start: .zero, duration: file.duration), of: file, at: .zero) }
-            } else {
-                throw call.typeError(1, expected: "Composition or Asset")
-            }
+            let source = try compositionOrAsset(call, 1)
             let name = call.isNoneOrNil(2) ? "HighestQuality" : try call.string(2)
             guard let preset = ExportPreset.named(name) else {
                 throw call.argumentError(2, "unknown preset \"\(name)\" (known: \(ExportPreset.names.joined(separator: ", ")))")

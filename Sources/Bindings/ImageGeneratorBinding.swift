@@ -22,16 +22,7 @@ extension API {
 
     var imageGeneratorFunctions: [(String, String, LuaFunction)] {
         [("imageGenerator", "av.imageGenerator(compositionOrAsset [, {videoComposition=}])", { [unowned self] call in
-            let source: Composition
-            if let comp: Composition = try? call.object(1, composition) {
-                source = comp
-            } else if let file: Asset = try? call.object(1, asset) {
-                source = Composition()
-                try engine(call) { try source.insertTimeRange(TimeRange(start: .zero, duration: file.duration), of: file, at: .zero) }
-            } else {
-                throw call.typeError(1, expected: "Composition or Asset")
-            }
-            let generator = ImageGenerator(composition: source)
+            let generator = ImageGenerator(composition: try compositionOrAsset(call, 1))
             try applyProperties(call, 2, to: generator, of: imageGenerator)
             call.push(generator, as: imageGenerator)
             return 1

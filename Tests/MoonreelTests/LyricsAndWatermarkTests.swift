@@ -32,11 +32,9 @@ import TestSupport
         }
     }
 
-    func lyricVideo(cues csv: String, extra: String = "") throws -> String {
-        let video = try Fixtures.solid("0x404040", seconds: 4, size: "640x360")
-        let cues = Fixtures.scratchPath("lyrics.csv")
-        try csv.write(toFile: cues, atomically: true, encoding: .utf8)
-        let output = (cues as NSString).deletingLastPathComponent + "/lyrics.mp4"
+    /// Exports `arg[1]` (640×360) with `overlay` (Lua code that builds a layer, given
+    /// `arg[2]`) above the video to `arg[3]`.
+    func exportWithOverlay(_ overlay: String, arguments: [String]) throws {
         let result = try Moonreel.runScript("""
             local asset = av.asset(arg[1])
             local comp = av.composition()
@@ -45,14 +43,23 @@ import TestSupport
             local parent = av.layer{ frame = {0, 0, 640, 360} }
             local video = av.layer{ frame = {0, 0, 640, 360} }
             parent:addSublayer(video)
-            parent:addSublayer(require("effects.lyrics"){ cues = av.readCues(arg[2]), renderSize = {640, 360}, shadow = false \(extra) })
+            parent:addSublayer(\(overlay))
             vc.animationTool = av.animationTool{ videoLayer = video, parentLayer = parent }
             local session = av.exportSession(comp, "HighestQuality")
             session.outputURL = arg[3]
             session.videoComposition = vc
             assert(session:export())
-            """, arguments: [video, cues, output])
+            """, arguments: arguments)
         #expect(result.status == 0, "\(result.err)")
+    }
+
+    func lyricVideo(cues csv: String) throws -> String {
+        let video = try Fixtures.solid("0x404040", seconds: 4, size: "640x360")
+        let cues = Fixtures.scratchPath("lyrics.csv")
+        try csv.write(toFile: cues, atomically: true, encoding: .utf8)
+        let output = (cues as NSString).deletingLastPathComponent + "/lyrics.mp4"
+        try exportWithOverlay("require('effects.lyrics'){ cues = av.readCues(arg[2]), renderSize = {640, 360}, shadow = false }",
+                              arguments: [video, cues, output])
         return output
     }
 
@@ -109,23 +116,9 @@ import TestSupport
         let logo = Fixtures.scratchPath("logo.png")
         try Tool.ffmpeg(["-f", "lavfi", "-i", "color=c=0xFF0000:size=100x50", "-frames:v", "1", logo])
         let output = (logo as NSString).deletingLastPathComponent + "/stamped.mp4"
-        let result = try Moonreel.runScript("""
-            local asset = av.asset(arg[1])
-            local comp = av.composition()
-            comp:insertTimeRange(av.range(0, asset.durationTime), asset, 0)
-            local vc = av.videoComposition(comp)
-            local parent = av.layer{ frame = {0, 0, 640, 360} }
-            local video = av.layer{ frame = {0, 0, 640, 360} }
-            parent:addSublayer(video)
-            parent:addSublayer(require("effects.watermark"){ renderSize = {640, 360}, logo = av.image(arg[2]),
-                                                             logoOpacity = 0.5, text = "© 2026 Moonreel" })
-            vc.animationTool = av.animationTool{ videoLayer = video, parentLayer = parent }
-            local session = av.exportSession(comp, "HighestQuality")
-            session.outputURL = arg[3]
-            session.videoComposition = vc
-            assert(session:export())
+        try exportWithOverlay("""
+            require("effects.watermark"){ renderSize = {640, 360}, logo = av.image(arg[2]), logoOpacity = 0.5, text = "© 2026 Moonreel" }
             """, arguments: [video, logo, output])
-        #expect(result.status == 0, "\(result.err)")
         let frame = try Tool.rgbFrame(output, at: 0.5)
         // margin = floor(360 × 0.03) = 10; logo height = floor(360 × 0.1) = 36, width 72.
         let inside = frame.mean(x: 20, y: 18, width: 52, height: 20)
