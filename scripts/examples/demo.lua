@@ -45,3 +45,35 @@ session.audioMix = av.audioMix{ inputParameters = { volume } }
 session.overwrite = true
 assert(session:export())
 print(("dissolve: %s (%.3f s)"):format(session.outputURL, comp.duration))
+
+-- 3. Lyrics from a CSV (Japanese and English lines) and a copyright line over the clip.
+local csv = folder .. "/lyrics.csv"
+local file = assert(io.open(csv, "w"))
+file:write("id,lyric,start_at,end_at\n",
+           "1,きらきら光る お空の星よ,0.5,2.5\n",
+           '2,"Twinkle, twinkle, little star",2.5,4.5\n',
+           "3,まばたきしては みんなを見てる,4.5,6.5\n",
+           "4,How I wonder what you are,6.5,8.0\n")
+file:close()
+
+local whole = av.composition()
+whole:insertTimeRange(av.range(0, asset.durationTime), asset, 0)
+local lyricsComposition = av.videoComposition(whole)
+local size = lyricsComposition.renderSize
+local parent = av.layer{ frame = { 0, 0, size.width, size.height } }
+local video = av.layer{ frame = { 0, 0, size.width, size.height } }
+parent:addSublayer(video)
+parent:addSublayer(require("effects.lyrics"){
+  cues = av.readCues(csv), renderSize = { size.width, size.height }, fadeIn = 0.2, fadeOut = 0.2,
+})
+parent:addSublayer(require("effects.watermark"){ renderSize = { size.width, size.height }, text = "© 2026 Moonreel demo" })
+lyricsComposition.animationTool = av.animationTool{ videoLayer = video, parentLayer = parent }
+
+session = av.exportSession(whole, "HighestQuality")
+session.outputURL = folder .. "/lyrics.mp4"
+session.videoComposition = lyricsComposition
+session.overwrite = true
+assert(session:export())
+print(("lyrics: %s (%.3f s)"):format(session.outputURL, whole.duration))
+av.imageGenerator(whole, { videoComposition = lyricsComposition }):copyImage(3, folder .. "/lyrics-at-3s.png")
+print(("still:  %s"):format(folder .. "/lyrics-at-3s.png"))
