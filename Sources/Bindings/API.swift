@@ -93,7 +93,7 @@ public final class API {
         for (name, _, body) in avFunctions {
             lua.setFunction(name, body)
         }
-        lua.push("\(moonreelVersion)")
+        lua_pushstring(L, moonreelVersion)
         lua_setfield(L, -2, "version")
         lua_pushvalue(L, -1)
         lua_setglobal(L, "av")
@@ -115,10 +115,6 @@ public final class API {
 }
 
 public let moonreelVersion = "0.1.0"
-
-extension LuaState {
-    func push(_ string: String) { lua_pushstring(L, string) }
-}
 
 extension LuaClass {
     /// A property whose getter and setter receive the Swift object already typed.
