@@ -1,0 +1,279 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Issue 3's audio half, end to end: Lua scripts export, and the ffmpeg CLI decodes the
+/// result so levels, pitches and join positions are read from the samples themselves.
+@Suite struct AudioMixTests {
+    static let rate = 48000
+
+    // MARK: Volume
+
+    @Test func volumeRampIsFullHalfAndSilentAtItsStartMiddleAndEnd() throws {
+        let samples = try exportAudio(of: [try Fixtures.clip(seconds: 4)], mix: """
+            p:setVolumeRamp(1, 0, av.range(1, 2))
+            """)
+        let full = level(samples, at: 0.5)
+        #expect(full > 0.08, "steady level \(full)")
+        #expect(abs(level(samples, at: 1.01) / full - 0.995) < 0.03)
+        #expect(abs(level(samples, at: 2.0) / full - 0.5) < 0.03)
+        #expect(level(samples, at: 3.2) / full < 0.01)
+    }
+
+    @Test func setVolumeHoldsEachValueUntilTheNext() throws {
+        let samples = try exportAudio(of: [try Fixtures.clip(seconds: 4)], mix: """
+            p:setVolume(0.5, 1); p:setVolume(0.25, 2); p:setVolume(1, 3)
+            """)
+        let full = level(samples, at: 0.5)
+        for (time, gain) in [(1.5, 0.5), (2.5, 0.25), (3.5, 1.0)] {
+            #expect(abs(level(samples, at: time) / full - gain) < 0.03 * gain, "at \(time) s")
+        }
+    }
+
+    @Test func concatFadeExampleFadesTheLastThreeSecondsOut() throws {
+        let output = Fixtures.scratchPath("fade.mp4")
+        let clips = [try Fixtures.clip(seconds: 4, tone: 440), try Fixtures.clip(seconds: 4, tone: 660)]
+        let result = try Moonreel.run(["run", Moonreel.example("concat_fade.lua"), output] + clips)
+        #expect(result.status == 0, "\(result.err)")
+        // 4 + 4 − 1 s of dissolve = 7 s; the fade runs over 4…7 s.
+        let samples = try Tool.audioSamples(output, rate: Self.rate)
+        #expect(abs(Double(samples.count) / Double(Self.rate) - 7) < 1.0 / 30)
+        let full = level(samples, at: 1)
+        #expect(abs(level(samples, at: 4.01) / full - 0.997) < 0.03)
+        #expect(abs(level(samples, at: 5.5) / full - 0.5) < 0.03)
+        #expect(level(samples, at: 6.97) / full < 0.03)
+    }
+
+    // MARK: Joins
+
+    /// Twenty clips of 0.5–1 s, taken from 44.1/48 kHz, mono/stereo sources (some from 0 s,
+    /// some after the 0.5 s decoder preroll): every join at its exact sample, no click, no
+    /// gap, and sound and pictures ending together.
+    @Test func twentyMixedClipsJoinAtTheirExactSamples() throws {
+        let sources = [(tone: 440, rate: 44100, mono: true), (tone: 660, rate: 48000, mono: false),
+                       (tone: 550, rate: 44100, mono: false), (tone: 880, rate: 48000, mono: true)]
+        let paths = try sources.map { try Fixtures.clip(seconds: 2, tone: $0.tone, sampleRate: $0.rate, extra: ["-ac", $0.mono ? "1" : "2"]) }
+        let pieces = (0..<20).map { (i: Int) -> (source: Int, start: Double, length: Double) in
+            let start = Double(i % 3) * 0.3, length = 0.5 + Double(i % 6) / 10
+            return (i % 4, start, length)
+        }
+        let list = pieces.map { piece in "{\"\(paths[piece.source])\", \(piece.start), \(piece.length)}" }.joined(separator: ", ")
+        let output = Fixtures.scratchPath("twenty.mp4")
+        let result = try Moonreel.runScript("""
+            local comp = av.composition()
+            for _, piece in ipairs({ \(list) }) do
+              comp:insertTimeRange(av.range(piece[2], piece[3]), av.asset(piece[1]), comp.durationTime)
+            end
+            local session = av.exportSession(comp, "HighestQuality")
+            session.outputURL = arg[1]
+            assert(session:export())
+            """, arguments: [output])
+        #expect(result.status == 0, "\(result.err)")
+
+        let total = pieces.reduce(0) { $0 + $1.length }
+        let probe = try Tool.ffprobe(output)
+        let video = try #require(probe.video), audio = try #require(probe.audio)
+        #expect(video.frameCount == Int((total * 30).rounded()))
+        #expect(abs((video.durationSeconds ?? 0) - total) <= 1.0 / 30 && abs((audio.durationSeconds ?? 0) - total) <= 1.0 / 30,
+                "video \(video.durationSeconds ?? 0) s, audio \(audio.durationSeconds ?? 0) s, expected \(total) s")
+
+        let rate = Self.rate
+        let samples = try Tool.audioSamples(output, rate: rate)
+        var join = 0.0
+        var dips: [Int] = []
+        for (index, piece) in pieces.enumerated().dropLast() {
+            join += piece.length
+            let at = Int((join * Double(rate)).rounded())
+            let before = Double(sources[piece.source].tone), after = Double(sources[pieces[index + 1].source].tone)
+            #expect(abs(frequency(samples, from: at - rate / 4, to: at - rate / 200, rate: rate) / before - 1) < 0.02, "join \(index + 1)")
+            #expect(abs(frequency(samples, from: at + rate / 200, to: at + rate / 4, rate: rate) / after - 1) < 0.02, "join \(index + 1)")
+            // The splice fades meet at the join: the quietest point is the join itself.
+            dips.append(quietestSample(samples, around: at, within: rate / 200) - at)
+            // No click: no step larger than the faster tone makes by itself (amplitude 1/8).
+            let toneStep = 2 * Double.pi * max(before, after) / Double(rate) / 8
+            #expect(largestStep(samples, from: at - rate / 200, to: at + rate / 200) < 2 * toneStep, "join \(index + 1)")
+            // No gap: the level around the join stays up.
+            #expect(rms(samples, from: at - rate / 100, to: at + rate / 100) > 0.7 * rms(samples, from: at + rate / 20, to: at + rate / 10),
+                    "join \(index + 1)")
+        }
+        // Read through AAC with 1 ms windows, the quietest point leans up to ~1/3 ms towards
+        // the slower tone's side; the same kind of join (same tones) must lean the same way
+        // each time, wherever it falls in the 13 s — no drift.
+        #expect(dips.allSatisfy { abs($0) <= 16 }, "\(dips)")
+        for index in dips.indices.dropFirst(4) {
+            #expect(abs(dips[index] - dips[index - 4]) <= 1, "joins \(index - 3) and \(index + 1): \(dips)")
+        }
+    }
+
+    // MARK: Several tracks
+
+    @Test func twoTracksAreSummedAtTheirLevels() throws {
+        let samples = try exportAudio(of: [try Fixtures.clip(seconds: 2, tone: 440), try Fixtures.clip(seconds: 2, tone: 660)], mix: """
+            if index == 2 then p:setVolume(0.5, 0) end
+            """)
+        let window = (Self.rate / 2, 3 * Self.rate / 2)
+        #expect(abs(amplitude(samples, of: 440, from: window.0, to: window.1) - 0.125) < 0.006)
+        #expect(abs(amplitude(samples, of: 660, from: window.0, to: window.1) - 0.0625) < 0.004)
+    }
+
+    @Test func threeLoudTracksDoNotClip() throws {
+        let tones = [440, 550, 660]
+        let samples = try exportAudio(of: try tones.map { try Fixtures.clip(seconds: 2, tone: $0) }, mix: """
+            p:setVolume(7, 0)
+            """)
+        // Three tones at 0.875 each would peak near 2.6: the limiter keeps the sum under full
+        // scale, all three still there.
+        let peak = samples.map(abs).max() ?? 0
+        #expect(peak <= 1.0 && peak > 0.8, "peak \(peak)")
+        for tone in tones { #expect(amplitude(samples, of: Double(tone), from: Self.rate / 2, to: 3 * Self.rate / 2) > 0.2, "\(tone) Hz") }
+    }
+
+    @Test func monoAtFortyFourOneAndStereoAtFortyEightKeepTheirPitches() throws {
+        let mono = try Fixtures.clip(seconds: 2, tone: 440, sampleRate: 44100, extra: ["-ac", "1"])
+        let stereo = try Fixtures.clip(seconds: 2, tone: 660, sampleRate: 48000, extra: ["-ac", "2"])
+        let output = Fixtures.scratchPath("rates.m4a")
+        let samples = try exportAudio(of: [mono, stereo], mix: "", output: output)
+        let probe = try Tool.ffprobe(output)
+        #expect(probe.audio?.sample_rate == "48000" && probe.audio?.channels == 2)
+        #expect(abs(Double(samples.count) / Double(Self.rate) - 2) < 0.025)
+        let window = (Self.rate / 4, 7 * Self.rate / 4)
+        #expect(abs(peakFrequency(samples, near: 440, from: window.0, to: window.1) / 440 - 1) < 0.01)
+        #expect(abs(peakFrequency(samples, near: 660, from: window.0, to: window.1) / 660 - 1) < 0.01)
+        // The mono clip plays at its full level (1/8) in each channel; the stereo one as it is.
+        let interleaved = try Tool.audioSamples(output, rate: Self.rate, channels: 2)
+        let stereoSource = try Tool.audioSamples(stereo, rate: Self.rate, channels: 2)
+        for channel in 0..<2 {
+            let mixed = stride(from: channel, to: interleaved.count, by: 2).map { interleaved[$0] }
+            let alone = stride(from: channel, to: stereoSource.count, by: 2).map { stereoSource[$0] }
+            #expect(abs(amplitude(mixed, of: 440, from: window.0, to: window.1) - 0.125) < 0.006, "channel \(channel)")
+            #expect(abs(amplitude(mixed, of: 660, from: window.0, to: window.1) / amplitude(alone, of: 660, from: window.0, to: window.1) - 1) < 0.05)
+        }
+    }
+
+    @Test func audioShorterThanVideoLeavesSilenceNotARepeat() throws {
+        let clip = Fixtures.directory + "/short-audio.mp4"
+        if !FileManager.default.fileExists(atPath: clip) {
+            try Tool.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30:duration=3",
+                             "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=1.5",
+                             "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", clip])
+        }
+        let output = Fixtures.scratchPath("short.mp4")
+        let result = try Moonreel.run(["run", Moonreel.example("concat.lua"), output, clip, clip])
+        #expect(result.status == 0, "\(result.err)")
+        let samples = try Tool.audioSamples(output, rate: Self.rate)
+        #expect(abs(Double(samples.count) / Double(Self.rate) - 6) < 1.0 / 30)
+        for start in [0.0, 3.0] {
+            #expect(level(samples, at: start + 0.75) > 0.08, "tone at \(start + 0.75) s")
+            #expect(level(samples, at: start + 2.25) < 0.001, "silence at \(start + 2.25) s")
+            #expect(rms(samples, from: Int((start + 1.6) * Double(Self.rate)), to: Int((start + 2.95) * Double(Self.rate))) < 0.001)
+        }
+    }
+
+    // MARK: Slow motion
+
+    @Test func slowmoExampleSlowsTheMiddleWithThePitchKept() throws {
+        let (samples, probe) = try slowmo(pitch: nil)
+        #expect(abs(probe.duration - 8) < 1.0 / 30)
+        #expect(probe.video?.frameCount == 240)
+        #expect(abs(Double(samples.count) / Double(Self.rate) - 8) < 1.0 / 30)
+        // The 660 Hz section (source 2–4 s) now lasts 2–6 s, at the same pitch.
+        #expect(abs(frequency(samples, from: Self.rate * 2 + Self.rate / 10, to: Self.rate * 6 - Self.rate / 10, rate: Self.rate) / 660 - 1) < 0.01)
+        #expect(abs(frequency(samples, from: Self.rate / 4, to: Self.rate * 19 / 10, rate: Self.rate) / 440 - 1) < 0.01)
+        #expect(abs(frequency(samples, from: Self.rate * 61 / 10, to: Self.rate * 31 / 4, rate: Self.rate) / 440 - 1) < 0.01)
+    }
+
+    @Test func slowmoWithVarispeedHalvesThePitch() throws {
+        let (samples, probe) = try slowmo(pitch: "varispeed")
+        #expect(abs(probe.duration - 8) < 1.0 / 30)
+        #expect(abs(frequency(samples, from: Self.rate * 2 + Self.rate / 10, to: Self.rate * 6 - Self.rate / 10, rate: Self.rate) / 330 - 1) < 0.01)
+        #expect(abs(frequency(samples, from: Self.rate * 61 / 10, to: Self.rate * 31 / 4, rate: Self.rate) / 440 - 1) < 0.01)
+    }
+
+    @Test func slowmoExampleKeepsPhoneVideoUpright() throws {
+        guard let phone = Fixtures.real("01_iphone4s_portrait_h264_rot90.mov") else {
+            print("skipped: ../shared/media/real/01_iphone4s_portrait_h264_rot90.mov is not there")
+            return
+        }
+        let output = Fixtures.scratchPath("phone-slowmo.mp4")
+        let result = try Moonreel.run(["run", Moonreel.example("slowmo.lua"), phone, output, "0.5", "1"])
+        #expect(result.status == 0, "\(result.err)")
+        let probe = try Tool.ffprobe(output)
+        let video = try #require(probe.video)
+        #expect(video.width == 320 && video.height == 568)
+        let source = try Tool.ffprobe(phone)
+        #expect(abs(probe.duration - (source.duration + 1)) < 0.05, "\(probe.duration) s from \(source.duration) s")
+    }
+
+    // MARK: Helpers
+
+    /// Exports only the audio of `clips`, each on its own track from 0 s, with the Lua
+    /// `mix` code run for each track's input parameters `p` (`index` from 1); returns mono samples.
+    func exportAudio(of clips: [String], mix: String, output: String = Fixtures.scratchPath("mix.m4a")) throws -> [Float] {
+        let result = try Moonreel.runScript("""
+            local comp = av.composition()
+            local inputs = {}
+            for i = 2, #arg do
+              local source = av.asset(arg[i]):tracksWithMediaType("audio")[1]
+              local track = comp:addMutableTrack("audio")
+              track:insertTimeRange(source.timeRange, source, 0)
+              local p, index = av.audioMixInputParameters(track), i - 1
+              \(mix)
+              inputs[#inputs + 1] = p
+            end
+            local session = av.exportSession(comp, "AppleM4A")
+            session.outputURL = arg[1]
+            session.audioMix = av.audioMix{ inputParameters = inputs }
+            assert(session:export())
+            """, arguments: [output] + clips)
+        #expect(result.status == 0, "\(result.err)")
+        return try Tool.audioSamples(output, rate: Self.rate)
+    }
+
+    /// slowmo.lua on a 6 s clip whose tone is 660 Hz from 2 to 4 s and 440 Hz elsewhere.
+    func slowmo(pitch: String?) throws -> ([Float], Probe) {
+        let source = Fixtures.directory + "/slowmo-source.mp4"
+        if !FileManager.default.fileExists(atPath: source) {
+            try Tool.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30:duration=6",
+                             "-f", "lavfi", "-i", "aevalsrc=0.125*sin(2*PI*t*if(between(t\\,2\\,4)\\,660\\,440)):s=48000:d=6",
+                             "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", source])
+        }
+        let output = Fixtures.scratchPath("slowmo.mp4")
+        let result = try Moonreel.run(["run", Moonreel.example("slowmo.lua"), source, output, "2", "2", "0.5"] + (pitch.map { [$0] } ?? []))
+        #expect(result.status == 0, "\(result.err)")
+        return (try Tool.audioSamples(output, rate: Self.rate), try Tool.ffprobe(output))
+    }
+
+    /// RMS over 20 ms centred on `seconds`.
+    func level(_ samples: [Float], at seconds: Double) -> Double {
+        let centre = Int(seconds * Double(Self.rate))
+        return rms(samples, from: centre - Self.rate / 100, to: centre + Self.rate / 100)
+    }
+
+    /// Amplitude of one frequency in samples [from, to) (Goertzel): a sine of amplitude A gives A.
+    func amplitude(_ samples: [Float], of frequency: Double, from: Int, to: Int) -> Double {
+        let coefficient = 2 * cos(2 * Double.pi * frequency / Double(Self.rate))
+        var (previous, beforePrevious) = (0.0, 0.0)
+        for i in from..<to {
+            (previous, beforePrevious) = (Double(samples[i]) + coefficient * previous - beforePrevious, previous)
+        }
+        let power = previous * previous + beforePrevious * beforePrevious - coefficient * previous * beforePrevious
+        return 2 * power.squareRoot() / Double(to - from)
+    }
+
+    /// The strongest frequency within 3% of `expected`, to half a hertz.
+    func peakFrequency(_ samples: [Float], near expected: Double, from: Int, to: Int) -> Double {
+        stride(from: expected * 0.97, through: expected * 1.03, by: 0.5)
+            .map { (frequency: $0, amplitude: amplitude(samples, of: $0, from: from, to: to)) }
+            .max { $0.amplitude < $1.amplitude }?.frequency ?? 0
+    }
+
+    /// Centre of the quietest 1 ms within `within` samples of `centre`.
+    func quietestSample(_ samples: [Float], around centre: Int, within: Int) -> Int {
+        let half = Self.rate / 2000
+        return (centre - within...centre + within).min { rms(samples, from: $0 - half, to: $0 + half) < rms(samples, from: $1 - half, to: $1 + half) } ?? centre
+    }
+
+    func largestStep(_ samples: [Float], from: Int, to: Int) -> Double {
+        (from..<to).map { Double(abs(samples[$0] - samples[$0 - 1])) }.max() ?? 0
+    }
+}
