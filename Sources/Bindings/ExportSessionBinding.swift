@@ -47,6 +47,12 @@ extension API {
                               try call.forEachField(of: index) { key in tags[key] = try call.string(-1) }
                               e.metadata = tags
                           })
+        luaClass.property("audioSpliceFade", of: ExportSession.self, doc: "seconds of fade at each side of an audio cut against clicks (0: off)",
+                          get: { call, e in call.push(e.audioSpliceFade.seconds) },
+                          set: { [unowned self] call, e, index in
+                              let seconds = try bounded(call, index, 0...0.1)
+                              e.audioSpliceFade = MediaTime(seconds: seconds) ?? .zero
+                          })
         luaClass.property("status", of: ExportSession.self, doc: "waiting, exporting, completed, failed or cancelled") { call, e in call.push(e.status.rawValue) }
         luaClass.property("error", of: ExportSession.self) { call, e in if let error = e.error { call.push(error) } else { call.pushNil() } }
         luaClass.property("progress", of: ExportSession.self, doc: "0…1") { call, e in call.push(e.progress) }

@@ -105,9 +105,15 @@ public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible
         MediaTime(value: a.value * count, timescale: a.timescale)
     }
 
-    /// `self * numerator / denominator` in this time's timescale, rounded to nearest
+    /// `self * numerator / denominator` in this time's timescale (or the default one if that
+    /// is finer and a multiple of it), rounded to nearest
     /// (used by time scaling: a range of `d` scaled to `d'` maps `t` to `t * d' / d`).
     public func multiplied(by numerator: MediaTime, dividedBy denominator: MediaTime) -> MediaTime {
+        // A coarse timescale (whole seconds from a script) would round the result to it:
+        // work in the fine default timescale instead.
+        if timescale < MediaTime.defaultTimescale, timescale != 0, MediaTime.defaultTimescale % timescale == 0 {
+            return converted(to: MediaTime.defaultTimescale).multiplied(by: numerator, dividedBy: denominator)
+        }
         let n = numerator.value * Int64(denominator.timescale)
         let d = Int64(numerator.timescale) * denominator.value
         precondition(d != 0, "division by a zero time")

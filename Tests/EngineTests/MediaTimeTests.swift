@@ -8,3 +8,28 @@ import Testing
         #expect(a + b == MediaTime(value: 11, timescale: 150))
     }
 }
+
+@Suite struct MediaTimeScalingTests {
+    @Test func scalingWholeSecondsKeepsFractions() {
+        // 2 s of a segment slowed 2× (source 2 s shown over 4 s) maps to 1 s of source;
+        // 1 s (timescale 1) scaled by 1/2 must give 0.5 s, not round to 0 or 1.
+        let one = MediaTime(value: 1, timescale: 1)
+        let half = one.multiplied(by: MediaTime(value: 2, timescale: 1), dividedBy: MediaTime(value: 4, timescale: 1))
+        #expect(half == MediaTime(value: 1, timescale: 2))
+        let ntsc = MediaTime(value: 1001, timescale: 30000).multiplied(by: one, dividedBy: MediaTime(value: 3, timescale: 1))
+        #expect(ntsc == MediaTime(value: 1001, timescale: 90000))
+    }
+
+    @Test func comparisonIsExactAcrossTimescales() {
+        #expect(MediaTime(value: 1001, timescale: 30000) < MediaTime(value: 1, timescale: 29))
+        #expect(MediaTime(value: 2, timescale: 4) == MediaTime(value: 1, timescale: 2))
+        #expect(MediaTime(seconds: 0.1)! + MediaTime(seconds: 0.2)! == MediaTime(seconds: 0.3)!)
+        #expect(MediaTime(seconds: .nan) == nil && MediaTime(seconds: .infinity) == nil)
+    }
+
+    @Test func frameCountsOfACutAreExact() {
+        let frame = MediaTime(value: 1, timescale: 30)
+        #expect(MediaTime(value: 3, timescale: 1).ceilDivided(by: frame) == 90)
+        #expect((MediaTime(seconds: 5)! - MediaTime(seconds: 2)!).floorDivided(by: frame) == 90)
+    }
+}

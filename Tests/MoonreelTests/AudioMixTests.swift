@@ -85,15 +85,15 @@ import TestSupport
             join += piece.length
             let at = Int((join * Double(rate)).rounded())
             let before = Double(sources[piece.source].tone), after = Double(sources[pieces[index + 1].source].tone)
-            #expect(abs(frequency(samples, from: at - rate / 4, to: at - rate / 200, rate: rate) / before - 1) < 0.02, "join \(index + 1)")
-            #expect(abs(frequency(samples, from: at + rate / 200, to: at + rate / 4, rate: rate) / after - 1) < 0.02, "join \(index + 1)")
+            #expect(abs(samples.toneFrequency(from: at - rate / 4, to: at - rate / 200, rate: rate) / before - 1) < 0.02, "join \(index + 1)")
+            #expect(abs(samples.toneFrequency(from: at + rate / 200, to: at + rate / 4, rate: rate) / after - 1) < 0.02, "join \(index + 1)")
             // The splice fades meet at the join: the quietest point is the join itself.
             dips.append(quietestSample(samples, around: at, within: rate / 200) - at)
             // No click: no step larger than the faster tone makes by itself (amplitude 1/8).
             let toneStep = 2 * Double.pi * max(before, after) / Double(rate) / 8
             #expect(largestStep(samples, from: at - rate / 200, to: at + rate / 200) < 2 * toneStep, "join \(index + 1)")
             // No gap: the level around the join stays up.
-            #expect(rms(samples, from: at - rate / 100, to: at + rate / 100) > 0.7 * rms(samples, from: at + rate / 20, to: at + rate / 10),
+            #expect(samples.level(from: at - rate / 100, to: at + rate / 100) > 0.7 * samples.level(from: at + rate / 20, to: at + rate / 10),
                     "join \(index + 1)")
         }
         // Read through AAC with 1 ms windows, the quietest point leans up to ~1/3 ms towards
@@ -165,7 +165,7 @@ import TestSupport
         for start in [0.0, 3.0] {
             #expect(level(samples, at: start + 0.75) > 0.08, "tone at \(start + 0.75) s")
             #expect(level(samples, at: start + 2.25) < 0.001, "silence at \(start + 2.25) s")
-            #expect(rms(samples, from: Int((start + 1.6) * Double(Self.rate)), to: Int((start + 2.95) * Double(Self.rate))) < 0.001)
+            #expect(samples.level(from: Int((start + 1.6) * Double(Self.rate)), to: Int((start + 2.95) * Double(Self.rate))) < 0.001)
         }
     }
 
@@ -177,16 +177,16 @@ import TestSupport
         #expect(probe.video?.frameCount == 240)
         #expect(abs(Double(samples.count) / Double(Self.rate) - 8) < 1.0 / 30)
         // The 660 Hz section (source 2–4 s) now lasts 2–6 s, at the same pitch.
-        #expect(abs(frequency(samples, from: Self.rate * 2 + Self.rate / 10, to: Self.rate * 6 - Self.rate / 10, rate: Self.rate) / 660 - 1) < 0.01)
-        #expect(abs(frequency(samples, from: Self.rate / 4, to: Self.rate * 19 / 10, rate: Self.rate) / 440 - 1) < 0.01)
-        #expect(abs(frequency(samples, from: Self.rate * 61 / 10, to: Self.rate * 31 / 4, rate: Self.rate) / 440 - 1) < 0.01)
+        #expect(abs(samples.toneFrequency(from: Self.rate * 2 + Self.rate / 10, to: Self.rate * 6 - Self.rate / 10, rate: Self.rate) / 660 - 1) < 0.01)
+        #expect(abs(samples.toneFrequency(from: Self.rate / 4, to: Self.rate * 19 / 10, rate: Self.rate) / 440 - 1) < 0.01)
+        #expect(abs(samples.toneFrequency(from: Self.rate * 61 / 10, to: Self.rate * 31 / 4, rate: Self.rate) / 440 - 1) < 0.01)
     }
 
     @Test func slowmoWithVarispeedHalvesThePitch() throws {
         let (samples, probe) = try slowmo(pitch: "varispeed")
         #expect(abs(probe.duration - 8) < 1.0 / 30)
-        #expect(abs(frequency(samples, from: Self.rate * 2 + Self.rate / 10, to: Self.rate * 6 - Self.rate / 10, rate: Self.rate) / 330 - 1) < 0.01)
-        #expect(abs(frequency(samples, from: Self.rate * 61 / 10, to: Self.rate * 31 / 4, rate: Self.rate) / 440 - 1) < 0.01)
+        #expect(abs(samples.toneFrequency(from: Self.rate * 2 + Self.rate / 10, to: Self.rate * 6 - Self.rate / 10, rate: Self.rate) / 330 - 1) < 0.01)
+        #expect(abs(samples.toneFrequency(from: Self.rate * 61 / 10, to: Self.rate * 31 / 4, rate: Self.rate) / 440 - 1) < 0.01)
     }
 
     @Test func slowmoExampleKeepsPhoneVideoUpright() throws {
@@ -246,7 +246,7 @@ import TestSupport
     /// RMS over 20 ms centred on `seconds`.
     func level(_ samples: [Float], at seconds: Double) -> Double {
         let centre = Int(seconds * Double(Self.rate))
-        return rms(samples, from: centre - Self.rate / 100, to: centre + Self.rate / 100)
+        return samples.level(from: centre - Self.rate / 100, to: centre + Self.rate / 100)
     }
 
     /// Amplitude of one frequency in samples [from, to) (Goertzel): a sine of amplitude A gives A.
@@ -270,7 +270,7 @@ import TestSupport
     /// Centre of the quietest 1 ms within `within` samples of `centre`.
     func quietestSample(_ samples: [Float], around centre: Int, within: Int) -> Int {
         let half = Self.rate / 2000
-        return (centre - within...centre + within).min { rms(samples, from: $0 - half, to: $0 + half) < rms(samples, from: $1 - half, to: $1 + half) } ?? centre
+        return (centre - within...centre + within).min { samples.level(from: $0 - half, to: $0 + half) < samples.level(from: $1 - half, to: $1 + half) } ?? centre
     }
 
     func largestStep(_ samples: [Float], from: Int, to: Int) -> Double {

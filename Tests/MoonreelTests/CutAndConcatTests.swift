@@ -49,11 +49,11 @@ import TestSupport
             let expectedBefore = join % 2 == 1 ? 440.0 : 660.0
             let expectedAfter = join % 2 == 1 ? 660.0 : 440.0
             let at = join * rate
-            #expect(abs(frequency(samples, from: at - rate / 10, to: at - rate / 100, rate: rate) - expectedBefore) < 15)
-            #expect(abs(frequency(samples, from: at + rate / 100, to: at + rate / 10, rate: rate) - expectedAfter) < 15)
+            #expect(abs(samples.toneFrequency(from: at - rate / 10, to: at - rate / 100, rate: rate) - expectedBefore) < 15)
+            #expect(abs(samples.toneFrequency(from: at + rate / 100, to: at + rate / 10, rate: rate) - expectedAfter) < 15)
             // No gap: the level around the join stays up (the 2 ms splice fades dip only briefly).
-            let window = rms(samples, from: at - rate / 100, to: at + rate / 100)
-            let steady = rms(samples, from: at + rate / 20, to: at + rate / 10)
+            let window = samples.level(from: at - rate / 100, to: at + rate / 100)
+            let steady = samples.level(from: at + rate / 20, to: at + rate / 10)
             #expect(window > steady * 0.7, "join \(join): level \(window) vs \(steady)")
         }
     }
@@ -61,16 +61,4 @@ import TestSupport
 
 func meanDifference(_ a: Image, _ b: Image) -> Double {
     zip(a.pixels, b.pixels).reduce(0.0) { $0 + abs(Double($1.0) - Double($1.1)) } / Double(max(a.pixels.count, 1))
-}
-
-/// Frequency from zero crossings (pure tones only).
-func frequency(_ samples: [Float], from: Int, to: Int, rate: Int) -> Double {
-    var crossings = 0
-    for i in max(from, 1)..<min(to, samples.count) where (samples[i - 1] < 0) != (samples[i] < 0) { crossings += 1 }
-    return Double(crossings) / 2 / (Double(to - from) / Double(rate))
-}
-
-func rms(_ samples: [Float], from: Int, to: Int) -> Double {
-    let slice = samples[max(from, 0)..<min(to, samples.count)]
-    return (slice.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(max(slice.count, 1))).squareRoot()
 }

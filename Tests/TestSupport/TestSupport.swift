@@ -209,3 +209,17 @@ public enum Fixtures {
         return FileManager.default.fileExists(atPath: path) ? path : nil
     }
 }
+
+/// Measurements of decoded audio (mono float samples).
+public extension Array where Element == Float {
+    /// Frequency of a pure tone in samples [from, to), from its zero crossings.
+    func toneFrequency(from: Int, to: Int, rate: Int) -> Double {
+        let crossings = (Swift.max(from, 1)..<Swift.min(to, count)).filter { (self[$0 - 1] < 0) != (self[$0] < 0) }.count
+        return Double(crossings) / 2 / (Double(to - from) / Double(rate))
+    }
+
+    func level(from: Int, to: Int) -> Double {
+        let slice = self[Swift.max(from, 0)..<Swift.min(to, count)]
+        return (slice.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(Swift.max(slice.count, 1))).squareRoot()
+    }
+}

@@ -39,7 +39,7 @@ final class AudioSegmentReader {
         if scaled && !timePitch.keepsPitch {
             // Varispeed: resample to the rate at which the source, played at the output
             // rate, lasts the target duration.
-            let rate = MediaTime(value: Int64(format.sampleRate), timescale: 1).multiplied(by: targetDuration, dividedBy: sourceDuration).value
+            let rate = MediaTime(value: Int64(format.sampleRate), timescale: 1).multiplied(by: targetDuration, dividedBy: sourceDuration).count(in: 1)
             guard rate >= 1, rate <= 1 << 24 else {
                 throw EngineError("\(reader.label): cannot play audio at \(sourceDuration.seconds / targetDuration.seconds)× speed with varispeed")
             }
