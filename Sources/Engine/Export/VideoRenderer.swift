@@ -18,7 +18,11 @@ final class VideoRenderer {
     /// Maps render-size coordinates onto the encoded size.
     private let outputScale: AffineTransform
 
+    /// One decoder per composition track and source stream: two tracks showing the same
+    /// file at different times (a dissolve between two parts of one clip) each read forward
+    /// instead of seeking back and forth.
     private struct SourceKey: Hashable {
+        let trackID: Int
         let path: String
         let stream: Int
     }
@@ -52,7 +56,7 @@ final class VideoRenderer {
                   let source = segment.source else { continue }
             let opacity = min(max(layer.opacity.value(at: time), 0), 1)
             guard opacity > 0 else { continue }
-            guard let frame = try frameSource(for: source).frame(at: segment.sourceTime(at: time)) else { continue }
+            guard let frame = try frameSource(for: source, track: layer.trackID).frame(at: segment.sourceTime(at: time)) else { continue }
             drawables.append(Drawable(frame: frame, transform: layer.transform.value(at: time).concatenating(outputScale),
                                       opacity: opacity, crop: layer.crop?.value(at: time), trackID: layer.trackID))
         }
@@ -86,8 +90,8 @@ final class VideoRenderer {
                                         sourceColor: full, outputColor: plan.outputColor)
     }
 
-    private func frameSource(for source: SegmentSource) throws -> VideoFrameSource {
-        let key = SourceKey(path: source.path, stream: source.streamIndex)
+    private func frameSource(for source: SegmentSource, track: Int) throws -> VideoFrameSource {
+        let key = SourceKey(trackID: track, path: source.path, stream: source.streamIndex)
         if let existing = sources[key] { return existing }
         let created = try VideoFrameSource(path: source.path, streamIndex: source.streamIndex)
         sources[key] = created
