@@ -8,7 +8,9 @@ import CMoonPangoCairo
 /// rotating its planes. Owned by the video thread of one export.
 final class VideoRenderer {
     let plan: VideoPlan
-    private var sources: [SourceKey: VideoFrameSource] = [:]
+    private var sources: [SourceKey: (reader: VideoFrameSource, lastUsed: MediaTime)] = [:]
+    /// A decoder unused for this long is closed (a long concatenation keeps one or two open).
+    private let idleDecoderLifetime = MediaTime(value: 2, timescale: 1)
     private let scaler = Scaler()
     private let canvasScaler = Scaler(flags: SWS_BILINEAR | SWS_ACCURATE_RND)
     private var layerScalers: [Int: Scaler] = [:]
@@ -56,7 +58,7 @@ final class VideoRenderer {
                   let source = segment.source else { continue }
             let opacity = min(max(layer.opacity.value(at: time), 0), 1)
             guard opacity > 0 else { continue }
-            guard let frame = try frameSource(for: source, track: layer.trackID).frame(at: segment.sourceTime(at: time)) else { continue }
+            guard let frame = try frameSource(for: source, track: layer.trackID, at: time).frame(at: segment.sourceTime(at: time)) else { continue }
             drawables.append(Drawable(frame: frame, transform: layer.transform.value(at: time).concatenating(outputScale),
                                       opacity: opacity, crop: layer.crop?.value(at: time), trackID: layer.trackID))
         }
@@ -90,11 +92,15 @@ final class VideoRenderer {
                                         sourceColor: full, outputColor: plan.outputColor)
     }
 
-    private func frameSource(for source: SegmentSource, track: Int) throws -> VideoFrameSource {
+    private func frameSource(for source: SegmentSource, track: Int, at time: MediaTime) throws -> VideoFrameSource {
         let key = SourceKey(trackID: track, path: source.path, stream: source.streamIndex)
-        if let existing = sources[key] { return existing }
+        if let existing = sources[key] {
+            sources[key]?.lastUsed = time
+            return existing.reader
+        }
+        sources = sources.filter { $0.value.lastUsed + idleDecoderLifetime >= time }
         let created = try VideoFrameSource(path: source.path, streamIndex: source.streamIndex)
-        sources[key] = created
+        sources[key] = (created, time)
         return created
     }
 
