@@ -154,6 +154,25 @@ import TestSupport
         #expect(meanDifference(first, atTwo) < meanDifference(first, atOne) / 2)
     }
 
+    @Test func fullDiskGivesAClearErrorAndKeepsTheOldFile() throws {
+        let clip = try Fixtures.clip(seconds: 6)
+        let mountPoint = Fixtures.scratchPath("small")
+        try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+        guard try Tool.run("mount", ["-t", "tmpfs", "-o", "size=300k", "tmpfs", mountPoint]).status == 0 else {
+            print("skipped: cannot mount a small tmpfs here (needs root)")
+            return
+        }
+        defer { _ = try? Tool.run("umount", [mountPoint]) }
+        let output = mountPoint + "/out.mp4"
+        let old = Data("the previous export".utf8)
+        try old.write(to: URL(fileURLWithPath: output))
+        let result = try Moonreel.run(["run", "--overwrite", Moonreel.example("cut.lua"), clip, output, "0", "6"])
+        #expect(result.status == 1)
+        #expect(result.errorLines.count == 1 && result.err.contains("output \"\(output)\": the disk is full; nothing was replaced"), "\(result.err)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: output)) == old)
+        #expect(try leftovers(besides: output).isEmpty)
+    }
+
     /// Files in the output's directory other than the output itself (temporary files).
     func leftovers(besides output: String) throws -> [String] {
         let directory = (output as NSString).deletingLastPathComponent

@@ -88,15 +88,30 @@ public final class ExportSession {
 
         FFmpegLog.capture()
         defer { output.discard() } // no-op once the file has been renamed into place
-        if preset.isPassthrough {
-            try PassthroughWriter(composition: composition, range: range, fileType: fileType,
-                                  isCancelled: { [unowned self] in isCancelled }).write(to: output.temporaryPath, metadata: metadata,
-                                                                    fastStart: shouldOptimizeForNetworkUse, report: report)
-        } else {
-            try render(range: range, fileType: fileType, to: output.temporaryPath, report: report)
+        do {
+            if preset.isPassthrough {
+                try PassthroughWriter(composition: composition, range: range, fileType: fileType,
+                                      isCancelled: { [unowned self] in isCancelled }).write(to: output.temporaryPath, metadata: metadata,
+                                                                        fastStart: shouldOptimizeForNetworkUse, report: report)
+            } else {
+                try render(range: range, fileType: fileType, to: output.temporaryPath, report: report)
+            }
+        } catch {
+            throw ExportSession.describe(error, writing: output)
         }
         try verify(output.temporaryPath, expected: range.duration)
         try output.commit()
+    }
+
+    /// Errors while writing name the output the user asked for, not the temporary file,
+    /// and say plainly when the disk is full.
+    private static func describe(_ error: Error, writing output: SafeOutput) -> Error {
+        if let ffmpeg = error as? FFmpegError, ffmpeg.code == MOON_AVERROR_ENOSPC {
+            return EngineError("output \"\(output.path)\": the disk is full; nothing was replaced (free some space and export again)")
+        }
+        let message = "\(error)"
+        guard message.contains(output.temporaryPath) else { return error }
+        return EngineError(message.replacingAll(output.temporaryPath, with: output.path))
     }
 
     private func resolvedFileType(for path: String) throws -> String {
@@ -276,5 +291,18 @@ final class RenderPipeline {
         audioQueue.close()
         for worker in workers { worker.join() }
         workers.removeAll()
+    }
+}
+
+extension String {
+    /// Every occurrence of `target` replaced (without Foundation).
+    func replacingAll(_ target: String, with replacement: String) -> String {
+        guard !target.isEmpty else { return self }
+        var result = "", rest = self[...]
+        while let range = rest.firstRange(of: target) {
+            result += rest[..<range.lowerBound] + replacement
+            rest = rest[range.upperBound...]
+        }
+        return result + rest
     }
 }
