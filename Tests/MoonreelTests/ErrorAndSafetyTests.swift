@@ -132,6 +132,29 @@ import TestSupport
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty, "no output and no temporary file")
     }
 
+    @Test func killedExportLeavesTheOldFileAndItsLeftoverIsCleanedNextTime() throws {
+        let clip = try Fixtures.clip(seconds: 20, size: "640x360", name: "long-clip.mp4")
+        let output = Fixtures.scratchPath("killed.mov")
+        let old = Data("keep me".utf8)
+        try old.write(to: URL(fileURLWithPath: output))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Moonreel.executable)
+        process.arguments = ["run", "--overwrite", Moonreel.example("cut.lua"), clip, output, "0", "20"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline, try leftovers(besides: output).isEmpty { usleep(20_000) }
+        usleep(200_000)
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(try Data(contentsOf: URL(fileURLWithPath: output)) == old, "SIGKILL never touches the output")
+        #expect(try leftovers(besides: output).count == 1, "the killed export's temporary file is left")
+        let again = try Moonreel.run(["run", "--overwrite", Moonreel.example("cut.lua"), clip, output])
+        #expect(again.status == 0, "\(again.err)")
+        #expect(try leftovers(besides: output).isEmpty, "the next export to that output removes it")
+    }
+
     @Test func passthroughCutCopiesPackets() throws {
         let clip = try Fixtures.clip(seconds: 6)
         let output = Fixtures.scratchPath("copy.mp4")

@@ -51,9 +51,24 @@ struct SafeOutput {
                 throw EngineError("output \"\(path)\" already exists; set overwrite = true (or pass --overwrite) to replace it")
             }
         }
+        SafeOutput.removeAbandonedFiles(in: directory, for: name)
         temporaryPath = "\(directory)/.\(name).moonreel-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp"
         let registered = temporaryPath
         pendingTemporaryFiles.withLock { _ = $0.insert(registered) }
+    }
+
+    /// Temporary files left by an export that was killed (SIGKILL, power loss) for the same
+    /// output: removed when their process no longer exists.
+    private static func removeAbandonedFiles(in directory: String, for name: String) {
+        guard let folder = opendir(directory) else { return }
+        defer { closedir(folder) }
+        let prefix = ".\(name).moonreel-"
+        while let entry = readdir(folder) {
+            let file = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard file.hasPrefix(prefix), file.hasSuffix(".tmp"),
+                  let pid = Int32(file.dropFirst(prefix.count).prefix { $0 != "-" }) else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH { unlink("\(directory)/\(file)") }
+        }
     }
 
     /// Makes the temporary file durable, then puts it in place and makes the rename durable.
