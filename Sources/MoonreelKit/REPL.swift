@@ -1,0 +1,387 @@
+import CMoonLua
+import CMoonLuaShim
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a REPL session needs from its embedder (the `moonreel repl` command).
+public struct REPLOptions {
+    public var limits: ScriptLimits
+    public var searchPath: EffectSearchPath
+    /// Where the line history is kept between runs (nil: no history file).
+    public var historyPath: String?
+    /// The text `:probe FILE` prints (the CLI's probe report), or throws.
+    public var probe: (String) throws -> String
+    /// Called on every host the session makes (at start and on `:reset`): exports' overwrite
+    /// rule, warnings, progress display.
+    public var configureHost: (MoonreelHost) -> Void
+
+    public init(limits: ScriptLimits = ScriptLimits(), searchPath: EffectSearchPath = .fromEnvironment(),
+                historyPath: String? = REPL.defaultHistoryPath, probe: @escaping (String) throws -> String,
+                configureHost: @escaping (MoonreelHost) -> Void = { _ in }) {
+        self.limits = limits
+        self.searchPath = searchPath
+        self.historyPath = historyPath
+        self.probe = probe
+        self.configureHost = configureHost
+    }
+}
+
+/// An interactive Lua session with the `av` API (REPL.md): line editing and history on a
+/// terminal, plain lines from a pipe; statements that continue while incomplete;
+/// expressions printed as `lua.c` prints them; `help()`; `:` commands; Ctrl-C stops the
+/// running statement and returns to the prompt.
+///
+/// The *current composition* (for `:snapshot`) is the Composition most recently assigned
+/// to a global variable, noticed after each statement (`comp` wins when one statement
+/// assigns several); if that global no longer holds a Composition, the global `comp` is
+/// used when it holds one.
+public final class REPL {
+    private let options: REPLOptions
+    private let signals: REPLSignals
+    private var host: MoonreelHost
+    private var reader: REPLLineReader!
+    private var compositionGlobals: [String: UnsafeRawPointer] = [:]
+    private var currentComposition: String?
+    private var snapshotCount = 0
+
+    private static let chunkName = "=stdin"
+    private static let formatterKey = "moonreel.repl.format"
+
+    /// `$XDG_DATA_HOME/moonreel/history`, default `~/.local/share/moonreel/history`.
+    public static var defaultHistoryPath: String? {
+        let dataHome = environment("XDG_DATA_HOME") ?? environment("HOME").map { $0 + "/.local/share" }
+        return dataHome.map { $0 + "/moonreel/history" }
+    }
+
+    /// Starts the signal thread first, so every thread the engine starts later leaves
+    /// Ctrl-C to it.
+    public init(options: REPLOptions) throws {
+        self.options = options
+        signals = REPLSignals()
+        host = try MoonreelHost(limits: options.limits, searchPath: options.searchPath)
+        try prepare(host)
+        let interactive = isatty(STDIN_FILENO) != 0 && isatty(STDOUT_FILENO) != 0
+        if interactive, let historyPath = options.historyPath {
+            makeParentDirectories(of: historyPath)
+        }
+        reader = interactive
+            ? TerminalLineReader(signals: signals, historyPath: options.historyPath) { [unowned self] word in
+                REPLCatalog(host: host).completions(for: word)
+            }
+            : PipedLineReader(signals: signals)
+    }
+
+    /// Runs `script` (if any), then reads statements until Ctrl-D, `:quit` or SIGTERM.
+    /// Returns the exit code: 0, or 130 after SIGTERM.
+    public func run(script: String? = nil) -> Int32 {
+        if let script {
+            runStatement { try host.scripts.runScript(atPath: script) }
+        }
+        while !signals.terminated {
+            switch reader.read(prompt: "> ") {
+            case .end:
+                return 0
+            case .interrupted:
+                continue
+            case .line(let line) where isCommand(line):
+                reader.remember(line)
+                if !runCommand(line) { return 0 }
+            case .line(let line):
+                if let statement = readStatement(startingWith: line) { reader.remember(statement) }
+            }
+        }
+        return 130
+    }
+
+    // MARK: Statements
+
+    private enum Compiled {
+        case ready, incomplete, failed(LuaError)
+    }
+
+    /// Reads continuation lines while the statement is incomplete, then runs it. Returns the
+    /// text for the history (nil when Ctrl-C dropped it).
+    private func readStatement(startingWith line: String) -> String? {
+        var statement = line
+        let L = host.lua.L
+        let base = lua_gettop(L)
+        defer { lua_settop(L, base) }
+        while true {
+            switch compile(statement) {
+            case .ready:
+                runCompiledStatement()
+                return statement
+            case .failed(let error):
+                reportREPLError(error.message)
+                return statement
+            case .incomplete:
+                switch reader.read(prompt: ">> ") {
+                case .line(let more): statement += "\n" + more
+                case .interrupted: return nil
+                case .end:
+                    if case .failed(let error) = compile(statement + "\n") { reportREPLError(error.message) }
+                    return statement
+                }
+            }
+        }
+    }
+
+    /// Compiles as an expression first (`return ...`, as lua.c 5.4 does), then as a
+    /// statement; leaves the function on the stack when ready. Incomplete when Lua's error
+    /// is at the end of the input ("near <eof>") for either form, so "1 +" continues too.
+    private func compile(_ statement: String) -> Compiled {
+        var incomplete = false
+        do {
+            try host.lua.load("return " + statement, chunkName: REPL.chunkName)
+            return .ready
+        } catch let error as LuaError {
+            incomplete = error.message.hasSuffix("<eof>")
+        } catch {}
+        do {
+            try host.lua.load(statement, chunkName: REPL.chunkName)
+            return .ready
+        } catch let error as LuaError {
+            return incomplete || error.message.hasSuffix("<eof>") ? .incomplete : .failed(error)
+        } catch {
+            return .failed(LuaError(kind: .runtime, message: "\(error)"))
+        }
+    }
+
+    /// Calls the compiled function on top of the stack and prints what it returned.
+    private func runCompiledStatement() {
+        let lua = host.lua
+        runStatement {
+            let count = try lua.withRunLimits(host.scripts.limits.script) { try lua.call(argumentCount: 0) }
+            guard count > 0 else { return }
+            // stack: results… → format(results…) → text
+            lua_getfield(lua.L, MOON_LUA_REGISTRYINDEX, REPL.formatterKey)
+            moon_insert(lua.L, -count - 1)
+            try lua.withRunLimits(host.scripts.limits.script) { try lua.call(argumentCount: count, resultCount: 1) }
+            writeREPLOutput(luaString(lua.L, at: -1) + "\n")
+        }
+    }
+
+    /// Runs one unit of work with Ctrl-C armed, reports its error in one line, and notes
+    /// which globals now hold compositions.
+    private func runStatement(_ body: () throws -> Void) {
+        let L = host.lua.L
+        let base = lua_gettop(L)
+        defer { lua_settop(L, base) }
+        signals.beginStatement(host.scripts.interrupter)
+        do {
+            try body()
+        } catch let error as LuaError {
+            reportREPLError(error.stop == .interrupted ? "interrupted" : error.message)
+        } catch {
+            reportREPLError("moonreel: \(error)")
+        }
+        signals.endStatement()
+        noteCompositionGlobals()
+    }
+
+    private func noteCompositionGlobals() {
+        let L = host.lua.L
+        let base = lua_gettop(L)
+        defer { lua_settop(L, base) }
+        let catalog = REPLCatalog(host: host)
+        var now: [String: UnsafeRawPointer] = [:]
+        moon_pushglobaltable(L)
+        lua_pushnil(L)
+        while lua_next(L, -2) != 0 {
+            if lua_type(L, -2) == LUA_TSTRING, lua_type(L, -1) == LUA_TUSERDATA,
+               catalog.className(at: -1) == "Composition", let pointer = lua_topointer(L, -1) {
+                now[luaString(L, at: -2)] = pointer
+            }
+            moon_pop(L, 1)
+        }
+        let assigned = now.filter { compositionGlobals[$0.key] != $0.value }.keys
+        if !assigned.isEmpty { currentComposition = assigned.contains("comp") ? "comp" : assigned.sorted().last }
+        compositionGlobals = now
+    }
+
+    // MARK: Commands
+
+    private func isCommand(_ line: String) -> Bool {
+        // "::label::" is Lua; ":word" is ours.
+        let trimmed = line.drop { $0 == " " || $0 == "\t" }
+        return trimmed.hasPrefix(":") && trimmed.dropFirst().first?.isLetter == true
+    }
+
+    /// Runs a `:` command; false for `:quit`.
+    private func runCommand(_ line: String) -> Bool {
+        let text = line.drop { $0 == " " || $0 == "\t" }.dropFirst()
+        let name = String(text.prefix { !$0.isWhitespace })
+        let argument = unquoted(text.dropFirst(name.count).trimmingWhitespace)
+        switch name {
+        case "quit", "q", "exit":
+            return false
+        case "snapshot":
+            snapshot(argument)
+        case "probe":
+            guard !argument.isEmpty else { reportREPLError(":probe needs a file: :probe FILE"); break }
+            do { writeREPLOutput(try options.probe(argument) + "\n") } catch { reportREPLError("moonreel: \(error)") }
+        case "load":
+            guard !argument.isEmpty else { reportREPLError(":load needs a script file: :load FILE"); break }
+            runStatement { try host.scripts.runScript(atPath: argument) }
+        case "reset":
+            do {
+                let fresh = try MoonreelHost(limits: options.limits, searchPath: options.searchPath)
+                try prepare(fresh)
+                host = fresh
+                compositionGlobals = [:]
+                currentComposition = nil
+                writeREPLOutput("fresh session: every global is gone\n")
+            } catch {
+                reportREPLError("moonreel: cannot start a fresh session: \(error)")
+            }
+        case "help":
+            writeREPLOutput(REPLCatalog.commandHelp + "\n")
+        default:
+            reportREPLError("unknown command :\(name); :help lists the commands")
+        }
+        return true
+    }
+
+    /// `:snapshot T [file.png]` through the Lua API (`av.imageGenerator(comp):copyImage`).
+    private func snapshot(_ argument: String) {
+        let time = argument.prefix { !$0.isWhitespace }
+        guard let seconds = Double(time), seconds.isFinite, seconds >= 0 else {
+            reportREPLError(":snapshot needs a time in seconds: :snapshot T [file.png]")
+            return
+        }
+        guard let name = snapshotComposition() else {
+            reportREPLError(":snapshot: no current composition; assign one to a global first, e.g. comp = av.composition()")
+            return
+        }
+        var path = unquoted(argument.dropFirst(time.count).trimmingWhitespace)
+        if path.isEmpty { path = nextSnapshotPath() }
+        let L = host.lua.L
+        runStatement {
+            try host.lua.load("local comp, t, path = ...\nreturn av.imageGenerator(comp):copyImage(t, path)",
+                              chunkName: "=snapshot")
+            moon_pushglobaltable(L)
+            lua_pushstring(L, name)
+            lua_rawget(L, -2)
+            moon_remove(L, -2)
+            lua_pushnumber(L, seconds)
+            lua_pushstring(L, path)
+            try host.lua.withRunLimits(host.scripts.limits.script) { try host.lua.call(argumentCount: 3) }
+            writeREPLOutput("wrote \(path) (\(name) at \(time) s)\n")
+        }
+    }
+
+    /// The global that holds the current composition (see the type's documentation).
+    private func snapshotComposition() -> String? {
+        let L = host.lua.L
+        let base = lua_gettop(L)
+        defer { lua_settop(L, base) }
+        let catalog = REPLCatalog(host: host)
+        for name in [currentComposition, "comp"].compactMap({ $0 }) {
+            moon_pushglobaltable(L)
+            lua_pushstring(L, name)
+            lua_rawget(L, -2)
+            if catalog.className(at: -1) == "Composition" { return name }
+            lua_settop(L, base)
+        }
+        return nil
+    }
+
+    /// snapshot-1.png, snapshot-2.png, …: the first that does not exist yet.
+    private func nextSnapshotPath() -> String {
+        while true {
+            snapshotCount += 1
+            let path = "snapshot-\(snapshotCount).png"
+            if access(path, F_OK) != 0 { return path }
+        }
+    }
+
+    private func unquoted(_ text: String) -> String {
+        for quote in ["\"", "'"] where text.count >= 2 && text.hasPrefix(quote) && text.hasSuffix(quote) {
+            return String(text.dropFirst().dropLast())
+        }
+        return text
+    }
+
+    // MARK: Setting up a host
+
+    /// Adds what only the REPL has: `help`, the result formatter, and the export observer
+    /// that cancels a statement's export on Ctrl-C (the host's shared cancellation flag
+    /// cannot be cleared again, so the REPL cancels each export itself).
+    private func prepare(_ host: MoonreelHost) throws {
+        options.configureHost(host)
+        let report = host.api.exportObserver
+        host.api.exportObserver = { [signals] session, progress in
+            report?(session, progress)
+            if signals.exportsCancelled { session.cancel() }
+        }
+        let lua = host.lua
+        lua.pushFunction("help") { [unowned host] call in
+            writeREPLOutput(REPLCatalog(host: host).help(forValueAt: 1) + "\n")
+            return 0
+        }
+        lua.setGlobal("help")
+        try lua.load(REPL.formatterSource, chunkName: "=[moonreel repl]")
+        try lua.call(argumentCount: 0, resultCount: 1)
+        lua_setfield(lua.L, MOON_LUA_REGISTRYINDEX, REPL.formatterKey)
+    }
+
+    /// Formats a statement's results as lua.c prints them (tab-separated `tostring`s), with
+    /// a short preview of tables (`{AssetTrack(video …), AssetTrack(audio …)}`) instead of
+    /// their address, since arrays of engine objects are what the API returns most.
+    private static let formatterSource = """
+        local tostring, type, select, next, rawget, rawlen = tostring, type, select, next, rawget, rawlen
+        local getmetatable, concat, format, min, mathtype = getmetatable, table.concat, string.format, math.min, math.type
+        local limit = 8
+        local function short(value)
+          if type(value) == "string" then return format("%q", value) end
+          if type(value) == "table" then return "{…}" end
+          return tostring(value)
+        end
+        local function preview(t)
+          local mt = getmetatable(t)
+          if type(mt) == "table" and rawget(mt, "__tostring") ~= nil then return tostring(t) end
+          local parts, n = {}, rawlen(t)
+          for i = 1, min(n, limit) do parts[#parts + 1] = short(rawget(t, i)) end
+          local shown = #parts
+          for k, v in next, t do
+            if not (mathtype(k) == "integer" and k >= 1 and k <= n) then
+              if shown >= limit then parts[#parts + 1] = "…" break end
+              local key = type(k) == "string" and k:match("^[%a_][%w_]*$") and k or "[" .. short(k) .. "]"
+              parts[#parts + 1] = key .. " = " .. short(v)
+              shown = shown + 1
+            end
+          end
+          if n > limit then parts[#parts + 1] = "… (" .. n .. " items)" end
+          return "{" .. concat(parts, ", ") .. "}"
+        end
+        return function(...)
+          local parts = {}
+          for i = 1, select("#", ...) do
+            local value = select(i, ...)
+            parts[i] = type(value) == "table" and preview(value) or tostring(value)
+          end
+          return concat(parts, "\\t")
+        end
+        """
+
+    private func makeParentDirectories(of path: String) {
+        var prefix = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/").dropLast() {
+            prefix += "/" + component
+            mkdir(prefix, 0o755)
+        }
+    }
+
+    private static func environment(_ name: String) -> String? {
+        guard let value = getenv(name) else { return nil }
+        let text = String(cString: value)
+        return text.isEmpty ? nil : text
+    }
+}
+
+private extension Substring {
+    var trimmingWhitespace: String {
+        String(drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+    }
+}

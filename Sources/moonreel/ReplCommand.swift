@@ -1,0 +1,47 @@
+import ArgumentParser
+import MoonreelKit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct Repl: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "An interactive Lua session with the av API (see REPL.md), optionally after running SCRIPT.",
+        discussion: """
+            On a terminal: line editing, history in $XDG_DATA_HOME/moonreel/history \
+            (default ~/.local/share/moonreel/history), tab completion. Piped input is read line \
+            by line without prompts. help() lists the API; :snapshot, :probe, :load, :reset and \
+            :quit are REPL commands. Ctrl-C stops the running statement, Ctrl-D leaves.
+            """,
+        version: moonreelVersion)
+    @OptionGroup var common: CommonOptions
+    @Argument(help: "A script to run first; its globals stay in the session.") var script: String?
+
+    func run() throws {
+        FFmpegLog.capture()
+        let quiet = common.quiet
+        let overwrite = common.overwrite
+        let display = ProgressDisplay(style: common.progressStyle())
+        let options = REPLOptions(
+            limits: common.limits,
+            probe: { path in ProbeReport.text(try Asset(path: path)) },
+            configureHost: { host in
+                host.api.overwriteOutputs = overwrite
+                host.api.warn = { message in if !quiet { printError("moonreel: note: \(message)") } }
+                host.api.exportObserver = { session, progress in
+                    display.update(session, progress)
+                    if progress.fraction >= 1 { display.finish() }
+                }
+            })
+        let repl: REPL
+        do {
+            repl = try REPL(options: options)
+        } catch {
+            printError("moonreel: \(error)")
+            throw ExitCode(Exit.failed)
+        }
+        let status = repl.run(script: script)
+        display.finish()
+        if status != Exit.ok { throw ExitCode(status) }
+    }
+}
