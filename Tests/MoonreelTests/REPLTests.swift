@@ -1,0 +1,192 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `moonreel repl` driven as a person would (through a pseudo-terminal) and as a program
+/// would (piped lines), and the example session of REPL.md replayed.
+@Suite struct REPLTests {
+    /// One step of a terminal session: keys to type, then a pattern to wait for in what
+    /// the REPL printed since (or, without one, a pause).
+    struct Step: Encodable {
+        var send: String?
+        var expect: String?
+        var timeout: Double?
+    }
+
+    struct TerminalSession: Decodable {
+        let ok: Bool
+        let failed_step: Int?
+        let status: Int?
+        let transcript: String
+    }
+
+    /// Runs `moonreel repl` in a pseudo-terminal (Fixtures/pty_session.py) in `directory`.
+    func terminalSession(_ steps: [Step], in directory: String, dataHome: String) throws -> TerminalSession {
+        struct Spec: Encodable {
+            let command: [String]
+            let env: [String: String]
+            let cwd: String
+            let steps: [Step]
+        }
+        let spec = Spec(command: [Moonreel.executable, "repl"], env: ["XDG_DATA_HOME": dataHome], cwd: directory, steps: steps)
+        let input = String(decoding: try JSONEncoder().encode(spec), as: UTF8.self)
+        let driver = Moonreel.checkout + "/Tests/MoonreelTests/Fixtures/pty_session.py"
+        let result = try Tool.run("python3", [driver], stdin: input, timeout: 60)
+        return try JSONDecoder().decode(TerminalSession.self, from: Data(result.out.utf8))
+    }
+
+    /// Pipes `lines` into `moonreel repl` run in `directory`.
+    func pipedSession(_ lines: [String], in directory: String, arguments: [String] = []) throws -> (status: Int32, out: String, err: String) {
+        let script = "cd \"$1\" && shift && exec \"$@\""
+        return try Tool.run("/bin/sh", ["-c", script, "sh", directory, Moonreel.executable, "repl"] + arguments,
+                            stdin: lines.joined(separator: "\n") + "\n", timeout: 60)
+    }
+
+    func scratchDirectory() -> String {
+        (Fixtures.scratchPath("x") as NSString).deletingLastPathComponent
+    }
+
+    @Test func terminalSessionEditsCompletesInterruptsAndKeepsHistory() throws {
+        let directory = scratchDirectory()
+        let dataHome = directory + "/data"
+        let clip = try Fixtures.clip(seconds: 6)
+        let prompt = "> $"
+        let first = try terminalSession([
+            Step(expect: prompt),
+            Step(send: "for i = 1, 2 do\r", expect: ">> $"),
+            Step(send: "print(i * 10) end\r", expect: "10\r\n20\r\n> $"),
+            Step(send: "6 *\r", expect: ">> $"),
+            Step(send: "7\r", expect: "42\r\n> $"),
+            Step(send: "comp = av.composition()\r", expect: prompt),
+            Step(send: "comp:insertTimeRange(av.range(0, 2), av.asset('\(clip)'), 0)\r", expect: prompt),
+            Step(send: "comp:insertT\t", expect: "imeRange"),
+            Step(send: "\u{15}comp:ins\t\t", expect: "comp:insertEmptyTimeRange +comp:insertTimeRange"),
+            Step(send: "\u{15}av.exportSess\t", expect: "ion"),
+            Step(send: "\u{15}comp\r", expect: "Composition\\(2 tracks, 2.000 s, 320×240\\)\r\n> $"),
+            Step(send: ":snapshot 1.5 still.png\r", expect: "wrote still.png \\(comp at 1.5 s\\)\r\n> $"),
+            Step(send: "while true do end\r", expect: "while true do end\r\n"),
+            Step(timeout: 0.3),
+            Step(send: "\u{03}", expect: "interrupted\r\n> $"),
+            Step(send: "'still ' .. 'here'\r", expect: "still here\r\n> $"),
+            Step(send: "half a line\u{03}", expect: "\\^C\r\n> $"),
+            Step(send: "'history ' .. 42\r", expect: "history 42\r\n> $"),
+            Step(send: "\u{04}", timeout: 0.5),
+        ], in: directory, dataHome: dataHome)
+        #expect(first.ok, "step \(first.failed_step ?? -1) failed; transcript:\n\(first.transcript)")
+        #expect(first.status == 0)
+        let png = try Tool.ffprobe(directory + "/still.png")
+        #expect(png.video?.codec_name == "png" && png.video?.width == 320 && png.video?.height == 240)
+
+        // A second run finds the first one's statements with ↑.
+        let second = try terminalSession([
+            Step(expect: prompt),
+            Step(send: "\u{1B}[A", expect: "'history ' .. 42"),
+            Step(send: "\r", expect: "history 42\r\n> $"),
+            Step(send: ":quit\r", timeout: 0.5),
+        ], in: directory, dataHome: dataHome)
+        #expect(second.ok, "step \(second.failed_step ?? -1) failed; transcript:\n\(second.transcript)")
+        #expect(second.status == 0)
+        let history = try String(contentsOfFile: dataHome + "/moonreel/history", encoding: .utf8)
+        #expect(history.contains("for\\040i\\040=\\0401,\\0402\\040do\\012print(i\\040*\\04010)\\040end"), "a multi-line statement is one entry")
+    }
+
+    @Test func ctrlCCancelsAnExportCleanlyAndTheNextExportWorks() throws {
+        let directory = scratchDirectory()
+        let clip = try Fixtures.clip(seconds: 6)
+        let result = try terminalSession([
+            Step(expect: "> $"),
+            Step(send: "comp = av.composition() for i = 0, 29 do comp:insertTimeRange(av.range(0, 6), av.asset('\(clip)'), i * 6) end\r",
+                 expect: "> $"),
+            Step(send: "ex = av.exportSession(comp, 'HighestQuality') ex.outputURL = 'long.mp4' return ex:export()\r",
+                 expect: "export\\(\\)\r\n"),
+            Step(timeout: 1),
+            Step(send: "\u{03}", expect: "\r\n> $", timeout: 20),
+            Step(send: "ex.status\r", expect: "cancelled\r\n> $"),
+            Step(send: "ex2 = av.exportSession(comp, 'LowQuality') ex2.outputURL = 'short.mp4' ex2.timeRange = av.range(0, 1) return ex2:export()\r",
+                 expect: "true\r\n> $", timeout: 30),
+            Step(send: "\u{04}", timeout: 0.5),
+        ], in: directory, dataHome: directory + "/data")
+        #expect(result.ok, "step \(result.failed_step ?? -1) failed; transcript:\n\(result.transcript)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0 != "data" }.sorted()
+        #expect(files == ["short.mp4"], "no partial long.mp4, no temporary file")
+        #expect(try Tool.ffprobe(directory + "/short.mp4").duration > 0.9)
+    }
+
+    @Test func pipedInputPrintsResultsAndOneLineErrors() throws {
+        let result = try pipedSession([
+            "x = 1 +", "2", "x", "error('boom')", "av.asset('nope.mov')", "print('after', x)",
+            "t = { 1, 'two', name = 'n' }", "t", ":nope", "local function f(", ") return 5 end", "f",
+        ], in: scratchDirectory())
+        #expect(result.status == 0)
+        #expect(result.out.hasPrefix("3\n"))
+        #expect(result.out.contains("after\t3\n"))
+        #expect(result.out.contains("{1, \"two\", name = \"n\"}\n"))
+        #expect(!result.out.contains(">"), "no prompt noise when piped")
+        let errors = result.err.split(separator: "\n").map(String.init)
+        #expect(errors == ["stdin:1: boom",
+                           "stdin:1: bad argument #1 to 'asset' (input \"nope.mov\": no such file)",
+                           "unknown command :nope; :help lists the commands"], "\(result.err)")
+    }
+
+    @Test func helpComesFromTheBindingTables() throws {
+        let result = try pipedSession([
+            "help()", "help(av.exportSession)", "comp = av.composition()", "help(comp)", "help('nothing')", "help(print)",
+        ], in: scratchDirectory())
+        #expect(result.status == 0)
+        #expect(result.out.contains("  av.asset(path): open a media file\n"))
+        #expect(result.out.contains("classes: Animation, AnimationTool, Asset, AssetTrack,"))
+        #expect(result.out.contains(":snapshot T [file.png]"))
+        #expect(result.out.contains("av.exportSession(compositionOrAsset, preset)"))
+        #expect(result.out.contains("ExportSession: Exports a composition to a file with a preset.\nproperties:\n"))
+        #expect(result.out.contains("  outputURL "))
+        #expect(result.out.contains("  ex:export{progress=function(fraction) end}"))
+        #expect(result.out.contains("Composition: Tracks of segments cut from assets"))
+        #expect(result.out.contains("  comp:insertTimeRange(range, asset, at): every track of the asset\n"))
+        #expect(result.out.contains("no av function or class named \"nothing\""))
+        #expect(result.out.contains("no help for this function"))
+    }
+
+    @Test func scriptLoadProbeAndReset() throws {
+        let directory = scratchDirectory()
+        let clip = try Fixtures.clip(seconds: 6)
+        try "greeting = 'hello from ' .. arg[0]\n".write(toFile: directory + "/setup.lua", atomically: true, encoding: .utf8)
+        try "second = 2\n".write(toFile: directory + "/more.lua", atomically: true, encoding: .utf8)
+        let result = try pipedSession([
+            "greeting", ":load more.lua", "second", ":probe \(clip)", ":reset", "tostring(greeting)",
+            "c2 = av.composition()", ":snapshot 1", ":quit", "'not reached'",
+        ], in: directory, arguments: ["setup.lua"])
+        #expect(result.status == 0)
+        #expect(result.out.contains("hello from setup.lua\n2\n"))
+        #expect(result.out.contains("#1 video h264 320×240"))
+        #expect(result.out.contains("fresh session: every global is gone\nnil\n"))
+        #expect(!result.out.contains("not reached"))
+        // An empty composition has no frame to draw: one clear line, naming the command's call.
+        #expect(result.err.split(separator: "\n").count == 1, "\(result.err)")
+    }
+
+    /// REPL.md's example session, replayed: every line it shows as printed must be printed,
+    /// in order, so the page cannot drift from what the REPL does.
+    @Test func documentedSessionReplays() throws {
+        let page = try String(contentsOfFile: Moonreel.checkout + "/REPL.md", encoding: .utf8)
+        guard let start = page.range(of: "```repl-session\n"),
+              let end = page.range(of: "\n```", range: start.upperBound..<page.endIndex) else {
+            Issue.record("REPL.md has no ```repl-session block")
+            return
+        }
+        var inputs: [String] = []
+        var expected: [String] = []
+        for line in page[start.upperBound..<end.lowerBound].split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix(">> ") { inputs.append(String(line.dropFirst(3))) }
+            else if line.hasPrefix("> ") { inputs.append(String(line.dropFirst(2))) }
+            else { expected.append(String(line)) }
+        }
+        let directory = scratchDirectory()
+        try FileManager.default.copyItem(atPath: try Fixtures.clip(seconds: 6), toPath: directory + "/clip.mp4")
+        let result = try pipedSession(inputs, in: directory)
+        #expect(result.status == 0)
+        #expect(result.err.isEmpty, "\(result.err)")
+        #expect(result.out.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init) == expected)
+        #expect(try Tool.ffprobe(directory + "/frame.png").video?.codec_name == "png")
+        #expect(abs(try Tool.ffprobe(directory + "/cut.mp4").duration - 3) < 0.1)
+    }
+}
