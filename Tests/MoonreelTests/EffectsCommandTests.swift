@@ -1,0 +1,137 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `moonreel effects list | info | install` against a private XDG_DATA_HOME.
+@Suite struct EffectsCommandTests {
+    let dataHome: String
+    let work: String
+
+    init() throws {
+        work = (Fixtures.scratchPath("x") as NSString).deletingLastPathComponent
+        dataHome = work + "/data"
+    }
+
+    func moonreel(_ arguments: [String], in directory: String? = nil, path: String? = nil) throws -> (status: Int32, out: String, err: String) {
+        // An empty MOONREEL_PATH is none: the user's own setting must not leak in.
+        let environment = ["XDG_DATA_HOME": dataHome, "MOONREEL_PATH": path ?? ""]
+        let script = "cd \"$1\" && shift && exec \"$@\""
+        return try Tool.run("/bin/sh", ["-c", script, "sh", directory ?? work, Moonreel.executable] + arguments,
+                            environment: environment, timeout: 60)
+    }
+
+    /// A folder effect whose init.lua requires a helper module beside it.
+    func writeGlowEffect(version: String = "0.2") throws -> String {
+        let folder = work + "/src/glow"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try """
+            local shape = require "effects.glow.shape"
+            return { name = "glow", version = "\(version)", description = "A red square", author = "Tester", license = "MIT",
+              parameters = { { name = "size", type = "number", default = 10, min = 1, max = 100, doc = "side in pixels" } },
+              apply = function(p) return shape{ size = p.size } end }
+            """.write(toFile: folder + "/init.lua", atomically: true, encoding: .utf8)
+        try """
+            return { name = "glow.shape", parameters = { { name = "size", type = "number", required = true } },
+              apply = function(p) return av.layer{ frame = {0, 0, p.size, p.size}, backgroundColor = "red" } end }
+            """.write(toFile: folder + "/shape.lua", atomically: true, encoding: .utf8)
+        try "notes\n".write(toFile: folder + "/README.txt", atomically: true, encoding: .utf8)
+        return folder
+    }
+
+    @Test func listShowsTheBundledEffectsWithTheirParameters() throws {
+        let result = try moonreel(["effects", "list"])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out.contains("lyrics 1.0: Timed lyric lines"))
+        #expect(result.out.contains("watermark 1.0: A logo image and a copyright text line"))
+        #expect(result.out.contains("  found: bundled\n"))
+        #expect(result.out.range(of: #"\n    logoHeight +number +default 0\.1, 0\.01…1 +logo height as a fraction of the video height\n"#,
+                                 options: .regularExpression) != nil, "\(result.out)")
+        #expect(result.out.range(of: #"\n    cues +table +required +cues \{text="#, options: .regularExpression) != nil)
+    }
+
+    @Test func infoShowsAuthorLicenceAndUse() throws {
+        let result = try moonreel(["effects", "info", "watermark"])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out.contains("  author: Moonreel\n  license: MIT\n"))
+        #expect(result.out.contains("    local watermark = require \"effects.watermark\"\n    watermark{ renderSize = … }"))
+        let missing = try moonreel(["effects", "info", "nope"])
+        #expect(missing.status == 1)
+        #expect(missing.err == "moonreel: effect \"nope\": module 'effects.nope' not found; `moonreel effects list` shows what there is\n")
+    }
+
+    @Test func folderEffectIsInstalledFoundAndRuns() throws {
+        let source = try writeGlowEffect()
+        let installed = try moonreel(["effects", "install", source])
+        #expect(installed.status == 0, "\(installed.err)")
+        let target = dataHome + "/moonreel/effects/glow"
+        #expect(installed.out == "installed effect \"glow\" 0.2 at \(target)\n")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: target).sorted() == ["README.txt", "init.lua", "shape.lua"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dataHome + "/moonreel/effects") == ["glow"], "no temporary left")
+
+        let listed = try moonreel(["effects", "list"])
+        #expect(listed.out.contains("glow 0.2: A red square\n  found: \(target)/init.lua\n"))
+        #expect(listed.out.range(of: #"\n    size +number +default 10, 1…100 +side in pixels"#, options: .regularExpression) != nil)
+
+        let elsewhere = work + "/elsewhere"
+        try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: true)
+        try "local glow = require 'effects.glow'\nprint(glow{ size = 20 })\n".write(toFile: elsewhere + "/use.lua", atomically: true, encoding: .utf8)
+        let run = try moonreel(["run", "use.lua"], in: elsewhere)
+        #expect(run.status == 0, "\(run.err)")
+        #expect(run.out == "Layer(0, 0, 20×20, 0 sublayers, 0 animations)\n")
+    }
+
+    @Test func installRefusesToClobberUnlessOverwrite() throws {
+        let source = try writeGlowEffect()
+        #expect(try moonreel(["effects", "install", source]).status == 0)
+        _ = try writeGlowEffect(version: "0.3")
+        let refused = try moonreel(["effects", "install", source])
+        #expect(refused.status == 1)
+        #expect(refused.err.contains("an effect \"glow\" is already installed at \(dataHome)/moonreel/effects/glow; pass --overwrite to replace it"))
+        #expect(try moonreel(["effects", "info", "glow"]).out.hasPrefix("glow 0.2"))
+        let replaced = try moonreel(["effects", "install", "--overwrite", source + "/"])
+        #expect(replaced.status == 0, "\(replaced.err)")
+        #expect(try moonreel(["effects", "info", "glow"]).out.hasPrefix("glow 0.3"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dataHome + "/moonreel/effects") == ["glow"])
+    }
+
+    @Test func installRefusesSymlinksAndEffectsThatDoNotLoad() throws {
+        let source = try writeGlowEffect()
+        try FileManager.default.createSymbolicLink(atPath: source + "/secret.lua", withDestinationPath: "/etc/hostname")
+        let linked = try moonreel(["effects", "install", source])
+        #expect(linked.status == 1)
+        #expect(linked.err == "moonreel: effects install \(source): \(source)/secret.lua is a symbolic link; effects are installed as plain files and folders\n")
+
+        let broken = work + "/broken.lua"
+        try "return {\n".write(toFile: broken, atomically: true, encoding: .utf8)
+        let syntax = try moonreel(["effects", "install", broken])
+        #expect(syntax.status == 1)
+        #expect(syntax.err == "moonreel: effects install \(broken): effects/broken.lua:2: unexpected symbol near <eof>\n")
+
+        let hostile = work + "/hostile.lua"
+        try "io.open('x', 'w')\n".write(toFile: hostile, atomically: true, encoding: .utf8)
+        let sandboxed = try moonreel(["effects", "install", hostile])
+        #expect(sandboxed.status == 1)
+        #expect(sandboxed.err.contains("effects/hostile.lua:1: attempt to index a nil value (global 'io')"))
+        #expect(!FileManager.default.fileExists(atPath: dataHome + "/moonreel/effects/broken.lua"))
+        #expect(!FileManager.default.fileExists(atPath: dataHome + "/moonreel/effects/hostile.lua"))
+    }
+
+    @Test func singleFileEffectFromMoonreelPathIsListed() throws {
+        let library = work + "/library"
+        try FileManager.default.createDirectory(atPath: library + "/effects", withIntermediateDirectories: true)
+        try "return { name = 'tint', version = '2.1', description = 'A tint', apply = function() end }\n"
+            .write(toFile: library + "/effects/tint.lua", atomically: true, encoding: .utf8)
+        let result = try moonreel(["effects", "list"], path: library)
+        #expect(result.out.contains("tint 2.1: A tint\n  found: \(library)/effects/tint.lua\n  parameters: none\n"), "\(result.out)")
+    }
+
+    @Test func helpAndVersionForEachCommand() throws {
+        for command in [["repl"], ["effects"], ["effects", "list"], ["effects", "info"], ["effects", "install"]] {
+            let help = try moonreel(command + ["--help"])
+            #expect(help.status == 0 && help.out.contains("USAGE: moonreel \(command.joined(separator: " "))"), "\(command)")
+            #expect(try moonreel(command + ["--version"]).out == "0.1.0\n", "\(command)")
+        }
+        let script = try moonreel(["--generate-completion-script", "bash"])
+        #expect(script.status == 0 && script.out.contains("effects") && script.out.contains("repl"))
+    }
+}
