@@ -75,7 +75,7 @@ extension VideoPlan {
             frozen.append(Instruction(timeRange: r, background: instruction.backgroundColor, layers: layers))
         }
         if expectedStart < composition.duration {
-            throw EngineError("the video composition's instructions end at \(expectedStart.seconds) s but the composition lasts \(composition.duration.seconds) s")
+            throw EngineError("videoComposition.instructions[\(instructions.count)] ends at \(expectedStart.seconds) s but the composition lasts \(composition.duration.seconds) s; the last instruction must reach its end")
         }
         let count = (range.duration).ceilDivided(by: frameDuration)
         return VideoPlan(renderSize: size, outputWidth: outputWidth, outputHeight: outputHeight,
