@@ -1,0 +1,98 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Stills: `av.imageGenerator(...):copyImage(t, png)` and `moonreel snapshot` give the frame
+/// at exactly `t` (zero tolerance), composed and upright, at the right size.
+@Suite struct StillsTests {
+    @Test func copyImageIsTheComposedFrameAtExactlyThatTime() throws {
+        // testsrc2 (each frame differs) with a second, later-starting copy of it in the
+        // top-right corner at 80 % opacity; exported, and stills taken from the same script.
+        let directory = (Fixtures.scratchPath("stills") as NSString).deletingLastPathComponent
+        let video = directory + "/composed.mp4"
+        let result = try Moonreel.runScript("""
+            local output, directory = arg[1], arg[2]
+            local source = av.asset(arg[3]):tracksWithMediaType("video")[1]
+            local comp = av.composition()
+            local full, corner = comp:addMutableTrack("video"), comp:addMutableTrack("video")
+            full:insertTimeRange(av.range(0, 2), source, 0)
+            corner:insertTimeRange(av.range(0.5, 1.5), source, 0)
+            local vc = av.videoComposition{ renderSize = {320, 240}, frameDuration = av.time(1, 30) }
+            local top, under = av.layerInstruction(corner), av.layerInstruction(full)
+            top:setTransform(av.transform{0.5, 0, 0, 0.5, 160, 0}, 0)
+            top:setOpacity(0.8, 0)
+            vc.instructions = { av.videoCompositionInstruction{ timeRange = av.range(0, 2), layerInstructions = { top, under } } }
+            local session = av.exportSession(comp, "HighestQuality")
+            session.outputURL = output
+            session.videoComposition = vc
+            assert(session:export())
+            local generator = av.imageGenerator(comp, { videoComposition = vc })
+            for _, frame in ipairs({ 0, 30, 31, 42 }) do
+              generator:copyImage(av.time(frame, 30), ("%s/%d.png"):format(directory, frame))
+            end
+            -- Half a frame after frame 30: still frame 30, exactly.
+            generator:copyImage(av.time(61, 60), directory .. "/30.5.png")
+            local ok, message = pcall(generator.copyImage, generator, 2.5, directory .. "/late.png")
+            print(message)
+            """, name: "stills.lua", arguments: [video, directory, try Fixtures.clip(seconds: 2)])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out.contains("time 2.5 s is outside the composition (0…2.0 s)"), "\(result.out)")
+        #expect(!FileManager.default.fileExists(atPath: directory + "/late.png"))
+
+        // Compared by luma: the PNG's RGB comes from full-resolution chroma, ffmpeg's default
+        // conversion interpolates chroma differently (about 3 levels of RGB on testsrc2).
+        for frame in [0, 30, 31, 42] {
+            let still = try Tool.rgbFrame(directory + "/\(frame).png", at: 0)
+            #expect(still.width == 320 && still.height == 240)
+            let exported = try lumaDifference(still, Tool.rgbFrame(video, at: Double(frame) / 30))
+            #expect(exported < 2, "frame \(frame): mean difference \(exported) from the exported frame")
+            for neighbour in [frame - 1, frame + 1] where neighbour >= 0 {
+                let other = try lumaDifference(still, Tool.rgbFrame(video, at: Double(neighbour) / 30))
+                #expect(exported < other / 2, "frame \(frame) looks as much like exported frame \(neighbour) (\(other) vs \(exported))")
+            }
+        }
+        let atFrame = try Data(contentsOf: URL(fileURLWithPath: directory + "/30.png"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: directory + "/30.5.png")) == atFrame, "between frames the earlier one is held")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: directory + "/31.png")) != atFrame)
+    }
+
+    struct PhoneCase: CustomTestStringConvertible, Sendable {
+        let file: String
+        let width: Int
+        let height: Int
+        var testDescription: String { file }
+    }
+
+    @Test(arguments: [PhoneCase(file: "01_iphone4s_portrait_h264_rot90.mov", width: 320, height: 568),
+                      PhoneCase(file: "05_pixel_motionphoto_hevc_rot270_2videotracks.mp4", width: 1080, height: 1440),
+                      PhoneCase(file: "06_android_rot180_vfr_10fps.mp4", width: 1280, height: 720)])
+    func snapshotOfAPhoneFileIsUprightAtItsDisplaySize(_ c: PhoneCase) throws {
+        guard let source = Fixtures.real(c.file) else {
+            print("skipped: ../shared/media/real/\(c.file) is not here")
+            return
+        }
+        // Midway between two source frames: the earlier one is shown.
+        let times = try Tool.framePTS(source).sorted()
+        let shown = times[times.count / 2]
+        let at = (shown + times[times.count / 2 + 1]) / 2
+        let png = Fixtures.scratchPath("snapshot.png")
+        let result = try Moonreel.run(["snapshot", source, "--at", String(at), "-o", png])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out.contains("(\(c.width)×\(c.height)"), "\(result.out)")
+        let still = try Tool.rgbFrame(png, at: 0)
+        #expect(still.width == c.width && still.height == c.height, "got \(still.width)×\(still.height)")
+        let upright = meanDifference(still, try Tool.referenceFrame(source, at: shown, width: c.width, height: c.height))
+        #expect(upright < 12, "\(c.file): mean difference from ffmpeg's upright frame at \(shown) s is \(upright)")
+    }
+}
+
+/// Mean absolute difference of BT.601 luma, in levels.
+func lumaDifference(_ a: Image, _ b: Image) -> Double {
+    var total = 0.0
+    for i in stride(from: 0, to: min(a.pixels.count, b.pixels.count) - 2, by: 3) {
+        let difference = 0.299 * (Double(a.pixels[i]) - Double(b.pixels[i])) + 0.587 * (Double(a.pixels[i + 1]) - Double(b.pixels[i + 1]))
+            + 0.114 * (Double(a.pixels[i + 2]) - Double(b.pixels[i + 2]))
+        total += abs(difference)
+    }
+    return total / Double(max(a.width * a.height, 1))
+}
