@@ -56,6 +56,31 @@ import TestSupport
         #expect(try Data(contentsOf: URL(fileURLWithPath: directory + "/31.png")) != atFrame)
     }
 
+    @Test func aNewVideoCompositionIsUsedFromTheNextImage() throws {
+        let directory = (Fixtures.scratchPath("stills") as NSString).deletingLastPathComponent
+        let result = try Moonreel.runScript("""
+            local asset = av.asset(arg[2])
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(0, 1), asset, 0)
+            local function framed(size, color)
+              local vc = av.videoComposition{ renderSize = size, frameDuration = av.time(1, 30) }
+              local li = av.layerInstruction(comp:tracksWithMediaType("video")[1])
+              li:setOpacity(0, 0)
+              vc.instructions = { av.videoCompositionInstruction{ timeRange = av.range(0, 1), backgroundColor = color, layerInstructions = { li } } }
+              return vc
+            end
+            local generator = av.imageGenerator(comp, { videoComposition = framed({320, 240}, "red") })
+            generator:copyImage(0.5, arg[1] .. "/first.png")
+            generator.videoComposition = framed({160, 120}, "blue")
+            generator:copyImage(0.5, arg[1] .. "/second.png")
+            """, name: "regenerate.lua", arguments: [directory, try Fixtures.solid("white")])
+        #expect(result.status == 0, "\(result.err)")
+        let first = try Tool.rgbFrame(directory + "/first.png", at: 0), second = try Tool.rgbFrame(directory + "/second.png", at: 0)
+        #expect(first.width == 320 && first.height == 240 && second.width == 160 && second.height == 120)
+        expectColor(first.mean(x: 0, y: 0, width: 320, height: 240), red, "first composition's background")
+        expectColor(second.mean(x: 0, y: 0, width: 160, height: 120), blue, "second composition's background")
+    }
+
     struct PhoneCase: CustomTestStringConvertible, Sendable {
         let file: String
         let width: Int

@@ -82,23 +82,31 @@ import TestSupport
             """)
     }
 
-    @Test func concatFadeExampleDissolvesRedIntoBlue() throws {
+    @Test func concatFadeExampleDissolvesRedIntoAFittedPortraitBlue() throws {
+        // The portrait blue clip (240×320) is fitted into the red clip's 320×240 frame:
+        // 180×240 at x 70…250, black bars beside it.
         let output = Fixtures.scratchPath("dissolve.mp4")
         let result = try Moonreel.run(["run", Moonreel.example("concat_fade.lua"), output,
-                                       try Fixtures.solid("red"), try Fixtures.solid("blue")])
+                                       try Fixtures.solid("red"), try Fixtures.solid("blue", size: "240x320")])
         #expect(result.status == 0, "\(result.err)")
+        #expect(result.errorLines.isEmpty, "fitting needs no note: \(result.err)")
         // 2 + 2 − 1 s; the dissolve runs over 1…2 s.
-        #expect(try Tool.ffprobe(output).video?.frameCount == 90)
-        func color(at time: Double) throws -> (r: Double, g: Double, b: Double) {
-            try Tool.rgbFrame(output, at: time).mean(x: 0, y: 0, width: 320, height: 240)
+        let video = try #require(try Tool.ffprobe(output).video)
+        #expect(video.frameCount == 90 && video.width == 320 && video.height == 240)
+        func centre(_ frame: Image) -> (r: Double, g: Double, b: Double) { frame.mean(x: 74, y: 0, width: 172, height: 240) }
+        func bar(_ frame: Image) -> (r: Double, g: Double, b: Double) { frame.mean(x: 0, y: 0, width: 66, height: 240) }
+        let first = try Tool.rgbFrame(output, at: 0.5), second = try Tool.rgbFrame(output, at: 2.5)
+        expectColor(centre(first), red)
+        expectColor(bar(first), red)
+        expectColor(centre(second), blue)
+        expectColor(bar(second), black)
+        func mix(_ a: (r: Double, g: Double, b: Double), _ b: (r: Double, g: Double, b: Double), _ share: Double) -> (Double, Double, Double) {
+            (a.r * share + b.r * (1 - share), a.g * share + b.g * (1 - share), a.b * share + b.b * (1 - share))
         }
-        let first = try color(at: 0.5), second = try color(at: 2.5)
-        expectColor(first, red)
-        expectColor(second, blue)
         for (time, share) in [(1.2, 0.8), (1.5, 0.5), (1.8, 0.2)] {
-            let expected = (first.r * share + second.r * (1 - share), first.g * share + second.g * (1 - share),
-                            first.b * share + second.b * (1 - share))
-            expectColor(try color(at: time), expected, "\(Int(share * 100)) % red at \(time) s")
+            let frame = try Tool.rgbFrame(output, at: time)
+            expectColor(centre(frame), mix(centre(first), centre(second), share), "\(Int(share * 100)) % red at \(time) s")
+            expectColor(bar(frame), mix(bar(first), bar(second), share), "\(Int(share * 100)) % red over the bar at \(time) s")
         }
     }
 

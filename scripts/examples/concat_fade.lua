@@ -17,22 +17,22 @@ local join = firstLength - dissolve          -- where the dissolve starts
 local comp = av.composition()
 local function place(asset, length, at, mediaType)
   local source = asset:tracksWithMediaType(mediaType)[1]
-  if not source then return nil, nil end
+  if not source then return nil end
   local track = comp:addMutableTrack(mediaType)
   track:insertTimeRange(av.range(0, length), source, at)
-  return track, source
+  return track
 end
-local video1, source1 = place(first, firstLength, 0, "video")
-local video2, source2 = place(second, secondLength, join, "video")
+local video1 = place(first, firstLength, 0, "video")
+local video2 = place(second, secondLength, join, "video")
 local audio1 = place(first, firstLength, 0, "audio")
 local audio2 = place(second, secondLength, join, "audio")
 assert(video1 and video2, "both clips need a video track")
 
--- Frame size and rate from the first clip, each clip shown upright.
-local vc = av.videoComposition(comp)
-local top, under = av.layerInstruction(video1), av.layerInstruction(video2)
-top:setTransform(source1.preferredTransform, 0)
-under:setTransform(source2.preferredTransform, 0)
+-- Frame size and rate from the first clip; each clip upright and fitted into that frame
+-- (a portrait clip after a landscape one keeps its shape). The layer instructions made for
+-- the two tracks carry those transforms; the first one fades out over the second.
+local vc = av.videoComposition(comp, { renderSize = comp.naturalSize, fit = true })
+local top, under = table.unpack(vc.instructions[1].layerInstructions)
 top:setOpacityRamp(1, 0, av.range(join, dissolve))
 vc.instructions = {
   av.videoCompositionInstruction{ timeRange = av.range(0, join), layerInstructions = { top } },

@@ -4,7 +4,8 @@ import CMoonFFmpeg
 /// tolerance: the frame at exactly the requested time, through the same renderer as export.
 public final class ImageGenerator {
     public let composition: Composition
-    public var videoComposition: VideoComposition?
+    /// Frozen into a render plan at the first `copyImage`; setting another one starts afresh.
+    public var videoComposition: VideoComposition? { didSet { renderer = nil } }
     private var renderer: VideoRenderer?
 
     public init(composition: Composition, videoComposition: VideoComposition? = nil) {
@@ -15,7 +16,7 @@ public final class ImageGenerator {
     /// Writes the composed frame at `time` as a PNG at the render size. Returns its size.
     @discardableResult
     public func copyImage(at time: MediaTime, to path: String, overwrite: Bool = true) throws -> (width: Int, height: Int) {
-        guard time >= .zero, time < composition.duration || (composition.duration.value > 0 && time == .zero) else {
+        guard time >= .zero, time < composition.duration else {
             throw EngineError("time \(time.seconds) s is outside the composition (0…\(composition.duration.seconds) s)")
         }
         let renderer = try currentRenderer()

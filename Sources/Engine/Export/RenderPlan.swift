@@ -47,7 +47,7 @@ extension VideoPlan {
         }
         let frameDuration = videoComposition.frameDuration
         guard frameDuration.value > 0, frameDuration >= MediaTime(value: 1, timescale: 1000) else {
-            throw EngineError("videoComposition.frameDuration must be between 1/1000 s and longer, got \(frameDuration.seconds) s")
+            throw EngineError("videoComposition.frameDuration must be at least 1/1000 s, got \(frameDuration.seconds) s")
         }
         let instructions = videoComposition.instructions
         guard !instructions.isEmpty else { throw EngineError("videoComposition has no instructions; add one covering 0…\(composition.duration.seconds) s") }
