@@ -40,7 +40,7 @@ public final class REPL {
     private let options: REPLOptions
     private let signals: REPLSignals
     private var host: MoonreelHost
-    private var reader: REPLLineReader!
+    private lazy var reader: REPLLineReader = makeReader()
     private var compositionGlobals: [String: UnsafeRawPointer] = [:]
     private var currentComposition: String?
     private var snapshotCount = 0
@@ -61,15 +61,15 @@ public final class REPL {
         signals = REPLSignals()
         host = try MoonreelHost(limits: options.limits, searchPath: options.searchPath)
         try prepare(host)
-        let interactive = isatty(STDIN_FILENO) != 0 && isatty(STDOUT_FILENO) != 0
-        if interactive, let historyPath = options.historyPath {
-            makeParentDirectories(of: historyPath)
+    }
+
+    /// libedit on a terminal; plain lines otherwise (a pipe, a file, or output redirected).
+    private func makeReader() -> REPLLineReader {
+        guard isatty(STDIN_FILENO) != 0 && isatty(STDOUT_FILENO) != 0 else { return PipedLineReader(signals: signals) }
+        if let historyPath = options.historyPath { makeParentDirectories(of: historyPath) }
+        return TerminalLineReader(signals: signals, historyPath: options.historyPath) { [unowned self] word in
+            REPLCatalog(host: host).completions(for: word)
         }
-        reader = interactive
-            ? TerminalLineReader(signals: signals, historyPath: options.historyPath) { [unowned self] word in
-                REPLCatalog(host: host).completions(for: word)
-            }
-            : PipedLineReader(signals: signals)
     }
 
     /// Runs `script` (if any), then reads statements until Ctrl-D, `:quit` or SIGTERM.
