@@ -16,7 +16,7 @@ import TestSupport
         /// The time limit (seconds); attacks meant to hit another limit get a generous one,
         /// so a loaded machine still shows that other limit.
         var timeLimit = 0.5
-        var options: [String] { ["--time-limit", "\(timeLimitMessage)", "--memory-limit", "64"] }
+        var options: [String] { ["--time-limit", "\(timeLimit)", "--memory-limit", "64"] }
         var testDescription: String { name }
     }
 
