@@ -96,31 +96,9 @@ extension API {
         return value
     }
 
-    /// Optional ramp timing: "linear", "easeIn", "easeOut", "easeInEaseOut", or {x1, y1, x2, y2}.
-    func curve(_ call: LuaCall, _ index: Int32) throws -> RampCurve {
-        if call.isNoneOrNil(index) { return .linear }
-        if call.type(index) == LUA_TSTRING {
-            switch try call.string(index) {
-            case "linear": return .linear
-            case "easeIn": return .easeIn
-            case "easeOut": return .easeOut
-            case "easeInEaseOut", "easeInOut": return .easeInEaseOut
-            case let other: throw call.argumentError(index, "unknown timing \"\(other)\" (linear, easeIn, easeOut, easeInEaseOut or {x1, y1, x2, y2})")
-            }
-        }
-        guard call.type(index) == LUA_TTABLE else { throw call.typeError(index, expected: "timing name or {x1, y1, x2, y2}") }
-        let table = call.absolute(index)
-        var points: [Double] = []
-        for position in 1...4 {
-            guard let v = try field(call, table, "p\(position)", position, { try self.finite(call, -1) }) else {
-                throw call.argumentError(index, "Bézier timing needs four numbers {x1, y1, x2, y2}")
-            }
-            points.append(v)
-        }
-        guard (0...1).contains(points[0]), (0...1).contains(points[2]) else {
-            throw call.argumentError(index, "Bézier x1 and x2 must be in 0…1")
-        }
-        return .bezier(points[0], points[1], points[2], points[3])
+    /// Optional ramp timing (linear by default): a name or Bézier points {x1, y1, x2, y2}.
+    func curve(_ call: LuaCall, _ index: Int32) throws -> TimingFunction {
+        call.isNoneOrNil(index) ? .linear : try timingFunction(call, index)
     }
 
     /// An array of objects of one class.

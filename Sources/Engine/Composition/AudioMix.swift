@@ -22,7 +22,7 @@ public final class AudioMixInputParameters {
 
     public func setVolume(_ value: Double, at time: MediaTime) { volume.set(value, at: time) }
 
-    public func setVolumeRamp(from: Double, to: Double, over range: TimeRange, curve: RampCurve = .linear) {
+    public func setVolumeRamp(from: Double, to: Double, over range: TimeRange, curve: TimingFunction = .linear) {
         volume.ramp(from: from, to: to, over: range, curve: curve)
     }
 }

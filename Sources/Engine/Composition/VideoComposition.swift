@@ -23,35 +23,6 @@ extension Rect: Rampable {
     }
 }
 
-/// How a ramp moves from its start to its end value over its time range.
-public enum RampCurve: Sendable, Hashable {
-    case linear
-    /// A cubic Bézier from (0,0) to (1,1) with control points (x1,y1), (x2,y2), as CSS and
-    /// Core Animation define timing functions; easeIn = (0.42,0,1,1), easeOut = (0,0,0.58,1),
-    /// easeInEaseOut = (0.42,0,0.58,1).
-    case bezier(Double, Double, Double, Double)
-
-    public static let easeIn = RampCurve.bezier(0.42, 0, 1, 1)
-    public static let easeOut = RampCurve.bezier(0, 0, 0.58, 1)
-    public static let easeInEaseOut = RampCurve.bezier(0.42, 0, 0.58, 1)
-
-    /// Progress (0…1) at time fraction `x` (0…1).
-    public func progress(_ x: Double) -> Double {
-        guard case let .bezier(x1, y1, x2, y2) = self else { return x }
-        func bezier(_ t: Double, _ p1: Double, _ p2: Double) -> Double {
-            let u = 1 - t
-            return 3 * u * u * t * p1 + 3 * u * t * t * p2 + t * t * t
-        }
-        // Bisection on the monotonic x(t): 40 halvings reach double precision.
-        var (low, high) = (0.0, 1.0)
-        for _ in 0..<40 {
-            let mid = (low + high) / 2
-            if bezier(mid, x1, x2) < x { low = mid } else { high = mid }
-        }
-        return bezier((low + high) / 2, y1, y2)
-    }
-}
-
 /// The value of one layer-instruction property over time: `set` values that hold until the
 /// next change, and ramps that move between two values over a range and then hold the end.
 public struct PropertyTimeline<Value: Rampable>: Sendable, Equatable {
@@ -60,20 +31,18 @@ public struct PropertyTimeline<Value: Rampable>: Sendable, Equatable {
         var duration: MediaTime
         var from: Value
         var to: Value
-        var curve: RampCurve
+        var curve: TimingFunction
     }
     private(set) var changes: [Change] = []
     public let defaultValue: Value
 
     public init(defaultValue: Value) { self.defaultValue = defaultValue }
 
-    public var isConstant: Bool { changes.allSatisfy { $0.from == $0.to } && Set(changes.map { "\($0.to)" }).count <= 1 }
-
     public mutating func set(_ value: Value, at time: MediaTime) {
         add(Change(start: time, duration: .zero, from: value, to: value, curve: .linear))
     }
 
-    public mutating func ramp(from: Value, to: Value, over range: TimeRange, curve: RampCurve = .linear) {
+    public mutating func ramp(from: Value, to: Value, over range: TimeRange, curve: TimingFunction = .linear) {
         add(Change(start: range.start, duration: range.duration, from: from, to: to, curve: curve))
     }
 
@@ -88,7 +57,7 @@ public struct PropertyTimeline<Value: Rampable>: Sendable, Equatable {
         guard let change = changes.last(where: { $0.start <= time }) else { return defaultValue }
         let elapsed = time - change.start
         guard change.duration.value > 0, elapsed < change.duration else { return change.to }
-        return Value.interpolate(change.from, change.to, change.curve.progress(elapsed.seconds / change.duration.seconds))
+        return Value.interpolate(change.from, change.to, change.curve(elapsed.seconds / change.duration.seconds))
     }
 }
 
@@ -109,7 +78,7 @@ public final class LayerInstruction {
         crop = timeline
     }
 
-    public func setCropRectangleRamp(from: Rect, to: Rect, over range: TimeRange, curve: RampCurve = .linear) {
+    public func setCropRectangleRamp(from: Rect, to: Rect, over range: TimeRange, curve: TimingFunction = .linear) {
         var timeline = crop ?? PropertyTimeline(defaultValue: from)
         timeline.ramp(from: from, to: to, over: range, curve: curve)
         crop = timeline
