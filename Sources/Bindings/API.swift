@@ -10,7 +10,8 @@ public final class API {
     unowned let lua: LuaState
     /// Set by embedders (the CLI's --overwrite): every export may replace its output.
     public var overwriteOutputs = false
-    /// Cancels running exports (Ctrl-C); reset by the host before each new statement.
+    /// Cancels every export of this host from now on (Ctrl-C in `moonreel run`); the REPL
+    /// cancels single statements' exports itself instead.
     public let exportCancellation = CancellationFlag()
     /// Called with each running export's progress (the CLI draws its bar from this).
     public var exportObserver: ((ExportSession, ExportProgress) -> Void)?
