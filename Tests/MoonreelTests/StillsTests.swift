@@ -77,8 +77,8 @@ import TestSupport
         #expect(result.status == 0, "\(result.err)")
         let first = try Tool.rgbFrame(directory + "/first.png", at: 0), second = try Tool.rgbFrame(directory + "/second.png", at: 0)
         #expect(first.width == 320 && first.height == 240 && second.width == 160 && second.height == 120)
-        expectColor(first.mean(x: 0, y: 0, width: 320, height: 240), red, "first composition's background")
-        expectColor(second.mean(x: 0, y: 0, width: 160, height: 120), blue, "second composition's background")
+        expectColor(first.mean(x: 0, y: 0, width: 320, height: 240), Solid.red, "first composition's background")
+        expectColor(second.mean(x: 0, y: 0, width: 160, height: 120), Solid.blue, "second composition's background")
     }
 
     struct PhoneCase: CustomTestStringConvertible, Sendable {
@@ -97,7 +97,7 @@ import TestSupport
             return
         }
         // Midway between two source frames: the earlier one is shown.
-        let times = try Tool.framePTS(source).sorted()
+        let times = try shownPacketTimes(source)
         let shown = times[times.count / 2]
         let at = (shown + times[times.count / 2 + 1]) / 2
         let png = Fixtures.scratchPath("snapshot.png")
