@@ -76,7 +76,7 @@ for job in "${jobs[@]}"; do
     dissolve) # two 6 s pieces with a 1 s cross-dissolve, audio faded out over the last 3 s
       compare dissolve \
         "$moonreel run --overwrite --progress none scripts/examples/concat_fade.lua $work/dissolve-moonreel.mp4 $source_clip $source_clip 6" \
-        "ffmpeg -hide_banner -loglevel error -y -t 6 -i $source_clip -t 6 -i $source_clip -filter_complex [0:v][1:v]xfade=transition=fade:duration=1:offset=5,format=yuv420p[v];[0:a][1:a]acrossfade=d=1,afade=t=out:st=8:d=3[a] -map [v] -map [a] -c:v libx264 -crf 18 -preset medium -c:a aac -b:a 192k $work/dissolve-ffmpeg.mp4" ;;
+        "ffmpeg -hide_banner -loglevel error -y -t 6 -i $source_clip -t 6 -i $source_clip -filter_complex '[0:v][1:v]xfade=transition=fade:duration=1:offset=5,format=yuv420p[v];[0:a][1:a]acrossfade=d=1,afade=t=out:st=8:d=3[a]' -map '[v]' -map '[a]' -c:v libx264 -crf 18 -preset medium -c:a aac -b:a 192k $work/dissolve-ffmpeg.mp4" ;;
     lyrics|lyrics-10min) # lyrics burned in: our lyrics effect vs ffmpeg's subtitles filter (libass)
       clip=$source_clip; seconds=20
       if [ "$job" = lyrics-10min ]; then

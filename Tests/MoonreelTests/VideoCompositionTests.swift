@@ -54,12 +54,7 @@ import TestSupport
         expectColor(ramped.mean(x: 244, y: 0, width: 76, height: 240), Solid.black, "outside the widening crop")
     }
 
-    @Test(.disabled("""
-        renderer bug: a crop scaled up blends in the source pixels just outside the crop rectangle \
-        (left column 31,221,5 instead of lime): VideoRenderer.draw clips to the crop but samples the \
-        whole frame bilinearly
-        """))
-    func scaledCropEdgesDoNotPickUpNeighbouringPixels() throws {
+    @Test func scaledCropEdgesDoNotPickUpNeighbouringPixels() throws {
         let filling = try Tool.rgbFrame(try croppedQuadrants(), at: 1.5)
         expectColor(filling.mean(x: 0, y: 0, width: 2, height: 240), Solid.lime, "left edge of the scaled crop, next to red in the source")
     }

@@ -193,10 +193,17 @@ final class VideoRenderer {
         var matrix = cairo_matrix_t(xx: d.transform.a, yx: d.transform.b, xy: d.transform.c,
                                     yy: d.transform.d, x0: d.transform.tx, y0: d.transform.ty)
         cairo_transform(cr, &matrix)
-        let visible = d.crop ?? Rect(x: 0, y: 0, width: Double(rgb.width), height: Double(rgb.height))
+        let whole = Rect(x: 0, y: 0, width: Double(rgb.width), height: Double(rgb.height))
+        let visible = d.crop ?? whole
         cairo_rectangle(cr, visible.x, visible.y, visible.width, visible.height)
         cairo_clip(cr)
-        cairo_set_source_surface(cr, image, 0, 0)
+        // Sample only the cropped pixels, so a crop scaled up does not pick up its neighbours.
+        let left = max(0, visible.x.rounded(.down)), top = max(0, visible.y.rounded(.down))
+        let right = min(whole.width, visible.maxX.rounded(.up)), bottom = min(whole.height, visible.maxY.rounded(.up))
+        guard right > left, bottom > top,
+              let source = cairo_surface_create_for_rectangle(image, left, top, right - left, bottom - top) else { return }
+        defer { cairo_surface_destroy(source) }
+        cairo_set_source_surface(cr, source, left, top)
         let pattern = cairo_get_source(cr)
         // PAD: edge pixels extend under the clip instead of fading to transparent.
         cairo_pattern_set_extend(pattern, CAIRO_EXTEND_PAD)
