@@ -102,6 +102,30 @@ import TestSupport
         #expect(Double(overlap) < 0.5 * Double(min(first.count, second.count)), "CJK lines share \(overlap) of their ink pixels")
     }
 
+    @Test func karaokeFillFollowsTheWordTimesOfAnEnhancedLRC() throws {
+        let video = try Fixtures.solid("0x404040", seconds: 3, size: "640x360")
+        let lyrics = Fixtures.scratchPath("song.lrc")
+        try "[00:00.00]<00:00.00>SING <00:01.00>ALONG <00:02.00>NOW\n[00:03.00]\n".write(toFile: lyrics, atomically: true, encoding: .utf8)
+        let output = (lyrics as NSString).deletingLastPathComponent + "/karaoke.mp4"
+        try exportWithOverlay("""
+            require('effects.lyrics'){ cues = av.readCues(arg[2]), renderSize = {640, 360}, shadow = false, karaokeColor = "#FFFF00" }
+            """, arguments: [video, lyrics, output])
+        // Sung letters are yellow (high red and green, low blue); the rest stay white.
+        func sung(_ time: Double) throws -> Int {
+            let frame = try Tool.rgbFrame(output, at: time)
+            var count = 0
+            for y in 240..<360 { for x in 0..<640 {
+                let p = frame.pixel(x, y)
+                if p.r > 180 && p.g > 180 && p.b < 100 { count += 1 }
+            } }
+            return count
+        }
+        let first = try sung(0.5), second = try sung(1.5), third = try sung(2.5)
+        #expect(first > 100, "the first word is highlighted while it is sung (\(first) px)")
+        #expect(second > first + 100 && third > second + 100, "the fill grows word by word: \(first), \(second), \(third)")
+        #expect(Ink(try Tool.rgbFrame(output, at: 0.5)).count > 100, "unsung words stay white")
+    }
+
     @Test func parameterErrorsNameTheEffectAndTheParameter() throws {
         let result = try Moonreel.runScript("""
             local lyrics = require "effects.lyrics"
