@@ -139,19 +139,20 @@ final class VideoRenderer {
             guard let quarterTurn = QuarterTurn(shifted, width: frame.width, height: frame.height) else {
                 return try generalPath([d], background: .black)
             }
-            if frame.pixelFormat != AV_PIX_FMT_YUV420P || frame.width % 2 != 0 || frame.height % 2 != 0 {
-                frame = try scaler.convert(frame, width: frame.width & ~1, height: frame.height & ~1, format: AV_PIX_FMT_YUV420P,
+            // Scale and convert first, to the output size with the stored axes, then turn the
+            // (usually much smaller) frame: one swscale pass, and the turn touches few pixels.
+            let (width, height) = quarterTurn.swapsAxes ? (plan.outputHeight, plan.outputWidth) : (plan.outputWidth, plan.outputHeight)
+            if frame.width != width || frame.height != height || frame.pixelFormat != AV_PIX_FMT_YUV420P || sourceColor != plan.outputColor {
+                frame = try scaler.convert(frame, width: width, height: height, format: AV_PIX_FMT_YUV420P,
                                            sourceColor: sourceColor, outputColor: plan.outputColor)
-                if frame.width == 0 || frame.height == 0 { return try generalPath([d], background: .black) }
             }
-            frame = try quarterTurn.apply(to: frame)
+            return try quarterTurn.apply(to: frame)
         }
         let alreadyRight = frame.width == plan.outputWidth && frame.height == plan.outputHeight
             && frame.pixelFormat == AV_PIX_FMT_YUV420P && ColorDescription.of(frame) == plan.outputColor
         if alreadyRight { return try frame.reference() }
         return try scaler.convert(frame, width: plan.outputWidth, height: plan.outputHeight, format: AV_PIX_FMT_YUV420P,
-                                  sourceColor: frame === d.frame ? sourceColor : ColorDescription.of(frame),
-                                  outputColor: plan.outputColor)
+                                  sourceColor: sourceColor, outputColor: plan.outputColor)
     }
 
     /// Any transforms, opacities and crops: every layer is drawn with cairo (bilinear,
