@@ -110,8 +110,17 @@ final class AudioRenderer {
     private var scratch: [[Float]]
     private var limiter: PeakLimiter
 
+    /// Each segment's first and end sample, counted once from its exact times.
+    private let segmentSamples: [[(start: Int64, end: Int64)]]
+    /// Volume is evaluated every this many samples and interpolated in between: exact for
+    /// linear ramps, within a hair for eased ones, and no rational arithmetic per sample.
+    private let gainStep = 32
+
     init(plan: AudioPlan) {
         self.plan = plan
+        segmentSamples = plan.tracks.map { track in
+            track.segments.map { (plan.format.sample(at: $0.targetRange.start), plan.format.sample(at: $0.targetRange.end)) }
+        }
         scratch = Array(repeating: [], count: plan.format.channels)
         limiter = PeakLimiter(sampleRate: plan.format.sampleRate)
     }
@@ -134,9 +143,7 @@ final class AudioRenderer {
     private func addTrack(_ trackIndex: Int, _ track: AudioPlan.Track, into mix: inout [[Float]], length: Int) throws {
         let blockStart = position
         let blockEnd = position + Int64(length)
-        for (segmentIndex, segment) in track.segments.enumerated() {
-            let segmentStart = plan.format.sample(at: segment.targetRange.start)
-            let segmentEnd = plan.format.sample(at: segment.targetRange.end)
+        for (segmentIndex, (segmentStart, segmentEnd)) in segmentSamples[trackIndex].enumerated() {
             let from = max(segmentStart, blockStart), to = min(segmentEnd, blockEnd)
             guard from < to else { continue }
             let reader = try reader(for: trackIndex, track, segmentIndex, length: segmentEnd - segmentStart)
@@ -145,13 +152,24 @@ final class AudioRenderer {
             try reader.read(from: from - segmentStart, count: count, into: &scratch)
             let offset = Int(from - blockStart)
             let volume = track.volume
-            let time = { (sample: Int64) in self.plan.start + MediaTime(value: sample, timescale: self.plan.format.sampleRate) }
-            let steadyGain = volume.steadyValue(over: TimeRange(from: time(from), to: time(to))).map(Float.init)
-            for i in 0..<count {
-                let gain = steadyGain ?? Float(volume.value(at: time(from + Int64(i))))
+            let gainAt = { (sample: Int64) in
+                Float(volume.value(at: self.plan.start + MediaTime(value: sample, timescale: self.plan.format.sampleRate)))
+            }
+            let steadyGain = volume.steadyValue(over: TimeRange(
+                from: plan.start + MediaTime(value: from, timescale: plan.format.sampleRate),
+                to: plan.start + MediaTime(value: to, timescale: plan.format.sampleRate))).map(Float.init)
+            var stepStart = 0
+            while stepStart < count {
+                let stepEnd = min(stepStart + gainStep, count)
+                let first = steadyGain ?? gainAt(from + Int64(stepStart))
+                let last = steadyGain ?? gainAt(from + Int64(stepEnd))
+                let slope = (last - first) / Float(stepEnd - stepStart)
                 for channel in 0..<plan.format.channels {
-                    mix[channel][offset + i] += scratch[channel][i] * gain
+                    for i in stepStart..<stepEnd {
+                        mix[channel][offset + i] += scratch[channel][i] * (first + slope * Float(i - stepStart))
+                    }
                 }
+                stepStart = stepEnd
             }
         }
     }
