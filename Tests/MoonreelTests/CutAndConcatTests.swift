@@ -32,6 +32,25 @@ import TestSupport
         #expect(match < meanDifference(first, before) / 2 && match < meanDifference(first, after) / 2)
     }
 
+    @Test func dissolveBetweenPhoneClipsWhoseAudioEndsEarly() throws {
+        // 06's audio stops 0.12 s before its video; 01 is portrait and rotated.
+        guard let android = Fixtures.real("06_android_rot180_vfr_10fps.mp4"),
+              let iphone = Fixtures.real("01_iphone4s_portrait_h264_rot90.mov") else {
+            print("skipped: ../shared/media/real is not here")
+            return
+        }
+        let output = Fixtures.scratchPath("phones.mp4")
+        let result = try Moonreel.run(["run", Moonreel.example("concat_fade.lua"), output, android, iphone])
+        #expect(result.status == 0, "\(result.err)")
+        let probe = try Tool.ffprobe(output)
+        #expect(probe.video?.width == 1280 && probe.video?.height == 720)
+        #expect(abs(probe.duration - (2.380 + 2.202 - 1)) < 0.05, "\(probe.duration)")
+        // The portrait clip is pillarboxed: black at the sides, picture in the middle.
+        let end = try Tool.rgbFrame(output, at: 3.3)
+        let side = end.mean(x: 0, y: 300, width: 200, height: 100), middle = end.mean(x: 560, y: 300, width: 160, height: 100)
+        #expect(side.r < 20 && side.g < 20 && middle.r > 80, "side \(side), middle \(middle)")
+    }
+
     @Test func twelveOneSecondClipsJoinWithoutGapOrDrift() throws {
         // Alternate two tones so each join's position can be read from the audio itself.
         let clips = try (0..<12).map { i in try Fixtures.clip(seconds: 1, tone: i % 2 == 0 ? 440 : 660) }
