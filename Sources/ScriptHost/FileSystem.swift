@@ -2,16 +2,20 @@
 import Glibc
 #endif
 
-/// The few file-system calls the host needs, on Glibc (Foundation would cost start-up time).
-enum FileSystem {
-    enum Kind { case missing, file, directory, other }
+/// The few file-system calls the host (and the CLI's effect installer) needs, on Glibc
+/// (Foundation would cost start-up time).
+public enum FileSystem {
+    public enum Kind { case missing, file, directory, symlink, other }
 
-    static func kind(of path: String) -> Kind {
+    /// What is at `path`; with `followingSymlinks: false` (`lstat`) a symlink is reported
+    /// as such instead of what it points to.
+    public static func kind(of path: String, followingSymlinks: Bool = true) -> Kind {
         var info = stat()
-        guard stat(path, &info) == 0 else { return .missing }
+        guard (followingSymlinks ? stat(path, &info) : lstat(path, &info)) == 0 else { return .missing }
         switch info.st_mode & S_IFMT {
         case S_IFREG: return .file
         case S_IFDIR: return .directory
+        case S_IFLNK: return .symlink
         default: return .other
         }
     }
@@ -43,7 +47,7 @@ enum FileSystem {
     }
 
     /// Names in a directory (without "." and ".."), sorted; empty if it cannot be read.
-    static func entries(of directory: String) -> [String] {
+    public static func entries(of directory: String) -> [String] {
         guard let handle = opendir(directory) else { return [] }
         defer { closedir(handle) }
         var names: [String] = []

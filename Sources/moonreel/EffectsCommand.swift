@@ -157,10 +157,10 @@ struct EffectInstaller {
     /// Refuses symlinks and special files anywhere inside an effect folder: what is
     /// installed must be exactly what was checked.
     static func refuseLinks(in path: String) throws {
-        guard kind(of: path) == .directory else { return }
-        for entry in entries(of: path) {
+        guard kindOf(path) == .directory else { return }
+        for entry in FileSystem.entries(of: path) {
             let child = path + "/" + entry
-            switch kind(of: child) {
+            switch kindOf(child) {
             case .file: continue
             case .directory: try refuseLinks(in: child)
             case .symlink: throw Refusal(description: "\(child) is a symbolic link; effects are installed as plain files and folders")
@@ -172,10 +172,10 @@ struct EffectInstaller {
     /// Installs `source` as `module` and returns where it now is.
     func install(_ source: String, as module: String, overwrite: Bool) throws -> String {
         try makeDirectories(folder)
-        let isFolder = EffectInstaller.kind(of: source) == .directory
+        let isFolder = Self.kindOf(source) == .directory
         let target = folder + "/" + module + (isFolder ? "" : ".lua")
         // Either form of the same name is the same effect to `require`.
-        let installed = [folder + "/" + module + ".lua", folder + "/" + module].filter { EffectInstaller.kind(of: $0) != .missing }
+        let installed = [folder + "/" + module + ".lua", folder + "/" + module].filter { Self.kindOf($0) != .missing }
         if !installed.isEmpty && !overwrite {
             throw Refusal(description: "an effect \"\(module)\" is already installed at \(installed[0]); pass --overwrite to replace it")
         }
@@ -199,9 +199,9 @@ struct EffectInstaller {
     }
 
     private func copy(_ source: String, to destination: String) throws {
-        if EffectInstaller.kind(of: source) == .directory {
+        if Self.kindOf(source) == .directory {
             guard mkdir(destination, 0o755) == 0 else { throw systemError("cannot create \(destination)") }
-            for entry in EffectInstaller.entries(of: source) {
+            for entry in FileSystem.entries(of: source) {
                 try copy(source + "/" + entry, to: destination + "/" + entry)
             }
             syncDirectory(destination)
@@ -248,40 +248,15 @@ struct EffectInstaller {
         Refusal(description: "\(what): \(String(cString: strerror(errno)))")
     }
 
+    /// What is at `path` itself: symlinks are reported, not followed.
+    static func kindOf(_ path: String) -> FileSystem.Kind { FileSystem.kind(of: path, followingSymlinks: false) }
+
     private static func remove(_ path: String) {
-        if kind(of: path) == .directory {
-            for entry in entries(of: path) { remove(path + "/" + entry) }
+        if kindOf(path) == .directory {
+            for entry in FileSystem.entries(of: path) { remove(path + "/" + entry) }
             rmdir(path)
         } else {
             unlink(path)
         }
-    }
-
-    enum Kind { case missing, file, directory, symlink, other }
-
-    /// What is at `path` itself (`lstat`: a symlink is reported, not followed).
-    static func kind(of path: String) -> Kind {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return .missing }
-        switch info.st_mode & S_IFMT {
-        case S_IFREG: return .file
-        case S_IFDIR: return .directory
-        case S_IFLNK: return .symlink
-        default: return .other
-        }
-    }
-
-    /// Names in a directory, sorted, without "." and ".." (`scandir`).
-    static func entries(of directory: String) -> [String] {
-        var list: UnsafeMutablePointer<UnsafeMutablePointer<dirent>?>?
-        let count = scandir(directory, &list, nil, nil)
-        guard count >= 0, let list else { return [] }
-        defer { free(list) }
-        return (0..<Int(count)).compactMap { index in
-            guard let entry = list[index] else { return nil }
-            defer { free(entry) }
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            return name == "." || name == ".." ? nil : name
-        }.sorted()
     }
 }
