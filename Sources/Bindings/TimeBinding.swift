@@ -47,7 +47,11 @@ extension API {
             let (timeIndex, countIndex): (Int32, Int32) = call.type(1) == LUA_TNUMBER ? (2, 1) : (1, 2)
             let t = try time(call, timeIndex)
             let count = try call.integer(countIndex)
-            push(call, exact: t * Int64(count)); return 1
+            let (product, overflow) = t.value.multipliedReportingOverflow(by: Int64(count))
+            guard !overflow, abs(Double(product) / Double(t.timescale)) < 1e9 else {
+                throw call.argumentError(countIndex, "time × \(count) is too large")
+            }
+            push(call, exact: MediaTime(value: product, timescale: t.timescale)); return 1
         }
         lua.setFunction("__eq", qualifiedName: "==") { [unowned self] call in
             call.push(try time(call, 1) == time(call, 2)); return 1
@@ -69,6 +73,7 @@ extension API {
                 guard let exact = MediaTime.checked(value: Int64(value), timescale: Int64(scale)) else {
                     throw call.argumentError(2, "timescale must be a positive 32-bit integer, got \(scale)")
                 }
+                guard abs(exact.seconds) < 1e9 else { throw call.argumentError(1, "time \(exact.seconds) s is too large") }
                 push(call, exact: exact)
                 return 1
             }),

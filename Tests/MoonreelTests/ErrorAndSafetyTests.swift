@@ -47,6 +47,8 @@ import TestSupport
         try expectFailure("av.videoComposition{ renderSize = {1920, 1080}, frameDuration = -1 }", "frameDuration")
         try expectFailure("av.videoComposition{ renderSize = {1920, 1080}, colour = 'red' }",
                           "bad.lua:1: bad argument #1 to 'videoComposition' (unknown VideoComposition property 'colour')")
+        try expectFailure("local t = av.time(1, 1) * math.maxinteger", "bad.lua:1: bad argument #2 to '*' (time × 9223372036854775807 is too large)")
+        try expectFailure("av.time(math.maxinteger, 1)", "bad.lua:1: bad argument #1 to 'time' (time 9.223372036854776e+18 s is too large)")
         try expectFailure("av.time(1, 0)", "bad.lua:1: bad argument #2 to 'time' (timescale must be a positive 32-bit integer, got 0)")
     }
 

@@ -97,7 +97,10 @@ extension AVRational {
 extension MediaTime {
     /// Time of `pts` counted in an FFmpeg time base (the named hand-off from FFmpeg time).
     init(pts: Int64, timeBase: AVRational) {
-        self.init(value: pts * Int64(timeBase.num), timescale: timeBase.den)
+        // A damaged file can carry an unusable time base or absurd timestamps: clamp
+        // rather than trap (the value is then visibly wrong, and checked downstream).
+        let (value, overflow) = pts.multipliedReportingOverflow(by: Int64(Swift.max(timeBase.num, 1)))
+        self.init(value: overflow ? (pts < 0 ? Int64.min / 4 : Int64.max / 4) : value, timescale: Swift.max(timeBase.den, 1))
     }
 
     /// This time counted in an FFmpeg time base, rounded to nearest (hand-off to FFmpeg time).
