@@ -52,8 +52,7 @@ import TestSupport
         }
         let output = Fixtures.scratchPath("out.\(c.ext)")
         let result = try Moonreel.runScript(Self.exportScript, name: "export.lua", arguments: [source, output, c.preset])
-        #expect(result.status == 0, "\(c.file): \(result.err)")
-        guard result.status == 0 else { return }
+        try #require(result.status == 0, "\(c.file): \(result.err)")
         let probe = try Tool.ffprobe(output)
         let sourceProbe = try Tool.ffprobe(source)
         #expect(abs(probe.duration - sourceProbe.duration) < 0.15 || sourceProbe.duration == 0, "\(probe.duration) vs \(sourceProbe.duration)")
@@ -67,14 +66,16 @@ import TestSupport
         // Upright: a frame of ours looks like ffmpeg's autorotated picture of the same
         // source frame. Sources may be VFR: pick a source frame whose display interval
         // contains an output frame time (frames are held, chosen by timestamp).
-        guard width >= 16, let rate = video.frameRate else { return }
+        guard width >= 16 else { return } // the 1×1 source has no picture to compare
+        let rate = try #require(video.frameRate)
         let sourceTimes = try Tool.framePTS(source, stream: "v:0").sorted()
         var pair: (source: Double, output: Double)? = nil
         for i in (sourceTimes.count / 2)..<max(sourceTimes.count - 1, sourceTimes.count / 2) {
-            let outputTime = (sourceTimes[i] * rate - 1e-6).rounded(.up) / rate
-            if outputTime < sourceTimes[i + 1] - 1e-6 { pair = (sourceTimes[i], outputTime); break }
+            // ffprobe prints times to 6 decimals: allow for that rounding.
+            let outputTime = (sourceTimes[i] * rate - 1e-3).rounded(.up) / rate
+            if outputTime < sourceTimes[i + 1] - 1e-4 { pair = (sourceTimes[i], outputTime); break }
         }
-        guard let (sourceTime, outputTime) = pair else { return }
+        let (sourceTime, outputTime) = try #require(pair, "\(c.file): no source frame to compare")
         let ours = try Tool.rgbFrame(output, at: outputTime)
         let reference = try Tool.referenceFrame(source, at: sourceTime, width: width, height: height)
         let upright = meanDifference(ours, reference)
