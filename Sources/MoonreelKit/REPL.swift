@@ -50,7 +50,7 @@ public final class REPL {
 
     /// `$XDG_DATA_HOME/moonreel/history`, default `~/.local/share/moonreel/history`.
     public static var defaultHistoryPath: String? {
-        let dataHome = environment("XDG_DATA_HOME") ?? environment("HOME").map { $0 + "/.local/share" }
+        let dataHome = FileSystem.environment("XDG_DATA_HOME") ?? FileSystem.environment("HOME").map { $0 + "/.local/share" }
         return dataHome.map { $0 + "/moonreel/history" }
     }
 
@@ -158,7 +158,7 @@ public final class REPL {
             lua_getfield(lua.L, MOON_LUA_REGISTRYINDEX, REPL.formatterKey)
             moon_insert(lua.L, -count - 1)
             try lua.withRunLimits(host.scripts.limits.script) { try lua.call(argumentCount: count, resultCount: 1) }
-            writeREPLOutput(luaString(lua.L, at: -1) + "\n")
+            writeREPLOutput(LuaState.string(lua.L, at: -1) + "\n")
         }
     }
 
@@ -191,7 +191,7 @@ public final class REPL {
         while lua_next(L, -2) != 0 {
             if lua_type(L, -2) == LUA_TSTRING, lua_type(L, -1) == LUA_TUSERDATA,
                catalog.className(at: -1) == "Composition", let pointer = lua_topointer(L, -1) {
-                now[luaString(L, at: -2)] = pointer
+                now[LuaState.string(L, at: -2)] = pointer
             }
             moon_pop(L, 1)
         }
@@ -371,12 +371,6 @@ public final class REPL {
             prefix += "/" + component
             mkdir(prefix, 0o755)
         }
-    }
-
-    private static func environment(_ name: String) -> String? {
-        guard let value = getenv(name) else { return nil }
-        let text = String(cString: value)
-        return text.isEmpty ? nil : text
     }
 }
 

@@ -40,7 +40,7 @@ struct REPLCatalog {
         case LUA_TNONE, LUA_TNIL:
             return overview
         case LUA_TSTRING:
-            return help(forName: luaString(L, at: index))
+            return help(forName: LuaState.string(L, at: index))
         case LUA_TUSERDATA:
             guard let name = className(at: index), let luaClass = host.lua.luaClass(named: name) else { break }
             return describe(luaClass)
@@ -100,23 +100,15 @@ struct REPLCatalog {
         lua_pushnil(L)
         while lua_next(L, -2) != 0 {
             if lua_type(L, -2) == LUA_TSTRING, lua_rawequal(L, -1, value) != 0 {
-                return "av." + luaString(L, at: -2)
+                return "av." + LuaState.string(L, at: -2)
             }
             moon_pop(L, 1)
         }
         return nil
     }
 
-    /// The class of a Moonreel userdata, from its metatable's `__name` ("moonreel.Composition").
-    func className(at index: Int32) -> String? {
-        let base = lua_gettop(L)
-        defer { lua_settop(L, base) }
-        guard lua_getmetatable(L, index) != 0 else { return nil }
-        lua_pushstring(L, "__name")
-        guard lua_rawget(L, -2) == LUA_TSTRING else { return nil }
-        let name = luaString(L, at: -1)
-        return name.hasPrefix("moonreel.") ? String(name.dropFirst("moonreel.".count)) : nil
-    }
+    /// The class of a Moonreel userdata ("Composition"), or nil.
+    func className(at index: Int32) -> String? { LuaState.className(L, at: index) }
 
     // MARK: completion
 
@@ -170,7 +162,7 @@ struct REPLCatalog {
         lua_pushnil(L)
         while lua_next(L, table) != 0 {
             if lua_type(L, -2) == LUA_TSTRING, !functionsOnly || lua_type(L, -1) == LUA_TFUNCTION {
-                let key = luaString(L, at: -2)
+                let key = LuaState.string(L, at: -2)
                 if REPLCatalog.isIdentifier(key) { keys.append(key) }
             }
             moon_pop(L, 1)
@@ -183,14 +175,5 @@ struct REPLCatalog {
         return text.utf8.allSatisfy { byte in
             (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x5F
         }
-    }
-}
-
-/// The string at `index` (which must be a string: no number conversion happens).
-func luaString(_ L: OpaquePointer, at index: Int32) -> String {
-    var length = 0
-    guard let bytes = lua_tolstring(L, index, &length) else { return "" }
-    return bytes.withMemoryRebound(to: UInt8.self, capacity: length) {
-        String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self)
     }
 }

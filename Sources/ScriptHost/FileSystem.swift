@@ -70,7 +70,8 @@ public enum FileSystem {
         return String(path[path.index(after: slash)...])
     }
 
-    static func environment(_ name: String) -> String? {
+    /// An environment variable, or nil when unset or empty.
+    public static func environment(_ name: String) -> String? {
         guard let value = getenv(name) else { return nil }
         let text = String(cString: value)
         return text.isEmpty ? nil : text

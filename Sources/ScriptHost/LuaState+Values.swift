@@ -5,7 +5,8 @@ import CMoonLuaShim
 extension LuaState {
     static let objectCacheKey = "moonreel.objects"
 
-    static func string(_ L: OpaquePointer, at index: Int32) -> String {
+    /// The string (or number) at `index`, decoded leniently (invalid UTF-8 is repaired).
+    public static func string(_ L: OpaquePointer, at index: Int32) -> String {
         var length = 0
         guard let bytes = lua_tolstring(L, index, &length) else { return "" }
         // Lua strings may hold invalid UTF-8 or NULs; decoding repairs, never traps.
@@ -51,7 +52,7 @@ extension LuaState {
     }
 
     /// The class name of the userdata at `index`, if it is one of ours.
-    static func className(_ L: OpaquePointer, at index: Int32) -> String? {
+    public static func className(_ L: OpaquePointer, at index: Int32) -> String? {
         guard lua_type(L, index) == LUA_TUSERDATA, lua_getmetatable(L, index) != 0 else { return nil }
         defer { moon_pop(L, 2) }
         guard lua_getfield(L, -1, "__name") == LUA_TSTRING else { return nil }
