@@ -28,8 +28,8 @@ import TestSupport
         let atTwo = try Tool.rgbFrame(source, at: 2.0)
         let before = try Tool.rgbFrame(source, at: 2.0 - 1.0 / 30)
         let after = try Tool.rgbFrame(source, at: 2.0 + 1.0 / 30)
-        let match = meanDifference(first, atTwo)
-        #expect(match < meanDifference(first, before) / 2 && match < meanDifference(first, after) / 2)
+        let match = first.meanDifference(atTwo)
+        #expect(match < first.meanDifference(before) / 2 && match < first.meanDifference(after) / 2)
     }
 
     @Test func dissolveBetweenPhoneClipsWhoseAudioEndsEarly() throws {
@@ -76,8 +76,4 @@ import TestSupport
             #expect(window > steady * 0.7, "join \(join): level \(window) vs \(steady)")
         }
     }
-}
-
-func meanDifference(_ a: Image, _ b: Image) -> Double {
-    zip(a.pixels, b.pixels).reduce(0.0) { $0 + abs(Double($1.0) - Double($1.1)) } / Double(max(a.pixels.count, 1))
 }

@@ -176,7 +176,7 @@ import TestSupport
         let first = try Tool.rgbFrame(output, at: 0)
         let atTwo = try Tool.rgbFrame(clip, at: 2.0)
         let atOne = try Tool.rgbFrame(clip, at: 1.0)
-        #expect(meanDifference(first, atTwo) < meanDifference(first, atOne) / 2)
+        #expect(first.meanDifference(atTwo) < first.meanDifference(atOne) / 2)
     }
 
     @Test(.enabled(if: getuid() == 0, "mounting a small tmpfs needs root"))

@@ -78,7 +78,7 @@ import TestSupport
         let (sourceTime, outputTime) = try #require(pair, "\(c.file): no source frame to compare")
         let ours = try Tool.rgbFrame(output, at: outputTime)
         let reference = try Tool.referenceFrame(source, at: sourceTime, width: width, height: height)
-        let upright = meanDifference(ours, reference)
+        let upright = ours.meanDifference(reference)
         #expect(upright < 12, "\(c.file): mean difference from ffmpeg's upright frame is \(upright)")
     }
 

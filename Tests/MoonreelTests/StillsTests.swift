@@ -106,7 +106,7 @@ import TestSupport
         #expect(result.out.contains("(\(c.width)×\(c.height)"), "\(result.out)")
         let still = try Tool.rgbFrame(png, at: 0)
         #expect(still.width == c.width && still.height == c.height, "got \(still.width)×\(still.height)")
-        let upright = meanDifference(still, try Tool.referenceFrame(source, at: shown, width: c.width, height: c.height))
+        let upright = still.meanDifference(try Tool.referenceFrame(source, at: shown, width: c.width, height: c.height))
         #expect(upright < 12, "\(c.file): mean difference from ffmpeg's upright frame at \(shown) s is \(upright)")
     }
 }

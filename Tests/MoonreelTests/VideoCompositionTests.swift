@@ -357,7 +357,7 @@ import TestSupport
         let shown = try #require(sourceTimes.last { $0 <= time + 1e-4 })
         let ours = try Tool.rgbFrame(output, at: time)
         let reference = try Tool.referenceFrame(source, at: shown, width: c.width, height: c.height)
-        let upright = meanDifference(ours, reference)
+        let upright = ours.meanDifference(reference)
         #expect(upright < 12, "\(c.file): mean difference from ffmpeg's upright frame is \(upright)")
     }
 
@@ -371,7 +371,7 @@ import TestSupport
         #expect(result.status == 0, "\(result.err)")
         let video = try #require(try Tool.ffprobe(output).video)
         #expect(video.width == 320 && video.height == 568)
-        let difference = meanDifference(try Tool.rgbFrame(output, at: 1), try Tool.referenceFrame(phone, at: 1, width: 320, height: 568))
+        let difference = try Tool.rgbFrame(output, at: 1).meanDifference(try Tool.referenceFrame(phone, at: 1, width: 320, height: 568))
         #expect(difference < 12, "mean difference from ffmpeg's upright frame is \(difference)")
     }
 }

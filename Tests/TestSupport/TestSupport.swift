@@ -146,6 +146,11 @@ public struct Image {
         return (Int(pixels[i]), Int(pixels[i + 1]), Int(pixels[i + 2]))
     }
 
+    /// Mean absolute difference per channel from another image of the same size.
+    public func meanDifference(_ other: Image) -> Double {
+        zip(pixels, other.pixels).reduce(0.0) { $0 + abs(Double($1.0) - Double($1.1)) } / Double(max(pixels.count, 1))
+    }
+
     /// Mean colour of a rectangle.
     public func mean(x: Int, y: Int, width w: Int, height h: Int) -> (r: Double, g: Double, b: Double) {
         var sum = (0, 0, 0)

@@ -30,11 +30,7 @@ import TestSupport
         let cutFirst = try Tool.rgbFrame(output, at: 0)
         let sourceAt2 = try Tool.rgbFrame(source, at: 2.0)
         let sourceAt2Next = try Tool.rgbFrame(source, at: 2.0 + 1.0 / 30)
-        let same = difference(cutFirst, sourceAt2), next = difference(cutFirst, sourceAt2Next)
+        let same = cutFirst.meanDifference(sourceAt2), next = cutFirst.meanDifference(sourceAt2Next)
         #expect(same < next / 2, "first frame differs from source@2.0 by \(same), from the next frame by \(next)")
-    }
-
-    func difference(_ a: Image, _ b: Image) -> Double {
-        zip(a.pixels, b.pixels).reduce(0.0) { $0 + abs(Double($1.0) - Double($1.1)) } / Double(a.pixels.count)
     }
 }
