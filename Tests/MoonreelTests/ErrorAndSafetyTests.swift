@@ -29,13 +29,13 @@ import TestSupport
         #expect(result.status == 1 && result.err.contains("has no video track"))
     }
 
-    @Test func rangeOutsideTheTrack() throws {
+    @Test func rangeOutsideTheAsset() throws {
         let clip = try Fixtures.clip(seconds: 6)
         try expectFailure("""
             local track = av.asset(arg[1]):tracksWithMediaType("video")[1]
             local comp = av.composition()
             comp:addMutableTrack("video"):insertTimeRange(av.range(5, 10), track, 0)
-            """, "bad.lua:3: insertTimeRange: time range 5.0…15.0 s is outside the video track (0.0…6.0 s)", arguments: [clip])
+            """, "bad.lua:3: insertTimeRange: time range 5.0…15.0 s is outside the asset (0.0…6.0 s)", arguments: [clip])
     }
 
     @Test func nanInfinityAndNegativeTimesAreRefused() throws {

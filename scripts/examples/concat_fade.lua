@@ -18,12 +18,8 @@ local comp = av.composition()
 local function place(asset, length, at, mediaType)
   local source = asset:tracksWithMediaType(mediaType)[1]
   if not source then return nil end
-  -- Phone audio often ends a little before the video: take what the track has.
-  local from = math.max(0, source.timeRange.start)
-  local to = math.min(length, source.timeRange.finish)
-  if to <= from then return nil end
   local track = comp:addMutableTrack(mediaType)
-  track:insertTimeRange(av.rangeFromTo(from, to), source, at + from)
+  track:insertTimeRange(av.range(0, length), source, at)
   return track
 end
 local video1 = place(first, firstLength, 0, "video")

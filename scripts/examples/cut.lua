@@ -20,13 +20,8 @@ local range = av.range(start, duration)
 local video = comp:addMutableTrack("video")
 video:insertTimeRange(range, videoTrack, 0)
 if audioTrack then
-  -- Phone audio often ends a little before the video: take what overlaps the cut.
-  local from = math.max(start, audioTrack.timeRange.start)
-  local to = math.min(start + duration, audioTrack.timeRange.finish)
-  if to > from then
-    local audio = comp:addMutableTrack("audio")
-    audio:insertTimeRange(av.rangeFromTo(from, to), audioTrack, from - start)
-  end
+  -- Audio that ends before the video (common on phones) leaves silence, as in AVFoundation.
+  comp:addMutableTrack("audio"):insertTimeRange(range, audioTrack, 0)
 end
 
 -- Show the clip upright: the preferred transform maps the stored picture (portrait phone

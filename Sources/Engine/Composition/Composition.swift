@@ -80,18 +80,29 @@ public final class CompositionTrack {
 
     /// Inserts `range` of `track` at composition time `at`, moving later media later.
     /// A gap before `at` is filled with an empty segment.
+    ///
+    /// The range may be anything inside the asset's duration, as in AVFoundation code that
+    /// inserts every track over `asset.duration`: where this track has no media the
+    /// composition has empty time. Audio there is silence; video before its first frame is
+    /// empty (the background), unless the gap is shorter than a frame (timestamp jitter,
+    /// where the first frame shows), and video after its last frame holds that frame to the
+    /// end of the range, as a player shows it.
     public func insertTimeRange(_ range: TimeRange, of track: AssetTrack, at: MediaTime) throws {
         guard track.mediaType == mediaType else {
             throw EngineError("cannot insert a \(track.mediaType.rawValue) track into a \(mediaType.rawValue) composition track")
         }
         try CompositionTrack.validate(range: range, at: at)
-        let available = track.timeRange
-        let tolerance = MediaTime(value: 1, timescale: 1000)
-        guard range.start >= available.start - tolerance, range.end <= available.end + tolerance else {
-            throw EngineError("time range \(range.start.seconds)…\(range.end.seconds) s is outside the \(track.mediaType.rawValue) track (\(available.start.seconds)…\(available.end.seconds) s)")
+        try track.checkInsideAsset(range)
+        var media = range
+        if mediaType == .video, range.start < track.timeRange.start {
+            let lead = MediaTime.min(track.timeRange.start, range.end) - range.start
+            if lead >= track.nominalFrameDuration {
+                try insertEmptyTimeRange(TimeRange(start: at, duration: lead))
+                media = TimeRange(from: range.start + lead, to: range.end)
+            }
         }
-        let segment = TrackSegment(source: SegmentSource(track), sourceRange: range,
-                                   targetRange: TimeRange(start: at, duration: range.duration))
+        let segment = TrackSegment(source: SegmentSource(track), sourceRange: media,
+                                   targetRange: TimeRange(start: at + (media.start - range.start), duration: media.duration))
         insert(segment)
     }
 
@@ -208,32 +219,19 @@ public final class Composition {
     }
 
     /// Inserts `range` of every video and audio track of `asset` at `at`, each into a
-    /// compatible track (created when missing). Tracks of the asset that have no media in
-    /// `range` (audio shorter than video) leave silence.
+    /// compatible track (created when missing), by the same rule as the track call: a track
+    /// with no media in part of the range (audio shorter than video) has empty time there.
     public func insertTimeRange(_ range: TimeRange, of asset: Asset, at: MediaTime) throws {
         try CompositionTrack.validate(range: range, at: at)
         let mediaTracks = asset.tracks.filter { $0.mediaType == .video || $0.mediaType == .audio }
-        guard !mediaTracks.isEmpty else { throw EngineError("asset \"\(asset.path)\" has no audio or video track") }
-        guard range.start >= .zero - MediaTime(value: 1, timescale: 10), range.end <= asset.duration + MediaTime(value: 1, timescale: 1000) else {
-            throw EngineError("time range \(range.start.seconds)…\(range.end.seconds) s is outside the asset (0…\(asset.duration.seconds) s)")
-        }
+        guard let first = mediaTracks.first else { throw EngineError("asset \"\(asset.path)\" has no audio or video track") }
+        try first.checkInsideAsset(range)
         var used = Set<ObjectIdentifier>()
         for source in mediaTracks {
             let target = try tracks.first { $0.mediaType == source.mediaType && !used.contains(ObjectIdentifier($0)) }
                 ?? addMutableTrack(mediaType: source.mediaType)
             used.insert(ObjectIdentifier(target))
-            let overlap = range.intersection(source.timeRange)
-            if let overlap {
-                if overlap.start > range.start {
-                    try target.insertEmptyTimeRange(TimeRange(start: at, duration: overlap.start - range.start))
-                }
-                try target.insertTimeRange(overlap, of: source, at: at + (overlap.start - range.start))
-                if overlap.end < range.end, target.duration < at + range.duration {
-                    try target.insertEmptyTimeRange(TimeRange(from: at + (overlap.end - range.start), to: at + range.duration))
-                }
-            } else {
-                try target.insertEmptyTimeRange(TimeRange(start: at, duration: range.duration))
-            }
+            try target.insertTimeRange(range, of: source, at: at)
         }
     }
 

@@ -42,7 +42,10 @@ public final class Asset: @unchecked Sendable {
         }
         duration = end
         tracks = built
-        for track in tracks { track.asset = self }
+        for track in tracks {
+            track.asset = self
+            track.assetDuration = end
+        }
         if !tracks.contains(where: { $0.mediaType == .video || $0.mediaType == .audio }) {
             throw EngineError("input \"\(path)\": contains no audio or video stream")
         }
@@ -95,6 +98,8 @@ public final class AssetTrack: @unchecked Sendable {
     public let trackID: Int
     public let mediaType: MediaType
     public internal(set) var timeRange: TimeRange
+    /// The duration of the asset this track belongs to: insertions may reach that far.
+    public internal(set) var assetDuration: MediaTime = .zero
     /// Stored (coded) picture size, before the preferred transform.
     public let naturalSize: Size
     /// Maps the stored frame onto the upright picture with its top-left corner at (0, 0).
@@ -148,6 +153,23 @@ public final class AssetTrack: @unchecked Sendable {
         timeRange = TimeRange(start: start, duration: duration)
         preferredTransform = AssetTrack.uprightTransform(
             displayMatrix: moon_stream_display_matrix(stream), size: naturalSize)
+    }
+
+    /// One frame at the nominal rate (1/30 s when the rate is unknown): gaps shorter than
+    /// this are timestamp jitter, not missing pictures.
+    var nominalFrameDuration: MediaTime {
+        guard nominalFrameRate >= 1, nominalFrameRate <= 1000 else { return MediaTime(value: 1, timescale: 30) }
+        return MediaTime(seconds: 1 / nominalFrameRate) ?? MediaTime(value: 1, timescale: 30)
+    }
+
+    /// Refuses ranges that leave the asset (not merely this track's media), with timestamps
+    /// rounded from seconds given a millisecond of slack.
+    func checkInsideAsset(_ range: TimeRange) throws {
+        let slack = MediaTime(value: 1, timescale: 1000)
+        let earliest = MediaTime.min(.zero, timeRange.start)
+        guard range.start >= earliest - slack, range.end <= assetDuration + slack else {
+            throw EngineError("time range \(range.start.seconds)…\(range.end.seconds) s is outside the asset (\(earliest.seconds)…\(assetDuration.seconds) s)")
+        }
     }
 
     /// Display size: the natural size after the preferred transform.

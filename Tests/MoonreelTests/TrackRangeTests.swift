@@ -1,0 +1,183 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// iOS code inserts every track over the asset's whole duration, though real files' tracks
+/// rarely last exactly that long: the part of the range where a track has no media is empty
+/// time (silence; video holds its last frame, or shows the background before its first).
+@Suite struct TrackRangeTests {
+    /// Seeds 001/004: each track inserted with the track call over `asset.duration`; the
+    /// composition call must build the same segments. Prints the composition's duration.
+    static let seedScript = """
+        local asset = av.asset(arg[1])
+        local function describe(comp)
+          local lines = {}
+          for _, track in ipairs(comp.tracks) do
+            for _, s in ipairs(track.segments) do
+              lines[#lines + 1] = ("%s %s %.6f+%.6f <- %.6f"):format(track.mediaType, tostring(s.empty),
+                s.targetRange.start, s.targetRange.duration, s.sourceRange.start)
+            end
+          end
+          table.sort(lines)
+          return table.concat(lines, "\\n")
+        end
+        local comp = av.composition()
+        local video = asset:tracksWithMediaType("video")[1]
+        if video then comp:addMutableTrack("video"):insertTimeRange(av.range(0, asset.duration), video, 0) end
+        for _, audio in ipairs(asset:tracksWithMediaType("audio")) do
+          comp:addMutableTrack("audio"):insertTimeRange(av.range(0, asset.duration), audio, 0)
+        end
+        if not video or #asset:tracksWithMediaType("video") == 1 then
+          local whole = av.composition()
+          whole:insertTimeRange(av.range(0, asset.duration), asset, 0)
+          assert(describe(whole) == describe(comp), "the two calls disagree:\\n" .. describe(whole) .. "\\n--\\n" .. describe(comp))
+        end
+        local session = av.exportSession(comp, "HighestQuality")
+        session.outputURL = arg[2]
+        local ok, err = session:export()
+        if not ok then error(err, 0) end
+        print(("%.6f %.6f"):format(asset.duration, comp.duration))
+        """
+
+    struct Exported {
+        let probe: Probe
+        let compositionDuration: Double
+        let output: String
+    }
+
+    static func exportWholeAsset(_ source: String, _ ext: String = "mp4") throws -> Exported {
+        let output = Fixtures.scratchPath("whole.\(ext)")
+        let result = try Moonreel.runScript(seedScript, name: "seed.lua", arguments: [source, output])
+        try #require(result.status == 0, "\(source): \(result.err)")
+        let durations = result.out.split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
+        try #require(durations.count == 2, "\(result.out)")
+        #expect(abs(durations[0] - durations[1]) < 1e-4, "composition \(durations[1]) s, asset \(durations[0]) s")
+        return Exported(probe: try Tool.ffprobe(output), compositionDuration: durations[1], output: output)
+    }
+
+    /// Both streams last the inserted duration, within one output frame.
+    static func expectStreamsLast(_ exported: Exported, _ label: String) throws {
+        let frame = 1 / (exported.probe.video?.frameRate ?? 30)
+        for stream in exported.probe.streams {
+            let seconds = try #require(stream.durationSeconds, "\(label): \(stream.codec_type) has no duration")
+            #expect(abs(seconds - exported.compositionDuration) <= frame + 1e-3,
+                    "\(label): \(stream.codec_type) lasts \(seconds) s, the composition \(exported.compositionDuration) s")
+        }
+    }
+
+    static let realVideoFiles = [
+        "01_iphone4s_portrait_h264_rot90.mov", "02_iphone14pro_portrait_hevc10_hlg_dovi.MOV",
+        "03_iphone_trimmed_hevc10_editlist_vfr.mp4", "04_android12_portrait_4k60_rot90_yuvj.mp4",
+        "05_pixel_motionphoto_hevc_rot270_2videotracks.mp4", "06_android_rot180_vfr_10fps.mp4",
+        "07_screenrec_extreme_vfr_noaudio.mp4", "08_chrome_mediarecorder_vp9_opus_noduration.webm",
+        "11_vp9_odd_161x121.webm", "12_vp9_profile2_10bit.webm", "13_h264_1x1_yuv444p.mp4",
+        "14_h264_yuv444p_editlist_negpts_noaudio.mp4", "16_mkv_negative_audio_start_yuv444p.mkv",
+    ]
+
+    @Test(arguments: realVideoFiles)
+    func wholeAssetIdiomWorksOnRealFiles(_ file: String) throws {
+        guard let source = Fixtures.real(file) else {
+            print("skipped: ../shared/media/real/\(file) is not here")
+            return
+        }
+        try Self.expectStreamsLast(try Self.exportWholeAsset(source), file)
+    }
+
+    @Test func audioOnlyFileWhoseAudioStartsLateKeepsItsPlace() throws {
+        // The MP3's first sample is at 0.023 s (encoder delay): that much silence comes first.
+        guard let source = Fixtures.real("10_mp3_vbr_xing_audioonly.mp3") else {
+            print("skipped: ../shared/media/real is not here")
+            return
+        }
+        let exported = try Self.exportWholeAsset(source, "m4a")
+        try Self.expectStreamsLast(exported, "10")
+    }
+
+    @Test func realVideoThatEndsBeforeItsAudioHoldsItsLastFrame() throws {
+        // 04: video 0.2997 s in an asset of 0.3127 s; 16: video 5.0 s in 5.015 s.
+        for (file, width, height) in [("04_android12_portrait_4k60_rot90_yuvj.mp4", 2160, 3840),
+                                      ("16_mkv_negative_audio_start_yuv444p.mkv", 320, 240)] {
+            guard let source = Fixtures.real(file) else {
+                print("skipped: ../shared/media/real/\(file) is not here")
+                continue
+            }
+            let exported = try Self.exportWholeAsset(source)
+            let times = try Tool.framePTS(exported.output)
+            let lastSource = try #require(try Tool.framePTS(source).max())
+            let last = try #require(times.last)
+            #expect(last > lastSource, "\(file): the output's last frame (\(last) s) is not after the source's (\(lastSource) s)")
+            let ours = try Tool.rgbFrame(exported.output, at: last)
+            let reference = try Tool.referenceFrame(source, at: lastSource, width: width, height: height)
+            #expect(ours.meanDifference(reference) < 12, "\(file): the last frame is not the source's last frame held")
+            #expect(ours.mean(x: 0, y: 0, width: width, height: height).g > 20, "\(file): the last frame is black")
+        }
+    }
+
+    @Test func webmAudioThatStartsLateBeginsWithSilence() throws {
+        // 08: Chrome's Opus audio starts at 0.015 s.
+        guard let source = Fixtures.real("08_chrome_mediarecorder_vp9_opus_noduration.webm") else {
+            print("skipped: ../shared/media/real is not here")
+            return
+        }
+        let exported = try Self.exportWholeAsset(source)
+        let samples = try Tool.audioSamples(exported.output)
+        #expect(samples.level(from: 0, to: 600) < 1e-4, "the first 12.5 ms should be silent: \(samples.level(from: 0, to: 600))")
+    }
+
+    // MARK: Generated files whose tracks differ in length
+
+    static func generated(_ name: String, video: [String], audio: [String]) throws -> String {
+        let path = Fixtures.directory + "/" + name
+        if FileManager.default.fileExists(atPath: path) { return path }
+        try Tool.ffmpeg(video + ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30:duration=2"]
+                        + audio + ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=2"]
+                        + ["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", path])
+        return path
+    }
+
+    @Test func shortAudioEndsInSilenceAndTheVideoRunsOn() throws {
+        let source = try Self.generated("short-audio.mp4", video: [], audio: ["-t", "1.5"])
+        let exported = try Self.exportWholeAsset(source)
+        try Self.expectStreamsLast(exported, "short audio")
+        let samples = try Tool.audioSamples(exported.output)
+        #expect(samples.level(from: 24_000, to: 69_000) > 0.05, "the tone plays up to 1.5 s")
+        #expect(samples.level(from: 74_000, to: 95_000) < 1e-3, "silence after 1.5 s")
+    }
+
+    @Test func lateAudioStartsWithSilence() throws {
+        let source = try Self.generated("late-audio.mp4", video: [], audio: ["-itsoffset", "0.5"])
+        let exported = try Self.exportWholeAsset(source)
+        try Self.expectStreamsLast(exported, "late audio")
+        let samples = try Tool.audioSamples(exported.output)
+        #expect(samples.level(from: 0, to: 22_000) < 1e-3, "silence before 0.5 s")
+        #expect(samples.level(from: 26_000, to: 48_000) > 0.05, "the tone from 0.5 s")
+    }
+
+    @Test func lateVideoShowsTheBackgroundUntilItsFirstFrame() throws {
+        // Matroska keeps the late start (MP4's empty edit is dropped by FFmpeg's reader).
+        let source = try Self.generated("late-video.mkv", video: ["-itsoffset", "1"], audio: [])
+        let exported = try Self.exportWholeAsset(source)
+        try Self.expectStreamsLast(exported, "late video")
+        let early = try Tool.rgbFrame(exported.output, at: 0.5).mean(x: 0, y: 0, width: 320, height: 240)
+        #expect(early.r < 20 && early.g < 20 && early.b < 20, "black before the first frame: \(early)")
+        let shown = try Tool.rgbFrame(exported.output, at: 1.5)
+        #expect(shown.meanDifference(try Tool.rgbFrame(source, at: 1.5)) < 8)
+    }
+
+    @Test func rangeOutsideTheAssetStillFails() throws {
+        let source = try Fixtures.clip(seconds: 2)
+        for call in ["comp:addMutableTrack('audio'):insertTimeRange(r, asset:tracksWithMediaType('audio')[1], 0)",
+                     "comp:insertTimeRange(r, asset, 0)"] {
+            let script = """
+                local asset = av.asset(arg[1])
+                local comp = av.composition()
+                local r = av.range(0, asset.duration + 0.5)
+                \(call)
+                """
+            let result = try Moonreel.runScript(script, name: "outside.lua", arguments: [source])
+            #expect(result.status == 1)
+            #expect(result.errorLines.count == 1 && result.err.contains("outside.lua:4: insertTimeRange: time range 0.0…2.5") && result.err.contains("s is outside the asset (0.0…2.0"),
+                    "\(result.err)")
+        }
+    }
+}
