@@ -106,6 +106,8 @@ public final class CompositionTrack {
         insert(segment)
     }
 
+    /// Empty time (the background, silence) that counts in the track's duration, as in
+    /// AVFoundation: a title card over nothing but layers is an empty video track.
     public func insertEmptyTimeRange(_ range: TimeRange) throws {
         try CompositionTrack.validate(range: range, at: range.start)
         insert(TrackSegment(source: nil, sourceRange: range, targetRange: range))
@@ -162,7 +164,6 @@ public final class CompositionTrack {
         let index = segments.firstIndex { $0.targetRange.start >= at } ?? segments.count
         for i in index..<segments.count { segments[i] = segments[i].shifted(by: segment.targetRange.duration) }
         segments.insert(segment, at: index)
-        trimTrailingEmpty()
     }
 
     private func splitSegments(at t: MediaTime) {

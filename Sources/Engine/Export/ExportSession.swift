@@ -183,9 +183,12 @@ public final class ExportSession {
         try muxer.finish()
     }
 
+    /// The video to render, or nil for none. A video composition of the user's own is
+    /// rendered even over no video media (layers over a song, a title card over empty
+    /// time); without one, only video media makes video.
     private func makeVideoPlan(range: TimeRange, fileType: String) throws -> VideoPlan? {
-        guard preset.video != nil, fileType != "m4a",
-              composition.tracks(withMediaType: .video).contains(where: { $0.segments.contains { !$0.isEmpty } }) else { return nil }
+        let hasVideoMedia = composition.tracks(withMediaType: .video).contains { $0.segments.contains { !$0.isEmpty } }
+        guard preset.video != nil, fileType != "m4a", hasVideoMedia || self.videoComposition != nil else { return nil }
         let videoComposition = self.videoComposition ?? VideoComposition.properties(of: composition)
         let scale = videoComposition.renderScale
         guard scale > 0, scale <= 4, scale.isFinite else { throw EngineError("videoComposition.renderScale must be in (0, 4], got \(scale)") }
