@@ -10,9 +10,13 @@ extension API {
         luaClass.property("videoComposition", of: ImageGenerator.self,
                           get: { [unowned self] call, g in if let v = g.videoComposition { call.push(v, as: videoComposition) } else { call.pushNil() } },
                           set: { [unowned self] call, g, index in g.videoComposition = try call.optionalObject(index, videoComposition) })
-        luaClass.method("copyImage", of: ImageGenerator.self, doc: "gen:copyImage(t, \"frame.png\"): the composed frame at exactly t; returns the path") { [unowned self] call, g in
+        luaClass.property("overwrite", of: ImageGenerator.self, doc: "whether copyImage may replace an existing file (default false)",
+                          get: { call, g in call.push(g.overwrite) },
+                          set: { call, g, index in g.overwrite = try call.boolean(index) })
+        luaClass.method("copyImage", of: ImageGenerator.self, doc: "gen:copyImage(t, \"frame.png\"): the composed frame at exactly t as .png, .jpg or .webp; returns the path") { [unowned self] call, g in
             let at = try time(call, 2, allowNegative: false)
             let path = try call.string(3)
+            if overwriteOutputs { g.overwrite = true }
             try engine(call) { try g.copyImage(at: at, to: path) }
             call.push(path)
             return 1

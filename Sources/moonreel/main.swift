@@ -89,10 +89,11 @@ struct Probe: ParsableCommand {
 }
 
 struct Snapshot: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Write one frame of a media file as PNG, upright, exactly at a time.")
+    static let configuration = CommandConfiguration(abstract: "Write one frame of a media file as PNG, JPEG or WebP, upright, exactly at a time.")
     @Argument(help: "A media file.") var file: String
     @Option(help: "Time in seconds.") var at: Double
-    @Option(name: .shortAndLong, help: "PNG file to write.") var output: String = "frame.png"
+    @Option(name: .shortAndLong, help: "Image file to write (.png, .jpg or .webp).") var output: String = "frame.png"
+    @Flag(help: "Replace the image file if it exists.") var overwrite = false
 
     func run() throws {
         FFmpegLog.capture()
@@ -102,7 +103,9 @@ struct Snapshot: ParsableCommand {
             let composition = Composition()
             try composition.insertTimeRange(TimeRange(start: .zero, duration: asset.duration), of: asset, at: .zero)
             guard !composition.tracks(withMediaType: .video).isEmpty else { throw EngineError("input \"\(file)\" has no video track") }
-            let size = try ImageGenerator(composition: composition).copyImage(at: time, to: output)
+            let generator = ImageGenerator(composition: composition)
+            generator.overwrite = overwrite
+            let size = try generator.copyImage(at: time, to: output)
             print("\(output) (\(size.width)×\(size.height), \(at) s)")
         } catch {
             printError("moonreel: \(error)")

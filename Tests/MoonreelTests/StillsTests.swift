@@ -109,6 +109,34 @@ import TestSupport
         let upright = still.meanDifference(try Tool.referenceFrame(source, at: shown, width: c.width, height: c.height))
         #expect(upright < 12, "\(c.file): mean difference from ffmpeg's upright frame at \(shown) s is \(upright)")
     }
+
+    @Test func snapshotWritesTheFormatItsNameAsksForAndKeepsExistingFiles() throws {
+        let clip = try Fixtures.clip(seconds: 2)
+        let png = Fixtures.scratchPath("frame.png")
+        let directory = (png as NSString).deletingLastPathComponent
+        try #require(try Moonreel.run(["snapshot", clip, "--at", "1", "-o", png]).status == 0)
+        let reference = try Tool.rgbFrame(png, at: 0)
+        for (name, codec) in [("frame.jpg", "mjpeg"), ("frame.jpeg", "mjpeg"), ("frame.webp", "webp")] {
+            let path = directory + "/" + name
+            let result = try Moonreel.run(["snapshot", clip, "--at", "1", "-o", path])
+            try #require(result.status == 0, "\(result.err)")
+            #expect(try Tool.ffprobe(path).video?.codec_name == codec, "\(name) holds \(codec) data")
+            #expect(try Tool.rgbFrame(path, at: 0).meanDifference(reference) < 3, "\(name) shows the same picture")
+        }
+        let refused = try Moonreel.run(["snapshot", clip, "--at", "1", "-o", directory + "/frame.bmp"])
+        #expect(refused.status == 1 && refused.errorLines == ["moonreel: image \"\(directory)/frame.bmp\": cannot tell the format from the name; use a .png, .jpg or .webp name"],
+                "\(refused.err)")
+        #expect(!FileManager.default.fileExists(atPath: directory + "/frame.bmp"))
+
+        // An existing image is kept unless --overwrite says otherwise.
+        let kept = directory + "/keep.png"
+        try Data("mine".utf8).write(to: URL(fileURLWithPath: kept))
+        let again = try Moonreel.run(["snapshot", clip, "--at", "0.5", "-o", kept])
+        #expect(again.status == 1 && again.err.contains("already exists"), "\(again.err)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: kept)) == Data("mine".utf8))
+        #expect(try Moonreel.run(["snapshot", clip, "--at", "0.5", "-o", kept, "--overwrite"]).status == 0)
+        #expect(try Tool.ffprobe(kept).video?.codec_name == "png")
+    }
 }
 
 /// Mean absolute difference of BT.601 luma, in levels.

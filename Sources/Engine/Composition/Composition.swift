@@ -200,6 +200,11 @@ public final class Composition {
     public func tracks(withMediaType type: MediaType) -> [CompositionTrack] { tracks.filter { $0.mediaType == type } }
     public func track(withID id: Int) -> CompositionTrack? { tracks.first { $0.trackID == id } }
 
+    /// Every file the composition reads media from.
+    public var sourcePaths: [String] {
+        Array(Set(tracks.flatMap { $0.segments.compactMap { $0.source?.path } }))
+    }
+
     public func addMutableTrack(mediaType: MediaType, preferredTrackID: Int? = nil) throws -> CompositionTrack {
         guard mediaType == .video || mediaType == .audio else {
             throw EngineError("composition tracks are \"video\" or \"audio\", not \"\(mediaType.rawValue)\"")

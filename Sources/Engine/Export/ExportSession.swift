@@ -68,14 +68,10 @@ public final class ExportSession {
         }
     }
 
-    private var sourcePaths: [String] {
-        Array(Set(composition.tracks.flatMap { $0.segments.compactMap { $0.source?.path } }))
-    }
-
     private func run(_ report: (ExportProgress) throws -> Void) throws {
         guard let outputPath = outputURL else { throw EngineError("set outputURL before exporting") }
         let fileType = try resolvedFileType(for: outputPath)
-        let output = try SafeOutput(path: outputPath, overwrite: overwrite, inputs: sourcePaths)
+        let output = try SafeOutput(path: outputPath, overwrite: overwrite, inputs: composition.sourcePaths)
         let duration = composition.duration
         guard duration.value > 0 else { throw EngineError("the composition is empty: insert media before exporting") }
         let whole = TimeRange(start: .zero, duration: duration)

@@ -1,11 +1,13 @@
 import CMoonFFmpeg
 
-/// Renders single composed frames to PNG, like `AVAssetImageGenerator` with zero
+/// Renders single composed frames to PNG, JPEG or WebP files, like `AVAssetImageGenerator` with zero
 /// tolerance: the frame at exactly the requested time, through the same renderer as export.
 public final class ImageGenerator {
     public let composition: Composition
     /// Frozen into a render plan at the first `copyImage`; setting another one starts afresh.
     public var videoComposition: VideoComposition? { didSet { renderer = nil } }
+    /// Whether `copyImage` may replace an existing file (never one of the inputs).
+    public var overwrite = false
     private var renderer: VideoRenderer?
 
     public init(composition: Composition, videoComposition: VideoComposition? = nil) {
@@ -13,17 +15,19 @@ public final class ImageGenerator {
         self.videoComposition = videoComposition
     }
 
-    /// Writes the composed frame at `time` as a PNG at the render size. Returns its size.
+    /// Writes the composed frame at `time` at the render size, in the format the file
+    /// name's extension names. An existing file is replaced only when `overwrite` is set.
+    /// Returns the image's size.
     @discardableResult
-    public func copyImage(at time: MediaTime, to path: String, overwrite: Bool = true) throws -> (width: Int, height: Int) {
+    public func copyImage(at time: MediaTime, to path: String) throws -> (width: Int, height: Int) {
+        let format = try StillImageFormat(forPath: path)
         guard time >= .zero, time < composition.duration else {
             throw EngineError("time \(time.seconds) s is outside the composition (0…\(composition.duration.seconds) s)")
         }
-        let renderer = try currentRenderer()
-        let frame = try renderer.render(at: time)
-        let output = try SafeOutput(path: path, overwrite: overwrite, inputs: [])
+        let output = try SafeOutput(path: path, overwrite: overwrite, inputs: composition.sourcePaths)
         defer { output.discard() }
-        try PNGWriter.write(frame, to: output.temporaryPath)
+        let frame = try currentRenderer().render(at: time)
+        try StillImageWriter.write(frame, as: format, to: output.temporaryPath)
         try output.commit()
         return (frame.width, frame.height)
     }
@@ -43,27 +47,78 @@ public final class ImageGenerator {
     }
 }
 
-/// Encodes one frame as an RGB PNG with FFmpeg's PNG encoder.
-enum PNGWriter {
-    static func write(_ frame: Frame, to path: String) throws {
-        let rgb = try Scaler(flags: SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT)
-            .convert(frame, width: frame.width, height: frame.height, format: AV_PIX_FMT_RGB24,
-                     outputColor: ColorDescription(space: ColorDescription.of(frame).space, range: AVCOL_RANGE_JPEG))
-        guard let codec = avcodec_find_encoder(AV_CODEC_ID_PNG), let context = avcodec_alloc_context3(codec) else {
-            throw EngineError("this FFmpeg has no PNG encoder")
+/// The still-image files `copyImage` and `moonreel snapshot` write, chosen by the name's
+/// extension (a JPEG name must not receive PNG bytes).
+public enum StillImageFormat: String, Sendable, CaseIterable {
+    case png, jpeg, webp
+
+    public init(forPath path: String) throws {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        let ext = name.split(separator: ".").count > 1 ? name.split(separator: ".").last.map { $0.lowercased() } : nil
+        switch ext {
+        case "png": self = .png
+        case "jpg", "jpeg": self = .jpeg
+        case "webp": self = .webp
+        default:
+            throw EngineError("image \"\(path)\": cannot tell the format from the name; use a .png, .jpg or .webp name")
+        }
+    }
+
+    var codec: AVCodecID {
+        switch self {
+        case .png: return AV_CODEC_ID_PNG
+        case .jpeg: return AV_CODEC_ID_MJPEG
+        case .webp: return AV_CODEC_ID_WEBP
+        }
+    }
+
+    /// What the encoder is fed: RGB for PNG and WebP (libwebp converts with its own, more
+    /// careful, filter), full-range BT.601 YUV for JPEG, as JFIF defines it.
+    var pixelFormat: AVPixelFormat {
+        switch self {
+        case .png: return AV_PIX_FMT_RGB24
+        case .jpeg: return AV_PIX_FMT_YUVJ420P
+        case .webp: return AV_PIX_FMT_BGRA
+        }
+    }
+}
+
+/// Encodes one frame as a PNG, JPEG or WebP file with FFmpeg's encoders.
+enum StillImageWriter {
+    static func write(_ frame: Frame, as format: StillImageFormat, to path: String) throws {
+        let sourceSpace = ColorDescription.of(frame).space
+        let outputColor = format == .jpeg ? ColorDescription(space: AVCOL_SPC_SMPTE170M, range: AVCOL_RANGE_JPEG)
+                                          : ColorDescription(space: sourceSpace, range: AVCOL_RANGE_JPEG)
+        let picture = try Scaler(flags: SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT)
+            .convert(frame, width: frame.width, height: frame.height, format: format.pixelFormat, outputColor: outputColor)
+        guard let codec = avcodec_find_encoder(format.codec), let context = avcodec_alloc_context3(codec) else {
+            throw EngineError("this FFmpeg has no \(format.rawValue.uppercased()) encoder")
         }
         var maybeContext: UnsafeMutablePointer<AVCodecContext>? = context
         defer { avcodec_free_context(&maybeContext) }
-        context.pointee.width = Int32(rgb.width)
-        context.pointee.height = Int32(rgb.height)
-        context.pointee.pix_fmt = AV_PIX_FMT_RGB24
+        context.pointee.width = Int32(picture.width)
+        context.pointee.height = Int32(picture.height)
+        context.pointee.pix_fmt = format.pixelFormat
         context.pointee.time_base = AVRational(num: 1, den: 1)
-        try check(avcodec_open2(context, codec, nil), "opening the PNG encoder")
-        try check(avcodec_send_frame(context, rgb.pointer), "encoding PNG")
+        var options: OpaquePointer? = nil
+        defer { av_dict_free(&options) }
+        switch format {
+        case .png: break
+        case .jpeg:
+            context.pointee.color_range = AVCOL_RANGE_JPEG
+            context.pointee.flags |= AV_CODEC_FLAG_QSCALE
+            context.pointee.global_quality = 2 * 118 // FF_QP2LAMBDA × q 2: visually lossless
+            picture.pointer.pointee.quality = context.pointee.global_quality
+        case .webp:
+            av_dict_set(&options, "quality", "90", 0)
+        }
+        try check(avcodec_open2(context, codec, &options), "opening the \(format.rawValue.uppercased()) encoder")
+        try check(avcodec_send_frame(context, picture.pointer), "encoding \(format.rawValue.uppercased())")
+        try check(avcodec_send_frame(context, nil), "encoding \(format.rawValue.uppercased())")
         guard let packet = av_packet_alloc() else { throw EngineError("out of memory") }
         var maybePacket: UnsafeMutablePointer<AVPacket>? = packet
         defer { av_packet_free(&maybePacket) }
-        try check(avcodec_receive_packet(context, packet), "encoding PNG")
+        try check(avcodec_receive_packet(context, packet), "encoding \(format.rawValue.uppercased())")
         var io: UnsafeMutablePointer<AVIOContext>? = nil
         try check(avio_open(&io, path, AVIO_FLAG_WRITE), "creating the file", context: "image \"\(path)\"")
         avio_write(io, packet.pointee.data, packet.pointee.size)
