@@ -9,6 +9,7 @@ public struct SegmentSource: Sendable, Hashable {
     public let nominalFrameRate: Double
     public let sampleRate: Int
     public let channelCount: Int
+    public let isStillImage: Bool
 
     init(_ track: AssetTrack) {
         path = track.path
@@ -20,6 +21,7 @@ public struct SegmentSource: Sendable, Hashable {
         nominalFrameRate = track.nominalFrameRate
         sampleRate = track.sampleRate
         channelCount = track.channelCount
+        isStillImage = track.isStillImage
     }
 }
 

@@ -99,7 +99,7 @@ final class VideoRenderer {
             return existing.reader
         }
         sources = sources.filter { $0.value.lastUsed + idleDecoderLifetime >= time }
-        let created = try VideoFrameSource(path: source.path, streamIndex: source.streamIndex)
+        let created = try VideoFrameSource(path: source.path, streamIndex: source.streamIndex, isStillImage: source.isStillImage)
         sources[key] = (created, time)
         return created
     }

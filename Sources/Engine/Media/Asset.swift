@@ -18,6 +18,11 @@ public final class Asset: @unchecked Sendable {
     public let formatName: String
     public let metadata: [String: String]
     public private(set) var tracks: [AssetTrack] = []
+    /// How long a still image lasts when inserted whole (`asset.duration`); any other
+    /// duration can be inserted too.
+    public static let stillImageDuration = MediaTime(value: 5, timescale: 1)
+    /// A photo rather than a movie: its one video track shows the same picture throughout.
+    public var isStillImage: Bool { tracks.contains { $0.isStillImage } }
 
     public init(path: String) throws {
         self.path = path
@@ -25,10 +30,14 @@ public final class Asset: @unchecked Sendable {
         let format = demuxer.context.pointee
         formatName = format.iformat.map { String(cString: $0.pointee.name) } ?? "unknown"
         metadata = Asset.dictionary(format.metadata)
+        let stillFormat = formatName == "image2" || formatName.hasSuffix("_pipe")
         var built: [AssetTrack] = []
         for index in 0..<demuxer.streamCount {
             guard let stream = demuxer.stream(index) else { continue }
-            built.append(AssetTrack(stream: stream, index: index, path: path))
+            let isStill = stillFormat && demuxer.streamCount == 1 && stream.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO
+                && stream.pointee.nb_frames <= 1
+            let orientation = isStill ? ((try? ImageLoader.probe(path))?.orientation ?? .up) : nil
+            built.append(AssetTrack(stream: stream, index: index, path: path, stillOrientation: orientation))
         }
         var end = MediaTime.zero
         for track in built where track.mediaType == .video || track.mediaType == .audio {
@@ -112,9 +121,12 @@ public final class AssetTrack: @unchecked Sendable {
     public let pixelFormat: String
     public let bitsPerComponent: Int
     public let frameCount: Int
+    /// A photo (JPEG, PNG, WebP…) as a video track: one picture that can be inserted for
+    /// any duration; `timeRange` is a nominal `Asset.stillImageDuration`.
+    public let isStillImage: Bool
     let timeBase: AVRational
 
-    init(stream: UnsafeMutablePointer<AVStream>, index: Int, path: String) {
+    init(stream: UnsafeMutablePointer<AVStream>, index: Int, path: String, stillOrientation: ExifOrientation? = nil) {
         let parameters = stream.pointee.codecpar.pointee
         self.path = path
         streamIndex = index
@@ -141,9 +153,15 @@ public final class AssetTrack: @unchecked Sendable {
             bitsPerComponent = 0
         }
         let rate = stream.pointee.avg_frame_rate.isValid ? stream.pointee.avg_frame_rate : stream.pointee.r_frame_rate
-        nominalFrameRate = mediaType == .video ? rate.doubleValue : 0
         frameCount = Int(stream.pointee.nb_frames)
-
+        isStillImage = stillOrientation != nil
+        if let stillOrientation {
+            nominalFrameRate = 30
+            timeRange = TimeRange(start: .zero, duration: Asset.stillImageDuration)
+            preferredTransform = AssetTrack.upright(stillOrientation.transform, size: naturalSize)
+            return
+        }
+        nominalFrameRate = mediaType == .video ? rate.doubleValue : 0
         let start = stream.pointee.start_time != MOON_AV_NOPTS_VALUE
             ? MediaTime(pts: stream.pointee.start_time, timeBase: timeBase) : .zero
         var duration = MediaTime.zero
@@ -165,6 +183,10 @@ public final class AssetTrack: @unchecked Sendable {
     /// Refuses ranges that leave the asset (not merely this track's media), with timestamps
     /// rounded from seconds given a millisecond of slack.
     func checkInsideAsset(_ range: TimeRange) throws {
+        if isStillImage {
+            guard !range.start.isNegative else { throw EngineError("a still image starts at 0 s; got a range from \(range.start.seconds) s") }
+            return
+        }
         let slack = MediaTime(value: 1, timescale: 1000)
         let earliest = MediaTime.min(.zero, timeRange.start)
         guard range.start >= earliest - slack, range.end <= assetDuration + slack else {
@@ -187,7 +209,12 @@ public final class AssetTrack: @unchecked Sendable {
             for snap in [-1.0, 0, 1] where abs(value - snap) < 1e-3 { return snap }
             return value
         }
-        var transform = AffineTransform(a: component(0), b: component(1), c: component(3), d: component(4), tx: 0, ty: 0)
+        return upright(AffineTransform(a: component(0), b: component(1), c: component(3), d: component(4), tx: 0, ty: 0), size: size)
+    }
+
+    /// `turn` with the translation that puts the turned picture's top-left corner at (0, 0).
+    static func upright(_ turn: AffineTransform, size: Size) -> AffineTransform {
+        var transform = turn
         guard transform.determinant != 0 else { return .identity }
         let box = transform.apply(Rect(x: 0, y: 0, width: size.width, height: size.height))
         transform.tx = -box.x

@@ -137,12 +137,23 @@ final class VideoFrameSource {
     private var upcoming: (frame: Frame, time: MediaTime)?
     /// Jumps further ahead than this seek instead of decoding every frame in between.
     private let seekThreshold = MediaTime(value: 3, timescale: 1)
+    /// A photo: its one picture is decoded once and shown at every time (image demuxers
+    /// cannot seek).
+    private let isStillImage: Bool
 
-    init(path: String, streamIndex: Int) throws {
+    init(path: String, streamIndex: Int, isStillImage: Bool = false) throws {
         reader = try StreamReader(path: path, streamIndex: streamIndex)
+        self.isStillImage = isStillImage
     }
 
     func frame(at time: MediaTime) throws -> Frame? {
+        if isStillImage {
+            if current == nil, let picture = try reader.nextFrame() { current = (picture, .zero) }
+            return current?.frame
+        }
+        // Past the last frame (video shorter than its range) the last frame holds: no
+        // seeking back to decode it again.
+        if let current, upcoming == nil, reader.finished, time >= current.time { return current.frame }
         if let current, time < current.time || time - current.time > seekThreshold {
             try restart(at: time)
         } else if current == nil, upcoming == nil {

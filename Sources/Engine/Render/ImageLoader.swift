@@ -9,23 +9,37 @@ import CMoonAVShim
 /// Still images for layer contents (PNG, JPEG, WebP). The size comes from the file's
 /// header, so it is cheap and is checked against `PixelLimits` before anything is
 /// decoded; decoding goes through FFmpeg (the format's pipe demuxer, its decoder, swscale to
-/// BGRA) and ends premultiplied. Errors read `image "logo.png": not an image (…)`.
+/// BGRA) and ends premultiplied, turned upright by the JPEG's EXIF orientation as cameras
+/// intend. Errors read `image "logo.png": not an image (…)`.
 public enum ImageLoader {
     public enum Kind: String, Sendable { case png, jpeg, webp }
 
-    /// Format and pixel size read from the header alone (no decoding).
-    public static func probe(_ path: String) throws -> (kind: Kind, width: Int, height: Int) {
+    /// What the header says: format, stored pixel size and EXIF orientation.
+    public struct Header: Sendable {
+        public let kind: Kind
+        public let width: Int
+        public let height: Int
+        public let orientation: ExifOrientation
+        /// The size shown, once turned by the orientation.
+        public var uprightSize: Size {
+            orientation.swapsAxes ? Size(width: Double(height), height: Double(width)) : Size(width: Double(width), height: Double(height))
+        }
+    }
+
+    /// Format, pixel size and orientation read from the header alone (no decoding).
+    public static func probe(_ path: String) throws -> Header {
         let file = try HeaderReader(path)
         let head = file.read(at: 0, count: 30)
         let fail = { (reason: String) in EngineError("image \"\(path)\": \(reason)") }
         let kind: Kind
         let size: (Int, Int)?
+        var orientation = ExifOrientation.up
         if head.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) {
             kind = .png
             size = head.count >= 24 && head[12..<16].elementsEqual("IHDR".utf8) ? (bigEndian(head, 16, 4), bigEndian(head, 20, 4)) : nil
         } else if head.starts(with: [0xFF, 0xD8, 0xFF]) {
             kind = .jpeg
-            size = jpegSize(file)
+            (size, orientation) = jpegSizeAndOrientation(file)
         } else if head.count >= 16, head[0..<4].elementsEqual("RIFF".utf8), head[8..<12].elementsEqual("WEBP".utf8) {
             kind = .webp
             size = webpSize(head)
@@ -38,20 +52,20 @@ public enum ImageLoader {
         } catch let error as EngineError {
             throw fail(error.message)
         }
-        return (kind, width, height)
+        return Header(kind: kind, width: width, height: height, orientation: orientation)
     }
 
-    /// The pixel size, for `ImageSource` (header only).
+    /// The upright pixel size, for `ImageSource` (header only).
     public static func pixelSize(of path: String) throws -> Size {
-        let info = try probe(path)
-        return Size(width: Double(info.width), height: Double(info.height))
+        try probe(path).uprightSize
     }
 
-    /// Decodes the whole image into premultiplied BGRA.
+    /// Decodes the whole image into premultiplied BGRA, upright.
     public static func load(_ path: String) throws -> RGBAImage {
         let info = try probe(path)
         do {
-            return try ImageDecoding(path: path, kind: info.kind).decode()
+            let stored = try ImageDecoding(path: path, kind: info.kind).decode()
+            return try info.orientation == .up ? stored : stored.turned(by: info.orientation)
         } catch let error as FFmpegError {
             throw EngineError("image \"\(path)\": not an image (\(FFmpegError.text(for: error.code)), \(error.operation))")
         }
@@ -66,23 +80,28 @@ public enum ImageLoader {
     }
 
     /// Walks the marker segments up to the first start-of-frame (SOF0…SOF15 except the
-    /// DHT, JPG and DAC markers that share the range).
-    private static func jpegSize(_ file: HeaderReader) -> (Int, Int)? {
+    /// DHT, JPG and DAC markers that share the range), reading the EXIF orientation from an
+    /// APP1 segment on the way.
+    private static func jpegSizeAndOrientation(_ file: HeaderReader) -> ((Int, Int)?, ExifOrientation) {
         var offset = 2
+        var orientation = ExifOrientation.up
         for _ in 0..<10_000 {
             let marker = file.read(at: offset, count: 9)
-            guard marker.count >= 4, marker[0] == 0xFF else { return nil }
+            guard marker.count >= 4, marker[0] == 0xFF else { return (nil, orientation) }
             let code = marker[1]
             if code == 0xFF { offset += 1; continue } // fill byte
             let length = bigEndian(marker, 2, 2)
             if (0xC0...0xCF).contains(code), ![0xC4, 0xC8, 0xCC].contains(code) {
-                guard marker.count >= 9 else { return nil }
-                return (bigEndian(marker, 7, 2), bigEndian(marker, 5, 2))
+                guard marker.count >= 9 else { return (nil, orientation) }
+                return ((bigEndian(marker, 7, 2), bigEndian(marker, 5, 2)), orientation)
             }
-            guard length >= 2 else { return nil }
+            if code == 0xE1, length > 8 {
+                orientation = ExifOrientation(exifSegment: file.read(at: offset + 4, count: min(length - 2, 65_533))) ?? orientation
+            }
+            guard length >= 2 else { return (nil, orientation) }
             offset += 2 + length
         }
-        return nil
+        return (nil, orientation)
     }
 
     /// The first chunk says the encoding: lossy (VP8), lossless (VP8L) or extended (VP8X).
@@ -95,6 +114,54 @@ public enum ImageLoader {
             return ((bits & 0x3FFF) + 1, ((bits >> 14) & 0x3FFF) + 1)
         case "VP8X": return (littleEndian(head, 24, 3) + 1, littleEndian(head, 27, 3) + 1)
         default: return nil
+        }
+    }
+}
+
+/// How a camera says its JPEG is to be shown (EXIF tag 0x0112): the stored picture turned
+/// or mirrored. FFmpeg's MJPEG decoder only reports it per frame, so it is read here.
+public enum ExifOrientation: Int, Sendable {
+    case up = 1, mirrored, upsideDown, flipped, transposed, turnedRight, transverse, turnedLeft
+
+    /// Reads the tag from an APP1 payload ("Exif\0\0" then a TIFF header and IFD0); nil
+    /// when the segment is not EXIF or has no valid orientation.
+    init?(exifSegment bytes: [UInt8]) {
+        guard bytes.count >= 14, bytes[0..<6].elementsEqual([0x45, 0x78, 0x69, 0x66, 0, 0]) else { return nil }
+        let tiff = Array(bytes[6...])
+        let little = tiff[0] == 0x49 && tiff[1] == 0x49
+        guard little || (tiff[0] == 0x4D && tiff[1] == 0x4D) else { return nil }
+        func number(_ offset: Int, _ count: Int) -> Int? {
+            guard offset >= 0, offset + count <= tiff.count else { return nil }
+            let slice = tiff[offset..<offset + count]
+            return (little ? slice.reversed() : Array(slice)).reduce(0) { $0 << 8 | Int($1) }
+        }
+        guard let ifd = number(4, 4), let entries = number(ifd, 2) else { return nil }
+        for entry in 0..<min(entries, 512) {
+            let at = ifd + 2 + entry * 12
+            guard let tag = number(at, 2) else { return nil }
+            if tag == 0x0112, let value = number(at + 8, 2), let orientation = ExifOrientation(rawValue: value) {
+                self = orientation
+                return
+            }
+        }
+        return nil
+    }
+
+    /// Orientations 5–8 show the picture with width and height exchanged.
+    public var swapsAxes: Bool { rawValue >= 5 }
+
+    /// Maps stored pixel coordinates onto the upright picture (before the translation that
+    /// puts its top-left corner at (0, 0)).
+    public var transform: AffineTransform {
+        switch self {
+        case .up: return .identity
+        case .mirrored: return AffineTransform(a: -1, b: 0, c: 0, d: 1, tx: 0, ty: 0)
+        case .upsideDown: return AffineTransform(a: -1, b: 0, c: 0, d: -1, tx: 0, ty: 0)
+        case .flipped: return AffineTransform(a: 1, b: 0, c: 0, d: -1, tx: 0, ty: 0)
+        case .transposed: return AffineTransform(a: 0, b: 1, c: 1, d: 0, tx: 0, ty: 0)
+        case .turnedRight: return AffineTransform(a: 0, b: 1, c: -1, d: 0, tx: 0, ty: 0)
+        case .transverse: return AffineTransform(a: 0, b: -1, c: -1, d: 0, tx: 0, ty: 0)
+        case .turnedLeft: return AffineTransform(a: 0, b: -1, c: 1, d: 0, tx: 0, ty: 0)
         }
     }
 }

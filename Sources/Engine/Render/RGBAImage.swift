@@ -105,4 +105,26 @@ public final class RGBAImage: @unchecked Sendable {
         }
         return (trimmed, minX, minY)
     }
+
+    /// A copy shown the way `orientation` says (a quarter turn or a mirror: exact, no
+    /// resampling).
+    func turned(by orientation: ExifOrientation) throws -> RGBAImage {
+        let (w, h) = orientation.swapsAxes ? (height, width) : (width, height)
+        let result = try RGBAImage(width: w, height: h)
+        var map = orientation.transform
+        let box = map.apply(Rect(x: 0, y: 0, width: Double(width), height: Double(height)))
+        (map.tx, map.ty) = (-box.x, -box.y)
+        guard let back = map.inverted() else { return self }
+        for y in 0..<h {
+            let row = result.pixels + y * result.stride
+            for x in 0..<w {
+                // Pixel centres map onto pixel centres under a quarter turn.
+                let source = back.apply(Point(x: Double(x) + 0.5, y: Double(y) + 0.5))
+                let sx = min(max(Int(source.x.rounded(.down)), 0), width - 1)
+                let sy = min(max(Int(source.y.rounded(.down)), 0), height - 1)
+                memcpy(row + x * 4, pixels + sy * stride + sx * 4, 4)
+            }
+        }
+        return result
+    }
 }
