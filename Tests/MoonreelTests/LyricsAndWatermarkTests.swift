@@ -102,16 +102,18 @@ import TestSupport
         #expect(Double(overlap) < 0.5 * Double(min(first.count, second.count)), "CJK lines share \(overlap) of their ink pixels")
     }
 
-    @Test func karaokeFillFollowsTheWordTimesOfAnEnhancedLRC() throws {
+    /// Exports three seconds of grey with `lyrics` (a file named `name`) karaoke-filled in
+    /// yellow; returns the count of sung (yellow) pixels in the bottom third at `times`.
+    func sungPixels(lyrics: String, name: String, at times: [Double]) throws -> [Int] {
         let video = try Fixtures.solid("0x404040", seconds: 3, size: "640x360")
-        let lyrics = Fixtures.scratchPath("song.lrc")
-        try "[00:00.00]<00:00.00>SING <00:01.00>ALONG <00:02.00>NOW\n[00:03.00]\n".write(toFile: lyrics, atomically: true, encoding: .utf8)
-        let output = (lyrics as NSString).deletingLastPathComponent + "/karaoke.mp4"
+        let path = Fixtures.scratchPath(name)
+        try lyrics.write(toFile: path, atomically: true, encoding: .utf8)
+        let output = (path as NSString).deletingLastPathComponent + "/karaoke.mp4"
         try exportWithOverlay("""
             require('effects.lyrics'){ cues = av.readCues(arg[2]), renderSize = {640, 360}, shadow = false, karaokeColor = "#FFFF00" }
-            """, arguments: [video, lyrics, output])
-        // Sung letters are yellow (high red and green, low blue); the rest stay white.
-        func sung(_ time: Double) throws -> Int {
+            """, arguments: [video, path, output])
+        #expect(Ink(try Tool.rgbFrame(output, at: times[0])).count > 100, "unsung words stay white")
+        return try times.map { time in
             let frame = try Tool.rgbFrame(output, at: time)
             var count = 0
             for y in 240..<360 { for x in 0..<640 {
@@ -120,10 +122,33 @@ import TestSupport
             } }
             return count
         }
-        let first = try sung(0.5), second = try sung(1.5), third = try sung(2.5)
-        #expect(first > 100, "the first word is highlighted while it is sung (\(first) px)")
-        #expect(second > first + 100 && third > second + 100, "the fill grows word by word: \(first), \(second), \(third)")
-        #expect(Ink(try Tool.rgbFrame(output, at: 0.5)).count > 100, "unsung words stay white")
+    }
+
+    @Test func karaokeFillFollowsTheWordTimesOfAnEnhancedLRC() throws {
+        let sung = try sungPixels(lyrics: "[00:00.00]<00:00.00>SING <00:01.00>ALONG <00:02.00>NOW\n[00:03.00]\n",
+                                  name: "song.lrc", at: [0.5, 1.5, 2.5])
+        #expect(sung[0] > 100, "the first word is highlighted while it is sung (\(sung[0]) px)")
+        #expect(sung[1] > sung[0] + 100 && sung[2] > sung[1] + 100, "the fill grows word by word: \(sung)")
+    }
+
+    @Test func karaokeFillFollowsTheSyllablesOfAnASSFile() throws {
+        let ass = """
+            [Script Info]
+            ScriptType: v4.00+
+
+            [Events]
+            Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text
+            Dialogue: 0,0:00:00.00,0:00:03.00,Default,,0,0,0,,{\\k100}SING {\\k100}ALONG {\\k100}NOW
+            """
+        let sung = try sungPixels(lyrics: ass, name: "song.ass", at: [0.5, 1.5, 2.5])
+        #expect(sung[0] > 100, "the first syllable is highlighted while it is sung (\(sung[0]) px)")
+        #expect(sung[1] > sung[0] + 100 && sung[2] > sung[1] + 100, "the fill grows syllable by syllable: \(sung)")
+    }
+
+    @Test func karaokeWithoutWordTimesSweepsEachLineEvenly() throws {
+        let sung = try sungPixels(lyrics: "id,lyric,start_at,end_at\n1,SING ALONG NOW,0,3\n", name: "song.csv", at: [0.2, 1.5, 2.8])
+        #expect(sung[0] < sung[1] && sung[1] < sung[2], "the fill grows over the line: \(sung)")
+        #expect(sung[1] > 300 && sung[0] < sung[2] / 4, "about half sung in the middle, little at the start: \(sung)")
     }
 
     @Test func parameterErrorsNameTheEffectAndTheParameter() throws {

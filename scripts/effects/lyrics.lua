@@ -1,6 +1,7 @@
 -- Song lyrics as layers: one text layer per cue, visible from its start to its finish,
 -- optionally fading, with a karaoke fill that follows word timings when the cues have them
--- (LRC's enhanced <mm:ss.xx> form, WebVTT timestamp tags).
+-- (LRC's enhanced <mm:ss.xx> form, ASS \k tags, WebVTT timestamp tags) and otherwise
+-- sweeps across each line at an even pace over its time.
 --
 --   local lyrics = require "effects.lyrics"
 --   parent:addSublayer(lyrics{ cues = av.readCues("song.lrc"), renderSize = {1920, 1080} })
@@ -28,7 +29,7 @@ return {
     { name = "maxLines", type = "integer", min = 1, max = 20, default = 2, doc = "longer lines are cut with an ellipsis" },
     { name = "fadeIn", type = "number", min = 0, max = 10, default = 0, doc = "seconds of fade-in at each line's start" },
     { name = "fadeOut", type = "number", min = 0, max = 10, default = 0, doc = "seconds of fade-out before each line's finish" },
-    { name = "karaokeColor", type = "color", doc = "colour of sung words (needs word timings in the cues)" },
+    { name = "karaokeColor", type = "color", doc = "colour of sung words: by the cues' word times (LRC, ASS \\k, VTT), else swept evenly over each line" },
   },
 
   apply = function(p)
@@ -65,17 +66,22 @@ return {
           keyPath = "opacity", values = { fadeIn > 0 and 0 or 1, 1, 1, fadeOut > 0 and 0 or 1 },
           keyTimes = { 0, fadeIn, 1 - fadeOut, 1 }, beginTime = cue.start, duration = length,
         }, "show")
-        if p.karaokeColor and cue.words and #cue.words > 0 then
+        if p.karaokeColor then
           line.highlightColor = p.karaokeColor
-          local values, times = { 0 }, { 0 }
-          for _, word in ipairs(cue.words) do
-            local at = math.min(math.max((word.start - cue.start) / length, times[#times]), 1)
-            values[#values + 1] = word.lastCharacter
-            times[#times + 1] = at
+          local values, times, mode = { 0 }, { 0 }, "discrete"
+          if cue.words and #cue.words > 0 then
+            for _, word in ipairs(cue.words) do
+              local at = math.min(math.max((word.start - cue.start) / length, times[#times]), 1)
+              values[#values + 1] = word.lastCharacter
+              times[#times + 1] = at
+            end
+          else
+            -- No word times (CSV, plain SRT): the fill sweeps the line at an even pace.
+            values, times, mode = { 0, utf8.len(cue.text) or #cue.text }, { 0, 1 }, "linear"
           end
           line:addAnimation(av.keyframeAnimation{
             keyPath = "highlightedScalars", values = values, keyTimes = times,
-            calculationMode = "discrete", beginTime = cue.start, duration = length,
+            calculationMode = mode, beginTime = cue.start, duration = length,
           }, "karaoke")
         end
         container:addSublayer(line)

@@ -1,10 +1,22 @@
 public enum CueFormat: String, Sendable, CaseIterable {
-    case csv, lrc, srt, webVTT = "vtt"
+    case csv, lrc, srt, webVTT = "vtt", ass
+
+    /// What a file of this format must hold, for the error when it holds no cue.
+    var expectedContent: String {
+        switch self {
+        case .csv: return "rows under a header with lyric, start_at and end_at columns"
+        case .lrc: return "lines starting with [mm:ss.xx] time tags"
+        case .srt: return "blocks of a number, a line like 00:00:01,000 --> 00:00:04,000 and text"
+        case .webVTT: return "cues with a line like 00:01.000 --> 00:04.000 after the WEBVTT header"
+        case .ass: return "Dialogue: lines in an [Events] section"
+        }
+    }
 }
 
 /// Reads timed text into cues sorted by start: CSV (`id,lyric,start_at,end_at`), LRC
-/// (with `[offset:]`, several time tags per line and `<mm:ss.xx>` word times), SubRip and
-/// WebVTT. Errors name the file and line.
+/// (with `[offset:]`, several time tags per line and `<mm:ss.xx>` word times), SubRip,
+/// WebVTT and ASS/SSA (with `\k` karaoke times). Errors name the file and line; a file with
+/// text but no cue is an error, never an empty list.
 public enum CueReader {
     /// How long the last line of an LRC file lasts when no total duration is given.
     public static let defaultLastLineDuration = MediaTime(value: 5, timescale: 1)
@@ -18,21 +30,29 @@ public enum CueReader {
     public static func parse(_ text: String, fileName: String, format: CueFormat? = nil, totalDuration: MediaTime? = nil) throws -> [Cue] {
         let text = TextFile.withoutByteOrderMark(text)
         let cues: [Cue]
-        switch format ?? detectFormat(fileName: fileName, text: text) {
+        let chosen = format ?? detectFormat(fileName: fileName, text: text)
+        switch chosen {
         case .csv: cues = try csvCues(text, fileName: fileName)
         case .lrc: cues = try LRCParser(fileName: fileName).cues(text, totalDuration: totalDuration)
         case .srt: cues = try SubtitleParser(fileName: fileName, isWebVTT: false).cues(text)
         case .webVTT: cues = try SubtitleParser(fileName: fileName, isWebVTT: true).cues(text)
+        case .ass: cues = try ASSParser(fileName: fileName).cues(text)
+        }
+        if cues.isEmpty, !text.trimmed.isEmpty {
+            throw TimedTextError(file: fileName, line: nil,
+                                 "no cues found, read as \(chosen.rawValue.uppercased()) (expected \(chosen.expectedContent))")
         }
         return cues.enumerated().sorted { ($0.element.start, $0.offset) < ($1.element.start, $1.offset) }.map(\.element)
     }
 
-    /// By extension (csv, lrc, srt, vtt); otherwise by the first lines.
+    /// By extension (csv, lrc, srt, vtt, ass, ssa); otherwise by the first lines.
     public static func detectFormat(fileName: String, text: String) -> CueFormat {
         let fileExtension = fileName.split(separator: "/").last?.split(separator: ".").dropFirst().last?.lowercased()
-        if let fileExtension, let format = CueFormat(rawValue: fileExtension == "webvtt" ? "vtt" : fileExtension) { return format }
+        let aliases = ["webvtt": "vtt", "ssa": "ass"]
+        if let fileExtension, let format = CueFormat(rawValue: aliases[fileExtension] ?? fileExtension) { return format }
         let firstLines = TextFile.lines(text).map(\.text.trimmed).filter { !$0.isEmpty }.prefix(3)
         if firstLines.first?.hasPrefix("WEBVTT") == true { return .webVTT }
+        if firstLines.first?.lowercased() == "[script info]" { return .ass }
         if firstLines.first?.hasPrefix("[") == true { return .lrc }
         if firstLines.contains(where: { $0.contains("-->") }) { return .srt }
         return .csv

@@ -122,4 +122,59 @@ import Testing
         #expect(CueReader.detectFormat(fileName: "subs", text: "1\n00:00:01,000 --> 00:00:02,000\n") == .srt)
         #expect(CueReader.detectFormat(fileName: "data", text: "id,lyric,start_at,end_at\n") == .csv)
     }
+
+    // MARK: ASS / SSA
+
+    static let ass = """
+        [Script Info]
+        Title: demo
+        ScriptType: v4.00+
+
+        [V4+ Styles]
+        Format: Name, Fontname, Fontsize
+        Style: Default,Arial,48
+
+        [Events]
+        Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text
+        Comment: 0,0:00:00.00,0:00:01.00,Default,,0,0,0,,not shown
+        Dialogue: 0,0:00:05.00,0:00:07.00,Default,,0,0,0,,{\\b1}Hello{\\b0}, world\\Nsecond line
+        Dialogue: 0,0:00:01.50,0:00:04.00,Default,,0,0,0,,{\\k50}Twin{\\kf30}kle {\\k120}star
+        """
+
+    @Test func assDialogueLinesAndKaraoke() throws {
+        let cues = try CueReader.parse(Self.ass, fileName: "song.ass")
+        #expect(cues.count == 2)
+        let karaoke = cues[0]
+        #expect(karaoke.text == "Twinkle star" && karaoke.start == time(3, 2) && karaoke.end == time(4))
+        #expect(karaoke.words.map(\.text) == ["Twin", "kle", "star"])
+        #expect(karaoke.words.map(\.start) == [time(3, 2), time(2), time(23, 10)])   // 1.5, +0.5, +0.3
+        #expect(karaoke.words.map(\.scalars) == [0..<4, 4..<7, 8..<12])
+        // Override blocks go, commas in the text stay, \N breaks the line; no karaoke, no words.
+        #expect(cues[1].text == "Hello, world\nsecond line" && cues[1].start == time(5) && cues[1].words.isEmpty)
+    }
+
+    @Test func assFieldsFollowTheFormatLineAndSsaIsRecognised() throws {
+        let text = "[Events]\nFormat: Start, End, Text\nDialogue: 0:00:02.00,0:00:03.50,a, b\n"
+        let cues = try CueReader.parse(text, fileName: "old.ssa")
+        #expect(cues == [Cue(text: "a, b", start: time(2), end: time(7, 2))])
+        #expect(CueReader.detectFormat(fileName: "subs.txt", text: "[Script Info]\nTitle: x\n") == .ass)
+        #expect(throws: TimedTextError(file: "bad.ass", line: 3, "End \"0:00:xx\" is not a time")) {
+            try CueReader.parse("[Events]\nFormat: Start, End, Text\nDialogue: 0:00:01.00,0:00:xx,a\n", fileName: "bad.ass")
+        }
+    }
+
+    @Test func aFileWithTextButNoCueIsAnError() {
+        let cases: [(String, String, String)] = [
+            ("empty.ass", "[Script Info]\nTitle: nothing\n", "ASS (expected Dialogue: lines in an [Events] section)"),
+            ("header.csv", "id,lyric,start_at,end_at\n", "CSV (expected rows under a header with lyric, start_at and end_at columns)"),
+            ("words.lrc", "[ar:someone]\njust words\n", "LRC (expected lines starting with [mm:ss.xx] time tags)"),
+            ("notes.vtt", "WEBVTT\n\nNOTE nothing here\n", "VTT (expected cues with a line like 00:01.000 --> 00:04.000 after the WEBVTT header)"),
+        ]
+        for (name, text, expected) in cases {
+            #expect(throws: TimedTextError(file: name, line: nil, "no cues found, read as \(expected)")) {
+                try CueReader.parse(text, fileName: name)
+            }
+        }
+        #expect((try? CueReader.parse("", fileName: "blank.srt")) == [], "an empty file is simply no cues")
+    }
 }
