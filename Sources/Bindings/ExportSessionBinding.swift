@@ -39,12 +39,26 @@ extension API {
         luaClass.property("overwrite", of: ExportSession.self, doc: "replace an existing output (only once the new file is complete)",
                           get: { call, e in call.push(e.overwrite) },
                           set: { call, e, index in e.overwrite = try call.boolean(index) })
-        luaClass.property("metadata", of: ExportSession.self, doc: "{title=, artist=, ...}",
+        luaClass.property("metadata", of: ExportSession.self,
+                          doc: "{title=, artist=, ...}; other keys (letters, digits, . _ - :) are written as QuickTime mdta metadata",
                           get: { call, e in call.pushRecord { for (key, value) in e.metadata { call.push(value); call.setField(key) } } },
                           set: { call, e, index in
                               guard call.type(index) == LUA_TTABLE else { throw call.typeError(index, expected: "table of strings") }
                               var tags: [String: String] = [:]
-                              try call.forEachField(of: index) { key in tags[key] = try call.string(-1) }
+                              try call.forEachField(of: index) { key in
+                                  let isName = { (c: Character) in c.isASCII && (c.isLetter || c.isNumber || "._-:".contains(c)) }
+                                  guard !key.isEmpty, key.utf8.count <= 128, key.allSatisfy(isName) else {
+                                      throw call.argumentError(index, "metadata keys are 1–128 letters, digits, '.', '_', '-' or ':'")
+                                  }
+                                  guard call.type(-1) == LUA_TSTRING || call.type(-1) == LUA_TNUMBER else {
+                                      throw call.argumentError(index, "metadata.\(key) must be a string or a number, got \(call.typeName(-1))")
+                                  }
+                                  let value = LuaState.string(call.L, at: -1)
+                                  guard !value.contains("\0"), value.utf8.count <= 65_536 else {
+                                      throw call.argumentError(index, "metadata.\(key) must be text without NUL characters, at most 64 KiB")
+                                  }
+                                  tags[key] = value
+                              }
                               e.metadata = tags
                           })
         luaClass.property("audioSpliceFade", of: ExportSession.self, doc: "seconds of fade at each side of an audio cut against clicks (0: off)",

@@ -30,6 +30,26 @@ import TestSupport
         #expect(moov != nil && mdat != nil && moov!.lowerBound < mdat!.lowerBound)
     }
 
+    @Test func customMetadataKeysAreWrittenNotDropped() throws {
+        let clip = try Fixtures.clip(seconds: 2)
+        for (ext, preset) in [("mp4", "LowQuality"), ("mov", "LowQuality"), ("m4a", "AppleM4A"), ("mp4", "Passthrough")] {
+            let output = Fixtures.scratchPath("custom.\(ext)")
+            let result = try Moonreel.runScript("""
+                local session = av.exportSession(av.asset(arg[1]), arg[3])
+                session.outputURL = arg[2]
+                session.metadata = { title = "Song", source_id = "job-42", ["com.example.take"] = 7 }
+                local ok, err = session:export()
+                if not ok then error(err, 0) end
+                """, arguments: [clip, output, preset])
+            try #require(result.status == 0, "\(ext) \(preset): \(result.err)")
+            let tags = try Tool.ffprobe(output).format.tags ?? [:]
+            #expect(tags["source_id"] == "job-42" && tags["com.example.take"] == "7", "\(ext) \(preset): \(tags)")
+            #expect(tags["title"] == "Song" && tags["com.apple.quicktime.title"] == "Song", "\(ext) \(preset): \(tags)")
+        }
+        let bad = try Moonreel.runScript("av.exportSession(av.composition(), 'LowQuality').metadata = { ['two words'] = 'x' }")
+        #expect(bad.status == 1 && bad.err.contains("metadata keys are 1–128 letters, digits"), "\(bad.err)")
+    }
+
     @Test func progressAsJSONLines() throws {
         let clip = try Fixtures.clip(seconds: 6)
         let output = Fixtures.scratchPath("progress.mp4")

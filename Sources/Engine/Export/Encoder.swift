@@ -139,11 +139,37 @@ final class Muxer {
         try check(avcodec_parameters_from_context(stream.pointee.codecpar, encoder), "copying encoder parameters", context: "output")
     }
 
+    /// Keys the QuickTime/MP4 muxer writes as classic iTunes-style or `©xxx` tags, which
+    /// every player reads. Other keys can only go into QuickTime's `mdta` key list.
+    static let standardMetadataKeys: Set<String> = [
+        "title", "artist", "album_artist", "album", "composer", "date", "comment", "genre", "copyright",
+        "grouping", "lyrics", "description", "synopsis", "show", "episode_id", "network", "keywords",
+        "track", "disc", "compilation", "encoder", "creation_time", "location",
+    ]
+    /// Apple's own `mdta` names for the standard keys, so Photos and QuickTime still find
+    /// the title when custom keys switch the file to `mdta` metadata.
+    static let appleMetadataNames = [
+        "title": "com.apple.quicktime.title", "artist": "com.apple.quicktime.artist",
+        "album": "com.apple.quicktime.album", "comment": "com.apple.quicktime.comment",
+        "description": "com.apple.quicktime.description", "copyright": "com.apple.quicktime.copyright",
+        "genre": "com.apple.quicktime.genre", "keywords": "com.apple.quicktime.keywords",
+        "composer": "com.apple.quicktime.composer", "location": "com.apple.quicktime.location.ISO6709",
+    ]
+
+    /// Writes the header with the metadata. Standard keys are written as the classic tags;
+    /// any other key (a job id, a source name) makes the muxer write QuickTime `mdta`
+    /// metadata, which holds arbitrary keys, with the standard ones also under Apple's names.
     func writeHeader(metadata: [String: String], fastStart: Bool) throws {
-        for (key, value) in metadata { av_dict_set(&context.pointee.metadata, key, value, 0) }
         var options: OpaquePointer? = nil
         defer { av_dict_free(&options) }
-        if fastStart { av_dict_set(&options, "movflags", "+faststart", 0) }
+        let custom = metadata.keys.contains { !Muxer.standardMetadataKeys.contains($0) }
+        var tags = metadata
+        if custom {
+            for (key, value) in metadata { if let apple = Muxer.appleMetadataNames[key] { tags[apple] = value } }
+            av_dict_set(&options, "movflags", "+use_metadata_tags", AV_DICT_APPEND)
+        }
+        for (key, value) in tags { av_dict_set(&context.pointee.metadata, key, value, 0) }
+        if fastStart { av_dict_set(&options, "movflags", "+faststart", AV_DICT_APPEND) }
         try check(avformat_write_header(context, &options), "writing the header", context: "output \"\(path)\"")
         headerWritten = true
     }
