@@ -3,7 +3,8 @@ import Engine
 import ScriptHost
 
 /// `av.layer`, `av.textLayer`, `av.image` and `av.animationTool` (CALayer, CATextLayer,
-/// AVVideoCompositionCoreAnimationTool). Geometry is in pixels, origin top-left, y down.
+/// AVVideoCompositionCoreAnimationTool). Geometry is Core Animation's, in pixels: origin at
+/// the bottom-left and y up, unless an ancestor sets `isGeometryFlipped`.
 final class ImageBox { let source: ImageSource; init(_ source: ImageSource) { self.source = source } }
 
 extension API {
@@ -34,6 +35,10 @@ extension API {
         geometry("borderWidth", \.borderWidth, doc: "pixels, drawn inside the bounds", push: { $0.push($1) }, read: { [unowned self] in try nonNegative($0, $1) })
         geometry("masksToBounds", \.masksToBounds, doc: "clip sublayers to the (rounded) bounds", push: { $0.push($1) }, read: { try $0.boolean($1) })
         geometry("zPosition", \.zPosition, doc: "higher draws on top of its siblings", push: { $0.push($1) }, read: { [unowned self] in try finite($0, $1) })
+        for name in ["isGeometryFlipped", "geometryFlipped"] {
+            geometry(name, \.isGeometryFlipped, doc: "true: sublayers are placed from the top-left, y down (UIKit's way); false (default): from the bottom-left, y up, as Core Animation does in AVFoundation exports",
+                     push: { $0.push($1) }, read: { try $0.boolean($1) })
+        }
         luaClass.property("contents", of: Layer.self, doc: "av.image(path) or nil",
                           get: { [unowned self] call, layer in
                               if let source = layer.contents { call.push(ImageBox(source), as: image) } else { call.pushNil() }
@@ -113,7 +118,7 @@ extension API {
         style("lineSpacing", \.lineSpacing, doc: "extra pixels between lines", push: { $0.push($1) }, read: { [unowned self] in try bounded($0, $1, -500...500) })
         style("shadowColor", \.shadowColor, doc: "colour", push: { [unowned self] in push($0, color: $1) }, read: { [unowned self] in try color($0, $1) })
         style("shadowOpacity", \.shadowOpacity, doc: "0…1 (0: no shadow)", push: { $0.push($1) }, read: { [unowned self] in try unit($0, $1) })
-        style("shadowOffset", \.shadowOffset, doc: "{width, height} in pixels, y down", push: { [unowned self] in push($0, size: $1) }, read: { [unowned self] in try size($0, $1, positive: false) })
+        style("shadowOffset", \.shadowOffset, doc: "{width, height} in pixels, in the layer's space (y up unless flipped: negative height is down)", push: { [unowned self] in push($0, size: $1) }, read: { [unowned self] in try size($0, $1, positive: false) })
         style("shadowRadius", \.shadowRadius, doc: "blur radius in pixels", push: { $0.push($1) }, read: { [unowned self] in try bounded($0, $1, 0...200) })
         style("strokeColor", \.strokeColor, doc: "outline colour", push: { [unowned self] in push($0, color: $1) }, read: { [unowned self] in try color($0, $1) })
         style("strokeWidth", \.strokeWidth, doc: "outline width in pixels (0: none)", push: { $0.push($1) }, read: { [unowned self] in try bounded($0, $1, 0...200) })

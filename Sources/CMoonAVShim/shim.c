@@ -5,17 +5,22 @@
 
 void moon_av_strerror(int error, char *buffer, size_t size) { av_make_error_string(buffer, size, error); }
 
-const int32_t *moon_stream_display_matrix(const AVStream *stream) {
+const uint8_t *moon_stream_side_data(const AVStream *stream, enum AVPacketSideDataType type, size_t *size) {
 #if LIBAVFORMAT_VERSION_MAJOR >= 61
     const AVPacketSideData *sd = av_packet_side_data_get(stream->codecpar->coded_side_data,
-                                                         stream->codecpar->nb_coded_side_data,
-                                                         AV_PKT_DATA_DISPLAYMATRIX);
-    return (sd && sd->size >= 9 * sizeof(int32_t)) ? (const int32_t *)sd->data : NULL;
+                                                         stream->codecpar->nb_coded_side_data, type);
+    if (!sd) return NULL;
+    *size = sd->size;
+    return sd->data;
 #else
-    size_t size = 0;
-    const uint8_t *data = av_stream_get_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, &size);
-    return (data && size >= 9 * sizeof(int32_t)) ? (const int32_t *)data : NULL;
+    return av_stream_get_side_data(stream, type, size);
 #endif
+}
+
+const int32_t *moon_stream_display_matrix(const AVStream *stream) {
+    size_t size = 0;
+    const uint8_t *data = moon_stream_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, &size);
+    return (data && size >= 9 * sizeof(int32_t)) ? (const int32_t *)data : NULL;
 }
 
 int moon_copy_display_matrix(AVStream *destination, const AVStream *source) {

@@ -13,6 +13,7 @@ enum ProbeReport {
                 if !track.preferredTransform.isIdentity {
                     line += ", shown \(track.uprightSize) (preferredTransform \(track.preferredTransform))"
                 }
+                if track.mediaType == .video, let color = track.color { line += ", \(color.summary)" }
             case .audio:
                 line += " \(track.sampleRate) Hz, \(track.channelCount) channel\(track.channelCount == 1 ? "" : "s")"
             default: break
@@ -35,6 +36,12 @@ enum ProbeReport {
                            "\"uprightWidth\":\(Int(t.uprightSize.width))", "\"uprightHeight\":\(Int(t.uprightSize.height))",
                            "\"pixelFormat\":\(jsonString(t.pixelFormat))", "\"nominalFrameRate\":\(t.nominalFrameRate)",
                            "\"preferredTransform\":[\(transform.a),\(transform.b),\(transform.c),\(transform.d),\(transform.tx),\(transform.ty)]"]
+            }
+            if t.mediaType == .video, let color = t.color {
+                fields += ["\"bitDepth\":\(color.bitDepth)", "\"primaries\":\(jsonString(color.primaries))",
+                           "\"transfer\":\(jsonString(color.transfer))", "\"matrix\":\(jsonString(color.matrix))",
+                           "\"range\":\(jsonString(color.range))", "\"hdr\":\(color.hdr.map { jsonString($0.rawValue) } ?? "null")",
+                           "\"dolbyVision\":\(color.dolbyVision.map(jsonString) ?? "null")"]
             }
             if t.mediaType == .audio { fields += ["\"sampleRate\":\(t.sampleRate)", "\"channels\":\(t.channelCount)"] }
             return "{" + fields.joined(separator: ",") + "}"

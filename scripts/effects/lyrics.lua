@@ -46,7 +46,9 @@ return {
       box = { margin, top, width - 2 * margin, textHeight + size }
     end
 
-    local container = av.layer{ frame = { 0, 0, width, height } }
+    -- Laid out from the top, y down (UIKit's way): the container flips its sublayers'
+    -- geometry, so it can sit in any Core Animation tree (origin bottom-left, y up).
+    local container = av.layer{ frame = { 0, 0, width, height }, isGeometryFlipped = true }
     for index, cue in ipairs(p.cues) do
       local length = cue.finish - cue.start
       if length > 0 then

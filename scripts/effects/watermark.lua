@@ -27,7 +27,9 @@ return {
   apply = function(p)
     local width, height = p.renderSize[1] or p.renderSize.width, p.renderSize[2] or p.renderSize.height
     local margin = math.floor(height * p.margin)
-    local container = av.layer{ frame = { 0, 0, width, height } }
+    -- Laid out from the top, y down (UIKit's way): the container flips its sublayers'
+    -- geometry, so it can sit in any Core Animation tree (origin bottom-left, y up).
+    local container = av.layer{ frame = { 0, 0, width, height }, isGeometryFlipped = true }
 
     if p.logo then
       local logoHeight = math.floor(height * p.logoHeight)

@@ -23,9 +23,11 @@ static const int64_t MOON_AV_NOPTS_VALUE = AV_NOPTS_VALUE;
 // av_err2str is a macro around a compound literal.
 void moon_av_strerror(int error, char *buffer, size_t size);
 
+// A stream's side data of one type (and its size), or NULL. av_stream_get_side_data is
+// deprecated in FFmpeg 6.1 and gone in 7; the new call reads codecpar->coded_side_data.
+const uint8_t *moon_stream_side_data(const AVStream *stream, enum AVPacketSideDataType type, size_t *size);
+
 // The display matrix of a stream (9 int32 in 16.16 / 2.30 fixed point), or NULL.
-// av_stream_get_side_data is deprecated in FFmpeg 6.1 and gone in 7; the new call
-// reads codecpar->coded_side_data.
 const int32_t *moon_stream_display_matrix(const AVStream *stream);
 
 // Copies a stream's display matrix onto an output stream (stream copy keeps rotation

@@ -1,6 +1,7 @@
-/// The model values of a layer, as in `CALayer`. Geometry: pixels, origin top-left, y down.
-/// `frame` is derived from `bounds`, `position`, `anchorPoint` and `transform`, as in
-/// Core Animation: setting it sets the bounds' size and the position.
+/// The model values of a layer, as in `CALayer`. Geometry is Core Animation's: pixels with
+/// the origin at the bottom-left and y up, unless an ancestor sets `isGeometryFlipped`
+/// (see `LayerTimeline`). `frame` is derived from `bounds`, `position`, `anchorPoint` and
+/// `transform`, as in Core Animation: setting it sets the bounds' size and the position.
 public struct LayerProperties: Sendable, Hashable {
     /// The layer's own coordinate space; its origin shifts the sublayers (as in CALayer).
     public var bounds: Rect = .zero
@@ -23,6 +24,9 @@ public struct LayerProperties: Sendable, Hashable {
     public var contentsGravity: ContentsGravity = .resize
     /// The layer the composed video frame is drawn into (`animationTool.videoLayer`).
     public var isVideoLayer = false
+    /// Sublayers are placed from the top-left, y down (UIKit's way), instead of Core
+    /// Animation's bottom-left, y up. Contents and text are drawn upright either way.
+    public var isGeometryFlipped = false
 
     public init() {}
 
@@ -49,6 +53,14 @@ public struct LayerProperties: Sendable, Hashable {
                              y: newValue.y + anchorPoint.y * newValue.height)
         }
     }
+}
+
+/// The space a layer is placed in: its superlayer's bounds (or the canvas, for the root).
+struct LayerContainer {
+    var boundsOrigin: Point
+    var height: Double
+    /// Core Animation's default orientation (y up), unless an ancestor flips it.
+    var isYUp: Bool
 }
 
 /// A layer's values at one time: model values with the animations applied.
@@ -120,15 +132,25 @@ struct ResolvedLayer: Sendable {
         properties.transform = parts.recomposed
     }
 
-    /// The snapshot of this layer alone (sublayers are added by the caller). Sublayers are
-    /// placed relative to their superlayer's bounds origin, as in CALayer.
-    func snapshot(superlayerBoundsOrigin origin: Point) -> LayerSnapshot {
+    /// The snapshot of this layer alone (sublayers are added by the caller), in the
+    /// top-left, y-down pixels renderers draw in. Layers are placed relative to their
+    /// superlayer's bounds origin, as in CALayer; a layer in a y-up space (Core Animation's
+    /// default) is mirrored into y-down within the superlayer's bounds height, with its
+    /// transform and anchor point mirrored alike, so it shows where Core Animation shows it.
+    func snapshot(in container: LayerContainer) -> LayerSnapshot {
         let p = properties
         var frame = p.untransformedFrame
-        frame.origin = Point(x: frame.x - origin.x, y: frame.y - origin.y)
+        frame.origin = Point(x: frame.x - container.boundsOrigin.x, y: frame.y - container.boundsOrigin.y)
+        var transform = p.transform
+        var anchor = p.anchorPoint
+        if container.isYUp {
+            frame.origin.y = container.height - frame.y - frame.height
+            (transform.b, transform.c, transform.ty) = (-transform.b, -transform.c, -transform.ty)
+            anchor.y = 1 - anchor.y
+        }
         var snapshot = LayerSnapshot(frame: frame)
-        snapshot.transform = p.transform
-        snapshot.anchorPoint = p.anchorPoint
+        snapshot.transform = transform
+        snapshot.anchorPoint = anchor
         snapshot.opacity = min(p.opacity, 1)
         snapshot.backgroundColor = p.backgroundColor
         snapshot.cornerRadius = p.cornerRadius
@@ -138,6 +160,8 @@ struct ResolvedLayer: Sendable {
         snapshot.contents = p.contents
         snapshot.contentsGravity = p.contentsGravity
         snapshot.text = text
+        // A shadow offset is in the layer's space: y up there means negative is down.
+        if container.isYUp { snapshot.text?.shadowOffset.height.negate() }
         snapshot.isVideoLayer = p.isVideoLayer
         return snapshot
     }

@@ -10,6 +10,9 @@ public struct LayerTimeline: Sendable {
         var parent: Int
         /// One past the index of the last layer of this layer's subtree.
         var subtreeEnd: Int
+        /// Whether the space this layer is placed in has y up (Core Animation's default):
+        /// each `isGeometryFlipped` above it turns that over.
+        var livesInYUpSpace: Bool
 
         func resolved(at t: MediaTime) -> ResolvedLayer {
             var layer = model
@@ -31,6 +34,8 @@ public struct LayerTimeline: Sendable {
     static let boundaryMargin = MediaTime(value: 1, timescale: 1000)
 
     let layers: [FrozenLayer]
+    /// Height of the space the root is placed in (the render size); nil: the root is the canvas.
+    private let canvasHeight: Double?
     private let visibility: IntervalIndex
     /// Stretches of time in which something visible may change, by ascending start, with
     /// the latest end among each prefix.
@@ -39,14 +44,19 @@ public struct LayerTimeline: Sendable {
 
     public var layerCount: Int { layers.count }
 
-    public init(root: Layer) {
+    /// Freezes the tree under `root`, which is placed in a space `canvasHeight` high (the
+    /// render size's height, as the animation tool's parent layer is); without one, the
+    /// root itself is taken as the canvas.
+    public init(root: Layer, canvasHeight: Double? = nil) {
+        self.canvasHeight = canvasHeight
         var frozen: [FrozenLayer] = []
         var pending: [(layer: Layer, parent: Int)] = [(root, -1)]
         while let (layer, parent) = pending.popLast() {
             let index = frozen.count
+            let yUp = parent < 0 ? true : frozen[parent].livesInYUpSpace != frozen[parent].model.properties.isGeometryFlipped
             frozen.append(FrozenLayer(model: ResolvedLayer(properties: layer.properties, text: layer.textStyle),
                                       animations: layer.animations.map(\.animation), parent: parent,
-                                      subtreeEnd: index + layer.subtreeCount))
+                                      subtreeEnd: index + layer.subtreeCount, livesInYUpSpace: yUp))
             // Stable sort by zPosition; pushed in reverse so the first is frozen first.
             let ordered = layer.sublayers.enumerated().sorted {
                 ($0.element.properties.zPosition, $0.offset) < ($1.element.properties.zPosition, $1.offset)
@@ -77,7 +87,7 @@ public struct LayerTimeline: Sendable {
     /// The tree resolved at `t`; nil if the root is hidden or fully transparent then.
     /// Hidden and fully transparent layers are left out with their sublayers.
     public func snapshot(at t: MediaTime) -> LayerSnapshot? {
-        var open: [(index: Int, snapshot: LayerSnapshot, boundsOrigin: Point)] = []
+        var open: [(index: Int, snapshot: LayerSnapshot, sublayerSpace: LayerContainer)] = []
         var skipBelow = 0
         func closeTop() {
             let done = open.removeLast()
@@ -92,8 +102,12 @@ public struct LayerTimeline: Sendable {
                 skipBelow = layer.subtreeEnd
                 continue
             }
-            let origin = open.last?.boundsOrigin ?? .zero
-            open.append((index, resolved.snapshot(superlayerBoundsOrigin: origin), resolved.properties.bounds.origin))
+            let container = open.last?.sublayerSpace ?? LayerContainer(
+                boundsOrigin: .zero, height: canvasHeight ?? resolved.properties.untransformedFrame.maxY, isYUp: true)
+            let bounds = resolved.properties.bounds
+            let sublayerSpace = LayerContainer(boundsOrigin: bounds.origin, height: bounds.height,
+                                               isYUp: layer.livesInYUpSpace != resolved.properties.isGeometryFlipped)
+            open.append((index, resolved.snapshot(in: container), sublayerSpace))
         }
         while open.count > 1 { closeTop() }
         return open.first?.snapshot

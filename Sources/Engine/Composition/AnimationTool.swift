@@ -1,6 +1,8 @@
 /// AVVideoCompositionCoreAnimationTool's "post-processing" form: the composed video is
 /// drawn into `videoLayer`, which sits somewhere in `parentLayer`'s tree, and the rest of
-/// the tree (logos, text, backgrounds) around it.
+/// the tree (logos, text, backgrounds) around it. As in AVFoundation, the tree has Core
+/// Animation's geometry: origin at the bottom-left, y up, unless a layer sets
+/// `isGeometryFlipped` (then its sublayers are placed from its top-left, y down).
 public final class AnimationTool {
     public let videoLayer: Layer
     public let parentLayer: Layer
@@ -15,9 +17,10 @@ public final class AnimationTool {
         self.parentLayer = parentLayer
     }
 
-    /// Freezes the tree for rendering, marking where the video goes.
-    func timeline() -> LayerTimeline {
+    /// Freezes the tree for rendering, marking where the video goes. The parent layer is
+    /// placed in the render size with Core Animation's geometry (origin bottom-left).
+    func timeline(renderSize: Size) -> LayerTimeline {
         videoLayer.isVideoLayer = true
-        return LayerTimeline(root: parentLayer)
+        return LayerTimeline(root: parentLayer, canvasHeight: renderSize.height)
     }
 }

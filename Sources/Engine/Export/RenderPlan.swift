@@ -81,6 +81,6 @@ extension VideoPlan {
         return VideoPlan(renderSize: size, outputWidth: outputWidth, outputHeight: outputHeight,
                          frameDuration: frameDuration, start: range.start, frameCount: max(count, 0),
                          instructions: frozen, outputColor: .forOutput(width: outputWidth, height: outputHeight),
-                         overlay: videoComposition.animationTool?.timeline())
+                         overlay: videoComposition.animationTool?.timeline(renderSize: size))
     }
 }

@@ -5,9 +5,10 @@ struct ColorDescription: Sendable, Equatable {
     var space: AVColorSpace
     var range: AVColorRange
 
-    /// BT.709 for HD and larger, BT.601 below, limited range: what players assume untagged.
+    /// Limited range in the matrix of the untagged rule (`VideoColor.standardMatrix`), so
+    /// players that ignore the tags still read the pixels right.
     static func forOutput(width: Int, height: Int) -> ColorDescription {
-        ColorDescription(space: height >= 720 || width >= 1280 ? AVCOL_SPC_BT709 : AVCOL_SPC_SMPTE170M, range: AVCOL_RANGE_MPEG)
+        ColorDescription(space: VideoColor.standardMatrix(forHeight: height), range: AVCOL_RANGE_MPEG)
     }
 
     /// What a decoded frame says about itself, with the usual guesses when it says nothing.
@@ -15,7 +16,7 @@ struct ColorDescription: Sendable, Equatable {
         let f = frame.pointer.pointee
         var space = f.colorspace
         if space == AVCOL_SPC_UNSPECIFIED || space == AVCOL_SPC_RGB {
-            space = frame.height >= 720 ? AVCOL_SPC_BT709 : AVCOL_SPC_SMPTE170M
+            space = VideoColor.standardMatrix(forHeight: frame.height)
         }
         let fullRangeFormats: Set<AVPixelFormat> = [AV_PIX_FMT_YUVJ420P, AV_PIX_FMT_YUVJ422P, AV_PIX_FMT_YUVJ444P]
         let range = f.color_range == AVCOL_RANGE_JPEG || fullRangeFormats.contains(frame.pixelFormat) ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG

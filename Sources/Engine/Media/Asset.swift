@@ -120,6 +120,8 @@ public final class AssetTrack: @unchecked Sendable {
     public let channelCount: Int
     public let pixelFormat: String
     public let bitsPerComponent: Int
+    /// How the video's numbers are to be read as colours (nil for other media types).
+    public let color: VideoColor?
     public let frameCount: Int
     /// A photo (JPEG, PNG, WebP…) as a video track: one picture that can be inserted for
     /// any duration; `timeRange` is a nominal `Asset.stillImageDuration`.
@@ -148,9 +150,11 @@ public final class AssetTrack: @unchecked Sendable {
         if mediaType == .video, let descriptor = av_pix_fmt_desc_get(format) {
             pixelFormat = String(cString: descriptor.pointee.name)
             bitsPerComponent = Int(descriptor.pointee.comp.0.depth)
+            color = VideoColor(parameters: parameters, stream: stream)
         } else {
             pixelFormat = ""
             bitsPerComponent = 0
+            color = nil
         }
         let rate = stream.pointee.avg_frame_rate.isValid ? stream.pointee.avg_frame_rate : stream.pointee.r_frame_rate
         frameCount = Int(stream.pointee.nb_frames)

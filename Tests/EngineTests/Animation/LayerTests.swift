@@ -67,6 +67,7 @@ import Testing
 
     @Test func snapshotAppliesAnimationsInOrder() throws {
         let root = layer(Rect(x: 0, y: 0, width: 1920, height: 1080))
+        root.isGeometryFlipped = true                // UIKit's top-left geometry, as the numbers below
         root.bounds.origin = Point(x: 100, y: 0)     // shifts what is inside
         let box = layer(Rect(x: 200, y: 50, width: 100, height: 100))
         box.backgroundColor = .white
@@ -131,11 +132,14 @@ import Testing
     }
 
     @Test func transformSubPathsSetOneComponent() throws {
+        let root = layer(Rect(x: 0, y: 0, width: 10, height: 10))
+        root.isGeometryFlipped = true                // the snapshot keeps the model's matrix
         let box = layer(Rect(x: 0, y: 0, width: 10, height: 10))
+        try root.addSublayer(box)
         box.transform = AffineTransform.rotation(0.5).translatedBy(3, 4)
         let grow = try KeyframeAnimation(keyPath: .transformScale, values: numbers([2]), timing: AnimationTiming(duration: seconds(1)))
         try box.addAnimation(.keyframe(grow), forKey: nil)
-        let t = try #require(box.snapshot(at: .zero)).transform
+        let t = try #require(root.snapshot(at: .zero)?.sublayers.first).transform
         let parts = t.decomposed
         #expect(approximately(parts.scaleX, 2) && approximately(parts.scaleY, 2) && approximately(parts.angle, 0.5))
         #expect(approximately(t.tx, box.transform.tx) && approximately(t.ty, box.transform.ty))

@@ -54,14 +54,20 @@ import Testing
         }
     }
 
-    /// Every layer resolved and filtered, without the visibility index.
-    func slowSnapshot(_ layer: Layer, at t: MediaTime, origin: Point = .zero) -> LayerSnapshot? {
+    /// Every layer resolved and filtered, without the visibility index; each layer placed
+    /// in its superlayer's bounds, y up unless a layer above flips it.
+    func slowSnapshot(_ layer: Layer, at t: MediaTime, container: LayerContainer? = nil) -> LayerSnapshot? {
         let frozen = LayerTimeline.FrozenLayer(model: ResolvedLayer(properties: layer.properties, text: layer.textStyle),
-                                               animations: layer.animations.map(\.animation), parent: -1, subtreeEnd: 1)
+                                               animations: layer.animations.map(\.animation), parent: -1, subtreeEnd: 1,
+                                               livesInYUpSpace: container?.isYUp ?? true)
         let resolved = frozen.resolved(at: t)
         guard resolved.isVisible else { return nil }
-        var shot = resolved.snapshot(superlayerBoundsOrigin: origin)
-        shot.sublayers = layer.sublayers.compactMap { slowSnapshot($0, at: t, origin: resolved.properties.bounds.origin) }
+        let space = container ?? LayerContainer(boundsOrigin: .zero, height: resolved.properties.untransformedFrame.maxY, isYUp: true)
+        var shot = resolved.snapshot(in: space)
+        let bounds = resolved.properties.bounds
+        let inner = LayerContainer(boundsOrigin: bounds.origin, height: bounds.height,
+                                   isYUp: space.isYUp != resolved.properties.isGeometryFlipped)
+        shot.sublayers = layer.sublayers.compactMap { slowSnapshot($0, at: t, container: inner) }
         return shot
     }
 
@@ -116,5 +122,76 @@ import Testing
             let expected = entries.filter { $0.start <= .at(t) && .at(t) < $0.end }.map(\.payload).sorted()
             #expect(index.payloads(containing: t).sorted() == expected, "at \(t)")
         }
+    }
+
+    // MARK: Core Animation geometry
+
+    /// A 640×360 canvas (the animation tool's render size) with `child` in the root.
+    func canvas(_ child: Layer, flipped: Bool = false) throws -> LayerSnapshot {
+        let root = Layer()
+        root.frame = Rect(x: 0, y: 0, width: 640, height: 360)
+        root.isGeometryFlipped = flipped
+        try root.addSublayer(child)
+        return try #require(LayerTimeline(root: root, canvasHeight: 360).snapshot(at: .zero)?.sublayers.first)
+    }
+
+    func box(_ frame: Rect) -> Layer {
+        let layer = Layer()
+        layer.frame = frame
+        return layer
+    }
+
+    @Test func originIsBottomLeftUnlessTheParentIsFlipped() throws {
+        // A logo 25 px above the bottom (iOS code: CGRect(x: 5, y: 25, width: 57, height: 57)).
+        #expect(try canvas(box(Rect(x: 5, y: 25, width: 57, height: 57))).frame == Rect(x: 5, y: 360 - 25 - 57, width: 57, height: 57))
+        // isGeometryFlipped = true on the parent: 25 px below the top, as UIKit code means it.
+        #expect(try canvas(box(Rect(x: 5, y: 25, width: 57, height: 57)), flipped: true).frame == Rect(x: 5, y: 25, width: 57, height: 57))
+    }
+
+    @Test func flipsNestAndBoundsOriginsShiftSublayers() throws {
+        // y up → a flipped group → y down inside it → a group flipped again inside that → y up.
+        let group = box(Rect(x: 100, y: 60, width: 200, height: 100))
+        group.isGeometryFlipped = true
+        let inner = box(Rect(x: 10, y: 10, width: 80, height: 40))
+        inner.isGeometryFlipped = true
+        inner.bounds.origin = Point(x: 0, y: 5)
+        let leaf = box(Rect(x: 0, y: 0, width: 20, height: 10))
+        try group.addSublayer(inner)
+        try inner.addSublayer(leaf)
+        let shot = try canvas(group)
+        #expect(shot.frame == Rect(x: 100, y: 360 - 60 - 100, width: 200, height: 100))
+        let innerShot = try #require(shot.sublayers.first)
+        #expect(innerShot.frame == Rect(x: 10, y: 10, width: 80, height: 40), "the flipped group places from its top")
+        // Inside `inner` y is up again, counted from its bounds origin (y 5): the leaf at y 0
+        // has its bottom 5 px below inner's bottom edge: top at 40 − (0 − 5) − 10 = 35.
+        #expect(innerShot.sublayers.first?.frame == Rect(x: 0, y: 35, width: 20, height: 10))
+        inner.isGeometryFlipped = false // flips are inherited: still y down, from bounds y 5
+        #expect(try canvas(group).sublayers.first?.sublayers.first?.frame == Rect(x: 0, y: -5, width: 20, height: 10))
+    }
+
+    @Test func aLayerWithOnlyBoundsIsCentredOnTheOrigin() throws {
+        let only = Layer()
+        only.bounds = Rect(x: 0, y: 0, width: 100, height: 60)
+        // Centred on (0, 0), Core Animation's bottom-left corner of the canvas.
+        #expect(try canvas(only).frame == Rect(x: -50, y: 360 - 30, width: 100, height: 60))
+    }
+
+    @Test func transformsAnchorsAndShadowsKeepTheirLookWhenMirrored() throws {
+        let turned = box(Rect(x: 0, y: 0, width: 100, height: 50))
+        turned.transform = AffineTransform.rotation(0.3).translatedBy(0, 10)
+        turned.anchorPoint = Point(x: 0, y: 0)          // the bottom-left corner in Core Animation
+        let shot = try canvas(turned)
+        // A rotation by θ in y-up space looks like one by −θ in y-down; translations up are negative y.
+        let expected = AffineTransform.rotation(-0.3).translatedBy(0, -10)
+        for (a, b) in zip([shot.transform.a, shot.transform.b, shot.transform.c, shot.transform.d, shot.transform.tx, shot.transform.ty],
+                          [expected.a, expected.b, expected.c, expected.d, expected.tx, expected.ty]) {
+            #expect(abs(a - b) < 1e-12, "\(shot.transform) vs \(expected)")
+        }
+        #expect(shot.anchorPoint == Point(x: 0, y: 1), "the anchor is still the bottom-left corner")
+        let text = TextLayer(style: TextStyle(string: "shadow"))
+        text.frame = Rect(x: 0, y: 0, width: 100, height: 50)
+        text.style.shadowOffset = Size(width: 2, height: -3)  // Core Animation's default: 3 px down
+        #expect(try canvas(text).text?.shadowOffset == Size(width: 2, height: 3))
+        #expect(try canvas(text, flipped: true).text?.shadowOffset == Size(width: 2, height: -3), "UIKit's: 3 px up")
     }
 }
