@@ -96,6 +96,7 @@ public final class API {
         }
         lua_pushstring(L, moonreelVersion)
         lua_setfield(L, -2, "version")
+        installTimeConstants()
         lua_pushvalue(L, -1)
         lua_setglobal(L, "av")
         // require "moonreel" returns the same table.

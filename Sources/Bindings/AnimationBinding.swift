@@ -3,8 +3,9 @@ import Engine
 import ScriptHost
 
 /// `av.keyframeAnimation` and `av.basicAnimation` (CAKeyframeAnimation, CABasicAnimation).
-/// The script's settings are kept so every property stays readable and assignable; each
-/// change rebuilds (and so re-checks) the engine animation.
+/// The script's settings are kept so every property stays readable and assignable in any
+/// order, as iOS code sets them one by one; the engine animation is built (and checked)
+/// when the animation is added to a layer, which takes a copy as Core Animation does.
 final class AnimationBox {
     struct Spec {
         var isKeyframe: Bool
@@ -16,6 +17,9 @@ final class AnimationBox {
         var tensionValues: [Double] = [], continuityValues: [Double] = [], biasValues: [Double] = []
         var fromValue: AnimatableValue? = nil, toValue: AnimatableValue? = nil, byValue: AnimatableValue? = nil
         var timing = AnimationTiming()
+        /// Whether enough is set to build: keyframes need values (an empty animation is
+        /// allowed while a script fills it in).
+        var isComplete: Bool { !isKeyframe || !values.isEmpty }
 
         func build() throws -> LayerAnimation {
             if isKeyframe {
@@ -27,19 +31,13 @@ final class AnimationBox {
         }
     }
     private(set) var spec: Spec
-    private(set) var animation: LayerAnimation
 
-    init(_ spec: Spec) throws {
-        self.spec = spec
-        animation = try spec.build()
-    }
+    init(_ spec: Spec) { self.spec = spec }
 
-    func update(_ change: (inout Spec) -> Void) throws {
-        var changed = spec
-        change(&changed)
-        animation = try changed.build()
-        spec = changed
-    }
+    func update(_ change: (inout Spec) -> Void) { change(&spec) }
+
+    /// The engine animation for the current settings, checked.
+    func built() throws -> LayerAnimation { try spec.build() }
 }
 
 extension API {
@@ -56,7 +54,7 @@ extension API {
                               get: { [unowned self] call, box in pushAnimationProperty(call, box.spec, name) },
                               set: { [unowned self] call, box, index in
                                   let value = try readAnimationProperty(call, index, name, keyPath: box.spec.keyPath)
-                                  try model(call) { try box.update { value(&$0) } }
+                                  box.update { value(&$0) }
                               })
         }
         return luaClass
@@ -64,7 +62,8 @@ extension API {
 
     static let animationProperties = ["keyPath", "values", "keyTimes", "calculationMode", "timingFunctions", "tensionValues",
                                       "continuityValues", "biasValues", "fromValue", "toValue", "byValue", "beginTime", "duration",
-                                      "speed", "timeOffset", "repeatCount", "repeatDuration", "autoreverses", "fillMode", "timingFunction"]
+                                      "speed", "timeOffset", "repeatCount", "repeatDuration", "autoreverses", "fillMode", "timingFunction",
+                                      "isRemovedOnCompletion", "removedOnCompletion"]
     static let animationPropertyDocs: [String: String] = [
         "keyPath": "the animated property: " + AnimatableKeyPath.allCases.map(\.rawValue).joined(separator: ", "),
         "keyTimes": "fractions 0…1 of duration, one per value (or one more in discrete mode)",
@@ -73,6 +72,8 @@ extension API {
         "beginTime": "composition time in seconds (0 is the start; no AVFoundation epsilon)",
         "fillMode": FillMode.allCases.map(\.rawValue).joined(separator: ", "),
         "repeatCount": "number of passes (math.huge: forever)",
+        "isRemovedOnCompletion": "true (default, as Core Animation): taken off the layer when done, so a forwards fill does not hold; set false to hold the last value",
+        "removedOnCompletion": "the same as isRemovedOnCompletion (Objective-C's name)",
     ]
 
     private func pushAnimationProperty(_ call: LuaCall, _ s: AnimationBox.Spec, _ name: String) {
@@ -97,6 +98,7 @@ extension API {
         case "autoreverses": call.push(s.timing.autoreverses)
         case "fillMode": call.push(s.timing.fillMode.rawValue)
         case "timingFunction": if let f = s.timing.timingFunction { pushTiming(call, f) } else { call.pushNil() }
+        case "isRemovedOnCompletion", "removedOnCompletion": call.push(s.timing.isRemovedOnCompletion)
         default: call.pushNil()
         }
     }
@@ -163,6 +165,9 @@ extension API {
         case "fillMode":
             let mode = try choice(call, index, FillMode.self)
             return { $0.timing.fillMode = mode }
+        case "isRemovedOnCompletion", "removedOnCompletion":
+            let flag = try call.boolean(index)
+            return { $0.timing.isRemovedOnCompletion = flag }
         default: // "timingFunction"
             let function = call.isNoneOrNil(index) ? nil : try timingFunction(call, index)
             return { $0.timing.timingFunction = function }
@@ -201,7 +206,7 @@ extension API {
     /// A timing function: a name or Bézier control points {x1, y1, x2, y2}.
     func timingFunction(_ call: LuaCall, _ index: Int32) throws -> TimingFunction {
         if call.type(index) == LUA_TSTRING {
-            return try model(call) { try TimingFunction(named: try call.string(index)) }
+            return try model(call) { try TimingFunction(named: AppleNames.enumerationValue(try call.string(index))) }
         }
         guard call.type(index) == LUA_TTABLE else { throw call.typeError(index, expected: "timing function name or {x1, y1, x2, y2}") }
         let points = try list(call, index, limit: 4) { try finite(call, $0) }
@@ -258,9 +263,29 @@ extension API {
                 throw call.argumentError(1, "property '\(key)': \(error.message.argumentReason)")
             }
         }
-        do { return try AnimationBox(spec) } catch let error as AnimationError {
-            throw call.argumentError(1, error.message)
+        // A complete table is checked now, so its mistakes point at this line.
+        if spec.isComplete {
+            do { _ = try spec.build() } catch let error as AnimationError { throw call.argumentError(1, error.message) }
         }
+        return AnimationBox(spec)
+    }
+
+    /// Builds the animation a layer takes, with notes on settings Core Animation would
+    /// quietly ignore: key times past the end, a forwards fill that is removed on completion.
+    func layerAnimation(_ call: LuaCall, _ box: AnimationBox, argument index: Int32) throws -> LayerAnimation {
+        guard box.spec.isComplete else {
+            throw call.argumentError(index, "the \(box.spec.keyPath.rawValue) keyframe animation has no values yet")
+        }
+        let built: LayerAnimation
+        do { built = try box.built() } catch let error as AnimationError { throw call.argumentError(index, error.message) }
+        let where_ = LuaState.scriptPosition(call.L)
+        if case .keyframe(let keyframes) = built, let last = keyframes.unreachedKeyTimes.last {
+            warn("\(where_)keyTimes of the \(built.keyPath.rawValue) animation run to \(format(last)); the \(keyframes.unreachedKeyTimes.count) key(s) past 1 are never reached within its duration of \(format(keyframes.timing.duration.seconds)) s")
+        }
+        if built.timing.fillMode.fillsForwards, built.timing.isRemovedOnCompletion {
+            warn("\(where_)the \(built.keyPath.rawValue) animation has fillMode \"\(built.timing.fillMode.rawValue)\" but is removed on completion, so its last value does not hold; set isRemovedOnCompletion = false to keep it")
+        }
+        return built
     }
 
     var animationFunctions: [(String, String, LuaFunction)] {

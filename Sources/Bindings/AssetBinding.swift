@@ -61,7 +61,7 @@ extension API {
 
     func mediaType(_ call: LuaCall, _ index: Int32) throws -> MediaType {
         let name = try call.string(index)
-        guard let type = MediaType(rawValue: name) else {
+        guard let type = MediaType(rawValue: AppleNames.mediaType(name)) else {
             let known = MediaType.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
             throw call.argumentError(index, "unknown media type \"\(name)\" (expected \(known))")
         }
@@ -71,7 +71,7 @@ extension API {
     var assetFunctions: [(String, String, LuaFunction)] {
         [
             ("asset", "av.asset(path): open a media file", { [unowned self] call in
-                let path = try call.string(1)
+                let path = try filePath(call, 1)
                 do {
                     call.push(try Asset(path: path), as: asset)
                 } catch let error as EngineError {

@@ -26,6 +26,7 @@ extension API {
             p.setVolumeRamp(from: try volume(call, 2), to: try volume(call, 3), over: try timeRange(call, 4), curve: try curve(call, 5))
             return 0
         }
+        luaClass.alias("setVolumeRampFromStartVolume", of: "setVolumeRamp")
         return luaClass
     }
 
@@ -48,17 +49,11 @@ extension API {
 
     var audioMixFunctions: [(String, String, LuaFunction)] {
         [
-            ("audioMixInputParameters", "av.audioMixInputParameters(audioTrack or trackID)", { [unowned self] call in
-                let id: Int
-                if let track: CompositionTrack = try? call.object(1, compositionTrack) {
-                    guard track.mediaType == .audio else { throw call.argumentError(1, "track \(track.trackID) is a \(track.mediaType.rawValue) track, not audio") }
-                    id = track.trackID
-                } else if call.type(1) == LUA_TNUMBER {
-                    id = try call.integer(1)
-                } else {
-                    throw call.typeError(1, expected: "CompositionTrack or track ID")
-                }
-                call.push(AudioMixInputParameters(trackID: id), as: audioMixInputParameters)
+            ("audioMixInputParameters", "av.audioMixInputParameters(compositionTrack, assetTrack or trackID)", { [unowned self] call in
+                let (id, source) = try trackReference(call, 1, mediaType: .audio)
+                let made = AudioMixInputParameters(trackID: id)
+                made.source = source
+                call.push(made, as: audioMixInputParameters)
                 return 1
             }),
             ("audioMix", "av.audioMix{inputParameters={...}}", { [unowned self] call in

@@ -18,8 +18,8 @@ extension API {
         luaClass.property("tracks", of: Composition.self) { [unowned self] call, c in
             call.pushArray(c.tracks) { call.push($0, as: compositionTrack) }
         }
-        luaClass.property("naturalSize", of: Composition.self, doc: "render size used by default (upright size of the first video)",
-                          get: { [unowned self] call, c in push(call, size: c.uprightVideoSize) },
+        luaClass.property("naturalSize", of: Composition.self, doc: "as AVMutableComposition's: the size set, else the first video track's stored (unturned) size; av.videoComposition(comp) gives the upright render size",
+                          get: { [unowned self] call, c in push(call, size: c.naturalSize) },
                           set: { [unowned self] call, c, index in c.naturalSize = try size(call, index) })
         luaClass.method("addMutableTrack", of: Composition.self, doc: "comp:addMutableTrack(\"video\" | \"audio\" [, trackID])") { [unowned self] call, c in
             let type = try mediaType(call, 2)
@@ -27,6 +27,7 @@ extension API {
             call.push(try engine(call) { try c.addMutableTrack(mediaType: type, preferredTrackID: id) }, as: compositionTrack)
             return 1
         }
+        luaClass.alias("addMutableTrackWithMediaType", of: "addMutableTrack")
         luaClass.method("insertTimeRange", of: Composition.self, doc: "comp:insertTimeRange(range, asset, at): every track of the asset") { [unowned self] call, c in
             let r = try timeRange(call, 2)
             let source: Asset = try call.object(3, asset)
@@ -106,6 +107,10 @@ extension API {
             let at = try time(call, 4, allowNegative: false)
             try engine(call) { try t.insertTimeRange(r, of: source, at: at) }
             remember(source)
+            return 0
+        }
+        luaClass.method("setPreferredTransform", of: CompositionTrack.self, doc: "track:setPreferredTransform(t), as track.preferredTransform = t") { [unowned self] call, t in
+            t.preferredTransform = try affineTransform(call, 2)
             return 0
         }
         luaClass.method("insertEmptyTimeRange", of: CompositionTrack.self, doc: "track:insertEmptyTimeRange(range)") { [unowned self] call, t in

@@ -7,7 +7,7 @@ extension API {
     var cueFunctions: [(String, String, LuaFunction)] {
         [
             ("readCSV", "av.readCSV(path): array of rows keyed by the header (quoted fields, UTF-8, BOM)", { [unowned self] call in
-                let path = try call.string(1)
+                let path = try filePath(call, 1)
                 let table = try timedText(call) { try CSVReader.read(path: path) }
                 call.pushArray(table.rows) { row in
                     call.pushRecord { for (key, value) in row { call.push(value); call.setField(key) } }
@@ -15,7 +15,7 @@ extension API {
                 return 1
             }),
             ("readCues", "av.readCues(path [, {format=, duration=}]): cues {text=, start=, finish=, id=, words=} from CSV, LRC, SRT or WebVTT", { [unowned self] call in
-                let path = try call.string(1)
+                let path = try filePath(call, 1)
                 var format: CueFormat? = nil
                 var total: MediaTime? = nil
                 if !call.isNoneOrNil(2) {

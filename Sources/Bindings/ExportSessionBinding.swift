@@ -14,11 +14,11 @@ extension API {
         luaClass.property("presetName", of: ExportSession.self) { call, e in call.push(e.preset.name) }
         luaClass.property("outputURL", of: ExportSession.self, doc: "output file path",
                           get: { call, e in if let url = e.outputURL { call.push(url) } else { call.pushNil() } },
-                          set: { call, e, index in e.outputURL = try call.string(index) })
+                          set: { [unowned self] call, e, index in e.outputURL = try filePath(call, index) })
         luaClass.property("outputFileType", of: ExportSession.self, doc: "\"mov\", \"mp4\", \"m4v\" or \"m4a\"",
                           get: { call, e in if let type = e.outputFileType { call.push(type) } else { call.pushNil() } },
                           set: { call, e, index in
-                              let type = try call.string(index)
+                              let type = AppleNames.fileType(try call.string(index))
                               guard ExportSession.fileTypes.contains(type) else {
                                   throw call.argumentError(index, "file type must be one of \(ExportSession.fileTypes.joined(separator: ", ")), got \"\(type)\"")
                               }
@@ -71,22 +71,34 @@ extension API {
         luaClass.property("error", of: ExportSession.self) { call, e in if let error = e.error { call.push(error) } else { call.pushNil() } }
         luaClass.property("progress", of: ExportSession.self, doc: "0…1") { call, e in call.push(e.progress) }
         luaClass.method("export", of: ExportSession.self, doc: "ex:export{progress=function(fraction) end}: true, or nil and a message") { [unowned self] call, e in
-            try export(call, e)
+            try export(call, e, options: 2)
         }
+        luaClass.method("exportAsynchronously", of: ExportSession.self, doc: "ex:exportAsynchronously(function(session) end): exports, then calls back with the finished session (check session.status); Lua runs one thing at a time, so this returns after the callback") { [unowned self] call, e in
+            guard call.type(2) == LUA_TFUNCTION else { throw call.typeError(2, expected: "completion function") }
+            call.pop(call.count - 2)                              // session, callback
+            _ = try export(call, e, options: nil)
+            call.pop(call.count - 2)                              // session, callback
+            call.pushValue(2)
+            call.pushValue(1)
+            try lua.call(argumentCount: 1, resultCount: 0)
+            return 0
+        }
+        luaClass.alias("exportAsynchronouslyWithCompletionHandler", of: "exportAsynchronously")
         luaClass.method("cancel", of: ExportSession.self, doc: "ex:cancel(), e.g. from a progress callback") { call, e in
             e.cancel(); return 0
         }
         return luaClass
     }
 
-    private func export(_ call: LuaCall, _ session: ExportSession) throws -> Int32 {
+    /// Runs the export; `options` is the index of `{progress=}`, if the call takes one.
+    private func export(_ call: LuaCall, _ session: ExportSession, options: Int32?) throws -> Int32 {
         var callbackIndex: Int32? = nil
-        if !call.isNoneOrNil(2) {
-            guard call.type(2) == LUA_TTABLE else { throw call.typeError(2, expected: "table {progress=function}") }
-            try call.forEachField(of: 2) { key in
-                guard key == "progress" else { throw call.argumentError(2, "unknown export option '\(key)' (known: progress)") }
+        if let options, !call.isNoneOrNil(options) {
+            guard call.type(options) == LUA_TTABLE else { throw call.typeError(options, expected: "table {progress=function}") }
+            try call.forEachField(of: options) { key in
+                guard key == "progress" else { throw call.argumentError(options, "unknown export option '\(key)' (known: progress)") }
             }
-            if call.pushField(of: 2, "progress") == LUA_TFUNCTION {
+            if call.pushField(of: options, "progress") == LUA_TFUNCTION {
                 callbackIndex = call.absolute(-1)
             } else if call.type(-1) != LUA_TNIL {
                 throw call.argumentError(2, "progress must be a function, got \(call.typeName(-1))")
@@ -126,7 +138,7 @@ extension API {
         [("exportSession", "av.exportSession(compositionOrAsset, preset): presets \(ExportPreset.names.joined(separator: ", "))", { [unowned self] call in
             let source = try compositionOrAsset(call, 1)
             let name = call.isNoneOrNil(2) ? "HighestQuality" : try call.string(2)
-            guard let preset = ExportPreset.named(name) else {
+            guard let preset = ExportPreset.named(AppleNames.presetName(name)) else {
                 throw call.argumentError(2, "unknown preset \"\(name)\" (known: \(ExportPreset.names.joined(separator: ", ")))")
             }
             call.push(ExportSession(composition: source, preset: preset), as: exportSession)

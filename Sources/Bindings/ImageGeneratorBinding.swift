@@ -15,11 +15,18 @@ extension API {
                           set: { call, g, index in g.overwrite = try call.boolean(index) })
         luaClass.method("copyImage", of: ImageGenerator.self, doc: "gen:copyImage(t, \"frame.png\"): the composed frame at exactly t as .png, .jpg or .webp; returns the path") { [unowned self] call, g in
             let at = try time(call, 2, allowNegative: false)
-            let path = try call.string(3)
+            let path = try filePath(call, 3)
             if overwriteOutputs { g.overwrite = true }
             try engine(call) { try g.copyImage(at: at, to: path) }
             call.push(path)
             return 1
+        }
+        luaClass.method("copyCGImageAtTime", of: ImageGenerator.self, doc: "gen:copyCGImageAtTime(t): the composed frame at exactly t as an Image (layer contents, image:write(path)), and that time") { [unowned self] call, g in
+            let at = try time(call, 2, allowNegative: false)
+            let pixels = try engine(call) { try g.image(at: at) }
+            call.push(ImageBox(ImageSource(pixels: pixels, description: "frame at \(format(at.seconds)) s")), as: image)
+            push(call, exact: at)
+            return 2
         }
         return luaClass
     }

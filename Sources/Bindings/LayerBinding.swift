@@ -1,4 +1,5 @@
 import CMoonLua
+import CMoonLuaShim
 import Engine
 import ScriptHost
 
@@ -80,12 +81,14 @@ extension API {
         luaClass.method("addAnimation", of: Layer.self, doc: "layer:addAnimation(animation [, key]): a key replaces the animation with the same key") { [unowned self] call, layer in
             let box: AnimationBox = try call.object(2, animation)
             let key = try call.optionalString(3)
-            if box.animation.keyPath.isTextOnly, !(layer is TextLayer) {
-                throw call.argumentError(2, "keyPath \(box.animation.keyPath.rawValue) animates text layers only")
+            if box.spec.keyPath.isTextOnly, !(layer is TextLayer) {
+                throw call.argumentError(2, "keyPath \(box.spec.keyPath.rawValue) animates text layers only")
             }
-            try model(call) { try layer.addAnimation(box.animation, forKey: key) }
+            let built = try layerAnimation(call, box, argument: 2)
+            try model(call) { try layer.addAnimation(built, forKey: key) }
             return 0
         }
+        luaClass.alias("add", of: "addAnimation")
         luaClass.method("removeAnimation", of: Layer.self, doc: "layer:removeAnimation(key)") { call, layer in
             layer.removeAnimation(forKey: try call.string(2))
             return 0
@@ -133,6 +136,12 @@ extension API {
         let luaClass = LuaClass("Image", doc: "A still image file (PNG, JPEG, WebP) for layer contents.")
         luaClass.describe = { ($0 as? ImageBox).map { "Image(\"\($0.source.path)\", \($0.source.width)×\($0.source.height))" } ?? "Image" }
         luaClass.property("url", of: ImageBox.self) { call, box in call.push(box.source.path) }
+        luaClass.method("write", of: ImageBox.self, doc: "image:write(path): saves the picture as .png, .jpg or .webp (an existing file only with --overwrite)") { [unowned self] call, box in
+            let path = try filePath(call, 2)
+            let pixels = try box.source.pixels ?? engine(call) { try ImageLoader.load(box.source.path) }
+            try engine(call) { try ImageGenerator.write(pixels, to: path, overwrite: overwriteOutputs) }
+            return 0
+        }
         luaClass.property("size", of: ImageBox.self) { [unowned self] call, box in
             push(call, size: Size(width: Double(box.source.width), height: Double(box.source.height)))
         }
@@ -161,9 +170,37 @@ extension API {
         }
     }
 
+    /// A colour as a table `{r=, g=, b=, a=}` with the methods of `av.color` values.
+    func pushColorValue(_ call: LuaCall, _ value: Color) {
+        call.pushRecord {
+            for (name, component) in [("r", value.red), ("g", value.green), ("b", value.blue), ("a", value.alpha)] {
+                call.push(component); call.setField(name)
+            }
+        }
+        if moon_getmetatable_named(call.L, API.colorMetatable) != LUA_TTABLE {
+            call.pop()
+            lua_createtable(call.L, 0, 2)                      // color mt
+            lua_createtable(call.L, 0, 2)                      // color mt methods
+            for name in ["withAlphaComponent", "colorWithAlphaComponent"] {
+                lua.setFunction(name, qualifiedName: name) { [unowned self] call in
+                    var changed = try color(call, 1)
+                    changed.alpha = try unit(call, 2)
+                    pushColorValue(call, changed)
+                    return 1
+                }
+            }
+            lua_setfield(call.L, -2, "__index")                // color mt
+            lua_pushvalue(call.L, -1)
+            lua_setfield(call.L, MOON_LUA_REGISTRYINDEX, API.colorMetatable)
+        }
+        lua_setmetatable(call.L, -2)
+    }
+
+    static let colorMetatable = "moonreel.ColorValue"
+
     func choice<T: RawRepresentable & CaseIterable>(_ call: LuaCall, _ index: Int32, _ type: T.Type) throws -> T where T.RawValue == String {
         let name = try call.string(index)
-        guard let value = T(rawValue: name) else {
+        guard let value = T(rawValue: name) ?? T(rawValue: AppleNames.enumerationValue(name)) else {
             throw call.argumentError(index, "unknown value \"\(name)\" (expected \(T.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")))")
         }
         return value
@@ -216,8 +253,14 @@ extension API {
                 call.push(made, as: textLayer)
                 return 1
             }),
+            ("color", "av.color(name, \"#RRGGBB\" or {r, g, b, a} [, alpha]): a colour value; c:withAlphaComponent(a) gives it another alpha (UIColor's colorWithAlphaComponent)", { [unowned self] call in
+                var made = try color(call, 1)
+                if !call.isNoneOrNil(2) { made.alpha = try unit(call, 2) }
+                pushColorValue(call, made)
+                return 1
+            }),
             ("image", "av.image(path): a PNG, JPEG or WebP for layer contents", { [unowned self] call in
-                let path = try call.string(1)
+                let path = try filePath(call, 1)
                 do {
                     let size = try ImageLoader.pixelSize(of: path)
                     call.push(ImageBox(ImageSource(path: path, width: Int(size.width), height: Int(size.height))), as: image)

@@ -65,19 +65,76 @@ extension API {
         moon_pop(L, 1)
     }
 
+    /// A CMTime timescale: a positive 32-bit integer.
+    private func timescale(_ call: LuaCall, _ index: Int32) throws -> Int32 {
+        let scale = try call.integer(index)
+        guard scale > 0, scale <= Int(Int32.max) else {
+            throw call.argumentError(index, "timescale must be a positive 32-bit integer, got \(scale)")
+        }
+        return Int32(scale)
+    }
+
+    private func time(_ call: LuaCall, _ index: Int32, seconds: Double, timescale: Int32) throws -> MediaTime {
+        // Kept in the timescale asked for, as CMTimeMakeWithSeconds does (not reduced).
+        guard abs(seconds) < 1e9 else { throw call.argumentError(index, "time \(format(seconds)) s is too large") }
+        return MediaTime(value: Int64((seconds * Double(timescale)).rounded()), timescale: timescale)
+    }
+
+    /// `{start=, duration=}` or `{start=, finish=}` (CMTimeRangeMake, CMTimeRangeFromTimeToTime).
+    private func rangeTable(_ call: LuaCall, _ index: Int32) throws -> TimeRange {
+        var start: MediaTime?, duration: MediaTime?, finish: MediaTime?
+        try call.forEachField(of: index) { key in
+            switch key {
+            case "start": start = try time(call, -1)
+            case "duration": duration = try time(call, -1)
+            case "finish": finish = try time(call, -1)
+            default: throw call.argumentError(index, "unknown range field '\(key)' (use start with duration or finish)")
+            }
+        }
+        guard let start, (duration == nil) != (finish == nil) else {
+            throw call.argumentError(index, "a range table needs start and either duration or finish")
+        }
+        let range = duration.map { TimeRange(start: start, duration: $0) } ?? TimeRange(from: start, to: finish ?? start)
+        guard !range.duration.isNegative else { throw call.argumentError(index, "the range ends before it starts") }
+        return range
+    }
+
+    /// Values `av` carries for ports: kCMTimeZero and AVCoreAnimationBeginTimeAtZero (Apple's
+    /// tiny positive number meaning "time 0" to Core Animation; here beginTime 0 already is).
+    func installTimeConstants() {
+        for name in ["zero", "kCMTimeZero"] {
+            lua.push(TimeBox(.zero), as: time)
+            lua_setfield(lua.L, -2, name)
+        }
+        for name in ["beginTimeAtZero", "AVCoreAnimationBeginTimeAtZero"] {
+            lua_pushnumber(lua.L, 1e-100)
+            lua_setfield(lua.L, -2, name)
+        }
+    }
+
     var timeFunctions: [(String, String, LuaFunction)] {
         [
-            ("time", "av.time(value, timescale): the exact time value/timescale seconds", { [unowned self] call in
-                let value = try call.integer(1)
-                let scale = try call.integer(2)
-                guard let exact = MediaTime.checked(value: Int64(value), timescale: Int64(scale)) else {
-                    throw call.argumentError(2, "timescale must be a positive 32-bit integer, got \(scale)")
+            ("time", "av.time(value, timescale): the exact time value/timescale seconds (CMTimeMake); a fractional value is seconds rounded to the timescale (CMTimeMakeWithSeconds)", { [unowned self] call in
+                let scale = try timescale(call, 2)
+                if call.type(1) == LUA_TNUMBER, let seconds = try? call.number(1), seconds.isFinite, seconds != seconds.rounded() {
+                    push(call, exact: try time(call, 1, seconds: seconds, timescale: scale))
+                    return 1
                 }
+                let value = try call.integer(1)
+                let exact = MediaTime(value: Int64(value), timescale: scale)
                 guard abs(exact.seconds) < 1e9 else { throw call.argumentError(1, "time \(exact.seconds) s is too large") }
                 push(call, exact: exact)
                 return 1
             }),
-            ("range", "av.range(start, duration): a time range", { [unowned self] call in
+            ("timeWithSeconds", "av.timeWithSeconds(seconds, timescale): seconds rounded to the timescale (CMTimeMakeWithSeconds)", { [unowned self] call in
+                push(call, exact: try time(call, 1, seconds: try finite(call, 1), timescale: try timescale(call, 2)))
+                return 1
+            }),
+            ("range", "av.range(start, duration), av.range{start=, duration=} or av.range{start=, finish=}: a time range", { [unowned self] call in
+                if call.type(1) == LUA_TTABLE, call.isNoneOrNil(2) {
+                    push(call, range: try rangeTable(call, 1))
+                    return 1
+                }
                 let start = try time(call, 1)
                 let length = try time(call, 2)
                 guard !length.isNegative else { throw call.argumentError(2, "duration must not be negative, got \(length.seconds)") }

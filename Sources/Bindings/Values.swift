@@ -151,8 +151,8 @@ extension API {
     func color(_ call: LuaCall, _ index: Int32) throws -> Color {
         if call.type(index) == LUA_TSTRING {
             let text = try call.string(index)
-            guard let color = Color(css: text) else {
-                throw call.argumentError(index, "unknown colour \"\(text)\" (use \"#RRGGBB\", \"#RRGGBBAA\", a name such as \"white\", or {r, g, b, a})")
+            guard let color = Color(css: text) ?? AppleNames.colors[text] else {
+                throw call.argumentError(index, "unknown colour \"\(text)\" (use \"#RRGGBB\", \"#RRGGBBAA\", a name such as \"white\" or \"systemRed\", or {r, g, b, a})")
             }
             return color
         }
@@ -169,6 +169,30 @@ extension API {
     }
 
     func push(_ call: LuaCall, color value: Color) { call.push(value.hexString) }
+
+    // MARK: Files
+
+    /// A file path argument: a plain path or a `file://` URL (percent-escapes decoded), as
+    /// code ported from AVFoundation passes URLs.
+    func filePath(_ call: LuaCall, _ index: Int32) throws -> String {
+        let text = try call.string(index)
+        guard text.hasPrefix("file://") else { return text }
+        var rest = Substring(text.dropFirst("file://".count))
+        if rest.hasPrefix("localhost/") { rest = rest.dropFirst("localhost".count) }
+        guard rest.hasPrefix("/") else { throw call.argumentError(index, "a file URL must name an absolute path (file:///…), got \"\(text)\"") }
+        var bytes: [UInt8] = []
+        var utf8 = rest.utf8[...]
+        while let byte = utf8.popFirst() {
+            if byte == UInt8(ascii: "%"), utf8.count >= 2, let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16) {
+                bytes.append(value)
+                utf8 = utf8.dropFirst(2)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        guard !bytes.contains(0) else { throw call.argumentError(index, "a file URL must not contain %00") }
+        return String(decoding: bytes, as: UTF8.self)
+    }
 
     // MARK: Helpers
 

@@ -86,7 +86,30 @@ extension API {
             l.setCropRectangleRamp(from: try rect(call, 2), to: try rect(call, 3), over: try timeRange(call, 4), curve: try curve(call, 5))
             return 0
         }
+        luaClass.alias("setTransformRampFromStartTransform", of: "setTransformRamp")
+        luaClass.alias("setOpacityRampFromStartOpacity", of: "setOpacityRamp")
+        luaClass.alias("setCropRectangleRampFromStartCropRectangle", of: "setCropRectangleRamp")
         return luaClass
+    }
+
+    /// The track a layer instruction or audio mix parameters apply to: a composition track,
+    /// an asset track (as AVFoundation takes; matched to the composition track holding its
+    /// media when exported) or a track ID.
+    func trackReference(_ call: LuaCall, _ index: Int32, mediaType: MediaType) throws -> (Int, SourceReference?) {
+        if let track: CompositionTrack = try? call.object(index, compositionTrack) {
+            guard track.mediaType == mediaType else {
+                throw call.argumentError(index, "track \(track.trackID) is \(track.mediaType.withArticle) track, not \(mediaType.withArticle) track")
+            }
+            return (track.trackID, nil)
+        }
+        if let track: AssetTrack = try? call.object(index, assetTrack) {
+            guard track.mediaType == mediaType else {
+                throw call.argumentError(index, "asset track \(track.trackID) is \(track.mediaType.withArticle) track, not \(mediaType.withArticle) track")
+            }
+            return (track.trackID, SourceReference(track))
+        }
+        guard call.type(index) == LUA_TNUMBER else { throw call.typeError(index, expected: "CompositionTrack, AssetTrack or track ID") }
+        return (try call.integer(index), nil)
     }
 
     /// A number in 0…1 (opacities).
@@ -140,7 +163,8 @@ extension API {
                     call.push(made, as: videoComposition)
                     return 1
                 }
-                let made = VideoComposition(renderSize: Size(width: 1920, height: 1080), frameDuration: MediaTime(value: 1, timescale: 30))
+                // Unset until the script sets them; exporting without them fails as in AVFoundation.
+                let made = VideoComposition(renderSize: .zero, frameDuration: .zero)
                 try applyProperties(call, 1, to: made, of: videoComposition)
                 call.push(made, as: videoComposition)
                 return 1
@@ -151,18 +175,18 @@ extension API {
                 call.push(made, as: instruction)
                 return 1
             }),
-            ("layerInstruction", "av.layerInstruction(compositionTrack or trackID)", { [unowned self] call in
-                let id: Int
-                if let track: CompositionTrack = try? call.object(1, compositionTrack) {
-                    id = track.trackID
-                } else if call.type(1) == LUA_TNUMBER {
-                    id = try call.integer(1)
-                } else {
-                    throw call.typeError(1, expected: "CompositionTrack or track ID")
-                }
-                call.push(LayerInstruction(trackID: id), as: layerInstruction)
+            ("layerInstruction", "av.layerInstruction(compositionTrack, assetTrack or trackID)", { [unowned self] call in
+                let (id, source) = try trackReference(call, 1, mediaType: .video)
+                let made = LayerInstruction(trackID: id)
+                made.source = source
+                call.push(made, as: layerInstruction)
                 return 1
             }),
         ]
     }
+}
+
+extension MediaType {
+    /// "a video", "an audio": for messages.
+    var withArticle: String { (rawValue.first.map { "aeiou".contains($0) } ?? false ? "an " : "a ") + rawValue }
 }

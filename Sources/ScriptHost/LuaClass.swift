@@ -52,6 +52,15 @@ public final class LuaClass {
         methods.append(LuaMethod(name, doc: doc, body))
     }
 
+    /// Another name for a method already defined (Apple's longer selector names:
+    /// `addMutableTrackWithMediaType` for `addMutableTrack`).
+    public func alias(_ name: String, of existing: String) {
+        guard let method = methods.first(where: { $0.name == existing }) else {
+            preconditionFailure("alias \(name): \(self.name) has no method \(existing)")
+        }
+        methods.append(LuaMethod(name, doc: "the same as \(existing) (Apple's name)", method.body))
+    }
+
     public func property(_ name: String, doc: String = "", get: @escaping (LuaCall, AnyObject) throws -> Void,
                          set: ((LuaCall, AnyObject, Int32) throws -> Void)? = nil) {
         properties[name] = LuaProperty(doc: doc, get: get, set: set)

@@ -43,6 +43,7 @@ extension LuaState {
 
     /// The object at `index` if it is a userdata of `luaClass` (or of a class derived from it).
     static func object(_ L: OpaquePointer, at index: Int32, of luaClass: LuaClass) -> AnyObject? {
+        let index = lua_absindex(L, index)
         guard lua_type(L, index) == LUA_TUSERDATA, lua_getmetatable(L, index) != 0 else { return nil }
         defer { moon_pop(L, 1) }
         guard lua_getfield(L, -1, "__moonclasses") == LUA_TTABLE else { moon_pop(L, 1); return nil }
@@ -53,11 +54,23 @@ extension LuaState {
 
     /// The class name of the userdata at `index`, if it is one of ours.
     public static func className(_ L: OpaquePointer, at index: Int32) -> String? {
+        let index = lua_absindex(L, index)
         guard lua_type(L, index) == LUA_TUSERDATA, lua_getmetatable(L, index) != 0 else { return nil }
         defer { moon_pop(L, 2) }
         guard lua_getfield(L, -1, "__name") == LUA_TSTRING else { return nil }
         let full = string(L, at: -1)
         return full.hasPrefix("moonreel.") ? String(full.dropFirst(9)) : nil
+    }
+
+    /// "script.lua:12: " for the script line running now (skipping Moonreel's own Lua), or ""
+    /// when no script line is: the prefix of notes about what that line did.
+    public static func scriptPosition(_ L: OpaquePointer) -> String {
+        let level = moon_script_level(L)
+        guard level > 0 else { return "" }
+        var ar = lua_Debug()
+        guard lua_getstack(L, level, &ar) != 0, lua_getinfo(L, "Sl", &ar) != 0 else { return "" }
+        let source = withUnsafeBytes(of: ar.short_src) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        return "\(source):\(ar.currentline): "
     }
 
     static func objectInUserdata(_ L: OpaquePointer, _ index: Int32) -> AnyObject? {

@@ -136,7 +136,7 @@ import TestSupport
     }
 
     @Test func shortAudioEndsInSilenceAndTheVideoRunsOn() throws {
-        let source = try Self.generated("short-audio.mp4", video: [], audio: ["-t", "1.5"])
+        let source = try Self.generated("track-range-short-audio.mp4", video: [], audio: ["-t", "1.5"])
         let exported = try Self.exportWholeAsset(source)
         try Self.expectStreamsLast(exported, "short audio")
         let samples = try Tool.audioSamples(exported.output)
@@ -145,7 +145,7 @@ import TestSupport
     }
 
     @Test func lateAudioStartsWithSilence() throws {
-        let source = try Self.generated("late-audio.mp4", video: [], audio: ["-itsoffset", "0.5"])
+        let source = try Self.generated("track-range-late-audio.mp4", video: [], audio: ["-itsoffset", "0.5"])
         let exported = try Self.exportWholeAsset(source)
         try Self.expectStreamsLast(exported, "late audio")
         let samples = try Tool.audioSamples(exported.output)
@@ -155,7 +155,7 @@ import TestSupport
 
     @Test func lateVideoShowsTheBackgroundUntilItsFirstFrame() throws {
         // Matroska keeps the late start (MP4's empty edit is dropped by FFmpeg's reader).
-        let source = try Self.generated("late-video.mkv", video: ["-itsoffset", "1"], audio: [])
+        let source = try Self.generated("track-range-late-video.mkv", video: ["-itsoffset", "1"], audio: [])
         let exported = try Self.exportWholeAsset(source)
         try Self.expectStreamsLast(exported, "late video")
         let early = try Tool.rgbFrame(exported.output, at: 0.5).mean(x: 0, y: 0, width: 320, height: 240)

@@ -232,7 +232,7 @@ import TestSupport
         InvalidCase(problem: "missing track", instructions: "{ over(0, 2, av.layerInstruction(99)) }",
                     message: "videoComposition.instructions[1] has a layer instruction for track 99, which is not a video track of the composition"),
         InvalidCase(problem: "audio track", instructions: "{ over(0, 2, av.layerInstruction(comp:addMutableTrack('audio'))) }",
-                    message: "which is not a video track of the composition"),
+                    message: "bad argument #1 to 'layerInstruction' (track 2 is an audio track, not a video track)"),
     ]
 
     @Test(arguments: invalidCases)

@@ -63,6 +63,10 @@ void moon_closestate(lua_State *L);
 // where the count hook never runs.
 void moon_charge(lua_State *L, int64_t steps);
 
+// The stack level of the nearest Lua function that is not Moonreel's own Lua (chunks named
+// "=[moonreel…"), with a current line; 0 when there is none. For positions in messages.
+int moon_script_level(lua_State *L);
+
 // lua.c's message handler: turns any error into "msg\nstack traceback:...". Error objects
 // that are not strings are described by type, never through __tostring (which could loop).
 int moon_msghandler(lua_State *L);

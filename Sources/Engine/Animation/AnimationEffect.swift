@@ -61,7 +61,7 @@ extension AnimationTiming {
         } else {
             pieces.append(EffectPiece(start: begin, end: .at(end), values: anyValue))
         }
-        if fillMode.fillsForwards {
+        if holdsAfterEnd {
             pieces.append(EffectPiece(start: .at(end), end: .positiveInfinity,
                                       values: valueAtFraction(fraction(atLocal: active)).map { [$0] }))
         }

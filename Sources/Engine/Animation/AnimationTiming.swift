@@ -1,9 +1,10 @@
-/// What an animation shows outside its active time, as `CAMediaTimingFillMode`.
-/// (Moonreel has no `isRemovedOnCompletion`: the fill mode alone decides.)
+/// What an animation shows outside its active time, as `CAMediaTimingFillMode`. A
+/// forwards fill shows only while the animation stays on its layer after completing
+/// (`AnimationTiming.isRemovedOnCompletion` false), as in Core Animation.
 public enum FillMode: String, Sendable, Hashable, CaseIterable {
     case removed, forwards, backwards, both
-    var fillsBackwards: Bool { self == .backwards || self == .both }
-    var fillsForwards: Bool { self == .forwards || self == .both }
+    public var fillsBackwards: Bool { self == .backwards || self == .both }
+    public var fillsForwards: Bool { self == .forwards || self == .both }
 }
 
 /// When an animation runs, as `CAMediaTiming`. Times are in composition time:
@@ -23,6 +24,10 @@ public struct AnimationTiming: Sendable, Hashable {
     public var repeatDuration: MediaTime?
     public var autoreverses: Bool
     public var fillMode: FillMode
+    /// Core Animation's default: the animation is taken off its layer when it completes,
+    /// so the layer shows its model value again whatever the fill mode. Apple's guidance for
+    /// exports is to set it false, which lets a forwards fill hold the last value.
+    public var isRemovedOnCompletion: Bool
     /// Eases each pass as a whole (`CAAnimation.timingFunction`).
     public var timingFunction: TimingFunction?
 
@@ -34,7 +39,7 @@ public struct AnimationTiming: Sendable, Hashable {
     public init(beginTime: MediaTime = .zero, duration: MediaTime = MediaTime(value: 1, timescale: 4),
                 speed: Double = 1, timeOffset: MediaTime = .zero, repeatCount: Double = 0,
                 repeatDuration: MediaTime? = nil, autoreverses: Bool = false,
-                fillMode: FillMode = .removed, timingFunction: TimingFunction? = nil) {
+                fillMode: FillMode = .removed, isRemovedOnCompletion: Bool = true, timingFunction: TimingFunction? = nil) {
         self.beginTime = beginTime
         self.duration = duration
         self.speed = speed
@@ -43,6 +48,7 @@ public struct AnimationTiming: Sendable, Hashable {
         self.repeatDuration = repeatDuration
         self.autoreverses = autoreverses
         self.fillMode = fillMode
+        self.isRemovedOnCompletion = isRemovedOnCompletion
         self.timingFunction = timingFunction
     }
 
@@ -65,6 +71,10 @@ public struct AnimationTiming: Sendable, Hashable {
         }
     }
 
+    /// Whether the last value shows after the active time: a forwards fill on an animation
+    /// that is not removed on completion.
+    var holdsAfterEnd: Bool { fillMode.fillsForwards && !isRemovedOnCompletion }
+
     /// One pass, or a pass and its reverse.
     var cycle: MediaTime { autoreverses ? duration * 2 : duration }
 
@@ -86,7 +96,7 @@ public struct AnimationTiming: Sendable, Hashable {
         if elapsed.isNegative { return fillMode.fillsBackwards ? fraction(atLocal: .zero) : nil }
         let local = elapsed.scaled(by: speed)
         if let active = activeDuration, local >= active {
-            return fillMode.fillsForwards ? fraction(atLocal: active) : nil
+            return holdsAfterEnd ? fraction(atLocal: active) : nil
         }
         return fraction(atLocal: local)
     }

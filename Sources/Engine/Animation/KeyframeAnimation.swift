@@ -93,14 +93,17 @@ public struct KeyframeAnimation: Sendable {
             let expected = discrete ? "\(valueCount) or \(valueCount + 1)" : "\(valueCount)"
             throw AnimationError("values has \(valueCount) entries but keyTimes has \(keyTimes.count) (expected \(expected))")
         }
-        // In discrete mode with one key time per value, the last value holds to the end, so
-        // the last key time may be below 1.
-        let mustEndAtOne = !discrete || keyTimes.count == valueCount + 1
+        // As in Core Animation, key times outside 0…1 are taken as they are: before the
+        // first the first value shows, and those past 1 are never reached (a list of lyric
+        // times longer than the animation's duration).
         let ordered = zip(keyTimes, keyTimes.dropFirst()).allSatisfy { $0 <= $1 }
-        guard keyTimes.first == 0, ordered, let last = keyTimes.last, last <= 1, !mustEndAtOne || last == 1 || valueCount == 1 else {
-            throw AnimationError("keyTimes must be non-decreasing from 0 to 1, got \(keyTimes)")
+        guard keyTimes.allSatisfy(\.isFinite), ordered else {
+            throw AnimationError("keyTimes must be non-decreasing numbers, got \(keyTimes.prefix(8))\(keyTimes.count > 8 ? "…" : "")")
         }
     }
+
+    /// The key times beyond the end of a pass (never reached), for a note to the script.
+    public var unreachedKeyTimes: [Double] { calculationMode.isPaced ? [] : keyTimes.filter { $0 > 1 } }
 
     /// Key times proportional to the distance travelled (even when nothing moves).
     private static func pacedKeyTimes(_ components: [[Double]]) -> [Double] {
@@ -173,16 +176,27 @@ public struct KeyframeAnimation: Sendable {
         return current.indices.map { spacing * (before * (current[$0] - previous[$0]) + after * (next[$0] - current[$0])) }
     }
 
-    /// The pieces of one pass for timeline analysis.
+    /// The pieces of one pass for timeline analysis, within 0…1 (the first value also
+    /// covers the time before the first key, the last the time after the last).
     var passPieces: [PassPiece] {
+        let unclipped: [PassPiece]
         if calculationMode == .discrete {
-            return values.indices.map { i in
-                PassPiece(from: keyTimes[i], to: i + 1 < keyTimes.count ? keyTimes[i + 1] : 1, values: [values[i]])
+            unclipped = values.indices.map { i in
+                PassPiece(from: i == 0 ? 0 : keyTimes[i], to: i + 1 < keyTimes.count ? keyTimes[i + 1] : 1, values: [values[i]])
             }
+        } else if values.count == 1 || calculationMode.isCubic {
+            unclipped = [PassPiece(from: 0, to: 1, values: values)]
+        } else {
+            let last = values.count - 1
+            unclipped = [PassPiece(from: 0, to: keyTimes[0], values: [values[0]])]
+                + values.indices.dropLast().map { i in
+                    PassPiece(from: keyTimes[i], to: keyTimes[i + 1], values: values[i] == values[i + 1] ? [values[i]] : [values[i], values[i + 1]])
+                }
+                + [PassPiece(from: keyTimes[last], to: 1, values: [values[last]])]
         }
-        if values.count == 1 || calculationMode.isCubic { return [PassPiece(from: 0, to: 1, values: values)] }
-        return values.indices.dropLast().map { i in
-            PassPiece(from: keyTimes[i], to: keyTimes[i + 1], values: values[i] == values[i + 1] ? [values[i]] : [values[i], values[i + 1]])
+        return unclipped.compactMap { piece in
+            let from = min(max(piece.from, 0), 1), to = min(max(piece.to, 0), 1)
+            return from < to ? PassPiece(from: from, to: to, values: piece.values) : nil
         }
     }
 }

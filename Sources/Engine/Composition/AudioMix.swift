@@ -15,6 +15,8 @@ public enum AudioTimePitchAlgorithm: String, Sendable, CaseIterable {
 /// `AVMutableAudioMixInputParameters`.
 public final class AudioMixInputParameters {
     public let trackID: Int
+    /// Set when made from an asset track: see `Composition.resolvedTrackID`.
+    public var source: SourceReference?
     public var volume = PropertyTimeline<Double>(defaultValue: 1)
     public var audioTimePitchAlgorithm = AudioTimePitchAlgorithm.spectral
 

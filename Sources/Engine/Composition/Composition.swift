@@ -25,6 +25,14 @@ public struct SegmentSource: Sendable, Hashable {
     }
 }
 
+/// One stream of one file, as an instruction made from an asset track names it.
+public struct SourceReference: Sendable, Hashable {
+    public let path: String
+    public let streamIndex: Int
+    public init(_ track: AssetTrack) { (path, streamIndex) = (track.path, track.streamIndex) }
+    init(path: String, streamIndex: Int) { (self.path, self.streamIndex) = (path, streamIndex) }
+}
+
 /// Maps `sourceRange` of a source onto `targetRange` of the composition; an empty segment
 /// has no source and shows the background (video) or silence (audio). When the two
 /// durations differ the segment plays faster or slower (`scaleTimeRange`).
@@ -192,8 +200,15 @@ public final class CompositionTrack {
 /// A composition, like `AVMutableComposition`: tracks of segments; itself usable like an asset.
 public final class Composition {
     public private(set) var tracks: [CompositionTrack] = []
-    /// Optional; when zero the first video track's upright size is used.
-    public var naturalSize: Size = .zero
+    /// AVMutableComposition's `naturalSize`: the size the script set, or else the natural
+    /// (stored, unturned) size of the first video track, as Apple documents it. Code that
+    /// swaps width and height for a portrait preferredTransform gets the upright size.
+    /// Setting `.zero` returns to the default.
+    public var naturalSize: Size {
+        get { authoredSize ?? tracks(withMediaType: .video).first { $0.naturalSize != .zero }?.naturalSize ?? .zero }
+        set { authoredSize = newValue == .zero ? nil : newValue }
+    }
+    private var authoredSize: Size?
 
     public init() {}
 
@@ -201,6 +216,19 @@ public final class Composition {
 
     public func tracks(withMediaType type: MediaType) -> [CompositionTrack] { tracks.filter { $0.mediaType == type } }
     public func track(withID id: Int) -> CompositionTrack? { tracks.first { $0.trackID == id } }
+
+    /// The track that a layer instruction or audio mix parameters made for track `id` mean.
+    /// Made from an asset track (`source`), AVFoundation matches by ID, which in ported code
+    /// usually names the composition track holding that asset track's media: so the track
+    /// with that ID is taken when it holds the media, else the one track of the type that does.
+    public func resolvedTrackID(_ id: Int, source: SourceReference?, mediaType: MediaType) -> Int {
+        guard let source else { return id }
+        let holding = tracks(withMediaType: mediaType).filter { track in
+            track.segments.contains { $0.source.map { SourceReference(path: $0.path, streamIndex: $0.streamIndex) } == source }
+        }
+        if holding.contains(where: { $0.trackID == id }) { return id }
+        return holding.count == 1 ? holding[0].trackID : id
+    }
 
     /// Every file the composition reads media from.
     public var sourcePaths: [String] {
@@ -255,9 +283,10 @@ public final class Composition {
         for track in tracks { try track.scaleTimeRange(range, toDuration: newDuration) }
     }
 
-    /// Upright size of the first video track's first source, for default video compositions.
+    /// The render size of default video compositions: the size the script set as
+    /// `naturalSize`, else the upright size of the first video track's first source.
     public var uprightVideoSize: Size {
-        if naturalSize != .zero { return naturalSize }
+        if let authoredSize { return authoredSize }
         for track in tracks(withMediaType: .video) {
             if let source = track.segments.first(where: { !$0.isEmpty })?.source {
                 let transform = track.preferredTransform.isIdentity ? source.preferredTransform : track.preferredTransform

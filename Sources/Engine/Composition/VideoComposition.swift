@@ -65,6 +65,8 @@ public struct PropertyTimeline<Value: Rampable>: Sendable, Equatable {
 /// `AVMutableVideoCompositionLayerInstruction`.
 public final class LayerInstruction {
     public let trackID: Int
+    /// Set when made from an asset track: see `Composition.resolvedTrackID`.
+    public var source: SourceReference?
     public var transform = PropertyTimeline<AffineTransform>(defaultValue: .identity)
     public var opacity = PropertyTimeline<Double>(defaultValue: 1)
     /// In the source frame's stored pixel coordinates; nil (default) shows the whole frame.

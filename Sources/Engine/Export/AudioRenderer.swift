@@ -49,13 +49,14 @@ extension AudioPlan {
     static func make(composition: Composition, audioMix: AudioMix?, range: TimeRange, spliceFade: MediaTime) throws -> AudioPlan? {
         let tracks = composition.tracks(withMediaType: .audio).filter { $0.segments.contains { !$0.isEmpty } }
         guard !tracks.isEmpty else { return nil }
-        for parameters in audioMix?.inputParameters ?? [] where composition.track(withID: parameters.trackID)?.mediaType != .audio {
+        let resolved = { (p: AudioMixInputParameters) in composition.resolvedTrackID(p.trackID, source: p.source, mediaType: .audio) }
+        for parameters in audioMix?.inputParameters ?? [] where composition.track(withID: resolved(parameters))?.mediaType != .audio {
             throw EngineError("audioMix has input parameters for track \(parameters.trackID), which is not an audio track of the composition")
         }
         let sources = tracks.flatMap { $0.segments.compactMap(\.source) }
         let format = AudioFormat.forSources(sources)
         let planTracks = tracks.map { track in
-            let parameters = audioMix?.inputParameters.last { $0.trackID == track.trackID }
+            let parameters = audioMix?.inputParameters.last { resolved($0) == track.trackID }
             return AudioPlan.Track(segments: segments(of: track.segments, in: range),
                                    volume: parameters?.volume ?? PropertyTimeline(defaultValue: track.preferredVolume),
                                    timePitch: parameters?.audioTimePitchAlgorithm ?? .spectral)

@@ -32,6 +32,38 @@ public final class ImageGenerator {
         return (frame.width, frame.height)
     }
 
+    /// The composed frame at `time` as pixels in memory (AVAssetImageGenerator's
+    /// `copyCGImage(at:actualTime:)`), e.g. for layer contents; the time is exact.
+    public func image(at time: MediaTime) throws -> RGBAImage {
+        guard time >= .zero, time < composition.duration else {
+            throw EngineError("time \(time.seconds) s is outside the composition (0…\(composition.duration.seconds) s)")
+        }
+        let frame = try currentRenderer().render(at: time)
+        let bgra = try Scaler(flags: SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT)
+            .convert(frame, width: frame.width, height: frame.height, format: AV_PIX_FMT_BGRA,
+                     outputColor: ColorDescription(space: ColorDescription.of(frame).space, range: AVCOL_RANGE_JPEG))
+        let image = try RGBAImage(width: bgra.width, height: bgra.height)
+        let (pixels, stride) = bgra.plane(0)
+        for y in 0..<image.height {
+            image.row(y).update(from: pixels + y * stride, count: image.width * 4)
+            for x in 0..<image.width { image.row(y)[x * 4 + 3] = 255 } // opaque
+        }
+        return image
+    }
+
+    /// Writes pixels in memory (an `image(at:)` result) as a PNG, JPEG or WebP file.
+    public static func write(_ image: RGBAImage, to path: String, overwrite: Bool) throws {
+        let format = try StillImageFormat(forPath: path)
+        let output = try SafeOutput(path: path, overwrite: overwrite, inputs: [])
+        defer { output.discard() }
+        let frame = try Frame(width: image.width, height: image.height, format: AV_PIX_FMT_BGRA)
+        let (pixels, stride) = frame.plane(0)
+        for y in 0..<image.height { (pixels + y * stride).update(from: image.row(y), count: image.width * 4) }
+        frame.pointer.pointee.color_range = AVCOL_RANGE_JPEG
+        try StillImageWriter.write(frame, as: format, to: output.temporaryPath)
+        try output.commit()
+    }
+
     private func currentRenderer() throws -> VideoRenderer {
         if let renderer { return renderer }
         let videoComposition = self.videoComposition ?? VideoComposition.properties(of: composition)

@@ -145,8 +145,18 @@ final class PacketCursor {
         streamIndex = source.streamIndex
         let start = segment.sourceRange.start.pts(in: timeBase)
         endPts = segment.sourceRange.end.pts(in: timeBase)
-        try check(avformat_seek_file(demuxer.context, Int32(streamIndex), Int64.min, start, start, AVSEEK_FLAG_BACKWARD),
-                  "seeking", context: "input \"\(source.path)\"")
+        // Audio decoders need the packets before the first sample they output (AAC's
+        // priming packet, its overlapped transform). The first segment copies them too,
+        // before the cut, where the edit list the muxer writes hides them, as the source's
+        // own edit list did; from the stream's start it reads from the very first packet.
+        let stream = demuxer.stream(streamIndex)
+        let isAudio = stream?.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_AUDIO
+        let firstPts = stream.map { $0.pointee.start_time == MOON_AV_NOPTS_VALUE ? 0 : $0.pointee.start_time } ?? 0
+        if !(isAudio && segmentIndex == 0 && start <= firstPts) {
+            let preroll = isAudio && segmentIndex == 0 ? MediaTime(value: 1, timescale: 10).pts(in: timeBase) : 0
+            try check(avformat_seek_file(demuxer.context, Int32(streamIndex), Int64.min, start - preroll, start - preroll, AVSEEK_FLAG_BACKWARD),
+                      "seeking", context: "input \"\(source.path)\"")
+        }
         self.demuxer = demuxer
         let target = (segment.targetRange.start - rangeStart).pts(in: timeBase)
         offset = target - start

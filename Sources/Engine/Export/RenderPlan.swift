@@ -41,6 +41,12 @@ extension VideoPlan {
     static func make(composition: Composition, videoComposition: VideoComposition, range: TimeRange,
                      outputWidth: Int, outputHeight: Int) throws -> VideoPlan {
         let size = videoComposition.renderSize
+        guard size != .zero else {
+            throw EngineError("videoComposition.renderSize must be set (e.g. vc.renderSize = {1920, 1080}; av.videoComposition(comp) takes it from the composition)")
+        }
+        guard videoComposition.frameDuration != .zero else {
+            throw EngineError("videoComposition.frameDuration must be set (e.g. vc.frameDuration = av.time(1, 30))")
+        }
         guard size.width >= 1, size.height >= 1, size.width.isFinite, size.height.isFinite,
               size.width * size.height <= Double(maximumPixelCount) else {
             throw EngineError("videoComposition.renderSize \(size) is not a usable size (1×1 up to \(maximumPixelCount) pixels)")
@@ -66,10 +72,11 @@ extension VideoPlan {
             expectedStart = r.end
             var layers: [Layer] = []
             for layer in instruction.layerInstructions {
-                guard let track = composition.track(withID: layer.trackID), track.mediaType == .video else {
+                let trackID = composition.resolvedTrackID(layer.trackID, source: layer.source, mediaType: .video)
+                guard let track = composition.track(withID: trackID), track.mediaType == .video else {
                     throw EngineError("\(name) has a layer instruction for track \(layer.trackID), which is not a video track of the composition")
                 }
-                layers.append(Layer(trackID: layer.trackID, segments: track.segments, transform: layer.transform,
+                layers.append(Layer(trackID: trackID, segments: track.segments, transform: layer.transform,
                                     opacity: layer.opacity, crop: layer.crop))
             }
             frozen.append(Instruction(timeRange: r, background: instruction.backgroundColor, layers: layers))

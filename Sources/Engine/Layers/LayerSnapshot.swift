@@ -30,15 +30,36 @@ public enum ContentsGravity: String, Sendable, Hashable, CaseIterable {
     case topLeft, topRight, bottomLeft, bottomRight
 }
 
-/// A still image for layer contents, identified by its file so renderers can cache it.
+/// A still image for layer contents: a file, identified by its path so renderers can cache
+/// it, or pixels already in memory (a frame from `ImageGenerator.image(at:)`).
 public struct ImageSource: Sendable, Hashable {
+    /// The file, or a description of the in-memory picture.
     public let path: String
     public let width: Int
     public let height: Int
+    public let pixels: RGBAImage?
+
     public init(path: String, width: Int, height: Int) {
         self.path = path
         self.width = width
         self.height = height
+        pixels = nil
+    }
+
+    public init(pixels: RGBAImage, description: String) {
+        path = description
+        width = pixels.width
+        height = pixels.height
+        self.pixels = pixels
+    }
+
+    public static func == (a: ImageSource, b: ImageSource) -> Bool {
+        a.path == b.path && a.width == b.width && a.height == b.height && a.pixels === b.pixels
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(path)
+        hasher.combine(pixels.map(ObjectIdentifier.init))
     }
 }
 

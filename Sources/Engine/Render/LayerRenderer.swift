@@ -352,7 +352,8 @@ public final class LayerRenderer {
     }
 
     private func image(_ source: ImageSource) throws -> RGBAImage {
-        try images.value(for: source.path) {
+        if let pixels = source.pixels { return pixels }
+        return try images.value(for: source.path) {
             let image = try ImageLoader.load(source.path)
             return (image, image.byteCount)
         }

@@ -66,6 +66,9 @@ public final class RGBAImage: @unchecked Sendable {
     deinit { free(pixels) }
 
     public var view: BGRAPixels { BGRAPixels(base: pixels, width: width, height: height, stride: stride) }
+
+    /// The first byte of row `y`.
+    func row(_ y: Int) -> UnsafeMutablePointer<UInt8> { pixels + y * stride }
     public var byteCount: Int { stride * height }
 
     public func pixel(x: Int, y: Int) -> (blue: UInt8, green: UInt8, red: UInt8, alpha: UInt8) {

@@ -44,7 +44,7 @@ import Testing
 
     @Test func transformByMeansThen() throws {
         let move = try BasicAnimation(keyPath: .transform, fromValue: .transform(.scale(2, 2)),
-                                      byValue: .transform(.translation(10, 0)), timing: AnimationTiming(duration: seconds(1), fillMode: .forwards))
+                                      byValue: .transform(.translation(10, 0)), timing: AnimationTiming(duration: seconds(1), fillMode: .forwards, isRemovedOnCompletion: false))
         // scale 2 then move 10: (1, 0) → (2, 0) → (12, 0)
         guard case .transform(let end)? = move.value(at: seconds(1), current: nil) else { Issue.record("no transform"); return }
         #expect(end.apply(Point(x: 1, y: 0)) == Point(x: 12, y: 0))

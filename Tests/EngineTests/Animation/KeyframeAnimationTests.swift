@@ -42,7 +42,7 @@ import Testing
     @Test func discreteInApplesFormAndEvenlySpread() throws {
         let words = ["a", "b", "c"].map { AnimatableValue.string($0) }
         let apple = try KeyframeAnimation(keyPath: .string, values: words, keyTimes: [0, 0.25, 0.5, 1], calculationMode: .discrete,
-                                          timing: AnimationTiming(duration: seconds(8), fillMode: .forwards))
+                                          timing: AnimationTiming(duration: seconds(8), fillMode: .forwards, isRemovedOnCompletion: false))
         #expect(apple.value(at: seconds(1.999)) == .string("a"))
         #expect(apple.value(at: seconds(2)) == .string("b"))
         #expect(apple.value(at: seconds(4)) == .string("c"))
@@ -126,12 +126,13 @@ import Testing
         #expect(bounce.value(at: seconds(8)) == nil)
         var held = timing
         held.fillMode = .forwards
+        held.isRemovedOnCompletion = false
         // The end of a whole number of reversed cycles is the start value.
         #expect(number(try opacity([0, 10], timing: held).value(at: seconds(8))) == 0)
     }
 
     @Test func fractionalInfiniteAndDurationRepeats() throws {
-        let half = try opacity([0, 10], timing: AnimationTiming(duration: seconds(2), repeatCount: 1.5, fillMode: .forwards))
+        let half = try opacity([0, 10], timing: AnimationTiming(duration: seconds(2), repeatCount: 1.5, fillMode: .forwards, isRemovedOnCompletion: false))
         #expect(approximately(number(half.value(at: seconds(2.5))), 2.5))
         #expect(number(half.value(at: seconds(3))) == 5)          // ends halfway through pass 2
         #expect(number(half.value(at: seconds(60))) == 5)
@@ -145,7 +146,7 @@ import Testing
 
     @Test func fillModesAroundALateBegin() throws {
         func value(_ fill: FillMode, at time: Double) throws -> Double? {
-            number(try opacity([2, 10], timing: AnimationTiming(beginTime: seconds(10), duration: seconds(2), fillMode: fill)).value(at: seconds(time)))
+            number(try opacity([2, 10], timing: AnimationTiming(beginTime: seconds(10), duration: seconds(2), fillMode: fill, isRemovedOnCompletion: false)).value(at: seconds(time)))
         }
         #expect(try value(.removed, at: 9.999) == nil)
         #expect(try value(.backwards, at: 0) == 2)
@@ -157,6 +158,9 @@ import Testing
         #expect(try value(.forwards, at: 12) == 10)
         #expect(try value(.both, at: 500) == 10)
         #expect(try value(.backwards, at: 12) == nil)
+        // Removed on completion (Core Animation's default): no forwards fill after the end.
+        let removed = try opacity([2, 10], timing: AnimationTiming(beginTime: seconds(10), duration: seconds(2), fillMode: .forwards))
+        #expect(removed.value(at: seconds(11)) != nil && removed.value(at: seconds(12)) == nil)
     }
 
     @Test func speedAndTimeOffset() throws {
@@ -174,6 +178,20 @@ import Testing
         #expect(approximately(number(eased.value(at: MediaTime(value: 263, timescale: 400))), 0.5))
     }
 
+    @Test func keyTimesOutsideZeroToOneActAsInCoreAnimation() throws {
+        // A lyric list longer than the animation: keys past 1 are never reached; before the
+        // first key the first value shows; after the last key below 1 the last value holds.
+        let timing = AnimationTiming(duration: seconds(10))
+        let long = try opacity([0, 10, 20], keyTimes: [0, 1, 2], timing: timing)
+        #expect(approximately(number(long.value(at: seconds(5))), 5) && approximately(number(long.value(at: seconds(9.99))), 9.99))
+        #expect(long.unreachedKeyTimes == [2])
+        let late = try opacity([0, 10], keyTimes: [0.2, 0.6], timing: timing)
+        #expect(number(late.value(at: seconds(1))) == 0 && approximately(number(late.value(at: seconds(4))), 5))
+        #expect(number(late.value(at: seconds(8))) == 10)
+        let steps = try opacity([1, 2, 3], keyTimes: [0, 0.5, 1.5], mode: .discrete, timing: timing)
+        #expect(number(steps.value(at: seconds(7))) == 2 && number(steps.value(at: seconds(9.99))) == 2)
+    }
+
     @Test func validationMessages() throws {
         let timing = AnimationTiming(duration: seconds(1))
         #expect(throws: AnimationError("values has 3 entries but keyTimes has 5 (expected 3)")) {
@@ -182,11 +200,11 @@ import Testing
         #expect(throws: AnimationError("values has 3 entries but keyTimes has 5 (expected 3 or 4)")) {
             try opacity([0, 1, 0], keyTimes: [0, 0.2, 0.4, 0.6, 1], mode: .discrete, timing: timing)
         }
-        #expect(throws: AnimationError("keyTimes must be non-decreasing from 0 to 1, got [0.0, 0.6, 0.4]")) {
+        #expect(throws: AnimationError("keyTimes must be non-decreasing numbers, got [0.0, 0.6, 0.4]")) {
             try opacity([0, 1, 0], keyTimes: [0, 0.6, 0.4], mode: .discrete, timing: timing)
         }
-        #expect(throws: AnimationError("keyTimes must be non-decreasing from 0 to 1, got [0.0, 0.5, 0.9]")) {
-            try opacity([0, 1, 0], keyTimes: [0, 0.5, 0.9], timing: timing)   // linear must reach 1
+        #expect(throws: AnimationError("keyTimes must be non-decreasing numbers, got [0.0, nan]")) {
+            try opacity([0, 1], keyTimes: [0, .nan], timing: timing)
         }
         #expect(throws: AnimationError("value 2 of 2 is a point, but keyPath opacity takes a number")) {
             try KeyframeAnimation(keyPath: .opacity, values: [.number(0), .point(.zero)], timing: timing)

@@ -75,7 +75,7 @@ import Testing
         let slide = try BasicAnimation(keyPath: .position, fromValue: .point(Point(x: 250, y: 100)), toValue: .point(Point(x: 450, y: 100)),
                                        timing: AnimationTiming(duration: seconds(2)))
         let lift = try KeyframeAnimation(keyPath: .transformTranslationY, values: numbers([0, -40]), timing: AnimationTiming(duration: seconds(2)))
-        let half = try BasicAnimation(keyPath: .opacity, toValue: .number(0.5), timing: AnimationTiming(duration: seconds(1), fillMode: .forwards))
+        let half = try BasicAnimation(keyPath: .opacity, toValue: .number(0.5), timing: AnimationTiming(duration: seconds(1), fillMode: .forwards, isRemovedOnCompletion: false))
         try box.addAnimation(.basic(slide), forKey: "slide")
         try box.addAnimation(.keyframe(lift), forKey: "lift")
         try box.addAnimation(.basic(half), forKey: "half")
@@ -123,7 +123,7 @@ import Testing
         let line = TextLayer(style: TextStyle(string: "君の名は"))
         line.highlightColor = Color(red: 1, green: 0.8, blue: 0)
         let sung = try KeyframeAnimation(keyPath: .highlightedScalars, values: numbers([0, 1, 2, 4]), keyTimes: [0, 0.25, 0.5, 0.75],
-                                         calculationMode: .discrete, timing: AnimationTiming(beginTime: seconds(10), duration: seconds(4), fillMode: .both))
+                                         calculationMode: .discrete, timing: AnimationTiming(beginTime: seconds(10), duration: seconds(4), fillMode: .both, isRemovedOnCompletion: false))
         try line.addAnimation(.keyframe(sung), forKey: "karaoke")
         #expect(line.snapshot(at: seconds(9))?.text?.highlightedScalars == 0)
         #expect(line.snapshot(at: seconds(11))?.text?.highlightedScalars == 1)
