@@ -57,6 +57,29 @@ extension API {
                                   box.update { value(&$0) }
                               })
         }
+        luaClass.document([
+            "values": "keyframe values, of the kind keyPath animates (numbers, points, colours, transforms…)",
+            "fromValue": "basic animations: the start value (default: the layer's current value)",
+            "toValue": "basic animations: the end value",
+            "byValue": "basic animations: added to the start value",
+            "duration": "seconds of one pass (Core Animation's default 0.25)",
+            "speed": "how fast local time runs against composition time (1: the same)",
+            "timeOffset": "seconds into the pass at which it starts",
+            "repeatDuration": "seconds to repeat for (instead of repeatCount)",
+            "autoreverses": "each pass runs forwards then backwards",
+            "timingFunction": "eases each pass as a whole: a name or {x1, y1, x2, y2}",
+            "tensionValues": "cubic mode: Kochanek–Bartels tension per key (default 0)",
+            "continuityValues": "cubic mode: continuity per key (default 0)",
+            "biasValues": "cubic mode: bias per key (default 0)",
+        ])
+        luaClass.example = """
+            local fade = av.keyframeAnimation{ keyPath = "opacity", values = {0, 1, 1, 0},
+                                               keyTimes = {0, 0.1, 0.9, 1}, beginTime = 2, duration = 5 }
+            title:addAnimation(fade, "fade")
+            local slide = av.basicAnimation{ keyPath = "position", fromValue = {0, 100}, toValue = {640, 100}, duration = 2 }
+            slide.fillMode = "forwards"; slide.isRemovedOnCompletion = false   -- hold the end
+            title:addAnimation(slide, "slide")
+            """
         return luaClass
     }
 

@@ -29,6 +29,11 @@ extension API {
             if let track = a.track(withID: try call.integer(2)) { call.push(track, as: assetTrack) } else { call.pushNil() }
             return 1
         }
+        luaClass.example = """
+            local asset = av.asset("clip.mov")            -- or a photo: av.asset("photo.jpg")
+            print(asset.duration, #asset.tracks)
+            local video = asset:tracksWithMediaType("video")[1]   -- nil when there is none
+            """
         return luaClass
     }
 
@@ -56,6 +61,22 @@ extension API {
         luaClass.property("asset", of: AssetTrack.self) { [unowned self] call, t in
             if let owner = t.asset { call.push(owner, as: asset) } else { call.pushNil() }
         }
+        luaClass.document([
+            "mediaType": "\"video\", \"audio\", \"subtitle\", \"text\", \"image\" (cover art) or \"metadata\"",
+            "trackID": "the container's track ID (1-based in MP4 and MOV)",
+            "timeRange": "where this track has media, in the asset's time (tracks of one file rarely end together)",
+            "nominalFrameRate": "frames per second as the file states it (variable-rate video: the average)",
+            "naturalTimeScale": "units per second of the track's timestamps",
+            "codec": "codec name, e.g. \"h264\", \"hevc\", \"aac\"",
+            "isPortrait": "true when the upright picture is taller than wide",
+            "sampleRate": "audio samples per second (0 for video)",
+            "channelCount": "audio channels (0 for video)",
+            "asset": "the asset the track belongs to",
+        ])
+        luaClass.example = """
+            local track = av.asset("phone.mov"):tracksWithMediaType("video")[1]
+            print(track.naturalSize.width, track.isPortrait, track.preferredTransform)
+            """
         return luaClass
     }
 

@@ -27,6 +27,15 @@ extension API {
             return 0
         }
         luaClass.alias("setVolumeRampFromStartVolume", of: "setVolumeRamp")
+        luaClass.document([
+            "trackID": "the composition audio track it applies to",
+        ])
+        luaClass.example = """
+            local music = av.audioMixInputParameters(musicTrack)
+            music:setVolume(0.3, 0)
+            music:setVolumeRamp(0.3, 0, av.range(comp.duration - 3, 3))   -- fade out
+            session.audioMix = av.audioMix{ inputParameters = { music } }
+            """
         return luaClass
     }
 
@@ -38,6 +47,12 @@ extension API {
                           set: { [unowned self] call, m, index in
                               m.inputParameters = try array(call, index, of: audioMixInputParameters, as: AudioMixInputParameters.self)
                           })
+        luaClass.document([
+            "inputParameters": "one av.audioMixInputParameters per track whose volume changes",
+        ])
+        luaClass.example = """
+            session.audioMix = av.audioMix{ inputParameters = { voice, music } }
+            """
         return luaClass
     }
 

@@ -66,6 +66,17 @@ extension API {
             if let track = c.track(withID: try call.integer(2)) { call.push(track, as: compositionTrack) } else { call.pushNil() }
             return 1
         }
+        luaClass.document([
+            "duration": "seconds: the end of its longest track",
+            "durationTime": "the exact duration",
+            "tracks": "every composition track",
+        ])
+        luaClass.example = """
+            local comp = av.composition()
+            local clip = av.asset("clip.mov")
+            comp:insertTimeRange(av.range(0, clip.duration), clip, 0)        -- every track of the clip
+            comp:insertTimeRange(av.range(2, 3), av.asset("b.mov"), comp.duration)  -- 3 s of another after it
+            """
         return luaClass
     }
 
@@ -129,6 +140,19 @@ extension API {
             try engine(call) { try t.scaleTimeRange(r, toDuration: d) }
             return 0
         }
+        luaClass.document([
+            "trackID": "the track's ID in the composition (layer instructions and mix parameters name it)",
+            "mediaType": "\"video\" or \"audio\"",
+            "timeRange": "0 to the end of its last segment",
+            "naturalSize": "stored size of its first media (before any preferred transform)",
+            "preferredTransform": "applied by av.videoComposition(comp); identity unless set",
+            "preferredVolume": "0…16, the volume when no audio mix says otherwise",
+        ])
+        luaClass.example = """
+            local v = comp:addMutableTrack("video")
+            v:insertTimeRange(av.range(0, asset.duration), asset:tracksWithMediaType("video")[1], 0)
+            v:scaleTimeRange(av.range(1, 1), 2)      -- the second second plays in slow motion
+            """
         return luaClass
     }
 

@@ -2,7 +2,7 @@ import CMoonLua
 import Engine
 import ScriptHost
 
-/// `av.readCSV` and `av.readCues`: timed text in (CSV, LRC, SRT, WebVTT).
+/// `av.readCSV` and `av.readCues`: timed text in (CSV, LRC, SRT, WebVTT, ASS/SSA).
 extension API {
     var cueFunctions: [(String, String, LuaFunction)] {
         [
@@ -14,7 +14,7 @@ extension API {
                 }
                 return 1
             }),
-            ("readCues", "av.readCues(path [, {format=, duration=}]): cues {text=, start=, finish=, id=, words=} from CSV, LRC, SRT or WebVTT", { [unowned self] call in
+            ("readCues", "av.readCues(path [, {format=, duration=}]): cues {text=, start=, finish=, id=, words=} from CSV, LRC, SRT, WebVTT or ASS/SSA (docs/timed-text.md)", { [unowned self] call in
                 let path = try filePath(call, 1)
                 var format: CueFormat? = nil
                 var total: MediaTime? = nil

@@ -87,6 +87,19 @@ extension API {
         luaClass.method("cancel", of: ExportSession.self, doc: "ex:cancel(), e.g. from a progress callback") { call, e in
             e.cancel(); return 0
         }
+        luaClass.document([
+            "presetName": "the preset it was made with",
+            "videoComposition": "how frames are composed (nil: each clip upright at its own size)",
+            "audioMix": "volumes over time (nil: every track at its preferred volume)",
+            "error": "why the export failed, or nil",
+        ])
+        luaClass.example = """
+            local session = av.exportSession(comp, "HighestQuality")
+            session.outputURL = "out.mp4"
+            session.videoComposition = vc
+            local ok, err = session:export{ progress = function(fraction) end }
+            if not ok then error(err, 0) end
+            """
         return luaClass
     }
 

@@ -28,6 +28,14 @@ extension API {
             push(call, exact: at)
             return 2
         }
+        luaClass.document([
+            "videoComposition": "the video composition its frames are composed with (nil: each clip upright)",
+        ])
+        luaClass.example = """
+            local generator = av.imageGenerator(comp, { videoComposition = vc })
+            generator:copyImage(2.5, "frame.png")                 -- exactly the frame shown at 2.5 s
+            local picture = generator:copyCGImageAtTime(1)       -- in memory, e.g. for layer contents
+            """
         return luaClass
     }
 

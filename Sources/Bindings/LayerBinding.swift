@@ -97,6 +97,15 @@ extension API {
             layer.removeAllAnimations()
             return 0
         }
+        luaClass.document([
+            "animationKeys": "the keys of its animations",
+            "superlayer": "the layer it is a sublayer of, or nil",
+        ])
+        luaClass.example = """
+            -- Core Animation geometry: y up from the bottom-left, unless a parent is flipped.
+            local badge = av.layer{ frame = {20, 20, 200, 60}, backgroundColor = "systemRed", cornerRadius = 12 }
+            parent:addSublayer(badge)            -- 20 px from the left and from the bottom
+            """
         return luaClass
     }
 
@@ -129,6 +138,12 @@ extension API {
         luaClass.property("highlightColor", of: TextLayer.self, doc: "karaoke colour of the sung part",
                           get: { [unowned self] call, text in if let c = text.style.highlightColor { push(call, color: c) } else { call.pushNil() } },
                           set: { [unowned self] call, text, index in text.style.highlightColor = call.isNoneOrNil(index) ? nil : try color(call, index) })
+        luaClass.example = """
+            local title = av.textLayer{ string = "きらきら光る", fontSize = 64, foregroundColor = "white",
+                                        alignmentMode = "center", frame = {0, 100, 1920, 200},
+                                        strokeColor = "black", strokeWidth = 3, shadowOpacity = 0.6 }
+            parent:addSublayer(title)
+            """
         return luaClass
     }
 
@@ -145,6 +160,14 @@ extension API {
         luaClass.property("size", of: ImageBox.self) { [unowned self] call, box in
             push(call, size: Size(width: Double(box.source.width), height: Double(box.source.height)))
         }
+        luaClass.document([
+            "url": "the file it was read from (or a description of a frame in memory)",
+            "size": "{width, height} upright (a JPEG's EXIF orientation applied)",
+        ])
+        luaClass.example = """
+            local logo = av.image("logo.png")
+            parent:addSublayer(av.layer{ contents = logo, frame = {20, 20, logo.size.width, logo.size.height} })
+            """
         return luaClass
     }
 
@@ -153,6 +176,17 @@ extension API {
         luaClass.describe = { _ in "AnimationTool" }
         luaClass.property("videoLayer", of: AnimationTool.self) { [unowned self] call, tool in pushLayer(call, tool.videoLayer) }
         luaClass.property("parentLayer", of: AnimationTool.self) { [unowned self] call, tool in pushLayer(call, tool.parentLayer) }
+        luaClass.document([
+            "videoLayer": "the layer the composed video is drawn into",
+            "parentLayer": "the root of the tree, placed in the render size (origin bottom-left)",
+        ])
+        luaClass.example = """
+            local parent = av.layer{ frame = {0, 0, 1920, 1080} }
+            local video = av.layer{ frame = {0, 0, 1920, 1080} }
+            parent:addSublayer(video)
+            parent:addSublayer(av.textLayer{ string = "Title", frame = {0, 900, 1920, 120}, alignmentMode = "center" })
+            vc.animationTool = av.animationTool{ videoLayer = video, parentLayer = parent }
+            """
         return luaClass
     }
 

@@ -11,6 +11,15 @@ extension API {
         luaClass.property("seconds", of: TimeBox.self, doc: "the time in seconds") { call, box in call.push(box.time.seconds) }
         luaClass.property("value", of: TimeBox.self) { call, box in call.push(Int(box.time.value)) }
         luaClass.property("timescale", of: TimeBox.self) { call, box in call.push(Int(box.time.timescale)) }
+        luaClass.document([
+            "value": "the numerator: value / timescale seconds",
+            "timescale": "units per second",
+        ])
+        luaClass.example = """
+            local frame = av.time(1, 30)            -- exactly 1/30 s (CMTimeMake)
+            local t = frame * 90                    -- exactly 3 s; arithmetic stays exact
+            print(t.seconds, av.time(2.5, 600).value)   -- 3.0   1500 (CMTimeMakeWithSeconds)
+            """
         return luaClass
     }
 
@@ -27,6 +36,14 @@ extension API {
             call.push(box.range.contains(try time(call, 2)))
             return 1
         }
+        luaClass.document([
+            "start": "seconds", "duration": "seconds", "finish": "seconds: start + duration",
+            "startTime": "exact start", "durationTime": "exact duration", "finishTime": "exact finish",
+        ])
+        luaClass.example = """
+            local r = av.range(2, 3)                                  -- 2 s to 5 s
+            print(r.finish, av.range{ start = 2, finish = 5 }.duration, r:containsTime(4.9))
+            """
         return luaClass
     }
 

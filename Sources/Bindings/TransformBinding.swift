@@ -32,6 +32,15 @@ extension API {
         luaClass.method("apply", of: TransformBox.self, doc: "t:apply{x, y}: the transformed point") { [unowned self] call, box in
             push(call, point: box.transform.apply(try point(call, 2))); return 1
         }
+        luaClass.document([
+            "a": "x scale and rotation part: x' = a·x + c·y + tx", "b": "y' = b·x + d·y + ty", "c": "x' = a·x + c·y + tx",
+            "d": "y scale and rotation part: y' = b·x + d·y + ty", "tx": "x translation", "ty": "y translation",
+            "isIdentity": "true for the transform that changes nothing",
+        ])
+        luaClass.example = """
+            local t = av.transform():scaled(0.5):translated(960, 0)   -- half size, in the right half
+            li:setTransform(t, 0)
+            """
         return luaClass
     }
 

@@ -38,6 +38,17 @@ extension API {
                           set: { [unowned self] call, v, index in
                               v.instructions = try array(call, index, of: instruction, as: VideoCompositionInstruction.self)
                           })
+        luaClass.document([
+            "renderSize": "{width, height} of the frames (required; av.videoComposition(comp) sets it)",
+            "renderScale": "scales the output size (0 < s ≤ 4; 1 by default)",
+            "instructions": "the instructions, covering the composition without gaps or overlaps",
+        ])
+        luaClass.example = """
+            local vc = av.videoComposition(comp)        -- size, rate and upright transforms from the clips
+            local custom = av.videoComposition{ renderSize = {1280, 720}, frameDuration = av.time(1, 30) }
+            custom.instructions = { av.videoCompositionInstruction{ timeRange = av.range(0, comp.duration),
+                                                                    layerInstructions = { li } } }
+            """
         return luaClass
     }
 
@@ -58,6 +69,13 @@ extension API {
                           set: { [unowned self] call, i, index in
                               i.layerInstructions = try array(call, index, of: layerInstruction, as: LayerInstruction.self)
                           })
+        luaClass.document([
+            "timeRange": "the part of the composition it covers",
+            "backgroundColor": "shown where no track covers the frame (black by default)",
+        ])
+        luaClass.example = """
+            local dissolve = av.videoCompositionInstruction{ timeRange = av.range(4, 1), layerInstructions = { fadingOut, underneath } }
+            """
         return luaClass
     }
 
@@ -89,6 +107,14 @@ extension API {
         luaClass.alias("setTransformRampFromStartTransform", of: "setTransformRamp")
         luaClass.alias("setOpacityRampFromStartOpacity", of: "setOpacityRamp")
         luaClass.alias("setCropRectangleRampFromStartCropRectangle", of: "setCropRectangleRamp")
+        luaClass.document([
+            "trackID": "the composition track it applies to",
+        ])
+        luaClass.example = """
+            local li = av.layerInstruction(comp:tracksWithMediaType("video")[1])
+            li:setTransform(track.preferredTransform, 0)            -- upright
+            li:setOpacityRamp(1, 0, av.range(comp.duration - 1, 1)) -- fade out over the last second
+            """
         return luaClass
     }
 

@@ -34,6 +34,8 @@ public final class LuaClass {
     public let name: String
     public let parent: LuaClass?
     public let doc: String
+    /// A short Lua example of the class in use, for the API reference.
+    public var example = ""
     public private(set) var methods: [LuaMethod] = []
     public private(set) var properties: [String: LuaProperty] = [:]
     public var describe: (AnyObject) -> String
@@ -50,6 +52,15 @@ public final class LuaClass {
 
     public func method(_ name: String, doc: String = "", _ body: @escaping LuaFunction) {
         methods.append(LuaMethod(name, doc: doc, body))
+    }
+
+    /// Sets the help line of properties defined without one (several at once, at the end of
+    /// a class's definition).
+    public func document(_ docs: KeyValuePairs<String, String>) {
+        for (name, doc) in docs {
+            guard let property = properties[name] else { preconditionFailure("\(self.name) has no property \(name) to document") }
+            properties[name] = LuaProperty(doc: doc, get: property.get, set: property.set)
+        }
     }
 
     /// Another name for a method already defined (Apple's longer selector names:

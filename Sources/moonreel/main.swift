@@ -17,7 +17,7 @@ struct Moonreel: ParsableCommand {
         commandName: "moonreel",
         abstract: "Edit video with Lua scripts, the way AVFoundation code does.",
         version: moonreelVersion,
-        subcommands: [Run.self, Repl.self, Demo.self, Probe.self, Snapshot.self, Effects.self])
+        subcommands: [Run.self, Repl.self, Demo.self, Probe.self, Snapshot.self, Effects.self, Docs.self])
 }
 
 struct CommonOptions: ParsableArguments {
@@ -68,6 +68,16 @@ struct Demo: ParsableCommand {
             throw ExitCode(Exit.failed)
         }
         try ScriptSession(common).runBundled(BundledScripts.demo, name: "demo.lua", arguments: [clip, output])
+    }
+}
+
+struct Docs: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print the av API reference (Markdown, as docs/api.md), made from the bindings themselves.")
+
+    func run() throws {
+        let host = try MoonreelHost()
+        print(APIReference.markdown(host.api), terminator: "")
     }
 }
 

@@ -293,7 +293,7 @@ final class RenderPipeline {
     }
 }
 
-extension String {
+public extension String {
     /// Every occurrence of `target` replaced (without Foundation).
     func replacingAll(_ target: String, with replacement: String) -> String {
         guard !target.isEmpty else { return self }
