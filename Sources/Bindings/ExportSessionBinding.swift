@@ -61,6 +61,10 @@ extension API {
                               }
                               e.metadata = tags
                           })
+        luaClass.property("hdr", of: ExportSession.self,
+                          doc: "HDR (HLG, PQ) sources: \"auto\" (default) keeps HDR with HEVC presets and tone-maps to SDR with H.264 ones, \"keep\" (HEVC only), \"toneMap\" (docs/color-and-hdr.md)",
+                          get: { call, e in call.push(e.hdr.rawValue) },
+                          set: { [unowned self] call, e, index in e.hdr = try choice(call, index, ExportSession.HDRMode.self) })
         luaClass.property("audioSpliceFade", of: ExportSession.self, doc: "seconds of fade at each side of an audio cut against clicks (0: off)",
                           get: { call, e in call.push(e.audioSpliceFade.seconds) },
                           set: { [unowned self] call, e, index in

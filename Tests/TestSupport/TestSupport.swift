@@ -64,17 +64,56 @@ public enum Tool {
         return Image(width: width, height: height, pixels: [UInt8](data))
     }
 
-    /// A frame as ffmpeg itself shows it (autorotated by the display matrix), scaled to
-    /// `width`×`height`: an independent picture of what "upright" means. Decoded from the
-    /// start and selected by timestamp, because ffmpeg's `-ss` misplaces some edit-listed files.
+    /// ffmpeg's HDR → SDR conversion (zscale and tonemap, the documented Möbius curve): the
+    /// oracle for tone-mapped HDR video.
+    public static func toneMapFilter(transfer: String) -> String {
+        let exact = transfer == "arib-std-b67" ? "agamma=0:" : ""
+        return "zscale=\(exact)tin=\(transfer):pin=bt2020:min=bt2020nc:rin=tv:t=linear:p=bt709:m=gbr:npl=203,format=gbrpf32le,"
+            + "tonemap=tonemap=mobius:param=0.8:peak=4.926:desat=0,zscale=tin=linear:pin=bt709:min=gbr:t=bt709:p=bt709:m=bt709:r=tv,format=yuv420p"
+    }
+
+    /// A frame as ffmpeg itself shows it (autorotated by the display matrix, HDR tone-mapped
+    /// to SDR), scaled to `width`×`height`: an independent picture of what "upright" means.
+    /// Decoded from the start and selected by timestamp, because ffmpeg's `-ss` misplaces
+    /// some edit-listed files.
     public static func referenceFrame(_ path: String, at time: Double, width: Int, height: Int) throws -> Image {
         let raw = FileManager.default.temporaryDirectory.appendingPathComponent("ref-\(UUID().uuidString).rgb").path
         defer { try? FileManager.default.removeItem(atPath: raw) }
+        let transfer = try run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream=color_transfer",
+                                           "-of", "default=noprint_wrappers=1:nokey=1", path]).out.split(separator: "\n").first.map(String.init) ?? ""
+        let toneMap = ["arib-std-b67", "smpte2084"].contains(transfer) ? toneMapFilter(transfer: transfer) + "," : ""
         try ffmpeg(["-i", path, "-map", "0:v:0", "-frames:v", "1",
-                    "-vf", "select=gte(t\\,\(String(format: "%.6f", time - 0.0005))),scale=\(width):\(height)",
+                    "-vf", "select=gte(t\\,\(String(format: "%.6f", time - 0.0005))),\(toneMap)scale=\(width):\(height)",
                     "-f", "rawvideo", "-pix_fmt", "rgb24", raw])
         let data = try Data(contentsOf: URL(fileURLWithPath: raw))
         return Image(width: width, height: height, pixels: [UInt8](data))
+    }
+
+    /// The luma plane of the frame at `time` as the stream's own code values (10-bit video
+    /// read as 10-bit, 8-bit as 8-bit; no range conversion), with the picture's width.
+    public static func luma(_ path: String, at time: Double, tenBit: Bool) throws -> (values: [Int], width: Int) {
+        guard let video = try ffprobe(path).video, let width = video.width else { throw Failure(description: "\(path) has no video") }
+        let raw = FileManager.default.temporaryDirectory.appendingPathComponent("luma-\(UUID().uuidString).raw").path
+        defer { try? FileManager.default.removeItem(atPath: raw) }
+        try ffmpeg(["-i", path, "-ss", String(format: "%.6f", time), "-frames:v", "1", "-f", "rawvideo",
+                    "-pix_fmt", tenBit ? "yuv420p10le" : "yuv420p", raw])
+        let planeBytes = width * (video.height ?? 0) * (tenBit ? 2 : 1)
+        let data = [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)).prefix(planeBytes))
+        let values = tenBit ? stride(from: 0, to: data.count - 1, by: 2).map { Int(data[$0]) | Int(data[$0 + 1]) << 8 } : data.map(Int.init)
+        return (values, width)
+    }
+
+    /// ffmpeg's PSNR of `path` against `reference` (average over planes, dB), after `filter`
+    /// on the first input (e.g. a pixel format both are compared in).
+    public static func psnr(_ path: String, against reference: String, filter: String = "null") throws -> Double {
+        let result = try run("ffmpeg", ["-hide_banner", "-nostdin", "-i", path, "-i", reference,
+                                        "-lavfi", "[0:v]\(filter)[a];[a][1:v]psnr=shortest=1", "-f", "null", "-"])
+        guard let line = result.err.split(separator: "\n").last(where: { $0.contains("PSNR") }),
+              let range = line.range(of: "average:"),
+              let value = Double(line[range.upperBound...].prefix { !$0.isWhitespace }) else {
+            throw Failure(description: "no PSNR from ffmpeg: \(result.err.suffix(300))")
+        }
+        return value
     }
 
     /// All audio as mono-mixed float samples at `rate` (for level and continuity checks).

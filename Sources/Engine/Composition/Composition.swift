@@ -10,6 +10,8 @@ public struct SegmentSource: Sendable, Hashable {
     public let sampleRate: Int
     public let channelCount: Int
     public let isStillImage: Bool
+    /// HLG or PQ for HDR video, SDR otherwise.
+    public let dynamicRange: DynamicRange
 
     init(_ track: AssetTrack) {
         path = track.path
@@ -22,6 +24,7 @@ public struct SegmentSource: Sendable, Hashable {
         sampleRate = track.sampleRate
         channelCount = track.channelCount
         isStillImage = track.isStillImage
+        dynamicRange = track.color?.dynamicRange ?? .sdr
     }
 }
 

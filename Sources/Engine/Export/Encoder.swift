@@ -33,15 +33,20 @@ final class Encoder {
         let reduced = frameDuration.reduced()
         context.pointee.width = Int32(width)
         context.pointee.height = Int32(height)
-        context.pointee.pix_fmt = AV_PIX_FMT_YUV420P
+        context.pointee.pix_fmt = color.pixelFormat
         context.pointee.time_base = AVRational(num: Int32(clamping: reduced.value), den: reduced.timescale)
         context.pointee.framerate = AVRational(num: reduced.timescale, den: Int32(clamping: reduced.value))
         context.pointee.sample_aspect_ratio = AVRational(num: 1, den: 1)
         context.pointee.colorspace = color.space
         context.pointee.color_range = color.range
-        let isHD = color.space == AVCOL_SPC_BT709
-        context.pointee.color_primaries = isHD ? AVCOL_PRI_BT709 : AVCOL_PRI_SMPTE170M
-        context.pointee.color_trc = isHD ? AVCOL_TRC_BT709 : AVCOL_TRC_SMPTE170M
+        if color.dynamicRange.isHDR {
+            context.pointee.color_primaries = AVCOL_PRI_BT2020
+            context.pointee.color_trc = color.dynamicRange.transfer
+        } else {
+            let isHD = color.space == AVCOL_SPC_BT709
+            context.pointee.color_primaries = isHD ? AVCOL_PRI_BT709 : AVCOL_PRI_SMPTE170M
+            context.pointee.color_trc = isHD ? AVCOL_TRC_BT709 : AVCOL_TRC_SMPTE170M
+        }
         if preset.video == .hevc { context.pointee.codec_tag = fourCC("hvc1") } // QuickTime plays only hvc1
         if muxer.needsGlobalHeader { context.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER }
         var options: OpaquePointer? = nil

@@ -27,6 +27,17 @@ public final class ExportSession {
     public var shouldOptimizeForNetworkUse = false
     public var metadata: [String: String] = [:]
     public var overwrite = false
+    /// What happens to HDR video (HLG or PQ, as iPhones record).
+    public enum HDRMode: String, Sendable, CaseIterable {
+        /// HEVC presets keep HDR (10-bit, the sources' transfer, BT.2020); H.264 ones tone-map.
+        case auto
+        /// Keep HDR (an HEVC preset is needed).
+        case keep
+        /// Tone-map to SDR BT.709 whatever the preset.
+        case toneMap
+    }
+    public var hdr = HDRMode.auto
+
     /// Fade length at each end of audio segments that join different media (0 turns it off).
     public var audioSpliceFade = MediaTime(value: 2, timescale: 1000)
 
@@ -195,7 +206,23 @@ public final class ExportSession {
             warnings.append("renderSize \(scaled) is not made of even whole numbers, which 4:2:0 video needs; the output is \(width)×\(height)")
         }
         return try VideoPlan.make(composition: composition, videoComposition: videoComposition, range: range,
-                                  outputWidth: width, outputHeight: height)
+                                  outputWidth: width, outputHeight: height, dynamicRange: try outputDynamicRange())
+    }
+
+    /// SDR, or the HDR of the sources when `hdr` keeps it: HLG unless every HDR source is PQ.
+    private func outputDynamicRange() throws -> DynamicRange {
+        let sources = Set(composition.tracks(withMediaType: .video).flatMap { $0.segments.compactMap { $0.source?.dynamicRange } })
+        let kept: DynamicRange = sources == [.pq] || sources == [.pq, .sdr] ? .pq : .hlg
+        switch hdr {
+        case .toneMap: return .sdr
+        case .keep:
+            guard preset.video == .hevc else {
+                throw EngineError("hdr = \"keep\" needs an HEVC preset (HEVCHighestQuality, HEVC1920x1080, HEVC3840x2160); \(preset.name) writes 8-bit H.264")
+            }
+            return sources.contains(where: \.isHDR) ? kept : .sdr
+        case .auto:
+            return preset.video == .hevc && sources.contains(where: \.isHDR) ? kept : .sdr
+        }
     }
 
     private func makeAudioPlan(range: TimeRange) throws -> AudioPlan? {

@@ -39,7 +39,7 @@ extension VideoPlan {
     /// Validates `videoComposition` against `composition` and freezes both, with errors
     /// that name the offending instruction or track.
     static func make(composition: Composition, videoComposition: VideoComposition, range: TimeRange,
-                     outputWidth: Int, outputHeight: Int) throws -> VideoPlan {
+                     outputWidth: Int, outputHeight: Int, dynamicRange: DynamicRange = .sdr) throws -> VideoPlan {
         let size = videoComposition.renderSize
         guard size != .zero else {
             throw EngineError("videoComposition.renderSize must be set (e.g. vc.renderSize = {1920, 1080}; av.videoComposition(comp) takes it from the composition)")
@@ -87,7 +87,8 @@ extension VideoPlan {
         let count = (range.duration).ceilDivided(by: frameDuration)
         return VideoPlan(renderSize: size, outputWidth: outputWidth, outputHeight: outputHeight,
                          frameDuration: frameDuration, start: range.start, frameCount: max(count, 0),
-                         instructions: frozen, outputColor: .forOutput(width: outputWidth, height: outputHeight),
+                         instructions: frozen,
+                         outputColor: dynamicRange.isHDR ? .hdr(dynamicRange) : .forOutput(width: outputWidth, height: outputHeight),
                          overlay: videoComposition.animationTool?.timeline(renderSize: size))
     }
 }

@@ -1,9 +1,23 @@
 import CMoonFFmpeg
 
-/// Output colour description: matrix and range of the YUV frames the encoder receives.
+/// Colour description of YUV frames: matrix, range and dynamic range (SDR, or HDR in
+/// BT.2020 with HLG or PQ), e.g. of the frames the encoder receives.
 struct ColorDescription: Sendable, Equatable {
     var space: AVColorSpace
     var range: AVColorRange
+    var dynamicRange = DynamicRange.sdr
+
+    init(space: AVColorSpace, range: AVColorRange, dynamicRange: DynamicRange = .sdr) {
+        (self.space, self.range, self.dynamicRange) = (space, range, dynamicRange)
+    }
+
+    /// The frames of an HDR export: BT.2020, limited range, 10-bit.
+    static func hdr(_ range: DynamicRange) -> ColorDescription {
+        ColorDescription(space: AVCOL_SPC_BT2020_NCL, range: AVCOL_RANGE_MPEG, dynamicRange: range)
+    }
+
+    /// The frame format of pictures in these colours.
+    var pixelFormat: AVPixelFormat { dynamicRange.pixelFormat }
 
     /// Limited range in the matrix of the untagged rule (`VideoColor.standardMatrix`), so
     /// players that ignore the tags still read the pixels right.
@@ -20,7 +34,7 @@ struct ColorDescription: Sendable, Equatable {
         }
         let fullRangeFormats: Set<AVPixelFormat> = [AV_PIX_FMT_YUVJ420P, AV_PIX_FMT_YUVJ422P, AV_PIX_FMT_YUVJ444P]
         let range = f.color_range == AVCOL_RANGE_JPEG || fullRangeFormats.contains(frame.pixelFormat) ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG
-        return ColorDescription(space: space, range: range)
+        return ColorDescription(space: space, range: range, dynamicRange: .of(frame))
     }
 
     /// swscale's coefficient tables know 601, 709, FCC, 240M and BT.2020.
@@ -69,6 +83,10 @@ final class Scaler {
         try check(sws_scale_frame(context, output.pointer, source.pointer), "converting a frame")
         output.pointer.pointee.colorspace = outputColor.space
         output.pointer.pointee.color_range = outputColor.range
+        if outputColor.dynamicRange.isHDR {
+            output.pointer.pointee.color_trc = outputColor.dynamicRange.transfer
+            output.pointer.pointee.color_primaries = AVCOL_PRI_BT2020
+        }
     }
 }
 
@@ -91,26 +109,34 @@ struct QuarterTurn: Equatable {
 
     var swapsAxes: Bool { a == 0 }
 
-    /// Turns every plane of a planar 8-bit frame (yuv420p) into a new frame.
+    /// Turns every plane of a planar 4:2:0 frame (yuv420p, or 10-bit yuv420p10le) into a new frame.
     func apply(to source: Frame, planes: Int = 3) throws -> Frame {
         let (w, h) = swapsAxes ? (source.height, source.width) : (source.width, source.height)
         let output = try Frame(width: w, height: h, format: source.pixelFormat)
+        let wideSamples = source.pixelFormat == AV_PIX_FMT_YUV420P10LE
         for plane in 0..<planes {
             let shift = plane == 0 ? 0 : 1 // 4:2:0 chroma is half size both ways
             let sw = (source.width + shift) >> shift, sh = (source.height + shift) >> shift
-            remap(source.plane(plane), width: sw, height: sh, into: output.plane(plane))
+            if wideSamples {
+                remap(source.plane(plane), width: sw, height: sh, into: output.plane(plane), as: UInt16.self)
+            } else {
+                remap(source.plane(plane), width: sw, height: sh, into: output.plane(plane), as: UInt8.self)
+            }
         }
+        output.pointer.pointee.color_trc = source.pointer.pointee.color_trc
+        output.pointer.pointee.color_primaries = source.pointer.pointee.color_primaries
         output.pointer.pointee.colorspace = source.pointer.pointee.colorspace
         output.pointer.pointee.color_range = source.pointer.pointee.color_range
         return output
     }
 
     /// Output pixel (x', y') shows source pixel M⁻¹(x', y'); walking the output in tiles
-    /// keeps both reads and writes inside the cache.
-    private func remap(_ source: (UnsafeMutablePointer<UInt8>, Int), width: Int, height: Int,
-                       into output: (UnsafeMutablePointer<UInt8>, Int)) {
-        let (src, srcStride) = source
-        let (dst, dstStride) = output
+    /// keeps both reads and writes inside the cache. Strides are in bytes, as AVFrame has them.
+    private func remap<Sample>(_ source: (UnsafeMutablePointer<UInt8>, Int), width: Int, height: Int,
+                               into output: (UnsafeMutablePointer<UInt8>, Int), as: Sample.Type) {
+        let size = MemoryLayout<Sample>.stride
+        let src = UnsafeMutableRawPointer(source.0).assumingMemoryBound(to: Sample.self), srcStride = source.1 / size
+        let dst = UnsafeMutableRawPointer(output.0).assumingMemoryBound(to: Sample.self), dstStride = output.1 / size
         let (outWidth, outHeight) = swapsAxes ? (height, width) : (width, height)
         // Inverse of an integer orthogonal matrix is its transpose.
         let (ia, ib, ic, id) = (a, c, b, d)

@@ -19,6 +19,18 @@ final class VideoRenderer {
     private let overlayScaler = Scaler(flags: SWS_BILINEAR | SWS_ACCURATE_RND)
     /// Maps render-size coordinates onto the encoded size.
     private let outputScale: AffineTransform
+    /// Colours the general compositor (cairo, 8-bit) works in: the output's, or for an HDR
+    /// output BT.709 SDR, converted to HDR afterwards (so SDR white is reference white).
+    private let compositorColor: ColorDescription
+    /// Converters to other dynamic ranges, per source (or nil: the composed picture) and
+    /// target, with the last frame each converted: a held frame is converted once.
+    private var converters: [ConversionKey: ColorConverter] = [:]
+    private var lastConversion: [ConversionKey: (input: Frame, output: Frame)] = [:]
+
+    private struct ConversionKey: Hashable {
+        let source: SourceKey?
+        let target: DynamicRange
+    }
 
     /// One decoder per composition track and source stream: two tracks showing the same
     /// file at different times (a dissolve between two parts of one clip) each read forward
@@ -32,6 +44,20 @@ final class VideoRenderer {
     init(plan: VideoPlan) {
         self.plan = plan
         outputScale = .scale(Double(plan.outputWidth) / plan.renderSize.width, Double(plan.outputHeight) / plan.renderSize.height)
+        compositorColor = plan.outputColor.dynamicRange.isHDR ? ColorDescription(space: AVCOL_SPC_BT709, range: AVCOL_RANGE_MPEG) : plan.outputColor
+    }
+
+    /// `frame` in the dynamic range `target` (HDR sources tone-mapped for SDR, SDR ones
+    /// mapped into HDR), or `frame` itself when it already is.
+    private func frame(_ frame: Frame, in target: DynamicRange, source: SourceKey?) throws -> Frame {
+        guard ColorConverter.needed(from: .of(frame), to: target) else { return frame }
+        let key = ConversionKey(source: source, target: target)
+        if let last = lastConversion[key], last.input === frame { return last.output }
+        let converter = converters[key] ?? ColorConverter(to: target)
+        converters[key] = converter
+        let output = try converter.convert(frame)
+        lastConversion[key] = (frame, output)
+        return output
     }
 
     /// One drawable layer at one time.
@@ -41,6 +67,7 @@ final class VideoRenderer {
         let opacity: Double
         let crop: Rect?
         let trackID: Int
+        let source: SourceKey
     }
 
     func renderFrame(_ index: Int64) throws -> Frame {
@@ -58,9 +85,10 @@ final class VideoRenderer {
                   let source = segment.source else { continue }
             let opacity = min(max(layer.opacity.value(at: time), 0), 1)
             guard opacity > 0 else { continue }
-            guard let frame = try frameSource(for: source, track: layer.trackID, at: time).frame(at: segment.sourceTime(at: time)) else { continue }
+            let key = SourceKey(trackID: layer.trackID, path: source.path, stream: source.streamIndex)
+            guard let frame = try frameSource(for: source, key: key, at: time).frame(at: segment.sourceTime(at: time)) else { continue }
             drawables.append(Drawable(frame: frame, transform: layer.transform.value(at: time).concatenating(outputScale),
-                                      opacity: opacity, crop: layer.crop?.value(at: time), trackID: layer.trackID))
+                                      opacity: opacity, crop: layer.crop?.value(at: time), trackID: layer.trackID, source: key))
         }
         let video = try compose(drawables, background: instruction?.background ?? .black)
         guard let tree = plan.overlay?.snapshot(at: time) else { return video }
@@ -83,17 +111,22 @@ final class VideoRenderer {
                 return video
             }
         }
-        let full = ColorDescription(space: plan.outputColor.space, range: AVCOL_RANGE_JPEG)
-        let picture = try overlayScaler.convert(video, width: plan.outputWidth, height: plan.outputHeight,
+        // Any other tree is drawn whole, in SDR: an HDR picture goes through SDR and back.
+        let full = ColorDescription(space: compositorColor.space, range: AVCOL_RANGE_JPEG)
+        let picture = try overlayScaler.convert(try frame(video, in: .sdr, source: nil), width: plan.outputWidth, height: plan.outputHeight,
                                                 format: AV_PIX_FMT_BGRA, outputColor: full)
         let canvas = try Frame(width: plan.outputWidth, height: plan.outputHeight, format: AV_PIX_FMT_BGRA)
         try renderer.render(tree, video: picture.bgraPixels, into: canvas.bgraPixels)
-        return try canvasScaler.convert(canvas, width: plan.outputWidth, height: plan.outputHeight, format: AV_PIX_FMT_YUV420P,
-                                        sourceColor: full, outputColor: plan.outputColor)
+        return try toOutput(canvasScaler.convert(canvas, width: plan.outputWidth, height: plan.outputHeight, format: AV_PIX_FMT_YUV420P,
+                                                 sourceColor: full, outputColor: compositorColor))
     }
 
-    private func frameSource(for source: SegmentSource, track: Int, at time: MediaTime) throws -> VideoFrameSource {
-        let key = SourceKey(trackID: track, path: source.path, stream: source.streamIndex)
+    /// A picture composed in the compositor's SDR colours, in the output's.
+    private func toOutput(_ composed: Frame) throws -> Frame {
+        try frame(composed, in: plan.outputColor.dynamicRange, source: nil)
+    }
+
+    private func frameSource(for source: SegmentSource, key: SourceKey, at time: MediaTime) throws -> VideoFrameSource {
         if let existing = sources[key] {
             sources[key]?.lastUsed = time
             return existing.reader
@@ -126,8 +159,9 @@ final class VideoRenderer {
     /// A single axis-aligned layer filling the output: rotate planes if turned, then scale
     /// (or hand the decoded frame on untouched when nothing needs to change).
     private func fastPath(_ d: Drawable) throws -> Frame {
-        var frame = d.frame
+        var frame = try self.frame(d.frame, in: plan.outputColor.dynamicRange, source: d.source)
         let sourceColor = ColorDescription.of(frame)
+        let format = plan.outputColor.pixelFormat
         // Undo only the turn; the remaining transform is a pure scale, done by swscale.
         let turnScale = (abs(d.transform.a) + abs(d.transform.b), abs(d.transform.c) + abs(d.transform.d))
         let turn = AffineTransform(a: d.transform.a / turnScale.0, b: d.transform.b / turnScale.0,
@@ -142,16 +176,16 @@ final class VideoRenderer {
             // Scale and convert first, to the output size with the stored axes, then turn the
             // (usually much smaller) frame: one swscale pass, and the turn touches few pixels.
             let (width, height) = quarterTurn.swapsAxes ? (plan.outputHeight, plan.outputWidth) : (plan.outputWidth, plan.outputHeight)
-            if frame.width != width || frame.height != height || frame.pixelFormat != AV_PIX_FMT_YUV420P || sourceColor != plan.outputColor {
-                frame = try scaler.convert(frame, width: width, height: height, format: AV_PIX_FMT_YUV420P,
+            if frame.width != width || frame.height != height || frame.pixelFormat != format || sourceColor != plan.outputColor {
+                frame = try scaler.convert(frame, width: width, height: height, format: format,
                                            sourceColor: sourceColor, outputColor: plan.outputColor)
             }
             return try quarterTurn.apply(to: frame)
         }
         let alreadyRight = frame.width == plan.outputWidth && frame.height == plan.outputHeight
-            && frame.pixelFormat == AV_PIX_FMT_YUV420P && ColorDescription.of(frame) == plan.outputColor
+            && frame.pixelFormat == format && sourceColor == plan.outputColor
         if alreadyRight { return try frame.reference() }
-        return try scaler.convert(frame, width: plan.outputWidth, height: plan.outputHeight, format: AV_PIX_FMT_YUV420P,
+        return try scaler.convert(frame, width: plan.outputWidth, height: plan.outputHeight, format: format,
                                   sourceColor: sourceColor, outputColor: plan.outputColor)
     }
 
@@ -175,16 +209,17 @@ final class VideoRenderer {
             try draw(d, on: cr)
         }
         cairo_surface_flush(surface)
-        return try canvasScaler.convert(canvas, width: plan.outputWidth, height: plan.outputHeight, format: AV_PIX_FMT_YUV420P,
-                                        sourceColor: ColorDescription(space: plan.outputColor.space, range: AVCOL_RANGE_JPEG),
-                                        outputColor: plan.outputColor)
+        return try toOutput(canvasScaler.convert(canvas, width: plan.outputWidth, height: plan.outputHeight, format: AV_PIX_FMT_YUV420P,
+                                                 sourceColor: ColorDescription(space: compositorColor.space, range: AVCOL_RANGE_JPEG),
+                                                 outputColor: compositorColor))
     }
 
     private func draw(_ d: Drawable, on cr: OpaquePointer) throws {
         let scaler = layerScalers[d.trackID] ?? Scaler(flags: SWS_BILINEAR)
         layerScalers[d.trackID] = scaler
-        let rgb = try scaler.convert(d.frame, width: d.frame.width, height: d.frame.height, format: AV_PIX_FMT_BGRA,
-                                     outputColor: ColorDescription(space: plan.outputColor.space, range: AVCOL_RANGE_JPEG))
+        let sdr = try frame(d.frame, in: .sdr, source: d.source)
+        let rgb = try scaler.convert(sdr, width: sdr.width, height: sdr.height, format: AV_PIX_FMT_BGRA,
+                                     outputColor: ColorDescription(space: compositorColor.space, range: AVCOL_RANGE_JPEG))
         let (pixels, stride) = rgb.plane(0)
         guard let image = cairo_image_surface_create_for_data(pixels, CAIRO_FORMAT_RGB24, Int32(rgb.width),
                                                               Int32(rgb.height), Int32(stride)) else { return }

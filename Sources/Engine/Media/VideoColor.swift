@@ -53,6 +53,15 @@ public struct VideoColor: Sendable, Hashable {
         }
     }
 
+    /// The range frames are decoded in: HLG, PQ or SDR.
+    public var dynamicRange: DynamicRange {
+        switch hdr {
+        case .hlg: return .hlg
+        case .pq: return .pq
+        case nil: return .sdr
+        }
+    }
+
     /// "10-bit, bt2020 / arib-std-b67 / bt2020nc, limited range, HDR (HLG), Dolby Vision 8.4".
     public var summary: String {
         var parts = ["\(bitDepth)-bit", "\(primaries) / \(transfer) / \(matrix)", "\(range) range"]
