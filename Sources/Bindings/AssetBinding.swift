@@ -58,6 +58,17 @@ extension API {
         luaClass.property("isPortrait", of: AssetTrack.self) { call, t in call.push(t.isPortrait) }
         luaClass.property("sampleRate", of: AssetTrack.self) { call, t in call.push(t.sampleRate) }
         luaClass.property("channelCount", of: AssetTrack.self) { call, t in call.push(t.channelCount) }
+        luaClass.property("color", of: AssetTrack.self, doc: "video: {bitDepth=, primaries=, transfer=, matrix=, range=, hdr= \"HLG\" | \"PQ\" | nil, dolbyVision=}; nil for other tracks") { call, t in
+            guard let color = t.color else { call.pushNil(); return }
+            call.pushRecord {
+                call.push(color.bitDepth); call.setField("bitDepth")
+                for (name, value) in [("primaries", color.primaries), ("transfer", color.transfer), ("matrix", color.matrix), ("range", color.range)] {
+                    call.push(value); call.setField(name)
+                }
+                if let hdr = color.hdr { call.push(hdr.rawValue); call.setField("hdr") }
+                if let dolbyVision = color.dolbyVision { call.push(dolbyVision); call.setField("dolbyVision") }
+            }
+        }
         luaClass.property("asset", of: AssetTrack.self) { [unowned self] call, t in
             if let owner = t.asset { call.push(owner, as: asset) } else { call.pushNil() }
         }
