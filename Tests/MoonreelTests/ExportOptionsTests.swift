@@ -32,7 +32,9 @@ import TestSupport
 
     @Test func customMetadataKeysAreWrittenNotDropped() throws {
         let clip = try Fixtures.clip(seconds: 2)
-        for (ext, preset) in [("mp4", "LowQuality"), ("mov", "LowQuality"), ("m4a", "AppleM4A"), ("mp4", "Passthrough")] {
+        var cases = [(clip, "mp4", "LowQuality"), (clip, "mov", "LowQuality"), (clip, "m4a", "AppleM4A"), (clip, "mp4", "Passthrough")]
+        if let phone = Fixtures.real("01_iphone4s_portrait_h264_rot90.mov") { cases += [(phone, "mov", "Passthrough"), (phone, "mp4", "LowQuality")] }
+        for (clip, ext, preset) in cases {
             let output = Fixtures.scratchPath("custom.\(ext)")
             let result = try Moonreel.runScript("""
                 local session = av.exportSession(av.asset(arg[1]), arg[3])
