@@ -5,16 +5,7 @@ import TestSupport
 /// HDR phone video (HLG, PQ; iPhones record HLG): tone-mapped to SDR BT.709 for H.264 and
 /// stills, kept as 10-bit HDR by HEVC presets, with SDR overlays at reference white.
 @Suite struct HDRTests {
-    static let export = """
-        local asset = av.asset(arg[1])
-        local comp = av.composition()
-        comp:insertTimeRange(av.range(0, asset.duration), asset, 0)
-        local session = av.exportSession(comp, arg[3])
-        session.outputURL = arg[2]
-        if arg[4] then session.hdr = arg[4] end
-        local ok, err = session:export()
-        if not ok then error(err, 0) end
-        """
+    static let export = Moonreel.exportWholeAssetScript
 
     /// An SDR BT.709 clip (test pattern beside a fractal), and the same converted to HDR as a
     /// phone would record it (SDR white at reference white), with libx265 10-bit.

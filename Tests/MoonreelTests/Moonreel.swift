@@ -21,6 +21,19 @@ enum Moonreel {
 
     static func example(_ name: String) -> String { checkout + "/scripts/examples/" + name }
 
+    /// Exports a whole asset: `arg[1]` source, `arg[2]` output, `arg[3]` preset and, if
+    /// given, `arg[4]` the session's `hdr` mode.
+    static let exportWholeAssetScript = """
+        local asset = av.asset(arg[1])
+        local comp = av.composition()
+        comp:insertTimeRange(av.range(0, asset.durationTime), asset, 0)
+        local session = av.exportSession(comp, arg[3])
+        session.outputURL = arg[2]
+        if arg[4] then session.hdr = arg[4] end
+        local ok, err = session:export()
+        if not ok then error(err, 0) end
+        """
+
     struct Result {
         let status: Int32
         let out: String

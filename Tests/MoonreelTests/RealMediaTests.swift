@@ -6,15 +6,7 @@ import TestSupport
 /// upright at the right display size (compared with ffmpeg's own autorotated picture), and
 /// every broken file gives one clear line and exit 1.
 @Suite struct RealMediaTests {
-    static let exportScript = """
-        local asset = av.asset(arg[1])
-        local comp = av.composition()
-        comp:insertTimeRange(av.range(0, asset.durationTime), asset, 0)
-        local session = av.exportSession(comp, arg[3])
-        session.outputURL = arg[2]
-        local ok, err = session:export()
-        if not ok then error(err, 0) end
-        """
+    static let exportScript = Moonreel.exportWholeAssetScript
 
     struct Case: CustomTestStringConvertible, Sendable {
         let file: String
