@@ -24,6 +24,9 @@ extension API {
         luaClass.method("addMutableTrack", of: Composition.self, doc: "comp:addMutableTrack(\"video\" | \"audio\" [, trackID])") { [unowned self] call, c in
             let type = try mediaType(call, 2)
             let id = call.isNoneOrNil(3) ? nil : try call.integer(3)
+            if let id, id < 0 || id > Int(Int32.max) {
+                throw call.argumentError(3, "track ID must be 1…2147483647, or 0 for a new one (kCMPersistentTrackID_Invalid), got \(id)")
+            }
             call.push(try engine(call) { try c.addMutableTrack(mediaType: type, preferredTrackID: id) }, as: compositionTrack)
             return 1
         }

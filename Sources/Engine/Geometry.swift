@@ -102,3 +102,8 @@ public struct Color: Sendable, Hashable {
     public static let black = Color(red: 0, green: 0, blue: 0)
     public static let white = Color(red: 1, green: 1, blue: 1)
 }
+
+/// A number for messages: whole numbers as integers, others (and huge ones) as Swift prints them.
+func shortNumber(_ value: Double) -> String {
+    value.isFinite && value == value.rounded() && abs(value) < 1e15 ? "\(Int(value))" : "\(value)"
+}

@@ -49,21 +49,30 @@ public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible
     }
 
     /// Converts to another timescale, rounding to nearest (ties away from zero).
-    /// This is the named hand-off between the engine and FFmpeg time bases.
+    /// This is the named hand-off between the engine and FFmpeg time bases. A value too
+    /// large for the new timescale (only absurd times from damaged files come near) is
+    /// clamped to ±`MediaTime.limitValue` instead of trapping.
     public func converted(to newScale: Int32, rounding: Rounding = .nearest) -> MediaTime {
         if newScale == timescale { return self }
-        let numerator = value.multipliedFullWidth(by: Int64(newScale))
-        let (quotient, remainder) = Int64(timescale).dividingFullWidth(numerator)
-        var result = quotient
+        let numerator = Int128(value) * Int128(newScale)
+        var (result, remainder) = numerator.quotientAndRemainder(dividingBy: Int128(timescale))
         if remainder != 0 {
             switch rounding {
             case .down: if remainder < 0 { result -= 1 }
             case .up: if remainder > 0 { result += 1 }
             case .nearest:
-                if abs(remainder) * 2 >= Int64(timescale) { result += remainder > 0 ? 1 : -1 }
+                if remainder.magnitude * 2 >= UInt128(timescale) { result += remainder > 0 ? 1 : -1 }
             }
         }
-        return MediaTime(value: result, timescale: newScale)
+        return MediaTime(value: MediaTime.clamped(result), timescale: newScale)
+    }
+
+    /// The largest value kept: far beyond any real time (2.3e18 ticks), with room for the
+    /// sums and differences of two such values.
+    public static let limitValue = Int64.max / 4
+
+    static func clamped(_ value: Int128) -> Int64 {
+        Int64(Swift.min(Swift.max(value, -Int128(limitValue)), Int128(limitValue)))
     }
 
     public enum Rounding: Sendable { case down, up, nearest }
@@ -90,19 +99,19 @@ public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible
 
     public static func + (a: MediaTime, b: MediaTime) -> MediaTime {
         let (x, y, scale) = common(a, b)
-        return MediaTime(value: x + y, timescale: scale)
+        return MediaTime(value: clamped(Int128(x) + Int128(y)), timescale: scale)
     }
 
     public static func - (a: MediaTime, b: MediaTime) -> MediaTime {
         let (x, y, scale) = common(a, b)
-        return MediaTime(value: x - y, timescale: scale)
+        return MediaTime(value: clamped(Int128(x) - Int128(y)), timescale: scale)
     }
 
-    public static prefix func - (a: MediaTime) -> MediaTime { MediaTime(value: -a.value, timescale: a.timescale) }
+    public static prefix func - (a: MediaTime) -> MediaTime { MediaTime(value: clamped(-Int128(a.value)), timescale: a.timescale) }
 
-    /// `self * count`, e.g. frame `k` of a frame duration.
+    /// `self * count`, e.g. frame `k` of a frame duration (clamped, never trapping).
     public static func * (a: MediaTime, count: Int64) -> MediaTime {
-        MediaTime(value: a.value * count, timescale: a.timescale)
+        MediaTime(value: clamped(Int128(a.value) * Int128(count)), timescale: a.timescale)
     }
 
     /// `self * numerator / denominator` in this time's timescale (or the default one if that
@@ -114,18 +123,24 @@ public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible
         if timescale < MediaTime.defaultTimescale, timescale != 0, MediaTime.defaultTimescale % timescale == 0 {
             return converted(to: MediaTime.defaultTimescale).multiplied(by: numerator, dividedBy: denominator)
         }
-        let n = numerator.value * Int64(denominator.timescale)
-        let d = Int64(numerator.timescale) * denominator.value
-        precondition(d != 0, "division by a zero time")
-        let g = Swift.max(gcd(n, d), 1)
-        let product = value.multipliedFullWidth(by: n / g)
-        let divisor = d / g
-        let (quotient, remainder) = divisor.dividingFullWidth(product)
-        var result = quotient
-        if remainder != 0, abs(remainder) * 2 >= abs(divisor) {
+        // Exact in 128 bits (the ratio reduced first); a zero denominator gives zero rather
+        // than a trap, and a product beyond 128 bits falls back to floating point.
+        let n = Int128(numerator.value) * Int128(denominator.timescale)
+        let d = Int128(numerator.timescale) * Int128(denominator.value)
+        guard d != 0 else { return MediaTime(value: 0, timescale: timescale) }
+        let g = Swift.max(gcd128(n, d), 1)
+        let (factor, divisor) = (n / g, d / g)
+        let (product, overflow) = Int128(value).multipliedReportingOverflow(by: factor)
+        guard !overflow else {
+            let approximate = (Double(value) * Double(factor) / Double(divisor)).rounded()
+            return MediaTime(value: MediaTime.clamped(approximate.isFinite && abs(approximate) < 1e37 ? Int128(approximate) : (approximate < 0 ? Int128.min / 2 : Int128.max / 2)),
+                             timescale: timescale)
+        }
+        var (result, remainder) = product.quotientAndRemainder(dividingBy: divisor)
+        if remainder != 0, remainder.magnitude * 2 >= divisor.magnitude {
             result += (remainder > 0) == (divisor > 0) ? 1 : -1
         }
-        return MediaTime(value: result, timescale: timescale)
+        return MediaTime(value: MediaTime.clamped(result), timescale: timescale)
     }
 
     /// How many whole `step`s fit in `self` (floor), e.g. frame index at a time.
@@ -161,6 +176,12 @@ public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible
 
     public static func max(_ a: MediaTime, _ b: MediaTime) -> MediaTime { a < b ? b : a }
     public static func min(_ a: MediaTime, _ b: MediaTime) -> MediaTime { a < b ? a : b }
+}
+
+func gcd128(_ a: Int128, _ b: Int128) -> Int128 {
+    var (x, y) = (a.magnitude, b.magnitude)
+    while y != 0 { (x, y) = (y, x % y) }
+    return Int128(x)
 }
 
 func gcd(_ a: Int64, _ b: Int64) -> Int64 {

@@ -32,4 +32,17 @@ import Testing
         #expect(MediaTime(value: 3, timescale: 1).ceilDivided(by: frame) == 90)
         #expect((MediaTime(seconds: 5)! - MediaTime(seconds: 2)!).floorDivided(by: frame) == 90)
     }
+
+    @Test func hugeValuesClampOrApproximateInsteadOfTrapping() {
+        // 9.9e8 s (a script scaling a millisecond to 31 years) in the fine default timescale.
+        let long = MediaTime(seconds: 9.9e8)!
+        let offset = MediaTime(seconds: 1000)!
+        let mapped = offset.multiplied(by: MediaTime(seconds: 0.001)!, dividedBy: long)
+        #expect(abs(mapped.seconds - 1000 * 0.001 / 9.9e8) < 1e-7, "within a tick of the timescale")
+        #expect(offset.multiplied(by: long, dividedBy: .zero) == .zero)
+        let damaged = MediaTime(value: MediaTime.limitValue, timescale: 1)
+        #expect(damaged.converted(to: 90000).value == MediaTime.limitValue, "clamped, not trapped")
+        #expect((damaged + damaged).value == MediaTime.limitValue && (-damaged - damaged).value == -MediaTime.limitValue)
+        #expect((damaged * Int64.max).value == MediaTime.limitValue)
+    }
 }

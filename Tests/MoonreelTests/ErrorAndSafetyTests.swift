@@ -203,4 +203,39 @@ import TestSupport
         let name = (output as NSString).lastPathComponent
         return try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0 != name }
     }
+
+    /// Script-reachable values that used to kill the process with a signal: each now fails
+    /// with one line, exit 1, and leaves no temporary file.
+    @Test(arguments: [
+        ("track ID", "local c = av.composition(); c:addMutableTrack('video', math.maxinteger); c:addMutableTrack('audio')",
+         "bad argument #2 to 'addMutableTrack' (track ID must be 1…2147483647"),
+        ("time scale", """
+            local a = av.asset(arg[1]); local c = av.composition(); c:insertTimeRange(av.range(0, a.duration), a, 0)
+            c:scaleTimeRange(av.range(0, 0.001), 9.9e8)
+            local s = av.exportSession(c, "LowQuality"); s.outputURL = arg[2]; assert(s:export())
+            """, "cannot play audio at 1.0101010101010101e-12× speed"),
+        ("long name", """
+            local a = av.asset(arg[1]); local s = av.exportSession(a, "LowQuality")
+            s.outputURL = arg[3] .. "/" .. string.rep("x", 300) .. ".mp4"; assert(s:export())
+            """, "File name too long"),
+        ("huge layer", """
+            local a = av.asset(arg[1]); local c = av.composition(); c:insertTimeRange(av.range(0, a.duration), a, 0)
+            local vc = av.videoComposition(c)
+            local p, v = av.layer{ frame = {0, 0, 320, 240} }, av.layer{ frame = {0, 0, 320, 240} }
+            p:addSublayer(v)
+            p:addSublayer(av.layer{ frame = {0, 0, 100, 100}, backgroundColor = "red", transform = av.transform():scaled(1e12) })
+            vc.animationTool = av.animationTool{ videoLayer = v, parentLayer = p }
+            local s = av.exportSession(c, "LowQuality"); s.outputURL = arg[2]; s.videoComposition = vc; assert(s:export())
+            """, "is far larger than the output"),
+    ])
+    func formerCrashesGiveOneClearLine(_ name: String, _ script: String, _ message: String) throws {
+        let clip = try Fixtures.clip(seconds: 2)
+        let output = Fixtures.scratchPath("out.mp4")
+        let directory = (output as NSString).deletingLastPathComponent
+        let result = try Moonreel.runScript(script, name: "crash.lua", arguments: [clip, output, directory])
+        #expect(result.status == 1, "\(name): exit \(result.status)")
+        #expect(result.errorLines.count == 1 && result.err.contains(message), "\(name): \(result.err)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0 != "crash.lua" }
+        #expect(left.isEmpty, "\(name): left \(left)")
+    }
 }

@@ -243,8 +243,11 @@ public final class Composition {
             throw EngineError("composition tracks are \"video\" or \"audio\", not \"\(mediaType.rawValue)\"")
         }
         var id = preferredTrackID ?? 0
-        if id <= 0 || track(withID: id) != nil {
-            id = (tracks.map(\.trackID).max() ?? 0) + 1
+        if id <= 0 || id > Int(Int32.max) || track(withID: id) != nil {
+            // The lowest free ID above the others, as AVFoundation hands out (never overflowing).
+            let used = Set(tracks.map(\.trackID))
+            id = (tracks.map(\.trackID).filter { $0 < Int(Int32.max) }.max() ?? 0) + 1
+            if used.contains(id) || id > Int(Int32.max) { id = (1...).first { !used.contains($0) } ?? 1 }
         }
         let track = CompositionTrack(trackID: id, mediaType: mediaType)
         tracks.append(track)

@@ -40,7 +40,7 @@ final class AudioSegmentReader {
             // Varispeed: resample to the rate at which the source, played at the output
             // rate, lasts the target duration.
             let rate = MediaTime(value: Int64(format.sampleRate), timescale: 1).multiplied(by: targetDuration, dividedBy: sourceDuration).count(in: 1)
-            guard rate >= 1, rate <= 1 << 24 else {
+            guard rate >= 1, rate <= 1 << 24, AudioTempo.speedRange.contains(sourceDuration.seconds / targetDuration.seconds) else {
                 throw EngineError("\(reader.label): cannot play audio at \(sourceDuration.seconds / targetDuration.seconds)× speed with varispeed")
             }
             resampledRate = Int32(rate)
@@ -222,8 +222,13 @@ final class AudioTempo {
         return factors + [remaining]
     }
 
+    /// How far audio can be slowed down or sped up and still be heard as itself.
+    static let speedRange = 0.01...100.0
+
     init(format: AudioFormat, speed: Double, label: String) throws {
-        guard speed.isFinite, speed > 0 else { throw EngineError("\(label): cannot play audio at \(speed)× speed") }
+        guard speed.isFinite, AudioTempo.speedRange.contains(speed) else {
+            throw EngineError("\(label): cannot play audio at \(speed)× speed (time-scaled audio plays from 0.01× to 100×; remove the audio or scale less)")
+        }
         self.format = format
         var layout = AVChannelLayout()
         av_channel_layout_default(&layout, Int32(format.channels))

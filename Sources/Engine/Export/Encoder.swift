@@ -113,7 +113,7 @@ final class Muxer {
         self.context = context
         let status = avio_open(&context.pointee.pb, path, AVIO_FLAG_WRITE)
         if status < 0 {
-            avformat_free_context(context)
+            // deinit frees the context: every stored property is set, so it runs on a throw.
             throw FFmpegError(code: status, operation: "creating the file", context: "output \"\(path)\"", detail: "")
         }
     }

@@ -47,9 +47,9 @@ extension VideoPlan {
         guard videoComposition.frameDuration != .zero else {
             throw EngineError("videoComposition.frameDuration must be set (e.g. vc.frameDuration = av.time(1, 30))")
         }
-        guard size.width >= 1, size.height >= 1, size.width.isFinite, size.height.isFinite,
-              size.width * size.height <= Double(maximumPixelCount) else {
-            throw EngineError("videoComposition.renderSize \(size) is not a usable size (1×1 up to \(maximumPixelCount) pixels)")
+        guard size.width >= 1, size.height >= 1, size.width <= Double(PixelLimits.maxSide), size.height <= Double(PixelLimits.maxSide),
+              size.width * size.height <= Double(PixelLimits.maxPixels) else {
+            throw EngineError("videoComposition.renderSize \(size) is not a usable size (1×1 up to \(PixelLimits.description))")
         }
         let frameDuration = videoComposition.frameDuration
         guard frameDuration.value > 0, frameDuration >= MediaTime(value: 1, timescale: 1000) else {

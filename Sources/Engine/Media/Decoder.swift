@@ -1,8 +1,6 @@
 import CMoonFFmpeg
 import CMoonAVShim
 
-/// Largest picture the engine decodes (checked against declared sizes before allocating).
-public let maximumPixelCount = 16384 * 16384
 
 /// Owns a decoder (`AVCodecContext`) for one stream of a demuxer.
 final class Decoder {
@@ -12,9 +10,10 @@ final class Decoder {
     init(stream: UnsafeMutablePointer<AVStream>, label: String) throws {
         guard let parameters = stream.pointee.codecpar else { throw EngineError("\(label): stream has no codec parameters") }
         if parameters.pointee.codec_type == AVMEDIA_TYPE_VIDEO {
-            let pixels = Int(parameters.pointee.width) * Int(parameters.pointee.height)
-            guard pixels > 0, pixels <= maximumPixelCount else {
-                throw EngineError("\(label): picture size \(parameters.pointee.width)×\(parameters.pointee.height) is outside what Moonreel decodes (at most \(maximumPixelCount) pixels)")
+            do {
+                try PixelLimits.check(width: Int(parameters.pointee.width), height: Int(parameters.pointee.height), what: "picture size")
+            } catch let error as EngineError {
+                throw EngineError("\(label): \(error.message); Moonreel decodes up to \(PixelLimits.description)")
             }
         }
         guard let codec = avcodec_find_decoder(parameters.pointee.codec_id) else {
@@ -27,7 +26,7 @@ final class Decoder {
         try check(avcodec_parameters_to_context(context, parameters), "reading codec parameters", context: label)
         context.pointee.pkt_timebase = stream.pointee.time_base
         context.pointee.thread_count = 0 // as many as useful
-        av_opt_set_int(UnsafeMutableRawPointer(context), "max_pixels", Int64(maximumPixelCount), 0)
+        av_opt_set_int(UnsafeMutableRawPointer(context), "max_pixels", Int64(PixelLimits.maxPixels), 0)
         try check(avcodec_open2(context, codec, nil), "opening the decoder", context: label)
     }
 

@@ -99,16 +99,16 @@ extension MediaTime {
     init(pts: Int64, timeBase: AVRational) {
         // A damaged file can carry an unusable time base or absurd timestamps: clamp
         // rather than trap (the value is then visibly wrong, and checked downstream).
-        let (value, overflow) = pts.multipliedReportingOverflow(by: Int64(Swift.max(timeBase.num, 1)))
-        self.init(value: overflow ? (pts < 0 ? Int64.min / 4 : Int64.max / 4) : value, timescale: Swift.max(timeBase.den, 1))
+        self.init(value: MediaTime.clamped(Int128(pts) * Int128(Swift.max(timeBase.num, 1))), timescale: Swift.max(timeBase.den, 1))
     }
 
-    /// This time counted in an FFmpeg time base, rounded to nearest (hand-off to FFmpeg time).
+    /// This time counted in an FFmpeg time base, rounded to nearest (hand-off to FFmpeg time);
+    /// clamped, never trapping, for absurd times or time bases.
     func pts(in timeBase: AVRational) -> Int64 {
-        let product = value.multipliedFullWidth(by: Int64(timeBase.den))
-        let divisor = Int64(timescale) * Int64(timeBase.num)
-        let (quotient, remainder) = divisor.dividingFullWidth(product)
-        guard remainder != 0, abs(remainder) * 2 >= divisor else { return quotient }
-        return quotient + (remainder > 0 ? 1 : -1)
+        let product = Int128(value) * Int128(Swift.max(timeBase.den, 1))
+        let divisor = Int128(timescale) * Int128(Swift.max(timeBase.num, 1))
+        var (quotient, remainder) = product.quotientAndRemainder(dividingBy: divisor)
+        if remainder != 0, remainder.magnitude * 2 >= divisor.magnitude { quotient += remainder > 0 ? 1 : -1 }
+        return MediaTime.clamped(quotient)
     }
 }

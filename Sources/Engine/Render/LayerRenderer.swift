@@ -161,11 +161,14 @@ public final class LayerRenderer {
     /// trims it to its ink. Subtrees reaching far beyond the output are refused.
     private func drawSubtree(_ layer: LayerSnapshot) throws -> RasterizedText {
         guard let bounds = try drawnBounds(layer, parent: .scale(scale.x, scale.y)) else { return RasterizedText(image: nil, x: 0, y: 0) }
-        let x0 = Int(bounds.x.rounded(.down)) - 1, y0 = Int(bounds.y.rounded(.down)) - 1
-        let width = Int(bounds.maxX.rounded(.up)) + 1 - x0, height = Int(bounds.maxY.rounded(.up)) + 1 - y0
-        guard width * height <= 4 * outputWidth * outputHeight else {
-            throw EngineError("a layer's drawing (\(width)×\(height)) is far larger than the output")
+        // Measured in floating point first: a script may scale a layer a trillion times.
+        let left = bounds.x.rounded(.down) - 1, top = bounds.y.rounded(.down) - 1
+        let across = bounds.maxX.rounded(.up) + 1 - left, down = bounds.maxY.rounded(.up) + 1 - top
+        guard [left, top, across, down].allSatisfy({ $0.isFinite && abs($0) < 1e7 }),
+              across * down <= 4 * Double(outputWidth) * Double(outputHeight) else {
+            throw EngineError("a layer's drawing (\(shortNumber(across))×\(shortNumber(down)) px) is far larger than the output (\(outputWidth)×\(outputHeight))")
         }
+        let (x0, y0, width, height) = (Int(left), Int(top), Int(across), Int(down))
         let image = try RGBAImage(width: width, height: height)
         try CairoContext(drawingInto: image.view).draw { cr in
             cairo_translate(cr, -Double(x0), -Double(y0))

@@ -5,11 +5,14 @@ import Darwin
 #endif
 import CMoonPangoCairo
 
-/// Limits checked before any pixel buffer is allocated, so a hostile size fails with a
-/// clear error instead of exhausting memory.
+/// The one maximum picture size, checked before any pixel buffer is allocated (decoded
+/// frames, render sizes, layer drawings, images, text), so a hostile size fails with a
+/// clear error instead of exhausting memory or overflowing arithmetic.
 public enum PixelLimits {
     public static let maxSide = 16384
     public static let maxPixels = 100_000_000
+    /// "16384 pixels a side and 100 megapixels", for messages and documentation.
+    public static let description = "\(maxSide) pixels a side and \(maxPixels / 1_000_000) megapixels"
 
     static func check(width: Int, height: Int, what: @autoclosure () -> String) throws {
         guard width > 0, height > 0 else { throw EngineError("\(what()): empty size \(width)×\(height)") }
