@@ -95,7 +95,7 @@ extension API {
         let name = try call.string(index)
         guard let type = MediaType(rawValue: AppleNames.mediaType(name)) else {
             let known = MediaType.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
-            throw call.argumentError(index, "unknown media type \"\(name)\" (expected \(known))")
+            throw call.argumentError(index, "unknown media type \(name.quotedForMessage()) (expected \(known))")
         }
         return type
     }

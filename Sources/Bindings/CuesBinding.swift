@@ -24,7 +24,7 @@ extension API {
                         switch key {
                         case "format": format = try choice(call, call.absolute(-1), CueFormat.self)
                         case "duration": total = try duration(call, call.absolute(-1))
-                        default: throw call.argumentError(2, "unknown readCues option '\(key)' (format, duration)")
+                        default: throw call.argumentError(2, "unknown readCues option \(key.quotedForMessage()) (format, duration)")
                         }
                     }
                 }

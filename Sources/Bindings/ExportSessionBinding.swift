@@ -113,7 +113,7 @@ extension API {
         if let options, !call.isNoneOrNil(options) {
             guard call.type(options) == LUA_TTABLE else { throw call.typeError(options, expected: "table {progress=function}") }
             try call.forEachField(of: options) { key in
-                guard key == "progress" else { throw call.argumentError(options, "unknown export option '\(key)' (known: progress)") }
+                guard key == "progress" else { throw call.argumentError(options, "unknown export option \(key.quotedForMessage()) (known: progress)") }
             }
             if call.pushField(of: options, "progress") == LUA_TFUNCTION {
                 callbackIndex = call.absolute(-1)
@@ -142,8 +142,9 @@ extension API {
         } catch {
             session.warnings.forEach(warn)
             if let callbackError { throw callbackError }
+            // Positioned at the export call, so error(err, 0) and assert still name the line.
             call.pushNil()
-            call.push(session.error ?? "\(error)")
+            call.push(LuaState.scriptPosition(call.L) + (session.error ?? "\(error)").oneLine)
             return 2
         }
         session.warnings.forEach(warn)
@@ -156,7 +157,7 @@ extension API {
             let source = try compositionOrAsset(call, 1)
             let name = call.isNoneOrNil(2) ? "HighestQuality" : try call.string(2)
             guard let preset = ExportPreset.named(AppleNames.presetName(name)) else {
-                throw call.argumentError(2, "unknown preset \"\(name)\" (known: \(ExportPreset.names.joined(separator: ", ")))")
+                throw call.argumentError(2, "unknown preset \(name.quotedForMessage()) (known: \(ExportPreset.names.joined(separator: ", ")))")
             }
             call.push(ExportSession(composition: source, preset: preset), as: exportSession)
             return 1

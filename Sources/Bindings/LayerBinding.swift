@@ -235,7 +235,7 @@ extension API {
     func choice<T: RawRepresentable & CaseIterable>(_ call: LuaCall, _ index: Int32, _ type: T.Type) throws -> T where T.RawValue == String {
         let name = try call.string(index)
         guard let value = T(rawValue: name) ?? T(rawValue: AppleNames.enumerationValue(name)) else {
-            throw call.argumentError(index, "unknown value \"\(name)\" (expected \(T.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")))")
+            throw call.argumentError(index, "unknown value \(name.quotedForMessage()) (expected \(T.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")))")
         }
         return value
     }
@@ -267,7 +267,7 @@ extension API {
             case "semibold": return 600
             case "bold": return 700
             case "heavy", "black": return 900
-            case let other: throw call.argumentError(index, "unknown font weight \"\(other)\" (100…900, \"normal\", \"bold\", …)")
+            case let other: throw call.argumentError(index, "unknown font weight \(other.quotedForMessage()) (100…900, \"normal\", \"bold\", …)")
             }
         }
         return Int(try bounded(call, index, 100...1000))
@@ -306,7 +306,7 @@ extension API {
             ("animationTool", "av.animationTool{videoLayer=, parentLayer=}", { [unowned self] call in
                 guard call.type(1) == LUA_TTABLE else { throw call.typeError(1, expected: "table {videoLayer=, parentLayer=}") }
                 try call.forEachField(of: 1) { key in
-                    guard key == "videoLayer" || key == "parentLayer" else { throw call.argumentError(1, "unknown AnimationTool property '\(key)'") }
+                    guard key == "videoLayer" || key == "parentLayer" else { throw call.argumentError(1, "unknown AnimationTool property \(key.quotedForMessage())") }
                 }
                 call.pushField(of: 1, "videoLayer")
                 let video: Layer = try call.object(call.absolute(-1), layer)

@@ -105,7 +105,7 @@ extension API {
             case "start": start = try time(call, -1)
             case "duration": duration = try time(call, -1)
             case "finish": finish = try time(call, -1)
-            default: throw call.argumentError(index, "unknown range field '\(key)' (use start with duration or finish)")
+            default: throw call.argumentError(index, "unknown range field \(key.quotedForMessage()) (use start with duration or finish)")
             }
         }
         guard let start, (duration == nil) != (finish == nil) else {

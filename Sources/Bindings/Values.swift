@@ -152,7 +152,7 @@ extension API {
         if call.type(index) == LUA_TSTRING {
             let text = try call.string(index)
             guard let color = Color(css: text) ?? AppleNames.colors[text] else {
-                throw call.argumentError(index, "unknown colour \"\(text)\" (use \"#RRGGBB\", \"#RRGGBBAA\", a name such as \"white\" or \"systemRed\", or {r, g, b, a})")
+                throw call.argumentError(index, "unknown colour \(text.quotedForMessage()) (use \"#RRGGBB\", \"#RRGGBBAA\", a name such as \"white\" or \"systemRed\", or {r, g, b, a})")
             }
             return color
         }
@@ -224,7 +224,7 @@ extension API {
         let properties = luaClass.allProperties
         try call.forEachField(of: index) { key in
             guard let property = properties[key] else {
-                throw call.argumentError(index, "unknown \(luaClass.name) property '\(key)'")
+                throw call.argumentError(index, "unknown \(luaClass.name) property \(key.quotedForMessage())")
             }
             guard let setter = property.set else { throw call.argumentError(index, "\(luaClass.name) property '\(key)' is read-only") }
             do {

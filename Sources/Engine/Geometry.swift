@@ -107,3 +107,20 @@ public struct Color: Sendable, Hashable {
 func shortNumber(_ value: Double) -> String {
     value.isFinite && value == value.rounded() && abs(value) < 1e15 ? "\(Int(value))" : "\(value)"
 }
+
+public extension String {
+    /// A value quoted in a message: at most `limit` characters (elided with "…"), with line
+    /// breaks and control characters shown escaped, so a message stays one short line.
+    func quotedForMessage(limit: Int = 60) -> String {
+        var shown = ""
+        for (count, scalar) in unicodeScalars.enumerated() {
+            if count == limit - 1, unicodeScalars.count > limit { shown += "…"; break }
+            if scalar.value < 0x20 || scalar.value == 0x7F {
+                shown += scalar == "\n" ? "\\n" : scalar == "\t" ? "\\t" : scalar == "\0" ? "\\0" : "\\x" + String(scalar.value, radix: 16)
+            } else {
+                shown.unicodeScalars.append(scalar)
+            }
+        }
+        return "\"" + shown + "\""
+    }
+}

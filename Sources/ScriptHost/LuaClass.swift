@@ -110,7 +110,7 @@ public final class LuaClass {
             if lua_getfield(call.L, -1, key) != LUA_TNIL { return 1 }
             call.pop(3)
             guard let property = properties[key], let object = LuaState.objectInUserdata(call.L, 1) else {
-                throw LuaArgumentError("\(className) has no property or method '\(key)'")
+                throw LuaArgumentError("\(className) has no property or method '\(key.prefix(60))'")
             }
             try property.get(call, object)
             return 1
@@ -118,7 +118,7 @@ public final class LuaClass {
         state.setFunction("__newindex", qualifiedName: "__newindex") { call in
             let key = try call.string(2)
             guard let property = properties[key], let object = LuaState.objectInUserdata(call.L, 1) else {
-                throw LuaArgumentError("\(className) has no property '\(key)'")
+                throw LuaArgumentError("\(className) has no property '\(key.prefix(60))'")
             }
             guard let setter = property.set else {
                 throw LuaArgumentError("property '\(key)' of \(className) is read-only")

@@ -13,7 +13,7 @@ public struct LuaError: Error, CustomStringConvertible, Sendable {
 
     public init(kind: Kind, message: String, traceback: String? = nil, stop: ScriptStop? = nil) {
         self.kind = kind
-        self.message = message
+        self.message = message.oneLine
         self.traceback = traceback
         self.stop = stop ?? ScriptStop(message: message)
         (file, line) = LuaError.position(in: message)
@@ -60,3 +60,44 @@ public struct LuaArgumentError: Error, CustomStringConvertible {
 /// Re-raises a Lua error value unchanged (for errors that crossed a Swift frame, such as
 /// an error inside a progress callback, or the interrupt that stops a script).
 struct LuaPassthroughError: Error {}
+
+public extension String {
+    /// The longest message Moonreel prints about anything (an error, a note).
+    static let messageLimit = 500
+
+    /// This text as one printable line of at most `messageLimit` characters: a line break
+    /// and the indentation after it become "; " (or a space after a colon), NULs and other
+    /// control characters are shown escaped (`\0`, `\x1b`), and the middle of an over-long
+    /// message is elided, keeping its start (where the culprit is named) and its end.
+    var oneLine: String {
+        var out = ""
+        out.reserveCapacity(Swift.min(utf8.count, 2 * String.messageLimit))
+        var count = 0, elided = false, afterBreak = false
+        for scalar in unicodeScalars {
+            if count >= String.messageLimit * 4 { elided = true; break }
+            if afterBreak, scalar == " " || scalar == "\t" || scalar == "\n" || scalar == "\r" { continue }
+            afterBreak = false
+            switch scalar {
+            case "\n", "\r":
+                while out.last == " " { out.removeLast() }
+                out += out.isEmpty || out.last == ":" ? " " : "; "
+                afterBreak = true
+            case "\t": out += " "
+            case "\0": out += "\\0"
+            default:
+                if scalar.value < 0x20 || scalar.value == 0x7F {
+                    let hex = String(scalar.value, radix: 16)
+                    out += "\\x" + (hex.count == 1 ? "0" : "") + hex
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+            count += 1
+        }
+        let characters = Array(out)
+        guard characters.count > String.messageLimit || elided else { return out }
+        let head = String.messageLimit * 3 / 4, tail = String.messageLimit - head - 1
+        return String(characters.prefix(head)) + "…" + (elided ? "" : String(characters.suffix(tail)))
+    }
+
+}

@@ -24,13 +24,13 @@ private let dispatch: moon_swift_fn = { L in
     } catch is LuaPassthroughError {
         return MOON_RAISE_VALUE
     } catch let error as LuaError {
-        lua_pushstring(L, error.message)
+        LuaState.push(L, error.message)
         return MOON_RAISE_VALUE
     } catch let error as PositionedFromScript {
-        lua_pushstring(L, error.message)
+        LuaState.push(L, error.message.oneLine)
         return MOON_RAISE_FROM_SCRIPT
     } catch {
-        lua_pushstring(L, "\(error)")
+        LuaState.push(L, "\(error)".oneLine)
         return MOON_RAISE
     }
 }

@@ -85,11 +85,11 @@ private func makeEffectsHost() throws -> MoonreelHost {
     }
 }
 
-/// Messages are one line; module-not-found errors list every place searched on later lines.
+/// The message without the list of every place searched that module-not-found errors add.
 private func firstLine(of error: Error) -> String {
-    let message = (error as? LuaError)?.message ?? "\(error)"
-    let line = message.prefix { $0 != "\n" }
-    return String(line.hasSuffix(":") ? line.dropLast() : line)
+    let message = ((error as? LuaError)?.message ?? "\(error)").oneLine
+    guard let places = message.firstRange(of: " not found: ") else { return message }
+    return String(message[..<places.lowerBound]) + " not found"
 }
 
 /// How `effects list` and `effects info` show an effect.

@@ -29,7 +29,7 @@ struct ScriptSession {
         }
         host.api.overwriteOutputs = common.overwrite
         let quiet = common.quiet
-        host.api.warn = { message in if !quiet { printError("moonreel: note: \(message)") } }
+        host.api.warn = { message in if !quiet { printError("moonreel: note: \(message)".oneLine) } }
         let display = ProgressDisplay(style: common.progressStyle())
         host.api.exportObserver = { session, progress in display.update(session, progress) }
         let signals = SignalWatcher.start(interrupter: host.interrupter)
@@ -50,7 +50,7 @@ struct ScriptSession {
 
     private func message(for error: Error) -> String {
         if let luaError = error as? LuaError { return luaError.message }
-        return "moonreel: \(error)"
+        return "moonreel: \(error)".oneLine
     }
 }
 

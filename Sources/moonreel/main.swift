@@ -34,6 +34,15 @@ struct CommonOptions: ParsableArguments {
 
     var limits: ScriptLimits { ScriptLimits(memory: memoryLimit << 20, script: RunLimits(seconds: timeLimit)) }
 
+    func validate() throws {
+        if let timeLimit, !(timeLimit.isFinite && timeLimit > 0 && timeLimit <= 1e9) {
+            throw ValidationError("--time-limit must be a number of seconds above 0 (up to 1e9), got \(timeLimit)")
+        }
+        guard memoryLimit >= 1, memoryLimit <= 1 << 20 else {
+            throw ValidationError("--memory-limit must be 1…1048576 MiB, got \(memoryLimit)")
+        }
+    }
+
     func progressStyle() -> ProgressStyle {
         if quiet { return .none }
         return progress ?? (isatty(STDERR_FILENO) != 0 ? .bar : .none)

@@ -46,7 +46,7 @@ import TestSupport
                           "bad.lua:3: bad argument #2 to 'insertTimeRange' (Asset expected, got nil)")
         try expectFailure("av.videoComposition{ renderSize = {1920, 1080}, frameDuration = -1 }", "frameDuration")
         try expectFailure("av.videoComposition{ renderSize = {1920, 1080}, colour = 'red' }",
-                          "bad.lua:1: bad argument #1 to 'videoComposition' (unknown VideoComposition property 'colour')")
+                          "bad.lua:1: bad argument #1 to 'videoComposition' (unknown VideoComposition property \"colour\")")
         try expectFailure("local t = av.time(1, 1) * math.maxinteger", "bad.lua:1: bad argument #2 to '*' (time × 9223372036854775807 is too large)")
         try expectFailure("av.time(math.maxinteger, 1)", "bad.lua:1: bad argument #1 to 'time' (time 9.223372036854776e+18 s is too large)")
         try expectFailure("av.time(1, 0)", "bad.lua:1: bad argument #2 to 'time' (timescale must be a positive 32-bit integer, got 0)")
@@ -109,7 +109,7 @@ import TestSupport
             print(ok, err, session.status)
             """, arguments: [clip, output])
         #expect(result.status == 0, "\(result.err)")
-        #expect(result.out.contains("nil\texport cancelled\tcancelled"), "\(result.out)")
+        #expect(result.out.contains("nil\ttest.lua:7: export cancelled\tcancelled"), "\(result.out)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: output)) == old)
         #expect(try leftovers(besides: output).isEmpty)
     }
@@ -237,5 +237,29 @@ import TestSupport
         #expect(result.errorLines.count == 1 && result.err.contains(message), "\(name): \(result.err)")
         let left = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0 != "crash.lua" }
         #expect(left.isEmpty, "\(name): left \(left)")
+    }
+
+    /// Every message is one line of at most 500 characters, naming the script line, however
+    /// large the value it is about.
+    @Test func messagesStayShortAndNameTheLine() throws {
+        let header = Fixtures.scratchPath("wide.csv")
+        try (String(repeating: "column,", count: 1_500_000) + "x\n1\n").write(toFile: header, atomically: true, encoding: .utf8)
+        let cases: [(String, String)] = [
+            ("error(string.rep('x', 4e7))", "big.lua:1: xxxx"),
+            ("av.keyframeAnimation{ keyPath = string.rep('k', 1e6) }", "big.lua:1: keyframeAnimation: unknown keyPath \"kkk"),
+            ("av.readCues(arg[1])", "big.lua:1: readCues: "),
+            ("av.layer{ backgroundColor = 're\\0d' }", "unknown colour \"re\\0d\""),
+            ("local s = av.exportSession(av.composition(), 'LowQuality'); s.outputURL = arg[2]; assert(s:export())", "big.lua:1: the composition is empty"),
+        ]
+        for (script, start) in cases {
+            let result = try Moonreel.runScript(script, name: "big.lua", arguments: [header, Fixtures.scratchPath("out.mp4")])
+            #expect(result.status == 1)
+            #expect(result.errorLines.count == 1 && result.err.count <= 501, "\(script): \(result.err.count) characters")
+            #expect(result.err.contains(start), "\(script): \(result.err.prefix(200))")
+        }
+        for limit in ["nan", "inf", "1e309", "0"] {
+            let result = try Moonreel.runScript("print(1)", name: "limit.lua", options: ["--time-limit", limit])
+            #expect(result.status == 2 && result.err.contains("--time-limit must be a number of seconds above 0"), "\(limit): \(result.err)")
+        }
     }
 }

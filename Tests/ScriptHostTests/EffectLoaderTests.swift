@@ -49,12 +49,8 @@ let lyricsEffect = """
     @Test func notFoundNamesTheModuleAndEveryPlace() throws {
         let host = try makeHost(project, bundled: ["other": "return {}"])
         let (error, _) = try failure(of: "\nlocal x = require 'effects.nope'", in: project, host: host)
-        #expect(error.message == """
-            main.lua:2: module 'effects.nope' not found:
-            \tno file '\(project.root)/effects/nope.lua'
-            \tno file '\(project.root)/effects/nope/init.lua'
-            \tno bundled effect 'nope'
-            """)
+        #expect(error.message == "main.lua:2: module 'effects.nope' not found: no file '\(project.root)/effects/nope.lua'; "
+                + "no file '\(project.root)/effects/nope/init.lua'; no bundled effect 'nope'")
     }
 
     @Test(arguments: ["effects.../../x", "effects./etc/passwd", "effects.a..b", "effects.", "effects.a/b"])

@@ -25,7 +25,7 @@ public enum AnimatableKeyPath: String, Sendable, CaseIterable {
     public init(named name: String) throws {
         guard let path = AnimatableKeyPath(rawValue: name) ?? Self.aliases[name] else {
             let names = AnimatableKeyPath.allCases.map(\.rawValue).joined(separator: ", ")
-            throw AnimationError("unknown keyPath \"\(name)\" (animatable: \(names))")
+            throw AnimationError("unknown keyPath \(name.quotedForMessage()) (animatable: \(names))")
         }
         self = path
     }

@@ -35,7 +35,7 @@ public struct TimingFunction: Sendable, Hashable {
     public init(named name: String) throws {
         guard let match = TimingFunction.namedFunctions.first(where: { $0.name == name }) else {
             let names = TimingFunction.namedFunctions.map(\.name).joined(separator: ", ")
-            throw AnimationError("unknown timing function \"\(name)\" (known: \(names))")
+            throw AnimationError("unknown timing function \(name.quotedForMessage()) (known: \(names))")
         }
         self = match.function
     }

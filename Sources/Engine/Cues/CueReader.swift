@@ -62,7 +62,7 @@ public enum CueReader {
         let table = try CSVReader.parse(text, fileName: fileName)
         for column in ["lyric", "start_at", "end_at"] where !table.header.contains(column) {
             throw TimedTextError(file: fileName, line: 1,
-                                 "missing column \"\(column)\" (the header has \(table.header.joined(separator: ", ")))")
+                                 "missing column \"\(column)\" (the header has \(table.header.joined(separator: ", ").quotedForMessage(limit: 120)))")
         }
         return try zip(table.rows, table.rowLines).map { row, line in
             func time(_ column: String) throws -> MediaTime {

@@ -33,7 +33,7 @@ import Testing
         #expect(throws: TimedTextError(file: "lyrics.csv", line: 2, "the cue ends (2.0 s) before it starts (5.0 s)")) {
             try CueReader.parse("lyric,start_at,end_at\nx,5,2\n", fileName: "lyrics.csv")
         }
-        #expect(throws: TimedTextError(file: "lyrics.csv", line: 1, "missing column \"start_at\" (the header has id, lyric, start)")) {
+        #expect(throws: TimedTextError(file: "lyrics.csv", line: 1, "missing column \"start_at\" (the header has \"id, lyric, start\")")) {
             try CueReader.parse("id,lyric,start\n1,x,2\n", fileName: "lyrics.csv")
         }
     }
