@@ -10,6 +10,9 @@ public final class API {
     unowned let lua: LuaState
     /// Set by embedders (the CLI's --overwrite): every export may replace its output.
     public var overwriteOutputs = false
+    /// Every file the run has read (media, images, cue and CSV files, and what the host
+    /// adds: the script, effects); no output may replace one of them.
+    public let readFiles = InputRegistry()
     /// Cancels every export of this host from now on (Ctrl-C in `moonreel run`); the REPL
     /// cancels single statements' exports itself instead.
     public let exportCancellation = CancellationFlag()

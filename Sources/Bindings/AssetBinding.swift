@@ -104,6 +104,7 @@ extension API {
         [
             ("asset", "av.asset(path): open a media file", { [unowned self] call in
                 let path = try filePath(call, 1)
+                readFiles.record(path)
                 do {
                     call.push(try Asset(path: path), as: asset)
                 } catch let error as EngineError {

@@ -8,6 +8,7 @@ extension API {
         [
             ("readCSV", "av.readCSV(path): array of rows keyed by the header (quoted fields, UTF-8, BOM)", { [unowned self] call in
                 let path = try filePath(call, 1)
+                readFiles.record(path)
                 let table = try timedText(call) { try CSVReader.read(path: path) }
                 call.pushArray(table.rows) { row in
                     call.pushRecord { for (key, value) in row { call.push(value); call.setField(key) } }
@@ -16,6 +17,7 @@ extension API {
             }),
             ("readCues", "av.readCues(path [, {format=, duration=}]): cues {text=, start=, finish=, id=, words=} from CSV, LRC, SRT, WebVTT or ASS/SSA (docs/timed-text.md)", { [unowned self] call in
                 let path = try filePath(call, 1)
+                readFiles.record(path)
                 var format: CueFormat? = nil
                 var total: MediaTime? = nil
                 if !call.isNoneOrNil(2) {

@@ -159,7 +159,9 @@ extension API {
             guard let preset = ExportPreset.named(AppleNames.presetName(name)) else {
                 throw call.argumentError(2, "unknown preset \(name.quotedForMessage()) (known: \(ExportPreset.names.joined(separator: ", ")))")
             }
-            call.push(ExportSession(composition: source, preset: preset), as: exportSession)
+            let session = ExportSession(composition: source, preset: preset)
+            session.readFiles = readFiles
+            call.push(session, as: exportSession)
             return 1
         })]
     }

@@ -42,6 +42,7 @@ extension API {
     var imageGeneratorFunctions: [(String, String, LuaFunction)] {
         [("imageGenerator", "av.imageGenerator(compositionOrAsset [, {videoComposition=}])", { [unowned self] call in
             let generator = ImageGenerator(composition: try compositionOrAsset(call, 1))
+            generator.readFiles = readFiles
             try applyProperties(call, 2, to: generator, of: imageGenerator)
             call.push(generator, as: imageGenerator)
             return 1

@@ -154,7 +154,7 @@ extension API {
         luaClass.method("write", of: ImageBox.self, doc: "image:write(path): saves the picture as .png, .jpg or .webp (an existing file only with --overwrite)") { [unowned self] call, box in
             let path = try filePath(call, 2)
             let pixels = try box.source.pixels ?? engine(call) { try ImageLoader.load(box.source.path) }
-            try engine(call) { try ImageGenerator.write(pixels, to: path, overwrite: overwriteOutputs) }
+            try engine(call) { try ImageGenerator.write(pixels, to: path, overwrite: overwriteOutputs, readFiles: readFiles) }
             return 0
         }
         luaClass.property("size", of: ImageBox.self) { [unowned self] call, box in
@@ -295,6 +295,7 @@ extension API {
             }),
             ("image", "av.image(path): a PNG, JPEG or WebP for layer contents", { [unowned self] call in
                 let path = try filePath(call, 1)
+                readFiles.record(path)
                 do {
                     let size = try ImageLoader.pixelSize(of: path)
                     call.push(ImageBox(ImageSource(path: path, width: Int(size.width), height: Int(size.height))), as: image)

@@ -1,4 +1,6 @@
+#define _GNU_SOURCE
 #include "cmoonavshim.h"
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdarg.h>
@@ -38,6 +40,15 @@ int moon_copy_display_matrix(AVStream *destination, const AVStream *source) {
     memcpy(data, matrix, 9 * sizeof(int32_t));
 #endif
     return 0;
+}
+
+int moon_rename_noreplace(const char *from, const char *to) {
+#ifdef RENAME_NOREPLACE
+    return renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);
+#else
+    errno = ENOSYS;
+    return -1;
+#endif
 }
 
 int moon_interrupt_callback(void *flag) { return flag && __atomic_load_n((volatile int *)flag, __ATOMIC_RELAXED); }

@@ -12,6 +12,8 @@ public final class MoonreelHost {
         scripts = try ScriptHost(limits: limits, effectPolicy: policy, searchPath: searchPath,
                                  bundledEffects: BundledEffects.sources)
         api = API(installingIn: scripts.lua)
+        let readFiles = api.readFiles
+        scripts.onFileRead = { readFiles.record($0) }
     }
 
     public var lua: LuaState { scripts.lua }

@@ -8,7 +8,8 @@ import Glibc
 /// - while a statement runs, it stops the Lua code and cancels the statement's export;
 ///   a third Ctrl-C for the same statement gives up on it and exits 130;
 /// - at the prompt, it makes `wakeDescriptor` readable, and the line reader drops the line;
-/// - SIGTERM stops the statement and ends the session with 130.
+/// - SIGTERM or SIGHUP stops the statement and ends the session with 130, within a second
+///   (`TerminationDeadline`) even when the statement cannot be stopped.
 final class REPLSignals: Sendable {
     private struct State {
         /// Set while a statement runs.
@@ -42,6 +43,7 @@ final class REPLSignals: Sendable {
         sigemptyset(&set)
         sigaddset(&set, SIGINT)
         sigaddset(&set, SIGTERM)
+        sigaddset(&set, SIGHUP)
         pthread_sigmask(SIG_BLOCK, &set, nil)
         var thread = pthread_t()
         pthread_create(&thread, nil, { raw in
@@ -57,10 +59,12 @@ final class REPLSignals: Sendable {
         sigemptyset(&set)
         sigaddset(&set, SIGINT)
         sigaddset(&set, SIGTERM)
+        sigaddset(&set, SIGHUP)
         var signal: Int32 = 0
         while sigwait(&set, &signal) == 0 {
+            if signal != SIGINT { TerminationDeadline.arm() }
             let action = state.withLock { state -> SignalAction in
-                if signal == SIGTERM { state.terminated = true }
+                if signal != SIGINT { state.terminated = true }
                 guard let running = state.running else {
                     state.unreadWakeups += 1
                     return .wakePrompt
@@ -125,5 +129,46 @@ final class REPLSignals: Sendable {
     private func drainWakeups() {
         var byte: UInt8 = 0
         while read(wakeDescriptor, &byte, 1) == 1 {}
+    }
+}
+
+/// A signal that asks the program to end (SIGTERM, SIGHUP) first stops the script and its
+/// export cleanly; if that has not ended the program within `seconds` (a script stuck where
+/// hooks cannot run), this removes unfinished export files and exits with 130 anyway.
+public enum TerminationDeadline {
+    public static func arm(seconds: Double = 0.9) {
+        arm(seconds: seconds, message: "moonreel: terminated; stopped at once", exitCode: 130)
+    }
+
+    /// Ends the program after `seconds` with `message` and `exitCode` unless it has ended by
+    /// then (the backstop behind limits that hooks enforce, for code hooks cannot reach:
+    /// `__gc` finalizers, message handlers).
+    public static func arm(seconds: Double, message: String, exitCode: Int32) {
+        final class Plan: @unchecked Sendable {
+            // Handed to the timer thread once; nothing else touches it.
+            let seconds: Double, message: String, exitCode: Int32
+            init(_ seconds: Double, _ message: String, _ exitCode: Int32) { (self.seconds, self.message, self.exitCode) = (seconds, message, exitCode) }
+        }
+        var thread = pthread_t()
+        pthread_create(&thread, nil, { raw in
+            guard let raw else { return nil }
+            let plan = Unmanaged<Plan>.fromOpaque(raw).takeRetainedValue()
+            var wait = timespec(tv_sec: Int(plan.seconds), tv_nsec: Int((plan.seconds - plan.seconds.rounded(.down)) * 1e9))
+            var left = timespec()
+            while nanosleep(&wait, &left) != 0 && errno == EINTR { wait = left }
+            discardPendingExportFiles()
+            let line = "\n" + plan.message + "\n"
+            _ = line.withCString { write(STDERR_FILENO, $0, strlen($0)) }
+            _exit(plan.exitCode)
+        }, Unmanaged.passRetained(Plan(seconds, message, exitCode)).toOpaque())
+        pthread_detach(thread)
+    }
+
+    /// What the process does with signals that end it through a failed system call rather
+    /// than by death: a closed pipe (SIGPIPE) and a file grown past its limit (SIGXFSZ) then
+    /// come back as EPIPE and EFBIG errors, so unfinished files are cleaned up.
+    public static func ignoreSignalsThatKill() {
+        signal(SIGPIPE, SIG_IGN)
+        signal(SIGXFSZ, SIG_IGN)
     }
 }

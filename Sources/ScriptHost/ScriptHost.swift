@@ -15,6 +15,9 @@ public final class ScriptHost {
     public let bundledEffects: [String: String]
     /// Searched first while `checkEffect(atPath:)` loads a candidate.
     private var candidateFolder: String?
+    /// Told of every file the host reads for the script (the script, effects), so that an
+    /// embedder can keep outputs from replacing them.
+    public var onFileRead: (String) -> Void = { _ in }
 
     private static let glueRegistryKey = "moonreel.effects"
 
@@ -40,6 +43,7 @@ public final class ScriptHost {
     /// chunks are refused. Errors are `LuaError`s naming the script and line, with a traceback.
     public func runScript(atPath path: String, arguments: [String] = []) throws {
         let bytes = try FileSystem.read(path)
+        onFileRead(path)
         searchPath.scriptDirectory = FileSystem.directory(of: path)
         try runScript(bytes: bytes, name: path, arguments: arguments)
     }
@@ -158,6 +162,7 @@ public final class ScriptHost {
         lua_setfield(L, -2, "helpers")
         lua.setFunction("findEffect") { [unowned self] call in
             let found = try locator.find(try call.string(1))
+            if found.location != "bundled" { onFileRead(found.location) }
             found.source.withUnsafeBufferPointer { bytes in
                 bytes.withMemoryRebound(to: CChar.self) { _ = lua_pushlstring(call.L, $0.baseAddress, $0.count) }
             }

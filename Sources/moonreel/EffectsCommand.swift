@@ -188,7 +188,12 @@ struct EffectInstaller {
                 guard rename(old, aside) == 0 else { throw systemError("cannot move aside \(old)") }
                 retired.append(aside)
             }
-            guard rename(temporary, target) == 0 else { throw systemError("cannot rename into \(target)") }
+            if installed.isEmpty {
+                // Nothing there when checked: the move fails if something appeared since.
+                try OutputFiles.moveIntoPlace(temporary, to: target)
+            } else {
+                guard rename(temporary, target) == 0 else { throw systemError("cannot rename into \(target)") }
+            }
             syncDirectory(folder)
             retired.forEach(EffectInstaller.remove)
         } catch {

@@ -33,11 +33,19 @@ struct ScriptSession {
         let display = ProgressDisplay(style: common.progressStyle())
         host.api.exportObserver = { session, progress in display.update(session, progress) }
         let signals = SignalWatcher.start(interrupter: host.interrupter)
+        if let limit = common.timeLimit {
+            // The count hook stops the script at the limit; this is for code no hook reaches.
+            TerminationDeadline.arm(seconds: limit + 0.5, message: "moonreel: the script exceeded its time limit (\(limit) s) in code that cannot be interrupted (a __gc finalizer or an error handler); stopped at once", exitCode: Exit.failed)
+        }
         do {
             try body(host)
             display.finish()
         } catch {
             display.finish()
+            if display.outputClosed {
+                printError("moonreel: standard output was closed (EPIPE); the export was stopped and its unfinished file removed")
+                throw ExitCode(Exit.failed)
+            }
             if signals.interrupted {
                 printError("moonreel: interrupted")
                 throw ExitCode(Exit.interrupted)
@@ -54,9 +62,10 @@ struct ScriptSession {
     }
 }
 
-/// Ctrl-C and SIGTERM arrive on a thread of their own (sigwait), so handling them can do
-/// real work: the first interrupts the script and cancels its export cleanly; a second
-/// removes unfinished export files and exits at once.
+/// Ctrl-C, SIGTERM and SIGHUP arrive on a thread of their own (sigwait), so handling them
+/// can do real work: the first interrupts the script and cancels its export cleanly; a
+/// second removes unfinished export files and exits at once; SIGTERM and SIGHUP end the
+/// program within a second whatever the script is doing (`TerminationDeadline`).
 final class SignalWatcher: @unchecked Sendable {
     // Written by the signal thread, read by the main thread after the script returns.
     private(set) var interrupted = false
@@ -67,6 +76,7 @@ final class SignalWatcher: @unchecked Sendable {
         sigemptyset(&set)
         sigaddset(&set, SIGINT)
         sigaddset(&set, SIGTERM)
+        sigaddset(&set, SIGHUP)
         pthread_sigmask(SIG_BLOCK, &set, nil)
         let context = Unmanaged.passRetained(SignalContext(watcher: watcher, interrupter: interrupter, set: set)).toOpaque()
         var thread = pthread_t()
@@ -76,6 +86,8 @@ final class SignalWatcher: @unchecked Sendable {
             var signal: Int32 = 0
             var set = context.set
             while sigwait(&set, &signal) == 0 {
+                // Termination must not wait on a script that cannot be stopped.
+                if signal != SIGINT { TerminationDeadline.arm() }
                 if context.watcher.interrupted {
                     discardPendingExportFiles()
                     printError("\nmoonreel: interrupted again; stopped at once\n", newline: false)
@@ -114,6 +126,8 @@ final class ProgressDisplay {
     private var started: (session: ObjectIdentifier, at: Double)?
     private var lastDraw = 0.0
     private var drawnBar = false
+    /// Set when standard output was closed under the JSON lines (a reader that quit early).
+    private(set) var outputClosed = false
 
     init(style: ProgressStyle) { self.style = style }
 
@@ -132,8 +146,12 @@ final class ProgressDisplay {
         switch style {
         case .none: return
         case .json:
-            print("{\"event\":\"progress\",\"output\":\(jsonString(session.outputURL ?? "")),\"fraction\":\(rounded(progress.fraction, 4)),\"frames\":\(progress.framesWritten),\"frameCount\":\(progress.frameCount),\"speed\":\(rounded(speed, 2)),\"eta\":\(rounded(eta, 1))}")
-            fflush(nil)
+            let line = "{\"event\":\"progress\",\"output\":\(jsonString(session.outputURL ?? "")),\"fraction\":\(rounded(progress.fraction, 4)),\"frames\":\(progress.framesWritten),\"frameCount\":\(progress.frameCount),\"speed\":\(rounded(speed, 2)),\"eta\":\(rounded(eta, 1))}\n"
+            if !writeOut(line) {
+                // The reader is gone (SIGPIPE is ignored, so this is EPIPE): stop cleanly.
+                outputClosed = true
+                session.cancel()
+            }
         case .bar:
             let width = 30
             let filled = Int(progress.fraction * Double(width))
@@ -168,6 +186,23 @@ func monotonicSeconds() -> Double {
     var now = timespec()
     clock_gettime(CLOCK_MONOTONIC, &now)
     return Double(now.tv_sec) + Double(now.tv_nsec) * 1e-9
+}
+
+/// Writes to standard output directly; false when it failed (a closed pipe).
+func writeOut(_ text: String) -> Bool {
+    fflush(nil) // whatever print() buffered goes first
+    var text = text
+    return text.withUTF8 { bytes in
+        guard let base = bytes.baseAddress else { return true }
+        var offset = 0
+        while offset < bytes.count {
+            let written = write(STDOUT_FILENO, base + offset, bytes.count - offset)
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { return false }
+            offset += written
+        }
+        return true
+    }
 }
 
 func jsonString(_ text: String) -> String {

@@ -141,6 +141,7 @@ func printError(_ message: String, newline: Bool = true) {
 
 // ArgumentParser reports usage errors with its own exit code (64); ours is 2.
 FFmpegLog.capture()
+TerminationDeadline.ignoreSignalsThatKill()
 do {
     var command = try Moonreel.parseAsRoot()
     try command.run()

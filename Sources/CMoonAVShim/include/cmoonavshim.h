@@ -34,6 +34,12 @@ const int32_t *moon_stream_display_matrix(const AVStream *stream);
 // as metadata). Returns 0 or a negative AVERROR.
 int moon_copy_display_matrix(AVStream *destination, const AVStream *source);
 
+// Moves `from` to `to` only if nothing (not even a dangling symlink) is at `to`, atomically:
+// renameat2 with RENAME_NOREPLACE, which Swift's Glibc module does not declare. Returns 0,
+// or -1 with errno (EEXIST when something is there; EINVAL or ENOSYS when the file system
+// cannot do it).
+int moon_rename_noreplace(const char *from, const char *to);
+
 // Interrupt callback for blocking demuxer I/O: returns nonzero when *flag is set.
 int moon_interrupt_callback(void *flag);
 void moon_set_interrupt(AVFormatContext *context, volatile int *flag);

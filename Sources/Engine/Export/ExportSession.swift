@@ -27,6 +27,8 @@ public final class ExportSession {
     public var shouldOptimizeForNetworkUse = false
     public var metadata: [String: String] = [:]
     public var overwrite = false
+    /// Files that no output may replace, overwrite or not (see `InputRegistry`).
+    public var readFiles: InputRegistry?
     /// What happens to HDR video (HLG or PQ, as iPhones record).
     public enum HDRMode: String, Sendable, CaseIterable {
         /// HEVC presets keep HDR (10-bit, the sources' transfer, BT.2020); H.264 ones tone-map.
@@ -82,7 +84,7 @@ public final class ExportSession {
     private func run(_ report: (ExportProgress) throws -> Void) throws {
         guard let outputPath = outputURL else { throw EngineError("set outputURL before exporting") }
         let fileType = try resolvedFileType(for: outputPath)
-        let output = try SafeOutput(path: outputPath, overwrite: overwrite, inputs: composition.sourcePaths)
+        let output = try SafeOutput(path: outputPath, overwrite: overwrite, inputs: composition.sourcePaths, readFiles: readFiles)
         let duration = composition.duration
         guard duration.value > 0 else { throw EngineError("the composition is empty: insert media before exporting") }
         let whole = TimeRange(start: .zero, duration: duration)

@@ -8,6 +8,8 @@ public final class ImageGenerator {
     public var videoComposition: VideoComposition? { didSet { renderer = nil } }
     /// Whether `copyImage` may replace an existing file (never one of the inputs).
     public var overwrite = false
+    /// Files that no image may replace, overwrite or not (see `InputRegistry`).
+    public var readFiles: InputRegistry?
     private var renderer: VideoRenderer?
 
     public init(composition: Composition, videoComposition: VideoComposition? = nil) {
@@ -24,7 +26,7 @@ public final class ImageGenerator {
         guard time >= .zero, time < composition.duration else {
             throw EngineError("time \(time.seconds) s is outside the composition (0…\(composition.duration.seconds) s)")
         }
-        let output = try SafeOutput(path: path, overwrite: overwrite, inputs: composition.sourcePaths)
+        let output = try SafeOutput(path: path, overwrite: overwrite, inputs: composition.sourcePaths, readFiles: readFiles)
         defer { output.discard() }
         let frame = try currentRenderer().render(at: time)
         try StillImageWriter.write(frame, as: format, to: output.temporaryPath)
@@ -52,9 +54,9 @@ public final class ImageGenerator {
     }
 
     /// Writes pixels in memory (an `image(at:)` result) as a PNG, JPEG or WebP file.
-    public static func write(_ image: RGBAImage, to path: String, overwrite: Bool) throws {
+    public static func write(_ image: RGBAImage, to path: String, overwrite: Bool, readFiles: InputRegistry? = nil) throws {
         let format = try StillImageFormat(forPath: path)
-        let output = try SafeOutput(path: path, overwrite: overwrite, inputs: [])
+        let output = try SafeOutput(path: path, overwrite: overwrite, inputs: [], readFiles: readFiles)
         defer { output.discard() }
         let frame = try Frame(width: image.width, height: image.height, format: AV_PIX_FMT_BGRA)
         let (pixels, stride) = frame.plane(0)

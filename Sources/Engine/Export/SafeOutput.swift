@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CMoonAVShim
 import Synchronization
 
 /// Temporary files being written right now, so a second Ctrl-C (which exits at once)
@@ -12,49 +13,90 @@ public func discardPendingExportFiles() {
     for path in pendingTemporaryFiles.withLock({ $0 }) { unlink(path) }
 }
 
-/// The "nothing lost" rule for one output path: media is written to a temporary file in
-/// the same directory, verified, synced and renamed over the output in one step, so the
-/// output path only ever holds a complete file and an old file survives any failure.
+/// Every file a run has read (media, images, cue and CSV files, scripts, effects), which
+/// no output may replace, `overwrite` or not. Files are told apart by device and inode, so
+/// hard links and symlinks to them are caught too.
+public final class InputRegistry: Sendable {
+    private struct Identity: Hashable { let device: UInt64, inode: UInt64 }
+    private let files = Mutex<[Identity: String]>([:])
+
+    public init() {}
+
+    /// Remembers the file at `path` (nothing, if it cannot be read).
+    public func record(_ path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return }
+        let identity = Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        files.withLock { if $0[identity] == nil { $0[identity] = path } }
+    }
+
+    /// The path under which the file described by `info` was read, if it was.
+    func readPath(of info: stat) -> String? {
+        let identity = Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        return files.withLock { $0[identity] }
+    }
+}
+
+/// The one rule for every output Moonreel writes (exports, stills, images): the file is
+/// written to a temporary name in the same directory, verified, synced and only then moved
+/// into place, so the output path only ever holds a complete file and an old file survives
+/// any failure. An existing output (a dangling symlink included) is replaced only when
+/// asked, and never one of the files the run has read. "Exists" is decided when the file
+/// is moved into place, atomically: an output that appears while exporting (another
+/// export, another program) is not replaced, and the export that loses says so.
 struct SafeOutput {
     let path: String
     let temporaryPath: String
     let directory: String
+    private let overwrite: Bool
+    private let inputs: [String]
+    private let readFiles: InputRegistry?
 
     /// Checks the destination before any work: directory present and writable, no existing
-    /// file unless `overwrite`, and never one of the inputs (same device and inode, so hard
-    /// links and symlinks to an input are caught too).
-    init(path: String, overwrite: Bool, inputs: [String]) throws {
+    /// file unless `overwrite`, and never an input.
+    init(path: String, overwrite: Bool, inputs: [String], readFiles: InputRegistry? = nil) throws {
         guard !path.isEmpty else { throw EngineError("outputURL is empty") }
-        self.path = path
+        (self.path, self.overwrite, self.inputs, self.readFiles) = (path, overwrite, inputs, readFiles)
         let slash = path.lastIndex(of: "/")
         directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
-        guard !name.isEmpty else { throw EngineError("output \"\(path)\" names a directory, not a file") }
+        guard !name.isEmpty else { throw EngineError("output \(path.quotedForMessage(limit: 200)) names a directory, not a file") }
 
         var directoryInfo = stat()
         guard stat(directory, &directoryInfo) == 0, (directoryInfo.st_mode & S_IFMT) == S_IFDIR else {
-            throw EngineError("output \"\(path)\": directory \"\(directory)\" does not exist")
+            throw EngineError("output \(path.quotedForMessage(limit: 200)): directory \(directory.quotedForMessage(limit: 200)) does not exist")
         }
         guard access(directory, W_OK) == 0 else {
-            throw EngineError("output \"\(path)\": directory \"\(directory)\" is not writable")
+            throw EngineError("output \(path.quotedForMessage(limit: 200)): directory \(directory.quotedForMessage(limit: 200)) is not writable")
         }
-        var outputInfo = stat()
-        if stat(path, &outputInfo) == 0 {
-            for input in inputs {
-                var inputInfo = stat()
-                if stat(input, &inputInfo) == 0, inputInfo.st_dev == outputInfo.st_dev, inputInfo.st_ino == outputInfo.st_ino {
-                    throw EngineError("output \"\(path)\" is the input \"\(input)\" (same file); choose another output path")
-                }
-            }
-            if (outputInfo.st_mode & S_IFMT) == S_IFDIR { throw EngineError("output \"\(path)\" is a directory") }
-            if !overwrite {
-                throw EngineError("output \"\(path)\" already exists; set overwrite = true (or pass --overwrite) to replace it")
-            }
-        }
+        try SafeOutput.checkReplaceable(path, overwrite: overwrite, inputs: inputs, readFiles: readFiles)
         SafeOutput.removeAbandonedFiles(in: directory, for: name)
         temporaryPath = "\(directory)/.\(name).moonreel-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp"
         let registered = temporaryPath
         pendingTemporaryFiles.withLock { _ = $0.insert(registered) }
+    }
+
+    /// Refuses what is at the output path now: an input or a read file always, anything
+    /// else unless `overwrite`. A symlink counts as existing even when it leads nowhere.
+    private static func checkReplaceable(_ path: String, overwrite: Bool, inputs: [String], readFiles: InputRegistry?) throws {
+        var linkInfo = stat()
+        guard lstat(path, &linkInfo) == 0 else { return }
+        var info = stat()
+        if stat(path, &info) == 0 {
+            if (info.st_mode & S_IFMT) == S_IFDIR { throw EngineError("output \(path.quotedForMessage(limit: 200)) is a directory") }
+            for input in inputs {
+                var inputInfo = stat()
+                if stat(input, &inputInfo) == 0, inputInfo.st_dev == info.st_dev, inputInfo.st_ino == info.st_ino {
+                    throw EngineError("output \(path.quotedForMessage(limit: 200)) is the input \(input.quotedForMessage(limit: 200)) (same file); choose another output path")
+                }
+            }
+            if let read = readFiles?.readPath(of: info) {
+                throw EngineError("output \(path.quotedForMessage(limit: 200)) is \(read.quotedForMessage(limit: 200)), which this run read; choose another output path")
+            }
+        }
+        if !overwrite {
+            throw EngineError("output \(path.quotedForMessage(limit: 200)) already exists; set overwrite = true (or pass --overwrite) to replace it")
+        }
     }
 
     /// Temporary files left by an export that was killed (SIGKILL, power loss) for the same
@@ -71,17 +113,49 @@ struct SafeOutput {
         }
     }
 
-    /// Makes the temporary file durable, then puts it in place and makes the rename durable.
+    /// Makes the temporary file durable, then puts it in place and makes that durable.
+    /// Without `overwrite` the move fails if anything appeared at the output meanwhile.
     func commit() throws {
         try SafeOutput.sync(temporaryPath, flags: O_RDONLY)
-        guard rename(temporaryPath, path) == 0 else {
-            let reason = String(cString: strerror(errno))
+        do {
+            if overwrite {
+                try SafeOutput.checkReplaceable(path, overwrite: overwrite, inputs: inputs, readFiles: readFiles)
+                guard rename(temporaryPath, path) == 0 else {
+                    throw EngineError("output \(path.quotedForMessage(limit: 200)): cannot move the finished file into place (\(String(cString: strerror(errno))))")
+                }
+            } else {
+                try SafeOutput.moveIntoPlace(temporaryPath, to: path)
+            }
+        } catch {
             discard()
-            throw EngineError("output \"\(path)\": cannot move the finished file into place (\(reason))")
+            throw error
         }
         let registered = temporaryPath
         pendingTemporaryFiles.withLock { _ = $0.remove(registered) }
         try? SafeOutput.sync(directory, flags: O_RDONLY | O_DIRECTORY)
+    }
+
+    /// Moves a finished file to `destination` only if nothing is there, atomically where the
+    /// file system allows (renameat2, else a hard link), so two writers never both succeed.
+    static func moveIntoPlace(_ source: String, to destination: String) throws {
+        let appeared = EngineError("output \(destination.quotedForMessage(limit: 200)) appeared while it was being written (another export or program made it); it was not replaced: set overwrite = true to replace it")
+        if moon_rename_noreplace(source, destination) == 0 { return }
+        if errno == EEXIST { throw appeared }
+        guard errno == EINVAL || errno == ENOSYS else {
+            throw EngineError("output \(destination.quotedForMessage(limit: 200)): cannot move the finished file into place (\(String(cString: strerror(errno))))")
+        }
+        // A file system without renameat2: a hard link cannot replace either.
+        if link(source, destination) == 0 {
+            unlink(source)
+            return
+        }
+        if errno == EEXIST { throw appeared }
+        // Without hard links either (some FUSE and FAT volumes), check, then rename.
+        var info = stat()
+        if lstat(destination, &info) == 0 { throw appeared }
+        guard rename(source, destination) == 0 else {
+            throw EngineError("output \(destination.quotedForMessage(limit: 200)): cannot move the finished file into place (\(String(cString: strerror(errno))))")
+        }
     }
 
     /// Removes the temporary file (a no-op after `commit`).
@@ -93,8 +167,17 @@ struct SafeOutput {
 
     private static func sync(_ path: String, flags: Int32) throws {
         let descriptor = open(path, flags)
-        guard descriptor >= 0 else { throw EngineError("cannot open \"\(path)\" to sync it (\(String(cString: strerror(errno))))") }
+        guard descriptor >= 0 else { throw EngineError("cannot open \(path.quotedForMessage(limit: 200)) to sync it (\(String(cString: strerror(errno))))") }
         defer { close(descriptor) }
-        guard fsync(descriptor) == 0 else { throw EngineError("cannot sync \"\(path)\" to disk (\(String(cString: strerror(errno))))") }
+        guard fsync(descriptor) == 0 else { throw EngineError("cannot sync \(path.quotedForMessage(limit: 200)) to disk (\(String(cString: strerror(errno))))") }
+    }
+}
+
+/// Output rules for files written outside exports (the CLI's effect installer).
+public enum OutputFiles {
+    /// Moves `source` to `destination` only if nothing is there, atomically where the file
+    /// system allows; throws a clear error naming `destination` otherwise.
+    public static func moveIntoPlace(_ source: String, to destination: String) throws {
+        try SafeOutput.moveIntoPlace(source, to: destination)
     }
 }
