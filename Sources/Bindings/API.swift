@@ -74,8 +74,10 @@ public final class API {
         image = makeImageClass()
         animation = makeAnimationClass()
         animationTool = makeAnimationToolClass()
+        installFootprints()
         for luaClass in allClasses { lua.register(luaClass) }
         installMetamethods()
+        installColorMetatable()
         installAVTable()
     }
 
@@ -138,8 +140,9 @@ extension LuaClass {
     }
 
     /// A method whose body receives `self` already typed (argument 1).
-    func method<T: AnyObject>(_ name: String, of type: T.Type, doc: String = "", _ body: @escaping (LuaCall, T) throws -> Int32) {
-        method(name, doc: doc) { [unowned self] call in
+    func method<T: AnyObject>(_ name: String, of type: T.Type, readOnly: Bool = false, doc: String = "",
+                              _ body: @escaping (LuaCall, T) throws -> Int32) {
+        method(name, doc: doc, readOnly: readOnly) { [unowned self] call in
             let object: T = try call.object(1, self)
             return try body(call, object)
         }

@@ -20,12 +20,12 @@ extension API {
         luaClass.property("metadata", of: Asset.self, doc: "container tags") { call, a in
             call.pushRecord { for (key, value) in a.metadata { call.push(value); call.setField(key) } }
         }
-        luaClass.method("tracksWithMediaType", of: Asset.self, doc: "asset:tracksWithMediaType(\"video\"): array, maybe empty") { [unowned self] call, a in
+        luaClass.method("tracksWithMediaType", of: Asset.self, readOnly: true, doc: "asset:tracksWithMediaType(\"video\"): array, maybe empty") { [unowned self] call, a in
             let type = try mediaType(call, 2)
             call.pushArray(a.tracks(withMediaType: type)) { call.push($0, as: assetTrack) }
             return 1
         }
-        luaClass.method("trackWithTrackID", of: Asset.self, doc: "asset:trackWithTrackID(id) or nil") { [unowned self] call, a in
+        luaClass.method("trackWithTrackID", of: Asset.self, readOnly: true, doc: "asset:trackWithTrackID(id) or nil") { [unowned self] call, a in
             if let track = a.track(withID: try call.integer(2)) { call.push(track, as: assetTrack) } else { call.pushNil() }
             return 1
         }

@@ -55,17 +55,17 @@ extension API {
             try engine(call) { try c.scaleTimeRange(r, toDuration: d) }
             return 0
         }
-        luaClass.method("mutableTrackCompatibleWithTrack", of: Composition.self, doc: "comp:mutableTrackCompatibleWithTrack(assetTrack) or nil") { [unowned self] call, c in
+        luaClass.method("mutableTrackCompatibleWithTrack", of: Composition.self, readOnly: true, doc: "comp:mutableTrackCompatibleWithTrack(assetTrack) or nil") { [unowned self] call, c in
             let track: AssetTrack = try call.object(2, assetTrack)
             if let found = c.mutableTrackCompatible(with: track) { call.push(found, as: compositionTrack) } else { call.pushNil() }
             return 1
         }
-        luaClass.method("tracksWithMediaType", of: Composition.self, doc: "comp:tracksWithMediaType(\"video\")") { [unowned self] call, c in
+        luaClass.method("tracksWithMediaType", of: Composition.self, readOnly: true, doc: "comp:tracksWithMediaType(\"video\")") { [unowned self] call, c in
             let type = try mediaType(call, 2)
             call.pushArray(c.tracks(withMediaType: type)) { call.push($0, as: compositionTrack) }
             return 1
         }
-        luaClass.method("trackWithTrackID", of: Composition.self, doc: "comp:trackWithTrackID(id) or nil") { [unowned self] call, c in
+        luaClass.method("trackWithTrackID", of: Composition.self, readOnly: true, doc: "comp:trackWithTrackID(id) or nil") { [unowned self] call, c in
             if let track = c.track(withID: try call.integer(2)) { call.push(track, as: compositionTrack) } else { call.pushNil() }
             return 1
         }

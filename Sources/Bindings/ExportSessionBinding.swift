@@ -72,7 +72,8 @@ extension API {
                               e.audioSpliceFade = MediaTime(seconds: seconds) ?? .zero
                           })
         luaClass.property("status", of: ExportSession.self, doc: "waiting, exporting, completed, failed or cancelled") { call, e in call.push(e.status.rawValue) }
-        luaClass.property("error", of: ExportSession.self) { call, e in if let error = e.error { call.push(error) } else { call.pushNil() } }
+        luaClass.property("error", of: ExportSession.self) { call, e in if let error = e.error { call.push(error.message) } else { call.pushNil() } }
+        luaClass.property("errorKind", of: ExportSession.self) { call, e in if let error = e.error { call.push(error.kind.rawValue) } else { call.pushNil() } }
         luaClass.property("progress", of: ExportSession.self, doc: "0…1") { call, e in call.push(e.progress) }
         luaClass.method("export", of: ExportSession.self, doc: "ex:export{progress=function(fraction) end}: true, or nil and a message") { [unowned self] call, e in
             try export(call, e, options: 2)
@@ -95,7 +96,8 @@ extension API {
             "presetName": "the preset it was made with",
             "videoComposition": "how frames are composed (nil: each clip upright at its own size)",
             "audioMix": "volumes over time (nil: every track at its preferred volume)",
-            "error": "why the export failed, or nil",
+            "error": "why the export failed (one line), or nil",
+            "errorKind": "what kind of failure, or nil: " + ExportError.Kind.allCases.map(\.rawValue).joined(separator: ", "),
         ])
         luaClass.example = """
             local session = av.exportSession(comp, "HighestQuality")
@@ -109,6 +111,7 @@ extension API {
 
     /// Runs the export; `options` is the index of `{progress=}`, if the call takes one.
     private func export(_ call: LuaCall, _ session: ExportSession, options: Int32?) throws -> Int32 {
+        guard !lua.isSandboxed else { throw LuaArgumentError("\(call.functionName): effects cannot read or write files") }
         var callbackIndex: Int32? = nil
         if let options, !call.isNoneOrNil(options) {
             guard call.type(options) == LUA_TTABLE else { throw call.typeError(options, expected: "table {progress=function}") }
@@ -144,7 +147,7 @@ extension API {
             if let callbackError { throw callbackError }
             // Positioned at the export call, so error(err, 0) and assert still name the line.
             call.pushNil()
-            call.push(LuaState.scriptPosition(call.L) + (session.error ?? "\(error)").oneLine)
+            call.push(LuaState.scriptPosition(call.L) + (session.error?.message ?? "\(error)").oneLine)
             return 2
         }
         session.warnings.forEach(warn)

@@ -53,7 +53,7 @@ extension API {
         luaClass.property("sublayers", of: Layer.self, doc: "array, in drawing order",
                           get: { [unowned self] call, layer in call.pushArray(layer.sublayers) { pushLayer(call, $0) } },
                           set: { [unowned self] call, layer, index in
-                              let layers = try array(call, index, of: self.layer, as: Layer.self)
+                              let layers = try array(call, index, of: self.layer, as: Layer.self, changed: true)
                               try model(call) { try layer.setSublayers(layers) }
                           })
         luaClass.property("superlayer", of: Layer.self) { [unowned self] call, layer in
@@ -61,12 +61,12 @@ extension API {
         }
         luaClass.property("animationKeys", of: Layer.self) { call, layer in call.pushArray(layer.animationKeys) { call.push($0) } }
         luaClass.method("addSublayer", of: Layer.self, doc: "layer:addSublayer(sublayer): drawn above the others") { [unowned self] call, layer in
-            let sublayer: Layer = try call.object(2, self.layer)
+            let sublayer: Layer = try call.changedObject(2, self.layer)
             try model(call) { try layer.addSublayer(sublayer) }
             return 0
         }
         luaClass.method("insertSublayer", of: Layer.self, doc: "layer:insertSublayer(sublayer, index): 1-based drawing position") { [unowned self] call, layer in
-            let sublayer: Layer = try call.object(2, self.layer)
+            let sublayer: Layer = try call.changedObject(2, self.layer)
             let position = try call.integer(3)
             guard position >= 1, position <= layer.sublayers.count + 1 else {
                 throw call.argumentError(3, "index must be in 1…\(layer.sublayers.count + 1), got \(position)")
@@ -211,23 +211,26 @@ extension API {
                 call.push(component); call.setField(name)
             }
         }
-        if moon_getmetatable_named(call.L, API.colorMetatable) != LUA_TTABLE {
-            call.pop()
-            lua_createtable(call.L, 0, 2)                      // color mt
-            lua_createtable(call.L, 0, 2)                      // color mt methods
-            for name in ["withAlphaComponent", "colorWithAlphaComponent"] {
-                lua.setFunction(name, qualifiedName: name) { [unowned self] call in
-                    var changed = try color(call, 1)
-                    changed.alpha = try unit(call, 2)
-                    pushColorValue(call, changed)
-                    return 1
-                }
-            }
-            lua_setfield(call.L, -2, "__index")                // color mt
-            lua_pushvalue(call.L, -1)
-            lua_setfield(call.L, MOON_LUA_REGISTRYINDEX, API.colorMetatable)
-        }
+        _ = moon_getmetatable_named(call.L, API.colorMetatable)
         lua_setmetatable(call.L, -2)
+    }
+
+    /// The metatable of colour values (named, so colours keep their methods when they are
+    /// passed to an effect's state).
+    func installColorMetatable() {
+        let L = lua.L
+        _ = luaL_newmetatable(L, API.colorMetatable)            // color mt (with __name)
+        lua_createtable(L, 0, 2)                                 // color mt methods
+        for name in ["withAlphaComponent", "colorWithAlphaComponent"] {
+            lua.setFunction(name, qualifiedName: name) { [unowned self] call in
+                var changed = try color(call, 1)
+                changed.alpha = try unit(call, 2)
+                pushColorValue(call, changed)
+                return 1
+            }
+        }
+        lua_setfield(L, -2, "__index")                           // color mt
+        moon_pop(L, 1)
     }
 
     static let colorMetatable = "moonreel.ColorValue"

@@ -32,7 +32,7 @@ extension API {
         luaClass.property("startTime", of: RangeBox.self) { [unowned self] call, box in push(call, exact: box.range.start) }
         luaClass.property("durationTime", of: RangeBox.self) { [unowned self] call, box in push(call, exact: box.range.duration) }
         luaClass.property("finishTime", of: RangeBox.self) { [unowned self] call, box in push(call, exact: box.range.end) }
-        luaClass.method("containsTime", of: RangeBox.self, doc: "r:containsTime(t)") { [unowned self] call, box in
+        luaClass.method("containsTime", of: RangeBox.self, readOnly: true, doc: "r:containsTime(t)") { [unowned self] call, box in
             call.push(box.range.contains(try time(call, 2)))
             return 1
         }

@@ -11,25 +11,25 @@ extension API {
             luaClass.property(name, of: TransformBox.self) { call, box in call.push(box.transform[keyPath: read]) }
         }
         luaClass.property("isIdentity", of: TransformBox.self) { call, box in call.push(box.transform.isIdentity) }
-        luaClass.method("translated", of: TransformBox.self, doc: "t:translated(x, y)") { [unowned self] call, box in
+        luaClass.method("translated", of: TransformBox.self, readOnly: true, doc: "t:translated(x, y)") { [unowned self] call, box in
             push(call, transform: box.transform.translatedBy(try finite(call, 2), try finite(call, 3))); return 1
         }
-        luaClass.method("scaled", of: TransformBox.self, doc: "t:scaled(sx [, sy])") { [unowned self] call, box in
+        luaClass.method("scaled", of: TransformBox.self, readOnly: true, doc: "t:scaled(sx [, sy])") { [unowned self] call, box in
             let sx = try finite(call, 2)
             let sy = call.isNoneOrNil(3) ? sx : try finite(call, 3)
             push(call, transform: box.transform.scaledBy(sx, sy)); return 1
         }
-        luaClass.method("rotated", of: TransformBox.self, doc: "t:rotated(radians), clockwise on screen") { [unowned self] call, box in
+        luaClass.method("rotated", of: TransformBox.self, readOnly: true, doc: "t:rotated(radians), clockwise on screen") { [unowned self] call, box in
             push(call, transform: box.transform.rotatedBy(try finite(call, 2))); return 1
         }
-        luaClass.method("concat", of: TransformBox.self, doc: "t:concat(u): t then u") { [unowned self] call, box in
+        luaClass.method("concat", of: TransformBox.self, readOnly: true, doc: "t:concat(u): t then u") { [unowned self] call, box in
             push(call, transform: box.transform.concatenating(try affineTransform(call, 2))); return 1
         }
-        luaClass.method("inverted", of: TransformBox.self, doc: "t:inverted(), or an error if not invertible") { [unowned self] call, box in
+        luaClass.method("inverted", of: TransformBox.self, readOnly: true, doc: "t:inverted(), or an error if not invertible") { [unowned self] call, box in
             guard let inverse = box.transform.inverted() else { throw LuaArgumentError("transform \(box.transform) is not invertible") }
             push(call, transform: inverse); return 1
         }
-        luaClass.method("apply", of: TransformBox.self, doc: "t:apply{x, y}: the transformed point") { [unowned self] call, box in
+        luaClass.method("apply", of: TransformBox.self, readOnly: true, doc: "t:apply{x, y}: the transformed point") { [unowned self] call, box in
             push(call, point: box.transform.apply(try point(call, 2))); return 1
         }
         luaClass.document([

@@ -175,6 +175,8 @@ extension API {
     /// A file path argument: a plain path or a `file://` URL (percent-escapes decoded), as
     /// code ported from AVFoundation passes URLs.
     func filePath(_ call: LuaCall, _ index: Int32) throws -> String {
+        // Every function that opens a file names it here: none may run in an effect's state.
+        guard !lua.isSandboxed else { throw LuaArgumentError("\(call.functionName): effects cannot read or write files") }
         let text = try call.string(index)
         guard text.hasPrefix("file://") else { return text }
         var rest = Substring(text.dropFirst("file://".count))

@@ -151,7 +151,8 @@ extension API {
     }
 
     /// An array of objects of one class.
-    func array<T: AnyObject>(_ call: LuaCall, _ index: Int32, of luaClass: LuaClass, as type: T.Type) throws -> [T] {
+    /// The objects in the array at `index`; `changed`: the call changes them (see `LuaCall.changedObject`).
+    func array<T: AnyObject>(_ call: LuaCall, _ index: Int32, of luaClass: LuaClass, as type: T.Type, changed: Bool = false) throws -> [T] {
         guard call.type(index) == LUA_TTABLE else { throw call.typeError(index, expected: "array of \(luaClass.name)") }
         let table = call.absolute(index)
         let count = call.rawLength(table)
@@ -163,6 +164,7 @@ extension API {
             guard let item: T = try? call.object(call.absolute(-1), luaClass) else {
                 throw call.argumentError(index, "entry \(i) is a \(call.typeName(-1)), expected \(luaClass.name)")
             }
+            if changed { _ = try call.changedObject(call.absolute(-1), luaClass, as: T.self) }
             items.append(item)
         }
         return items

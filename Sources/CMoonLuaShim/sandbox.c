@@ -60,6 +60,162 @@ static void replace_with_text_mode(lua_State *L, const char *name, lua_CFunction
     lua_setglobal(L, name);
 }
 
+// MARK: Handlers a stop skips
+
+// A limit stops a script by raising from the count hook, and Lua keeps hooks off where the
+// raise happened: in a message handler it then calls, and in the to-be-closed variables of a
+// coroutine that died that way. Code there could never be stopped, so once a limit has
+// stopped the script, xpcall's handler is skipped and such coroutines are never closed.
+
+static int guarded_handler(lua_State *L) {
+    if (moon_stopped(L)) return 1;                              // the error, unchanged
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, 1);
+    return 1;
+}
+
+static int finish_xpcall(lua_State *L, int status, lua_KContext extra) {
+    if (status != LUA_OK && status != LUA_YIELD) {
+        lua_pushboolean(L, 0);
+        lua_pushvalue(L, -2);
+        return 2;
+    }
+    return lua_gettop(L) - (int)extra;
+}
+
+// xpcall(f, handler, ...) as Lua's, with the handler behind guarded_handler.
+static int guarded_xpcall(lua_State *L) {
+    int n = lua_gettop(L);
+    luaL_checktype(L, 2, LUA_TFUNCTION);
+    lua_pushvalue(L, 2);
+    lua_pushcclosure(L, guarded_handler, 1);
+    lua_replace(L, 2);                                          // f handler args...
+    lua_pushboolean(L, 1);
+    lua_pushvalue(L, 1);
+    lua_rotate(L, 3, 2);                                        // f handler true f args...
+    int status = lua_pcallk(L, n - 2, LUA_MULTRET, 2, 2, finish_xpcall);
+    return finish_xpcall(L, status, 2);
+}
+
+static const char *const STOPPED_THREADS = "moonreel.stoppedthreads";
+
+static int died_from_error(lua_State *co) {
+    int status = lua_status(co);
+    return status != LUA_OK && status != LUA_YIELD;
+}
+
+// Remembers (weakly) the coroutine at `index`, which a limit stopped.
+static void remember_stopped(lua_State *L, int index) {
+    index = lua_absindex(L, index);
+    if (lua_getfield(L, LUA_REGISTRYINDEX, STOPPED_THREADS) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_createtable(L, 0, 1);
+        lua_createtable(L, 0, 1);
+        lua_pushliteral(L, "k");
+        lua_setfield(L, -2, "__mode");
+        lua_setmetatable(L, -2);
+        lua_pushvalue(L, -1);
+        lua_setfield(L, LUA_REGISTRYINDEX, STOPPED_THREADS);
+    }
+    lua_pushvalue(L, index);
+    lua_pushboolean(L, 1);
+    lua_rawset(L, -3);
+    lua_pop(L, 1);
+}
+
+static int was_stopped(lua_State *L, int index) {
+    index = lua_absindex(L, index);
+    if (lua_getfield(L, LUA_REGISTRYINDEX, STOPPED_THREADS) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        return 0;
+    }
+    lua_pushvalue(L, index);
+    int stopped = lua_rawget(L, -2) != LUA_TNIL;
+    lua_pop(L, 2);
+    return stopped;
+}
+
+// coroutine.resume (upvalue 1), remembering a coroutine that a limit stopped.
+static int guarded_resume(lua_State *L) {
+    lua_State *co = lua_tothread(L, 1);
+    lua_pushvalue(L, 1);
+    lua_insert(L, 1);                                           // co co args...
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 2);                                           // co resume co args...
+    lua_call(L, lua_gettop(L) - 2, LUA_MULTRET);               // co ok results...
+    if (co && !lua_toboolean(L, 2) && died_from_error(co) && moon_stopped(L)) remember_stopped(L, 1);
+    return lua_gettop(L) - 1;
+}
+
+// A function made by coroutine.wrap: upvalue 1 the coroutine, 2 coroutine.resume.
+static int guarded_wrapped(lua_State *L) {
+    lua_State *co = lua_tothread(L, lua_upvalueindex(1));
+    lua_pushvalue(L, lua_upvalueindex(2));
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_rotate(L, 1, 2);                                        // resume co args...
+    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);               // ok results... | false error
+    if (lua_toboolean(L, 1)) return lua_gettop(L) - 1;
+    if (co && died_from_error(co)) {
+        if (moon_stopped(L)) {
+            remember_stopped(L, lua_upvalueindex(1));
+        } else {
+#if LUA_VERSION_RELEASE_NUM >= 50406
+            int status = lua_closethread(co, L);
+#else
+            int status = lua_resetthread(co);
+#endif
+            lua_xmove(co, L, 1);                                // the error after closing
+            if (status != LUA_ERRMEM && lua_type(L, -1) == LUA_TSTRING) {
+                luaL_where(L, 1);
+                lua_insert(L, -2);
+                lua_concat(L, 2);
+            }
+        }
+    }
+    return lua_error(L);
+}
+
+// coroutine.wrap(f), upvalue 1 coroutine.resume.
+static int guarded_wrap(lua_State *L) {
+    luaL_checktype(L, 1, LUA_TFUNCTION);
+    lua_State *co = lua_newthread(L);
+    lua_pushvalue(L, 1);
+    lua_xmove(L, co, 1);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_pushcclosure(L, guarded_wrapped, 2);
+    return 1;
+}
+
+// coroutine.close (upvalue 1), refused for a coroutine a limit stopped.
+static int guarded_close(lua_State *L) {
+    if (lua_type(L, 1) == LUA_TTHREAD && was_stopped(L, 1)) {
+        return luaL_error(L, "cannot close a coroutine that a limit stopped");
+    }
+    moon_charge(L, 0); // raises again if the script is stopped
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+    return lua_gettop(L);
+}
+
+// Replaces xpcall and coroutine.resume/wrap/close in the globals with the guarded ones.
+static void install_stop_guards(lua_State *L) {
+    lua_pushcfunction(L, guarded_xpcall);
+    lua_setglobal(L, "xpcall");
+    lua_getglobal(L, LUA_COLIBNAME);
+    lua_getfield(L, -1, "resume");                              // co resume
+    lua_pushvalue(L, -1);
+    lua_pushcclosure(L, guarded_resume, 1);
+    lua_setfield(L, -3, "resume");
+    lua_pushcclosure(L, guarded_wrap, 1);
+    lua_setfield(L, -2, "wrap");
+    lua_getfield(L, -1, "close");
+    lua_pushcclosure(L, guarded_close, 1);
+    lua_setfield(L, -2, "close");
+    lua_pop(L, 1);
+}
+
 // MARK: User libraries
 
 static void install_budgeted_patterns(lua_State *L) {
@@ -94,6 +250,7 @@ int moon_open_user_libraries(lua_State *L) {
     lua_pop(L, 2);
     install_budgeted_patterns(L);
     protect_string_metatable(L);
+    install_stop_guards(L);
     return 0;
 }
 
@@ -232,64 +389,24 @@ static int readonly(lua_State *L) {
     return 1;
 }
 
+// typeName(value): a Moonreel object's class ("Layer"), else the Lua type ("userdata").
+static int type_name(lua_State *L) {
+    luaL_checkany(L, 1);
+    if (lua_type(L, 1) == LUA_TUSERDATA && luaL_getmetafield(L, 1, "__name") == LUA_TSTRING) {
+        const char *name = lua_tostring(L, -1);
+        lua_pushstring(L, strncmp(name, "moonreel.", 9) == 0 ? name + 9 : name);
+        return 1;
+    }
+    lua_pushstring(L, luaL_typename(L, 1));
+    return 1;
+}
+
 // raiseFromScript(message): raises positioned at the nearest script line, skipping the
 // host's own "=[moonreel ...]" Lua code (so parameter errors name the caller's line).
 static int raise_from_script(lua_State *L) {
     luaL_checkstring(L, 1);
     lua_settop(L, 1);
     return moon_raise_from_script(L);
-}
-
-// MARK: Nested limits for effect calls
-
-// While an effect runs, the budget is the tighter of the caller's and the effect's own.
-// enterLimits(instructions|nil, seconds|nil) returns a to-be-closed guard; closing it (also
-// while an error unwinds) charges what the effect used to the caller and restores the
-// caller's limits. A limit the caller had already exhausted stays exhausted.
-typedef struct limit_guard {
-    moon_budget saved;
-    int64_t entry_left;
-    int open;
-} limit_guard;
-
-static const char *const GUARD_METATABLE = "moonreel.limitguard";
-
-static int close_limits(lua_State *L) {
-    limit_guard *guard = luaL_checkudata(L, 1, GUARD_METATABLE);
-    if (!guard->open) return 0;
-    guard->open = 0;
-    moon_budget *b = moon_budget_of(L);
-    int64_t used = guard->entry_left >= 0 ? guard->entry_left - b->instructions_left : 0;
-    int *interrupt = b->interrupt;
-    *b = guard->saved;
-    b->interrupt = interrupt;
-    if (b->instructions_left > 0) b->instructions_left = b->instructions_left > used ? b->instructions_left - used : 0;
-    return 0;
-}
-
-static int enter_limits(lua_State *L) {
-    lua_Integer instructions = luaL_optinteger(L, 1, -1);
-    lua_Number seconds = luaL_optnumber(L, 2, 0);
-    limit_guard *guard = lua_newuserdatauv(L, sizeof *guard, 0);
-    moon_budget *b = moon_budget_of(L);
-    guard->saved = *b;
-    guard->open = 1;
-    if (instructions > 0 && (b->instructions_left < 0 || instructions < b->instructions_left)) {
-        b->instructions_left = instructions;
-        b->instruction_limit = instructions;
-    }
-    double deadline = seconds > 0 ? moon_monotonic_now() + seconds : 0;
-    if (deadline > 0 && (b->deadline == 0 || deadline < b->deadline)) {
-        b->deadline = deadline;
-        b->time_limit = seconds;
-    }
-    guard->entry_left = b->instructions_left;
-    if (luaL_newmetatable(L, GUARD_METATABLE)) {
-        lua_pushcfunction(L, close_limits);
-        lua_setfield(L, -2, "__close");
-    }
-    lua_setmetatable(L, -2);
-    return 1;
 }
 
 int moon_sandbox_helpers(lua_State *L) {
@@ -301,12 +418,41 @@ int moon_sandbox_helpers(lua_State *L) {
         {"loadText", load_text},
         {"readonly", readonly},
         {"raiseFromScript", raise_from_script},
-        {"enterLimits", enter_limits},
-        {"openTable", luaopen_table},
-        {"openMath", luaopen_math},
-        {"openUtf8", luaopen_utf8},
-        {"openCoroutine", luaopen_coroutine},
+        {"typeName", type_name},
         {NULL, NULL}};
     luaL_newlib(L, helpers);
     return 1;
+}
+
+// The globals of an effect's own state: the base library without loading or collecting
+// (and with the sandbox's metatable functions), string without dump, table, math, utf8 and
+// coroutine; no io, os, debug or package. `require` comes from the effect glue.
+int moon_open_effect_libraries(lua_State *L) {
+    static const luaL_Reg libraries[] = {
+        {LUA_GNAME, luaopen_base}, {LUA_STRLIBNAME, luaopen_string}, {LUA_TABLIBNAME, luaopen_table},
+        {LUA_MATHLIBNAME, luaopen_math}, {LUA_UTF8LIBNAME, luaopen_utf8}, {LUA_COLIBNAME, luaopen_coroutine},
+        {NULL, NULL}};
+    for (const luaL_Reg *library = libraries; library->name; library++) {
+        luaL_requiref(L, library->name, library->func, 1);
+        lua_pop(L, 1);
+    }
+    static const char *const removed[] = {"dofile", "loadfile", "load", "warn", NULL};
+    for (const char *const *name = removed; *name; name++) {
+        lua_pushnil(L);
+        lua_setglobal(L, *name);
+    }
+    static const luaL_Reg replaced[] = {
+        {"setmetatable", sandbox_setmetatable}, {"getmetatable", sandbox_getmetatable},
+        {"collectgarbage", sandbox_collectgarbage}, {"rawset", sandbox_rawset}, {NULL, NULL}};
+    lua_pushglobaltable(L);
+    luaL_setfuncs(L, replaced, 0);
+    lua_pop(L, 1);
+    lua_getglobal(L, LUA_STRLIBNAME);
+    lua_pushnil(L);
+    lua_setfield(L, -2, "dump");
+    lua_pop(L, 1);
+    install_budgeted_patterns(L);
+    protect_string_metatable(L);
+    install_stop_guards(L);
+    return 0;
 }

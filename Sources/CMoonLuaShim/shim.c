@@ -23,6 +23,10 @@ static void push_script_where(lua_State *L) {
     else lua_pushliteral(L, "");
 }
 
+static int enter_host(lua_State *L);
+static void leave_host(lua_State *L, int was_host);
+static void raise_if_over_limit(lua_State *L);
+
 int moon_raise_from_script(lua_State *L) {
     push_script_where(L);
     lua_rotate(L, -2, 1);
@@ -32,7 +36,10 @@ int moon_raise_from_script(lua_State *L) {
 
 static int trampoline(lua_State *L) {
     moon_swift_fn fn = (moon_swift_fn)lua_touserdata(L, lua_upvalueindex(1));
+    int was_host = enter_host(L);
     int results = fn(L);
+    leave_host(L, was_host);
+    if (!was_host) raise_if_over_limit(L);
     if (results >= 0) return results;
     if (results == MOON_RAISE_VALUE) return lua_error(L);
     if (results == MOON_RAISE_FROM_SCRIPT) return moon_raise_from_script(L);
@@ -54,10 +61,19 @@ double moon_monotonic_now(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-// Allocator with a cap. Lua raises LUA_ERRMEM ("not enough memory") when it returns NULL.
+// Allocator with a cap. Lua raises LUA_ERRMEM ("not enough memory") when it returns NULL,
+// a longjmp that must never cross a Swift frame. So the cap holds only while Lua code runs
+// (under moon_pcall); while the host runs (Swift functions called from Lua, and the host
+// between calls) nothing is refused and the collector is paused, so no finalizer runs there
+// either. When a Swift function returns to Lua over the cap, the trampoline raises, from C.
 typedef struct moon_alloc_state {
     size_t used;
     size_t limit; // 0: unlimited
+    size_t engine_used; // engine objects made for this state's scripts (set by the host)
+    moon_sweeper sweeper; // recounts engine_used (objects freed since), or NULL
+    void *sweeper_context;
+    int host_running;
+    int collector_paused; // by the host, which restarts it when Lua runs again
     lua_State *main;
     int refusals;
     char refusal_position[LUA_IDSIZE + 24];
@@ -66,6 +82,7 @@ typedef struct moon_alloc_state {
 typedef struct moon_state_extra {
     moon_budget budget;
     moon_alloc_state alloc;
+    void *host_context;
 } moon_state_extra;
 
 // LUA_ERRMEM never reaches a message handler, so the script line is taken here, when the
@@ -88,6 +105,15 @@ static void note_refusal(moon_alloc_state *state) {
 #endif
 }
 
+// Whether `extra` more bytes of Lua heap fit under the cap beside the engine's objects;
+// before saying no, asks the host to forget engine objects freed since it last counted.
+static int fits(moon_alloc_state *state, size_t extra) {
+    if (state->used + state->engine_used + extra <= state->limit) return 1;
+    if (!state->sweeper) return 0;
+    state->sweeper(state->sweeper_context);
+    return state->used + state->engine_used + extra <= state->limit;
+}
+
 static void *capped_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     moon_alloc_state *state = ud;
     size_t old = ptr ? osize : 0; // when ptr is NULL, osize is a type tag
@@ -96,11 +122,16 @@ static void *capped_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
         state->used -= old;
         return NULL;
     }
-    if (state->limit && nsize > old && state->used - old + nsize > state->limit) {
+    if (state->limit && !state->host_running && nsize > old && !fits(state, nsize - old)) {
         note_refusal(state);
         return NULL;
     }
     void *p = realloc(ptr, nsize);
+    if (!p && state->host_running) {
+        // Lua would raise through Swift frames; the system itself is out of memory.
+        fputs("moonreel: the system is out of memory\n", stderr);
+        abort();
+    }
     if (p) state->used = state->used - old + nsize;
     return p;
 }
@@ -109,20 +140,90 @@ lua_State *moon_newstate(size_t memory_limit) {
     moon_state_extra *extra = calloc(1, sizeof *extra);
     if (!extra) return NULL;
     extra->alloc.limit = memory_limit;
+    extra->alloc.host_running = 1;
     extra->budget.instructions_left = -1;
     extra->budget.instruction_limit = -1;
     lua_State *L = lua_newstate(capped_alloc, &extra->alloc);
     if (!L) { free(extra); return NULL; }
     extra->alloc.main = L;
     *(moon_state_extra **)lua_getextraspace(L) = extra;
+    lua_gc(L, LUA_GCSTOP); // the host runs first
+    extra->alloc.collector_paused = 1;
     return L;
 }
 
 static moon_state_extra *extra_of(lua_State *L) { return *(moon_state_extra **)lua_getextraspace(L); }
+
+// The host takes over from Lua: nothing is refused from now on, and the collector pauses
+// (unless a script stopped it, or a finalizer runs, where lua_gc answers -1). Returns the
+// previous mark for leave_host.
+static int enter_host(lua_State *L) {
+    moon_alloc_state *alloc = &extra_of(L)->alloc;
+    int was_host = alloc->host_running;
+    if (!was_host && lua_gc(L, LUA_GCISRUNNING) == 1) {
+        lua_gc(L, LUA_GCSTOP);
+        alloc->collector_paused = 1;
+    }
+    alloc->host_running = 1;
+    return was_host;
+}
+
+static void leave_host(lua_State *L, int was_host) {
+    moon_alloc_state *alloc = &extra_of(L)->alloc;
+    alloc->host_running = was_host;
+    if (!was_host && alloc->collector_paused) {
+        alloc->collector_paused = 0;
+        lua_gc(L, LUA_GCRESTART);
+    }
+}
+
+// A Swift function that took the Lua heap over the cap fails as an allocation would have,
+// once it has returned (after a full collection, which may bring the heap back under).
+static void raise_if_over_limit(lua_State *L) {
+    moon_alloc_state *alloc = &extra_of(L)->alloc;
+    if (!alloc->limit || fits(alloc, 0)) return;
+    lua_gc(L, LUA_GCCOLLECT); // frees userdata, and so the engine objects only they held
+    if (fits(alloc, 0)) return;
+    note_refusal(alloc);
+    lua_pushliteral(L, "not enough memory"); // Lua keeps this string: pushing it allocates nothing
+    lua_error(L);
+}
+
+int moon_load(lua_State *L, const char *text, size_t size, const char *chunk_name) {
+    moon_alloc_state *alloc = &extra_of(L)->alloc;
+    int was_host = alloc->host_running;
+    alloc->host_running = 0; // lua_load is protected: a refusal comes back as a status
+    int status = luaL_loadbufferx(L, text, size, chunk_name, "t");
+    alloc->host_running = was_host;
+    return status;
+}
+
+// The reverse of the trampoline: the host hands over to Lua, under the cap.
+int moon_pcall(lua_State *L, int nargs, int nresults, int msgh) {
+    moon_alloc_state *alloc = &extra_of(L)->alloc;
+    int was_host = alloc->host_running;
+    alloc->host_running = 0;
+    if (alloc->collector_paused) {
+        alloc->collector_paused = 0;
+        lua_gc(L, LUA_GCRESTART);
+    }
+    int status = lua_pcallk(L, nargs, nresults, msgh, 0, NULL);
+    if (was_host) enter_host(L);
+    return status;
+}
 moon_budget *moon_budget_of(lua_State *L) { return &extra_of(L)->budget; }
 size_t moon_memory_used(lua_State *L) { return extra_of(L)->alloc.used; }
 size_t moon_memory_limit(lua_State *L) { return extra_of(L)->alloc.limit; }
 void moon_set_memory_limit(lua_State *L, size_t limit) { extra_of(L)->alloc.limit = limit; }
+void moon_set_engine_memory(lua_State *L, size_t bytes) { extra_of(L)->alloc.engine_used = bytes; }
+size_t moon_engine_memory(lua_State *L) { return extra_of(L)->alloc.engine_used; }
+void moon_set_memory_sweeper(lua_State *L, moon_sweeper sweeper, void *context) {
+    extra_of(L)->alloc.sweeper = sweeper;
+    extra_of(L)->alloc.sweeper_context = context;
+}
+void moon_set_host_context(lua_State *L, void *context) { extra_of(L)->host_context = context; }
+void *moon_host_context(lua_State *L) { return extra_of(L)->host_context; }
+int moon_host_is_running(lua_State *L) { return extra_of(L)->alloc.host_running; }
 int moon_memory_refusals(lua_State *L) { return extra_of(L)->alloc.refusals; }
 const char *moon_memory_refusal_position(lua_State *L) { return extra_of(L)->alloc.refusal_position; }
 void moon_clear_memory_refusals(lua_State *L) {
@@ -133,6 +234,7 @@ void moon_clear_memory_refusals(lua_State *L) {
 void moon_closestate(lua_State *L) {
     moon_state_extra *extra = extra_of(L);
     extra->alloc.limit = 0; // finalizers that run during close may allocate
+    extra->alloc.sweeper = NULL;
     lua_close(L);
     free(extra);
 }
@@ -147,32 +249,36 @@ void moon_clear_interrupt(moon_budget *budget) {
 
 #define HOOK_INTERVAL 1000
 
-// Writes why the script must stop into `message` and returns 1, or returns 0.
+// Writes why the script must stop into `message` and returns the reason, or returns
+// MOON_STOP_NONE.
 static int limit_reached(moon_budget *b, char *message, size_t size) {
     if (b->interrupt && __atomic_load_n(b->interrupt, __ATOMIC_SEQ_CST)) {
         snprintf(message, size, "interrupted");
-        return 1;
+        return MOON_STOP_INTERRUPTED;
     }
     if (b->instructions_left == 0) {
         snprintf(message, size, "script exceeded its instruction limit (%lld instructions)",
                  (long long)b->instruction_limit);
-        return 1;
+        return MOON_STOP_INSTRUCTIONS;
     }
     if (b->deadline > 0 && moon_monotonic_now() > b->deadline) {
         snprintf(message, size, b->time_limit >= 0.1 ? "script exceeded its time limit (%.1f s)"
                                                      : "script exceeded its time limit (%.3g s)",
                  b->time_limit);
-        return 1;
+        return MOON_STOP_TIME;
     }
-    return 0;
+    return MOON_STOP_NONE;
 }
+
+int moon_stopped(lua_State *L) { return moon_budget_of(L)->stop_reason != MOON_STOP_NONE; }
 
 static void count_hook(lua_State *L, lua_Debug *ar);
 
 // Raises the stop at `level`, after making every thread check before each instruction:
 // a pcall (or coroutine.resume) that catches the error is stopped again at its next
 // instruction, and so on up to the host, without running more than a few instructions.
-static int raise_stop(lua_State *L, int level, const char *message) {
+static int raise_stop(lua_State *L, int level, int reason, const char *message) {
+    moon_budget_of(L)->stop_reason = reason;
     lua_sethook(L, count_hook, LUA_MASKCOUNT, 1);
     lua_State *main = extra_of(L)->alloc.main;
     if (main != L) lua_sethook(main, count_hook, LUA_MASKCOUNT, 1);
@@ -194,7 +300,8 @@ static void count_hook(lua_State *L, lua_Debug *ar) {
     int interval = lua_gethookcount(L);
     spend(b, interval);
     char message[96];
-    if (limit_reached(b, message, sizeof message)) raise_stop(L, 0, message);
+    int reason = limit_reached(b, message, sizeof message);
+    if (reason) raise_stop(L, 0, reason, message);
     // The host rearmed the budget (or an effect's limit ended): back to the cheap rate.
     if (interval != HOOK_INTERVAL) lua_sethook(L, count_hook, LUA_MASKCOUNT, HOOK_INTERVAL);
 }
@@ -205,7 +312,8 @@ void moon_charge(lua_State *L, int64_t steps) {
     moon_budget *b = moon_budget_of(L);
     spend(b, steps);
     char message[96];
-    if (limit_reached(b, message, sizeof message)) raise_stop(L, 1, message);
+    int reason = limit_reached(b, message, sizeof message);
+    if (reason) raise_stop(L, 1, reason, message);
 }
 
 int moon_msghandler(lua_State *L) {

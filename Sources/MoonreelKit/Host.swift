@@ -14,6 +14,8 @@ public final class MoonreelHost {
         api = API(installingIn: scripts.lua)
         let readFiles = api.readFiles
         scripts.onFileRead = { readFiles.record($0) }
+        // Each effect's state gets an `av` of its own; the policy shows effects the safe part.
+        scripts.prepareEffectState = { state in state.keepAlive(API(installingIn: state)) }
     }
 
     public var lua: LuaState { scripts.lua }

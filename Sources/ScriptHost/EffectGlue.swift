@@ -1,39 +1,25 @@
-/// The Lua half of the effect host, run once per state (chunk "=[moonreel effects]", so
-/// errors skip its frames and name the script line that called in). It builds each
-/// effect's sandbox from the C pieces in sandbox.c, loads effects for `require`, and wraps
-/// what an effect returns in a read-only object that validates parameters before `apply`.
-/// Lua rather than Swift because it handles arbitrary Lua values (defaults, options) and
-/// lets errors unwind through Lua frames only.
+/// The Lua half of the effect host, run once in every state (chunk "=[moonreel effects]",
+/// so errors skip its frames and name the script line that called in). Each effect module
+/// runs in a Lua state of its own (see EffectBox.swift); there, this glue turns the state's
+/// globals into the sandbox, loads the module and checks its metadata. In a state that
+/// requires effects (the user script's, or an effect's), it wraps what `openEffect` hands
+/// over in a read-only object that validates parameters before calling `apply` in the
+/// effect's state. Lua rather than Swift because it handles arbitrary Lua values (defaults,
+/// options) and lets errors unwind through Lua frames only.
 let effectGlueSource = #"""
 local host = ...
 local C = host.helpers
-local findEffect = host.findEffect
-local limits = host.effectLimits
-local allowedGlobals = host.allowedGlobals
-local randomSeed = host.randomSeed
-local globals = host.globals
+local openEffect = host.openEffect
 
 -- Everything below is captured now, before any script runs, so no script can change
 -- what the host (or an effect) gets by replacing a global.
-local type, next, error, tostring, rawget, rawequal, setmetatable, getmetatable, require =
-      type, next, error, tostring, rawget, rawequal, setmetatable, getmetatable, require
+local type, next, error, tostring, rawget, rawequal, setmetatable =
+      type, next, error, tostring, rawget, rawequal, setmetatable
 local format, sub, gsub, match, byte = string.format, string.sub, string.gsub, string.match, string.byte
-local concat, insert, sort = table.concat, table.insert, table.sort
+local concat = table.concat
 local floor, huge, mathType, toInteger = math.floor, math.huge, math.type, math.tointeger
 local utf8Length, utf8Offset = utf8.len, utf8.offset
-local raise, enterLimits = C.raiseFromScript, C.enterLimits
-
-local safeBase = {
-  assert = assert, error = error, ipairs = ipairs, next = next, pairs = pairs, pcall = pcall,
-  print = print, rawequal = rawequal, rawget = rawget, rawlen = rawlen, select = select,
-  tonumber = tonumber, tostring = tostring, type = type, xpcall = xpcall, _VERSION = _VERSION,
-  setmetatable = C.setmetatable, getmetatable = C.getmetatable, collectgarbage = C.collectgarbage,
-  rawset = C.rawset,
-}
-local safeString = {}
-for name, f in next, string do
-  if name ~= "dump" then safeString[name] = f end
-end
+local raise = C.raiseFromScript
 
 local function copy(t)
   local result = {}
@@ -69,11 +55,7 @@ local function show(value)
   if kind == "string" then return quote(value) end
   if kind == "number" then return showNumber(value) end
   if kind == "boolean" or kind == "nil" then return tostring(value) end
-  if kind == "userdata" then
-    local metatable = getmetatable(value)
-    local name = type(metatable) == "table" and rawget(metatable, "__name")
-    if type(name) == "string" then return (gsub(name, "^moonreel%.", "")) end
-  end
+  if kind == "userdata" then return C.typeName(value) end
   if kind == "table" and rawget(value, 1) ~= nil then
     local items = {}
     for i = 1, 8 do
@@ -172,8 +154,9 @@ local function describe(module, definition, location)
     },
   }
   if info.fields.name == "" then info.fields.name = module end
-  info.apply = rawget(definition, "apply")
-  if info.apply ~= nil and type(info.apply) ~= "function" then fail("apply must be a function, got %s", show(info.apply)) end
+  local apply = rawget(definition, "apply")
+  if apply ~= nil and type(apply) ~= "function" then fail("apply must be a function, got %s", show(apply)) end
+  info.hasApply = apply ~= nil
   local parameters = rawget(definition, "parameters")
   info.declaresParameters = parameters ~= nil
   if parameters ~= nil and type(parameters) ~= "table" then fail("parameters must be a list of tables, got %s", show(parameters)) end
@@ -211,27 +194,31 @@ local function describe(module, definition, location)
     info.byName[name] = parameter
     index = index + 1
   end
-  return info
+  return info, apply
 end
 
--- Loading -------------------------------------------------------------------------------
-
-local wrappers = setmetatable({}, { __mode = "k" })  -- wrapper -> info, for describing
-
-local function runLimited(f, ...)
-  local guard <close> = enterLimits(limits.instructions, limits.seconds)
-  return f(...)
-end
-
-local function wrap(module, definition, location)
-  if type(definition) ~= "table" then
-    raise(format('effect "%s" must return a table, got %s', module, show(definition)))
+local function description(info)
+  local parameters = {}
+  for i, p in next, info.parameters do
+    parameters[i] = {
+      name = p.name, type = p.type, min = p.min, max = p.max, doc = p.doc, required = p.required,
+      default = p.default ~= nil and show(p.default) or nil,
+    }
   end
-  local info = describe(module, definition, location)
+  local result = copy(info.fields)
+  result.module, result.location, result.parameters = info.module, info.location, parameters
+  return result
+end
+
+-- Wrapping an effect for its caller -----------------------------------------------------
+
+-- `info` is the effect's checked metadata; `applyInEffect` and `fieldOfEffect` run in the
+-- effect's own state, under its limits.
+local function wrap(module, info, applyInEffect, fieldOfEffect)
   local wrapper = {}
   local function invoke(options, ...)
-    if info.apply == nil then raise(format('effect "%s" has no apply function', module)) end
-    return runLimited(info.apply, validate(info, options), ...)
+    if not info.hasApply then raise(format('effect "%s" has no apply function', module)) end
+    return applyInEffect(validate(info, options), ...)
   end
   local function apply(first, ...)   -- lyrics.apply(opts, ...) and lyrics:apply(opts, ...)
     if rawequal(first, wrapper) then return invoke(...) end
@@ -248,8 +235,8 @@ local function wrap(module, definition, location)
       end
       local field = info.fields[key]
       if field ~= nil then return field end
-      -- Other fields (helpers of a library effect) are shared too: tables only read-only.
-      field = rawget(definition, key)
+      -- Other fields (helpers of a library effect) are shared too: tables as read-only copies.
+      field = fieldOfEffect(key)
       if type(field) == "table" then return C.readonly(field, nil, module .. "." .. tostring(key)) end
       return field
     end,
@@ -257,81 +244,73 @@ local function wrap(module, definition, location)
     __tostring = function() return format('effect "%s" %s', module, info.fields.version) end,
     __metatable = false,
   })
-  wrappers[wrapper] = info
   return wrapper
 end
 
-local function newEnvironment()
-  local env = copy(safeBase)
-  env._G = env
-  env.string = copy(safeString)
-  env.table = C.openTable()
-  env.utf8 = C.openUtf8()
-  env.coroutine = C.openCoroutine()
-  env.math = C.openMath()
-  env.math.randomseed(randomSeed)
-  for name, fields in next, allowedGlobals do
-    local real = rawget(globals, name)
-    if type(real) == "table" then env[name] = C.readonly(real, fields, name) end
-  end
-  local av = env.av
-  env.require = function(module)
-    if module == "moonreel" then
-      if av == nil then raise("module 'moonreel' not found: the av API is not available to effects") end
-      return av
+local function requireEffect(module)
+  return wrap(module, openEffect(module))
+end
+
+if host.role == "script" then
+  -- First in package.searchers: "effects.NAME" always ends here (found, or an error naming
+  -- the places searched), so no later searcher can load an effect as trusted code.
+  local globals = host.globals
+  local function searcher(name)
+    if name == "moonreel" then
+      local av = rawget(globals, "av")
+      if av == nil then return "no av API registered" end
+      return function() return av end, ":moonreel:"
     end
-    if type(module) ~= "string" or sub(module, 1, 8) ~= "effects." then
-      raise(format('effects can only require "effects.NAME" and "moonreel", not %s', show(module)))
-    end
-    return require(module)
+    if type(name) ~= "string" or sub(name, 1, 8) ~= "effects." then return nil end
+    return function() return requireEffect(sub(name, 9)) end, name
   end
-  return env
+  table.insert(package.searchers, 1, searcher)
+  return {}
 end
 
--- Loads an effect found by findEffect into a new sandbox and wraps its result.
-local function loadEffect(module, found)
-  local chunk, message = C.loadText(found.source, found.chunkName, newEnvironment())
-  if not chunk then error(message, 0) end
-  return wrap(module, runLimited(chunk, "effects." .. module), found.location)
-end
+-- An effect's own state ------------------------------------------------------------------
 
-local function find(module)
-  local source, chunkName, location = findEffect(module)
-  return { source = source, chunkName = chunkName, location = location }
+-- The globals are the sandbox (see moon_open_effect_libraries); tables the host installed
+-- (such as av) become read-only views of the fields allowed.
+local globals = _G
+math.randomseed(host.randomSeed)
+for name, fields in next, host.allowedGlobals do
+  local real = rawget(globals, name)
+  if type(real) == "table" then globals[name] = C.readonly(real, fields, name) end
 end
-
--- First in package.searchers: "effects.NAME" always ends here (found, or an error naming
--- the places searched), so no later searcher can load an effect as trusted code.
-local function searcher(name)
-  if name == "moonreel" then
-    local av = rawget(globals, "av")
-    if av == nil then return "no av API registered" end
-    return function() return av end, ":moonreel:"
+local av = rawget(globals, "av")
+local loaded = {}
+globals.require = function(module)
+  if module == "moonreel" then
+    if av == nil then raise("module 'moonreel' not found: the av API is not available to effects") end
+    return av
   end
-  if type(name) ~= "string" or sub(name, 1, 8) ~= "effects." then return nil end
-  local module = sub(name, 9)
-  return function() return loadEffect(module, find(module)) end, name
-end
-insert(package.searchers, 1, searcher)
-
-local function description(info)
-  local parameters = {}
-  for i, p in next, info.parameters do
-    parameters[i] = {
-      name = p.name, type = p.type, min = p.min, max = p.max, doc = p.doc, required = p.required,
-      default = p.default ~= nil and show(p.default) or nil,
-    }
+  if type(module) ~= "string" or sub(module, 1, 8) ~= "effects." then
+    raise(format('effects can only require "effects.NAME" and "moonreel", not %s', show(module)))
   end
-  local result = copy(info.fields)
-  result.module, result.location, result.parameters = info.module, info.location, parameters
-  return result
+  local wrapper = loaded[module]
+  if wrapper == nil then
+    wrapper = requireEffect(sub(module, 9))
+    loaded[module] = wrapper
+  end
+  return wrapper
 end
 
+local definition, info, applyFunction
 return {
-  -- Loads an effect afresh (not from package.loaded) and describes it, for listings
-  -- and install checks.
-  inspect = function(module)
-    return description(wrappers[loadEffect(module, find(module))])
+  -- Runs the effect's chunk and checks what it returns; the metadata goes to the caller.
+  load = function(source, chunkName, module, location)
+    local chunk, message = C.loadText(source, chunkName, globals)
+    if not chunk then error(message, 0) end
+    definition = chunk("effects." .. module)
+    if type(definition) ~= "table" then
+      raise(format('effect "%s" must return a table, got %s', module, show(definition)))
+    end
+    info, applyFunction = describe(module, definition, location)
+    return info
   end,
+  apply = function(params, ...) return applyFunction(params, ...) end,
+  field = function(key) return rawget(definition, key) end,
+  description = function() return description(info) end,
 }
 """#

@@ -16,18 +16,23 @@ public struct RunLimits: Sendable, Equatable {
 
 /// Every limit a `ScriptHost` enforces, as the CLI fills them from its flags.
 public struct ScriptLimits: Sendable, Equatable {
-    /// Bytes the Lua heap of the whole state (user script and the effects it loads) may hold.
+    /// Bytes the user script's Lua heap and the engine objects it made may hold.
     public var memory: Int
+    /// The same for each effect module, which runs in a state of its own.
+    public var effectMemory: Int
     /// For the user script's run. None by default: an export may rightly take an hour,
     /// and Ctrl-C stops a runaway script.
     public var script: RunLimits
-    /// For each effect call (loading an effect, or calling it), nested inside the script's:
-    /// effects come from strangers and only build descriptions, which takes milliseconds.
+    /// For each call into an effect (loading it, calling it or a function it returned),
+    /// bounded by what is left of the caller's: effects come from strangers and only build
+    /// descriptions, which takes milliseconds.
     public var effect: RunLimits
 
-    public init(memory: Int = 1 << 30, script: RunLimits = .unlimited,
+    /// `effectMemory` defaults to `memory`, at most 256 MiB.
+    public init(memory: Int = 1 << 30, effectMemory: Int? = nil, script: RunLimits = .unlimited,
                 effect: RunLimits = RunLimits(instructions: 1_000_000_000, seconds: 5)) {
         self.memory = memory
+        self.effectMemory = effectMemory ?? min(memory, 256 << 20)
         self.script = script
         self.effect = effect
     }

@@ -84,6 +84,17 @@ public struct LuaCall {
         return object
     }
 
+    /// As `object`, for an argument the call changes (a layer it adopts as a sublayer): in
+    /// an effect, it must be one the effect owns.
+    public func changedObject<T: AnyObject>(_ index: Int32, _ luaClass: LuaClass, as type: T.Type = T.self) throws -> T {
+        let object: T = try object(index, luaClass)
+        if let state = LuaState.from(L), !state.mayChange(object) {
+            throw argumentError(index, "this \(luaClass.name) came from the script (or another effect) and is read-only "
+                                + "in this effect; build your own and return it")
+        }
+        return object
+    }
+
     public func optionalObject<T: AnyObject>(_ index: Int32, _ luaClass: LuaClass, as type: T.Type = T.self) throws -> T? {
         isNoneOrNil(index) ? nil : try object(index, luaClass, as: type)
     }
@@ -108,13 +119,18 @@ public struct LuaCall {
         }
     }
 
-    /// Pushes `table[i]` (1-based) and returns its Lua type; pop it when done.
+    /// Pushes `table[i]` (1-based) and returns its Lua type; pop it when done. Raw: no
+    /// metamethod runs (one could raise an error through the Swift frames calling this).
     @discardableResult
-    public func pushElement(of index: Int32, _ i: Int) -> Int32 { lua_geti(L, index, lua_Integer(i)) }
+    public func pushElement(of index: Int32, _ i: Int) -> Int32 { lua_rawgeti(L, index, lua_Integer(i)) }
 
-    /// Pushes `table.name` and returns its Lua type; pop it when done.
+    /// Pushes `table.name` and returns its Lua type; pop it when done. Raw, as `pushElement`.
     @discardableResult
-    public func pushField(of index: Int32, _ name: String) -> Int32 { lua_getfield(L, index, name) }
+    public func pushField(of index: Int32, _ name: String) -> Int32 {
+        let table = lua_absindex(L, index)
+        LuaState.push(L, name)
+        return lua_rawget(L, table)
+    }
 
     public func rawLength(_ index: Int32) -> Int { Int(lua_rawlen(L, index)) }
     public func pop(_ n: Int32 = 1) { moon_pop(L, n) }

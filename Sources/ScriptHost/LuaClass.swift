@@ -16,14 +16,17 @@ public struct LuaProperty {
     }
 }
 
-/// A method: a Swift function whose argument 1 is `self`, and a line of help.
+/// A method: a Swift function whose argument 1 is `self`, and a line of help. A read-only
+/// method changes nothing (it may be called on another state's object in an effect).
 public struct LuaMethod {
     public let name: String
     public let doc: String
+    public let readOnly: Bool
     public let body: LuaFunction
-    public init(_ name: String, doc: String = "", _ body: @escaping LuaFunction) {
+    public init(_ name: String, doc: String = "", readOnly: Bool = false, _ body: @escaping LuaFunction) {
         self.name = name
         self.doc = doc
+        self.readOnly = readOnly
         self.body = body
     }
 }
@@ -39,19 +42,25 @@ public final class LuaClass {
     public private(set) var methods: [LuaMethod] = []
     public private(set) var properties: [String: LuaProperty] = [:]
     public var describe: (AnyObject) -> String
+    /// Bytes an object's own storage takes (not the objects it refers to): what it counts
+    /// against the memory cap of the state that owns it.
+    public var footprint: (AnyObject) -> Int = { _ in 256 }
 
     public init(_ name: String, parent: LuaClass? = nil, doc: String = "") {
         self.name = name
         self.parent = parent
         self.doc = doc
         self.describe = { _ in name }
-        if let parent { describe = parent.describe }
+        if let parent {
+            describe = parent.describe
+            footprint = parent.footprint
+        }
     }
 
     var metatableName: String { "moonreel.\(name)" }
 
-    public func method(_ name: String, doc: String = "", _ body: @escaping LuaFunction) {
-        methods.append(LuaMethod(name, doc: doc, body))
+    public func method(_ name: String, doc: String = "", readOnly: Bool = false, _ body: @escaping LuaFunction) {
+        methods.append(LuaMethod(name, doc: doc, readOnly: readOnly, body))
     }
 
     /// Sets the help line of properties defined without one (several at once, at the end of
@@ -69,7 +78,7 @@ public final class LuaClass {
         guard let method = methods.first(where: { $0.name == existing }) else {
             preconditionFailure("alias \(name): \(self.name) has no method \(existing)")
         }
-        methods.append(LuaMethod(name, doc: "the same as \(existing) (Apple's name)", method.body))
+        methods.append(LuaMethod(name, doc: "the same as \(existing) (Apple's name)", readOnly: method.readOnly, method.body))
     }
 
     public func property(_ name: String, doc: String = "", get: @escaping (LuaCall, AnyObject) throws -> Void,
@@ -96,26 +105,33 @@ public final class LuaClass {
 
         lua_createtable(L, 0, Int32(allMethods.count))                // mt methods
         for method in allMethods {
-            state.setFunction(method.name, method.body)
+            let body = method.body
+            let name = method.name
+            let changes = !method.readOnly
+            state.setFunction(method.name) { [unowned self] call in
+                try guarded(call, member: ":\(name)", changes: changes) { try body(call) }
+            }
         }
         lua_setfield(L, -2, "__methods")                              // mt
 
         let properties = allProperties
         let className = name
-        state.setFunction("__index", qualifiedName: "__index") { call in
+        state.setFunction("__index", qualifiedName: "__index") { [unowned self] call in
             guard call.type(2) == LUA_TSTRING else { call.pushNil(); return 1 }
             let key = try call.string(2)
             lua_getmetatable(call.L, 1)
-            lua_getfield(call.L, -1, "__methods")
-            if lua_getfield(call.L, -1, key) != LUA_TNIL { return 1 }
+            LuaState.rawField(call.L, -1, "__methods")
+            if LuaState.rawField(call.L, -1, key) != LUA_TNIL { return 1 }
             call.pop(3)
             guard let property = properties[key], let object = LuaState.objectInUserdata(call.L, 1) else {
                 throw LuaArgumentError("\(className) has no property or method '\(key.prefix(60))'")
             }
-            try property.get(call, object)
-            return 1
+            return try guarded(call, member: ".\(key)", changes: false) {
+                try property.get(call, object)
+                return 1
+            }
         }
-        state.setFunction("__newindex", qualifiedName: "__newindex") { call in
+        state.setFunction("__newindex", qualifiedName: "__newindex") { [unowned self] call in
             let key = try call.string(2)
             guard let property = properties[key], let object = LuaState.objectInUserdata(call.L, 1) else {
                 throw LuaArgumentError("\(className) has no property '\(key.prefix(60))'")
@@ -123,14 +139,16 @@ public final class LuaClass {
             guard let setter = property.set else {
                 throw LuaArgumentError("property '\(key)' of \(className) is read-only")
             }
-            do {
-                try setter(call, object, 3)
-            } catch let error as LuaArgumentError where error.message.hasPrefix("bad argument") {
-                // Setters reuse argument checks; say which property was wrong instead.
-                let reason = error.message.firstIndex(of: "(").map { String(error.message[$0...]) } ?? error.message
-                throw LuaArgumentError("bad value for \(className).\(key) \(reason)")
+            return try guarded(call, member: ".\(key)", changes: true) {
+                do {
+                    try setter(call, object, 3)
+                } catch let error as LuaArgumentError where error.message.hasPrefix("bad argument") {
+                    // Setters reuse argument checks; say which property was wrong instead.
+                    let reason = error.message.firstIndex(of: "(").map { String(error.message[$0...]) } ?? error.message
+                    throw LuaArgumentError("bad value for \(className).\(key) \(reason)")
+                }
+                return 0
             }
-            return 0
         }
         let describe = self.describe
         state.setFunction("__tostring", qualifiedName: "tostring") { call in
@@ -138,16 +156,36 @@ public final class LuaClass {
             call.push(describe(object))
             return 1
         }
-        lua_pushcclosure(L, { L in
-            // Release the Swift object; nil the slot so a resurrected userdata is inert.
-            guard let L, let slot = lua_touserdata(L, 1) else { return 0 }
-            if let raw = slot.load(as: UnsafeMutableRawPointer?.self) {
-                Unmanaged<AnyObject>.fromOpaque(raw).release()
-                slot.storeBytes(of: nil, as: UnsafeMutableRawPointer?.self)
-            }
-            return 0
-        }, 0)
+        lua_pushcclosure(L, LuaState.releaseObjectInUserdata, 0)
         lua_setfield(L, -2, "__gc")
         moon_pop(L, 1)
+    }
+
+    /// Runs a method or property of the object at index 1 under the rules of `EngineObjects`:
+    /// in a sandboxed state, only the state's own objects may change; reading another
+    /// state's object leaves what it reaches with that state. What changed is reweighed.
+    private func guarded(_ call: LuaCall, member: String, changes: Bool, _ body: () throws -> Int32) throws -> Int32 {
+        guard let state = LuaState.from(call.L), changes || state.isSandboxed,
+              let object = LuaState.object(call.L, at: 1, of: self) else {
+            return try body()
+        }
+        let owner = state.engineObjects.owner(of: object)
+        let isForeign = state.isSandboxed && owner !== state
+        if changes {
+            if isForeign { throw LuaArgumentError(LuaClass.readOnlyMessage(name, member: member)) }
+            let results = try body()
+            state.engineObjects.charge(object, bytes: footprint(object), to: state)
+            return results
+        }
+        guard isForeign else { return try body() }
+        let saved = state.reaching
+        state.reaching = .through(owner)
+        defer { state.reaching = saved }
+        return try body()
+    }
+
+    static func readOnlyMessage(_ className: String, member: String) -> String {
+        "\(className)\(member) is refused: this \(className) came from the script (or another effect) "
+            + "and is read-only in this effect; build your own and return it"
     }
 }

@@ -15,7 +15,7 @@ public struct LuaError: Error, CustomStringConvertible, Sendable {
         self.kind = kind
         self.message = message.oneLine
         self.traceback = traceback
-        self.stop = stop ?? ScriptStop(message: message)
+        self.stop = stop
         (file, line) = LuaError.position(in: message)
     }
 
@@ -31,22 +31,10 @@ public struct LuaError: Error, CustomStringConvertible, Sendable {
     }
 }
 
-/// Why a script was stopped from outside its own logic.
+/// Why a script was stopped from outside its own logic: read from the state's budget (or
+/// its memory refusals), never from the message, which a script could imitate.
 public enum ScriptStop: String, Sendable {
     case memoryLimit, instructionLimit, timeLimit, interrupted
-
-    /// Recognizes the messages the count hook and the pattern matcher raise (shim.c).
-    init?(message: String) {
-        if message.hasSuffix(": interrupted") || message == "interrupted" {
-            self = .interrupted
-        } else if message.contains("script exceeded its time limit (") {
-            self = .timeLimit
-        } else if message.contains("script exceeded its instruction limit (") {
-            self = .instructionLimit
-        } else {
-            return nil
-        }
-    }
 }
 
 /// Thrown by Swift functions called from Lua; the dispatcher turns it into a Lua error

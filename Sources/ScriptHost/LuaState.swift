@@ -14,31 +14,18 @@ final class FunctionBox {
     }
 }
 
-/// The one entry point for every Swift function Lua calls. Errors never longjmp from here:
-/// they are returned as a marker and raised by the C trampoline, after Swift has cleaned up.
+/// The one entry point for every Swift function Lua calls.
 private let dispatch: moon_swift_fn = { L in
     guard let L, let raw = lua_touserdata(L, moon_upvalueindex(2)) else { return 0 }
     let box = Unmanaged<FunctionBox>.fromOpaque(raw).takeUnretainedValue()
-    do {
-        return try box.body(LuaCall(L, functionName: box.name))
-    } catch is LuaPassthroughError {
-        return MOON_RAISE_VALUE
-    } catch let error as LuaError {
-        LuaState.push(L, error.message)
-        return MOON_RAISE_VALUE
-    } catch let error as PositionedFromScript {
-        LuaState.push(L, error.message.oneLine)
-        return MOON_RAISE_FROM_SCRIPT
-    } catch {
-        LuaState.push(L, "\(error)".oneLine)
-        return MOON_RAISE
-    }
+    return LuaState.returning(L) { try box.body(LuaCall(L, functionName: box.name)) }
 }
 
 /// An error whose position should be the user's script line, not that of bundled Lua sugar.
-public struct PositionedFromScript: Error {
+public struct PositionedFromScript: Error, CustomStringConvertible {
     public let message: String
     public init(_ message: String) { self.message = message }
+    public var description: String { message }
 }
 
 /// One Lua 5.4 state. Confined to one thread; closing it runs every pending `__gc`.
@@ -46,39 +33,137 @@ public final class LuaState {
     public let L: OpaquePointer
     private var boxes: [FunctionBox] = []
     private var classes: [String: LuaClass] = [:]
-    private let interruptFlag = InterruptFlag()
+    private var interruptFlag = InterruptFlag()
     private var configuredMemoryLimit: Int
-    /// How many `load`/`call`s are running; the memory cap applies only inside them.
+    /// How many `load`/`call`s are running (refusals are counted from the outermost).
     private var protectedDepth = 0
+    /// Objects that must live as long as the state (an API registered in it).
+    private var attachments: [AnyObject] = []
 
-    /// - Parameter memoryLimit: bytes the Lua heap may hold (0: unlimited).
-    public init(memoryLimit: Int = 0) throws {
-        // The cap is armed only inside protected calls (see `protected`), so the state
-        // starts without one.
-        guard let state = moon_newstate(0) else {
+    /// Owners and weights of the engine objects this state's scripts reached (shared by the
+    /// states of one host).
+    public let engineObjects: EngineObjects
+    /// Bytes of engine objects this state owns; they count against its memory cap.
+    var engineBytes = 0 {
+        didSet { moon_set_engine_memory(L, max(0, engineBytes)) }
+    }
+    /// A sandboxed (effect) state may change only the engine objects it owns.
+    public let isSandboxed: Bool
+    /// Who owns objects this state reaches for the first time: itself, or, while a property
+    /// or read-only method of another state's object runs, that state (nil if it is gone).
+    enum Reach {
+        case own
+        case through(LuaState?)
+    }
+    var reaching = Reach.own
+    /// Set when an error that came from another state (an effect) was a stop by a limit, so
+    /// that the error this state raises with that message keeps its kind.
+    var foreignStop: (message: String, stop: ScriptStop)?
+    /// An effect's state: its module name (for messages) and the limits of each call into it.
+    public internal(set) var effectName: String?
+    var entryLimits: RunLimits?
+    var entryDepth = 0
+    /// Registry references that proxies in other states no longer need.
+    private var releasedReferences: [Int32] = []
+
+    /// - Parameters:
+    ///   - memoryLimit: bytes the Lua heap and this state's engine objects may hold (0: unlimited).
+    ///   - engineObjects: shared with the other states of the same host.
+    ///   - sandboxed: for effect states, which may change only the objects they made.
+    public init(memoryLimit: Int = 0, engineObjects: EngineObjects = EngineObjects(), sandboxed: Bool = false) throws {
+        // The cap holds only while Lua code runs (see `moon_pcall`); host code is never refused.
+        guard let state = moon_newstate(memoryLimit) else {
             throw LuaError(kind: .memory, message: "cannot create a Lua state: out of memory")
         }
         L = state
         configuredMemoryLimit = memoryLimit
+        self.engineObjects = engineObjects
+        isSandboxed = sandboxed
         moon_set_interrupt_flag(moon_budget_of(L), interruptFlag.pointer)
         moon_install_hook(L)
+        moon_set_host_context(L, Unmanaged.passUnretained(self).toOpaque())
+        moon_set_memory_sweeper(L, sweepEngineObjects, Unmanaged.passUnretained(self).toOpaque())
         installObjectCache()
+    }
+
+    /// The `LuaState` that `L` (or a coroutine of it) belongs to.
+    public static func from(_ L: OpaquePointer) -> LuaState? {
+        moon_host_context(L).map { Unmanaged<LuaState>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    /// Runs the body of a Swift function called from Lua. Errors never longjmp from here:
+    /// they are returned as a marker and raised by the C trampoline, after Swift has cleaned up.
+    static func returning(_ L: OpaquePointer, _ body: () throws -> Int32) -> Int32 {
+        do {
+            return try body()
+        } catch is LuaPassthroughError {
+            return MOON_RAISE_VALUE
+        } catch let error as LuaError {
+            push(L, error.message)
+            return MOON_RAISE_VALUE
+        } catch let error as PositionedFromScript {
+            push(L, error.message.oneLine)
+            return MOON_RAISE_FROM_SCRIPT
+        } catch {
+            push(L, "\(error)".oneLine)
+            return MOON_RAISE
+        }
+    }
+
+    /// `__gc` of userdata holding a retained Swift object: releases it, and empties the slot
+    /// so a resurrected userdata is inert.
+    static let releaseObjectInUserdata: lua_CFunction = { L in
+        guard let L, let slot = lua_touserdata(L, 1) else { return 0 }
+        if let raw = slot.load(as: UnsafeMutableRawPointer?.self) {
+            Unmanaged<AnyObject>.fromOpaque(raw).release()
+            slot.storeBytes(of: nil, as: UnsafeMutableRawPointer?.self)
+        }
+        return 0
+    }
+
+    /// Frees a registry reference later, when this state's own code is not in the middle of
+    /// anything (the proxy holding it was collected by another state).
+    func releaseLater(_ reference: Int32) { releasedReferences.append(reference) }
+
+    func releaseReferences() {
+        for reference in releasedReferences { luaL_unref(L, MOON_LUA_REGISTRYINDEX, reference) }
+        releasedReferences.removeAll()
+    }
+
+    /// Keeps `object` alive as long as the state (an API whose functions it holds).
+    public func keepAlive(_ object: AnyObject) { attachments.append(object) }
+
+    /// Makes `other`'s interrupter stop this state too (an effect's state, its host's script).
+    func shareInterrupts(with other: LuaState) {
+        interruptFlag = other.interruptFlag
+        moon_set_interrupt_flag(budget, interruptFlag.pointer)
     }
 
     deinit {
         moon_closestate(L)
     }
 
+    /// Which limit, if any, has stopped the script running here (until the budget is rearmed).
+    public var stop: ScriptStop? {
+        switch Int(budget.pointee.stop_reason) {
+        case MOON_STOP_INTERRUPTED: .interrupted
+        case MOON_STOP_INSTRUCTIONS: .instructionLimit
+        case MOON_STOP_TIME: .timeLimit
+        default: nil
+        }
+    }
+
     public var budget: UnsafeMutablePointer<moon_budget> { moon_budget_of(L) }
     public var memoryUsed: Int { moon_memory_used(L) }
-    /// Bytes the Lua heap may hold while Lua code runs (0: unlimited). Host code that works
-    /// the stack between runs is not capped: Lua would have no handler to report it to, and
-    /// an allocation error there aborts the process.
+    /// Bytes the Lua heap may hold while Lua code runs (0: unlimited). Host code (Swift
+    /// functions and the host between runs) is not capped: an allocation error there would
+    /// longjmp through Swift frames. A Swift function that leaves the heap over the cap
+    /// fails as the allocation would have when it returns to Lua.
     public var memoryLimit: Int {
         get { configuredMemoryLimit }
         set {
             configuredMemoryLimit = newValue
-            if protectedDepth > 0 { moon_set_memory_limit(L, newValue) }
+            moon_set_memory_limit(L, newValue)
         }
     }
 
@@ -95,28 +180,24 @@ public final class LuaState {
         budget.pointee.instructions_left = Int64(limits.instructions ?? -1)
         budget.pointee.time_limit = limits.seconds ?? 0
         budget.pointee.deadline = limits.seconds.map { moon_monotonic_now() + $0 } ?? 0
+        budget.pointee.stop_reason = 0
+        foreignStop = nil
         defer {
             budget.pointee.instructions_left = -1
             budget.pointee.instruction_limit = -1
             budget.pointee.deadline = 0
+            budget.pointee.stop_reason = 0
             moon_clear_interrupt(budget)
             moon_install_hook(L)
         }
         return try body()
     }
 
-    /// Arms the memory cap around a `load` or `call` (nested calls from Swift functions
-    /// that Lua called keep it armed), and forgets old refusals when the outermost begins.
+    /// Forgets old memory refusals when the outermost `load` or `call` begins.
     private func protected<T>(_ body: () throws -> T) rethrows -> T {
-        if protectedDepth == 0 {
-            moon_clear_memory_refusals(L)
-            moon_set_memory_limit(L, configuredMemoryLimit)
-        }
+        if protectedDepth == 0 { moon_clear_memory_refusals(L) }
         protectedDepth += 1
-        defer {
-            protectedDepth -= 1
-            if protectedDepth == 0 { moon_set_memory_limit(L, 0) }
-        }
+        defer { protectedDepth -= 1 }
         return try body()
     }
 
@@ -154,7 +235,7 @@ public final class LuaState {
                            + String(cString: moon_binary_chunk_refused))
         }
         let status = protected {
-            luaL_loadbufferx(L, bytes.baseAddress?.assumingMemoryBound(to: CChar.self), bytes.count, chunkName, "t")
+            moon_load(L, bytes.baseAddress?.assumingMemoryBound(to: CChar.self), bytes.count, chunkName)
         }
         if status != LUA_OK { throw popError(status: status) }
     }
@@ -208,7 +289,8 @@ public final class LuaState {
         if let limited = memoryLimitMessage(for: message) {
             return LuaError(kind: .memory, message: limited, traceback: traceback, stop: .memoryLimit)
         }
-        return LuaError(kind: kind, message: message, traceback: traceback)
+        let foreign = foreignStop.flatMap { message.hasSuffix($0.message) ? $0.stop : nil }
+        return LuaError(kind: kind, message: message, traceback: traceback, stop: stop ?? foreign)
     }
 
     /// Lua says "not enough memory" without a position (LUA_ERRMEM reaches no message
@@ -260,5 +342,20 @@ public final class LuaState {
     }
 
     public func push(_ object: AnyObject, as luaClass: LuaClass) { LuaState.push(L, object, as: luaClass) }
+
+    /// Records an object pushed for the first time: it belongs to this state (or to the one
+    /// it was reached through).
+    func adopt(_ object: AnyObject, as luaClass: LuaClass) {
+        guard !engineObjects.isKnown(object) else { return }
+        switch reaching {
+        case .own: engineObjects.charge(object, bytes: luaClass.footprint(object), to: self)
+        case .through(let owner): engineObjects.charge(object, bytes: luaClass.footprint(object), to: owner)
+        }
+    }
+
+    /// Whether scripts in this state may change `object` (always, unless sandboxed).
+    public func mayChange(_ object: AnyObject) -> Bool {
+        !isSandboxed || engineObjects.owner(of: object) === self
+    }
     public func object(at index: Int32, of luaClass: LuaClass) -> AnyObject? { LuaState.object(L, at: index, of: luaClass) }
 }

@@ -1,10 +1,11 @@
 import CMoonLua
 import CMoonLuaShim
 
-/// A Lua state set up for Moonreel's two trust levels: the user script it runs is trusted
-/// like a shell script (every standard library, text chunks only); effect scripts that the
-/// script `require`s run sandboxed (see EffectGlue.swift). Register the `av` API on `lua`
-/// before running anything; effects see the part of it `effectPolicy` allows.
+/// Lua set up for Moonreel's two trust levels: the user script it runs is trusted like a
+/// shell script (every standard library, text chunks only); each effect module the script
+/// `require`s runs sandboxed in a Lua state of its own (see EffectBox.swift). Register the
+/// `av` API on `lua` before running anything, and set `prepareEffectState` to register it
+/// in effects' states; effects see the part of it `effectPolicy` allows.
 public final class ScriptHost {
     public let lua: LuaState
     public let limits: ScriptLimits
@@ -18,8 +19,14 @@ public final class ScriptHost {
     /// Told of every file the host reads for the script (the script, effects), so that an
     /// embedder can keep outputs from replacing them.
     public var onFileRead: (String) -> Void = { _ in }
+    /// Registers globals (such as `av`) in each new effect state, before its sandbox is
+    /// built; `effectPolicy.allowedGlobals` then decides which of their fields effects see.
+    public var prepareEffectState: (LuaState) throws -> Void = { _ in }
 
-    private static let glueRegistryKey = "moonreel.effects"
+    /// The state of each effect module loaded so far, shared by every `require` of it.
+    private var effectBoxes: [String: EffectBox] = [:]
+    /// Modules being loaded now, to name a loop of requires.
+    private var loadingEffects: [String] = []
 
     public init(limits: ScriptLimits = ScriptLimits(), effectPolicy: EffectPolicy = EffectPolicy(),
                 searchPath: EffectSearchPath = .fromEnvironment(), bundledEffects: [String: String] = [:]) throws {
@@ -29,7 +36,8 @@ public final class ScriptHost {
         self.bundledEffects = bundledEffects
         lua = try LuaState(memoryLimit: limits.memory)
         try lua.callProtected(moon_open_user_libraries)
-        try installEffectHost()
+        try runGlue(in: lua)
+        moon_pop(lua.L, 1)
     }
 
     /// Stops the running script (or effect) from any thread, e.g. on Ctrl-C; the error it
@@ -118,17 +126,15 @@ public final class ScriptHost {
         }
     }
 
-    /// Loads the effect `require "effects.NAME"` would load (afresh, in its sandbox) and
-    /// returns its metadata.
+    /// Loads the effect `require "effects.NAME"` would load (afresh, in a state of its own)
+    /// and returns its metadata.
     public func effectInfo(named module: String) throws -> EffectInfo {
-        let L = lua.L
-        let base = lua_gettop(L)
-        defer { lua_settop(L, base) }
-        lua_getfield(L, MOON_LUA_REGISTRYINDEX, ScriptHost.glueRegistryKey)
-        lua_getfield(L, -1, "inspect")
-        LuaState.push(L, module)
-        try lua.withRunLimits(limits.script) { try lua.call(argumentCount: 1, resultCount: 1) }
-        return DescriptionReader(L, at: -1).effectInfo
+        let saved = effectBoxes
+        effectBoxes = [:]
+        defer { effectBoxes = saved }
+        return try lua.withRunLimits(limits.script) {
+            try effectBox(module, caller: lua).info(caller: lua)
+        }
     }
 
     /// Checks that an effect file (`NAME.lua`) or folder (`NAME/` with `init.lua`) loads in
@@ -153,29 +159,37 @@ public final class ScriptHost {
         EffectLocator(folders: (candidateFolder.map { [$0] } ?? []) + searchPath.folders, bundled: bundledEffects)
     }
 
-    /// Runs the glue chunk with its host table and keeps the API it returns in the registry.
-    private func installEffectHost() throws {
-        let L = lua.L
-        try lua.load(effectGlueSource, chunkName: "=[moonreel effects]")
+    /// The state of `module`, loaded on first use on behalf of `caller`.
+    private func effectBox(_ module: String, caller: LuaState) throws -> EffectBox {
+        if let box = effectBoxes[module] { return box }
+        guard !loadingEffects.contains(module) else {
+            throw PositionedFromScript("effects require each other in a loop: "
+                                       + (loadingEffects + [module]).map { "effects.\($0)" }.joined(separator: " → "))
+        }
+        let found = try locator.find(module)
+        if found.location != "bundled" { onFileRead(found.location) }
+        loadingEffects.append(module)
+        defer { loadingEffects.removeLast() }
+        let box = try EffectBox(module: module, found: found, host: self, caller: caller)
+        effectBoxes[module] = box
+        return box
+    }
+
+    /// Runs the glue chunk in `state` (the user script's, or an effect's) and leaves what it
+    /// returns on the stack: nothing useful for the script's, the loader for an effect's.
+    func runGlue(in state: LuaState) throws {
+        let L = state.L
+        try state.load(effectGlueSource, chunkName: "=[moonreel effects]")
         lua_createtable(L, 0, 6)                                        // glue host
-        try lua.callProtected(moon_sandbox_helpers, resultCount: 1)    // glue host helpers
+        try state.callProtected(moon_sandbox_helpers, resultCount: 1)  // glue host helpers
         lua_setfield(L, -2, "helpers")
-        lua.setFunction("findEffect") { [unowned self] call in
-            let found = try locator.find(try call.string(1))
-            if found.location != "bundled" { onFileRead(found.location) }
-            found.source.withUnsafeBufferPointer { bytes in
-                bytes.withMemoryRebound(to: CChar.self) { _ = lua_pushlstring(call.L, $0.baseAddress, $0.count) }
-            }
-            call.push(found.chunkName)
-            call.push(found.location)
+        state.setFunction("openEffect") { [unowned self, unowned state] call in
+            let box = try effectBox(try call.string(1), caller: state)
+            try box.pushHandles(into: state)
             return 3
         }
-        lua_createtable(L, 0, 2)                                        // glue host limits
-        if let instructions = limits.effect.instructions { lua_pushinteger(L, lua_Integer(instructions)) } else { lua_pushnil(L) }
-        lua_setfield(L, -2, "instructions")
-        if let seconds = limits.effect.seconds { lua_pushnumber(L, seconds) } else { lua_pushnil(L) }
-        lua_setfield(L, -2, "seconds")
-        lua_setfield(L, -2, "effectLimits")
+        LuaState.push(L, state.isSandboxed ? "effect" : "script")
+        lua_setfield(L, -2, "role")
         lua_createtable(L, 0, Int32(effectPolicy.allowedGlobals.count)) // glue host allowed
         for (global, fields) in effectPolicy.allowedGlobals {
             lua_createtable(L, 0, Int32(fields.count))                  // glue host allowed set
@@ -190,7 +204,6 @@ public final class ScriptHost {
         lua_setfield(L, -2, "randomSeed")
         moon_pushglobaltable(L)
         lua_setfield(L, -2, "globals")
-        try lua.call(argumentCount: 1, resultCount: 1)                 // api
-        lua_setfield(L, MOON_LUA_REGISTRYINDEX, ScriptHost.glueRegistryKey)
+        try state.call(argumentCount: 1, resultCount: 1)
     }
 }

@@ -262,4 +262,33 @@ import TestSupport
             #expect(result.status == 2 && result.err.contains("--time-limit must be a number of seconds above 0"), "\(limit): \(result.err)")
         }
     }
+
+    @Test func exportFailuresTellTheirKindToScripts() throws {
+        let result = try Moonreel.runScript("""
+            local s = av.exportSession(av.composition(), "LowQuality")
+            s.outputURL = arg[1]
+            local ok, message = s:export()
+            print(ok, s.status, s.errorKind, s.error == message:match(": (.*)$"))
+            """, arguments: [Fixtures.scratchPath("out.mp4")])
+        #expect(result.out == "nil\tfailed\tinvalidRequest\ttrue\n", "\(result.out) \(result.err)")
+    }
+
+    /// A table whose `__index` raises, passed to a Swift function 100 000 times: Swift reads
+    /// tables raw, so no error longjmps over Swift frames and leaks what they held.
+    @Test func raisingMetamethodsLeaveMemoryFlat() throws {
+        let result = try Moonreel.runScript("""
+            local evil = setmetatable({}, { __index = function() error("evil") end })
+            local function resident()
+              local f = assert(io.open("/proc/self/statm")); local _, pages = f:read("n", "n"); f:close()
+              return pages * 4096 / 2^20
+            end
+            for _ = 1, 10000 do pcall(av.layer, { frame = evil }) end
+            local before = resident()
+            for _ = 1, 100000 do pcall(av.layer, { frame = evil }) end
+            print(("%.1f"):format(resident() - before))
+            """, name: "evil.lua")
+        #expect(result.status == 0, "\(result.err)")
+        let growth = Double(result.out.trimmingCharacters(in: .whitespacesAndNewlines)) ?? .infinity
+        #expect(growth <= 20, "resident memory grew \(growth) MiB")
+    }
 }

@@ -1,5 +1,6 @@
 import Testing
 import CMoonLua
+import CMoonLuaShim
 @testable import ScriptHost
 
 @Suite struct LuaStateTests {
@@ -10,5 +11,46 @@ import CMoonLua
         #expect(lua_tointegerx(lua.L, -2, nil) == 2)
         #expect(LuaState.string(lua.L, at: -1) == "two")
         #expect(throws: LuaError.self) { try lua.run("return +", chunkName: "=t") }
+    }
+
+    /// A Swift function is never refused an allocation (Lua would longjmp through it); one
+    /// that leaves the heap over the cap fails once it has returned, as Lua's own would.
+    @Test func swiftFunctionsOverTheCapFailAfterReturning() throws {
+        let lua = try LuaState(memoryLimit: 4 << 20)
+        moon_newtable(lua.L)
+        lua.setFunction("big") { call in
+            call.push(String(repeating: "z", count: 8 << 20))
+            return 1
+        }
+        lua.setFunction("garbage") { call in
+            call.push(String(repeating: "z", count: 8 << 20))
+            call.pop()
+            return 0
+        }
+        lua.setGlobal("host")
+        #expect { try lua.run("local s = host.big(); return #s", chunkName: "=t") } throws: {
+            ($0 as? LuaError)?.stop == .memoryLimit
+        }
+        // Garbage left by the function is collected before judging: this one fits.
+        let results = try lua.run("host.garbage(); return 'still here'", chunkName: "=t")
+        #expect(results == 1 && LuaState.string(lua.L, at: -1) == "still here")
+    }
+
+    /// Swift reads tables raw: an `__index` that raises never runs from a Swift frame.
+    @Test func swiftReadsTablesWithoutMetamethods() throws {
+        let lua = try LuaState()
+        try lua.callProtected(luaopen_base)
+        moon_newtable(lua.L)
+        lua.setFunction("field") { call in
+            call.pushField(of: 1, "x")
+            call.pushElement(of: 1, 1)
+            return 2
+        }
+        lua.setGlobal("host")
+        let results = try lua.run("""
+            local trap = setmetatable({}, { __index = function() error("ran") end })
+            return host.field(trap)
+            """, chunkName: "=t")
+        #expect(results == 2 && lua_type(lua.L, -1) == LUA_TNIL && lua_type(lua.L, -2) == LUA_TNIL)
     }
 }

@@ -42,15 +42,18 @@ final class Project {
 let testLimits = ScriptLimits(memory: 64 << 20, script: RunLimits(seconds: 3),
                               effect: RunLimits(instructions: 1_000_000_000, seconds: 0.5))
 
-/// A host with a stand-in `av` table: effects may use `av.layer` only.
+/// A host with a stand-in `av` table, in the script's state and in each effect's: effects
+/// may use `av.layer` and `av.colors` only.
 func makeHost(_ project: Project? = nil, limits: ScriptLimits = testLimits,
               bundled: [String: String] = [:]) throws -> ScriptHost {
     let host = try ScriptHost(limits: limits, effectPolicy: EffectPolicy(allowedGlobals: ["av": ["layer", "colors"]]),
                               searchPath: EffectSearchPath(scriptDirectory: project?.root), bundledEffects: bundled)
-    try host.evaluate("""
+    let standIn = """
         av = { layer = function(t) return t end, asset = function() return "opened" end,
                colors = { white = "#FFFFFF" } }
-        """, chunkName: "=setup")
+        """
+    try host.evaluate(standIn, chunkName: "=setup")
+    host.prepareEffectState = { state in try state.run(standIn, chunkName: "=setup") }
     return host
 }
 

@@ -66,6 +66,21 @@ import CMoonLuaShim
         #expect(try host.string("return 'next run is not limited by the old deadline'").hasPrefix("next"))
     }
 
+    /// Lua runs a message handler, and the close handlers of a coroutine that died, with hooks
+    /// off when the error was a limit's stop: they are skipped, so the limit holds.
+    @Test(arguments: [
+        "xpcall(function() while true do end end, function() while true do end end)",
+        "coroutine.wrap(function() local c <close> = setmetatable({}, { __close = function() while true do end end }) while true do end end)()",
+    ])
+    func handlersCannotOutliveTheScriptsLimit(script: String) throws {
+        let limits = ScriptLimits(memory: 64 << 20, script: RunLimits(seconds: 0.3))
+        let host = try makeHost(project, limits: limits)
+        let (error, seconds) = try failure(of: script, in: project, host: host)
+        #expect(error.message.hasSuffix("script exceeded its time limit (0.3 s)"), "\(error.message)")
+        #expect(error.stop == .timeLimit)
+        #expect(seconds < 1.0)
+    }
+
     @Test func patternWatchdogWorksForUserScripts() throws {
         let limits = ScriptLimits(memory: 64 << 20, script: RunLimits(seconds: 0.3))
         let host = try makeHost(project, limits: limits)

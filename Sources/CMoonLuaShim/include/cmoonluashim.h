@@ -24,6 +24,12 @@ int moon_gc(lua_State *L, int what, int a);
 #define MOON_RAISE_FROM_SCRIPT (-3)
 
 typedef int (*moon_swift_fn)(lua_State *L);
+// lua_pcall for the host: the only way Swift runs Lua code. The memory cap holds only while
+// Lua runs (between this call and a Swift function it calls), so no allocation the host
+// makes is refused and no error longjmps through a Swift frame; see shim.c.
+int moon_pcall(lua_State *L, int nargs, int nresults, int msgh);
+// luaL_loadbufferx in text mode, under the memory cap (loading is protected by Lua itself).
+int moon_load(lua_State *L, const char *text, size_t size, const char *chunk_name);
 // Pushes a C closure that calls `fn` with `extra` more upvalues already on the stack
 // (upvalue 1 is `fn`, upvalues 2... are the `extra` values). Errors are raised in C.
 void moon_pushclosure(lua_State *L, moon_swift_fn fn, int extra);
@@ -37,7 +43,12 @@ typedef struct moon_budget {
     double deadline;               // CLOCK_MONOTONIC seconds; 0: none
     double time_limit;             // seconds, for the message
     int *interrupt;                // set from any thread (Ctrl-C); owned by the host
+    int stop_reason;               // MOON_STOP_…: which limit stopped the script (the host clears it)
 } moon_budget;
+
+enum { MOON_STOP_NONE = 0, MOON_STOP_INTERRUPTED = 1, MOON_STOP_INSTRUCTIONS = 2, MOON_STOP_TIME = 3 };
+// Whether a limit has stopped the script running in L (until the host rearms the budget).
+int moon_stopped(lua_State *L);
 
 lua_State *moon_newstate(size_t memory_limit);
 size_t moon_memory_used(lua_State *L);
@@ -48,6 +59,18 @@ void moon_set_memory_limit(lua_State *L, size_t limit);
 int moon_memory_refusals(lua_State *L);
 const char *moon_memory_refusal_position(lua_State *L);
 void moon_clear_memory_refusals(lua_State *L);
+// Engine objects made for a state's scripts count against its cap too: the host keeps the
+// total here, and the sweeper (called when an allocation would not fit, with `context`)
+// recounts it, leaving out objects freed since.
+typedef void (*moon_sweeper)(void *context);
+void moon_set_engine_memory(lua_State *L, size_t bytes);
+size_t moon_engine_memory(lua_State *L);
+void moon_set_memory_sweeper(lua_State *L, moon_sweeper sweeper, void *context);
+// The host object a state belongs to (shared by its coroutines), for Swift code that has L only.
+void moon_set_host_context(lua_State *L, void *context);
+void *moon_host_context(lua_State *L);
+// Whether host code (not Lua code) is running in L: see moon_pcall.
+int moon_host_is_running(lua_State *L);
 moon_budget *moon_budget_of(lua_State *L);
 void moon_install_hook(lua_State *L);
 void moon_interrupt(moon_budget *budget);
@@ -79,6 +102,8 @@ static const char *const moon_binary_chunk_refused = MOON_BINARY_CHUNK_REFUSED;
 // (load, loadfile, dofile, require's Lua searcher), string patterns use the budgeted matcher
 // and the string metatable is protected. Lua-callable: call it through lua_pcall.
 int moon_open_user_libraries(lua_State *L);
+// The globals of an effect's own state (see sandbox.c). Lua-callable: call it through lua_pcall.
+int moon_open_effect_libraries(lua_State *L);
 // A table of the C helpers the effect sandbox is built from (see EffectGlue.swift).
 // Lua-callable: call it through lua_pcall.
 int moon_sandbox_helpers(lua_State *L);
@@ -89,9 +114,6 @@ int moon_str_gmatch(lua_State *L);
 int moon_str_gsub(lua_State *L);
 
 // Convenience wrappers for function-like macros.
-static inline int moon_pcall(lua_State *L, int nargs, int nresults, int msgh) {
-    return lua_pcallk(L, nargs, nresults, msgh, 0, NULL);
-}
 static inline void moon_pop(lua_State *L, int n) { lua_settop(L, -(n) - 1); }
 static inline void moon_newtable(lua_State *L) { lua_createtable(L, 0, 0); }
 static inline const char *moon_tostring(lua_State *L, int i) { return lua_tolstring(L, i, NULL); }

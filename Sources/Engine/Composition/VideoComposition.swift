@@ -35,6 +35,8 @@ public struct PropertyTimeline<Value: Rampable>: Sendable, Equatable {
     }
     private(set) var changes: [Change] = []
     public let defaultValue: Value
+    /// How many values and ramps are set (what the timeline weighs).
+    public var changeCount: Int { changes.count }
 
     public init(defaultValue: Value) { self.defaultValue = defaultValue }
 

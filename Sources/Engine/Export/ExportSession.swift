@@ -44,7 +44,8 @@ public final class ExportSession {
     public var audioSpliceFade = MediaTime(value: 2, timescale: 1000)
 
     public private(set) var status = Status.waiting
-    public private(set) var error: String?
+    /// Why the export failed (or was cancelled), with a kind to act on.
+    public private(set) var error: ExportError?
     public private(set) var progress = 0.0
     /// Adjustments the export made and the user should know about (odd sizes rounded…).
     public internal(set) var warnings: [String] = []
@@ -75,25 +76,32 @@ public final class ExportSession {
             status = .completed
             progress = 1
         } catch {
-            status = isCancelled ? .cancelled : .failed
-            self.error = isCancelled ? "export cancelled" : "\(error)"
-            throw isCancelled ? EngineError("export cancelled") : error
+            let failure = isCancelled ? ExportError(.cancelled, "export cancelled")
+                : error as? ExportError ?? ExportError(.renderFailed, "\(error)")
+            status = failure.kind == .cancelled ? .cancelled : .failed
+            self.error = failure
+            throw failure
         }
     }
 
     private func run(_ report: (ExportProgress) throws -> Void) throws {
-        guard let outputPath = outputURL else { throw EngineError("set outputURL before exporting") }
-        let fileType = try resolvedFileType(for: outputPath)
-        let output = try SafeOutput(path: outputPath, overwrite: overwrite, inputs: composition.sourcePaths, readFiles: readFiles)
-        let duration = composition.duration
-        guard duration.value > 0 else { throw EngineError("the composition is empty: insert media before exporting") }
-        let whole = TimeRange(start: .zero, duration: duration)
-        let range = try timeRange.map { requested -> TimeRange in
-            guard let clipped = requested.intersection(whole) else {
-                throw EngineError("timeRange \(requested) is outside the composition (0…\(duration.seconds) s)")
+        let (output, fileType, range) = try ExportError.Kind.invalidRequest.tag { () throws -> (SafeOutput, String, TimeRange) in
+            guard let outputPath = outputURL else { throw EngineError("set outputURL before exporting") }
+            let fileType = try resolvedFileType(for: outputPath)
+            let output = try ExportError.Kind.outputUnavailable.tag {
+                try SafeOutput(path: outputPath, overwrite: overwrite, inputs: composition.sourcePaths, readFiles: readFiles)
             }
-            return clipped
-        } ?? whole
+            let duration = composition.duration
+            guard duration.value > 0 else { throw EngineError("the composition is empty: insert media before exporting") }
+            let whole = TimeRange(start: .zero, duration: duration)
+            let range = try timeRange.map { requested -> TimeRange in
+                guard let clipped = requested.intersection(whole) else {
+                    throw EngineError("timeRange \(requested) is outside the composition (0…\(duration.seconds) s)")
+                }
+                return clipped
+            } ?? whole
+            return (output, fileType, range)
+        }
 
         FFmpegLog.capture()
         defer { output.discard() } // no-op once the file has been renamed into place
@@ -108,19 +116,18 @@ public final class ExportSession {
         } catch {
             throw ExportSession.describe(error, writing: output)
         }
-        try verify(output.temporaryPath, expected: range.duration)
-        try output.commit()
+        try ExportError.Kind.verificationFailed.tag { try verify(output.temporaryPath, expected: range.duration) }
+        try ExportError.Kind.outputUnavailable.tag { try output.commit() }
     }
 
     /// Errors while writing name the output the user asked for, not the temporary file,
     /// and say plainly when the disk is full.
-    private static func describe(_ error: Error, writing output: SafeOutput) -> Error {
+    private static func describe(_ error: Error, writing output: SafeOutput) -> ExportError {
         if let ffmpeg = error as? FFmpegError, ffmpeg.code == MOON_AVERROR_ENOSPC {
-            return EngineError("output \"\(output.path)\": the disk is full; nothing was replaced (free some space and export again)")
+            return ExportError(.diskFull, "output \"\(output.path)\": the disk is full; nothing was replaced (free some space and export again)")
         }
-        let message = "\(error)"
-        guard message.contains(output.temporaryPath) else { return error }
-        return EngineError(message.replacingAll(output.temporaryPath, with: output.path))
+        if let tagged = error as? ExportError { return tagged }
+        return ExportError(.renderFailed, "\(error)".replacingAll(output.temporaryPath, with: output.path))
     }
 
     private func resolvedFileType(for path: String) throws -> String {

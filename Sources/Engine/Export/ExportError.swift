@@ -1,0 +1,37 @@
+/// Why an export failed: a kind an embedder can act on, and the one-line message for people.
+public struct ExportError: Error, CustomStringConvertible, Sendable {
+    public enum Kind: String, Sendable, CaseIterable {
+        /// `cancel()`, or the host's interrupt.
+        case cancelled
+        /// The settings or the composition ask for something that cannot be exported (no
+        /// outputURL, an unknown file type, an empty composition, a range outside it).
+        case invalidRequest
+        /// The output path cannot be used: it exists and overwrite is off, it is one of the
+        /// run's inputs, its folder is missing or read-only, or a file appeared there while
+        /// exporting. Nothing was replaced.
+        case outputUnavailable
+        /// The disk filled up; nothing was replaced.
+        case diskFull
+        /// Reading, decoding, composing, encoding or writing failed.
+        case renderFailed
+        /// The finished file did not read back as expected; nothing was replaced.
+        case verificationFailed
+
+        /// Runs `body`, giving any error it throws this kind (an `ExportError` keeps its own).
+        func tag<T>(_ body: () throws -> T) throws -> T {
+            do { return try body() } catch let error as ExportError { throw error } catch {
+                throw ExportError(self, "\(error)")
+            }
+        }
+    }
+
+    public let kind: Kind
+    public let message: String
+
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    public var description: String { message }
+}

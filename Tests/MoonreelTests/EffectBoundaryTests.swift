@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The boundary around a shared effect, with the real `av` API, each case in its own
+/// `moonreel run`: objects the script hands to an effect are read-only views, and memory
+/// the engine allocates for a script or an effect counts against its limit.
+@Suite struct EffectBoundaryTests {
+    /// Runs `main` beside `effects/probe.lua` holding `effect`, in that folder.
+    func run(main: String, effect: String, options: [String] = []) throws -> (result: Moonreel.Result, directory: String) {
+        let script = Fixtures.scratchPath("main.lua")
+        let directory = (script as NSString).deletingLastPathComponent
+        try FileManager.default.createDirectory(atPath: directory + "/effects", withIntermediateDirectories: true)
+        try effect.write(toFile: directory + "/effects/probe.lua", atomically: true, encoding: .utf8)
+        try main.write(toFile: script, atomically: true, encoding: .utf8)
+        let result = try Tool.run("/bin/sh", ["-c", "cd \"$1\" && shift && exec \"$@\"", "sh", directory,
+                                              Moonreel.executable, "run"] + options + ["main.lua"], timeout: 60)
+        return (Moonreel.Result(status: result.status, out: result.out, err: result.err), directory)
+    }
+
+    @Test func objectsPassedToAnEffectCanBeReadButNotChangedOrWritten() throws {
+        let clip = try Fixtures.clip(seconds: 1)
+        let attempts = [
+            "p.session:export()", "p.session.outputURL = 'other.mp4'", "p.image:write('copy.png')",
+            "p.layer.opacity = 0", "p.layer:addSublayer(av.layer{})", "av.layer{}:addSublayer(p.layer)",
+            "p.comp:insertEmptyTimeRange(av.range(0, 1))", "p.layer:addAnimation(av.basicAnimation{ keyPath = 'opacity' }, 'a')",
+            "p.layer.sublayers[1]:removeFromSuperlayer()",
+        ]
+        let (result, directory) = try run(main: """
+            local probe = require "effects.probe"
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(0, 1), av.asset("\(clip)"), 0)
+            local session = av.exportSession(comp, "LowQuality")
+            session.outputURL = "out.mp4"
+            local frame = av.imageGenerator(comp):copyCGImageAtTime(0)
+            local layer = av.layer{ opacity = 0.5 }
+            layer:addSublayer(av.layer{})
+            print(probe{ session = session, image = frame, layer = layer, comp = comp })
+            print(layer.opacity, #layer.sublayers, #layer.animationKeys, comp.duration, session.status)
+            """, effect: """
+            local attempts = {
+            \(attempts.map { "  function(p) \($0) end," }.joined(separator: "\n"))
+            }
+            return { apply = function(p)
+              local refused = {}
+              for i, attempt in ipairs(attempts) do
+                local ok, message = pcall(attempt, p)
+                if not ok and message:find("read-only in this effect", 1, true) then refused[#refused + 1] = i end
+              end
+              -- Reading works: properties, read-only methods, and what they reach.
+              return table.concat({ #refused, p.image.size.width, p.layer.opacity, #p.layer.sublayers[1].sublayers,
+                                    #p.comp:tracksWithMediaType("video"), p.session.status }, " ")
+            end }
+            """)
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out == "\(attempts.count) 320.0 0.5 0 1 waiting\n0.5\t1\t0\t1.0\twaiting\n", "\(result.out)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: directory).sorted()
+        #expect(left == ["effects", "main.lua"], "the effect wrote \(left)")
+    }
+
+    /// The attack from the issue: an effect building animations of a million keyframes in a
+    /// loop grew the process to 7 GB; now the engine's keyframes count against the effect's cap.
+    @Test func engineObjectsCountAgainstTheEffectsMemory() throws {
+        let (result, _) = try run(main: "require('effects.probe')()", effect: """
+            return { apply = function()
+              local values = {}
+              for i = 1, 1000000 do values[i] = i % 2 end
+              local kept = {}
+              for i = 1, 1000 do kept[i] = av.keyframeAnimation{ keyPath = "opacity", values = values } end
+            end }
+            """, options: ["--memory-limit", "200", "--time-limit", "60"])
+        #expect(result.status == 1)
+        #expect(result.errorLines.count == 1 && result.err.contains("script exceeded its memory limit (200 MiB)"), "\(result.err)")
+    }
+
+    /// Keyframe values for the memory tests, on lines 1 and 2.
+    static let keyframeValues = """
+        local values = {}
+        for i = 1, 100000 do values[i] = i % 2 end
+
+        """
+
+    @Test func engineObjectsCountAgainstTheScriptsMemoryToo() throws {
+        let (result, _) = try run(main: Self.keyframeValues + """
+            local kept = {}
+            for i = 1, 10000 do
+              local layer = av.layer{}
+              layer:addAnimation(av.keyframeAnimation{ keyPath = "opacity", values = values }, "fade")
+              kept[i] = layer
+            end
+            """, effect: "return {}", options: ["--memory-limit", "100"])
+        #expect(result.status == 1)
+        #expect(result.errorLines.count == 1 && result.err.contains("main.lua:6: script exceeded its memory limit (100 MiB)"), "\(result.err)")
+    }
+
+    @Test func garbageEngineObjectsAreFreedNotCounted() throws {
+        let (result, _) = try run(main: Self.keyframeValues + """
+            for i = 1, 200 do av.keyframeAnimation{ keyPath = "opacity", values = values } end
+            print("done")
+            """, effect: "return {}", options: ["--memory-limit", "64"])
+        #expect(result.status == 0 && result.out == "done\n", "\(result.err)")
+    }
+}
