@@ -15,6 +15,11 @@ public enum CSVReader {
         try parse(TextFile.read(path), fileName: path)
     }
 
+    /// A file's contents already in memory; `fileName` names it in errors.
+    public static func parse(bytes: [UInt8], fileName: String) throws -> CSVTable {
+        try parse(TextFile.decode(bytes, fileName: fileName), fileName: fileName)
+    }
+
     public static func parse(_ text: String, fileName: String) throws -> CSVTable {
         let records = try records(in: TextFile.withoutByteOrderMark(text), fileName: fileName)
         guard let headerRecord = records.first else { throw TimedTextError(file: fileName, line: 1, "is empty: a header row is needed") }

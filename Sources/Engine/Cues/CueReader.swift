@@ -27,6 +27,12 @@ public enum CueReader {
         try parse(TextFile.read(path), fileName: path, format: format, totalDuration: totalDuration)
     }
 
+    /// A file's contents already in memory (uploaded, or embedded); `fileName` names it in
+    /// errors and chooses the format by extension when `format` is nil.
+    public static func parse(bytes: [UInt8], fileName: String, format: CueFormat? = nil, totalDuration: MediaTime? = nil) throws -> [Cue] {
+        try parse(TextFile.decode(bytes, fileName: fileName), fileName: fileName, format: format, totalDuration: totalDuration)
+    }
+
     public static func parse(_ text: String, fileName: String, format: CueFormat? = nil, totalDuration: MediaTime? = nil) throws -> [Cue] {
         let text = TextFile.withoutByteOrderMark(text)
         let cues: [Cue]
