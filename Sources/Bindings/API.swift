@@ -16,8 +16,9 @@ public final class API {
     /// Cancels every export of this host from now on (Ctrl-C in `moonreel run`); the REPL
     /// cancels single statements' exports itself instead.
     public let exportCancellation = CancellationFlag()
-    /// Called with each running export's progress (the CLI draws its bar from this).
-    public var exportObserver: ((ExportSession, ExportProgress) -> Void)?
+    /// Told how each export goes: started, progress, finished or failed (the CLI draws its
+    /// bar and writes its JSON lines from these).
+    public var exportEvents: ((ExportEvent) -> Void)?
     /// Adjustments exports made that the user should hear about.
     public var warn: (String) -> Void = { _ in }
 
@@ -122,6 +123,23 @@ public final class API {
 }
 
 public let moonreelVersion = "0.1.0"
+
+/// What happens to one export run by a script, in order: `started` (once the first frame is
+/// planned), `progress` (repeatedly), then `finished` or `failed`. A failure before the
+/// first frame has no `started`.
+public enum ExportEvent {
+    case started(ExportSession, ExportProgress, duration: Double)
+    case progress(ExportSession, ExportProgress)
+    case finished(ExportSession, seconds: Double)
+    /// `position` is "script.lua:12: " of the export call, or "".
+    case failed(ExportSession, ExportError, position: String)
+
+    public var session: ExportSession {
+        switch self {
+        case .started(let session, _, _), .progress(let session, _), .finished(let session, _), .failed(let session, _, _): session
+        }
+    }
+}
 
 extension LuaClass {
     /// A property whose getter and setter receive the Swift object already typed.

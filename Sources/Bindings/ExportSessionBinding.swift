@@ -129,9 +129,16 @@ extension API {
         if overwriteOutputs { session.overwrite = true }
         session.parentCancellation = exportCancellation
         var callbackError: LuaError? = nil
+        var started = false
+        let startTime = ContinuousClock.now
         do {
             try session.export { progress in
-                exportObserver?(session, progress)
+                if !started {
+                    started = true
+                    let duration = (session.timeRange ?? TimeRange(start: .zero, duration: session.composition.duration)).duration
+                    exportEvents?(.started(session, progress, duration: duration.seconds))
+                }
+                exportEvents?(.progress(session, progress))
                 guard let callbackIndex else { return }
                 call.pushValue(callbackIndex)
                 call.push(progress.fraction)
@@ -143,13 +150,17 @@ extension API {
                 }
             }
         } catch {
+            let position = LuaState.scriptPosition(call.L)
+            exportEvents?(.failed(session, session.error ?? ExportError(.renderFailed, "\(error)"), position: position))
             session.warnings.forEach(warn)
             if let callbackError { throw callbackError }
             // Positioned at the export call, so error(err, 0) and assert still name the line.
             call.pushNil()
-            call.push(LuaState.scriptPosition(call.L) + (session.error?.message ?? "\(error)").oneLine)
+            call.push(position + (session.error?.message ?? "\(error)").oneLine)
             return 2
         }
+        let elapsed = ContinuousClock.now - startTime
+        exportEvents?(.finished(session, seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18))
         session.warnings.forEach(warn)
         call.push(true)
         return 1

@@ -26,6 +26,7 @@ static void push_script_where(lua_State *L) {
 static int enter_host(lua_State *L);
 static void leave_host(lua_State *L, int was_host);
 static void raise_if_over_limit(lua_State *L);
+static void raise_if_interrupted(lua_State *L);
 
 int moon_raise_from_script(lua_State *L) {
     push_script_where(L);
@@ -39,7 +40,10 @@ static int trampoline(lua_State *L) {
     int was_host = enter_host(L);
     int results = fn(L);
     leave_host(L, was_host);
-    if (!was_host) raise_if_over_limit(L);
+    if (!was_host) {
+        raise_if_over_limit(L);
+        raise_if_interrupted(L);
+    }
     if (results >= 0) return results;
     if (results == MOON_RAISE_VALUE) return lua_error(L);
     if (results == MOON_RAISE_FROM_SCRIPT) return moon_raise_from_script(L);
@@ -304,6 +308,13 @@ static void count_hook(lua_State *L, lua_Debug *ar) {
     if (reason) raise_stop(L, 0, reason, message);
     // The host rearmed the budget (or an effect's limit ended): back to the cheap rate.
     if (interval != HOOK_INTERVAL) lua_sethook(L, count_hook, LUA_MASKCOUNT, HOOK_INTERVAL);
+}
+
+// Ctrl-C during a long Swift call (an export it cancelled) stops the script as soon as the
+// call returns, not at the next hook.
+static void raise_if_interrupted(lua_State *L) {
+    moon_budget *b = moon_budget_of(L);
+    if (b->interrupt && __atomic_load_n(b->interrupt, __ATOMIC_SEQ_CST)) raise_stop(L, 1, MOON_STOP_INTERRUPTED, "interrupted");
 }
 
 void moon_install_hook(lua_State *L) { lua_sethook(L, count_hook, LUA_MASKCOUNT, HOOK_INTERVAL); }

@@ -1,3 +1,6 @@
+import CMoonLua
+import CMoonLuaShim
+
 /// Moonreel as a library: a script host (user scripts trusted, effect scripts sandboxed)
 /// with the `av` API, running scripts with limits and reporting errors and progress as
 /// Swift values. The `moonreel` executable is a thin client of this; an app that renders
@@ -19,6 +22,27 @@ public final class MoonreelHost {
     }
 
     public var lua: LuaState { scripts.lua }
+
+    /// Sends what the script's `print` writes (one line: its arguments through `tostring`,
+    /// tab-separated, with the newline) to `write` instead of standard output.
+    public func redirectPrint(_ write: @escaping (String) -> Void) {
+        let L = lua.L
+        lua_getglobal(L, "tostring")
+        let tostring = luaL_ref(L, MOON_LUA_REGISTRYINDEX)
+        lua.pushFunction("print") { [unowned lua] call in
+            var parts: [String] = []
+            for index in 0..<call.count {
+                lua_rawgeti(call.L, MOON_LUA_REGISTRYINDEX, lua_Integer(tostring))
+                call.pushValue(index + 1)
+                try lua.call(argumentCount: 1, resultCount: 1)
+                parts.append(LuaState.string(call.L, at: -1))
+                call.pop()
+            }
+            write(parts.joined(separator: "\t") + "\n")
+            return 0
+        }
+        lua.setGlobal("print")
+    }
 
     /// Runs a user script file with `arg` set as the standalone interpreter sets it.
     /// Throws `LuaError` (with file:line) for script errors.

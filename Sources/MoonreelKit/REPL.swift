@@ -310,10 +310,10 @@ public final class REPL {
     /// cannot be cleared again, so the REPL cancels each export itself).
     private func prepare(_ host: MoonreelHost) throws {
         options.configureHost(host)
-        let report = host.api.exportObserver
-        host.api.exportObserver = { [signals] session, progress in
-            report?(session, progress)
-            if signals.exportsCancelled { session.cancel() }
+        let report = host.api.exportEvents
+        host.api.exportEvents = { [signals] event in
+            report?(event)
+            if signals.exportsCancelled { event.session.cancel() }
         }
         let lua = host.lua
         lua.pushFunction("help") { [unowned host] call in

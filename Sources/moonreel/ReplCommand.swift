@@ -27,10 +27,11 @@ struct Repl: ParsableCommand {
             probe: { path in ProbeReport.text(try Asset(path: path)) },
             configureHost: { host in
                 host.api.overwriteOutputs = overwrite
-                host.api.warn = { message in if !quiet { printError("moonreel: note: \(message)") } }
-                host.api.exportObserver = { session, progress in
-                    display.update(session, progress)
-                    if progress.fraction >= 1 { display.finish() }
+                display.attach(to: host)
+                host.api.warn = { message in
+                    guard !quiet else { return }
+                    display.endLine()
+                    printError("moonreel: note: \(message)")
                 }
             })
         let repl: REPL

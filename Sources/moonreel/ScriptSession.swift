@@ -29,9 +29,13 @@ struct ScriptSession {
         }
         host.api.overwriteOutputs = common.overwrite
         let quiet = common.quiet
-        host.api.warn = { message in if !quiet { printError("moonreel: note: \(message)".oneLine) } }
         let display = ProgressDisplay(style: common.progressStyle())
-        host.api.exportObserver = { session, progress in display.update(session, progress) }
+        display.attach(to: host)
+        host.api.warn = { message in
+            guard !quiet else { return }
+            display.endLine()
+            printError("moonreel: note: \(message)".oneLine)
+        }
         let signals = SignalWatcher.start(interrupter: host.interrupter)
         if let limit = common.timeLimit {
             // The count hook stops the script at the limit; this is for code no hook reaches.
@@ -50,6 +54,7 @@ struct ScriptSession {
                 printError("moonreel: interrupted")
                 throw ExitCode(Exit.interrupted)
             }
+            display.scriptFailed(error as? LuaError)
             printError(message(for: error))
             throw ExitCode(Exit.failed)
         }
@@ -112,67 +117,6 @@ private final class SignalContext: @unchecked Sendable {
         self.watcher = watcher
         self.interrupter = interrupter
         self.set = set
-    }
-}
-
-enum ProgressStyle: String, ExpressibleByArgument, CaseIterable {
-    case bar, json, none
-}
-
-/// Draws export progress: a bar on a terminal (percent, frames, speed as a multiple of real
-/// time, ETA) or one JSON object per line on stdout.
-final class ProgressDisplay {
-    let style: ProgressStyle
-    private var started: (session: ObjectIdentifier, at: Double)?
-    private var lastDraw = 0.0
-    private var drawnBar = false
-    /// Set when standard output was closed under the JSON lines (a reader that quit early).
-    private(set) var outputClosed = false
-
-    init(style: ProgressStyle) { self.style = style }
-
-    func update(_ session: ExportSession, _ progress: ExportProgress) {
-        let now = monotonicSeconds()
-        let id = ObjectIdentifier(session)
-        if started?.session != id {
-            finish()
-            started = (id, now)
-        }
-        let elapsed = max(now - (started?.at ?? now), 1e-6)
-        guard progress.fraction >= 1 || now - lastDraw >= 0.1 else { return }
-        lastDraw = now
-        let speed = progress.mediaSecondsWritten / elapsed
-        let eta = progress.fraction > 0 ? elapsed * (1 - progress.fraction) / progress.fraction : 0
-        switch style {
-        case .none: return
-        case .json:
-            let line = "{\"event\":\"progress\",\"output\":\(jsonString(session.outputURL ?? "")),\"fraction\":\(rounded(progress.fraction, 4)),\"frames\":\(progress.framesWritten),\"frameCount\":\(progress.frameCount),\"speed\":\(rounded(speed, 2)),\"eta\":\(rounded(eta, 1))}\n"
-            if !writeOut(line) {
-                // The reader is gone (SIGPIPE is ignored, so this is EPIPE): stop cleanly.
-                outputClosed = true
-                session.cancel()
-            }
-        case .bar:
-            let width = 30
-            let filled = Int(progress.fraction * Double(width))
-            let bar = String(repeating: "█", count: filled) + String(repeating: "░", count: width - filled)
-            let frames = progress.frameCount > 0 ? "  \(progress.framesWritten)/\(progress.frameCount) frames" : ""
-            let percent = Int(progress.fraction * 100)
-            printError("\r\(bar) \(percent < 10 ? "  " : percent < 100 ? " " : "")\(percent)%\(frames)  \(rounded(speed, 1))× realtime  ETA \(clock(eta))   ", newline: false)
-            drawnBar = true
-        }
-    }
-
-    func finish() {
-        if drawnBar { printError("\n", newline: false) }
-        drawnBar = false
-        started = nil
-    }
-
-    private func clock(_ seconds: Double) -> String {
-        let total = Int(seconds.rounded())
-        let s = total % 60
-        return "\(total / 60):\(s < 10 ? "0" : "")\(s)"
     }
 }
 

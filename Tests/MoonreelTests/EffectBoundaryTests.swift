@@ -14,7 +14,7 @@ import TestSupport
         try effect.write(toFile: directory + "/effects/probe.lua", atomically: true, encoding: .utf8)
         try main.write(toFile: script, atomically: true, encoding: .utf8)
         let result = try Tool.run("/bin/sh", ["-c", "cd \"$1\" && shift && exec \"$@\"", "sh", directory,
-                                              Moonreel.executable, "run"] + options + ["main.lua"], timeout: 60)
+                                              Moonreel.executable, "run"] + options + ["main.lua"], timeout: 300)
         return (Moonreel.Result(status: result.status, out: result.out, err: result.err), directory)
     }
 

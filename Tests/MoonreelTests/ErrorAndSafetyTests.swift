@@ -160,14 +160,7 @@ import TestSupport
     @Test func passthroughCutCopiesPackets() throws {
         let clip = try Fixtures.clip(seconds: 6)
         let output = Fixtures.scratchPath("copy.mp4")
-        let result = try Moonreel.runScript("""
-            local asset = av.asset(arg[1])
-            local comp = av.composition()
-            comp:insertTimeRange(av.range(2, 3), asset, 0)
-            local session = av.exportSession(comp, "Passthrough")
-            session.outputURL = arg[2]
-            assert(session:export())
-            """, arguments: [clip, output])
+        let result = try Moonreel.runScript(Moonreel.cutScript(start: 2, duration: 3, preset: "Passthrough"), arguments: [clip, output])
         #expect(result.status == 0, "\(result.err)")
         let probe = try Tool.ffprobe(output)
         #expect(abs(probe.duration - 3) < 0.1, "\(probe.duration)")

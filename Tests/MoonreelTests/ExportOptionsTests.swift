@@ -52,19 +52,34 @@ import TestSupport
         #expect(bad.status == 1 && bad.err.contains("metadata keys are 1–128 letters, digits"), "\(bad.err)")
     }
 
+    /// `--progress json`: standard output carries JSON lines only (schema 1): start, progress,
+    /// done or error; the script's own `print` goes to standard error.
     @Test func progressAsJSONLines() throws {
         let clip = try Fixtures.clip(seconds: 6)
         let output = Fixtures.scratchPath("progress.mp4")
-        let result = try Moonreel.run(["run", "--progress", "json", Moonreel.example("cut.lua"), clip, output])
-        #expect(result.status == 0, "\(result.err)")
-        let events = result.out.split(separator: "\n").filter { $0.hasPrefix("{") }
-        #expect(!events.isEmpty)
-        for line in events {
-            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
-            #expect(object?["event"] as? String == "progress" && object?["fraction"] is Double)
-        }
-        let last = try JSONSerialization.jsonObject(with: Data(events.last!.utf8)) as? [String: Any]
-        #expect(last?["fraction"] as? Double == 1.0 && last?["frames"] as? Int == 90)
+        let result = try Moonreel.runScript("print(\"from the script\")\n" + Moonreel.cutScript(start: 1, duration: 3, preset: "LowQuality") + """
+            local again = av.exportSession(comp, "LowQuality")
+            again.outputURL = arg[2]
+            local ok = again:export()
+            error("done here")
+            """, arguments: [clip, output], options: ["--progress", "json"])
+        #expect(result.status == 1, "\(result.err)")
+        #expect(result.err.contains("from the script"))
+        let lines = result.out.split(separator: "\n")
+        let events = try lines.map { try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        #expect(events.allSatisfy { $0["schema"] as? Int == 1 })
+        let kinds = events.map { $0["event"] as? String ?? "?" }
+        #expect(kinds.first == "start" && kinds.filter { $0 == "done" }.count == 1 && kinds.suffix(2) == ["error", "error"], "\(kinds)")
+        #expect(events[0]["frames"] as? Int == 90 && events[0]["duration"] as? Double == 3 && events[0]["output"] as? String == output)
+        let progress = events.filter { $0["event"] as? String == "progress" }
+        #expect(!progress.isEmpty && progress.allSatisfy { $0["fraction"] is Double && ($0["speed"] is Double || $0["speed"] is NSNull) })
+        #expect(progress.last?["fraction"] as? Double == 1.0 && progress.last?["frames"] as? Int == 90)
+        let done = try #require(events.first { $0["event"] as? String == "done" })
+        let size = try FileManager.default.attributesOfItem(atPath: output)[.size] as? Int
+        #expect(done["bytes"] as? Int == size && done["seconds"] is Double)
+        let refused = events[events.count - 2], failed = events[events.count - 1]
+        #expect(refused["kind"] as? String == "outputUnavailable" && refused["line"] as? Int == 10 && refused["file"] as? String == "test.lua")
+        #expect(failed["kind"] as? String == "script" && (failed["message"] as? String)?.hasSuffix("done here") == true && failed["line"] as? Int == 11)
     }
 
     @Test func probeJSONDescribesRotationAndTracks() throws {

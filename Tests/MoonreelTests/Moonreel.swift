@@ -34,6 +34,20 @@ enum Moonreel {
         if not ok then error(err, 0) end
         """
 
+    /// Exports `av.range(start, duration)` of `arg[1]` to `arg[2]` with `preset`, asserting
+    /// success (Lua lines to build test scripts from).
+    static func cutScript(start: Double, duration: Double, preset: String) -> String {
+        """
+        local asset = av.asset(arg[1])
+        local comp = av.composition()
+        comp:insertTimeRange(av.range(\(start), \(duration)), asset, 0)
+        local session = av.exportSession(comp, "\(preset)")
+        session.outputURL = arg[2]
+        assert(session:export())
+
+        """
+    }
+
     struct Result {
         let status: Int32
         let out: String

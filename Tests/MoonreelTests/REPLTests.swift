@@ -100,7 +100,7 @@ import TestSupport
             Step(send: "ex = av.exportSession(comp, 'HighestQuality') ex.outputURL = 'long.mp4' return ex:export()\r",
                  expect: "export\\(\\)\r\n"),
             Step(timeout: 1),
-            Step(send: "\u{03}", expect: "\r\n> $", timeout: 20),
+            Step(send: "\u{03}", expect: "\r\ninterrupted\r\n> $", timeout: 20),
             Step(send: "ex.status\r", expect: "cancelled\r\n> $"),
             Step(send: "ex2 = av.exportSession(comp, 'LowQuality') ex2.outputURL = 'short.mp4' ex2.timeRange = av.range(0, 1) return ex2:export()\r",
                  expect: "true\r\n> $", timeout: 30),

@@ -1,0 +1,156 @@
+import ArgumentParser
+import MoonreelKit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+enum ProgressStyle: String, ExpressibleByArgument, CaseIterable {
+    case bar, json, none
+}
+
+/// Shows how exports go: a bar on standard error for people, or JSON lines on standard
+/// output for programs (then standard output carries nothing else: the script's `print`
+/// goes to standard error). The JSON schema (version 1) is in README.md.
+final class ProgressDisplay {
+    static let schema = 1
+    let style: ProgressStyle
+    private var started = 0.0
+    private var lastDraw = 0.0
+    private var drawnBar = false
+    /// Set when standard output was closed under the JSON lines (a reader that quit early).
+    private(set) var outputClosed = false
+
+    init(style: ProgressStyle) { self.style = style }
+
+    /// Receives the host's export events, and routes the script's `print` around the bar
+    /// (or to standard error under JSON).
+    func attach(to host: MoonreelHost) {
+        host.api.exportEvents = { [unowned self] event in handle(event) }
+        guard style != .none else { return }
+        host.redirectPrint { [unowned self] line in
+            if style == .json {
+                printError(line, newline: false)
+            } else {
+                endLine()
+                _ = writeOut(line)
+            }
+        }
+    }
+
+    func handle(_ event: ExportEvent) {
+        let output = event.session.outputURL ?? ""
+        let now = monotonicSeconds()
+        switch event {
+        case .started(_, let progress, let duration):
+            started = now
+            lastDraw = 0
+            emit(["event": "\"start\"", "output": jsonString(output), "duration": number(duration), "frames": "\(progress.frameCount)"])
+        case .progress(let session, let progress):
+            guard progress.fraction >= 1 || now - lastDraw >= 0.1 else { return }
+            lastDraw = now
+            let elapsed = now - started
+            // Speed and time left mean something only after half a second of work.
+            let known = elapsed >= 0.5 && progress.mediaSecondsWritten > 0 && progress.fraction > 0
+            let speed = known ? progress.mediaSecondsWritten / elapsed : nil
+            let eta = known ? elapsed * (1 - progress.fraction) / progress.fraction : nil
+            switch style {
+            case .none: return
+            case .json:
+                emit(["event": "\"progress\"", "output": jsonString(output), "fraction": number(progress.fraction, places: 4),
+                      "frames": "\(progress.framesWritten)", "frameCount": "\(progress.frameCount)",
+                      "speed": speed.map { number($0, places: 2) } ?? "null", "eta": eta.map { number($0, places: 1) } ?? "null"])
+                if outputClosed { session.cancel() }
+            case .bar:
+                printError("\r" + barLine(output: output, progress: progress, speed: speed, eta: eta), newline: false)
+                drawnBar = true
+            }
+        case .finished(_, let seconds):
+            var info = stat()
+            let bytes = stat(output, &info) == 0 ? Int64(info.st_size) : 0
+            emit(["event": "\"done\"", "output": jsonString(output), "bytes": "\(bytes)", "seconds": number(seconds, places: 3)])
+            endLine()
+        case .failed(_, let error, let position):
+            let (file, line) = Self.place(in: position)
+            emit(["event": "\"error\"", "output": jsonString(output), "kind": jsonString(error.kind.rawValue),
+                  "message": jsonString(error.message), "file": file.map(jsonString) ?? "null", "line": line.map(String.init) ?? "null"])
+            endLine()
+        }
+    }
+
+    /// The script itself failed (not an export): one last JSON line for programs.
+    func scriptFailed(_ error: LuaError?) {
+        guard let error else { return }
+        emit(["event": "\"error\"", "kind": "\"script\"", "message": jsonString(error.message),
+              "file": error.file.map(jsonString) ?? "null", "line": error.line.map(String.init) ?? "null"])
+    }
+
+    /// "script.lua:12: " as its file and line.
+    static func place(in position: String) -> (String?, Int?) {
+        let parts = position.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count >= 3, let line = Int(parts[parts.count - 2]) else { return (nil, nil) }
+        return (parts.dropLast(2).joined(separator: ":"), line)
+    }
+
+    /// Ends the bar's line, so that what is printed next starts on a line of its own.
+    func endLine() {
+        if drawnBar { printError("\n", newline: false) }
+        drawnBar = false
+    }
+
+    func finish() { endLine() }
+
+    private func emit(_ fields: KeyValuePairs<String, String>) {
+        guard style == .json, !outputClosed else { return }
+        let body = (["\"schema\":\(Self.schema)"] + fields.map { "\"\($0.key)\":\($0.value)" }).joined(separator: ",")
+        // The reader is gone (SIGPIPE is ignored, so this is EPIPE): the export stops cleanly.
+        if !writeOut("{" + body + "}\n") { outputClosed = true }
+    }
+
+    /// "cut.mp4 ████████░░░░ 45%  40/90 frames  2.3× realtime  ETA 0:12", fitted to the
+    /// terminal's width by dropping the least useful parts first and shortening the name.
+    private func barLine(output: String, progress: ExportProgress, speed: Double?, eta: Double?) -> String {
+        let columns = terminalColumns() - 1
+        let percent = Int(progress.fraction * 100)
+        let percentText = (percent < 10 ? "  " : percent < 100 ? " " : "") + "\(percent)%"
+        let frames = progress.frameCount > 0 ? "\(progress.framesWritten)/\(progress.frameCount) frames" : nil
+        let speedText = speed.map { "\(rounded($0, 1))× realtime" } ?? "…× realtime"
+        let etaText = "ETA " + (eta.map(clock) ?? "-:--")
+        let name = output.split(separator: "/").last.map(String.init) ?? output
+        for (optional, barWidth) in [([frames, speedText, etaText], 30), ([frames, etaText], 20), ([etaText], 12), ([], 10)] {
+            let tail = ([percentText] + optional.compactMap { $0 }).joined(separator: "  ")
+            let room = columns - barWidth - tail.count - 2
+            guard room >= min(12, name.count) else { continue }
+            let bar = String(repeating: "█", count: Int(progress.fraction * Double(barWidth))).padding(toLength: barWidth, with: "░")
+            return fitted(name, room) + " " + bar + " " + tail
+        }
+        return String(percentText.prefix(max(0, columns)))
+    }
+
+    private func fitted(_ name: String, _ width: Int) -> String {
+        guard name.count > width else { return name }
+        let keep = max(1, width - 1)
+        return String(name.prefix(keep / 2)) + "…" + String(name.suffix(keep - keep / 2))
+    }
+
+    private func terminalColumns() -> Int {
+        var size = winsize()
+        guard ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return 80 }
+        return Int(size.ws_col)
+    }
+
+    private func number(_ value: Double, places: Int = 3) -> String {
+        value.isFinite ? "\(rounded(value, places))" : "null"
+    }
+
+    private func clock(_ seconds: Double) -> String {
+        let total = Int(seconds.rounded())
+        let s = total % 60
+        return "\(total / 60):\(s < 10 ? "0" : "")\(s)"
+    }
+}
+
+extension String {
+    fileprivate func padding(toLength length: Int, with pad: Character) -> String {
+        count >= length ? self : self + String(repeating: pad, count: length - count)
+    }
+}
