@@ -20,15 +20,19 @@ import TestSupport
         let transcript: String
     }
 
-    /// Runs `moonreel repl` in a pseudo-terminal (Fixtures/pty_session.py) in `directory`.
-    func terminalSession(_ steps: [Step], in directory: String, dataHome: String) throws -> TerminalSession {
+    /// Runs `moonreel repl` (or another command) in a pseudo-terminal of `columns`
+    /// (Fixtures/pty_session.py) in `directory`.
+    func terminalSession(_ steps: [Step], in directory: String, dataHome: String, command: [String] = ["repl"],
+                         columns: Int = 80) throws -> TerminalSession {
         struct Spec: Encodable {
             let command: [String]
             let env: [String: String]
             let cwd: String
+            let columns: Int
             let steps: [Step]
         }
-        let spec = Spec(command: [Moonreel.executable, "repl"], env: ["XDG_DATA_HOME": dataHome], cwd: directory, steps: steps)
+        let spec = Spec(command: [Moonreel.executable] + command, env: ["XDG_DATA_HOME": dataHome], cwd: directory,
+                        columns: columns, steps: steps)
         let input = String(decoding: try JSONEncoder().encode(spec), as: UTF8.self)
         let driver = Moonreel.checkout + "/Tests/MoonreelTests/Fixtures/pty_session.py"
         let result = try Tool.run("python3", [driver], stdin: input, timeout: 60)
@@ -188,5 +192,23 @@ import TestSupport
         #expect(result.out.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init) == expected)
         #expect(try Tool.ffprobe(directory + "/frame.png").video?.codec_name == "png")
         #expect(abs(try Tool.ffprobe(directory + "/cut.mp4").duration - 3) < 0.1)
+    }
+
+    /// The progress bar on a 50-column terminal: every redraw fits (no wrapping), it names
+    /// the output, and what the script prints after the export starts on a line of its own.
+    @Test func progressBarFitsANarrowTerminalAndEndsItsLine() throws {
+        let directory = scratchDirectory()
+        let clip = try Fixtures.clip(seconds: 6)
+        try (Moonreel.cutScript(start: 0, duration: 6, preset: "MediumQuality") + "print('after the export')\n")
+            .write(toFile: directory + "/bar.lua", atomically: true, encoding: .utf8)
+        let result = try terminalSession([Step(expect: "after the export", timeout: 60)], in: directory, dataHome: directory + "/data",
+                                         command: ["run", "bar.lua", clip, "a-rather-long-output-name-for-a-narrow-terminal.mp4"],
+                                         columns: 50)
+        #expect(result.ok, "transcript:\n\(result.transcript)")
+        let redraws = result.transcript.unicodeScalars.split { $0 == "\r" || $0 == "\n" }.map { String(String.UnicodeScalarView($0)) }
+        let bars = redraws.filter { $0.contains("%") }
+        #expect(!bars.isEmpty && bars.allSatisfy { $0.count < 50 }, "\(bars)")
+        #expect(bars.allSatisfy { $0.hasPrefix("a-rather") && $0.contains("…") }, "\(bars)")
+        #expect(result.transcript.contains("\r\nafter the export"), "\(result.transcript)")
     }
 }

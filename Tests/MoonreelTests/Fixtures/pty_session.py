@@ -1,13 +1,13 @@
 """Drives a program through a pseudo-terminal, like a person at a keyboard.
 
-Reads JSON from stdin: {"command": [...], "env": {...}, "cwd": "...", "steps": [
+Reads JSON from stdin: {"command": [...], "env": {...}, "cwd": "...", "columns": N (optional), "steps": [
   {"send": "text" (optional), "expect": "regex" (optional), "timeout": seconds}, ...]}
 Each step sends its text, then waits until the output since the step began matches
 "expect" (without one, it waits "timeout" seconds: typed-ahead input is lost when the
 terminal turns a later Ctrl-C into SIGINT). Prints JSON: {"ok", "failed_step", "transcript", "status"}; the program is
 waited for (and killed after the last step's timeout) at the end.
 """
-import json, os, pty, re, select, signal, sys, time
+import fcntl, json, os, pty, re, select, signal, struct, sys, termios, time
 
 spec = json.load(sys.stdin)
 env = dict(os.environ, **spec.get("env", {}), TERM="xterm")
@@ -16,6 +16,8 @@ if pid == 0:
     if spec.get("cwd"):
         os.chdir(spec["cwd"])
     os.execvpe(spec["command"][0], spec["command"], env)
+if spec.get("columns"):
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 24, spec["columns"], 0, 0))
 
 transcript = b""
 
