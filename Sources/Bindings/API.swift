@@ -50,7 +50,7 @@ public final class API {
     public static let effectSafeFunctions: Set<String> = [
         "time", "range", "rangeFromTo", "transform", "videoCompositionInstruction", "layerInstruction",
         "audioMixInputParameters", "audioMix", "layer", "textLayer", "keyframeAnimation", "basicAnimation",
-        "animationTool",
+        "animationTool", "color",
     ]
 
     /// Creates every class and leaves the `av` table as global `av` (and `package.loaded.moonreel`).
@@ -103,6 +103,17 @@ public final class API {
         lua_pushstring(L, moonreelVersion)
         lua_setfield(L, -2, "version")
         installTimeConstants()
+        // A near miss (`av.exportsession`) says what was meant; other absent names are nil.
+        let names = avFunctions.map(\.0)
+        lua_createtable(L, 0, 1)
+        lua.setFunction("__index", qualifiedName: "av") { call in
+            guard call.type(2) == LUA_TSTRING, let near = NameSuggestion.closest(to: try call.string(2), among: names) else {
+                call.pushNil()
+                return 1
+            }
+            throw LuaArgumentError("av has no function '\(try call.string(2).prefix(60))'; did you mean av.\(near)?")
+        }
+        lua_setmetatable(L, -2)
         lua_pushvalue(L, -1)
         lua_setglobal(L, "av")
         // require "moonreel" returns the same table.

@@ -151,12 +151,13 @@ extension API {
             }
         } catch {
             let position = LuaState.scriptPosition(call.L)
-            exportEvents?(.failed(session, session.error ?? ExportError(.renderFailed, "\(error)"), position: position))
+            let failure = error as? ExportError ?? ExportError(.renderFailed, "\(error)")
+            exportEvents?(.failed(session, failure, position: position))
             session.warnings.forEach(warn)
             if let callbackError { throw callbackError }
             // Positioned at the export call, so error(err, 0) and assert still name the line.
             call.pushNil()
-            call.push(position + (session.error?.message ?? "\(error)").oneLine)
+            call.push(position + failure.message.oneLine)
             return 2
         }
         let elapsed = ContinuousClock.now - startTime

@@ -45,6 +45,9 @@ extension API {
                               if let source = layer.contents { call.push(ImageBox(source), as: image) } else { call.pushNil() }
                           },
                           set: { [unowned self] call, layer, index in
+                              if call.type(index) == LUA_TSTRING {
+                                  throw call.argumentError(index, "Image expected, got a string: pass av.image(\(LuaState.string(call.L, at: index).quotedForMessage()))")
+                              }
                               layer.contents = call.isNoneOrNil(index) ? nil : (try call.object(index, image, as: ImageBox.self)).source
                           })
         luaClass.property("contentsGravity", of: Layer.self, doc: ContentsGravity.allCases.map(\.rawValue).joined(separator: ", "),

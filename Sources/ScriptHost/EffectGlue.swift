@@ -10,6 +10,7 @@ let effectGlueSource = #"""
 local host = ...
 local C = host.helpers
 local openEffect = host.openEffect
+local globals = host.globals
 
 -- Everything below is captured now, before any script runs, so no script can change
 -- what the host (or an effect) gets by replacing a global.
@@ -90,7 +91,13 @@ end
 local function check(parameter, value)
   local kind = parameter.type
   if kind == "any" then return true, value end
-  if kind == "color" then return type(value) == "string" or type(value) == "table", value end
+  if kind == "color" then
+    -- Checked as av.color reads colours, where the caller has it.
+    local av = rawget(globals, "av")
+    local ok, color = pcall(function() return av.color end)
+    if not ok or type(color) ~= "function" then return type(value) == "string" or type(value) == "table", value end
+    return (pcall(color, value)), value
+  end
   if kind ~= "number" and kind ~= "integer" then return type(value) == kind, value end
   if type(value) ~= "number" or value ~= value then return false end
   if kind == "integer" then
@@ -254,7 +261,6 @@ end
 if host.role == "script" then
   -- First in package.searchers: "effects.NAME" always ends here (found, or an error naming
   -- the places searched), so no later searcher can load an effect as trusted code.
-  local globals = host.globals
   local function searcher(name)
     if name == "moonreel" then
       local av = rawget(globals, "av")
@@ -272,7 +278,6 @@ end
 
 -- The globals are the sandbox (see moon_open_effect_libraries); tables the host installed
 -- (such as av) become read-only views of the fields allowed.
-local globals = _G
 math.randomseed(host.randomSeed)
 for name, fields in next, host.allowedGlobals do
   local real = rawget(globals, name)

@@ -115,6 +115,7 @@ public final class LuaClass {
         lua_setfield(L, -2, "__methods")                              // mt
 
         let properties = allProperties
+        let methodNames = allMethods.map(\.name)
         let className = name
         state.setFunction("__index", qualifiedName: "__index") { [unowned self] call in
             guard call.type(2) == LUA_TSTRING else { call.pushNil(); return 1 }
@@ -124,7 +125,8 @@ public final class LuaClass {
             if LuaState.rawField(call.L, -1, key) != LUA_TNIL { return 1 }
             call.pop(3)
             guard let property = properties[key], let object = LuaState.objectInUserdata(call.L, 1) else {
-                throw LuaArgumentError("\(className) has no property or method '\(key.prefix(60))'")
+                let hint = NameSuggestion.hint(for: key, among: Array(properties.keys) + methodNames)
+                throw LuaArgumentError("\(className) has no property or method '\(key.prefix(60))'\(hint)")
             }
             return try guarded(call, member: ".\(key)", changes: false) {
                 try property.get(call, object)
@@ -134,7 +136,7 @@ public final class LuaClass {
         state.setFunction("__newindex", qualifiedName: "__newindex") { [unowned self] call in
             let key = try call.string(2)
             guard let property = properties[key], let object = LuaState.objectInUserdata(call.L, 1) else {
-                throw LuaArgumentError("\(className) has no property '\(key.prefix(60))'")
+                throw LuaArgumentError("\(className) has no property '\(key.prefix(60))'\(NameSuggestion.hint(for: key, among: properties.keys))")
             }
             guard let setter = property.set else {
                 throw LuaArgumentError("property '\(key)' of \(className) is read-only")

@@ -56,7 +56,19 @@ struct Run: ParsableCommand {
     @Argument(parsing: .captureForPassthrough, help: "Arguments for the script.") var arguments: [String] = []
 
     func run() throws {
+        var arguments = arguments
+        // `--` before the script's arguments says they are the script's, whatever they look like.
+        if arguments.first == "--" {
+            arguments.removeFirst()
+        } else if !common.quiet, let misplaced = arguments.first(where: Self.looksLikeOurs) {
+            printError("moonreel: note: \(misplaced) comes after the script, so the script gets it in arg; "
+                       + "moonreel's options go before it (moonreel run \(misplaced) SCRIPT …), or write -- to silence this")
+        }
         try ScriptSession(common).run(script: script, arguments: arguments)
+    }
+
+    static func looksLikeOurs(_ argument: String) -> Bool {
+        ["--overwrite", "--quiet", "--progress", "--memory-limit", "--time-limit"].contains { argument == $0 || argument.hasPrefix($0 + "=") }
     }
 }
 
@@ -108,24 +120,77 @@ struct Probe: ParsableCommand {
 }
 
 struct Snapshot: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Write one frame of a media file as PNG, JPEG or WebP, upright, exactly at a time.")
+    static let configuration = CommandConfiguration(
+        abstract: "Write frames of a media file as PNG, JPEG or WebP, upright, exactly at their times.",
+        discussion: """
+            One frame: --at 62.5 (or a timecode: 1:02.5, 00:01:02.5). A contact sheet: --every 10 --grid 4x3 \
+            draws a frame every 10 s from the start, 4 a row, at most 12. --width scales down (thumbnails; \
+            320 by default for sheets).
+            """)
     @Argument(help: "A media file.") var file: String
-    @Option(help: "Time in seconds.") var at: Double
+    @Option(help: "Time of the frame: seconds or [[hh:]mm:]ss[.ff].") var at: String?
+    @Option(help: "Seconds between the frames of a contact sheet (with --grid).") var every: String?
+    @Option(help: "Columns x rows of the contact sheet, e.g. 4x3.") var grid: String?
+    @Option(help: "Width in pixels (scaled down, aspect kept).") var width: Int?
     @Option(name: .shortAndLong, help: "Image file to write (.png, .jpg or .webp).") var output: String = "frame.png"
     @Flag(help: "Replace the image file if it exists.") var overwrite = false
 
+    func validate() throws {
+        guard (at == nil) != (every == nil) else { throw ValidationError("give either --at (one frame) or --every with --grid (a contact sheet)") }
+        guard (every == nil) == (grid == nil) else { throw ValidationError("--every and --grid go together") }
+        if let width, !(16...16384).contains(width) { throw ValidationError("--width must be 16…16384 pixels, got \(width)") }
+    }
+
+    /// Seconds or a timecode, as an exact time.
+    static func time(_ text: String, option: String) throws -> MediaTime {
+        guard let time = CueReader.parseTime(text), time >= .zero else {
+            throw ValidationError("\(option) must be seconds or a timecode like 1:02.5, got \(text.quotedForMessage())")
+        }
+        return time
+    }
+
     func run() throws {
         FFmpegLog.capture()
+        let sheet = try grid.map { text -> (columns: Int, rows: Int, step: MediaTime) in
+            let parts = text.lowercased().split(separator: "x").compactMap { Int($0) }
+            guard parts.count == 2, (1...20).contains(parts[0]), (1...20).contains(parts[1]) else {
+                throw ValidationError("--grid must be COLUMNSxROWS (1…20 each), e.g. 4x3, got \(text.quotedForMessage())")
+            }
+            let step = try Self.time(every ?? "", option: "--every")
+            guard step > .zero else { throw ValidationError("--every must be above 0") }
+            return (parts[0], parts[1], step)
+        }
+        let at = try self.at.map { try Self.time($0, option: "--at") }
         do {
-            guard let time = MediaTime(seconds: at), at >= 0 else { throw EngineError("--at must be a time in seconds, got \(at)") }
             let asset = try Asset(path: file)
             let composition = Composition()
             try composition.insertTimeRange(TimeRange(start: .zero, duration: asset.duration), of: asset, at: .zero)
             guard !composition.tracks(withMediaType: .video).isEmpty else { throw EngineError("input \"\(file)\" has no video track") }
             let generator = ImageGenerator(composition: composition)
             generator.overwrite = overwrite
-            let size = try generator.copyImage(at: time, to: output)
-            print("\(output) (\(size.width)×\(size.height), \(at) s)")
+            let readFiles = InputRegistry()
+            readFiles.record(file)
+            if let at {
+                if let width {
+                    let image = try generator.image(at: at, width: width)
+                    try ImageGenerator.write(image, to: output, overwrite: overwrite, readFiles: readFiles)
+                    print("\(output) (\(image.width)×\(image.height), \(at.seconds) s)")
+                } else {
+                    let size = try generator.copyImage(at: at, to: output)
+                    print("\(output) (\(size.width)×\(size.height), \(at.seconds) s)")
+                }
+            } else if let sheet {
+                var times: [MediaTime] = []
+                var time = MediaTime.zero
+                while time < composition.duration, times.count < sheet.columns * sheet.rows {
+                    times.append(time)
+                    time = time + sheet.step
+                }
+                let tiles = try times.map { try generator.image(at: $0, width: width ?? 320) }
+                let image = try RGBAImage.contactSheet(tiles, columns: sheet.columns)
+                try ImageGenerator.write(image, to: output, overwrite: overwrite, readFiles: readFiles)
+                print("\(output) (\(image.width)×\(image.height), \(tiles.count) frames every \(sheet.step.seconds) s)")
+            }
         } catch {
             printError("moonreel: \(error)")
             throw ExitCode(Exit.failed)

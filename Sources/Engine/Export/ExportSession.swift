@@ -69,7 +69,11 @@ public final class ExportSession {
 
     /// Runs the export to completion. Blocks; `progress` is called on this thread.
     public func export(progress report: (ExportProgress) throws -> Void = { _ in }) throws {
-        guard status == .waiting else { throw EngineError("an export session can run only once (its status is \(status.rawValue))") }
+        guard status == .waiting else {
+            // Not recorded as this session's error: that stays the one of its own run.
+            throw ExportError(.invalidRequest, "this export session has already run (its status is \(status.rawValue)); "
+                              + "make a new one to export again")
+        }
         status = .exporting
         do {
             try run(report)

@@ -36,13 +36,17 @@ public final class ImageGenerator {
 
     /// The composed frame at `time` as pixels in memory (AVAssetImageGenerator's
     /// `copyCGImage(at:actualTime:)`), e.g. for layer contents; the time is exact.
-    public func image(at time: MediaTime) throws -> RGBAImage {
+    /// With `width` (smaller than the render width), the picture is scaled down to it, its
+    /// aspect kept: thumbnails.
+    public func image(at time: MediaTime, width: Int? = nil) throws -> RGBAImage {
         guard time >= .zero, time < composition.duration else {
             throw EngineError("time \(time.seconds) s is outside the composition (0…\(composition.duration.seconds) s)")
         }
         let frame = try currentRenderer().render(at: time)
+        let outputWidth = min(frame.width, max(1, width ?? frame.width))
+        let outputHeight = max(1, Int((Double(frame.height) * Double(outputWidth) / Double(frame.width)).rounded()))
         let bgra = try Scaler(flags: SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT)
-            .convert(frame, width: frame.width, height: frame.height, format: AV_PIX_FMT_BGRA,
+            .convert(frame, width: outputWidth, height: outputHeight, format: AV_PIX_FMT_BGRA,
                      outputColor: ColorDescription(space: ColorDescription.of(frame).space, range: AVCOL_RANGE_JPEG))
         let image = try RGBAImage(width: bgra.width, height: bgra.height)
         let (pixels, stride) = bgra.plane(0)

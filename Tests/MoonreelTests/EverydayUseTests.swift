@@ -1,0 +1,65 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// What gets in a new user's way: errors that say what was meant, and seeing frames before
+/// exporting.
+@Suite struct EverydayUseTests {
+    @Test func errorsPointToTheFix() throws {
+        let cases: [(String, String)] = [
+            ("local s = av.exportsession(av.composition())", "main.lua:1: av has no function 'exportsession'; did you mean av.exportSession?"),
+            ("av.exportSession(av.composition(), 'LowQuality').outputUrl = 'x.mp4'",
+             "main.lua:1: ExportSession has no property 'outputUrl'; did you mean outputURL?"),
+            ("local l = av.layer{}; l:addSublyer(av.layer{})", "main.lua:1: Layer has no property or method 'addSublyer'; did you mean addSublayer?"),
+            ("av.layer{}.contents = 'logo.png'", "(Image expected, got a string: pass av.image(\"logo.png\"))"),
+            ("local s = av.exportSession(av.composition(), 'LowQuality'); s:export(); assert(s:export())",
+             "main.lua:1: this export session has already run (its status is failed); make a new one to export again"),
+            ("require('effects.lyrics'){ cues = {}, renderSize = {640, 360}, color = 'blurple' }",
+             "main.lua:1: effect \"lyrics\": parameter color must be a color (a name, \"#RRGGBB\" or {r, g, b, a}), got \"blurple\""),
+        ]
+        for (script, message) in cases {
+            let result = try Moonreel.runScript(script, name: "main.lua")
+            #expect(result.status == 1 && result.errorLines.count == 1 && result.err.contains(message), "\(script): \(result.err)")
+        }
+        // A near miss is an error; another absent name is nil, as in Lua.
+        let probe = try Moonreel.runScript("print(av.somethingElseEntirely, av.version ~= nil)")
+        #expect(probe.out == "nil\ttrue\n", "\(probe.err)")
+    }
+
+    @Test func optionsAfterTheScriptAreNamedAndDashDashPassesThem() throws {
+        let noted = try Moonreel.runScript("print(arg[1])", arguments: ["--overwrite"])
+        #expect(noted.out == "--overwrite\n" && noted.err.contains("note: --overwrite comes after the script"), "\(noted.err)")
+        let quiet = try Moonreel.runScript("print(arg[1], #arg)", arguments: ["--", "--overwrite"])
+        #expect(quiet.out == "--overwrite\t1\n" && quiet.err.isEmpty, "\(quiet.err)")
+    }
+
+    @Test func snapshotTakesTimecodesThumbnailsAndContactSheets() throws {
+        let clip = try Fixtures.clip(seconds: 6)
+        let thumbnail = Fixtures.scratchPath("thumb.png")
+        let one = try Moonreel.run(["snapshot", clip, "--at", "0:02.5", "--width", "160", "-o", thumbnail])
+        #expect(one.status == 0 && one.out == "\(thumbnail) (160×120, 2.5 s)\n", "\(one.err)")
+        // The thumbnail is the frame at 2.5 s, scaled: ffmpeg's own scaled frame is the oracle.
+        let reference = Fixtures.scratchPath("reference.png")
+        try Tool.ffmpeg(["-y", "-i", clip, "-ss", "2.5", "-frames:v", "1", "-vf", "scale=160:-1:flags=bicubic", reference])
+        #expect(try Tool.rgbFrame(thumbnail, at: 0).meanDifference(Tool.rgbFrame(reference, at: 0)) < 6)
+
+        let sheet = Fixtures.scratchPath("sheet.png")
+        let grid = try Moonreel.run(["snapshot", clip, "--every", "1.5", "--grid", "3x2", "--width", "100", "-o", sheet])
+        #expect(grid.status == 0 && grid.out == "\(sheet) (300×150, 4 frames every 1.5 s)\n", "\(grid.err)")
+        let image = try Tool.rgbFrame(sheet, at: 0)
+        // Four tiles (0, 1.5, 3, 4.5 s) in a 3×2 grid: the last two cells are black, the first
+        // tile is the frame at 0 and the fourth the frame at 4.5 s.
+        #expect(image.width == 300 && image.height == 150)
+        let corner = image.mean(x: 220, y: 90, width: 60, height: 50)
+        #expect(corner.r < 10 && corner.g < 10 && corner.b < 10)
+        let framesReference = Fixtures.scratchPath("frames.png")
+        try Tool.ffmpeg(["-y", "-i", clip, "-vf", "select='eq(n\\,0)+eq(n\\,135)',scale=100:-1:flags=bicubic,tile=2x1", "-frames:v", "1", framesReference])
+        let expected = try Tool.rgbFrame(framesReference, at: 0)
+        let first = image.mean(x: 10, y: 10, width: 80, height: 55), firstExpected = expected.mean(x: 10, y: 10, width: 80, height: 55)
+        let fourth = image.mean(x: 10, y: 85, width: 80, height: 55), fourthExpected = expected.mean(x: 110, y: 10, width: 80, height: 55)
+        #expect(abs(first.r - firstExpected.r) + abs(first.g - firstExpected.g) + abs(first.b - firstExpected.b) < 15)
+        #expect(abs(fourth.r - fourthExpected.r) + abs(fourth.g - fourthExpected.g) + abs(fourth.b - fourthExpected.b) < 15)
+        let bad = try Moonreel.run(["snapshot", clip, "--at", "1:99"])
+        #expect(bad.status == 2 && bad.err.contains("--at must be seconds or a timecode"), "\(bad.err)")
+    }
+}
