@@ -283,6 +283,20 @@ for name, fields in next, host.allowedGlobals do
   local real = rawget(globals, name)
   if type(real) == "table" then globals[name] = C.readonly(real, fields, name) end
 end
+-- What is missing on purpose says why, rather than "attempt to index a nil value".
+local unavailable = {
+  io = "effects cannot touch files", os = "effects cannot run programs or read the environment",
+  debug = "effects cannot inspect or change the host", package = 'effects load effects with require "effects.NAME"',
+  load = "effects cannot load code", loadfile = "effects cannot load code", dofile = "effects cannot load code",
+  loadstring = "effects cannot load code",
+}
+setmetatable(globals, {
+  __index = function(_, name)
+    local why = unavailable[name]
+    if why then raise(format("%s is not available to effects: %s", name, why)) end
+  end,
+  __metatable = false,
+})
 local av = rawget(globals, "av")
 local loaded = {}
 globals.require = function(module)

@@ -137,6 +137,13 @@ public final class ScriptHost {
         }
     }
 
+    /// The source text `require "effects.NAME"` would load, and where it is ("bundled" for
+    /// one shipped with the embedder).
+    public func effectSource(named module: String) throws -> (text: String, location: String) {
+        let found = try locator.find(module)
+        return (String(decoding: found.source, as: UTF8.self), found.location)
+    }
+
     /// Checks that an effect file (`NAME.lua`) or folder (`NAME/` with `init.lua`) loads in
     /// the sandbox and declares valid metadata, before `moonreel effects install` copies it.
     public func checkEffect(atPath path: String) throws -> EffectInfo {

@@ -8,12 +8,12 @@ struct Effects: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "The reusable effect scripts `require \"effects.NAME\"` can find, and installing new ones.",
         discussion: """
-            Effects are searched in the script's own effects/ folder, each MOONREEL_PATH entry's \
+            Effects are searched in the script's own effects/ folder (here: the current folder's), each MOONREEL_PATH entry's \
             effects/ folder, $XDG_DATA_HOME/moonreel/effects (default ~/.local/share/moonreel/effects) \
             and the effects bundled with Moonreel.
             """,
         version: moonreelVersion,
-        subcommands: [List.self, Info.self, Install.self],
+        subcommands: [List.self, Info.self, Show.self, Install.self, Remove.self, New.self],
         defaultSubcommand: List.self)
 
     struct List: ParsableCommand {
@@ -25,7 +25,12 @@ struct Effects: ParsableCommand {
             var text: [String] = []
             for listing in listings {
                 switch listing.info {
-                case .success(let info): text.append(EffectText.describe(info, detailed: false))
+                case .success(let info):
+                    var entry = EffectText.describe(info, detailed: false)
+                    if info.location != "bundled", host.scripts.bundledEffects[info.module] != nil {
+                        entry += "\n  shadows the bundled effect \"\(info.module)\" (remove this one to use it again)"
+                    }
+                    text.append(entry)
                 case .failure(let error): text.append("\(listing.module) (cannot be loaded)\n  found: \(listing.location)\n  error: \(error.message)")
                 }
             }
@@ -48,25 +53,95 @@ struct Effects: ParsableCommand {
         }
     }
 
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print an effect's source (the one require would load; bundled ones too).",
+                                                        version: moonreelVersion)
+        @Argument(help: "The effect's name, as in require \"effects.NAME\".") var name: String
+
+        func run() throws {
+            let host = try makeEffectsHost()
+            do {
+                let found = try host.scripts.effectSource(named: name)
+                printError("-- \(found.location)")
+                print(found.text, terminator: found.text.hasSuffix("\n") ? "" : "\n")
+            } catch {
+                printError("moonreel: effect \"\(name)\": \(firstLine(of: error)); `moonreel effects list` shows what there is")
+                throw ExitCode(Exit.failed)
+            }
+        }
+    }
+
+    struct Remove: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove an installed effect from your effects folder.", version: moonreelVersion)
+        @Argument(help: "The effect's name.") var name: String
+
+        func run() throws {
+            let host = try makeEffectsHost()
+            let folder = try userEffectsFolder(for: "effects remove")
+            do {
+                let removed = try EffectInstaller(folder: folder).remove(name)
+                print("removed effect \"\(name)\" (\(removed))" + (host.scripts.bundledEffects[name] != nil ? "; the bundled one is used again" : ""))
+            } catch {
+                printError("moonreel: effects remove \(name): \(firstLine(of: error))")
+                throw ExitCode(Exit.failed)
+            }
+        }
+    }
+
+    struct New: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Start a new effect: writes effects/NAME.lua from a template (metadata, parameters, apply) and says how to try it.",
+            version: moonreelVersion)
+        @Argument(help: "The effect's name (letters, digits, '_', '-').") var name: String
+        @Option(help: "Folder to write it in.") var folder: String = "effects"
+
+        func run() throws {
+            guard EffectInstaller.isEffectName(name) else {
+                printError("moonreel: effects new: effect names are one word of letters, digits, '_' and '-', got \(name.quotedForMessage())")
+                throw ExitCode(Exit.usage)
+            }
+            let path = folder + "/" + name + ".lua"
+            do {
+                try EffectInstaller.writeNew(EffectTemplate.source(name: name), to: path)
+            } catch {
+                printError("moonreel: effects new \(name): \(firstLine(of: error))")
+                throw ExitCode(Exit.failed)
+            }
+            print(EffectTemplate.nextSteps(name: name, path: path))
+        }
+    }
+
     struct Install: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Copy an effect (NAME.lua, or a NAME folder with init.lua) into your effects folder after checking it loads in the sandbox.",
             version: moonreelVersion)
         @Argument(help: "The effect file or folder.") var path: String
         @Flag(help: "Replace an installed effect of the same name.") var overwrite = false
+        @Flag(help: "Also when that installs an older version, or hides a bundled effect of the same name.") var force = false
 
         func run() throws {
             let host = try makeEffectsHost()
-            guard let folder = EffectSearchPath.fromEnvironment().userEffectsDirectory else {
-                printError("moonreel: effects install: neither XDG_DATA_HOME nor HOME is set, so there is no effects folder")
-                throw ExitCode(Exit.failed)
-            }
+            let folder = try userEffectsFolder(for: "effects install")
             do {
                 let source = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
                 try EffectInstaller.refuseLinks(in: source)
                 let info = try host.scripts.checkEffect(atPath: source)
+                guard EffectVersion(info.version) != nil else {
+                    throw EffectInstaller.Refusal(description: "its version \(info.version.quotedForMessage()) is not a semantic version; "
+                                                  + "declare version = \"1.0.0\" (MAJOR.MINOR.PATCH) in the effect")
+                }
+                let replaced = try installedVersion(of: info.module, in: folder, host: host)
+                if !force {
+                    if let replaced, let old = EffectVersion(replaced), let new = EffectVersion(info.version), new < old {
+                        throw EffectInstaller.Refusal(description: "it would replace \"\(info.module)\" \(replaced) with the older \(info.version); pass --force to downgrade")
+                    }
+                    if host.scripts.bundledEffects[info.module] != nil {
+                        throw EffectInstaller.Refusal(description: "it would hide the bundled effect \"\(info.module)\" from every script; pass --force to install it anyway")
+                    }
+                }
                 let installed = try EffectInstaller(folder: folder).install(source, as: info.module, overwrite: overwrite)
-                print("installed effect \"\(info.module)\" \(info.version) at \(installed)")
+                let note = replaced.map { " (replacing \($0.isEmpty ? "an unversioned one" : $0))" } ?? ""
+                print("installed effect \"\(info.module)\" \(info.version) at \(installed)\(note)")
             } catch {
                 printError("moonreel: effects install \(path): \(firstLine(of: error))")
                 throw ExitCode(Exit.failed)
@@ -75,10 +150,122 @@ struct Effects: ParsableCommand {
     }
 }
 
+private func userEffectsFolder(for command: String) throws -> String {
+    guard let folder = EffectSearchPath.fromEnvironment().userEffectsDirectory else {
+        printError("moonreel: \(command): neither XDG_DATA_HOME nor HOME is set, so there is no effects folder")
+        throw ExitCode(Exit.failed)
+    }
+    return folder
+}
+
+/// The version of the effect installed as `module` in `folder`, if one is ("" when it has none).
+private func installedVersion(of module: String, in folder: String, host: MoonreelHost) throws -> String? {
+    for candidate in [folder + "/" + module + ".lua", folder + "/" + module] where EffectInstaller.kindOf(candidate) != .missing {
+        return (try? host.scripts.checkEffect(atPath: candidate))?.version ?? ""
+    }
+    return nil
+}
+
+/// MAJOR.MINOR[.PATCH][-PRERELEASE], compared as semantic versions (a pre-release sorts
+/// before its release).
+struct EffectVersion: Comparable {
+    let numbers: [Int]
+    let prerelease: String?
+
+    init?(_ text: String) {
+        let parts = text.split(separator: "-", maxSplits: 1)
+        guard let core = parts.first else { return nil }
+        let numbers = core.split(separator: ".", omittingEmptySubsequences: false).map { Int($0) }
+        guard (2...3).contains(numbers.count), numbers.allSatisfy({ ($0 ?? -1) >= 0 }) else { return nil }
+        self.numbers = numbers.compactMap { $0 } + (numbers.count == 2 ? [0] : [])
+        prerelease = parts.count > 1 ? String(parts[1]) : nil
+    }
+
+    static func < (a: EffectVersion, b: EffectVersion) -> Bool {
+        if a.numbers != b.numbers { return a.numbers.lexicographicallyPrecedes(b.numbers) }
+        switch (a.prerelease, b.prerelease) {
+        case (nil, _): return false
+        case (_, nil): return true
+        case let (x?, y?): return x < y
+        }
+    }
+}
+
+/// What `effects new` writes.
+enum EffectTemplate {
+    static func source(name: String) -> String {
+        """
+        -- \(name): what it draws, in one line.
+        --
+        --   local \(name) = require "effects.\(name)"
+        --   parent:addSublayer(\(name){ renderSize = {1920, 1080}, text = "Hello" })
+        --
+        -- Effects run sandboxed: no files, no io/os; they build layers and animations with av and
+        -- return them. Parameters are checked before apply runs; apply gets them filled in.
+        return {
+          name = "\(name)",
+          version = "0.1.0",
+          description = "A text line in a box, fading in",
+          author = "",
+          license = "MIT",
+          parameters = {
+            { name = "renderSize", type = "table", required = true, doc = "{width, height} of the video composition" },
+            { name = "text", type = "string", default = "Hello", doc = "what to write" },
+            { name = "color", type = "color", default = "white", doc = "text colour" },
+            { name = "fadeIn", type = "number", min = 0, max = 10, default = 0.5, doc = "seconds of fade-in" },
+          },
+
+          apply = function(p)
+            local width, height = p.renderSize[1] or p.renderSize.width, p.renderSize[2] or p.renderSize.height
+            local size = math.floor(height / 12)
+            -- Laid out from the top, y down: the container flips its sublayers' geometry.
+            local container = av.layer{ frame = { 0, 0, width, height }, isGeometryFlipped = true }
+            local label = av.textLayer{
+              string = p.text, fontSize = size, foregroundColor = p.color, alignmentMode = "center",
+              frame = { 0, height - 3 * size, width, 1.5 * size }, backgroundColor = { 0, 0, 0, 0.4 },
+            }
+            label:addAnimation(av.basicAnimation{ keyPath = "opacity", fromValue = 0, toValue = 1,
+                                                  beginTime = 0, duration = math.max(p.fadeIn, 0.001) }, "fadeIn")
+            container:addSublayer(label)
+            return container
+          end,
+        }
+
+        """
+    }
+
+    static func nextSteps(name: String, path: String) -> String {
+        """
+        wrote \(path)
+        try it on moonreel's test pattern:
+          moonreel demo --output demo                      # makes demo/test-pattern.mp4
+          cat > try-\(name).lua <<'LUA'
+          local asset = av.asset(arg[1])
+          local comp = av.composition()
+          comp:insertTimeRange(av.range(0, 4), asset, 0)
+          local vc = av.videoComposition(comp)
+          local parent, video = av.layer{ frame = { 0, 0, 1280, 720 } }, av.layer{ frame = { 0, 0, 1280, 720 } }
+          parent:addSublayer(video)
+          parent:addSublayer(require("effects.\(name)"){ renderSize = { 1280, 720 } })
+          vc.animationTool = av.animationTool{ videoLayer = video, parentLayer = parent }
+          local session = av.exportSession(comp, "MediumQuality")
+          session.videoComposition, session.outputURL = vc, arg[2]
+          assert(session:export())
+          LUA
+          moonreel run try-\(name).lua demo/test-pattern.mp4 try-\(name).mp4
+        then `moonreel effects install \(path)` makes it available to every script.
+        """
+    }
+}
+
 private func makeEffectsHost() throws -> MoonreelHost {
     FFmpegLog.capture()
     do {
-        return try MoonreelHost()
+        // Seen as by a script in the current folder: its effects/ folder comes first.
+        var searchPath = EffectSearchPath.fromEnvironment()
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        searchPath.scriptDirectory = getcwd(&buffer, buffer.count).map { String(cString: $0) } ?? "."
+        return try MoonreelHost(searchPath: searchPath)
     } catch {
         printError("moonreel: \(error)")
         throw ExitCode(Exit.failed)
@@ -232,6 +419,44 @@ struct EffectInstaller {
             }
         }
         guard fsync(output) == 0 else { throw systemError("cannot sync \(destination)") }
+    }
+
+    /// Removes the effect installed as `module` (a file or a folder); returns its path.
+    func remove(_ module: String) throws -> String {
+        guard Self.isEffectName(module) else {
+            throw Refusal(description: "effect names are words (letters, digits, '_', '-'), never paths")
+        }
+        let installed = [folder + "/" + module + ".lua", folder + "/" + module].filter { Self.kindOf($0) != .missing }
+        guard let path = installed.first else {
+            throw Refusal(description: "no effect \"\(module)\" is installed in \(folder) (bundled effects and a script's own effects/ folder are not removed here)")
+        }
+        let aside = folder + "/.\(module).removing-\(getpid())"
+        guard rename(path, aside) == 0 else { throw systemError("cannot remove \(path)") }
+        syncDirectory(folder)
+        EffectInstaller.remove(aside)
+        return path
+    }
+
+    /// One word of letters, digits, '_' and '-': a name, never a path.
+    static func isEffectName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.allSatisfy { byte in
+            byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-") || (48...57).contains(byte) || (65...90).contains(byte) || (97...122).contains(byte)
+        }
+    }
+
+    /// Writes a new effect file, never over an existing one.
+    static func writeNew(_ text: String, to path: String) throws {
+        let directory = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        if !directory.isEmpty { try EffectInstaller(folder: directory).makeDirectories(directory) }
+        let file = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard file >= 0 else {
+            throw Refusal(description: errno == EEXIST ? "\(path) already exists; choose another name or folder"
+                                                        : "cannot create \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(file) }
+        var bytes = text
+        let complete = bytes.withUTF8 { write(file, $0.baseAddress, $0.count) == $0.count }
+        guard complete else { throw Refusal(description: "cannot write \(path): \(String(cString: strerror(errno)))") }
     }
 
     private func makeDirectories(_ path: String) throws {

@@ -143,7 +143,7 @@ struct Snapshot: ParsableCommand {
 
     /// Seconds or a timecode, as an exact time.
     static func time(_ text: String, option: String) throws -> MediaTime {
-        guard let time = CueReader.parseTime(text), time >= .zero else {
+        guard let time = Double(text).flatMap({ MediaTime(seconds: $0) }) ?? CueReader.parseTime(text), time >= .zero else {
             throw ValidationError("\(option) must be seconds or a timecode like 1:02.5, got \(text.quotedForMessage())")
         }
         return time

@@ -111,7 +111,7 @@ import TestSupport
         try "io.open('x', 'w')\n".write(toFile: hostile, atomically: true, encoding: .utf8)
         let sandboxed = try moonreel(["effects", "install", hostile])
         #expect(sandboxed.status == 1)
-        #expect(sandboxed.err.contains("effects/hostile.lua:1: attempt to index a nil value (global 'io')"))
+        #expect(sandboxed.err.contains("effects/hostile.lua:1: io is not available to effects: effects cannot touch files"))
         #expect(!FileManager.default.fileExists(atPath: dataHome + "/moonreel/effects/broken.lua"))
         #expect(!FileManager.default.fileExists(atPath: dataHome + "/moonreel/effects/hostile.lua"))
     }
@@ -133,5 +133,43 @@ import TestSupport
         }
         let script = try moonreel(["--generate-completion-script", "bash"])
         #expect(script.status == 0 && script.out.contains("effects") && script.out.contains("repl"))
+    }
+
+    @Test func newShowInstallVersionsAndRemove() throws {
+        let made = try moonreel(["effects", "new", "sparkle"])
+        #expect(made.status == 0 && made.out.hasPrefix("wrote effects/sparkle.lua\n") && made.out.contains("moonreel run try-sparkle.lua"), "\(made.err)")
+        #expect(try moonreel(["effects", "new", "sparkle"]).err.contains("effects/sparkle.lua already exists"))
+        #expect(try moonreel(["effects", "new", "../x"]).status == 2)
+        // The template loads, declares its parameters and draws (its own try script).
+        let shown = try moonreel(["effects", "show", "sparkle"])
+        #expect(shown.status == 0 && shown.err == "-- \(work)/effects/sparkle.lua\n" && shown.out.contains("version = \"0.1.0\""))
+        let bundled = try moonreel(["effects", "show", "watermark"])
+        #expect(bundled.err == "-- bundled\n" && bundled.out.hasPrefix("-- A logo and a copyright line"))
+
+        let template = work + "/effects/sparkle.lua"
+        #expect(try moonreel(["effects", "install", template]).out.contains("installed effect \"sparkle\" 0.1.0"))
+        let older = work + "/older/sparkle.lua"
+        try FileManager.default.createDirectory(atPath: work + "/older", withIntermediateDirectories: true)
+        try String(contentsOfFile: template, encoding: .utf8).replacingOccurrences(of: "0.1.0", with: "0.0.9")
+            .write(toFile: older, atomically: true, encoding: .utf8)
+        let downgrade = try moonreel(["effects", "install", "--overwrite", older])
+        #expect(downgrade.status == 1 && downgrade.err.contains("it would replace \"sparkle\" 0.1.0 with the older 0.0.9; pass --force to downgrade"))
+        let forced = try moonreel(["effects", "install", "--overwrite", "--force", older])
+        #expect(forced.out.hasSuffix("(replacing 0.1.0)\n"), "\(forced.err)")
+
+        let unversioned = work + "/older/plain.lua"
+        try "return { version = 'latest' }".write(toFile: unversioned, atomically: true, encoding: .utf8)
+        #expect(try moonreel(["effects", "install", unversioned]).err.contains("its version \"latest\" is not a semantic version"))
+        let lyrics = work + "/older/lyrics.lua"
+        try "return { version = '9.0.0' }".write(toFile: lyrics, atomically: true, encoding: .utf8)
+        #expect(try moonreel(["effects", "install", lyrics]).err.contains("it would hide the bundled effect \"lyrics\""))
+        #expect(try moonreel(["effects", "install", "--force", lyrics]).status == 0)
+        #expect(try moonreel(["effects", "list"]).out.contains("shadows the bundled effect \"lyrics\""))
+
+        let removed = try moonreel(["effects", "remove", "lyrics"])
+        #expect(removed.out == "removed effect \"lyrics\" (\(dataHome)/moonreel/effects/lyrics.lua); the bundled one is used again\n")
+        #expect(try moonreel(["effects", "show", "lyrics"]).err == "-- bundled\n")
+        #expect(try moonreel(["effects", "remove", "lyrics"]).err.contains("no effect \"lyrics\" is installed"))
+        #expect(try moonreel(["effects", "remove", "../../etc"]).err.contains("never paths"))
     }
 }

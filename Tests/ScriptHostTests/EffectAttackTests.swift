@@ -118,7 +118,11 @@ import Testing
               local found = {}
               for _, name in ipairs { "io", "os", "debug", "package", "load", "loadstring", "dofile",
                                       "loadfile", "require" } do
-                if _G[name] ~= nil and name ~= "require" then found[#found + 1] = name end
+                if rawget(_G, name) ~= nil and name ~= "require" then found[#found + 1] = name end
+                local ok, message = pcall(function() return _G[name] end)
+                if name ~= "require" and (ok or not message:find("is not available to effects", 1, true)) then
+                  found[#found + 1] = name .. " unexplained"
+                end
               end
               if string.dump then found[#found + 1] = "string.dump" end
               local ok = pcall(collectgarbage, "collect")
