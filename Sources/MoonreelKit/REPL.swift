@@ -41,9 +41,12 @@ public final class REPL {
     private let signals: REPLSignals
     private var host: MoonreelHost
     private lazy var reader: REPLLineReader = makeReader()
-    private var compositionGlobals: [String: UnsafeRawPointer] = [:]
-    private var currentComposition: String?
+    /// Globals holding compositions and video compositions (by class name), and the current one of each.
+    private var compositionGlobals: [String: [String: UnsafeRawPointer]] = [:]
+    private var current: [String: String] = [:]
     private var snapshotCount = 0
+    /// Whether any statement failed (a piped session then exits with 1).
+    private var failed = false
 
     private static let chunkName = "=stdin"
     private static let formatterKey = "moonreel.repl.format"
@@ -72,21 +75,26 @@ public final class REPL {
         }
     }
 
-    /// Runs `script` (if any), then reads statements until Ctrl-D, `:quit` or SIGTERM.
-    /// Returns the exit code: 0, or 130 after SIGTERM.
-    public func run(script: String? = nil) -> Int32 {
-        if let script {
-            runStatement { try host.scripts.runScript(atPath: script) }
+    /// Runs `script` (if any, with `arguments` as its `arg`), then reads statements until
+    /// Ctrl-D, `:quit` or SIGTERM. Returns the exit code: 0; 1 when input came from a pipe and
+    /// a statement failed (so a piped session fails as a script would); 130 after SIGTERM.
+    public func run(script: String? = nil, arguments: [String] = []) -> Int32 {
+        if reader is TerminalLineReader {
+            writeREPLOutput("Moonreel \(moonreelVersion) (Lua 5.4) · help() lists the API, :help the commands, Ctrl-D leaves\n")
         }
+        if let script {
+            runStatement { try host.scripts.runScript(atPath: script, arguments: arguments) }
+        }
+        let failureStatus: Int32 = reader is TerminalLineReader ? 0 : 1
         while !signals.terminated {
             switch reader.read(prompt: "> ") {
             case .end:
-                return 0
+                return failed ? failureStatus : 0
             case .interrupted:
                 continue
             case .line(let line) where isCommand(line):
                 reader.remember(line)
-                if !runCommand(line) { return 0 }
+                if !runCommand(line) { return failed ? failureStatus : 0 }
             case .line(let line):
                 if let statement = readStatement(startingWith: line) { reader.remember(statement) }
             }
@@ -113,14 +121,14 @@ public final class REPL {
                 runCompiledStatement()
                 return statement
             case .failed(let error):
-                reportREPLError(error.message)
+                report(error.message)
                 return statement
             case .incomplete:
                 switch reader.read(prompt: ">> ") {
                 case .line(let more): statement += "\n" + more
                 case .interrupted: return nil
                 case .end:
-                    if case .failed(let error) = compile(statement + "\n") { reportREPLError(error.message) }
+                    if case .failed(let error) = compile(statement + "\n") { report(error.message) }
                     return statement
                 }
             }
@@ -172,31 +180,36 @@ public final class REPL {
         do {
             try body()
         } catch let error as LuaError {
-            reportREPLError(error.stop == .interrupted ? "interrupted" : error.message)
+            report(error.stop == .interrupted ? "interrupted" : error.message)
         } catch {
-            reportREPLError("moonreel: \(error)")
+            report("moonreel: \(error)")
         }
         signals.endStatement()
         noteCompositionGlobals()
     }
 
+    /// Notes which globals now hold compositions and video compositions: the one assigned
+    /// most recently of each kind is current (`comp` and `vc` win within one statement).
     private func noteCompositionGlobals() {
         let L = host.lua.L
         let base = lua_gettop(L)
         defer { lua_settop(L, base) }
         let catalog = REPLCatalog(host: host)
-        var now: [String: UnsafeRawPointer] = [:]
+        var now: [String: [String: UnsafeRawPointer]] = [:]
         moon_pushglobaltable(L)
         lua_pushnil(L)
         while lua_next(L, -2) != 0 {
-            if lua_type(L, -2) == LUA_TSTRING, lua_type(L, -1) == LUA_TUSERDATA,
-               catalog.className(at: -1) == "Composition", let pointer = lua_topointer(L, -1) {
-                now[LuaState.string(L, at: -2)] = pointer
+            if lua_type(L, -2) == LUA_TSTRING, lua_type(L, -1) == LUA_TUSERDATA, let kind = catalog.className(at: -1),
+               kind == "Composition" || kind == "VideoComposition", let pointer = lua_topointer(L, -1) {
+                now[kind, default: [:]][LuaState.string(L, at: -2)] = pointer
             }
             moon_pop(L, 1)
         }
-        let assigned = now.filter { compositionGlobals[$0.key] != $0.value }.keys
-        if !assigned.isEmpty { currentComposition = assigned.contains("comp") ? "comp" : assigned.sorted().last }
+        for (kind, preferred) in [("Composition", "comp"), ("VideoComposition", "vc")] {
+            let globals = now[kind] ?? [:]
+            let assigned = globals.filter { compositionGlobals[kind]?[$0.key] != $0.value }.keys
+            if !assigned.isEmpty { current[kind] = assigned.contains(preferred) ? preferred : assigned.sorted().last }
+        }
         compositionGlobals = now
     }
 
@@ -219,69 +232,76 @@ public final class REPL {
         case "snapshot":
             snapshot(argument)
         case "probe":
-            guard !argument.isEmpty else { reportREPLError(":probe needs a file: :probe FILE"); break }
-            do { writeREPLOutput(try options.probe(argument) + "\n") } catch { reportREPLError("moonreel: \(error)") }
+            guard !argument.isEmpty else { report(":probe needs a file: :probe FILE"); break }
+            do { writeREPLOutput(try options.probe(argument) + "\n") } catch { report("moonreel: \(error)") }
         case "load":
-            guard !argument.isEmpty else { reportREPLError(":load needs a script file: :load FILE"); break }
-            runStatement { try host.scripts.runScript(atPath: argument) }
+            let words = REPL.words(in: argument)
+            guard let file = words.first else { report(":load needs a script file: :load FILE [ARGS...]"); break }
+            runStatement { try host.scripts.runScript(atPath: file, arguments: Array(words.dropFirst())) }
         case "reset":
             do {
                 let fresh = try MoonreelHost(limits: options.limits, searchPath: options.searchPath)
                 try prepare(fresh)
                 host = fresh
                 compositionGlobals = [:]
-                currentComposition = nil
+                current = [:]
                 writeREPLOutput("fresh session: every global is gone\n")
             } catch {
-                reportREPLError("moonreel: cannot start a fresh session: \(error)")
+                report("moonreel: cannot start a fresh session: \(error)")
             }
         case "help":
             writeREPLOutput(REPLCatalog.commandHelp + "\n")
         default:
-            reportREPLError("unknown command :\(name); :help lists the commands")
+            report("unknown command :\(name); :help lists the commands")
         }
         return true
     }
 
-    /// `:snapshot T [file.png]` through the Lua API (`av.imageGenerator(comp):copyImage`).
+    /// `:snapshot T [file.png]` through the Lua API (`av.imageGenerator(comp, {videoComposition =
+    /// vc}):copyImage`): the current composition, through the current video composition (its
+    /// instructions and layers) when there is one — what the export will show.
     private func snapshot(_ argument: String) {
         let time = argument.prefix { !$0.isWhitespace }
         guard let seconds = Double(time), seconds.isFinite, seconds >= 0 else {
-            reportREPLError(":snapshot needs a time in seconds: :snapshot T [file.png]")
+            report(":snapshot needs a time in seconds: :snapshot T [file.png]")
             return
         }
-        guard let name = snapshotComposition() else {
-            reportREPLError(":snapshot: no current composition; assign one to a global first, e.g. comp = av.composition()")
+        guard let name = currentGlobal("Composition", fallback: "comp") else {
+            report(":snapshot: no current composition; assign one to a global first, e.g. comp = av.composition()")
             return
         }
+        let videoComposition = currentGlobal("VideoComposition", fallback: "vc")
         var path = unquoted(argument.dropFirst(time.count).trimmingWhitespace)
         if path.isEmpty { path = nextSnapshotPath() }
         let L = host.lua.L
         runStatement {
-            try host.lua.load("local comp, t, path = ...\nreturn av.imageGenerator(comp):copyImage(t, path)",
-                              chunkName: "=snapshot")
-            moon_pushglobaltable(L)
-            lua_pushstring(L, name)
-            lua_rawget(L, -2)
-            moon_remove(L, -2)
+            try host.lua.load("""
+                local comp, vc, t, path = ...
+                return av.imageGenerator(comp, vc and { videoComposition = vc } or nil):copyImage(t, path)
+                """, chunkName: "=snapshot")
+            for global in [name, videoComposition] {
+                moon_pushglobaltable(L)
+                if let global { lua_pushstring(L, global); lua_rawget(L, -2) } else { lua_pushnil(L) }
+                moon_remove(L, -2)
+            }
             lua_pushnumber(L, seconds)
             lua_pushstring(L, path)
-            try host.lua.withRunLimits(host.scripts.limits.script) { try host.lua.call(argumentCount: 3) }
-            writeREPLOutput("wrote \(path) (\(name) at \(time) s)\n")
+            try host.lua.withRunLimits(host.scripts.limits.script) { try host.lua.call(argumentCount: 4) }
+            writeREPLOutput("wrote \(path) (\(name)\(videoComposition.map { " through \($0)" } ?? "") at \(time) s)\n")
         }
     }
 
-    /// The global that holds the current composition (see the type's documentation).
-    private func snapshotComposition() -> String? {
+    /// The global that holds the current object of class `kind` (see the type's documentation).
+    private func currentGlobal(_ kind: String, fallback: String) -> String? {
         let L = host.lua.L
         let base = lua_gettop(L)
         defer { lua_settop(L, base) }
         let catalog = REPLCatalog(host: host)
-        for name in [currentComposition, "comp"].compactMap({ $0 }) {
+        for name in [current[kind], fallback].compactMap({ $0 }) {
             moon_pushglobaltable(L)
             lua_pushstring(L, name)
             lua_rawget(L, -2)
-            if catalog.className(at: -1) == "Composition" { return name }
+            if catalog.className(at: -1) == kind { return name }
             lua_settop(L, base)
         }
         return nil
@@ -294,6 +314,35 @@ public final class REPL {
             let path = "snapshot-\(snapshotCount).png"
             if access(path, F_OK) != 0 { return path }
         }
+    }
+
+    /// Reports one failure (a piped session then exits with 1).
+    private func report(_ message: String) {
+        failed = true
+        reportREPLError(message)
+    }
+
+    /// Words separated by spaces; "…" or '…' keep spaces inside one word.
+    static func words(in text: String) -> [String] {
+        var words: [String] = [], current = "", quote: Character?
+        var inWord = false
+        for character in text {
+            if let open = quote {
+                if character == open { quote = nil } else { current.append(character) }
+            } else if character == "\"" || character == "'" {
+                quote = character
+                inWord = true
+            } else if character == " " || character == "\t" {
+                if inWord { words.append(current) }
+                current = ""
+                inWord = false
+            } else {
+                current.append(character)
+                inWord = true
+            }
+        }
+        if inWord { words.append(current) }
+        return words
     }
 
     private func unquoted(_ text: String) -> String {

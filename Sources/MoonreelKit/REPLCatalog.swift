@@ -127,14 +127,12 @@ struct REPLCatalog {
             return (tableKeys(at: -1, functionsOnly: false) + REPLCatalog.keywords)
                 .filter { $0.hasPrefix(word) }.sorted()
         }
-        let path = word[..<separator].split(separator: ".", omittingEmptySubsequences: false)
         let isMethod = word[separator] == ":"
         let partial = String(word[word.index(after: separator)...])
+        guard let steps = REPLCatalog.steps(of: word[..<separator]) else { return [] }
         moon_pushglobaltable(L)
-        for name in path {
-            guard lua_type(L, -1) == LUA_TTABLE else { return [] }
-            lua_pushstring(L, String(name))
-            lua_rawget(L, -2)
+        for step in steps {
+            guard push(step, of: -1) else { return [] }
         }
         var names: [String]
         switch lua_type(L, -1) {
@@ -153,6 +151,58 @@ struct REPLCatalog {
         }
         let prefix = String(word[...separator])
         return Set(names).filter { $0.hasPrefix(partial) }.sorted().map { prefix + $0 }
+    }
+
+    /// One step of an expression being completed: `.name` or `[1]`.
+    enum Step: Equatable {
+        case field(String)
+        case element(Int)
+    }
+
+    /// "vc.instructions[1]" as its steps; nil for anything else (calls, string keys…).
+    static func steps(of path: Substring) -> [Step]? {
+        var steps: [Step] = []
+        for part in path.split(separator: ".", omittingEmptySubsequences: false) {
+            var rest = part
+            let name = rest.prefix { $0 != "[" }
+            guard isIdentifier(String(name)) else { return nil }
+            steps.append(.field(String(name)))
+            rest = rest.dropFirst(name.count)
+            while rest.hasPrefix("[") {
+                guard let close = rest.firstIndex(of: "]"), let index = Int(rest[rest.index(after: rest.startIndex)..<close]) else { return nil }
+                steps.append(.element(index))
+                rest = rest[rest.index(after: close)...]
+            }
+            guard rest.isEmpty else { return nil }
+        }
+        return steps
+    }
+
+    /// Replaces the value at `index` with its field or element: raw for tables; for Moonreel
+    /// objects through their properties (Swift getters, run protected). False when there is none.
+    private func push(_ step: Step, of index: Int32) -> Bool {
+        let value = lua_absindex(L, index)
+        switch (lua_type(L, value), step) {
+        case (LUA_TTABLE, .field(let name)):
+            lua_pushstring(L, name)
+            lua_rawget(L, value)
+        case (LUA_TTABLE, .element(let i)):
+            lua_rawgeti(L, value, lua_Integer(i))
+        case (LUA_TUSERDATA, _) where className(at: value) != nil:
+            guard (try? host.lua.load("local object, key = ...\nreturn object[key]", chunkName: "=[moonreel completion]")) != nil else {
+                return false
+            }
+            lua_pushvalue(L, value)
+            switch step {
+            case .field(let name): lua_pushstring(L, name)
+            case .element(let i): lua_pushinteger(L, lua_Integer(i))
+            }
+            guard (try? host.lua.call(argumentCount: 2, resultCount: 1)) != nil else { return false }
+        default:
+            return false
+        }
+        moon_remove(L, value)
+        return lua_type(L, -1) > LUA_TNIL
     }
 
     /// The identifier keys of the table at `index` (raw), optionally only function-valued ones.

@@ -103,8 +103,9 @@ final class TerminalLineReader: REPLLineReader {
             rl_done = 1
             return 0
         }, cancelKey)
-        // '.' and ':' are not word breaks, so "comp:ins" is completed as one word.
-        rl_completer_word_break_characters = strdup(" \t\n\"'`@$><=;|&{(,+-*/%^~#[]")
+        // '.', ':' and brackets are not word breaks, so "comp:ins" and "vc.instructions[1].la"
+        // are completed as one word.
+        rl_completer_word_break_characters = strdup(" \t\n\"'`@$><=;|&{(,+-*/%^~#")
         rl_completion_append_character = 0
         rl_attempted_completion_function = { text, _, _ in
             rl_attempted_completion_over = 1

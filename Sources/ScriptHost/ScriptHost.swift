@@ -116,6 +116,9 @@ public final class ScriptHost {
 
     // MARK: Effects
 
+    /// The names of every effect `require` can find, without loading them (for completion).
+    public func effectNames() -> [String] { locator.availableModules().map(\.module) }
+
     /// Every effect `require` can find, each with its metadata or its load error.
     public func listEffects() -> [EffectListing] {
         locator.availableModules().map { found in

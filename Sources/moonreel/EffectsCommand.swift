@@ -40,7 +40,7 @@ struct Effects: ParsableCommand {
 
     struct Info: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "One effect's metadata, parameters and how to call it.", version: moonreelVersion)
-        @Argument(help: "The effect's name, as in require \"effects.NAME\".") var name: String
+        @Argument(help: "The effect's name, as in require \"effects.NAME\".", completion: .custom(effectNames)) var name: String
 
         func run() throws {
             let host = try makeEffectsHost()
@@ -56,7 +56,7 @@ struct Effects: ParsableCommand {
     struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Print an effect's source (the one require would load; bundled ones too).",
                                                         version: moonreelVersion)
-        @Argument(help: "The effect's name, as in require \"effects.NAME\".") var name: String
+        @Argument(help: "The effect's name, as in require \"effects.NAME\".", completion: .custom(effectNames)) var name: String
 
         func run() throws {
             let host = try makeEffectsHost()
@@ -73,7 +73,7 @@ struct Effects: ParsableCommand {
 
     struct Remove: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Remove an installed effect from your effects folder.", version: moonreelVersion)
-        @Argument(help: "The effect's name.") var name: String
+        @Argument(help: "The effect's name.", completion: .custom(effectNames)) var name: String
 
         func run() throws {
             let host = try makeEffectsHost()
@@ -115,7 +115,7 @@ struct Effects: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Copy an effect (NAME.lua, or a NAME folder with init.lua) into your effects folder after checking it loads in the sandbox.",
             version: moonreelVersion)
-        @Argument(help: "The effect file or folder.") var path: String
+        @Argument(help: "The effect file or folder.", completion: .file(extensions: ["lua"])) var path: String
         @Flag(help: "Replace an installed effect of the same name.") var overwrite = false
         @Flag(help: "Also when that installs an older version, or hides a bundled effect of the same name.") var force = false
 
@@ -148,6 +148,11 @@ struct Effects: ParsableCommand {
             }
         }
     }
+}
+
+/// Effect names for shell completion (found, not loaded).
+@Sendable private func effectNames(_ words: [String], _ index: Int, _ prefix: String) -> [String] {
+    ((try? makeEffectsHost())?.scripts.effectNames() ?? []).filter { $0.hasPrefix(prefix) }
 }
 
 private func userEffectsFolder(for command: String) throws -> String {

@@ -15,7 +15,8 @@ struct Repl: ParsableCommand {
             """,
         version: moonreelVersion)
     @OptionGroup var common: CommonOptions
-    @Argument(help: "A script to run first; its globals stay in the session.") var script: String?
+    @Argument(help: "A script to run first; its globals stay in the session.", completion: .file(extensions: ["lua"])) var script: String?
+    @Argument(parsing: .captureForPassthrough, help: "Arguments for the script (its arg).") var arguments: [String] = []
 
     func run() throws {
         FFmpegLog.capture()
@@ -41,7 +42,7 @@ struct Repl: ParsableCommand {
             printError("moonreel: \(error)")
             throw ExitCode(Exit.failed)
         }
-        let status = repl.run(script: script)
+        let status = repl.run(script: script, arguments: arguments.first == "--" ? Array(arguments.dropFirst()) : arguments)
         display.finish()
         if status != Exit.ok { throw ExitCode(status) }
     }

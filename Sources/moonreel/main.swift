@@ -52,7 +52,7 @@ struct CommonOptions: ParsableArguments {
 struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Run a script; arguments reach it as `arg` (arg[0] = SCRIPT).")
     @OptionGroup var common: CommonOptions
-    @Argument(help: "The Lua script to run.") var script: String
+    @Argument(help: "The Lua script to run.", completion: .file(extensions: ["lua"])) var script: String
     @Argument(parsing: .captureForPassthrough, help: "Arguments for the script.") var arguments: [String] = []
 
     func run() throws {
@@ -104,7 +104,7 @@ struct Docs: ParsableCommand {
 
 struct Probe: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Show what the engine sees in a media file.")
-    @Argument(help: "A media file.") var file: String
+    @Argument(help: "A media file.", completion: .file()) var file: String
     @Flag(help: "Print JSON.") var json = false
 
     func run() throws {
@@ -127,7 +127,7 @@ struct Snapshot: ParsableCommand {
             draws a frame every 10 s from the start, 4 a row, at most 12. --width scales down (thumbnails; \
             320 by default for sheets).
             """)
-    @Argument(help: "A media file.") var file: String
+    @Argument(help: "A media file.", completion: .file()) var file: String
     @Option(help: "Time of the frame: seconds or [[hh:]mm:]ss[.ff].") var at: String?
     @Option(help: "Seconds between the frames of a contact sheet (with --grid).") var every: String?
     @Option(help: "Columns x rows of the contact sheet, e.g. 4x3.") var grid: String?
