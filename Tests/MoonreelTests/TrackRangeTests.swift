@@ -127,12 +127,11 @@ import TestSupport
     // MARK: Generated files whose tracks differ in length
 
     static func generated(_ name: String, video: [String], audio: [String]) throws -> String {
-        let path = Fixtures.directory + "/" + name
-        if FileManager.default.fileExists(atPath: path) { return path }
-        try Tool.ffmpeg(video + ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30:duration=2"]
-                        + audio + ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=2"]
-                        + ["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", path])
-        return path
+        try Fixtures.cached(name) { path in
+            try Tool.ffmpeg(video + ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30:duration=2"]
+                            + audio + ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=2"]
+                            + ["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", path])
+        }
     }
 
     @Test func shortAudioEndsInSilenceAndTheVideoRunsOn() throws {

@@ -219,30 +219,36 @@ public enum Fixtures {
 
     private static let lock = NSLock()
 
+    /// `directory/name`, made by `make(path)` the first time it is asked for: one maker at a
+    /// time, so tests running in parallel never read a half-written file.
+    public static func cached(_ name: String, make: (String) throws -> Void) throws -> String {
+        let path = directory + "/" + name
+        lock.lock(); defer { lock.unlock() }
+        if FileManager.default.fileExists(atPath: path) { return path }
+        try make(path)
+        return path
+    }
+
     /// A clip whose frame number is readable from its pixels: testsrc2 with a frame counter,
     /// plus a sine tone. Cached per parameter set for the test run.
     public static func clip(seconds: Double = 6, rate: String = "30", size: String = "320x240",
                             tone: Int = 440, sampleRate: Int = 48000, extra: [String] = [], name: String? = nil) throws -> String {
         let file = name ?? "clip-\(seconds)-\(rate)-\(size)-\(tone)-\(sampleRate)-\(extra.joined(separator: "_").replacingOccurrences(of: "/", with: "_")).mp4"
-        let path = directory + "/" + file
-        lock.lock(); defer { lock.unlock() }
-        if FileManager.default.fileExists(atPath: path) { return path }
-        try Tool.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=\(size):rate=\(rate):duration=\(seconds)",
-                         "-f", "lavfi", "-i", "sine=frequency=\(tone):sample_rate=\(sampleRate):duration=\(seconds)",
-                         "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-g", "30",
-                         "-c:a", "aac", "-b:a", "128k"] + extra + ["-shortest", path])
-        return path
+        return try cached(file) { path in
+            try Tool.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=\(size):rate=\(rate):duration=\(seconds)",
+                             "-f", "lavfi", "-i", "sine=frequency=\(tone):sample_rate=\(sampleRate):duration=\(seconds)",
+                             "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-g", "30",
+                             "-c:a", "aac", "-b:a", "128k"] + extra + ["-shortest", path])
+        }
     }
 
     /// A solid-colour clip (exact pixel expectations), optionally with a tone.
     public static func solid(_ color: String, seconds: Double = 2, size: String = "320x240", rate: String = "30", tone: Int? = 440) throws -> String {
-        let path = directory + "/solid-\(color.replacingOccurrences(of: "#", with: ""))-\(seconds)-\(size)-\(rate)-\(tone ?? 0).mp4"
-        lock.lock(); defer { lock.unlock() }
-        if FileManager.default.fileExists(atPath: path) { return path }
-        var args = ["-f", "lavfi", "-i", "color=c=\(color):size=\(size):rate=\(rate):duration=\(seconds)"]
-        if let tone { args += ["-f", "lavfi", "-i", "sine=frequency=\(tone):sample_rate=48000:duration=\(seconds)", "-c:a", "aac"] }
-        try Tool.ffmpeg(args + ["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-shortest", path])
-        return path
+        try cached("solid-\(color.replacingOccurrences(of: "#", with: ""))-\(seconds)-\(size)-\(rate)-\(tone ?? 0).mp4") { path in
+            var args = ["-f", "lavfi", "-i", "color=c=\(color):size=\(size):rate=\(rate):duration=\(seconds)"]
+            if let tone { args += ["-f", "lavfi", "-i", "sine=frequency=\(tone):sample_rate=48000:duration=\(seconds)", "-c:a", "aac"] }
+            try Tool.ffmpeg(args + ["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-shortest", path])
+        }
     }
 
     /// `../shared/media/real/NAME`, or nil (the test then skips with a message).

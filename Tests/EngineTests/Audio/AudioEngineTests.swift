@@ -207,12 +207,10 @@ import TestSupport
     /// A WAV file of `expression` (an `aevalsrc` formula of t), 2 s long, cached for the run.
     static func wav(_ expression: String, rate: Int, channels: Int = 1) throws -> String {
         let name = "wav-\(expression.unicodeScalars.map { CharacterSet.alphanumerics.contains($0) ? String($0) : "_" }.joined())-\(rate)-\(channels).wav"
-        let path = Fixtures.directory + "/" + name
-        if !FileManager.default.fileExists(atPath: path) {
+        return try Fixtures.cached(name) { path in
             let layout = channels == 1 ? "mono" : "stereo"
             try Tool.ffmpeg(["-f", "lavfi", "-i", "aevalsrc=\(expression):s=\(rate):c=\(layout):d=2", "-c:a", "pcm_f32le", path])
         }
-        return path
     }
 
     func sine(_ frequency: Double, amplitude: Float, count: Int) -> [Float] {
