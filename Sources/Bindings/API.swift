@@ -10,6 +10,9 @@ public final class API {
     unowned let lua: LuaState
     /// Set by embedders (the CLI's --overwrite): every export may replace its output.
     public var overwriteOutputs = false
+    /// Set by embedders (the CLI's --dry-run): exports are checked and described (a
+    /// `planned` event) but nothing is encoded; `export()` then returns true.
+    public var dryRun = false
     /// Every file the run has read (media, images, cue and CSV files, and what the host
     /// adds: the script, effects); no output may replace one of them.
     public let readFiles = InputRegistry()
@@ -144,10 +147,13 @@ public enum ExportEvent {
     case finished(ExportSession, seconds: Double)
     /// `position` is "script.lua:12: " of the export call, or "".
     case failed(ExportSession, ExportError, position: String)
+    /// A dry run: what the export would write.
+    case planned(ExportSession, ExportSummary)
 
     public var session: ExportSession {
         switch self {
-        case .started(let session, _, _), .progress(let session, _), .finished(let session, _), .failed(let session, _, _): session
+        case .started(let session, _, _), .progress(let session, _), .finished(let session, _), .failed(let session, _, _),
+             .planned(let session, _): session
         }
     }
 }

@@ -1,11 +1,29 @@
 import CMoonLua
+#if canImport(Glibc)
+import Glibc
+#endif
 import Engine
 import ScriptHost
 
-/// `av.readCSV` and `av.readCues`: timed text in (CSV, LRC, SRT, WebVTT, ASS/SSA).
+/// `av.readCSV` and `av.readCues`: timed text in (CSV, LRC, SRT, WebVTT, ASS/SSA); and
+/// `av.files`, the files of a folder, for batch jobs.
 extension API {
     var cueFunctions: [(String, String, LuaFunction)] {
         [
+            ("files", "av.files(folder [, pattern]): the files in folder whose names match a shell pattern (\"*.mov\"; default \"*\"), as folder/name paths in natural order (clip2 before clip10); not subfolders, not hidden files", { [unowned self] call in
+                let folder = try filePath(call, 1)
+                let pattern = try call.optionalString(2) ?? "*"
+                guard FileSystem.kind(of: folder) == .directory else {
+                    throw call.argumentError(1, "\(folder.quotedForMessage()) is not a folder")
+                }
+                let prefix = folder.hasSuffix("/") ? folder : folder + "/"
+                let names = FileSystem.entries(of: folder).filter { name in
+                    (!name.hasPrefix(".") || pattern.hasPrefix(".")) && fnmatch(pattern, name, 0) == 0
+                        && FileSystem.kind(of: prefix + name) == .file
+                }
+                call.pushArray(names.sorted(by: API.naturalOrder)) { call.push(prefix + $0) }
+                return 1
+            }),
             ("readCSV", "av.readCSV(path): array of rows keyed by the header (quoted fields, UTF-8, BOM)", { [unowned self] call in
                 let path = try filePath(call, 1)
                 readFiles.record(path)
@@ -59,5 +77,25 @@ extension API {
         do { return try body() } catch let error as TimedTextError {
             throw LuaArgumentError("\(call.functionName): \(error.description)")
         }
+    }
+
+    /// "clip2" before "clip10": runs of digits compare as numbers, the rest as text.
+    static func naturalOrder(_ a: String, _ b: String) -> Bool {
+        var left = Substring(a), right = Substring(b)
+        while let l = left.first, let r = right.first {
+            if l.isASCII && l.isNumber && r.isASCII && r.isNumber {
+                let leftDigits = left.prefix { $0.isASCII && $0.isNumber }, rightDigits = right.prefix { $0.isASCII && $0.isNumber }
+                let leftValue = leftDigits.drop { $0 == "0" }, rightValue = rightDigits.drop { $0 == "0" }
+                if leftValue.count != rightValue.count { return leftValue.count < rightValue.count }
+                if leftValue != rightValue { return leftValue < rightValue }
+                left = left.dropFirst(leftDigits.count)
+                right = right.dropFirst(rightDigits.count)
+            } else {
+                if l != r { return l < r }
+                left = left.dropFirst()
+                right = right.dropFirst()
+            }
+        }
+        return left.count < right.count
     }
 }

@@ -128,6 +128,18 @@ extension API {
         }
         if overwriteOutputs { session.overwrite = true }
         session.parentCancellation = exportCancellation
+        if dryRun {
+            do {
+                exportEvents?(.planned(session, try session.plan()))
+            } catch {
+                let failure = error as? ExportError ?? ExportError(.invalidRequest, "\(error)")
+                call.pushNil()
+                call.push(LuaState.scriptPosition(call.L) + failure.message.oneLine)
+                return 2
+            }
+            call.push(true)
+            return 1
+        }
         var callbackError: LuaError? = nil
         var started = false
         let startTime = ContinuousClock.now

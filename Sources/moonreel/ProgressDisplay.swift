@@ -69,6 +69,16 @@ final class ProgressDisplay {
             let bytes = stat(output, &info) == 0 ? Int64(info.st_size) : 0
             emit(["event": "\"done\"", "output": jsonString(output), "bytes": "\(bytes)", "seconds": number(seconds, places: 3)])
             endLine()
+        case .planned(_, let summary):
+            if style == .json {
+                emit(["event": "\"plan\"", "output": jsonString(output), "width": summary.video.map { "\($0.width)" } ?? "null",
+                      "height": summary.video.map { "\($0.height)" } ?? "null",
+                      "frameRate": summary.video.map { number(1 / max($0.frameDuration.seconds, 1e-9)) } ?? "null",
+                      "duration": number(summary.duration.seconds), "estimatedBytes": summary.estimatedBytes.map { "\($0)" } ?? "null"])
+            } else {
+                endLine()
+                _ = writeOut("would export \(summary)\n")
+            }
         case .failed(_, let error, let position):
             let (file, line) = Self.place(in: position)
             emit(["event": "\"error\"", "output": jsonString(output), "kind": jsonString(error.kind.rawValue),

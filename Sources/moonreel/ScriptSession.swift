@@ -7,8 +7,13 @@ import Glibc
 /// One `moonreel run`: the host, Ctrl-C handling, progress display and error reporting.
 struct ScriptSession {
     let common: CommonOptions
+    /// Check and describe every export instead of encoding it.
+    var dryRun = false
 
-    init(_ common: CommonOptions) { self.common = common }
+    init(_ common: CommonOptions, dryRun: Bool = false) {
+        self.common = common
+        self.dryRun = dryRun
+    }
 
     func run(script: String, arguments: [String]) throws {
         try execute { host in try host.runScript(path: script, arguments: arguments) }
@@ -28,6 +33,7 @@ struct ScriptSession {
             throw ExitCode(Exit.failed)
         }
         host.api.overwriteOutputs = common.overwrite
+        host.api.dryRun = dryRun
         let quiet = common.quiet
         let display = ProgressDisplay(style: common.progressStyle())
         display.attach(to: host)

@@ -52,6 +52,8 @@ struct CommonOptions: ParsableArguments {
 struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Run a script; arguments reach it as `arg` (arg[0] = SCRIPT).")
     @OptionGroup var common: CommonOptions
+    @Flag(help: "Check every export (settings, output path, composition) and print what it would write, without encoding.")
+    var dryRun = false
     @Argument(help: "The Lua script to run.", completion: .file(extensions: ["lua"])) var script: String
     @Argument(parsing: .captureForPassthrough, help: "Arguments for the script.") var arguments: [String] = []
 
@@ -64,11 +66,11 @@ struct Run: ParsableCommand {
             printError("moonreel: note: \(misplaced) comes after the script, so the script gets it in arg; "
                        + "moonreel's options go before it (moonreel run \(misplaced) SCRIPT …), or write -- to silence this")
         }
-        try ScriptSession(common).run(script: script, arguments: arguments)
+        try ScriptSession(common, dryRun: dryRun).run(script: script, arguments: arguments)
     }
 
     static func looksLikeOurs(_ argument: String) -> Bool {
-        ["--overwrite", "--quiet", "--progress", "--memory-limit", "--time-limit"].contains { argument == $0 || argument.hasPrefix($0 + "=") }
+        ["--overwrite", "--quiet", "--progress", "--memory-limit", "--time-limit", "--dry-run"].contains { argument == $0 || argument.hasPrefix($0 + "=") }
     }
 }
 

@@ -62,4 +62,42 @@ import TestSupport
         let bad = try Moonreel.run(["snapshot", clip, "--at", "1:99"])
         #expect(bad.status == 2 && bad.err.contains("--at must be seconds or a timecode"), "\(bad.err)")
     }
+
+    /// `--dry-run` checks every export as a real run would and says what it would write,
+    /// without encoding anything.
+    @Test func dryRunChecksAndDescribesWithoutEncoding() throws {
+        let clip = try Fixtures.clip(seconds: 6)
+        let output = Fixtures.scratchPath("dry.mp4")
+        let planned = try Moonreel.runScript(Moonreel.cutScript(start: 1, duration: 3, preset: "MediumQuality"),
+                                             arguments: [clip, output], options: ["--dry-run"])
+        #expect(planned.status == 0, "\(planned.err)")
+        #expect(planned.out.hasPrefix("would export \(output) (mp4): 320×240 30 fps H.264 CRF 23 + AAC 128 kb/s 48 kHz mono, 3 s, about "),
+                "\(planned.out)")
+        #expect(!FileManager.default.fileExists(atPath: output))
+        let json = try Moonreel.runScript(Moonreel.cutScript(start: 1, duration: 3, preset: "MediumQuality"),
+                                          arguments: [clip, output], options: ["--dry-run", "--progress", "json"])
+        let event = try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [String: Any]
+        #expect(event?["event"] as? String == "plan" && event?["width"] as? Int == 320 && event?["duration"] as? Double == 3)
+        // What a real run would refuse, a dry run refuses too.
+        try Data("keep".utf8).write(to: URL(fileURLWithPath: output))
+        let refused = try Moonreel.runScript(Moonreel.cutScript(start: 1, duration: 3, preset: "MediumQuality"),
+                                             arguments: [clip, output], options: ["--dry-run"])
+        #expect(refused.status == 1 && refused.err.contains("already exists; set overwrite = true"), "\(refused.err)")
+        #expect(try String(contentsOfFile: output, encoding: .utf8) == "keep")
+    }
+
+    @Test func filesListsAFolderForBatchJobs() throws {
+        let folder = (Fixtures.scratchPath("x") as NSString).deletingLastPathComponent + "/batch"
+        try FileManager.default.createDirectory(atPath: folder + "/sub.mov", withIntermediateDirectories: true)
+        for name in ["clip10.mov", "clip2.mov", "Clip1.MOV", "notes.txt", ".hidden.mov"] {
+            try Data().write(to: URL(fileURLWithPath: folder + "/" + name))
+        }
+        let result = try Moonreel.runScript("""
+            print(table.concat(av.files(arg[1], "*.mov"), " "))
+            print(#av.files(arg[1]), #av.files(arg[1], "*.[mM][oO][vV]"))
+            print(pcall(av.files, arg[1] .. "/notes.txt"))
+            """, arguments: [folder])
+        #expect(result.out.hasPrefix("\(folder)/clip2.mov \(folder)/clip10.mov\n4\t3\nfalse\t"), "\(result.out) \(result.err)")
+        #expect(result.out.contains("is not a folder"))
+    }
 }

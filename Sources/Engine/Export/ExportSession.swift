@@ -88,8 +88,31 @@ public final class ExportSession {
         }
     }
 
-    private func run(_ report: (ExportProgress) throws -> Void) throws {
-        let (output, fileType, range) = try ExportError.Kind.invalidRequest.tag { () throws -> (SafeOutput, String, TimeRange) in
+    /// Checks everything an export checks (settings, output path, composition, video
+    /// composition) and says what it would write, without encoding: `--dry-run`.
+    public func plan() throws -> ExportSummary {
+        let (output, fileType, range) = try checkedRequest()
+        output.discard()
+        if preset.isPassthrough {
+            return ExportSummary(output: output.path, fileType: fileType, duration: range.duration, preset: preset,
+                                 video: nil, audio: nil)
+        }
+        let (videoPlan, audioPlan) = try ExportError.Kind.invalidRequest.tag {
+            (try makeVideoPlan(range: range, fileType: fileType), try makeAudioPlan(range: range))
+        }
+        guard videoPlan != nil || audioPlan != nil else {
+            throw ExportError(.invalidRequest, fileType == "m4a" ? "the composition has no audio to export" : "the composition has no video or audio media")
+        }
+        return ExportSummary(
+            output: output.path, fileType: fileType, duration: range.duration, preset: preset,
+            video: videoPlan.map { .init(width: $0.outputWidth, height: $0.outputHeight, frameDuration: $0.frameDuration,
+                                         hdr: $0.outputColor.dynamicRange.isHDR ? $0.outputColor.dynamicRange.rawValue.uppercased() : nil) },
+            audio: audioPlan.map { .init(sampleRate: Int($0.format.sampleRate), channels: $0.format.channels) })
+    }
+
+    /// Settings, output path and range, checked before any work.
+    private func checkedRequest() throws -> (SafeOutput, String, TimeRange) {
+        try ExportError.Kind.invalidRequest.tag { () throws -> (SafeOutput, String, TimeRange) in
             guard let outputPath = outputURL else { throw EngineError("set outputURL before exporting") }
             let fileType = try resolvedFileType(for: outputPath)
             let output = try ExportError.Kind.outputUnavailable.tag {
@@ -106,7 +129,10 @@ public final class ExportSession {
             } ?? whole
             return (output, fileType, range)
         }
+    }
 
+    private func run(_ report: (ExportProgress) throws -> Void) throws {
+        let (output, fileType, range) = try checkedRequest()
         FFmpegLog.capture()
         defer { output.discard() } // no-op once the file has been renamed into place
         do {
