@@ -41,10 +41,15 @@ extension API {
                 if !call.isNoneOrNil(2) {
                     guard call.type(2) == LUA_TTABLE else { throw call.typeError(2, expected: "table {format=, duration=}") }
                     try call.forEachField(of: 2) { key in
-                        switch key {
-                        case "format": format = try choice(call, call.absolute(-1), CueFormat.self)
-                        case "duration": total = try duration(call, call.absolute(-1))
-                        default: throw call.argumentError(2, "unknown readCues option \(key.quotedForMessage()) (format, duration)")
+                        do {
+                            switch key {
+                            case "format": format = try choice(call, call.absolute(-1), CueFormat.self)
+                            case "duration": total = try duration(call, call.absolute(-1))
+                            default: throw call.argumentError(2, "unknown readCues option \(key.quotedForMessage()) (format, duration)")
+                            }
+                        } catch let error as LuaArgumentError where key == "format" || key == "duration" {
+                            // The option's own check numbers the value's stack slot; name the table and field.
+                            throw call.argumentError(2, "field '\(key)': \(error.message.argumentReason)")
                         }
                     }
                 }

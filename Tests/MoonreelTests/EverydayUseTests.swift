@@ -14,6 +14,9 @@ import TestSupport
             ("av.layer{}.contents = 'logo.png'", "(Image expected, got a string: pass av.image(\"logo.png\"))"),
             ("local s = av.exportSession(av.composition(), 'LowQuality'); s:export(); assert(s:export())",
              "main.lua:1: this export session has already run (its status is failed); make a new one to export again"),
+            ("av.readCues('x.lrc', { format = 'lyrics' })", "main.lua:1: bad argument #2 to 'readCues' (field 'format': unknown value \"lyrics\""),
+            ("require('effects.watermark'){ renderSize = {640, 360}, logo = 'logo.png' }",
+             "effect \"watermark\": logo must be an image: pass av.image(\"logo.png\")"),
             ("require('effects.lyrics'){ cues = {}, renderSize = {640, 360}, color = 'blurple' }",
              "main.lua:1: effect \"lyrics\": parameter color must be a color (a name, \"#RRGGBB\" or {r, g, b, a}), got \"blurple\""),
         ]

@@ -25,6 +25,9 @@ return {
   },
 
   apply = function(p)
+    if type(p.logo) == "string" then
+      error(('effect "watermark": logo must be an image: pass av.image("%s")'):format(p.logo), 2)
+    end
     local width, height = p.renderSize[1] or p.renderSize.width, p.renderSize[2] or p.renderSize.height
     local margin = math.floor(height * p.margin)
     -- Laid out from the top, y down (UIKit's way): the container flips its sublayers'
