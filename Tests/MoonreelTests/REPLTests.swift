@@ -184,8 +184,14 @@ import TestSupport
             else if line.hasPrefix("> ") { inputs.append(String(line.dropFirst(2))) }
             else { expected.append(String(line)) }
         }
+        // The clip is made with the command the page gives.
         let directory = scratchDirectory()
-        try FileManager.default.copyItem(atPath: try Fixtures.clip(seconds: 6), toPath: directory + "/clip.mp4")
+        guard let command = page.firstMatch(of: /`(ffmpeg [^`]+ clip\.mp4)`/)?.1 else {
+            Issue.record("REPL.md no longer says how to make clip.mp4")
+            return
+        }
+        let arguments = command.split(separator: " ").dropFirst().map { $0 == "clip.mp4" ? directory + "/clip.mp4" : String($0) }
+        try Tool.ffmpeg(arguments)
         let result = try pipedSession(inputs, in: directory)
         #expect(result.status == 0)
         #expect(result.err.isEmpty, "\(result.err)")
