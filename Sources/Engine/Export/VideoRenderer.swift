@@ -145,11 +145,52 @@ final class VideoRenderer {
         if visible.count == 1, let only = visible.first, coversOutput(only) {
             return try fastPath(only)
         }
+        if visible.allSatisfy(fillsOutput), let mixed = try planePath(Array(visible), background: background) {
+            return mixed
+        }
         return try generalPath(Array(visible), background: background)
     }
 
+    /// A dissolve or an opacity ramp of whole frames: each layer is brought to the output
+    /// (as the fast path does) and they are mixed on the Y'CbCr planes, bottom up, over the
+    /// background. Nil when the output is not a plain 4:2:0 picture (the general path then).
+    private func planePath(_ drawables: [Drawable], background: Color) throws -> Frame? {
+        let format = plan.outputColor.pixelFormat
+        let bottomUp = Array(drawables.reversed())
+        guard let first = bottomUp.first else { return nil }
+        var output: Frame
+        var layers = bottomUp[...]
+        if first.opacity >= 1 {
+            output = try fastPath(first)
+            layers = layers.dropFirst()
+        } else {
+            // A colour under HDR video would need mapping into HDR: black needs none.
+            let isBlack = background.red == 0 && background.green == 0 && background.blue == 0
+            guard !plan.outputColor.dynamicRange.isHDR || isBlack else { return nil }
+            output = try Frame(width: plan.outputWidth, height: plan.outputHeight, format: format)
+            guard PlaneBlend.handles(output) else { return nil }
+            PlaneBlend.fill(output, with: background, matrix: PlaneBlend.matrix(of: plan.outputColor),
+                            fullRange: plan.outputColor.range == AVCOL_RANGE_JPEG)
+            PlaneBlend.tag(output, with: plan.outputColor)
+        }
+        // The fast path may hand on a decoder's own picture: copy before writing.
+        try check(av_frame_make_writable(output.pointer), "preparing a frame for a dissolve")
+        guard PlaneBlend.handles(output) else { return nil }
+        for layer in layers {
+            let picture = try fastPath(layer)
+            guard picture.pixelFormat == output.pixelFormat, picture.width == output.width, picture.height == output.height else { return nil }
+            PlaneBlend.mix(picture, onto: output, opacity: layer.opacity)
+        }
+        return output
+    }
+
     private func coversOutput(_ d: Drawable) -> Bool {
-        guard d.opacity >= 1, d.crop == nil else { return false }
+        d.opacity >= 1 && fillsOutput(d)
+    }
+
+    /// Whether the layer, uncropped and axis-aligned, fills the output exactly.
+    private func fillsOutput(_ d: Drawable) -> Bool {
+        guard d.crop == nil else { return false }
         let box = d.transform.apply(Rect(x: 0, y: 0, width: Double(d.frame.width), height: Double(d.frame.height)))
         let axisAligned = (d.transform.b == 0 && d.transform.c == 0) || (d.transform.a == 0 && d.transform.d == 0)
         return axisAligned && abs(box.x) < 0.01 && abs(box.y) < 0.01

@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import Engine
+
+/// Dissolves and full-frame opacity ramps are mixed on the Y'CbCr planes: against the ideal
+/// mix of the two pictures (computed in Double from the very frames the renderer blends),
+/// every plane is within rounding.
+@Suite struct DissolveTests {
+    /// Frame `time` of clip A (track 1) under clip B (track 2, on top), each at its opacity.
+    static func render(at time: MediaTime, opacities: [Double]) throws -> Frame {
+        let a = try Asset(path: try Fixtures.clip(seconds: 2, size: "320x240"))
+        let b = try Asset(path: try Fixtures.clip(seconds: 2, size: "320x240", tone: 660, extra: ["-vf", "hflip,negate"]))
+        let composition = Composition()
+        let range = TimeRange(start: .zero, duration: MediaTime(value: 2, timescale: 1))
+        for asset in [a, b] {
+            let track = try composition.addMutableTrack(mediaType: .video)
+            try track.insertTimeRange(range, of: try #require(asset.tracks(withMediaType: .video).first), at: .zero)
+        }
+        let videoComposition = VideoComposition(renderSize: Size(width: 320, height: 240), frameDuration: MediaTime(value: 1, timescale: 30))
+        let instruction = VideoCompositionInstruction(timeRange: range)
+        for (index, opacity) in opacities.enumerated() {
+            let layer = LayerInstruction(trackID: composition.tracks[index].trackID)
+            layer.opacity.set(opacity, at: .zero)
+            instruction.layerInstructions.insert(layer, at: 0)   // later tracks on top
+        }
+        videoComposition.instructions = [instruction]
+        let plan = try VideoPlan.make(composition: composition, videoComposition: videoComposition, range: range,
+                                      outputWidth: 320, outputHeight: 240)
+        return try VideoRenderer(plan: plan).render(at: time)
+    }
+
+    static let middle = MediaTime(value: 1, timescale: 2)
+
+    /// PSNR (dB) of `plane` of `frame` against `ideal`.
+    static func psnr(_ frame: Frame, plane: Int, ideal: [Double]) -> Double {
+        let (pixels, stride) = frame.plane(plane)
+        let width = plane == 0 ? frame.width : (frame.width + 1) / 2, height = plane == 0 ? frame.height : (frame.height + 1) / 2
+        var squared = 0.0
+        for y in 0..<height { for x in 0..<width {
+            let difference = Double(pixels[y * stride + x]) - ideal[y * width + x]
+            squared += difference * difference
+        } }
+        let mse = max(squared / Double(width * height), 1e-12)
+        return 10 * log10(255 * 255 / mse)
+    }
+
+    static func samples(_ frame: Frame, plane: Int) -> [Double] {
+        let (pixels, stride) = frame.plane(plane)
+        let width = plane == 0 ? frame.width : (frame.width + 1) / 2, height = plane == 0 ? frame.height : (frame.height + 1) / 2
+        return (0..<height).flatMap { y in (0..<width).map { Double(pixels[y * stride + $0]) } }
+    }
+
+    @Test(arguments: [0.25, 0.5, 0.8])
+    func dissolveIsTheIdealMixOfThePlanes(opacity: Double) throws {
+        let mixed = try Self.render(at: Self.middle, opacities: [1, opacity])
+        let a = try Self.render(at: Self.middle, opacities: [1, 0]), b = try Self.render(at: Self.middle, opacities: [0, 1])
+        for plane in 0..<3 {
+            let ideal = zip(Self.samples(a, plane: plane), Self.samples(b, plane: plane)).map { $0 * (1 - opacity) + $1 * opacity }
+            let quality = Self.psnr(mixed, plane: plane, ideal: ideal)
+            #expect(quality >= 48, "plane \(plane) at \(opacity): \(quality) dB")
+        }
+    }
+
+    /// A fade from black: B alone at 0.3 over the black background (Y 16, chroma 128).
+    @Test func fadeFromBlackIsTheIdealMixWithBlack() throws {
+        let opacity = 0.3
+        let faded = try Self.render(at: Self.middle, opacities: [0, opacity])
+        let b = try Self.render(at: Self.middle, opacities: [0, 1])
+        for plane in 0..<3 {
+            let black = plane == 0 ? 16.0 : 128.0
+            let ideal = Self.samples(b, plane: plane).map { black * (1 - opacity) + $0 * opacity }
+            let quality = Self.psnr(faded, plane: plane, ideal: ideal)
+            #expect(quality >= 48, "plane \(plane): \(quality) dB")
+        }
+    }
+}
