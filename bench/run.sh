@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Benchmarks Moonreel against the ffmpeg CLI doing the same job with the same encoder
 # settings, in one run, alternating the two, and prints median wall time, the ratio and
-# peak memory. Usage: bench/run.sh [JOB...]   (jobs: cut passthrough dissolve; default all)
+# peak memory as one Markdown table (with the machine and the number of runs).
+# Usage: RUNS=N bench/run.sh [JOB...]   (default: cut passthrough dissolve lyrics)
 # jobs: cut passthrough dissolve lyrics lyrics-10min (the last is long: RUNS=1 is plenty).
 # Needs a release build (swift build -c release) and the ffmpeg CLI.
 set -euo pipefail
@@ -57,11 +58,13 @@ compare() {
     [ "$m1" -gt "$ours_mem" ] && ours_mem=$m1
     [ "$m2" -gt "$theirs_mem" ] && theirs_mem=$m2
   done
-  printf '%-12s moonreel %6.2f s  ffmpeg %6.2f s  ratio %.3f (min %.3f max %.3f)  peak %d MiB vs %d MiB\n' "$name" \
+  rows+=("$(printf '| %s | %.2f s | %.2f s | **%.3f** (%.3f–%.3f) | %d vs %d MiB |' "$name" \
     "$(printf '%s\n' "${ours_times[@]}" | median)" "$(printf '%s\n' "${theirs_times[@]}" | median)" \
     "$(printf '%s\n' "${ratios[@]}" | median)" "$(printf '%s\n' "${ratios[@]}" | sort -n | head -1)" \
-    "$(printf '%s\n' "${ratios[@]}" | sort -n | tail -1)" $((ours_mem / 1024)) $((theirs_mem / 1024))
+    "$(printf '%s\n' "${ratios[@]}" | sort -n | tail -1)" $((ours_mem / 1024)) $((theirs_mem / 1024)))")
+  printf '%s\n' "${rows[-1]}" >&2   # as each job ends
 }
+rows=()
 
 for job in "${jobs[@]}"; do
   case $job in
@@ -93,3 +96,12 @@ for job in "${jobs[@]}"; do
     *) echo "unknown job $job" >&2; exit 2 ;;
   esac
 done
+
+# One table for every job, with where and how it was measured.
+cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
+memory=$(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)
+echo "Machine: $(nproc) CPUs ($cpu), $memory; $(ffmpeg -version | head -1 | cut -d' ' -f1-3); $runs runs per job, alternating; $(date -u +%Y-%m-%d)"
+echo
+echo "| job | Moonreel (median) | ffmpeg (median) | ratio (min–max) | peak memory |"
+echo "|---|---|---|---|---|"
+printf '%s\n' "${rows[@]}"
