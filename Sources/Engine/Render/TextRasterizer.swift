@@ -25,6 +25,14 @@ public struct RasterizedText: Sendable {
 public final class TextRasterizer {
     private let fontMap: GObjectReference
     private let context: GObjectReference
+    /// Blurred shadow masks of the last few texts. A karaoke fill changes colours, not
+    /// shapes: each frame of a sung line reuses its mask instead of blurring again.
+    private var shadowMasks: [(key: ShadowKey, mask: CairoSurface)] = []
+
+    private struct ShadowKey: Hashable {
+        let style: TextStyle
+        let box: Size
+    }
     /// Longest string drawn, in UTF-8 bytes: layout time grows with it, so it is bounded.
     public static let maxStringBytes = 64 * 1024
 
@@ -101,7 +109,15 @@ public final class TextRasterizer {
         if let shadow {
             let textSurface = try CairoSurface(format: CAIRO_FORMAT_ARGB32, width: width, height: height)
             try CairoContext(textSurface).draw(drawText)
-            let mask = try blurredAlpha(of: textSurface, width: width, height: height, radius: shadow.boxRadius)
+            let key = ShadowKey(style: Self.shape(of: style), box: box)
+            let mask: CairoSurface
+            if let cached = shadowMasks.first(where: { $0.key == key })?.mask {
+                mask = cached
+            } else {
+                mask = try blurredAlpha(of: textSurface, width: width, height: height, radius: shadow.boxRadius)
+                shadowMasks.append((key, mask))
+                if shadowMasks.count > 8 { shadowMasks.removeFirst() }
+            }
             target.draw { cr in
                 setSource(cr, style.shadowColor, alphaScale: min(max(style.shadowOpacity, 0), 1))
                 cairo_mask_surface(cr, mask.pointer, shadow.dx, shadow.dy)
@@ -208,6 +224,16 @@ public final class TextRasterizer {
         case .middle: return PANGO_ELLIPSIZE_MIDDLE
         case .end: return PANGO_ELLIPSIZE_END
         }
+    }
+
+    /// What a text's alpha depends on: the style without its karaoke progress when the sung
+    /// and unsung colours are equally opaque (the glyphs' coverage is then the same).
+    private static func shape(of style: TextStyle) -> TextStyle {
+        guard (style.highlightColor?.alpha ?? style.foregroundColor.alpha) == style.foregroundColor.alpha else { return style }
+        var shape = style
+        shape.highlightedScalars = 0
+        shape.highlightColor = nil
+        return shape
     }
 
     /// The alpha of `surface`, blurred, as an A8 surface of the same size.

@@ -145,4 +145,23 @@ import Testing
         let leftmost = try #require(opaque.first)
         #expect(image.pixel(x: leftmost, y: row).red < 60)
     }
+
+    /// A karaoke line reuses its blurred shadow from frame to frame: each step is drawn
+    /// exactly as a fresh rasteriser draws it.
+    @Test func karaokeStepsReuseTheShadowAndDrawTheSame() throws {
+        var style = lyric("Twinkle, twinkle, little star")
+        style.fontSize = 48
+        (style.shadowOpacity, style.shadowRadius, style.shadowOffset) = (0.8, 5, Size(width: 2, height: 3))
+        style.highlightColor = Color(red: 1, green: 0.8, blue: 0)
+        let box = Size(width: 900, height: 80)
+        let reusing = try TextRasterizer()
+        for step in [0, 4, 9, 17, 28] {
+            style.highlightedScalars = step
+            let cached = try #require(try reusing.rasterize(style, in: box).image)
+            let fresh = try #require(try TextRasterizer().rasterize(style, in: box).image)
+            #expect(cached.width == fresh.width && cached.height == fresh.height)
+            let same = (0..<fresh.height).allSatisfy { y in (0..<fresh.width).allSatisfy { x in cached.pixel(x: x, y: y) == fresh.pixel(x: x, y: y) } }
+            #expect(same, "step \(step)")
+        }
+    }
 }
