@@ -109,7 +109,7 @@ import TestSupport
             print(ok, err, session.status)
             """, arguments: [clip, output])
         #expect(result.status == 0, "\(result.err)")
-        #expect(result.out.contains("nil\ttest.lua:7: export cancelled\tcancelled"), "\(result.out)")
+        #expect(result.out.contains("/test.lua:7: export cancelled\tcancelled"), "\(result.out)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: output)) == old)
         #expect(try leftovers(besides: output).isEmpty)
     }

@@ -66,22 +66,14 @@ import TestSupport
     /// text's strokes (pixels brighter than everything in the grey background).
     func textWhite(over source: String, preset: String, tenBit: Bool) throws -> Double {
         let output = Fixtures.scratchPath("white.mp4")
-        let result = try Moonreel.runScript("""
-            local asset = av.asset(arg[1])
-            local comp = av.composition()
-            comp:insertTimeRange(av.range(0, asset.duration), asset, 0)
+        let result = try Moonreel.runScript(Moonreel.wholeAssetComposition() + """
             local vc = av.videoComposition(comp)
             local size = vc.renderSize
             local parent, video = av.layer{ frame = {0, 0, size.width, size.height} }, av.layer{ frame = {0, 0, size.width, size.height} }
             parent:addSublayer(video)
             parent:addSublayer(av.layer{ frame = {40, 40, 200, 100}, backgroundColor = "white" })
             vc.animationTool = av.animationTool{ videoLayer = video, parentLayer = parent }
-            local session = av.exportSession(comp, arg[3])
-            session.outputURL = arg[2]
-            session.videoComposition = vc
-            local ok, err = session:export()
-            if not ok then error(err, 0) end
-            """, name: "white.lua", arguments: [source, output, preset])
+            """ + Moonreel.exportThroughVideoComposition(preset: "arg[3]"), name: "white.lua", arguments: [source, output, preset])
         try #require(result.status == 0, "\(result.err)")
         let (luma, width) = try Tool.luma(output, at: 1, tenBit: tenBit)
         let height = luma.count / width

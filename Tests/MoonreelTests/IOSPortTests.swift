@@ -11,8 +11,8 @@ import TestSupport
     /// isGeometryFlipped, as UIKit-minded code does.
     static let watermarkPort = """
         local asset = av.asset(arg[1])
-        local composition = av.composition()
-        local track = composition:addMutableTrack("video")
+        local comp = av.composition()
+        local track = comp:addMutableTrack("video")
         local assetTrack = asset:tracksWithMediaType("video")[1]
         track:insertTimeRange(av.range(0, asset.duration), assetTrack, 0)
         local videoSize = assetTrack.naturalSize
@@ -28,14 +28,9 @@ import TestSupport
         local titleLayer = av.textLayer{ string = "TITLE", fontSize = 40, alignmentMode = "center",
                                          foregroundColor = "white", frame = { 0, videoSize.height * 0.66, videoSize.width, 60 } }
         parentLayer:addSublayer(titleLayer)
-        local videoComposition = av.videoComposition(composition)
-        videoComposition.animationTool = av.animationTool{ videoLayer = videoLayer, parentLayer = parentLayer }
-        local exporter = av.exportSession(composition, "HighestQuality")
-        exporter.outputURL = arg[4]
-        exporter.videoComposition = videoComposition
-        local ok, err = exporter:export()
-        if not ok then error(err, 0) end
-        """
+        local vc = av.videoComposition(comp)
+        vc.animationTool = av.animationTool{ videoLayer = videoLayer, parentLayer = parentLayer }
+        """ + Moonreel.exportThroughVideoComposition(output: 4)
 
     /// Rows that hold red logo pixels, and the mean row of white text ink.
     static func measure(_ path: String) throws -> (logoRows: ClosedRange<Int>?, textRow: Double) {
@@ -152,11 +147,8 @@ import TestSupport
     @Test func animationsFilledInLaterAndRemovedOnCompletionAsCoreAnimation() throws {
         let video = try Fixtures.solid("0x404040", seconds: 3, size: "320x240")
         let output = Fixtures.scratchPath("defaults.mp4")
-        let result = try Moonreel.runScript("""
-            local asset = av.asset(arg[1])
-            local composition = av.composition()
-            composition:insertTimeRange(av.range(0, asset.duration), asset, 0)
-            local vc = av.videoComposition(composition)
+        let result = try Moonreel.runScript(Moonreel.wholeAssetComposition() + """
+            local vc = av.videoComposition(comp)
             local parent, video = av.layer{ frame = { 0, 0, 320, 240 } }, av.layer{ frame = { 0, 0, 320, 240 } }
             parent:addSublayer(video)
             local held = av.layer{ frame = { 0, 0, 160, 240 }, backgroundColor = "white", opacity = 0 }
@@ -172,13 +164,10 @@ import TestSupport
               layer:addAnimation(show, "show")
             end
             vc.animationTool = av.animationTool{ videoLayer = video, parentLayer = parent }
-            local session = av.exportSession(composition, "HighestQuality")
-            session.outputURL = arg[2]
-            session.videoComposition = vc
-            assert(session:export())
+            """ + Moonreel.exportThroughVideoComposition() + """
             local empty = av.videoComposition{}
             local ok, err = pcall(function()
-              local s = av.exportSession(composition, "HighestQuality"); s.outputURL = arg[2] .. ".2.mp4"; s.videoComposition = empty
+              local s = av.exportSession(comp, "HighestQuality"); s.outputURL = arg[2] .. ".2.mp4"; s.videoComposition = empty
               assert(s:export())
             end)
             print(err)
@@ -202,28 +191,22 @@ import TestSupport
             return
         }
         let output = Fixtures.scratchPath("swapped.mp4")
-        let result = try Moonreel.runScript("""
-            local asset = av.asset(arg[1])
-            local composition = av.composition()
-            composition:insertTimeRange(av.range(0, asset.duration), asset, 0)
+        let result = try Moonreel.runScript(Moonreel.wholeAssetComposition() + """
             local assetTrack = asset:tracksWithMediaType("video")[1]
             -- The classic port: naturalSize, swapped when the transform is a quarter turn.
-            local size = composition.naturalSize
+            local size = comp.naturalSize
             local t = assetTrack.preferredTransform
             if t.a == 0 and t.d == 0 and (t.b == 1 or t.b == -1) and (t.c == 1 or t.c == -1) then
               size = { width = size.height, height = size.width }
             end
-            print(composition.naturalSize.width, composition.naturalSize.height, size.width, size.height)
+            print(comp.naturalSize.width, comp.naturalSize.height, size.width, size.height)
             local vc = av.videoComposition{ renderSize = size, frameDuration = av.time(1, 30) }
-            local instruction = av.videoCompositionInstruction{ timeRange = av.range(0, composition.duration) }
-            local li = av.layerInstruction(composition:tracksWithMediaType("video")[1])
+            local instruction = av.videoCompositionInstruction{ timeRange = av.range(0, comp.duration) }
+            local li = av.layerInstruction(comp:tracksWithMediaType("video")[1])
             li:setTransform(t, 0)
             instruction.layerInstructions = { li }
             vc.instructions = { instruction }
-            local session = av.exportSession(composition, "HighestQuality")
-            session.outputURL = arg[2]
-            session.videoComposition = vc
-            assert(session:export())
+            """ + Moonreel.exportThroughVideoComposition() + """
             """, name: "swap.lua", arguments: [phone, output])
         try #require(result.status == 0, "\(result.err)")
         #expect(result.out.hasPrefix("568.0\t320.0\t320.0\t568.0"), "\(result.out)")

@@ -23,16 +23,36 @@ enum Moonreel {
 
     /// Exports a whole asset: `arg[1]` source, `arg[2]` output, `arg[3]` preset and, if
     /// given, `arg[4]` the session's `hdr` mode.
-    static let exportWholeAssetScript = """
-        local asset = av.asset(arg[1])
-        local comp = av.composition()
-        comp:insertTimeRange(av.range(0, asset.durationTime), asset, 0)
+    static let exportWholeAssetScript = wholeAssetComposition() + """
         local session = av.exportSession(comp, arg[3])
         session.outputURL = arg[2]
         if arg[4] then session.hdr = arg[4] end
         local ok, err = session:export()
         if not ok then error(err, 0) end
         """
+
+    /// Lua lines: `asset` opened from `arg[argument]` and `comp`, a composition of all of it.
+    static func wholeAssetComposition(argument: Int = 1) -> String {
+        """
+        local asset = av.asset(arg[\(argument)])
+        local comp = av.composition()
+        comp:insertTimeRange(av.range(0, asset.durationTime), asset, 0)
+
+        """
+    }
+
+    /// Lua lines: exports `comp` through the video composition `vc` with `preset` (a Lua
+    /// expression) to `arg[output]`, raising the export's message on failure.
+    static func exportThroughVideoComposition(preset: String = "\"HighestQuality\"", output: Int = 2) -> String {
+        """
+        local session = av.exportSession(comp, \(preset))
+        session.outputURL = arg[\(output)]
+        session.videoComposition = vc
+        local ok, err = session:export()
+        if not ok then error(err, 0) end
+
+        """
+    }
 
     /// Exports `av.range(start, duration)` of `arg[1]` to `arg[2]` with `preset`, asserting
     /// success (Lua lines to build test scripts from).

@@ -23,12 +23,7 @@ import TestSupport
         parent:addSublayer(av.textLayer{ string = "LYRICS", fontSize = 60, frame = {0, 130, 640, 100},
                                          alignmentMode = "center", foregroundColor = "white" })
         vc.animationTool = av.animationTool{ videoLayer = video, parentLayer = parent }
-        local session = av.exportSession(comp, "HighestQuality")
-        session.outputURL = arg[2]
-        session.videoComposition = vc
-        local ok, err = session:export()
-        if not ok then error(err, 0) end
-        """
+        """ + Moonreel.exportThroughVideoComposition()
 
     /// Background colour in the corners, white text ink in the middle band.
     static func expectCard(_ output: String, at time: Double) throws {

@@ -329,15 +329,9 @@ import TestSupport
             return
         }
         let output = Fixtures.scratchPath("phone.mp4")
-        let result = try Moonreel.runScript("""
-            local asset = av.asset(arg[2])
-            local comp = av.composition()
-            comp:insertTimeRange(av.range(0, asset.durationTime), asset, 0)
-            local session = av.exportSession(comp, arg[3])
-            session.outputURL = arg[1]
-            session.videoComposition = av.videoComposition(comp)
-            assert(session:export())
-            """, name: "phone.lua", arguments: [output, source, c.preset])
+        let result = try Moonreel.runScript(Moonreel.wholeAssetComposition(argument: 2) + "local vc = av.videoComposition(comp)\n"
+                                            + Moonreel.exportThroughVideoComposition(preset: "arg[3]", output: 1),
+                                            name: "phone.lua", arguments: [output, source, c.preset])
         #expect(result.status == 0, "\(c.file): \(result.err)")
         let probe = try Tool.ffprobe(output)
         let video = try #require(probe.video)

@@ -205,14 +205,24 @@ public struct Image {
 /// Test media made on the fly (nothing large lives in git) and the real files of
 /// ../shared/media/real when they are there.
 public enum Fixtures {
+    /// Everything a test run makes lives under one folder, removed when the run ends.
+    static let runDirectory: String = {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("moonreel-tests-\(getpid())").path
+        try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        atexit { try? FileManager.default.removeItem(atPath: Fixtures.runDirectory) }
+        return dir
+    }()
+
+    /// Generated media, cached for the run (see `cached`).
     public static let directory: String = {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("moonreel-fixtures-\(getpid())").path
+        let dir = runDirectory + "/fixtures"
         try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         return dir
     }()
 
+    /// `name` in a new, empty folder of its own (removed with the run).
     public static func scratchPath(_ name: String) -> String {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("moonreel-test-\(UUID().uuidString)").path
+        let dir = runDirectory + "/scratch-\(UUID().uuidString)"
         try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         return dir + "/" + name
     }

@@ -25,6 +25,7 @@ enum Host {
     nonisolated(unsafe) static let shared: MoonreelHost = {
         let folder = NSTemporaryDirectory() + "moonreel-fuzz-\(getpid())"
         try? FileManager.default.createDirectory(atPath: folder + "/effects", withIntermediateDirectories: true)
+        atexit { try? FileManager.default.removeItem(atPath: NSTemporaryDirectory() + "moonreel-fuzz-\(getpid())") }
         try? "return { apply = function(p, ...) return p, ... end }".write(toFile: folder + "/effects/echo.lua", atomically: true, encoding: .utf8)
         let limits = ScriptLimits(memory: 256 << 20, script: RunLimits(instructions: 10_000_000, seconds: 5),
                                   effect: RunLimits(instructions: 1_000_000, seconds: 1))

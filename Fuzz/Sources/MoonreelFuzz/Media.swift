@@ -26,6 +26,7 @@ enum MediaFile {
     static let folder: String = {
         let folder = NSTemporaryDirectory() + "moonreel-fuzz-media-\(getpid())"
         try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        atexit { try? FileManager.default.removeItem(atPath: NSTemporaryDirectory() + "moonreel-fuzz-media-\(getpid())") }
         return folder
     }()
 }
