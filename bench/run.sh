@@ -2,8 +2,10 @@
 # Benchmarks Moonreel against the ffmpeg CLI doing the same job with the same encoder
 # settings, in one run, alternating the two, and prints median wall time, the ratio and
 # peak memory as one Markdown table (with the machine and the number of runs).
-# Usage: RUNS=N bench/run.sh [JOB...]   (default: cut passthrough dissolve lyrics)
-# jobs: cut passthrough dissolve lyrics lyrics-10min (the last is long: RUNS=1 is plenty).
+# Usage: RUNS=N bench/run.sh [JOB...]   (default: cut passthrough dissolve lyrics smartcut)
+# jobs: cut passthrough dissolve lyrics smartcut, and the long lyrics-10min smartcut-10min
+# (RUNS=1 is plenty). The peer is the ffmpeg CLI, except for smartcut*, whose target is a
+# multiple of the same cut re-encoded by Moonreel's HighestQuality.
 # Needs a release build (swift build -c release) and the ffmpeg CLI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,7 +14,7 @@ runs=${RUNS:-5}
 work=${BENCH_DIR:-/tmp/moonreel-bench}
 mkdir -p "$work"
 jobs=("$@")
-[ ${#jobs[@]} -gt 0 ] || jobs=(cut passthrough dissolve lyrics)
+[ ${#jobs[@]} -gt 0 ] || jobs=(cut passthrough dissolve lyrics smartcut)
 
 source_clip="$work/source-1080p-20s.mp4"
 if [ ! -f "$source_clip" ]; then
@@ -20,6 +22,15 @@ if [ ! -f "$source_clip" ]; then
     -f lavfi -i sine=frequency=440:sample_rate=48000:duration=20 \
     -c:v libx264 -preset fast -crf 20 -pix_fmt yuv420p -g 60 -c:a aac -b:a 192k "$source_clip"
 fi
+
+# 10 minutes of 1080p30 with 2 s GOPs, made once (x264 ultrafast: a few minutes).
+ten_minute_source() {
+  local clip="$work/source-1080p-10min.mp4"
+  [ -f "$clip" ] || ffmpeg -hide_banner -loglevel error -y -f lavfi -i testsrc2=size=1920x1080:rate=30:duration=600 \
+    -f lavfi -i sine=frequency=440:sample_rate=48000:duration=600 -c:v libx264 -preset ultrafast -crf 23 \
+    -pix_fmt yuv420p -g 60 -c:a aac -b:a 128k "$clip"
+  echo "$clip"
+}
 
 # The same lyrics as CSV (for Moonreel) and SRT (for ffmpeg's subtitles filter): a line
 # every 2 s for 1.8 s, alternating Japanese and Latin text. $1 = seconds, $2 = file stem.
@@ -69,28 +80,30 @@ rows=()
 for job in "${jobs[@]}"; do
   case $job in
     cut) # seconds 2–12 re-encoded: HighestQuality = libx264 CRF 18 preset medium, AAC 192k
-      compare cut \
+      compare "cut (vs ffmpeg)" \
         "$moonreel run --overwrite --progress none scripts/examples/cut.lua $source_clip $work/cut-moonreel.mov 2 10" \
         "ffmpeg -hide_banner -loglevel error -y -ss 2 -t 10 -i $source_clip -c:v libx264 -crf 18 -preset medium -pix_fmt yuv420p -c:a aac -b:a 192k $work/cut-ffmpeg.mov" ;;
     passthrough) # seconds 2–12 copied
-      compare passthrough \
-        "$moonreel run --overwrite --progress none bench/passthrough.lua $source_clip $work/copy-moonreel.mov 2 10" \
+      compare "passthrough (vs ffmpeg -c copy)" \
+        "$moonreel run --overwrite --progress none scripts/examples/trim.lua $source_clip $work/copy-moonreel.mov 2 10 Passthrough" \
         "ffmpeg -hide_banner -loglevel error -y -ss 2 -t 10 -i $source_clip -c copy $work/copy-ffmpeg.mov" ;;
     dissolve) # two 6 s pieces with a 1 s cross-dissolve, audio faded out over the last 3 s
-      compare dissolve \
+      compare "dissolve (vs ffmpeg)" \
         "$moonreel run --overwrite --progress none scripts/examples/concat_fade.lua $work/dissolve-moonreel.mp4 $source_clip $source_clip 6" \
         "ffmpeg -hide_banner -loglevel error -y -t 6 -i $source_clip -t 6 -i $source_clip -filter_complex '[0:v][1:v]xfade=transition=fade:duration=1:offset=5,format=yuv420p[v];[0:a][1:a]acrossfade=d=1,afade=t=out:st=8:d=3[a]' -map '[v]' -map '[a]' -c:v libx264 -crf 18 -preset medium -c:a aac -b:a 192k $work/dissolve-ffmpeg.mp4" ;;
+    smartcut|smartcut-10min) # frame-exact cut of a source with 2 s GOPs: copied GOPs vs all re-encoded
+      clip=$source_clip; start=2.5; duration=15
+      if [ "$job" = smartcut-10min ]; then clip=$(ten_minute_source); start=60.5; duration=420; fi
+      rm -f "$work/smartcut.mp4" "$work/smartcut-reencoded.mp4"
+      compare "$job (vs HighestQuality)" \
+        "$moonreel run --overwrite --progress none scripts/examples/trim.lua $clip $work/smartcut.mp4 $start $duration SmartCut" \
+        "$moonreel run --overwrite --progress none scripts/examples/trim.lua $clip $work/smartcut-reencoded.mp4 $start $duration HighestQuality" ;;
     lyrics|lyrics-10min) # lyrics burned in: our lyrics effect vs ffmpeg's subtitles filter (libass)
       clip=$source_clip; seconds=20
-      if [ "$job" = lyrics-10min ]; then
-        clip="$work/source-1080p-10min.mp4"; seconds=600
-        [ -f "$clip" ] || ffmpeg -hide_banner -loglevel error -y -f lavfi -i testsrc2=size=1920x1080:rate=30:duration=600 \
-          -f lavfi -i sine=frequency=440:sample_rate=48000:duration=600 -c:v libx264 -preset ultrafast -crf 23 \
-          -pix_fmt yuv420p -g 60 -c:a aac -b:a 128k "$clip"
-      fi
+      if [ "$job" = lyrics-10min ]; then clip=$(ten_minute_source); seconds=600; fi
       stem="$work/lyrics-$seconds"
       [ -f "$stem.csv" ] || write_lyrics "$seconds" "$stem"
-      compare "$job" \
+      compare "$job (vs ffmpeg)" \
         "$moonreel run --overwrite --progress none scripts/examples/lyrics.lua $clip $stem.csv $work/lyrics-moonreel.mp4" \
         "ffmpeg -hide_banner -loglevel error -y -i $clip -vf subtitles=$stem.srt -c:v libx264 -crf 18 -preset medium -pix_fmt yuv420p -c:a aac -b:a 192k $work/lyrics-ffmpeg.mp4" ;;
     *) echo "unknown job $job" >&2; exit 2 ;;
@@ -102,6 +115,6 @@ cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
 memory=$(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)
 echo "Machine: $(nproc) CPUs ($cpu), $memory; $(ffmpeg -version | head -1 | cut -d' ' -f1-3); $runs runs per job, alternating; $(date -u +%Y-%m-%d)"
 echo
-echo "| job | Moonreel (median) | ffmpeg (median) | ratio (min–max) | peak memory |"
+echo "| job | Moonreel (median) | peer (median) | ratio (min–max) | peak memory |"
 echo "|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"

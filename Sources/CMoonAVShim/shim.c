@@ -42,6 +42,16 @@ int moon_copy_display_matrix(AVStream *destination, const AVStream *source) {
     return 0;
 }
 
+int moon_set_extradata(AVCodecParameters *parameters, const uint8_t *data, int size) {
+    uint8_t *copy = av_mallocz((size_t)size + AV_INPUT_BUFFER_PADDING_SIZE);
+    if (!copy) return AVERROR(ENOMEM);
+    memcpy(copy, data, (size_t)size);
+    av_freep(&parameters->extradata);
+    parameters->extradata = copy;
+    parameters->extradata_size = size;
+    return 0;
+}
+
 int moon_rename_noreplace(const char *from, const char *to) {
 #ifdef RENAME_NOREPLACE
     return renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE);

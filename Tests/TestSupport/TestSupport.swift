@@ -125,6 +125,19 @@ public enum Tool {
         return data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
     }
 
+    /// Each packet of a stream in decode order: presentation time, keyframe flag and an MD5
+    /// of its bytes (to tell copied packets from re-encoded ones).
+    public static func packets(_ path: String, stream: String = "v:0") throws -> [(time: Double, isKeyframe: Bool, hash: String)] {
+        let result = try run("ffprobe", ["-v", "error", "-select_streams", stream, "-show_data_hash", "MD5",
+                                         "-show_entries", "packet=pts_time,flags,data_hash", "-of", "csv=p=0", path])
+        guard result.status == 0 else { throw Failure(description: result.err) }
+        return result.out.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: ",")
+            guard fields.count >= 3, let time = Double(fields[0]) else { return nil }
+            return (time, fields[1].hasPrefix("K"), String(fields[2]))
+        }
+    }
+
     /// Packet timestamps of a stream (e.g. frame count and spacing).
     public static func framePTS(_ path: String, stream: String = "v:0") throws -> [Double] {
         let result = try run("ffprobe", ["-v", "error", "-select_streams", stream, "-show_entries", "frame=pts_time,best_effort_timestamp_time",
@@ -144,6 +157,8 @@ public struct Probe: Decodable {
         public let width: Int?
         public let height: Int?
         public let duration: String?
+        public let start_time: String?
+        public let codec_tag_string: String?
         public let nb_read_frames: String?
         public let sample_rate: String?
         public let channels: Int?

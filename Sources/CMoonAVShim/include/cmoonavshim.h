@@ -34,6 +34,10 @@ const int32_t *moon_stream_display_matrix(const AVStream *stream);
 // as metadata). Returns 0 or a negative AVERROR.
 int moon_copy_display_matrix(AVStream *destination, const AVStream *source);
 
+// Replaces a stream's codec extradata with a copy of `data` (zero padding included, as
+// FFmpeg requires). Returns 0 or AVERROR(ENOMEM).
+int moon_set_extradata(AVCodecParameters *parameters, const uint8_t *data, int size);
+
 // Moves `from` to `to` only if nothing (not even a dangling symlink) is at `to`, atomically:
 // renameat2 with RENAME_NOREPLACE, which Swift's Glibc module does not declare. Returns 0,
 // or -1 with errno (EEXIST when something is there; EINVAL or ENOSYS when the file system

@@ -7,6 +7,8 @@ public struct ExportPreset: Sendable, Hashable {
     /// nil: audio only (AppleM4A) or packet copy (Passthrough).
     public let video: Video?
     public let isPassthrough: Bool
+    /// Copies whole GOPs and re-encodes only around the cuts (H.264; else re-encodes all).
+    public let isSmartCut: Bool
     public let boundingBox: Size?
     /// x264/x265 constant rate factor and speed preset.
     public let crf: Int
@@ -15,6 +17,7 @@ public struct ExportPreset: Sendable, Hashable {
 
     public static let all: [ExportPreset] = [
         ExportPreset(name: "Passthrough", video: nil, isPassthrough: true, boundingBox: nil, crf: 0, speed: "", audioBitRate: 0),
+        ExportPreset(name: "SmartCut", video: .h264, isSmartCut: true, boundingBox: nil, crf: 17, speed: "veryfast", audioBitRate: 192_000),
         ExportPreset(name: "LowQuality", video: .h264, boundingBox: Size(width: 480, height: 360), crf: 28, speed: "veryfast", audioBitRate: 64_000),
         ExportPreset(name: "MediumQuality", video: .h264, boundingBox: Size(width: 960, height: 540), crf: 23, speed: "fast", audioBitRate: 128_000),
         ExportPreset(name: "HighestQuality", video: .h264, boundingBox: nil, crf: 18, speed: "medium", audioBitRate: 192_000),
@@ -29,10 +32,11 @@ public struct ExportPreset: Sendable, Hashable {
         ExportPreset(name: "AppleM4A", video: nil, boundingBox: nil, crf: 0, speed: "", audioBitRate: 256_000),
     ]
 
-    init(name: String, video: Video?, isPassthrough: Bool = false, boundingBox: Size?, crf: Int, speed: String, audioBitRate: Int) {
+    init(name: String, video: Video?, isPassthrough: Bool = false, isSmartCut: Bool = false, boundingBox: Size?, crf: Int, speed: String, audioBitRate: Int) {
         self.name = name
         self.video = video
         self.isPassthrough = isPassthrough
+        self.isSmartCut = isSmartCut
         self.boundingBox = boundingBox
         self.crf = crf
         self.speed = speed

@@ -60,9 +60,13 @@ public final class ExportSession {
 
     public static let fileTypes = ["mov", "mp4", "m4v", "m4a"]
 
+    /// The preset that encodes: `preset`, or the one a smart cut falls back to.
+    private var encodingPreset: ExportPreset
+
     public init(composition: Composition, preset: ExportPreset) {
         self.composition = composition
         self.preset = preset
+        encodingPreset = preset
     }
 
     public func cancel() { cancellation.cancel() }
@@ -97,6 +101,7 @@ public final class ExportSession {
             return ExportSummary(output: output.path, fileType: fileType, duration: range.duration, preset: preset,
                                  video: nil, audio: nil)
         }
+        _ = try smartCut(range: range, fileType: fileType)
         let (videoPlan, audioPlan) = try ExportError.Kind.invalidRequest.tag {
             (try makeVideoPlan(range: range, fileType: fileType), try makeAudioPlan(range: range))
         }
@@ -140,6 +145,10 @@ public final class ExportSession {
                 try PassthroughWriter(composition: composition, range: range, fileType: fileType,
                                       isCancelled: { [unowned self] in isCancelled }).write(to: output.temporaryPath, metadata: metadata,
                                                                         fastStart: shouldOptimizeForNetworkUse, report: report)
+            } else if let cut = try smartCut(range: range, fileType: fileType) {
+                try cut.write(to: output.temporaryPath, fileType: fileType, preset: preset, audio: try makeAudioPlan(range: range),
+                              duration: range.duration, metadata: metadata, fastStart: shouldOptimizeForNetworkUse,
+                              cancellation: cancellation, isCancelled: { [unowned self] in isCancelled }, report: report)
             } else {
                 try render(range: range, fileType: fileType, to: output.temporaryPath, report: report)
             }
@@ -173,6 +182,22 @@ public final class ExportSession {
         throw EngineError("cannot tell the file type from \"\(path)\": use a .mov, .mp4, .m4v or .m4a name, or set outputFileType")
     }
 
+    /// The smart cut of this export; nil, with a note saying why and the preset it falls
+    /// back to, when the composition cannot be copied.
+    private func smartCut(range: TimeRange, fileType: String) throws -> SmartCutWriter? {
+        guard preset.isSmartCut else { return nil }
+        do {
+            return try SmartCutWriter(composition: composition, range: range, videoComposition: videoComposition, fileType: fileType)
+        } catch let unavailable as SmartCutUnavailable {
+            let fallback = unavailable.isHEVC ? "HEVCHighestQuality" : "HighestQuality"
+            encodingPreset = ExportPreset.named(fallback) ?? preset
+            if !warnings.contains(where: { $0.hasPrefix("SmartCut") }) {
+                warnings.append("SmartCut re-encodes everything with \(fallback) settings: \(unavailable)")
+            }
+            return nil
+        }
+    }
+
     // MARK: Re-encoding
 
     private func render(range: TimeRange, fileType: String, to path: String, report: (ExportProgress) throws -> Void) throws {
@@ -183,10 +208,10 @@ public final class ExportSession {
         }
         let muxer = try Muxer(path: path, fileType: fileType)
         let videoEncoder = try videoPlan.map {
-            try Encoder.video(preset, width: $0.outputWidth, height: $0.outputHeight, frameDuration: $0.frameDuration,
+            try Encoder.video(encodingPreset, width: $0.outputWidth, height: $0.outputHeight, frameDuration: $0.frameDuration,
                               color: $0.outputColor, muxer: muxer)
         }
-        let audioEncoder = try audioPlan.map { try Encoder.audio(preset, format: $0.format, muxer: muxer) }
+        let audioEncoder = try audioPlan.map { try Encoder.audio(encodingPreset, format: $0.format, muxer: muxer) }
         try muxer.writeHeader(metadata: metadata, fastStart: shouldOptimizeForNetworkUse)
 
         let pipeline = try RenderPipeline(video: videoPlan, audio: audioPlan,
@@ -234,13 +259,13 @@ public final class ExportSession {
     /// time); without one, only video media makes video.
     private func makeVideoPlan(range: TimeRange, fileType: String) throws -> VideoPlan? {
         let hasVideoMedia = composition.tracks(withMediaType: .video).contains { $0.segments.contains { !$0.isEmpty } }
-        guard preset.video != nil, fileType != "m4a", hasVideoMedia || self.videoComposition != nil else { return nil }
+        guard encodingPreset.video != nil, fileType != "m4a", hasVideoMedia || self.videoComposition != nil else { return nil }
         let videoComposition = self.videoComposition ?? VideoComposition.properties(of: composition)
         let scale = videoComposition.renderScale
         guard scale > 0, scale <= 4, scale.isFinite else { throw EngineError("videoComposition.renderScale must be in (0, 4], got \(scale)") }
         let render = videoComposition.renderSize
         let scaled = Size(width: render.width * scale, height: render.height * scale)
-        let (width, height) = preset.outputSize(for: scaled)
+        let (width, height) = encodingPreset.outputSize(for: scaled)
         if self.videoComposition != nil, Int(scaled.width) % 2 != 0 || Int(scaled.height) % 2 != 0 || scaled.width != scaled.width.rounded() {
             warnings.append("renderSize \(scaled) is not made of even whole numbers, which 4:2:0 video needs; the output is \(width)×\(height)")
         }
@@ -255,12 +280,12 @@ public final class ExportSession {
         switch hdr {
         case .toneMap: return .sdr
         case .keep:
-            guard preset.video == .hevc else {
-                throw EngineError("hdr = \"keep\" needs an HEVC preset (HEVCHighestQuality, HEVC1920x1080, HEVC3840x2160); \(preset.name) writes 8-bit H.264")
+            guard encodingPreset.video == .hevc else {
+                throw EngineError("hdr = \"keep\" needs an HEVC preset (HEVCHighestQuality, HEVC1920x1080, HEVC3840x2160); \(encodingPreset.name) writes 8-bit H.264")
             }
             return sources.contains(where: \.isHDR) ? kept : .sdr
         case .auto:
-            return preset.video == .hevc && sources.contains(where: \.isHDR) ? kept : .sdr
+            return encodingPreset.video == .hevc && sources.contains(where: \.isHDR) ? kept : .sdr
         }
     }
 

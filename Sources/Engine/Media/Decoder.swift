@@ -119,11 +119,13 @@ final class StreamReader {
     }
 
     /// Presentation time of a decoded frame.
-    func time(of frame: Frame) -> MediaTime {
-        var pts = frame.pointer.pointee.best_effort_timestamp
-        if pts == MOON_AV_NOPTS_VALUE { pts = frame.pointer.pointee.pts }
-        if pts == MOON_AV_NOPTS_VALUE { pts = 0 }
-        return MediaTime(pts: pts, timeBase: timeBase)
+    func time(of frame: Frame) -> MediaTime { MediaTime(pts: pts(of: frame), timeBase: timeBase) }
+
+    /// Presentation timestamp of a decoded frame, in the stream's time base.
+    func pts(of frame: Frame) -> Int64 {
+        let bestEffort = frame.pointer.pointee.best_effort_timestamp
+        if bestEffort != MOON_AV_NOPTS_VALUE { return bestEffort }
+        return frame.pointer.pointee.pts == MOON_AV_NOPTS_VALUE ? 0 : frame.pointer.pointee.pts
     }
 }
 
