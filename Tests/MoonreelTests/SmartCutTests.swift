@@ -57,6 +57,16 @@ import TestSupport
         #expect(video.start_time.flatMap(Double.init) == 0 && audio.start_time.flatMap(Double.init) == 0)
     }
 
+    @Test func aCutOnKeyframesIsACopy() throws {
+        let source = try SmartCutTests.source()
+        let output = Fixtures.scratchPath("keyframes.mp4")
+        let result = try Moonreel.run(["run", Moonreel.example("trim.lua"), source, output, "2", "6"])
+        #expect(result.status == 0, "\(result.err)")
+        try SmartCutTests.expectFrameExactCut(output, of: source, start: 2, frames: 180)
+        let copied = try Tool.packets(source).filter { $0.time >= 2 - 1e-6 && $0.time < 8 - 1e-6 }.map(\.hash)
+        #expect(try Tool.packets(output).map(\.hash) == copied)
+    }
+
     @Test func joinsTwoCutsOfOneSource() throws {
         let source = try SmartCutTests.source()
         let output = Fixtures.scratchPath("joined.mp4")

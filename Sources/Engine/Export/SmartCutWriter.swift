@@ -241,7 +241,8 @@ extension SmartCutWriter {
         let muxer = try Muxer(path: path, fileType: fileType)
         let videoStream = try muxer.addStream(copying: parameters, timeBase: outputTimeBase)
         guard let stream = muxer.context.pointee.streams[Int(videoStream)] else { throw EngineError("out of memory") }
-        let sampleEntry = try sampleEntry(preset).bytes
+        let reencodes = segments.contains { !$0.head.isEmpty || !$0.tail.isEmpty }
+        let sampleEntry = try (reencodes ? sampleEntry(preset) : configuration).bytes
         try check(moon_set_extradata(stream.pointee.codecpar, sampleEntry, Int32(sampleEntry.count)), "setting the parameter sets", context: "output")
         try check(moon_copy_display_matrix(stream, sourceStream), "copying the display matrix", context: "output")
         let audioEncoder = try audioPlan.map { try Encoder.audio(preset, format: $0.format, muxer: muxer) }
