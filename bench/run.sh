@@ -2,8 +2,8 @@
 # Benchmarks Moonreel against the ffmpeg CLI doing the same job with the same encoder
 # settings, in one run, alternating the two, and prints median wall time, the ratio and
 # peak memory as one Markdown table (with the machine and the number of runs).
-# Usage: RUNS=N bench/run.sh [JOB...]   (default: cut passthrough dissolve lyrics smartcut)
-# jobs: cut passthrough dissolve lyrics smartcut, and the long lyrics-10min smartcut-10min
+# Usage: RUNS=N bench/run.sh [JOB...]   (default: cut passthrough dissolve lyrics watermark smartcut)
+# jobs: cut passthrough dissolve lyrics watermark smartcut, and the long lyrics-10min smartcut-10min
 # (RUNS=1 is plenty). The peer is the ffmpeg CLI, except for smartcut*, whose target is a
 # multiple of the same cut re-encoded by Moonreel's HighestQuality.
 # Needs a release build (swift build -c release) and the ffmpeg CLI.
@@ -14,7 +14,7 @@ runs=${RUNS:-5}
 work=${BENCH_DIR:-/tmp/moonreel-bench}
 mkdir -p "$work"
 jobs=("$@")
-[ ${#jobs[@]} -gt 0 ] || jobs=(cut passthrough dissolve lyrics smartcut)
+[ ${#jobs[@]} -gt 0 ] || jobs=(cut passthrough dissolve lyrics watermark smartcut)
 
 source_clip="$work/source-1080p-20s.mp4"
 if [ ! -f "$source_clip" ]; then
@@ -91,6 +91,13 @@ for job in "${jobs[@]}"; do
       compare "dissolve (vs ffmpeg)" \
         "$moonreel run --overwrite --progress none scripts/examples/concat_fade.lua $work/dissolve-moonreel.mp4 $source_clip $source_clip 6" \
         "ffmpeg -hide_banner -loglevel error -y -t 6 -i $source_clip -t 6 -i $source_clip -filter_complex '[0:v][1:v]xfade=transition=fade:duration=1:offset=5,format=yuv420p[v];[0:a][1:a]acrossfade=d=1,afade=t=out:st=8:d=3[a]' -map '[v]' -map '[a]' -c:v libx264 -crf 18 -preset medium -c:a aac -b:a 192k $work/dissolve-ffmpeg.mp4" ;;
+    watermark) # a logo (PNG with alpha) and a © line: the watermark effect vs overlay + drawtext
+      logo="$work/logo.png"
+      [ -f "$logo" ] || ffmpeg -hide_banner -loglevel error -y -f lavfi -i "color=c=orange@0.8:size=400x200,format=rgba" -frames:v 1 "$logo"
+      # The effect's defaults at 1080 lines: margin 32, logo 108 high at 0.9 opacity, text 43 px.
+      compare "watermark (vs ffmpeg)" \
+        "$moonreel run --overwrite --progress none scripts/examples/watermark.lua $source_clip $logo $work/watermark-moonreel.mp4 '© 2026 Moonreel'" \
+        "ffmpeg -hide_banner -loglevel error -y -i $source_clip -i $logo -filter_complex '[1:v]scale=-1:108,format=rgba,colorchannelmixer=aa=0.9[logo];[0:v][logo]overlay=32:32,drawtext=font=Noto Sans CJK JP:text=© 2026 Moonreel:fontsize=43:fontcolor=white:shadowcolor=black@0.7:shadowy=2:x=w-tw-32:y=h-th-32,format=yuv420p' -c:v libx264 -crf 18 -preset medium -c:a aac -b:a 192k $work/watermark-ffmpeg.mp4" ;;
     smartcut|smartcut-10min) # frame-exact cut of a source with 2 s GOPs: copied GOPs vs all re-encoded
       clip=$source_clip; start=2.5; duration=15
       if [ "$job" = smartcut-10min ]; then clip=$(ten_minute_source); start=60.5; duration=420; fi
