@@ -131,4 +131,26 @@ import TestSupport
         #expect(copied.count > 20 && written == copied)
         #expect(try Tool.ffprobe(output).video?.side_data_list?.contains { $0.rotation == -90 } == true)
     }
+
+    /// Real files that are not camera-shaped: 4:4:4 H.264 in Matroska (re-encoded as 4:4:4,
+    /// matched), and an MP4 with open GOPs (leading frames refer to the GOP before), which
+    /// cannot be cut without a full re-encode and says so.
+    @Test func matchesFourFourFourAndRefusesOpenGOPsOnRealFiles() throws {
+        guard let matroska = Fixtures.real("16_mkv_negative_audio_start_yuv444p.mkv"),
+              let openGOPs = Fixtures.real("14_h264_yuv444p_editlist_negpts_noaudio.mp4") else {
+            print("skipped: ../shared/media/real is not here")
+            return
+        }
+        let output = Fixtures.scratchPath("444.mp4")
+        let result = try Moonreel.run(["run", Moonreel.example("trim.lua"), matroska, output, "0.5", "3.5"])
+        #expect(result.status == 0 && !result.err.contains("SmartCut"), "\(result.err)")
+        let video = try #require(try Tool.ffprobe(output).video)
+        #expect(video.pix_fmt == "yuv444p" && video.frameCount == 105)
+        let decode = try Tool.run("ffmpeg", ["-v", "error", "-i", output, "-f", "null", "-"])
+        #expect(decode.status == 0 && decode.err.isEmpty, "\(decode.err)")
+
+        let refused = try Moonreel.run(["run", Moonreel.example("trim.lua"), openGOPs, Fixtures.scratchPath("open.mp4"), "1.5", "8"])
+        #expect(refused.status == 0 && refused.err.contains("SmartCut re-encodes everything with HighestQuality settings:")
+                && refused.err.contains("has open GOPs"), "\(refused.err)")
+    }
 }

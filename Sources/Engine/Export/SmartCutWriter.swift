@@ -134,9 +134,11 @@ struct SmartCutWriter {
             throw SmartCutUnavailable("\"\(path)\" has no avcC parameter sets (not an MP4/QuickTime H.264 track)")
         }
         let format = AVPixelFormat(rawValue: parameters.pointee.format)
-        guard format == AV_PIX_FMT_YUV420P || format == AV_PIX_FMT_YUVJ420P else {
+        let eightBit: Set<AVPixelFormat> = [AV_PIX_FMT_YUV420P, AV_PIX_FMT_YUVJ420P, AV_PIX_FMT_YUV422P, AV_PIX_FMT_YUVJ422P,
+                                            AV_PIX_FMT_YUV444P, AV_PIX_FMT_YUVJ444P]
+        guard eightBit.contains(format) else {
             let name = av_get_pix_fmt_name(format).map { String(cString: $0) } ?? "unknown"
-            throw SmartCutUnavailable("\"\(path)\" is \(name); x264 here matches 8-bit 4:2:0 only")
+            throw SmartCutUnavailable("\"\(path)\" is \(name); this x264 writes 8-bit video only")
         }
         let order = parameters.pointee.field_order
         guard order == AV_FIELD_PROGRESSIVE || order == AV_FIELD_UNKNOWN else {
@@ -148,12 +150,14 @@ struct SmartCutWriter {
         return configuration
     }
 
-    /// x264's name for an H.264 profile it can write in 8-bit 4:2:0.
+    /// x264's name for an H.264 profile it can write in 8-bit.
     private static func x264Profile(_ profile: Int32) -> String? {
         switch profile {
         case 66, 66 | 1 << 9: return "baseline" // baseline, constrained baseline
         case 77: return "main"
         case 100: return "high"
+        case 122: return "high422"
+        case 244: return "high444"
         default: return nil
         }
     }
@@ -193,10 +197,13 @@ struct SmartCutWriter {
         func reencodeAll() -> SmartCutSegment {
             SmartCutSegment(source: source, timeBase: timeBase, sourceStart: start, targetStart: targetStart, targetEnd: targetEnd, head: frames, copied: [], tail: [])
         }
-        // Copy from the first IDR inside the range that starts a closed GOP…
-        guard let copyStart = packets.indices.first(where: { index in
-            packets[index].isIDR && packets[index].pts >= shown && !opensOntoEarlierFrames(packets, at: index)
-        }) else { return reencodeAll() }
+        // Open GOPs show frames that refer to the GOP before their keyframe: neither a copy
+        // nor a decode can start at such a keyframe.
+        if packets.indices.contains(where: { packets[$0].isKeyframe && opensOntoEarlierFrames(packets, at: $0) }) {
+            throw SmartCutUnavailable("\"\(source.path)\" has open GOPs (frames shown before their keyframe refer to the GOP before it)")
+        }
+        // Copy from the first IDR inside the range…
+        guard let copyStart = packets.indices.first(where: { packets[$0].isIDR && packets[$0].pts >= shown }) else { return reencodeAll() }
         // …to the last keyframe before the end; or to the end, when the last GOP read ends
         // exactly there or the file ends inside the range.
         let lastGOPIsWhole = stoppedAt == end || (stoppedAt == nil && (presented.last ?? end) < end)
@@ -206,7 +213,7 @@ struct SmartCutWriter {
         let copiedTimes = Set(copied.map(\.pts))
         let firstCopied = packets[copyStart].pts, lastCopied = copiedTimes.max() ?? firstCopied
         let tail = frames.filter { $0 > firstCopied && !copiedTimes.contains($0) }
-        // Open GOPs or odd reordering could leave a frame between copied ones: re-encode all.
+        // Odd reordering could leave a frame between copied ones: re-encode all.
         guard copied.allSatisfy({ $0.pts >= firstCopied && $0.pts < end }), tail.allSatisfy({ $0 > lastCopied }) else { return reencodeAll() }
         return SmartCutSegment(source: source, timeBase: timeBase, sourceStart: start, targetStart: targetStart, targetEnd: targetEnd,
                                head: frames.filter { $0 < firstCopied }, copied: copied, tail: tail)
