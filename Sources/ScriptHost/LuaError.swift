@@ -13,13 +13,22 @@ public struct LuaError: Error, CustomStringConvertible, Sendable {
 
     public init(kind: Kind, message: String, traceback: String? = nil, stop: ScriptStop? = nil) {
         self.kind = kind
-        self.message = message.oneLine
+        self.message = LuaError.sayingPositionOnce(message.oneLine)
         self.traceback = traceback
         self.stop = stop
         (file, line) = LuaError.position(in: message)
     }
 
     public var description: String { message }
+
+    /// `assert(session:export())` puts Lua's position for the assert in front of a message
+    /// that already starts with the same position: "cut.lua:7: cut.lua:7: …" says it once.
+    static func sayingPositionOnce(_ message: String) -> String {
+        guard case (let file?, let line?) = position(in: message) else { return message }
+        let prefix = "\(file):\(line): "
+        guard message.hasPrefix(prefix + prefix) else { return message }
+        return String(message.dropFirst(prefix.count))
+    }
 
     /// Parses `chunk:LINE: rest` at the start of a message.
     static func position(in message: String) -> (String?, Int?) {

@@ -93,6 +93,16 @@ import TestSupport
         #expect(result.status == 1 && result.err.contains("directory \"/nonexistent-dir\" does not exist"))
     }
 
+    /// Lua 5.4's assert adds its position to a message that already has the export's.
+    @Test func assertOnAFailedExportNamesTheLineOnce() throws {
+        let clip = try Fixtures.clip(seconds: 6)
+        let result = try Moonreel.runScript(Moonreel.cutScript(start: 0, duration: 1, preset: "LowQuality"),
+                                            arguments: [clip, "/nonexistent-folder/out.mp4"])
+        #expect(result.status == 1)
+        #expect(result.err.contains("/test.lua:6: output \"/nonexistent-folder/out.mp4\""), "\(result.err)")
+        #expect(result.err.components(separatedBy: "test.lua:6:").count == 2, "\(result.err)")
+    }
+
     @Test func cancelFromProgressLeavesOldFileAndNoTemporaryFile() throws {
         let clip = try Fixtures.clip(seconds: 6)
         let output = Fixtures.scratchPath("cancelled.mp4")
