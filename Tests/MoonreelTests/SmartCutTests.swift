@@ -17,7 +17,7 @@ import TestSupport
     static func expectFrameExactCut(_ output: String, of source: String, start: Double, frames: Int, margin: Double = 2) throws {
         let probe = try Tool.ffprobe(output)
         let video = try #require(probe.video)
-        #expect(video.codec_name == "h264" && video.codec_tag_string == "avc1")
+        #expect((video.codec_name == "h264" && video.codec_tag_string == "avc1") || (video.codec_name == "hevc" && video.codec_tag_string == "hvc1"))
         #expect(video.frameCount == frames, "\(video.frameCount ?? -1) frames")
         let pts = try Tool.framePTS(output)
         #expect(pts.count == frames && abs(pts.first ?? 1) < 1e-6)
@@ -94,14 +94,37 @@ import TestSupport
         }
     }
 
-    @Test func reencodesWithAReasonWhenItCannotCopy() throws {
-        let hevc = try Fixtures.clip(seconds: 3, extra: ["-c:v", "libx265", "-x265-params", "log-level=error"])
+    /// x265's default GOPs are open: a CRA keyframe's leading pictures, shown before it,
+    /// refer to the GOP before. The copy leaves them out (they are re-encoded with the head)
+    /// and the re-encoded frames end their coded video sequence before the copied CRA.
+    @Test func cutsHEVCWithOpenGOPsAndKeepsHVC1() throws {
+        let source = try Fixtures.clip(seconds: 10, size: "640x360",
+                                       extra: ["-c:v", "libx265", "-tag:v", "hvc1", "-x265-params", "keyint=60:min-keyint=60:scenecut=0:log-level=error"])
         let output = Fixtures.scratchPath("hevc.mp4")
-        let result = try Moonreel.runScript(Moonreel.cutScript(start: 0.5, duration: 2, preset: "SmartCut"), arguments: [hevc, output])
+        let result = try Moonreel.run(["run", Moonreel.example("trim.lua"), source, output, "2.5", "5"])
+        #expect(result.status == 0 && !result.err.contains("SmartCut"), "\(result.err)")
+        let video = try #require(try Tool.ffprobe(output).video)
+        #expect(video.codec_name == "hevc" && video.codec_tag_string == "hvc1" && video.frameCount == 150)
+        let decode = try Tool.run("ffmpeg", ["-v", "error", "-i", output, "-f", "null", "-"])
+        #expect(decode.status == 0 && decode.err.isEmpty, "\(decode.err)")
+        // The GOP of the keyframe at 4 s, without the leading pictures shown before it.
+        let sourcePackets = try Tool.packets(source), outputPackets = try Tool.packets(output)
+        let copied = sourcePackets.filter { $0.time >= 4 - 1e-6 && $0.time < 6 - 1e-6 }.map(\.hash)
+        let written = outputPackets.filter { $0.time >= 1.5 - 1e-6 && $0.time < 3.5 - 1e-6 }.map(\.hash)
+        let copiedHere = written.filter { Set(copied).contains($0) }
+        #expect(copiedHere.count >= 50 && copiedHere == copied.filter { Set(written).contains($0) }, "\(copiedHere.count) packets copied")
+        let psnr = try Tool.psnr(source, against: output, filter: "trim=start=2.5:end=7.5,setpts=PTS-STARTPTS")
+        #expect(psnr > 45, "PSNR \(psnr) dB")
+    }
+
+    @Test func reencodesWithAReasonWhenItCannotCopy() throws {
+        let mpeg4 = try Fixtures.clip(seconds: 3, extra: ["-c:v", "mpeg4"])
+        let output = Fixtures.scratchPath("mpeg4.mp4")
+        let result = try Moonreel.runScript(Moonreel.cutScript(start: 0.5, duration: 2, preset: "SmartCut"), arguments: [mpeg4, output])
         #expect(result.status == 0, "\(result.err)")
-        #expect(result.err.contains("SmartCut re-encodes everything with HEVCHighestQuality settings:") && result.err.contains("is hevc video"), "\(result.err)")
+        #expect(result.err.contains("SmartCut re-encodes everything with HighestQuality settings:") && result.err.contains("is mpeg4 video"), "\(result.err)")
         let probe = try Tool.ffprobe(output)
-        #expect(probe.video?.codec_name == "hevc" && probe.video?.frameCount == 60)
+        #expect(probe.video?.codec_name == "h264" && probe.video?.frameCount == 60)
 
         let withLayers = Fixtures.scratchPath("layers.mp4")
         let layered = try Moonreel.runScript(Moonreel.wholeAssetComposition(argument: 1) + """
@@ -133,24 +156,42 @@ import TestSupport
     }
 
     /// Real files that are not camera-shaped: 4:4:4 H.264 in Matroska (re-encoded as 4:4:4,
-    /// matched), and an MP4 with open GOPs (leading frames refer to the GOP before), which
-    /// cannot be cut without a full re-encode and says so.
-    @Test func matchesFourFourFourAndRefusesOpenGOPsOnRealFiles() throws {
+    /// matched), and an MP4 whose keyframes show after the frames decoded from them (open
+    /// GOPs, an edit list, 1 fps): no IDR picture to copy from, so every frame is re-encoded,
+    /// decoded from a GOP early enough to have them all.
+    @Test func matchesFourFourFourAndOpenGOPsOnRealFiles() throws {
         guard let matroska = Fixtures.real("16_mkv_negative_audio_start_yuv444p.mkv"),
               let openGOPs = Fixtures.real("14_h264_yuv444p_editlist_negpts_noaudio.mp4") else {
             print("skipped: ../shared/media/real is not here")
             return
         }
-        let output = Fixtures.scratchPath("444.mp4")
-        let result = try Moonreel.run(["run", Moonreel.example("trim.lua"), matroska, output, "0.5", "3.5"])
-        #expect(result.status == 0 && !result.err.contains("SmartCut"), "\(result.err)")
-        let video = try #require(try Tool.ffprobe(output).video)
-        #expect(video.pix_fmt == "yuv444p" && video.frameCount == 105)
-        let decode = try Tool.run("ffmpeg", ["-v", "error", "-i", output, "-f", "null", "-"])
-        #expect(decode.status == 0 && decode.err.isEmpty, "\(decode.err)")
+        for (source, start, duration, frames) in [(matroska, "0.5", "3.5", 105), (openGOPs, "1.5", "8", 8)] {
+            let output = Fixtures.scratchPath("444.mp4")
+            let result = try Moonreel.run(["run", Moonreel.example("trim.lua"), source, output, start, duration])
+            #expect(result.status == 0 && !result.err.contains("SmartCut"), "\(result.err)")
+            let video = try #require(try Tool.ffprobe(output).video)
+            #expect(video.pix_fmt == "yuv444p" && video.frameCount == frames, "\(source): \(video.frameCount ?? -1) frames")
+            let decode = try Tool.run("ffmpeg", ["-v", "error", "-i", output, "-f", "null", "-"])
+            #expect(decode.status == 0 && decode.err.isEmpty, "\(decode.err)")
+        }
+    }
 
-        let refused = try Moonreel.run(["run", Moonreel.example("trim.lua"), openGOPs, Fixtures.scratchPath("open.mp4"), "1.5", "8"])
-        #expect(refused.status == 0 && refused.err.contains("SmartCut re-encodes everything with HighestQuality settings:")
-                && refused.err.contains("has open GOPs"), "\(refused.err)")
+    /// iPhone HEVC: 10-bit HLG, open GOPs of a second, an edit list, variable frame rate.
+    /// The middle GOP is copied; the ends are re-encoded in 10-bit with the HLG tags.
+    @Test func cutsARealIPhoneHEVCFile() throws {
+        guard let iphone = Fixtures.real("03_iphone_trimmed_hevc10_editlist_vfr.mp4") else {
+            print("skipped: ../shared/media/real is not here")
+            return
+        }
+        let output = Fixtures.scratchPath("iphone-hevc.mp4")
+        let result = try Moonreel.run(["run", Moonreel.example("trim.lua"), iphone, output, "0.3", "2"])
+        #expect(result.status == 0 && !result.err.contains("SmartCut"), "\(result.err)")
+        let info = try Tool.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries",
+                                            "stream=codec_tag_string,pix_fmt,color_transfer", "-of", "csv=p=0", output])
+        #expect(info.out.hasPrefix("hvc1,yuv420p10le,arib-std-b67"), "\(info.out)")
+        let laterFrames = try Tool.framePTS(iphone).filter { $0 > 0.3 + 1e-6 && $0 < 2.3 - 1e-6 }
+        try SmartCutTests.expectFrameExactCut(output, of: iphone, start: 0.3, frames: laterFrames.count + 1, margin: 1)
+        let sourceHashes = Set(try Tool.packets(iphone).map(\.hash))
+        #expect(try Tool.packets(output).filter { sourceHashes.contains($0.hash) }.count >= 25)
     }
 }

@@ -1,7 +1,8 @@
 -- Trim a long recording to the part worth keeping, frame-exact, in seconds rather than
--- minutes: the SmartCut preset copies every whole GOP of H.264 video as it is and
+-- minutes: the SmartCut preset copies every whole GOP of H.264 or HEVC video as it is and
 -- re-encodes only the frames between each cut and the nearest keyframe. Other sources
--- (HEVC, a video composition, speed changes) are re-encoded whole, with a note saying why.
+-- (other codecs, a video composition, speed changes) are re-encoded whole, with a note
+-- saying why.
 --
 -- usage: moonreel run trim.lua IN.mp4 OUT.mp4 START DURATION [PRESET]   (default: SmartCut)
 local input, output = arg[1], arg[2]

@@ -1,13 +1,8 @@
-/// The few pieces of H.264's bitstream that a smart cut needs to read and write: NAL units
-/// in Annex B and length-prefixed form, parameter-set ids, and the MP4 decoder
-/// configuration record (avcC, ISO/IEC 14496-15 §5.3.3).
-enum H264 {
-    enum NALType: UInt8 { case idrSlice = 5, sei = 6, sequenceParameterSet = 7, pictureParameterSet = 8, accessUnitDelimiter = 9 }
-
-    static func type(of unit: ArraySlice<UInt8>) -> UInt8 { (unit.first ?? 0) & 0x1F }
-
+/// NAL units, as H.264 and HEVC both cut their streams: found in an Annex B stream (x264's
+/// and x265's output) or an MP4 sample (each unit after its length), and written as one.
+enum NALUnits {
     /// The NAL units of an Annex B stream (each after a 00 00 01 or 00 00 00 01 start code).
-    static func annexBUnits(_ bytes: [UInt8]) -> [ArraySlice<UInt8>] {
+    static func annexB(_ bytes: [UInt8]) -> [ArraySlice<UInt8>] {
         var starts: [(code: Int, payload: Int)] = []
         var index = 0
         while index + 2 < bytes.count {
@@ -27,7 +22,7 @@ enum H264 {
 
     /// The NAL units of an MP4 sample (each after a big-endian length of `lengthSize`
     /// bytes), or nil when the lengths do not add up.
-    static func lengthPrefixedUnits(_ bytes: UnsafeBufferPointer<UInt8>, lengthSize: Int) -> [Range<Int>]? {
+    static func ranges(_ bytes: UnsafeBufferPointer<UInt8>, lengthSize: Int) -> [Range<Int>]? {
         var units: [Range<Int>] = []
         var index = 0
         while index < bytes.count {
@@ -41,39 +36,58 @@ enum H264 {
         return units
     }
 
-    /// Annex B units written with `lengthSize`-byte lengths, leaving out parameter sets and
-    /// delimiters (the sample entry carries the parameter sets).
-    static func lengthPrefixed(_ units: [ArraySlice<UInt8>], lengthSize: Int) -> [UInt8] {
+    /// `count` units of a decoder configuration record (avcC, hvcC), each after a 16-bit
+    /// length, read from `index` on (which moves past them); nil when they overrun.
+    static func configurationList(_ bytes: [UInt8], count: Int, at index: inout Int) -> [ArraySlice<UInt8>]? {
+        var units: [ArraySlice<UInt8>] = []
+        for _ in 0..<count {
+            guard index + 2 <= bytes.count else { return nil }
+            let length = Int(bytes[index]) << 8 | Int(bytes[index + 1])
+            index += 2
+            guard length > 0, index + length <= bytes.count else { return nil }
+            units.append(bytes[index..<(index + length)])
+            index += length
+        }
+        return units
+    }
+
+    /// Units written each after its length in `lengthSize` bytes (an MP4 sample).
+    static func lengthPrefixed<Unit: Collection<UInt8>>(_ units: [Unit], lengthSize: Int) -> [UInt8] {
         var out: [UInt8] = []
-        for unit in units where !unit.isEmpty {
-            switch NALType(rawValue: type(of: unit)) {
-            case .sequenceParameterSet, .pictureParameterSet, .accessUnitDelimiter: continue
-            default: break
-            }
+        for unit in units {
             for shift in stride(from: (lengthSize - 1) * 8, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: unit.count >> shift)) }
             out.append(contentsOf: unit)
         }
         return out
     }
+}
+
+/// The few pieces of H.264's bitstream that a smart cut needs to read and write:
+/// parameter-set ids and the MP4 decoder configuration record (avcC, ISO/IEC 14496-15 §5.3.3).
+enum H264 {
+    enum NALType: UInt8 { case idrSlice = 5, sei = 6, sequenceParameterSet = 7, pictureParameterSet = 8, accessUnitDelimiter = 9 }
+
+    static func type(of unit: ArraySlice<UInt8>) -> UInt8 { (unit.first ?? 0) & 0x1F }
 
     /// The `seq_parameter_set_id` of an SPS unit.
     static func sequenceParameterSetID(_ unit: ArraySlice<UInt8>) -> Int? {
-        var reader = ExpGolombReader(unit.dropFirst())
+        var reader = RBSPReader(unit.dropFirst())
         guard reader.skip(24) else { return nil } // profile_idc, constraint flags, level_idc
         return reader.unsignedExpGolomb()
     }
 
     /// The `pic_parameter_set_id` of a PPS unit.
     static func pictureParameterSetID(_ unit: ArraySlice<UInt8>) -> Int? {
-        var reader = ExpGolombReader(unit.dropFirst())
+        var reader = RBSPReader(unit.dropFirst())
         return reader.unsignedExpGolomb()
     }
 }
 
 /// Reads bits of a NAL unit's payload, dropping emulation-prevention bytes (00 00 03).
-struct ExpGolombReader {
+struct RBSPReader {
     private var payload: [UInt8] = []
-    private var position = 0
+    /// In bits from the start of the payload.
+    var position = 0
 
     init(_ bytes: ArraySlice<UInt8>) {
         var zeros = 0
@@ -88,6 +102,14 @@ struct ExpGolombReader {
         guard position < payload.count * 8 else { return nil }
         defer { position += 1 }
         return Int(payload[position / 8] >> (7 - UInt8(position % 8))) & 1
+    }
+
+    /// `count` bits (at most 32) as a number, first bit highest.
+    mutating func bits(_ count: Int) -> Int? {
+        guard count <= 32, position + count <= payload.count * 8 else { return nil }
+        var value = 0
+        for _ in 0..<count { value = value << 1 | (bit() ?? 0) }
+        return value
     }
 
     mutating func skip(_ count: Int) -> Bool {
@@ -105,13 +127,18 @@ struct ExpGolombReader {
             zeros += 1
             if zeros > 31 { return nil }
         }
-        var value = 0
-        for _ in 0..<zeros {
-            guard let next = bit() else { return nil }
-            value = value << 1 | next
-        }
-        return (1 << zeros) - 1 + value
+        guard let suffix = bits(zeros) else { return nil }
+        return (1 << zeros) - 1 + suffix
     }
+
+    /// Where the payload's last one bit is (rbsp_trailing_bits' stop bit), in bits.
+    var lastOneBit: Int? {
+        guard let index = payload.lastIndex(where: { $0 != 0 }) else { return nil }
+        return index * 8 + 7 - payload[index].trailingZeroBitCount
+    }
+
+    /// The bytes from the current (byte-aligned) position on.
+    var remainingBytes: ArraySlice<UInt8> { payload[Swift.min(position / 8, payload.count)...] }
 }
 
 /// An H.264 decoder configuration record (avcC): the parameter sets a decoder needs
@@ -132,24 +159,11 @@ struct AVCConfiguration: Equatable {
         compatibility = bytes[2]
         level = bytes[3]
         lengthSize = Int(bytes[4] & 3) + 1
-        var index = 0
-        func units(count: Int) -> [ArraySlice<UInt8>]? {
-            var found: [ArraySlice<UInt8>] = []
-            for _ in 0..<count {
-                guard index + 2 <= bytes.count else { return nil }
-                let length = Int(bytes[index]) << 8 | Int(bytes[index + 1])
-                index += 2
-                guard length > 0, index + length <= bytes.count else { return nil }
-                found.append(bytes[index..<(index + length)])
-                index += length
-            }
-            return found
-        }
-        index = 6
-        guard let sequence = units(count: Int(bytes[5] & 0x1F)), index < bytes.count else { return nil }
+        var index = 6
+        guard let sequence = NALUnits.configurationList(bytes, count: Int(bytes[5] & 0x1F), at: &index), index < bytes.count else { return nil }
         let pictureCount = Int(bytes[index])
         index += 1
-        guard let picture = units(count: pictureCount) else { return nil }
+        guard let picture = NALUnits.configurationList(bytes, count: pictureCount, at: &index) else { return nil }
         sequenceParameterSets = sequence
         pictureParameterSets = picture
         trailer = Array(bytes[index...])

@@ -14,8 +14,8 @@ struct IndexedPacket {
     let pts: Int64
     let dts: Int64
     let isKeyframe: Bool
-    /// Holds an IDR picture: the decoder may switch parameter sets here.
-    let isIDR: Bool
+    /// Holds a picture decoding can start at with other parameter sets (IDR; HEVC: IRAP).
+    let startsRandomAccess: Bool
 }
 
 /// What a smart cut writes for one segment of the video track, in source time: the frames
@@ -31,8 +31,11 @@ struct SmartCutSegment {
     /// Where the segment ends in the output (the last frame lasts until then).
     let targetEnd: MediaTime
     let head: [Int64]
+    /// Decode time of the keyframe decoding starts at for the head.
+    let headDecodeStart: Int64
     let copied: [IndexedPacket]
     let tail: [Int64]
+    let tailDecodeStart: Int64
 
     /// The output time of a source frame (the frame shown at the start is moved to it).
     func target(of pts: Int64) -> MediaTime { targetStart + MediaTime(pts: Swift.max(pts - sourceStart, 0), timeBase: timeBase) }
@@ -42,22 +45,21 @@ struct SmartCutSegment {
     func targetDecodeTime(pts: Int64, dts: Int64) -> MediaTime { target(of: pts) - MediaTime(pts: pts - dts, timeBase: timeBase) }
 }
 
-/// The `SmartCut` preset: frame-exact cuts of H.264 video that cost seconds. Every GOP
-/// wholly inside a clip's range is copied bit for bit; only the frames before the first
-/// copied keyframe and after the last copied GOP are re-encoded, with x264 set to the
-/// source's profile, level, size, chroma format and colour tags. The re-encoded frames
-/// use parameter sets of their own, with ids the source does not use, and both sets go
-/// into the `avc1` sample entry, so one decoder plays the whole file and players that
-/// want every parameter set up front (QuickTime, Safari) are served. Audio is rendered and
-/// encoded as for any export, so it is cut sample-exact.
+/// The `SmartCut` preset: frame-exact cuts of H.264 and HEVC video that cost seconds.
+/// Every GOP wholly inside a clip's range is copied bit for bit; only the frames before the
+/// first copied keyframe and after the last copied GOP are re-encoded, by x264 or x265 set
+/// to the source's profile, size, chroma format, bit depth and colour tags. The re-encoded
+/// frames use parameter sets of their own, with ids the source does not use, and both sets
+/// go into the sample entry (`avc1`, `hvc1`), so one decoder plays the whole file and
+/// players that want every parameter set up front (QuickTime, Safari) are served. Audio is
+/// rendered and encoded as for any export, so it is cut sample-exact.
 struct SmartCutWriter {
     let segments: [SmartCutSegment]
-    let configuration: AVCConfiguration
+    let codec: SmartCutCodec
     let parameters: UnsafePointer<AVCodecParameters>
     let outputTimeBase: AVRational
     private let sourceDemuxer: Demuxer // owns `parameters` and `sourceStream`
     private let sourceStream: UnsafeMutablePointer<AVStream>
-    private let parameterSetID: Int
     /// How far decode times run ahead of presentation at the copied keyframes (B-frame
     /// delay), in the output time base: re-encoded frames are given the same lead, so
     /// decode times keep rising across each join.
@@ -89,7 +91,7 @@ struct SmartCutWriter {
         guard let stream = demuxer.stream(first.streamIndex), let parameters = stream.pointee.codecpar else {
             throw EngineError("input \"\(first.path)\": stream #\(first.streamIndex) is missing")
         }
-        let configuration = try SmartCutWriter.checkMatchable(parameters, path: first.path)
+        let codec = try SmartCutCodec(parameters, path: first.path)
         for source in sources.dropFirst() where source.path != first.path || source.streamIndex != first.streamIndex {
             let other = try Demuxer(path: source.path)
             guard let otherParameters = other.stream(source.streamIndex)?.pointee.codecpar,
@@ -99,18 +101,19 @@ struct SmartCutWriter {
                 throw SmartCutUnavailable("\"\(source.path)\" was encoded with other settings than \"\(first.path)\" (its parameter sets differ)")
             }
         }
-        guard let id = configuration.freeParameterSetID else {
-            throw SmartCutUnavailable("\"\(first.path)\" uses every parameter-set id, leaving none for the re-encoded frames")
-        }
         self.sourceDemuxer = demuxer
         self.sourceStream = stream
         self.parameters = UnsafePointer(parameters)
-        self.configuration = configuration
-        self.parameterSetID = id
+        self.codec = codec
         outputTimeBase = stream.pointee.time_base
-        segments = try zip(parts, sources).map { part, source in
-            try SmartCutWriter.planSegment(source, sourceRange: part.sourceRange, targetStart: part.targetRange.start - range.start,
-                                           lengthSize: configuration.lengthSize)
+        do {
+            segments = try zip(parts, sources).map { part, source in
+                try SmartCutWriter.planSegment(source, sourceRange: part.sourceRange, targetStart: part.targetRange.start - range.start,
+                                               codec: codec)
+            }
+        } catch var unavailable as SmartCutUnavailable {
+            if case .hevc = codec { unavailable.isHEVC = true }
+            throw unavailable
         }
         let outputTimeBase = self.outputTimeBase
         reorderDelay = segments.flatMap { segment in
@@ -123,119 +126,87 @@ struct SmartCutWriter {
         return Array(UnsafeBufferPointer(start: data, count: Int(parameters.pointee.extradata_size)))
     }
 
-    /// The source's avcC, once it is clear x264 can make frames its decoder accepts.
-    private static func checkMatchable(_ parameters: UnsafePointer<AVCodecParameters>, path: String) throws -> AVCConfiguration {
-        let codec = parameters.pointee.codec_id
-        guard codec == AV_CODEC_ID_H264 else {
-            let name = avcodec_get_name(codec).map { String(cString: $0) } ?? "unknown"
-            throw SmartCutUnavailable("\"\(path)\" is \(name) video; SmartCut copies H.264", isHEVC: codec == AV_CODEC_ID_HEVC)
-        }
-        guard let configuration = AVCConfiguration(extradata(parameters)) else {
-            throw SmartCutUnavailable("\"\(path)\" has no avcC parameter sets (not an MP4/QuickTime H.264 track)")
-        }
-        let format = AVPixelFormat(rawValue: parameters.pointee.format)
-        let eightBit: Set<AVPixelFormat> = [AV_PIX_FMT_YUV420P, AV_PIX_FMT_YUVJ420P, AV_PIX_FMT_YUV422P, AV_PIX_FMT_YUVJ422P,
-                                            AV_PIX_FMT_YUV444P, AV_PIX_FMT_YUVJ444P]
-        guard eightBit.contains(format) else {
-            let name = av_get_pix_fmt_name(format).map { String(cString: $0) } ?? "unknown"
-            throw SmartCutUnavailable("\"\(path)\" is \(name); this x264 writes 8-bit video only")
-        }
-        let order = parameters.pointee.field_order
-        guard order == AV_FIELD_PROGRESSIVE || order == AV_FIELD_UNKNOWN else {
-            throw SmartCutUnavailable("\"\(path)\" is interlaced")
-        }
-        guard x264Profile(parameters.pointee.profile) != nil else {
-            throw SmartCutUnavailable("\"\(path)\" uses H.264 profile \(parameters.pointee.profile), which x264 cannot match")
-        }
-        return configuration
-    }
-
-    /// x264's name for an H.264 profile it can write in 8-bit.
-    private static func x264Profile(_ profile: Int32) -> String? {
-        switch profile {
-        case 66, 66 | 1 << 9: return "baseline" // baseline, constrained baseline
-        case 77: return "main"
-        case 100: return "high"
-        case 122: return "high422"
-        case 244: return "high444"
-        default: return nil
-        }
-    }
-
     // MARK: Planning
 
     /// Indexes the packets of one clip's range and splits it into re-encoded and copied parts.
-    private static func planSegment(_ source: SegmentSource, sourceRange: TimeRange, targetStart: MediaTime, lengthSize: Int) throws -> SmartCutSegment {
+    private static func planSegment(_ source: SegmentSource, sourceRange: TimeRange, targetStart: MediaTime, codec: SmartCutCodec) throws -> SmartCutSegment {
         let demuxer = try Demuxer(path: source.path)
         guard let stream = demuxer.stream(source.streamIndex) else { throw EngineError("input \"\(source.path)\": stream #\(source.streamIndex) is missing") }
         for index in 0..<demuxer.streamCount where index != source.streamIndex { demuxer.stream(index)?.pointee.discard = AVDISCARD_ALL }
         let timeBase = stream.pointee.time_base
         let start = sourceRange.start.pts(in: timeBase), end = sourceRange.end.pts(in: timeBase)
         let targetEnd = targetStart + sourceRange.duration
-        try check(avformat_seek_file(demuxer.context, Int32(source.streamIndex), Int64.min, start, start, AVSEEK_FLAG_BACKWARD),
-                  "seeking", context: "input \"\(source.path)\"")
-        // Packets in decode order, from the keyframe before the cut to the first one at its end.
-        var packets: [IndexedPacket] = []
-        guard let packet = av_packet_alloc() else { throw EngineError("out of memory") }
-        var maybePacket: UnsafeMutablePointer<AVPacket>? = packet
-        defer { av_packet_free(&maybePacket) }
-        var stoppedAt: Int64? = nil // the keyframe at or after the end, if the file goes on
-        while av_read_frame(demuxer.context, packet) >= 0 {
-            defer { av_packet_unref(packet) }
-            guard Int(packet.pointee.stream_index) == source.streamIndex, packet.pointee.pts != MOON_AV_NOPTS_VALUE else { continue }
-            let isKeyframe = packet.pointee.flags & AV_PKT_FLAG_KEY != 0
-            if isKeyframe, packet.pointee.pts >= end { stoppedAt = packet.pointee.pts; break }
-            let dts = packet.pointee.dts == MOON_AV_NOPTS_VALUE ? packet.pointee.pts : packet.pointee.dts
-            packets.append(IndexedPacket(pts: packet.pointee.pts, dts: dts, isKeyframe: isKeyframe,
-                                         isIDR: isKeyframe && containsIDR(packet, lengthSize: lengthSize)))
+        // Packets in decode order, from a keyframe that shows at or before the cut (a
+        // keyframe's leading pictures, shown before it, are decoded only from the GOP
+        // before: go back a GOP while the first keyframe shows later than the cut) to the
+        // first keyframe at the end.
+        var packets: [IndexedPacket] = [], stoppedAt: Int64? = nil
+        var seekTarget = start
+        for _ in 0..<8 {
+            (packets, stoppedAt) = try index(demuxer, stream: source.streamIndex, from: seekTarget, to: end, codec: codec)
+            guard let first = packets.first, first.pts > start, first.dts - 1 < seekTarget else { break }
+            seekTarget = first.dts - 1
         }
         let presented = packets.map(\.pts).sorted()
         // The frame shown at the cut is the last one at or before it.
         let shown = presented.last { $0 <= start } ?? presented.first { $0 < end }
-        guard let shown else { throw EngineError("input \"\(source.path)\": no video frames between \(sourceRange.start.seconds) and \(sourceRange.end.seconds) s") }
+        guard let shown, let decodeStart = packets.first?.dts else {
+            throw EngineError("input \"\(source.path)\": no video frames between \(sourceRange.start.seconds) and \(sourceRange.end.seconds) s")
+        }
         let frames = presented.filter { $0 == shown || ($0 > start && $0 < end) }
-        func reencodeAll() -> SmartCutSegment {
-            SmartCutSegment(source: source, timeBase: timeBase, sourceStart: start, targetStart: targetStart, targetEnd: targetEnd, head: frames, copied: [], tail: [])
+        func segment(head: [Int64], copied: [IndexedPacket] = [], tail: [Int64] = [], tailDecodeStart: Int64 = 0) -> SmartCutSegment {
+            SmartCutSegment(source: source, timeBase: timeBase, sourceStart: start, targetStart: targetStart, targetEnd: targetEnd,
+                            head: head, headDecodeStart: decodeStart, copied: copied, tail: tail, tailDecodeStart: tailDecodeStart)
         }
-        // Open GOPs show frames that refer to the GOP before their keyframe: neither a copy
-        // nor a decode can start at such a keyframe.
-        if packets.indices.contains(where: { packets[$0].isKeyframe && opensOntoEarlierFrames(packets, at: $0) }) {
-            throw SmartCutUnavailable("\"\(source.path)\" has open GOPs (frames shown before their keyframe refer to the GOP before it)")
+        // Copy from the first random-access picture inside the range (leaving out its
+        // leading pictures, which refer to the GOP before and are re-encoded instead)…
+        guard let copyStart = packets.indices.first(where: { packets[$0].startsRandomAccess && packets[$0].pts >= shown }) else {
+            return segment(head: frames)
         }
-        // Copy from the first IDR inside the range…
-        guard let copyStart = packets.indices.first(where: { packets[$0].isIDR && packets[$0].pts >= shown }) else { return reencodeAll() }
         // …to the last keyframe before the end; or to the end, when the last GOP read ends
         // exactly there or the file ends inside the range.
         let lastGOPIsWhole = stoppedAt == end || (stoppedAt == nil && (presented.last ?? end) < end)
         let copyEnd = lastGOPIsWhole ? packets.count : packets.indices.last { $0 > copyStart && packets[$0].isKeyframe }
-        guard let copyEnd, copyEnd > copyStart else { return reencodeAll() }
-        let copied = Array(packets[copyStart..<copyEnd])
+        guard let copyEnd, copyEnd > copyStart else { return segment(head: frames) }
+        let firstCopied = packets[copyStart].pts
+        let copied = packets[copyStart..<copyEnd].filter { $0.pts >= firstCopied }
         let copiedTimes = Set(copied.map(\.pts))
-        let firstCopied = packets[copyStart].pts, lastCopied = copiedTimes.max() ?? firstCopied
+        let lastCopied = copiedTimes.max() ?? firstCopied
+        // The frames after the copy, with the leading pictures of the keyframe that ends it:
+        // decoded from the last copied GOP's keyframe, where their references are.
         let tail = frames.filter { $0 > firstCopied && !copiedTimes.contains($0) }
         // Odd reordering could leave a frame between copied ones: re-encode all.
-        guard copied.allSatisfy({ $0.pts >= firstCopied && $0.pts < end }), tail.allSatisfy({ $0 > lastCopied }) else { return reencodeAll() }
-        return SmartCutSegment(source: source, timeBase: timeBase, sourceStart: start, targetStart: targetStart, targetEnd: targetEnd,
-                               head: frames.filter { $0 < firstCopied }, copied: copied, tail: tail)
+        guard copied.allSatisfy({ $0.pts < end }), tail.allSatisfy({ $0 > lastCopied }),
+              let lastCopiedGOP = packets[copyStart..<copyEnd].last(where: \.isKeyframe) else { return segment(head: frames) }
+        return segment(head: frames.filter { $0 < firstCopied }, copied: copied, tail: tail, tailDecodeStart: lastCopiedGOP.dts)
     }
 
-    /// Whether a packet after the keyframe at `index`, before the next keyframe, shows
-    /// earlier than it (an open GOP's leading pictures, which refer to the GOP before).
-    private static func opensOntoEarlierFrames(_ packets: [IndexedPacket], at index: Int) -> Bool {
-        let key = packets[index].pts
-        for packet in packets[(index + 1)...] {
-            if packet.isKeyframe { return false }
-            if packet.pts < key { return true }
+    /// The packets of one stream in decode order from the keyframe the demuxer finds for
+    /// `target` up to the first keyframe showing at or after `end` (returned apart).
+    private static func index(_ demuxer: Demuxer, stream: Int, from target: Int64, to end: Int64,
+                              codec: SmartCutCodec) throws -> ([IndexedPacket], stoppedAt: Int64?) {
+        try check(avformat_seek_file(demuxer.context, Int32(stream), Int64.min, target, target, AVSEEK_FLAG_BACKWARD),
+                  "seeking", context: "input \"\(demuxer.path)\"")
+        guard let packet = av_packet_alloc() else { throw EngineError("out of memory") }
+        var maybePacket: UnsafeMutablePointer<AVPacket>? = packet
+        defer { av_packet_free(&maybePacket) }
+        var packets: [IndexedPacket] = []
+        while av_read_frame(demuxer.context, packet) >= 0 {
+            defer { av_packet_unref(packet) }
+            guard Int(packet.pointee.stream_index) == stream, packet.pointee.pts != MOON_AV_NOPTS_VALUE else { continue }
+            let isKeyframe = packet.pointee.flags & AV_PKT_FLAG_KEY != 0
+            if isKeyframe, packet.pointee.pts >= end { return (packets, packet.pointee.pts) }
+            let dts = packet.pointee.dts == MOON_AV_NOPTS_VALUE ? packet.pointee.pts : packet.pointee.dts
+            packets.append(IndexedPacket(pts: packet.pointee.pts, dts: dts, isKeyframe: isKeyframe,
+                                         startsRandomAccess: isKeyframe && startsRandomAccess(packet, codec: codec)))
         }
-        return false
+        return (packets, nil)
     }
 
-    private static func containsIDR(_ packet: UnsafeMutablePointer<AVPacket>, lengthSize: Int) -> Bool {
+    private static func startsRandomAccess(_ packet: UnsafeMutablePointer<AVPacket>, codec: SmartCutCodec) -> Bool {
         guard let data = packet.pointee.data else { return false }
         let bytes = UnsafeBufferPointer(start: data, count: Int(packet.pointee.size))
-        return H264.lengthPrefixedUnits(bytes, lengthSize: lengthSize)?.contains {
-            !$0.isEmpty && bytes[$0.lowerBound] & 0x1F == H264.NALType.idrSlice.rawValue
-        } ?? false
+        return NALUnits.ranges(bytes, lengthSize: codec.lengthSize)?.contains { !$0.isEmpty && codec.startsRandomAccess(bytes[$0.lowerBound]) } ?? false
     }
 }
 
@@ -249,8 +220,9 @@ extension SmartCutWriter {
         let videoStream = try muxer.addStream(copying: parameters, timeBase: outputTimeBase)
         guard let stream = muxer.context.pointee.streams[Int(videoStream)] else { throw EngineError("out of memory") }
         let reencodes = segments.contains { !$0.head.isEmpty || !$0.tail.isEmpty }
-        let sampleEntry = try (reencodes ? sampleEntry(preset) : configuration).bytes
+        let (sampleEntry, converter) = reencodes ? try sampleEntry(preset) : (codec.sourceSampleEntry, nil)
         try check(moon_set_extradata(stream.pointee.codecpar, sampleEntry, Int32(sampleEntry.count)), "setting the parameter sets", context: "output")
+        stream.pointee.codecpar.pointee.codec_tag = codec.codecTag
         try check(moon_copy_display_matrix(stream, sourceStream), "copying the display matrix", context: "output")
         let audioEncoder = try audioPlan.map { try Encoder.audio(preset, format: $0.format, muxer: muxer) }
         try muxer.writeHeader(metadata: metadata, fastStart: fastStart)
@@ -259,43 +231,40 @@ extension SmartCutWriter {
         try withoutActuallyEscaping(report) { report in
             let output = SmartCutOutput(muxer: muxer, videoStream: videoStream, audio: audioPlan.flatMap { plan in audioEncoder.map { (plan, $0, pipeline) } },
                                         duration: duration, isCancelled: isCancelled, report: report)
-            for segment in segments {
+            for (index, segment) in segments.enumerated() {
                 let copyStart = segment.copied.first.map { segment.target(of: $0.pts) }
-                try encode(segment.head, of: segment, endingAt: copyStart ?? segment.targetEnd, preset: preset, into: output)
-                try copy(segment, into: output)
-                try encode(segment.tail, of: segment, endingAt: segment.targetEnd, preset: preset, into: output)
+                // HEVC copies may start at a CRA picture, which starts a new coded video
+                // sequence (and may switch parameter sets) only after an end of sequence.
+                let nextCopiesFirst = index + 1 < segments.count && segments[index + 1].head.isEmpty
+                try encode(segment.head, of: segment, decodingFrom: segment.headDecodeStart, endingAt: copyStart ?? segment.targetEnd,
+                           endsSequence: copyStart != nil, preset: preset, converter: converter, into: output)
+                try copy(segment, endsSequence: segment.tail.isEmpty && nextCopiesFirst, into: output)
+                try encode(segment.tail, of: segment, decodingFrom: segment.tailDecodeStart, endingAt: segment.targetEnd,
+                           endsSequence: nextCopiesFirst, preset: preset, converter: converter, into: output)
             }
             try output.finish()
         }
     }
 
-    /// The source's avcC with x264's parameter sets added under their own ids.
-    private func sampleEntry(_ preset: ExportPreset) throws -> AVCConfiguration {
+    /// The source's sample entry with the encoder's parameter sets added under their own
+    /// ids, and the converter for its packets.
+    private func sampleEntry(_ preset: ExportPreset) throws -> ([UInt8], SampleConverter) {
         let encoder = try matchedEncoder(preset)
         var context: UnsafeMutablePointer<AVCodecContext>? = encoder
         defer { avcodec_free_context(&context) }
-        guard let data = encoder.pointee.extradata else { throw EngineError("x264 gave no parameter sets") }
-        let units = H264.annexBUnits(Array(UnsafeBufferPointer(start: data, count: Int(encoder.pointee.extradata_size))))
-        let sequence = units.filter { H264.type(of: $0) == H264.NALType.sequenceParameterSet.rawValue }
-        let picture = units.filter { H264.type(of: $0) == H264.NALType.pictureParameterSet.rawValue }
-        guard sequence.count == 1, picture.count == 1, H264.sequenceParameterSetID(sequence[0]) == parameterSetID else {
-            throw EngineError("x264 gave unexpected parameter sets (\(sequence.count) SPS, \(picture.count) PPS)")
-        }
-        var entry = configuration
-        entry.sequenceParameterSets += sequence
-        entry.pictureParameterSets += picture
-        return entry
+        guard let data = encoder.pointee.extradata else { throw EngineError("the encoder gave no parameter sets") }
+        return try codec.sampleEntry(adding: NALUnits.annexB(Array(UnsafeBufferPointer(start: data, count: Int(encoder.pointee.extradata_size)))))
     }
 
-    /// An x264 encoder whose frames the source's decoder setup accepts: same size, chroma,
-    /// profile, level and colour tags; no B-frames (their reordering delay would collide
-    /// with the copied frames' decode times); one IDR, at the start.
+    /// An encoder whose frames the source's decoder setup accepts: same size, chroma, bit
+    /// depth, profile, level and colour tags (the codec-specific part in `SmartCutCodec`).
     private func matchedEncoder(_ preset: ExportPreset) throws -> UnsafeMutablePointer<AVCodecContext> {
-        guard let codec = avcodec_find_encoder_by_name("libx264") else {
-            throw EngineError("this FFmpeg has no libx264 encoder; install one built with it (Debian: libavcodec59)")
-        }
-        guard let context = avcodec_alloc_context3(codec) else { throw EngineError("out of memory") }
         let source = parameters.pointee
+        let (name, settings) = codec.encoder(profile: source.profile, preset: preset)
+        guard let encoderCodec = avcodec_find_encoder_by_name(name) else {
+            throw EngineError("this FFmpeg has no \(name) encoder; install one built with it (Debian: libavcodec59)")
+        }
+        guard let context = avcodec_alloc_context3(encoderCodec) else { throw EngineError("out of memory") }
         context.pointee.width = source.width
         context.pointee.height = source.height
         context.pointee.pix_fmt = AVPixelFormat(rawValue: source.format)
@@ -313,23 +282,21 @@ extension SmartCutWriter {
         context.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER
         var options: OpaquePointer? = nil
         defer { av_dict_free(&options) }
-        av_dict_set(&options, "crf", "\(preset.crf)", 0)
-        av_dict_set(&options, "preset", preset.speed, 0)
-        av_dict_set(&options, "profile", SmartCutWriter.x264Profile(source.profile) ?? "high", 0)
-        av_dict_set(&options, "x264-params", "sps-id=\(parameterSetID):keyint=infinite:scenecut=0:rc-lookahead=10", 0)
-        let status = avcodec_open2(context, codec, &options)
+        for (key, value) in settings { av_dict_set(&options, key, value, 0) }
+        let status = avcodec_open2(context, encoderCodec, &options)
         if status < 0 {
             var maybe: UnsafeMutablePointer<AVCodecContext>? = context
             avcodec_free_context(&maybe)
-            try check(status, "opening x264 with the source's settings", context: "output")
+            try check(status, "opening \(name) with the source's settings", context: "output")
         }
         return context
     }
 
-    /// Decodes `frames` (source times) and encodes them as one closed piece.
-    private func encode(_ frames: [Int64], of segment: SmartCutSegment, endingAt end: MediaTime, preset: ExportPreset,
-                        into output: SmartCutOutput) throws {
-        guard let first = frames.first, let last = frames.last else { return }
+    /// Decodes `frames` (source times), starting at the keyframe decoded at `decodeStart`,
+    /// and encodes them as one closed piece.
+    private func encode(_ frames: [Int64], of segment: SmartCutSegment, decodingFrom decodeStart: Int64, endingAt end: MediaTime,
+                        endsSequence: Bool, preset: ExportPreset, converter: SampleConverter?, into output: SmartCutOutput) throws {
+        guard let first = frames.first, let last = frames.last, let converter else { return }
         let targets = frames.map { segment.target(of: $0).pts(in: outputTimeBase) }
         var durations: [Int64: Int64] = [:]
         for (index, target) in targets.enumerated() {
@@ -338,11 +305,12 @@ extension SmartCutWriter {
         }
         var targetOf = Dictionary(uniqueKeysWithValues: zip(frames, targets))
         let reader = try StreamReader(path: segment.source.path, streamIndex: segment.source.streamIndex)
-        try reader.seek(before: MediaTime(pts: first, timeBase: segment.timeBase))
+        try reader.seek(before: MediaTime(pts: Swift.min(decodeStart, first), timeBase: segment.timeBase))
         let encoder = try matchedEncoder(preset)
         var context: UnsafeMutablePointer<AVCodecContext>? = encoder
         defer { avcodec_free_context(&context) }
-        let converted = try PacketConverter(lengthSize: configuration.lengthSize, reorderDelay: reorderDelay, durations: durations)
+        let converted = try PacketConverter(converter, reorderDelay: reorderDelay, durations: durations,
+                                            endOfSequenceAfter: endsSequence ? frames.count : nil)
         while !targetOf.isEmpty, let frame = try reader.nextFrame() {
             try output.checkCancelled()
             let pts = reader.pts(of: frame)
@@ -369,13 +337,14 @@ extension SmartCutWriter {
         }
     }
 
-    /// Copies a segment's whole GOPs, restamped to output time.
-    private func copy(_ segment: SmartCutSegment, into output: SmartCutOutput) throws {
+    /// Copies a segment's whole GOPs, restamped to output time, without the leading
+    /// pictures of the first keyframe (re-encoded in the head).
+    private func copy(_ segment: SmartCutSegment, endsSequence: Bool, into output: SmartCutOutput) throws {
         guard let first = segment.copied.first else { return }
         let path = segment.source.path, streamIndex = segment.source.streamIndex
         let demuxer = try Demuxer(path: path)
         for index in 0..<demuxer.streamCount where index != streamIndex { demuxer.stream(index)?.pointee.discard = AVDISCARD_ALL }
-        try check(avformat_seek_file(demuxer.context, Int32(streamIndex), Int64.min, first.pts, first.pts, AVSEEK_FLAG_BACKWARD),
+        try check(avformat_seek_file(demuxer.context, Int32(streamIndex), Int64.min, first.dts, first.dts, AVSEEK_FLAG_BACKWARD),
                   "seeking", context: "input \"\(path)\"")
         guard let packet = av_packet_alloc() else { throw EngineError("out of memory") }
         var maybePacket: UnsafeMutablePointer<AVPacket>? = packet
@@ -385,8 +354,13 @@ extension SmartCutWriter {
             defer { av_packet_unref(packet) }
             guard Int(packet.pointee.stream_index) == streamIndex, packet.pointee.pts != MOON_AV_NOPTS_VALUE else { continue }
             if next == 0, packet.pointee.pts != first.pts { continue } // before the first copied keyframe
+            if packet.pointee.pts < first.pts { continue } // its leading pictures
             guard packet.pointee.pts == segment.copied[next].pts else {
                 throw EngineError("input \"\(path)\": its packets changed while it was being cut")
+            }
+            if endsSequence, next == segment.copied.count - 1, let marker = codec.endOfSequence {
+                try check(av_grow_packet(packet, Int32(marker.count)), "allocating a packet")
+                marker.withUnsafeBufferPointer { packet.pointee.data.advanced(by: Int(packet.pointee.size) - marker.count).update(from: $0.baseAddress!, count: marker.count) }
             }
             let dts = packet.pointee.dts == MOON_AV_NOPTS_VALUE ? packet.pointee.pts : packet.pointee.dts
             packet.pointee.dts = segment.targetDecodeTime(pts: packet.pointee.pts, dts: dts).pts(in: segment.timeBase)
@@ -399,19 +373,23 @@ extension SmartCutWriter {
     }
 }
 
-/// Turns x264's Annex B packets into MP4 samples: length-prefixed NAL units, decode times
-/// led by the copied stream's reordering delay, each frame lasting until the next.
+/// Turns the encoder's packets into samples of the copied stream: its NAL units as
+/// `SampleConverter` writes them, decode times led by the copied stream's reordering
+/// delay, each frame lasting until the next.
 private final class PacketConverter {
     let encoded: UnsafeMutablePointer<AVPacket>
     private let sample: UnsafeMutablePointer<AVPacket>
-    private let lengthSize: Int
+    private let converter: SampleConverter
     private let reorderDelay: Int64
     private let durations: [Int64: Int64]
+    /// The sample after which the coded video sequence ends (for an HEVC copy that follows).
+    private let endOfSequenceAfter: Int?
+    private var converted = 0
 
-    init(lengthSize: Int, reorderDelay: Int64, durations: [Int64: Int64]) throws {
+    init(_ converter: SampleConverter, reorderDelay: Int64, durations: [Int64: Int64], endOfSequenceAfter: Int?) throws {
         guard let encoded = av_packet_alloc(), let sample = av_packet_alloc() else { throw EngineError("out of memory") }
         (self.encoded, self.sample) = (encoded, sample)
-        (self.lengthSize, self.reorderDelay, self.durations) = (lengthSize, reorderDelay, durations)
+        (self.converter, self.reorderDelay, self.durations, self.endOfSequenceAfter) = (converter, reorderDelay, durations, endOfSequenceAfter)
     }
 
     deinit {
@@ -422,16 +400,17 @@ private final class PacketConverter {
 
     func sampleFromEncoded() throws -> UnsafeMutablePointer<AVPacket> {
         defer { av_packet_unref(encoded) }
-        guard let data = encoded.pointee.data else { throw EngineError("x264 gave an empty packet") }
-        let units = H264.annexBUnits(Array(UnsafeBufferPointer(start: data, count: Int(encoded.pointee.size))))
-        let bytes = H264.lengthPrefixed(units, lengthSize: lengthSize)
+        guard let data = encoded.pointee.data else { throw EngineError("the encoder gave an empty packet") }
+        var (bytes, isKeyframe) = try converter.sample(Array(UnsafeBufferPointer(start: data, count: Int(encoded.pointee.size))))
+        converted += 1
+        if converted == endOfSequenceAfter, let marker = converter.endOfSequence { bytes += marker }
         av_packet_unref(sample)
         try check(av_new_packet(sample, Int32(bytes.count)), "allocating a packet")
         bytes.withUnsafeBufferPointer { sample.pointee.data.update(from: $0.baseAddress!, count: bytes.count) }
         sample.pointee.pts = encoded.pointee.pts
         sample.pointee.dts = encoded.pointee.pts - reorderDelay
         sample.pointee.duration = durations[encoded.pointee.pts] ?? 1
-        if units.contains(where: { H264.type(of: $0) == H264.NALType.idrSlice.rawValue }) { sample.pointee.flags |= AV_PKT_FLAG_KEY }
+        if isKeyframe { sample.pointee.flags |= AV_PKT_FLAG_KEY }
         return sample
     }
 }
