@@ -293,6 +293,19 @@ public extension Array where Element == Float {
         return Double(crossings) / 2 / (Double(to - from) / Double(rate))
     }
 
+    /// Amplitude of the `frequency` component in samples [from, to) (a single-bin DFT:
+    /// windows holding whole cycles of every tone in play leave the others out).
+    func toneAmplitude(_ frequency: Double, from: Int, to: Int, rate: Int) -> Double {
+        var re = 0.0, im = 0.0
+        let range = Swift.max(from, 0)..<Swift.min(to, count)
+        for i in range {
+            let phase = 2 * Double.pi * frequency * Double(i) / Double(rate)
+            re += Double(self[i]) * cos(phase)
+            im += Double(self[i]) * sin(phase)
+        }
+        return 2 * (re * re + im * im).squareRoot() / Double(Swift.max(range.count, 1))
+    }
+
     func level(from: Int, to: Int) -> Double {
         let slice = self[Swift.max(from, 0)..<Swift.min(to, count)]
         return (slice.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(Swift.max(slice.count, 1))).squareRoot()
