@@ -205,6 +205,14 @@ public struct Image {
         zip(pixels, other.pixels).reduce(0.0) { $0 + abs(Double($1.0) - Double($1.1)) } / Double(max(pixels.count, 1))
     }
 
+    /// A rectangle of this image as an image of its own.
+    public func crop(x: Int, y: Int, width w: Int, height h: Int) -> Image {
+        var cropped: [UInt8] = []
+        cropped.reserveCapacity(w * h * 3)
+        for row in y..<(y + h) { cropped += pixels[((row * width + x) * 3)..<((row * width + x + w) * 3)] }
+        return Image(width: w, height: h, pixels: cropped)
+    }
+
     /// Mean colour of a rectangle.
     public func mean(x: Int, y: Int, width w: Int, height h: Int) -> (r: Double, g: Double, b: Double) {
         var sum = (0, 0, 0)

@@ -19,13 +19,13 @@ public struct LoudnessMeasurement: Sendable, Equatable {
 /// −14 for most streaming services, −16 for podcasts) with its peaks under a ceiling.
 /// The finished mix (volumes, ducking) is read once to measure it, and the gain that meets
 /// the target is applied to the whole; when that gain would lift peaks over the ceiling, the
-/// limiter holds them under it and, since limiting lowers the loudness a little, the mix
-/// is measured again through the limiter and the gain corrected (twice at most).
+/// limiter holds them under it and, since limiting lowers the loudness, the mix is measured
+/// again through the limiter and the gain corrected (three more readings at most).
 public struct LoudnessNormalization: Sendable, Equatable {
     /// Target integrated loudness, LUFS.
     public var integrated: Double
-    /// Ceiling for peaks, dBTP. The limiter works on samples at this level; the AAC encoder
-    /// can put inter-sample peaks a few tenths of a dB above it.
+    /// Ceiling for peaks, dBTP. The limiter works on samples, `encoderHeadroom` under it;
+    /// sharp clicks can still come out of the AAC encoder a few tenths of a dB over it.
     public var truePeak: Double
 
     public init(integrated: Double, truePeak: Double = -1) {
@@ -39,21 +39,34 @@ public struct LoudnessNormalization: Sendable, Equatable {
     public static let maximumGain = 30.0
     /// How close the limited mix must come to the target before the gain stops being corrected (LU).
     static let tolerance = 0.2
+    /// Measurements through the limiter at most (each reads the whole mix again).
+    static let limitedPasses = 3
+    /// The limiter holds samples this far (dB) under the ceiling: room for the AAC encoder's
+    /// overshoot and for peaks between samples.
+    static let encoderHeadroom = 0.5
 
     /// The linear gain for the mix and the limiter ceiling that bring `plan` to the target.
     func gain(for plan: AudioPlan, cancellation: CancellationFlag?) throws -> (gain: Float, ceiling: Float) {
-        let ceiling = min(Float(pow(10, truePeak / 20)), PeakLimiter.defaultCeiling)
+        let ceiling = min(Float(pow(10, (truePeak - Self.encoderHeadroom) / 20)), PeakLimiter.defaultCeiling)
         let linear = { (decibels: Double) in Float(pow(10, decibels / 20)) }
-        let unlimited = try LoudnessMeter.measure(plan, gain: 1, ceiling: .infinity, cancellation: cancellation)
+        let measure = { (decibels: Double, ceiling: Float) in
+            try LoudnessMeter.measure(plan, gain: linear(decibels), ceiling: ceiling, cancellation: cancellation)
+        }
+        let unlimited = try measure(0, .infinity)
         // Silence (below the absolute gate) has no loudness to correct.
         guard unlimited.integrated > LoudnessMeter.silence else { return (1, ceiling) }
         var decibels = min(integrated - unlimited.integrated, Self.maximumGain)
-        if unlimited.truePeak + decibels <= truePeak { return (linear(decibels), ceiling) }
-        for _ in 0..<2 {
-            let limited = try LoudnessMeter.measure(plan, gain: linear(decibels), ceiling: ceiling, cancellation: cancellation)
-            let miss = integrated - limited.integrated
-            guard abs(miss) > Self.tolerance else { break }
-            decibels = min(decibels + miss, Self.maximumGain)
+        if unlimited.truePeak + decibels <= truePeak - Self.encoderHeadroom { return (linear(decibels), ceiling) }
+        // Limiting takes more loudness away the higher the gain: step along the measured
+        // curve (secant steps from the unlimited reading) until the target is met.
+        var previous = (gain: 0.0, loudness: unlimited.integrated)
+        for _ in 0..<Self.limitedPasses {
+            let limited = try measure(decibels, ceiling).integrated
+            let miss = integrated - limited
+            guard abs(miss) > Self.tolerance, decibels < Self.maximumGain else { break }
+            let slope = min(max((limited - previous.loudness) / (decibels - previous.gain), 0.1), 1)
+            previous = (decibels, limited)
+            decibels = min(decibels + miss / slope, Self.maximumGain)
         }
         return (linear(decibels), ceiling)
     }
