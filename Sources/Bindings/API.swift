@@ -136,6 +136,9 @@ public final class API {
         moon_pop(L, 1)
     }
 
+    /// Examples of `av` functions for the reference, by name (most functions' classes carry theirs).
+    public var functionExamples: [String: String] { editHelperExamples }
+
     /// Help text for `help()`: the function or class and its one-line description.
     public var functionHelp: [(name: String, doc: String)] { avFunctions.map { ("av.\($0.0)", $0.1) } }
 }

@@ -58,6 +58,30 @@ extension API {
         ]
     }
 
+    /// Examples for the reference, by function name.
+    var editHelperExamples: [String: String] {
+        [
+            "join": """
+                local comp, vc, mix, parts = av.join({ av.asset("a.mov"), { av.asset("b.mov"), start = 2, duration = 3 },
+                                                       { av.asset("photo.jpg"), duration = 4 }, av.titleCard{ title = "The end" } },
+                                                     { transition = "dissolve", duration = 1 })
+                -- per join: av.join(items, { transitions = { "slide", { "wipe", duration = 0.5, direction = "up" }, "none" } })
+                local session = av.exportSession(comp, "HighestQuality")
+                session.outputURL, session.videoComposition, session.audioMix = "out.mp4", vc, mix
+                """,
+            "pictureInPicture": """
+                local comp, vc, mix = av.join({ av.asset("talk.mov") })
+                local inset, video, audio = av.pictureInPicture(comp, vc, { av.asset("screen.mov"), duration = 10 },
+                    { at = 2, corner = "topRight", scale = 0.3, margin = 0.04, borderWidth = 4 })
+                """,
+            "loudness": """
+                local measured = av.loudness(av.asset("episode.m4a"))
+                print(measured.integrated, measured.truePeak)   -- e.g. -21.3  -2.1
+                session.loudness = -16                          -- bring the export there
+                """,
+        ]
+    }
+
     // MARK: av.join
 
     private func join(_ call: LuaCall) throws -> Int32 {

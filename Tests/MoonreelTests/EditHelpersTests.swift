@@ -347,10 +347,15 @@ import TestSupport
               function() music:setDucking{ under = comp:tracksWithMediaType("video")[1] } end,
               function() session.loudness = 5 end,
               function() session.truePeakLimit = -2 end,
+              function()
+                local copy = av.exportSession(comp, "Passthrough")
+                copy.outputURL, copy.loudness = arg[2], -14
+                assert(copy:export())
+              end,
             }) do
               print(select(2, pcall(attempt)))
             end
-            """, arguments: [clip])
+            """, arguments: [clip, Fixtures.scratchPath("copy.mp4")])
         #expect(result.status == 0, "\(result.err)")
         let lines = result.out.split(separator: "\n").map(String.init)
         let expected = [
@@ -365,6 +370,7 @@ import TestSupport
             "is a video track, not an audio track",
             "value must be in -70…-5, got 5",
             "set session.loudness (the target in LUFS) before truePeakLimit",
+            "loudness needs the audio mixed again, but Passthrough copies it as it is; use another preset (AppleM4A, HighestQuality…)",
         ]
         #expect(lines.count == expected.count, "\(lines)")
         for (line, text) in zip(lines, expected) {

@@ -32,7 +32,7 @@ public final class AudioMixInputParameters {
 }
 
 /// Sidechain ducking, Moonreel's own (AVFoundation has none): while the level of the `under`
-/// tracks (as mixed, after their volume) is at or above `threshold`, this track's gain moves
+/// tracks (as mixed: after their volume, before any ducking of their own) is at or above `threshold`, this track's gain moves
 /// down by `amount` dB in a straight line (in dB) over `attack`; once their level has stayed
 /// below the threshold for `hold`, the gain comes back up over `release`. The level is the
 /// RMS of the sum of the `under` tracks over the last `window`, every sample. All times are

@@ -122,6 +122,9 @@ public final class ExportSession {
     private func checkedRequest() throws -> (SafeOutput, String, TimeRange) {
         try ExportError.Kind.invalidRequest.tag { () throws -> (SafeOutput, String, TimeRange) in
             guard let outputPath = outputURL else { throw EngineError("set outputURL before exporting") }
+            if preset.isPassthrough, loudness != nil {
+                throw EngineError("loudness needs the audio mixed again, but Passthrough copies it as it is; use another preset (AppleM4A, HighestQuality…)")
+            }
             let fileType = try resolvedFileType(for: outputPath)
             let output = try ExportError.Kind.outputUnavailable.tag {
                 try SafeOutput(path: outputPath, overwrite: overwrite, inputs: composition.sourcePaths, readFiles: readFiles)
