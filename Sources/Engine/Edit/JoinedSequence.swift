@@ -78,12 +78,13 @@ public struct JoinedSequence {
 
         // Instructions: each piece alone, then the transition into the next.
         let end = { (index: Int) in starts[index] + pieces[index].duration }
-        let placement = { (index: Int) in pieces[index].clip.map { VideoComposition.fitted($0.video, into: size) } }
-        func layerInstruction(_ index: Int, from start: MediaTime) -> LayerInstruction? {
-            guard let placement = placement(index) else { return nil }
+        /// A clip's layer instruction from `start`: upright and fitted (nil for a title card).
+        func layerInstruction(_ index: Int, from start: MediaTime) -> (layer: LayerInstruction, placement: AffineTransform, stored: Size)? {
+            guard let clip = pieces[index].clip else { return nil }
+            let placement = VideoComposition.fitted(clip.video, into: size)
             let layer = LayerInstruction(trackID: placed[index].video.trackID)
             layer.transform.set(placement, at: start)
-            return layer
+            return (layer, placement, clip.video.naturalSize)
         }
         var instructions: [VideoCompositionInstruction] = []
         let mix = AudioMix(inputParameters: audioTracks.map { AudioMixInputParameters(trackID: $0.trackID) })
@@ -93,7 +94,7 @@ public struct JoinedSequence {
                                   to: index + 1 < pieces.count ? starts[index + 1] : end(index))
             if alone.duration.value > 0 {
                 let instruction = VideoCompositionInstruction(timeRange: alone)
-                instruction.layerInstructions = [layerInstruction(index, from: alone.start)].compactMap { $0 }
+                instruction.layerInstructions = [layerInstruction(index, from: alone.start)?.layer].compactMap { $0 }
                 instructions.append(instruction)
             }
             if index == 0 || transitions[index - 1].duration.value == 0 { volume(index)?.setVolume(1, at: starts[index]) }
@@ -102,17 +103,15 @@ public struct JoinedSequence {
             guard range.duration.value > 0 else { continue }
             let incomingOnTop = pieces[index + 1].card != nil
             let (outgoing, incoming) = transition.motions(over: range, in: size, incomingOnTop: incomingOnTop)
-            let sides = [(index, outgoing), (index + 1, incoming)]
-            var layers: [LayerInstruction] = []
-            for (side, motion) in sides {
-                if let layer = layerInstruction(side, from: range.start), let clip = pieces[side].clip, let placement = placement(side) {
-                    layer.apply(motion, over: range, placement: placement, stored: clip.video.naturalSize)
-                    layers.append(layer)
+            // The outgoing clip is drawn on top; a title card is above both, in the animation tool.
+            let instruction = VideoCompositionInstruction(timeRange: range)
+            for (side, motion) in [(index, outgoing), (index + 1, incoming)] {
+                if let clip = layerInstruction(side, from: range.start) {
+                    clip.layer.apply(motion, over: range, placement: clip.placement, stored: clip.stored)
+                    instruction.layerInstructions.append(clip.layer)
                 }
                 try cardLayers[side]?.apply(motion, over: range, in: size)
             }
-            let instruction = VideoCompositionInstruction(timeRange: range)
-            instruction.layerInstructions = incomingOnTop ? layers.reversed() : layers
             instructions.append(instruction)
             // The sound crossfades under the transition (dips through silence with the picture's fade through black).
             let (fadeOut, fadeIn) = transition.kind == .fadeThroughBlack ? range.halves : (range, range)
