@@ -44,6 +44,7 @@ public final class API {
     var image: LuaClass!
     var animation: LuaClass!
     var animationTool: LuaClass!
+    var titleCard: LuaClass!
     /// Asset tracks seen by insertTimeRange, so `track.segments` can name them.
     var rememberedTracks: [SourceKey: AssetTrack] = [:]
     func remember(_ track: AssetTrack) { rememberedTracks[SourceKey(track)] = track }
@@ -78,6 +79,7 @@ public final class API {
         image = makeImageClass()
         animation = makeAnimationClass()
         animationTool = makeAnimationToolClass()
+        titleCard = makeTitleCardClass()
         installFootprints()
         for luaClass in allClasses { lua.register(luaClass) }
         installMetamethods()
@@ -88,13 +90,15 @@ public final class API {
     public var allClasses: [LuaClass] {
         [time, range, transform, assetTrack, asset, compositionTrack, composition, layerInstruction,
          instruction, videoComposition, audioMixInputParameters, audioMix, exportSession, imageGenerator,
-         layer, textLayer, image, animation, animationTool]
+         layer, textLayer, image, animation, animationTool,
+         titleCard]
     }
 
     /// The `av` functions: name, one line of help, body.
     var avFunctions: [(String, String, LuaFunction)] {
         timeFunctions + [transformFunction] + assetFunctions + compositionFunctions + videoCompositionFunctions + audioMixFunctions + exportFunctions + imageGeneratorFunctions
             + layerFunctions + animationFunctions + cueFunctions
+            + editHelperFunctions
     }
 
     private func installAVTable() {
@@ -131,6 +135,9 @@ public final class API {
         }
         moon_pop(L, 1)
     }
+
+    /// Examples of `av` functions for the reference, by name (most functions' classes carry theirs).
+    public var functionExamples: [String: String] { editHelperExamples }
 
     /// Help text for `help()`: the function or class and its one-line description.
     public var functionHelp: [(name: String, doc: String)] { avFunctions.map { ("av.\($0.0)", $0.1) } }

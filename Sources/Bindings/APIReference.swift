@@ -13,6 +13,7 @@ public enum APIReference {
             explain the rules behind it: [time and tracks](time-and-tracks.md),
             [porting iOS code](porting-from-ios.md) (geometry, and every Apple name Moonreel accepts),
             [colour and HDR](color-and-hdr.md), [timed text and karaoke](timed-text.md),
+            [edit helpers](edit-helpers.md) (joins with transitions, title cards, picture-in-picture, ducking, loudness),
             [scripts, modules and files](scripts.md) and [effects](effects.md).
 
             Conventions: times are seconds (Lua numbers) or exact `av.time` values; ranges are
@@ -28,6 +29,9 @@ public enum APIReference {
             """
         for (name, doc) in api.functionHelp.sorted(by: { $0.name < $1.name }) {
             out += "| `\(name)` | \(cell(doc)) |\n"
+        }
+        for (name, example) in api.functionExamples.sorted(by: { $0.key < $1.key }) {
+            out += "\n`av.\(name)`:\n\n```lua\n\(example)\n```\n"
         }
         out += "\nValues: `av.version`, `av.zero` and `av.kCMTimeZero` (time 0), `av.beginTimeAtZero` and `av.AVCoreAnimationBeginTimeAtZero` (Apple's 1e-100).\n"
         for luaClass in api.allClasses.sorted(by: { $0.name < $1.name }) {

@@ -27,6 +27,7 @@ extension API {
             return 0
         }
         luaClass.alias("setVolumeRampFromStartVolume", of: "setVolumeRamp")
+        addDucking(to: luaClass)
         luaClass.document([
             "trackID": "the composition audio track it applies to",
         ])
@@ -34,6 +35,7 @@ extension API {
             local music = av.audioMixInputParameters(musicTrack)
             music:setVolume(0.3, 0)
             music:setVolumeRamp(0.3, 0, av.range(comp.duration - 3, 3))   -- fade out
+            music:setDucking{ under = voiceTrack, amount = -12, attack = 0.05, release = 0.4 }  -- down under speech
             session.audioMix = av.audioMix{ inputParameters = { music } }
             """
         return luaClass

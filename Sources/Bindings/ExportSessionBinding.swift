@@ -71,6 +71,7 @@ extension API {
                               let seconds = try bounded(call, index, 0...0.1)
                               e.audioSpliceFade = MediaTime(seconds: seconds) ?? .zero
                           })
+        addLoudnessProperties(to: luaClass)
         luaClass.property("status", of: ExportSession.self, doc: "waiting, exporting, completed, failed or cancelled") { call, e in call.push(e.status.rawValue) }
         luaClass.property("error", of: ExportSession.self) { call, e in if let error = e.error { call.push(error.message) } else { call.pushNil() } }
         luaClass.property("errorKind", of: ExportSession.self) { call, e in if let error = e.error { call.push(error.kind.rawValue) } else { call.pushNil() } }

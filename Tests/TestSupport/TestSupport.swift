@@ -205,6 +205,14 @@ public struct Image {
         zip(pixels, other.pixels).reduce(0.0) { $0 + abs(Double($1.0) - Double($1.1)) } / Double(max(pixels.count, 1))
     }
 
+    /// A rectangle of this image as an image of its own.
+    public func crop(x: Int, y: Int, width w: Int, height h: Int) -> Image {
+        var cropped: [UInt8] = []
+        cropped.reserveCapacity(w * h * 3)
+        for row in y..<(y + h) { cropped += pixels[((row * width + x) * 3)..<((row * width + x + w) * 3)] }
+        return Image(width: w, height: h, pixels: cropped)
+    }
+
     /// Mean colour of a rectangle.
     public func mean(x: Int, y: Int, width w: Int, height h: Int) -> (r: Double, g: Double, b: Double) {
         var sum = (0, 0, 0)
@@ -291,6 +299,19 @@ public extension Array where Element == Float {
     func toneFrequency(from: Int, to: Int, rate: Int) -> Double {
         let crossings = (Swift.max(from, 1)..<Swift.min(to, count)).filter { (self[$0 - 1] < 0) != (self[$0] < 0) }.count
         return Double(crossings) / 2 / (Double(to - from) / Double(rate))
+    }
+
+    /// Amplitude of the `frequency` component in samples [from, to) (a single-bin DFT:
+    /// windows holding whole cycles of every tone in play leave the others out).
+    func toneAmplitude(_ frequency: Double, from: Int, to: Int, rate: Int) -> Double {
+        var re = 0.0, im = 0.0
+        let range = Swift.max(from, 0)..<Swift.min(to, count)
+        for i in range {
+            let phase = 2 * Double.pi * frequency * Double(i) / Double(rate)
+            re += Double(self[i]) * cos(phase)
+            im += Double(self[i]) * sin(phase)
+        }
+        return 2 * (re * re + im * im).squareRoot() / Double(Swift.max(range.count, 1))
     }
 
     func level(from: Int, to: Int) -> Double {

@@ -15,7 +15,10 @@ struct PeakLimiter {
     /// Share of the reduction kept from one sample to the next while recovering.
     private let releaseFactor: Float
 
-    init(ceiling: Float = 0.95, releaseSeconds: Double = 0.2, sampleRate: Int32) {
+    /// −0.45 dBFS: room for the AAC encoder's overshoot.
+    static let defaultCeiling: Float = 0.95
+
+    init(ceiling: Float = PeakLimiter.defaultCeiling, releaseSeconds: Double = 0.2, sampleRate: Int32) {
         self.ceiling = ceiling
         releaseFactor = Float(exp(-1 / (releaseSeconds * Double(sampleRate))))
     }

@@ -33,6 +33,9 @@ struct AudioPlan: Sendable {
         /// In composition time.
         let volume: PropertyTimeline<Double>
         let timePitch: AudioTimePitchAlgorithm
+        let ducking: Ducking?
+        /// Indices in `tracks` of the tracks it ducks under (those with media).
+        let duckingKeys: [Int]
     }
     let format: AudioFormat
     /// Composition time of the first output sample.
@@ -42,11 +45,19 @@ struct AudioPlan: Sendable {
     /// Length of the fade applied at each end of a segment that is a splice, so hard cuts
     /// don't click (0 disables).
     let spliceFade: MediaTime
+    /// The loudness the mix is brought to (measured first), or nil to leave it as mixed.
+    let loudness: LoudnessNormalization?
+
+    /// Tracks mixed apart before summing: the ducked ones and those they listen to.
+    var sidechainedTracks: Set<Int> {
+        Set(tracks.indices.filter { tracks[$0].ducking != nil }).union(tracks.flatMap(\.duckingKeys))
+    }
 }
 
 extension AudioPlan {
     /// Freezes the composition's audio tracks and the mix for one export (nil: no audio).
-    static func make(composition: Composition, audioMix: AudioMix?, range: TimeRange, spliceFade: MediaTime) throws -> AudioPlan? {
+    static func make(composition: Composition, audioMix: AudioMix?, range: TimeRange, spliceFade: MediaTime,
+                     loudness: LoudnessNormalization? = nil) throws -> AudioPlan? {
         let tracks = composition.tracks(withMediaType: .audio).filter { $0.segments.contains { !$0.isEmpty } }
         guard !tracks.isEmpty else { return nil }
         let resolved = { (p: AudioMixInputParameters) in composition.resolvedTrackID(p.trackID, source: p.source, mediaType: .audio) }
@@ -55,14 +66,30 @@ extension AudioPlan {
         }
         let sources = tracks.flatMap { $0.segments.compactMap(\.source) }
         let format = AudioFormat.forSources(sources)
-        let planTracks = tracks.map { track in
+        let planTracks = try tracks.map { track in
             let parameters = audioMix?.inputParameters.last { resolved($0) == track.trackID }
+            let keys = try parameters?.ducking.map { try duckingKeys($0, of: track, among: tracks, in: composition) } ?? []
             return AudioPlan.Track(segments: segments(of: track.segments, in: range),
                                    volume: parameters?.volume ?? PropertyTimeline(defaultValue: track.preferredVolume),
-                                   timePitch: parameters?.audioTimePitchAlgorithm ?? .spectral)
+                                   timePitch: parameters?.audioTimePitchAlgorithm ?? .spectral,
+                                   ducking: keys.isEmpty ? nil : parameters?.ducking, duckingKeys: keys)
         }
         return AudioPlan(format: format, start: range.start, sampleCount: format.sample(at: range.duration),
-                         tracks: planTracks, spliceFade: spliceFade)
+                         tracks: planTracks, spliceFade: spliceFade, loudness: loudness)
+    }
+
+    /// Where in `mixed` (the tracks with media) the tracks that `track` ducks under are;
+    /// a named track that is not an audio track of the composition is an error.
+    private static func duckingKeys(_ ducking: Ducking, of track: CompositionTrack, among mixed: [CompositionTrack],
+                                    in composition: Composition) throws -> [Int] {
+        try ducking.under.compactMap { key in
+            let id = composition.resolvedTrackID(key.trackID, source: key.source, mediaType: .audio)
+            guard composition.track(withID: id)?.mediaType == .audio else {
+                throw EngineError("audioMix: track \(track.trackID) ducks under track \(key.trackID), which is not an audio track of the composition")
+            }
+            guard id != track.trackID else { throw EngineError("audioMix: track \(track.trackID) cannot duck under itself") }
+            return mixed.firstIndex { $0.trackID == id }
+        }
     }
 
     /// The parts of `segments` inside `range` (split exactly at its ends), relative to its
@@ -102,14 +129,19 @@ extension AudioPlan {
 }
 
 /// Produces the mixed output audio block by block: each track's segments are decoded,
-/// resampled to the output format, placed at exact sample positions, given their volume,
-/// and summed through a peak limiter. Owned by the audio thread of one export.
+/// resampled to the output format, placed at exact sample positions, given their volume
+/// (and ducking), summed, given the loudness gain and passed through a peak limiter.
+/// Owned by the audio thread of one export.
 final class AudioRenderer {
     let plan: AudioPlan
     private var readers: [Int: (segmentIndex: Int, reader: AudioSegmentReader)] = [:]
     private var position: Int64 = 0
     private var scratch: [[Float]]
     private var limiter: PeakLimiter
+    /// Gain applied to the sum before the limiter (loudness normalisation), linear.
+    private let outputGain: Float
+    private let sidechained: Set<Int>
+    private var duckers: [Int: Ducker]
 
     /// Each segment's first and end sample, counted once from its exact times.
     private let segmentSamples: [[(start: Int64, end: Int64)]]
@@ -117,13 +149,27 @@ final class AudioRenderer {
     /// linear ramps, within a hair for eased ones, and no rational arithmetic per sample.
     private let gainStep = 32
 
-    init(plan: AudioPlan) {
+    /// The mix as it is, or (with `loudness` in the plan) brought to its target: see
+    /// `LoudnessNormalization.gain`, which reads the audio first.
+    static func make(plan: AudioPlan, cancellation: CancellationFlag? = nil) throws -> AudioRenderer {
+        guard let target = plan.loudness else { return AudioRenderer(plan: plan) }
+        let (gain, ceiling) = try target.gain(for: plan, cancellation: cancellation)
+        return AudioRenderer(plan: plan, outputGain: gain, ceiling: ceiling)
+    }
+
+    init(plan: AudioPlan, outputGain: Float = 1, ceiling: Float = PeakLimiter.defaultCeiling) {
         self.plan = plan
+        self.outputGain = outputGain
         segmentSamples = plan.tracks.map { track in
             track.segments.map { (plan.format.sample(at: $0.targetRange.start), plan.format.sample(at: $0.targetRange.end)) }
         }
         scratch = Array(repeating: [], count: plan.format.channels)
-        limiter = PeakLimiter(sampleRate: plan.format.sampleRate)
+        limiter = PeakLimiter(ceiling: ceiling, sampleRate: plan.format.sampleRate)
+        sidechained = plan.sidechainedTracks
+        duckers = [:]
+        for (index, track) in plan.tracks.enumerated() {
+            if let ducking = track.ducking { duckers[index] = Ducker(ducking, sampleRate: plan.format.sampleRate) }
+        }
     }
 
     var isFinished: Bool { position >= plan.sampleCount }
@@ -132,9 +178,33 @@ final class AudioRenderer {
     func nextBlock(count: Int) throws -> [[Float]]? {
         let length = Int(min(Int64(count), plan.sampleCount - position))
         guard length > 0 else { return nil }
-        var mix = Array(repeating: [Float](repeating: 0, count: length), count: plan.format.channels)
+        let silence = Array(repeating: [Float](repeating: 0, count: length), count: plan.format.channels)
+        var mix = silence
+        // Ducked tracks and their keys are mixed apart first, so each key is heard whole
+        // before the tracks it lowers are added.
+        var apart: [Int: [[Float]]] = [:]
         for (trackIndex, track) in plan.tracks.enumerated() {
-            try addTrack(trackIndex, track, into: &mix, length: length)
+            if sidechained.contains(trackIndex) {
+                var own = silence
+                try addTrack(trackIndex, track, into: &own, length: length)
+                apart[trackIndex] = own
+            } else {
+                try addTrack(trackIndex, track, into: &mix, length: length)
+            }
+        }
+        for trackIndex in apart.keys.sorted() {  // a fixed order keeps the sum bit-exact from run to run
+            guard var samples = apart[trackIndex] else { continue }
+            if var ducker = duckers[trackIndex] {
+                var key = silence
+                for keyIndex in plan.tracks[trackIndex].duckingKeys { key.add(apart[keyIndex] ?? silence) }
+                let gains = ducker.gains(key: key, count: length)
+                duckers[trackIndex] = ducker
+                for channel in samples.indices { for i in 0..<length { samples[channel][i] *= gains[i] } }
+            }
+            mix.add(samples)
+        }
+        if outputGain != 1 {
+            for channel in mix.indices { for i in 0..<length { mix[channel][i] *= outputGain } }
         }
         limiter.process(&mix)
         position += Int64(length)
@@ -181,6 +251,13 @@ final class AudioRenderer {
                                             timePitch: track.timePitch, fadeSamples: Int(plan.format.sample(at: plan.spliceFade)))
         readers[trackIndex] = (segmentIndex, reader)
         return reader
+    }
+}
+
+extension Array where Element == [Float] {
+    /// Adds `other` (same channels and length) sample by sample.
+    mutating func add(_ other: [[Float]]) {
+        for channel in indices { for i in self[channel].indices { self[channel][i] += other[channel][i] } }
     }
 }
 

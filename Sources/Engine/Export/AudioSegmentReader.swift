@@ -230,14 +230,8 @@ final class AudioTempo {
             throw EngineError("\(label): cannot play audio at \(speed)× speed (time-scaled audio plays from 0.01× to 100×; remove the audio or scale less)")
         }
         self.format = format
-        var layout = AVChannelLayout()
-        av_channel_layout_default(&layout, Int32(format.channels))
-        var name = [CChar](repeating: 0, count: 64)
-        _ = try check(av_channel_layout_describe(&layout, &name, name.count), "describing the channel layout")
-        let layoutName = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        let rate = format.sampleRate
         chain = try FilterChain(
-            chain: [("abuffer", "sample_fmt=fltp:sample_rate=\(rate):channel_layout=\(layoutName):time_base=1/\(rate)")]
+            chain: [("abuffer", try format.abufferArguments())]
                 + AudioTempo.factors(forSpeed: speed).map { ("atempo", "tempo=\($0)") }
                 + [("aformat", "sample_fmts=fltp")],
             sink: "abuffersink")
@@ -266,5 +260,17 @@ final class AudioTempo {
             }
         }
         return output
+    }
+}
+
+extension AudioFormat {
+    /// The `abuffer` source's arguments for planar float audio in this format.
+    func abufferArguments() throws -> String {
+        var layout = AVChannelLayout()
+        av_channel_layout_default(&layout, Int32(channels))
+        var name = [CChar](repeating: 0, count: 64)
+        _ = try check(av_channel_layout_describe(&layout, &name, name.count), "describing the channel layout")
+        let layoutName = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return "sample_fmt=fltp:sample_rate=\(sampleRate):channel_layout=\(layoutName):time_base=1/\(sampleRate)"
     }
 }

@@ -41,7 +41,10 @@ public final class ExportSession {
     public var hdr = HDRMode.auto
 
     /// Fade length at each end of audio segments that join different media (0 turns it off).
-    public var audioSpliceFade = MediaTime(value: 2, timescale: 1000)
+    public var audioSpliceFade = ExportSession.defaultAudioSpliceFade
+    public static let defaultAudioSpliceFade = MediaTime(value: 2, timescale: 1000)
+    /// Brings the audio to a loudness target (measured first); nil leaves it as mixed.
+    public var loudness: LoudnessNormalization?
 
     public private(set) var status = Status.waiting
     /// Why the export failed (or was cancelled), with a kind to act on.
@@ -119,6 +122,9 @@ public final class ExportSession {
     private func checkedRequest() throws -> (SafeOutput, String, TimeRange) {
         try ExportError.Kind.invalidRequest.tag { () throws -> (SafeOutput, String, TimeRange) in
             guard let outputPath = outputURL else { throw EngineError("set outputURL before exporting") }
+            if preset.isPassthrough, loudness != nil {
+                throw EngineError("loudness needs the audio mixed again, but Passthrough copies it as it is; use another preset (AppleM4A, HighestQuality…)")
+            }
             let fileType = try resolvedFileType(for: outputPath)
             let output = try ExportError.Kind.outputUnavailable.tag {
                 try SafeOutput(path: outputPath, overwrite: overwrite, inputs: composition.sourcePaths, readFiles: readFiles)
@@ -290,7 +296,7 @@ public final class ExportSession {
     }
 
     private func makeAudioPlan(range: TimeRange) throws -> AudioPlan? {
-        try AudioPlan.make(composition: composition, audioMix: audioMix, range: range, spliceFade: audioSpliceFade)
+        try AudioPlan.make(composition: composition, audioMix: audioMix, range: range, spliceFade: audioSpliceFade, loudness: loudness)
     }
 
     static func audioFrame(_ block: [[Float]], format: AudioFormat, pts: Int64) throws -> Frame {
@@ -352,7 +358,7 @@ final class RenderPipeline {
             let queue = audioQueue
             workers.append(try WorkerThread {
                 do {
-                    let renderer = AudioRenderer(plan: plan)
+                    let renderer = try AudioRenderer.make(plan: plan, cancellation: cancellation)
                     while !cancellation.isCancelled, let block = try renderer.nextBlock(count: audioBlock) {
                         guard queue.push(.item(block)) else { break }
                     }

@@ -193,10 +193,11 @@ import TestSupport
         return (samples[0], format)
     }
 
-    func render(_ composition: Composition, mix: AudioMix? = nil, spliceFade: MediaTime) throws -> ([[Float]], AudioFormat) {
+    func render(_ composition: Composition, mix: AudioMix? = nil, spliceFade: MediaTime,
+                loudness: LoudnessNormalization? = nil) throws -> ([[Float]], AudioFormat) {
         let plan = try #require(try AudioPlan.make(composition: composition, audioMix: mix, range: composition.tracks[0].timeRange,
-                                                   spliceFade: spliceFade))
-        let renderer = AudioRenderer(plan: plan)
+                                                   spliceFade: spliceFade, loudness: loudness))
+        let renderer = try AudioRenderer.make(plan: plan)
         var output = Array(repeating: [Float](), count: plan.format.channels)
         while let block = try renderer.nextBlock(count: 1024) {
             for channel in block.indices { output[channel] += block[channel] }

@@ -1,0 +1,184 @@
+/// One piece of a joined sequence.
+public enum SequenceItem {
+    /// `range` of an asset; nil: all of it (a still image lasts `Asset.stillImageDuration`).
+    case clip(Asset, TimeRange?)
+    case titleCard(TitleCard)
+}
+
+/// Clips, stills and title cards one after another with transitions between them, built as
+/// ordinary objects a script can go on editing: a composition with the pieces on two
+/// alternating video tracks and two audio tracks (A/B rolls, so a transition's two pieces
+/// overlap in time), a video composition with one instruction for each piece alone and one
+/// for each transition, and an audio mix that crossfades the sound under each transition.
+/// Every picture is turned upright and fitted into the render size (aspect kept, centred).
+public struct JoinedSequence {
+    /// Where one item ended up.
+    public struct Part {
+        /// In composition time, transitions included.
+        public let timeRange: TimeRange
+        /// Tracks holding a clip's media (a title card has no video track of its own).
+        public let videoTrack: CompositionTrack?
+        public let audioTrack: CompositionTrack?
+        /// A title card's layer, in the animation tool's tree.
+        public let layer: Layer?
+    }
+
+    public let composition: Composition
+    public let videoComposition: VideoComposition
+    public let audioMix: AudioMix
+    public let parts: [Part]
+
+    /// Joins `items`; `transitions[i]` goes between items i and i+1 (one per join).
+    /// `renderSize`: nil takes the first clip's upright size (1920×1080 if there is none).
+    public static func make(_ items: [SequenceItem], transitions: [Transition], renderSize: Size? = nil) throws -> JoinedSequence {
+        guard !items.isEmpty else { throw EngineError("nothing to join: give at least one clip, still or title card") }
+        guard transitions.count == items.count - 1 else {
+            throw EngineError("\(items.count) items need \(items.count - 1) transitions, got \(transitions.count)")
+        }
+        let pieces = try items.enumerated().map { try Piece($1, number: $0 + 1) }
+        let starts = try startTimes(of: pieces, transitions: transitions)
+        let size = renderSize ?? pieces.lazy.compactMap(\.uprightSize).first ?? Size(width: 1920, height: 1080)
+
+        let composition = Composition()
+        var videoTracks: [CompositionTrack] = [], audioTracks: [CompositionTrack] = []
+        func track(_ roll: Int, of type: MediaType, in tracks: inout [CompositionTrack]) throws -> CompositionTrack {
+            while tracks.count <= roll { tracks.append(try composition.addMutableTrack(mediaType: type)) }
+            return tracks[roll]
+        }
+        var placed: [(video: CompositionTrack, audio: CompositionTrack?)] = []
+        for (index, piece) in pieces.enumerated() {
+            let roll = index % 2, range = TimeRange(start: starts[index], duration: piece.duration)
+            let video = try track(roll, of: .video, in: &videoTracks)
+            var audio: CompositionTrack? = nil
+            if let clip = piece.clip {
+                try video.insertTimeRange(clip.range, of: clip.video, at: range.start)
+                if let sound = clip.audio {
+                    audio = try track(roll, of: .audio, in: &audioTracks)
+                    try audio?.insertTimeRange(clip.range, of: sound, at: range.start)
+                }
+            } else {
+                try video.insertEmptyTimeRange(range)
+            }
+            placed.append((video, audio))
+        }
+
+        let frameRates = pieces.compactMap { $0.clip?.video.nominalFrameRate }.filter { $0 > 0 && $0 <= 240 }
+        let videoComposition = VideoComposition(renderSize: size, frameDuration: VideoComposition.frameDuration(forRate: frameRates.max() ?? 30))
+        var cardLayers: [Layer?] = Array(repeating: nil, count: pieces.count)
+        if pieces.contains(where: { $0.card != nil }) {
+            let overlay = try videoComposition.overlayContainer()
+            for (index, piece) in pieces.enumerated() {
+                guard let card = piece.card else { continue }
+                let layer = try card.makeLayer(in: size)
+                try layer.show(only: TimeRange(start: starts[index], duration: piece.duration))
+                try overlay.addSublayer(layer)
+                cardLayers[index] = layer
+            }
+        }
+
+        // Instructions: each piece alone, then the transition into the next.
+        let end = { (index: Int) in starts[index] + pieces[index].duration }
+        /// A clip's layer instruction from `start`: upright and fitted (nil for a title card).
+        func layerInstruction(_ index: Int, from start: MediaTime) -> (layer: LayerInstruction, placement: AffineTransform, stored: Size)? {
+            guard let clip = pieces[index].clip else { return nil }
+            let placement = VideoComposition.fitted(clip.video, into: size)
+            let layer = LayerInstruction(trackID: placed[index].video.trackID)
+            layer.transform.set(placement, at: start)
+            return (layer, placement, clip.video.naturalSize)
+        }
+        var instructions: [VideoCompositionInstruction] = []
+        let mix = AudioMix(inputParameters: audioTracks.map { AudioMixInputParameters(trackID: $0.trackID) })
+        let volume = { (index: Int) in mix.inputParameters.first { $0.trackID == placed[index].audio?.trackID } }
+        for index in pieces.indices {
+            let alone = TimeRange(from: index > 0 ? end(index - 1) : starts[index],
+                                  to: index + 1 < pieces.count ? starts[index + 1] : end(index))
+            if alone.duration.value > 0 {
+                let instruction = VideoCompositionInstruction(timeRange: alone)
+                instruction.layerInstructions = [layerInstruction(index, from: alone.start)?.layer].compactMap { $0 }
+                instructions.append(instruction)
+            }
+            if index == 0 || transitions[index - 1].duration.value == 0 { volume(index)?.setVolume(1, at: starts[index]) }
+            guard index + 1 < pieces.count else { continue }
+            let transition = transitions[index], range = TimeRange(from: starts[index + 1], to: end(index))
+            guard range.duration.value > 0 else { continue }
+            let incomingOnTop = pieces[index + 1].card != nil
+            let (outgoing, incoming) = transition.motions(over: range, in: size, incomingOnTop: incomingOnTop)
+            // The outgoing clip is drawn on top; a title card is above both, in the animation tool.
+            let instruction = VideoCompositionInstruction(timeRange: range)
+            for (side, motion) in [(index, outgoing), (index + 1, incoming)] {
+                if let clip = layerInstruction(side, from: range.start) {
+                    clip.layer.apply(motion, over: range, placement: clip.placement, stored: clip.stored)
+                    instruction.layerInstructions.append(clip.layer)
+                }
+                try cardLayers[side]?.apply(motion, over: range, in: size)
+            }
+            instructions.append(instruction)
+            // The sound crossfades under the transition (dips through silence with the picture's fade through black).
+            let (fadeOut, fadeIn) = transition.kind == .fadeThroughBlack ? range.halves : (range, range)
+            volume(index)?.setVolumeRamp(from: 1, to: 0, over: fadeOut)
+            volume(index + 1)?.setVolume(0, at: range.start)
+            volume(index + 1)?.setVolumeRamp(from: 0, to: 1, over: fadeIn)
+        }
+        videoComposition.instructions = instructions
+        let parts = pieces.indices.map { index in
+            Part(timeRange: TimeRange(start: starts[index], duration: pieces[index].duration),
+                 videoTrack: pieces[index].clip == nil ? nil : placed[index].video, audioTrack: placed[index].audio,
+                 layer: cardLayers[index])
+        }
+        return JoinedSequence(composition: composition, videoComposition: videoComposition, audioMix: mix, parts: parts)
+    }
+
+    /// Where each piece starts: where the previous one ends, less the transition between them.
+    private static func startTimes(of pieces: [Piece], transitions: [Transition]) throws -> [MediaTime] {
+        var starts: [MediaTime] = [.zero]
+        for (index, piece) in pieces.enumerated() {
+            let incoming = index > 0 ? transitions[index - 1].duration : .zero
+            let outgoing = index < transitions.count ? transitions[index].duration : .zero
+            guard incoming + outgoing <= piece.duration else {
+                throw EngineError("item \(index + 1) (\(piece.name)) lasts \(shortNumber(piece.duration.seconds)) s, shorter than its transitions "
+                                  + "(\(shortNumber(incoming.seconds)) s in + \(shortNumber(outgoing.seconds)) s out)")
+            }
+            if index + 1 < pieces.count { starts.append(starts[index] + piece.duration - outgoing) }
+        }
+        return starts
+    }
+
+    /// An item, checked, with what placing it needs.
+    private struct Piece {
+        struct Clip {
+            let video: AssetTrack
+            let audio: AssetTrack?
+            let range: TimeRange
+        }
+        let clip: Clip?
+        let card: TitleCard?
+        let duration: MediaTime
+        let name: String
+
+        init(_ item: SequenceItem, number: Int) throws {
+            switch item {
+            case .titleCard(let card):
+                guard card.duration.value > 0 else { throw EngineError("item \(number) (title card) must last more than 0 s") }
+                (clip, self.card, duration, name) = (nil, card, card.duration, "title card \"\(card.title.prefix(30))\"")
+            case .clip(let asset, let requested):
+                guard let video = asset.tracks(withMediaType: .video).first else {
+                    throw EngineError("item \(number) (\"\(asset.path)\") has no video track; join takes video clips, still images and title cards")
+                }
+                let range = requested ?? TimeRange(start: .zero, duration: asset.duration)
+                guard range.duration.value > 0 else { throw EngineError("item \(number) (\"\(asset.path)\") must last more than 0 s") }
+                try video.checkInsideAsset(range)
+                clip = Clip(video: video, audio: asset.tracks(withMediaType: .audio).first, range: range)
+                (card, duration, name) = (nil, range.duration, "\"\(asset.path)\"")
+            }
+        }
+
+        var uprightSize: Size? { clip?.video.uprightSize }
+    }
+}
+
+extension VideoComposition {
+    /// `track`'s picture turned upright and fitted into `size` (aspect kept, centred).
+    static func fitted(_ track: AssetTrack, into size: Size) -> AffineTransform {
+        track.preferredTransform.concatenating(aspectFit(track.naturalSize, track.preferredTransform, into: size))
+    }
+}

@@ -1,0 +1,119 @@
+/// Text on a colour, shown for `duration` as a piece of a joined sequence. It is made of
+/// ordinary layers in the video composition's animation tool (a coloured layer holding a
+/// title and a subtitle text layer) over empty video time, as AVFoundation apps make them.
+public final class TitleCard {
+    public var title: String
+    public var subtitle: String?
+    public var duration: MediaTime
+    public var backgroundColor = Color.black
+    public var textColor = Color.white
+    public var font = TextStyle(string: "").fontFamily
+    /// The title's size in pixels; nil: a tenth of the frame's height. The subtitle is half as big.
+    public var fontSize: Double?
+
+    public static let defaultDuration = MediaTime(value: 3, timescale: 1)
+
+    public init(title: String, duration: MediaTime = TitleCard.defaultDuration) {
+        self.title = title
+        self.duration = duration
+    }
+
+    /// The card's layers for a frame of `size`, laid out from the top-left (its sublayers are
+    /// to sit in a space whose y grows down). The text block is centred on the explicit
+    /// lines it has; a title wrapped onto more lines grows downwards.
+    func makeLayer(in size: Size) throws -> Layer {
+        let card = Layer()
+        card.frame = Rect(x: 0, y: 0, width: size.width, height: size.height)
+        card.backgroundColor = backgroundColor
+        card.masksToBounds = true
+        let titleSize = fontSize ?? (size.height / 10).rounded()
+        let lines = { (text: String) in Double(text.split(separator: "\n", omittingEmptySubsequences: false).count) }
+        let lineHeight = 1.4
+        let titleHeight = titleSize * lineHeight * lines(title)
+        let subtitleHeight = subtitle.map { titleSize / 2 * lineHeight * lines($0) + titleSize / 2 } ?? 0
+        var top = ((size.height - titleHeight - subtitleHeight) / 2).rounded()
+        for (text, fontSize, height) in [(title, titleSize, titleHeight), (subtitle, titleSize / 2, subtitleHeight)] {
+            guard let text else { continue }
+            var style = TextStyle(string: text)
+            style.fontFamily = font
+            style.fontSize = fontSize
+            style.foregroundColor = textColor
+            style.alignment = .center
+            style.isWrapped = true
+            let layer = TextLayer(style: style)
+            layer.frame = Rect(x: size.width * 0.05, y: top, width: size.width * 0.9, height: height)
+            try card.addSublayer(layer)
+            top += height
+        }
+        return card
+    }
+}
+
+extension Layer {
+    /// Shown only during `range` (a discrete isHidden animation over a hidden model).
+    func show(only range: TimeRange) throws {
+        properties.isHidden = true
+        let timing = AnimationTiming(beginTime: range.start, duration: range.duration)
+        try addAnimation(.basic(BasicAnimation(keyPath: .isHidden, fromValue: .bool(false), toValue: .bool(false), timing: timing)),
+                         forKey: "shown")
+    }
+
+    /// Applies a transition's `motion` over `range` to a full-frame layer (a title card):
+    /// the same opacity ramps, moves and visible part as a layer instruction gets.
+    func apply(_ motion: TransitionMotion, over range: TimeRange, in size: Size) throws {
+        func animate(_ keyPath: AnimatableKeyPath, _ from: AnimatableValue, _ to: AnimatableValue, over range: TimeRange) throws {
+            guard range.duration.value > 0 else { return }
+            let animation = try BasicAnimation(keyPath: keyPath, fromValue: from, toValue: to,
+                                               timing: AnimationTiming(beginTime: range.start, duration: range.duration))
+            try addAnimation(.basic(animation), forKey: nil)
+        }
+        for ramp in motion.opacity {
+            try animate(.opacity, .number(ramp.from), .number(ramp.to), over: ramp.range)
+        }
+        let centre = Point(x: size.width / 2, y: size.height / 2)
+        if let offset = motion.offset {
+            try animate(.position, .point(Point(x: centre.x + offset.from.x, y: centre.y + offset.from.y)),
+                        .point(Point(x: centre.x + offset.to.x, y: centre.y + offset.to.y)), over: range)
+        }
+        if let visible = motion.visible {
+            // Bounds and position move together, so the sublayers stay where they are while
+            // the part of them the layer shows (it masks to its bounds) changes.
+            let middle = { (r: Rect) in AnimatableValue.point(Point(x: r.x + r.width / 2, y: r.y + r.height / 2)) }
+            try animate(.bounds, .rect(visible.from), .rect(visible.to), over: range)
+            try animate(.position, middle(visible.from), middle(visible.to), over: range)
+        }
+    }
+}
+
+extension VideoComposition {
+    /// A full-frame layer in the animation tool's tree whose sublayers are placed from the
+    /// top-left, y down, like the composition's own pixels; the tool (a parent layer and a
+    /// video layer) is made when there is none. Helpers put their layers here: on top of
+    /// the tree, or (`besideVideo`) right above the video layer, under everything else, for
+    /// what belongs with the video's own pictures.
+    func overlayContainer(besideVideo: Bool = false) throws -> Layer {
+        let frame = Rect(x: 0, y: 0, width: renderSize.width, height: renderSize.height)
+        let tool: AnimationTool
+        if let existing = animationTool {
+            tool = existing
+        } else {
+            let parent = Layer(), video = Layer()
+            parent.frame = frame
+            video.frame = frame
+            try parent.addSublayer(video)
+            tool = try AnimationTool(videoLayer: video, parentLayer: parent)
+            animationTool = tool
+        }
+        let container = Layer()
+        container.frame = frame
+        // The root's sublayers live in Core Animation's y-up space unless it is flipped.
+        container.isGeometryFlipped = !tool.parentLayer.isGeometryFlipped
+        let parent = tool.parentLayer
+        if besideVideo, let video = parent.sublayers.firstIndex(where: { $0 === tool.videoLayer }) {
+            try parent.insertSublayer(container, at: video + 1)
+        } else {
+            try parent.addSublayer(container)
+        }
+        return container
+    }
+}

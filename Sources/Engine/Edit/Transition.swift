@@ -1,0 +1,167 @@
+/// How one piece of a joined sequence gives way to the next (see `JoinedSequence`).
+public struct Transition: Sendable, Equatable {
+    public enum Kind: String, Sendable, CaseIterable {
+        /// A cut: no overlap.
+        case none
+        /// The outgoing picture fades out over the incoming one (an opacity ramp).
+        case dissolve
+        /// Both pictures move by a whole frame, the incoming one pushing the other out (transform ramps).
+        case slide
+        /// A straight edge sweeps across the frame, the incoming picture behind it (a crop ramp).
+        case wipe
+        /// The outgoing picture fades to black over the first half, the incoming one up from
+        /// black over the second (opacity ramps); the sound dips to silence the same way.
+        case fadeThroughBlack
+    }
+
+    /// The way the pictures move (slide) or the edge travels (wipe).
+    public enum Direction: String, Sendable, CaseIterable {
+        case left, right, up, down
+
+        /// A unit step in render pixels' axes (y grows down).
+        var step: Point {
+            switch self {
+            case .left: Point(x: -1, y: 0)
+            case .right: Point(x: 1, y: 0)
+            case .up: Point(x: 0, y: -1)
+            case .down: Point(x: 0, y: 1)
+            }
+        }
+    }
+
+    public var kind: Kind
+    public var duration: MediaTime
+    public var direction: Direction
+
+    /// `direction` defaults to the kind's own: a slide moves left (the next picture comes in
+    /// from the right), a wipe's edge travels right.
+    public init(_ kind: Kind, duration: MediaTime, direction: Direction? = nil) {
+        self.kind = kind
+        self.duration = kind == .none ? .zero : duration
+        self.direction = direction ?? (kind == .wipe ? .right : .left)
+    }
+
+    public static let cut = Transition(.none, duration: .zero)
+}
+
+/// What a transition does to one side (the outgoing or the incoming picture) over its time
+/// range, in render pixels: opacity changes, a move, and the part of the frame it still
+/// shows. Applied alike to a layer instruction (video) and to a title card's layer.
+struct TransitionMotion {
+    struct OpacityRamp { let from, to: Double; let range: TimeRange }
+    var opacity: [OpacityRamp] = []
+    /// Offset from the picture's place at the start and at the end of the range.
+    var offset: (from: Point, to: Point)?
+    /// The part of the frame the picture shows at the start and at the end of the range.
+    var visible: (from: Rect, to: Rect)?
+}
+
+extension Transition {
+    /// The two sides' motions over `range` in a frame of `size`. `incomingOnTop` says which
+    /// picture is drawn over the other: that one fades (dissolve) or is cut back (wipe) so
+    /// the one beneath shows through.
+    func motions(over range: TimeRange, in size: Size, incomingOnTop: Bool) -> (outgoing: TransitionMotion, incoming: TransitionMotion) {
+        var outgoing = TransitionMotion(), incoming = TransitionMotion()
+        switch kind {
+        case .none:
+            break
+        case .dissolve:
+            if incomingOnTop {
+                incoming.opacity = [.init(from: 0, to: 1, range: range)]
+            } else {
+                outgoing.opacity = [.init(from: 1, to: 0, range: range)]
+            }
+        case .fadeThroughBlack:
+            let (first, second) = range.halves
+            outgoing.opacity = [.init(from: 1, to: 0, range: first), .init(from: 0, to: 0, range: second)]
+            incoming.opacity = [.init(from: 0, to: 0, range: first), .init(from: 0, to: 1, range: second)]
+        case .slide:
+            let step = direction.step
+            let distance = Point(x: step.x * size.width, y: step.y * size.height)
+            outgoing.offset = (.zero, distance)
+            incoming.offset = (Point(x: -distance.x, y: -distance.y), .zero)
+        case .wipe:
+            let whole = Rect(x: 0, y: 0, width: size.width, height: size.height)
+            // The edge leaves from the side the direction points away from and ends at the
+            // other: the outgoing picture keeps the part ahead of it, the incoming one the
+            // part behind.
+            let (start, end): (Rect, Rect) = switch direction {
+            case .right: (Rect(x: 0, y: 0, width: 0, height: size.height), Rect(x: size.width, y: 0, width: 0, height: size.height))
+            case .left: (Rect(x: size.width, y: 0, width: 0, height: size.height), Rect(x: 0, y: 0, width: 0, height: size.height))
+            case .down: (Rect(x: 0, y: 0, width: size.width, height: 0), Rect(x: 0, y: size.height, width: size.width, height: 0))
+            case .up: (Rect(x: 0, y: size.height, width: size.width, height: 0), Rect(x: 0, y: 0, width: size.width, height: 0))
+            }
+            if incomingOnTop {
+                incoming.visible = (start, whole)
+            } else {
+                outgoing.visible = (whole, end)
+            }
+        }
+        return (outgoing, incoming)
+    }
+}
+
+extension TimeRange {
+    /// The first and second half (split at the exact middle).
+    var halves: (TimeRange, TimeRange) {
+        let middle = start + duration.multiplied(by: MediaTime(value: 1, timescale: 1), dividedBy: MediaTime(value: 2, timescale: 1))
+        return (TimeRange(from: start, to: middle), TimeRange(from: middle, to: end))
+    }
+}
+
+extension LayerInstruction {
+    /// Applies `motion` over `range` to a picture placed by `placement` (its upright, fitted
+    /// transform) whose stored frame is `stored`.
+    func apply(_ motion: TransitionMotion, over range: TimeRange, placement: AffineTransform, stored: Size) {
+        for ramp in motion.opacity {
+            opacity.ramp(from: ramp.from, to: ramp.to, over: ramp.range)
+        }
+        if let offset = motion.offset {
+            transform.ramp(from: placement.concatenating(.translation(offset.from.x, offset.from.y)),
+                           to: placement.concatenating(.translation(offset.to.x, offset.to.y)), over: range)
+        }
+        if let (from, to) = motion.visible.map({ ($0.from, $0.to) }), let toStored = placement.inverted() {
+            // The crop is in stored pixels and must stay inside the picture (outside it the
+            // renderer would repeat edge pixels). Where the visible part meets the picture's
+            // edges changes at a few moments; between them the crop moves in a straight
+            // line, so one ramp per stretch is exact.
+            let picture = placement.apply(Rect(x: 0, y: 0, width: stored.width, height: stored.height))
+            let crop = { (u: Double) in toStored.apply(Rect.interpolate(from, to, u).clamped(to: picture)) }
+            let breaks = ([0, 1] + Rect.crossings(from: from, to: to, edgesOf: picture)).sorted()
+            setCropRectangle(crop(0), at: range.start)
+            for (u0, u1) in zip(breaks, breaks.dropFirst()) where u1 > u0 {
+                setCropRectangleRamp(from: crop(u0), to: crop(u1), over: range.fraction(u0, to: u1))
+            }
+        }
+    }
+}
+
+extension TimeRange {
+    /// The part from fraction `u0` to `u1` of the range (to the nearest 1/defaultTimescale s).
+    func fraction(_ u0: Double, to u1: Double) -> TimeRange {
+        let at = { (u: Double) in u <= 0 ? self.start : u >= 1 ? self.end : self.start + (MediaTime(seconds: self.duration.seconds * u) ?? .zero) }
+        return TimeRange(from: at(u0), to: at(u1))
+    }
+}
+
+extension Rect {
+    /// This rect limited to `bounds`; a zero-size rect on the nearest edge when they do not meet.
+    func clamped(to bounds: Rect) -> Rect {
+        let x0 = min(max(x, bounds.x), bounds.maxX), x1 = min(max(maxX, bounds.x), bounds.maxX)
+        let y0 = min(max(y, bounds.y), bounds.maxY), y1 = min(max(maxY, bounds.y), bounds.maxY)
+        return Rect(x: x0, y: y0, width: max(x1 - x0, 0), height: max(y1 - y0, 0))
+    }
+
+    /// The fractions in (0, 1) at which an edge of a rect moving in a straight line from
+    /// `from` to `to` meets a line of `bounds`' edges.
+    static func crossings(from: Rect, to: Rect, edgesOf bounds: Rect) -> [Double] {
+        let pairs = [(from.x, to.x), (from.maxX, to.maxX)].flatMap { edge in [bounds.x, bounds.maxX].map { (edge, $0) } }
+            + [(from.y, to.y), (from.maxY, to.maxY)].flatMap { edge in [bounds.y, bounds.maxY].map { (edge, $0) } }
+        return pairs.compactMap { edge, line in
+            let moved = edge.1 - edge.0
+            guard moved != 0 else { return nil }
+            let u = (line - edge.0) / moved
+            return u > 0 && u < 1 ? u : nil
+        }
+    }
+}
