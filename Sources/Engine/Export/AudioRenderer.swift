@@ -46,7 +46,9 @@ struct AudioPlan: Sendable {
 
 extension AudioPlan {
     /// Freezes the composition's audio tracks and the mix for one export (nil: no audio).
-    static func make(composition: Composition, audioMix: AudioMix?, range: TimeRange, spliceFade: MediaTime) throws -> AudioPlan? {
+    /// `outputFormat` turns the sources' common format into the one written (a codec's rates, the settings' channels).
+    static func make(composition: Composition, audioMix: AudioMix?, range: TimeRange, spliceFade: MediaTime,
+                     outputFormat: (AudioFormat) -> AudioFormat = { $0 }) throws -> AudioPlan? {
         let tracks = composition.tracks(withMediaType: .audio).filter { $0.segments.contains { !$0.isEmpty } }
         guard !tracks.isEmpty else { return nil }
         let resolved = { (p: AudioMixInputParameters) in composition.resolvedTrackID(p.trackID, source: p.source, mediaType: .audio) }
@@ -54,7 +56,7 @@ extension AudioPlan {
             throw EngineError("audioMix has input parameters for track \(parameters.trackID), which is not an audio track of the composition")
         }
         let sources = tracks.flatMap { $0.segments.compactMap(\.source) }
-        let format = AudioFormat.forSources(sources)
+        let format = outputFormat(AudioFormat.forSources(sources))
         let planTracks = tracks.map { track in
             let parameters = audioMix?.inputParameters.last { resolved($0) == track.trackID }
             return AudioPlan.Track(segments: segments(of: track.segments, in: range),
