@@ -71,12 +71,13 @@ import TestSupport
             out("prores.mov") + "|{codec='prores', profile='standard'}|{codec='pcm', sampleRate=44100, channels=2}|",
             out("h264-422.mov") + "|{codec='h264', pixelFormat='yuv422p10le', crf=20}||",
             out("vp9-10bit.mkv") + "|{codec='vp9', pixelFormat='yuv420p10le', crf=40}||",
+            out("plain.m4v") + "|||",
         ])
         let expected: [(String, video: String, pixels: String, audio: String, keyframeEvery: Int?)] = [
             ("h264.mp4", "h264", "yuv420p", "mp3", 60), ("hevc.mkv", "hevc", "yuv420p10le", "flac", 30),
             ("vp9.webm", "vp9", "yuv420p", "opus", 60), ("av1.mp4", "av1", "yuv420p", "opus", 60),
             ("prores.mov", "prores", "yuv422p10le", "pcm_s16le", 1), ("h264-422.mov", "h264", "yuv422p10le", "aac", nil),
-            ("vp9-10bit.mkv", "vp9", "yuv420p10le", "aac", nil),
+            ("vp9-10bit.mkv", "vp9", "yuv420p10le", "aac", nil), ("plain.m4v", "h264", "yuv420p", "aac", nil),
         ]
         for (name, video, pixels, audio, keyframeEvery) in expected {
             let path = out(name)
@@ -104,6 +105,8 @@ import TestSupport
         #expect(try profile(out("prores.mov")) == "Standard" && profile(out("h264-422.mov")) == "High 4:2:2"
                 && profile(out("vp9-10bit.mkv")) == "Profile 2" && profile(out("hevc.mkv")) == "Main 10")
         for name in ["h264.mp4", "vp9.webm", "av1.mp4", "prores.mov"] { #expect(try decodeErrors(out(name)).isEmpty, "\(name)") }
+        // An .m4v is Apple's MP4 (FFmpeg's "m4v" muxer would write a raw MPEG-4 part 2 stream).
+        #expect(try Tool.ffprobe(out("plain.m4v")).format.format_name.hasPrefix("mov,mp4"))
     }
 
     @Test func gifHasOnePaletteAndEveryFrame() throws {
