@@ -34,6 +34,9 @@ enum AppleNames {
         "AVFileTypeMPEG4": "mp4", "public.mpeg-4": "mp4", ".mp4": "mp4", "mpeg4": "mp4",
         "AVFileTypeAppleM4V": "m4v", "com.apple.m4v-video": "m4v", ".m4v": "m4v", "appleM4V": "m4v",
         "AVFileTypeAppleM4A": "m4a", "com.apple.m4a-audio": "m4a", ".m4a": "m4a", "appleM4A": "m4a",
+        "AVFileTypeJPEG": "jpg", "public.jpeg": "jpg", ".jpg": "jpg", "jpeg": "jpg",
+        "com.compuserve.gif": "gif", ".gif": "gif", "org.webmproject.webm": "webm", ".webm": "webm",
+        "org.matroska.mkv": "mkv", ".mkv": "mkv", "public.png": "png", ".png": "png",
     ]
 
     static func fileType(_ name: String) -> String { fileTypes[name] ?? name }

@@ -15,7 +15,8 @@ extension API {
         luaClass.property("outputURL", of: ExportSession.self, doc: "output file path",
                           get: { call, e in if let url = e.outputURL { call.push(url) } else { call.pushNil() } },
                           set: { [unowned self] call, e, index in e.outputURL = try filePath(call, index) })
-        luaClass.property("outputFileType", of: ExportSession.self, doc: "\"mov\", \"mp4\", \"m4v\" or \"m4a\"",
+        luaClass.property("outputFileType", of: ExportSession.self,
+                          doc: "\"mov\", \"mp4\", \"m4v\", \"m4a\", \"mkv\", \"webm\", \"gif\", or \"png\", \"jpg\", \"webp\" image sequences (default: the outputURL's extension)",
                           get: { call, e in if let type = e.outputFileType { call.push(type) } else { call.pushNil() } },
                           set: { call, e, index in
                               let type = AppleNames.fileType(try call.string(index))
@@ -62,7 +63,7 @@ extension API {
                               e.metadata = tags
                           })
         luaClass.property("hdr", of: ExportSession.self,
-                          doc: "HDR (HLG, PQ) sources: \"auto\" (default) keeps HDR with HEVC presets and tone-maps to SDR with H.264 ones, \"keep\" (HEVC only), \"toneMap\" (docs/color-and-hdr.md)",
+                          doc: "HDR (HLG, PQ) sources: \"auto\" (default) keeps HDR with HEVC presets and tone-maps to SDR with H.264 ones, \"keep\" (10-bit HEVC, ProRes, VP9 or AV1), \"toneMap\" (docs/color-and-hdr.md)",
                           get: { call, e in call.push(e.hdr.rawValue) },
                           set: { [unowned self] call, e, index in e.hdr = try choice(call, index, ExportSession.HDRMode.self) })
         luaClass.property("audioSpliceFade", of: ExportSession.self, doc: "seconds of fade at each side of an audio cut against clicks (0: off)",
@@ -72,6 +73,7 @@ extension API {
                               e.audioSpliceFade = MediaTime(seconds: seconds) ?? .zero
                           })
         addLoudnessProperties(to: luaClass)
+        addWriterSettings(to: luaClass)
         luaClass.property("status", of: ExportSession.self, doc: "waiting, exporting, completed, failed or cancelled") { call, e in call.push(e.status.rawValue) }
         luaClass.property("error", of: ExportSession.self) { call, e in if let error = e.error { call.push(error.message) } else { call.pushNil() } }
         luaClass.property("errorKind", of: ExportSession.self) { call, e in if let error = e.error { call.push(error.kind.rawValue) } else { call.pushNil() } }

@@ -56,8 +56,9 @@ struct AudioPlan: Sendable {
 
 extension AudioPlan {
     /// Freezes the composition's audio tracks and the mix for one export (nil: no audio).
+    /// `outputFormat` turns the sources' common format into the one written (a codec's rates, the settings' channels).
     static func make(composition: Composition, audioMix: AudioMix?, range: TimeRange, spliceFade: MediaTime,
-                     loudness: LoudnessNormalization? = nil) throws -> AudioPlan? {
+                     loudness: LoudnessNormalization? = nil, outputFormat: (AudioFormat) -> AudioFormat = { $0 }) throws -> AudioPlan? {
         let tracks = composition.tracks(withMediaType: .audio).filter { $0.segments.contains { !$0.isEmpty } }
         guard !tracks.isEmpty else { return nil }
         let resolved = { (p: AudioMixInputParameters) in composition.resolvedTrackID(p.trackID, source: p.source, mediaType: .audio) }
@@ -65,7 +66,7 @@ extension AudioPlan {
             throw EngineError("audioMix has input parameters for track \(parameters.trackID), which is not an audio track of the composition")
         }
         let sources = tracks.flatMap { $0.segments.compactMap(\.source) }
-        let format = AudioFormat.forSources(sources)
+        let format = outputFormat(AudioFormat.forSources(sources))
         let planTracks = try tracks.map { track in
             let parameters = audioMix?.inputParameters.last { resolved($0) == track.trackID }
             let keys = try parameters?.ducking.map { try duckingKeys($0, of: track, among: tracks, in: composition) } ?? []

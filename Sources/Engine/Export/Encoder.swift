@@ -7,6 +7,15 @@ final class Encoder {
     let streamIndex: Int32
     private let packet: UnsafeMutablePointer<AVPacket>
     private unowned let muxer: Muxer
+    /// What went in and came out, for the file-length budget.
+    private(set) var framesSent = 0
+    private(set) var packetsWritten = 0
+    private(set) var bytesWritten: Int64 = 0
+    private var keyframePackets = 0
+    private var keyframeBytes: Int64 = 0
+    /// Set once a packet did not fit under the muxer's size limit: every later packet is
+    /// dropped too, so the stream ends there instead of having a hole.
+    private(set) var isCutShort = false
 
     private init(context: UnsafeMutablePointer<AVCodecContext>, muxer: Muxer) throws {
         self.context = context
@@ -23,9 +32,9 @@ final class Encoder {
         avcodec_free_context(&maybeContext)
     }
 
-    static func video(_ preset: ExportPreset, width: Int, height: Int, frameDuration: MediaTime,
+    static func video(_ encoding: VideoEncoding, width: Int, height: Int, frameDuration: MediaTime,
                       color: ColorDescription, muxer: Muxer) throws -> Encoder {
-        let name = preset.video == .hevc ? "libx265" : "libx264"
+        let name = encoding.encoderName
         guard let codec = avcodec_find_encoder_by_name(name) else {
             throw EngineError("this FFmpeg has no \(name) encoder; install one built with it (Debian: libavcodec59 with \(name))")
         }
@@ -33,10 +42,41 @@ final class Encoder {
         let reduced = frameDuration.reduced()
         context.pointee.width = Int32(width)
         context.pointee.height = Int32(height)
-        context.pointee.pix_fmt = color.pixelFormat
+        context.pointee.pix_fmt = encoding.pixelFormat
         context.pointee.time_base = AVRational(num: Int32(clamping: reduced.value), den: reduced.timescale)
         context.pointee.framerate = AVRational(num: reduced.timescale, den: Int32(clamping: reduced.value))
         context.pointee.sample_aspect_ratio = AVRational(num: 1, den: 1)
+        if encoding.codec != nil { tagColor(of: context, color) }
+        if let tag = encoding.codecTag { context.pointee.codec_tag = fourCC(tag) }
+        if muxer.needsGlobalHeader { context.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER }
+        var options: OpaquePointer? = nil
+        defer { av_dict_free(&options) }
+        for (key, value) in encoding.options { av_dict_set(&options, key, value, 0) }
+        switch encoding.rateControl {
+        case .quality(let crf):
+            context.pointee.bit_rate = 0 // libvpx and libaom encode constant quality only without a bit rate
+            av_dict_set(&options, "crf", "\(crf)", 0)
+        case .bitRate(let average, let peak, let buffer, let constant):
+            context.pointee.bit_rate = Int64(average)
+            if let peak { context.pointee.rc_max_rate = Int64(peak) }
+            if let buffer { context.pointee.rc_buffer_size = Int32(clamping: buffer) }
+            if constant { (context.pointee.rc_min_rate, context.pointee.rc_max_rate) = (Int64(average), Int64(average)) }
+        case .fixed:
+            break
+        }
+        if let seconds = encoding.keyframeInterval {
+            // Exactly every N frames: no shorter GOPs either (the codec parameters turn scene cuts off).
+            let frames = Int32(clamping: max(1, Int((seconds / frameDuration.seconds).rounded())))
+            (context.pointee.gop_size, context.pointee.keyint_min) = (frames, frames)
+        }
+        let encoder = try Encoder(context: context, muxer: muxer)
+        try check(avcodec_open2(context, codec, &options), "opening the \(name) encoder", context: "output")
+        try muxer.copyParameters(from: context, to: encoder.streamIndex)
+        return encoder
+    }
+
+    /// Colour tags for players: HDR as kept, SDR as the untagged rule reads it.
+    private static func tagColor(of context: UnsafeMutablePointer<AVCodecContext>, _ color: ColorDescription) {
         context.pointee.colorspace = color.space
         context.pointee.color_range = color.range
         if color.dynamicRange.isHDR {
@@ -47,30 +87,20 @@ final class Encoder {
             context.pointee.color_primaries = isHD ? AVCOL_PRI_BT709 : AVCOL_PRI_SMPTE170M
             context.pointee.color_trc = isHD ? AVCOL_TRC_BT709 : AVCOL_TRC_SMPTE170M
         }
-        if preset.video == .hevc { context.pointee.codec_tag = fourCC("hvc1") } // QuickTime plays only hvc1
-        if muxer.needsGlobalHeader { context.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER }
-        var options: OpaquePointer? = nil
-        defer { av_dict_free(&options) }
-        av_dict_set(&options, "crf", "\(preset.crf)", 0)
-        av_dict_set(&options, "preset", preset.speed, 0)
-        if preset.video == .hevc { av_dict_set(&options, "x265-params", "log-level=error", 0) }
-        let encoder = try Encoder(context: context, muxer: muxer)
-        try check(avcodec_open2(context, codec, &options), "opening the \(name) encoder", context: "output")
-        try muxer.copyParameters(from: context, to: encoder.streamIndex)
-        return encoder
     }
 
-    static func audio(_ preset: ExportPreset, format: AudioFormat, muxer: Muxer) throws -> Encoder {
-        guard let codec = avcodec_find_encoder(AV_CODEC_ID_AAC) else { throw EngineError("this FFmpeg has no AAC encoder") }
+    static func audio(_ encoding: AudioEncoding, format: AudioFormat, muxer: Muxer) throws -> Encoder {
+        let name = encoding.codec.encoderName
+        guard let codec = avcodec_find_encoder_by_name(name) else { throw EngineError("this FFmpeg has no \(name) encoder") }
         guard let context = avcodec_alloc_context3(codec) else { throw EngineError("out of memory") }
-        context.pointee.sample_fmt = AV_SAMPLE_FMT_FLTP
+        context.pointee.sample_fmt = encoding.sampleFormat
         context.pointee.sample_rate = format.sampleRate
         av_channel_layout_default(&context.pointee.ch_layout, Int32(format.channels))
-        context.pointee.bit_rate = Int64(preset.audioBitRate > 0 ? preset.audioBitRate : 160_000)
+        context.pointee.bit_rate = Int64(encoding.bitRate ?? 0)
         context.pointee.time_base = AVRational(num: 1, den: format.sampleRate)
         if muxer.needsGlobalHeader { context.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER }
         let encoder = try Encoder(context: context, muxer: muxer)
-        try check(avcodec_open2(context, codec, nil), "opening the AAC encoder", context: "output")
+        try check(avcodec_open2(context, codec, nil), "opening the \(name) encoder", context: "output")
         try muxer.copyParameters(from: context, to: encoder.streamIndex)
         return encoder
     }
@@ -83,14 +113,38 @@ final class Encoder {
         // obey (every source keyframe forced to an I-frame); let the encoder decide.
         frame?.pointer.pointee.pict_type = AV_PICTURE_TYPE_NONE
         try check(avcodec_send_frame(context, frame?.pointer), "encoding", context: "output")
+        if frame != nil { framesSent += 1 }
         while true {
             let status = avcodec_receive_packet(context, packet)
             if status == MOON_AVERROR_EAGAIN || status == MOON_AVERROR_EOF { return }
             try check(status, "encoding", context: "output")
             // One frame per time-base tick; x264 leaves it 0, which shortens the last frame.
             if packet.pointee.duration == 0, context.pointee.codec_type == AVMEDIA_TYPE_VIDEO { packet.pointee.duration = 1 }
-            try muxer.write(packet, stream: streamIndex, from: context.pointee.time_base)
+            let (size, isKeyframe) = (Int64(packet.pointee.size), packet.pointee.flags & AV_PKT_FLAG_KEY != 0) // the muxer takes the packet
+            guard !isCutShort, try muxer.write(packet, stream: streamIndex, from: context.pointee.time_base) else {
+                isCutShort = true
+                av_packet_unref(packet)
+                continue
+            }
+            packetsWritten += 1
+            bytesWritten += size
+            if isKeyframe {
+                keyframePackets += 1
+                keyframeBytes += size
+            }
         }
+    }
+
+    /// About how many bytes the frames still inside the encoder (its look-ahead and
+    /// reordering) and the next one will take once they come out, judged by the packets so
+    /// far other than keyframes. While only keyframes are out (x264's first packet comes
+    /// after some 40 frames of look-ahead), the others are taken as a quarter of their size,
+    /// a usual ratio; an intra-only encoder holds no frames, so this barely counts for it.
+    var bytesInFlight: Int64 {
+        guard packetsWritten > 0 else { return 0 }
+        let frameBytes = packetsWritten > keyframePackets ? (bytesWritten - keyframeBytes) / Int64(packetsWritten - keyframePackets)
+                                                          : bytesWritten / Int64(packetsWritten) / 4
+        return Int64(max(framesSent - packetsWritten, 0) + 1) * frameBytes
     }
 }
 
@@ -103,13 +157,21 @@ final class Muxer {
     let context: UnsafeMutablePointer<AVFormatContext>
     private var headerWritten = false
     let path: String
+    /// The most bytes the file may hold (`fileLengthLimit`): a packet that would take the
+    /// file past it is refused.
+    var sizeLimit: Int64?
+    private var headerBytes: Int64 = 0
+    private var packetBytes: Int64 = 0
+    private var packetCount: Int64 = 0
+    private var metadataBytes: Int64 = 0
+    /// Where the latest packet written ends, in seconds: how long the file is so far.
+    private(set) var writtenSeconds = 0.0
 
-    init(path: String, fileType: String) throws {
+    init(path: String, container: OutputContainer) throws {
         self.path = path
         var maybe: UnsafeMutablePointer<AVFormatContext>? = nil
-        let formatName = fileType == "m4a" ? "ipod" : fileType
-        try check(avformat_alloc_output_context2(&maybe, nil, formatName, path), "creating the \(fileType) container", context: "output")
-        guard let context = maybe else { throw EngineError("cannot create a \(fileType) file") }
+        try check(avformat_alloc_output_context2(&maybe, nil, container.muxerName, path), "creating the \(container.rawValue) container", context: "output")
+        guard let context = maybe else { throw EngineError("cannot create a \(container.rawValue) file") }
         self.context = context
         let status = avio_open(&context.pointee.pb, path, AVIO_FLAG_WRITE)
         if status < 0 {
@@ -174,16 +236,30 @@ final class Muxer {
             av_dict_set(&options, "movflags", "+use_metadata_tags", AV_DICT_APPEND)
         }
         for (key, value) in tags { av_dict_set(&context.pointee.metadata, key, value, 0) }
+        metadataBytes = tags.reduce(0) { $0 + Int64($1.key.utf8.count + $1.value.utf8.count + 32) }
         if fastStart { av_dict_set(&options, "movflags", "+faststart", AV_DICT_APPEND) }
         try check(avformat_write_header(context, &options), "writing the header", context: "output \"\(path)\"")
         headerWritten = true
+        headerBytes = context.pointee.pb.map { avio_tell($0) } ?? 0
     }
 
-    func write(_ packet: UnsafeMutablePointer<AVPacket>, stream index: Int32, from timeBase: AVRational) throws {
-        guard let stream = context.pointee.streams[Int(index)] else { return }
+    /// What the file would hold if it ended after the packets written so far: the header,
+    /// the packets with their framing, and the index the trailer writes (MP4's sample
+    /// tables, Matroska's cues: well under 32 bytes a packet) with the metadata. An
+    /// over-estimate, so a file cut at the limit stays under it.
+    var projectedSize: Int64 { headerBytes + packetBytes + 32 * packetCount + 8192 + 2 * metadataBytes }
+
+    /// Writes a packet, or returns false when it would take the file past `sizeLimit`.
+    func write(_ packet: UnsafeMutablePointer<AVPacket>, stream index: Int32, from timeBase: AVRational) throws -> Bool {
+        guard let stream = context.pointee.streams[Int(index)] else { return false }
+        if let sizeLimit, projectedSize + Int64(packet.pointee.size) + 32 > sizeLimit { return false }
+        packetBytes += Int64(packet.pointee.size)
+        packetCount += 1
         packet.pointee.stream_index = index
+        writtenSeconds = max(writtenSeconds, Double(packet.pointee.pts + packet.pointee.duration) * av_q2d(timeBase))
         av_packet_rescale_ts(packet, timeBase, stream.pointee.time_base)
         try check(av_interleaved_write_frame(context, packet), "writing", context: "output \"\(path)\"")
+        return true
     }
 
     func finish() throws {

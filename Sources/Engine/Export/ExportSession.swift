@@ -46,6 +46,19 @@ public final class ExportSession {
     /// Brings the audio to a loudness target (measured first); nil leaves it as mixed.
     public var loudness: LoudnessNormalization?
 
+    /// The video stream's codec, quality or bit rate, speed, profile, pixel format and
+    /// keyframe spacing, over the preset's values (`AVAssetWriterInput`'s output settings).
+    public var videoSettings: VideoSettings?
+    public var audioSettings: AudioSettings?
+    /// The most bytes the output may take: the export ends cleanly before the next packet
+    /// would pass it (the file is complete and plays; `stoppedBy` says so). nil: no limit.
+    public var fileLengthLimit: Int64?
+    public enum StopReason: String, Sendable { case fileLengthLimit }
+    /// Why the export ended before the end of its range; nil when it wrote all of it.
+    public private(set) var stoppedBy: StopReason?
+    /// How long the written output is, once the export has completed.
+    public private(set) var outputDuration: MediaTime?
+
     public private(set) var status = Status.waiting
     /// Why the export failed (or was cancelled), with a kind to act on.
     public private(set) var error: ExportError?
@@ -61,10 +74,11 @@ public final class ExportSession {
         return cancellation.isCancelled
     }
 
-    public static let fileTypes = ["mov", "mp4", "m4v", "m4a"]
+    /// Containers, GIF, and image sequences (png, jpg, webp: `frames/%05d.png`).
+    public static let fileTypes = OutputContainer.allCases.map(\.rawValue)
 
     /// The preset that encodes: `preset`, or the one a smart cut falls back to.
-    private var encodingPreset: ExportPreset
+    var encodingPreset: ExportPreset
 
     public init(composition: Composition, preset: ExportPreset) {
         self.composition = composition
@@ -98,76 +112,93 @@ public final class ExportSession {
     /// Checks everything an export checks (settings, output path, composition, video
     /// composition) and says what it would write, without encoding: `--dry-run`.
     public func plan() throws -> ExportSummary {
-        let (output, fileType, range) = try checkedRequest()
-        output.discard()
-        if preset.isPassthrough {
-            return ExportSummary(output: output.path, fileType: fileType, duration: range.duration, preset: preset,
-                                 video: nil, audio: nil)
+        let request = try checkedRequest()
+        request.output.discard()
+        let summary = try summary(of: request.encodings, container: request.container, range: request.range, output: request.output.path)
+        if let sequence = request.output as? ImageSequenceOutput, let frames = summary.video?.frameCount {
+            _ = try ExportError.Kind.outputUnavailable.tag { try sequence.checkNames(frameCount: frames) }
         }
-        _ = try smartCut(range: range, fileType: fileType)
-        let (videoPlan, audioPlan) = try ExportError.Kind.invalidRequest.tag {
-            (try makeVideoPlan(range: range, fileType: fileType), try makeAudioPlan(range: range))
-        }
-        guard videoPlan != nil || audioPlan != nil else {
-            throw ExportError(.invalidRequest, fileType == "m4a" ? "the composition has no audio to export" : "the composition has no video or audio media")
-        }
-        return ExportSummary(
-            output: output.path, fileType: fileType, duration: range.duration, preset: preset,
-            video: videoPlan.map { .init(width: $0.outputWidth, height: $0.outputHeight, frameDuration: $0.frameDuration,
-                                         hdr: $0.outputColor.dynamicRange.isHDR ? $0.outputColor.dynamicRange.rawValue.uppercased() : nil) },
-            audio: audioPlan.map { .init(sampleRate: Int($0.format.sampleRate), channels: $0.format.channels) })
+        return summary
     }
 
-    /// Settings, output path and range, checked before any work.
-    private func checkedRequest() throws -> (SafeOutput, String, TimeRange) {
-        try ExportError.Kind.invalidRequest.tag { () throws -> (SafeOutput, String, TimeRange) in
+    /// What an export will write, settled before any file is made.
+    struct Request {
+        let output: any ExportOutput
+        let container: OutputContainer
+        let range: TimeRange
+        let encodings: Encodings
+        /// Set for `SmartCut` when the composition can be copied.
+        let smartCut: SmartCutWriter?
+    }
+
+    /// Settings, combinations, output path and range, checked before any work.
+    private func checkedRequest() throws -> Request {
+        try ExportError.Kind.invalidRequest.tag { () throws -> Request in
             guard let outputPath = outputURL else { throw EngineError("set outputURL before exporting") }
             if preset.isPassthrough, loudness != nil {
                 throw EngineError("loudness needs the audio mixed again, but Passthrough copies it as it is; use another preset (AppleM4A, HighestQuality…)")
             }
-            let fileType = try resolvedFileType(for: outputPath)
-            let output = try ExportError.Kind.outputUnavailable.tag {
-                try SafeOutput(path: outputPath, overwrite: overwrite, inputs: composition.sourcePaths, readFiles: readFiles)
-            }
-            let duration = composition.duration
-            guard duration.value > 0 else { throw EngineError("the composition is empty: insert media before exporting") }
-            let whole = TimeRange(start: .zero, duration: duration)
-            let range = try timeRange.map { requested -> TimeRange in
-                guard let clipped = requested.intersection(whole) else {
-                    throw EngineError("timeRange \(requested) is outside the composition (0…\(duration.seconds) s)")
+            let container = try resolvedContainer(for: outputPath)
+            let range = try exportedRange()
+            let smartCut = try smartCut(range: range, container: container) // settles encodingPreset
+            let encodings = try encodings(for: container)
+            let output: any ExportOutput = try ExportError.Kind.outputUnavailable.tag {
+                if let format = container.stillImageFormat {
+                    return try ImageSequenceOutput(path: outputPath, format: format, overwrite: overwrite,
+                                                   inputs: composition.sourcePaths, readFiles: readFiles)
                 }
-                return clipped
-            } ?? whole
-            return (output, fileType, range)
+                return try SafeOutput(path: outputPath, overwrite: overwrite, inputs: composition.sourcePaths, readFiles: readFiles)
+            }
+            return Request(output: output, container: container, range: range, encodings: encodings, smartCut: smartCut)
         }
     }
 
+    /// `timeRange` clipped to the composition, or all of it.
+    func exportedRange() throws -> TimeRange {
+        let duration = composition.duration
+        guard duration.value > 0 else { throw EngineError("the composition is empty: insert media before exporting") }
+        let whole = TimeRange(start: .zero, duration: duration)
+        return try timeRange.map { requested -> TimeRange in
+            guard let clipped = requested.intersection(whole) else {
+                throw EngineError("timeRange \(requested) is outside the composition (0…\(duration.seconds) s)")
+            }
+            return clipped
+        } ?? whole
+    }
+
     private func run(_ report: (ExportProgress) throws -> Void) throws {
-        let (output, fileType, range) = try checkedRequest()
+        let request = try checkedRequest()
+        let output = request.output
         FFmpegLog.capture()
         defer { output.discard() } // no-op once the file has been renamed into place
+        var written = request.range.duration
         do {
             if preset.isPassthrough {
-                try PassthroughWriter(composition: composition, range: range, fileType: fileType,
+                try PassthroughWriter(composition: composition, range: request.range, container: request.container,
                                       isCancelled: { [unowned self] in isCancelled }).write(to: output.temporaryPath, metadata: metadata,
                                                                         fastStart: shouldOptimizeForNetworkUse, report: report)
-            } else if let cut = try smartCut(range: range, fileType: fileType) {
-                try cut.write(to: output.temporaryPath, fileType: fileType, preset: preset, audio: try makeAudioPlan(range: range),
-                              duration: range.duration, metadata: metadata, fastStart: shouldOptimizeForNetworkUse,
+            } else if let cut = request.smartCut {
+                try cut.write(to: output.temporaryPath, container: request.container, preset: preset,
+                              audio: try request.encodings.audio.flatMap { encoding in try makeAudioPlan(request).map { (encoding, $0) } },
+                              duration: request.range.duration, metadata: metadata, fastStart: shouldOptimizeForNetworkUse,
                               cancellation: cancellation, isCancelled: { [unowned self] in isCancelled }, report: report)
             } else {
-                try render(range: range, fileType: fileType, to: output.temporaryPath, report: report)
+                written = try render(request, report: report)
             }
         } catch {
             throw ExportSession.describe(error, writing: output)
         }
-        try ExportError.Kind.verificationFailed.tag { try verify(output.temporaryPath, expected: range.duration) }
+        outputDuration = written
+        try ExportError.Kind.verificationFailed.tag {
+            if let sequence = output as? ImageSequenceOutput { return try sequence.verify() }
+            try verify(output.temporaryPath, expected: stoppedBy == nil ? written : nil)
+        }
         try ExportError.Kind.outputUnavailable.tag { try output.commit() }
     }
 
     /// Errors while writing name the output the user asked for, not the temporary file,
     /// and say plainly when the disk is full.
-    private static func describe(_ error: Error, writing output: SafeOutput) -> ExportError {
+    private static func describe(_ error: Error, writing output: any ExportOutput) -> ExportError {
         if let ffmpeg = error as? FFmpegError, ffmpeg.code == MOON_AVERROR_ENOSPC {
             return ExportError(.diskFull, "output \"\(output.path)\": the disk is full; nothing was replaced (free some space and export again)")
         }
@@ -175,25 +206,31 @@ public final class ExportSession {
         return ExportError(.renderFailed, "\(error)".replacingAll(output.temporaryPath, with: output.path))
     }
 
-    private func resolvedFileType(for path: String) throws -> String {
+    /// `outputFileType`, else the output name's extension (AppleM4A: m4a without one).
+    func resolvedContainer(for path: String) throws -> OutputContainer {
+        let known = ExportSession.fileTypes.joined(separator: ", ")
         if let type = outputFileType {
-            guard ExportSession.fileTypes.contains(type) else {
-                throw EngineError("outputFileType must be one of \(ExportSession.fileTypes.joined(separator: ", ")), got \"\(type)\"")
+            guard let container = OutputContainer(rawValue: type) else {
+                throw EngineError("outputFileType must be one of \(known), got \"\(type)\"")
             }
-            return type
+            return container
         }
-        let ext = path.split(separator: ".").last.map { $0.lowercased() } ?? ""
-        if ExportSession.fileTypes.contains(ext) { return ext }
-        if preset.name == "AppleM4A" { return "m4a" }
-        throw EngineError("cannot tell the file type from \"\(path)\": use a .mov, .mp4, .m4v or .m4a name, or set outputFileType")
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        let ext = name.contains(".") ? name.split(separator: ".").last.map(String.init) : nil
+        if let container = ext.flatMap(OutputContainer.init(extension:)) { return container }
+        if preset.name == "AppleM4A" { return .m4a }
+        throw EngineError("cannot tell the file type from \"\(path)\": end the name in one of \(known) (images: frames/%05d.png), or set outputFileType")
     }
 
     /// The smart cut of this export; nil, with a note saying why and the preset it falls
     /// back to, when the composition cannot be copied.
-    private func smartCut(range: TimeRange, fileType: String) throws -> SmartCutWriter? {
+    private func smartCut(range: TimeRange, container: OutputContainer) throws -> SmartCutWriter? {
         guard preset.isSmartCut else { return nil }
+        guard videoSettings == nil, fileLengthLimit == nil else {
+            throw EngineError("SmartCut copies the source's video: videoSettings and fileLengthLimit need a re-encoding preset such as HighestQuality")
+        }
         do {
-            return try SmartCutWriter(composition: composition, range: range, videoComposition: videoComposition, fileType: fileType)
+            return try SmartCutWriter(composition: composition, range: range, videoComposition: videoComposition, container: container)
         } catch let unavailable as SmartCutUnavailable {
             let fallback = unavailable.isHEVC ? "HEVCHighestQuality" : "HighestQuality"
             encodingPreset = ExportPreset.named(fallback) ?? preset
@@ -206,66 +243,112 @@ public final class ExportSession {
 
     // MARK: Re-encoding
 
-    private func render(range: TimeRange, fileType: String, to path: String, report: (ExportProgress) throws -> Void) throws {
-        let videoPlan = try makeVideoPlan(range: range, fileType: fileType)
-        let audioPlan = try makeAudioPlan(range: range)
+    /// Renders and writes the request; returns the duration written (less than the range
+    /// when `fileLengthLimit` ended it).
+    private func render(_ request: Request, report: (ExportProgress) throws -> Void) throws -> MediaTime {
+        let videoPlan = try makeVideoPlan(request)
+        let audioPlan = try makeAudioPlan(request)
         guard videoPlan != nil || audioPlan != nil else {
-            throw EngineError(fileType == "m4a" ? "the composition has no audio to export" : "the composition has no video or audio media")
+            throw EngineError(request.container == .m4a ? "the composition has no audio to export" : "the composition has no video or audio media")
         }
-        let muxer = try Muxer(path: path, fileType: fileType)
-        let videoEncoder = try videoPlan.map {
-            try Encoder.video(encodingPreset, width: $0.outputWidth, height: $0.outputHeight, frameDuration: $0.frameDuration,
-                              color: $0.outputColor, muxer: muxer)
+        if !request.container.holdsAudio, composition.tracks(withMediaType: .audio).contains(where: { $0.segments.contains { !$0.isEmpty } }) {
+            warnings.append("\(request.output.path): \(request.container.noun) holds no sound; the audio was left out")
         }
-        let audioEncoder = try audioPlan.map { try Encoder.audio(encodingPreset, format: $0.format, muxer: muxer) }
-        try muxer.writeHeader(metadata: metadata, fastStart: shouldOptimizeForNetworkUse)
+        let sequence = request.output as? ImageSequenceOutput
+        if let sequence, let plan = videoPlan, let note = try ExportError.Kind.outputUnavailable.tag({ try sequence.checkNames(frameCount: plan.frameCount) }) {
+            warnings.append(note)
+        }
+        sequence?.sizeLimit = fileLengthLimit
+        // A GIF's palette comes from a first pass over every frame: that pass is the first half of the progress.
+        let gifPalette = try videoPlan.flatMap { plan in
+            try request.container == .gif ? makeGIFPalette(plan, report: report) : nil
+        }
+        let progressStart = gifPalette == nil ? 0.0 : 0.5
+        let writer = try sequence == nil ? ContainerWriter(
+            path: request.output.temporaryPath, container: request.container,
+            video: request.encodings.video.flatMap { encoding in videoPlan.map { (encoding, $0) } },
+            audio: request.encodings.audio.flatMap { encoding in audioPlan.map { (encoding, $0) } },
+            gifPalette: gifPalette, metadata: metadata, fastStart: shouldOptimizeForNetworkUse, sizeLimit: fileLengthLimit) : nil
 
         let pipeline = try RenderPipeline(video: videoPlan, audio: audioPlan,
-                                          audioBlock: audioEncoder?.frameSize ?? 1024, cancellation: cancellation)
+                                          audioBlock: writer?.audioFrameSize ?? 1024, cancellation: cancellation)
         defer { pipeline.stop() }
         var framesWritten: Int64 = 0
         var samplesWritten: Int64 = 0
         var lastReported = -1.0
         let frameCount = videoPlan?.frameCount ?? 0
         let sampleCount = audioPlan?.sampleCount ?? 0
+        let never = MediaTime(value: Int64.max / 4, timescale: 1)
         while true {
             if isCancelled { throw EngineError("export cancelled") }
             // Feed whichever stream is behind in time, so the muxer interleaves cheaply.
-            let videoTime = videoPlan.map { $0.frameDuration * framesWritten } ?? MediaTime(value: Int64.max / 4, timescale: 1)
-            let audioTime = audioPlan.map { MediaTime(value: samplesWritten, timescale: $0.format.sampleRate) } ?? MediaTime(value: Int64.max / 4, timescale: 1)
+            let videoTime = videoPlan.map { $0.frameDuration * framesWritten } ?? never
+            let audioTime = audioPlan.map { MediaTime(value: samplesWritten, timescale: $0.format.sampleRate) } ?? never
             let videoDone = videoPlan == nil || framesWritten >= frameCount
             let audioDone = audioPlan == nil || samplesWritten >= sampleCount
             if videoDone && audioDone { break }
-            if !videoDone && (audioDone || videoTime <= audioTime), let encoder = videoEncoder {
+            if writer?.isAtSizeLimit == true || sequence?.isAtSizeLimit == true {
+                stoppedBy = .fileLengthLimit
+                break
+            }
+            var fits = true
+            if !videoDone && (audioDone || videoTime <= audioTime) {
                 guard let frame = try pipeline.nextVideoFrame() else { throw EngineError("video ended early") }
-                try encoder.encode(frame)
-                framesWritten += 1
-            } else if let encoder = audioEncoder, let plan = audioPlan {
+                fits = try sequence?.write(frame) ?? writer?.write(video: frame) ?? false
+                if fits { framesWritten += 1 }
+            } else {
                 guard let block = try pipeline.nextAudioBlock() else { throw EngineError("audio ended early") }
-                let frame = try ExportSession.audioFrame(block, format: plan.format, pts: samplesWritten)
-                try encoder.encode(frame)
-                samplesWritten += Int64(block.first?.count ?? 0)
+                fits = try writer?.write(audio: block, pts: samplesWritten) ?? false
+                if fits { samplesWritten += Int64(block.first?.count ?? 0) }
+            }
+            if !fits {
+                stoppedBy = .fileLengthLimit
+                break
             }
             let fraction = min(videoPlan == nil ? 1 : Double(framesWritten) / Double(max(frameCount, 1)),
                                audioPlan == nil ? 1 : Double(samplesWritten) / Double(max(sampleCount, 1)))
             if fraction - lastReported >= 0.002 || fraction >= 1 {
                 lastReported = fraction
-                progress = fraction
-                try report(ExportProgress(fraction: fraction, framesWritten: framesWritten, frameCount: frameCount,
-                                          mediaSecondsWritten: fraction * range.duration.seconds))
+                progress = progressStart + (1 - progressStart) * fraction
+                try report(ExportProgress(fraction: progress, framesWritten: framesWritten, frameCount: frameCount,
+                                          mediaSecondsWritten: fraction * request.range.duration.seconds))
             }
         }
-        try videoEncoder?.encode(nil)
-        try audioEncoder?.encode(nil)
-        try muxer.finish()
+        try writer?.finish()
+        if stoppedBy != nil, writer?.hasEmptyStream == true || sequence?.framesWritten == 0 {
+            throw ExportError(.invalidRequest, "fileLengthLimit (\(fileLengthLimit ?? 0) bytes) is too small for even the first frame and the file's header and index")
+        }
+        if stoppedBy != nil {
+            let images = videoPlan.map { $0.frameDuration * Int64(sequence?.framesWritten ?? 0) } ?? .zero
+            let length = writer.flatMap { MediaTime(seconds: $0.writtenSeconds, timescale: 1000) } ?? images
+            warnings.append("\(request.output.path): stopped at \(length.seconds) s of \(request.range.duration.seconds) s to stay within fileLengthLimit (\(fileLengthLimit ?? 0) bytes)")
+            return length
+        }
+        return request.range.duration
+    }
+
+    /// A GIF's first pass: every frame rendered once into `palettegen`.
+    private func makeGIFPalette(_ plan: VideoPlan, report: (ExportProgress) throws -> Void) throws -> Frame {
+        let pipeline = try RenderPipeline(video: plan, audio: nil, audioBlock: 1024, cancellation: cancellation)
+        defer { pipeline.stop() }
+        var index: Int64 = 0
+        return try GIFPalette.palette(width: plan.outputWidth, height: plan.outputHeight) {
+            if isCancelled { throw EngineError("export cancelled") }
+            guard let frame = try pipeline.nextVideoFrame() else { return nil }
+            index += 1
+            progress = 0.5 * Double(index) / Double(max(plan.frameCount, 1))
+            try report(ExportProgress(fraction: progress, framesWritten: 0, frameCount: plan.frameCount, mediaSecondsWritten: 0))
+            return frame
+        }
     }
 
     /// The video to render, or nil for none. A video composition of the user's own is
     /// rendered even over no video media (layers over a song, a title card over empty
     /// time); without one, only video media makes video.
-    private func makeVideoPlan(range: TimeRange, fileType: String) throws -> VideoPlan? {
+    func makeVideoPlan(_ request: Request) throws -> VideoPlan? {
         let hasVideoMedia = composition.tracks(withMediaType: .video).contains { $0.segments.contains { !$0.isEmpty } }
-        guard encodingPreset.video != nil, fileType != "m4a", hasVideoMedia || self.videoComposition != nil else { return nil }
+        let rendersVideo = request.encodings.video != nil || request.container.isImageSequence
+        guard !preset.isPassthrough, rendersVideo, hasVideoMedia || self.videoComposition != nil else { return nil }
         let videoComposition = self.videoComposition ?? VideoComposition.properties(of: composition)
         let scale = videoComposition.renderScale
         guard scale > 0, scale <= 4, scale.isFinite else { throw EngineError("videoComposition.renderScale must be in (0, 4], got \(scale)") }
@@ -275,57 +358,69 @@ public final class ExportSession {
         if self.videoComposition != nil, Int(scaled.width) % 2 != 0 || Int(scaled.height) % 2 != 0 || scaled.width != scaled.width.rounded() {
             warnings.append("renderSize \(scaled) is not made of even whole numbers, which 4:2:0 video needs; the output is \(width)×\(height)")
         }
-        return try VideoPlan.make(composition: composition, videoComposition: videoComposition, range: range,
-                                  outputWidth: width, outputHeight: height, dynamicRange: try outputDynamicRange())
+        var plan = try VideoPlan.make(composition: composition, videoComposition: videoComposition, range: request.range,
+                                      outputWidth: width, outputHeight: height, dynamicRange: request.encodings.dynamicRange)
+        plan.encoderFormat = request.encodings.video?.renderedFormat
+        return plan
     }
 
-    /// SDR, or the HDR of the sources when `hdr` keeps it: HLG unless every HDR source is PQ.
-    private func outputDynamicRange() throws -> DynamicRange {
-        let sources = Set(composition.tracks(withMediaType: .video).flatMap { $0.segments.compactMap { $0.source?.dynamicRange } })
-        let kept: DynamicRange = sources == [.pq] || sources == [.pq, .sdr] ? .pq : .hlg
-        switch hdr {
-        case .toneMap: return .sdr
-        case .keep:
-            guard encodingPreset.video == .hevc else {
-                throw EngineError("hdr = \"keep\" needs an HEVC preset (HEVCHighestQuality, HEVC1920x1080, HEVC3840x2160); \(encodingPreset.name) writes 8-bit H.264")
-            }
-            return sources.contains(where: \.isHDR) ? kept : .sdr
-        case .auto:
-            return encodingPreset.video == .hevc && sources.contains(where: \.isHDR) ? kept : .sdr
+    func makeAudioPlan(_ request: Request) throws -> AudioPlan? {
+        guard let encoding = request.encodings.audio else { return nil }
+        return try AudioPlan.make(composition: composition, audioMix: audioMix, range: request.range, spliceFade: audioSpliceFade, loudness: loudness) {
+            encoding.outputFormat(from: $0, settings: self.audioSettings ?? AudioSettings())
         }
     }
 
-    private func makeAudioPlan(range: TimeRange) throws -> AudioPlan? {
-        try AudioPlan.make(composition: composition, audioMix: audioMix, range: range, spliceFade: audioSpliceFade, loudness: loudness)
-    }
-
-    static func audioFrame(_ block: [[Float]], format: AudioFormat, pts: Int64) throws -> Frame {
+    /// Planar float samples as a frame in `sampleFormat`: planar float, interleaved float
+    /// (Opus) or interleaved 16-bit (FLAC, PCM; rounded, the limiter keeps them in range).
+    static func audioFrame(_ block: [[Float]], format: AudioFormat, pts: Int64, sampleFormat: AVSampleFormat = AV_SAMPLE_FMT_FLTP) throws -> Frame {
         let frame = try Frame()
         let count = block.first?.count ?? 0
         frame.pointer.pointee.nb_samples = Int32(count)
-        frame.pointer.pointee.format = AV_SAMPLE_FMT_FLTP.rawValue
+        frame.pointer.pointee.format = sampleFormat.rawValue
         frame.pointer.pointee.sample_rate = format.sampleRate
         av_channel_layout_default(&frame.pointer.pointee.ch_layout, Int32(format.channels))
         try check(av_frame_get_buffer(frame.pointer, 0), "allocating audio")
-        for (channel, samples) in block.enumerated() {
-            let (plane, _) = frame.plane(channel)
-            samples.withUnsafeBytes { plane.update(from: $0.bindMemory(to: UInt8.self).baseAddress!, count: count * 4) }
+        switch sampleFormat {
+        case AV_SAMPLE_FMT_FLT:
+            let samples = UnsafeMutableRawPointer(frame.plane(0).0).assumingMemoryBound(to: Float.self)
+            for (channel, values) in block.enumerated() {
+                for (index, value) in values.enumerated() { samples[index * block.count + channel] = value }
+            }
+        case AV_SAMPLE_FMT_S16:
+            let samples = UnsafeMutableRawPointer(frame.plane(0).0).assumingMemoryBound(to: Int16.self)
+            for (channel, values) in block.enumerated() {
+                for (index, value) in values.enumerated() {
+                    samples[index * block.count + channel] = value.isNaN ? 0 : Int16((min(max(value, -1), 1) * 32767).rounded())
+                }
+            }
+        default:
+            for (channel, samples) in block.enumerated() {
+                let (plane, _) = frame.plane(channel)
+                samples.withUnsafeBytes { bytes in
+                    if let base = bytes.baseAddress { plane.update(from: base.assumingMemoryBound(to: UInt8.self), count: count * 4) }
+                }
+            }
         }
         frame.pointer.pointee.pts = pts
         return frame
     }
 
     /// Reopens the finished file: it must parse and hold every stream it should, with the
-    /// expected length (a frame of slack for encoder rounding).
-    private func verify(_ path: String, expected duration: MediaTime) throws {
+    /// expected length (a frame of slack for encoder rounding; nil: a file the size limit
+    /// ended, whose streams stop where their last packets fitted).
+    private func verify(_ path: String, expected duration: MediaTime?) throws {
         let written: Asset
         do {
             written = try Asset(path: path)
         } catch {
             throw EngineError("the exported file failed verification (\(error)); the output was not replaced")
         }
+        if let limit = fileLengthLimit, let size = fileSize(path), size > limit {
+            throw EngineError("the exported file came out at \(size) bytes, over fileLengthLimit (\(limit)); the output was not replaced")
+        }
         let tolerance = MediaTime(value: 1, timescale: 5)
-        if written.duration + tolerance < duration {
+        if let duration, written.duration + tolerance < duration {
             throw EngineError("the exported file is \(written.duration.seconds) s long but should be \(duration.seconds) s; the output was not replaced")
         }
     }

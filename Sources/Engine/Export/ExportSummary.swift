@@ -1,3 +1,4 @@
+import CMoonFFmpeg
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,6 +12,7 @@ public struct ExportSummary: Sendable, CustomStringConvertible {
         public let frameDuration: MediaTime
         /// "HLG" or "PQ" when HDR is kept; nil for SDR.
         public let hdr: String?
+        public let frameCount: Int64
     }
     public struct Audio: Sendable {
         public let sampleRate: Int
@@ -24,35 +26,87 @@ public struct ExportSummary: Sendable, CustomStringConvertible {
     /// nil: no video, or packets copied (Passthrough).
     public let video: Video?
     public let audio: Audio?
+    let videoEncoding: VideoEncoding?
+    let audioEncoding: AudioEncoding?
+    /// Set for an image sequence.
+    let imageFormat: StillImageFormat?
 
-    /// A rough guess, in bytes: the audio's bit rate, and for video a bits-per-pixel figure
-    /// for the preset's CRF (x264 at CRF 18 ≈ 0.12 bit per pixel for camera footage, half for
-    /// every 6 steps up; x265 ≈ 60 % of that). Passthrough: unknown (nil).
+    /// A rough guess, in bytes: bit rates as set; for constant quality a bits-per-pixel
+    /// figure for the CRF (x264 at CRF 18 ≈ 0.12 bit per pixel for camera footage, half for
+    /// every 6 steps up; x265 ≈ 60 % of that at the same number; VP9 and AV1 on their own
+    /// scales, ≈ 70 % and 55 % of x264's at the CRF that looks alike); ProRes at Apple's
+    /// published data rates for its profile; GIF, PNG, JPEG and WebP by typical bits per
+    /// pixel; FLAC at 60 % of PCM. Passthrough: unknown (nil).
     public var estimatedBytes: Int64? {
         guard !preset.isPassthrough else { return nil }
-        var bits = Double(preset.audioBitRate) * (audio == nil ? 0 : duration.seconds)
+        var bits = 0.0
+        if let audio, let encoding = audioEncoding {
+            let pcm = Double(audio.sampleRate * audio.channels * 16)
+            bits += (encoding.bitRate.map(Double.init) ?? (encoding.codec == .flac ? 0.6 * pcm : pcm)) * duration.seconds
+        }
         if let video {
-            let bitsPerPixel = 0.12 * pow2(Double(18 - preset.crf) / 6) * (preset.video == .hevc ? 0.6 : 1)
-            let frames = duration.seconds / max(video.frameDuration.seconds, 1e-6)
-            bits += bitsPerPixel * Double(video.width * video.height) * frames
+            let pixels = Double(video.width * video.height) * Double(video.frameCount)
+            if case .bitRate(let average, _, _, _) = videoEncoding?.rateControl {
+                bits += Double(average) * duration.seconds
+            } else {
+                bits += bitsPerPixel * pixels
+            }
         }
         return Int64(bits / 8)
+    }
+
+    private var bitsPerPixel: Double {
+        switch imageFormat {
+        case .png: return 10
+        case .jpeg: return 3
+        case .webp: return 1.5
+        case nil: break
+        }
+        guard let encoding = videoEncoding else { return 0 }
+        switch (encoding.codec, encoding.rateControl) {
+        case (let codec?, .quality(let crf)):
+            let efficiency: [VideoSettings.Codec: Double] = [.h264: 1, .hevc: 0.6, .vp9: 0.7, .av1: 0.55]
+            // x265's CRF numbers are read as they are, as the HEVC presets always were.
+            let h264CRF = codec == .hevc ? crf : crf - codec.crfOffsetFromH264
+            return 0.12 * pow2(Double(18 - h264CRF) / 6) * (efficiency[codec] ?? 1)
+        case (.prores?, _):
+            // Apple's target rates at 1920×1080, 29.97 fps: 45, 102, 147, 220, 330, 500 Mb/s.
+            let rates: [String: Double] = ["proxy": 45, "lt": 102, "standard": 147, "hq": 220, "4444": 330, "4444xq": 500]
+            let megabits = rates[encoding.profile ?? "hq"] ?? 220
+            return megabits * 1e6 / (1920 * 1080 * 29.97)
+        default:
+            return 1.5 // GIF: LZW over dithered 8-bit pictures, unchanged areas left transparent
+        }
     }
 
     public var description: String {
         var parts: [String] = []
         if let video {
             let rate = 1 / max(video.frameDuration.seconds, 1e-9)
-            let codec = preset.video == .hevc ? "HEVC" : "H.264"
-            parts.append("\(video.width)×\(video.height) \(formatted(rate)) fps \(codec) CRF \(preset.crf)" + (video.hdr.map { " \($0)" } ?? ""))
+            parts.append("\(video.width)×\(video.height) \(formatted(rate)) fps \(videoDescription)" + (video.hdr.map { " \($0)" } ?? ""))
         }
-        if let audio {
-            parts.append("AAC \(preset.audioBitRate / 1000) kb/s \(formatted(Double(audio.sampleRate) / 1000)) kHz "
+        if let audio, let encoding = audioEncoding {
+            let codec = ["aac": "AAC", "opus": "Opus", "flac": "FLAC", "pcm": "PCM 16-bit", "mp3": "MP3"][encoding.codec.rawValue] ?? encoding.codec.rawValue
+            parts.append(codec + (encoding.bitRate.map { " \($0 / 1000) kb/s" } ?? "") + " \(formatted(Double(audio.sampleRate) / 1000)) kHz "
                          + (audio.channels == 1 ? "mono" : audio.channels == 2 ? "stereo" : "\(audio.channels) channels"))
         }
         if preset.isPassthrough { parts.append("packets copied") }
         let size = estimatedBytes.map { ", about \(Self.bytes($0))" } ?? ""
         return "\(output) (\(fileType)): \(parts.joined(separator: " + ")), \(formatted(duration.seconds)) s\(size)"
+    }
+
+    /// "H.264 CRF 18", "VP9 2000 kb/s yuv420p10le", "ProRes hq yuv422p10le", "GIF", "PNG images".
+    private var videoDescription: String {
+        if let imageFormat { return "\(imageFormat.rawValue.uppercased()) images" }
+        guard let encoding = videoEncoding, let codec = encoding.codec else { return "GIF" }
+        var text = ["h264": "H.264", "hevc": "HEVC", "prores": "ProRes", "vp9": "VP9", "av1": "AV1"][codec.rawValue] ?? codec.rawValue
+        switch encoding.rateControl {
+        case .quality(let crf): text += " CRF \(crf)"
+        case .bitRate(let average, _, _, _): text += " \(average / 1000) kb/s"
+        case .fixed: text += encoding.profile.map { " \($0)" } ?? ""
+        }
+        if encoding.pixelFormat != AV_PIX_FMT_YUV420P, let name = av_get_pix_fmt_name(encoding.pixelFormat) { text += " " + String(cString: name) }
+        return text
     }
 
     /// 2^x.

@@ -11,15 +11,15 @@ import CMoonAVShim
 struct PassthroughWriter {
     let composition: Composition
     let range: TimeRange
-    let fileType: String
+    let container: OutputContainer
     let isCancelled: () -> Bool
 
     func write(to path: String, metadata: [String: String], fastStart: Bool,
                report: (ExportProgress) throws -> Void) throws {
-        let muxer = try Muxer(path: path, fileType: fileType)
+        let muxer = try Muxer(path: path, container: container)
         var cursors: [PacketCursor] = []
         for track in composition.tracks where track.segments.contains(where: { !$0.isEmpty }) {
-            if fileType == "m4a" && track.mediaType != .audio { continue }
+            if !container.holdsVideo && track.mediaType != .audio { continue }
             let segments = track.segments.compactMap { $0.clipped(to: range) }
             if segments.contains(where: \.isEmpty) {
                 throw EngineError("Passthrough cannot copy an empty stretch of track \(track.trackID); use a re-encoding preset")
@@ -126,7 +126,7 @@ final class PacketCursor {
             lastDts = packet.pointee.dts
         }
         packet.pointee.pos = -1
-        try muxer.write(packet, stream: outputStream, from: timeBase)
+        _ = try muxer.write(packet, stream: outputStream, from: timeBase) // no size limit: always written
         hasPacket = false
         try readPacket()
     }

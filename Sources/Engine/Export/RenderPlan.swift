@@ -1,3 +1,5 @@
+import CMoonFFmpeg
+
 /// The immutable description an export renders from: frozen from the script's mutable
 /// objects when `export()` starts, validated, and safe to hand to render threads.
 struct VideoPlan: Sendable {
@@ -27,6 +29,9 @@ struct VideoPlan: Sendable {
     let outputColor: ColorDescription
     /// The animation tool's layer tree, frozen (nil: the video alone).
     let overlay: LayerTimeline?
+    /// The pixel format the frames leave the renderer in when the encoder wants another
+    /// than the composed one (4:2:2, 10-bit SDR, BGRA for a GIF palette); nil: as composed.
+    var encoderFormat: AVPixelFormat?
 
     func time(ofFrame index: Int64) -> MediaTime { start + frameDuration * index }
 

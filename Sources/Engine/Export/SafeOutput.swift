@@ -6,11 +6,38 @@ import Synchronization
 
 /// Temporary files being written right now, so a second Ctrl-C (which exits at once)
 /// can still remove them.
-private let pendingTemporaryFiles = Mutex<Set<String>>([])
+let pendingTemporaryFiles = Mutex<Set<String>>([])
 
 /// Removes every export temporary file still being written (for a forced exit).
 public func discardPendingExportFiles() {
-    for path in pendingTemporaryFiles.withLock({ $0 }) { unlink(path) }
+    for path in pendingTemporaryFiles.withLock({ $0 }) where unlink(path) != 0 { removeDirectory(path) }
+}
+
+/// The size in bytes of the file at `path`, or nil if there is none.
+func fileSize(_ path: String) -> Int64? {
+    var info = stat()
+    return stat(path, &info) == 0 ? Int64(info.st_size) : nil
+}
+
+/// Removes a folder of plain files (an image sequence being written) and the folder.
+func removeDirectory(_ path: String) {
+    if let folder = opendir(path) {
+        while let entry = readdir(folder) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name != "." && name != ".." { unlink("\(path)/\(name)") }
+        }
+        closedir(folder)
+    }
+    rmdir(path)
+}
+
+/// A place an export writes to: a temporary path while it works, then `commit` puts the
+/// result at `path` (a file, or an image sequence's numbered files), or `discard` removes it.
+protocol ExportOutput {
+    var path: String { get }
+    var temporaryPath: String { get }
+    func commit() throws
+    func discard()
 }
 
 /// Every file a run has read (media, images, cue and CSV files, scripts, effects), which
@@ -44,7 +71,7 @@ public final class InputRegistry: Sendable {
 /// asked, and never one of the files the run has read. "Exists" is decided when the file
 /// is moved into place, atomically: an output that appears while exporting (another
 /// export, another program) is not replaced, and the export that loses says so.
-struct SafeOutput {
+struct SafeOutput: ExportOutput {
     let path: String
     let temporaryPath: String
     let directory: String
@@ -55,20 +82,9 @@ struct SafeOutput {
     /// Checks the destination before any work: directory present and writable, no existing
     /// file unless `overwrite`, and never an input.
     init(path: String, overwrite: Bool, inputs: [String], readFiles: InputRegistry? = nil) throws {
-        guard !path.isEmpty else { throw EngineError("outputURL is empty") }
         (self.path, self.overwrite, self.inputs, self.readFiles) = (path, overwrite, inputs, readFiles)
-        let slash = path.lastIndex(of: "/")
-        directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
-        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
-        guard !name.isEmpty else { throw EngineError("output \(path.quotedForMessage(limit: 200)) names a directory, not a file") }
-
-        var directoryInfo = stat()
-        guard stat(directory, &directoryInfo) == 0, (directoryInfo.st_mode & S_IFMT) == S_IFDIR else {
-            throw EngineError("output \(path.quotedForMessage(limit: 200)): directory \(directory.quotedForMessage(limit: 200)) does not exist")
-        }
-        guard access(directory, W_OK) == 0 else {
-            throw EngineError("output \(path.quotedForMessage(limit: 200)): directory \(directory.quotedForMessage(limit: 200)) is not writable")
-        }
+        let name: String
+        (directory, name) = try SafeOutput.checkedLocation(of: path)
         try SafeOutput.checkReplaceable(path, overwrite: overwrite, inputs: inputs, readFiles: readFiles)
         SafeOutput.removeAbandonedFiles(in: directory, for: name)
         temporaryPath = "\(directory)/.\(name).moonreel-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp"
@@ -76,9 +92,26 @@ struct SafeOutput {
         pendingTemporaryFiles.withLock { _ = $0.insert(registered) }
     }
 
+    /// The output's directory and file name, once the directory is known to exist and be writable.
+    static func checkedLocation(of path: String) throws -> (directory: String, name: String) {
+        guard !path.isEmpty else { throw EngineError("outputURL is empty") }
+        let slash = path.lastIndex(of: "/")
+        let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        guard !name.isEmpty else { throw EngineError("output \(path.quotedForMessage(limit: 200)) names a directory, not a file") }
+        var directoryInfo = stat()
+        guard stat(directory, &directoryInfo) == 0, (directoryInfo.st_mode & S_IFMT) == S_IFDIR else {
+            throw EngineError("output \(path.quotedForMessage(limit: 200)): directory \(directory.quotedForMessage(limit: 200)) does not exist")
+        }
+        guard access(directory, W_OK) == 0 else {
+            throw EngineError("output \(path.quotedForMessage(limit: 200)): directory \(directory.quotedForMessage(limit: 200)) is not writable")
+        }
+        return (directory, name)
+    }
+
     /// Refuses what is at the output path now: an input or a read file always, anything
     /// else unless `overwrite`. A symlink counts as existing even when it leads nowhere.
-    private static func checkReplaceable(_ path: String, overwrite: Bool, inputs: [String], readFiles: InputRegistry?) throws {
+    static func checkReplaceable(_ path: String, overwrite: Bool, inputs: [String], readFiles: InputRegistry?) throws {
         var linkInfo = stat()
         guard lstat(path, &linkInfo) == 0 else { return }
         var info = stat()
@@ -100,8 +133,8 @@ struct SafeOutput {
     }
 
     /// Temporary files left by an export that was killed (SIGKILL, power loss) for the same
-    /// output: removed when their process no longer exists.
-    private static func removeAbandonedFiles(in directory: String, for name: String) {
+    /// output: removed when their process no longer exists (a folder with its files).
+    static func removeAbandonedFiles(in directory: String, for name: String) {
         guard let folder = opendir(directory) else { return }
         defer { closedir(folder) }
         let prefix = ".\(name).moonreel-"
@@ -109,23 +142,15 @@ struct SafeOutput {
             let file = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
             guard file.hasPrefix(prefix), file.hasSuffix(".tmp"),
                   let pid = Int32(file.dropFirst(prefix.count).prefix { $0 != "-" }) else { continue }
-            if kill(pid, 0) != 0 && errno == ESRCH { unlink("\(directory)/\(file)") }
+            if kill(pid, 0) != 0 && errno == ESRCH, unlink("\(directory)/\(file)") != 0 { removeDirectory("\(directory)/\(file)") }
         }
     }
 
     /// Makes the temporary file durable, then puts it in place and makes that durable.
     /// Without `overwrite` the move fails if anything appeared at the output meanwhile.
     func commit() throws {
-        try SafeOutput.sync(temporaryPath, flags: O_RDONLY)
         do {
-            if overwrite {
-                try SafeOutput.checkReplaceable(path, overwrite: overwrite, inputs: inputs, readFiles: readFiles)
-                guard rename(temporaryPath, path) == 0 else {
-                    throw EngineError("output \(path.quotedForMessage(limit: 200)): cannot move the finished file into place (\(String(cString: strerror(errno))))")
-                }
-            } else {
-                try SafeOutput.moveIntoPlace(temporaryPath, to: path)
-            }
+            try SafeOutput.place(temporaryPath, at: path, overwrite: overwrite, inputs: inputs, readFiles: readFiles)
         } catch {
             discard()
             throw error
@@ -133,6 +158,17 @@ struct SafeOutput {
         let registered = temporaryPath
         pendingTemporaryFiles.withLock { _ = $0.remove(registered) }
         try? SafeOutput.sync(directory, flags: O_RDONLY | O_DIRECTORY)
+    }
+
+    /// Syncs a finished file and moves it to `destination`: over what is there only with
+    /// `overwrite` (never over an input), else only if nothing is there.
+    static func place(_ source: String, at destination: String, overwrite: Bool, inputs: [String], readFiles: InputRegistry?) throws {
+        try SafeOutput.sync(source, flags: O_RDONLY)
+        guard overwrite else { return try SafeOutput.moveIntoPlace(source, to: destination) }
+        try SafeOutput.checkReplaceable(destination, overwrite: true, inputs: inputs, readFiles: readFiles)
+        guard rename(source, destination) == 0 else {
+            throw EngineError("output \(destination.quotedForMessage(limit: 200)): cannot move the finished file into place (\(String(cString: strerror(errno))))")
+        }
     }
 
     /// Moves a finished file to `destination` only if nothing is there, atomically where the
@@ -165,7 +201,7 @@ struct SafeOutput {
         pendingTemporaryFiles.withLock { _ = $0.remove(registered) }
     }
 
-    private static func sync(_ path: String, flags: Int32) throws {
+    static func sync(_ path: String, flags: Int32) throws {
         let descriptor = open(path, flags)
         guard descriptor >= 0 else { throw EngineError("cannot open \(path.quotedForMessage(limit: 200)) to sync it (\(String(cString: strerror(errno))))") }
         defer { close(descriptor) }

@@ -66,8 +66,10 @@ struct SmartCutWriter {
     private let reorderDelay: Int64
 
     /// Plans the cut, or says why this composition cannot be smart-cut.
-    init(composition: Composition, range: TimeRange, videoComposition: VideoComposition?, fileType: String) throws {
-        guard fileType != "m4a" else { throw SmartCutUnavailable("an .m4a file holds audio only") }
+    init(composition: Composition, range: TimeRange, videoComposition: VideoComposition?, container: OutputContainer) throws {
+        guard [.mov, .mp4, .m4v, .mkv].contains(container) else {
+            throw SmartCutUnavailable("\(container.noun) cannot hold copied H.264 or HEVC (mov, mp4, m4v and mkv can)")
+        }
         guard videoComposition == nil else { throw SmartCutUnavailable("a video composition redraws every frame") }
         let videoTracks = composition.tracks(withMediaType: .video).filter { $0.segments.contains { !$0.isEmpty } }
         guard videoTracks.count == 1, let track = videoTracks.first else {
@@ -213,10 +215,11 @@ struct SmartCutWriter {
 // MARK: Writing
 
 extension SmartCutWriter {
-    func write(to path: String, fileType: String, preset: ExportPreset, audio audioPlan: AudioPlan?, duration: MediaTime,
+    /// Writes the cut; `preset` sets the quality of the re-encoded frames.
+    func write(to path: String, container: OutputContainer, preset: ExportPreset, audio: (encoding: AudioEncoding, plan: AudioPlan)?, duration: MediaTime,
                metadata: [String: String], fastStart: Bool, cancellation: CancellationFlag, isCancelled: @escaping () -> Bool,
                report: (ExportProgress) throws -> Void) throws {
-        let muxer = try Muxer(path: path, fileType: fileType)
+        let muxer = try Muxer(path: path, container: container)
         let videoStream = try muxer.addStream(copying: parameters, timeBase: outputTimeBase)
         guard let stream = muxer.context.pointee.streams[Int(videoStream)] else { throw EngineError("out of memory") }
         let reencodes = segments.contains { !$0.head.isEmpty || !$0.tail.isEmpty }
@@ -224,12 +227,13 @@ extension SmartCutWriter {
         try check(moon_set_extradata(stream.pointee.codecpar, sampleEntry, Int32(sampleEntry.count)), "setting the parameter sets", context: "output")
         stream.pointee.codecpar.pointee.codec_tag = codec.codecTag
         try check(moon_copy_display_matrix(stream, sourceStream), "copying the display matrix", context: "output")
-        let audioEncoder = try audioPlan.map { try Encoder.audio(preset, format: $0.format, muxer: muxer) }
+        let audioEncoder = try audio.map { try Encoder.audio($0.encoding, format: $0.plan.format, muxer: muxer) }
         try muxer.writeHeader(metadata: metadata, fastStart: fastStart)
-        let pipeline = try RenderPipeline(video: nil, audio: audioPlan, audioBlock: audioEncoder?.frameSize ?? 1024, cancellation: cancellation)
+        let pipeline = try RenderPipeline(video: nil, audio: audio?.plan, audioBlock: audioEncoder?.frameSize ?? 1024, cancellation: cancellation)
         defer { pipeline.stop() }
         try withoutActuallyEscaping(report) { report in
-            let output = SmartCutOutput(muxer: muxer, videoStream: videoStream, audio: audioPlan.flatMap { plan in audioEncoder.map { (plan, $0, pipeline) } },
+            let output = SmartCutOutput(muxer: muxer, videoStream: videoStream,
+                                        audio: audio.flatMap { audio in audioEncoder.map { (audio.plan, audio.encoding.sampleFormat, $0, pipeline) } },
                                         duration: duration, isCancelled: isCancelled, report: report)
             for (index, segment) in segments.enumerated() {
                 let copyStart = segment.copied.first.map { segment.target(of: $0.pts) }
@@ -420,7 +424,7 @@ private final class PacketConverter {
 private final class SmartCutOutput {
     private let muxer: Muxer
     private let videoStream: Int32
-    private let audio: (plan: AudioPlan, encoder: Encoder, pipeline: RenderPipeline)?
+    private let audio: (plan: AudioPlan, sampleFormat: AVSampleFormat, encoder: Encoder, pipeline: RenderPipeline)?
     private let duration: MediaTime
     private let isCancelled: () -> Bool
     private let report: (ExportProgress) throws -> Void
@@ -428,10 +432,10 @@ private final class SmartCutOutput {
     private var samplesWritten: Int64 = 0
     private var lastReported = 0.0
 
-    init(muxer: Muxer, videoStream: Int32, audio: (AudioPlan, Encoder, RenderPipeline)?, duration: MediaTime,
+    init(muxer: Muxer, videoStream: Int32, audio: (AudioPlan, AVSampleFormat, Encoder, RenderPipeline)?, duration: MediaTime,
          isCancelled: @escaping () -> Bool, report: @escaping (ExportProgress) throws -> Void) {
         (self.muxer, self.videoStream, self.duration, self.isCancelled, self.report) = (muxer, videoStream, duration, isCancelled, report)
-        self.audio = audio.map { (plan: $0.0, encoder: $0.1, pipeline: $0.2) }
+        self.audio = audio.map { (plan: $0.0, sampleFormat: $0.1, encoder: $0.2, pipeline: $0.3) }
     }
 
     func checkCancelled() throws {
@@ -463,7 +467,7 @@ private final class SmartCutOutput {
         while samplesWritten < audio.plan.sampleCount, MediaTime(value: samplesWritten, timescale: rate) < time {
             try checkCancelled()
             guard let block = try audio.pipeline.nextAudioBlock() else { throw EngineError("audio ended early") }
-            try audio.encoder.encode(try ExportSession.audioFrame(block, format: audio.plan.format, pts: samplesWritten))
+            try audio.encoder.encode(try ExportSession.audioFrame(block, format: audio.plan.format, pts: samplesWritten, sampleFormat: audio.sampleFormat))
             samplesWritten += Int64(block.first?.count ?? 0)
         }
     }

@@ -17,6 +17,7 @@ final class VideoRenderer {
     /// Draws the animation tool's layers; made on first use, on this thread.
     private var layerRenderer: LayerRenderer?
     private let overlayScaler = Scaler(flags: SWS_BILINEAR | SWS_ACCURATE_RND)
+    private let encoderScaler = Scaler()
     /// Maps render-size coordinates onto the encoded size.
     private let outputScale: AffineTransform
     /// Colours the general compositor (cairo, 8-bit) works in: the output's, or for an HDR
@@ -71,7 +72,13 @@ final class VideoRenderer {
     }
 
     func renderFrame(_ index: Int64) throws -> Frame {
-        let output = try render(at: plan.time(ofFrame: index))
+        var output = try render(at: plan.time(ofFrame: index))
+        if let format = plan.encoderFormat, output.pixelFormat != format {
+            // RGB has no matrix to tag and is full range: JPEG range marks that.
+            let isRGB = av_pix_fmt_desc_get(format).map { $0.pointee.flags & UInt64(AV_PIX_FMT_FLAG_RGB) != 0 } ?? false
+            let color = isRGB ? ColorDescription(space: plan.outputColor.space, range: AVCOL_RANGE_JPEG) : plan.outputColor
+            output = try encoderScaler.convert(output, width: output.width, height: output.height, format: format, outputColor: color)
+        }
         output.pointer.pointee.pts = index
         return output
     }

@@ -10,12 +10,13 @@ public enum TestPattern {
         let output = try SafeOutput(path: path, overwrite: true, inputs: [])
         defer { output.discard() }
         let preset = ExportPreset(name: "test pattern", video: .h264, boundingBox: nil, crf: 23, speed: "veryfast", audioBitRate: 128_000)
-        let muxer = try Muxer(path: output.temporaryPath, fileType: "mp4")
+        let muxer = try Muxer(path: output.temporaryPath, container: .mp4)
         let format = AudioFormat(sampleRate: 48000, channels: 2)
         let color = ColorDescription.forOutput(width: width, height: height)
-        let video = try Encoder.video(preset, width: width, height: height,
+        let video = try Encoder.video(VideoEncoding.make(.h264, settings: VideoSettings(), preset: preset, container: .mp4, keepsHDR: false),
+                                      width: width, height: height,
                                       frameDuration: MediaTime(value: 1, timescale: Int32(rate)), color: color, muxer: muxer)
-        let audio = try Encoder.audio(preset, format: format, muxer: muxer)
+        let audio = try Encoder.audio(AudioEncoding.make(.aac, settings: AudioSettings(), preset: preset), format: format, muxer: muxer)
         try muxer.writeHeader(metadata: ["title": "Moonreel test pattern"], fastStart: true)
         let pictures = try FilterChain(chain: [("testsrc2", "size=\(width)x\(height):rate=\(rate):duration=\(seconds)"),
                                                 ("format", "pix_fmts=yuv420p")], sink: "buffersink")

@@ -1,0 +1,74 @@
+import CMoonFFmpeg
+
+/// A media file an export is writing: the muxer, an encoder per stream and, for a GIF, the
+/// palette stage; it keeps the file under `fileLengthLimit` by ending it cleanly (every
+/// encoder drained, the index written) before the next packets would pass it.
+final class ContainerWriter {
+    private let muxer: Muxer
+    private let videoEncoder: Encoder?
+    private let audioEncoder: Encoder?
+    private let palette: GIFPalette?
+    private let sampleFormat: AVSampleFormat
+    private let audioFormat: AudioFormat?
+
+    init(path: String, container: OutputContainer, video: (encoding: VideoEncoding, plan: VideoPlan)?,
+         audio: (encoding: AudioEncoding, plan: AudioPlan)?, gifPalette: Frame?,
+         metadata: [String: String], fastStart: Bool, sizeLimit: Int64?) throws {
+        let muxer = try Muxer(path: path, container: container)
+        muxer.sizeLimit = sizeLimit
+        self.muxer = muxer
+        videoEncoder = try video.map {
+            try Encoder.video($0.encoding, width: $0.plan.outputWidth, height: $0.plan.outputHeight,
+                              frameDuration: $0.plan.frameDuration, color: $0.plan.outputColor, muxer: muxer)
+        }
+        audioEncoder = try audio.map { try Encoder.audio($0.encoding, format: $0.plan.format, muxer: muxer) }
+        (sampleFormat, audioFormat) = (audio?.encoding.sampleFormat ?? AV_SAMPLE_FMT_FLTP, audio?.plan.format)
+        palette = try video.flatMap { video in
+            try gifPalette.map { try GIFPalette(palette: $0, width: video.plan.outputWidth, height: video.plan.outputHeight,
+                                                frameDuration: video.plan.frameDuration) }
+        }
+        try muxer.writeHeader(metadata: metadata, fastStart: fastStart)
+    }
+
+    /// Samples per audio frame the encoder wants.
+    var audioFrameSize: Int { audioEncoder?.frameSize ?? 1024 }
+
+    /// Encodes a video frame; false once the stream has reached the size limit.
+    func write(video frame: Frame) throws -> Bool {
+        guard let encoder = videoEncoder else { return false }
+        for mapped in try palette?.map(frame) ?? [frame] { try encoder.encode(mapped) }
+        return !encoder.isCutShort
+    }
+
+    /// Encodes a block of planar float samples starting at sample `pts`; false once the
+    /// stream has reached the size limit.
+    func write(audio block: [[Float]], pts: Int64) throws -> Bool {
+        guard let encoder = audioEncoder, let audioFormat else { return false }
+        try encoder.encode(ExportSession.audioFrame(block, format: audioFormat, pts: pts, sampleFormat: sampleFormat))
+        return !encoder.isCutShort
+    }
+
+    /// Whether writing on would pass the size limit: the file so far, what the encoders
+    /// still hold, and one more frame of each stream.
+    var isAtSizeLimit: Bool {
+        guard let limit = muxer.sizeLimit else { return false }
+        if videoEncoder?.isCutShort == true || audioEncoder?.isCutShort == true { return true }
+        return muxer.projectedSize + (videoEncoder?.bytesInFlight ?? 0) + (audioEncoder?.bytesInFlight ?? 0) >= limit
+    }
+
+    /// Seconds of media written so far.
+    var writtenSeconds: Double { muxer.writtenSeconds }
+
+    /// Whether a stream has no packet at all (the size limit was below its first one).
+    var hasEmptyStream: Bool { [videoEncoder, audioEncoder].contains { $0 != nil && $0?.packetsWritten == 0 } }
+
+    /// Drains the palette stage and the encoders and writes the trailer.
+    func finish() throws {
+        if let palette, let encoder = videoEncoder {
+            for mapped in try palette.map(nil) { try encoder.encode(mapped) }
+        }
+        try videoEncoder?.encode(nil)
+        try audioEncoder?.encode(nil)
+        try muxer.finish()
+    }
+}

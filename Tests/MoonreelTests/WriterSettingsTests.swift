@@ -1,0 +1,290 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Writer settings (`session.videoSettings`, `session.audioSettings`), the containers, GIFs
+/// and image sequences they write, and `fileLengthLimit`: every output is read back with
+/// ffprobe/ffmpeg, every refusal comes before any file exists.
+@Suite struct WriterSettingsTests {
+    /// 8 s of testsrc2 at 320×240, 30 fps, with a tone: long enough for rate control to settle.
+    static let clip: String = (try? Fixtures.clip(seconds: 8, name: "settings-clip.mp4")) ?? ""
+
+    /// Exports `arg[1]` once per remaining argument "output|videoSettings|audioSettings|fileLengthLimit"
+    /// (Lua table constructors, empty for none), printing "output estimate maxDuration stoppedBy outputDuration".
+    static let exportEach = """
+        local asset = av.asset(arg[1])
+        for i = 2, #arg do
+          local output, video, audio, limit = arg[i]:match("^([^|]*)|([^|]*)|([^|]*)|([^|]*)$")
+          local session = av.exportSession(asset, "HighestQuality")
+          session.outputURL = output
+          if video ~= "" then session.videoSettings = load("return " .. video)() end
+          if audio ~= "" then session.audioSettings = load("return " .. audio)() end
+          if limit ~= "" then session.fileLengthLimit = tonumber(limit) end
+          local estimate, longest = session.estimatedOutputFileLength, session.maxDuration
+          local ok, err = session:export()
+          if not ok then error(err, 0) end
+          print(output, estimate, longest, session.stoppedBy or "-", session.outputDuration)
+        end
+        """
+
+    /// The printed line of each output: estimate, maxDuration, stoppedBy, outputDuration.
+    func exportEach(_ cases: [String]) throws -> [String: [String]] {
+        let result = try Moonreel.runScript(Self.exportEach, arguments: [Self.clip] + cases)
+        try #require(result.status == 0, "\(result.err)")
+        return Dictionary(uniqueKeysWithValues: result.out.split(separator: "\n").map { line in
+            let fields = line.split(separator: "\t").map(String.init)
+            return (fields[0], Array(fields.dropFirst()))
+        })
+    }
+
+    /// Bits per second of a stream's packets over the file's length.
+    func bitRate(_ path: String, stream: String = "v:0") throws -> Double {
+        let sizes = try Tool.run("ffprobe", ["-v", "error", "-select_streams", stream, "-show_entries", "packet=size", "-of", "csv=p=0", path]).out
+        let bytes = sizes.split(separator: "\n").compactMap { Int($0.split(separator: ",")[0]) }.reduce(0, +)
+        return Double(bytes * 8) / (try Tool.ffprobe(path).duration)
+    }
+
+    /// Indices of the key frames in presentation order.
+    func keyframes(_ path: String) throws -> [Int] {
+        let flags = try Tool.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "frame=key_frame", "-of", "csv=p=0", path]).out
+        return flags.split(separator: "\n").enumerated().filter { $0.element.hasPrefix("1") }.map(\.offset)
+    }
+
+    func profile(_ path: String) throws -> String {
+        try Tool.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream=profile", "-of", "csv=p=0", path])
+            .out.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// What `ffmpeg -v error` says while decoding every stream: nothing for a sound file.
+    func decodeErrors(_ path: String) throws -> String {
+        try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-map", "0", "-f", "null", "-"]).err
+    }
+
+    @Test func codecsPixelFormatsBitRatesAndKeyframes() throws {
+        let folder = (Fixtures.scratchPath("x") as NSString).deletingLastPathComponent
+        let out = { (name: String) in folder + "/" + name }
+        let printed = try exportEach([
+            out("h264.mp4") + "|{codec='h264', bitRate=400000, keyframeInterval=2, preset='veryfast'}|{codec='mp3', bitRate=128000}|",
+            out("hevc.mkv") + "|{codec='hevc', pixelFormat='yuv420p10le', bitRate=400000, keyframeInterval=1, preset='veryfast'}|{codec='flac'}|",
+            out("vp9.webm") + "|{bitRate=400000, keyframeInterval=2}|{bitRate=64000}|",
+            out("av1.mp4") + "|{codec='av1', bitRate=400000, keyframeInterval=2}|{codec='opus'}|",
+            out("prores.mov") + "|{codec='prores', profile='standard'}|{codec='pcm', sampleRate=44100, channels=2}|",
+            out("h264-422.mov") + "|{codec='h264', pixelFormat='yuv422p10le', crf=20}||",
+            out("vp9-10bit.mkv") + "|{codec='vp9', pixelFormat='yuv420p10le', crf=40}||",
+            out("plain.m4v") + "|||",
+        ])
+        let expected: [(String, video: String, pixels: String, audio: String, keyframeEvery: Int?)] = [
+            ("h264.mp4", "h264", "yuv420p", "mp3", 60), ("hevc.mkv", "hevc", "yuv420p10le", "flac", 30),
+            ("vp9.webm", "vp9", "yuv420p", "opus", 60), ("av1.mp4", "av1", "yuv420p", "opus", 60),
+            ("prores.mov", "prores", "yuv422p10le", "pcm_s16le", 1), ("h264-422.mov", "h264", "yuv422p10le", "aac", nil),
+            ("vp9-10bit.mkv", "vp9", "yuv420p10le", "aac", nil), ("plain.m4v", "h264", "yuv420p", "aac", nil),
+        ]
+        for (name, video, pixels, audio, keyframeEvery) in expected {
+            let path = out(name)
+            let probe = try Tool.ffprobe(path)
+            #expect(probe.video?.codec_name == video && probe.video?.pix_fmt == pixels, "\(name): \(String(describing: probe.video))")
+            #expect(probe.audio?.codec_name == audio, "\(name): \(String(describing: probe.audio))")
+            #expect(probe.video?.frameCount == 240 && abs(probe.duration - 8) < 0.1, "\(name): \(probe.video?.frameCount ?? 0) frames")
+            #expect(printed[path]?[2] == "-" && printed[path]?[3] == "8.0", "\(name): \(printed[path] ?? [])")
+            if let every = keyframeEvery {
+                let keys = try keyframes(path)
+                #expect(keys == Array(stride(from: 0, to: 240, by: every)), "\(name): \(keys)")
+            }
+        }
+        for name in ["h264.mp4", "hevc.mkv", "vp9.webm", "av1.mp4"] {
+            let rate = try bitRate(out(name))
+            #expect(abs(rate - 400_000) < 40_000, "\(name): video at \(Int(rate)) b/s for 400000")
+            // bitRate mode: the estimate is the bit rates times the length.
+            let estimate = Double(printed[out(name)]?[0] ?? "") ?? 0
+            let size = Double(try FileManager.default.attributesOfItem(atPath: out(name))[.size] as? Int ?? 0)
+            if name != "hevc.mkv" { #expect(abs(size - estimate) < 0.15 * estimate, "\(name): \(Int(size)) bytes, estimated \(Int(estimate))") }
+        }
+        #expect(abs(try bitRate(out("h264.mp4"), stream: "a:0") - 128_000) < 12_800)
+        let pcm = try Tool.ffprobe(out("prores.mov")).audio
+        #expect(pcm?.sample_rate == "44100" && pcm?.channels == 2)
+        #expect(try profile(out("prores.mov")) == "Standard" && profile(out("h264-422.mov")) == "High 4:2:2"
+                && profile(out("vp9-10bit.mkv")) == "Profile 2" && profile(out("hevc.mkv")) == "Main 10")
+        for name in ["h264.mp4", "vp9.webm", "av1.mp4", "prores.mov"] { #expect(try decodeErrors(out(name)).isEmpty, "\(name)") }
+        // An .m4v is Apple's MP4 (FFmpeg's "m4v" muxer would write a raw MPEG-4 part 2 stream).
+        #expect(try Tool.ffprobe(out("plain.m4v")).format.format_name.hasPrefix("mov,mp4"))
+    }
+
+    @Test func gifHasOnePaletteAndEveryFrame() throws {
+        let output = Fixtures.scratchPath("clip.gif")
+        let result = try Moonreel.run(["run", Moonreel.example("gif.lua"), Self.clip, output, "1", "2"])
+        #expect(result.status == 0 && result.err.contains("\(output): a GIF holds no sound; the audio was left out"), "\(result.err)")
+        let probe = try Tool.ffprobe(output)
+        #expect(probe.video?.codec_name == "gif" && probe.video?.width == 320 && probe.video?.height == 240)
+        #expect(probe.video?.frameCount == 20 && abs(probe.duration - 2) < 0.05, "\(probe.video?.frameCount ?? 0) frames, \(probe.duration) s")
+        #expect(probe.audio == nil)
+        // Frame 5 of the GIF is the clip at 1.5 s, in at most 256 colours, dithered close to it.
+        let gif = try Tool.rgbFrame(output, at: 0.5), source = try Tool.rgbFrame(Self.clip, at: 1.5)
+        #expect(gif.meanDifference(source) < 8, "\(gif.meanDifference(source))")
+        var colours = Set<Int>()
+        for index in stride(from: 0, to: gif.pixels.count, by: 3) {
+            let (red, green, blue) = (Int(gif.pixels[index]), Int(gif.pixels[index + 1]), Int(gif.pixels[index + 2]))
+            colours.insert(red << 16 | green << 8 | blue)
+        }
+        #expect(colours.count <= 256 && colours.count > 16, "\(colours.count) colours")
+    }
+
+    @Test func imageSequencesAreNumberedCompleteAndNeverOverwritten() throws {
+        let pattern = Fixtures.scratchPath("%03d.png")
+        let folder = (pattern as NSString).deletingLastPathComponent
+        let script = """
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(0, 1), av.asset(arg[1]), 0)
+            local session = av.exportSession(comp, "HighestQuality")
+            session.outputURL = arg[2]
+            if arg[3] then session.fileLengthLimit = tonumber(arg[3]) end
+            local ok, err = session:export()
+            print(ok, err, session.stoppedBy)
+            """
+        let first = try Moonreel.runScript(script, arguments: [Self.clip, pattern])
+        #expect(first.out.hasPrefix("true\tnil\tnil"), "\(first.out) \(first.err)")
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
+        #expect(names == (1...30).map { String(format: "%03d.png", $0) }, "\(names)")
+        // 001.png is the clip's first frame (ffmpeg converts to RGB a little differently: < 3 as for stills).
+        let picture = try Tool.rgbFrame(folder + "/001.png", at: 0)
+        let difference = picture.meanDifference(try Tool.rgbFrame(Self.clip, at: 0))
+        let later = picture.meanDifference(try Tool.rgbFrame(Self.clip, at: 0.5))
+        #expect(picture.width == 320 && difference < 3 && difference < later, "\(difference), \(later) from the frame at 0.5 s")
+
+        // Again without overwrite: refused before anything is written, the frames untouched.
+        let before = try Data(contentsOf: URL(fileURLWithPath: folder + "/001.png"))
+        let again = try Moonreel.runScript(script, arguments: [Self.clip, pattern])
+        #expect(again.out.contains("output \"\(folder)/001.png\" already exists; set overwrite = true"), "\(again.out)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: folder + "/001.png")) == before)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).count == 30)
+
+        // Too few digits for the frames, or no frame number: refused, nothing written.
+        let jpegs = Fixtures.scratchPath("%01d.jpg"), jpegFolder = (jpegs as NSString).deletingLastPathComponent
+        let short = try Moonreel.runScript(script, arguments: [Self.clip, jpegs])
+        #expect(short.out.contains("30 frames need 2 digits; use %02d so the names sort in order"), "\(short.out)")
+        let unnumbered = try Moonreel.runScript(script, arguments: [Self.clip, jpegFolder + "/frame.jpg"])
+        #expect(unnumbered.out.contains("an image sequence's file name needs one frame number, such as frames/%05d.png"), "\(unnumbered.out)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: jpegFolder).isEmpty)
+
+        // A size limit keeps whole frames only, numbered from 1.
+        let limited = Fixtures.scratchPath("f%02d.jpg"), limitedFolder = (limited as NSString).deletingLastPathComponent
+        let cut = try Moonreel.runScript(script, arguments: [Self.clip, limited, "200000"])
+        #expect(cut.out.hasPrefix("true\tnil\tfileLengthLimit"), "\(cut.out) \(cut.err)")
+        let kept = try FileManager.default.contentsOfDirectory(atPath: limitedFolder).sorted()
+        let bytes = try kept.map { try FileManager.default.attributesOfItem(atPath: limitedFolder + "/" + $0)[.size] as? Int ?? 0 }.reduce(0, +)
+        #expect(kept.count > 3 && kept.count < 30 && kept == (1...kept.count).map { String(format: "f%02d.jpg", $0) } && bytes <= 200_000, "\(kept)")
+        #expect(try Tool.ffprobe(limitedFolder + "/f01.jpg").video?.codec_name == "mjpeg")
+    }
+
+    @Test func fileLengthLimitEndsAPlayableFileUnderTheLimit() throws {
+        let folder = (Fixtures.scratchPath("x") as NSString).deletingLastPathComponent
+        let limits = [("limited.mp4", "{codec='h264', bitRate=400000}", "{bitRate=64000}", 200_000),
+                      ("limited.webm", "{bitRate=400000}", "{bitRate=64000}", 150_000),
+                      ("limited.mov", "{codec='prores'}", "{codec='pcm'}", 1_000_000)]
+        let printed = try exportEach(limits.map { "\(folder)/\($0.0)|\($0.1)|\($0.2)|\($0.3)" })
+        for (name, _, _, limit) in limits {
+            let path = folder + "/" + name
+            let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0
+            #expect(size <= limit && size > limit * 8 / 10, "\(name): \(size) bytes for a limit of \(limit)")
+            #expect(try decodeErrors(path).isEmpty, "\(name)")
+            let fields = printed[path] ?? []
+            let written = Double(fields.last ?? "") ?? 0, expected = Double(fields[1]) ?? 0
+            #expect(fields[2] == "fileLengthLimit" && written > 0.5 && written < 7, "\(name): \(fields)")
+            #expect(abs(try Tool.ffprobe(path).duration - written) < 0.05, "\(name): outputDuration \(written)")
+            // maxDuration is the estimate of what fits.
+            #expect(abs(expected - written) < 0.3 * written, "\(name): maxDuration \(expected), wrote \(written) s")
+        }
+        let tooSmall = folder + "/tiny.mov"
+        let refused = try Moonreel.runScript(Self.exportEach, arguments: [Self.clip, tooSmall + "|{codec='prores', profile='4444'}||32768"])
+        #expect(refused.status == 1 && refused.errorLines.count == 1
+                && refused.err.contains("fileLengthLimit (32768 bytes) is too small for even the first frame"), "\(refused.err)")
+        #expect(!FileManager.default.fileExists(atPath: tooSmall))
+    }
+
+    @Test func badSettingsAndCombinationsAreRefusedBeforeAnyFile() throws {
+        let folder = (Fixtures.scratchPath("x") as NSString).deletingLastPathComponent
+        let result = try Moonreel.runScript("""
+            local asset = av.asset(arg[1])
+            local function try(output, preset, video, audio)
+              local session = av.exportSession(asset, preset)
+              session.outputURL = arg[2] .. "/" .. output
+              local ok, err = pcall(function()
+                if video then session.videoSettings = video end
+                if audio then session.audioSettings = audio end
+              end)
+              if ok then ok, err = session:export() end
+              print(output .. ": " .. tostring(err))
+            end
+            try("a.mp4", "HighestQuality", { bitrate = 1000000 })
+            try("b.mp4", "HighestQuality", { crf = 20, bitRate = 1000000 })
+            try("c.mp4", "HighestQuality", { crf = 60 })
+            try("d.mp4", "HighestQuality", { crf = 22.5 })
+            try("e.mp4", "HighestQuality", { codec = "x264" })
+            try("f.mp4", "HighestQuality", { codec = "hevc", profile = "main10", pixelFormat = "yuv420p" })
+            try("g.mov", "HighestQuality", { codec = "prores", bitRate = 1000000 })
+            try("h.mp4", "HighestQuality", nil, { codec = "opus", sampleRate = 44100 })
+            try("i.mkv", "HighestQuality", nil, { codec = "flac", bitRate = 500000 })
+            try("j.mp4", "HighestQuality", { keyframeInterval = -1 })
+            try("k.mp4", "HighestQuality", nil, { channels = 6 })
+            try("l.webm", "HighestQuality", { codec = "h264" })
+            try("m.mp4", "HighestQuality", { codec = "prores" })
+            try("n.mov", "HighestQuality", nil, { codec = "opus" })
+            try("o.mp4", "HighestQuality", nil, { codec = "flac" })
+            try("p.m4v", "HighestQuality", { codec = "hevc" })
+            try("q.gif", "HighestQuality", nil, { codec = "aac" })
+            try("%03d.png", "HighestQuality", { crf = 20 })
+            try("r.mp4", "Passthrough", { crf = 20 })
+            try("s.m4a", "AppleM4A", { codec = "h264" })
+            try("t.mp4", "HighestQuality", { bufferSize = 1000000 })
+            try("u.webm", "HighestQuality", { crf = 60, preset = "fastest" })
+            """, arguments: [Self.clip, folder])
+        #expect(result.status == 0, "\(result.err)")
+        let expected = [
+            "a.mp4: ", "bad value for ExportSession.videoSettings (unknown videoSettings key \"bitrate\"; did you mean bitRate?)",
+            "b.mp4: ", "crf and bitRate exclude each other",
+            "c.mp4: ", "crf for h264 must be a whole number in 0…51, got 60",
+            "d.mp4: ", "crf must be a whole number, got 22.5",
+            "e.mp4: ", "codec must be one of \"h264\", \"hevc\", \"prores\", \"vp9\", \"av1\", got \"x264\"",
+            "f.mp4: ", "hevc profile main10 cannot carry yuv420p (it takes yuv420p10le)",
+            "g.mov: ", "bitRate and maxBitRate do not apply: prores is intra-only with a data rate set by its profile (proxy, lt, standard, hq, 4444, 4444xq)",
+            "h.mp4: ", "opus cannot encode 44100 Hz (it takes 48000, 24000, 16000, 12000, 8000)",
+            "i.mkv: ", "flac is lossless: it takes no bitRate",
+            "j.mp4: ", "keyframeInterval must be in seconds, more than 0 and at most 3600",
+            "k.mp4: ", "channels must be 1 (mono) or 2 (stereo), got 6",
+            "l.webm: ", "webm cannot hold h264 video: webm holds vp9, av1; h264 goes in mov, mp4, m4v, mkv",
+            "m.mp4: ", "mp4 cannot hold prores video: mp4 holds h264, hevc, vp9, av1; prores goes in mov, mkv",
+            "n.mov: ", "mov cannot hold opus audio: mov holds aac, pcm, mp3; opus goes in mp4, mkv, webm",
+            "o.mp4: ", "mp4 cannot hold flac audio (FLAC in MP4 is experimental in FFmpeg 5.1): mp4 holds aac, opus, mp3; flac goes in mkv",
+            "p.m4v: ", "m4v cannot hold hevc video: m4v holds h264; hevc goes in mov, mp4, mkv",
+            "q.gif: ", "a GIF holds no sound: remove audioSettings",
+            "%03d.png: ", "videoSettings do not apply to a PNG image sequence",
+            "r.mp4: ", "Passthrough copies packets as they are: videoSettings and audioSettings need a re-encoding preset",
+            "s.m4a: ", "AppleM4A writes audio only: remove videoSettings or choose a video preset",
+            "t.mp4: ", "bufferSize goes with maxBitRate",
+            "u.webm: ", "unknown preset \"fastest\" (known: ultrafast, superfast, veryfast, faster, fast, medium, slow, slower, veryslow, placebo)",
+        ]
+        let lines = result.out.split(separator: "\n").map(String.init)
+        #expect(lines.count == expected.count / 2, "\(result.out)")
+        for index in stride(from: 0, to: expected.count, by: 2) {
+            let line = lines.first { $0.hasPrefix(expected[index]) } ?? "(no line)"
+            #expect(line.contains(expected[index + 1]), "\(line)")
+        }
+        // u.webm's crf 60 is fine for the VP9 a .webm gets; its preset is not.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty, "every refusal came before any file")
+    }
+
+    @Test func webmExampleOnARealPhoneClip() throws {
+        guard let phone = Fixtures.real("01_iphone4s_portrait_h264_rot90.mov") else {
+            print("skipped: ../shared/media/real is not here")
+            return
+        }
+        let output = Fixtures.scratchPath("phone.webm")
+        let result = try Moonreel.run(["run", Moonreel.example("webm.lua"), phone, output, "300"])
+        #expect(result.status == 0 && result.out.contains("about 0.1"), "\(result.out) \(result.err)")
+        let probe = try Tool.ffprobe(output)
+        #expect(probe.video?.codec_name == "vp9" && probe.audio?.codec_name == "opus" && probe.audio?.sample_rate == "48000")
+        #expect(probe.video?.width == 320 && probe.video?.height == 568, "upright")
+        let keys = try keyframes(output)
+        #expect(keys == [0, 60], "\(keys)")
+        #expect(try decodeErrors(output).isEmpty)
+    }
+}
