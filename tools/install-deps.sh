@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(
   pkg-config liblua5.4-dev
-  libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev libavfilter-dev
+  libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev libavfilter-dev libavdevice-dev
   libpango1.0-dev libcairo2-dev libedit-dev
   fonts-noto-cjk fonts-dejavu-core
   ffmpeg
@@ -14,4 +14,4 @@ sudo=""
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
-pkg-config --exists lua5.4 libavformat libavfilter pangocairo libedit
+pkg-config --exists lua5.4 libavformat libavfilter libavdevice pangocairo libedit

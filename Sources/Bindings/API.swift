@@ -44,6 +44,8 @@ public final class API {
     var image: LuaClass!
     var animation: LuaClass!
     var animationTool: LuaClass!
+    var captureDevice: LuaClass!
+    var captureSession: LuaClass!
     /// Asset tracks seen by insertTimeRange, so `track.segments` can name them.
     var rememberedTracks: [SourceKey: AssetTrack] = [:]
     func remember(_ track: AssetTrack) { rememberedTracks[SourceKey(track)] = track }
@@ -78,6 +80,8 @@ public final class API {
         image = makeImageClass()
         animation = makeAnimationClass()
         animationTool = makeAnimationToolClass()
+        captureDevice = makeCaptureDeviceClass()
+        captureSession = makeCaptureSessionClass()
         installFootprints()
         for luaClass in allClasses { lua.register(luaClass) }
         installMetamethods()
@@ -88,13 +92,13 @@ public final class API {
     public var allClasses: [LuaClass] {
         [time, range, transform, assetTrack, asset, compositionTrack, composition, layerInstruction,
          instruction, videoComposition, audioMixInputParameters, audioMix, exportSession, imageGenerator,
-         layer, textLayer, image, animation, animationTool]
+         layer, textLayer, image, animation, animationTool, captureDevice, captureSession]
     }
 
     /// The `av` functions: name, one line of help, body.
     var avFunctions: [(String, String, LuaFunction)] {
         timeFunctions + [transformFunction] + assetFunctions + compositionFunctions + videoCompositionFunctions + audioMixFunctions + exportFunctions + imageGeneratorFunctions
-            + layerFunctions + animationFunctions + cueFunctions
+            + layerFunctions + animationFunctions + cueFunctions + captureFunctions
     }
 
     private func installAVTable() {

@@ -24,7 +24,7 @@ final class Encoder {
     }
 
     static func video(_ preset: ExportPreset, width: Int, height: Int, frameDuration: MediaTime,
-                      color: ColorDescription, muxer: Muxer) throws -> Encoder {
+                      color: ColorDescription, muxer: Muxer, keyframeInterval: Int32? = nil) throws -> Encoder {
         let name = preset.video == .hevc ? "libx265" : "libx264"
         guard let codec = avcodec_find_encoder_by_name(name) else {
             throw EngineError("this FFmpeg has no \(name) encoder; install one built with it (Debian: libavcodec59 with \(name))")
@@ -37,6 +37,12 @@ final class Encoder {
         context.pointee.time_base = AVRational(num: Int32(clamping: reduced.value), den: reduced.timescale)
         context.pointee.framerate = AVRational(num: reduced.timescale, den: Int32(clamping: reduced.value))
         context.pointee.sample_aspect_ratio = AVRational(num: 1, den: 1)
+        if let keyframeInterval {
+            // Recordings: a keyframe at each fragment, and no B-frames, so timestamps start at
+            // zero without the edit list a fragmented MP4 cannot write up front.
+            context.pointee.gop_size = keyframeInterval
+            context.pointee.max_b_frames = 0
+        }
         context.pointee.colorspace = color.space
         context.pointee.color_range = color.range
         if color.dynamicRange.isHDR {
@@ -103,6 +109,8 @@ final class Muxer {
     let context: UnsafeMutablePointer<AVFormatContext>
     private var headerWritten = false
     let path: String
+    /// Bytes of encoded media handed to the container so far.
+    private(set) var mediaBytes: Int64 = 0
 
     init(path: String, fileType: String) throws {
         self.path = path
@@ -164,7 +172,9 @@ final class Muxer {
     /// Writes the header with the metadata. Standard keys are written as the classic tags;
     /// any other key (a job id, a source name) makes the muxer write QuickTime `mdta`
     /// metadata, which holds arbitrary keys, with the standard ones also under Apple's names.
-    func writeHeader(metadata: [String: String], fastStart: Bool) throws {
+    /// `fragmented`: a fragmented MP4 (an empty moov first, then a moof per second), which
+    /// stays playable up to its last fragment if the writer is killed.
+    func writeHeader(metadata: [String: String], fastStart: Bool, fragmented: Bool = false) throws {
         var options: OpaquePointer? = nil
         defer { av_dict_free(&options) }
         let custom = metadata.keys.contains { !Muxer.standardMetadataKeys.contains($0) }
@@ -175,6 +185,11 @@ final class Muxer {
         }
         for (key, value) in tags { av_dict_set(&context.pointee.metadata, key, value, 0) }
         if fastStart { av_dict_set(&options, "movflags", "+faststart", AV_DICT_APPEND) }
+        if fragmented {
+            av_dict_set(&options, "movflags", "+frag_keyframe+empty_moov+default_base_moof", AV_DICT_APPEND)
+            av_dict_set(&options, "frag_duration", "1000000", 0)
+            context.pointee.flags |= AVFMT_FLAG_FLUSH_PACKETS
+        }
         try check(avformat_write_header(context, &options), "writing the header", context: "output \"\(path)\"")
         headerWritten = true
     }
@@ -183,6 +198,7 @@ final class Muxer {
         guard let stream = context.pointee.streams[Int(index)] else { return }
         packet.pointee.stream_index = index
         av_packet_rescale_ts(packet, timeBase, stream.pointee.time_base)
+        mediaBytes += Int64(packet.pointee.size)
         try check(av_interleaved_write_frame(context, packet), "writing", context: "output \"\(path)\"")
     }
 

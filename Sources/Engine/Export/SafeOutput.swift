@@ -54,7 +54,9 @@ struct SafeOutput {
 
     /// Checks the destination before any work: directory present and writable, no existing
     /// file unless `overwrite`, and never an input.
-    init(path: String, overwrite: Bool, inputs: [String], readFiles: InputRegistry? = nil) throws {
+    /// `temporarySuffix`: how the temporary name ends; anything but "tmp" is not swept up as
+    /// abandoned (a recording interrupted by a crash is the user's only copy).
+    init(path: String, overwrite: Bool, inputs: [String], readFiles: InputRegistry? = nil, temporarySuffix: String = "tmp") throws {
         guard !path.isEmpty else { throw EngineError("outputURL is empty") }
         (self.path, self.overwrite, self.inputs, self.readFiles) = (path, overwrite, inputs, readFiles)
         let slash = path.lastIndex(of: "/")
@@ -71,9 +73,12 @@ struct SafeOutput {
         }
         try SafeOutput.checkReplaceable(path, overwrite: overwrite, inputs: inputs, readFiles: readFiles)
         SafeOutput.removeAbandonedFiles(in: directory, for: name)
-        temporaryPath = "\(directory)/.\(name).moonreel-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp"
-        let registered = temporaryPath
-        pendingTemporaryFiles.withLock { _ = $0.insert(registered) }
+        temporaryPath = "\(directory)/.\(name).moonreel-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).\(temporarySuffix)"
+        // A forced exit removes unfinished exports, never a recording (a take cannot be redone).
+        if temporarySuffix == "tmp" {
+            let registered = temporaryPath
+            pendingTemporaryFiles.withLock { _ = $0.insert(registered) }
+        }
     }
 
     /// Refuses what is at the output path now: an input or a read file always, anything
