@@ -9,7 +9,11 @@ final class ScriptCaptureSession {
     let session = CaptureSession()
     /// Registry references of the callback functions, by event name.
     var callbacks: [String: Int32] = [:]
-    var options: (maxDuration: MediaTime?, maxFileSize: Int64?) = (nil, nil)
+
+    /// A script that ends (or drops the session) while recording still gets a finished file.
+    deinit {
+        if session.status == .recording { session.stopRecording() }
+    }
 }
 
 /// `av.captureDevices(type)`, `av.captureDevice(id)` and `av.captureSession()`

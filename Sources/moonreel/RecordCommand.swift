@@ -106,6 +106,6 @@ struct Record: ParsableCommand {
 
     static func describe(_ summary: CaptureSummary) -> String {
         "\(summary.path): \(rounded(summary.duration.seconds, 3)) s, \(summary.videoFrames) frames (\(summary.droppedVideoFrames) dropped), "
-            + "\(summary.audioSamples) audio samples (\(summary.droppedAudioSamples) dropped), \(summary.fileSize) bytes, stopped by \(summary.reason.rawValue)"
+            + "\(summary.audioSamples) audio samples (\(summary.droppedAudioSamples) dropped), \(summary.fileSize) bytes; reason: \(summary.reason.rawValue)"
     }
 }

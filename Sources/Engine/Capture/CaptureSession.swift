@@ -216,7 +216,7 @@ private final class Recording: @unchecked Sendable {
         // A keyframe a second: each fragment starts with one, so a killed recording loses at most a second.
         videoEncoder = try camera.map { _ in
             try Encoder.video(preset, width: video.width, height: video.height, frameDuration: frameDuration, color: video.color,
-                              muxer: muxer, keyframeInterval: Int32(max(1, rate.rounded())))
+                              muxer: muxer, liveKeyframeInterval: Int32(max(1, rate.rounded())))
         }
         audioEncoder = try microphone.map { _ in try Encoder.audio(preset, format: format.audio, muxer: muxer) }
         try muxer.writeHeader(metadata: [:], fastStart: false, fragmented: true)

@@ -23,8 +23,10 @@ final class Encoder {
         avcodec_free_context(&maybeContext)
     }
 
+    /// `liveKeyframeInterval`: set for recordings, which encode as the camera delivers (a
+    /// keyframe every that many frames, no B-frames, no lookahead).
     static func video(_ preset: ExportPreset, width: Int, height: Int, frameDuration: MediaTime,
-                      color: ColorDescription, muxer: Muxer, keyframeInterval: Int32? = nil) throws -> Encoder {
+                      color: ColorDescription, muxer: Muxer, liveKeyframeInterval: Int32? = nil) throws -> Encoder {
         let name = preset.video == .hevc ? "libx265" : "libx264"
         guard let codec = avcodec_find_encoder_by_name(name) else {
             throw EngineError("this FFmpeg has no \(name) encoder; install one built with it (Debian: libavcodec59 with \(name))")
@@ -37,10 +39,10 @@ final class Encoder {
         context.pointee.time_base = AVRational(num: Int32(clamping: reduced.value), den: reduced.timescale)
         context.pointee.framerate = AVRational(num: reduced.timescale, den: Int32(clamping: reduced.value))
         context.pointee.sample_aspect_ratio = AVRational(num: 1, den: 1)
-        if let keyframeInterval {
+        if let liveKeyframeInterval {
             // Recordings: a keyframe at each fragment, and no B-frames, so timestamps start at
             // zero without the edit list a fragmented MP4 cannot write up front.
-            context.pointee.gop_size = keyframeInterval
+            context.pointee.gop_size = liveKeyframeInterval
             context.pointee.max_b_frames = 0
         }
         context.pointee.colorspace = color.space
@@ -60,6 +62,9 @@ final class Encoder {
         av_dict_set(&options, "crf", "\(preset.crf)", 0)
         av_dict_set(&options, "preset", preset.speed, 0)
         if preset.video == .hevc { av_dict_set(&options, "x265-params", "log-level=error", 0) }
+        // Recordings: no lookahead, so what is written (and what maxFileSize counts, and what
+        // survives a kill) follows the camera closely.
+        if liveKeyframeInterval != nil { av_dict_set(&options, "tune", "zerolatency", 0) }
         let encoder = try Encoder(context: context, muxer: muxer)
         try check(avcodec_open2(context, codec, &options), "opening the \(name) encoder", context: "output")
         try muxer.copyParameters(from: context, to: encoder.streamIndex)
