@@ -72,24 +72,24 @@ import TestSupport
         try Self.checkRecording(output, seconds: 5, rate: 60)
     }
 
-    /// Starts `moonreel record` of the virtual devices at 30 fps into `output`, with no end.
-    static func startRecorder(_ output: String) throws -> Process {
+    /// Runs `moonreel record` of the virtual devices at 30 fps into `output`, with no end,
+    /// and sends it `signal` after `seconds`; returns its exit status.
+    static func record(_ output: String, signal: Int32, after seconds: Double) throws -> Int32 {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Moonreel.executable)
         process.arguments = ["record", "--quiet", "--video", "lavfi:testsrc2", "--audio", "lavfi:sine", "--size", "320x240", "--rate", "30", "-o", output]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        return process
+        usleep(UInt32(seconds * 1_000_000))
+        kill(process.processIdentifier, signal)
+        process.waitUntilExit()
+        return process.terminationStatus
     }
 
     @Test func ctrlCFinishesTheFileCleanly() throws {
         let output = Fixtures.scratchPath("interrupted.mp4")
-        let recorder = try Self.startRecorder(output)
-        usleep(3_000_000)
-        kill(recorder.processIdentifier, SIGINT)
-        recorder.waitUntilExit()
-        #expect(recorder.terminationStatus == 0)
+        #expect(try Self.record(output, signal: SIGINT, after: 3) == 0)
         let probe = try Tool.ffprobe(output)
         #expect(probe.duration > 1.5 && probe.duration < 3.5, "\(probe.duration) s")
         #expect(abs((probe.video?.durationSeconds ?? 0) - (probe.audio?.durationSeconds ?? 0)) <= 0.05)
@@ -100,10 +100,7 @@ import TestSupport
     /// and the output name must never hold a half-written file.
     @Test func killedRecordingLeavesAPlayableHiddenFile() throws {
         let output = Fixtures.scratchPath("killed.mp4")
-        let recorder = try Self.startRecorder(output)
-        usleep(4_000_000)
-        kill(recorder.processIdentifier, SIGKILL)
-        recorder.waitUntilExit()
+        _ = try Self.record(output, signal: SIGKILL, after: 4)
         #expect(!FileManager.default.fileExists(atPath: output))
         let left = try Self.leftovers(beside: output)
         #expect(left.count == 1 && left[0].hasPrefix(".killed.mp4.moonreel-") && left[0].hasSuffix(".recording.mp4"), "\(left)")
@@ -117,6 +114,21 @@ import TestSupport
         let again = try Moonreel.run(["record", "--quiet", "--video", "lavfi:testsrc2", "--duration", "1", "-o", output])
         #expect(again.status == 0, "\(again.err)")
         #expect(try Self.leftovers(beside: output) == [hidden])
+    }
+
+    /// An encoder slower than the camera (1080p60 with HighestQuality on a loaded machine)
+    /// drops pictures, spread over the take and counted, and never the sound.
+    @Test func aSlowEncoderDropsFramesEvenlyAndCountsThem() throws {
+        let output = Fixtures.scratchPath("busy.mp4")
+        let result = try Moonreel.run(["record", "--video", "lavfi:testsrc2", "--audio", "lavfi:sine", "--size", "1920x1080",
+                                       "--rate", "60", "--preset", "HighestQuality", "--duration", "2", "-o", output])
+        #expect(result.status == 0, "\(result.err)")
+        // Every frame slot of the take is a picture or a dropped frame.
+        let counts = try #require(result.out.firstMatch(of: /(\d+) frames \((\d+) dropped\), \d+ audio samples \((\d+) dropped\)/))
+        #expect(Int(counts.1).map { $0 + (Int(counts.2) ?? 0) } == 120 && counts.3 == "0", "\(result.out)")
+        let times = try Tool.framePTS(output)
+        #expect((times.last ?? 0) > 1.5, "the last picture is at \(times.last ?? 0) s")
+        #expect(abs((try Tool.ffprobe(output).audio?.durationSeconds ?? 0) - 2) <= 0.04)
     }
 
     @Test func maxFileSizeStopsBeforeTheLimit() throws {

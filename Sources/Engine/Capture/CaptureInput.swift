@@ -33,13 +33,24 @@ final class CaptureInput: @unchecked Sendable {
     private let demuxer: Demuxer
     private let decoder: Decoder
     private let streamIndex: Int32
-    /// Frames (video) or samples (audio) the writer could not take in time.
-    let dropped = Atomic<Int64>(0)
+    /// Samples the writer could not take in time (audio; the writer counts missing pictures).
+    let droppedSamples = Atomic<Int64>(0)
+    /// Items of this input waiting in the writer's queue, and how many may wait, so a slow
+    /// encoder drops pictures evenly instead of letting one input starve the other: up to
+    /// two seconds of pictures within 64 MiB, five seconds of sound (small blocks).
+    let backlog = Atomic<Int>(0)
+    let backlogLimit: Int
 
     init(device: CaptureDevice) throws {
         _ = CaptureDevices.registered
         self.device = device
         (format, frameRate) = device.recordingFormat
+        if device.mediaType == .video {
+            let pictureBytes = max(format.width * format.height * 3 / 2, 1)
+            backlogLimit = max(4, min(Int(min(max(frameRate, 1), 1000) * 2), (64 << 20) / pictureBytes))
+        } else {
+            backlogLimit = 250
+        }
         label = "\(device.mediaType == .video ? "camera" : "microphone") \"\(device.uniqueID)\""
         guard let inputFormat = av_find_input_format(device.backend.inputFormatName) else {
             throw EngineError("\(label): this FFmpeg has no \(device.backend.rawValue) input (install libavdevice with it)")
@@ -76,20 +87,21 @@ final class CaptureInput: @unchecked Sendable {
     /// Interrupts a blocking read so the thread notices the stop.
     func interrupt() { demuxer.interruptFlag.pointee = 1 }
 
-    /// Reads until `stop` is set or the device fails, handing each converted frame to
-    /// `queue` (dropped and counted when it is full). Times are the device's own clock,
-    /// placed on the session's timeline where its first frame arrived.
-    func run(sessionStart: Int64, output: CaptureOutputFormat, queue: BoundedQueue<CapturedMedia>, stop: CancellationFlag) {
+    /// Reads until `stop` is set, `limit` (the session's maxDuration) is reached or the
+    /// device fails, handing each converted frame to `queue` (dropped and counted when it
+    /// is full). Times are the device's own clock, placed on the session's timeline where
+    /// its first frame arrived.
+    func run(sessionStart: Int64, limit: MediaTime?, output: CaptureOutputFormat, queue: BoundedQueue<CapturedMedia>, stop: CancellationFlag) {
         var failure: String? = nil
         do {
-            try read(sessionStart: sessionStart, output: output, queue: queue, stop: stop)
+            try read(sessionStart: sessionStart, limit: limit, output: output, queue: queue, stop: stop)
         } catch {
             if !stop.isCancelled { failure = "\(error)" }
         }
         queue.push(.ended(failure: failure))
     }
 
-    private func read(sessionStart: Int64, output: CaptureOutputFormat, queue: BoundedQueue<CapturedMedia>, stop: CancellationFlag) throws {
+    private func read(sessionStart: Int64, limit: MediaTime?, output: CaptureOutputFormat, queue: BoundedQueue<CapturedMedia>, stop: CancellationFlag) throws {
         guard let packet = av_packet_alloc() else { throw EngineError("out of memory") }
         defer { var maybe: UnsafeMutablePointer<AVPacket>? = packet; av_packet_free(&maybe) }
         let scaler = Scaler(flags: SWS_BILINEAR)
@@ -125,21 +137,34 @@ final class CaptureInput: @unchecked Sendable {
                     try pace(until: firstArrival + deviceTime.count(in: 1_000_000_000), stop: stop)
                     if stop.isCancelled { return }
                 }
+                let time = MediaTime(value: firstArrival - sessionStart, timescale: 1_000_000_000) + deviceTime
+                if let limit, time >= limit { return }
                 switch device.mediaType {
                 case .video:
                     let converted = try scaler.convert(frame, width: output.video.width, height: output.video.height,
                                                        format: output.video.color.pixelFormat, outputColor: output.video.color)
-                    let time = MediaTime(value: firstArrival - sessionStart, timescale: 1_000_000_000) + deviceTime
-                    if !queue.tryPush(.video(converted, time: time)) { dropped.add(1, ordering: .relaxed) }
+                    hand(.video(converted, time: time), to: queue)
                 case .audio:
                     let samples = try resampler.convert(frame)
                     let count = Int64(samples.first?.count ?? 0)
                     guard count > 0 else { continue }
-                    if !queue.tryPush(.audio(samples, position: samplePosition)) { dropped.add(count, ordering: .relaxed) }
+                    if !hand(.audio(samples, position: samplePosition), to: queue) { droppedSamples.add(count, ordering: .relaxed) }
                     samplePosition += count
                 }
             }
         }
+    }
+
+    /// Queues an item unless this input's backlog is full; false when it was dropped.
+    @discardableResult
+    private func hand(_ item: CapturedMedia, to queue: BoundedQueue<CapturedMedia>) -> Bool {
+        guard backlog.load(ordering: .relaxed) < backlogLimit else { return false }
+        backlog.add(1, ordering: .relaxed)
+        guard queue.tryPush(item) else {
+            backlog.subtract(1, ordering: .relaxed)
+            return false
+        }
+        return true
     }
 
     /// Sleeps until the monotonic clock reaches `deadline`, in short steps so a stop is seen.

@@ -11,7 +11,8 @@ public struct CaptureSummary: Sendable {
     public let path: String
     public let duration: MediaTime
     public let videoFrames: Int64
-    /// Frames the camera delivered that could not be encoded in time (or came too late).
+    /// Frame slots of the recording left without a picture (the encoder fell behind, the
+    /// camera skipped or delivered late).
     public let droppedVideoFrames: Int64
     public let audioSamples: Int64
     public let droppedAudioSamples: Int64
@@ -102,9 +103,8 @@ public final class CaptureSession: @unchecked Sendable {
             let queue = recording.queue
             let start = monotonicNanoseconds()
             for input in opened {
-                let stop = stopFlag
-                let outputFormat = recording.outputFormat
-                readers.append(try WorkerThread { input.run(sessionStart: start, output: outputFormat, queue: queue, stop: stop) })
+                let (stop, limit, outputFormat) = (stopFlag, maxDuration, recording.outputFormat)
+                readers.append(try WorkerThread { input.run(sessionStart: start, limit: limit, output: outputFormat, queue: queue, stop: stop) })
             }
             writer = try WorkerThread { [self] in finish(recording) }
         } catch {
@@ -171,6 +171,8 @@ private final class Recording: @unchecked Sendable {
     let queue: BoundedQueue<CapturedMedia>
     let outputFormat: CaptureOutputFormat
     private let inputs: [CaptureInput]
+    private let camera: CaptureInput?
+    private let microphone: CaptureInput?
     private let output: SafeOutput
     private let muxer: Muxer
     private let videoEncoder: Encoder?
@@ -183,7 +185,7 @@ private final class Recording: @unchecked Sendable {
 
     private var nextFrameIndex: Int64?
     private var framesWritten: Int64 = 0
-    private var lateFrames: Int64 = 0
+    private var missedFrames: Int64 = 0
     private var pendingAudio: [[Float]] = []
     private var nextSample: Int64?
     private var samplesWritten: Int64 = 0
@@ -198,6 +200,7 @@ private final class Recording: @unchecked Sendable {
         self.parentStop = parentStop
         let camera = inputs.first { $0.device.mediaType == .video }
         let microphone = inputs.first { $0.device.mediaType == .audio }
+        (self.camera, self.microphone) = (camera, microphone)
         let size = camera.map { preset.outputSize(for: Size(width: Double($0.format.width), height: Double($0.format.height))) } ?? (width: 2, height: 2)
         let frameDuration = CaptureSession.frameDuration(forRate: camera?.frameRate ?? 30)
         let format = CaptureOutputFormat(
@@ -207,9 +210,10 @@ private final class Recording: @unchecked Sendable {
         outputFormat = format
         maxFrames = maxDuration.map { $0.ceilDivided(by: frameDuration) }
         maxSamples = maxDuration.map { $0.count(in: format.audio.sampleRate) }
-        // About two seconds of media: enough to ride out an encoder hiccup, never unbounded.
+        // Room for every input's backlog (about two seconds each): enough to ride out an
+        // encoder hiccup, never unbounded.
         let rate = camera?.frameRate ?? 30
-        queue = BoundedQueue(capacity: Int(min(max(rate, 1), 1000) * 2) + 100)
+        queue = BoundedQueue(capacity: inputs.reduce(0) { $0 + $1.backlogLimit })
         let muxer = try Muxer(path: output.temporaryPath, fileType: fileType)
         self.muxer = muxer
         let video = format.video
@@ -229,8 +233,12 @@ private final class Recording: @unchecked Sendable {
         do {
             while ended < inputs.count, let item = queue.pop() {
                 switch item {
-                case .video(let frame, let time): try encodeVideo(frame, at: time)
-                case .audio(let samples, let position): try encodeAudio(samples, at: position)
+                case .video(let frame, let time):
+                    camera?.backlog.subtract(1, ordering: .relaxed)
+                    try encodeVideo(frame, at: time)
+                case .audio(let samples, let position):
+                    microphone?.backlog.subtract(1, ordering: .relaxed)
+                    try encodeAudio(samples, at: position)
                 case .ended(let failure):
                     ended += 1
                     if let failure {
@@ -240,6 +248,12 @@ private final class Recording: @unchecked Sendable {
                     }
                 }
                 if reachedLimits() || parentStop?.isCancelled == true { stopInputs() }
+            }
+            // Inputs that ended by themselves (nothing asked them to) reached maxDuration.
+            if reason == .stopped, maxFrames != nil, !stop.isCancelled { reason = .maxDuration }
+            if reason == .maxDuration, let maxFrames, let next = nextFrameIndex, next < maxFrames {
+                missedFrames += maxFrames - next // pictures dropped at the very end
+                nextFrameIndex = maxFrames
             }
             try flushAudio()
             try videoEncoder?.encode(nil)
@@ -262,9 +276,8 @@ private final class Recording: @unchecked Sendable {
         try ExportError.Kind.outputUnavailable.tag { try output.commit() }
         let summary = CaptureSummary(
             path: output.path, duration: duration, videoFrames: framesWritten,
-            droppedVideoFrames: lateFrames + inputs.filter { $0.device.mediaType == .video }.reduce(0) { $0 + $1.dropped.load(ordering: .relaxed) },
-            audioSamples: samplesWritten,
-            droppedAudioSamples: inputs.filter { $0.device.mediaType == .audio }.reduce(0) { $0 + $1.dropped.load(ordering: .relaxed) },
+            droppedVideoFrames: missedFrames, audioSamples: samplesWritten,
+            droppedAudioSamples: microphone?.droppedSamples.load(ordering: .relaxed) ?? 0,
             fileSize: size, reason: reason)
         if let failure = failures.first {
             throw ExportError(.renderFailed, "\(failure); the \(duration.seconds) s recorded before were saved to \(output.path.quotedForMessage(limit: 200))")
@@ -298,15 +311,14 @@ private final class Recording: @unchecked Sendable {
     }
 
     /// Places a picture at its frame slot of the timeline; one that lands on a slot already
-    /// written (late) is dropped, and a skipped slot counts as a dropped frame.
+    /// written (late) is left out, and every slot skipped counts as a dropped frame.
     private func encodeVideo(_ frame: Frame, at time: MediaTime) throws {
         guard let encoder = videoEncoder, reason != .maxFileSize else { return }
         let index = CaptureSession.frameIndex(of: time, frameDuration: outputFormat.video.frameDuration)
         if let maxFrames, index >= maxFrames { nextFrameIndex = max(nextFrameIndex ?? 0, maxFrames); return }
-        if let next = nextFrameIndex {
-            guard index >= next else { lateFrames += 1; return }
-            lateFrames += index - next
-        }
+        let next = nextFrameIndex ?? 0
+        guard index >= next else { return }
+        missedFrames += index - next
         frame.pointer.pointee.pts = index
         try encoder.encode(frame)
         framesWritten += 1
