@@ -28,7 +28,7 @@ extension API {
             return "CaptureDevice(\(d.uniqueID), \(d.mediaType.rawValue))"
         }
         luaClass.property("uniqueID", of: CaptureDevice.self, doc: "\"backend:name\", e.g. \"lavfi:testsrc2\", \"v4l2:/dev/video0\"") { call, d in call.push(d.uniqueID) }
-        luaClass.property("localizedName", of: CaptureDevice.self) { call, d in call.push(d.localizedName) }
+        luaClass.property("localizedName", of: CaptureDevice.self, doc: "a name for people, e.g. \"Virtual camera (testsrc2)\"") { call, d in call.push(d.localizedName) }
         luaClass.property("backend", of: CaptureDevice.self, doc: CaptureBackend.allCases.map(\.rawValue).joined(separator: ", ")) { call, d in call.push(d.backend.rawValue) }
         luaClass.property("mediaType", of: CaptureDevice.self, doc: "\"video\" or \"audio\"") { call, d in call.push(d.mediaType.rawValue) }
         luaClass.property("formats", of: CaptureDevice.self, doc: "array of {width=, height=, pixelFormat=, frameRateRanges={{min, max}…}} or {sampleRate=, channels=}") { [unowned self] call, d in
