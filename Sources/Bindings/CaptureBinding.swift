@@ -76,7 +76,7 @@ extension API {
             call.pushArray(s.session.inputs) { call.push($0, as: captureDevice) }
         }
         luaClass.property("presetName", of: ScriptCaptureSession.self, doc: "export preset that encodes the recording (default MediumQuality)",
-                          get: { call, s in call.push(s.session.preset.name) },
+                          get: { call, s in call.push(s.session.preset?.name ?? "MediumQuality") },
                           set: { call, s, index in
                               let name = try call.string(index)
                               guard let preset = ExportPreset.named(AppleNames.presetName(name)), preset.video != nil, !preset.isSmartCut else {
@@ -272,9 +272,7 @@ extension API {
          }),
          ("captureSession", "av.captureSession(): a session that records its inputs to a movie file", { [unowned self] call in
             try checkNotSandboxed(call)
-            let session = ScriptCaptureSession()
-            session.session.preset = ExportPreset.named("MediumQuality") ?? session.session.preset
-            call.push(session, as: captureSession)
+            call.push(ScriptCaptureSession(), as: captureSession)
             return 1
          })]
     }

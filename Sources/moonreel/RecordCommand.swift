@@ -56,7 +56,7 @@ struct Record: ParsableCommand {
         }
         let session = CaptureSession()
         session.overwrite = overwrite
-        session.preset = ExportPreset.named(preset) ?? session.preset
+        session.preset = ExportPreset.named(preset)
         session.maxDuration = duration.flatMap { MediaTime(seconds: $0) }
         session.maxFileSize = maxSize
         let path = output ?? ""

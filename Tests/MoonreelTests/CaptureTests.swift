@@ -234,6 +234,36 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: directory + "/spy.mp4"))
     }
 
+    /// x11grab of an Xvfb screen: listed at the screen's size when DISPLAY names it, and
+    /// recorded at the chosen rate.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/Xvfb"), "needs Xvfb (tools/install-deps.sh)"))
+    func recordsAnXvfbScreen() throws {
+        let display = ":\(200 + getpid() % 700)"
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: "/usr/bin/Xvfb")
+        server.arguments = [display, "-screen", "0", "320x240x24", "-nolisten", "tcp"]
+        server.standardOutput = FileHandle.nullDevice
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        // SIGKILL: the test process may block SIGTERM, and a child inherits the mask.
+        defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
+        let socket = "/tmp/.X11-unix/X" + display.dropFirst()
+        for _ in 0..<100 where !FileManager.default.fileExists(atPath: socket) { usleep(50_000) }
+        let environment = ["DISPLAY": display]
+        let list = try Tool.run(Moonreel.executable, ["record", "--list"], environment: environment)
+        #expect(list.out.contains("x11grab:\(display)  Screen \(display)\n    320×240 bgr0 1–60 fps"), "\(list.out)")
+        let output = Fixtures.scratchPath("screen.mp4")
+        let result = try Tool.run(Moonreel.executable, ["record", "--video", "x11grab:\(display)", "--rate", "30", "--duration", "2", "-o", output],
+                                  environment: environment)
+        #expect(result.status == 0, "\(result.err)")
+        let video = try #require(try Tool.ffprobe(output).video)
+        #expect(video.width == 320 && video.height == 240 && video.frameRate == 30)
+        // x11grab skips frames when the machine is busy; each skipped slot is counted.
+        let counts = try #require(result.out.firstMatch(of: /(\d+) frames \((\d+) dropped\)/))
+        #expect(Int(counts.1) == video.frameCount && (Int(counts.1) ?? 0) + (Int(counts.2) ?? 0) == 60, "\(result.out)")
+        #expect((video.frameCount ?? 0) >= 45, "\(video.frameCount ?? 0) frames")
+    }
+
     // MARK: Device format lists (canned data: the code paths of real cameras and microphones)
 
     @Test func v4l2FormatListBecomesCaptureFormats() throws {

@@ -52,6 +52,9 @@ final class CaptureInput: @unchecked Sendable {
             backlogLimit = 250
         }
         label = "\(device.mediaType == .video ? "camera" : "microphone") \"\(device.uniqueID)\""
+        guard device.mediaType == .audio || (frameRate.isFinite && frameRate > 0 && frameRate <= 1000) else {
+            throw EngineError("\(label): cannot record at \(frameRate) fps; choose a rate above 0 and at most 1000 (device:format{ frameRate = })")
+        }
         guard let inputFormat = av_find_input_format(device.backend.inputFormatName) else {
             throw EngineError("\(label): this FFmpeg has no \(device.backend.rawValue) input (install libavdevice with it)")
         }

@@ -39,7 +39,8 @@ public final class CaptureSession: @unchecked Sendable {
     public enum Status: String, Sendable { case waiting, recording, finished, failed }
 
     public private(set) var inputs: [CaptureDevice] = []
-    public var preset = ExportPreset.named("HighestQuality")!
+    /// The export preset that encodes (nil: MediumQuality).
+    public var preset: ExportPreset?
     public var overwrite = false
     public var readFiles: InputRegistry?
     /// Stops by itself after this long (nil: until `stopRecording`).
@@ -82,8 +83,9 @@ public final class CaptureSession: @unchecked Sendable {
             throw ExportError(.invalidRequest, "this capture session has already recorded (its status is \(status.rawValue)); make a new one")
         }
         guard !inputs.isEmpty else { throw ExportError(.invalidRequest, "add a camera or microphone (addInput) before startRecording") }
-        guard preset.video != nil || !inputs.contains(where: { $0.mediaType == .video }), !preset.isPassthrough, !preset.isSmartCut else {
-            throw ExportError(.invalidRequest, "preset \(preset.name) cannot record video; use an encoding preset such as MediumQuality or HighestQuality")
+        let preset = self.preset ?? ExportPreset.named("MediumQuality")
+        guard let preset, preset.video != nil || !inputs.contains(where: { $0.mediaType == .video }), !preset.isPassthrough, !preset.isSmartCut else {
+            throw ExportError(.invalidRequest, "preset \(preset?.name ?? "none") cannot record video; use an encoding preset such as MediumQuality or HighestQuality")
         }
         let fileType = path.split(separator: ".").last.map { $0.lowercased() } ?? ""
         guard fileType == "mp4" || fileType == "mov" else {
