@@ -110,8 +110,12 @@ public final class CaptureSession: @unchecked Sendable {
             }
             writer = try WorkerThread { [self] in finish(recording) }
         } catch {
+            // Only a thread that could not start gets here after recording began.
+            requestStop()
+            readers.forEach { $0.join() }
+            readers = []
+            state.withLock { $0.status = .failed }
             output.discard()
-            stopFlag.cancel()
             throw error
         }
     }
@@ -292,11 +296,15 @@ private final class Recording: @unchecked Sendable {
         inputs.forEach { $0.interrupt() }
     }
 
+    /// A failure while recording, saying where what was recorded is kept (the hidden file
+    /// plays up to its last fragment).
     private func describe(_ error: Error) -> ExportError {
+        let kept = "what was recorded is kept in \(output.temporaryPath.quotedForMessage(limit: 200))"
         if let ffmpeg = error as? FFmpegError, ffmpeg.code == MOON_AVERROR_ENOSPC {
-            return ExportError(.diskFull, "output \(output.path.quotedForMessage(limit: 200)): the disk is full; what was recorded is in \(output.temporaryPath.quotedForMessage(limit: 200))")
+            return ExportError(.diskFull, "output \(output.path.quotedForMessage(limit: 200)): the disk is full; \(kept)")
         }
-        return error as? ExportError ?? ExportError(.renderFailed, "\(error)".replacingAll(output.temporaryPath, with: output.path))
+        let tagged = error as? ExportError ?? ExportError(.renderFailed, "\(error)")
+        return ExportError(tagged.kind, "\(tagged.message); \(kept)")
     }
 
     /// Stops at maxDuration (every stream full) or before maxFileSize (a fragment of headroom).
