@@ -19,12 +19,16 @@ let package = Package(
         .systemLibrary(name: "CMoonFFmpeg", pkgConfig: "libavformat",
                        providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev",
                                          "libswscale-dev", "libswresample-dev", "libavfilter-dev"])]),
+        // Capture devices (v4l2, x11grab, pulse, alsa, lavfi), used through CMoonAVShim:
+        // importing its header into Swift beside CMoonFFmpeg hides FFmpeg's shared enums.
+        .systemLibrary(name: "CMoonAVDevice", pkgConfig: "libavdevice",
+                       providers: [.apt(["libavdevice-dev"])]),
         .systemLibrary(name: "CMoonPangoCairo", pkgConfig: "pangocairo",
                        providers: [.apt(["libpango1.0-dev", "libcairo2-dev"])]),
         .systemLibrary(name: "CMoonEdit", pkgConfig: "libedit",
                        providers: [.apt(["libedit-dev"])]),
         .target(name: "CMoonLuaShim", dependencies: ["CMoonLua"]),
-        .target(name: "CMoonAVShim", dependencies: ["CMoonFFmpeg"]),
+        .target(name: "CMoonAVShim", dependencies: ["CMoonFFmpeg", "CMoonAVDevice"]),
         .target(name: "Engine", dependencies: ["CMoonFFmpeg", "CMoonAVShim", "CMoonPangoCairo"]),
         .target(name: "ScriptHost", dependencies: ["CMoonLua", "CMoonLuaShim"]),
         .target(name: "Bindings", dependencies: ["Engine", "ScriptHost", "CMoonLua", "CMoonLuaShim"]),

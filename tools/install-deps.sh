@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # Installs what Moonreel needs on Debian 12: Lua 5.4, FFmpeg 5.1 libraries (and the ffmpeg
-# CLI, which the tests use as an independent oracle), Pango/Cairo, libedit, fonts.
+# CLI, which the tests use as an independent oracle), Pango/Cairo, libedit, fonts, and Xvfb
+# (a screen for the x11grab recording test).
 set -euo pipefail
 packages=(
   pkg-config liblua5.4-dev
-  libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev libavfilter-dev
+  libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev libavfilter-dev libavdevice-dev
   libpango1.0-dev libcairo2-dev libedit-dev
   fonts-noto-cjk fonts-dejavu-core
-  ffmpeg
+  ffmpeg xvfb
 )
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
-pkg-config --exists lua5.4 libavformat libavfilter pangocairo libedit
+pkg-config --exists lua5.4 libavformat libavfilter libavdevice pangocairo libedit

@@ -45,6 +45,8 @@ public final class API {
     var animation: LuaClass!
     var animationTool: LuaClass!
     var titleCard: LuaClass!
+    var captureDevice: LuaClass!
+    var captureSession: LuaClass!
     /// Asset tracks seen by insertTimeRange, so `track.segments` can name them.
     var rememberedTracks: [SourceKey: AssetTrack] = [:]
     func remember(_ track: AssetTrack) { rememberedTracks[SourceKey(track)] = track }
@@ -80,6 +82,8 @@ public final class API {
         animation = makeAnimationClass()
         animationTool = makeAnimationToolClass()
         titleCard = makeTitleCardClass()
+        captureDevice = makeCaptureDeviceClass()
+        captureSession = makeCaptureSessionClass()
         installFootprints()
         for luaClass in allClasses { lua.register(luaClass) }
         installMetamethods()
@@ -91,14 +95,14 @@ public final class API {
         [time, range, transform, assetTrack, asset, compositionTrack, composition, layerInstruction,
          instruction, videoComposition, audioMixInputParameters, audioMix, exportSession, imageGenerator,
          layer, textLayer, image, animation, animationTool,
-         titleCard]
+         titleCard, captureDevice, captureSession]
     }
 
     /// The `av` functions: name, one line of help, body.
     var avFunctions: [(String, String, LuaFunction)] {
         timeFunctions + [transformFunction] + assetFunctions + compositionFunctions + videoCompositionFunctions + audioMixFunctions + exportFunctions + imageGeneratorFunctions
             + layerFunctions + animationFunctions + cueFunctions
-            + editHelperFunctions
+            + editHelperFunctions + captureFunctions
     }
 
     private func installAVTable() {

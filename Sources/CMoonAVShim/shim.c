@@ -99,3 +99,97 @@ void moon_av_last_log(char *buffer, size_t size) {
 }
 
 void moon_av_clear_last_log(void) { last_log[0] = 0; }
+
+#include <errno.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <linux/videodev2.h>
+
+static int moon_ioctl(int fd, unsigned long request, void *argument) {
+    int status;
+    do { status = ioctl(fd, request, argument); } while (status < 0 && errno == EINTR);
+    return status;
+}
+
+// Adds one size's entry with the interval range the driver reports for it.
+static void moon_v4l2_add(int fd, uint32_t fourcc, uint32_t width, uint32_t height,
+                          moon_v4l2_format *formats, int capacity, int *count) {
+    if (*count >= capacity) return;
+    moon_v4l2_format entry = { fourcc, width, height, 0, 0, 0, 0 };
+    struct v4l2_frmivalenum interval = { .index = 0, .pixel_format = fourcc, .width = width, .height = height };
+    while (moon_ioctl(fd, VIDIOC_ENUM_FRAMEINTERVALS, &interval) == 0) {
+        struct v4l2_fract shortest, longest;
+        if (interval.type == V4L2_FRMIVAL_TYPE_DISCRETE) {
+            shortest = longest = interval.discrete;
+        } else {
+            shortest = interval.stepwise.min;
+            longest = interval.stepwise.max;
+        }
+        // Compare a/b < c/d as a*d < c*b (64-bit: no overflow).
+        if (entry.shortest_denominator == 0 ||
+            (uint64_t)shortest.numerator * entry.shortest_denominator < (uint64_t)entry.shortest_numerator * shortest.denominator) {
+            entry.shortest_numerator = shortest.numerator;
+            entry.shortest_denominator = shortest.denominator;
+        }
+        if (entry.longest_denominator == 0 ||
+            (uint64_t)longest.numerator * entry.longest_denominator > (uint64_t)entry.longest_numerator * longest.denominator) {
+            entry.longest_numerator = longest.numerator;
+            entry.longest_denominator = longest.denominator;
+        }
+        if (interval.type != V4L2_FRMIVAL_TYPE_DISCRETE) break;
+        interval.index++;
+    }
+    formats[(*count)++] = entry;
+}
+
+int moon_v4l2_formats(const char *path, char *card, size_t card_size, moon_v4l2_format *formats, int capacity) {
+    int fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return -1;
+    struct v4l2_capability capability;
+    memset(&capability, 0, sizeof capability);
+    if (moon_ioctl(fd, VIDIOC_QUERYCAP, &capability) < 0) { close(fd); return -1; }
+    uint32_t caps = (capability.capabilities & V4L2_CAP_DEVICE_CAPS) ? capability.device_caps : capability.capabilities;
+    if (!(caps & V4L2_CAP_VIDEO_CAPTURE)) { close(fd); return -1; }
+    if (card_size > 0) {
+        snprintf(card, card_size, "%s", (const char *)capability.card);
+    }
+    int count = 0;
+    struct v4l2_fmtdesc description = { .index = 0, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE };
+    while (moon_ioctl(fd, VIDIOC_ENUM_FMT, &description) == 0) {
+        struct v4l2_frmsizeenum size = { .index = 0, .pixel_format = description.pixelformat };
+        while (moon_ioctl(fd, VIDIOC_ENUM_FRAMESIZES, &size) == 0) {
+            if (size.type == V4L2_FRMSIZE_TYPE_DISCRETE) {
+                moon_v4l2_add(fd, description.pixelformat, size.discrete.width, size.discrete.height, formats, capacity, &count);
+                size.index++;
+            } else {
+                // Stepwise or continuous: offer the largest size.
+                moon_v4l2_add(fd, description.pixelformat, size.stepwise.max_width, size.stepwise.max_height, formats, capacity, &count);
+                break;
+            }
+        }
+        description.index++;
+    }
+    close(fd);
+    return count;
+}
+
+#include <libavdevice/avdevice.h>
+
+void moon_avdevice_register(void) { avdevice_register_all(); }
+
+int moon_avdevice_sources(const char *format, void (*found)(void *context, const char *name, const char *description), void *context) {
+    const AVInputFormat *input = av_find_input_format(format);
+    if (!input) return AVERROR(ENOENT);
+    AVDeviceInfoList *list = NULL;
+    int status = avdevice_list_input_sources(input, NULL, NULL, &list);
+    if (status < 0) { avdevice_free_list_devices(&list); return status; }
+    int count = 0;
+    for (int i = 0; list && i < list->nb_devices; i++) {
+        AVDeviceInfo *info = list->devices[i];
+        if (!info || !info->device_name) continue;
+        found(context, info->device_name, info->device_description);
+        count++;
+    }
+    avdevice_free_list_devices(&list);
+    return count;
+}

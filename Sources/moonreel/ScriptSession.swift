@@ -82,6 +82,11 @@ final class SignalWatcher: @unchecked Sendable {
     private(set) var interrupted = false
 
     static func start(interrupter: Interrupter) -> SignalWatcher {
+        start { interrupter.interrupt() }
+    }
+
+    /// Calls `interrupt` on the first signal (`moonreel record` stops its recording).
+    static func start(_ interrupt: @escaping @Sendable () -> Void) -> SignalWatcher {
         let watcher = SignalWatcher()
         var set = sigset_t()
         sigemptyset(&set)
@@ -89,7 +94,7 @@ final class SignalWatcher: @unchecked Sendable {
         sigaddset(&set, SIGTERM)
         sigaddset(&set, SIGHUP)
         pthread_sigmask(SIG_BLOCK, &set, nil)
-        let context = Unmanaged.passRetained(SignalContext(watcher: watcher, interrupter: interrupter, set: set)).toOpaque()
+        let context = Unmanaged.passRetained(SignalContext(watcher: watcher, interrupt: interrupt, set: set)).toOpaque()
         var thread = pthread_t()
         pthread_create(&thread, nil, { raw in
             guard let raw else { return nil }
@@ -105,7 +110,7 @@ final class SignalWatcher: @unchecked Sendable {
                     _exit(Exit.interrupted)
                 }
                 context.watcher.interrupted = true
-                context.interrupter.interrupt()
+                context.interrupt()
             }
             return nil
         }, context)
@@ -117,11 +122,11 @@ final class SignalWatcher: @unchecked Sendable {
 private final class SignalContext: @unchecked Sendable {
     // Handed once to the signal thread; never shared further.
     let watcher: SignalWatcher
-    let interrupter: Interrupter
+    let interrupt: @Sendable () -> Void
     let set: sigset_t
-    init(watcher: SignalWatcher, interrupter: Interrupter, set: sigset_t) {
+    init(watcher: SignalWatcher, interrupt: @escaping @Sendable () -> Void, set: sigset_t) {
         self.watcher = watcher
-        self.interrupter = interrupter
+        self.interrupt = interrupt
         self.set = set
     }
 }

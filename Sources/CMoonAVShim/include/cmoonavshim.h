@@ -55,4 +55,25 @@ void moon_av_log_capture(int enable_stderr_level);
 void moon_av_last_log(char *buffer, size_t size);
 void moon_av_clear_last_log(void);
 
+// Registers libavdevice's inputs (v4l2, x11grab, pulse, alsa, lavfi); once per process.
+void moon_avdevice_register(void);
+
+// Calls `found(context, name, description)` for each source libavdevice's input `format`
+// lists (description may be NULL). Returns the count, or a negative AVERROR.
+int moon_avdevice_sources(const char *format, void (*found)(void *context, const char *name, const char *description), void *context);
+
+// One frame size of a V4L2 camera's pixel format, with the range of frame intervals it
+// offers (seconds per frame as fractions; shortest = fastest rate).
+typedef struct {
+    uint32_t fourcc;
+    uint32_t width, height;
+    uint32_t shortest_numerator, shortest_denominator;
+    uint32_t longest_numerator, longest_denominator;
+} moon_v4l2_format;
+
+// Lists the capture formats of the V4L2 device at `path` through its ioctls
+// (VIDIOC_ENUM_FMT, _FRAMESIZES, _FRAMEINTERVALS) and copies its card name. Returns the
+// number of entries (at most `capacity`), or -1 when it is not a video capture device.
+int moon_v4l2_formats(const char *path, char *card, size_t card_size, moon_v4l2_format *formats, int capacity);
+
 #endif

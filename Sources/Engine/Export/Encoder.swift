@@ -32,8 +32,10 @@ final class Encoder {
         avcodec_free_context(&maybeContext)
     }
 
+    /// `liveKeyframeInterval`: set for recordings, which encode as the camera delivers (a
+    /// keyframe every that many frames, no B-frames, no lookahead).
     static func video(_ encoding: VideoEncoding, width: Int, height: Int, frameDuration: MediaTime,
-                      color: ColorDescription, muxer: Muxer) throws -> Encoder {
+                      color: ColorDescription, muxer: Muxer, liveKeyframeInterval: Int32? = nil) throws -> Encoder {
         let name = encoding.encoderName
         guard let codec = avcodec_find_encoder_by_name(name) else {
             throw EngineError("this FFmpeg has no \(name) encoder; install one built with it (Debian: libavcodec59 with \(name))")
@@ -68,6 +70,13 @@ final class Encoder {
             // Exactly every N frames: no shorter GOPs either (the codec parameters turn scene cuts off).
             let frames = Int32(clamping: max(1, Int((seconds / frameDuration.seconds).rounded())))
             (context.pointee.gop_size, context.pointee.keyint_min) = (frames, frames)
+        }
+        if let liveKeyframeInterval {
+            // Recordings: a keyframe at each fragment, and no B-frames, so timestamps start at
+            // zero without the edit list a fragmented MP4 cannot write up front; no lookahead,
+            // so what is written (what maxFileSize counts, what survives a kill) follows the camera.
+            (context.pointee.gop_size, context.pointee.max_b_frames) = (liveKeyframeInterval, 0)
+            av_dict_set(&options, "tune", "zerolatency", 0)
         }
         let encoder = try Encoder(context: context, muxer: muxer)
         try check(avcodec_open2(context, codec, &options), "opening the \(name) encoder", context: "output")
@@ -161,7 +170,8 @@ final class Muxer {
     /// file past it is refused.
     var sizeLimit: Int64?
     private var headerBytes: Int64 = 0
-    private var packetBytes: Int64 = 0
+    /// Bytes of encoded media handed to the container so far.
+    private(set) var packetBytes: Int64 = 0
     private var packetCount: Int64 = 0
     private var metadataBytes: Int64 = 0
     /// Where the latest packet written ends, in seconds: how long the file is so far.
@@ -226,7 +236,9 @@ final class Muxer {
     /// Writes the header with the metadata. Standard keys are written as the classic tags;
     /// any other key (a job id, a source name) makes the muxer write QuickTime `mdta`
     /// metadata, which holds arbitrary keys, with the standard ones also under Apple's names.
-    func writeHeader(metadata: [String: String], fastStart: Bool) throws {
+    /// `fragmented`: a fragmented MP4 (an empty moov first, then a moof per second), which
+    /// stays playable up to its last fragment if the writer is killed.
+    func writeHeader(metadata: [String: String], fastStart: Bool, fragmented: Bool = false) throws {
         var options: OpaquePointer? = nil
         defer { av_dict_free(&options) }
         let custom = metadata.keys.contains { !Muxer.standardMetadataKeys.contains($0) }
@@ -238,6 +250,11 @@ final class Muxer {
         for (key, value) in tags { av_dict_set(&context.pointee.metadata, key, value, 0) }
         metadataBytes = tags.reduce(0) { $0 + Int64($1.key.utf8.count + $1.value.utf8.count + 32) }
         if fastStart { av_dict_set(&options, "movflags", "+faststart", AV_DICT_APPEND) }
+        if fragmented {
+            av_dict_set(&options, "movflags", "+frag_keyframe+empty_moov+default_base_moof", AV_DICT_APPEND)
+            av_dict_set(&options, "frag_duration", "1000000", 0)
+            context.pointee.flags |= AVFMT_FLAG_FLUSH_PACKETS
+        }
         try check(avformat_write_header(context, &options), "writing the header", context: "output \"\(path)\"")
         headerWritten = true
         headerBytes = context.pointee.pb.map { avio_tell($0) } ?? 0

@@ -39,6 +39,17 @@ final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
         return true
     }
 
+    /// Adds the item only if there is room now: false when full or closed (a real-time
+    /// producer drops rather than waits).
+    func tryPush(_ item: Element) -> Bool {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        guard items.count < capacity, !closed else { return false }
+        items.append(item)
+        pthread_cond_signal(&notEmpty)
+        return true
+    }
+
     /// Waits for an item; nil once the queue is closed and drained.
     func pop() -> Element? {
         pthread_mutex_lock(&mutex)

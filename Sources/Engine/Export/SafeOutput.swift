@@ -81,15 +81,20 @@ struct SafeOutput: ExportOutput {
 
     /// Checks the destination before any work: directory present and writable, no existing
     /// file unless `overwrite`, and never an input.
-    init(path: String, overwrite: Bool, inputs: [String], readFiles: InputRegistry? = nil) throws {
+    /// `temporarySuffix`: how the temporary name ends; anything but "tmp" is not swept up as
+    /// abandoned (a recording interrupted by a crash is the user's only copy).
+    init(path: String, overwrite: Bool, inputs: [String], readFiles: InputRegistry? = nil, temporarySuffix: String = "tmp") throws {
         (self.path, self.overwrite, self.inputs, self.readFiles) = (path, overwrite, inputs, readFiles)
         let name: String
         (directory, name) = try SafeOutput.checkedLocation(of: path)
         try SafeOutput.checkReplaceable(path, overwrite: overwrite, inputs: inputs, readFiles: readFiles)
         SafeOutput.removeAbandonedFiles(in: directory, for: name)
-        temporaryPath = "\(directory)/.\(name).moonreel-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp"
-        let registered = temporaryPath
-        pendingTemporaryFiles.withLock { _ = $0.insert(registered) }
+        temporaryPath = "\(directory)/.\(name).moonreel-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).\(temporarySuffix)"
+        // A forced exit removes unfinished exports, never a recording (a take cannot be redone).
+        if temporarySuffix == "tmp" {
+            let registered = temporaryPath
+            pendingTemporaryFiles.withLock { _ = $0.insert(registered) }
+        }
     }
 
     /// The output's directory and file name, once the directory is known to exist and be writable.

@@ -17,24 +17,51 @@ final class Demuxer {
         try Demuxer.checkReadableFile(path)
         interruptFlag = .allocate(capacity: 1)
         interruptFlag.initialize(to: 0)
-        guard var context = avformat_alloc_context() else {
+        var options: OpaquePointer? = nil
+        let (opened, openStatus) = Demuxer.open(path, format: nil, options: &options, interruptFlag: interruptFlag)
+        guard let context = opened else {
             interruptFlag.deallocate()
-            throw EngineError("input \"\(path)\": out of memory")
+            throw openStatus == 0 ? EngineError("input \"\(path)\": out of memory") : Demuxer.describeOpenFailure(path: path, code: openStatus)
         }
-        moon_set_interrupt(context, interruptFlag)
-        moon_av_clear_last_log()
-        var maybeContext: UnsafeMutablePointer<AVFormatContext>? = context
-        let openStatus = avformat_open_input(&maybeContext, path, nil, nil)
-        guard openStatus >= 0, let opened = maybeContext else {
-            interruptFlag.deallocate()
-            throw Demuxer.describeOpenFailure(path: path, code: openStatus)
-        }
-        context = opened
         self.context = context
         let infoStatus = avformat_find_stream_info(context, nil)
         if infoStatus < 0 {
             throw EngineError("input \"\(path)\": cannot read stream information (\(FFmpegError.text(for: infoStatus))); the file may be truncated or corrupt")
         }
+    }
+
+    /// Opens a capture device through a libavdevice input format (`label` names it in errors).
+    init(device name: String, format: UnsafePointer<AVInputFormat>, options: [String: String], label: String) throws {
+        path = name
+        interruptFlag = .allocate(capacity: 1)
+        interruptFlag.initialize(to: 0)
+        var dictionary: OpaquePointer? = nil
+        defer { av_dict_free(&dictionary) }
+        for (key, value) in options { av_dict_set(&dictionary, key, value, 0) }
+        let (maybeOpened, openStatus) = Demuxer.open(name, format: format, options: &dictionary, interruptFlag: interruptFlag)
+        guard let opened = maybeOpened else {
+            interruptFlag.deallocate()
+            let logged = FFmpegError.lastLogLine()
+            let reason = openStatus == 0 ? "out of memory" : logged.isEmpty ? FFmpegError.text(for: openStatus) : logged
+            throw EngineError("\(label): cannot open the device: \(reason); check that it exists and is not in use")
+        }
+        self.context = opened
+        let infoStatus = avformat_find_stream_info(opened, nil)
+        if infoStatus < 0 {
+            throw EngineError("\(label): the device delivers nothing readable (\(FFmpegError.text(for: infoStatus)))")
+        }
+    }
+
+    /// Opens an input whose blocking reads `interruptFlag` can stop: the context, or nil
+    /// and FFmpeg's status (0 when the context could not even be allocated).
+    private static func open(_ url: String, format: UnsafePointer<AVInputFormat>?, options: inout OpaquePointer?,
+                             interruptFlag: UnsafeMutablePointer<Int32>) -> (UnsafeMutablePointer<AVFormatContext>?, Int32) {
+        guard let context = avformat_alloc_context() else { return (nil, 0) }
+        moon_set_interrupt(context, interruptFlag)
+        moon_av_clear_last_log()
+        var maybeContext: UnsafeMutablePointer<AVFormatContext>? = context
+        let status = avformat_open_input(&maybeContext, url, format, &options)
+        return status >= 0 ? (maybeContext, status) : (nil, status)
     }
 
     deinit {

@@ -1,0 +1,279 @@
+import CMoonLua
+import CMoonLuaShim
+import Engine
+import ScriptHost
+
+/// A capture session as scripts see it: the engine's session and the script's callbacks,
+/// which run on the script's thread while it waits in `wait()` or `stopRecording()`.
+final class ScriptCaptureSession {
+    let session = CaptureSession()
+    /// Registry references of the callback functions, by event name.
+    var callbacks: [String: Int32] = [:]
+
+    /// A script that ends (or drops the session) while recording still gets a finished file.
+    deinit {
+        if session.status == .recording { session.stopRecording() }
+    }
+}
+
+/// `av.captureDevices(type)`, `av.captureDevice(id)` and `av.captureSession()`
+/// (AVCaptureDevice, AVCaptureSession with an AVCaptureMovieFileOutput).
+extension API {
+    static let captureEvents = ["onStarted", "onFinished", "onError"]
+
+    func makeCaptureDeviceClass() -> LuaClass {
+        let luaClass = LuaClass("CaptureDevice", doc: "A camera, screen or microphone that a capture session records.")
+        luaClass.describe = { object in
+            guard let d = object as? CaptureDevice else { return "CaptureDevice" }
+            return "CaptureDevice(\(d.uniqueID), \(d.mediaType.rawValue))"
+        }
+        luaClass.property("uniqueID", of: CaptureDevice.self, doc: "\"backend:name\", e.g. \"lavfi:testsrc2\", \"v4l2:/dev/video0\"") { call, d in call.push(d.uniqueID) }
+        luaClass.property("localizedName", of: CaptureDevice.self, doc: "a name for people, e.g. \"Virtual camera (testsrc2)\"") { call, d in call.push(d.localizedName) }
+        luaClass.property("backend", of: CaptureDevice.self, doc: CaptureBackend.allCases.map(\.rawValue).joined(separator: ", ")) { call, d in call.push(d.backend.rawValue) }
+        luaClass.property("mediaType", of: CaptureDevice.self, doc: "\"video\" or \"audio\"") { call, d in call.push(d.mediaType.rawValue) }
+        luaClass.property("formats", of: CaptureDevice.self, doc: "array of {width=, height=, pixelFormat=, frameRateRanges={{min, max}…}} or {sampleRate=, channels=}") { [unowned self] call, d in
+            call.pushArray(d.formats) { push(call, captureFormat: $0) }
+        }
+        luaClass.property("activeFormat", of: CaptureDevice.self, doc: "the format it records in (set with format{})") { [unowned self] call, d in
+            if let format = d.activeFormat { push(call, captureFormat: format) } else { call.pushNil() }
+        }
+        luaClass.property("activeFrameRate", of: CaptureDevice.self, doc: "frames per second it records at (video)") { call, d in
+            if d.mediaType == .video { call.push(d.recordingFormat.frameRate) } else { call.pushNil() }
+        }
+        luaClass.method("format", of: CaptureDevice.self,
+                        doc: "device:format{width=, height=, frameRate=} (video) or {sampleRate=, channels=} (audio): picks the format to record in and returns it; an error lists the formats there are") { [unowned self] call, d in
+            let table: Int32 = 2
+            guard call.type(table) == LUA_TTABLE else { throw call.typeError(table, expected: "table {width=, height=, frameRate=} or {sampleRate=, channels=}") }
+            let known = d.mediaType == .video ? ["width", "height", "frameRate"] : ["sampleRate", "channels"]
+            try call.forEachField(of: table) { key in
+                guard known.contains(key) else {
+                    throw call.argumentError(table, "unknown \(d.mediaType.rawValue) format field \(key.quotedForMessage()) (known: \(known.joined(separator: ", ")))")
+                }
+            }
+            func integer(_ name: String) throws -> Int? { try field(call, table, name, 0) { try call.integer(-1) } }
+            let format = try engine(call) {
+                try d.selectFormat(width: try integer("width"), height: try integer("height"),
+                                   frameRate: try field(call, table, "frameRate", 0) { try finite(call, -1) },
+                                   sampleRate: try integer("sampleRate"), channels: try integer("channels"))
+            }
+            push(call, captureFormat: format)
+            return 1
+        }
+        luaClass.example = """
+            local camera = av.captureDevice("lavfi:testsrc2")
+            camera:format{ width = 1280, height = 720, frameRate = 60 }
+            """
+        return luaClass
+    }
+
+    func makeCaptureSessionClass() -> LuaClass {
+        let luaClass = LuaClass("CaptureSession", doc: "Records cameras, screens and microphones to a movie file (docs/recording.md).")
+        luaClass.describe = { object in
+            guard let s = object as? ScriptCaptureSession else { return "CaptureSession" }
+            return "CaptureSession(\(s.session.inputs.map(\.uniqueID).joined(separator: ", ")), \(s.session.status.rawValue))"
+        }
+        luaClass.property("inputs", of: ScriptCaptureSession.self) { [unowned self] call, s in
+            call.pushArray(s.session.inputs) { call.push($0, as: captureDevice) }
+        }
+        luaClass.property("presetName", of: ScriptCaptureSession.self, doc: "export preset that encodes the recording (default MediumQuality)",
+                          get: { call, s in call.push(s.session.preset?.name ?? "MediumQuality") },
+                          set: { call, s, index in
+                              let name = try call.string(index)
+                              guard let preset = ExportPreset.named(AppleNames.presetName(name)), preset.video != nil, !preset.isSmartCut else {
+                                  let usable = ExportPreset.all.filter { $0.video != nil && !$0.isSmartCut }.map(\.name)
+                                  throw call.argumentError(index, "preset \(name.quotedForMessage()) cannot record (use one of \(usable.joined(separator: ", ")))")
+                              }
+                              s.session.preset = preset
+                          })
+        luaClass.property("overwrite", of: ScriptCaptureSession.self, doc: "replace an existing output (once the recording is finished)",
+                          get: { call, s in call.push(s.session.overwrite) },
+                          set: { call, s, index in s.session.overwrite = try call.boolean(index) })
+        for event in API.captureEvents {
+            luaClass.property(event, of: ScriptCaptureSession.self, doc: "", get: { call, s in
+                if let reference = s.callbacks[event] { lua_rawgeti(call.L, MOON_LUA_REGISTRYINDEX, lua_Integer(reference)) } else { call.pushNil() }
+            }, set: { call, s, index in
+                guard call.type(index) == LUA_TFUNCTION || call.isNoneOrNil(index) else { throw call.typeError(index, expected: "function or nil") }
+                if let old = s.callbacks.removeValue(forKey: event) { luaL_unref(call.L, MOON_LUA_REGISTRYINDEX, old) }
+                guard !call.isNoneOrNil(index) else { return }
+                call.pushValue(index)
+                s.callbacks[event] = luaL_ref(call.L, MOON_LUA_REGISTRYINDEX)
+            })
+        }
+        luaClass.property("status", of: ScriptCaptureSession.self, doc: "waiting, recording, finished or failed") { call, s in call.push(s.session.status.rawValue) }
+        luaClass.property("error", of: ScriptCaptureSession.self) { call, s in if let e = s.session.error { call.push(e.message) } else { call.pushNil() } }
+        luaClass.method("addInput", of: ScriptCaptureSession.self, doc: "session:addInput(device): one camera or screen and one microphone") { [unowned self] call, s in
+            let device: CaptureDevice = try call.object(2, captureDevice)
+            try engine(call) { try s.session.addInput(device) }
+            return 0
+        }
+        luaClass.method("startRecording", of: ScriptCaptureSession.self,
+                        doc: "session:startRecording(path, {maxDuration=, maxFileSize=}): starts writing a fragmented MP4 and returns; true, or nil and a message") { [unowned self] call, s in
+            let path = try filePath(call, 2)
+            if !call.isNoneOrNil(3) {
+                guard call.type(3) == LUA_TTABLE else { throw call.typeError(3, expected: "table {maxDuration=, maxFileSize=}") }
+                try call.forEachField(of: 3) { key in
+                    guard key == "maxDuration" || key == "maxFileSize" else {
+                        throw call.argumentError(3, "unknown recording option \(key.quotedForMessage()) (known: maxDuration, maxFileSize)")
+                    }
+                }
+                s.session.maxDuration = try field(call, 3, "maxDuration", 0) { try duration(call, -1) }
+                s.session.maxFileSize = try field(call, 3, "maxFileSize", 0) { () throws -> Int64 in
+                    let bytes = try call.integer(-1)
+                    guard bytes >= 256 * 1024 else { throw call.argumentError(-1, "maxFileSize must be at least 262144 bytes, got \(bytes)") }
+                    return Int64(bytes)
+                }
+            }
+            if overwriteOutputs { s.session.overwrite = true }
+            s.session.readFiles = readFiles
+            s.session.parentCancellation = exportCancellation
+            do {
+                try s.session.startRecording(to: path)
+            } catch {
+                call.pushNil()
+                call.push(LuaState.scriptPosition(call.L) + "\(error)".oneLine)
+                return 2
+            }
+            call.push(true)
+            return 1
+        }
+        luaClass.method("wait", of: ScriptCaptureSession.self,
+                        doc: "session:wait(): runs the callbacks as the recording goes and returns when it ends (maxDuration, maxFileSize): the summary, or nil and a message") { [unowned self] call, s in
+            try finishRecording(call, s)
+        }
+        luaClass.method("stopRecording", of: ScriptCaptureSession.self,
+                        doc: "session:stopRecording(): stops, finishes the file and moves it into place: the summary, or nil and a message") { [unowned self] call, s in
+            s.session.requestStop()
+            return try finishRecording(call, s)
+        }
+        luaClass.document([
+            "inputs": "the devices added with addInput",
+            "error": "why the recording failed (one line), or nil",
+            "onStarted": "function(path), called when recording starts",
+            "onFinished": "function(summary), called when the file is in place; summary = {path=, duration=, videoFrames=, droppedVideoFrames=, audioSamples=, droppedAudioSamples=, fileSize=, reason=} (reason: stopped, maxDuration, maxFileSize)",
+            "onError": "function(message, kind), called when recording fails",
+        ])
+        luaClass.example = """
+            local session = av.captureSession()
+            session:addInput(av.captureDevice("lavfi:testsrc2"))
+            session:addInput(av.captureDevice("lavfi:sine"))
+            session.onFinished = function(summary) print(summary.duration, summary.droppedVideoFrames) end
+            assert(session:startRecording("take.mp4", { maxDuration = 5 }))
+            local summary = assert(session:wait())
+            """
+        return luaClass
+    }
+
+    /// Waits for the recording to end, calling the script's callbacks for each event on
+    /// this thread; returns the summary, or nil and the message.
+    private func finishRecording(_ call: LuaCall, _ s: ScriptCaptureSession) throws -> Int32 {
+        guard s.session.status != .waiting else { throw LuaArgumentError("\(call.functionName): the session is not recording (call startRecording first)") }
+        let position = LuaState.scriptPosition(call.L)
+        var failure: ExportError? = nil
+        var summary: CaptureSummary? = nil
+        while let event = s.session.nextEvent() {
+            switch event {
+            case .started(let path):
+                try callBack(call, s, "onStarted") { call.push(path) }
+            case .finished(let result):
+                summary = result
+                try callBack(call, s, "onFinished") { push(call, summary: result) }
+            case .failed(let error):
+                failure = error
+                try callBack(call, s, "onError") { call.push(error.message); call.push(error.kind.rawValue) }
+            }
+        }
+        s.session.waitUntilFinished()
+        summary = summary ?? s.session.summary
+        if let failure = failure ?? s.session.error {
+            call.pushNil()
+            call.push(position + failure.message.oneLine)
+            return 2
+        }
+        guard let summary else {
+            call.pushNil()
+            call.push(position + "the recording ended without a result")
+            return 2
+        }
+        push(call, summary: summary)
+        return 1
+    }
+
+    /// Calls the `event` callback, if set, with the values `arguments` pushes.
+    private func callBack(_ call: LuaCall, _ s: ScriptCaptureSession, _ event: String, _ arguments: () -> Void) throws {
+        guard let reference = s.callbacks[event] else { return }
+        let base = lua_gettop(call.L)
+        lua_rawgeti(call.L, MOON_LUA_REGISTRYINDEX, lua_Integer(reference))
+        arguments()
+        do {
+            try lua.call(argumentCount: lua_gettop(call.L) - base - 1, resultCount: 0)
+        } catch {
+            // The recording goes on being finished; the script's error is raised after.
+            s.session.requestStop()
+            s.session.waitUntilFinished()
+            throw error
+        }
+    }
+
+    private func push(_ call: LuaCall, summary: CaptureSummary) {
+        call.pushRecord {
+            call.push(summary.path); call.setField("path")
+            call.push(summary.duration.seconds); call.setField("duration")
+            call.push(Int(summary.videoFrames)); call.setField("videoFrames")
+            call.push(Int(summary.droppedVideoFrames)); call.setField("droppedVideoFrames")
+            call.push(Int(summary.audioSamples)); call.setField("audioSamples")
+            call.push(Int(summary.droppedAudioSamples)); call.setField("droppedAudioSamples")
+            call.push(Int(summary.fileSize)); call.setField("fileSize")
+            call.push(summary.reason.rawValue); call.setField("reason")
+        }
+    }
+
+    private func push(_ call: LuaCall, captureFormat format: CaptureFormat) {
+        call.pushRecord {
+            if format.mediaType == .video {
+                call.push(format.width); call.setField("width")
+                call.push(format.height); call.setField("height")
+                call.push(format.pixelFormat); call.setField("pixelFormat")
+                call.pushArray(format.frameRateRanges) { range in
+                    call.pushArray([range.minimum, range.maximum]) { call.push($0) }
+                }
+                call.setField("frameRateRanges")
+            } else {
+                call.push(format.sampleRate); call.setField("sampleRate")
+                call.push(format.channels); call.setField("channels")
+            }
+            call.push(format.description); call.setField("description")
+        }
+    }
+
+    /// Capture opens devices and writes files: none of it is reachable from an effect.
+    private func checkNotSandboxed(_ call: LuaCall) throws {
+        guard !lua.isSandboxed else { throw LuaArgumentError("\(call.functionName): effects cannot record") }
+    }
+
+    var captureFunctions: [(String, String, LuaFunction)] {
+        [("captureDevices", "av.captureDevices(\"video\" | \"audio\"): the cameras and screens, or the microphones (lavfi virtual ones always)", { [unowned self] call in
+            try checkNotSandboxed(call)
+            let type = try choice(call, 1, CaptureMediaType.self)
+            call.pushArray(CaptureDevices.list(type)) { call.push($0, as: captureDevice) }
+            return 1
+         }),
+         ("captureDevice", "av.captureDevice(uniqueID): the device with this ID (e.g. \"lavfi:testsrc2\", \"v4l2:/dev/video0\"), or the default \"video\" or \"audio\" device", { [unowned self] call in
+            try checkNotSandboxed(call)
+            let id = try call.string(1)
+            let device = try engine(call) { () throws -> CaptureDevice in
+                if let type = CaptureMediaType(rawValue: id) {
+                    guard let first = CaptureDevices.list(type).first else { throw EngineError("there is no \(id) capture device") }
+                    return first
+                }
+                return try CaptureDevices.device(id)
+            }
+            call.push(device, as: captureDevice)
+            return 1
+         }),
+         ("captureSession", "av.captureSession(): a session that records its inputs to a movie file", { [unowned self] call in
+            try checkNotSandboxed(call)
+            call.push(ScriptCaptureSession(), as: captureSession)
+            return 1
+         })]
+    }
+}

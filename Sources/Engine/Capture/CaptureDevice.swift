@@ -1,0 +1,207 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CMoonFFmpeg
+import CMoonAVShim
+
+public enum CaptureMediaType: String, Sendable, CaseIterable {
+    case video, audio
+}
+
+/// The libavdevice input a device is read through.
+public enum CaptureBackend: String, Sendable, CaseIterable {
+    /// Virtual devices made by libavfilter sources (`testsrc2`, `sine`): for tests and demos.
+    case lavfi
+    case v4l2
+    case x11grab
+    case pulse
+    case alsa
+
+    /// libavdevice's name of the input format.
+    var inputFormatName: String { self == .v4l2 ? "video4linux2" : rawValue }
+}
+
+/// A range of frame rates a video format supports (a camera's discrete rate is a range of one).
+public struct FrameRateRange: Sendable, Equatable {
+    public let minimum: Double
+    public let maximum: Double
+    public init(_ minimum: Double, _ maximum: Double) { (self.minimum, self.maximum) = (minimum, maximum) }
+    func contains(_ rate: Double) -> Bool { rate >= minimum - 1e-6 && rate <= maximum + 1e-6 }
+    var description: String {
+        minimum == maximum ? "\(Self.text(minimum)) fps" : "\(Self.text(minimum))–\(Self.text(maximum)) fps"
+    }
+    static func text(_ rate: Double) -> String {
+        rate == rate.rounded() ? String(Int(rate)) : String((rate * 100).rounded() / 100)
+    }
+}
+
+/// One way a device can deliver media: a picture size, pixel format and frame rates for
+/// video; a sample rate and channel count for audio.
+public struct CaptureFormat: Sendable, Equatable, CustomStringConvertible {
+    public let mediaType: CaptureMediaType
+    public let width: Int
+    public let height: Int
+    /// FFmpeg's name ("yuyv422", "mjpeg", "yuv420p"); empty for audio.
+    public let pixelFormat: String
+    public let frameRateRanges: [FrameRateRange]
+    public let sampleRate: Int
+    public let channels: Int
+
+    public static func video(width: Int, height: Int, pixelFormat: String, frameRates: [FrameRateRange]) -> CaptureFormat {
+        CaptureFormat(mediaType: .video, width: width, height: height, pixelFormat: pixelFormat,
+                      frameRateRanges: frameRates, sampleRate: 0, channels: 0)
+    }
+
+    public static func audio(sampleRate: Int, channels: Int) -> CaptureFormat {
+        CaptureFormat(mediaType: .audio, width: 0, height: 0, pixelFormat: "", frameRateRanges: [], sampleRate: sampleRate, channels: channels)
+    }
+
+    public var description: String {
+        switch mediaType {
+        case .video:
+            let rates = frameRateRanges.map(\.description).joined(separator: ", ")
+            return "\(width)×\(height) \(pixelFormat) \(rates.isEmpty ? "any rate" : rates)"
+        case .audio:
+            return "\(sampleRate) Hz \(channels == 1 ? "mono" : channels == 2 ? "stereo" : "\(channels) channels")"
+        }
+    }
+
+    /// Whether this format can run at `rate` frames per second (any rate when the
+    /// backend does not say).
+    func supports(frameRate rate: Double) -> Bool {
+        frameRateRanges.isEmpty || frameRateRanges.contains { $0.contains(rate) }
+    }
+
+    /// The highest rate the format lists (30 when it lists none).
+    var highestFrameRate: Double { frameRateRanges.map(\.maximum).max() ?? 30 }
+}
+
+/// A camera, screen or microphone (AVCaptureDevice), with the formats it reports and the
+/// one chosen for recording.
+public final class CaptureDevice: @unchecked Sendable {
+    // `activeFormat`/`activeFrameRate` are set by the one script or command that owns the
+    // device before a session starts, then only read by that session's input thread.
+    public let backend: CaptureBackend
+    public let mediaType: CaptureMediaType
+    /// "backend:name", e.g. "lavfi:testsrc2", "v4l2:/dev/video0", "pulse:default".
+    public let uniqueID: String
+    public let localizedName: String
+    /// What the backend reported, strongest first; empty when it cannot list formats.
+    public let formats: [CaptureFormat]
+    /// The format to record in (the first one until chosen).
+    public var activeFormat: CaptureFormat?
+    /// The video frame rate to record at (the active format's highest until chosen).
+    public var activeFrameRate: Double?
+
+    /// The device name handed to libavdevice (the part after "backend:").
+    var inputName: String { String(uniqueID.dropFirst(backend.rawValue.count + 1)) }
+
+    public init(backend: CaptureBackend, mediaType: CaptureMediaType, name: String, localizedName: String, formats: [CaptureFormat]) {
+        self.backend = backend
+        self.mediaType = mediaType
+        uniqueID = "\(backend.rawValue):\(name)"
+        self.localizedName = localizedName
+        self.formats = formats
+        activeFormat = formats.first
+    }
+
+    /// The format to record in and its rate.
+    public var recordingFormat: (format: CaptureFormat, frameRate: Double) {
+        let format = activeFormat ?? formats.first ?? (mediaType == .video
+            ? .video(width: 640, height: 480, pixelFormat: "", frameRates: [])
+            : .audio(sampleRate: 48000, channels: 2))
+        return (format, activeFrameRate ?? format.highestFrameRate)
+    }
+
+    /// Picks the format for recording, like setting `activeFormat` after searching
+    /// `formats`: the first with the size (when given) that supports the rate (when given),
+    /// or the sample rate and channels for audio. Throws a one-line error naming the
+    /// formats there are.
+    @discardableResult
+    public func selectFormat(width: Int? = nil, height: Int? = nil, frameRate: Double? = nil,
+                             sampleRate: Int? = nil, channels: Int? = nil) throws -> CaptureFormat {
+        if let frameRate, !(frameRate.isFinite && frameRate > 0 && frameRate <= 1000) {
+            throw EngineError("frameRate must be above 0 and at most 1000 fps, got \(frameRate)")
+        }
+        let matching = formats.filter { format in
+            (width.map { $0 == format.width } ?? true) && (height.map { $0 == format.height } ?? true)
+                && (frameRate.map { format.supports(frameRate: $0) } ?? true)
+                && (sampleRate.map { $0 == format.sampleRate } ?? true) && (channels.map { $0 == format.channels } ?? true)
+        }
+        guard let chosen = matching.first else {
+            var wanted: [String] = []
+            if width != nil || height != nil { wanted.append("\(width.map(String.init) ?? "any")×\(height.map(String.init) ?? "any")") }
+            if let frameRate { wanted.append("at \(FrameRateRange.text(frameRate)) fps") }
+            if let sampleRate { wanted.append("\(sampleRate) Hz") }
+            if let channels { wanted.append("\(channels) channel\(channels == 1 ? "" : "s")") }
+            let listed = formats.isEmpty ? "it lists none" : "it has " + formats.map(\.description).joined(separator: "; ")
+            throw EngineError("\(mediaType == .video ? "camera" : "microphone") \"\(uniqueID)\" has no format \(wanted.joined(separator: " ")) (\(listed)); pick one of those")
+        }
+        activeFormat = chosen
+        if mediaType == .video { activeFrameRate = frameRate ?? chosen.highestFrameRate }
+        return chosen
+    }
+}
+
+/// Finds capture devices through libavdevice.
+public enum CaptureDevices {
+    /// Registers libavdevice's inputs (once per process).
+    static let registered: Void = { moon_avdevice_register() }()
+
+    /// Every device of `type` that can be opened now: the lavfi virtual devices always,
+    /// cameras (v4l2), the X screen (x11grab, when DISPLAY is set), PulseAudio sources and
+    /// ALSA capture devices when present.
+    public static func list(_ type: CaptureMediaType) -> [CaptureDevice] {
+        _ = registered
+        switch type {
+        case .video:
+            return [virtualCamera()] + V4L2Devices.list() + X11Screen.list()
+        case .audio:
+            return [virtualMicrophone()] + listedSources(.pulse) + ALSADevices.list()
+        }
+    }
+
+    /// The device with this unique ID (or, failing that, this localized name), of `type`
+    /// or of either type.
+    public static func device(_ id: String, type: CaptureMediaType? = nil) throws -> CaptureDevice {
+        let devices = type.map { list($0) } ?? CaptureMediaType.allCases.flatMap { list($0) }
+        if let device = devices.first(where: { $0.uniqueID == id }) ?? devices.first(where: { $0.localizedName == id }) { return device }
+        throw EngineError("no \(type.map { $0.rawValue + " " } ?? "")capture device \"\(id)\" (there are: \(devices.map(\.uniqueID).joined(separator: ", "))); "
+                          + "list them with `moonreel record --list`")
+    }
+
+    /// libavfilter's `testsrc2`: any size; these are the usual ones.
+    static func virtualCamera() -> CaptureDevice {
+        let sizes = [(320, 240), (640, 480), (1280, 720), (1920, 1080)]
+        return CaptureDevice(backend: .lavfi, mediaType: .video, name: "testsrc2", localizedName: "Virtual camera (testsrc2)",
+                             formats: sizes.map { .video(width: $0.0, height: $0.1, pixelFormat: "yuv420p", frameRates: [FrameRateRange(1, 120)]) })
+    }
+
+    /// libavfilter's `sine` (a 440 Hz tone).
+    static func virtualMicrophone() -> CaptureDevice {
+        CaptureDevice(backend: .lavfi, mediaType: .audio, name: "sine", localizedName: "Virtual microphone (sine 440 Hz)",
+                      formats: [.audio(sampleRate: 48000, channels: 2), .audio(sampleRate: 48000, channels: 1),
+                                .audio(sampleRate: 44100, channels: 2), .audio(sampleRate: 44100, channels: 1)])
+    }
+
+    /// Sources a backend lists through `avdevice_list_input_sources` (PulseAudio needs a
+    /// running server; none listed otherwise).
+    static func listedSources(_ backend: CaptureBackend) -> [CaptureDevice] {
+        final class Found { var sources: [(name: String, description: String)] = [] }
+        let found = Found()
+        _ = moon_avdevice_sources(backend.inputFormatName, { context, name, description in
+            guard let context, let name else { return }
+            let found = Unmanaged<Found>.fromOpaque(context).takeUnretainedValue()
+            found.sources.append((String(cString: name), description.map { String(cString: $0) } ?? String(cString: name)))
+        }, Unmanaged.passUnretained(found).toOpaque())
+        return found.sources.map {
+            CaptureDevice(backend: backend, mediaType: .audio, name: $0.name, localizedName: $0.description, formats: standardAudioFormats)
+        }
+    }
+
+    /// What PulseAudio and ALSA's plug layer convert to for any microphone.
+    static let standardAudioFormats: [CaptureFormat] = [
+        .audio(sampleRate: 48000, channels: 2), .audio(sampleRate: 48000, channels: 1),
+        .audio(sampleRate: 44100, channels: 2), .audio(sampleRate: 44100, channels: 1),
+    ]
+}

@@ -1,0 +1,314 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import Engine
+
+/// Capture sessions with no camera: lavfi's virtual camera (testsrc2) and microphone (sine),
+/// recorded in real time and checked with ffprobe. Serialized: each records in real time,
+/// and recordings side by side on two cores would drop frames.
+@Suite(.serialized) struct CaptureTests {
+    /// Records `arg[1]` for `arg[2]` seconds from the virtual camera at 320×240, `arg[3]` fps,
+    /// and the virtual microphone; prints each callback and the summary.
+    static let recordScript = """
+        local camera = av.captureDevice("lavfi:testsrc2")
+        camera:format{ width = 320, height = 240, frameRate = tonumber(arg[3]) }
+        local session = av.captureSession()
+        session:addInput(camera)
+        session:addInput(av.captureDevice("lavfi:sine"))
+        session.onStarted = function(path) print("started " .. path) end
+        session.onFinished = function(s) print("finished " .. s.reason) end
+        session.onError = function(message) print("error " .. message) end
+        assert(session:startRecording(arg[1], { maxDuration = tonumber(arg[2]) }))
+        local summary = assert(session:wait())
+        print(summary.videoFrames, summary.droppedVideoFrames, summary.audioSamples, summary.droppedAudioSamples, summary.duration, session.status)
+        """
+
+    /// ffprobe's view of a recording of `seconds` at `rate` fps with audio: frame rate, frame
+    /// count, durations within 2 %, and audio starting and ending with the video.
+    static func checkRecording(_ path: String, seconds: Double, rate: Double) throws {
+        let probe = try Tool.ffprobe(path)
+        let video = try #require(probe.video), audio = try #require(probe.audio)
+        #expect(video.frameRate == rate, "r_frame_rate \(video.r_frame_rate ?? "?")")
+        let frames = Double(video.frameCount ?? 0)
+        #expect(abs(frames - seconds * rate) <= 3, "\(frames) frames")
+        let videoDuration = video.durationSeconds ?? 0, audioDuration = audio.durationSeconds ?? 0
+        #expect(abs(probe.duration - seconds) <= seconds * 0.02, "file \(probe.duration) s")
+        #expect(abs(videoDuration - seconds) <= seconds * 0.02, "video \(videoDuration) s")
+        #expect(abs(audioDuration - seconds) <= seconds * 0.02, "audio \(audioDuration) s")
+        let videoStart = Double(video.start_time ?? "") ?? -1, audioStart = Double(audio.start_time ?? "") ?? -1
+        #expect(abs(videoStart - audioStart) <= 0.03, "video starts at \(videoStart) s, audio at \(audioStart) s")
+        #expect(abs((videoStart + videoDuration) - (audioStart + audioDuration)) <= 0.05, "video ends at \(videoStart + videoDuration) s, audio at \(audioStart + audioDuration) s")
+        #expect(audio.sample_rate == "48000" && audio.channels == 2)
+    }
+
+    /// Names in `path`'s folder other than the output itself (temporary files left behind).
+    static func leftovers(beside path: String) throws -> [String] {
+        let folder = (path as NSString).deletingLastPathComponent
+        return try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0 != (path as NSString).lastPathComponent }
+    }
+
+    @Test func scriptRecordsFiveSecondsAtSixtyFPS() throws {
+        let output = Fixtures.scratchPath("take.mp4")
+        let result = try Moonreel.runScript(Self.recordScript, arguments: [output, "5", "60"])
+        #expect(result.status == 0, "\(result.err)")
+        let lines = result.out.split(separator: "\n").map(String.init)
+        #expect(lines.first == "started \(output)" && lines.dropFirst().first == "finished maxDuration", "\(result.out)")
+        let numbers = (lines.last ?? "").split(separator: "\t").map(String.init)
+        #expect(numbers.count == 6 && numbers[5] == "finished", "\(result.out)")
+        if numbers.count == 6 {
+            #expect(abs((Int(numbers[0]) ?? 0) - 300) <= 3 && numbers[1] == "0", "frames: \(numbers[0]), dropped \(numbers[1])")
+            #expect(abs((Int(numbers[2]) ?? 0) - 240_000) <= 1024 && numbers[3] == "0", "samples: \(numbers[2]), dropped \(numbers[3])")
+        }
+        try Self.checkRecording(output, seconds: 5, rate: 60)
+        #expect(try Self.leftovers(beside: output).isEmpty)
+    }
+
+    @Test func recordCommandRecordsFiveSeconds() throws {
+        let output = Fixtures.scratchPath("take.mov")
+        let result = try Moonreel.run(["record", "--video", "lavfi:testsrc2", "--audio", "lavfi:sine", "--size", "320x240",
+                                       "--rate", "60", "--duration", "5", "-o", output])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out.contains("300 frames (0 dropped)") && result.out.contains("reason: maxDuration"), "\(result.out)")
+        try Self.checkRecording(output, seconds: 5, rate: 60)
+    }
+
+    /// Runs `moonreel record` of the virtual devices at 30 fps into `output`, with no end,
+    /// and sends it `signal` after `seconds`; returns its exit status.
+    static func record(_ output: String, signal: Int32, after seconds: Double) throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Moonreel.executable)
+        process.arguments = ["record", "--quiet", "--video", "lavfi:testsrc2", "--audio", "lavfi:sine", "--size", "320x240", "--rate", "30", "-o", output]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        usleep(UInt32(seconds * 1_000_000))
+        kill(process.processIdentifier, signal)
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    @Test func ctrlCFinishesTheFileCleanly() throws {
+        let output = Fixtures.scratchPath("interrupted.mp4")
+        #expect(try Self.record(output, signal: SIGINT, after: 3) == 0)
+        let probe = try Tool.ffprobe(output)
+        #expect(probe.duration > 1.5 && probe.duration < 3.5, "\(probe.duration) s")
+        #expect(abs((probe.video?.durationSeconds ?? 0) - (probe.audio?.durationSeconds ?? 0)) <= 0.05)
+        #expect(try Self.leftovers(beside: output).isEmpty)
+    }
+
+    /// SIGKILL cannot be caught: what was written up to the last fragment must still play,
+    /// and the output name must never hold a half-written file.
+    @Test func killedRecordingLeavesAPlayableHiddenFile() throws {
+        let output = Fixtures.scratchPath("killed.mp4")
+        _ = try Self.record(output, signal: SIGKILL, after: 4)
+        #expect(!FileManager.default.fileExists(atPath: output))
+        let left = try Self.leftovers(beside: output)
+        #expect(left.count == 1 && left[0].hasPrefix(".killed.mp4.moonreel-") && left[0].hasSuffix(".recording.mp4"), "\(left)")
+        guard let hidden = left.first else { return }
+        let path = (output as NSString).deletingLastPathComponent + "/" + hidden
+        let probe = try Tool.ffprobe(path)
+        #expect((probe.video?.frameCount ?? 0) >= 30, "\(probe.video?.frameCount ?? 0) frames survived")
+        #expect((probe.audio?.frameCount ?? 0) > 0)
+        try Tool.ffmpeg(["-i", path, "-f", "null", "-"]) // decodes to the end without an error
+        // A new recording to the same name keeps the survivor (it is no abandoned .tmp file).
+        let again = try Moonreel.run(["record", "--quiet", "--video", "lavfi:testsrc2", "--duration", "1", "-o", output])
+        #expect(again.status == 0, "\(again.err)")
+        #expect(try Self.leftovers(beside: output) == [hidden])
+    }
+
+    /// An encoder slower than the camera (1080p60 with HighestQuality on a loaded machine)
+    /// drops pictures, spread over the take and counted, and never the sound.
+    @Test func aSlowEncoderDropsFramesEvenlyAndCountsThem() throws {
+        let output = Fixtures.scratchPath("busy.mp4")
+        let result = try Moonreel.run(["record", "--video", "lavfi:testsrc2", "--audio", "lavfi:sine", "--size", "1920x1080",
+                                       "--rate", "60", "--preset", "HighestQuality", "--duration", "2", "-o", output])
+        #expect(result.status == 0, "\(result.err)")
+        // Every frame slot of the take is a picture or a dropped frame.
+        let counts = try #require(result.out.firstMatch(of: /(\d+) frames \((\d+) dropped\), \d+ audio samples \((\d+) dropped\)/))
+        #expect(Int(counts.1).map { $0 + (Int(counts.2) ?? 0) } == 120 && counts.3 == "0", "\(result.out)")
+        let times = try Tool.framePTS(output)
+        #expect((times.last ?? 0) > 1.5, "the last picture is at \(times.last ?? 0) s")
+        #expect(abs((try Tool.ffprobe(output).audio?.durationSeconds ?? 0) - 2) <= 0.04)
+    }
+
+    @Test func maxFileSizeStopsBeforeTheLimit() throws {
+        let output = Fixtures.scratchPath("small.mp4")
+        let limit = 400_000
+        let result = try Moonreel.runScript("""
+            local camera = av.captureDevice("lavfi:testsrc2")
+            camera:format{ width = 640, height = 480, frameRate = 30 }
+            local session = av.captureSession()
+            session.presetName = "HighestQuality"
+            session:addInput(camera)
+            assert(session:startRecording(arg[1], { maxDuration = 30, maxFileSize = \(limit) }))
+            local summary = assert(session:wait())
+            print(summary.reason, summary.fileSize)
+            """, arguments: [output])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out.hasPrefix("maxFileSize\t"), "\(result.out)")
+        let size = (try FileManager.default.attributesOfItem(atPath: output)[.size] as? Int) ?? 0
+        #expect(size > limit / 2 && size <= limit, "\(size) bytes")
+        #expect((try Tool.ffprobe(output).video?.frameCount ?? 0) > 0)
+    }
+
+    @Test func stopRecordingFromTheScriptAndWhenTheScriptEnds() throws {
+        let stopped = Fixtures.scratchPath("stopped.mp4"), abandoned = Fixtures.scratchPath("abandoned.mp4")
+        let result = try Moonreel.runScript("""
+            local function record(path)
+              local session = av.captureSession()
+              session:addInput(av.captureDevice("lavfi:sine"))
+              assert(session:startRecording(path))
+              local t = os.clock() + 0.5
+              while os.clock() < t do end
+              return session
+            end
+            local summary = assert(record(arg[1]):stopRecording())
+            print(summary.reason, summary.audioSamples > 0)
+            record(arg[2]) -- never stopped: ending the script finishes it
+            """, arguments: [stopped, abandoned])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out == "stopped\ttrue\n", "\(result.out)")
+        for path in [stopped, abandoned] {
+            #expect((try Tool.ffprobe(path).audio?.durationSeconds ?? 0) > 0.2, "\(path)")
+            #expect(try Self.leftovers(beside: path).isEmpty)
+        }
+    }
+
+    @Test func formatAndRequestErrorsSayWhatThereIs() throws {
+        let result = try Moonreel.runScript("""
+            local camera = av.captureDevice("lavfi:testsrc2")
+            local mic = av.captureDevice("lavfi:sine")
+            local function try(f) local ok, err = pcall(f); print(err) end
+            try(function() camera:format{ width = 333, height = 240, frameRate = 60 } end)
+            try(function() camera:format{ width = 320, height = 240, frameRate = 500 } end)
+            try(function() camera:format{ width = 320, fps = 30 } end)
+            try(function() mic:format{ sampleRate = 12345 } end)
+            try(function() av.captureDevice("v4l2:/dev/nothing") end)
+            local session = av.captureSession()
+            session:addInput(camera)
+            try(function() session:addInput(av.captureDevice("video")) end)
+            print(session:startRecording("take.mkv"))
+            try(function() session.presetName = "Passthrough" end)
+            try(function() session:wait() end)
+            """)
+        #expect(result.status == 0, "\(result.err)")
+        let lines = result.out.split(separator: "\n").map(String.init)
+        let expected = [
+            "has no format 333×240 at 60 fps (it has 320×240 yuv420p 1–120 fps; 640×480 yuv420p 1–120 fps; 1280×720 yuv420p 1–120 fps; 1920×1080 yuv420p 1–120 fps)",
+            "has no format 320×240 at 500 fps",
+            "unknown video format field \"fps\" (known: width, height, frameRate)",
+            "microphone \"lavfi:sine\" has no format 12345 Hz (it has 48000 Hz stereo; 48000 Hz mono; 44100 Hz stereo; 44100 Hz mono)",
+            "no capture device \"v4l2:/dev/nothing\" (there are: lavfi:testsrc2",
+            "the session already records video from \"lavfi:testsrc2\"",
+            "test.lua:12: recordings are written as fragmented MP4: name the output .mp4 or .mov",
+            "preset \"Passthrough\" cannot record",
+            "the session is not recording (call startRecording first)",
+        ]
+        #expect(lines.count == expected.count, "\(result.out)")
+        for (line, fragment) in zip(lines, expected) {
+            #expect(line.contains(fragment), "\(line)\nshould contain: \(fragment)")
+        }
+    }
+
+    @Test func effectsCannotRecord() throws {
+        let (result, directory) = try EffectBoundaryTests().run(main: """
+            local session = av.captureSession()
+            session:addInput(av.captureDevice("lavfi:sine"))
+            print(require("effects.probe").apply{ session = session })
+            """, effect: """
+            return { apply = function(p)
+              local refused = {}
+              for _, attempt in ipairs{
+                function() return av.captureSession() end,
+                function() return av.captureDevices("video") end,
+                function() return p.session:startRecording("spy.mp4", { maxDuration = 1 }) end,
+              } do
+                local ok = pcall(attempt)
+                refused[#refused + 1] = tostring(not ok)
+              end
+              return table.concat(refused, " ")
+            end }
+            """)
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out == "true true true\n", "\(result.out)")
+        #expect(!FileManager.default.fileExists(atPath: directory + "/spy.mp4"))
+    }
+
+    /// x11grab of an Xvfb screen: listed at the screen's size when DISPLAY names it, and
+    /// recorded at the chosen rate.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/Xvfb"), "needs Xvfb (tools/install-deps.sh)"))
+    func recordsAnXvfbScreen() throws {
+        let display = ":\(200 + getpid() % 700)"
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: "/usr/bin/Xvfb")
+        server.arguments = [display, "-screen", "0", "320x240x24", "-nolisten", "tcp"]
+        server.standardOutput = FileHandle.nullDevice
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        // SIGKILL: the test process may block SIGTERM, and a child inherits the mask.
+        defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
+        let socket = "/tmp/.X11-unix/X" + display.dropFirst()
+        for _ in 0..<100 where !FileManager.default.fileExists(atPath: socket) { usleep(50_000) }
+        let environment = ["DISPLAY": display]
+        let list = try Tool.run(Moonreel.executable, ["record", "--list"], environment: environment)
+        #expect(list.out.contains("x11grab:\(display)  Screen \(display)\n    320×240 bgr0 1–60 fps"), "\(list.out)")
+        let output = Fixtures.scratchPath("screen.mp4")
+        let result = try Tool.run(Moonreel.executable, ["record", "--video", "x11grab:\(display)", "--rate", "30", "--duration", "2", "-o", output],
+                                  environment: environment)
+        #expect(result.status == 0, "\(result.err)")
+        let video = try #require(try Tool.ffprobe(output).video)
+        #expect(video.width == 320 && video.height == 240 && video.frameRate == 30)
+        // x11grab skips frames when the machine is busy; each skipped slot is counted.
+        let counts = try #require(result.out.firstMatch(of: /(\d+) frames \((\d+) dropped\)/))
+        #expect(Int(counts.1) == video.frameCount && (Int(counts.1) ?? 0) + (Int(counts.2) ?? 0) == 60, "\(result.out)")
+        #expect((video.frameCount ?? 0) >= 45, "\(video.frameCount ?? 0) frames")
+    }
+
+    // MARK: Device format lists (canned data: the code paths of real cameras and microphones)
+
+    @Test func v4l2FormatListBecomesCaptureFormats() throws {
+        let entries = [
+            V4L2Devices.Entry(fourCC: "YUYV", width: 640, height: 480, shortestInterval: (1, 30), longestInterval: (1, 5)),
+            V4L2Devices.Entry(fourCC: "YUYV", width: 1280, height: 720, shortestInterval: (1, 10), longestInterval: (1, 10)),
+            V4L2Devices.Entry(fourCC: "MJPG", width: 1280, height: 720, shortestInterval: (1001, 60000), longestInterval: (1, 15)),
+            V4L2Devices.Entry(fourCC: "Z16 ", width: 320, height: 240, shortestInterval: (0, 0), longestInterval: (0, 0)),
+        ]
+        let formats = V4L2Devices.formats(from: entries)
+        #expect(formats.map(\.description) == [
+            "1280×720 yuyv422 10 fps", "1280×720 mjpeg 15–59.94 fps", "640×480 yuyv422 5–30 fps", "320×240 z16  any rate",
+        ])
+        let camera = CaptureDevice(backend: .v4l2, mediaType: .video, name: "/dev/video0", localizedName: "Webcam", formats: formats)
+        // The seed's activeFormat search: the first format of that size that supports the rate.
+        let chosen = try camera.selectFormat(width: 1280, height: 720, frameRate: 15)
+        #expect(chosen.pixelFormat == "mjpeg" && camera.recordingFormat.frameRate == 15)
+        #expect(CaptureInput.openRequest(device: camera, format: chosen, frameRate: 15)
+                == ("/dev/video0", ["video_size": "1280x720", "framerate": "15", "input_format": "mjpeg"]))
+        #expect(throws: EngineError.self) { try camera.selectFormat(width: 1280, height: 720, frameRate: 60) }
+        #expect(camera.activeFormat == chosen) // a failed selection keeps the format there was
+        #expect(V4L2Devices.fourCCText(0x5659_5559) == "YUYV")
+    }
+
+    @Test func alsaPCMListGivesCaptureDevices() {
+        let listing = """
+            00-00: ALC887-VD Analog : ALC887-VD Analog : playback 1 : capture 1
+            00-01: ALC887-VD Digital : ALC887-VD Digital : playback 1
+            01-03: HDMI 0 : HDMI 0 : playback 1
+            02-00: USB Audio : USB Audio : capture 1
+            """
+        let devices = ALSADevices.captureDevices(inPCMList: listing)
+        #expect(devices.map(\.device) == ["plughw:0,0", "plughw:2,0"])
+        #expect(devices.map(\.name) == ["ALC887-VD Analog", "USB Audio"])
+        let microphone = CaptureDevice(backend: .alsa, mediaType: .audio, name: devices[0].device, localizedName: devices[0].name,
+                                       formats: CaptureDevices.standardAudioFormats)
+        let format = try? microphone.selectFormat(sampleRate: 44100, channels: 1)
+        #expect(format.map { CaptureInput.openRequest(device: microphone, format: $0, frameRate: 0) }
+                .map { $0 == ("plughw:0,0", ["sample_rate": "44100", "channels": "1"]) } == true)
+    }
+
+    @Test func frameDurationsAreExact() {
+        #expect(CaptureSession.frameDuration(forRate: 60) == MediaTime(value: 1, timescale: 60))
+        #expect(CaptureSession.frameDuration(forRate: 29.97) == MediaTime(value: 1001, timescale: 30000))
+        #expect(CaptureSession.frameDuration(forRate: 59.94) == MediaTime(value: 1001, timescale: 60000))
+        #expect(CaptureSession.frameIndex(of: MediaTime(value: 2501, timescale: 1000), frameDuration: MediaTime(value: 1, timescale: 60)) == 150)
+    }
+}
