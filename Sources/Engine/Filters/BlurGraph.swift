@@ -91,7 +91,7 @@ enum Sharpen {
             let target = UnsafeMutableRawPointer(blurred.luma + y * blurred.lumaStride).assumingMemoryBound(to: Sample.self)
             for x in 0..<original.width {
                 let value = Float(source[x]), soft = Float(target[x])
-                target[x] = Sample(min(max(value + sharpness * (value - soft), 0), maximum).rounded(.toNearestOrAwayFromZero))
+                target[x] = Sample(min(max(value + sharpness * (value - soft), 0), maximum) + 0.5) // + ½ and truncation: rounding, as it is ≥ 0
             }
         }
     }

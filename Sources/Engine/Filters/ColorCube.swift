@@ -1,6 +1,6 @@
 /// A 3D colour lookup table: `size`³ output colours on a regular grid over the input cube
 /// `domainMin…domainMax`, red varying fastest, then green, then blue (the .cube order), read
-/// by trilinear interpolation. Made from a .cube file (`read`) or by sampling a colour
+/// by tetrahedral interpolation. Made from a .cube file (`read`) or by sampling a colour
 /// function (`init(size:sampling:)`, how runs of colour filters become one lookup).
 ///
 /// Immutable once made, hence `Sendable`; compared by identity (one file read is one table),
@@ -43,24 +43,54 @@ public final class ColorCube: Sendable, Hashable {
     public static func == (a: ColorCube, b: ColorCube) -> Bool { a === b }
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 
-    /// The colour `rgb` (0…1, clamped to the domain) maps to.
-    @inline(__always)
+    /// The colour `rgb` (clamped to the domain) maps to. For one colour; pixel loops take a
+    /// `Sampler` once instead.
     func lookup(_ rgb: SIMD3<Float>) -> SIMD3<Float> {
-        let last = Float(size - 1)
-        let unit = (rgb - domainMin) / (domainMax - domainMin)
-        let scaled = unit.clamped(lowerBound: .zero, upperBound: .one) * last
-        // The lower corner of the cell, kept one short of the end so the upper one exists.
-        let corner = SIMD3<Int>(min(Int(scaled.x), size - 2), min(Int(scaled.y), size - 2), min(Int(scaled.z), size - 2))
-        let f = scaled - SIMD3<Float>(Float(corner.x), Float(corner.y), Float(corner.z))
-        let (rowStride, planeStride) = (size * 3, size * size * 3)
-        return table.withUnsafeBufferPointer { t in
-            let base = corner.x * 3 + corner.y * rowStride + corner.z * planeStride
-            @inline(__always) func at(_ offset: Int) -> SIMD3<Float> { SIMD3(t[offset], t[offset + 1], t[offset + 2]) }
-            let c00 = mix(at(base), at(base + 3), f.x)
-            let c10 = mix(at(base + rowStride), at(base + rowStride + 3), f.x)
-            let c01 = mix(at(base + planeStride), at(base + planeStride + 3), f.x)
-            let c11 = mix(at(base + planeStride + rowStride), at(base + planeStride + rowStride + 3), f.x)
-            return mix(mix(c00, c10, f.y), mix(c01, c11, f.y), f.z)
+        withSampler { $0(rgb) }
+    }
+
+    /// Runs `body` with a sampler reading this cube's table in place.
+    func withSampler<T>(_ body: (Sampler) throws -> T) rethrows -> T {
+        try table.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { preconditionFailure("a cube always has a table") }
+            let scale = SIMD3<Float>(repeating: Float(size - 1)) / (domainMax - domainMin)
+            return try body(Sampler(table: base, last: size - 1, scale: scale, offset: -domainMin * scale))
+        }
+    }
+
+    /// Tetrahedral interpolation in the grid (four grid points a colour, as ffmpeg's lut3d
+    /// does by default; exact for colours on the grid and for linear maps).
+    struct Sampler {
+        let table: UnsafePointer<Float>
+        let last: Int
+        /// Grid coordinates are `rgb · scale + offset`.
+        let scale: SIMD3<Float>, offset: SIMD3<Float>
+
+        @inline(__always)
+        func callAsFunction(_ rgb: SIMD3<Float>) -> SIMD3<Float> {
+            let grid = (rgb * scale + offset).clamped(lowerBound: .zero, upperBound: SIMD3(repeating: Float(last)))
+            // The lower corner of the cell, kept one short of the end so the upper one exists.
+            let (i, j, k) = (min(Int(grid.x), last - 1), min(Int(grid.y), last - 1), min(Int(grid.z), last - 1))
+            let (fx, fy, fz) = (grid.x - Float(i), grid.y - Float(j), grid.z - Float(k))
+            let (dx, dy, dz) = (3, 3 * (last + 1), 3 * (last + 1) * (last + 1))
+            let base = i * dx + j * dy + k * dz
+            @inline(__always) func at(_ offset: Int) -> SIMD3<Float> {
+                let p = table + base + offset
+                return SIMD3(p[0], p[1], p[2])
+            }
+            // The tetrahedron holding the point: walk from the low corner along the axes in
+            // order of their fractions, largest first.
+            let (first, second, third, w0, w1, w2, w3): (Int, Int, Int, Float, Float, Float, Float)
+            if fx >= fy {
+                if fy >= fz { (first, second, third, w0, w1, w2, w3) = (dx, dy, dz, 1 - fx, fx - fy, fy - fz, fz) }
+                else if fx >= fz { (first, second, third, w0, w1, w2, w3) = (dx, dz, dy, 1 - fx, fx - fz, fz - fy, fy) }
+                else { (first, second, third, w0, w1, w2, w3) = (dz, dx, dy, 1 - fz, fz - fx, fx - fy, fy) }
+            } else {
+                if fz >= fy { (first, second, third, w0, w1, w2, w3) = (dz, dy, dx, 1 - fz, fz - fy, fy - fx, fx) }
+                else if fz >= fx { (first, second, third, w0, w1, w2, w3) = (dy, dz, dx, 1 - fy, fy - fz, fz - fx, fx) }
+                else { (first, second, third, w0, w1, w2, w3) = (dy, dx, dz, 1 - fy, fy - fx, fx - fz, fz) }
+            }
+            return at(0) * w0 + at(first) * w1 + at(first + second) * w2 + at(first + second + third) * w3
         }
     }
 
@@ -135,6 +165,3 @@ public final class ColorCube: Sendable, Hashable {
         return SIMD3(numbers[0], numbers[1], numbers[2])
     }
 }
-
-@inline(__always)
-func mix(_ a: SIMD3<Float>, _ b: SIMD3<Float>, _ t: Float) -> SIMD3<Float> { a + (b - a) * t }

@@ -11,7 +11,7 @@ import Darwin
 /// unpremultiplied around the lookup. A run of colorControls alone skips the cube: its maths
 /// is affine in R'G'B', hence a curve per Y'CbCr plane.
 enum ColorFilters {
-    /// Grid points a side of a cube sampled from filters (trilinear error well under a
+    /// Grid points a side of a cube sampled from filters (interpolation error well under a
     /// code value for the smooth curves here).
     static let sampledCubeSize = 33
 
@@ -94,30 +94,37 @@ extension ColorCube {
     private func apply<Sample: FixedWidthInteger & UnsignedInteger>(to image: PlanarYUVImage, _: Sample.Type) {
         let coding = YUVCoding(image)
         let (kr, kg, kb) = (coding.kr, coding.kg, coding.kb)
-        for cy in 0..<image.chromaHeight {
-            let cbRow = UnsafeMutableRawPointer(image.cb + cy * image.cbStride).assumingMemoryBound(to: Sample.self)
-            let crRow = UnsafeMutableRawPointer(image.cr + cy * image.crStride).assumingMemoryBound(to: Sample.self)
-            let rows = (2 * cy..<min(2 * cy + 2, image.height)).map {
-                UnsafeMutableRawPointer(image.luma + $0 * image.lumaStride).assumingMemoryBound(to: Sample.self)
-            }
-            for cx in 0..<image.chromaWidth {
-                let (cb, cr) = (coding.chroma(Float(cbRow[cx])), coding.chroma(Float(crRow[cx])))
-                // R'G'B' = Y' + this, for every pixel of the block.
-                let red = 2 * (1 - kr) * cr, blue = 2 * (1 - kb) * cb
-                let offset = SIMD3(red, -(kr * red + kb * blue) / kg, blue)
-                var sum = SIMD2<Float>.zero, count: Float = 0
-                for row in rows {
-                    for x in 2 * cx..<min(2 * cx + 2, image.width) {
-                        let y = coding.luma(Float(row[x]))
-                        let out = lookup((SIMD3(repeating: y) + offset).clamped(lowerBound: .zero, upperBound: .one))
-                        let outLuma = kr * out.x + kg * out.y + kb * out.z
-                        row[x] = Sample(coding.lumaCode(outLuma))
-                        sum += SIMD2(out.z - outLuma, out.x - outLuma)
-                        count += 1
+        // Code value → Y' or chroma, once per code instead of once per sample.
+        let lumaOf = (0...Int(coding.maximum)).map { coding.luma(Float($0)) }
+        let chromaOf = (0...Int(coding.maximum)).map { coding.chroma(Float($0)) }
+        withSampler { sample in
+            RowBands.run(rows: image.chromaHeight, pixels: image.width * image.height) { band in
+                for cy in band {
+                    let cbRow = UnsafeMutableRawPointer(image.cb + cy * image.cbStride).assumingMemoryBound(to: Sample.self)
+                    let crRow = UnsafeMutableRawPointer(image.cr + cy * image.crStride).assumingMemoryBound(to: Sample.self)
+                    let top = UnsafeMutableRawPointer(image.luma + 2 * cy * image.lumaStride).assumingMemoryBound(to: Sample.self)
+                    let bottom = 2 * cy + 1 < image.height
+                        ? UnsafeMutableRawPointer(image.luma + (2 * cy + 1) * image.lumaStride).assumingMemoryBound(to: Sample.self) : nil
+                    for cx in 0..<image.chromaWidth {
+                        let (cb, cr) = (chromaOf[Int(cbRow[cx])], chromaOf[Int(crRow[cx])])
+                        // R'G'B' = Y' + this, for every pixel of the block.
+                        let red = 2 * (1 - kr) * cr, blue = 2 * (1 - kb) * cb
+                        let offset = SIMD3(red, -(kr * red + kb * blue) / kg, blue)
+                        var sum = SIMD2<Float>.zero, count: Float = 0
+                        @inline(__always) func map(_ row: UnsafeMutablePointer<Sample>, _ x: Int) {
+                            let out = sample(SIMD3(repeating: lumaOf[Int(row[x])]) + offset)
+                            let outLuma = kr * out.x + kg * out.y + kb * out.z
+                            row[x] = Sample(coding.lumaCode(outLuma))
+                            sum += SIMD2(out.z - outLuma, out.x - outLuma)
+                            count += 1
+                        }
+                        let columns = 2 * cx..<min(2 * cx + 2, image.width)
+                        for x in columns { map(top, x) }
+                        if let bottom { for x in columns { map(bottom, x) } }
+                        cbRow[cx] = Sample(coding.chromaCode(sum.x / count / (2 * (1 - kb))))
+                        crRow[cx] = Sample(coding.chromaCode(sum.y / count / (2 * (1 - kr))))
                     }
                 }
-                cbRow[cx] = Sample(coding.chromaCode(sum.x / count / (2 * (1 - kb))))
-                crRow[cx] = Sample(coding.chromaCode(sum.y / count / (2 * (1 - kr))))
             }
         }
     }
@@ -125,7 +132,9 @@ extension ColorCube {
     /// Maps premultiplied BGRA through the cube, in place (colour unpremultiplied around the
     /// lookup; alpha kept).
     func apply(to pixels: BGRAPixels) {
-        pixels.forEachColor { _, _, rgb, alpha, p in storePremultiplied(lookup(rgb), alpha: alpha, at: p) }
+        withSampler { sample in
+            pixels.forEachColor { _, _, rgb, alpha, p in storePremultiplied(sample(rgb), alpha: alpha, at: p) }
+        }
     }
 }
 
@@ -149,7 +158,8 @@ extension BGRAPixels {
 /// Writes a colour (0…1) times alpha (0…255) as premultiplied BGR bytes.
 @inline(__always)
 func storePremultiplied(_ rgb: SIMD3<Float>, alpha: Float, at p: UnsafeMutablePointer<UInt8>) {
-    let scaled = (rgb * alpha).clamped(lowerBound: .zero, upperBound: SIMD3(repeating: alpha)).rounded(.toNearestOrAwayFromZero)
+    // + ½ then truncation rounds (the values are ≥ 0) without a call to roundf.
+    let scaled = (rgb * alpha).clamped(lowerBound: .zero, upperBound: SIMD3(repeating: alpha)) + 0.5
     (p[0], p[1], p[2]) = (UInt8(scaled.z), UInt8(scaled.y), UInt8(scaled.x))
 }
 
@@ -174,7 +184,8 @@ struct YUVCoding {
     @inline(__always) func lumaCode(_ value: Float) -> Int { clampedCode(black + value * lumaScale) }
     @inline(__always) func chromaCode(_ value: Float) -> Int { clampedCode(chromaMiddle + value * chromaScale) }
     @inline(__always) private func clampedCode(_ value: Float) -> Int {
-        Int(min(max(value, 0), maximum).rounded(.toNearestOrAwayFromZero))
+        // + ½ then truncation rounds (the value is ≥ 0) without a call to roundf, in the hot loops.
+        Int(min(max(value, 0), maximum) + 0.5)
     }
 }
 

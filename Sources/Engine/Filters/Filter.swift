@@ -19,7 +19,7 @@ public enum FilterKind: String, Sendable, Hashable, CaseIterable {
         case .gaussianBlur: "Gaussian blur (libavfilter gblur); the picture's edges are extended, not faded"
         case .colorControls: "saturation, then brightness, then contrast: rgb = mix(luma, rgb, saturation) + brightness, then (rgb − 0.5) · contrast + 0.5"
         case .exposureAdjust: "exposure in stops: linear light (sRGB curve) times 2^ev"
-        case .colorCube: "a 3D LUT from a .cube file (Adobe/Resolve format), trilinear"
+        case .colorCube: "a 3D LUT from a .cube file (Adobe/Resolve format), interpolated tetrahedrally as ffmpeg's lut3d"
         case .sharpenLuminance: "unsharp mask on brightness only: luma + sharpness · (luma − blurred luma), colours kept"
         case .vignette: "darkens towards the corners: colour × (1 − intensity · t²), t going 0…1 from radius/2 to 1 of the way out to a corner"
         case .chromaKey: "makes pixels near a key colour transparent, by distance in CbCr as ffmpeg's chromakey; for layers and layer instructions"

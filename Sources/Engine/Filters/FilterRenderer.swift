@@ -14,6 +14,8 @@ final class FilterRenderer {
     private var blurGraphs: [BlurGraph.Key: BlurGraph] = [:]
     /// The last run of colour filters and its cube: a constant look is sampled once.
     private var lastCube: (run: [Filter], cube: ColorCube)?
+    /// The last vignette's factors, with what they were made for.
+    private var lastVignette: (filter: Filter, mask: Vignette.Mask)?
     /// Graphs kept for layer drawings of other sizes, beyond which the oldest are dropped.
     private static let maxGraphs = 8
 
@@ -42,7 +44,7 @@ final class FilterRenderer {
                     frame = blurred
                 case .vignette:
                     try check(av_frame_make_writable(frame.pointer), "preparing a frame for filters")
-                    Vignette(filter).apply(to: try planes(of: frame))
+                    try vignetteMask(filter, for: frame).apply(to: try planes(of: frame))
                 case .chromaKey:
                     throw EngineError("\(filter.kind.rawValue) makes pixels transparent, which an opaque video frame cannot show")
                 case .colorControls, .exposureAdjust, .colorCube:
@@ -103,6 +105,15 @@ final class FilterRenderer {
         if let last = lastCube, last.run == run { return last.cube }
         let made = ColorFilters.cube(for: run)
         lastCube = (run, made)
+        return made
+    }
+
+    private func vignetteMask(_ filter: Filter, for frame: Frame) throws -> Vignette.Mask {
+        if let last = lastVignette, last.filter == filter, last.mask.width == frame.width, last.mask.height == frame.height {
+            return last.mask
+        }
+        let made = Vignette.Mask(Vignette(filter), width: frame.width, height: frame.height)
+        lastVignette = (filter, made)
         return made
     }
 

@@ -20,28 +20,43 @@ struct Vignette {
         return max(1 - intensity * t * t, 0)
     }
 
-    func apply(to image: PlanarYUVImage) {
-        if image.dynamicRange.isHDR { apply(to: image, UInt16.self) } else { apply(to: image, UInt8.self) }
-    }
+    /// The factors of every luma and every chroma sample of a `width`×`height` 4:2:0
+    /// picture: worked out once, then each frame is a multiply per sample.
+    final class Mask {
+        let luma: [Float], chroma: [Float]
+        let width: Int, height: Int
 
-    private func apply<Sample: FixedWidthInteger & UnsignedInteger>(to image: PlanarYUVImage, _: Sample.Type) {
-        let coding = YUVCoding(image)
-        let (width, height) = (Float(image.width), Float(image.height))
-        for y in 0..<image.height {
-            let row = UnsafeMutableRawPointer(image.luma + y * image.lumaStride).assumingMemoryBound(to: Sample.self)
-            for x in 0..<image.width {
-                let f = factor(x: Float(x) + 0.5, y: Float(y) + 0.5, width: width, height: height)
-                row[x] = Sample(coding.lumaCode(coding.luma(Float(row[x])) * f))
+        init(_ vignette: Vignette, width: Int, height: Int) {
+            let (w, h) = (Float(width), Float(height))
+            let (chromaWidth, chromaHeight) = ((width + 1) / 2, (height + 1) / 2)
+            luma = (0..<width * height).map { i in vignette.factor(x: Float(i % width) + 0.5, y: Float(i / width) + 0.5, width: w, height: h) }
+            // A chroma sample stands for the 2×2 block whose centre is here.
+            chroma = (0..<chromaWidth * chromaHeight).map { i in
+                vignette.factor(x: Float(2 * (i % chromaWidth) + 1), y: Float(2 * (i / chromaWidth) + 1), width: w, height: h)
             }
+            (self.width, self.height) = (width, height)
         }
-        for y in 0..<image.chromaHeight {
-            let cbRow = UnsafeMutableRawPointer(image.cb + y * image.cbStride).assumingMemoryBound(to: Sample.self)
-            let crRow = UnsafeMutableRawPointer(image.cr + y * image.crStride).assumingMemoryBound(to: Sample.self)
-            for x in 0..<image.chromaWidth {
-                // A chroma sample stands for the 2×2 block whose centre is here.
-                let f = factor(x: Float(2 * x + 1), y: Float(2 * y + 1), width: width, height: height)
-                cbRow[x] = Sample(coding.chromaCode(coding.chroma(Float(cbRow[x])) * f))
-                crRow[x] = Sample(coding.chromaCode(coding.chroma(Float(crRow[x])) * f))
+
+        func apply(to image: PlanarYUVImage) {
+            if image.dynamicRange.isHDR { apply(to: image, UInt16.self) } else { apply(to: image, UInt8.self) }
+        }
+
+        private func apply<Sample: FixedWidthInteger & UnsignedInteger>(to image: PlanarYUVImage, _: Sample.Type) {
+            let coding = YUVCoding(image)
+            let lumaOf = (0...Int(coding.maximum)).map { coding.luma(Float($0)) }
+            let chromaOf = (0...Int(coding.maximum)).map { coding.chroma(Float($0)) }
+            let chromaWidth = image.chromaWidth
+            RowBands.run(rows: image.chromaHeight, pixels: width * height) { band in
+                for cy in band {
+                    for y in 2 * cy..<min(2 * cy + 2, height) {
+                        let row = UnsafeMutableRawPointer(image.luma + y * image.lumaStride).assumingMemoryBound(to: Sample.self)
+                        for x in 0..<width { row[x] = Sample(coding.lumaCode(lumaOf[Int(row[x])] * luma[y * width + x])) }
+                    }
+                    for plane in [(image.cb, image.cbStride), (image.cr, image.crStride)] {
+                        let row = UnsafeMutableRawPointer(plane.0 + cy * plane.1).assumingMemoryBound(to: Sample.self)
+                        for x in 0..<chromaWidth { row[x] = Sample(coding.chromaCode(chromaOf[Int(row[x])] * chroma[cy * chromaWidth + x])) }
+                    }
+                }
             }
         }
     }
@@ -91,7 +106,7 @@ struct ChromaKey {
             let kept = opacity(rgb)
             guard kept < 1 else { return }
             // Premultiplied: colour and alpha fade together.
-            for channel in 0..<4 { p[channel] = UInt8((Float(p[channel]) * kept).rounded(.toNearestOrAwayFromZero)) }
+            for channel in 0..<4 { p[channel] = UInt8(Float(p[channel]) * kept + 0.5) }
         }
     }
 }
