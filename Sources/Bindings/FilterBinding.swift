@@ -149,7 +149,7 @@ extension API {
 
     /// The parameter `key` names (its own name or Core Image's "inputRadius").
     private func filterParameter(_ call: LuaCall, _ index: Int32, named key: String, of kind: FilterKind) throws -> FilterParameter {
-        if let parameter = kind.parameter(key) ?? kind.parameters.first(where: { $0.coreImageKey == key }) { return parameter }
+        if let parameter = kind.parameter(key) { return parameter }
         let names = kind.parameters.map(\.name)
         throw call.argumentError(index, "\(kind.rawValue) has no parameter \(key.quotedForMessage())\(NameSuggestion.hint(for: key, among: names)) (parameters: \(names.joined(separator: ", ")))")
     }

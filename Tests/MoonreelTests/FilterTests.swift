@@ -216,17 +216,21 @@ import TestSupport
     @Test func effectsMakeFiltersButReadNoLUTFiles() throws {
         let directory = (Fixtures.scratchPath("main.lua") as NSString).deletingLastPathComponent
         try FileManager.default.createDirectory(atPath: directory + "/effects", withIntermediateDirectories: true)
+        let cube = directory + "/swap.cube"
+        try Self.swapCube.write(toFile: cube, atomically: true, encoding: .utf8)
         try """
             return { apply = function(p)
               local _, refused = pcall(function() return av.filter("colorCube", { path = "look.cube" }) end)
-              local soft = av.layer{ frame = {0, 0, 320, 240} }
-              soft.filters = { av.filter("gaussianBlur", { radius = p.radius }), av.filter("colorControls", { saturation = 0 }) }
+              local soft = av.layer{ frame = {0, 0, 320, 240}, backgroundColor = "#E6781E" }
+              -- The script's LUT filter, passed in, is read (copied) like any value.
+              soft.filters = { av.filter("gaussianBlur", { radius = p.radius }), av.filter("colorControls", { saturation = 0 }), p.look }
               local changed = pcall(function() p.theirs.filters = {} end)
               return { layer = soft, refused = refused, changed = changed }
             end }
             """.write(toFile: directory + "/effects/soften.lua", atomically: true, encoding: .utf8)
         try (Moonreel.wholeAssetComposition() + """
-            local made = require("effects.soften"){ radius = 4, theirs = av.layer{} }
+            local look = av.filter("colorCube", { path = arg[3] })
+            local made = require("effects.soften"){ radius = 4, theirs = av.layer{}, look = look }
             local soft = made.layer
             print(made.refused)
             print(made.changed, #soft.filters, soft.filters[1])
@@ -237,14 +241,17 @@ import TestSupport
             vc.animationTool = av.animationTool{ videoLayer = video, parentLayer = parent }
             """ + Moonreel.exportThroughVideoComposition()).write(toFile: directory + "/main.lua", atomically: true, encoding: .utf8)
         let run = try Tool.run("/bin/sh", ["-c", "cd \"$1\" && shift && exec \"$@\"", "sh", directory, Moonreel.executable, "run", "main.lua",
-                                           try Fixtures.clip(seconds: 1), "out.mp4"])
+                                           try Fixtures.clip(seconds: 1), "out.mp4", cube])
         let result = Moonreel.Result(status: run.status, out: run.out, err: run.err)
         #expect(result.status == 0, "\(result.err)")
         #expect(result.out == """
             effects/soften.lua:2: bad argument #2 to 'filter' (field 'path': effects cannot read files, and a LUT is read from one: make the filter in the script and pass it in)
-            false\t2\tFilter(gaussianBlur, radius 4)
+            false\t3\tFilter(gaussianBlur, radius 4)
 
             """, "\(result.out)")
+        // The effect's layer covers the video, greyed (the swap leaves grey grey): luma of #E6781E.
+        let frame = try Tool.rgbFrame(directory + "/out.mp4", at: 0.5)
+        expectColor(frame.mean(x: 120, y: 80, width: 80, height: 80), (137, 137, 137), "the effect's filtered layer")
     }
 
     @Test func exampleScriptGradesFocusesAndTitles() throws {

@@ -11,29 +11,30 @@ public final class ColorCube: Sendable, Hashable {
     public let size: Int
     let domainMin: SIMD3<Float>
     let domainMax: SIMD3<Float>
-    /// Three floats (red, green, blue) per grid point.
-    let table: [Float]
+    /// One colour (red, green, blue and an unused 0) per grid point: a point is one aligned
+    /// 16-byte load, and its colour a vector for the interpolation's arithmetic.
+    let table: [SIMD4<Float>]
 
-    /// The largest LUT_3D_SIZE accepted: 129³ points are 26 MB of table (common LUTs are 17,
+    /// The largest LUT_3D_SIZE accepted: 129³ points are 34 MB of table (common LUTs are 17,
     /// 33 or 65 a side).
     public static let maxSize = 129
 
-    public var byteCount: Int { table.count * MemoryLayout<Float>.stride }
+    public var byteCount: Int { table.count * MemoryLayout<SIMD4<Float>>.stride }
 
-    init(path: String, size: Int, domainMin: SIMD3<Float> = .zero, domainMax: SIMD3<Float> = .one, table: [Float]) {
+    init(path: String, size: Int, domainMin: SIMD3<Float> = .zero, domainMax: SIMD3<Float> = .one, table: [SIMD4<Float>]) {
         (self.path, self.size, self.domainMin, self.domainMax, self.table) = (path, size, domainMin, domainMax, table)
     }
 
     /// A table of `transform` sampled on a `size`³ grid over 0…1.
     convenience init(size: Int, description: String, sampling transform: (SIMD3<Float>) -> SIMD3<Float>) {
-        var table: [Float] = []
-        table.reserveCapacity(size * size * size * 3)
+        var table: [SIMD4<Float>] = []
+        table.reserveCapacity(size * size * size)
         let step = 1 / Float(size - 1)
         for b in 0..<size {
             for g in 0..<size {
                 for r in 0..<size {
                     let out = transform(SIMD3(Float(r), Float(g), Float(b)) * step)
-                    table += [out.x, out.y, out.z]
+                    table.append(SIMD4(out, 0))
                 }
             }
         }
@@ -59,38 +60,37 @@ public final class ColorCube: Sendable, Hashable {
     }
 
     /// Tetrahedral interpolation in the grid (four grid points a colour, as ffmpeg's lut3d
-    /// does by default; exact for colours on the grid and for linear maps).
+    /// does by default; exact for colours on the grid and for linear maps), without branches:
+    /// which tetrahedron holds a colour changes from pixel to pixel, which a branch predictor
+    /// cannot follow.
     struct Sampler {
-        let table: UnsafePointer<Float>
+        let table: UnsafePointer<SIMD4<Float>>
         let last: Int
         /// Grid coordinates are `rgb · scale + offset`.
         let scale: SIMD3<Float>, offset: SIMD3<Float>
 
         @inline(__always)
         func callAsFunction(_ rgb: SIMD3<Float>) -> SIMD3<Float> {
-            let grid = (rgb * scale + offset).clamped(lowerBound: .zero, upperBound: SIMD3(repeating: Float(last)))
+            // Scalar clamps and two-argument min/max: SIMD clamping and the variadic max are
+            // calls (the latter with an array) in this innermost loop.
+            let top = Float(last)
+            let grid = rgb * scale + offset
+            let (x, y, z) = (min(max(grid.x, 0), top), min(max(grid.y, 0), top), min(max(grid.z, 0), top))
             // The lower corner of the cell, kept one short of the end so the upper one exists.
-            let (i, j, k) = (min(Int(grid.x), last - 1), min(Int(grid.y), last - 1), min(Int(grid.z), last - 1))
-            let (fx, fy, fz) = (grid.x - Float(i), grid.y - Float(j), grid.z - Float(k))
-            let (dx, dy, dz) = (3, 3 * (last + 1), 3 * (last + 1) * (last + 1))
-            let base = i * dx + j * dy + k * dz
-            @inline(__always) func at(_ offset: Int) -> SIMD3<Float> {
-                let p = table + base + offset
-                return SIMD3(p[0], p[1], p[2])
-            }
-            // The tetrahedron holding the point: walk from the low corner along the axes in
-            // order of their fractions, largest first.
-            let (first, second, third, w0, w1, w2, w3): (Int, Int, Int, Float, Float, Float, Float)
-            if fx >= fy {
-                if fy >= fz { (first, second, third, w0, w1, w2, w3) = (dx, dy, dz, 1 - fx, fx - fy, fy - fz, fz) }
-                else if fx >= fz { (first, second, third, w0, w1, w2, w3) = (dx, dz, dy, 1 - fx, fx - fz, fz - fy, fy) }
-                else { (first, second, third, w0, w1, w2, w3) = (dz, dx, dy, 1 - fz, fz - fx, fx - fy, fy) }
-            } else {
-                if fz >= fy { (first, second, third, w0, w1, w2, w3) = (dz, dy, dx, 1 - fz, fz - fy, fy - fx, fx) }
-                else if fz >= fx { (first, second, third, w0, w1, w2, w3) = (dy, dz, dx, 1 - fy, fy - fz, fz - fx, fx) }
-                else { (first, second, third, w0, w1, w2, w3) = (dy, dx, dz, 1 - fy, fy - fx, fx - fz, fz) }
-            }
-            return at(0) * w0 + at(first) * w1 + at(first + second) * w2 + at(first + second + third) * w3
+            let (i, j, k) = (min(Int(x), last - 1), min(Int(y), last - 1), min(Int(z), last - 1))
+            let (fx, fy, fz) = (x - Float(i), y - Float(j), z - Float(k))
+            let (dx, dy, dz) = (1, last + 1, (last + 1) * (last + 1))
+            let corner = table + (i * dx + j * dy + k * dz)
+            // From the low corner, one step along each axis, largest fraction first (ties in a
+            // fixed order, so the three steps are three different axes).
+            let firstStep = fx >= fy && fx >= fz ? dx : fy >= fz ? dy : dz
+            let lastStep = fx < fy && fx < fz ? dx : fy < fz ? dy : dz
+            let largest = max(max(fx, fy), fz), smallest = min(min(fx, fy), fz)
+            let middle = fx + fy + fz - largest - smallest
+            let all = dx + dy + dz
+            let mixed = corner[0] * (1 - largest) + corner[firstStep] * (largest - middle)
+                + corner[all - lastStep] * (middle - smallest) + corner[all] * smallest
+            return SIMD3(mixed.x, mixed.y, mixed.z)
         }
     }
 
@@ -113,7 +113,7 @@ public final class ColorCube: Sendable, Hashable {
         }
         var size: Int?
         var domainMin = SIMD3<Float>.zero, domainMax = SIMD3<Float>.one
-        var table: [Float] = []
+        var table: [SIMD4<Float>] = []
         for (number, line) in TextFile.lines(text) {
             let words = line.trimmed.split(whereSeparator: { $0 == " " || $0 == "\t" })
             guard let first = words.first, !first.hasPrefix("#") else { continue }
@@ -142,15 +142,15 @@ public final class ColorCube: Sendable, Hashable {
                 continue
             }
             guard let size else { throw failure(number, "table line before LUT_3D_SIZE") }
-            guard table.count < size * size * size * 3 else {
+            guard table.count < size * size * size else {
                 throw failure(number, "more than the \(size * size * size) table lines LUT_3D_SIZE \(size) needs")
             }
             let entry = try triple(words[...], line: number, what: "a table line", failure)
-            table += [entry.x, entry.y, entry.z]
+            table.append(SIMD4(entry, 0))
         }
         guard let size else { throw failure(nil, "no LUT_3D_SIZE line: not a 3D .cube LUT") }
-        guard table.count == size * size * size * 3 else {
-            throw failure(nil, "has \(table.count / 3) table lines; LUT_3D_SIZE \(size) needs \(size * size * size)")
+        guard table.count == size * size * size else {
+            throw failure(nil, "has \(table.count) table lines; LUT_3D_SIZE \(size) needs \(size * size * size)")
         }
         guard all(domainMax .> domainMin) else { throw failure(nil, "DOMAIN_MAX must be above DOMAIN_MIN in every channel") }
         return ColorCube(path: fileName, size: size, domainMin: domainMin, domainMax: domainMax, table: table)

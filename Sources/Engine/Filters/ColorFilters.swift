@@ -103,24 +103,26 @@ extension ColorCube {
                     let cbRow = UnsafeMutableRawPointer(image.cb + cy * image.cbStride).assumingMemoryBound(to: Sample.self)
                     let crRow = UnsafeMutableRawPointer(image.cr + cy * image.crStride).assumingMemoryBound(to: Sample.self)
                     let top = UnsafeMutableRawPointer(image.luma + 2 * cy * image.lumaStride).assumingMemoryBound(to: Sample.self)
-                    let bottom = 2 * cy + 1 < image.height
-                        ? UnsafeMutableRawPointer(image.luma + (2 * cy + 1) * image.lumaStride).assumingMemoryBound(to: Sample.self) : nil
+                    // An odd last row has no second luma row.
+                    let rows = 2 * cy + 1 < image.height ? 2 : 1
+                    let bottom = UnsafeMutableRawPointer(image.luma + (2 * cy + rows - 1) * image.lumaStride).assumingMemoryBound(to: Sample.self)
                     for cx in 0..<image.chromaWidth {
                         let (cb, cr) = (chromaOf[Int(cbRow[cx])], chromaOf[Int(crRow[cx])])
                         // R'G'B' = Y' + this, for every pixel of the block.
                         let red = 2 * (1 - kr) * cr, blue = 2 * (1 - kb) * cb
                         let offset = SIMD3(red, -(kr * red + kb * blue) / kg, blue)
                         var sum = SIMD2<Float>.zero, count: Float = 0
-                        @inline(__always) func map(_ row: UnsafeMutablePointer<Sample>, _ x: Int) {
-                            let out = sample(SIMD3(repeating: lumaOf[Int(row[x])]) + offset)
-                            let outLuma = kr * out.x + kg * out.y + kb * out.z
-                            row[x] = Sample(coding.lumaCode(outLuma))
-                            sum += SIMD2(out.z - outLuma, out.x - outLuma)
-                            count += 1
+                        // Plain loops, no helper function: a closure here kept boxes alive per block.
+                        for rowIndex in 0..<rows {
+                            let row = rowIndex == 0 ? top : bottom
+                            for x in 2 * cx..<min(2 * cx + 2, image.width) {
+                                let out = sample(SIMD3(repeating: lumaOf[Int(row[x])]) + offset)
+                                let outLuma = kr * out.x + kg * out.y + kb * out.z
+                                row[x] = Sample(coding.lumaCode(outLuma))
+                                sum += SIMD2(out.z - outLuma, out.x - outLuma)
+                                count += 1
+                            }
                         }
-                        let columns = 2 * cx..<min(2 * cx + 2, image.width)
-                        for x in columns { map(top, x) }
-                        if let bottom { for x in columns { map(bottom, x) } }
                         cbRow[cx] = Sample(coding.chromaCode(sum.x / count / (2 * (1 - kb))))
                         crRow[cx] = Sample(coding.chromaCode(sum.y / count / (2 * (1 - kr))))
                     }

@@ -51,7 +51,8 @@ public enum FilterKind: String, Sendable, Hashable, CaseIterable {
         }
     }
 
-    public func parameter(_ name: String) -> FilterParameter? { parameters.first { $0.name == name } }
+    /// The parameter called `name`, or whose Core Image key that is ("inputRadius").
+    public func parameter(_ name: String) -> FilterParameter? { parameters.first { $0.name == name || $0.coreImageKey == name } }
 
     /// Whether the filter can make pixels transparent (which an opaque video frame cannot show).
     public var makesTransparent: Bool { self == .chromaKey }
@@ -139,6 +140,12 @@ public struct Filter: Sendable, Hashable {
         values[parameter.name] = value
     }
 
+    /// Sets a number parameter known to exist, clamped to its range (eased ramps may overshoot).
+    mutating func setClamped(_ parameter: String, _ value: Double) {
+        guard let found = kind.parameter(parameter), case .number(let range, _) = found.kind, !value.isNaN else { return }
+        values[found.name] = .number(min(max(value, range.lowerBound), range.upperBound))
+    }
+
     /// The parameter called `name`; the error lists the kind's parameters.
     public func parameterNamed(_ name: String) throws -> FilterParameter {
         guard let parameter = kind.parameter(name) else {
@@ -147,11 +154,10 @@ public struct Filter: Sendable, Hashable {
         return parameter
     }
 
-    /// A number parameter's value (its default if the kind has no such number).
+    /// A number parameter's value (0 if the kind has no such number).
     public func number(_ name: String) -> Double {
-        if case .number(let value) = values[name] { return value }
-        if case .number(_, let value) = kind.parameter(name)?.kind { return value }
-        return 0
+        guard let parameter = kind.parameter(name), case .number(let value) = values[parameter.name] else { return 0 }
+        return value
     }
 
     var color: Color {

@@ -52,15 +52,16 @@ public struct FilterStack: Sendable, Equatable {
     }
 
     private func checkedKey(_ parameter: String, of name: String, values: [Double]) throws -> ParameterKey {
-        try Filter.checkNumberParameter(parameter, of: name, among: filters, values: values)
-        return ParameterKey(filter: name, parameter: parameter)
+        ParameterKey(filter: name, parameter: try Filter.checkNumberParameter(parameter, of: name, among: filters, values: values))
     }
 }
 
 extension Filter {
     /// Checks that `filters` has exactly one filter called `name`, that it has the number
-    /// parameter `parameter`, and that `values` are in its range.
-    static func checkNumberParameter(_ parameter: String, of name: String, among filters: [Filter], values: [Double]) throws {
+    /// parameter `parameter`, and that `values` are in its range; returns the parameter's
+    /// own name (for a Core Image key).
+    @discardableResult
+    static func checkNumberParameter(_ parameter: String, of name: String, among filters: [Filter], values: [Double]) throws -> String {
         let named = filters.filter { $0.name == name }
         guard let filter = named.first else {
             let names = filters.map { $0.name.quotedForMessage() }
@@ -73,11 +74,6 @@ extension Filter {
         guard case .number = found.kind else { throw FilterError("\(filter.kind.rawValue) \(parameter) is not a number, so it cannot change over time") }
         var probe = filter
         for value in values { try probe.set(parameter, .number(value)) }
-    }
-
-    /// Sets a number parameter known to exist, clamped to its range (eased ramps may overshoot).
-    mutating func setClamped(_ parameter: String, _ value: Double) {
-        guard case .number(let range, _) = kind.parameter(parameter)?.kind, !value.isNaN else { return }
-        try? set(parameter, .number(min(max(value, range.lowerBound), range.upperBound)))
+        return found.name
     }
 }
