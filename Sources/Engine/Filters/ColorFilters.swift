@@ -160,9 +160,10 @@ extension BGRAPixels {
 /// Writes a colour (0…1) times alpha (0…255) as premultiplied BGR bytes.
 @inline(__always)
 func storePremultiplied(_ rgb: SIMD3<Float>, alpha: Float, at p: UnsafeMutablePointer<UInt8>) {
-    // + ½ then truncation rounds (the values are ≥ 0) without a call to roundf.
-    let scaled = (rgb * alpha).clamped(lowerBound: .zero, upperBound: SIMD3(repeating: alpha)) + 0.5
-    (p[0], p[1], p[2]) = (UInt8(scaled.z), UInt8(scaled.y), UInt8(scaled.x))
+    // Scalar clamps (SIMD clamping is a call), then + ½ and truncation: rounding, as the
+    // values are ≥ 0, without a call to roundf.
+    @inline(__always) func byte(_ value: Float) -> UInt8 { UInt8(min(max(value * alpha, 0), alpha) + 0.5) }
+    (p[0], p[1], p[2]) = (byte(rgb.z), byte(rgb.y), byte(rgb.x))
 }
 
 /// How a 4:2:0 picture's code values stand for Y' (0…1) and Cb, Cr (−½…½), and back
