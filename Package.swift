@@ -16,19 +16,18 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CMoonLua", pkgConfig: "lua5.4",
                        providers: [.apt(["liblua5.4-dev"])]),
+        // All of FFmpeg in one module, libavdevice (capture devices) included: the same
+        // headers imported through two modules hide FFmpeg's enums from Swift code that sees
+        // both (a test target that imports CMoonFFmpeg and the engine, say).
         .systemLibrary(name: "CMoonFFmpeg", pkgConfig: "libavformat",
                        providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev",
-                                         "libswscale-dev", "libswresample-dev", "libavfilter-dev"])]),
-        // Capture devices (v4l2, x11grab, pulse, alsa, lavfi), used through CMoonAVShim:
-        // importing its header into Swift beside CMoonFFmpeg hides FFmpeg's shared enums.
-        .systemLibrary(name: "CMoonAVDevice", pkgConfig: "libavdevice",
-                       providers: [.apt(["libavdevice-dev"])]),
+                                         "libswscale-dev", "libswresample-dev", "libavfilter-dev", "libavdevice-dev"])]),
         .systemLibrary(name: "CMoonPangoCairo", pkgConfig: "pangocairo",
                        providers: [.apt(["libpango1.0-dev", "libcairo2-dev"])]),
         .systemLibrary(name: "CMoonEdit", pkgConfig: "libedit",
                        providers: [.apt(["libedit-dev"])]),
         .target(name: "CMoonLuaShim", dependencies: ["CMoonLua"]),
-        .target(name: "CMoonAVShim", dependencies: ["CMoonFFmpeg", "CMoonAVDevice"]),
+        .target(name: "CMoonAVShim", dependencies: ["CMoonFFmpeg"]),
         .target(name: "Engine", dependencies: ["CMoonFFmpeg", "CMoonAVShim", "CMoonPangoCairo"]),
         .target(name: "ScriptHost", dependencies: ["CMoonLua", "CMoonLuaShim"]),
         .target(name: "Bindings", dependencies: ["Engine", "ScriptHost", "CMoonLua", "CMoonLuaShim"]),
@@ -38,7 +37,7 @@ let package = Package(
             "MoonreelKit",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], resources: [.embedInCode("Bundled/examples")]),
-        .testTarget(name: "EngineTests", dependencies: ["Engine", "TestSupport"]),
+        .testTarget(name: "EngineTests", dependencies: ["Engine", "CMoonAVShim", "CMoonFFmpeg", "TestSupport"]),
         .testTarget(name: "ScriptHostTests", dependencies: ["ScriptHost"]),
         .testTarget(name: "MoonreelTests", dependencies: ["MoonreelKit", "Engine", "TestSupport"]),
         .target(name: "TestSupport", path: "Tests/TestSupport"),

@@ -3,7 +3,7 @@
 # settings, in one run, alternating the two, and prints median wall time, the ratio and
 # peak memory as one Markdown table (with the machine and the number of runs).
 # Usage: RUNS=N bench/run.sh [JOB...]   (default: cut passthrough dissolve lyrics watermark smartcut)
-# jobs: cut passthrough dissolve lyrics watermark smartcut, and the long lyrics-10min smartcut-10min
+# jobs: cut passthrough dissolve lyrics watermark smartcut blur lut, and the long lyrics-10min smartcut-10min
 # (RUNS=1 is plenty). The peer is the ffmpeg CLI, except for smartcut*, whose target is a
 # multiple of the same cut re-encoded by Moonreel's HighestQuality.
 # Needs a release build (swift build -c release) and the ffmpeg CLI.
@@ -113,6 +113,18 @@ for job in "${jobs[@]}"; do
       compare "$job (vs ffmpeg)" \
         "$moonreel run --overwrite --progress none scripts/examples/lyrics.lua $clip $stem.csv $work/lyrics-moonreel.mp4" \
         "ffmpeg -hide_banner -loglevel error -y -i $clip -vf subtitles=$stem.srt -c:v libx264 -crf 18 -preset medium -pix_fmt yuv420p -c:a aac -b:a 192k $work/lyrics-ffmpeg.mp4" ;;
+    blur) # seconds 2–12 through a Gaussian blur of σ 8 (gblur, 3 steps), re-encoded as in cut
+      compare "blur (vs ffmpeg gblur)" \
+        "$moonreel run --overwrite --progress none bench/filter.lua $source_clip $work/blur-moonreel.mp4 2 10 gaussianBlur radius=8" \
+        "ffmpeg -hide_banner -loglevel error -y -ss 2 -t 10 -i $source_clip -vf gblur=sigma=8:steps=3 -c:v libx264 -crf 18 -preset medium -pix_fmt yuv420p -c:a aac -b:a 192k $work/blur-ffmpeg.mp4" ;;
+    lut) # seconds 2–12 through a 33-point 3D LUT (tetrahedral), re-encoded as in cut
+      cube="$work/look-33.cube"
+      [ -f "$cube" ] || awk 'BEGIN { n = 33; print "LUT_3D_SIZE " n
+        for (b = 0; b < n; b++) for (g = 0; g < n; g++) for (r = 0; r < n; r++)
+          printf "%.6f %.6f %.6f\n", (r / (n - 1)) ^ 0.9, g / (n - 1), (b / (n - 1)) ^ 1.1 }' > "$cube"
+      compare "lut (vs ffmpeg lut3d)" \
+        "$moonreel run --overwrite --progress none bench/filter.lua $source_clip $work/lut-moonreel.mp4 2 10 colorCube path=$cube" \
+        "ffmpeg -hide_banner -loglevel error -y -ss 2 -t 10 -i $source_clip -vf lut3d=file=$cube -c:v libx264 -crf 18 -preset medium -pix_fmt yuv420p -c:a aac -b:a 192k $work/lut-ffmpeg.mp4" ;;
     *) echo "unknown job $job" >&2; exit 2 ;;
   esac
 done

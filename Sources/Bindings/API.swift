@@ -47,6 +47,8 @@ public final class API {
     var titleCard: LuaClass!
     var captureDevice: LuaClass!
     var captureSession: LuaClass!
+    var filter: LuaClass!
+    var filterKinds: [FilterKind: LuaClass] = [:]
     /// Asset tracks seen by insertTimeRange, so `track.segments` can name them.
     var rememberedTracks: [SourceKey: AssetTrack] = [:]
     func remember(_ track: AssetTrack) { rememberedTracks[SourceKey(track)] = track }
@@ -56,7 +58,7 @@ public final class API {
     public static let effectSafeFunctions: Set<String> = [
         "time", "range", "rangeFromTo", "transform", "videoCompositionInstruction", "layerInstruction",
         "audioMixInputParameters", "audioMix", "layer", "textLayer", "keyframeAnimation", "basicAnimation",
-        "animationTool", "color",
+        "animationTool", "color", "filter",
     ]
 
     /// Creates every class and leaves the `av` table as global `av` (and `package.loaded.moonreel`).
@@ -84,6 +86,8 @@ public final class API {
         titleCard = makeTitleCardClass()
         captureDevice = makeCaptureDeviceClass()
         captureSession = makeCaptureSessionClass()
+        (filter, filterKinds) = makeFilterClasses()
+        installFilterProperties()
         installFootprints()
         for luaClass in allClasses { lua.register(luaClass) }
         installMetamethods()
@@ -92,16 +96,16 @@ public final class API {
     }
 
     public var allClasses: [LuaClass] {
-        [time, range, transform, assetTrack, asset, compositionTrack, composition, layerInstruction,
-         instruction, videoComposition, audioMixInputParameters, audioMix, exportSession, imageGenerator,
-         layer, textLayer, image, animation, animationTool,
-         titleCard, captureDevice, captureSession]
+        let classes: [LuaClass] = [time, range, transform, assetTrack, asset, compositionTrack, composition, layerInstruction,
+                                   instruction, videoComposition, audioMixInputParameters, audioMix, exportSession, imageGenerator,
+                                   layer, textLayer, image, animation, animationTool, titleCard, captureDevice, captureSession, filter]
+        return classes + FilterKind.allCases.compactMap { filterKinds[$0] }
     }
 
     /// The `av` functions: name, one line of help, body.
     var avFunctions: [(String, String, LuaFunction)] {
         timeFunctions + [transformFunction] + assetFunctions + compositionFunctions + videoCompositionFunctions + audioMixFunctions + exportFunctions + imageGeneratorFunctions
-            + layerFunctions + animationFunctions + cueFunctions
+            + layerFunctions + animationFunctions + cueFunctions + filterFunctions
             + editHelperFunctions + captureFunctions
     }
 

@@ -12,7 +12,7 @@ public enum APIReference {
             tables); a test fails when this file and the bindings disagree. The guides in this folder
             explain the rules behind it: [time and tracks](time-and-tracks.md),
             [porting iOS code](porting-from-ios.md) (geometry, and every Apple name Moonreel accepts),
-            [colour and HDR](color-and-hdr.md), [timed text and karaoke](timed-text.md),
+            [colour and HDR](color-and-hdr.md), [filters](filters.md), [timed text and karaoke](timed-text.md),
             [edit helpers](edit-helpers.md) (joins with transitions, title cards, picture-in-picture, ducking, loudness),
             [scripts, modules and files](scripts.md) and [effects](effects.md).
 

@@ -88,7 +88,8 @@ extension API {
                                       "speed", "timeOffset", "repeatCount", "repeatDuration", "autoreverses", "fillMode", "timingFunction",
                                       "isRemovedOnCompletion", "removedOnCompletion"]
     static let animationPropertyDocs: [String: String] = [
-        "keyPath": "the animated property: " + AnimatableKeyPath.allCases.map(\.rawValue).joined(separator: ", "),
+        "keyPath": "the animated property: " + AnimatableKeyPath.allCases.map(\.rawValue).joined(separator: ", ")
+            + ", filters.NAME.PARAMETER (a number parameter of the layer's filter called NAME)",
         "keyTimes": "fractions 0…1 of duration, one per value (or one more in discrete mode)",
         "calculationMode": CalculationMode.allCases.map(\.rawValue).joined(separator: ", "),
         "timingFunctions": "one per segment: names (linear, easeIn, easeOut, easeInEaseOut, default) or {x1, y1, x2, y2}",

@@ -16,7 +16,7 @@ extension API {
         layer.footprint = { object in
             guard let layer = object as? Layer else { return record }
             let text = (layer as? TextLayer)?.style.string.utf8.count ?? 0
-            return 2 * record + text + 8 * layer.sublayers.count
+            return 2 * record + text + 8 * layer.sublayers.count + record * layer.filters.count
                 + layer.animations.reduce(0) { $0 + record + ($1.key?.utf8.count ?? 0) + $1.animation.footprint }
         }
         textLayer.footprint = layer.footprint
@@ -32,7 +32,8 @@ extension API {
             record + MemoryLayout<TrackSegment>.stride * ((object as? CompositionTrack)?.segments.count ?? 0)
         }
         videoComposition.footprint = { object in
-            record + record * ((object as? VideoComposition)?.instructions.count ?? 0)
+            guard let videoComposition = object as? VideoComposition else { return record }
+            return record + record * videoComposition.instructions.count + videoComposition.filters.footprint
         }
         instruction.footprint = { object in
             record + 8 * ((object as? VideoCompositionInstruction)?.layerInstructions.count ?? 0)
@@ -40,7 +41,7 @@ extension API {
         layerInstruction.footprint = { object in
             guard let instruction = object as? LayerInstruction else { return record }
             let changes = instruction.transform.changeCount + instruction.opacity.changeCount + (instruction.crop?.changeCount ?? 0)
-            return record + 2 * MemoryLayout<AffineTransform>.stride * changes
+            return record + 2 * MemoryLayout<AffineTransform>.stride * changes + instruction.filters.footprint
         }
         audioMix.footprint = { object in
             record + 8 * ((object as? AudioMix)?.inputParameters.count ?? 0)
@@ -48,6 +49,13 @@ extension API {
         audioMixInputParameters.footprint = { object in
             record + 64 * ((object as? AudioMixInputParameters)?.volume.changeCount ?? 0)
         }
+    }
+}
+
+extension FilterStack {
+    /// Filters (a LUT counted by its table) and their set values and ramps.
+    var footprint: Int {
+        filters.reduce(0) { total, filter in total + 256 + filter.values.values.reduce(0) { $0 + $1.footprint } } + 64 * changeCount
     }
 }
 

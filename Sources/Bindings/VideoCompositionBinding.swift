@@ -172,21 +172,33 @@ extension API {
 
     var videoCompositionFunctions: [(String, String, LuaFunction)] {
         [
-            ("videoComposition", "av.videoComposition{renderSize=, frameDuration=} or av.videoComposition(comp [, {renderSize=, fit=}])", { [unowned self] call in
+            ("videoComposition", "av.videoComposition{renderSize=, frameDuration=} or av.videoComposition(comp [, {renderSize=, fit=, filters=}])", { [unowned self] call in
                 if let source: Composition = try? call.object(1, composition) {
                     var render: Size? = nil
                     var fit = false
+                    var filters: [Filter] = []
                     if !call.isNoneOrNil(2) {
-                        guard call.type(2) == LUA_TTABLE else { throw call.typeError(2, expected: "table {renderSize=, fit=}") }
+                        guard call.type(2) == LUA_TTABLE else { throw call.typeError(2, expected: "table {renderSize=, fit=, filters=}") }
+                        try call.forEachField(of: 2) { key in
+                            guard ["renderSize", "fit", "filters"].contains(key) else {
+                                throw call.argumentError(2, "unknown option \(key.quotedForMessage())\(NameSuggestion.hint(for: key, among: ["renderSize", "fit", "filters"])) (renderSize, fit, filters)")
+                            }
+                        }
                         if call.pushField(of: 2, "renderSize") != LUA_TNIL { render = try size(call, -1) }
                         call.pop()
                         if call.pushField(of: 2, "fit") != LUA_TNIL { fit = try call.boolean(-1) }
                         call.pop()
+                        call.pushField(of: 2, "filters")
+                        defer { call.pop() }
+                        do { filters = try filterList(call, call.absolute(-1)) } catch let error as LuaArgumentError {
+                            throw call.argumentError(2, "field 'filters': \(error.message.argumentReason)")
+                        }
                     }
                     guard render != nil || source.uprightVideoSize != .zero else {
                         throw call.argumentError(1, "the composition has no video to take a render size from")
                     }
                     let made = VideoComposition.properties(of: source, renderSize: render, fitting: fit)
+                    made.filters.filters = filters
                     made.notes.forEach(warn)
                     call.push(made, as: videoComposition)
                     return 1

@@ -1,13 +1,13 @@
 /// The layer properties an animation can drive, named as in Core Animation.
-public enum AnimatableKeyPath: String, Sendable, CaseIterable {
+public enum AnimatableKeyPath: Sendable, Hashable {
     case opacity, position, bounds, transform
-    case transformScale = "transform.scale"
-    case transformScaleX = "transform.scale.x"
-    case transformScaleY = "transform.scale.y"
+    case transformScale
+    case transformScaleX
+    case transformScaleY
     /// Rotation about z in radians (also accepted as "transform.rotation.z").
-    case transformRotation = "transform.rotation"
-    case transformTranslationX = "transform.translation.x"
-    case transformTranslationY = "transform.translation.y"
+    case transformRotation
+    case transformTranslationX
+    case transformTranslationY
     case backgroundColor, borderColor, borderWidth, cornerRadius
     /// Also accepted as "hidden", Core Animation's name.
     case isHidden
@@ -16,25 +16,55 @@ public enum AnimatableKeyPath: String, Sendable, CaseIterable {
     case string, foregroundColor, shadowOpacity
     /// Karaoke: how many leading scalars of the string are highlighted (see `TextStyle`).
     case highlightedScalars
+    /// `filters.NAME.PARAMETER`: a number parameter of the layer's filter called NAME (its
+    /// `name`), as Core Animation addresses the parameters of a layer's filters.
+    case filterParameter(filter: String, parameter: String)
 
-    private static let aliases: [String: AnimatableKeyPath] = [
-        "transform.rotation.z": .transformRotation, "hidden": .isHidden,
+    /// The fixed key paths with their names, in the order the reference lists them.
+    private static let named: [(path: AnimatableKeyPath, name: String)] = [
+        (.opacity, "opacity"), (.position, "position"), (.bounds, "bounds"), (.transform, "transform"),
+        (.transformScale, "transform.scale"), (.transformScaleX, "transform.scale.x"), (.transformScaleY, "transform.scale.y"),
+        (.transformRotation, "transform.rotation"), (.transformTranslationX, "transform.translation.x"),
+        (.transformTranslationY, "transform.translation.y"), (.backgroundColor, "backgroundColor"), (.borderColor, "borderColor"),
+        (.borderWidth, "borderWidth"), (.cornerRadius, "cornerRadius"), (.isHidden, "isHidden"), (.contents, "contents"),
+        (.string, "string"), (.foregroundColor, "foregroundColor"), (.shadowOpacity, "shadowOpacity"),
+        (.highlightedScalars, "highlightedScalars"),
     ]
+    private static let byName: [String: AnimatableKeyPath] = Dictionary(uniqueKeysWithValues: named.map { ($0.name, $0.path) })
+        .merging(["transform.rotation.z": .transformRotation, "hidden": .isHidden]) { own, _ in own }
+
+    /// Every key path but the filter parameters (which are named after each layer's filters).
+    public static var allCases: [AnimatableKeyPath] { named.map(\.path) }
+
+    /// Core Animation's name: "opacity", "transform.scale", "filters.blur.radius".
+    public var rawValue: String {
+        if case .filterParameter(let filter, let parameter) = self { return "filters.\(filter).\(parameter)" }
+        return Self.named.first { $0.path == self }?.name ?? ""
+    }
 
     /// The key path named `name`; the error lists the animatable ones.
     public init(named name: String) throws {
-        guard let path = AnimatableKeyPath(rawValue: name) ?? Self.aliases[name] else {
-            let names = AnimatableKeyPath.allCases.map(\.rawValue).joined(separator: ", ")
-            throw AnimationError("unknown keyPath \(name.quotedForMessage()) (animatable: \(names))")
+        if let path = Self.byName[name] {
+            self = path
+            return
         }
-        self = path
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        if parts.first == "filters" {
+            guard parts.count == 3, !parts[1].isEmpty, !parts[2].isEmpty else {
+                throw AnimationError("keyPath \(name.quotedForMessage()) must be filters.NAME.PARAMETER (e.g. \"filters.gaussianBlur.radius\")")
+            }
+            self = .filterParameter(filter: String(parts[1]), parameter: String(parts[2]))
+            return
+        }
+        let names = Self.named.map(\.name).joined(separator: ", ")
+        throw AnimationError("unknown keyPath \(name.quotedForMessage()) (animatable: \(names), filters.NAME.PARAMETER)")
     }
 
     public var valueKind: AnimatableValue.Kind {
         switch self {
         case .opacity, .transformScale, .transformScaleX, .transformScaleY, .transformRotation,
              .transformTranslationX, .transformTranslationY, .borderWidth, .cornerRadius,
-             .shadowOpacity, .highlightedScalars: .number
+             .shadowOpacity, .highlightedScalars, .filterParameter: .number
         case .position: .point
         case .bounds: .rect
         case .transform: .transform

@@ -108,6 +108,17 @@ public class Layer {
         if animation.keyPath.isTextOnly, textStyle == nil {
             throw LayerError("keyPath \(animation.keyPath.rawValue) applies to text layers only")
         }
+        if case .filterParameter(let name, let parameter) = animation.keyPath {
+            let ends: [AnimatableValue?]
+            switch animation {
+            case .keyframe(let keyframes): ends = keyframes.values
+            case .basic(let basic): ends = [basic.fromValue, basic.toValue]
+            }
+            let numbers = ends.compactMap { $0?.number }
+            do { try Filter.checkNumberParameter(parameter, of: name, among: properties.filters, values: numbers) } catch let error as FilterError {
+                throw LayerError("keyPath \(animation.keyPath.rawValue): \(error.message)")
+            }
+        }
         if let key { removeAnimation(forKey: key) }
         guard animations.count < Self.maxAnimationsPerLayer else {
             throw LayerError("a layer may hold at most \(Self.maxAnimationsPerLayer) animations")

@@ -27,6 +27,9 @@ public struct LayerProperties: Sendable, Hashable {
     /// Sublayers are placed from the top-left, y down (UIKit's way), instead of Core
     /// Animation's bottom-left, y up. Contents and text are drawn upright either way.
     public var isGeometryFlipped = false
+    /// Applied to the layer and its sublayers as drawn, before they are composited (as
+    /// CALayer.filters); radii in render-size pixels.
+    public var filters: [Filter] = []
 
     public init() {}
 
@@ -92,6 +95,9 @@ struct ResolvedLayer: Sendable {
         case .foregroundColor: return text.map { .color($0.foregroundColor) }
         case .shadowOpacity: return text.map { .number($0.shadowOpacity) }
         case .highlightedScalars: return text.map { .number(Double($0.highlightedScalars)) }
+        case .filterParameter(let name, let parameter):
+            guard let filter = p.filters.first(where: { $0.name == name }), filter.kind.parameter(parameter) != nil else { return nil }
+            return .number(filter.number(parameter))
         }
     }
 
@@ -121,6 +127,9 @@ struct ResolvedLayer: Sendable {
         case (.highlightedScalars, .number(let n)):
             // Rounded down: a scalar lights up once its time has fully come.
             text?.highlightedScalars = n.isNaN ? 0 : Int(min(max(n, 0), Double(Int32.max)).rounded(.down))
+        case (.filterParameter(let name, let parameter), .number(let n)):
+            guard let index = properties.filters.firstIndex(where: { $0.name == name }) else { break }
+            properties.filters[index].setClamped(parameter, n)
         default: break
         }
     }
@@ -163,6 +172,7 @@ struct ResolvedLayer: Sendable {
         // A shadow offset is in the layer's space: y up there means negative is down.
         if container.isYUp { snapshot.text?.shadowOffset.height.negate() }
         snapshot.isVideoLayer = p.isVideoLayer
+        snapshot.filters = p.filters
         return snapshot
     }
 }

@@ -55,8 +55,11 @@ public struct PropertyTimeline<Value: Rampable>: Sendable, Equatable {
         changes.insert(change, at: index)
     }
 
-    public func value(at time: MediaTime) -> Value {
-        guard let change = changes.last(where: { $0.start <= time }) else { return defaultValue }
+    public func value(at time: MediaTime) -> Value { value(at: time, before: defaultValue) }
+
+    /// The value at `time`, or `initial` before the first change.
+    func value(at time: MediaTime, before initial: Value) -> Value {
+        guard let change = changes.last(where: { $0.start <= time }) else { return initial }
         let elapsed = time - change.start
         guard change.duration.value > 0, elapsed < change.duration else { return change.to }
         return Value.interpolate(change.from, change.to, change.curve(elapsed.seconds / change.duration.seconds))
@@ -73,6 +76,8 @@ public final class LayerInstruction {
     public var opacity = PropertyTimeline<Double>(defaultValue: 1)
     /// In the source frame's stored pixel coordinates; nil (default) shows the whole frame.
     public var crop: PropertyTimeline<Rect>? = nil
+    /// Filters of the track's picture, before it is placed; radii in render-size pixels.
+    public var filters = FilterStack()
 
     public init(trackID: Int) { self.trackID = trackID }
 
@@ -109,6 +114,8 @@ public final class VideoComposition {
     /// When set, the composed video is drawn into `videoLayer` and `parentLayer`'s tree
     /// around it (AVVideoCompositionCoreAnimationTool).
     public var animationTool: AnimationTool? = nil
+    /// Filters of each composed frame, before the animation tool's layers go around it.
+    public var filters = FilterStack()
     /// Explanations of choices made for the script (mismatched clip shapes…).
     public internal(set) var notes: [String] = []
 

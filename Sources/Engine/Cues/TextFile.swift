@@ -25,8 +25,8 @@ public struct TimedTextError: Error, CustomStringConvertible, Hashable, Sendable
 enum TextFile {
     static let maxBytes = 64 << 20
 
-    /// The file's text as UTF-8, without a byte-order mark.
-    static func read(_ path: String) throws -> String {
+    /// The file's text as UTF-8, without a byte-order mark; `kind` names the file in messages.
+    static func read(_ path: String, kind: String = "timed-text") throws -> String {
         guard let file = fopen(path, "rb") else {
             throw TimedTextError(file: path, line: nil, "cannot open: \(String(cString: strerror(errno)))")
         }
@@ -37,7 +37,7 @@ enum TextFile {
             let count = fread(&chunk, 1, chunk.count, file)
             bytes += chunk[0..<count]
             guard bytes.count <= maxBytes else {
-                throw TimedTextError(file: path, line: nil, "is larger than \(maxBytes >> 20) MB, too large for a timed-text file")
+                throw TimedTextError(file: path, line: nil, "is larger than \(maxBytes >> 20) MB, too large for a \(kind) file")
             }
             if count < chunk.count {
                 if ferror(file) != 0 { throw TimedTextError(file: path, line: nil, "cannot read: \(String(cString: strerror(errno)))") }

@@ -9,6 +9,7 @@ struct VideoPlan: Sendable {
         let transform: PropertyTimeline<AffineTransform>
         let opacity: PropertyTimeline<Double>
         let crop: PropertyTimeline<Rect>?
+        let filters: FilterStack
     }
     struct Instruction: Sendable {
         let timeRange: TimeRange
@@ -29,6 +30,8 @@ struct VideoPlan: Sendable {
     let outputColor: ColorDescription
     /// The animation tool's layer tree, frozen (nil: the video alone).
     let overlay: LayerTimeline?
+    /// Filters of the composed video (before the overlay).
+    let filters: FilterStack
     /// The pixel format the frames leave the renderer in when the encoder wants another
     /// than the composed one (4:2:2, 10-bit SDR, BGRA for a GIF palette); nil: as composed.
     var encoderFormat: AVPixelFormat?
@@ -81,19 +84,24 @@ extension VideoPlan {
                 guard let track = composition.track(withID: trackID), track.mediaType == .video else {
                     throw EngineError("\(name) has a layer instruction for track \(layer.trackID), which is not a video track of the composition")
                 }
+                try layer.filters.check("\(name).layerInstructions[\(layers.count + 1)].filters")
                 layers.append(Layer(trackID: trackID, segments: track.segments, transform: layer.transform,
-                                    opacity: layer.opacity, crop: layer.crop))
+                                    opacity: layer.opacity, crop: layer.crop, filters: layer.filters))
             }
             frozen.append(Instruction(timeRange: r, background: instruction.backgroundColor, layers: layers))
         }
         if expectedStart < composition.duration {
             throw EngineError("videoComposition.instructions[\(instructions.count)] ends at \(expectedStart.seconds) s but the composition lasts \(composition.duration.seconds) s; the last instruction must reach its end")
         }
+        try videoComposition.filters.check("videoComposition.filters")
+        if let keyer = videoComposition.filters.filters.first(where: \.kind.makesTransparent) {
+            throw EngineError("videoComposition.filters: \(keyer.kind.rawValue) makes pixels transparent, and nothing lies under the composed video; put it on a layer instruction (li.filters) or a layer")
+        }
         let count = (range.duration).ceilDivided(by: frameDuration)
         return VideoPlan(renderSize: size, outputWidth: outputWidth, outputHeight: outputHeight,
                          frameDuration: frameDuration, start: range.start, frameCount: max(count, 0),
                          instructions: frozen,
                          outputColor: dynamicRange.isHDR ? .hdr(dynamicRange) : .forOutput(width: outputWidth, height: outputHeight),
-                         overlay: videoComposition.animationTool?.timeline(renderSize: size))
+                         overlay: videoComposition.animationTool?.timeline(renderSize: size), filters: videoComposition.filters)
     }
 }

@@ -27,6 +27,9 @@ final class VideoRenderer {
     /// target, with the last frame each converted: a held frame is converted once.
     private var converters: [ConversionKey: ColorConverter] = [:]
     private var lastConversion: [ConversionKey: (input: Frame, output: Frame)] = [:]
+    private let filterRenderer = FilterRenderer()
+    /// Output pixels per render-size pixel (filter radii are given in the latter).
+    private let outputPixelScale: Double
 
     private struct ConversionKey: Hashable {
         let source: SourceKey?
@@ -45,6 +48,7 @@ final class VideoRenderer {
     init(plan: VideoPlan) {
         self.plan = plan
         outputScale = .scale(Double(plan.outputWidth) / plan.renderSize.width, Double(plan.outputHeight) / plan.renderSize.height)
+        outputPixelScale = abs(outputScale.determinant).squareRoot()
         compositorColor = plan.outputColor.dynamicRange.isHDR ? ColorDescription(space: AVCOL_SPC_BT709, range: AVCOL_RANGE_MPEG) : plan.outputColor
     }
 
@@ -69,6 +73,11 @@ final class VideoRenderer {
         let crop: Rect?
         let trackID: Int
         let source: SourceKey
+        /// The layer instruction's filters at this time.
+        let filters: [Filter]
+
+        /// Whether its filters can make it partly transparent (then only the general path draws it).
+        var isKeyed: Bool { filters.contains { $0.kind.makesTransparent && !$0.isIdentity } }
     }
 
     func renderFrame(_ index: Int64) throws -> Frame {
@@ -95,9 +104,13 @@ final class VideoRenderer {
             let key = SourceKey(trackID: layer.trackID, path: source.path, stream: source.streamIndex)
             guard let frame = try frameSource(for: source, key: key, at: time).frame(at: segment.sourceTime(at: time)) else { continue }
             drawables.append(Drawable(frame: frame, transform: layer.transform.value(at: time).concatenating(outputScale),
-                                      opacity: opacity, crop: layer.crop?.value(at: time), trackID: layer.trackID, source: key))
+                                      opacity: opacity, crop: layer.crop?.value(at: time), trackID: layer.trackID, source: key,
+                                      filters: layer.filters.filters(at: time)))
         }
-        let video = try compose(drawables, background: instruction?.background ?? .black)
+        var video = try compose(drawables, background: instruction?.background ?? .black)
+        if !plan.filters.isEmpty {
+            video = try filterRenderer.apply(plan.filters.filters(at: time), to: video, pixelScale: outputPixelScale)
+        }
         guard let tree = plan.overlay?.snapshot(at: time) else { return video }
         return try drawLayers(tree, around: video)
     }
@@ -152,7 +165,7 @@ final class VideoRenderer {
         if visible.count == 1, let only = visible.first, coversOutput(only) {
             return try fastPath(only)
         }
-        if visible.allSatisfy(fillsOutput), let mixed = try planePath(Array(visible), background: background) {
+        if visible.allSatisfy({ fillsOutput($0) && !$0.isKeyed }), let mixed = try planePath(Array(visible), background: background) {
             return mixed
         }
         return try generalPath(Array(visible), background: background)
@@ -192,7 +205,7 @@ final class VideoRenderer {
     }
 
     private func coversOutput(_ d: Drawable) -> Bool {
-        d.opacity >= 1 && fillsOutput(d)
+        d.opacity >= 1 && fillsOutput(d) && !d.isKeyed
     }
 
     /// Whether the layer, uncropped and axis-aligned, fills the output exactly.
@@ -205,8 +218,14 @@ final class VideoRenderer {
     }
 
     /// A single axis-aligned layer filling the output: rotate planes if turned, then scale
-    /// (or hand the decoded frame on untouched when nothing needs to change).
+    /// (or hand the decoded frame on untouched when nothing needs to change), then filter.
     private func fastPath(_ d: Drawable) throws -> Frame {
+        guard let placed = try placedFullFrame(d) else { return try generalPath([d], background: .black) }
+        return d.filters.isEmpty ? placed : try filterRenderer.apply(d.filters, to: placed, pixelScale: outputPixelScale)
+    }
+
+    /// The fast path's picture before filters, or nil when the turn is not a quarter turn.
+    private func placedFullFrame(_ d: Drawable) throws -> Frame? {
         var frame = try self.frame(d.frame, in: plan.outputColor.dynamicRange, source: d.source)
         let sourceColor = ColorDescription.of(frame)
         let format = plan.outputColor.pixelFormat
@@ -218,9 +237,7 @@ final class VideoRenderer {
             var shifted = turn
             let box = turn.apply(Rect(x: 0, y: 0, width: Double(frame.width), height: Double(frame.height)))
             (shifted.tx, shifted.ty) = (-box.x, -box.y)
-            guard let quarterTurn = QuarterTurn(shifted, width: frame.width, height: frame.height) else {
-                return try generalPath([d], background: .black)
-            }
+            guard let quarterTurn = QuarterTurn(shifted, width: frame.width, height: frame.height) else { return nil }
             // Scale and convert first, to the output size with the stored axes, then turn the
             // (usually much smaller) frame: one swscale pass, and the turn touches few pixels.
             let (width, height) = quarterTurn.swapsAxes ? (plan.outputHeight, plan.outputWidth) : (plan.outputWidth, plan.outputHeight)
@@ -268,8 +285,13 @@ final class VideoRenderer {
         let sdr = try frame(d.frame, in: .sdr, source: d.source)
         let rgb = try scaler.convert(sdr, width: sdr.width, height: sdr.height, format: AV_PIX_FMT_BGRA,
                                      outputColor: ColorDescription(space: compositorColor.space, range: AVCOL_RANGE_JPEG))
+        if !d.filters.isEmpty {
+            // The picture is in stored pixels here: radii shrink by the layer's own scale.
+            let storedPixelScale = outputPixelScale / max(abs(d.transform.determinant).squareRoot(), 1e-6)
+            try filterRenderer.apply(d.filters, to: rgb.bgraPixels, pixelScale: storedPixelScale)
+        }
         let (pixels, stride) = rgb.plane(0)
-        guard let image = cairo_image_surface_create_for_data(pixels, CAIRO_FORMAT_RGB24, Int32(rgb.width),
+        guard let image = cairo_image_surface_create_for_data(pixels, d.isKeyed ? CAIRO_FORMAT_ARGB32 : CAIRO_FORMAT_RGB24, Int32(rgb.width),
                                                               Int32(rgb.height), Int32(stride)) else { return }
         defer { cairo_surface_destroy(image) }
         cairo_save(cr)

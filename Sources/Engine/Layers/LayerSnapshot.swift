@@ -19,6 +19,8 @@ public struct LayerSnapshot: Sendable, Hashable {
     public var text: TextStyle? = nil
     /// True for the layer into which the composed video frame is drawn.
     public var isVideoLayer = false
+    /// Applied to the layer and its sublayers as drawn (see `LayerProperties.filters`).
+    public var filters: [Filter] = []
     /// Drawing order: first drawn first (under later ones); already sorted by zPosition.
     public var sublayers: [LayerSnapshot] = []
 

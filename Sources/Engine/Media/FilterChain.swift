@@ -65,6 +65,12 @@ final class FilterChain {
     /// Makes the sink hand out frames of exactly this many samples (an encoder's frame size).
     func setFrameSize(_ samples: Int) { av_buffersink_set_frame_size(sink, UInt32(samples)) }
 
+    /// Changes an option of a running filter (`avfilter_graph_send_command`), for filters
+    /// that take commands, such as gblur's sigma: no rebuilding when a value ramps.
+    func send(_ option: String, _ value: String, to instance: String) throws {
+        try check(avfilter_graph_send_command(graph, instance, option, value, nil, 0, 0), "setting \(instance) \(option) to \(value)")
+    }
+
     /// Feeds a chain that starts with `abuffer`; nil marks the end of the input so the
     /// filters flush what they hold.
     func push(_ frame: Frame?) throws {

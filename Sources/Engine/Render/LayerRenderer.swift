@@ -31,6 +31,7 @@ public final class LayerRenderer {
     private let images: LRUCache<String, RGBAImage>
     private let sprites: LRUCache<LayerSnapshot, RasterizedText>
     private let blender: SpriteBlender
+    private let filterRenderer = FilterRenderer()
 
     private struct TextKey: Hashable {
         let style: TextStyle
@@ -106,7 +107,7 @@ public final class LayerRenderer {
         if layer.isVideoLayer {
             let fillsOutput = abs(origin.x) < 0.01 && abs(origin.y) < 0.01
                 && abs(layer.frame.width - renderSize.width) < 0.01 && abs(layer.frame.height - renderSize.height) < 0.01
-            guard translatesOnly, layer.opacity >= 1, fillsOutput, layer.borderWidth <= 0, layer.text == nil,
+            guard translatesOnly, layer.opacity >= 1, fillsOutput, layer.borderWidth <= 0, layer.text == nil, layer.filters.isEmpty,
                   !(layer.masksToBounds && layer.cornerRadius > 0) else { return .disqualified }
             overlays += layer.sublayers.map { ($0, origin) }
             return .found
@@ -121,10 +122,10 @@ public final class LayerRenderer {
             if state == .disqualified { return .disqualified }
         }
         guard state == .found else { return state }
-        // An ancestor of the video must not fade it, warp it, clip it or draw a border over it.
+        // An ancestor of the video must not fade it, warp it, clip it, filter it or draw a border over it.
         let clipsOutput = layer.masksToBounds && !(origin.x <= 0 && origin.y <= 0 && layer.frame.width + origin.x >= renderSize.width
                                                    && layer.frame.height + origin.y >= renderSize.height && layer.cornerRadius <= 0)
-        return translatesOnly && layer.opacity >= 1 && layer.borderWidth <= 0 && !clipsOutput ? .found : .disqualified
+        return translatesOnly && layer.opacity >= 1 && layer.borderWidth <= 0 && !clipsOutput && layer.filters.isEmpty ? .found : .disqualified
     }
 
     /// One overlay subtree as a sprite. The drawing is cached under the layer with its
@@ -154,7 +155,7 @@ public final class LayerRenderer {
     /// A leaf that only shows text, unscaled: its sprite is the cached text raster.
     private func isPlainText(_ layer: LayerSnapshot) -> Bool {
         layer.sublayers.isEmpty && layer.contents == nil && !layer.isVideoLayer && layer.backgroundColor.alpha <= 0
-            && layer.borderWidth <= 0 && !layer.masksToBounds && layer.transform.isIdentity && scale.x == scale.y
+            && layer.borderWidth <= 0 && !layer.masksToBounds && layer.transform.isIdentity && scale.x == scale.y && layer.filters.isEmpty
     }
 
     /// Draws a subtree placed at the origin into an image just large enough for it, then
@@ -202,7 +203,9 @@ public final class LayerRenderer {
             guard let child = try drawnBounds(sublayer, parent: toTarget) else { continue }
             result = union(result, layer.masksToBounds ? intersection(child, toTarget.apply(box)) : child)
         }
-        return result
+        // A blur spreads the drawing past its edges.
+        let spread = (layer.filters.map(\.spread).max() ?? 0) * deviceScale(toTarget.a, toTarget.b, toTarget.c, toTarget.d)
+        return result.map { Rect(x: $0.x - spread, y: $0.y - spread, width: $0.width + 2 * spread, height: $0.height + 2 * spread) }
     }
 
     // MARK: Drawing with cairo
@@ -224,6 +227,7 @@ public final class LayerRenderer {
     /// (or video), text, sublayers, border; the whole subtree faded as a group.
     private func draw(_ layer: LayerSnapshot, on cr: OpaquePointer, video: BGRAPixels?) throws {
         guard layer.opacity > 0, let local = localTransform(layer) else { return }
+        if !layer.filters.isEmpty { return try drawFiltered(layer, on: cr, video: video) }
         cairo_save(cr)
         defer { cairo_restore(cr) }
         var matrix = cairo_matrix_t(xx: local.a, yx: local.b, xy: local.c, yy: local.d, x0: local.tx, y0: local.ty)
@@ -279,6 +283,49 @@ public final class LayerRenderer {
         }
         if grouped {
             cairo_pop_group_to_source(cr)
+            cairo_paint_with_alpha(cr, layer.opacity)
+        }
+    }
+
+    /// A layer with filters, as Core Animation applies them: the layer and its sublayers are
+    /// drawn alone into a picture in device pixels (grown by how far the filters spread, and
+    /// kept to what can reach the clip), filtered there, and painted with the layer's opacity.
+    private func drawFiltered(_ layer: LayerSnapshot, on cr: OpaquePointer, video: BGRAPixels?) throws {
+        var device = cairo_matrix_t()
+        cairo_get_matrix(cr, &device)
+        let toDevice = AffineTransform(a: device.xx, b: device.yx, c: device.xy, d: device.yy, tx: device.x0, ty: device.y0)
+        var content = layer
+        (content.filters, content.opacity) = ([], 1)
+        guard let drawn = try drawnBounds(content, parent: toDevice) else { return }
+        var clip = (x0: 0.0, y0: 0.0, x1: 0.0, y1: 0.0)
+        cairo_save(cr)
+        cairo_identity_matrix(cr)
+        cairo_clip_extents(cr, &clip.x0, &clip.y0, &clip.x1, &clip.y1)
+        cairo_restore(cr)
+        let pixelScale = deviceScale(device.xx, device.yx, device.xy, device.yy)
+        let spread = (layer.filters.map(\.spread).max() ?? 0) * pixelScale
+        let reach = Rect(x: clip.x0 - spread, y: clip.y0 - spread, width: clip.x1 - clip.x0 + 2 * spread, height: clip.y1 - clip.y0 + 2 * spread)
+        let area = intersection(Rect(x: drawn.x - spread, y: drawn.y - spread, width: drawn.width + 2 * spread, height: drawn.height + 2 * spread), reach)
+        let left = area.x.rounded(.down), top = area.y.rounded(.down)
+        let across = area.maxX.rounded(.up) - left, down = area.maxY.rounded(.up) - top
+        guard across >= 1, down >= 1 else { return }
+        guard [left, top, across, down].allSatisfy({ $0.isFinite && abs($0) < 1e7 }),
+              across * down <= 4 * Double(outputWidth) * Double(outputHeight) else {
+            throw EngineError("a filtered layer's drawing (\(shortNumber(across))×\(shortNumber(down)) px) is far larger than the output (\(outputWidth)×\(outputHeight))")
+        }
+        let image = try RGBAImage(width: Int(across), height: Int(down))
+        try CairoContext(drawingInto: image.view).draw { offscreen in
+            cairo_translate(offscreen, -left, -top)
+            cairo_transform(offscreen, &device)
+            try draw(content, on: offscreen, video: video)
+        }
+        try filterRenderer.apply(layer.filters, to: image.view, pixelScale: pixelScale)
+        let surface = try CairoSurface(drawingInto: image.view)
+        withExtendedLifetime(image) { // until cairo has drawn its pixels
+            cairo_save(cr)
+            defer { cairo_restore(cr) }
+            cairo_identity_matrix(cr)
+            cairo_set_source_surface(cr, surface.pointer, left, top)
             cairo_paint_with_alpha(cr, layer.opacity)
         }
     }

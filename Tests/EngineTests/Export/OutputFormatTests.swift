@@ -1,3 +1,6 @@
+// FFmpeg's headers are in CMoonAVShim's module too, and Clang may list an enum under
+// either: import both so its constants are always visible here.
+import CMoonAVShim
 import CMoonFFmpeg
 import Testing
 @testable import Engine

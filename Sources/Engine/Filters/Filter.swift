@@ -1,0 +1,214 @@
+/// The filters pictures can go through, named as Core Image names them where it has the
+/// filter (`gaussianBlur` is `CIGaussianBlur`); `chromaKey` has no Core Image twin.
+public enum FilterKind: String, Sendable, Hashable, CaseIterable {
+    case gaussianBlur, colorControls, exposureAdjust, colorCube, sharpenLuminance, vignette, chromaKey
+
+    /// Core Image's name, which scripts ported from iOS pass ("CIGaussianBlur").
+    public var coreImageName: String? { self == .chromaKey ? nil : "CI" + rawValue.prefix(1).uppercased() + rawValue.dropFirst() }
+
+    /// The kind a name means: ours, or Core Image's.
+    public init?(named name: String) {
+        if let kind = FilterKind(rawValue: name) { self = kind; return }
+        guard let kind = FilterKind.allCases.first(where: { $0.coreImageName == name }) else { return nil }
+        self = kind
+    }
+
+    /// One line for the reference.
+    public var summary: String {
+        switch self {
+        case .gaussianBlur: "Gaussian blur (libavfilter gblur); the picture's edges are extended, not faded"
+        case .colorControls: "saturation, then brightness, then contrast: rgb = mix(luma, rgb, saturation) + brightness, then (rgb − 0.5) · contrast + 0.5"
+        case .exposureAdjust: "exposure in stops: linear light (sRGB curve) times 2^ev"
+        case .colorCube: "a 3D LUT from a .cube file (Adobe/Resolve format), interpolated tetrahedrally as ffmpeg's lut3d"
+        case .sharpenLuminance: "unsharp mask on brightness only: luma + sharpness · (luma − blurred luma), colours kept"
+        case .vignette: "darkens towards the corners: colour × (1 − intensity · t²), t going 0…1 from radius/2 to 1 of the way out to a corner"
+        case .chromaKey: "makes pixels near a key colour transparent, by distance in CbCr as ffmpeg's chromakey; for layers and layer instructions"
+        }
+    }
+
+    public var parameters: [FilterParameter] {
+        switch self {
+        case .gaussianBlur:
+            [.number("radius", 10, 0...200, "standard deviation of the Gaussian, in render-size pixels")]
+        case .colorControls:
+            [.number("saturation", 1, 0...3, "0 grey, 1 unchanged, more: stronger colours"),
+             .number("brightness", 0, -1...1, "added to R', G' and B' (0…1 scale)"),
+             .number("contrast", 1, 0...4, "scales around mid grey; 1 unchanged")]
+        case .exposureAdjust:
+            [.number("ev", 0.5, -10...10, "stops: +1 doubles the light, −1 halves it")]
+        case .colorCube:
+            [.file("path", "the .cube file (LUT_3D_SIZE 2…\(ColorCube.maxSize)); read when set, as any other input file")]
+        case .sharpenLuminance:
+            [.number("sharpness", 0.4, 0...4, "how much of the detail is added back; 0 unchanged"),
+             .number("radius", 1.69, 0...20, "size of the detail sharpened, in render-size pixels")]
+        case .vignette:
+            [.number("intensity", 0, -1...1, "darkening at the corners (negative lightens)"),
+             .number("radius", 1, 0...2, "where darkening starts: 0 at the centre, 1 halfway to the corners, 2 nowhere")]
+        case .chromaKey:
+            [.color("color", Color(red: 0, green: 1, blue: 0), "the key colour"),
+             .number("similarity", 0.1, 0.0001...1, "CbCr distance within which pixels become fully transparent"),
+             .number("blend", 0.05, 0...1, "distance over which transparency fades back to opaque; 0 a hard edge")]
+        }
+    }
+
+    /// The parameter called `name`, or whose Core Image key that is ("inputRadius").
+    public func parameter(_ name: String) -> FilterParameter? { parameters.first { $0.name == name || $0.coreImageKey == name } }
+
+    /// Whether the filter can make pixels transparent (which an opaque video frame cannot show).
+    public var makesTransparent: Bool { self == .chromaKey }
+
+    /// Filters that change each pixel from its own colour alone (the ones a colour lookup can run).
+    var isPointwiseColor: Bool { self == .colorControls || self == .exposureAdjust || self == .colorCube }
+}
+
+/// One setting of a filter kind: its name, what it takes, its default and a line of help.
+public struct FilterParameter: Sendable {
+    public enum Kind: Sendable {
+        case number(range: ClosedRange<Double>, defaultValue: Double)
+        case color(defaultValue: Color)
+        /// A LUT file, read when the parameter is set.
+        case file
+    }
+    public let name: String
+    public let kind: Kind
+    public let doc: String
+
+    static func number(_ name: String, _ defaultValue: Double, _ range: ClosedRange<Double>, _ doc: String) -> FilterParameter {
+        FilterParameter(name: name, kind: .number(range: range, defaultValue: defaultValue), doc: doc)
+    }
+    static func color(_ name: String, _ defaultValue: Color, _ doc: String) -> FilterParameter {
+        FilterParameter(name: name, kind: .color(defaultValue: defaultValue), doc: doc)
+    }
+    static func file(_ name: String, _ doc: String) -> FilterParameter { FilterParameter(name: name, kind: .file, doc: doc) }
+
+    /// Core Image's key for it ("inputRadius"; "inputEV" for ev).
+    public var coreImageKey: String { name == "ev" ? "inputEV" : "input" + name.prefix(1).uppercased() + name.dropFirst() }
+
+    public var defaultValue: FilterValue? {
+        switch kind {
+        case .number(_, let value): .number(value)
+        case .color(let value): .color(value)
+        case .file: nil
+        }
+    }
+}
+
+/// A parameter's value.
+public enum FilterValue: Sendable, Hashable {
+    case number(Double)
+    case color(Color)
+    case cube(ColorCube)
+}
+
+/// A filter refused: an unknown parameter, a value out of range, a bad LUT file.
+public struct FilterError: Error, CustomStringConvertible, Hashable, Sendable {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// One filter with its settings, as a `CIFilter` with its input values. A value: layers,
+/// video compositions and layer instructions keep copies, as Core Animation copies a
+/// layer's filters, and renderers read them on other threads.
+public struct Filter: Sendable, Hashable {
+    public let kind: FilterKind
+    /// What key paths and ramps call it (`filters.NAME.radius`); the kind's name unless set,
+    /// as a CIFilter's `name` is.
+    public var name: String
+    /// Every parameter that has a value (all but an unset LUT file).
+    public private(set) var values: [String: FilterValue]
+
+    public init(_ kind: FilterKind) {
+        self.kind = kind
+        name = kind.rawValue
+        values = [:]
+        for parameter in kind.parameters { values[parameter.name] = parameter.defaultValue }
+    }
+
+    /// Sets a parameter, checking the name, the kind of value and its range.
+    public mutating func set(_ parameterName: String, _ value: FilterValue) throws {
+        let parameter = try parameterNamed(parameterName)
+        switch (parameter.kind, value) {
+        case (.number(let range, _), .number(let number)):
+            guard number.isFinite, range.contains(number) else {
+                throw FilterError("\(kind.rawValue) \(parameter.name) must be in \(shortNumber(range.lowerBound))…\(shortNumber(range.upperBound)), got \(shortNumber(number))")
+            }
+        case (.color, .color), (.file, .cube): break
+        default:
+            throw FilterError("\(kind.rawValue) \(parameter.name) takes \(parameter.kind.noun), not \(value.noun)")
+        }
+        values[parameter.name] = value
+    }
+
+    /// Sets a number parameter known to exist, clamped to its range (eased ramps may overshoot).
+    mutating func setClamped(_ parameter: String, _ value: Double) {
+        guard let found = kind.parameter(parameter), case .number(let range, _) = found.kind, !value.isNaN else { return }
+        values[found.name] = .number(min(max(value, range.lowerBound), range.upperBound))
+    }
+
+    /// The parameter called `name`; the error lists the kind's parameters.
+    public func parameterNamed(_ name: String) throws -> FilterParameter {
+        guard let parameter = kind.parameter(name) else {
+            throw FilterError("\(kind.rawValue) has no parameter \(name.quotedForMessage()) (parameters: \(kind.parameters.map(\.name).joined(separator: ", ")))")
+        }
+        return parameter
+    }
+
+    /// A number parameter's value (0 if the kind has no such number).
+    public func number(_ name: String) -> Double {
+        guard let parameter = kind.parameter(name), case .number(let value) = values[parameter.name] else { return 0 }
+        return value
+    }
+
+    var color: Color {
+        if case .color(let value) = values["color"] { return value }
+        return .black
+    }
+
+    var cube: ColorCube? {
+        if case .cube(let cube) = values["path"] { return cube }
+        return nil
+    }
+
+    /// True when the filter leaves every picture as it is, so renderers skip it.
+    var isIdentity: Bool {
+        switch kind {
+        case .gaussianBlur: number("radius") <= 0
+        case .colorControls: number("saturation") == 1 && number("brightness") == 0 && number("contrast") == 1
+        case .exposureAdjust: number("ev") == 0
+        case .colorCube: cube == nil
+        case .sharpenLuminance: number("sharpness") == 0 || number("radius") <= 0
+        case .vignette: number("intensity") == 0 || number("radius") >= 2
+        case .chromaKey: false
+        }
+    }
+
+    /// How far (in the filter's pixels) the filter spreads a pixel: what a layer's drawing
+    /// must grow by so a blur is not cut off at its edges.
+    var spread: Double {
+        switch kind {
+        case .gaussianBlur: 3 * number("radius")
+        default: 0
+        }
+    }
+}
+
+extension FilterParameter.Kind {
+    var noun: String {
+        switch self {
+        case .number: "a number"
+        case .color: "a colour"
+        case .file: "a .cube file"
+        }
+    }
+}
+
+extension FilterValue {
+    var noun: String {
+        switch self {
+        case .number: "a number"
+        case .color: "a colour"
+        case .cube: "a LUT"
+        }
+    }
+}
