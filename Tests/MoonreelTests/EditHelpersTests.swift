@@ -232,6 +232,29 @@ import TestSupport
         return value
     }
 
+    /// A near-silent recording cannot be raised to −14 LUFS (the gain is capped at 30 dB so
+    /// its noise stays down): the export says how loud it got instead of missing silently.
+    @Test func aTargetTheMixCannotReachIsNamed() throws {
+        let input = try Fixtures.cached("loudness-whisper-35.mp4") { path in
+            try Tool.ffmpeg(["-f", "lavfi", "-i", "color=c=gray:size=160x120:rate=30:duration=4", "-f", "lavfi",
+                             "-i", "sine=frequency=997:sample_rate=48000:duration=4,volume=-35dB",
+                             "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "192k", "-shortest", path])
+        }
+        let output = Fixtures.scratchPath("whisper.mp4")
+        let result = try Moonreel.runScript(Moonreel.wholeAssetComposition(argument: 2) + """
+            local session = av.exportSession(comp, "HighestQuality")
+            session.outputURL = arg[1]
+            session.loudness = -14
+            assert(session:export())
+            """, arguments: [output, input])
+        #expect(result.status == 0, "\(result.err)")
+        let reached = try Self.ebur128(output).integrated
+        let note = try #require(result.err.split(separator: "\n").first { $0.contains("loudness: the mix reaches about") }, "\(result.err)")
+        #expect(note.hasSuffix("not -14.0: quiet audio is raised at most 30 dB, so its noise stays down"))
+        let said = try #require(note.split(separator: " ").compactMap { Double($0) }.first)
+        #expect(abs(said - reached) <= 1 && reached < -20, "said \(said), measured \(reached) LUFS")
+    }
+
     /// A quiet tone (one gain does it); speech-like peaks far above a quiet tone (the limiter
     /// holds them and the gain is corrected for what it takes); sharp 1 ms clicks, which
     /// the AAC encoder lets overshoot the ceiling by a few tenths of a dB.

@@ -47,6 +47,8 @@ struct AudioPlan: Sendable {
     let spliceFade: MediaTime
     /// The loudness the mix is brought to (measured first), or nil to leave it as mixed.
     let loudness: LoudnessNormalization?
+    /// The gain `loudness` settled on, when it was measured before rendering.
+    var settledLoudness: LoudnessNormalization.Settled?
 
     /// Tracks mixed apart before summing: the ducked ones and those they listen to.
     var sidechainedTracks: Set<Int> {
@@ -154,8 +156,8 @@ final class AudioRenderer {
     /// `LoudnessNormalization.gain`, which reads the audio first.
     static func make(plan: AudioPlan, cancellation: CancellationFlag? = nil) throws -> AudioRenderer {
         guard let target = plan.loudness else { return AudioRenderer(plan: plan) }
-        let (gain, ceiling) = try target.gain(for: plan, cancellation: cancellation)
-        return AudioRenderer(plan: plan, outputGain: gain, ceiling: ceiling)
+        let settled = try plan.settledLoudness ?? target.gain(for: plan, cancellation: cancellation)
+        return AudioRenderer(plan: plan, outputGain: settled.gain, ceiling: settled.ceiling)
     }
 
     init(plan: AudioPlan, outputGain: Float = 1, ceiling: Float = PeakLimiter.defaultCeiling) {

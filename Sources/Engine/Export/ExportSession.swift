@@ -179,7 +179,7 @@ public final class ExportSession {
                                                                         fastStart: shouldOptimizeForNetworkUse, report: report)
             } else if let cut = request.smartCut {
                 try cut.write(to: output.temporaryPath, container: request.container, preset: preset,
-                              audio: try request.encodings.audio.flatMap { encoding in try makeAudioPlan(request).map { (encoding, $0) } },
+                              audio: try request.encodings.audio.flatMap { encoding in try settledAudioPlan(request).map { (encoding, $0) } },
                               duration: request.range.duration, metadata: metadata, fastStart: shouldOptimizeForNetworkUse,
                               cancellation: cancellation, isCancelled: { [unowned self] in isCancelled }, report: report)
             } else {
@@ -241,13 +241,26 @@ public final class ExportSession {
         }
     }
 
+    /// The audio plan with its loudness gain measured (when `loudness` is set), and a note
+    /// when the mix cannot reach the target, rather than a silent miss.
+    private func settledAudioPlan(_ request: Request) throws -> AudioPlan? {
+        guard var plan = try makeAudioPlan(request) else { return nil }
+        guard let target = plan.loudness else { return plan }
+        let settled = try target.gain(for: plan, cancellation: cancellation)
+        plan.settledLoudness = settled
+        if abs(settled.expected - target.integrated) > 1, let reason = settled.heldBack {
+            warnings.append("loudness: the mix reaches about \((settled.expected * 10).rounded() / 10) LUFS, not \(target.integrated): \(reason)")
+        }
+        return plan
+    }
+
     // MARK: Re-encoding
 
     /// Renders and writes the request; returns the duration written (less than the range
     /// when `fileLengthLimit` ended it).
     private func render(_ request: Request, report: (ExportProgress) throws -> Void) throws -> MediaTime {
         let videoPlan = try makeVideoPlan(request)
-        let audioPlan = try makeAudioPlan(request)
+        let audioPlan = try settledAudioPlan(request)
         guard videoPlan != nil || audioPlan != nil else {
             throw EngineError(request.container == .m4a ? "the composition has no audio to export" : "the composition has no video or audio media")
         }

@@ -45,30 +45,50 @@ public struct LoudnessNormalization: Sendable, Equatable {
     /// overshoot and for peaks between samples.
     static let encoderHeadroom = 0.5
 
+    /// What normalisation settles on for one mix: the gain, the limiter's ceiling, the
+    /// loudness the mix will have, and what held it back when that misses the target.
+    struct Settled: Sendable {
+        let gain: Float
+        let ceiling: Float
+        let expected: Double
+        let heldBack: String?
+    }
+
     /// The linear gain for the mix and the limiter ceiling that bring `plan` to the target.
-    func gain(for plan: AudioPlan, cancellation: CancellationFlag?) throws -> (gain: Float, ceiling: Float) {
+    func gain(for plan: AudioPlan, cancellation: CancellationFlag?) throws -> Settled {
         let ceiling = min(Float(pow(10, (truePeak - Self.encoderHeadroom) / 20)), PeakLimiter.defaultCeiling)
         let linear = { (decibels: Double) in Float(pow(10, decibels / 20)) }
         let measure = { (decibels: Double, ceiling: Float) in
             try LoudnessMeter.measure(plan, gain: linear(decibels), ceiling: ceiling, cancellation: cancellation)
         }
         let unlimited = try measure(0, .infinity)
+        let raisedAtMost = "quiet audio is raised at most \(Int(Self.maximumGain)) dB, so its noise stays down"
         // Silence (below the absolute gate) has no loudness to correct.
-        guard unlimited.integrated > LoudnessMeter.silence else { return (1, ceiling) }
+        guard unlimited.integrated > LoudnessMeter.silence else {
+            return Settled(gain: 1, ceiling: ceiling, expected: unlimited.integrated, heldBack: "the mix is silent")
+        }
         var decibels = min(integrated - unlimited.integrated, Self.maximumGain)
-        if unlimited.truePeak + decibels <= truePeak - Self.encoderHeadroom { return (linear(decibels), ceiling) }
+        if unlimited.truePeak + decibels <= truePeak - Self.encoderHeadroom {
+            return Settled(gain: linear(decibels), ceiling: ceiling, expected: unlimited.integrated + decibels,
+                           heldBack: decibels >= Self.maximumGain ? raisedAtMost : nil)
+        }
         // Limiting takes more loudness away the higher the gain: step along the measured
         // curve (secant steps from the unlimited reading) until the target is met.
         var previous = (gain: 0.0, loudness: unlimited.integrated)
+        var expected = integrated
         for _ in 0..<Self.limitedPasses {
             let limited = try measure(decibels, ceiling).integrated
+            expected = limited
             let miss = integrated - limited
             guard abs(miss) > Self.tolerance, decibels < Self.maximumGain else { break }
             let slope = min(max((limited - previous.loudness) / (decibels - previous.gain), 0.1), 1)
             previous = (decibels, limited)
             decibels = min(decibels + miss / slope, Self.maximumGain)
+            expected = limited + (decibels - previous.gain) * slope
         }
-        return (linear(decibels), ceiling)
+        let heldBack = decibels >= Self.maximumGain ? raisedAtMost
+            : "its peaks are held under the \(truePeak) dBTP ceiling, which takes loudness away"
+        return Settled(gain: linear(decibels), ceiling: ceiling, expected: expected, heldBack: heldBack)
     }
 }
 
