@@ -14,7 +14,8 @@ public enum APIReference {
             [porting iOS code](porting-from-ios.md) (geometry, and every Apple name Moonreel accepts),
             [colour and HDR](color-and-hdr.md), [filters](filters.md), [timed text and karaoke](timed-text.md),
             [edit helpers](edit-helpers.md) (joins with transitions, title cards, picture-in-picture, ducking, loudness),
-            [scripts, modules and files](scripts.md) and [effects](effects.md).
+            [export settings](export-settings.md), [recording](recording.md), [scripts, modules and
+            files](scripting.md) and [reliability](reliability.md) (what shared effects may do).
 
             Conventions: times are seconds (Lua numbers) or exact `av.time` values; ranges are
             `av.range` values or `{start=, duration=}` tables; sizes `{width, height}`, rects
