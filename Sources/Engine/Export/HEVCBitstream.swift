@@ -56,7 +56,10 @@ struct RBSPWriter {
     }
 
     mutating func append(bytes more: ArraySlice<UInt8>) {
-        precondition(bitCount % 8 == 0, "appending bytes needs a byte boundary")
+        guard bitCount % 8 == 0 else {
+            for byte in more { write(Int(byte), bits: 8) }
+            return
+        }
         bytes += more
         bitCount += more.count * 8
     }

@@ -364,7 +364,8 @@ extension SmartCutWriter {
             }
             if endsSequence, next == segment.copied.count - 1, let marker = codec.endOfSequence {
                 try check(av_grow_packet(packet, Int32(marker.count)), "allocating a packet")
-                marker.withUnsafeBufferPointer { packet.pointee.data.advanced(by: Int(packet.pointee.size) - marker.count).update(from: $0.baseAddress!, count: marker.count) }
+                let end = UnsafeMutableBufferPointer(start: packet.pointee.data.advanced(by: Int(packet.pointee.size) - marker.count), count: marker.count)
+                _ = end.update(from: marker)
             }
             let dts = packet.pointee.dts == MOON_AV_NOPTS_VALUE ? packet.pointee.pts : packet.pointee.dts
             packet.pointee.dts = segment.targetDecodeTime(pts: packet.pointee.pts, dts: dts).pts(in: segment.timeBase)
@@ -410,7 +411,8 @@ private final class PacketConverter {
         if converted == endOfSequenceAfter, let marker = converter.endOfSequence { bytes += marker }
         av_packet_unref(sample)
         try check(av_new_packet(sample, Int32(bytes.count)), "allocating a packet")
-        bytes.withUnsafeBufferPointer { sample.pointee.data.update(from: $0.baseAddress!, count: bytes.count) }
+        guard !bytes.isEmpty, let destination = sample.pointee.data else { throw EngineError("the encoder gave a packet without a picture") }
+        _ = UnsafeMutableBufferPointer(start: destination, count: bytes.count).update(from: bytes)
         sample.pointee.pts = encoded.pointee.pts
         sample.pointee.dts = encoded.pointee.pts - reorderDelay
         sample.pointee.duration = durations[encoded.pointee.pts] ?? 1
