@@ -170,6 +170,7 @@ extension API {
     }
 
     /// Runs an engine call, turning its errors into Lua errors that name the function.
+    @discardableResult
     func engine<T>(_ call: LuaCall, _ body: () throws -> T) throws -> T {
         do { return try body() } catch let error as EngineError {
             throw LuaArgumentError("\(call.functionName): \(error.message)")
