@@ -151,11 +151,10 @@ import TestSupport
     }
 
     @Test func audioShorterThanVideoLeavesSilenceNotARepeat() throws {
-        let clip = Fixtures.directory + "/short-audio.mp4"
-        if !FileManager.default.fileExists(atPath: clip) {
+        let clip = try Fixtures.cached("short-audio.mp4") { path in
             try Tool.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30:duration=3",
                              "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=1.5",
-                             "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", clip])
+                             "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", path])
         }
         let output = Fixtures.scratchPath("short.mp4")
         let result = try Moonreel.run(["run", Moonreel.example("concat.lua"), output, clip, clip])
@@ -231,11 +230,11 @@ import TestSupport
 
     /// slowmo.lua on a 6 s clip whose tone is 660 Hz from 2 to 4 s and 440 Hz elsewhere.
     func slowmo(pitch: String?) throws -> ([Float], Probe) {
-        let source = Fixtures.directory + "/slowmo-source.mp4"
-        if !FileManager.default.fileExists(atPath: source) {
+        // Made once under the fixtures lock: the two slow-motion tests run in parallel.
+        let source = try Fixtures.cached("slowmo-source.mp4") { path in
             try Tool.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30:duration=6",
                              "-f", "lavfi", "-i", "aevalsrc=0.125*sin(2*PI*t*if(between(t\\,2\\,4)\\,660\\,440)):s=48000:d=6",
-                             "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", source])
+                             "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", path])
         }
         let output = Fixtures.scratchPath("slowmo.mp4")
         let result = try Moonreel.run(["run", Moonreel.example("slowmo.lua"), source, output, "2", "2", "0.5"] + (pitch.map { [$0] } ?? []))

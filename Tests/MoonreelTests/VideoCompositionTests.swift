@@ -418,13 +418,12 @@ func exportComposed(_ clips: [String], _ compose: String, sourceLocation: Source
 
 /// 320×240: red | lime over blue | white, 3 s.
 func quadrantClip() throws -> String {
-    let path = Fixtures.directory + "/quadrants.mp4"
-    if FileManager.default.fileExists(atPath: path) { return path }
-    let quadrant = { (color: String) in ["-f", "lavfi", "-i", "color=c=\(color):size=160x120:rate=30:duration=3"] }
-    try Tool.ffmpeg(quadrant("red") + quadrant("lime") + quadrant("blue") + quadrant("white")
-                    + ["-filter_complex", "[0][1]hstack[top];[2][3]hstack[bottom];[top][bottom]vstack",
-                       "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", path])
-    return path
+    try Fixtures.cached("quadrants.mp4") { path in
+        let quadrant = { (color: String) in ["-f", "lavfi", "-i", "color=c=\(color):size=160x120:rate=30:duration=3"] }
+        try Tool.ffmpeg(quadrant("red") + quadrant("lime") + quadrant("blue") + quadrant("white")
+                        + ["-filter_complex", "[0][1]hstack[top];[2][3]hstack[bottom];[top][bottom]vstack",
+                           "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", path])
+    }
 }
 
 /// Horizontal centre of the bright pixels on one row (brightness-weighted, sub-pixel).
