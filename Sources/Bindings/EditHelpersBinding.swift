@@ -87,15 +87,16 @@ extension API {
     private func join(_ call: LuaCall) throws -> Int32 {
         let items = try sequenceItems(call, 1)
         var kind = Transition.Kind.none, length = MediaTime(value: 1, timescale: 1)
-        var direction: Transition.Direction? = nil, perJoin: [Transition]? = nil, renderSize: Size? = nil
+        var direction: Transition.Direction? = nil, perJoin: [PlannedTransition]? = nil, renderSize: Size? = nil
         try options(call, 2, [
             "transition": { kind = try self.transitionKind(call, $0) },
             "duration": { length = try self.duration(call, $0) },
             "direction": { direction = try self.choice(call, $0, Transition.Direction.self) },
-            "transitions": { perJoin = try self.transitionList(call, $0, default: length) },
+            "transitions": { perJoin = try self.transitionList(call, $0) },
             "renderSize": { renderSize = try self.size(call, $0) },
         ])
-        let transitions = perJoin ?? Array(repeating: Transition(kind, duration: length, direction: direction), count: items.count - 1)
+        // Entries without their own duration take `duration`, whatever order the table's fields are read in.
+        let transitions = perJoin?.map { Transition($0.kind, duration: $0.duration ?? length, direction: $0.direction) } ?? Array(repeating: Transition(kind, duration: length, direction: direction), count: items.count - 1)
         guard transitions.count == items.count - 1 else {
             throw call.argumentError(2, "field 'transitions': \(items.count) items need \(items.count - 1) transitions, one per join; got \(transitions.count)")
         }
@@ -163,8 +164,11 @@ extension API {
         return kind
     }
 
+    /// A join's transition as written; a missing duration is the call's `duration`.
+    private typealias PlannedTransition = (kind: Transition.Kind, duration: MediaTime?, direction: Transition.Direction?)
+
     /// One transition per join: names, or `{name, duration=, direction=}`.
-    private func transitionList(_ call: LuaCall, _ index: Int32, default length: MediaTime) throws -> [Transition] {
+    private func transitionList(_ call: LuaCall, _ index: Int32) throws -> [PlannedTransition] {
         guard call.type(index) == LUA_TTABLE else { throw call.typeError(index, expected: "array of transitions") }
         let count = min(call.rawLength(index), 10_000)
         return try (0..<count).map { offset in
@@ -172,16 +176,16 @@ extension API {
             defer { call.pop() }
             let entry = call.absolute(-1)
             do {
-                guard call.type(entry) == LUA_TTABLE else { return Transition(try transitionKind(call, entry), duration: length) }
+                guard call.type(entry) == LUA_TTABLE else { return (try transitionKind(call, entry), nil, nil) }
                 call.pushElement(of: entry, 1)
                 defer { call.pop() }
                 let kind = try transitionKind(call, call.absolute(-1))
-                var duration = length, direction: Transition.Direction? = nil
+                var duration: MediaTime? = nil, direction: Transition.Direction? = nil
                 try options(call, entry, [
                     "duration": { duration = try self.duration(call, $0) },
                     "direction": { direction = try self.choice(call, $0, Transition.Direction.self) },
                 ], positional: 1)
-                return Transition(kind, duration: duration, direction: direction)
+                return (kind, duration, direction)
             } catch let error as LuaArgumentError {
                 throw call.argumentError(index, "transition \(offset + 1): \(error.message.argumentReason)")
             }

@@ -232,6 +232,22 @@ import TestSupport
         return value
     }
 
+    /// `duration` is the default of every listed transition without its own, however the
+    /// options table happens to be laid out (Lua walks its fields in no set order).
+    @Test func listedTransitionsTakeTheCallsDuration() throws {
+        let clip = try Fixtures.clip(seconds: 3)
+        let result = try Moonreel.runScript("""
+            local a = av.asset(arg[1])
+            for _, options in ipairs{ { duration = 2, transitions = { "dissolve" } },
+                                      { transitions = { "dissolve" }, duration = 2 },
+                                      { transitions = { "wipe" }, direction = "left", duration = 2, renderSize = { 320, 240 } } } do
+              print(av.join({ a, a }, options).duration)
+            end
+            """, arguments: [clip])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out.split(separator: "\n").map { Double($0) } == [4, 4, 4], "\(result.out)")
+    }
+
     /// A near-silent recording cannot be raised to −14 LUFS (the gain is capped at 30 dB so
     /// its noise stays down): the export says how loud it got instead of missing silently.
     @Test func aTargetTheMixCannotReachIsNamed() throws {

@@ -87,17 +87,18 @@ public final class CaptureSession: @unchecked Sendable {
         guard let preset, preset.video != nil || !inputs.contains(where: { $0.mediaType == .video }), !preset.isPassthrough, !preset.isSmartCut else {
             throw ExportError(.invalidRequest, "preset \(preset?.name ?? "none") cannot record video; use an encoding preset such as MediumQuality or HighestQuality")
         }
-        let fileType = path.split(separator: ".").last.map { $0.lowercased() } ?? ""
-        guard fileType == "mp4" || fileType == "mov" else {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        let container = name.contains(".") ? name.split(separator: ".").last.flatMap { OutputContainer(extension: String($0)) } : nil
+        guard let container, container == .mp4 || container == .mov else {
             throw ExportError(.invalidRequest, "recordings are written as fragmented MP4: name the output .mp4 or .mov, got \(path.quotedForMessage(limit: 200))")
         }
         let output = try ExportError.Kind.outputUnavailable.tag {
-            try SafeOutput(path: path, overwrite: overwrite, inputs: [], readFiles: readFiles, temporarySuffix: "recording.\(fileType)")
+            try SafeOutput(path: path, overwrite: overwrite, inputs: [], readFiles: readFiles, temporarySuffix: "recording.\(container.rawValue)")
         }
         do {
             let opened = try ExportError.Kind.invalidRequest.tag { try inputs.map { try CaptureInput(device: $0) } }
             let recording = try ExportError.Kind.renderFailed.tag {
-                try Recording(inputs: opened, preset: preset, output: output, fileType: fileType,
+                try Recording(inputs: opened, preset: preset, output: output, container: container,
                               maxDuration: maxDuration, maxFileSize: maxFileSize, stop: stopFlag, parentStop: parentCancellation)
             }
             state.withLock { $0.status = .recording }
@@ -197,7 +198,7 @@ private final class Recording: @unchecked Sendable {
     private var samplesWritten: Int64 = 0
     private var reason = CaptureSummary.StopReason.stopped
 
-    init(inputs: [CaptureInput], preset: ExportPreset, output: SafeOutput, fileType: String,
+    init(inputs: [CaptureInput], preset: ExportPreset, output: SafeOutput, container: OutputContainer,
          maxDuration: MediaTime?, maxFileSize: Int64?, stop: CancellationFlag, parentStop: CancellationFlag?) throws {
         self.inputs = inputs
         self.output = output
@@ -220,7 +221,6 @@ private final class Recording: @unchecked Sendable {
         // encoder hiccup, never unbounded.
         let rate = camera?.frameRate ?? 30
         queue = BoundedQueue(capacity: inputs.reduce(0) { $0 + $1.backlogLimit })
-        let container: OutputContainer = fileType == "mov" ? .mov : .mp4
         let muxer = try Muxer(path: output.temporaryPath, container: container)
         self.muxer = muxer
         let video = format.video
@@ -283,8 +283,7 @@ private final class Recording: @unchecked Sendable {
                 throw EngineError("the recording failed verification (\(error)); it was kept as \(output.temporaryPath.quotedForMessage(limit: 200))")
             }
         }
-        var info = stat()
-        let size = stat(output.temporaryPath, &info) == 0 ? Int64(info.st_size) : 0
+        let size = fileSize(output.temporaryPath) ?? 0
         try ExportError.Kind.outputUnavailable.tag { try output.commit() }
         let summary = CaptureSummary(
             path: output.path, duration: duration, videoFrames: framesWritten,

@@ -34,6 +34,9 @@ struct Ducker {
     }
 
     var gain: Float { reduction == 0 ? 1 : Float(pow(10, -reduction / 20)) }
+    /// The gain of the last reduction it was worked out for: held fully down (or not at
+    /// all) the reduction stays put, and `pow` runs only while it moves.
+    private var cachedGain: (reduction: Double, gain: Float) = (0, 1)
 
     /// One gain per sample of `key` (the sidechain's samples, per channel).
     mutating func gains(key: [[Float]], count: Int) -> [Float] {
@@ -54,7 +57,8 @@ struct Ducker {
             } else if reduction > 0 {
                 reduction = max(0, reduction - releaseStep)
             }
-            gains[i] = gain
+            if reduction != cachedGain.reduction { cachedGain = (reduction, gain) }
+            gains[i] = cachedGain.gain
         }
         return gains
     }
