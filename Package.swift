@@ -4,10 +4,11 @@ import PackageDescription
 let package = Package(
     name: "Moonreel",
     products: [
-        // Pure Swift editing API (no Lua): compositions, video compositions, export.
-        .library(name: "MoonreelEngine", targets: ["Engine"]),
-        // Script host + `av` bindings + engine, for apps that run user scripts in-process.
-        .library(name: "Moonreel", targets: ["MoonreelKit"]),
+        // Pure Swift editing API (no Lua): compositions, video compositions, layers, export.
+        .library(name: "MoonreelEngine", targets: ["MoonreelEngine"]),
+        // Runs user scripts in-process with the `av` API: the host (limits, sandboxed
+        // effects, app functions) and the bindings; no REPL, no libedit.
+        .library(name: "MoonreelScripting", targets: ["MoonreelScripting"]),
         .executable(name: "moonreel", targets: ["moonreel"]),
     ],
     dependencies: [
@@ -28,19 +29,24 @@ let package = Package(
                        providers: [.apt(["libedit-dev"])]),
         .target(name: "CMoonLuaShim", dependencies: ["CMoonLua"]),
         .target(name: "CMoonAVShim", dependencies: ["CMoonFFmpeg"]),
-        .target(name: "Engine", dependencies: ["CMoonFFmpeg", "CMoonAVShim", "CMoonPangoCairo"]),
-        .target(name: "ScriptHost", dependencies: ["CMoonLua", "CMoonLuaShim"]),
-        .target(name: "Bindings", dependencies: ["Engine", "ScriptHost", "CMoonLua", "CMoonLuaShim"]),
-        .target(name: "MoonreelKit", dependencies: ["Engine", "ScriptHost", "Bindings", "CMoonEdit"],
-                resources: [.embedInCode("Bundled/effects")]),
+        .target(name: "MoonreelEngine", dependencies: ["CMoonFFmpeg", "CMoonAVShim", "CMoonPangoCairo"],
+                path: "Sources/Engine"),
+        // Lua with limits, sandboxed effects and typed app functions; knows nothing of video.
+        .target(name: "MoonreelScriptHost", dependencies: ["CMoonLua", "CMoonLuaShim"],
+                path: "Sources/ScriptHost", resources: [.embedInCode("Lua")]),
+        // The `av` module (AVFoundation-shaped bindings of the engine) and the host apps use.
+        .target(name: "MoonreelScripting", dependencies: ["MoonreelEngine", "MoonreelScriptHost", "CMoonLua", "CMoonLuaShim"],
+                path: "Sources/Bindings", resources: [.embedInCode("Bundled/effects")]),
+        .target(name: "MoonreelREPL", dependencies: ["MoonreelScripting", "MoonreelScriptHost", "MoonreelEngine", "CMoonLua", "CMoonLuaShim", "CMoonEdit"],
+                path: "Sources/REPL"),
         .executableTarget(name: "moonreel", dependencies: [
-            "MoonreelKit",
+            "MoonreelScripting", "MoonreelREPL", "MoonreelEngine", "MoonreelScriptHost",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], resources: [.embedInCode("Bundled/examples")]),
-        .testTarget(name: "EngineTests", dependencies: ["Engine", "CMoonAVShim", "CMoonFFmpeg", "TestSupport"]),
-        .testTarget(name: "ScriptHostTests", dependencies: ["ScriptHost"]),
+        .testTarget(name: "EngineTests", dependencies: ["MoonreelEngine", "CMoonAVShim", "CMoonFFmpeg", "TestSupport"]),
+        .testTarget(name: "ScriptHostTests", dependencies: ["MoonreelScriptHost"]),
         // The pty driver is run from the checkout by the REPL tests, not built.
-        .testTarget(name: "MoonreelTests", dependencies: ["MoonreelKit", "Engine", "TestSupport"], exclude: ["Fixtures/pty_session.py"]),
+        .testTarget(name: "MoonreelTests", dependencies: ["MoonreelScripting", "MoonreelREPL", "MoonreelEngine", "MoonreelScriptHost", "TestSupport"], exclude: ["Fixtures/pty_session.py"]),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
     ]
 )

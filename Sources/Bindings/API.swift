@@ -1,29 +1,29 @@
 import CMoonLua
 import CMoonLuaShim
-import Engine
-import ScriptHost
+import MoonreelEngine
+import MoonreelScriptHost
 
 /// The `av` API of one Lua state: every Lua-visible class and the `av` table. Each type's
 /// Lua face lives in its own file (`…Binding.swift`) as an extension building its class;
 /// this registry lists them all, in dependency order.
-public final class API {
+package final class API {
     unowned let lua: LuaState
     /// Set by embedders (the CLI's --overwrite): every export may replace its output.
-    public var overwriteOutputs = false
+    package var overwriteOutputs = false
     /// Set by embedders (the CLI's --dry-run): exports are checked and described (a
     /// `planned` event) but nothing is encoded; `export()` then returns true.
-    public var dryRun = false
+    package var dryRun = false
     /// Every file the run has read (media, images, cue and CSV files, and what the host
     /// adds: the script, effects); no output may replace one of them.
-    public let readFiles = InputRegistry()
+    package let readFiles = InputRegistry()
     /// Cancels every export of this host from now on (Ctrl-C in `moonreel run`); the REPL
     /// cancels single statements' exports itself instead.
-    public let exportCancellation = CancellationFlag()
+    package let exportCancellation = CancellationFlag()
     /// Told how each export goes: started, progress, finished or failed (the CLI draws its
     /// bar and writes its JSON lines from these).
-    public var exportEvents: ((ExportEvent) -> Void)?
+    package var exportEvents: ((ExportEvent) -> Void)?
     /// Adjustments exports made that the user should hear about.
-    public var warn: (String) -> Void = { _ in }
+    package var warn: (String) -> Void = { _ in }
 
     var time: LuaClass!
     var range: LuaClass!
@@ -55,14 +55,15 @@ public final class API {
 
     /// Functions of `av` that an untrusted effect script may call: they build values and
     /// layers but open no files and write nothing.
-    public static let effectSafeFunctions: Set<String> = [
+    package static let effectSafeFunctions: Set<String> = [
         "time", "range", "rangeFromTo", "transform", "videoCompositionInstruction", "layerInstruction",
         "audioMixInputParameters", "audioMix", "layer", "textLayer", "keyframeAnimation", "basicAnimation",
         "animationTool", "color", "filter",
     ]
 
-    /// Creates every class and leaves the `av` table as global `av` (and `package.loaded.moonreel`).
-    public init(installingIn lua: LuaState) {
+    /// Creates every class and leaves the `av` table as global `av` (and `package.loaded.moonreel`);
+    /// the state keeps the API alive.
+    package init(installingIn lua: LuaState) {
         self.lua = lua
         time = makeTimeClass()
         range = makeRangeClass()
@@ -93,9 +94,12 @@ public final class API {
         installMetamethods()
         installColorMetatable()
         installAVTable()
+        // The state holds closures into this API (which reaches the state unowned): it lives
+        // as long as the state, whatever the embedder keeps.
+        lua.keepAlive(self)
     }
 
-    public var allClasses: [LuaClass] {
+    package var allClasses: [LuaClass] {
         let classes: [LuaClass] = [time, range, transform, assetTrack, asset, compositionTrack, composition, layerInstruction,
                                    instruction, videoComposition, audioMixInputParameters, audioMix, exportSession, imageGenerator,
                                    layer, textLayer, image, animation, animationTool, titleCard, captureDevice, captureSession, filter]
@@ -145,18 +149,18 @@ public final class API {
     }
 
     /// Examples of `av` functions for the reference, by name (most functions' classes carry theirs).
-    public var functionExamples: [String: String] { editHelperExamples }
+    package var functionExamples: [String: String] { editHelperExamples }
 
     /// Help text for `help()`: the function or class and its one-line description.
-    public var functionHelp: [(name: String, doc: String)] { avFunctions.map { ("av.\($0.0)", $0.1) } }
+    package var functionHelp: [(name: String, doc: String)] { avFunctions.map { ("av.\($0.0)", $0.1) } }
 }
 
-public let moonreelVersion = "0.1.0"
+package let moonreelVersion = "0.1.0"
 
 /// What happens to one export run by a script, in order: `started` (once the first frame is
 /// planned), `progress` (repeatedly), then `finished` or `failed`. A failure before the
 /// first frame has no `started`.
-public enum ExportEvent {
+package enum ExportEvent {
     case started(ExportSession, ExportProgress, duration: Double)
     case progress(ExportSession, ExportProgress)
     case finished(ExportSession, seconds: Double)
@@ -165,7 +169,7 @@ public enum ExportEvent {
     /// A dry run: what the export would write.
     case planned(ExportSession, ExportSummary)
 
-    public var session: ExportSession {
+    package var session: ExportSession {
         switch self {
         case .started(let session, _, _), .progress(let session, _), .finished(let session, _), .failed(let session, _, _),
              .planned(let session, _): session

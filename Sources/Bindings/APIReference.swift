@@ -1,10 +1,10 @@
-import ScriptHost
+import MoonreelScriptHost
 
 /// The API reference (docs/api.md), written from the same tables that register the
 /// bindings and drive the REPL's `help()` and completion, so it cannot drift from the API.
-public enum APIReference {
+package enum APIReference {
     /// The whole reference as Markdown.
-    public static func markdown(_ api: API) -> String {
+    package static func markdown(_ api: API) -> String {
         var out = """
             # The `av` API reference
 
@@ -58,7 +58,7 @@ public enum APIReference {
 
     /// What the reference lacks: classes without a description or example, properties and
     /// methods without a line of documentation.
-    public static func missingDocumentation(_ api: API) -> [String] {
+    package static func missingDocumentation(_ api: API) -> [String] {
         var missing: [String] = []
         for (name, doc) in api.functionHelp where doc.isEmpty { missing.append(name) }
         for luaClass in api.allClasses {

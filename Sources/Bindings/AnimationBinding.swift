@@ -1,6 +1,6 @@
 import CMoonLua
-import Engine
-import ScriptHost
+import MoonreelEngine
+import MoonreelScriptHost
 
 /// `av.keyframeAnimation` and `av.basicAnimation` (CAKeyframeAnimation, CABasicAnimation).
 /// The script's settings are kept so every property stays readable and assignable in any

@@ -1,4 +1,4 @@
-import Engine
+import MoonreelEngine
 
 /// Apple's spellings of the names scripts pass as strings, so Swift and Objective-C code
 /// ported line by line works as written: `kCAGravityResizeAspectFill` and Swift's

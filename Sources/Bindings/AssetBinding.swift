@@ -1,6 +1,6 @@
 import CMoonLua
-import Engine
-import ScriptHost
+import MoonreelEngine
+import MoonreelScriptHost
 
 /// `av.asset(path)` and asset tracks (AVURLAsset, AVAssetTrack).
 extension API {

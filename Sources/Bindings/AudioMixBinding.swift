@@ -1,6 +1,6 @@
 import CMoonLua
-import Engine
-import ScriptHost
+import MoonreelEngine
+import MoonreelScriptHost
 
 /// `av.audioMixInputParameters` and `av.audioMix` (AVMutableAudioMix and its parameters).
 extension API {

@@ -1,7 +1,7 @@
 import CMoonLua
 import CMoonLuaShim
-import Engine
-import ScriptHost
+import MoonreelEngine
+import MoonreelScriptHost
 
 /// A capture session as scripts see it: the engine's session and the script's callbacks,
 /// which run on the script's thread while it waits in `wait()` or `stopRecording()`.

@@ -1,6 +1,6 @@
 import CMoonLua
-import Engine
-import ScriptHost
+import MoonreelEngine
+import MoonreelScriptHost
 
 /// `av.composition()` and its tracks (AVMutableComposition, AVMutableCompositionTrack).
 extension API {
@@ -193,7 +193,7 @@ struct SourceKey: Hashable {
     init(_ track: AssetTrack) { (path, stream) = (track.path, track.streamIndex) }
 }
 
-public extension String {
+package extension String {
     /// Seconds with three decimals ("12.000"), without Foundation's String(format:).
     init(format3 value: Double) {
         let thousandths = Int((abs(value) * 1000).rounded())

@@ -2,8 +2,8 @@ import CMoonLua
 #if canImport(Glibc)
 import Glibc
 #endif
-import Engine
-import ScriptHost
+import MoonreelEngine
+import MoonreelScriptHost
 
 /// `av.readCSV` and `av.readCues`: timed text in (CSV, LRC, SRT, WebVTT, ASS/SSA); and
 /// `av.files`, the files of a folder, for batch jobs.

@@ -1,6 +1,6 @@
 import CMoonLua
-import Engine
-import ScriptHost
+import MoonreelEngine
+import MoonreelScriptHost
 
 /// Helpers for the common jobs, each building the ordinary objects a script goes on
 /// editing: `av.join` (clips, stills and title cards with transitions), `av.titleCard`,

@@ -1,7 +1,7 @@
 import CMoonLua
 import CMoonLuaShim
-import Engine
-import ScriptHost
+import MoonreelEngine
+import MoonreelScriptHost
 
 /// `av.exportSession(comp, preset)` (AVAssetExportSession).
 extension API {
@@ -143,7 +143,7 @@ extension API {
             call.push(true)
             return 1
         }
-        var callbackError: LuaError? = nil
+        var callbackError: ScriptError? = nil
         var started = false
         let startTime = ContinuousClock.now
         do {
@@ -159,7 +159,7 @@ extension API {
                 call.push(progress.fraction)
                 do {
                     try lua.call(argumentCount: 1, resultCount: 0)
-                } catch let error as LuaError {
+                } catch let error as ScriptError {
                     callbackError = error
                     throw error
                 }

@@ -1,6 +1,6 @@
 import CMoonLua
-import Engine
-import ScriptHost
+import MoonreelEngine
+import MoonreelScriptHost
 
 /// `av.filter` (CIFilter) and where filters go: `layer.filters` (CALayer.filters),
 /// `vc.filters` and `li.filters`, with `setFilterValue`/`setFilterRamp` on the latter two.

@@ -1,5 +1,5 @@
-import Engine
-import ScriptHost
+import MoonreelEngine
+import MoonreelScriptHost
 
 /// What each kind of engine object weighs against the memory cap of the Lua state that owns
 /// it (see `EngineObjects`): its own storage, estimated from what grows with script input

@@ -1,6 +1,6 @@
 import CMoonLua
-import Engine
-import ScriptHost
+import MoonreelEngine
+import MoonreelScriptHost
 
 /// `av.imageGenerator(comp, {videoComposition=})` (AVAssetImageGenerator with zero tolerance).
 extension API {

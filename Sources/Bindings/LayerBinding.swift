@@ -1,7 +1,7 @@
 import CMoonLua
 import CMoonLuaShim
-import Engine
-import ScriptHost
+import MoonreelEngine
+import MoonreelScriptHost
 
 /// `av.layer`, `av.textLayer`, `av.image` and `av.animationTool` (CALayer, CATextLayer,
 /// AVVideoCompositionCoreAnimationTool). Geometry is Core Animation's, in pixels: origin at

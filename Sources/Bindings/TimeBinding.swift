@@ -1,7 +1,7 @@
 import CMoonLua
 import CMoonLuaShim
-import Engine
-import ScriptHost
+import MoonreelEngine
+import MoonreelScriptHost
 
 /// `av.time`, `av.range`, `av.rangeFromTo`: exact times and ranges (CMTime, CMTimeRange).
 extension API {

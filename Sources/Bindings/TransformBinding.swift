@@ -1,6 +1,6 @@
 import CMoonLua
-import Engine
-import ScriptHost
+import MoonreelEngine
+import MoonreelScriptHost
 
 /// `av.transform`: 2-D affine transforms (CGAffineTransform), immutable and chainable.
 extension API {

@@ -1,7 +1,7 @@
 import CMoonLua
 import CMoonLuaShim
-import Engine
-import ScriptHost
+import MoonreelEngine
+import MoonreelScriptHost
 
 /// Boxes that give value types a userdata identity in Lua.
 final class TimeBox { let time: MediaTime; init(_ time: MediaTime) { self.time = time } }

@@ -1,6 +1,6 @@
 import CMoonLua
-import Engine
-import ScriptHost
+import MoonreelEngine
+import MoonreelScriptHost
 
 /// `av.videoComposition`, instructions and layer instructions (AVMutableVideoComposition,
 /// AVMutableVideoCompositionInstruction, AVMutableVideoCompositionLayerInstruction).

@@ -1,7 +1,7 @@
 import CMoonLua
 import CMoonLuaShim
-import Engine
-import ScriptHost
+import MoonreelEngine
+import MoonreelScriptHost
 
 /// The export session's writer settings (AVAssetWriterInput's output settings) and its size
 /// limit: `session.videoSettings = { codec = "vp9", crf = 32 }`, `session.fileLengthLimit`.

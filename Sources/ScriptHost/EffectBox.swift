@@ -47,7 +47,7 @@ final class EffectBox {
         try lua.enter(from: caller) {
             do {
                 try lua.call(argumentCount: 4, resultCount: 1)           // info
-            } catch let error as LuaError {
+            } catch let error as ScriptError {
                 throw lua.crossing(error, into: caller)
             }
         }
@@ -74,7 +74,7 @@ final class EffectBox {
         defer { lua_settop(L, base) }
         lua_rawgeti(L, MOON_LUA_REGISTRYINDEX, lua_Integer(descriptionReference))
         let lua = self.lua
-        try lua.enter(from: caller) { try lua.call(argumentCount: 0, resultCount: 1) }
+        _ = try lua.enter(from: caller) { try lua.call(argumentCount: 0, resultCount: 1) }
         return DescriptionReader(L, at: -1).effectInfo
     }
 }
@@ -131,7 +131,7 @@ extension LuaState {
     /// The error to raise in `caller` for `error`, which code of this state raised: as it
     /// is when it names its place, else naming the effect (and then the caller's line). A
     /// stop by a limit keeps its kind.
-    func crossing(_ error: LuaError, into caller: LuaState) -> Error {
+    func crossing(_ error: ScriptError, into caller: LuaState) -> Error {
         let named = effectName.map { error.message.hasPrefix("effect \"") ? error.message : "effect \"\($0)\": \(error.message)" }
         let result: Error
         let message: String
@@ -141,7 +141,7 @@ extension LuaState {
             result = PositionedFromScript(named)
         } else {
             message = error.message
-            result = LuaError(kind: error.kind, message: error.message, stop: error.stop)
+            result = ScriptError(kind: error.kind, message: error.message, stop: error.stop)
         }
         if let stop = error.stop { caller.foreignStop = (message, stop) }
         return result

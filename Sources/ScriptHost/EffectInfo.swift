@@ -1,52 +1,73 @@
 import CMoonLua
 import CMoonLuaShim
 
-/// What effects may reach of the user state: `allowedGlobals` maps a global table (such as
-/// `av`) to the fields an effect may read through its read-only proxy, e.g.
+/// What effects may reach of the user state, given by the embedder (the scripting core knows
+/// no module of its own): `allowedGlobals` maps a global table (such as `av`) to the fields
+/// an effect may read through its read-only proxy, e.g.
 /// `EffectPolicy(allowedGlobals: ["av": ["layer", "textLayer", "keyframeAnimation"]])`.
 /// Fields that exist but are not listed raise "av.asset is not available to effects".
-public struct EffectPolicy: Sendable, Equatable {
-    public var allowedGlobals: [String: [String]]
+package struct EffectPolicy: Sendable, Equatable {
+    package var allowedGlobals: [String: [String]]
+    /// Names scripts and effects may `require` to get one of those globals (`"moonreel"`
+    /// gives `av`).
+    package var modules: [String: String]
+    /// The function that checks parameters declared `type = "color"` (it raises on a bad
+    /// colour), as a global table and its field; without it any string or table passes.
+    package var colorChecker: GlobalFunction?
     /// Every effect's `math.random` starts from this seed, so renders are reproducible.
-    public var randomSeed: Int
+    package var randomSeed: Int
 
-    public init(allowedGlobals: [String: [String]] = [:], randomSeed: Int = 0x4D6F_6F6E) {
+    package init(allowedGlobals: [String: [String]] = [:], modules: [String: String] = [:],
+                 colorChecker: GlobalFunction? = nil, randomSeed: Int = 0x4D6F_6F6E) {
         self.allowedGlobals = allowedGlobals
+        self.modules = modules
+        self.colorChecker = colorChecker
         self.randomSeed = randomSeed
     }
 }
 
-/// An effect's declared metadata, for `moonreel effects list` and `effects info NAME`.
-public struct EffectInfo: Sendable, Equatable {
-    /// As in `require "effects.MODULE"`.
-    public let module: String
-    public let name: String
-    public let version: String
-    public let description: String
-    public let author: String
-    public let license: String
-    public let parameters: [EffectParameter]
-    /// The file it was loaded from, or "bundled".
-    public let location: String
+/// A function in a global table, such as `av.color`.
+package struct GlobalFunction: Sendable, Equatable {
+    package var global: String
+    package var field: String
+
+    package init(_ global: String, _ field: String) {
+        self.global = global
+        self.field = field
+    }
 }
 
-public struct EffectParameter: Sendable, Equatable {
-    public let name: String
+/// An effect's declared metadata, for `moonreel effects list` and `effects info NAME`.
+package struct EffectInfo: Sendable, Equatable {
+    /// As in `require "effects.MODULE"`.
+    package let module: String
+    package let name: String
+    package let version: String
+    package let description: String
+    package let author: String
+    package let license: String
+    package let parameters: [EffectParameter]
+    /// The file it was loaded from, or "bundled".
+    package let location: String
+}
+
+package struct EffectParameter: Sendable, Equatable {
+    package let name: String
     /// number, integer, string, boolean, table, function, color or any.
-    public let type: String
+    package let type: String
     /// The default as a script would write it (`48`, `"white"`, `{1, 1, 1, 1}`), or nil.
-    public let defaultValue: String?
-    public let minimum: Double?
-    public let maximum: Double?
-    public let required: Bool
-    public let doc: String
+    package let defaultValue: String?
+    package let minimum: Double?
+    package let maximum: Double?
+    package let required: Bool
+    package let doc: String
 }
 
 /// One effect `listEffects` found: its metadata, or why it failed to load.
-public struct EffectListing: Sendable {
-    public let module: String
-    public let location: String
-    public let info: Result<EffectInfo, LuaError>
+package struct EffectListing: Sendable {
+    package let module: String
+    package let location: String
+    package let info: Result<EffectInfo, ScriptError>
 }
 
 /// Reads the plain description table the glue's `inspect` returns (strings, numbers and

@@ -6,17 +6,21 @@
 /// 4. the effects bundled with the embedder.
 /// In each folder, `effects.a.b` is `a/b.lua` or `a/b/init.lua`.
 public struct EffectSearchPath: Sendable, Equatable {
+    /// The folder of the script being run (set by the host when it runs a file).
     public var scriptDirectory: String?
+    /// Folders whose `effects` subfolder holds shared effects.
     public var libraryRoots: [String]
+    /// Where the user's installed effects are.
     public var userEffectsDirectory: String?
 
+    /// A search path of these folders (none by default: only bundled effects are found).
     public init(scriptDirectory: String? = nil, libraryRoots: [String] = [], userEffectsDirectory: String? = nil) {
         self.scriptDirectory = scriptDirectory
         self.libraryRoots = libraryRoots
         self.userEffectsDirectory = userEffectsDirectory
     }
 
-    /// From `MOONREEL_PATH`, `XDG_DATA_HOME` and `HOME`.
+    /// From `MOONREEL_PATH`, `XDG_DATA_HOME` and `HOME`, as the `moonreel` command uses.
     public static func fromEnvironment() -> EffectSearchPath {
         let roots = FileSystem.environment("MOONREEL_PATH")?.split(separator: ":").map(String.init) ?? []
         let dataHome = FileSystem.environment("XDG_DATA_HOME")
@@ -25,7 +29,7 @@ public struct EffectSearchPath: Sendable, Equatable {
     }
 
     /// The effects folders, in search order.
-    public var folders: [String] {
+    package var folders: [String] {
         (scriptDirectory.map { [$0 + "/effects"] } ?? []) + libraryRoots.map { $0 + "/effects" }
             + (userEffectsDirectory.map { [$0] } ?? [])
     }

@@ -14,7 +14,7 @@ import CMoonLuaShim
 /// through another's object belongs to that one's owner. Entries are weak: an object freed by
 /// Swift leaves its owner's count at the next sweep, which runs when a state would go over
 /// its cap and every so often as objects are added.
-public final class EngineObjects {
+package final class EngineObjects {
     private struct Entry {
         weak var object: AnyObject?
         weak var owner: LuaState?
@@ -28,7 +28,7 @@ public final class EngineObjects {
     var crossings = 0
     static let maximumCrossings = 32
 
-    public init() {}
+    package init() {}
 
     /// The state that owns `object`, or nil if none does (never reached, or its state is gone).
     func owner(of object: AnyObject) -> LuaState? {

@@ -4,12 +4,12 @@ import Glibc
 
 /// The few file-system calls the host (and the CLI's effect installer) needs, on Glibc
 /// (Foundation would cost start-up time).
-public enum FileSystem {
-    public enum Kind { case missing, file, directory, symlink, other }
+package enum FileSystem {
+    package enum Kind { case missing, file, directory, symlink, other }
 
     /// What is at `path`; with `followingSymlinks: false` (`lstat`) a symlink is reported
     /// as such instead of what it points to.
-    public static func kind(of path: String, followingSymlinks: Bool = true) -> Kind {
+    package static func kind(of path: String, followingSymlinks: Bool = true) -> Kind {
         var info = stat()
         guard (followingSymlinks ? stat(path, &info) : lstat(path, &info)) == 0 else { return .missing }
         switch info.st_mode & S_IFMT {
@@ -30,7 +30,7 @@ public enum FileSystem {
     /// A file's exact bytes. Errors read like lua.c's: "cannot open x.lua: No such file...".
     static func read(_ path: String) throws -> [UInt8] {
         guard let file = fopen(path, "rb") else {
-            throw LuaError(kind: .file, message: "cannot open \(path): \(String(cString: strerror(errno)))")
+            throw ScriptError(kind: .file, message: "cannot open \(path): \(String(cString: strerror(errno)))")
         }
         defer { fclose(file) }
         var bytes: [UInt8] = []
@@ -41,13 +41,13 @@ public enum FileSystem {
             if count < buffer.count { break }
         }
         if ferror(file) != 0 {
-            throw LuaError(kind: .file, message: "cannot read \(path): \(String(cString: strerror(errno)))")
+            throw ScriptError(kind: .file, message: "cannot read \(path): \(String(cString: strerror(errno)))")
         }
         return bytes
     }
 
     /// Names in a directory (without "." and ".."), sorted; empty if it cannot be read.
-    public static func entries(of directory: String) -> [String] {
+    package static func entries(of directory: String) -> [String] {
         guard let handle = opendir(directory) else { return [] }
         defer { closedir(handle) }
         var names: [String] = []
@@ -71,7 +71,7 @@ public enum FileSystem {
     }
 
     /// An environment variable, or nil when unset or empty.
-    public static func environment(_ name: String) -> String? {
+    package static func environment(_ name: String) -> String? {
         guard let value = getenv(name) else { return nil }
         let text = String(cString: value)
         return text.isEmpty ? nil : text

@@ -228,7 +228,7 @@ final class ForeignFunction {
             let results: Int32
             do {
                 results = try owner.call(argumentCount: count)
-            } catch let error as LuaError {
+            } catch let error as ScriptError {
                 throw owner.crossing(error, into: caller)
             }
             guard lua_checkstack(call.L, results + 8) != 0 else { throw LuaArgumentError("too many results") }

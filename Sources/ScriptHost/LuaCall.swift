@@ -3,27 +3,27 @@ import CMoonLuaShim
 
 /// The arguments and results of one call from Lua into Swift. Argument checks throw
 /// `LuaArgumentError`s worded as Lua's own (`bad argument #2 to 'insertTimeRange' (...)`).
-public struct LuaCall {
-    public let L: OpaquePointer
-    public let functionName: String
+package struct LuaCall {
+    package let L: OpaquePointer
+    package let functionName: String
 
-    public init(_ L: OpaquePointer, functionName: String) {
+    package init(_ L: OpaquePointer, functionName: String) {
         self.L = L
         self.functionName = functionName
     }
 
-    public var count: Int32 { lua_gettop(L) }
-    public func type(_ index: Int32) -> Int32 { lua_type(L, index) }
-    public func isNoneOrNil(_ index: Int32) -> Bool { lua_type(L, index) <= LUA_TNIL }
+    package var count: Int32 { lua_gettop(L) }
+    package func type(_ index: Int32) -> Int32 { lua_type(L, index) }
+    package func isNoneOrNil(_ index: Int32) -> Bool { lua_type(L, index) <= LUA_TNIL }
 
     /// Lua's type name, or the class name for Moonreel objects (`Composition`).
-    public func typeName(_ index: Int32) -> String {
+    package func typeName(_ index: Int32) -> String {
         if let name = LuaState.className(L, at: index) { return name }
         return String(cString: lua_typename(L, lua_type(L, index)))
     }
 
     /// `bad argument #N to 'name' (message)`, numbered as Lua numbers it for methods.
-    public func argumentError(_ index: Int32, _ message: String) -> LuaArgumentError {
+    package func argumentError(_ index: Int32, _ message: String) -> LuaArgumentError {
         var position = index
         var ar = lua_Debug()
         if lua_getstack(L, 0, &ar) != 0, lua_getinfo(L, "n", &ar) != 0,
@@ -36,25 +36,25 @@ public struct LuaCall {
         return LuaArgumentError("bad argument #\(position) to '\(functionName)' (\(message))")
     }
 
-    public func typeError(_ index: Int32, expected: String) -> LuaArgumentError {
+    package func typeError(_ index: Int32, expected: String) -> LuaArgumentError {
         let got = lua_type(L, index) == LUA_TNONE ? "no value" : typeName(index)
         return argumentError(index, "\(expected) expected, got \(got)")
     }
 
     // MARK: Reading arguments
 
-    public func number(_ index: Int32) throws -> Double {
+    package func number(_ index: Int32) throws -> Double {
         var isNumber: Int32 = 0
         let value = lua_tonumberx(L, index, &isNumber)
         guard isNumber != 0, lua_type(L, index) == LUA_TNUMBER else { throw typeError(index, expected: "number") }
         return value
     }
 
-    public func optionalNumber(_ index: Int32) throws -> Double? {
+    package func optionalNumber(_ index: Int32) throws -> Double? {
         isNoneOrNil(index) ? nil : try number(index)
     }
 
-    public func integer(_ index: Int32) throws -> Int {
+    package func integer(_ index: Int32) throws -> Int {
         guard lua_type(L, index) == LUA_TNUMBER else { throw typeError(index, expected: "integer") }
         var isInteger: Int32 = 0
         let value = lua_tointegerx(L, index, &isInteger)
@@ -62,22 +62,22 @@ public struct LuaCall {
         return Int(value)
     }
 
-    public func string(_ index: Int32) throws -> String {
+    package func string(_ index: Int32) throws -> String {
         guard lua_type(L, index) == LUA_TSTRING else { throw typeError(index, expected: "string") }
         return LuaState.string(L, at: index)
     }
 
-    public func optionalString(_ index: Int32) throws -> String? {
+    package func optionalString(_ index: Int32) throws -> String? {
         isNoneOrNil(index) ? nil : try string(index)
     }
 
-    public func boolean(_ index: Int32) throws -> Bool {
+    package func boolean(_ index: Int32) throws -> Bool {
         guard lua_type(L, index) == LUA_TBOOLEAN else { throw typeError(index, expected: "boolean") }
         return lua_toboolean(L, index) != 0
     }
 
     /// The Swift object behind a Moonreel userdata of `luaClass` (or of a class derived from it).
-    public func object<T: AnyObject>(_ index: Int32, _ luaClass: LuaClass, as type: T.Type = T.self) throws -> T {
+    package func object<T: AnyObject>(_ index: Int32, _ luaClass: LuaClass, as type: T.Type = T.self) throws -> T {
         guard let object = LuaState.object(L, at: index, of: luaClass) as? T else {
             throw typeError(index, expected: luaClass.name)
         }
@@ -86,7 +86,7 @@ public struct LuaCall {
 
     /// As `object`, for an argument the call changes (a layer it adopts as a sublayer): in
     /// an effect, it must be one the effect owns.
-    public func changedObject<T: AnyObject>(_ index: Int32, _ luaClass: LuaClass, as type: T.Type = T.self) throws -> T {
+    package func changedObject<T: AnyObject>(_ index: Int32, _ luaClass: LuaClass, as type: T.Type = T.self) throws -> T {
         let object: T = try object(index, luaClass)
         if let state = LuaState.from(L), !state.mayChange(object) {
             throw argumentError(index, "this \(luaClass.name) came from the script (or another effect) and is read-only "
@@ -95,13 +95,13 @@ public struct LuaCall {
         return object
     }
 
-    public func optionalObject<T: AnyObject>(_ index: Int32, _ luaClass: LuaClass, as type: T.Type = T.self) throws -> T? {
+    package func optionalObject<T: AnyObject>(_ index: Int32, _ luaClass: LuaClass, as type: T.Type = T.self) throws -> T? {
         isNoneOrNil(index) ? nil : try object(index, luaClass, as: type)
     }
 
     /// Calls `body` with each string-keyed field of the table at `index`; the value is on
     /// top of the stack (index -1) during the call. Non-string keys are an error.
-    public func forEachField(of index: Int32, _ body: (String) throws -> Void) throws {
+    package func forEachField(of index: Int32, _ body: (String) throws -> Void) throws {
         let table = lua_absindex(L, index)
         lua_pushnil(L)
         while lua_next(L, table) != 0 {
@@ -122,32 +122,32 @@ public struct LuaCall {
     /// Pushes `table[i]` (1-based) and returns its Lua type; pop it when done. Raw: no
     /// metamethod runs (one could raise an error through the Swift frames calling this).
     @discardableResult
-    public func pushElement(of index: Int32, _ i: Int) -> Int32 { lua_rawgeti(L, index, lua_Integer(i)) }
+    package func pushElement(of index: Int32, _ i: Int) -> Int32 { lua_rawgeti(L, index, lua_Integer(i)) }
 
     /// Pushes `table.name` and returns its Lua type; pop it when done. Raw, as `pushElement`.
     @discardableResult
-    public func pushField(of index: Int32, _ name: String) -> Int32 {
+    package func pushField(of index: Int32, _ name: String) -> Int32 {
         let table = lua_absindex(L, index)
         LuaState.push(L, name)
         return lua_rawget(L, table)
     }
 
-    public func rawLength(_ index: Int32) -> Int { Int(lua_rawlen(L, index)) }
-    public func pop(_ n: Int32 = 1) { moon_pop(L, n) }
-    public func absolute(_ index: Int32) -> Int32 { lua_absindex(L, index) }
+    package func rawLength(_ index: Int32) -> Int { Int(lua_rawlen(L, index)) }
+    package func pop(_ n: Int32 = 1) { moon_pop(L, n) }
+    package func absolute(_ index: Int32) -> Int32 { lua_absindex(L, index) }
 
     // MARK: Results
 
-    public func push(_ value: Double) { lua_pushnumber(L, value) }
-    public func push(_ value: Int) { lua_pushinteger(L, lua_Integer(value)) }
-    public func push(_ value: String) { LuaState.push(L, value) }
-    public func push(_ value: Bool) { lua_pushboolean(L, value ? 1 : 0) }
-    public func pushNil() { lua_pushnil(L) }
-    public func push(_ object: AnyObject, as luaClass: LuaClass) { LuaState.push(L, object, as: luaClass) }
-    public func pushValue(_ index: Int32) { lua_pushvalue(L, index) }
+    package func push(_ value: Double) { lua_pushnumber(L, value) }
+    package func push(_ value: Int) { lua_pushinteger(L, lua_Integer(value)) }
+    package func push(_ value: String) { LuaState.push(L, value) }
+    package func push(_ value: Bool) { lua_pushboolean(L, value ? 1 : 0) }
+    package func pushNil() { lua_pushnil(L) }
+    package func push(_ object: AnyObject, as luaClass: LuaClass) { LuaState.push(L, object, as: luaClass) }
+    package func pushValue(_ index: Int32) { lua_pushvalue(L, index) }
 
     /// Pushes a new array table filled by `element`, which pushes exactly one value.
-    public func pushArray<S: Sequence>(_ items: S, _ element: (S.Element) -> Void) {
+    package func pushArray<S: Sequence>(_ items: S, _ element: (S.Element) -> Void) {
         lua_createtable(L, 0, 0)
         var i: lua_Integer = 1
         for item in items {
@@ -158,11 +158,11 @@ public struct LuaCall {
     }
 
     /// Pushes a new table with string keys; `fill` sets its fields with `setField`.
-    public func pushRecord(_ fill: () -> Void) {
+    package func pushRecord(_ fill: () -> Void) {
         lua_createtable(L, 0, 4)
         fill()
     }
 
     /// Sets `name` of the table just below the value on top of the stack to that value.
-    public func setField(_ name: String) { lua_setfield(L, -2, name) }
+    package func setField(_ name: String) { lua_setfield(L, -2, name) }
 }

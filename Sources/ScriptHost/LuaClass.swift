@@ -3,12 +3,12 @@ import CMoonLuaShim
 
 /// A Lua-visible property of a class: a getter that pushes one value, an optional setter
 /// that reads the value at `valueIndex` (3 for `obj.key = value`), and a line of help.
-public struct LuaProperty {
-    public let get: (LuaCall, AnyObject) throws -> Void
-    public let set: ((LuaCall, AnyObject, Int32) throws -> Void)?
-    public let doc: String
+package struct LuaProperty {
+    package let get: (LuaCall, AnyObject) throws -> Void
+    package let set: ((LuaCall, AnyObject, Int32) throws -> Void)?
+    package let doc: String
 
-    public init(doc: String = "", get: @escaping (LuaCall, AnyObject) throws -> Void,
+    package init(doc: String = "", get: @escaping (LuaCall, AnyObject) throws -> Void,
                 set: ((LuaCall, AnyObject, Int32) throws -> Void)? = nil) {
         self.get = get
         self.set = set
@@ -18,12 +18,12 @@ public struct LuaProperty {
 
 /// A method: a Swift function whose argument 1 is `self`, and a line of help. A read-only
 /// method changes nothing (it may be called on another state's object in an effect).
-public struct LuaMethod {
-    public let name: String
-    public let doc: String
-    public let readOnly: Bool
-    public let body: LuaFunction
-    public init(_ name: String, doc: String = "", readOnly: Bool = false, _ body: @escaping LuaFunction) {
+package struct LuaMethod {
+    package let name: String
+    package let doc: String
+    package let readOnly: Bool
+    package let body: LuaFunction
+    package init(_ name: String, doc: String = "", readOnly: Bool = false, _ body: @escaping LuaFunction) {
         self.name = name
         self.doc = doc
         self.readOnly = readOnly
@@ -33,20 +33,20 @@ public struct LuaMethod {
 
 /// The Lua face of one Swift class: its methods and properties, from which the metatable,
 /// argument checks, `help()` and REPL completion are all derived.
-public final class LuaClass {
-    public let name: String
-    public let parent: LuaClass?
-    public let doc: String
+package final class LuaClass {
+    package let name: String
+    package let parent: LuaClass?
+    package let doc: String
     /// A short Lua example of the class in use, for the API reference.
-    public var example = ""
-    public private(set) var methods: [LuaMethod] = []
-    public private(set) var properties: [String: LuaProperty] = [:]
-    public var describe: (AnyObject) -> String
+    package var example = ""
+    package private(set) var methods: [LuaMethod] = []
+    package private(set) var properties: [String: LuaProperty] = [:]
+    package var describe: (AnyObject) -> String
     /// Bytes an object's own storage takes (not the objects it refers to): what it counts
     /// against the memory cap of the state that owns it.
-    public var footprint: (AnyObject) -> Int = { _ in 256 }
+    package var footprint: (AnyObject) -> Int = { _ in 256 }
 
-    public init(_ name: String, parent: LuaClass? = nil, doc: String = "") {
+    package init(_ name: String, parent: LuaClass? = nil, doc: String = "") {
         self.name = name
         self.parent = parent
         self.doc = doc
@@ -59,13 +59,13 @@ public final class LuaClass {
 
     var metatableName: String { "moonreel.\(name)" }
 
-    public func method(_ name: String, doc: String = "", readOnly: Bool = false, _ body: @escaping LuaFunction) {
+    package func method(_ name: String, doc: String = "", readOnly: Bool = false, _ body: @escaping LuaFunction) {
         methods.append(LuaMethod(name, doc: doc, readOnly: readOnly, body))
     }
 
     /// Sets the help line of properties defined without one (several at once, at the end of
     /// a class's definition).
-    public func document(_ docs: KeyValuePairs<String, String>) {
+    package func document(_ docs: KeyValuePairs<String, String>) {
         for (name, doc) in docs {
             guard let property = properties[name] else { preconditionFailure("\(self.name) has no property \(name) to document") }
             properties[name] = LuaProperty(doc: doc, get: property.get, set: property.set)
@@ -74,21 +74,21 @@ public final class LuaClass {
 
     /// Another name for a method already defined (Apple's longer selector names:
     /// `addMutableTrackWithMediaType` for `addMutableTrack`).
-    public func alias(_ name: String, of existing: String) {
+    package func alias(_ name: String, of existing: String) {
         guard let method = methods.first(where: { $0.name == existing }) else {
             preconditionFailure("alias \(name): \(self.name) has no method \(existing)")
         }
         methods.append(LuaMethod(name, doc: "the same as \(existing) (Apple's name)", readOnly: method.readOnly, method.body))
     }
 
-    public func property(_ name: String, doc: String = "", get: @escaping (LuaCall, AnyObject) throws -> Void,
+    package func property(_ name: String, doc: String = "", get: @escaping (LuaCall, AnyObject) throws -> Void,
                          set: ((LuaCall, AnyObject, Int32) throws -> Void)? = nil) {
         properties[name] = LuaProperty(doc: doc, get: get, set: set)
     }
 
     /// Methods and properties including the parent's, child entries first.
-    public var allMethods: [LuaMethod] { methods + (parent?.allMethods.filter { m in !methods.contains { $0.name == m.name } } ?? []) }
-    public var allProperties: [String: LuaProperty] {
+    package var allMethods: [LuaMethod] { methods + (parent?.allMethods.filter { m in !methods.contains { $0.name == m.name } } ?? []) }
+    package var allProperties: [String: LuaProperty] {
         (parent?.allProperties ?? [:]).merging(properties) { _, own in own }
     }
     var lineage: [String] { [name] + (parent?.lineage ?? []) }

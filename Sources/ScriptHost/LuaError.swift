@@ -1,24 +1,49 @@
-/// An error from running Lua code, with the script position already parsed out.
-public struct LuaError: Error, CustomStringConvertible, Sendable {
-    public enum Kind: String, Sendable { case syntax, runtime, memory, handler, file }
+/// Why a script run failed, with the script position already parsed out of the message.
+///
+/// ```swift
+/// do { try host.run(file: "cut.lua") } catch let error as ScriptError {
+///     print(error.file ?? "?", error.line ?? 0, error.message)
+/// }
+/// ```
+public struct ScriptError: Error, CustomStringConvertible, Sendable {
+    /// What went wrong, as Lua reports it.
+    public enum Kind: String, Sendable {
+        /// The script does not compile (the message names the line).
+        case syntax
+        /// The script raised an error, or a function it called did (bad arguments, an
+        /// export that failed, an app function that threw).
+        case runtime
+        /// The script ran out of memory (see ``ScriptLimits/memory``).
+        case memory
+        /// The error handler itself failed (an error object whose `__tostring` raises).
+        case handler
+        /// The script file could not be read.
+        case file
+    }
+
+    /// What went wrong, as Lua reports it; see also ``stop``.
     public let kind: Kind
     /// The message without the traceback, e.g. `cut.lua:12: bad argument #1 to 'asset' (...)`.
     public let message: String
+    /// The script (or effect) file the error points at, as the message names it.
     public let file: String?
+    /// The line in ``file``.
     public let line: Int?
+    /// Lua's stack traceback at the error, when there was a stack.
     public let traceback: String?
-    /// Set when the script did not fail by itself but was stopped by a limit or an
-    /// interrupt (the CLI exits with 130 for `.interrupted`).
+    /// Set when the script did not fail by itself but was stopped by a limit or by
+    /// ``ScriptCanceller/cancel()`` (the CLI exits with 130 for `.interrupted`).
     public let stop: ScriptStop?
 
-    public init(kind: Kind, message: String, traceback: String? = nil, stop: ScriptStop? = nil) {
+    package init(kind: Kind, message: String, traceback: String? = nil, stop: ScriptStop? = nil) {
         self.kind = kind
-        self.message = LuaError.sayingPositionOnce(message.oneLine)
+        self.message = ScriptError.sayingPositionOnce(message.oneLine)
         self.traceback = traceback
         self.stop = stop
-        (file, line) = LuaError.position(in: message)
+        (file, line) = ScriptError.position(in: message)
     }
 
+    /// The message, `file:line: what happened`.
     public var description: String { message }
 
     /// `assert(session:export())` puts Lua's position for the assert in front of a message
@@ -43,22 +68,29 @@ public struct LuaError: Error, CustomStringConvertible, Sendable {
 /// Why a script was stopped from outside its own logic: read from the state's budget (or
 /// its memory refusals), never from the message, which a script could imitate.
 public enum ScriptStop: String, Sendable {
-    case memoryLimit, instructionLimit, timeLimit, interrupted
+    /// The script (or an effect) reached its memory limit.
+    case memoryLimit
+    /// The script (or an effect) used up its instruction budget.
+    case instructionLimit
+    /// The script (or an effect) ran past its wall-clock limit.
+    case timeLimit
+    /// The run was cancelled (Ctrl-C in the CLI, ``ScriptCanceller/cancel()`` in an app).
+    case interrupted
 }
 
 /// Thrown by Swift functions called from Lua; the dispatcher turns it into a Lua error
 /// positioned at the calling script line.
-public struct LuaArgumentError: Error, CustomStringConvertible {
-    public let message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
+package struct LuaArgumentError: Error, CustomStringConvertible {
+    package let message: String
+    package init(_ message: String) { self.message = message }
+    package var description: String { message }
 }
 
 /// Re-raises a Lua error value unchanged (for errors that crossed a Swift frame, such as
 /// an error inside a progress callback, or the interrupt that stops a script).
 struct LuaPassthroughError: Error {}
 
-public extension String {
+package extension String {
     /// The longest message Moonreel prints about anything (an error, a note).
     static let messageLimit = 500
 

@@ -8,7 +8,7 @@ extension LuaState {
     /// The string (or number) at `index`, decoded leniently (invalid UTF-8 is repaired).
     /// Numbers are written here, as Lua writes them, rather than by `lua_tolstring`, which
     /// would allocate (and so could raise) and change the value on the stack.
-    public static func string(_ L: OpaquePointer, at index: Int32) -> String {
+    package static func string(_ L: OpaquePointer, at index: Int32) -> String {
         if lua_type(L, index) == LUA_TNUMBER {
             var isInteger: Int32 = 0
             let integer = lua_tointegerx(L, index, &isInteger)
@@ -73,7 +73,7 @@ extension LuaState {
     }
 
     /// The class name of the userdata at `index`, if it is one of ours.
-    public static func className(_ L: OpaquePointer, at index: Int32) -> String? {
+    package static func className(_ L: OpaquePointer, at index: Int32) -> String? {
         let index = lua_absindex(L, index)
         guard lua_type(L, index) == LUA_TUSERDATA, lua_getmetatable(L, index) != 0 else { return nil }
         defer { moon_pop(L, 2) }
@@ -85,7 +85,7 @@ extension LuaState {
     /// Pushes `table[name]` without metamethods and returns its type: the only way Swift
     /// reads tables, so no script code runs (or raises) from a Swift frame.
     @discardableResult
-    public static func rawField(_ L: OpaquePointer, _ index: Int32, _ name: String) -> Int32 {
+    package static func rawField(_ L: OpaquePointer, _ index: Int32, _ name: String) -> Int32 {
         let table = lua_absindex(L, index)
         push(L, name)
         return lua_rawget(L, table)
@@ -93,7 +93,7 @@ extension LuaState {
 
     /// "script.lua:12: " for the script line running now (skipping Moonreel's own Lua), or ""
     /// when no script line is: the prefix of notes about what that line did.
-    public static func scriptPosition(_ L: OpaquePointer) -> String {
+    package static func scriptPosition(_ L: OpaquePointer) -> String {
         let level = moon_script_level(L)
         guard level > 0 else { return "" }
         var ar = lua_Debug()

@@ -3,7 +3,7 @@ import CMoonLuaShim
 
 /// A Swift function callable from Lua. It reads its arguments through `LuaCall`, pushes its
 /// results and returns how many; throwing raises a Lua error at the caller's line.
-public typealias LuaFunction = (LuaCall) throws -> Int32
+package typealias LuaFunction = (LuaCall) throws -> Int32
 
 final class FunctionBox {
     let name: String
@@ -22,15 +22,15 @@ private let dispatch: moon_swift_fn = { L in
 }
 
 /// An error whose position should be the user's script line, not that of bundled Lua sugar.
-public struct PositionedFromScript: Error, CustomStringConvertible {
-    public let message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
+package struct PositionedFromScript: Error, CustomStringConvertible {
+    package let message: String
+    package init(_ message: String) { self.message = message }
+    package var description: String { message }
 }
 
 /// One Lua 5.4 state. Confined to one thread; closing it runs every pending `__gc`.
-public final class LuaState {
-    public let L: OpaquePointer
+package final class LuaState {
+    package let L: OpaquePointer
     private var boxes: [FunctionBox] = []
     private var classes: [String: LuaClass] = [:]
     private var interruptFlag = InterruptFlag()
@@ -42,13 +42,13 @@ public final class LuaState {
 
     /// Owners and weights of the engine objects this state's scripts reached (shared by the
     /// states of one host).
-    public let engineObjects: EngineObjects
+    package let engineObjects: EngineObjects
     /// Bytes of engine objects this state owns; they count against its memory cap.
     var engineBytes = 0 {
         didSet { moon_set_engine_memory(L, max(0, engineBytes)) }
     }
     /// A sandboxed (effect) state may change only the engine objects it owns.
-    public let isSandboxed: Bool
+    package let isSandboxed: Bool
     /// Who owns objects this state reaches for the first time: itself, or, while a property
     /// or read-only method of another state's object runs, that state (nil if it is gone).
     enum Reach {
@@ -60,7 +60,7 @@ public final class LuaState {
     /// that the error this state raises with that message keeps its kind.
     var foreignStop: (message: String, stop: ScriptStop)?
     /// An effect's state: its module name (for messages) and the limits of each call into it.
-    public internal(set) var effectName: String?
+    package internal(set) var effectName: String?
     var entryLimits: RunLimits?
     var entryDepth = 0
     /// Registry references that proxies in other states no longer need.
@@ -70,10 +70,10 @@ public final class LuaState {
     ///   - memoryLimit: bytes the Lua heap and this state's engine objects may hold (0: unlimited).
     ///   - engineObjects: shared with the other states of the same host.
     ///   - sandboxed: for effect states, which may change only the objects they made.
-    public init(memoryLimit: Int = 0, engineObjects: EngineObjects = EngineObjects(), sandboxed: Bool = false) throws {
+    package init(memoryLimit: Int = 0, engineObjects: EngineObjects = EngineObjects(), sandboxed: Bool = false) throws {
         // The cap holds only while Lua code runs (see `moon_pcall`); host code is never refused.
         guard let state = moon_newstate(memoryLimit) else {
-            throw LuaError(kind: .memory, message: "cannot create a Lua state: out of memory")
+            throw ScriptError(kind: .memory, message: "cannot create a Lua state: out of memory")
         }
         L = state
         configuredMemoryLimit = memoryLimit
@@ -87,7 +87,7 @@ public final class LuaState {
     }
 
     /// The `LuaState` that `L` (or a coroutine of it) belongs to.
-    public static func from(_ L: OpaquePointer) -> LuaState? {
+    package static func from(_ L: OpaquePointer) -> LuaState? {
         moon_host_context(L).map { Unmanaged<LuaState>.fromOpaque($0).takeUnretainedValue() }
     }
 
@@ -98,7 +98,7 @@ public final class LuaState {
             return try body()
         } catch is LuaPassthroughError {
             return MOON_RAISE_VALUE
-        } catch let error as LuaError {
+        } catch let error as ScriptError {
             push(L, error.message)
             return MOON_RAISE_VALUE
         } catch let error as PositionedFromScript {
@@ -131,7 +131,7 @@ public final class LuaState {
     }
 
     /// Keeps `object` alive as long as the state (an API whose functions it holds).
-    public func keepAlive(_ object: AnyObject) { attachments.append(object) }
+    package func keepAlive(_ object: AnyObject) { attachments.append(object) }
 
     /// Makes `other`'s interrupter stop this state too (an effect's state, its host's script).
     func shareInterrupts(with other: LuaState) {
@@ -144,7 +144,7 @@ public final class LuaState {
     }
 
     /// Which limit, if any, has stopped the script running here (until the budget is rearmed).
-    public var stop: ScriptStop? {
+    package var stop: ScriptStop? {
         switch Int(budget.pointee.stop_reason) {
         case MOON_STOP_INTERRUPTED: .interrupted
         case MOON_STOP_INSTRUCTIONS: .instructionLimit
@@ -153,13 +153,13 @@ public final class LuaState {
         }
     }
 
-    public var budget: UnsafeMutablePointer<moon_budget> { moon_budget_of(L) }
-    public var memoryUsed: Int { moon_memory_used(L) }
+    package var budget: UnsafeMutablePointer<moon_budget> { moon_budget_of(L) }
+    package var memoryUsed: Int { moon_memory_used(L) }
     /// Bytes the Lua heap may hold while Lua code runs (0: unlimited). Host code (Swift
     /// functions and the host between runs) is not capped: an allocation error there would
     /// longjmp through Swift frames. A Swift function that leaves the heap over the cap
     /// fails as the allocation would have when it returns to Lua.
-    public var memoryLimit: Int {
+    package var memoryLimit: Int {
         get { configuredMemoryLimit }
         set {
             configuredMemoryLimit = newValue
@@ -168,13 +168,13 @@ public final class LuaState {
     }
 
     /// Stops the running script from any thread (Ctrl-C).
-    public var interrupter: LuaInterrupter { LuaInterrupter(flag: interruptFlag) }
+    package var interrupter: LuaInterrupter { LuaInterrupter(flag: interruptFlag) }
 
     /// Runs `body` with the instruction and time budget of `limits` armed for this state,
     /// and the budget (and any interrupt) cleared afterwards. Coroutines share the budget;
     /// a script that catches the stop with `pcall` is stopped again at its next instruction.
     @discardableResult
-    public func withRunLimits<T>(_ limits: RunLimits, _ body: () throws -> T) rethrows -> T {
+    package func withRunLimits<T>(_ limits: RunLimits, _ body: () throws -> T) rethrows -> T {
         let budget = self.budget
         budget.pointee.instruction_limit = Int64(limits.instructions ?? -1)
         budget.pointee.instructions_left = Int64(limits.instructions ?? -1)
@@ -204,7 +204,7 @@ public final class LuaState {
     // MARK: Functions
 
     /// Pushes a Swift function as a Lua closure. `name` is used in `bad argument` messages.
-    public func pushFunction(_ name: String, _ body: @escaping LuaFunction) {
+    package func pushFunction(_ name: String, _ body: @escaping LuaFunction) {
         let box = FunctionBox(name: name, body: body)
         boxes.append(box)
         lua_pushlightuserdata(L, Unmanaged.passUnretained(box).toOpaque())
@@ -212,26 +212,35 @@ public final class LuaState {
     }
 
     /// Sets `table[name] = function` for the table on top of the stack.
-    public func setFunction(_ name: String, qualifiedName: String? = nil, _ body: @escaping LuaFunction) {
+    package func setFunction(_ name: String, qualifiedName: String? = nil, _ body: @escaping LuaFunction) {
         pushFunction(qualifiedName ?? name, body)
         lua_setfield(L, -2, name)
     }
 
-    public func setGlobal(_ name: String) { lua_setglobal(L, name) }
+    /// Pops the value on top of the stack into global `name`, raw: no `__newindex` a script
+    /// gave `_G` runs from a Swift frame.
+    package func setGlobal(_ name: String) {
+        moon_pushglobaltable(L)         // value G
+        lua_rotate(L, -2, 1)            // G value
+        LuaState.push(L, name)          // G value name
+        lua_rotate(L, -2, 1)            // G name value
+        lua_rawset(L, -3)               // G
+        moon_pop(L, 1)
+    }
 
     // MARK: Running code
 
     /// Loads a text chunk (binary chunks are refused) and leaves the function on the stack.
-    public func load(_ code: String, chunkName: String) throws {
+    package func load(_ code: String, chunkName: String) throws {
         var code = code
         try code.withUTF8 { try load(bytes: UnsafeRawBufferPointer($0), chunkName: chunkName) }
     }
 
     /// Loads a text chunk from raw bytes (a file's exact contents, whatever their encoding)
     /// and leaves the function on the stack. Wraps `luaL_loadbufferx` in mode "t".
-    public func load(bytes: UnsafeRawBufferPointer, chunkName: String) throws {
+    package func load(bytes: UnsafeRawBufferPointer, chunkName: String) throws {
         if bytes.first == 0x1B {
-            throw LuaError(kind: .syntax, message: "\(LuaState.displayName(ofChunk: chunkName)): "
+            throw ScriptError(kind: .syntax, message: "\(LuaState.displayName(ofChunk: chunkName)): "
                            + String(cString: moon_binary_chunk_refused))
         }
         let status = protected {
@@ -243,7 +252,7 @@ public final class LuaState {
     /// Calls the function below `argumentCount` arguments with a traceback handler
     /// (`lua_pcallk` with `moon_msghandler`). Returns the number of results left on the stack.
     @discardableResult
-    public func call(argumentCount: Int32, resultCount: Int32 = LUA_MULTRET) throws -> Int32 {
+    package func call(argumentCount: Int32, resultCount: Int32 = LUA_MULTRET) throws -> Int32 {
         let functionIndex = lua_gettop(L) - argumentCount
         lua_pushcclosure(L, moon_msghandler, 0)
         moon_insert(L, functionIndex)
@@ -255,24 +264,24 @@ public final class LuaState {
 
     /// Runs a chunk of code; returns how many results it left on the stack.
     @discardableResult
-    public func run(_ code: String, chunkName: String, arguments: [String] = []) throws -> Int32 {
+    package func run(_ code: String, chunkName: String, arguments: [String] = []) throws -> Int32 {
         try load(code, chunkName: chunkName)
         for argument in arguments { LuaState.push(L, argument) }
         return try call(argumentCount: Int32(arguments.count))
     }
 
     /// Calls a C function that may raise (library setup, `moon_sandbox_helpers`) under
-    /// `lua_pcall`, so its errors come back as a `LuaError` instead of aborting.
+    /// `lua_pcall`, so its errors come back as a `ScriptError` instead of aborting.
     @discardableResult
-    public func callProtected(_ function: lua_CFunction, resultCount: Int32 = 0) throws -> Int32 {
+    package func callProtected(_ function: lua_CFunction, resultCount: Int32 = 0) throws -> Int32 {
         lua_pushcclosure(L, function, 0)
         return try call(argumentCount: 0, resultCount: resultCount)
     }
 
-    private func popError(status: Int32) -> LuaError {
+    private func popError(status: Int32) -> ScriptError {
         let text = moon_tostring(L, -1).map { String(cString: $0) } ?? "(error object is not a string)"
         moon_pop(L, 1)
-        let kind: LuaError.Kind
+        let kind: ScriptError.Kind
         switch status {
         case LUA_ERRSYNTAX: kind = .syntax
         case LUA_ERRMEM: kind = .memory
@@ -287,10 +296,10 @@ public final class LuaState {
             traceback = String(text[split...].dropFirst())
         }
         if let limited = memoryLimitMessage(for: message) {
-            return LuaError(kind: .memory, message: limited, traceback: traceback, stop: .memoryLimit)
+            return ScriptError(kind: .memory, message: limited, traceback: traceback, stop: .memoryLimit)
         }
         let foreign = foreignStop.flatMap { message.hasSuffix($0.message) ? $0.stop : nil }
-        return LuaError(kind: kind, message: message, traceback: traceback, stop: stop ?? foreign)
+        return ScriptError(kind: kind, message: message, traceback: traceback, stop: stop ?? foreign)
     }
 
     /// Lua says "not enough memory" without a position (LUA_ERRMEM reaches no message
@@ -325,12 +334,12 @@ public final class LuaState {
 
     // MARK: Objects
 
-    public func register(_ luaClass: LuaClass) {
+    package func register(_ luaClass: LuaClass) {
         classes[luaClass.name] = luaClass
         luaClass.install(in: self)
     }
 
-    public func luaClass(named name: String) -> LuaClass? { classes[name] }
+    package func luaClass(named name: String) -> LuaClass? { classes[name] }
 
     private func installObjectCache() {
         moon_newtable(L)
@@ -341,7 +350,7 @@ public final class LuaState {
         lua_setfield(L, MOON_LUA_REGISTRYINDEX, LuaState.objectCacheKey)
     }
 
-    public func push(_ object: AnyObject, as luaClass: LuaClass) { LuaState.push(L, object, as: luaClass) }
+    package func push(_ object: AnyObject, as luaClass: LuaClass) { LuaState.push(L, object, as: luaClass) }
 
     /// Records an object pushed for the first time: it belongs to this state (or to the one
     /// it was reached through).
@@ -354,8 +363,8 @@ public final class LuaState {
     }
 
     /// Whether scripts in this state may change `object` (always, unless sandboxed).
-    public func mayChange(_ object: AnyObject) -> Bool {
+    package func mayChange(_ object: AnyObject) -> Bool {
         !isSandboxed || engineObjects.owner(of: object) === self
     }
-    public func object(at index: Int32, of luaClass: LuaClass) -> AnyObject? { LuaState.object(L, at: index, of: luaClass) }
+    package func object(at index: Int32, of luaClass: LuaClass) -> AnyObject? { LuaState.object(L, at: index, of: luaClass) }
 }

@@ -1,7 +1,7 @@
 /// "did you mean outputURL?": the known name nearest to a mistyped one, if one is near
 /// enough (the same letters in another case, or a few edits away for longer names).
-public enum NameSuggestion {
-    public static func closest(to name: String, among known: some Sequence<String>) -> String? {
+package enum NameSuggestion {
+    package static func closest(to name: String, among known: some Sequence<String>) -> String? {
         let typed = Array(name.lowercased().utf8.prefix(64))
         guard !typed.isEmpty else { return nil }
         let allowed = max(1, min(3, typed.count / 4))
@@ -32,7 +32,7 @@ public enum NameSuggestion {
     }
 
     /// "; did you mean NAME?" or "".
-    public static func hint(for name: String, among known: some Sequence<String>, prefix: String = "") -> String {
+    package static func hint(for name: String, among known: some Sequence<String>, prefix: String = "") -> String {
         closest(to: name, among: known).map { "; did you mean \(prefix)\($0)?" } ?? ""
     }
 }

@@ -6,29 +6,29 @@ import CMoonLuaShim
 /// `require`s runs sandboxed in a Lua state of its own (see EffectBox.swift). Register the
 /// `av` API on `lua` before running anything, and set `prepareEffectState` to register it
 /// in effects' states; effects see the part of it `effectPolicy` allows.
-public final class ScriptHost {
-    public let lua: LuaState
-    public let limits: ScriptLimits
-    public let effectPolicy: EffectPolicy
+package final class ScriptHost {
+    package let lua: LuaState
+    package let limits: ScriptLimits
+    package let effectPolicy: EffectPolicy
     /// Where effects are searched; `runScript(atPath:)` sets `scriptDirectory`.
-    public var searchPath: EffectSearchPath
+    package var searchPath: EffectSearchPath
     /// Effects shipped inside the embedding binary, by module name ("lyrics" → source).
-    public let bundledEffects: [String: String]
+    package let bundledEffects: [String: String]
     /// Searched first while `checkEffect(atPath:)` loads a candidate.
     private var candidateFolder: String?
     /// Told of every file the host reads for the script (the script, effects), so that an
     /// embedder can keep outputs from replacing them.
-    public var onFileRead: (String) -> Void = { _ in }
+    package var onFileRead: (String) -> Void = { _ in }
     /// Registers globals (such as `av`) in each new effect state, before its sandbox is
     /// built; `effectPolicy.allowedGlobals` then decides which of their fields effects see.
-    public var prepareEffectState: (LuaState) throws -> Void = { _ in }
+    package var prepareEffectState: (LuaState) throws -> Void = { _ in }
 
     /// The state of each effect module loaded so far, shared by every `require` of it.
     private var effectBoxes: [String: EffectBox] = [:]
     /// Modules being loaded now, to name a loop of requires.
     private var loadingEffects: [String] = []
 
-    public init(limits: ScriptLimits = ScriptLimits(), effectPolicy: EffectPolicy = EffectPolicy(),
+    package init(limits: ScriptLimits = ScriptLimits(), effectPolicy: EffectPolicy = EffectPolicy(),
                 searchPath: EffectSearchPath = .fromEnvironment(), bundledEffects: [String: String] = [:]) throws {
         self.limits = limits
         self.effectPolicy = effectPolicy
@@ -42,14 +42,14 @@ public final class ScriptHost {
 
     /// Stops the running script (or effect) from any thread, e.g. on Ctrl-C; the error it
     /// throws has `stop == .interrupted`.
-    public var interrupter: LuaInterrupter { lua.interrupter }
+    package var interrupter: LuaInterrupter { lua.interrupter }
 
     // MARK: User scripts
 
     /// Runs the script file at `path` as `lua` would: `arg[0]` is `path`, `arg[1...]` and
     /// `...` are `arguments`. A leading `#!` line and UTF-8 BOM are skipped; precompiled
-    /// chunks are refused. Errors are `LuaError`s naming the script and line, with a traceback.
-    public func runScript(atPath path: String, arguments: [String] = []) throws {
+    /// chunks are refused. Errors are `ScriptError`s naming the script and line, with a traceback.
+    package func runScript(atPath path: String, arguments: [String] = []) throws {
         let bytes = try FileSystem.read(path)
         onFileRead(path)
         searchPath.scriptDirectory = FileSystem.directory(of: path)
@@ -57,14 +57,14 @@ public final class ScriptHost {
     }
 
     /// Runs script text (a bundled example, a REPL `:load`) as if it were the file `name`.
-    public func runScript(source: String, name: String, arguments: [String] = []) throws {
+    package func runScript(source: String, name: String, arguments: [String] = []) throws {
         try runScript(bytes: Array(source.utf8), name: name, arguments: arguments)
     }
 
     /// Runs a chunk (a REPL line) under the script limits; leaves its results on the stack
     /// and returns how many.
     @discardableResult
-    public func evaluate(_ code: String, chunkName: String = "=stdin") throws -> Int32 {
+    package func evaluate(_ code: String, chunkName: String = "=stdin") throws -> Int32 {
         try lua.load(code, chunkName: chunkName)
         return try lua.withRunLimits(limits.script) { try lua.call(argumentCount: 0) }
     }
@@ -114,24 +114,60 @@ public final class ScriptHost {
         lua_setglobal(L, "arg")
     }
 
+    // MARK: Globals of the embedder
+
+    /// Sets the global `name` to a Swift function. Refuses names that are not Lua
+    /// identifiers and names already taken, so an app cannot hide `print` or `av` by accident.
+    package func registerGlobal(_ name: String, _ body: @escaping LuaFunction) throws {
+        try checkNewGlobal(name)
+        lua.pushFunction(name, body)
+        lua.setGlobal(name)
+    }
+
+    /// Sets the global `name` to `value`, with the checks of `registerGlobal(_:_:)`.
+    package func registerGlobal(_ name: String, value: ScriptValue) throws {
+        try checkNewGlobal(name)
+        try LuaCall(lua.L, functionName: name).push(value)
+        lua.setGlobal(name)
+    }
+
+    private func checkNewGlobal(_ name: String) throws {
+        let isIdentifier = name.first.map { $0 == "_" || ($0.isASCII && $0.isLetter) } == true
+            && name.allSatisfy { $0 == "_" || ($0.isASCII && ($0.isLetter || $0.isNumber)) }
+        guard isIdentifier, !ScriptHost.keywords.contains(name) else {
+            throw ScriptError(kind: .runtime, message: "cannot register \"\(name)\": not a Lua name (letters, digits and _, not starting with a digit)")
+        }
+        let L = lua.L
+        moon_pushglobaltable(L)
+        defer { moon_pop(L, 2) }
+        guard LuaState.rawField(L, -1, name) == LUA_TNIL else {
+            throw ScriptError(kind: .runtime, message: "cannot register \"\(name)\": scripts already have a global of that name")
+        }
+    }
+
+    private static let keywords: Set<String> = [
+        "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "goto", "if", "in",
+        "local", "nil", "not", "or", "repeat", "return", "then", "true", "until", "while",
+    ]
+
     // MARK: Effects
 
     /// The names of every effect `require` can find, without loading them (for completion).
-    public func effectNames() -> [String] { locator.availableModules().map(\.module) }
+    package func effectNames() -> [String] { locator.availableModules().map(\.module) }
 
     /// Every effect `require` can find, each with its metadata or its load error.
-    public func listEffects() -> [EffectListing] {
+    package func listEffects() -> [EffectListing] {
         locator.availableModules().map { found in
             EffectListing(module: found.module, location: found.location,
                           info: Result { try effectInfo(named: found.module) }.mapError { error in
-                              error as? LuaError ?? LuaError(kind: .runtime, message: "\(error)")
+                              error as? ScriptError ?? ScriptError(kind: .runtime, message: "\(error)")
                           })
         }
     }
 
     /// Loads the effect `require "effects.NAME"` would load (afresh, in a state of its own)
     /// and returns its metadata.
-    public func effectInfo(named module: String) throws -> EffectInfo {
+    package func effectInfo(named module: String) throws -> EffectInfo {
         let saved = effectBoxes
         effectBoxes = [:]
         defer { effectBoxes = saved }
@@ -142,23 +178,23 @@ public final class ScriptHost {
 
     /// The source text `require "effects.NAME"` would load, and where it is ("bundled" for
     /// one shipped with the embedder).
-    public func effectSource(named module: String) throws -> (text: String, location: String) {
+    package func effectSource(named module: String) throws -> (text: String, location: String) {
         let found = try locator.find(module)
         return (String(decoding: found.source, as: UTF8.self), found.location)
     }
 
     /// Checks that an effect file (`NAME.lua`) or folder (`NAME/` with `init.lua`) loads in
     /// the sandbox and declares valid metadata, before `moonreel effects install` copies it.
-    public func checkEffect(atPath path: String) throws -> EffectInfo {
+    package func checkEffect(atPath path: String) throws -> EffectInfo {
         let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
         let entry = FileSystem.lastComponent(of: trimmed)
         let isFile = FileSystem.kind(of: trimmed) == .file
         let module = isFile && entry.hasSuffix(".lua") ? String(entry.dropLast(4)) : entry
         guard isFile ? entry.hasSuffix(".lua") : FileSystem.kind(of: trimmed + "/init.lua") == .file else {
-            throw LuaError(kind: .file, message: "\(path): an effect is a NAME.lua file or a NAME folder with init.lua")
+            throw ScriptError(kind: .file, message: "\(path): an effect is a NAME.lua file or a NAME folder with init.lua")
         }
         guard !module.contains("."), (try? EffectLocator.relativePath(of: module)) != nil else {
-            throw LuaError(kind: .file, message: "\(path): effect names are one word (letters, digits, '_', '-')")
+            throw ScriptError(kind: .file, message: "\(path): effect names are one word (letters, digits, '_', '-')")
         }
         candidateFolder = FileSystem.directory(of: trimmed)
         defer { candidateFolder = nil }
@@ -189,7 +225,9 @@ public final class ScriptHost {
     /// returns on the stack: nothing useful for the script's, the loader for an effect's.
     func runGlue(in state: LuaState) throws {
         let L = state.L
-        try state.load(effectGlueSource, chunkName: "=[moonreel effects]")
+        try PackageResources.effect_host_lua.withUnsafeBytes { glue in
+            try state.load(bytes: glue, chunkName: "=[moonreel effects]")
+        }
         lua_createtable(L, 0, 6)                                        // glue host
         try state.callProtected(moon_sandbox_helpers, resultCount: 1)  // glue host helpers
         lua_setfield(L, -2, "helpers")
@@ -210,6 +248,18 @@ public final class ScriptHost {
             lua_setfield(L, -2, global)
         }
         lua_setfield(L, -2, "allowedGlobals")
+        lua_createtable(L, 0, Int32(effectPolicy.modules.count))        // glue host modules
+        for (module, global) in effectPolicy.modules {
+            LuaState.push(L, global)
+            lua_setfield(L, -2, module)
+        }
+        lua_setfield(L, -2, "modules")
+        lua_createtable(L, 0, 2)                                        // glue host checker
+        LuaState.push(L, effectPolicy.colorChecker?.global ?? "")
+        lua_setfield(L, -2, "global")
+        LuaState.push(L, effectPolicy.colorChecker?.field ?? "")
+        lua_setfield(L, -2, "field")
+        lua_setfield(L, -2, "colorChecker")
         lua_pushinteger(L, lua_Integer(effectPolicy.randomSeed))
         lua_setfield(L, -2, "randomSeed")
         moon_pushglobaltable(L)

@@ -1,5 +1,7 @@
 import ArgumentParser
-import MoonreelKit
+import MoonreelEngine
+import MoonreelScriptHost
+import MoonreelScripting
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -270,7 +272,7 @@ private func makeEffectsHost() throws -> MoonreelHost {
         var searchPath = EffectSearchPath.fromEnvironment()
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         searchPath.scriptDirectory = getcwd(&buffer, buffer.count).map { String(cString: $0) } ?? "."
-        return try MoonreelHost(searchPath: searchPath)
+        return try MoonreelHost(effectSearchPath: searchPath)
     } catch {
         printError("moonreel: \(error)")
         throw ExitCode(Exit.failed)
@@ -279,7 +281,7 @@ private func makeEffectsHost() throws -> MoonreelHost {
 
 /// The message without the list of every place searched that module-not-found errors add.
 private func firstLine(of error: Error) -> String {
-    let message = ((error as? LuaError)?.message ?? "\(error)").oneLine
+    let message = ((error as? ScriptError)?.message ?? "\(error)").oneLine
     guard let places = message.firstRange(of: " not found: ") else { return message }
     return String(message[..<places.lowerBound]) + " not found"
 }

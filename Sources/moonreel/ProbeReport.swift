@@ -1,4 +1,6 @@
-import MoonreelKit
+import MoonreelEngine
+import MoonreelScriptHost
+import MoonreelScripting
 
 /// `moonreel probe`: what the engine sees in a file, as text or JSON.
 enum ProbeReport {

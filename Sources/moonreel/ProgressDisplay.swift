@@ -1,5 +1,7 @@
 import ArgumentParser
-import MoonreelKit
+import MoonreelEngine
+import MoonreelScriptHost
+import MoonreelScripting
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,12 +29,12 @@ final class ProgressDisplay {
     func attach(to host: MoonreelHost) {
         host.api.exportEvents = { [unowned self] event in handle(event) }
         guard style != .none else { return }
-        host.redirectPrint { [unowned self] line in
+        host.onPrint = { [unowned self] line in
             if style == .json {
-                printError(line, newline: false)
+                printError(line)
             } else {
                 endLine()
-                _ = writeOut(line)
+                _ = writeOut(line + "\n")
             }
         }
     }
@@ -88,7 +90,7 @@ final class ProgressDisplay {
     }
 
     /// The script itself failed (not an export): one last JSON line for programs.
-    func scriptFailed(_ error: LuaError?) {
+    func scriptFailed(_ error: ScriptError?) {
         guard let error else { return }
         emit(["event": "\"error\"", "kind": "\"script\"", "message": jsonString(error.message),
               "file": error.file.map(jsonString) ?? "null", "line": error.line.map(String.init) ?? "null"])

@@ -1,5 +1,7 @@
 import ArgumentParser
-import MoonreelKit
+import MoonreelEngine
+import MoonreelScriptHost
+import MoonreelScripting
 #if canImport(Glibc)
 import Glibc
 #endif

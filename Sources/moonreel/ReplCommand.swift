@@ -1,5 +1,8 @@
 import ArgumentParser
-import MoonreelKit
+import MoonreelEngine
+import MoonreelScriptHost
+import MoonreelScripting
+import MoonreelREPL
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,9 +30,9 @@ struct Repl: ParsableCommand {
             limits: common.limits,
             probe: { path in ProbeReport.text(try Asset(path: path)) },
             configureHost: { host in
-                host.api.overwriteOutputs = overwrite
+                host.overwriteOutputs = overwrite
                 display.attach(to: host)
-                host.api.warn = { message in
+                host.onNote = { message in
                     guard !quiet else { return }
                     display.endLine()
                     printError("moonreel: note: \(message)")

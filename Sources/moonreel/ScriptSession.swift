@@ -1,5 +1,8 @@
 import ArgumentParser
-import MoonreelKit
+import MoonreelEngine
+import MoonreelScriptHost
+import MoonreelScripting
+import MoonreelREPL
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -16,33 +19,33 @@ struct ScriptSession {
     }
 
     func run(script: String, arguments: [String]) throws {
-        try execute { host in try host.runScript(path: script, arguments: arguments) }
+        try execute { host in try host.run(file: script, arguments: arguments) }
     }
 
     func runBundled(_ source: String, name: String, arguments: [String]) throws {
-        try execute { host in try host.runScript(source: source, name: name, arguments: arguments) }
+        try execute { host in try host.run(source: source, name: name, arguments: arguments) }
     }
 
     private func execute(_ body: (MoonreelHost) throws -> Void) throws {
         FFmpegLog.capture()
         let host: MoonreelHost
         do {
-            host = try MoonreelHost(limits: common.limits)
+            host = try MoonreelHost(limits: common.limits, effectSearchPath: .fromEnvironment())
         } catch {
             printError("moonreel: \(error)")
             throw ExitCode(Exit.failed)
         }
-        host.api.overwriteOutputs = common.overwrite
+        host.overwriteOutputs = common.overwrite
         host.api.dryRun = dryRun
         let quiet = common.quiet
         let display = ProgressDisplay(style: common.progressStyle())
         display.attach(to: host)
-        host.api.warn = { message in
+        host.onNote = { message in
             guard !quiet else { return }
             display.endLine()
             printError("moonreel: note: \(message)".oneLine)
         }
-        let signals = SignalWatcher.start(interrupter: host.interrupter)
+        let signals = SignalWatcher.start(canceller: host.canceller)
         if let limit = common.timeLimit {
             // The count hook stops the script at the limit; this is for code no hook reaches.
             TerminationDeadline.arm(seconds: limit + 0.5, message: "moonreel: the script exceeded its time limit (\(limit) s) in code that cannot be interrupted (a __gc finalizer or an error handler); stopped at once", exitCode: Exit.failed)
@@ -60,7 +63,7 @@ struct ScriptSession {
                 printError("moonreel: interrupted")
                 throw ExitCode(Exit.interrupted)
             }
-            display.scriptFailed(error as? LuaError)
+            display.scriptFailed(error as? ScriptError)
             printError(message(for: error))
             throw ExitCode(Exit.failed)
         }
@@ -68,7 +71,7 @@ struct ScriptSession {
     }
 
     private func message(for error: Error) -> String {
-        if let luaError = error as? LuaError { return luaError.message }
+        if let luaError = error as? ScriptError { return luaError.message }
         return "moonreel: \(error)".oneLine
     }
 }
@@ -81,8 +84,8 @@ final class SignalWatcher: @unchecked Sendable {
     // Written by the signal thread, read by the main thread after the script returns.
     private(set) var interrupted = false
 
-    static func start(interrupter: Interrupter) -> SignalWatcher {
-        start { interrupter.interrupt() }
+    static func start(canceller: ScriptCanceller) -> SignalWatcher {
+        start { canceller.cancel() }
     }
 
     /// Calls `interrupt` on the first signal (`moonreel record` stops its recording).

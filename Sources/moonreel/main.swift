@@ -1,5 +1,8 @@
 import ArgumentParser
-import MoonreelKit
+import MoonreelEngine
+import MoonreelScriptHost
+import MoonreelScripting
+import MoonreelREPL
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
-@testable import Engine
+@testable import MoonreelEngine
 
 /// Capture sessions with no camera: lavfi's virtual camera (testsrc2) and microphone (sine),
 /// recorded in real time and checked with ffprobe. Serialized: each records in real time,

@@ -1,5 +1,7 @@
 import Foundation
-import MoonreelKit
+import MoonreelEngine
+import MoonreelScriptHost
+import MoonreelScripting
 import Testing
 import TestSupport
 

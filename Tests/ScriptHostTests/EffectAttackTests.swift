@@ -1,5 +1,5 @@
 import Testing
-@testable import ScriptHost
+@testable import MoonreelScriptHost
 
 /// RELIABILITY.md's hostile scripts, run as effects: each must end with one clear line
 /// naming the effect file, line and limit, within its limit, leaving the host usable.
@@ -13,7 +13,7 @@ import Testing
     }
 
     /// Loads `effects/attack.lua` (holding `body`) from a user script and returns the error.
-    func attack(_ body: String, caller: String = "require \"effects.attack\"") throws -> (error: LuaError, seconds: Double) {
+    func attack(_ body: String, caller: String = "require \"effects.attack\"") throws -> (error: ScriptError, seconds: Double) {
         try project.write("effects/attack.lua", body)
         let result = try failure(of: caller, in: project, host: host)
         #expect(try host.string("return ('still ' .. 'usable')") == "still usable")

@@ -1,5 +1,5 @@
 import Testing
-@testable import ScriptHost
+@testable import MoonreelScriptHost
 
 /// Effect code runs under the effect's limits however it is reached: each effect has a Lua
 /// state of its own, and what crosses back is a copy or a proxy that enters that state.
@@ -75,7 +75,7 @@ extension EffectAttackTests {
         try host.runScript(atPath: path)
         let start = ContinuousClock.now
         #expect { try host.evaluate("attack()") } throws: { error in
-            (error as? LuaError)?.message.hasSuffix("cannot close a coroutine that a limit stopped") == true
+            (error as? ScriptError)?.message.hasSuffix("cannot close a coroutine that a limit stopped") == true
         }
         #expect(ContinuousClock.now - start < .seconds(1))
     }
@@ -122,18 +122,18 @@ extension EffectAttackTests {
         let host = try makeHost(project, limits: limits)
         try project.write("effects/attack.lua", "return { apply = function() return #string.rep('x', 32 << 20) end }")
         #expect { try host.evaluate("require('effects.attack')()") } throws: { error in
-            (error as? LuaError)?.message == "effects/attack.lua:1: script exceeded its memory limit (16 MiB)"
+            (error as? ScriptError)?.message == "effects/attack.lua:1: script exceeded its memory limit (16 MiB)"
         }
         // The same string is fine in the script, and a big value passed in does not fit.
         #expect(try host.string("return tostring(#string.rep('x', 32 << 20))") == "33554432")
         #expect { try host.evaluate("require('effects.attack'){ big = string.rep('x', 32 << 20) }") } throws: { error in
-            (error as? LuaError)?.message.contains("exceed the memory limit (16 MiB)") == true
+            (error as? ScriptError)?.message.contains("exceed the memory limit (16 MiB)") == true
         }
     }
 
     @Test func stopsAreReadFromTheBudgetNotTheMessage() throws {
         let (error, _) = try attack("error('script exceeded its time limit (9 s)', 0)", caller: "require 'effects.attack'")
         #expect(error.stop == nil)
-        #expect { try host.evaluate("error('interrupted', 0)") } throws: { ($0 as? LuaError)?.stop == nil }
+        #expect { try host.evaluate("error('interrupted', 0)") } throws: { ($0 as? ScriptError)?.stop == nil }
     }
 }

@@ -1,5 +1,5 @@
 import Testing
-@testable import ScriptHost
+@testable import MoonreelScriptHost
 
 let lyricsEffect = """
     return {
@@ -190,10 +190,10 @@ let lyricsEffect = """
         let host = try makeHost(project)
         #expect(try host.checkEffect(atPath: String(good.dropLast("/init.lua".count))).version == "2.0")
         let hostile = try candidates.write("hostile.lua", "return io.open('/etc/passwd')")
-        #expect(throws: LuaError.self) { try host.checkEffect(atPath: hostile) }
+        #expect(throws: ScriptError.self) { try host.checkEffect(atPath: hostile) }
         let misnamed = try candidates.write("my.effect.lua", "return {}")
         #expect { try host.checkEffect(atPath: misnamed) } throws: { error in
-            (error as? LuaError)?.message == "\(misnamed): effect names are one word (letters, digits, '_', '-')"
+            (error as? ScriptError)?.message == "\(misnamed): effect names are one word (letters, digits, '_', '-')"
         }
     }
 }

@@ -1,7 +1,7 @@
 import Testing
 import CMoonLua
 import CMoonLuaShim
-@testable import ScriptHost
+@testable import MoonreelScriptHost
 
 @Suite struct LuaStateTests {
     @Test func runsCode() throws {
@@ -10,7 +10,7 @@ import CMoonLuaShim
         #expect(results == 2)
         #expect(lua_tointegerx(lua.L, -2, nil) == 2)
         #expect(LuaState.string(lua.L, at: -1) == "two")
-        #expect(throws: LuaError.self) { try lua.run("return +", chunkName: "=t") }
+        #expect(throws: ScriptError.self) { try lua.run("return +", chunkName: "=t") }
     }
 
     /// A Swift function is never refused an allocation (Lua would longjmp through it); one
@@ -29,7 +29,7 @@ import CMoonLuaShim
         }
         lua.setGlobal("host")
         #expect { try lua.run("local s = host.big(); return #s", chunkName: "=t") } throws: {
-            ($0 as? LuaError)?.stop == .memoryLimit
+            ($0 as? ScriptError)?.stop == .memoryLimit
         }
         // Garbage left by the function is collected before judging: this one fits.
         let results = try lua.run("host.garbage(); return 'still here'", chunkName: "=t")

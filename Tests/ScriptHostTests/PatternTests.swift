@@ -1,7 +1,7 @@
 import Testing
 import CMoonLua
 import CMoonLuaShim
-@testable import ScriptHost
+@testable import MoonreelScriptHost
 
 /// The budgeted matcher must answer exactly as Lua's own: each expression runs in a host
 /// (budgeted string library) and in a bare state with Lua's lstrlib, and the printed

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import CMoonLua
-@testable import ScriptHost
+@testable import MoonreelScriptHost
 
 /// A throwaway project folder: a user script beside an `effects/` folder.
 final class Project {
@@ -46,7 +46,7 @@ let testLimits = ScriptLimits(memory: 64 << 20, script: RunLimits(seconds: 3),
 /// may use `av.layer` and `av.colors` only.
 func makeHost(_ project: Project? = nil, limits: ScriptLimits = testLimits,
               bundled: [String: String] = [:]) throws -> ScriptHost {
-    let host = try ScriptHost(limits: limits, effectPolicy: EffectPolicy(allowedGlobals: ["av": ["layer", "colors"]]),
+    let host = try ScriptHost(limits: limits, effectPolicy: EffectPolicy(allowedGlobals: ["av": ["layer", "colors"]], modules: ["moonreel": "av"]),
                               searchPath: EffectSearchPath(scriptDirectory: project?.root), bundledEffects: bundled)
     let standIn = """
         av = { layer = function(t) return t end, asset = function() return "opened" end,
@@ -59,18 +59,18 @@ func makeHost(_ project: Project? = nil, limits: ScriptLimits = testLimits,
 
 /// Runs `script` as `main.lua` of `project` and returns the error it must raise, with the
 /// time it took.
-func failure(of script: String, in project: Project, host: ScriptHost? = nil) throws -> (error: LuaError, seconds: Double) {
+func failure(of script: String, in project: Project, host: ScriptHost? = nil) throws -> (error: ScriptError, seconds: Double) {
     let host = try host ?? makeHost(project)
     let path = try project.write("main.lua", script)
     let start = ContinuousClock.now
     do {
         try host.runScript(atPath: path)
-    } catch let error as LuaError {
+    } catch let error as ScriptError {
         let elapsed = ContinuousClock.now - start
         return (error, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18)
     }
     Issue.record("script did not fail: \(script)")
-    throw LuaError(kind: .runtime, message: "no failure")
+    throw ScriptError(kind: .runtime, message: "no failure")
 }
 
 extension ScriptHost {

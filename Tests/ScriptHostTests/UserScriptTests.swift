@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import CMoonLua
 import CMoonLuaShim
-@testable import ScriptHost
+@testable import MoonreelScriptHost
 
 @Suite struct UserScriptTests {
     let project: Project
@@ -32,7 +32,7 @@ import CMoonLuaShim
     @Test func missingScriptIsAFileError() throws {
         let host = try makeHost(project)
         #expect { try host.runScript(atPath: project.root + "/nope.lua") } throws: { error in
-            let error = error as? LuaError
+            let error = error as? ScriptError
             return error?.kind == .file && error?.message == "cannot open \(project.root)/nope.lua: No such file or directory"
         }
     }
@@ -41,7 +41,7 @@ import CMoonLuaShim
         let host = try makeHost(project)
         let path = try project.writeBytes("compiled.lua", [0x1B, 0x4C, 0x75, 0x61, 0x54, 0x00])
         #expect { try host.runScript(atPath: path) } throws: { error in
-            (error as? LuaError)?.message == "compiled.lua: precompiled (binary) chunks are refused; Moonreel loads Lua source text only"
+            (error as? ScriptError)?.message == "compiled.lua: precompiled (binary) chunks are refused; Moonreel loads Lua source text only"
         }
         #expect(try host.string("return select(2, load(string.dump(function() end)))") == "attempt to load a binary chunk (mode is 't')")
         #expect(try host.string("return tostring(load('return 7', 'x', 'b')())") == "7")
@@ -99,7 +99,7 @@ import CMoonLuaShim
             interrupter.interrupt()
         }
         #expect { try host.runScript(atPath: path) } throws: { error in
-            let error = error as? LuaError
+            let error = error as? ScriptError
             return error?.message == "main.lua:2: interrupted" && error?.stop == .interrupted
         }
         #expect(ContinuousClock.now - start < .seconds(2))
@@ -121,7 +121,7 @@ import CMoonLuaShim
         lua_setglobal(L, "big")
         #expect(host.lua.memoryUsed > 64 << 20)
         // ...while scripts are refused until memory is freed.
-        #expect { try host.evaluate("return #big") } throws: { ($0 as? LuaError)?.stop == .memoryLimit }
+        #expect { try host.evaluate("return #big") } throws: { ($0 as? ScriptError)?.stop == .memoryLimit }
         lua_pushnil(L)
         lua_setglobal(L, "big")
         moon_gc(L, LUA_GCCOLLECT, 0)

@@ -101,6 +101,7 @@ public final class CancellationFlag: Sendable {
     private let flag = Atomic<Bool>(false)
     public init() {}
     public func cancel() { flag.store(true, ordering: .relaxed) }
+    public func reset() { flag.store(false, ordering: .relaxed) }
     public var isCancelled: Bool { flag.load(ordering: .relaxed) }
 }
 

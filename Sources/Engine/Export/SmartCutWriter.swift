@@ -455,7 +455,7 @@ private final class SmartCutOutput {
         lastDecodeTime = decodeTime
         try writeAudio(until: decodeTime)
         packet.pointee.stream_index = videoStream
-        try muxer.write(packet, stream: videoStream, from: timeBase)
+        _ = try muxer.write(packet, stream: videoStream, from: timeBase)  // SmartCut has no size limit
         let fraction = Swift.min(1, Swift.max(0, decodeTime.seconds / Swift.max(duration.seconds, 1e-9)))
         if fraction - lastReported >= 0.01 {
             lastReported = fraction

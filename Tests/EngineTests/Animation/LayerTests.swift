@@ -1,4 +1,4 @@
-@testable import Engine
+@testable import MoonreelEngine
 import Testing
 
 @Suite struct LayerTests {

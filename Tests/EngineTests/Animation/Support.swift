@@ -1,4 +1,4 @@
-@testable import Engine
+@testable import MoonreelEngine
 
 /// Exact test times: `seconds(2.5)` is 5/2 s.
 func seconds(_ value: Double) -> MediaTime {

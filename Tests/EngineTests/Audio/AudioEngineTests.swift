@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
-@testable import Engine
+@testable import MoonreelEngine
 
 /// The audio mixer below the export: plans, segment placement, time scaling, volume and the
 /// limiter, checked on the rendered float samples themselves (no encoder in the way).

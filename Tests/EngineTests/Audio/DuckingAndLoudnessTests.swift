@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
-@testable import Engine
+@testable import MoonreelEngine
 
 /// Sidechain ducking and loudness normalisation, on the mixer's own float output: music is
 /// a 440 Hz sine, "speech" a 1 kHz tone, each read apart from the mix by its own frequency.

@@ -1,5 +1,5 @@
 import Testing
-@testable import Engine
+@testable import MoonreelEngine
 
 /// The pure parts of the edit helpers: what a transition does to each side, the crop of a
 /// wipe across a picture that does not fill the frame, and how an inset splits instructions.

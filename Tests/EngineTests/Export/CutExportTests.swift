@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
-@testable import Engine
+@testable import MoonreelEngine
 
 /// Export tests at the engine level (no Lua): the composition and export session APIs
 /// alone, checked with ffprobe/ffmpeg.

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
-@testable import Engine
+@testable import MoonreelEngine
 
 /// A failed export says what kind of failure it was, as a value (`ExportSession.error`),
 /// so embedders, the CLI and the REPL never read the message to decide what happened.

@@ -3,7 +3,7 @@
 import CMoonAVShim
 import CMoonFFmpeg
 import Testing
-@testable import Engine
+@testable import MoonreelEngine
 
 /// The container table says what FFmpeg's muxers take, and image sequences are named safely.
 @Suite struct OutputFormatTests {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
-@testable import Engine
+@testable import MoonreelEngine
 
 /// Dissolves and full-frame opacity ramps are mixed on the Y'CbCr planes: against the ideal
 /// mix of the two pictures (computed in Double from the very frames the renderer blends),

@@ -4,7 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Testing
-@testable import Engine
+@testable import MoonreelEngine
 import CMoonPangoCairo
 
 @Suite struct ImageLoaderTests {

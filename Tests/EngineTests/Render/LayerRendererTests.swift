@@ -1,5 +1,5 @@
 import Testing
-@testable import Engine
+@testable import MoonreelEngine
 // FFmpeg's headers are in CMoonAVShim's module too, and Clang may list an enum under
 // either: import both so its constants are always visible here.
 import CMoonAVShim

@@ -1,4 +1,4 @@
-@testable import Engine
+@testable import MoonreelEngine
 
 /// Bounding box (x0, y0, x1, y1 inclusive) of pixels with alpha above `threshold`.
 func inkBounds(_ image: RGBAImage, threshold: UInt8 = 0) -> (x0: Int, y0: Int, x1: Int, y1: Int)? {

@@ -1,5 +1,5 @@
 import Testing
-@testable import Engine
+@testable import MoonreelEngine
 
 /// A yuv420p frame in test-owned memory.
 final class TestYUVFrame {

@@ -1,5 +1,5 @@
 import Testing
-@testable import Engine
+@testable import MoonreelEngine
 
 @Suite struct TextRasterizerTests {
     let rasterizer: TextRasterizer

@@ -1,3 +1,6 @@
+import MoonreelEngine
+import MoonreelScriptHost
+import MoonreelScripting
 import CMoonLua
 import CMoonLuaShim
 #if canImport(Glibc)
@@ -5,18 +8,18 @@ import Glibc
 #endif
 
 /// What a REPL session needs from its embedder (the `moonreel repl` command).
-public struct REPLOptions {
-    public var limits: ScriptLimits
-    public var searchPath: EffectSearchPath
+package struct REPLOptions {
+    package var limits: ScriptLimits
+    package var searchPath: EffectSearchPath
     /// Where the line history is kept between runs (nil: no history file).
-    public var historyPath: String?
+    package var historyPath: String?
     /// The text `:probe FILE` prints (the CLI's probe report), or throws.
-    public var probe: (String) throws -> String
+    package var probe: (String) throws -> String
     /// Called on every host the session makes (at start and on `:reset`): exports' overwrite
     /// rule, warnings, progress display.
-    public var configureHost: (MoonreelHost) -> Void
+    package var configureHost: (MoonreelHost) -> Void
 
-    public init(limits: ScriptLimits = ScriptLimits(), searchPath: EffectSearchPath = .fromEnvironment(),
+    package init(limits: ScriptLimits = ScriptLimits(), searchPath: EffectSearchPath = .fromEnvironment(),
                 historyPath: String? = REPL.defaultHistoryPath, probe: @escaping (String) throws -> String,
                 configureHost: @escaping (MoonreelHost) -> Void = { _ in }) {
         self.limits = limits
@@ -36,7 +39,7 @@ public struct REPLOptions {
 /// to a global variable, noticed after each statement (`comp` wins when one statement
 /// assigns several); if that global no longer holds a Composition, the global `comp` is
 /// used when it holds one.
-public final class REPL {
+package final class REPL {
     private let options: REPLOptions
     private let signals: REPLSignals
     private var host: MoonreelHost
@@ -52,17 +55,17 @@ public final class REPL {
     private static let formatterKey = "moonreel.repl.format"
 
     /// `$XDG_DATA_HOME/moonreel/history`, default `~/.local/share/moonreel/history`.
-    public static var defaultHistoryPath: String? {
+    package static var defaultHistoryPath: String? {
         let dataHome = FileSystem.environment("XDG_DATA_HOME") ?? FileSystem.environment("HOME").map { $0 + "/.local/share" }
         return dataHome.map { $0 + "/moonreel/history" }
     }
 
     /// Starts the signal thread first, so every thread the engine starts later leaves
     /// Ctrl-C to it.
-    public init(options: REPLOptions) throws {
+    package init(options: REPLOptions) throws {
         self.options = options
         signals = REPLSignals()
-        host = try MoonreelHost(limits: options.limits, searchPath: options.searchPath)
+        host = try MoonreelHost(limits: options.limits, effectSearchPath: options.searchPath)
         try prepare(host)
     }
 
@@ -78,7 +81,7 @@ public final class REPL {
     /// Runs `script` (if any, with `arguments` as its `arg`), then reads statements until
     /// Ctrl-D, `:quit` or SIGTERM. Returns the exit code: 0; 1 when input came from a pipe and
     /// a statement failed (so a piped session fails as a script would); 130 after SIGTERM.
-    public func run(script: String? = nil, arguments: [String] = []) -> Int32 {
+    package func run(script: String? = nil, arguments: [String] = []) -> Int32 {
         if reader is TerminalLineReader {
             writeREPLOutput("Moonreel \(moonreelVersion) (Lua 5.4) · help() lists the API, :help the commands, Ctrl-D leaves\n")
         }
@@ -105,7 +108,7 @@ public final class REPL {
     // MARK: Statements
 
     private enum Compiled {
-        case ready, incomplete, failed(LuaError)
+        case ready, incomplete, failed(ScriptError)
     }
 
     /// Reads continuation lines while the statement is incomplete, then runs it. Returns the
@@ -143,16 +146,16 @@ public final class REPL {
         do {
             try host.lua.load("return " + statement, chunkName: REPL.chunkName)
             return .ready
-        } catch let error as LuaError {
+        } catch let error as ScriptError {
             incomplete = error.message.hasSuffix("<eof>")
         } catch {}
         do {
             try host.lua.load(statement, chunkName: REPL.chunkName)
             return .ready
-        } catch let error as LuaError {
+        } catch let error as ScriptError {
             return incomplete || error.message.hasSuffix("<eof>") ? .incomplete : .failed(error)
         } catch {
-            return .failed(LuaError(kind: .runtime, message: "\(error)"))
+            return .failed(ScriptError(kind: .runtime, message: "\(error)"))
         }
     }
 
@@ -179,7 +182,7 @@ public final class REPL {
         signals.beginStatement(host.scripts.interrupter)
         do {
             try body()
-        } catch let error as LuaError {
+        } catch let error as ScriptError {
             report(error.stop == .interrupted ? "interrupted" : error.message)
         } catch {
             report("moonreel: \(error)")
@@ -240,7 +243,7 @@ public final class REPL {
             runStatement { try host.scripts.runScript(atPath: file, arguments: Array(words.dropFirst())) }
         case "reset":
             do {
-                let fresh = try MoonreelHost(limits: options.limits, searchPath: options.searchPath)
+                let fresh = try MoonreelHost(limits: options.limits, effectSearchPath: options.searchPath)
                 try prepare(fresh)
                 host = fresh
                 compositionGlobals = [:]

@@ -1,3 +1,5 @@
+import MoonreelEngine
+import MoonreelScriptHost
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -135,15 +137,15 @@ final class REPLSignals: Sendable {
 /// A signal that asks the program to end (SIGTERM, SIGHUP) first stops the script and its
 /// export cleanly; if that has not ended the program within `seconds` (a script stuck where
 /// hooks cannot run), this removes unfinished export files and exits with 130 anyway.
-public enum TerminationDeadline {
-    public static func arm(seconds: Double = 0.9) {
+package enum TerminationDeadline {
+    package static func arm(seconds: Double = 0.9) {
         arm(seconds: seconds, message: "moonreel: terminated; stopped at once", exitCode: 130)
     }
 
     /// Ends the program after `seconds` with `message` and `exitCode` unless it has ended by
     /// then (the backstop behind limits that hooks enforce, for code hooks cannot reach:
     /// `__gc` finalizers, message handlers).
-    public static func arm(seconds: Double, message: String, exitCode: Int32) {
+    package static func arm(seconds: Double, message: String, exitCode: Int32) {
         final class Plan: @unchecked Sendable {
             // Handed to the timer thread once; nothing else touches it.
             let seconds: Double, message: String, exitCode: Int32
@@ -167,7 +169,7 @@ public enum TerminationDeadline {
     /// What the process does with signals that end it through a failed system call rather
     /// than by death: a closed pipe (SIGPIPE) and a file grown past its limit (SIGXFSZ) then
     /// come back as EPIPE and EFBIG errors, so unfinished files are cleaned up.
-    public static func ignoreSignalsThatKill() {
+    package static func ignoreSignalsThatKill() {
         signal(SIGPIPE, SIG_IGN)
         signal(SIGXFSZ, SIG_IGN)
     }

@@ -1,3 +1,6 @@
+import MoonreelEngine
+import MoonreelScriptHost
+import MoonreelScripting
 import CMoonLua
 import CMoonLuaShim
 

@@ -1,12 +1,11 @@
-/// The Lua half of the effect host, run once in every state (chunk "=[moonreel effects]",
-/// so errors skip its frames and name the script line that called in). Each effect module
-/// runs in a Lua state of its own (see EffectBox.swift); there, this glue turns the state's
-/// globals into the sandbox, loads the module and checks its metadata. In a state that
-/// requires effects (the user script's, or an effect's), it wraps what `openEffect` hands
-/// over in a read-only object that validates parameters before calling `apply` in the
-/// effect's state. Lua rather than Swift because it handles arbitrary Lua values (defaults,
-/// options) and lets errors unwind through Lua frames only.
-let effectGlueSource = #"""
+-- The Lua half of the effect host, run once in every Lua state (chunk "=[moonreel effects]",
+-- so errors skip its frames and name the script line that called in). Each effect module
+-- runs in a Lua state of its own (see EffectBox.swift); there, this glue turns the state's
+-- globals into the sandbox, loads the module and checks its metadata. In a state that
+-- requires effects (the user script's, or an effect's), it wraps what `openEffect` hands
+-- over in a read-only object that validates parameters before calling `apply` in the
+-- effect's state. Lua rather than Swift because it handles arbitrary Lua values (defaults,
+-- options) and lets errors unwind through Lua frames only.
 local host = ...
 local C = host.helpers
 local openEffect = host.openEffect
@@ -92,9 +91,9 @@ local function check(parameter, value)
   local kind = parameter.type
   if kind == "any" then return true, value end
   if kind == "color" then
-    -- Checked as av.color reads colours, where the caller has it.
-    local av = rawget(globals, "av")
-    local ok, color = pcall(function() return av.color end)
+    -- Checked by the function the embedder named (av.color), where this state has it.
+    local checker = host.colorChecker
+    local ok, color = pcall(function() return rawget(globals, checker.global)[checker.field] end)
     if not ok or type(color) ~= "function" then return type(value) == "string" or type(value) == "table", value end
     return (pcall(color, value)), value
   end
@@ -262,10 +261,11 @@ if host.role == "script" then
   -- First in package.searchers: "effects.NAME" always ends here (found, or an error naming
   -- the places searched), so no later searcher can load an effect as trusted code.
   local function searcher(name)
-    if name == "moonreel" then
-      local av = rawget(globals, "av")
-      if av == nil then return "no av API registered" end
-      return function() return av end, ":moonreel:"
+    local global = host.modules[name]
+    if global then
+      local value = rawget(globals, global)
+      if value == nil then return "no " .. global .. " module registered" end
+      return function() return value end, ":" .. name .. ":"
     end
     if type(name) ~= "string" or sub(name, 1, 8) ~= "effects." then return nil end
     return function() return requireEffect(sub(name, 9)) end, name
@@ -297,15 +297,23 @@ setmetatable(globals, {
   end,
   __metatable = false,
 })
-local av = rawget(globals, "av")
+local modules, requirable = {}, {'"effects.NAME"'}
+for name, global in next, host.modules do
+  modules[name] = rawget(globals, global) or false
+  requirable[#requirable + 1] = format("%q", name)
+end
+table.sort(requirable)
+requirable = table.concat(requirable, " and ")
 local loaded = {}
 globals.require = function(module)
-  if module == "moonreel" then
-    if av == nil then raise("module 'moonreel' not found: the av API is not available to effects") end
-    return av
+  local value = modules[module]
+  if value == false then
+    raise(format("module '%s' not found: the %s API is not available to effects", module, host.modules[module]))
+  elseif value ~= nil then
+    return value
   end
   if type(module) ~= "string" or sub(module, 1, 8) ~= "effects." then
-    raise(format('effects can only require "effects.NAME" and "moonreel", not %s', show(module)))
+    raise(format("effects can only require %s, not %s", requirable, show(module)))
   end
   local wrapper = loaded[module]
   if wrapper == nil then
@@ -332,4 +340,3 @@ return {
   field = function(key) return rawget(definition, key) end,
   description = function() return description(info) end,
 }
-"""#

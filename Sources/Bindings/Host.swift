@@ -1,0 +1,252 @@
+import CMoonLua
+import CMoonLuaShim
+import MoonreelEngine
+@_exported import MoonreelScriptHost
+
+/// Runs user scripts in-process with Moonreel's `av` API: the way an app (a server that
+/// renders lyric videos, an editor with a script console) hosts scripts.
+///
+/// Each host is one Lua world with its own limits; run one host per job, on any thread,
+/// several at once. A host is used from one thread at a time; ``canceller`` is the one
+/// part other threads may use.
+///
+/// ```swift
+/// let host = try MoonreelHost(limits: ScriptLimits(memory: 512 << 20))
+/// try host.register("notify") { (message: String) in print("script says:", message) }
+/// host.onExport = { update in print(update.output, Int(update.fraction * 100), "%") }
+/// try host.run(file: "lyrics.lua", arguments: ["song.mov", "lyrics.csv", "out.mp4"])
+/// ```
+///
+/// Scripts are trusted like shell scripts (every standard library); the effects they
+/// `require "effects.NAME"` run sandboxed (see `docs/effects.md`). Errors come as
+/// ``ScriptError`` values naming the file and line.
+public final class MoonreelHost {
+    package let scripts: ScriptHost
+    package let api: API
+    private let callbacks = HostCallbacks()
+
+    /// A host with `limits` that finds effects along `effectSearchPath` (then among the
+    /// effects bundled with Moonreel).
+    public init(limits: ScriptLimits = ScriptLimits(), effectSearchPath: EffectSearchPath = EffectSearchPath()) throws {
+        let policy = EffectPolicy(allowedGlobals: ["av": API.effectSafeFunctions.sorted()],
+                                  modules: ["moonreel": "av"], colorChecker: GlobalFunction("av", "color"))
+        scripts = try ScriptHost(limits: limits, effectPolicy: policy, searchPath: effectSearchPath,
+                                 bundledEffects: BundledEffects.sources)
+        api = API(installingIn: scripts.lua)
+        let readFiles = api.readFiles
+        scripts.onFileRead = { readFiles.record($0) }
+        // Each effect's state gets an `av` of its own; the policy shows effects the safe part.
+        scripts.prepareEffectState = { state in _ = API(installingIn: state) }
+        installPrint()
+        let callbacks = callbacks
+        api.exportEvents = { event in callbacks.report(event) }
+        api.warn = { note in callbacks.note?(note) }
+    }
+
+    package var lua: LuaState { scripts.lua }
+
+    // MARK: Running
+
+    /// Runs the script file at `path` as the `lua` interpreter would: `arg[0]` is `path`,
+    /// `arg[1...]` and `...` are `arguments`. Throws ``ScriptError``.
+    public func run(file path: String, arguments: [String] = []) throws {
+        api.exportCancellation.reset()
+        try scripts.runScript(atPath: path, arguments: arguments)
+    }
+
+    /// Runs script text as if it were the file `name` (which error messages name).
+    public func run(source: String, name: String = "script", arguments: [String] = []) throws {
+        api.exportCancellation.reset()
+        try scripts.runScript(source: source, name: name, arguments: arguments)
+    }
+
+    /// Stops this host's running script (at its next instruction) and its running export,
+    /// from any thread; that run throws a ``ScriptError`` whose `stop` is `.interrupted`.
+    public var canceller: ScriptCanceller { ScriptCanceller(script: scripts.interrupter, exports: api.exportCancellation) }
+
+    /// Whether exports may replace existing files (never a file the run read). Off by
+    /// default: an export to an existing path fails with a message saying so.
+    public var overwriteOutputs: Bool {
+        get { api.overwriteOutputs }
+        set { api.overwriteOutputs = newValue }
+    }
+
+    // MARK: What scripts say
+
+    /// Receives each line the script's `print` writes (its arguments through `tostring`,
+    /// tab-separated, without the newline). Nil (the default) writes to standard output.
+    public var onPrint: ((String) -> Void)? {
+        get { callbacks.print }
+        set { callbacks.print = newValue }
+    }
+
+    /// Told how each export the script runs goes: started, progress (a few times a
+    /// second), then finished or failed. Called on the thread running the script.
+    public var onExport: ((ExportUpdate) -> Void)? {
+        get { callbacks.export }
+        set { callbacks.export = newValue }
+    }
+
+    /// Receives notes about adjustments an export made that the user should hear about
+    /// (a preset that falls back, a loudness target out of reach).
+    public var onNote: ((String) -> Void)? {
+        get { callbacks.note }
+        set { callbacks.note = newValue }
+    }
+
+    // MARK: App functions and values
+
+    /// Makes `function` callable from scripts as the global `name`. Its parameters and
+    /// result are ``ScriptConvertible`` types; a script passing something else gets a Lua
+    /// error at its line (`bad argument #1 to 'notify' (string expected, got number)`), and
+    /// an error `function` throws becomes a Lua error at the calling line, message
+    /// included. Effects never see app functions.
+    ///
+    /// ```swift
+    /// try host.register("slugify") { (title: String, limit: Int?) -> String in … }
+    /// ```
+    ///
+    /// Throws when `name` is not a Lua identifier or is already a global (`print`, `av`).
+    public func register<each Argument: ScriptConvertible, Result: ScriptConvertible>(
+        _ name: String, _ function: @escaping (repeat each Argument) throws -> Result
+    ) throws {
+        try scripts.registerGlobal(name) { call in
+            let arguments = ArgumentReader(call)
+            try call.push(try function(repeat try arguments.next((each Argument).self)).scriptValue)
+            return 1
+        }
+    }
+
+    /// Makes `function`, which returns nothing, callable from scripts as the global `name`,
+    /// as the `register` for functions with a result does.
+    public func register<each Argument: ScriptConvertible>(
+        _ name: String, _ function: @escaping (repeat each Argument) throws -> Void
+    ) throws {
+        try scripts.registerGlobal(name) { call in
+            let arguments = ArgumentReader(call)
+            try function(repeat try arguments.next((each Argument).self))
+            return 0
+        }
+    }
+
+    /// Sets the global `name` to `value` for scripts (a table for a dictionary).
+    /// Throws when `name` is not a Lua identifier or is already a global.
+    public func register(_ name: String, value: some ScriptConvertible) throws {
+        try scripts.registerGlobal(name, value: value.scriptValue)
+    }
+
+    /// Sends `print` through `callbacks.print`, or to standard output when it is nil.
+    private func installPrint() {
+        let L = lua.L
+        lua_getglobal(L, "tostring")
+        let tostring = luaL_ref(L, MOON_LUA_REGISTRYINDEX)
+        let callbacks = callbacks
+        lua.pushFunction("print") { [unowned lua] call in
+            var parts: [String] = []
+            for index in 0..<call.count {
+                lua_rawgeti(call.L, MOON_LUA_REGISTRYINDEX, lua_Integer(tostring))
+                call.pushValue(index + 1)
+                try lua.call(argumentCount: 1, resultCount: 1)
+                parts.append(LuaState.string(call.L, at: -1))
+                call.pop()
+            }
+            let line = parts.joined(separator: "\t")
+            if let print = callbacks.print { print(line) } else { Swift.print(line) }
+            return 0
+        }
+        lua.setGlobal("print")
+    }
+}
+
+/// Reads a call's arguments in order, as an app function's parameters ask for them.
+private final class ArgumentReader {
+    private let call: LuaCall
+    private var position: Int32 = 0
+
+    init(_ call: LuaCall) { self.call = call }
+
+    func next<T: ScriptConvertible>(_ type: T.Type) throws -> T {
+        position += 1
+        return try call.argument(position, as: type)
+    }
+}
+
+/// What the host's closures reach: a class of its own, so they hold no reference to the
+/// host (which owns the Lua state that holds them).
+private final class HostCallbacks {
+    var print: ((String) -> Void)?
+    var export: ((ExportUpdate) -> Void)?
+    var note: ((String) -> Void)?
+    /// The running export's last progress (its frame count, for `finished`).
+    private var lastProgress: ExportProgress?
+
+    func report(_ event: ExportEvent) {
+        if case .started(_, let progress, _) = event { lastProgress = progress }
+        if case .progress(_, let progress) = event { lastProgress = progress }
+        export?(ExportUpdate(event, lastProgress: lastProgress))
+        switch event {
+        case .finished, .failed: lastProgress = nil  // the next export's failure before its first frame has none
+        case .started, .progress, .planned: break
+        }
+    }
+}
+
+/// Stops a host's running script and cancels its running export, from any thread; see
+/// ``MoonreelHost/canceller``. Safe to keep and use after the host is gone (it then does
+/// nothing).
+public struct ScriptCanceller: Sendable {
+    let script: LuaInterrupter
+    let exports: CancellationFlag
+
+    /// Stops the run: the script at its next instruction, an export at its next frame.
+    /// A cancel that comes while no script runs stops the next run at once.
+    public func cancel() {
+        script.interrupt()
+        exports.cancel()
+    }
+}
+
+/// How one export a script runs is going, for ``MoonreelHost/onExport``.
+public struct ExportUpdate: Sendable, Equatable {
+    /// Where the export is in its life: `started` (once), `progress` (repeatedly), then
+    /// `finished` or `failed`. A dry run gives `planned` only.
+    public enum Phase: Sendable, Equatable {
+        /// The first frame is planned; ``ExportUpdate/frameCount`` is known.
+        case started
+        /// More frames are written.
+        case progress
+        /// The file is verified and in place at ``ExportUpdate/output``.
+        case finished
+        /// The export failed; nothing was left at the output. The message says why.
+        case failed(String)
+        /// A dry run described the export without encoding.
+        case planned
+    }
+
+    /// Where the export is in its life.
+    public let phase: Phase
+    /// The output file, as the script named it.
+    public let output: String
+    /// How much is written, 0...1.
+    public let fraction: Double
+    /// Video frames written so far.
+    public let framesWritten: Int
+    /// Video frames the export will write (0 before `started`, and for audio-only files).
+    public let frameCount: Int
+
+    init(_ event: ExportEvent, lastProgress: ExportProgress?) {
+        output = event.session.outputURL ?? ""
+        switch event {
+        case .started: phase = .started
+        case .progress: phase = .progress
+        case .finished: phase = .finished
+        case .failed(_, let error, let position): phase = .failed(position + error.description)
+        case .planned: phase = .planned
+        }
+        let progress = phase == .planned ? nil : lastProgress
+        let frames = Int(progress?.frameCount ?? 0)
+        frameCount = frames
+        framesWritten = phase == .finished ? frames : Int(progress?.framesWritten ?? 0)
+        fraction = phase == .finished ? 1 : progress?.fraction ?? 0
+    }
+}

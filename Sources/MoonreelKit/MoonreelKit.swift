@@ -1,3 +1,0 @@
-@_exported import Engine
-@_exported import ScriptHost
-@_exported import Bindings

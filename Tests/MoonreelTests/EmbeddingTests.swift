@@ -1,0 +1,188 @@
+import Foundation
+import Synchronization
+import MoonreelScripting
+import Testing
+import TestSupport
+
+/// The host API an app embeds (issue 13): app functions with Swift types, print and export
+/// callbacks, cancelling from another thread, typed errors, several hosts at once.
+@Suite struct EmbeddingTests {
+    /// Exports seconds 0–2 of `arg[1]` to `arg[2]` with a text layer over it.
+    static let captionedCut = """
+        local asset = av.asset(arg[1])
+        local comp = av.composition()
+        comp:insertTimeRange(av.range(0, tonumber(arg[3] or 2)), asset, 0)
+        local vc = av.videoComposition(comp)
+        local full = { 0, 0, vc.renderSize.width, vc.renderSize.height }
+        local parent, video = av.layer{ frame = full }, av.layer{ frame = full }
+        parent:addSublayer(video)
+        parent:addSublayer(av.textLayer{ string = caption(), fontSize = 40, frame = { 0, 0, full[3], 60 },
+                                         foregroundColor = "white" })
+        vc.animationTool = av.animationTool{ videoLayer = video, parentLayer = parent }
+        local session = av.exportSession(comp, "MediumQuality")
+        session.outputURL = arg[2]
+        session.videoComposition = vc
+        assert(session:export())
+        """
+
+    @Test func appFunctionsTakeAndGiveSwiftValues() throws {
+        let host = try MoonreelHost()
+        var notes: [String] = []
+        try host.register("notify") { (message: String, level: Int?) in notes.append("\(level ?? 0) \(message)") }
+        try host.register("slug") { (title: String) -> String in title.lowercased().replacingOccurrences(of: " ", with: "-") }
+        try host.register("sum") { (values: [Double]) -> Double in values.reduce(0, +) }
+        try host.register("describe") { (options: [String: ScriptValue]) -> [String] in options.keys.sorted() }
+        try host.register("app", value: ["name": "Lyric Studio", "build": "42"])
+        var printed: [String] = []
+        host.onPrint = { printed.append($0) }
+        try host.run(source: """
+            notify("hello", 2)
+            notify("no level")
+            print(slug("My Song Title"), sum({1, 2, 3.5}), table.concat(describe{ b = 1, a = { 1 } }, ","))
+            print(app.name, app.build)
+            """, name: "app.lua")
+        #expect(notes == ["2 hello", "0 no level"])
+        #expect(printed == ["my-song-title\t6.5\ta,b", "Lyric Studio\t42"])
+    }
+
+    @Test func badArgumentsAndThrownErrorsNameTheScriptLine() throws {
+        struct Refused: Error, CustomStringConvertible { var description: String { "the server refused the upload" } }
+        let host = try MoonreelHost()
+        try host.register("upload") { (path: String) in throw Refused() }
+        try host.register("count") { (items: [String]) -> Int in items.count }
+
+        let cases: [(String, String)] = [
+            ("upload(42)", "job.lua:2: bad argument #1 to 'upload' (string expected, got number)"),
+            ("upload()", "job.lua:2: bad argument #1 to 'upload' (string expected, got no value)"),
+            ("count({1, 2})", "job.lua:2: bad argument #1 to 'count' (array of string expected, got table)"),
+            ("count(print)", "job.lua:2: bad argument #1 to 'count' (plain values expected (nil, boolean, number, string, table), got function)"),
+            ("local t = {}; t[1] = t; count(t)", "job.lua:2: bad argument #1 to 'count' (tables nested more than 100 deep (does a table hold itself?))"),
+            ("upload('clip.mp4')", "job.lua:2: the server refused the upload"),
+        ]
+        for (line, message) in cases {
+            let error = try #require(throws: ScriptError.self) { try host.run(source: "local x = 1\n" + line, name: "job.lua") }
+            #expect(error.message == message)
+            #expect(error.kind == .runtime)
+            #expect(error.file == "job.lua" && error.line == 2)
+        }
+        let syntax = try #require(throws: ScriptError.self) { try host.run(source: "x = = 1", name: "broken.lua") }
+        #expect(syntax.kind == .syntax && syntax.file == "broken.lua" && syntax.line == 1)
+        let missing = try #require(throws: ScriptError.self) { try host.run(file: "/nonexistent/job.lua") }
+        #expect(missing.kind == .file)
+    }
+
+    @Test func registeringRefusesTakenAndInvalidNames() throws {
+        let host = try MoonreelHost()
+        for name in ["print", "av", "require", "end", "2fast", "a.b", ""] {
+            #expect(throws: ScriptError.self) { try host.register(name) { () in } }
+        }
+        try host.register("fresh") { () -> Bool in true }
+        #expect(throws: ScriptError.self) { try host.register("fresh", value: 1) }
+    }
+
+    @Test func effectsNeverSeeAppFunctions() throws {
+        let folder = Fixtures.scratchPath("project")
+        try FileManager.default.createDirectory(atPath: folder + "/effects", withIntermediateDirectories: true)
+        try """
+            return { name = "Peek", version = "1", parameters = {},
+                     apply = function() return tostring(rawget(_G, "secret")) end }
+            """.write(toFile: folder + "/effects/peek.lua", atomically: true, encoding: .utf8)
+        try "print(require('effects.peek')())".write(toFile: folder + "/main.lua", atomically: true, encoding: .utf8)
+        let host = try MoonreelHost()
+        try host.register("secret") { () -> String in "app data" }
+        var printed: [String] = []
+        host.onPrint = { printed.append($0) }
+        try host.run(file: folder + "/main.lua")
+        #expect(printed == ["nil"])
+    }
+
+    @Test func exportProgressArrivesInOrder() throws {
+        let clip = try Fixtures.clip(seconds: 3)
+        let output = Fixtures.scratchPath("captioned.mp4")
+        let host = try MoonreelHost()
+        try host.register("caption") { () -> String in "Embedded" }
+        var updates: [ExportUpdate] = []
+        host.onExport = { updates.append($0) }
+        try host.run(source: Self.captionedCut, name: "cut.lua", arguments: [clip, output])
+
+        #expect(updates.first?.phase == .started && updates.first?.frameCount == 60)
+        #expect(updates.last?.phase == .finished && updates.last?.fraction == 1 && updates.last?.framesWritten == 60)
+        #expect(updates.allSatisfy { $0.output == output })
+        let fractions = updates.map(\.fraction)
+        #expect(fractions == fractions.sorted())
+        let probe = try Tool.ffprobe(output)
+        #expect(probe.video?.nb_read_frames == "60")
+    }
+
+    @Test func cancelFromAnotherThreadStopsTheExportAndTheHostRunsAgain() throws {
+        let clip = try Fixtures.clip(seconds: 6)
+        let folder = Fixtures.scratchPath("cancel")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let host = try MoonreelHost()
+        try host.register("caption") { () -> String in "Cancelled" }
+        let canceller = host.canceller
+        let exporting = DispatchSemaphore(value: 0)
+        var signalled = false
+        host.onExport = { update in
+            if update.phase == .progress, update.framesWritten > 10, !signalled {
+                signalled = true
+                exporting.signal()
+            }
+        }
+        let watcher = Thread {
+            exporting.wait()
+            canceller.cancel()
+        }
+        watcher.start()
+        let error = try #require(throws: ScriptError.self) {
+            try host.run(source: Self.captionedCut, name: "cut.lua", arguments: [clip, folder + "/out.mp4", "6"])
+        }
+        #expect(error.stop == .interrupted)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty, "no output and no temp file left")
+
+        host.onExport = nil
+        try host.run(source: Self.captionedCut, name: "cut.lua", arguments: [clip, folder + "/again.mp4"])
+        #expect(try Tool.ffprobe(folder + "/again.mp4").video?.nb_read_frames == "60")
+    }
+
+    @Test func aCancellerOutlivesItsHost() throws {
+        var canceller: ScriptCanceller?
+        do {
+            let host = try MoonreelHost()
+            canceller = host.canceller
+        }
+        canceller?.cancel()
+    }
+
+    /// One host per job, jobs on threads of their own: the outputs are each job's own.
+    @Test func hostsRunConcurrently() throws {
+        let clip = try Fixtures.clip(seconds: 3)
+        let outputs = (0..<3).map { Fixtures.scratchPath("job\($0).mp4") }
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: outputs.count) { job in
+            do {
+                let host = try MoonreelHost()
+                try host.register("caption") { () -> String in String(repeating: "W", count: 3 + 4 * job) }
+                try host.register("job", value: job)
+                try host.run(source: "assert(job == \(job))\n" + Self.captionedCut, name: "job\(job).lua",
+                             arguments: [clip, outputs[job]])
+            } catch {
+                failures.withLock { $0.append("job \(job): \(error)") }
+            }
+        }
+        #expect(failures.withLock { $0 } == [])
+        var frames: [Image] = []
+        for output in outputs {
+            #expect(try Tool.ffprobe(output).video?.nb_read_frames == "60")
+            frames.append(try Tool.rgbFrame(output, at: 1))
+        }
+        // Each job drew its own caption (3, 7, 11 W's) along the bottom of the same picture:
+        // the bottom strips differ, the rest of the frame does not.
+        func strip(_ frame: Image, bottom: Bool) -> Image { frame.crop(x: 0, y: bottom ? 180 : 0, width: 320, height: 60) }
+        for (a, b) in [(0, 1), (1, 2)] {
+            let captions = strip(frames[a], bottom: true).meanDifference(strip(frames[b], bottom: true))
+            let picture = strip(frames[a], bottom: false).meanDifference(strip(frames[b], bottom: false))
+            #expect(captions > 4 * picture, "caption strips \(captions), top strips \(picture)")
+        }
+    }
+}

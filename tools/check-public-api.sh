@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Checks the public interface of the libraries an app imports (MoonreelEngine,
+# MoonreelScriptHost, MoonreelScripting) from SwiftPM's symbol graphs: every public
+# declaration has a documentation comment, and none mentions a C type or a raw pointer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dump=$(swift package dump-symbol-graph --skip-synthesized-members --minimum-access-level public 2>&1) || {
+    echo "$dump" >&2
+    exit 1
+}
+folder=$(echo "$dump" | sed -n 's/^Files written to //p' | tail -1)
+exec python3 tools/public_api.py "$folder" MoonreelEngine MoonreelScriptHost MoonreelScripting
