@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CMoonAVShim
+import CMoonFFmpeg
 
 /// One recording handed to a `MediaLibrary`: where it now lives and what its sidecar says.
 public struct LibraryItem: Sendable {
@@ -152,6 +153,11 @@ public final class MediaLibrary {
             try composition.insertTimeRange(TimeRange(start: .zero, duration: asset.duration), of: asset, at: .zero)
             let session = ExportSession(composition: composition, preset: preset)
             session.outputURL = path
+            if !preset.isPassthrough, let frameDuration = MediaLibrary.recordedFrameDuration(asset.path) {
+                let videoComposition = VideoComposition.properties(of: composition)
+                videoComposition.frameDuration = frameDuration
+                session.videoComposition = videoComposition
+            }
             session.parentCancellation = cancellation
             var reported = false
             try session.export { _ in
@@ -340,6 +346,20 @@ public final class MediaLibrary {
 
     /// Read once: only hand-off code looks at it.
     private static let killStep: String? = getenv("MOONREEL_TEST_KILL_AT").map { String(cString: $0) }
+
+    /// The rate the recording's pictures were taken at (its video stream's r_frame_rate):
+    /// the average rate of a recording is skewed by where its first picture starts, and an
+    /// export at that rate would snap 60 fps to 59.94. Nil without video or a sane rate.
+    static func recordedFrameDuration(_ path: String) -> MediaTime? {
+        guard let demuxer = try? Demuxer(path: path) else { return nil }
+        for index in 0..<demuxer.streamCount {
+            guard let stream = demuxer.stream(index), stream.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO else { continue }
+            let rate = stream.pointee.r_frame_rate
+            guard rate.num > 0, rate.den > 0, Double(rate.num) / Double(rate.den) <= 1000 else { return nil }
+            return MediaTime(value: Int64(rate.den), timescale: rate.num)
+        }
+        return nil
+    }
 
     static func streamKinds(of asset: Asset) -> [String] {
         ["video", "audio"].filter { kind in asset.tracks.contains { $0.mediaType.rawValue == kind } }
