@@ -223,6 +223,7 @@ public final class MediaLibrary {
         let sidecarTemporary = MediaLibrary.parent(of: sidecar) + "/." + MediaLibrary.name(of: sidecar) + ".moonreel-" + journal.token + ".tmp"
         var existing = stat()
         if lstat(sidecar, &existing) != 0 {
+            unlink(sidecarTemporary) // a killed run's partial one
             do {
                 try MediaLibrary.writeDurably(sidecarJSON(journal), to: sidecarTemporary)
                 MediaLibrary.reach(.sidecarWritten)
