@@ -47,6 +47,7 @@ package final class API {
     var titleCard: LuaClass!
     var captureDevice: LuaClass!
     var captureSession: LuaClass!
+    var mediaLibrary: LuaClass!
     var filter: LuaClass!
     var filterKinds: [FilterKind: LuaClass] = [:]
     /// Asset tracks seen by insertTimeRange, so `track.segments` can name them.
@@ -87,6 +88,7 @@ package final class API {
         titleCard = makeTitleCardClass()
         captureDevice = makeCaptureDeviceClass()
         captureSession = makeCaptureSessionClass()
+        mediaLibrary = makeMediaLibraryClass()
         (filter, filterKinds) = makeFilterClasses()
         installFilterProperties()
         installFootprints()
@@ -102,7 +104,7 @@ package final class API {
     package var allClasses: [LuaClass] {
         let classes: [LuaClass] = [time, range, transform, assetTrack, asset, compositionTrack, composition, layerInstruction,
                                    instruction, videoComposition, audioMixInputParameters, audioMix, exportSession, imageGenerator,
-                                   layer, textLayer, image, animation, animationTool, titleCard, captureDevice, captureSession, filter]
+                                   layer, textLayer, image, animation, animationTool, titleCard, captureDevice, captureSession, mediaLibrary, filter]
         return classes + FilterKind.allCases.compactMap { filterKinds[$0] }
     }
 
@@ -110,7 +112,7 @@ package final class API {
     var avFunctions: [(String, String, LuaFunction)] {
         timeFunctions + [transformFunction] + assetFunctions + compositionFunctions + videoCompositionFunctions + audioMixFunctions + exportFunctions + imageGeneratorFunctions
             + layerFunctions + animationFunctions + cueFunctions + filterFunctions
-            + editHelperFunctions + captureFunctions
+            + editHelperFunctions + captureFunctions + mediaLibraryFunctions
     }
 
     private func installAVTable() {

@@ -192,8 +192,7 @@ import TestSupport
             try(function() session:wait() end)
             """)
         #expect(result.status == 0, "\(result.err)")
-        let lines = result.out.split(separator: "\n").map(String.init)
-        let expected = [
+        Self.expectLines(result.out, toContain: [
             "has no format 333×240 at 60 fps (it has 320×240 yuv420p 1–120 fps; 640×480 yuv420p 1–120 fps; 1280×720 yuv420p 1–120 fps; 1920×1080 yuv420p 1–120 fps)",
             "has no format 320×240 at 500 fps",
             "unknown video format field \"fps\" (known: width, height, frameRate)",
@@ -203,10 +202,15 @@ import TestSupport
             "test.lua:12: recordings are written as fragmented MP4: name the output .mp4 or .mov",
             "preset \"Passthrough\" cannot record",
             "the session is not recording (call startRecording first)",
-        ]
-        #expect(lines.count == expected.count, "\(result.out)")
-        for (line, fragment) in zip(lines, expected) {
-            #expect(line.contains(fragment), "\(line)\nshould contain: \(fragment)")
+        ])
+    }
+
+    /// Each line of `output` contains its fragment, and there are as many lines as fragments.
+    static func expectLines(_ output: String, toContain fragments: [String], sourceLocation: SourceLocation = #_sourceLocation) {
+        let lines = output.split(separator: "\n").map(String.init)
+        #expect(lines.count == fragments.count, "\(output)", sourceLocation: sourceLocation)
+        for (line, fragment) in zip(lines, fragments) {
+            #expect(line.contains(fragment), "\(line)\nshould contain: \(fragment)", sourceLocation: sourceLocation)
         }
     }
 
@@ -238,17 +242,9 @@ import TestSupport
     /// recorded at the chosen rate.
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/Xvfb"), "needs Xvfb (tools/install-deps.sh)"))
     func recordsAnXvfbScreen() throws {
-        let display = ":\(200 + getpid() % 700)"
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: "/usr/bin/Xvfb")
-        server.arguments = [display, "-screen", "0", "320x240x24", "-nolisten", "tcp"]
-        server.standardOutput = FileHandle.nullDevice
-        server.standardError = FileHandle.nullDevice
-        try server.run()
+        let (server, display) = try Self.startXvfb(number: 200)
         // SIGKILL: the test process may block SIGTERM, and a child inherits the mask.
         defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
-        let socket = "/tmp/.X11-unix/X" + display.dropFirst()
-        for _ in 0..<100 where !FileManager.default.fileExists(atPath: socket) { usleep(50_000) }
         let environment = ["DISPLAY": display]
         let list = try Tool.run(Moonreel.executable, ["record", "--list"], environment: environment)
         #expect(list.out.contains("x11grab:\(display)  Screen \(display)\n    320×240 bgr0 1–60 fps"), "\(list.out)")
@@ -262,6 +258,21 @@ import TestSupport
         let counts = try #require(result.out.firstMatch(of: /(\d+) frames \((\d+) dropped\)/))
         #expect(Int(counts.1) == video.frameCount && (Int(counts.1) ?? 0) + (Int(counts.2) ?? 0) == 60, "\(result.out)")
         #expect((video.frameCount ?? 0) >= 45, "\(video.frameCount ?? 0) frames")
+    }
+
+    /// Starts an Xvfb server with a 320×240 screen on a display numbered from `number` and
+    /// this process's ID; returns once its socket is there.
+    static func startXvfb(number: Int32) throws -> (server: Process, display: String) {
+        let display = ":\(number + getpid() % 700)"
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: "/usr/bin/Xvfb")
+        server.arguments = [display, "-screen", "0", "320x240x24", "-nolisten", "tcp"]
+        server.standardOutput = FileHandle.nullDevice
+        server.standardError = FileHandle.nullDevice
+        try server.run()
+        let socket = "/tmp/.X11-unix/X" + display.dropFirst()
+        for _ in 0..<100 where !FileManager.default.fileExists(atPath: socket) { usleep(50_000) }
+        return (server, display)
     }
 
     // MARK: Device format lists (canned data: the code paths of real cameras and microphones)

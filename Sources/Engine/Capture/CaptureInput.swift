@@ -40,6 +40,8 @@ final class CaptureInput: @unchecked Sendable {
     /// two seconds of pictures within 64 MiB, five seconds of sound (small blocks).
     let backlog = Atomic<Int>(0)
     let backlogLimit: Int
+    /// Set once `run` will no longer touch the device (its thread is about to end).
+    let finished = Atomic<Bool>(false)
 
     init(device: CaptureDevice) throws {
         _ = CaptureDevices.registered
@@ -58,7 +60,11 @@ final class CaptureInput: @unchecked Sendable {
         guard let inputFormat = av_find_input_format(device.backend.inputFormatName) else {
             throw EngineError("\(label): this FFmpeg has no \(device.backend.rawValue) input (install libavdevice with it)")
         }
-        let (name, options) = CaptureInput.openRequest(device: device, format: format, frameRate: frameRate)
+        var (name, options) = CaptureInput.openRequest(device: device, format: format, frameRate: frameRate)
+        // Reads that return EAGAIN instead of waiting for the driver, so a stop is seen even
+        // when the device stalls (a camera with no signal): these libavdevice inputs never
+        // consult the interrupt callback.
+        if device.backend == .v4l2 || device.backend == .alsa { options["fflags"] = "nonblock" }
         let demuxer = try Demuxer(device: name, format: inputFormat, options: options, label: label)
         self.demuxer = demuxer
         let wanted = device.mediaType == .video ? AVMEDIA_TYPE_VIDEO : AVMEDIA_TYPE_AUDIO
@@ -101,6 +107,7 @@ final class CaptureInput: @unchecked Sendable {
         } catch {
             if !stop.isCancelled { failure = "\(error)" }
         }
+        finished.store(true, ordering: .releasing)
         queue.push(.ended(failure: failure))
     }
 

@@ -60,6 +60,7 @@ public final class CaptureSession: @unchecked Sendable {
     private let events = BoundedQueue<CapturedEventSlot>(capacity: 8)
     private var writer: WorkerThread?
     private var readers: [WorkerThread] = []
+    private var stopper: CaptureStopper?
 
     public init() {}
 
@@ -104,16 +105,21 @@ public final class CaptureSession: @unchecked Sendable {
             state.withLock { $0.status = .recording }
             events.push(.event(.started(path: path)))
             let queue = recording.queue
+            let stopper = CaptureStopper(inputs: opened, queue: queue, stop: stopFlag, parentStop: parentCancellation)
+            try stopper.start()
+            self.stopper = stopper
             let start = monotonicNanoseconds()
             for input in opened {
                 let (stop, limit, outputFormat) = (stopFlag, maxDuration, recording.outputFormat)
                 readers.append(try WorkerThread { input.run(sessionStart: start, limit: limit, output: outputFormat, queue: queue, stop: stop) })
             }
-            writer = try WorkerThread { [self] in finish(recording) }
+            writer = try WorkerThread { [self] in finish(recording, stopper: stopper) }
         } catch {
-            // Only a thread that could not start gets here after recording began.
-            requestStop()
-            readers.forEach { $0.join() }
+            // Only a thread that could not start gets here after recording began: the
+            // readers are stopped (interrupted, and given up after a grace) and joined.
+            stopper?.writerFinished()
+            stopper?.stopWithoutWriter()
+            stopper?.join(readers: readers)
             readers = []
             state.withLock { $0.status = .failed }
             output.discard()
@@ -122,7 +128,8 @@ public final class CaptureSession: @unchecked Sendable {
     }
 
     /// Runs the recording on the writer thread, then publishes its end.
-    private func finish(_ recording: Recording) {
+    private func finish(_ recording: Recording, stopper: CaptureStopper) {
+        defer { stopper.writerFinished() }
         let event: CaptureEvent
         do {
             let summary = try recording.run()
@@ -164,7 +171,7 @@ public final class CaptureSession: @unchecked Sendable {
     public func waitUntilFinished() {
         writer?.join()
         writer = nil
-        readers.forEach { $0.join() }
+        stopper?.join(readers: readers)
         readers = []
     }
 }

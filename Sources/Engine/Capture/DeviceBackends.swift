@@ -93,7 +93,7 @@ enum ALSADevices {
     /// "ALC887-VD Analog"). plughw converts to any rate and channel count.
     static func captureDevices(inPCMList text: String) -> [(device: String, name: String)] {
         text.split(separator: "\n").compactMap { line in
-            let fields = line.split(separator: ":", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: " \t") }
+            let fields = line.split(separator: ":", omittingEmptySubsequences: false).map { String($0.trimmed) }
             guard fields.count >= 3, fields.contains(where: { $0.hasPrefix("capture") }) else { return nil }
             let numbers = fields[0].split(separator: "-").compactMap { Int($0) }
             guard numbers.count == 2 else { return nil }
@@ -113,17 +113,4 @@ enum X11Screen {
         return [CaptureDevice(backend: .x11grab, mediaType: .video, name: display, localizedName: "Screen \(display)",
                               formats: [.video(width: width, height: height, pixelFormat: "bgr0", frameRates: [FrameRateRange(1, 60)])])]
     }
-}
-
-private extension String {
-    func trimmingCharacters(in set: String) -> String {
-        var slice = Substring(self)
-        while let first = slice.first, set.contains(first) { slice = slice.dropFirst() }
-        while let last = slice.last, set.contains(last) { slice = slice.dropLast() }
-        return String(slice)
-    }
-}
-
-private extension Substring {
-    func trimmingCharacters(in set: String) -> String { String(self).trimmingCharacters(in: set) }
 }

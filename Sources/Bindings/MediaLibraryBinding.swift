@@ -1,0 +1,96 @@
+import CMoonLua
+import CMoonLuaShim
+import Engine
+import ScriptHost
+
+/// `av.mediaLibrary(folder)`: a folder that finished recordings are handed to, like exporting
+/// to the photo library and deleting the source (docs/recording.md).
+extension API {
+    static let mediaLibraryOptions = ["preset", "deleteSource"]
+
+    func makeMediaLibraryClass() -> LuaClass {
+        let luaClass = LuaClass("MediaLibrary", doc: "A library folder that takes finished recordings: exported with a preset, verified, named by date, with a JSON sidecar (docs/recording.md).")
+        luaClass.describe = { object in
+            guard let library = object as? MediaLibrary else { return "MediaLibrary" }
+            return "MediaLibrary(\(library.folder))"
+        }
+        luaClass.property("path", of: MediaLibrary.self, doc: "the library folder") { call, library in call.push(library.folder) }
+        luaClass.property("recovered", of: MediaLibrary.self,
+                          doc: "items that opening the library finished for a run that was killed during the hand-off") { [unowned self] call, library in
+            call.pushArray(library.recovered) { push(call, libraryItem: $0) }
+        }
+        luaClass.property("warnings", of: MediaLibrary.self,
+                          doc: "hand-offs of killed runs that opening could not finish (their files are kept and tried again next time)") { call, library in
+            call.pushArray(library.warnings) { call.push($0) }
+        }
+        luaClass.method("add", of: MediaLibrary.self,
+                        doc: "library:add(pathOrSummary, {preset=, deleteSource=}): exports the recording with the preset (default HighestQuality), verifies the copy, moves it in under a date-based name with a JSON sidecar and, with deleteSource = true, deletes the recording once both are synced; the item, or nil and a message (the recording is kept)") { [unowned self] call, library in
+            let source = try recordingPath(call, 2)
+            var presetName = "HighestQuality", deleteSource = false
+            if !call.isNoneOrNil(3) {
+                guard call.type(3) == LUA_TTABLE else { throw call.typeError(3, expected: "table {preset=, deleteSource=}") }
+                try call.forEachField(of: 3) { key in
+                    guard API.mediaLibraryOptions.contains(key) else {
+                        throw call.argumentError(3, "unknown library option \(key.quotedForMessage()) (known: \(API.mediaLibraryOptions.joined(separator: ", ")))")
+                    }
+                }
+                presetName = try field(call, 3, "preset", 0) { try call.string(-1) } ?? presetName
+                deleteSource = try field(call, 3, "deleteSource", 0) { try call.boolean(-1) } ?? false
+            }
+            guard let preset = ExportPreset.named(AppleNames.presetName(presetName)) else {
+                throw call.argumentError(3, "unknown preset \(presetName.quotedForMessage()) (known: \(ExportPreset.names.joined(separator: ", ")))")
+            }
+            do {
+                let item = try library.add(recording: source, preset: preset, deleteSource: deleteSource, cancellation: exportCancellation)
+                push(call, libraryItem: item)
+                return 1
+            } catch {
+                call.pushNil()
+                call.push(LuaState.scriptPosition(call.L) + "\(error)".oneLine)
+                return 2
+            }
+        }
+        luaClass.example = """
+            local library = av.mediaLibrary("Library")
+            local item = assert(library:add("take.mp4", { preset = "HighestQuality", deleteSource = true }))
+            print(item.path, item.sidecar, item.duration)
+            """
+        return luaClass
+    }
+
+    /// A recording argument: a path, or a capture summary (its `path`).
+    private func recordingPath(_ call: LuaCall, _ index: Int32) throws -> String {
+        guard call.type(index) == LUA_TTABLE else { return try filePath(call, index) }
+        guard call.pushField(of: index, "path") == LUA_TSTRING else {
+            call.pop()
+            throw call.typeError(index, expected: "path or recording summary {path=}")
+        }
+        defer { call.pop() }
+        return try filePath(call, -1)
+    }
+
+    private func push(_ call: LuaCall, libraryItem item: LibraryItem) {
+        call.pushRecord {
+            call.push(item.path); call.setField("path")
+            call.push(item.sidecarPath); call.setField("sidecar")
+            call.push(item.sourcePath); call.setField("source")
+            call.push(item.presetName); call.setField("preset")
+            call.push(item.duration); call.setField("duration")
+            call.push(item.recordingStarted); call.setField("recordingStarted")
+            call.push(item.recordingEnded); call.setField("recordingEnded")
+            call.push(item.exported); call.setField("exported")
+            call.pushArray(item.streams) { call.push($0) }; call.setField("streams")
+            call.push(item.sourceDeleted); call.setField("sourceDeleted")
+            call.push(item.recovered); call.setField("recovered")
+        }
+    }
+
+    var mediaLibraryFunctions: [(String, String, LuaFunction)] {
+        [("mediaLibrary", "av.mediaLibrary(folder): opens (or makes) a library folder for finished recordings, finishing hand-offs a killed run left", { [unowned self] call in
+            let folder = try filePath(call, 1)
+            let library = try engine(call) { try MediaLibrary(folder: folder) }
+            call.push(library, as: mediaLibrary)
+            return 1
+        })]
+    }
+}

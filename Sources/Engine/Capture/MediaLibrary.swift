@@ -1,0 +1,600 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CMoonAVShim
+import CMoonFFmpeg
+
+/// One recording handed to a `MediaLibrary`: where it now lives and what its sidecar says.
+public struct LibraryItem: Sendable {
+    /// The movie in the library, e.g. "LIB/2026/11/2026-11-24 14.03.22.mp4".
+    public let path: String
+    /// The JSON sidecar beside it ("… 14.03.22.json").
+    public let sidecarPath: String
+    /// The recording it was exported from (absolute).
+    public let sourcePath: String
+    /// The export preset that encoded it.
+    public let presetName: String
+    /// Seconds of the library copy, as reopened after the export.
+    public let duration: Double
+    /// When the recording started and ended (Unix seconds): its file's modification time is
+    /// the end, the start is that minus its duration.
+    public let recordingStarted: Double
+    public let recordingEnded: Double
+    /// When the export finished (Unix seconds).
+    public let exported: Double
+    /// "video", "audio": the kinds of streams the copy (and the source) hold.
+    public let streams: [String]
+    /// Whether the source was deleted (asked for, and still the same file).
+    public let sourceDeleted: Bool
+    /// Whether a later run finished this hand-off after the one that began it was killed.
+    public let recovered: Bool
+}
+
+/// A folder that takes finished recordings, like handing a movie to the photo library and
+/// deleting it afterwards: each recording is exported with a preset through `ExportSession`,
+/// verified (reopened: duration and kinds of streams), moved under a date-based name
+/// (`2026/11/2026-11-24 14.03.22.mp4`, then " 2", " 3"… — never over a file) with a JSON
+/// sidecar, and only once both are synced is the source deleted.
+///
+/// Crash safety: every step before the movie becomes visible happens in the hidden folder
+/// `.moonreel-import` of the library, under a token `PID-RANDOM`. A journal (`TOKEN.journal`,
+/// written atomically once the copy is verified) is the commit point: opening the library
+/// finishes every journaled hand-off of a process that no longer runs (places the movie and
+/// sidecar, deletes the source if it is still the same file) and removes the leftovers of
+/// unjournaled ones (their source is untouched). Killed at any moment, a recording is the
+/// source, the library copy, or both; a visible library file is always complete.
+public final class MediaLibrary {
+    /// The library folder.
+    public let folder: String
+    /// Hand-offs this opening finished for processes that were killed during them.
+    public private(set) var recovered: [LibraryItem] = []
+    /// Hand-offs this opening could not finish (one line each; their files are kept and the
+    /// next opening tries again).
+    public private(set) var warnings: [String] = []
+
+    /// The steps of a hand-off, in order: a test sets `MOONREEL_TEST_KILL_AT` to one of these
+    /// names and the process kills itself (SIGKILL) when it gets there.
+    enum Step: String, CaseIterable {
+        case exporting, exported, verified, journalWritten, journaled, moviePlaced, sidecarWritten, sidecarPlaced, sourceDeleted
+    }
+
+    private var staging: String { folder + "/.moonreel-import" }
+
+    /// Opens (or makes) the library folder and finishes or cleans up what killed hand-offs
+    /// left (see `recovered`). The folder's parent must exist.
+    public init(folder: String) throws {
+        guard !folder.isEmpty else { throw EngineError("the library folder name is empty") }
+        self.folder = folder.count > 1 && folder.hasSuffix("/") ? String(folder.dropLast()) : folder
+        var info = stat()
+        if stat(self.folder, &info) != 0 {
+            guard errno == ENOENT, mkdir(self.folder, 0o755) == 0 else {
+                throw EngineError("library \(folder.quotedForMessage(limit: 200)): cannot make the folder (\(String(cString: strerror(errno)))); check that its parent folder exists and is writable")
+            }
+            try? SafeOutput.sync(MediaLibrary.parent(of: self.folder), flags: O_RDONLY | O_DIRECTORY)
+        } else if (info.st_mode & S_IFMT) != S_IFDIR {
+            throw EngineError("library \(folder.quotedForMessage(limit: 200)) is a file, not a folder; choose a folder")
+        }
+        guard access(self.folder, W_OK) == 0 else {
+            throw EngineError("library \(folder.quotedForMessage(limit: 200)) is not writable; choose a folder you can write to")
+        }
+        recovered = recover()
+    }
+
+    /// Exports `source` with `preset` into the library and, when `deleteSource`, deletes it
+    /// once the verified copy and its sidecar are on disk. A source a recovery of this
+    /// opening already handed off returns that item. Throws a one-line error naming the
+    /// file; on any failure the source is untouched and nothing is visible in the library.
+    public func add(recording source: String, preset: ExportPreset, deleteSource: Bool,
+                    cancellation: CancellationFlag? = nil) throws -> LibraryItem {
+        let sourcePath = MediaLibrary.absolute(source)
+        var info = stat()
+        guard lstat(sourcePath, &info) == 0 else {
+            if let done = recovered.first(where: { $0.sourcePath == sourcePath }) { return done }
+            throw EngineError("recording \(source.quotedForMessage(limit: 200)): no such file")
+        }
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            throw EngineError("recording \(source.quotedForMessage(limit: 200)) is not a regular file (a symbolic link or folder); add the movie file itself")
+        }
+        if let inside = realpath(sourcePath, nil), let library = realpath(folder, nil) {
+            defer { free(inside); free(library) }
+            if String(cString: inside).hasPrefix(String(cString: library) + "/") {
+                throw EngineError("recording \(source.quotedForMessage(limit: 200)) is already in the library \(folder.quotedForMessage(limit: 200))")
+            }
+        }
+        let asset = try Asset(path: sourcePath)
+        let kinds = MediaLibrary.streamKinds(of: asset)
+        guard !kinds.isEmpty, asset.duration.value > 0 else {
+            throw EngineError("recording \(source.quotedForMessage(limit: 200)) holds no video or audio to add")
+        }
+        if kinds.contains("video") && (preset.video == nil && !preset.isPassthrough) {
+            throw EngineError("preset \(preset.name) drops the video of \(source.quotedForMessage(limit: 200)); use a video preset such as HighestQuality or Passthrough")
+        }
+        try MediaLibrary.makeFolder(staging, in: folder)
+        let token = "\(getpid())-\(String(UInt64.random(in: 0...UInt64.max), radix: 16))"
+        let fileType = preset.video == nil && !kinds.contains("video") ? "m4a" : sourcePath.lowercased().hasSuffix(".mov") ? "mov" : "mp4"
+        let staged = "\(staging)/\(token).\(fileType)"
+        let copy: Asset
+        do {
+            try export(asset, preset: preset, to: staged, cancellation: cancellation)
+            MediaLibrary.reach(.exported)
+            copy = try verify(staged, against: asset, kinds: kinds, source: source)
+            MediaLibrary.reach(.verified)
+        } catch {
+            unlink(staged)
+            throw error
+        }
+        let ended = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
+        var stagedInfo = stat()
+        _ = stat(staged, &stagedInfo)
+        var journal = Journal(
+            token: token, fileType: fileType, destination: "", source: sourcePath, preset: preset.name,
+            duration: copy.duration.seconds, sourceDuration: asset.duration.seconds,
+            started: ended - asset.duration.seconds, ended: ended, exported: MediaLibrary.now(),
+            streams: MediaLibrary.streamsJSON(copy), fileSize: Int64(stagedInfo.st_size), deleteSource: deleteSource,
+            sourceIdentity: FileIdentity(info), movieIdentity: FileIdentity(stagedInfo))
+        do {
+            journal.destination = try freeName(for: journal)
+            try write(journal, at: journalPath(token), step: .journalWritten)
+            MediaLibrary.reach(.journaled)
+        } catch {
+            unlink(staged)
+            unlink(journalPath(token) + ".tmp")
+            throw EngineError("library \(folder.quotedForMessage(limit: 200)): \(error); \(source.quotedForMessage(limit: 200)) was kept")
+        }
+        return try complete(journal, recovered: false)
+    }
+
+    // MARK: Steps
+
+    /// Exports all of `asset` to `path` with the export machinery (temp file, verify, sync, rename).
+    private func export(_ asset: Asset, preset: ExportPreset, to path: String, cancellation: CancellationFlag?) throws {
+        let composition = Composition()
+        do {
+            try composition.insertTimeRange(TimeRange(start: .zero, duration: asset.duration), of: asset, at: .zero)
+            let session = ExportSession(composition: composition, preset: preset)
+            session.outputURL = path
+            if !preset.isPassthrough, let frameDuration = MediaLibrary.recordedFrameDuration(asset.path) {
+                let videoComposition = VideoComposition.properties(of: composition)
+                videoComposition.frameDuration = frameDuration
+                session.videoComposition = videoComposition
+            }
+            session.parentCancellation = cancellation
+            var reported = false
+            try session.export { _ in
+                if !reported { reported = true; MediaLibrary.reach(.exporting) }
+            }
+        } catch {
+            throw EngineError("exporting \(asset.path.quotedForMessage(limit: 200)) for the library failed (\(error)); the recording was kept")
+        }
+    }
+
+    /// Reopens the copy: it must hold the source's kinds of streams and its duration
+    /// (within 2 %, at least 0.1 s).
+    private func verify(_ path: String, against source: Asset, kinds: [String], source name: String) throws -> Asset {
+        let kept = "the recording \(name.quotedForMessage(limit: 200)) was kept"
+        let copy: Asset
+        do { copy = try Asset(path: path) } catch {
+            throw EngineError("the library copy of \(name.quotedForMessage(limit: 200)) cannot be reopened (\(error)); \(kept)")
+        }
+        let tolerance = max(0.1, source.duration.seconds * 0.02)
+        guard abs(copy.duration.seconds - source.duration.seconds) <= tolerance else {
+            throw EngineError("the library copy of \(name.quotedForMessage(limit: 200)) is \(copy.duration.seconds) s long, the recording \(source.duration.seconds) s; \(kept)")
+        }
+        let copied = MediaLibrary.streamKinds(of: copy)
+        guard copied == kinds else {
+            throw EngineError("the library copy of \(name.quotedForMessage(limit: 200)) holds \(copied.joined(separator: " + ")), the recording \(kinds.joined(separator: " + ")); \(kept)")
+        }
+        return copy
+    }
+
+    /// Places the movie and the sidecar, deletes the source, then the journal: the end of
+    /// every journaled hand-off, whether `add` runs it or a recovery.
+    private func complete(_ start: Journal, recovered: Bool) throws -> LibraryItem {
+        var journal = start
+        let staged = "\(staging)/\(journal.token).\(journal.fileType)"
+        let failure = { (why: String) in
+            EngineError("library \(self.folder.quotedForMessage(limit: 200)): \(why); the next opening of the library finishes the hand-off of \(journal.source.quotedForMessage(limit: 200))")
+        }
+        var stagedInfo = stat()
+        if stat(staged, &stagedInfo) == 0 {
+            // Placed under a name nothing has; when one appears meanwhile, the next free one.
+            while true {
+                let movie = folder + "/" + journal.destination + "." + journal.fileType
+                do {
+                    try MediaLibrary.makeFolder(MediaLibrary.parent(of: movie), in: folder)
+                    try SafeOutput.moveIntoPlace(staged, to: movie)
+                    break
+                } catch {
+                    var taken = stat()
+                    guard lstat(movie, &taken) == 0 else { throw failure("\(error)") }
+                    journal.destination = try freeName(for: journal)
+                    try write(journal, at: journalPath(journal.token), step: nil)
+                }
+            }
+            try SafeOutput.sync(MediaLibrary.parent(of: moviePath(journal)), flags: O_RDONLY | O_DIRECTORY)
+            try SafeOutput.sync(staging, flags: O_RDONLY | O_DIRECTORY)
+        }
+        var placed = stat()
+        guard lstat(moviePath(journal), &placed) == 0, FileIdentity(placed).sameFile(as: journal.movieIdentity) else {
+            throw failure("the copy of \(journal.source.quotedForMessage(limit: 200)) is neither staged nor at \(moviePath(journal).quotedForMessage(limit: 200))")
+        }
+        MediaLibrary.reach(.moviePlaced)
+        let sidecar = sidecarPath(journal)
+        let sidecarTemporary = MediaLibrary.parent(of: sidecar) + "/." + MediaLibrary.name(of: sidecar) + ".moonreel-" + journal.token + ".tmp"
+        var existing = stat()
+        if lstat(sidecar, &existing) != 0 {
+            unlink(sidecarTemporary) // a killed run's partial one
+            do {
+                try MediaLibrary.writeDurably(sidecarJSON(journal), to: sidecarTemporary)
+                MediaLibrary.reach(.sidecarWritten)
+                try SafeOutput.moveIntoPlace(sidecarTemporary, to: sidecar)
+                try SafeOutput.sync(MediaLibrary.parent(of: sidecar), flags: O_RDONLY | O_DIRECTORY)
+            } catch {
+                unlink(sidecarTemporary)
+                throw failure("cannot write the sidecar (\(error))")
+            }
+        } else {
+            unlink(sidecarTemporary)
+        }
+        MediaLibrary.reach(.sidecarPlaced)
+        var deleted = false
+        if journal.deleteSource {
+            var info = stat()
+            if lstat(journal.source, &info) == 0, FileIdentity(info).sameFile(as: journal.sourceIdentity, contents: true) {
+                guard unlink(journal.source) == 0 else { throw failure("cannot delete the source (\(String(cString: strerror(errno))))") }
+                try? SafeOutput.sync(MediaLibrary.parent(of: journal.source), flags: O_RDONLY | O_DIRECTORY)
+                deleted = true
+            } else {
+                // Gone already (a killed run deleted it), or a different file now has its name.
+                deleted = lstat(journal.source, &info) != 0
+            }
+        }
+        MediaLibrary.reach(.sourceDeleted)
+        unlink(journalPath(journal.token))
+        try? SafeOutput.sync(staging, flags: O_RDONLY | O_DIRECTORY)
+        return LibraryItem(path: moviePath(journal), sidecarPath: sidecar, sourcePath: journal.source, presetName: journal.preset,
+                           duration: journal.duration, recordingStarted: journal.started, recordingEnded: journal.ended,
+                           exported: journal.exported, streams: journal.streamKinds, sourceDeleted: deleted, recovered: recovered)
+    }
+
+    /// Finishes the journaled hand-offs of processes that no longer run and removes the
+    /// files of their unjournaled ones; leaves a running process's files alone.
+    private func recover() -> [LibraryItem] {
+        guard let names = MediaLibrary.names(in: staging) else { return [] }
+        var tokens: [String: [String]] = [:]
+        for name in names {
+            let token = String(name.drop { $0 == "." }.prefix { $0 != "." })
+            guard let pid = Int32(token.prefix { $0 != "-" }), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            tokens[token, default: []].append(name)
+        }
+        var finished: [LibraryItem] = []
+        for (token, files) in tokens.sorted(by: { $0.key < $1.key }) {
+            if files.contains(token + ".journal"), let journal = Journal(text: MediaLibrary.read(journalPath(token)) ?? "") {
+                var placed = stat(), staged = stat()
+                let movieExists = lstat(moviePath(journal), &placed) == 0 && FileIdentity(placed).sameFile(as: journal.movieIdentity)
+                // Neither staged nor placed: someone removed the copy; the source was never
+                // deleted without it, so there is nothing to finish.
+                if movieExists || stat("\(staging)/\(token).\(journal.fileType)", &staged) == 0 {
+                    do {
+                        finished.append(try complete(journal, recovered: true))
+                    } catch {
+                        warnings.append("\(error)".replacingAll("\n", with: " "))
+                        continue
+                    }
+                }
+            }
+            for file in files { unlink("\(staging)/\(file)") }
+        }
+        if !tokens.isEmpty { try? SafeOutput.sync(staging, flags: O_RDONLY | O_DIRECTORY) }
+        return finished
+    }
+
+    // MARK: Names and files
+
+    private func journalPath(_ token: String) -> String { "\(staging)/\(token).journal" }
+    private func moviePath(_ journal: Journal) -> String { folder + "/" + journal.destination + "." + journal.fileType }
+    private func sidecarPath(_ journal: Journal) -> String { folder + "/" + journal.destination + ".json" }
+
+    /// "2026/11/2026-11-24 14.03.22" from the recording's start (local time), or the first
+    /// of "… 2", "… 3"… for which neither the movie nor the sidecar exists.
+    private func freeName(for journal: Journal) throws -> String {
+        var seconds = MediaLibrary.wholeSeconds(journal.started)
+        var parts = tm()
+        localtime_r(&seconds, &parts)
+        let base = MediaLibrary.format("%Y/%m/%Y-%m-%d %H.%M.%S", parts)
+        for number in 1...10_000 {
+            let name = number == 1 ? base : "\(base) \(number)"
+            var info = stat()
+            if lstat("\(folder)/\(name).\(journal.fileType)", &info) != 0 && lstat("\(folder)/\(name).json", &info) != 0 { return name }
+        }
+        throw EngineError("library \(folder.quotedForMessage(limit: 200)) has 10000 recordings named \(base.quotedForMessage(limit: 200)) already")
+    }
+
+    /// Writes the journal to a temporary file, syncs it, renames it over the journal and
+    /// syncs the folder (a kill leaves the old journal or the new, whole).
+    private func write(_ journal: Journal, at path: String, step: Step?) throws {
+        try MediaLibrary.writeDurably(journal.text, to: path + ".tmp")
+        if let step { MediaLibrary.reach(step) }
+        guard rename(path + ".tmp", path) == 0 else {
+            throw EngineError("cannot write \(path.quotedForMessage(limit: 200)) (\(String(cString: strerror(errno))))")
+        }
+        try SafeOutput.sync(staging, flags: O_RDONLY | O_DIRECTORY)
+    }
+
+    /// The sidecar: what was recorded, how it was exported, and when.
+    private func sidecarJSON(_ journal: Journal) -> String {
+        """
+        {
+          "file": \(jsonQuoted(MediaLibrary.name(of: moviePath(journal)))),
+          "source": \(jsonQuoted(journal.source)),
+          "preset": \(jsonQuoted(journal.preset)),
+          "recordingStarted": \(jsonQuoted(MediaLibrary.iso8601(journal.started))),
+          "recordingEnded": \(jsonQuoted(MediaLibrary.iso8601(journal.ended))),
+          "exported": \(jsonQuoted(MediaLibrary.iso8601(journal.exported))),
+          "duration": \(journal.duration),
+          "sourceDuration": \(journal.sourceDuration),
+          "fileSize": \(journal.fileSize),
+          "streams": \(journal.streams),
+          "deleteSource": \(journal.deleteSource)
+        }
+
+        """
+    }
+
+    static func reach(_ step: Step) {
+        if killStep == step.rawValue { kill(getpid(), SIGKILL) }
+    }
+
+    /// Read once: only hand-off code looks at it.
+    private static let killStep: String? = getenv("MOONREEL_TEST_KILL_AT").map { String(cString: $0) }
+
+    /// The rate the recording's pictures were taken at (its video stream's r_frame_rate):
+    /// the average rate of a recording is skewed by where its first picture starts, and an
+    /// export at that rate would snap 60 fps to 59.94. Nil without video or a sane rate.
+    static func recordedFrameDuration(_ path: String) -> MediaTime? {
+        guard let demuxer = try? Demuxer(path: path) else { return nil }
+        for index in 0..<demuxer.streamCount {
+            guard let stream = demuxer.stream(index), stream.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO else { continue }
+            let rate = stream.pointee.r_frame_rate
+            guard rate.num > 0, rate.den > 0, Double(rate.num) / Double(rate.den) <= 1000 else { return nil }
+            return MediaTime(value: Int64(rate.den), timescale: rate.num)
+        }
+        return nil
+    }
+
+    static func streamKinds(of asset: Asset) -> [String] {
+        ["video", "audio"].filter { kind in asset.tracks.contains { $0.mediaType.rawValue == kind } }
+    }
+
+    static func streamsJSON(_ asset: Asset) -> String {
+        let streams = asset.tracks.compactMap { track -> String? in
+            switch track.mediaType {
+            case .video:
+                return "{ \"type\": \"video\", \"codec\": \(jsonQuoted(track.codec)), \"width\": \(Int(track.naturalSize.width)), \"height\": \(Int(track.naturalSize.height)), \"frameRate\": \(track.nominalFrameRate) }"
+            case .audio:
+                return "{ \"type\": \"audio\", \"codec\": \(jsonQuoted(track.codec)), \"sampleRate\": \(track.sampleRate), \"channels\": \(track.channelCount) }"
+            default:
+                return nil
+            }
+        }
+        return "[" + streams.joined(separator: ", ") + "]"
+    }
+
+    static func absolute(_ path: String) -> String {
+        guard !path.hasPrefix("/") else { return path }
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        guard getcwd(&buffer, buffer.count) != nil else { return path }
+        let directory = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return (directory == "/" ? "" : directory) + "/" + (path.hasPrefix("./") ? String(path.dropFirst(2)) : path)
+    }
+
+    static func parent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    static func name(of path: String) -> String {
+        path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
+    }
+
+    /// Makes `path` and any missing folders between it and `root`, syncing each parent.
+    static func makeFolder(_ path: String, in root: String) throws {
+        var info = stat()
+        guard stat(path, &info) != 0 else { return }
+        if path != root { try makeFolder(parent(of: path), in: root) }
+        guard mkdir(path, 0o755) == 0 || errno == EEXIST else {
+            throw EngineError("cannot make the folder \(path.quotedForMessage(limit: 200)) (\(String(cString: strerror(errno))))")
+        }
+        try SafeOutput.sync(parent(of: path), flags: O_RDONLY | O_DIRECTORY)
+    }
+
+    /// Writes `text` to a new file at `path` and syncs it (an existing file is an error).
+    static func writeDurably(_ text: String, to path: String) throws {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw EngineError("cannot create \(path.quotedForMessage(limit: 200)) (\(String(cString: strerror(errno))))") }
+        defer { close(descriptor) }
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else {
+                unlink(path)
+                throw EngineError("cannot write \(path.quotedForMessage(limit: 200)) (\(String(cString: strerror(errno))))")
+            }
+            offset += written
+        }
+        guard fsync(descriptor) == 0 else {
+            unlink(path)
+            throw EngineError("cannot sync \(path.quotedForMessage(limit: 200)) to disk (\(String(cString: strerror(errno))))")
+        }
+    }
+
+    static func read(_ path: String) -> String? {
+        guard let file = fopen(path, "r") else { return nil }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = fread(&buffer, 1, buffer.count, file)
+            if count == 0 { break }
+            bytes += buffer[..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The names in a folder (hidden ones too, not "." and ".."), or nil if it cannot be read.
+    static func names(in directory: String) -> [String]? {
+        guard let folder = opendir(directory) else { return nil }
+        defer { closedir(folder) }
+        var names: [String] = []
+        while let entry = readdir(folder) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// Unix seconds as time_t (0 for a value a damaged journal could hold: NaN, ±inf, huge).
+    static func wholeSeconds(_ seconds: Double) -> time_t {
+        seconds.isFinite && abs(seconds) < 1e15 ? time_t(seconds.rounded(.down)) : 0
+    }
+
+    static func now() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
+    static func format(_ pattern: String, _ parts: tm) -> String {
+        var copy = parts
+        var buffer = [CChar](repeating: 0, count: 128)
+        let count = strftime(&buffer, buffer.count, pattern, &copy)
+        return String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Local time with its offset, e.g. "2026-11-24T14:03:22+01:00".
+    static func iso8601(_ seconds: Double) -> String {
+        var whole = wholeSeconds(seconds)
+        var parts = tm()
+        localtime_r(&whole, &parts)
+        let offset = parts.tm_gmtoff / 60
+        let sign = offset < 0 ? "-" : "+"
+        let hours = abs(offset) / 60, minutes = abs(offset) % 60
+        return format("%Y-%m-%dT%H:%M:%S", parts) + sign + (hours < 10 ? "0" : "") + "\(hours):" + (minutes < 10 ? "0" : "") + "\(minutes)"
+    }
+}
+
+/// A file told apart by device and inode (and, for a source about to be deleted, by size
+/// and modification time, so a new recording under the old name is never deleted).
+struct FileIdentity: Equatable {
+    var device: UInt64 = 0, inode: UInt64 = 0, size: Int64 = 0, modified: Int64 = 0
+
+    init(_ info: stat) {
+        (device, inode, size) = (UInt64(info.st_dev), UInt64(info.st_ino), Int64(info.st_size))
+        modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+    }
+
+    init(text: String) {
+        let numbers = text.split(separator: ":").map { Int64($0) ?? 0 }
+        guard numbers.count == 4 else { return }
+        (device, inode, size, modified) = (UInt64(bitPattern: numbers[0]), UInt64(bitPattern: numbers[1]), numbers[2], numbers[3])
+    }
+
+    var text: String { "\(Int64(bitPattern: device)):\(Int64(bitPattern: inode)):\(size):\(modified)" }
+
+    func sameFile(as other: FileIdentity, contents: Bool = false) -> Bool {
+        device == other.device && inode == other.inode && (!contents || (size == other.size && modified == other.modified))
+    }
+}
+
+/// What a hand-off has settled once its copy is verified, kept in the library's hidden
+/// folder as lines of "key=value" (values with %, CR and LF escaped as %25, %0D, %0A).
+struct Journal {
+    var token: String
+    var fileType: String
+    /// The name in the library without extension, e.g. "2026/11/2026-11-24 14.03.22".
+    var destination: String
+    var source: String
+    var preset: String
+    var duration: Double
+    var sourceDuration: Double
+    var started: Double
+    var ended: Double
+    var exported: Double
+    /// The sidecar's "streams" array, as JSON.
+    var streams: String
+    var fileSize: Int64
+    var deleteSource: Bool
+    var sourceIdentity: FileIdentity
+    var movieIdentity: FileIdentity
+
+    init(token: String, fileType: String, destination: String, source: String, preset: String, duration: Double,
+         sourceDuration: Double, started: Double, ended: Double, exported: Double, streams: String, fileSize: Int64,
+         deleteSource: Bool, sourceIdentity: FileIdentity, movieIdentity: FileIdentity) {
+        (self.token, self.fileType, self.destination, self.source, self.preset) = (token, fileType, destination, source, preset)
+        (self.duration, self.sourceDuration, self.started, self.ended, self.exported) = (duration, sourceDuration, started, ended, exported)
+        (self.streams, self.fileSize, self.deleteSource) = (streams, fileSize, deleteSource)
+        (self.sourceIdentity, self.movieIdentity) = (sourceIdentity, movieIdentity)
+    }
+
+    var streamKinds: [String] { ["video", "audio"].filter { streams.contains("\"type\": \"\($0)\"") } }
+
+    var text: String {
+        let fields: [(String, String)] = [
+            ("version", "1"), ("token", token), ("fileType", fileType), ("destination", destination), ("source", source),
+            ("preset", preset), ("duration", "\(duration)"), ("sourceDuration", "\(sourceDuration)"), ("started", "\(started)"),
+            ("ended", "\(ended)"), ("exported", "\(exported)"), ("streams", streams), ("fileSize", "\(fileSize)"),
+            ("deleteSource", deleteSource ? "1" : "0"), ("sourceIdentity", sourceIdentity.text), ("movieIdentity", movieIdentity.text),
+        ]
+        return fields.map { "\($0.0)=\(Journal.escape($0.1))\n" }.joined()
+    }
+
+    /// Reads a journal; nil when it is not one (a journal is renamed into place whole, so
+    /// this means someone else's file).
+    init?(text: String) {
+        var fields: [String: String] = [:]
+        for line in text.split(separator: "\n") {
+            guard let equals = line.firstIndex(of: "=") else { continue }
+            fields[String(line[..<equals])] = Journal.unescape(line[line.index(after: equals)...])
+        }
+        guard fields["version"] == "1", let token = fields["token"], let fileType = fields["fileType"],
+              let destination = fields["destination"], !destination.isEmpty, let source = fields["source"] else { return nil }
+        func number(_ key: String) -> Double { fields[key].flatMap { Double($0) } ?? 0 }
+        self.init(token: token, fileType: fileType, destination: destination, source: source, preset: fields["preset"] ?? "",
+                  duration: number("duration"), sourceDuration: number("sourceDuration"), started: number("started"),
+                  ended: number("ended"), exported: number("exported"), streams: fields["streams"] ?? "[]",
+                  fileSize: fields["fileSize"].flatMap { Int64($0) } ?? 0, deleteSource: fields["deleteSource"] == "1",
+                  sourceIdentity: FileIdentity(text: fields["sourceIdentity"] ?? ""), movieIdentity: FileIdentity(text: fields["movieIdentity"] ?? ""))
+    }
+
+    static func escape(_ value: String) -> String {
+        value.replacingAll("%", with: "%25").replacingAll("\r", with: "%0D").replacingAll("\n", with: "%0A")
+    }
+
+    static func unescape(_ value: Substring) -> String {
+        String(value).replacingAll("%0A", with: "\n").replacingAll("%0D", with: "\r").replacingAll("%25", with: "%")
+    }
+}
+
+/// `text` as a JSON string literal (quotes, backslashes and control characters escaped).
+public func jsonQuoted(_ text: String) -> String {
+    var out = "\""
+    for scalar in text.unicodeScalars {
+        switch scalar {
+        case "\"": out += "\\\""
+        case "\\": out += "\\\\"
+        case "\n": out += "\\n"
+        case "\r": out += "\\r"
+        case "\t": out += "\\t"
+        default:
+            if scalar.value < 0x20 {
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+    }
+    return out + "\""
+}

@@ -1,0 +1,223 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import Engine
+
+/// The library hand-off (`av.mediaLibrary`): recordings of the lavfi virtual devices exported
+/// into a library folder, checked with ffprobe, and a real `moonreel run` killed (SIGKILL) at
+/// every step of the hand-off, then run again to recover.
+@Suite(.serialized) struct MediaLibraryTests {
+    /// Opens the library `arg[2]`, prints what it recovered, and hands `arg[1]` to it (when
+    /// the file is there) with `arg[3]` as preset, deleting the source.
+    static let handOffScript = """
+        local library = av.mediaLibrary(arg[2])
+        for _, item in ipairs(library.recovered) do print("recovered " .. item.path) end
+        for _, warning in ipairs(library.warnings) do print("warning " .. warning) end
+        local file = io.open(arg[1], "rb")
+        if file then
+          file:close()
+          local item, err = library:add(arg[1], { preset = arg[3] or "MediumQuality", deleteSource = true })
+          if not item then error(err, 0) end
+          print("added " .. item.path)
+        end
+        """
+
+    /// A 1.5 s recording of the virtual camera (30 fps) and microphone, made once per run.
+    static func recording() throws -> String {
+        try Fixtures.cached("library-source.mp4") { path in
+            let result = try Moonreel.run(["record", "--quiet", "--video", "lavfi:testsrc2", "--audio", "lavfi:sine", "--size", "320x240",
+                                           "--rate", "30", "--duration", "1.5", "-o", path])
+            guard result.status == 0 else { throw MediaLibraryTestFailure(message: result.err) }
+        }
+    }
+
+    /// A fresh copy of the recording as the source of one hand-off, in a folder of its own
+    /// with the library beside it.
+    static func freshSource() throws -> (source: String, library: String) {
+        let source = Fixtures.scratchPath("take.mp4")
+        try FileManager.default.copyItem(atPath: try recording(), toPath: source)
+        return (source, (source as NSString).deletingLastPathComponent + "/Library")
+    }
+
+    /// Every file under `folder`, relative, hidden ones included.
+    static func files(under folder: String) -> [String] {
+        (FileManager.default.enumerator(atPath: folder)?.allObjects as? [String] ?? []).filter {
+            var isDirectory: ObjCBool = false
+            return FileManager.default.fileExists(atPath: folder + "/" + $0, isDirectory: &isDirectory) && !isDirectory.boolValue
+        }.sorted()
+    }
+
+    /// What must hold whenever the hand-off stopped: every visible library file complete
+    /// (a movie that plays as long as the source with video and audio, a sidecar that parses
+    /// and names the source), the source byte-identical when present, and the recording in
+    /// at least one of the two places. Returns the visible movies.
+    @discardableResult
+    static func checkInvariant(source: String, library: String, original: Data, step: String) throws -> [String] {
+        let all = files(under: library)
+        let visible = all.filter { !$0.split(separator: "/").contains { $0.hasPrefix(".") } }
+        let movies = visible.filter { $0.hasSuffix(".mp4") }
+        for name in visible {
+            #expect(name.hasSuffix(".mp4") || name.hasSuffix(".json"), "\(step): stray file \(name)")
+            #expect(name.wholeMatch(of: /\d{4}\/\d{2}\/\d{4}-\d{2}-\d{2} \d{2}\.\d{2}\.\d{2}( \d+)?\.(mp4|json)/) != nil, "\(step): name \(name)")
+        }
+        for movie in movies {
+            let probe = try Tool.ffprobe(library + "/" + movie)
+            #expect(abs(probe.duration - 1.5) <= 0.1, "\(step): \(movie) is \(probe.duration) s")
+            #expect(probe.video != nil && probe.audio != nil, "\(step): \(movie) streams")
+            try Tool.ffmpeg(["-i", library + "/" + movie, "-f", "null", "-"])
+        }
+        for sidecar in visible.filter({ $0.hasSuffix(".json") }) {
+            let data = try Data(contentsOf: URL(fileURLWithPath: library + "/" + sidecar))
+            let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any], "\(step): \(sidecar)")
+            #expect(json["source"] as? String == source && json["preset"] as? String == "MediumQuality", "\(step): \(json)")
+            #expect((json["streams"] as? [Any])?.count == 2 && json["recordingStarted"] is String && json["exported"] is String)
+            #expect(movies.contains(String(sidecar.dropLast(5)) + ".mp4"), "\(step): sidecar \(sidecar) without its movie")
+        }
+        // Hidden files live only in the staging folder or as a sidecar's temporary file.
+        for name in all where !visible.contains(name) {
+            #expect(name.hasPrefix(".moonreel-import/") || name.hasSuffix(".tmp"), "\(step): hidden \(name)")
+        }
+        let sourceData = FileManager.default.contents(atPath: source)
+        if let sourceData { #expect(sourceData == original, "\(step): the source changed") }
+        #expect(sourceData != nil || !movies.isEmpty, "\(step): the recording is neither the source nor in the library")
+        return movies
+    }
+
+    @Test func killedAtEveryStepTheRecordingSurvivesAndARerunFinishes() throws {
+        let steps = MediaLibrary.Step.allCases.map(\.rawValue)
+        #expect(steps.count == 9)
+        for step in steps {
+            let (source, library) = try Self.freshSource()
+            let original = try Data(contentsOf: URL(fileURLWithPath: source))
+            let script = Fixtures.scratchPath("handoff.lua")
+            try Self.handOffScript.write(toFile: script, atomically: true, encoding: .utf8)
+            let killed = try Tool.run(Moonreel.executable, ["run", script, source, library], environment: ["MOONREEL_TEST_KILL_AT": step])
+            #expect(killed.status == SIGKILL && !killed.out.contains("added"), "\(step): \(killed.status) \(killed.out) \(killed.err)")
+            let movies = try Self.checkInvariant(source: source, library: library, original: original, step: step)
+            let placed = steps.firstIndex(of: step) ?? 0 >= steps.firstIndex(of: "moviePlaced") ?? 0
+            #expect(movies.count == (placed ? 1 : 0), "\(step): \(movies)")
+            #expect(FileManager.default.fileExists(atPath: source) == (step != "sourceDeleted"), "\(step)")
+
+            let rerun = try Tool.run(Moonreel.executable, ["run", script, source, library])
+            #expect(rerun.status == 0, "\(step): \(rerun.err)")
+            let journaled = steps.firstIndex(of: step) ?? 0 >= steps.firstIndex(of: "journaled") ?? 0
+            #expect(rerun.out.hasPrefix(journaled ? "recovered " : "added "), "\(step): \(rerun.out)")
+            let finished = try Self.checkInvariant(source: source, library: library, original: original, step: step + " then rerun")
+            #expect(finished.count == 1, "\(step): \(finished)")
+            #expect(!FileManager.default.fileExists(atPath: source), "\(step): the source is still there")
+            let everything = Self.files(under: library)
+            #expect(everything.count == 2 && everything.allSatisfy { !$0.hasPrefix(".") && !$0.contains("/.") }, "\(step): \(everything)")
+            // A third run has nothing left to do.
+            let third = try Tool.run(Moonreel.executable, ["run", script, source, library])
+            #expect(third.status == 0 && third.out.isEmpty, "\(step): \(third.out) \(third.err)")
+        }
+    }
+
+    /// The bundled example: 5 s from the virtual camera and microphone at 60 fps, handed to
+    /// the library with HighestQuality.
+    @Test func exampleRecordsFiveSecondsAndHandsThemToTheLibrary() throws {
+        let take = Fixtures.scratchPath("take.mp4")
+        let library = (take as NSString).deletingLastPathComponent + "/Library"
+        let result = try Moonreel.run(["run", Moonreel.example("record_to_library.lua"), take, library, "60", "5"])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out.contains("recorded 5.00 s, 300 frames (0 dropped)") && result.out.contains("take deleted: true"), "\(result.out)")
+        #expect(!FileManager.default.fileExists(atPath: take))
+        let movies = Self.files(under: library).filter { $0.hasSuffix(".mp4") }
+        let movie = library + "/" + (try #require(movies.first))
+        #expect(movies.count == 1 && FileManager.default.fileExists(atPath: String(movie.dropLast(4)) + ".json"))
+        try CaptureTests.checkRecording(movie, seconds: 5, rate: 60)
+    }
+
+    /// Names come from the recording's start; a name that is taken (by an earlier recording
+    /// of that second, or a file of the user's) is never replaced: " 2", " 3" follow.
+    @Test func takenNamesAreNeverReplaced() throws {
+        let (first, library) = try Self.freshSource()
+        let folder = (first as NSString).deletingLastPathComponent
+        let second = folder + "/second.mp4", third = folder + "/third.mp4"
+        try FileManager.default.copyItem(atPath: first, toPath: second)
+        try FileManager.default.copyItem(atPath: first, toPath: third)
+        let when = Date(timeIntervalSince1970: 1_795_000_000.5) // the three end in the same second
+        for path in [first, second, third] { try FileManager.default.setAttributes([.modificationDate: when], ofItemAtPath: path) }
+        // The user's own file where the second name would go.
+        let asset = try Asset(path: first)
+        var start = time_t((when.timeIntervalSince1970 - asset.duration.seconds).rounded(.down))
+        var parts = tm()
+        localtime_r(&start, &parts)
+        let base = MediaLibrary.format("%Y/%m/%Y-%m-%d %H.%M.%S", parts)
+        try FileManager.default.createDirectory(atPath: library + "/" + (base as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try "mine".write(toFile: library + "/\(base) 2.json", atomically: true, encoding: .utf8)
+        let script = Fixtures.scratchPath("add.lua")
+        try """
+            local library = av.mediaLibrary(arg[1])
+            for i = 2, #arg do print(assert(library:add(arg[i], { preset = "Passthrough" })).path) end
+            """.write(toFile: script, atomically: true, encoding: .utf8)
+        let result = try Tool.run(Moonreel.executable, ["run", script, library, first, second, third])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out == ["", " 3", " 4"].map { "\(library)/\(base)\($0).mp4\n" }.joined(), "\(result.out)")
+        #expect(try String(contentsOfFile: library + "/\(base) 2.json", encoding: .utf8) == "mine")
+        // deleteSource was not asked for: the recordings stay.
+        #expect([first, second, third].allSatisfy { FileManager.default.fileExists(atPath: $0) })
+    }
+
+    /// A recovery deletes the source only if it is still the same file: a new recording
+    /// made under the old name after the kill is kept.
+    @Test func recoveryKeepsANewFileUnderTheSourceName() throws {
+        let (source, library) = try Self.freshSource()
+        let script = Fixtures.scratchPath("handoff.lua")
+        try Self.handOffScript.write(toFile: script, atomically: true, encoding: .utf8)
+        let killed = try Tool.run(Moonreel.executable, ["run", script, source, library], environment: ["MOONREEL_TEST_KILL_AT": "sidecarPlaced"])
+        #expect(killed.status == SIGKILL)
+        try FileManager.default.removeItem(atPath: source)
+        try Tool.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=160x120:rate=30:duration=1", source])
+        let fresh = try Data(contentsOf: URL(fileURLWithPath: source))
+        let recover = Fixtures.scratchPath("recover.lua")
+        try """
+            local library = av.mediaLibrary(arg[1])
+            for _, item in ipairs(library.recovered) do print(item.recovered, item.sourceDeleted) end
+            """.write(toFile: recover, atomically: true, encoding: .utf8)
+        let rerun = try Tool.run(Moonreel.executable, ["run", recover, library])
+        #expect(rerun.status == 0 && rerun.out == "true\tfalse\n", "\(rerun.out) \(rerun.err)")
+        #expect(FileManager.default.contents(atPath: source) == fresh)
+        #expect(Self.files(under: library).count == 2)
+    }
+
+    /// A hand-off still running in another process is left alone by an opening.
+    @Test func aRunningHandOffIsNotTouched() throws {
+        let (_, library) = try Self.freshSource()
+        let staging = library + "/.moonreel-import"
+        try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: true)
+        let live = staging + "/\(getpid())-1.mp4", dead = staging + "/999999999-2.mp4"
+        for path in [live, dead] { try "partial".write(toFile: path, atomically: true, encoding: .utf8) }
+        let script = Fixtures.scratchPath("open.lua")
+        try "print(#av.mediaLibrary(arg[1]).recovered)".write(toFile: script, atomically: true, encoding: .utf8)
+        let result = try Tool.run(Moonreel.executable, ["run", script, library])
+        #expect(result.status == 0 && result.out == "0\n", "\(result.out) \(result.err)")
+        #expect(FileManager.default.fileExists(atPath: live) && !FileManager.default.fileExists(atPath: dead))
+    }
+
+    @Test func errorsNameTheFileAndKeepTheRecording() throws {
+        let (source, library) = try Self.freshSource()
+        let folder = (source as NSString).deletingLastPathComponent
+        try "text".write(toFile: folder + "/notes.txt", atomically: true, encoding: .utf8)
+        let result = try Moonreel.runScript("""
+            local library = av.mediaLibrary(arg[2])
+            print(library:add(arg[3] .. "/missing.mp4"))
+            print(library:add(arg[1], { preset = "AppleM4A", deleteSource = true }))
+            print(pcall(library.add, library, arg[1], { presetName = "HighestQuality" }))
+            print(pcall(av.mediaLibrary, arg[3] .. "/notes.txt"))
+            print(pcall(av.mediaLibrary, arg[3] .. "/no/such/Library"))
+            """, arguments: [source, library, folder])
+        #expect(result.status == 0, "\(result.err)")
+        CaptureTests.expectLines(result.out, toContain: [
+            "test.lua:2: recording \"\(folder)/missing.mp4\": no such file",
+            "test.lua:3: preset AppleM4A drops the video of \"\(source)\"; use a video preset such as HighestQuality or Passthrough",
+            "unknown library option \"presetName\" (known: preset, deleteSource)",
+            "library \"\(folder)/notes.txt\" is a file, not a folder; choose a folder",
+            "cannot make the folder (No such file or directory); check that its parent folder exists",
+        ])
+        #expect(FileManager.default.fileExists(atPath: source))
+        #expect(Self.files(under: library).isEmpty)
+    }
+}
+
+struct MediaLibraryTestFailure: Error { let message: String }
