@@ -1,7 +1,7 @@
 import CMoonLua
 import CMoonLuaShim
-import Engine
-import ScriptHost
+import MoonreelEngine
+import MoonreelScriptHost
 
 /// `av.mediaLibrary(folder)`: a folder that finished recordings are handed to, like exporting
 /// to the photo library and deleting the source (docs/recording.md).

@@ -1,7 +1,7 @@
 import Foundation
+@testable import MoonreelEngine
 import Testing
 import TestSupport
-@testable import Engine
 
 /// The library hand-off (`av.mediaLibrary`): recordings of the lavfi virtual devices exported
 /// into a library folder, checked with ffprobe, and a real `moonreel run` killed (SIGKILL) at
