@@ -38,7 +38,7 @@ let package = Package(
         .target(name: "MoonreelScripting", dependencies: ["MoonreelEngine", "MoonreelScriptHost", "CMoonLua", "CMoonLuaShim"],
                 path: "Sources/Bindings", resources: [.embedInCode("Bundled/effects")]),
         .target(name: "MoonreelREPL", dependencies: ["MoonreelScripting", "MoonreelScriptHost", "MoonreelEngine", "CMoonLua", "CMoonLuaShim", "CMoonEdit"],
-                path: "Sources/REPL"),
+                path: "Sources/REPL", resources: [.embedInCode("Lua")]),
         .executableTarget(name: "moonreel", dependencies: [
             "MoonreelScripting", "MoonreelREPL", "MoonreelEngine", "MoonreelScriptHost",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
