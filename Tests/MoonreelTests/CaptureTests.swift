@@ -275,6 +275,50 @@ import TestSupport
         return (server, display)
     }
 
+    /// A PulseAudio microphone: the monitor of a null sink that ffmpeg plays a 660 Hz tone
+    /// into, recorded with the virtual camera. Listed, in sync with the video, the tone there.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/pulseaudio"), "needs pulseaudio (tools/install-deps.sh)"))
+    func recordsAPulseAudioNullSinkMonitor() throws {
+        let environment = try Self.startPulseAudio()
+        defer { _ = try? Tool.run("/usr/bin/pulseaudio", ["--kill"], environment: environment, timeout: 30) }
+        let player = Process()
+        player.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
+        player.arguments = ["-nostdin", "-loglevel", "error", "-re", "-f", "lavfi", "-i", "sine=frequency=660:sample_rate=48000:duration=20",
+                            "-f", "pulse", "-device", "moonreel_test", "tone"]
+        player.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        try player.run()
+        defer { kill(player.processIdentifier, SIGKILL); player.waitUntilExit() }
+
+        let list = try Tool.run(Moonreel.executable, ["record", "--list"], environment: environment)
+        #expect(list.out.contains("pulse:moonreel_test.monitor  Monitor of Null Output"), "\(list.out)")
+        let output = Fixtures.scratchPath("pulse.mp4")
+        let result = try Tool.run(Moonreel.executable, ["record", "--video", "lavfi:testsrc2", "--audio", "pulse:moonreel_test.monitor",
+                                                        "--size", "320x240", "--rate", "30", "--duration", "4", "-o", output],
+                                  environment: environment)
+        #expect(result.status == 0, "\(result.err)")
+        try Self.checkRecording(output, seconds: 4, rate: 30)
+        let samples = try Tool.audioSamples(output)
+        #expect(abs(samples.toneFrequency(from: 48_000, to: 144_000, rate: 48_000) - 660) < 5)
+    }
+
+    /// Starts a PulseAudio server of this test's own (its files in a scratch folder) with a
+    /// null sink "moonreel_test"; returns the environment that reaches it. Daemonized: the
+    /// server closes every inherited descriptor, which Foundation's Process takes for its end.
+    static func startPulseAudio() throws -> [String: String] {
+        let folder = (Fixtures.scratchPath("pulse") as NSString).deletingLastPathComponent
+        let socket = folder + "/native"
+        try """
+            load-module module-null-sink sink_name=moonreel_test rate=48000 channels=2
+            load-module module-native-protocol-unix auth-anonymous=1 socket=\(socket)
+            """.write(toFile: folder + "/default.pa", atomically: true, encoding: .utf8)
+        let environment = ["PULSE_SERVER": "unix:" + socket, "PULSE_RUNTIME_PATH": folder + "/run",
+                           "PULSE_STATE_PATH": folder + "/state", "HOME": folder]
+        let started = try Tool.run("/usr/bin/pulseaudio", ["-n", "-F", folder + "/default.pa", "--daemonize=yes", "--exit-idle-time=-1"],
+                                   environment: environment, timeout: 30)
+        try #require(started.status == 0, "pulseaudio did not start: \(started.err)")
+        return environment
+    }
+
     // MARK: Device format lists (canned data: the code paths of real cameras and microphones)
 
     @Test func v4l2FormatListBecomesCaptureFormats() throws {

@@ -148,13 +148,16 @@ final class CaptureInput: @unchecked Sendable {
                     if stop.isCancelled { return }
                 }
                 let time = MediaTime(value: firstArrival - sessionStart, timescale: 1_000_000_000) + deviceTime
-                if let limit, time >= limit { return }
                 switch device.mediaType {
                 case .video:
+                    if let limit, time >= limit { return }
                     let converted = try scaler.convert(frame, width: output.video.width, height: output.video.height,
                                                        format: output.video.color.pixelFormat, outputColor: output.video.color)
                     hand(.video(converted, time: time), to: queue)
                 case .audio:
+                    // Sound is counted in samples: a device's timestamps (PulseAudio's follow
+                    // the wall clock less a varying latency) run ahead of what it delivered.
+                    if let limit, samplePosition >= limit.count(in: output.audio.sampleRate) { return }
                     let samples = try resampler.convert(frame)
                     let count = Int64(samples.first?.count ?? 0)
                     guard count > 0 else { continue }
