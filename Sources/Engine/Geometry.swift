@@ -4,49 +4,99 @@ import Glibc
 import Darwin
 #endif
 
-/// Pixel geometry. Origin top-left, y grows down (unlike Core Animation on macOS).
+/// A point in pixels, like `CGPoint`.
+///
+/// Which way y grows depends on the space the point lives in: render space (video
+/// compositions, snapshots, images) has its origin at the top-left with y down; layer
+/// geometry (`LayerProperties`) follows Core Animation, origin bottom-left and y up, unless
+/// an ancestor layer sets `isGeometryFlipped`.
 public struct Point: Sendable, Hashable {
-    public var x: Double, y: Double
+    /// Horizontal coordinate in pixels, growing to the right.
+    public var x: Double
+    /// Vertical coordinate in pixels; down or up as the enclosing space says (see the type).
+    public var y: Double
+    /// A point at (`x`, `y`) pixels.
     public init(x: Double, y: Double) { self.x = x; self.y = y }
+    /// The origin, (0, 0).
     public static let zero = Point(x: 0, y: 0)
 }
 
+/// A width and height in pixels, like `CGSize`. Sizes are not checked here; the engine
+/// rejects negative, non-finite or oversized ones where it uses them.
 public struct Size: Sendable, Hashable, CustomStringConvertible {
-    public var width: Double, height: Double
+    /// Horizontal extent in pixels.
+    public var width: Double
+    /// Vertical extent in pixels.
+    public var height: Double
+    /// A size of `width` × `height` pixels.
     public init(width: Double, height: Double) { self.width = width; self.height = height }
+    /// No width and no height.
     public static let zero = Size(width: 0, height: 0)
+    /// Whole pixels, for messages: "1920×1080".
     public var description: String { "\(Int(width.rounded()))×\(Int(height.rounded()))" }
 }
 
+/// A rectangle in pixels, like `CGRect`: an origin corner and a size. The origin is the
+/// corner with the smallest coordinates (top-left in render space, bottom-left in Core
+/// Animation's y-up layer space).
 public struct Rect: Sendable, Hashable {
+    /// The corner with the smallest x and y.
     public var origin: Point
+    /// Width and height in pixels (not normalised: a negative size stays negative).
     public var size: Size
+    /// A rectangle with its origin at (`x`, `y`) and the given size, all in pixels.
     public init(x: Double, y: Double, width: Double, height: Double) {
         origin = Point(x: x, y: y)
         size = Size(width: width, height: height)
     }
+    /// `origin.x`, the left edge.
     public var x: Double { origin.x }
+    /// `origin.y`, the edge with the smaller y.
     public var y: Double { origin.y }
+    /// `size.width`.
     public var width: Double { size.width }
+    /// `size.height`.
     public var height: Double { size.height }
+    /// The right edge: `x + width`.
     public var maxX: Double { origin.x + size.width }
+    /// The edge opposite the origin: `y + height`.
     public var maxY: Double { origin.y + size.height }
+    /// An empty rectangle at the origin.
     public static let zero = Rect(x: 0, y: 0, width: 0, height: 0)
 }
 
 /// A 2-D affine transform in Core Graphics' convention: a point (x, y) maps to
 /// (a·x + c·y + tx, b·x + d·y + ty).
+///
+/// Like `CGAffineTransform`. In layers a transform applies about the layer's anchor point;
+/// in video composition layer instructions it maps the track's pixels into render space.
 public struct AffineTransform: Sendable, Hashable, CustomStringConvertible {
-    public var a, b, c, d, tx, ty: Double
+    /// Scale and shear coefficient: x contributes `a·x` to the new x.
+    public var a: Double
+    /// Shear coefficient: x contributes `b·x` to the new y.
+    public var b: Double
+    /// Shear coefficient: y contributes `c·y` to the new x.
+    public var c: Double
+    /// Scale and shear coefficient: y contributes `d·y` to the new y.
+    public var d: Double
+    /// Horizontal translation in pixels, added last.
+    public var tx: Double
+    /// Vertical translation in pixels, added last.
+    public var ty: Double
 
+    /// A transform with the given coefficients (see the type for how they map a point).
     public init(a: Double, b: Double, c: Double, d: Double, tx: Double, ty: Double) {
         (self.a, self.b, self.c, self.d, self.tx, self.ty) = (a, b, c, d, tx, ty)
     }
 
+    /// The transform that leaves every point where it is.
     public static let identity = AffineTransform(a: 1, b: 0, c: 0, d: 1, tx: 0, ty: 0)
+    /// A move by `x`, `y` pixels (`CGAffineTransform(translationX:y:)`).
     public static func translation(_ x: Double, _ y: Double) -> AffineTransform {
         AffineTransform(a: 1, b: 0, c: 0, d: 1, tx: x, ty: y)
     }
+    /// A scale by factors `sx`, `sy` about the origin (`CGAffineTransform(scaleX:y:)`);
+    /// negative factors mirror.
     public static func scale(_ sx: Double, _ sy: Double) -> AffineTransform {
         AffineTransform(a: sx, b: 0, c: 0, d: sy, tx: 0, ty: 0)
     }
@@ -57,6 +107,7 @@ public struct AffineTransform: Sendable, Hashable, CustomStringConvertible {
         return AffineTransform(a: c, b: s, c: -s, d: c, tx: 0, ty: 0)
     }
 
+    /// True when all six coefficients equal the identity's exactly.
     public var isIdentity: Bool { self == .identity }
 
     /// `self` then `other` (CGAffineTransformConcat order).
@@ -65,12 +116,21 @@ public struct AffineTransform: Sendable, Hashable, CustomStringConvertible {
                         c: c * other.a + d * other.c, d: c * other.b + d * other.d,
                         tx: tx * other.a + ty * other.c + other.tx, ty: tx * other.b + ty * other.d + other.ty)
     }
+    /// A translation by `x`, `y` pixels applied before this transform, as
+    /// `CGAffineTransform.translatedBy(x:y:)`.
     public func translatedBy(_ x: Double, _ y: Double) -> AffineTransform { AffineTransform.translation(x, y).concatenating(self) }
+    /// A scale by `sx`, `sy` applied before this transform, as `CGAffineTransform.scaledBy(x:y:)`.
     public func scaledBy(_ sx: Double, _ sy: Double) -> AffineTransform { AffineTransform.scale(sx, sy).concatenating(self) }
+    /// A rotation by `radians` (positive clockwise on screen, see `rotation(_:)`) applied
+    /// before this transform, as `CGAffineTransform.rotated(by:)`.
     public func rotatedBy(_ radians: Double) -> AffineTransform { AffineTransform.rotation(radians).concatenating(self) }
 
+    /// `a·d − b·c`: the factor by which areas grow; 0 when the transform cannot be inverted,
+    /// negative when it mirrors.
     public var determinant: Double { a * d - b * c }
 
+    /// The transform that undoes this one, or nil when it has none (determinant zero or
+    /// not finite).
     public func inverted() -> AffineTransform? {
         let det = determinant
         guard det != 0, det.isFinite else { return nil }
@@ -78,6 +138,7 @@ public struct AffineTransform: Sendable, Hashable, CustomStringConvertible {
                                tx: (c * ty - d * tx) / det, ty: (b * tx - a * ty) / det)
     }
 
+    /// Where the transform takes `p`: (a·x + c·y + tx, b·x + d·y + ty).
     public func apply(_ p: Point) -> Point { Point(x: a * p.x + c * p.y + tx, y: b * p.x + d * p.y + ty) }
 
     /// Bounding box of `rect` after the transform.
@@ -89,17 +150,30 @@ public struct AffineTransform: Sendable, Hashable, CustomStringConvertible {
         return Rect(x: minX, y: minY, width: xs.max()! - minX, height: ys.max()! - minY)
     }
 
+    /// The six coefficients, for messages: "[a, b, c, d, tx, ty]".
     public var description: String { "[\(a), \(b), \(c), \(d), \(tx), \(ty)]" }
 }
 
-/// A straight-alpha RGBA color, components in 0…1.
+/// A straight-alpha (not premultiplied) RGBA color, like a `CGColor`, components
+/// in 0…1.
 public struct Color: Sendable, Hashable {
-    public var red, green, blue, alpha: Double
+    /// Red component, 0…1.
+    public var red: Double
+    /// Green component, 0…1.
+    public var green: Double
+    /// Blue component, 0…1.
+    public var blue: Double
+    /// Opacity, 0 (transparent) … 1 (opaque); the color components are not multiplied by it.
+    public var alpha: Double
+    /// A color from components in 0…1; opaque unless `alpha` says otherwise.
     public init(red: Double, green: Double, blue: Double, alpha: Double = 1) {
         (self.red, self.green, self.blue, self.alpha) = (red, green, blue, alpha)
     }
+    /// Fully transparent black.
     public static let clear = Color(red: 0, green: 0, blue: 0, alpha: 0)
+    /// Opaque black.
     public static let black = Color(red: 0, green: 0, blue: 0)
+    /// Opaque white.
     public static let white = Color(red: 1, green: 1, blue: 1)
 }
 
@@ -108,7 +182,7 @@ func shortNumber(_ value: Double) -> String {
     value.isFinite && value == value.rounded() && abs(value) < 1e15 ? "\(Int(value))" : "\(value)"
 }
 
-public extension String {
+package extension String {
     /// A value quoted in a message: at most `limit` characters (elided with "…"), with line
     /// breaks and control characters shown escaped, so a message stays one short line.
     func quotedForMessage(limit: Int = 60) -> String {

@@ -2,15 +2,20 @@
 /// timescales is exact (done over the least common multiple); seconds as `Double` exist
 /// only at the edges (`init(seconds:)`, `.seconds`).
 public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// The numerator: a count of `1/timescale`-second units (may be negative).
     public let value: Int64
+    /// Units per second (always > 0), like `CMTime.timescale`.
     public let timescale: Int32
 
+    /// Zero seconds.
     public static let zero = MediaTime(value: 0, timescale: 1)
     /// Timescale for times that arrive as seconds: a multiple of 600, 1000, 24000, 30000,
     /// 60000, 90000, 44100 and 48000, so frame times of every common rate (NTSC x/1001
     /// included) and sample times of common audio rates are exact (2^7·3^2·5^4·7^2).
     public static let defaultTimescale: Int32 = 35_280_000
 
+    /// `value / timescale` seconds, like `CMTime(value:timescale:)`. Traps unless
+    /// `timescale > 0`; for values from users use `checked(value:timescale:)`.
     public init(value: Int64, timescale: Int32) {
         precondition(timescale > 0, "MediaTime timescale must be positive")
         self.value = value
@@ -33,9 +38,13 @@ public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible
         self = MediaTime(value: Int64(scaled), timescale: timescale).reduced()
     }
 
+    /// The time in seconds as a `Double` (`CMTimeGetSeconds`), for display and for edges
+    /// that need floating point; may round.
     public var seconds: Double { Double(value) / Double(timescale) }
+    /// True for times before zero.
     public var isNegative: Bool { value < 0 }
 
+    /// Seconds, for messages: "2 s", or "0.5005 s (1001/2000)" when not whole.
     public var description: String {
         let s = seconds
         return value % Int64(timescale) == 0 ? "\(value / Int64(timescale)) s" : "\(s) s (\(value)/\(timescale))"
@@ -75,7 +84,16 @@ public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible
         Int64(Swift.min(Swift.max(value, -Int128(limitValue)), Int128(limitValue)))
     }
 
-    public enum Rounding: Sendable { case down, up, nearest }
+    /// How `converted(to:rounding:)` and `count(in:rounding:)` round a time that falls
+    /// between two units of the new timescale.
+    public enum Rounding: Sendable {
+        /// Toward negative infinity (floor).
+        case down
+        /// Toward positive infinity (ceiling).
+        case up
+        /// To the nearest unit; halves round away from zero.
+        case nearest
+    }
 
     /// Value counted in units of `1/scale` s (e.g. an FFmpeg stream time base or a sample rate).
     public func count(in scale: Int32, rounding: Rounding = .nearest) -> Int64 {
@@ -97,16 +115,19 @@ public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible
         return (a.converted(to: scale).value, b.converted(to: scale).value, scale)
     }
 
+    /// The exact sum, on a common timescale of both (clamped to ±`limitValue`, never trapping).
     public static func + (a: MediaTime, b: MediaTime) -> MediaTime {
         let (x, y, scale) = common(a, b)
         return MediaTime(value: clamped(Int128(x) + Int128(y)), timescale: scale)
     }
 
+    /// The exact difference, on a common timescale of both (clamped to ±`limitValue`).
     public static func - (a: MediaTime, b: MediaTime) -> MediaTime {
         let (x, y, scale) = common(a, b)
         return MediaTime(value: clamped(Int128(x) - Int128(y)), timescale: scale)
     }
 
+    /// The time negated, in the same timescale.
     public static prefix func - (a: MediaTime) -> MediaTime { MediaTime(value: clamped(-Int128(a.value)), timescale: a.timescale) }
 
     /// `self * count`, e.g. frame `k` of a frame duration (clamped, never trapping).
@@ -157,6 +178,7 @@ public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible
         return x >= 0 ? (x + y - 1) / y : -((-x) / y)
     }
 
+    /// Compares the times exactly, whatever their timescales (`CMTimeCompare`).
     public static func < (a: MediaTime, b: MediaTime) -> Bool {
         // Cross-multiplication in 128 bits: exact for any pair.
         let left = a.value.multipliedFullWidth(by: Int64(b.timescale))
@@ -164,17 +186,21 @@ public struct MediaTime: Sendable, Hashable, Comparable, CustomStringConvertible
         return (left.high, left.low) < (right.high, right.low)
     }
 
+    /// Equal when they are the same number of seconds, whatever their timescales: 1/2 == 30/60.
     public static func == (a: MediaTime, b: MediaTime) -> Bool {
         Int64(a.value).multipliedFullWidth(by: Int64(b.timescale)) == Int64(b.value).multipliedFullWidth(by: Int64(a.timescale))
     }
 
+    /// Hashes the reduced fraction, so equal times in different timescales hash alike.
     public func hash(into hasher: inout Hasher) {
         let r = reduced()
         hasher.combine(r.value)
         hasher.combine(r.timescale)
     }
 
+    /// The later of two times (`CMTimeMaximum`); `a` when they are equal.
     public static func max(_ a: MediaTime, _ b: MediaTime) -> MediaTime { a < b ? b : a }
+    /// The earlier of two times (`CMTimeMinimum`); `a` when they are equal.
     public static func min(_ a: MediaTime, _ b: MediaTime) -> MediaTime { a < b ? a : b }
 }
 
@@ -192,30 +218,41 @@ func gcd(_ a: Int64, _ b: Int64) -> Int64 {
 
 /// A half-open time range `[start, start + duration)`, like `CMTimeRange`.
 public struct TimeRange: Sendable, Hashable, CustomStringConvertible {
+    /// The first time in the range.
     public var start: MediaTime
+    /// The length; the range is empty when it is zero or negative.
     public var duration: MediaTime
 
+    /// The range from `start` lasting `duration` (`CMTimeRange(start:duration:)`).
     public init(start: MediaTime, duration: MediaTime) {
         self.start = start
         self.duration = duration
     }
 
+    /// The range from `start` up to, not including, `end` (`CMTimeRangeFromTimeToTime`);
+    /// `end` before `start` gives a negative duration, that is an empty range.
     public init(from start: MediaTime, to end: MediaTime) {
         self.start = start
         self.duration = end - start
     }
 
+    /// The first time after the range: `start + duration` (excluded from the range).
     public var end: MediaTime { start + duration }
+    /// True when the duration is zero or negative.
     public var isEmpty: Bool { duration.value <= 0 }
 
+    /// True when `start <= time < end`.
     public func contains(_ time: MediaTime) -> Bool { time >= start && time < end }
+    /// True when `other` lies wholly inside this range (its end may equal this end).
     public func contains(_ other: TimeRange) -> Bool { other.start >= start && other.end <= end }
 
+    /// The part both ranges share, or nil when they do not overlap (touching ends do not).
     public func intersection(_ other: TimeRange) -> TimeRange? {
         let s = MediaTime.max(start, other.start)
         let e = MediaTime.min(end, other.end)
         return s < e ? TimeRange(from: s, to: e) : nil
     }
 
+    /// Seconds, for messages: "[1.0…2.5) s".
     public var description: String { "[\(start.seconds)…\(end.seconds)) s" }
 }

@@ -1,19 +1,47 @@
-/// The layer properties an animation can drive, named as in Core Animation.
+/// The layer properties an animation can drive, named as in Core Animation (the `keyPath`
+/// of a `CABasicAnimation` or `CAKeyframeAnimation`). `rawValue` and `init(named:)` convert
+/// to and from Core Animation's names; `valueKind` says which `AnimatableValue` each takes.
 public enum AnimatableKeyPath: Sendable, Hashable {
-    case opacity, position, bounds, transform
+    /// "opacity": `LayerProperties.opacity`, a number (0 transparent … 1 opaque).
+    case opacity
+    /// "position": `LayerProperties.position`, a point in the superlayer's coordinates.
+    case position
+    /// "bounds": `LayerProperties.bounds`, a rect.
+    case bounds
+    /// "transform": the whole `LayerProperties.transform`, interpolated as scale, shear,
+    /// rotation and translation (so halfway between two rotations is a rotation).
+    case transform
+    /// "transform.scale": both scale factors of the transform, a number (1 = natural size).
     case transformScale
+    /// "transform.scale.x": the horizontal scale factor of the transform, a number.
     case transformScaleX
+    /// "transform.scale.y": the vertical scale factor of the transform, a number.
     case transformScaleY
     /// Rotation about z in radians (also accepted as "transform.rotation.z").
     case transformRotation
+    /// "transform.translation.x": the transform's horizontal translation in pixels.
     case transformTranslationX
+    /// "transform.translation.y": the transform's vertical translation in pixels.
     case transformTranslationY
-    case backgroundColor, borderColor, borderWidth, cornerRadius
+    /// "backgroundColor": the colour filling the layer's bounds.
+    case backgroundColor
+    /// "borderColor": the colour of the border drawn inside the bounds.
+    case borderColor
+    /// "borderWidth": the border's width in pixels, a number.
+    case borderWidth
+    /// "cornerRadius": the radius in pixels that rounds the background, border and (with
+    /// `masksToBounds`) the contents, a number.
+    case cornerRadius
     /// Also accepted as "hidden", Core Animation's name.
     case isHidden
+    /// "contents": the layer's image (`ImageSource`); switches at key times, never blends.
     case contents
-    // Text layers only.
-    case string, foregroundColor, shadowOpacity
+    /// "string": a text layer's text; switches at key times. Text layers only.
+    case string
+    /// "foregroundColor": a text layer's text colour. Text layers only.
+    case foregroundColor
+    /// "shadowOpacity": a text layer's shadow opacity, 0…1. Text layers only.
+    case shadowOpacity
     /// Karaoke: how many leading scalars of the string are highlighted (see `TextStyle`).
     case highlightedScalars
     /// `filters.NAME.PARAMETER`: a number parameter of the layer's filter called NAME (its
@@ -60,6 +88,8 @@ public enum AnimatableKeyPath: Sendable, Hashable {
         throw AnimationError("unknown keyPath \(name.quotedForMessage()) (animatable: \(names), filters.NAME.PARAMETER)")
     }
 
+    /// The kind of value the property takes; animation values must be of this kind
+    /// (animations check it when built and throw `AnimationError` otherwise).
     public var valueKind: AnimatableValue.Kind {
         switch self {
         case .opacity, .transformScale, .transformScaleX, .transformScaleY, .transformRotation,
@@ -75,6 +105,9 @@ public enum AnimatableKeyPath: Sendable, Hashable {
         }
     }
 
+    /// True for the properties only `TextLayer`s have (`string`, `foregroundColor`,
+    /// `shadowOpacity`, `highlightedScalars`); `Layer.addAnimation(_:forKey:)` refuses them
+    /// on other layers.
     public var isTextOnly: Bool {
         self == .string || self == .foregroundColor || self == .shadowOpacity || self == .highlightedScalars
     }

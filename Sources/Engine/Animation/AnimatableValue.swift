@@ -4,24 +4,56 @@ import Glibc
 import Darwin
 #endif
 
-/// A value an animation can give a layer property.
+/// A value an animation can give a layer property: what Core Animation's `fromValue`,
+/// `toValue` and `values` hold as `id`, typed. Its kind must match the key path's
+/// `AnimatableKeyPath.valueKind`. Numbers, points, sizes, rects, colours and transforms
+/// are interpolated; strings, booleans and images switch from one value to the next.
 public enum AnimatableValue: Sendable, Hashable {
+    /// A number: opacity, a scale factor, an angle in radians, a length in pixels.
     case number(Double)
+    /// A point in pixels (a layer's `position`).
     case point(Point)
+    /// A size in pixels.
     case size(Size)
+    /// A rectangle in pixels (a layer's `bounds`).
     case rect(Rect)
+    /// A colour, interpolated component by component (straight alpha).
     case color(Color)
+    /// An affine transform, interpolated as scale, shear, rotation and translation.
     case transform(AffineTransform)
+    /// A text layer's text.
     case string(String)
+    /// A flag (`isHidden`).
     case bool(Bool)
+    /// A layer's contents image.
     case image(ImageSource)
 
+    /// The kind of an `AnimatableValue`, without its payload: what a key path accepts.
+    /// The raw value is the lower-case name used in messages ("number", "point", …).
     public enum Kind: String, Sendable, CaseIterable {
-        case number, point, size, rect, color, transform, string, bool, image
+        /// A `Double`.
+        case number
+        /// A `Point`.
+        case point
+        /// A `Size`.
+        case size
+        /// A `Rect`.
+        case rect
+        /// A `Color`.
+        case color
+        /// An `AffineTransform`.
+        case transform
+        /// A `String` (discrete).
+        case string
+        /// A `Bool` (discrete).
+        case bool
+        /// An `ImageSource` (discrete).
+        case image
         /// Strings, booleans and images jump from one value to the next.
         public var isDiscrete: Bool { self == .string || self == .bool || self == .image }
     }
 
+    /// Which case this value is.
     public var kind: Kind {
         switch self {
         case .number: .number

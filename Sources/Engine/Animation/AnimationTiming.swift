@@ -2,14 +2,29 @@
 /// forwards fill shows only while the animation stays on its layer after completing
 /// (`AnimationTiming.isRemovedOnCompletion` false), as in Core Animation.
 public enum FillMode: String, Sendable, Hashable, CaseIterable {
-    case removed, forwards, backwards, both
+    /// No fill: outside its active time the animation has no effect (the default).
+    case removed
+    /// After the active time the last value stays (if not removed on completion).
+    case forwards
+    /// Before `beginTime` the first value already shows.
+    case backwards
+    /// Both `forwards` and `backwards`.
+    case both
+    /// True for `backwards` and `both`: the first value shows before `beginTime`.
     public var fillsBackwards: Bool { self == .backwards || self == .both }
+    /// True for `forwards` and `both`: the last value holds after the active time.
     public var fillsForwards: Bool { self == .forwards || self == .both }
 }
 
 /// When an animation runs, as `CAMediaTiming`. Times are in composition time:
 /// `beginTime = 0` is the composition's start (AVFoundation's epsilon trick is not needed).
+///
+/// The values are checked when an animation is built (`BasicAnimation`,
+/// `KeyframeAnimation`), which throws `AnimationError` for a non-positive duration, a
+/// speed outside `speedRange`, a negative repeat count, both `repeatCount` and
+/// `repeatDuration` set, or times beyond `maxActiveSeconds`.
 public struct AnimationTiming: Sendable, Hashable {
+    /// When the animation starts, in composition time (0 = the composition's start).
     public var beginTime: MediaTime
     /// One pass through the keyframes (Core Animation's default is 0.25 s).
     public var duration: MediaTime
@@ -22,7 +37,10 @@ public struct AnimationTiming: Sendable, Hashable {
     public var repeatCount: Double
     /// Alternative to `repeatCount`: how long to repeat, in local time.
     public var repeatDuration: MediaTime?
+    /// Each pass plays forwards then backwards (`CAMediaTiming.autoreverses`), so a cycle
+    /// lasts twice `duration`.
     public var autoreverses: Bool
+    /// What shows before and after the active time (default `.removed`: nothing).
     public var fillMode: FillMode
     /// Core Animation's default: the animation is taken off its layer when it completes,
     /// so the layer shows its model value again whatever the fill mode. Apple's guidance for
@@ -34,8 +52,12 @@ public struct AnimationTiming: Sendable, Hashable {
     /// Limit on how long an animation can run before repeating for ever, which keeps
     /// exact time arithmetic far from overflow.
     public static let maxActiveSeconds = 1e9
+    /// The speeds accepted: 0.001…1000 (Core Animation's 0, a paused animation, is not).
     public static let speedRange = 1e-3...1e3
 
+    /// Timing with Core Animation's defaults: begins at 0, lasts 0.25 s, speed 1, one
+    /// pass, no fill, removed on completion, linear pacing. Checked when an animation is
+    /// built with it, not here.
     public init(beginTime: MediaTime = .zero, duration: MediaTime = MediaTime(value: 1, timescale: 4),
                 speed: Double = 1, timeOffset: MediaTime = .zero, repeatCount: Double = 0,
                 repeatDuration: MediaTime? = nil, autoreverses: Bool = false,

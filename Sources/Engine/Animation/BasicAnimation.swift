@@ -4,16 +4,26 @@
 /// property's current value, to alone comes from it, by alone adds to it. For transforms,
 /// "+ by" means "then by" (concatenation). Strings, booleans and images switch at halfway.
 public struct BasicAnimation: Sendable {
+    /// The property animated.
     public let keyPath: AnimatableKeyPath
+    /// The start value; nil: derived from `toValue` and `byValue`, or the property's value.
     public let fromValue: AnimatableValue?
+    /// The end value; nil: derived from `fromValue` and `byValue`, or the property's value.
     public let toValue: AnimatableValue?
+    /// The change from start to end (see the type for how it combines with the others).
     public let byValue: AnimatableValue?
+    /// When the animation runs, repeats and fills.
     public let timing: AnimationTiming
 
     /// The fixed start and end, where they do not depend on the current value.
     private let start: AnimatableValue?
     private let end: AnimatableValue?
 
+    /// Builds and checks the animation.
+    /// - Throws: `AnimationError` when a value's kind does not suit `keyPath`, when all
+    ///   three values are set, when `byValue` is given for a discrete property (string,
+    ///   boolean, image), when `byValue` is a transform that cannot be inverted (with
+    ///   `toValue` alone), or when `timing` is invalid (see `AnimationTiming`).
     public init(keyPath: AnimatableKeyPath, fromValue: AnimatableValue? = nil, toValue: AnimatableValue? = nil,
                 byValue: AnimatableValue? = nil, timing: AnimationTiming = AnimationTiming()) throws {
         for (name, value) in [("fromValue", fromValue), ("toValue", toValue), ("byValue", byValue)] {
@@ -65,11 +75,15 @@ public struct BasicAnimation: Sendable {
     }
 }
 
-/// An animation attached to a layer.
+/// An animation attached to a layer with `Layer.addAnimation(_:forKey:)`: a keyframe or a
+/// basic animation (Core Animation's `CAPropertyAnimation` subclasses).
 public enum LayerAnimation: Sendable {
+    /// A `CAKeyframeAnimation`-like animation through a list of values.
     case keyframe(KeyframeAnimation)
+    /// A `CABasicAnimation`-like animation from one value to another.
     case basic(BasicAnimation)
 
+    /// The property the animation drives.
     public var keyPath: AnimatableKeyPath {
         switch self {
         case .keyframe(let a): a.keyPath
@@ -77,6 +91,7 @@ public enum LayerAnimation: Sendable {
         }
     }
 
+    /// When the animation runs, repeats and fills.
     public var timing: AnimationTiming {
         switch self {
         case .keyframe(let a): a.timing

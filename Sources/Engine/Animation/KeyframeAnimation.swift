@@ -19,16 +19,29 @@ public enum CalculationMode: String, Sendable, Hashable, CaseIterable {
 /// A property animated through a list of values (`CAKeyframeAnimation`). Evaluation is a
 /// pure function of time; everything that does not depend on time is computed on creation.
 public struct KeyframeAnimation: Sendable {
+    /// The property animated.
     public let keyPath: AnimatableKeyPath
+    /// The keyframe values, at least one, all of the key path's kind.
     public let values: [AnimatableValue]
     /// The key times in effect: given, spread evenly, or from the distances (paced modes).
     /// In discrete mode there may be one more than values: the end of the last value.
     public let keyTimes: [Double]
+    /// How values are interpolated; `.discrete` whatever was asked when the property's
+    /// values are discrete (strings, booleans, images).
     public let calculationMode: CalculationMode
+    /// Easing per segment (one fewer than values), or empty for linear segments; ignored
+    /// by the paced modes.
     public let timingFunctions: [TimingFunction]
+    /// Kochanek–Bartels tension per value for the cubic modes (empty: all 0; positive
+    /// tightens the curve toward straight lines).
     public let tensionValues: [Double]
+    /// Kochanek–Bartels continuity per value for the cubic modes (empty: all 0; non-zero
+    /// makes a corner at the value).
     public let continuityValues: [Double]
+    /// Kochanek–Bartels bias per value for the cubic modes (empty: all 0; positive leans
+    /// the curve toward the segment before the value, negative toward the one after).
     public let biasValues: [Double]
+    /// When the animation runs, repeats and fills.
     public let timing: AnimationTiming
 
     /// The most values an animation may have; front ends check a list's length against it

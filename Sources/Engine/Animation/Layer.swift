@@ -1,27 +1,39 @@
 /// A node of the overlay tree, as `CALayer`: model values (`properties`, also readable and
 /// writable directly: `layer.opacity = 0.5`), sublayers in drawing order, and animations
-/// by key. Lives on one thread (the script's); freeze it into a `LayerTimeline` to render.
+/// by key. Lives on one thread (the script's). To show a tree over video, make it the
+/// `parentLayer` of a video composition's animation tool; the export freezes it then, so
+/// later changes do not affect an export already started.
 @dynamicMemberLookup
 public class Layer {
+    /// The layer's model values (geometry, colours, contents, filters), also reachable as
+    /// members of the layer itself.
     public var properties: LayerProperties
     /// Drawing order: first drawn first; `zPosition` reorders siblings (stably) when frozen.
     public private(set) var sublayers: [Layer] = []
+    /// The layer this one is a sublayer of; nil for a root. Held weakly: a tree is kept
+    /// alive from its root.
     public private(set) weak var superlayer: Layer?
     /// Animations in the order added; later ones override earlier ones on the same property.
     public private(set) var animations: [(key: String?, animation: LayerAnimation)] = []
 
     /// Limits checked before a tree grows, so a runaway script fails with a clear error.
+    /// The most layers one tree may hold (100 000).
     public static let maxLayersPerTree = 100_000
+    /// The most levels from a root to its deepest layer (1 000).
     public static let maxTreeDepth = 1_000
+    /// The most animations one layer may hold (10 000).
     public static let maxAnimationsPerLayer = 10_000
 
     /// Number of layers in this layer's subtree, itself included.
     private(set) var subtreeCount = 1
 
+    /// A layer with the given model values (by default Core Animation's: empty bounds at
+    /// the origin, opaque, nothing drawn), no sublayers and no animations.
     public init(properties: LayerProperties = LayerProperties()) {
         self.properties = properties
     }
 
+    /// Reads and writes `properties` members on the layer itself: `layer.opacity = 0.5`.
     public subscript<Value>(dynamicMember keyPath: WritableKeyPath<LayerProperties, Value>) -> Value {
         get { properties[keyPath: keyPath] }
         set { properties[keyPath: keyPath] = newValue }
@@ -32,12 +44,18 @@ public class Layer {
 
     // MARK: Tree
 
+    /// Adds `layer` on top of the sublayers (`CALayer.addSublayer`), taking it from its
+    /// current superlayer; adding a sublayer again moves it to the top.
+    /// - Throws: `LayerError` when `layer` is this layer or one of its ancestors (a cycle),
+    ///   or when the tree would exceed `maxLayersPerTree` or `maxTreeDepth`.
     public func addSublayer(_ layer: Layer) throws {
         try insertSublayer(layer, at: sublayers.count - (layer.superlayer === self ? 1 : 0))
     }
 
     /// Inserts `layer` at `index` of `sublayers` (counted without `layer` itself if it is
     /// already a sublayer here), taking it from its current superlayer.
+    /// - Throws: `LayerError` for a cycle, an index outside `0…sublayers.count`, or a tree
+    ///   that would exceed `maxLayersPerTree` or `maxTreeDepth`.
     public func insertSublayer(_ layer: Layer, at index: Int) throws {
         var ancestor: Layer? = self
         var depth = 0
@@ -64,11 +82,13 @@ public class Layer {
     }
 
     /// Replaces all sublayers (the `sublayers` property of the scripting API).
+    /// - Throws: `LayerError` as `addSublayer(_:)`; the layers before the one refused stay added.
     public func setSublayers(_ layers: [Layer]) throws {
         for layer in sublayers { layer.removeFromSuperlayer() }
         for layer in layers { try addSublayer(layer) }
     }
 
+    /// Detaches the layer (and its subtree) from its superlayer; nothing happens for a root.
     public func removeFromSuperlayer() {
         guard let parent = superlayer else { return }
         parent.sublayers.removeAll { $0 === self }
@@ -104,6 +124,13 @@ public class Layer {
     // MARK: Animations
 
     /// Adds an animation; one with the same key is replaced (and the new one goes last).
+    /// A nil key never replaces anything (`CALayer.add(_:forKey:)`). As in Core Animation,
+    /// `properties` keep their model values; the animation changes only what is drawn, at
+    /// composition times (see `AnimationTiming`).
+    /// - Throws: `LayerError` when the key path is for text layers only and this is not a
+    ///   `TextLayer`, when it names a filter parameter the layer's filters do not have or
+    ///   a value is out of that parameter's range, or when the layer already holds
+    ///   `maxAnimationsPerLayer` animations.
     public func addAnimation(_ animation: LayerAnimation, forKey key: String?) throws {
         if animation.keyPath.isTextOnly, textStyle == nil {
             throw LayerError("keyPath \(animation.keyPath.rawValue) applies to text layers only")
@@ -126,25 +153,29 @@ public class Layer {
         animations.append((key, animation))
     }
 
+    /// Removes the animation added under `key`, if any (`CALayer.removeAnimation(forKey:)`).
     public func removeAnimation(forKey key: String) {
         animations.removeAll { $0.key == key }
     }
 
+    /// Removes every animation, keyed or not.
     public func removeAllAnimations() {
         animations.removeAll()
     }
 
+    /// The animation added under `key`; nil when there is none.
     public func animation(forKey key: String) -> LayerAnimation? {
         animations.first { $0.key == key }?.animation
     }
 
+    /// The keys of the keyed animations, in the order added (`CALayer.animationKeys()`).
     public var animationKeys: [String] { animations.compactMap(\.key) }
 
     // MARK: Rendering
 
     /// The tree from this layer resolved at `t`; nil if this layer is hidden or fully
     /// transparent then. Freezes the tree each call: renderers keep a `LayerTimeline`.
-    public func snapshot(at t: MediaTime) -> LayerSnapshot? {
+    package func snapshot(at t: MediaTime) -> LayerSnapshot? {
         LayerTimeline(root: self).snapshot(at: t)
     }
 }
@@ -153,13 +184,17 @@ public class Layer {
 /// and write directly too: `layer.fontSize = 48`, `layer.string = "…"`.
 @dynamicMemberLookup
 public final class TextLayer: Layer {
+    /// The text and how it is drawn: font, colours, alignment, wrapping, outline, shadow.
     public var style: TextStyle
 
+    /// A text layer with the given style (by default an empty string in the default
+    /// font) and model values.
     public init(style: TextStyle = TextStyle(string: ""), properties: LayerProperties = LayerProperties()) {
         self.style = style
         super.init(properties: properties)
     }
 
+    /// Reads and writes `style` members on the layer itself: `layer.fontSize = 48`.
     public subscript<Value>(dynamicMember keyPath: WritableKeyPath<TextStyle, Value>) -> Value {
         get { style[keyPath: keyPath] }
         set { style[keyPath: keyPath] = newValue }

@@ -1,6 +1,6 @@
 /// The model values of a layer, as in `CALayer`. Geometry is Core Animation's: pixels with
 /// the origin at the bottom-left and y up, unless an ancestor sets `isGeometryFlipped`
-/// (see `LayerTimeline`). `frame` is derived from `bounds`, `position`, `anchorPoint` and
+/// (see that property). `frame` is derived from `bounds`, `position`, `anchorPoint` and
 /// `transform`, as in Core Animation: setting it sets the bounds' size and the position.
 public struct LayerProperties: Sendable, Hashable {
     /// The layer's own coordinate space; its origin shifts the sublayers (as in CALayer).
@@ -12,15 +12,31 @@ public struct LayerProperties: Sendable, Hashable {
     public var anchorPoint = Point(x: 0.5, y: 0.5)
     /// Drawing order among siblings: higher draws later (on top); ties keep insertion order.
     public var zPosition: Double = 0
+    /// 0 (transparent) … 1 (opaque), applied to the layer and its sublayers as a group;
+    /// values above 1 draw as 1. A layer at 0 is skipped with its sublayers.
     public var opacity: Double = 1
+    /// Applied about the anchor point, after the layer is placed by `position` (as
+    /// `CALayer.affineTransform()`); rotation angles are in radians.
     public var transform: AffineTransform = .identity
+    /// When true the layer and its sublayers are not drawn (`CALayer.isHidden`).
     public var isHidden = false
+    /// Fills the bounds (rounded by `cornerRadius`) under the contents; clear by default.
     public var backgroundColor: Color = .clear
+    /// Radius in pixels of the rounded corners of the background, the border and, with
+    /// `masksToBounds`, the clip; at most half the shorter side. 0: square corners.
     public var cornerRadius: Double = 0
+    /// Width in pixels of the border drawn inside the bounds, over the sublayers; 0: none.
     public var borderWidth: Double = 0
+    /// Colour of the border (black by default; it shows only with a `borderWidth`).
     public var borderColor: Color = .black
+    /// When true, contents and sublayers are clipped to the bounds (with rounded corners
+    /// when `cornerRadius` is set), as `CALayer.masksToBounds`.
     public var masksToBounds = false
+    /// The image drawn in the bounds, placed by `contentsGravity`; nil: none. Ignored on
+    /// the video layer, which shows the video frame instead.
     public var contents: ImageSource? = nil
+    /// How `contents` (or the video frame, on the video layer) is fitted into the bounds;
+    /// `.resize` (stretch to fill) by default.
     public var contentsGravity: ContentsGravity = .resize
     /// The layer the composed video frame is drawn into (`animationTool.videoLayer`).
     public var isVideoLayer = false
@@ -31,6 +47,8 @@ public struct LayerProperties: Sendable, Hashable {
     /// CALayer.filters); radii in render-size pixels.
     public var filters: [Filter] = []
 
+    /// Core Animation's defaults: empty bounds at the origin, anchor at the centre, opaque,
+    /// visible, no background, border, contents or filters.
     public init() {}
 
     /// The bounds placed in the superlayer, before the transform.

@@ -2,7 +2,7 @@
 /// knows, for every layer, when it can be visible, so that `snapshot(at:)` touches only
 /// the layers that can be visible at that time — O(log n + active) however many lyric
 /// lines wait for their turn — and that tells when nothing changes (`isStatic(over:)`).
-public struct LayerTimeline: Sendable {
+package struct LayerTimeline: Sendable {
     struct FrozenLayer: Sendable {
         var model: ResolvedLayer
         var animations: [LayerAnimation]
@@ -42,12 +42,13 @@ public struct LayerTimeline: Sendable {
     private let changes: [Span]
     private let latestChangeEnd: [TimelineBound]
 
-    public var layerCount: Int { layers.count }
+    /// Number of layers frozen, the root included.
+    package var layerCount: Int { layers.count }
 
     /// Freezes the tree under `root`, which is placed in a space `canvasHeight` high (the
     /// render size's height, as the animation tool's parent layer is); without one, the
     /// root itself is taken as the canvas.
-    public init(root: Layer, canvasHeight: Double? = nil) {
+    package init(root: Layer, canvasHeight: Double? = nil) {
         self.canvasHeight = canvasHeight
         var frozen: [FrozenLayer] = []
         var pending: [(layer: Layer, parent: Int)] = [(root, -1)]
@@ -86,7 +87,7 @@ public struct LayerTimeline: Sendable {
 
     /// The tree resolved at `t`; nil if the root is hidden or fully transparent then.
     /// Hidden and fully transparent layers are left out with their sublayers.
-    public func snapshot(at t: MediaTime) -> LayerSnapshot? {
+    package func snapshot(at t: MediaTime) -> LayerSnapshot? {
         var open: [(index: Int, snapshot: LayerSnapshot, sublayerSpace: LayerContainer)] = []
         var skipBelow = 0
         func closeTop() {
@@ -120,7 +121,7 @@ public struct LayerTimeline: Sendable {
 
     /// True when the picture of the tree is the same at every time in `range` (nothing
     /// visible animates or switches inside it), so a renderer can reuse its last drawing.
-    public func isStatic(over range: TimeRange) -> Bool {
+    package func isStatic(over range: TimeRange) -> Bool {
         guard !range.isEmpty else { return true }
         let (start, end) = (TimelineBound.at(range.start), TimelineBound.at(range.end))
         // Changes that begin before the range ends: does any of them reach into it?

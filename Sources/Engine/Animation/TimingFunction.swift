@@ -1,10 +1,18 @@
 /// A cubic Bézier easing curve from (0, 0) to (1, 1), like `CAMediaTimingFunction`: it maps
 /// the fraction of elapsed time `x` to the fraction of progress `y`.
 public struct TimingFunction: Sendable, Hashable {
-    public let x1: Double, y1: Double, x2: Double, y2: Double
+    /// Time coordinate of the first control point, 0…1.
+    public let x1: Double
+    /// Progress coordinate of the first control point (may leave 0…1 for overshoot).
+    public let y1: Double
+    /// Time coordinate of the second control point, 0…1.
+    public let x2: Double
+    /// Progress coordinate of the second control point (may leave 0…1 for overshoot).
+    public let y2: Double
 
     /// Control points as in `CAMediaTimingFunction(controlPoints:)`. The x coordinates must
     /// lie in 0…1 so that the curve is a function of time; y may overshoot (a bounce).
+    /// - Throws: `AnimationError` when a coordinate is not finite or an x lies outside 0…1.
     public init(controlPoints x1: Double, _ y1: Double, _ x2: Double, _ y2: Double) throws {
         guard [x1, y1, x2, y2].allSatisfy(\.isFinite) else {
             throw AnimationError("timing function control points must be finite numbers")
@@ -20,12 +28,19 @@ public struct TimingFunction: Sendable, Hashable {
     }
 
     // Core Animation's named functions, with Apple's control points.
+    /// Constant speed (`CAMediaTimingFunctionName.linear`): (0, 0, 1, 1).
     public static let linear = TimingFunction(0, 0, 1, 1)
+    /// Starts slowly, then speeds up (`.easeIn`): (0.42, 0, 1, 1).
     public static let easeIn = TimingFunction(0.42, 0, 1, 1)
+    /// Starts fast, then slows down (`.easeOut`): (0, 0, 0.58, 1).
     public static let easeOut = TimingFunction(0, 0, 0.58, 1)
+    /// Slow at both ends (`.easeInEaseOut`): (0.42, 0, 0.58, 1).
     public static let easeInEaseOut = TimingFunction(0.42, 0, 0.58, 1)
+    /// Core Animation's default curve (`.default`), a gentle ease: (0.25, 0.1, 0.25, 1).
     public static let `default` = TimingFunction(0.25, 0.1, 0.25, 1)
 
+    /// The named functions with the names `init(named:)` accepts ("linear", "easeIn",
+    /// "easeOut", "easeInEaseOut", "default"), in that order.
     public static let namedFunctions: [(name: String, function: TimingFunction)] = [
         ("linear", .linear), ("easeIn", .easeIn), ("easeOut", .easeOut),
         ("easeInEaseOut", .easeInEaseOut), ("default", .default),
@@ -40,6 +55,8 @@ public struct TimingFunction: Sendable, Hashable {
         self = match.function
     }
 
+    /// True when the curve is the straight line (each control point on the diagonal), so
+    /// progress equals elapsed time.
     public var isLinear: Bool { x1 == y1 && x2 == y2 }
 
     /// Progress at time fraction `x` (clamped to 0…1).

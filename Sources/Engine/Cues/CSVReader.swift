@@ -1,6 +1,9 @@
 /// A CSV file read with its header: `rows[i][name]` is the field of column `name`.
 public struct CSVTable: Sendable, Hashable {
+    /// The column names from the first record, trimmed of white space, each unique.
     public let header: [String]
+    /// One dictionary per record after the header, from column name to field (fields are
+    /// not trimmed; quotes are removed).
     public let rows: [[String: String]]
     /// The file line on which each row starts (rows may span lines inside quotes).
     public let rowLines: [Int]
@@ -11,6 +14,10 @@ public struct CSVTable: Sendable, Hashable {
 /// Empty lines are skipped. Written here rather than taken from SwiftCSV, which needs
 /// Foundation (startup time).
 public enum CSVReader {
+    /// Reads and parses the CSV file at `path` (at most 64 MB).
+    /// - Throws: `TimedTextError` with file and line when the file cannot be read, is not
+    ///   UTF-8, is empty, names a column twice, has a row with the wrong number of fields,
+    ///   or has a malformed quoted field.
     public static func read(path: String) throws -> CSVTable {
         try parse(TextFile.read(path), fileName: path)
     }
@@ -20,6 +27,8 @@ public enum CSVReader {
         try parse(TextFile.decode(bytes, fileName: fileName), fileName: fileName)
     }
 
+    /// Parses CSV text already decoded; `fileName` names it in errors.
+    /// - Throws: `TimedTextError` as `read(path:)`.
     public static func parse(_ text: String, fileName: String) throws -> CSVTable {
         let records = try records(in: TextFile.withoutByteOrderMark(text), fileName: fileName)
         guard let headerRecord = records.first else { throw TimedTextError(file: fileName, line: 1, "is empty: a header row is needed") }

@@ -1,7 +1,12 @@
 /// One timed line of text (a lyric line, a subtitle): shown over `[start, end)`.
+/// Readers produce them with `end >= start`; the engine does not enforce it on cues made
+/// by hand.
 public struct Cue: Sendable, Hashable {
+    /// The text shown, without markup or surrounding white space; may hold line breaks.
     public var text: String
+    /// When the cue appears, on the file's timeline.
     public var start: MediaTime
+    /// When the cue disappears (excluded).
     public var end: MediaTime
     /// Word (or syllable) timings when the source has them (enhanced LRC, WebVTT
     /// timestamps); each names the Unicode scalars of `text` it covers, for karaoke.
@@ -9,6 +14,7 @@ public struct Cue: Sendable, Hashable {
     /// The cue's id in the source (CSV `id`, SRT number, WebVTT identifier), if any.
     public var identifier: String?
 
+    /// A cue shown from `start` until `end`, with optional word timings and source id.
     public init(text: String, start: MediaTime, end: MediaTime, words: [WordTiming] = [], identifier: String? = nil) {
         self.text = text
         self.start = start
@@ -18,9 +24,14 @@ public struct Cue: Sendable, Hashable {
     }
 }
 
+/// When one word (or syllable) of a cue is sung: the karaoke timing that enhanced LRC,
+/// WebVTT timestamps and ASS `\k` tags give.
 public struct WordTiming: Sendable, Hashable {
+    /// The word, without surrounding white space.
     public var text: String
+    /// When the word starts.
     public var start: MediaTime
+    /// When the word ends: the next word's start, or the cue's end for the last word.
     public var end: MediaTime
     /// Offsets of the word's Unicode scalars in the cue's text
     /// (`TextStyle.highlightedScalars = scalars.upperBound` once it is sung).

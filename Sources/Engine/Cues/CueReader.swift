@@ -1,5 +1,16 @@
+/// A timed-text file format `CueReader` reads; the raw value is the file extension.
 public enum CueFormat: String, Sendable, CaseIterable {
-    case csv, lrc, srt, webVTT = "vtt", ass
+    /// CSV with a header naming the columns `lyric`, `start_at` and `end_at` (and an
+    /// optional `id`); times in seconds or `mm:ss.xx`.
+    case csv
+    /// LRC lyrics: `[mm:ss.xx]` line tags, optional `<mm:ss.xx>` word tags and `[offset:]`.
+    case lrc
+    /// SubRip subtitles.
+    case srt
+    /// WebVTT subtitles (extension "vtt").
+    case webVTT = "vtt"
+    /// Advanced SubStation Alpha / SSA (`Dialogue:` lines, `\k` karaoke tags).
+    case ass
 
     /// What a file of this format must hold, for the error when it holds no cue.
     var expectedContent: String {
@@ -23,6 +34,9 @@ public enum CueReader {
 
     /// `format`: nil chooses by extension, then by content. `totalDuration`: where the last
     /// LRC line ends (the song's length).
+    /// - Throws: `TimedTextError` (with file and line where it can) when the file cannot be
+    ///   read, is larger than 64 MB, is not UTF-8, has a malformed time or field, or holds
+    ///   text but no cue.
     public static func read(path: String, format: CueFormat? = nil, totalDuration: MediaTime? = nil) throws -> [Cue] {
         try parse(TextFile.read(path), fileName: path, format: format, totalDuration: totalDuration)
     }
@@ -33,6 +47,10 @@ public enum CueReader {
         try parse(TextFile.decode(bytes, fileName: fileName), fileName: fileName, format: format, totalDuration: totalDuration)
     }
 
+    /// Cues from text already decoded; `fileName` names it in errors and chooses the format
+    /// by extension when `format` is nil (then the content decides). Cues come sorted by
+    /// start, in file order for equal starts; empty text gives no cues.
+    /// - Throws: `TimedTextError` as `read(path:format:totalDuration:)`.
     public static func parse(_ text: String, fileName: String, format: CueFormat? = nil, totalDuration: MediaTime? = nil) throws -> [Cue] {
         let text = TextFile.withoutByteOrderMark(text)
         let cues: [Cue]

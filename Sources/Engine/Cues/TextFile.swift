@@ -7,16 +7,21 @@ import Darwin
 /// A problem in a timed-text or CSV file, with the file and line it is on:
 /// `lyrics.csv:7: start_at "1:2x" is not a time`.
 public struct TimedTextError: Error, CustomStringConvertible, Hashable, Sendable {
+    /// The file's path, or the name given for text parsed from memory.
     public let file: String
+    /// The 1-based line the problem is on; nil when it concerns the whole file.
     public let line: Int?
+    /// What is wrong, without the file and line.
     public let message: String
 
+    /// An error about `file` at `line` (nil: the whole file).
     public init(file: String, line: Int?, _ message: String) {
         self.file = file
         self.line = line
         self.message = message
     }
 
+    /// "file:line: message", or "file: message" without a line.
     public var description: String { line.map { "\(file):\($0): \(message)" } ?? "\(file): \(message)" }
 }
 

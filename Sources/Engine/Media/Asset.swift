@@ -1,8 +1,16 @@
 import CMoonFFmpeg
 import CMoonAVShim
 
+/// The kind of a track, like `AVMediaType`; the raw values are the lower-case names.
 public enum MediaType: String, Sendable, CaseIterable {
-    case video, audio, subtitle, text
+    /// Moving pictures (a still image file is a video track too, see `isStillImage`).
+    case video
+    /// Sound.
+    case audio
+    /// Subtitles other than MP4 timed text (SubRip, WebVTT, ASS, DVD and Blu-ray pictures).
+    case subtitle
+    /// MP4/QuickTime timed text (`mov_text`, `AVMediaType.text`).
+    case text
     /// Cover art and other still pictures stored as a one-frame "video" stream.
     case image
     /// Timed metadata and data streams (chapters, iPhone `mebx`, GoPro telemetry).
@@ -13,10 +21,18 @@ public enum MediaType: String, Sendable, CaseIterable {
 /// Probing happens once at creation; readers open their own handles later.
 public final class Asset: @unchecked Sendable {
     // Immutable after init; safe to share across threads.
+    /// The file path, as given to `init(path:)`.
     public let path: String
+    /// Where the last audio or video track ends (from the container's duration, or by
+    /// reading the packets when the header has none); `stillImageDuration` for a photo.
     public let duration: MediaTime
+    /// FFmpeg's name for the container ("mov,mp4,m4a,3gp,3g2,mj2", "matroska,webm",
+    /// "image2", "png_pipe", …).
     public let formatName: String
+    /// The container's metadata tags as FFmpeg reads them ("title", "creation_time", …).
     public let metadata: [String: String]
+    /// Every stream of the file in stream order, including subtitle, cover-art and data
+    /// tracks.
     public private(set) var tracks: [AssetTrack] = []
     /// How long a still image lasts when inserted whole (`asset.duration`); any other
     /// duration can be inserted too.
@@ -24,6 +40,10 @@ public final class Asset: @unchecked Sendable {
     /// A photo rather than a movie: its one video track shows the same picture throughout.
     public var isStillImage: Bool { tracks.contains { $0.isStillImage } }
 
+    /// Opens and probes the file (`AVURLAsset(url:)` with its properties loaded): movies,
+    /// audio files and still images (PNG, JPEG, WebP).
+    /// - Throws: `FFmpegError` when the file cannot be opened or probed, `EngineError` when
+    ///   it has no audio or video stream.
     public init(path: String) throws {
         self.path = path
         let demuxer = try Demuxer(path: path)
@@ -60,7 +80,9 @@ public final class Asset: @unchecked Sendable {
         }
     }
 
+    /// The tracks of one media type, in stream order (`AVAsset.tracks(withMediaType:)`).
     public func tracks(withMediaType type: MediaType) -> [AssetTrack] { tracks.filter { $0.mediaType == type } }
+    /// The track with `trackID` `id`; nil when there is none (`AVAsset.track(withTrackID:)`).
     public func track(withID id: Int) -> AssetTrack? { tracks.first { $0.trackID == id } }
 
     static func dictionary(_ dict: OpaquePointer?) -> [String: String] {
@@ -100,12 +122,18 @@ public final class Asset: @unchecked Sendable {
 /// One stream of an asset, like `AVAssetTrack`.
 public final class AssetTrack: @unchecked Sendable {
     // Written only while the owning Asset is being created; immutable once published.
+    /// The asset the track belongs to; weak, so nil once the asset is released.
     public weak var asset: Asset?
+    /// The asset's file path.
     public let path: String
+    /// FFmpeg's 0-based index of the stream in the file.
     public let streamIndex: Int
     /// 1-based, as in the container for MP4/MOV (FFmpeg's stream id when it has one).
     public let trackID: Int
+    /// What the track holds.
     public let mediaType: MediaType
+    /// Where the track's media lies in the asset's time (`AVAssetTrack.timeRange`); the
+    /// start may be after zero. Zero duration when the file does not say.
     public internal(set) var timeRange: TimeRange
     /// The duration of the asset this track belongs to: insertions may reach that far.
     public internal(set) var assetDuration: MediaTime = .zero
@@ -113,15 +141,26 @@ public final class AssetTrack: @unchecked Sendable {
     public let naturalSize: Size
     /// Maps the stored frame onto the upright picture with its top-left corner at (0, 0).
     public let preferredTransform: AffineTransform
+    /// Frames per second as the file states it (average rate, else the base rate); 30 for a
+    /// still image, 0 for tracks other than video.
     public let nominalFrameRate: Double
+    /// Units per second of the stream's time base (`AVAssetTrack.naturalTimeScale`), e.g.
+    /// 90000 or the sample rate.
     public let naturalTimeScale: Int32
+    /// FFmpeg's codec name: "h264", "hevc", "aac", "mjpeg", "mov_text", …
     public let codec: String
+    /// Samples per second of an audio track; 0 for other tracks.
     public let sampleRate: Int
+    /// Number of audio channels; 0 for other tracks.
     public let channelCount: Int
+    /// FFmpeg's pixel format name of a video track ("yuv420p", "yuv420p10le"); empty for
+    /// other tracks.
     public let pixelFormat: String
+    /// Bits per colour sample of a video track (8, 10, …); 0 for other tracks.
     public let bitsPerComponent: Int
     /// How the video's numbers are to be read as colours (nil for other media types).
     public let color: VideoColor?
+    /// Number of frames (or packets) the container declares; 0 when it does not say.
     public let frameCount: Int
     /// A photo (JPEG, PNG, WebP…) as a video track: one picture that can be inserted for
     /// any duration; `timeRange` is a nominal `Asset.stillImageDuration`.
@@ -201,6 +240,7 @@ public final class AssetTrack: @unchecked Sendable {
     /// Display size: the natural size after the preferred transform.
     public var uprightSize: Size { preferredTransform.apply(Rect(x: 0, y: 0, width: naturalSize.width, height: naturalSize.height)).size }
 
+    /// True when the upright picture is taller than wide (a phone video shot upright).
     public var isPortrait: Bool { uprightSize.height > uprightSize.width }
 
     /// The display matrix's rotation/flip, with the translation recomputed so the picture's

@@ -7,7 +7,12 @@ import Glibc
 /// Standard or high dynamic range, as frames are coded: SDR in BT.709 or BT.601 (8-bit
 /// here), or HDR in BT.2020 with the HLG or PQ transfer (10-bit here).
 public enum DynamicRange: String, Sendable, Hashable {
-    case sdr, hlg, pq
+    /// Standard dynamic range (BT.709 or BT.601, 8-bit).
+    case sdr
+    /// HDR with the hybrid log-gamma transfer (ARIB STD-B67), BT.2020, 10-bit.
+    case hlg
+    /// HDR with the perceptual quantizer transfer (SMPTE ST 2084, HDR10), BT.2020, 10-bit.
+    case pq
 
     /// What a frame's transfer tag says.
     static func of(_ frame: Frame) -> DynamicRange {

@@ -3,13 +3,22 @@ import CMoonAVShim
 
 /// An FFmpeg status code turned into a Swift error that says what was being done, to
 /// which input, and FFmpeg's own reason.
+///
+/// Thrown by the engine where FFmpeg fails: opening, probing, decoding, encoding, writing.
+/// Show `description`: "clip.mov: open input: moov atom not found (Invalid data found when
+/// processing input)".
 public struct FFmpegError: Error, CustomStringConvertible, Sendable {
+    /// FFmpeg's negative status code (an `AVERROR` value, e.g. −2 for a missing file).
     public let code: Int32
+    /// What was being done, in words ("open input", "decode video").
     public let operation: String
+    /// Which input or output it concerned (usually a file path); may be empty.
     public let context: String
     /// The last error line FFmpeg logged on this thread ("moov atom not found"), if any.
     public let detail: String
 
+    /// "context: operation: reason", the reason being FFmpeg's logged line and its text
+    /// for `code`.
     public var description: String {
         var reason = FFmpegError.text(for: code)
         if !detail.isEmpty, !reason.contains(detail) { reason = "\(detail) (\(reason))" }
@@ -40,14 +49,25 @@ func check(_ code: Int32, _ operation: @autoclosure () -> String, context: @auto
 /// FFmpeg's log is captured (its error lines feed `FFmpegError.detail`) rather than printed,
 /// so users see one clear line instead of FFmpeg's chatter.
 public enum FFmpegLog {
+    /// Routes FFmpeg's log through the engine (process-wide, `av_log_set_callback`): error
+    /// lines are kept per thread for `FFmpegError.detail`, and only messages at or more
+    /// severe than `level` are printed to standard error. Call it once at start-up.
+    /// - Parameter level: an FFmpeg log level (`AV_LOG_QUIET` −8, the default, prints
+    ///   nothing; `AV_LOG_ERROR` 16 prints errors; `AV_LOG_WARNING` 24 warnings too).
     public static func capture(printingUpTo level: Int32 = AV_LOG_QUIET) {
         moon_av_log_capture(level)
     }
 }
 
 /// An error of the engine about the user's input, worded for the user.
+///
+/// Thrown for bad input that FFmpeg did not report itself: an unreadable image, a range
+/// outside an asset, a size over the limits, a file with no audio or video.
 public struct EngineError: Error, CustomStringConvertible, Sendable {
+    /// What went wrong, one line, naming the input: `image "logo.png": not an image (…)`.
     public let message: String
+    /// An error with the given message.
     public init(_ message: String) { self.message = message }
+    /// The message.
     public var description: String { message }
 }

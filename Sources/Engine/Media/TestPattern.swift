@@ -5,6 +5,16 @@ import CMoonAVShim
 /// a moving element and a frame counter; `sine`: a tone), encoded to H.264 + AAC. Used by
 /// the built-in demo so Moonreel runs with no media of the user's.
 public enum TestPattern {
+    /// Writes an MP4 test clip (H.264 video, 48 kHz stereo AAC audio) to `path`,
+    /// replacing any file there; the file appears only once complete.
+    /// - Parameters:
+    ///   - path: the output file.
+    ///   - seconds: length of the clip in seconds.
+    ///   - width: picture width in pixels.
+    ///   - height: picture height in pixels.
+    ///   - rate: frames per second.
+    ///   - toneFrequency: pitch of the sine tone in hertz.
+    /// - Throws: `FFmpegError` or `EngineError` when the file cannot be encoded or written.
     public static func write(to path: String, seconds: Int = 8, width: Int = 1280, height: Int = 720,
                              rate: Int = 30, toneFrequency: Int = 440) throws {
         let output = try SafeOutput(path: path, overwrite: true, inputs: [])

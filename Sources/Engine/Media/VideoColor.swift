@@ -16,7 +16,9 @@ public struct VideoColor: Sendable, Hashable {
     let primariesValue: AVColorPrimaries
     let transferValue: AVColorTransferCharacteristic
     let matrixValue: AVColorSpace
+    /// True for full ("pc", JPEG) range, false for limited ("tv") range, the usual case.
     public let isFullRange: Bool
+    /// Bits per sample of the pixel format (8, 10, 12); 8 when unknown.
     public let bitDepth: Int
     /// "8.4" for profile 8, compatibility id 4 (an HLG base layer), nil without Dolby Vision.
     public let dolbyVision: String?
@@ -38,9 +40,13 @@ public struct VideoColor: Sendable, Hashable {
         }
     }
 
+    /// Colour primaries as FFmpeg names them ("bt709", "bt2020"; "unknown" when untagged).
     public var primaries: String { Self.name(av_color_primaries_name(primariesValue)) }
+    /// Transfer characteristic as FFmpeg names it ("bt709", "arib-std-b67", "smpte2084").
     public var transfer: String { Self.name(av_color_transfer_name(transferValue)) }
+    /// Y'CbCr matrix as FFmpeg names it ("bt709", "bt2020nc", "smpte170m").
     public var matrix: String { Self.name(av_color_space_name(matrixValue)) }
+    /// "full" or "limited" (see `isFullRange`).
     public var range: String { isFullRange ? "full" : "limited" }
 
     /// HLG or PQ when the transfer says so. Dolby Vision profile 8.4 carries an HLG base

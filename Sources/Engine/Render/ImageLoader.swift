@@ -7,27 +7,31 @@ import CMoonFFmpeg
 import CMoonAVShim
 
 /// Still images for layer contents (PNG, JPEG, WebP). The size comes from the file's
-/// header, so it is cheap and is checked against `PixelLimits` before anything is
-/// decoded; decoding goes through FFmpeg (the format's pipe demuxer, its decoder, swscale to
-/// BGRA) and ends premultiplied, turned upright by the JPEG's EXIF orientation as cameras
-/// intend. Errors read `image "logo.png": not an image (…)`.
+/// header, so it is cheap and is checked against the engine's limits (16384 pixels a side,
+/// 100 megapixels) before anything is decoded; decoding goes through FFmpeg (the format's
+/// pipe demuxer, its decoder, swscale to BGRA) and ends premultiplied, turned upright by
+/// the JPEG's EXIF orientation as cameras intend. Errors read
+/// `image "logo.png": not an image (…)`.
 public enum ImageLoader {
-    public enum Kind: String, Sendable { case png, jpeg, webp }
+    /// The image formats recognised.
+    package enum Kind: String, Sendable { case png, jpeg, webp }
 
     /// What the header says: format, stored pixel size and EXIF orientation.
-    public struct Header: Sendable {
-        public let kind: Kind
-        public let width: Int
-        public let height: Int
-        public let orientation: ExifOrientation
+    package struct Header: Sendable {
+        package let kind: Kind
+        /// Stored width in pixels (before the orientation turns it).
+        package let width: Int
+        /// Stored height in pixels (before the orientation turns it).
+        package let height: Int
+        package let orientation: ExifOrientation
         /// The size shown, once turned by the orientation.
-        public var uprightSize: Size {
+        package var uprightSize: Size {
             orientation.swapsAxes ? Size(width: Double(height), height: Double(width)) : Size(width: Double(width), height: Double(height))
         }
     }
 
     /// Format, pixel size and orientation read from the header alone (no decoding).
-    public static func probe(_ path: String) throws -> Header {
+    package static func probe(_ path: String) throws -> Header {
         let file = try HeaderReader(path)
         let head = file.read(at: 0, count: 30)
         let fail = { (reason: String) in EngineError("image \"\(path)\": \(reason)") }
@@ -56,11 +60,14 @@ public enum ImageLoader {
     }
 
     /// The upright pixel size, for `ImageSource` (header only).
+    /// - Throws: `EngineError` when the file cannot be read, is not a PNG, JPEG or WebP
+    ///   image, has a damaged header, or is larger than 16384 pixels a side or 100 megapixels.
     public static func pixelSize(of path: String) throws -> Size {
         try probe(path).uprightSize
     }
 
     /// Decodes the whole image into premultiplied BGRA, upright.
+    /// - Throws: `EngineError` as `pixelSize(of:)`, or when decoding fails.
     public static func load(_ path: String) throws -> RGBAImage {
         let info = try probe(path)
         do {
@@ -120,7 +127,7 @@ public enum ImageLoader {
 
 /// How a camera says its JPEG is to be shown (EXIF tag 0x0112): the stored picture turned
 /// or mirrored. FFmpeg's MJPEG decoder only reports it per frame, so it is read here.
-public enum ExifOrientation: Int, Sendable {
+package enum ExifOrientation: Int, Sendable {
     case up = 1, mirrored, upsideDown, flipped, transposed, turnedRight, transverse, turnedLeft
 
     /// Reads the tag from an APP1 payload ("Exif\0\0" then a TIFF header and IFD0); nil
@@ -148,11 +155,11 @@ public enum ExifOrientation: Int, Sendable {
     }
 
     /// Orientations 5–8 show the picture with width and height exchanged.
-    public var swapsAxes: Bool { rawValue >= 5 }
+    package var swapsAxes: Bool { rawValue >= 5 }
 
     /// Maps stored pixel coordinates onto the upright picture (before the translation that
     /// puts its top-left corner at (0, 0)).
-    public var transform: AffineTransform {
+    package var transform: AffineTransform {
         switch self {
         case .up: return .identity
         case .mirrored: return AffineTransform(a: -1, b: 0, c: 0, d: 1, tx: 0, ty: 0)

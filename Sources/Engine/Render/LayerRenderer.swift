@@ -20,11 +20,11 @@ import CMoonPangoCairo
 ///
 /// Confinement: a renderer holds cairo/pango state and unlocked caches; it belongs to one
 /// thread at a time. Give each render thread its own.
-public final class LayerRenderer {
-    public let renderSize: Size
+package final class LayerRenderer {
+    package let renderSize: Size
     /// Pixel size of canvases and frames; layer coordinates are scaled from `renderSize`.
-    public let outputWidth: Int
-    public let outputHeight: Int
+    package let outputWidth: Int
+    package let outputHeight: Int
     private let scale: (x: Double, y: Double)
     private let rasterizer: TextRasterizer
     private let texts: LRUCache<TextKey, RasterizedText>
@@ -38,7 +38,7 @@ public final class LayerRenderer {
         let box: Size
     }
 
-    public init(renderSize: Size, outputWidth: Int? = nil, outputHeight: Int? = nil, cacheBytes: Int = 256 << 20) throws {
+    package init(renderSize: Size, outputWidth: Int? = nil, outputHeight: Int? = nil, cacheBytes: Int = 256 << 20) throws {
         guard renderSize.width.isFinite, renderSize.height.isFinite, renderSize.width >= 1, renderSize.height >= 1 else {
             throw EngineError("render size \(renderSize) is not a drawable size")
         }
@@ -59,7 +59,7 @@ public final class LayerRenderer {
     /// Draws the whole tree onto `canvas` (premultiplied BGRA of the output size), which is
     /// first filled with opaque black. `video` is the composed frame for the video layer
     /// (opaque; any size, placed by the layer's `contentsGravity`); nil leaves it empty.
-    public func render(_ root: LayerSnapshot, video: BGRAPixels?, into canvas: BGRAPixels) throws {
+    package func render(_ root: LayerSnapshot, video: BGRAPixels?, into canvas: BGRAPixels) throws {
         guard canvas.width == outputWidth, canvas.height == outputHeight else {
             throw EngineError("canvas is \(canvas.width)×\(canvas.height), expected \(outputWidth)×\(outputHeight)")
         }
@@ -78,7 +78,7 @@ public final class LayerRenderer {
     /// The layers drawn above the video layer, as sprites in output pixels, or nil when
     /// something other than the opaque, full-frame video layer could show underneath them
     /// (then use `render`). Sprites sit on whole output pixels.
-    public func overlaySprites(for root: LayerSnapshot) throws -> [Sprite]? {
+    package func overlaySprites(for root: LayerSnapshot) throws -> [Sprite]? {
         var overlays: [(layer: LayerSnapshot, parentOrigin: Point)] = []
         guard findFullFrameVideo(in: root, parentOrigin: .zero, overlays: &overlays) == .found else { return nil }
         var result: [Sprite] = []
@@ -90,7 +90,7 @@ public final class LayerRenderer {
     }
 
     /// Blends sprites, in order, onto a decoded frame of the output size.
-    public func blend(_ sprites: [Sprite], onto frame: PlanarYUVImage) {
+    package func blend(_ sprites: [Sprite], onto frame: PlanarYUVImage) {
         for sprite in sprites { blender.blend(sprite, onto: frame) }
     }
 
@@ -353,7 +353,7 @@ public final class LayerRenderer {
     /// Where contents of `content` size go in a layer's bounds (CA's `contentsGravity`,
     /// with top meaning the top of the picture). Natural-size placements are rounded to
     /// whole pixels so the image is copied 1:1 instead of resampled half a pixel off.
-    public static func contentsRect(_ gravity: ContentsGravity, content: Size, bounds: Size) -> Rect {
+    package static func contentsRect(_ gravity: ContentsGravity, content: Size, bounds: Size) -> Rect {
         guard content.width > 0, content.height > 0 else { return .zero }
         switch gravity {
         case .resize:

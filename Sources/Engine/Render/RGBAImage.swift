@@ -8,11 +8,11 @@ import CMoonPangoCairo
 /// The one maximum picture size, checked before any pixel buffer is allocated (decoded
 /// frames, render sizes, layer drawings, images, text), so a hostile size fails with a
 /// clear error instead of exhausting memory or overflowing arithmetic.
-public enum PixelLimits {
-    public static let maxSide = 16384
-    public static let maxPixels = 100_000_000
+package enum PixelLimits {
+    package static let maxSide = 16384
+    package static let maxPixels = 100_000_000
     /// "16384 pixels a side and 100 megapixels", for messages and documentation.
-    public static let description = "\(maxSide) pixels a side and \(maxPixels / 1_000_000) megapixels"
+    package static let description = "\(maxSide) pixels a side and \(maxPixels / 1_000_000) megapixels"
 
     static func check(width: Int, height: Int, what: @autoclosure () -> String) throws {
         guard width > 0, height > 0 else { throw EngineError("\(what()): empty size \(width)×\(height)") }
@@ -24,39 +24,45 @@ public enum PixelLimits {
 
 /// A borrowed view of premultiplied BGRA8 pixels (cairo ARGB32 on little-endian), such as
 /// a BGRA `AVFrame`'s plane 0. Valid only while the memory's owner keeps it alive.
-public struct BGRAPixels {
-    public let base: UnsafeMutablePointer<UInt8>
-    public let width: Int
-    public let height: Int
+package struct BGRAPixels {
+    package let base: UnsafeMutablePointer<UInt8>
+    package let width: Int
+    package let height: Int
     /// Bytes from one row to the next; a multiple of 4.
-    public let stride: Int
+    package let stride: Int
 
-    public init(base: UnsafeMutablePointer<UInt8>, width: Int, height: Int, stride: Int) {
+    package init(base: UnsafeMutablePointer<UInt8>, width: Int, height: Int, stride: Int) {
         (self.base, self.width, self.height, self.stride) = (base, width, height, stride)
     }
 
     /// (blue, green, red, alpha), premultiplied.
-    public func pixel(x: Int, y: Int) -> (blue: UInt8, green: UInt8, red: UInt8, alpha: UInt8) {
+    package func pixel(x: Int, y: Int) -> (blue: UInt8, green: UInt8, red: UInt8, alpha: UInt8) {
         let p = base + y * stride + x * 4
         return (p[0], p[1], p[2], p[3])
     }
 }
 
-/// An owned premultiplied BGRA8 buffer, laid out as cairo's ARGB32 on little-endian.
+/// A picture in memory, as a `CGImage`: an owned premultiplied BGRA8 buffer, laid out as
+/// cairo's ARGB32 on little-endian, rows from the top. Apps get one from
+/// `ImageGenerator.image(at:)` or `ImageLoader.load(_:)` and show it in a layer through
+/// `ImageSource(pixels:description:)`.
 ///
 /// Sendable because it is immutable once published: only the code that creates an image
 /// (rasteriser, loader, sprite renderer) writes its pixels, before handing it out; every
 /// later user only reads. That is why the `@unchecked Sendable` is sound, and why shared
 /// caches may hand the same image to several threads.
 public final class RGBAImage: @unchecked Sendable {
+    /// Width in pixels.
     public let width: Int
+    /// Height in pixels.
     public let height: Int
-    public let stride: Int
+    /// Bytes from one row to the next (cairo's stride for the width).
+    package let stride: Int
     let pixels: UnsafeMutablePointer<UInt8>
 
     /// A transparent image; sizes are checked against `PixelLimits` before allocating.
     /// Fill it through `view` before sharing it (see the type's note on Sendable).
-    public init(width: Int, height: Int) throws {
+    package init(width: Int, height: Int) throws {
         try PixelLimits.check(width: width, height: height, what: "image buffer")
         let stride = Int(cairo_format_stride_for_width(CAIRO_FORMAT_ARGB32, Int32(width)))
         guard stride > 0, let memory = calloc(stride * height, 1) else {
@@ -68,10 +74,13 @@ public final class RGBAImage: @unchecked Sendable {
 
     deinit { free(pixels) }
 
-    public var view: BGRAPixels { BGRAPixels(base: pixels, width: width, height: height, stride: stride) }
+    /// The pixels as a borrowed view, valid while this image is alive.
+    package var view: BGRAPixels { BGRAPixels(base: pixels, width: width, height: height, stride: stride) }
 
     /// Pictures laid out left to right, top to bottom, `columns` a row, on black: a contact
     /// sheet. Each cell is as large as the largest picture; smaller ones sit at its top left.
+    /// - Throws: `EngineError` when `tiles` is empty, `columns` < 1, or the sheet would be
+    ///   larger than 16384 pixels a side or 100 megapixels.
     public static func contactSheet(_ tiles: [RGBAImage], columns: Int) throws -> RGBAImage {
         guard !tiles.isEmpty, columns > 0 else { throw EngineError("a contact sheet needs pictures and at least one column") }
         let cellWidth = tiles.map(\.width).max() ?? 1, cellHeight = tiles.map(\.height).max() ?? 1
@@ -92,13 +101,17 @@ public final class RGBAImage: @unchecked Sendable {
 
     /// The first byte of row `y`.
     func row(_ y: Int) -> UnsafeMutablePointer<UInt8> { pixels + y * stride }
+    /// Memory the pixels take, in bytes (stride × height), for cache budgets.
     public var byteCount: Int { stride * height }
 
+    /// The pixel at column `x`, row `y` (from the top-left), premultiplied by alpha, each
+    /// component 0…255. The coordinates are not checked: they must lie inside the image.
     public func pixel(x: Int, y: Int) -> (blue: UInt8, green: UInt8, red: UInt8, alpha: UInt8) {
         view.pixel(x: x, y: y)
     }
 
     /// Writes the image as PNG (`cairo_surface_write_to_png`), for debugging and tests.
+    /// - Throws: `EngineError` naming the path when cairo cannot write the file.
     public func writePNG(to path: String) throws {
         let surface = try CairoSurface(drawingInto: view)
         let status = cairo_surface_write_to_png(surface.pointer, path)

@@ -1,7 +1,7 @@
 import CMoonFFmpeg
 
 /// Y'CbCr matrix of a video frame.
-public enum YUVMatrix: Sendable, Hashable {
+package enum YUVMatrix: Sendable, Hashable {
     case bt601, bt709, bt2020
 
     /// Luma weights of red and blue (green is the rest).
@@ -15,7 +15,7 @@ public enum YUVMatrix: Sendable, Hashable {
 }
 
 /// Limited ("tv": Y 16…235, chroma 16…240 in 8 bits) or full ("pc": 0…255) range.
-public enum YUVRange: Sendable, Hashable { case limited, full }
+package enum YUVRange: Sendable, Hashable { case limited, full }
 
 /// A borrowed view of a planar 4:2:0 picture: 8-bit SDR (yuv420p) or 10-bit HDR
 /// (yuv420p10le, BT.2020, HLG or PQ), such as a decoded `AVFrame`'s data[0…2] and
@@ -23,21 +23,21 @@ public enum YUVRange: Sendable, Hashable { case limited, full }
 /// Valid only while the frame that owns the planes is alive and not used elsewhere.
 /// Sizes are expected even (the export refuses odd 4:2:0 sizes): on an odd edge, the last
 /// chroma sample also takes in sprite pixels just past the frame.
-public struct PlanarYUVImage {
-    public var luma: UnsafeMutablePointer<UInt8>
-    public var lumaStride: Int
-    public var cb: UnsafeMutablePointer<UInt8>
-    public var cbStride: Int
-    public var cr: UnsafeMutablePointer<UInt8>
-    public var crStride: Int
-    public var width: Int
-    public var height: Int
-    public var matrix: YUVMatrix
-    public var range: YUVRange
+package struct PlanarYUVImage {
+    package var luma: UnsafeMutablePointer<UInt8>
+    package var lumaStride: Int
+    package var cb: UnsafeMutablePointer<UInt8>
+    package var cbStride: Int
+    package var cr: UnsafeMutablePointer<UInt8>
+    package var crStride: Int
+    package var width: Int
+    package var height: Int
+    package var matrix: YUVMatrix
+    package var range: YUVRange
     /// SDR (8-bit samples) or HDR (10-bit samples in 16-bit words).
-    public var dynamicRange: DynamicRange
+    package var dynamicRange: DynamicRange
 
-    public init(luma: UnsafeMutablePointer<UInt8>, lumaStride: Int, cb: UnsafeMutablePointer<UInt8>, cbStride: Int,
+    package init(luma: UnsafeMutablePointer<UInt8>, lumaStride: Int, cb: UnsafeMutablePointer<UInt8>, cbStride: Int,
                 cr: UnsafeMutablePointer<UInt8>, crStride: Int, width: Int, height: Int,
                 matrix: YUVMatrix, range: YUVRange, dynamicRange: DynamicRange = .sdr) {
         (self.luma, self.lumaStride, self.cb, self.cbStride, self.cr, self.crStride) = (luma, lumaStride, cb, cbStride, cr, crStride)
@@ -71,13 +71,13 @@ public struct PlanarYUVImage {
 
 /// A cached overlay image placed on whole pixels of the output, with the opacity of its
 /// layer subtree (applied as group opacity while blending).
-public struct Sprite: Sendable {
-    public let image: RGBAImage
-    public let x: Int
-    public let y: Int
-    public let opacity: Double
+package struct Sprite: Sendable {
+    package let image: RGBAImage
+    package let x: Int
+    package let y: Int
+    package let opacity: Double
 
-    public init(image: RGBAImage, x: Int, y: Int, opacity: Double) {
+    package init(image: RGBAImage, x: Int, y: Int, opacity: Double) {
         (self.image, self.x, self.y, self.opacity) = (image, x, y, opacity)
     }
 }
@@ -88,7 +88,7 @@ public struct Sprite: Sendable {
 /// the average of the sprite's 2×2 coverage of each chroma sample. On an HDR frame the
 /// sprite's SDR colours are mapped by BT.2408 (`HDRSignal`), so white is reference white.
 /// Pixels off the frame are clipped. One owner thread (the caches are not locked).
-public final class SpriteBlender {
+package final class SpriteBlender {
     private struct Key: Hashable {
         let image: ObjectIdentifier
         let oddX: Bool, oddY: Bool
@@ -97,17 +97,17 @@ public final class SpriteBlender {
     private let narrow: LRUCache<Key, PreparedSprite<UInt8>>
     private let wide: LRUCache<Key, PreparedSprite<UInt16>>
 
-    public init(cacheBytes: Int = 64 << 20) {
+    package init(cacheBytes: Int = 64 << 20) {
         narrow = LRUCache(budget: cacheBytes)
         wide = LRUCache(budget: cacheBytes)
     }
 
-    public func blend(_ sprite: Sprite, onto frame: PlanarYUVImage) {
+    package func blend(_ sprite: Sprite, onto frame: PlanarYUVImage) {
         blend(sprite.image, atX: sprite.x, y: sprite.y, opacity: sprite.opacity, onto: frame)
     }
 
     /// `frame = image · opacity + frame · (1 − alpha · opacity)`, in the frame's Y'CbCr.
-    public func blend(_ image: RGBAImage, atX x: Int, y: Int, opacity: Double, onto frame: PlanarYUVImage) {
+    package func blend(_ image: RGBAImage, atX x: Int, y: Int, opacity: Double, onto frame: PlanarYUVImage) {
         let weight = UInt32((min(max(opacity.isNaN ? 0 : opacity, 0), 1) * 255).rounded())
         guard weight > 0, x < frame.width, y < frame.height, x + image.width > 0, y + image.height > 0 else { return }
         let key = Key(image: ObjectIdentifier(image), oddX: x & 1 != 0, oddY: y & 1 != 0, matrix: frame.matrix,

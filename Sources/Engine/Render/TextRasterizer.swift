@@ -3,10 +3,10 @@ import CMoonPangoCairo
 /// Text drawn for one layer box: the image and where its top-left corner lies relative to
 /// the box's top-left corner (negative when an outline or shadow reaches outside the box).
 /// The image is trimmed to its ink; `image` is nil when nothing is visible.
-public struct RasterizedText: Sendable {
-    public let image: RGBAImage?
-    public let x: Int
-    public let y: Int
+package struct RasterizedText: Sendable {
+    package let image: RGBAImage?
+    package let x: Int
+    package let y: Int
 }
 
 /// Lays out and draws `TextStyle`s with Pango + Cairo.
@@ -22,7 +22,7 @@ public struct RasterizedText: Sendable {
 /// Confinement: pango layouts, contexts and font maps are not thread-safe. A rasteriser
 /// creates its own font map and context and must be used by one thread at a time; give
 /// each render thread its own (`LayerRenderer` does).
-public final class TextRasterizer {
+package final class TextRasterizer {
     private let fontMap: GObjectReference
     private let context: GObjectReference
     /// Blurred shadow masks of the last few texts. A karaoke fill changes colours, not
@@ -34,9 +34,9 @@ public final class TextRasterizer {
         let box: Size
     }
     /// Longest string drawn, in UTF-8 bytes: layout time grows with it, so it is bounded.
-    public static let maxStringBytes = 64 * 1024
+    package static let maxStringBytes = 64 * 1024
 
-    public init() throws {
+    package init() throws {
         fontMap = try GObjectReference(UnsafeMutableRawPointer(pango_cairo_font_map_new()), what: "a font map")
         context = try GObjectReference(UnsafeMutableRawPointer(pango_font_map_create_context(fontMap.pointer.assumingMemoryBound(to: PangoFontMap.self))),
                                        what: "a text context")
@@ -51,7 +51,7 @@ public final class TextRasterizer {
     }
 
     /// Draws `style` laid out in a box of `box` pixels.
-    public func rasterize(_ style: TextStyle, in box: Size) throws -> RasterizedText {
+    package func rasterize(_ style: TextStyle, in box: Size) throws -> RasterizedText {
         guard box.width.isFinite, box.height.isFinite, box.width >= 0, box.height >= 0,
               box.width <= Double(PixelLimits.maxSide), box.height <= Double(PixelLimits.maxSide) else {
             throw EngineError("text box \(box) is not a drawable size")
