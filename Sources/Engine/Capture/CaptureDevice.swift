@@ -4,17 +4,25 @@ import Glibc
 import CMoonFFmpeg
 import CMoonAVShim
 
+/// What a capture device delivers, like `AVMediaType` for capture.
 public enum CaptureMediaType: String, Sendable, CaseIterable {
-    case video, audio
+    /// Pictures: a camera or a screen.
+    case video
+    /// Sound: a microphone.
+    case audio
 }
 
 /// The libavdevice input a device is read through.
 public enum CaptureBackend: String, Sendable, CaseIterable {
     /// Virtual devices made by libavfilter sources (`testsrc2`, `sine`): for tests and demos.
     case lavfi
+    /// Video4Linux2 cameras (`/dev/video0`…).
     case v4l2
+    /// The X11 screen (needs `DISPLAY`).
     case x11grab
+    /// PulseAudio (or PipeWire's Pulse server) sources.
     case pulse
+    /// ALSA capture devices (`hw:0`, `default`…).
     case alsa
 
     /// libavdevice's name of the input format.
@@ -23,8 +31,11 @@ public enum CaptureBackend: String, Sendable, CaseIterable {
 
 /// A range of frame rates a video format supports (a camera's discrete rate is a range of one).
 public struct FrameRateRange: Sendable, Equatable {
+    /// The lowest rate, frames per second.
     public let minimum: Double
+    /// The highest rate, frames per second (equal to `minimum` for a single rate).
     public let maximum: Double
+    /// Rates from `minimum` to `maximum` frames per second.
     public init(_ minimum: Double, _ maximum: Double) { (self.minimum, self.maximum) = (minimum, maximum) }
     func contains(_ rate: Double) -> Bool { rate >= minimum - 1e-6 && rate <= maximum + 1e-6 }
     var description: String {
@@ -38,20 +49,30 @@ public struct FrameRateRange: Sendable, Equatable {
 /// One way a device can deliver media: a picture size, pixel format and frame rates for
 /// video; a sample rate and channel count for audio.
 public struct CaptureFormat: Sendable, Equatable, CustomStringConvertible {
+    /// Whether this is a video or an audio format.
     public let mediaType: CaptureMediaType
+    /// Picture width in pixels (0 for audio).
     public let width: Int
+    /// Picture height in pixels (0 for audio).
     public let height: Int
     /// FFmpeg's name ("yuyv422", "mjpeg", "yuv420p"); empty for audio.
     public let pixelFormat: String
+    /// The frame rates the format runs at; empty when the backend does not say (any rate),
+    /// and for audio.
     public let frameRateRanges: [FrameRateRange]
+    /// Samples per second (0 for video).
     public let sampleRate: Int
+    /// Audio channels (0 for video).
     public let channels: Int
 
+    /// A video format of `width`×`height` pixels in FFmpeg pixel format `pixelFormat`, at
+    /// `frameRates` (empty: any).
     public static func video(width: Int, height: Int, pixelFormat: String, frameRates: [FrameRateRange]) -> CaptureFormat {
         CaptureFormat(mediaType: .video, width: width, height: height, pixelFormat: pixelFormat,
                       frameRateRanges: frameRates, sampleRate: 0, channels: 0)
     }
 
+    /// An audio format of `sampleRate` samples per second and `channels` channels.
     public static func audio(sampleRate: Int, channels: Int) -> CaptureFormat {
         CaptureFormat(mediaType: .audio, width: 0, height: 0, pixelFormat: "", frameRateRanges: [], sampleRate: sampleRate, channels: channels)
     }
@@ -81,10 +102,14 @@ public struct CaptureFormat: Sendable, Equatable, CustomStringConvertible {
 public final class CaptureDevice: @unchecked Sendable {
     // `activeFormat`/`activeFrameRate` are set by the one script or command that owns the
     // device before a session starts, then only read by that session's input thread.
+    /// The libavdevice input the device is read through.
     public let backend: CaptureBackend
+    /// Whether the device records video or audio.
     public let mediaType: CaptureMediaType
     /// "backend:name", e.g. "lavfi:testsrc2", "v4l2:/dev/video0", "pulse:default".
     public let uniqueID: String
+    /// A name for people, as the backend describes the device ("Integrated Camera"), like
+    /// `AVCaptureDevice.localizedName`.
     public let localizedName: String
     /// What the backend reported, strongest first; empty when it cannot list formats.
     public let formats: [CaptureFormat]
@@ -96,6 +121,9 @@ public final class CaptureDevice: @unchecked Sendable {
     /// The device name handed to libavdevice (the part after "backend:").
     var inputName: String { String(uniqueID.dropFirst(backend.rawValue.count + 1)) }
 
+    /// A device the backend can open by `name` (a v4l2 path, an ALSA or PulseAudio device name),
+    /// for one `CaptureDevices.list` does not find; its unique ID is "backend:name" and its
+    /// active format the first of `formats`.
     public init(backend: CaptureBackend, mediaType: CaptureMediaType, name: String, localizedName: String, formats: [CaptureFormat]) {
         self.backend = backend
         self.mediaType = mediaType

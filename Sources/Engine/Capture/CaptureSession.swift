@@ -7,23 +7,45 @@ import Synchronization
 
 /// How a recording went, for the finished event and `stopRecording()`.
 public struct CaptureSummary: Sendable {
-    public enum StopReason: String, Sendable { case stopped, maxDuration, maxFileSize, deviceFailed }
+    /// Why the recording ended.
+    public enum StopReason: String, Sendable {
+        /// `requestStop`, `stopRecording` or the host's cancellation.
+        case stopped
+        /// `maxDuration` was reached.
+        case maxDuration
+        /// The file reached `maxFileSize`.
+        case maxFileSize
+        /// A device failed while recording (the session then reports `failed`, saying where
+        /// what was recorded before went).
+        case deviceFailed
+    }
+    /// The recording's path, as given to `startRecording`.
     public let path: String
+    /// How long the recording is.
     public let duration: MediaTime
+    /// Video frames written.
     public let videoFrames: Int64
     /// Frame slots of the recording left without a picture (the encoder fell behind, the
     /// camera skipped or delivered late).
     public let droppedVideoFrames: Int64
+    /// Audio samples written, per channel.
     public let audioSamples: Int64
+    /// Audio samples, per channel, dropped because the writer fell behind.
     public let droppedAudioSamples: Int64
+    /// The file's size in bytes.
     public let fileSize: Int64
+    /// Why the recording ended.
     public let reason: StopReason
 }
 
 /// What happens to a recording, in order: `started`, then `finished` or `failed`.
 public enum CaptureEvent: Sendable {
+    /// Recording runs, into `path`.
     case started(path: String)
+    /// The file is finished and in place.
     case finished(CaptureSummary)
+    /// The recording failed; the error says why, and where any part recorded before the
+    /// failure was saved.
     case failed(ExportError)
 }
 
@@ -36,12 +58,25 @@ public final class CaptureSession: @unchecked Sendable {
     // `inputs`, `preset` and the options are set by the owner before `startRecording`; after
     // that the writer thread owns the recording state and shares only `state` (a Mutex),
     // the stop flag and the event queue.
-    public enum Status: String, Sendable { case waiting, recording, finished, failed }
+    /// Where the session is.
+    public enum Status: String, Sendable {
+        /// `startRecording` has not been called.
+        case waiting
+        /// Recording.
+        case recording
+        /// The file is finished and in place.
+        case finished
+        /// Starting or recording failed (see `error`), or a device failed while recording.
+        case failed
+    }
 
+    /// The devices recorded, at most one per media type (`addInput`).
     public private(set) var inputs: [CaptureDevice] = []
     /// The export preset that encodes (nil: MediumQuality).
     public var preset: ExportPreset?
+    /// Whether an existing file at the recording's path may be replaced; off by default.
     public var overwrite = false
+    /// Files the recording may never replace, overwrite or not (see `InputRegistry`).
     public var readFiles: InputRegistry?
     /// Stops by itself after this long (nil: until `stopRecording`).
     public var maxDuration: MediaTime?
@@ -62,10 +97,14 @@ public final class CaptureSession: @unchecked Sendable {
     private var readers: [WorkerThread] = []
     private var stopper: CaptureStopper?
 
+    /// A session with no inputs, like `AVCaptureSession()`.
     public init() {}
 
+    /// Where the session is; safe to read from any thread.
     public var status: Status { state.withLock { $0.status } }
+    /// How the recording went, once it has ended; nil until then.
     public var summary: CaptureSummary? { state.withLock { $0.summary } }
+    /// Why starting or recording failed; nil otherwise.
     public var error: ExportError? { state.withLock { $0.error } }
 
     /// Adds a camera, screen or microphone: at most one of each media type.

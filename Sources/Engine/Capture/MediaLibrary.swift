@@ -16,9 +16,9 @@ public struct LibraryItem: Sendable {
     public let presetName: String
     /// Seconds of the library copy, as reopened after the export.
     public let duration: Double
-    /// When the recording started and ended (Unix seconds): its file's modification time is
-    /// the end, the start is that minus its duration.
+    /// When the recording started (Unix seconds): `recordingEnded` minus its duration.
     public let recordingStarted: Double
+    /// When the recording ended (Unix seconds): its file's modification time.
     public let recordingEnded: Double
     /// When the export finished (Unix seconds).
     public let exported: Double

@@ -4,9 +4,16 @@
 /// Animation's geometry: origin at the bottom-left, y up, unless a layer sets
 /// `isGeometryFlipped` (then its sublayers are placed from its top-left, y down).
 public final class AnimationTool {
+    /// The layer the composed video frames are drawn into: `parentLayer` or a layer in its tree
+    /// (AVFoundation's `videoLayer`). Its frame says where the video goes.
     public let videoLayer: Layer
+    /// The root of the layer tree, placed over the whole render size (AVFoundation's
+    /// `parentLayer`). The tree is read when rendering starts, so it may be changed until then.
     public let parentLayer: Layer
 
+    /// Makes the tool, like `AVVideoCompositionCoreAnimationTool(postProcessingAsVideoLayer:in:)`.
+    /// - Throws: `LayerError` when `videoLayer` is neither `parentLayer` nor in its tree (add it
+    ///   with `parentLayer.addSublayer(videoLayer)` first).
     public init(videoLayer: Layer, parentLayer: Layer) throws {
         var ancestor: Layer? = videoLayer
         while let layer = ancestor, layer !== parentLayer { ancestor = layer.superlayer }

@@ -1,14 +1,24 @@
 /// Where a composition segment's media comes from: one stream of one file.
 public struct SegmentSource: Sendable, Hashable {
+    /// The media file's path, as the asset was opened.
     public let path: String
+    /// The stream's index in the file (FFmpeg's numbering, from 0).
     public let streamIndex: Int
+    /// The asset track's ID (`AssetTrack.trackID`).
     public let trackID: Int
+    /// `.video` or `.audio`.
     public let mediaType: MediaType
+    /// The stored picture size in pixels, before `preferredTransform` (zero for audio).
     public let naturalSize: Size
+    /// Maps the stored picture onto the upright one, as the file asks (phone rotation).
     public let preferredTransform: AffineTransform
+    /// The stream's frame rate as the file states it, in frames per second (0 for audio).
     public let nominalFrameRate: Double
+    /// Audio samples per second (0 for video).
     public let sampleRate: Int
+    /// Audio channels (0 for video).
     public let channelCount: Int
+    /// Whether the source is a photo shown as video (see `AssetTrack.isStillImage`).
     public let isStillImage: Bool
     /// HLG or PQ for HDR video, SDR otherwise.
     public let dynamicRange: DynamicRange
@@ -30,8 +40,11 @@ public struct SegmentSource: Sendable, Hashable {
 
 /// One stream of one file, as an instruction made from an asset track names it.
 public struct SourceReference: Sendable, Hashable {
+    /// The media file's path, as the asset was opened.
     public let path: String
+    /// The stream's index in the file (FFmpeg's numbering, from 0).
     public let streamIndex: Int
+    /// The stream `track` reads.
     public init(_ track: AssetTrack) { (path, streamIndex) = (track.path, track.streamIndex) }
     init(path: String, streamIndex: Int) { (self.path, self.streamIndex) = (path, streamIndex) }
 }
@@ -40,9 +53,13 @@ public struct SourceReference: Sendable, Hashable {
 /// has no source and shows the background (video) or silence (audio). When the two
 /// durations differ the segment plays faster or slower (`scaleTimeRange`).
 public struct TrackSegment: Sendable, Hashable {
+    /// The media shown; nil for an empty segment (background or silence).
     public var source: SegmentSource?
+    /// The part of the source played, in the source's time.
     public var sourceRange: TimeRange
+    /// Where the segment sits in the composition's time.
     public var targetRange: TimeRange
+    /// Whether the segment has no source (AVFoundation's `isEmpty`).
     public var isEmpty: Bool { source == nil }
 
     /// The source time shown at composition time `t` (inside `targetRange`).
@@ -73,11 +90,16 @@ public struct TrackSegment: Sendable, Hashable {
 /// A track of a composition, like `AVMutableCompositionTrack`: an ordered, gapless list of
 /// segments starting at time 0.
 public final class CompositionTrack {
+    /// The track's ID in the composition, from 1 (AVFoundation's `trackID`).
     public let trackID: Int
+    /// `.video` or `.audio`: the only media the track takes.
     public let mediaType: MediaType
+    /// The track's segments in time order, gapless from 0 (AVFoundation's `segments`).
     public private(set) var segments: [TrackSegment] = []
     /// Applied by default video compositions; identity unless set (as in AVFoundation).
     public var preferredTransform: AffineTransform = .identity
+    /// The track's volume (linear gain, 1 unchanged) when no audio mix parameters name it,
+    /// like `AVMutableCompositionTrack.preferredVolume`.
     public var preferredVolume: Double = 1
 
     init(trackID: Int, mediaType: MediaType) {
@@ -85,7 +107,9 @@ public final class CompositionTrack {
         self.mediaType = mediaType
     }
 
+    /// The end of the last segment (zero for an empty track).
     public var duration: MediaTime { segments.last?.targetRange.end ?? .zero }
+    /// From 0 to `duration`, like `AVAssetTrack.timeRange`.
     public var timeRange: TimeRange { TimeRange(start: .zero, duration: duration) }
 
     /// Stored size of the first source (AVFoundation's naturalSize of a composition track).
@@ -126,6 +150,9 @@ public final class CompositionTrack {
         insert(TrackSegment(source: nil, sourceRange: range, targetRange: range))
     }
 
+    /// Removes the media in `range` and moves later media earlier by its duration, like
+    /// `AVMutableCompositionTrack.removeTimeRange(_:)`; empty time left at the end is dropped.
+    /// - Throws: `EngineError` when the range starts before 0 or has a negative duration.
     public func removeTimeRange(_ range: TimeRange) throws {
         try CompositionTrack.validate(range: range, at: range.start)
         splitSegments(at: range.start)
@@ -202,6 +229,7 @@ public final class CompositionTrack {
 
 /// A composition, like `AVMutableComposition`: tracks of segments; itself usable like an asset.
 public final class Composition {
+    /// Every track, in the order they were added (AVFoundation's `tracks`).
     public private(set) var tracks: [CompositionTrack] = []
     /// AVMutableComposition's `naturalSize`: the size the script set, or else the natural
     /// (stored, unturned) size of the first video track, as Apple documents it. Code that
@@ -213,11 +241,15 @@ public final class Composition {
     }
     private var authoredSize: Size?
 
+    /// An empty composition: no tracks, zero duration.
     public init() {}
 
+    /// The end of the longest track (AVFoundation's `duration`).
     public var duration: MediaTime { tracks.map(\.duration).max() ?? .zero }
 
+    /// The tracks of one media type, in order (AVFoundation's `tracks(withMediaType:)`).
     public func tracks(withMediaType type: MediaType) -> [CompositionTrack] { tracks.filter { $0.mediaType == type } }
+    /// The track with this ID, or nil (AVFoundation's `track(withTrackID:)`).
     public func track(withID id: Int) -> CompositionTrack? { tracks.first { $0.trackID == id } }
 
     /// The track that a layer instruction or audio mix parameters made for track `id` mean.
@@ -238,6 +270,13 @@ public final class Composition {
         Array(Set(tracks.flatMap { $0.segments.compactMap { $0.source?.path } }))
     }
 
+    /// Adds an empty track, like `AVMutableComposition.addMutableTrack(withMediaType:preferredTrackID:)`.
+    /// - Parameters:
+    ///   - mediaType: `.video` or `.audio`.
+    ///   - preferredTrackID: The ID wanted; when nil, not positive, too large or taken, the
+    ///     lowest free ID above the others is given.
+    /// - Returns: The new track.
+    /// - Throws: `EngineError` for another media type.
     public func addMutableTrack(mediaType: MediaType, preferredTrackID: Int? = nil) throws -> CompositionTrack {
         guard mediaType == .video || mediaType == .audio else {
             throw EngineError("composition tracks are \"video\" or \"audio\", not \"\(mediaType.rawValue)\"")
@@ -277,14 +316,24 @@ public final class Composition {
         }
     }
 
+    /// Removes `range` from every track, moving later media earlier (AVFoundation's
+    /// `removeTimeRange(_:)`).
+    /// - Throws: `EngineError` when the range starts before 0 or has a negative duration.
     public func removeTimeRange(_ range: TimeRange) throws {
         for track in tracks { try track.removeTimeRange(range) }
     }
 
+    /// Inserts empty time (background, silence) at `range.start` in every track, moving later
+    /// media later by `range.duration` (AVFoundation's `insertEmptyTimeRange(_:)`).
+    /// - Throws: `EngineError` when the range starts before 0 or has a negative duration.
     public func insertEmptyTimeRange(_ range: TimeRange) throws {
         for track in tracks { try track.insertEmptyTimeRange(range) }
     }
 
+    /// Plays `range` of every track in `newDuration`: slower when longer, faster when shorter;
+    /// later media moves accordingly (AVFoundation's `scaleTimeRange(_:toDuration:)`). Audio
+    /// keeps its pitch unless the mix's `audioTimePitchAlgorithm` says `varispeed`.
+    /// - Throws: `EngineError` when the range is invalid or `newDuration` is not positive.
     public func scaleTimeRange(_ range: TimeRange, toDuration newDuration: MediaTime) throws {
         for track in tracks { try track.scaleTimeRange(range, toDuration: newDuration) }
     }

@@ -1,9 +1,12 @@
 /// Values that a layer instruction can ramp between.
 public protocol Rampable: Sendable, Equatable {
+    /// The value `fraction` of the way from `from` to `to` (0 gives `from`, 1 gives `to`; an
+    /// eased ramp may pass slightly outside 0…1).
     static func interpolate(_ from: Self, _ to: Self, _ fraction: Double) -> Self
 }
 
 extension Double: Rampable {
+    /// Linear: `from + (to − from) × fraction`.
     public static func interpolate(_ from: Double, _ to: Double, _ fraction: Double) -> Double { from + (to - from) * fraction }
 }
 
@@ -17,6 +20,7 @@ extension AffineTransform: Rampable {
 }
 
 extension Rect: Rampable {
+    /// Origin and size each moved linearly, as AVFoundation's crop-rectangle ramps do.
     public static func interpolate(_ from: Rect, _ to: Rect, _ f: Double) -> Rect {
         Rect(x: .interpolate(from.x, to.x, f), y: .interpolate(from.y, to.y, f),
              width: .interpolate(from.width, to.width, f), height: .interpolate(from.height, to.height, f))
@@ -34,16 +38,23 @@ public struct PropertyTimeline<Value: Rampable>: Sendable, Equatable {
         var curve: TimingFunction
     }
     private(set) var changes: [Change] = []
+    /// The value before the first change.
     public let defaultValue: Value
     /// How many values and ramps are set (what the timeline weighs).
     public var changeCount: Int { changes.count }
 
+    /// A timeline holding `defaultValue` until something is set.
     public init(defaultValue: Value) { self.defaultValue = defaultValue }
 
+    /// Holds `value` from `time` until the next change. A later change at the same time
+    /// replaces this one.
     public mutating func set(_ value: Value, at time: MediaTime) {
         add(Change(start: time, duration: .zero, from: value, to: value, curve: .linear))
     }
 
+    /// Moves from `from` to `to` over `range` (eased by `curve`, linear by default), then holds
+    /// `to`. Before `range.start` the previous change still holds. A later change at the same
+    /// start time replaces this one.
     public mutating func ramp(from: Value, to: Value, over range: TimeRange, curve: TimingFunction = .linear) {
         add(Change(start: range.start, duration: range.duration, from: from, to: to, curve: curve))
     }
@@ -55,6 +66,7 @@ public struct PropertyTimeline<Value: Rampable>: Sendable, Equatable {
         changes.insert(change, at: index)
     }
 
+    /// The value at composition time `time`.
     public func value(at time: MediaTime) -> Value { value(at: time, before: defaultValue) }
 
     /// The value at `time`, or `initial` before the first change.
@@ -69,24 +81,40 @@ public struct PropertyTimeline<Value: Rampable>: Sendable, Equatable {
 /// How one composition track is drawn during an instruction, like
 /// `AVMutableVideoCompositionLayerInstruction`.
 public final class LayerInstruction {
+    /// The composition track drawn (AVFoundation's `trackID`). Made from an asset track, the ID
+    /// may be that track's: see `source`.
     public let trackID: Int
     /// Set when made from an asset track: see `Composition.resolvedTrackID`.
     public var source: SourceReference?
+    /// Places the track's stored frames in the render size (pixels, origin top-left, y down),
+    /// like `setTransform(_:at:)`: identity until set, so a rotated phone clip needs its
+    /// `preferredTransform` here.
     public var transform = PropertyTimeline<AffineTransform>(defaultValue: .identity)
+    /// The track's opacity over time, 0 (invisible) to 1 (opaque, the default), like
+    /// `setOpacity(_:at:)`.
     public var opacity = PropertyTimeline<Double>(defaultValue: 1)
     /// In the source frame's stored pixel coordinates; nil (default) shows the whole frame.
     public var crop: PropertyTimeline<Rect>? = nil
     /// Filters of the track's picture, before it is placed; radii in render-size pixels.
     public var filters = FilterStack()
 
+    /// Draws composition track `trackID`, untransformed and opaque, like
+    /// `AVMutableVideoCompositionLayerInstruction(assetTrack:)`.
     public init(trackID: Int) { self.trackID = trackID }
 
+    /// Shows only `rect` of the source frame from `time` on, like `setCropRectangle(_:at:)`.
+    /// - Parameters:
+    ///   - rect: In the source frame's stored pixels (before the transform), origin top-left.
+    ///   - time: Composition time.
     public func setCropRectangle(_ rect: Rect, at time: MediaTime) {
         var timeline = crop ?? PropertyTimeline(defaultValue: rect)
         timeline.set(rect, at: time)
         crop = timeline
     }
 
+    /// Moves the crop from `from` to `to` over `range`, then holds `to`, like
+    /// `setCropRectangleRamp(fromStartCropRectangle:toEndCropRectangle:timeRange:)`. Rectangles
+    /// are in the source frame's stored pixels; `curve` eases the ramp (linear by default).
     public func setCropRectangleRamp(from: Rect, to: Rect, over range: TimeRange, curve: TimingFunction = .linear) {
         var timeline = crop ?? PropertyTimeline(defaultValue: from)
         timeline.ramp(from: from, to: to, over: range, curve: curve)
@@ -97,19 +125,32 @@ public final class LayerInstruction {
 /// One time range of a video composition: which tracks are drawn, in which order, over
 /// which background, like `AVMutableVideoCompositionInstruction`.
 public final class VideoCompositionInstruction {
+    /// The composition time this instruction covers. The instructions of a video composition
+    /// must cover it from 0 to its end, in order, without gaps or overlaps (checked at export).
     public var timeRange: TimeRange
+    /// What shows where no track is drawn or tracks are transparent; black by default.
     public var backgroundColor: Color = .black
     /// First is drawn on top.
     public var layerInstructions: [LayerInstruction] = []
 
+    /// An instruction over `timeRange` with a black background and no tracks drawn.
     public init(timeRange: TimeRange) { self.timeRange = timeRange }
 }
 
 /// How every output frame is composed, like `AVMutableVideoComposition`.
 public final class VideoComposition {
+    /// The size of the composed frames, in pixels (AVFoundation's `renderSize`), at least 1×1.
+    /// Video output is rounded down to even numbers (4:2:0), and a preset with a size box may
+    /// scale it down.
     public var renderSize: Size
+    /// The time between output frames, at least 1/1000 s (AVFoundation's `frameDuration`):
+    /// 1/30 s for 30 fps, `MediaTime(value: 1001, timescale: 30000)` for 29.97.
     public var frameDuration: MediaTime
+    /// Scales the render size for output (AVFoundation's `renderScale`): 0.5 renders at half
+    /// size. Export takes more than 0 and at most 4; 1 by default.
     public var renderScale: Double = 1
+    /// What is drawn when (AVFoundation's `instructions`): in time order, covering the
+    /// composition from 0 to its end without gaps or overlaps (checked at export).
     public var instructions: [VideoCompositionInstruction] = []
     /// When set, the composed video is drawn into `videoLayer` and `parentLayer`'s tree
     /// around it (AVVideoCompositionCoreAnimationTool).
@@ -119,6 +160,8 @@ public final class VideoComposition {
     /// Explanations of choices made for the script (mismatched clip shapes…).
     public internal(set) var notes: [String] = []
 
+    /// A video composition with no instructions yet, like `AVMutableVideoComposition()` with
+    /// its size and rate set; `properties(of:)` makes one with instructions from the sources.
     public init(renderSize: Size, frameDuration: MediaTime) {
         self.renderSize = renderSize
         self.frameDuration = frameDuration

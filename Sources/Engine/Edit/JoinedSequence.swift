@@ -2,6 +2,7 @@
 public enum SequenceItem {
     /// `range` of an asset; nil: all of it (a still image lasts `Asset.stillImageDuration`).
     case clip(Asset, TimeRange?)
+    /// A title card, shown for its `duration` over empty video time.
     case titleCard(TitleCard)
 }
 
@@ -18,14 +19,21 @@ public struct JoinedSequence {
         public let timeRange: TimeRange
         /// Tracks holding a clip's media (a title card has no video track of its own).
         public let videoTrack: CompositionTrack?
+        /// The audio track holding a clip's sound; nil for a title card or a clip without sound.
         public let audioTrack: CompositionTrack?
         /// A title card's layer, in the animation tool's tree.
         public let layer: Layer?
     }
 
+    /// The tracks: the pieces on two alternating video tracks, their sound on two audio tracks
+    /// (A/B rolls).
     public let composition: Composition
+    /// Upright, fitted pictures, one instruction per piece and per transition, and the title
+    /// cards' layers in its animation tool.
     public let videoComposition: VideoComposition
+    /// Volume ramps that crossfade the sound under each transition.
     public let audioMix: AudioMix
+    /// Where each item ended up, in the order of the items.
     public let parts: [Part]
 
     /// Joins `items`; `transitions[i]` goes between items i and i+1 (one per join).

@@ -3,8 +3,19 @@
 /// moved into the corner), put on top in every instruction it overlaps (they are split at
 /// its start and end), and, with a border, a layer in the animation tool's tree.
 public struct PictureInPicture {
-    public enum Corner: String, Sendable, CaseIterable { case topLeft, topRight, bottomLeft, bottomRight }
+    /// The corner of the frame the inset sits in.
+    public enum Corner: String, Sendable, CaseIterable {
+        /// Top left of the frame.
+        case topLeft
+        /// Top right of the frame.
+        case topRight
+        /// Bottom left of the frame.
+        case bottomLeft
+        /// Bottom right of the frame (the default).
+        case bottomRight
+    }
 
+    /// Where the inset goes; `.bottomRight` by default.
     public var corner = Corner.bottomRight
     /// The inset's width as a fraction of the frame's width.
     public var scale = 0.3
@@ -12,20 +23,32 @@ public struct PictureInPicture {
     public var margin = 0.04
     /// Border around the inset, in pixels (0: none), drawn outside it.
     public var borderWidth = 0.0
+    /// The border's colour; white by default.
     public var borderColor = Color.white
 
+    /// The values `scale` may take (0.05…1). The engine does not check them; the scripting
+    /// bindings refuse values outside.
     public static let scaleRange = 0.05...1.0
+    /// The values `margin` may take (0…0.5). The engine does not check them; the scripting
+    /// bindings refuse values outside.
     public static let marginRange = 0.0...0.5
 
+    /// An inset in the bottom-right corner, 30 % of the frame's width, 4 % of its shorter side
+    /// from the edges, with no border.
     public init() {}
 
     /// What the inset added.
     public struct Inset {
+        /// The layer instruction placing the inset, put first (on top) in the instructions it spans.
         public let layerInstruction: LayerInstruction
+        /// The new composition track holding the inset's picture.
         public let videoTrack: CompositionTrack
+        /// The new composition track holding the inset's sound; nil when the asset has none.
         public let audioTrack: CompositionTrack?
         /// Where the inset sits, in render pixels (top-left origin).
         public let frame: Rect
+        /// The border's layer in the animation tool's tree, shown only while the inset is; nil
+        /// without a border.
         public let border: Layer?
     }
 

@@ -2,17 +2,26 @@
 /// ordinary layers in the video composition's animation tool (a coloured layer holding a
 /// title and a subtitle text layer) over empty video time, as AVFoundation apps make them.
 public final class TitleCard {
+    /// The main line of text, centred; explicit line breaks are kept and long lines wrap.
     public var title: String
+    /// A smaller line under the title, half its size; nil for none.
     public var subtitle: String?
+    /// How long the card is shown, more than 0 (checked when joined); 3 s by default.
     public var duration: MediaTime
+    /// The card's colour; black by default.
     public var backgroundColor = Color.black
+    /// The colour of the title and subtitle; white by default.
     public var textColor = Color.white
+    /// The font family of the title and subtitle, as fontconfig names it; the text layers'
+    /// default (Noto Sans CJK JP) unless set.
     public var font = TextStyle(string: "").fontFamily
     /// The title's size in pixels; nil: a tenth of the frame's height. The subtitle is half as big.
     public var fontSize: Double?
 
+    /// 3 seconds.
     public static let defaultDuration = MediaTime(value: 3, timescale: 1)
 
+    /// A card showing `title` in white on black for `duration`.
     public init(title: String, duration: MediaTime = TitleCard.defaultDuration) {
         self.title = title
         self.duration = duration

@@ -1,5 +1,6 @@
 /// How one piece of a joined sequence gives way to the next (see `JoinedSequence`).
 public struct Transition: Sendable, Equatable {
+    /// What the pictures do during the transition.
     public enum Kind: String, Sendable, CaseIterable {
         /// A cut: no overlap.
         case none
@@ -16,7 +17,14 @@ public struct Transition: Sendable, Equatable {
 
     /// The way the pictures move (slide) or the edge travels (wipe).
     public enum Direction: String, Sendable, CaseIterable {
-        case left, right, up, down
+        /// Towards the frame's left edge.
+        case left
+        /// Towards the frame's right edge.
+        case right
+        /// Towards the frame's top edge.
+        case up
+        /// Towards the frame's bottom edge.
+        case down
 
         /// A unit step in render pixels' axes (y grows down).
         var step: Point {
@@ -29,8 +37,12 @@ public struct Transition: Sendable, Equatable {
         }
     }
 
+    /// What the pictures do.
     public var kind: Kind
+    /// How long the two pieces overlap; zero for `.none`. Each piece must last at least the
+    /// transitions into and out of it.
     public var duration: MediaTime
+    /// Where a slide moves the pictures or a wipe's edge travels; ignored by the other kinds.
     public var direction: Direction
 
     /// `direction` defaults to the kind's own: a slide moves left (the next picture comes in
@@ -41,6 +53,7 @@ public struct Transition: Sendable, Equatable {
         self.direction = direction ?? (kind == .wipe ? .right : .left)
     }
 
+    /// A cut: no overlap, no effect.
     public static let cut = Transition(.none, duration: .zero)
 }
 

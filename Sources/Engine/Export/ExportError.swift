@@ -1,5 +1,6 @@
 /// Why an export failed: a kind an embedder can act on, and the one-line message for people.
 public struct ExportError: Error, CustomStringConvertible, Sendable {
+    /// What went wrong, in terms an app can act on (retry, ask for another path, free space…).
     public enum Kind: String, Sendable, CaseIterable {
         /// `cancel()`, or the host's interrupt.
         case cancelled
@@ -25,9 +26,12 @@ public struct ExportError: Error, CustomStringConvertible, Sendable {
         }
     }
 
+    /// What went wrong.
     public let kind: Kind
+    /// One line for people, naming the setting, file or time concerned.
     public let message: String
 
+    /// An error of `kind` with `message`.
     public init(_ kind: Kind, _ message: String) {
         self.kind = kind
         self.message = message

@@ -2,19 +2,35 @@
 /// size is fitted into (aspect kept, turned to match portrait pictures, never scaled up,
 /// even numbers for 4:2:0).
 public struct ExportPreset: Sendable, Hashable {
-    public enum Video: String, Sendable, Hashable { case h264, hevc }
+    /// The video codec a preset encodes with.
+    public enum Video: String, Sendable, Hashable {
+        /// H.264 (libx264).
+        case h264
+        /// HEVC, H.265 (libx265).
+        case hevc
+    }
+    /// AVFoundation's preset name without its prefix: "HighestQuality" for
+    /// `AVAssetExportPresetHighestQuality`, "1920x1080", "AppleM4A", "Passthrough"; also
+    /// "SmartCut", Moonreel's own.
     public let name: String
     /// nil: audio only (AppleM4A) or packet copy (Passthrough).
     public let video: Video?
+    /// Whether the preset copies packets as they are (`Passthrough`): no re-encoding, no video
+    /// composition, audio mix or settings.
     public let isPassthrough: Bool
     /// Copies whole GOPs and re-encodes only around the cuts (H.264; else re-encodes all).
     public let isSmartCut: Bool
+    /// The box, in pixels, the render size is fitted into (turned for portrait pictures); nil:
+    /// the render size as it is.
     public let boundingBox: Size?
     /// x264/x265 constant rate factor and speed preset.
     public let crf: Int
+    /// x264/x265's speed preset ("veryfast", "medium"…); empty when nothing is encoded.
     public let speed: String
+    /// The audio bit rate in bits per second, unless the session's `audioSettings` set one (0 for Passthrough).
     public let audioBitRate: Int
 
+    /// Every preset, as `AVAssetExportSession.allExportPresets()` lists them.
     public static let all: [ExportPreset] = [
         ExportPreset(name: "Passthrough", video: nil, isPassthrough: true, boundingBox: nil, crf: 0, speed: "", audioBitRate: 0),
         ExportPreset(name: "SmartCut", video: .h264, isSmartCut: true, boundingBox: nil, crf: 17, speed: "veryfast", audioBitRate: 192_000),
@@ -43,7 +59,9 @@ public struct ExportPreset: Sendable, Hashable {
         self.audioBitRate = audioBitRate
     }
 
+    /// The preset called `name` ("HighestQuality"…), or nil for an unknown name.
     public static func named(_ name: String) -> ExportPreset? { all.first { $0.name == name } }
+    /// The names of `all`, in order.
     public static var names: [String] { all.map(\.name) }
 
     /// The encoded size for a render size: fitted into the box, never larger than the

@@ -3,8 +3,11 @@ import CMoonAVShim
 
 /// Progress of a running export, reported on the thread that called `export`.
 public struct ExportProgress: Sendable {
+    /// How much of the export is done, 0…1 (a GIF's palette pass is the first half).
     public let fraction: Double
+    /// Video frames encoded so far.
     public let framesWritten: Int64
+    /// Video frames the export will write (0 without video).
     public let frameCount: Int64
     /// Seconds of output written so far (for speed as a multiple of real time).
     public let mediaSecondsWritten: Double
@@ -14,18 +17,50 @@ public struct ExportProgress: Sendable {
 /// render pipeline (or copies packets for `Passthrough`) into a temporary file beside the
 /// output, verifies it, and only then renames it into place.
 public final class ExportSession {
-    public enum Status: String, Sendable { case waiting, exporting, completed, failed, cancelled }
+    /// The states of an export, like `AVAssetExportSession.Status`.
+    public enum Status: String, Sendable {
+        /// `export` has not been called.
+        case waiting
+        /// `export` is running.
+        case exporting
+        /// The file is written, verified and in place.
+        case completed
+        /// The export failed: see `error`. Nothing was replaced.
+        case failed
+        /// The export was cancelled. Nothing was replaced.
+        case cancelled
+    }
 
+    /// The composition exported (AVAssetExportSession's `asset`).
     public let composition: Composition
+    /// How the output is encoded (AVAssetExportSession's `presetName`).
     public let preset: ExportPreset
+    /// The path of the output file (AVAssetExportSession's `outputURL`); it must be set
+    /// before `export`. Its extension gives the file type unless `outputFileType` is set; for an
+    /// image sequence it is a pattern such as `frames/%05d.png`. An existing file is replaced
+    /// only with `overwrite`, never one the export reads.
     public var outputURL: String?
-    /// "mov", "mp4", "m4v" or "m4a"; taken from the output's extension when nil.
+    /// One of `fileTypes` ("mp4", "mov", "m4a", "gif", "png"…), like AVAssetExportSession's
+    /// `outputFileType`; taken from the output's extension when nil.
     public var outputFileType: String?
+    /// How frames are composed (AVAssetExportSession's `videoComposition`); nil: each video
+    /// track upright at the sources' size, as `VideoComposition.properties(of:)` makes it.
     public var videoComposition: VideoComposition?
+    /// Volumes and ducking of the audio tracks (AVAssetExportSession's `audioMix`); nil: each
+    /// track at its `preferredVolume`.
     public var audioMix: AudioMix?
+    /// The part of the composition exported (AVAssetExportSession's `timeRange`); nil: all of
+    /// it. Clipped to the composition; a range entirely outside it fails the export.
     public var timeRange: TimeRange?
+    /// Puts the file's index at the front (MP4/MOV `faststart`) so playback can start while it
+    /// downloads, like AVAssetExportSession's property of that name; off by default.
     public var shouldOptimizeForNetworkUse = false
+    /// Tags written into the file (AVAssetExportSession's `metadata`). Standard keys ("title",
+    /// "artist", "album", "comment", "date", "copyright", "creation_time"…) become the usual
+    /// tags; any other key makes MP4/MOV files carry QuickTime `mdta` metadata, which holds any key.
     public var metadata: [String: String] = [:]
+    /// Whether an existing file at `outputURL` may be replaced; off by default. The composition's
+    /// sources and `readFiles` are never replaced either way.
     public var overwrite = false
     /// Files that no output may replace, overwrite or not (see `InputRegistry`).
     public var readFiles: InputRegistry?
@@ -38,10 +73,12 @@ public final class ExportSession {
         /// Tone-map to SDR BT.709 whatever the preset.
         case toneMap
     }
+    /// What happens to HDR sources; `.auto` by default.
     public var hdr = HDRMode.auto
 
     /// Fade length at each end of audio segments that join different media (0 turns it off).
     public var audioSpliceFade = ExportSession.defaultAudioSpliceFade
+    /// 2 ms: enough to hide a click where two sounds are spliced, too short to hear as a fade.
     public static let defaultAudioSpliceFade = MediaTime(value: 2, timescale: 1000)
     /// Brings the audio to a loudness target (measured first); nil leaves it as mixed.
     public var loudness: LoudnessNormalization?
@@ -49,22 +86,33 @@ public final class ExportSession {
     /// The video stream's codec, quality or bit rate, speed, profile, pixel format and
     /// keyframe spacing, over the preset's values (`AVAssetWriterInput`'s output settings).
     public var videoSettings: VideoSettings?
+    /// The audio stream's codec, bit rate, sample rate and channels over the preset's values
+    /// (`AVAssetWriterInput`'s output settings); nil: AAC (Opus for webm) at the preset's bit
+    /// rate, the sources' rate and channels. Passthrough takes none.
     public var audioSettings: AudioSettings?
     /// The most bytes the output may take: the export ends cleanly before the next packet
     /// would pass it (the file is complete and plays; `stoppedBy` says so). nil: no limit.
     public var fileLengthLimit: Int64?
-    public enum StopReason: String, Sendable { case fileLengthLimit }
+    /// Why an export wrote less than its range.
+    public enum StopReason: String, Sendable {
+        /// The next packet would have taken the file past `fileLengthLimit`.
+        case fileLengthLimit
+    }
     /// Why the export ended before the end of its range; nil when it wrote all of it.
     public private(set) var stoppedBy: StopReason?
     /// How long the written output is, once the export has completed.
     public private(set) var outputDuration: MediaTime?
 
+    /// Where the export is (AVAssetExportSession's `status`).
     public private(set) var status = Status.waiting
     /// Why the export failed (or was cancelled), with a kind to act on.
     public private(set) var error: ExportError?
+    /// How much is done, 0…1 (AVAssetExportSession's `progress`); 1 once completed.
     public private(set) var progress = 0.0
     /// Adjustments the export made and the user should know about (odd sizes rounded…).
     public internal(set) var warnings: [String] = []
+    /// This export's cancellation flag: `cancel()` sets it. It is `Sendable`, so another thread
+    /// can hold it and cancel the export while `export` runs.
     public let cancellation = CancellationFlag()
     /// A flag shared by every export of a host (Ctrl-C); cancels this export too when set.
     public var parentCancellation: CancellationFlag?
@@ -80,12 +128,17 @@ public final class ExportSession {
     /// The preset that encodes: `preset`, or the one a smart cut falls back to.
     var encodingPreset: ExportPreset
 
+    /// A session exporting `composition` with `preset`, like
+    /// `AVAssetExportSession(asset:presetName:)`; set `outputURL` (and whatever else) before `export`.
     public init(composition: Composition, preset: ExportPreset) {
         self.composition = composition
         self.preset = preset
         encodingPreset = preset
     }
 
+    /// Asks a running export to stop, like `cancelExport()`: `export` then throws an
+    /// `ExportError` of kind `.cancelled`, and `outputURL` is left as it was. To cancel from
+    /// another thread, hand that thread `cancellation`.
     public func cancel() { cancellation.cancel() }
 
     /// Runs the export to completion. Blocks; `progress` is called on this thread.
@@ -498,7 +551,7 @@ final class RenderPipeline {
     }
 }
 
-public extension String {
+package extension String {
     /// Every occurrence of `target` replaced (without Foundation).
     func replacingAll(_ target: String, with replacement: String) -> String {
         guard !target.isEmpty else { return self }

@@ -6,25 +6,39 @@ import Glibc
 /// What an export would write, from `ExportSession.plan()` (a dry run): sizes, rates, codecs
 /// and a rough size.
 public struct ExportSummary: Sendable, CustomStringConvertible {
+    /// The video stream the export would write.
     public struct Video: Sendable {
+        /// Encoded width in pixels, after the preset's box and `renderScale`.
         public let width: Int
+        /// Encoded height in pixels.
         public let height: Int
+        /// Time between frames (the video composition's `frameDuration`).
         public let frameDuration: MediaTime
         /// "HLG" or "PQ" when HDR is kept; nil for SDR.
         public let hdr: String?
+        /// How many frames the range holds.
         public let frameCount: Int64
     }
+    /// The audio stream the export would write.
     public struct Audio: Sendable {
+        /// Samples per second.
         public let sampleRate: Int
+        /// 1 (mono) or 2 (stereo).
         public let channels: Int
     }
 
+    /// The output path (`outputURL`).
     public let output: String
+    /// The container written: one of `ExportSession.fileTypes`.
     public let fileType: String
+    /// The length of the exported range.
     public let duration: MediaTime
+    /// The preset that encodes: the session's, or for a SmartCut that cannot copy, the one it
+    /// falls back to.
     public let preset: ExportPreset
     /// nil: no video, or packets copied (Passthrough).
     public let video: Video?
+    /// nil: no audio (none in the composition, or a file type without sound).
     public let audio: Audio?
     let videoEncoding: VideoEncoding?
     let audioEncoding: AudioEncoding?

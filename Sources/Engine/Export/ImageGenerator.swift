@@ -3,6 +3,7 @@ import CMoonFFmpeg
 /// Renders single composed frames to PNG, JPEG or WebP files, like `AVAssetImageGenerator` with zero
 /// tolerance: the frame at exactly the requested time, through the same renderer as export.
 public final class ImageGenerator {
+    /// The composition frames are taken from (AVAssetImageGenerator's `asset`).
     public let composition: Composition
     /// Frozen into a render plan at the first `copyImage`; setting another one starts afresh.
     public var videoComposition: VideoComposition? { didSet { renderer = nil } }
@@ -12,6 +13,9 @@ public final class ImageGenerator {
     public var readFiles: InputRegistry?
     private var renderer: VideoRenderer?
 
+    /// A generator for `composition`, like `AVAssetImageGenerator(asset:)` with zero tolerance.
+    /// `videoComposition` nil: each video track upright at the sources' size, as
+    /// `VideoComposition.properties(of:)` makes it.
     public init(composition: Composition, videoComposition: VideoComposition? = nil) {
         self.composition = composition
         self.videoComposition = videoComposition
@@ -88,8 +92,15 @@ public final class ImageGenerator {
 /// The still-image files `copyImage` and `moonreel snapshot` write, chosen by the name's
 /// extension (a JPEG name must not receive PNG bytes).
 public enum StillImageFormat: String, Sendable, CaseIterable {
-    case png, jpeg, webp
+    /// PNG (lossless).
+    case png
+    /// JPEG (`.jpg` or `.jpeg`).
+    case jpeg
+    /// WebP.
+    case webp
 
+    /// The format a file name's extension names (.png, .jpg or .jpeg, .webp; any case).
+    /// - Throws: `EngineError` for any other name.
     public init(forPath path: String) throws {
         let name = path.split(separator: "/").last.map(String.init) ?? path
         let ext = name.split(separator: ".").count > 1 ? name.split(separator: ".").last.map { $0.lowercased() } : nil

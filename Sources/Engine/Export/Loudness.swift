@@ -28,12 +28,18 @@ public struct LoudnessNormalization: Sendable, Equatable {
     /// sharp clicks can still come out of the AAC encoder a few tenths of a dB over it.
     public var truePeak: Double
 
+    /// A target of `integrated` LUFS with peaks under `truePeak` dBTP (−1 by default).
+    /// E.g. −14 for streaming, −16 for podcasts, −23 for broadcast.
     public init(integrated: Double, truePeak: Double = -1) {
         self.integrated = integrated
         self.truePeak = truePeak
     }
 
+    /// The targets `integrated` may take, in LUFS. The engine does not check them; the scripting
+    /// bindings refuse values outside.
     public static let integratedRange = -70.0 ... -5.0
+    /// The ceilings `truePeak` may take, in dBTP. The engine does not check them; the scripting
+    /// bindings refuse values outside.
     public static let truePeakRange = -20.0...0.0
     /// Quiet audio is raised at most this much (dB), so a near-silent mix keeps its noise down.
     public static let maximumGain = 30.0

@@ -4,7 +4,26 @@ import CMoonFFmpeg
 /// without experimental flags. `png`, `jpg` and `webp` are image sequences (one file per
 /// frame, named by a `%05d`-style pattern).
 public enum OutputContainer: String, Sendable, CaseIterable {
-    case mov, mp4, m4v, m4a, mkv, webm, gif, png, jpg, webp
+    /// QuickTime movie: H.264, HEVC or ProRes video; AAC, PCM or MP3 audio.
+    case mov
+    /// MPEG-4: H.264, HEVC, VP9 or AV1 video; AAC, Opus or MP3 audio.
+    case mp4
+    /// Apple's MPEG-4 video: H.264 and AAC only.
+    case m4v
+    /// Apple's MPEG-4 audio: AAC only, no video.
+    case m4a
+    /// Matroska: every video and audio codec Moonreel encodes.
+    case mkv
+    /// WebM: VP9 or AV1 video, Opus audio.
+    case webm
+    /// An animated GIF, with a palette made from all its frames; no sound.
+    case gif
+    /// A PNG image sequence: one file per frame, no sound.
+    case png
+    /// A JPEG image sequence: one file per frame, no sound.
+    case jpg
+    /// A WebP image sequence: one file per frame, no sound.
+    case webp
 
     /// The container a file name's extension names, if any.
     public init?(extension ext: String) {
@@ -20,6 +39,7 @@ public enum OutputContainer: String, Sendable, CaseIterable {
         }
     }
 
+    /// Whether the container is one file per frame (`png`, `jpg`, `webp`).
     public var isImageSequence: Bool { stillImageFormat != nil }
 
     var stillImageFormat: StillImageFormat? {

@@ -99,9 +99,13 @@ final class WorkerThread: @unchecked Sendable {
 /// Set from any thread (a Ctrl-C handler, a progress callback); checked by every stage.
 public final class CancellationFlag: Sendable {
     private let flag = Atomic<Bool>(false)
+    /// A flag that is not set.
     public init() {}
+    /// Sets the flag (from any thread); work that checks it stops at its next check.
     public func cancel() { flag.store(true, ordering: .relaxed) }
+    /// Clears the flag, so the work it is shared with can run again.
     public func reset() { flag.store(false, ordering: .relaxed) }
+    /// Whether the flag is set.
     public var isCancelled: Bool { flag.load(ordering: .relaxed) }
 }
 

@@ -9,7 +9,7 @@ import Synchronization
 let pendingTemporaryFiles = Mutex<Set<String>>([])
 
 /// Removes every export temporary file still being written (for a forced exit).
-public func discardPendingExportFiles() {
+package func discardPendingExportFiles() {
     for path in pendingTemporaryFiles.withLock({ $0 }) where unlink(path) != 0 { removeDirectory(path) }
 }
 
@@ -47,6 +47,7 @@ public final class InputRegistry: Sendable {
     private struct Identity: Hashable { let device: UInt64, inode: UInt64 }
     private let files = Mutex<[Identity: String]>([:])
 
+    /// An empty registry.
     public init() {}
 
     /// Remembers the file at `path` (nothing, if it cannot be read).

@@ -4,9 +4,33 @@ import CMoonFFmpeg
 /// every field left nil inherits the preset's value (or the container's default codec).
 /// Bit rates are in bits per second.
 public struct VideoSettings: Sendable, Equatable {
-    public enum Codec: String, Sendable, CaseIterable { case h264, hevc, prores, vp9, av1 }
-    public enum PixelFormat: String, Sendable, CaseIterable { case yuv420p, yuv420p10le, yuv422p10le, yuv444p10le }
+    /// A video codec and the containers that hold it.
+    public enum Codec: String, Sendable, CaseIterable {
+        /// H.264 (libx264): mov, mp4, m4v, mkv.
+        case h264
+        /// HEVC, H.265 (libx265): mov, mp4, mkv.
+        case hevc
+        /// Apple ProRes (prores_ks), intra-only, 10-bit 4:2:2 or 4:4:4: mov, mkv.
+        case prores
+        /// VP9 (libvpx-vp9): webm, mp4, mkv.
+        case vp9
+        /// AV1 (libaom-av1): webm, mp4, mkv.
+        case av1
+    }
+    /// How pictures are stored: FFmpeg's pixel format names.
+    public enum PixelFormat: String, Sendable, CaseIterable {
+        /// 8-bit 4:2:0, what players expect; SDR only.
+        case yuv420p
+        /// 10-bit 4:2:0: keeps HDR.
+        case yuv420p10le
+        /// 10-bit 4:2:2 (ProRes 422).
+        case yuv422p10le
+        /// 10-bit 4:4:4 (ProRes 4444).
+        case yuv444p10le
+    }
 
+    /// The codec; nil: the preset's (H.264 or HEVC) where the container holds it, else the
+    /// container's first (VP9 for webm).
     public var codec: Codec?
     /// Constant quality on the codec's own scale (x264/x265 0…51, VP9/AV1 0…63).
     public var crf: Int?
@@ -14,18 +38,26 @@ public struct VideoSettings: Sendable, Equatable {
     public var bitRate: Int?
     /// Speed: x264's names (ultrafast … placebo), mapped onto each encoder's own knob.
     public var preset: String?
+    /// The codec's profile: H.264 baseline, main, high, high10, high422, high444; HEVC main,
+    /// main10, main422-10, main444-10; ProRes proxy, lt, standard, hq, 4444, 4444xq. VP9 and
+    /// AV1 take none (their profile follows `pixelFormat`). nil: the encoder's default.
     public var profile: String?
+    /// nil: the profile's first format, else `yuv422p10le` for ProRes, `yuv420p10le` where HDR
+    /// is kept, `yuv420p` otherwise.
     public var pixelFormat: PixelFormat?
     /// Seconds between keyframes, exactly (scene cuts add none), rounded to whole frames.
     public var keyframeInterval: Double?
     /// Peak bit rate over `bufferSize` bits (the VBV / leaky-bucket model).
     public var maxBitRate: Int?
+    /// The VBV buffer in bits, for `maxBitRate`; needs `maxBitRate`.
     public var bufferSize: Int?
 
+    /// Settings with every field nil: all from the preset and the container.
     public init() {}
 
-    public static let keys = ["codec", "crf", "bitRate", "preset", "profile", "pixelFormat", "keyframeInterval", "maxBitRate", "bufferSize"]
+    package static let keys = ["codec", "crf", "bitRate", "preset", "profile", "pixelFormat", "keyframeInterval", "maxBitRate", "bufferSize"]
 
+    /// The values `preset` takes, fastest first.
     public static let speedNames = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
 
     /// Checks what needs no container: ranges, fields that exclude or need each other, and
@@ -139,16 +171,34 @@ extension VideoSettings.Codec {
 /// The audio stream an export writes; nil fields inherit (AAC, or Opus where only Opus
 /// fits; the preset's bit rate; the sources' rate and channels).
 public struct AudioSettings: Sendable, Equatable {
-    public enum Codec: String, Sendable, CaseIterable { case aac, opus, flac, pcm, mp3 }
+    /// An audio codec and the containers that hold it.
+    public enum Codec: String, Sendable, CaseIterable {
+        /// AAC: mov, mp4, m4v, m4a, mkv.
+        case aac
+        /// Opus: webm, mp4, mkv.
+        case opus
+        /// FLAC, lossless: mkv.
+        case flac
+        /// 16-bit PCM, uncompressed: mov, mkv.
+        case pcm
+        /// MP3 (LAME): mov, mp4, mkv.
+        case mp3
+    }
 
+    /// The codec; nil: AAC, or Opus where the container takes no AAC (webm).
     public var codec: Codec?
+    /// Bits per second: AAC 16 000…512 000, Opus 6 000…510 000, MP3 8 000…320 000; FLAC and
+    /// PCM are lossless and take none. nil: the preset's `audioBitRate`.
     public var bitRate: Int?
+    /// Samples per second, 8000…192 000 and one the codec takes; nil: the sources'.
     public var sampleRate: Int?
+    /// 1 (mono) or 2 (stereo); nil: the sources'.
     public var channels: Int?
 
+    /// Settings with every field nil: all from the preset and the sources.
     public init() {}
 
-    public static let keys = ["codec", "bitRate", "sampleRate", "channels"]
+    package static let keys = ["codec", "bitRate", "sampleRate", "channels"]
 
     /// Checks ranges and, for `codec`, its bit rates and sample rates.
     public func check(for codec: Codec?) throws {

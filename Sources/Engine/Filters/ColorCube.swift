@@ -8,6 +8,7 @@
 public final class ColorCube: Sendable, Hashable {
     /// The file it was read from, or a description of a generated table.
     public let path: String
+    /// Grid points per side (LUT_3D_SIZE): 2…`maxSize`.
     public let size: Int
     let domainMin: SIMD3<Float>
     let domainMax: SIMD3<Float>
@@ -19,7 +20,7 @@ public final class ColorCube: Sendable, Hashable {
     /// 33 or 65 a side).
     public static let maxSize = 129
 
-    public var byteCount: Int { table.count * MemoryLayout<SIMD4<Float>>.stride }
+    package var byteCount: Int { table.count * MemoryLayout<SIMD4<Float>>.stride }
 
     init(path: String, size: Int, domainMin: SIMD3<Float> = .zero, domainMax: SIMD3<Float> = .one, table: [SIMD4<Float>]) {
         (self.path, self.size, self.domainMin, self.domainMax, self.table) = (path, size, domainMin, domainMax, table)

@@ -1,7 +1,21 @@
 /// The filters pictures can go through, named as Core Image names them where it has the
 /// filter (`gaussianBlur` is `CIGaussianBlur`); `chromaKey` has no Core Image twin.
 public enum FilterKind: String, Sendable, Hashable, CaseIterable {
-    case gaussianBlur, colorControls, exposureAdjust, colorCube, sharpenLuminance, vignette, chromaKey
+    /// A Gaussian blur (`CIGaussianBlur`): `radius`.
+    case gaussianBlur
+    /// Saturation, brightness and contrast (`CIColorControls`).
+    case colorControls
+    /// Exposure in stops (`CIExposureAdjust`): `ev`.
+    case exposureAdjust
+    /// A 3D lookup table from a .cube file (`CIColorCube`): `path`.
+    case colorCube
+    /// Sharpening of brightness only (`CISharpenLuminance`): `sharpness`, `radius`.
+    case sharpenLuminance
+    /// Darker (or lighter) corners (`CIVignette`): `intensity`, `radius`.
+    case vignette
+    /// Transparency where pixels are near a key colour (Moonreel's own): `color`,
+    /// `similarity`, `blend`. Only for layers and layer instructions.
+    case chromaKey
 
     /// Core Image's name, which scripts ported from iOS pass ("CIGaussianBlur").
     public var coreImageName: String? { self == .chromaKey ? nil : "CI" + rawValue.prefix(1).uppercased() + rawValue.dropFirst() }
@@ -26,6 +40,7 @@ public enum FilterKind: String, Sendable, Hashable, CaseIterable {
         }
     }
 
+    /// The settings this kind takes, with their ranges, defaults and a line of help each.
     public var parameters: [FilterParameter] {
         switch self {
         case .gaussianBlur:
@@ -63,14 +78,21 @@ public enum FilterKind: String, Sendable, Hashable, CaseIterable {
 
 /// One setting of a filter kind: its name, what it takes, its default and a line of help.
 public struct FilterParameter: Sendable {
+    /// What a parameter takes.
     public enum Kind: Sendable {
+        /// A number within `range`; `defaultValue` until set.
         case number(range: ClosedRange<Double>, defaultValue: Double)
+        /// A colour; `defaultValue` until set.
         case color(defaultValue: Color)
         /// A LUT file, read when the parameter is set.
         case file
     }
+    /// The parameter's name in scripts and key paths ("radius"); see `coreImageKey` for
+    /// Core Image's.
     public let name: String
+    /// What the parameter takes: a number in a range, a colour or a LUT file.
     public let kind: Kind
+    /// A line of help: what the value means and its unit.
     public let doc: String
 
     static func number(_ name: String, _ defaultValue: Double, _ range: ClosedRange<Double>, _ doc: String) -> FilterParameter {
@@ -84,6 +106,7 @@ public struct FilterParameter: Sendable {
     /// Core Image's key for it ("inputRadius"; "inputEV" for ev).
     public var coreImageKey: String { name == "ev" ? "inputEV" : "input" + name.prefix(1).uppercased() + name.dropFirst() }
 
+    /// The value a new filter starts with; nil for a LUT file, which has none until set.
     public var defaultValue: FilterValue? {
         switch kind {
         case .number(_, let value): .number(value)
@@ -95,14 +118,19 @@ public struct FilterParameter: Sendable {
 
 /// A parameter's value.
 public enum FilterValue: Sendable, Hashable {
+    /// A number parameter's value.
     case number(Double)
+    /// A colour parameter's value.
     case color(Color)
+    /// A LUT file's table, read with `ColorCube.read(path:)`.
     case cube(ColorCube)
 }
 
 /// A filter refused: an unknown parameter, a value out of range, a bad LUT file.
 public struct FilterError: Error, CustomStringConvertible, Hashable, Sendable {
+    /// One line saying what was refused and what is accepted.
     public let message: String
+    /// An error with `message`.
     public init(_ message: String) { self.message = message }
     public var description: String { message }
 }
@@ -111,6 +139,7 @@ public struct FilterError: Error, CustomStringConvertible, Hashable, Sendable {
 /// video compositions and layer instructions keep copies, as Core Animation copies a
 /// layer's filters, and renderers read them on other threads.
 public struct Filter: Sendable, Hashable {
+    /// Which filter this is (a `CIFilter`'s class).
     public let kind: FilterKind
     /// What key paths and ramps call it (`filters.NAME.radius`); the kind's name unless set,
     /// as a CIFilter's `name` is.
@@ -118,6 +147,7 @@ public struct Filter: Sendable, Hashable {
     /// Every parameter that has a value (all but an unset LUT file).
     public private(set) var values: [String: FilterValue]
 
+    /// A filter of `kind` with every parameter at its default, like `CIFilter(name:)`.
     public init(_ kind: FilterKind) {
         self.kind = kind
         name = kind.rawValue

@@ -2,6 +2,8 @@
 /// parameters over time, set the way a layer instruction's opacity is: a parameter keeps its
 /// filter's value until the first `set` or ramp, then follows the last one started.
 public struct FilterStack: Sendable, Equatable {
+    /// The filters, applied in order. Replacing them keeps the
+    /// changes set, which must then still name exactly one filter each (checked at export).
     public var filters: [Filter]
     private var timelines: [ParameterKey: PropertyTimeline<Double>] = [:]
 
@@ -11,17 +13,31 @@ public struct FilterStack: Sendable, Equatable {
         let parameter: String
     }
 
+    /// A stack of `filters` (none by default), with no changes over time.
     public init(_ filters: [Filter] = []) { self.filters = filters }
 
+    /// Whether there are no filters.
     public var isEmpty: Bool { filters.isEmpty }
     /// How many values and ramps are set (what the stack weighs).
     public var changeCount: Int { timelines.values.reduce(0) { $0 + $1.changeCount } }
 
+    /// Holds `value` for a number parameter from `time` on, until its next change.
+    /// - Parameters:
+    ///   - value: Within the parameter's range.
+    ///   - parameter: The parameter's name or Core Image key ("radius", "inputRadius").
+    ///   - name: The `name` of the one filter changed.
+    ///   - time: Composition time.
+    /// - Throws: `FilterError` when no single filter has that name, the parameter is not a number
+    ///   of it, or the value is out of range.
     public mutating func setValue(_ value: Double, parameter: String, filter name: String, at time: MediaTime) throws {
         let key = try checkedKey(parameter, of: name, values: [value])
         timelines[key, default: PropertyTimeline(defaultValue: value)].set(value, at: time)
     }
 
+    /// Moves a number parameter from `start` to `end` over `range` (eased by `curve`, linear by
+    /// default), then holds `end`; before the ramp, the filter's own value or the previous change
+    /// holds.
+    /// - Throws: `FilterError` as `setValue(_:parameter:filter:at:)` does.
     public mutating func setRamp(from start: Double, to end: Double, parameter: String, filter name: String,
                                  over range: TimeRange, curve: TimingFunction = .linear) throws {
         let key = try checkedKey(parameter, of: name, values: [start, end])
