@@ -28,6 +28,7 @@ public final class MoonreelHost {
     /// A host with `limits` that finds effects along `effectSearchPath` (then among the
     /// effects bundled with Moonreel).
     public init(limits: ScriptLimits = ScriptLimits(), effectSearchPath: EffectSearchPath = EffectSearchPath()) throws {
+        FFmpegLog.capture()  // FFmpeg's messages become parts of errors, not lines on the app's stderr
         let policy = EffectPolicy(allowedGlobals: ["av": API.effectSafeFunctions.sorted()],
                                   modules: ["moonreel": "av"], colorChecker: GlobalFunction("av", "color"))
         scripts = try ScriptHost(limits: limits, effectPolicy: policy, searchPath: effectSearchPath,

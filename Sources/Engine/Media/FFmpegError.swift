@@ -50,12 +50,10 @@ func check(_ code: Int32, _ operation: @autoclosure () -> String, context: @auto
 /// so users see one clear line instead of FFmpeg's chatter.
 public enum FFmpegLog {
     /// Routes FFmpeg's log through the engine (process-wide, `av_log_set_callback`): error
-    /// lines are kept per thread for `FFmpegError.detail`, and only messages at or more
-    /// severe than `level` are printed to standard error. Call it once at start-up.
-    /// - Parameter level: an FFmpeg log level (`AV_LOG_QUIET` −8, the default, prints
-    ///   nothing; `AV_LOG_ERROR` 16 prints errors; `AV_LOG_WARNING` 24 warnings too).
-    public static func capture(printingUpTo level: Int32 = AV_LOG_QUIET) {
-        moon_av_log_capture(level)
+    /// lines are kept per thread for `FFmpegError.detail`, and nothing is printed. Exports and
+    /// hosts call it themselves; call it once at start-up to quiet other FFmpeg work too.
+    public static func capture() {
+        moon_av_log_capture(AV_LOG_QUIET)
     }
 }
 

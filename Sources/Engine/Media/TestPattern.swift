@@ -17,6 +17,7 @@ public enum TestPattern {
     /// - Throws: `FFmpegError` or `EngineError` when the file cannot be encoded or written.
     public static func write(to path: String, seconds: Int = 8, width: Int = 1280, height: Int = 720,
                              rate: Int = 30, toneFrequency: Int = 440) throws {
+        FFmpegLog.capture()
         let output = try SafeOutput(path: path, overwrite: true, inputs: [])
         defer { output.discard() }
         let preset = ExportPreset(name: "test pattern", video: .h264, boundingBox: nil, crf: 23, speed: "veryfast", audioBitRate: 128_000)
