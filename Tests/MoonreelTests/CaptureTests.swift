@@ -271,7 +271,9 @@ import TestSupport
         server.standardError = FileHandle.nullDevice
         try server.run()
         let socket = "/tmp/.X11-unix/X" + display.dropFirst()
-        for _ in 0..<100 where !FileManager.default.fileExists(atPath: socket) { usleep(50_000) }
+        // A machine busy building can take seconds to start it.
+        for _ in 0..<600 where !FileManager.default.fileExists(atPath: socket) && server.isRunning { usleep(50_000) }
+        try #require(FileManager.default.fileExists(atPath: socket), "Xvfb \(display) did not start")
         return (server, display)
     }
 
