@@ -76,4 +76,8 @@ typedef struct {
 // number of entries (at most `capacity`), or -1 when it is not a video capture device.
 int moon_v4l2_formats(const char *path, char *card, size_t card_size, moon_v4l2_format *formats, int capacity);
 
+// A video frame whose buffers were set by hand points extended_data at its own data array
+// (as av_frame_get_buffer leaves it), which av_frame_move_ref and av_frame_copy rely on.
+static inline void moon_frame_use_own_data(AVFrame *frame) { frame->extended_data = frame->data; }
+
 #endif

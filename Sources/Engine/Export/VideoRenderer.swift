@@ -28,6 +28,9 @@ final class VideoRenderer {
     private var converters: [ConversionKey: ColorConverter] = [:]
     private var lastConversion: [ConversionKey: (input: Frame, output: Frame)] = [:]
     private let filterRenderer = FilterRenderer()
+    /// Buffers for pictures copied before they are drawn on (the decoder keeps its own as
+    /// reference pictures): one copy each output frame, in recycled memory.
+    private var writablePool: FramePool?
     /// Output pixels per render-size pixel (filter radii are given in the latter).
     private let outputPixelScale: Double
 
@@ -125,7 +128,7 @@ final class VideoRenderer {
         if let sprites = try renderer.overlaySprites(for: tree) {
             guard !sprites.isEmpty else { return video }
             // The decoder may still hold this picture (a held frame is shown again): copy first.
-            try check(av_frame_make_writable(video.pointer), "preparing a frame for overlays")
+            try makeWritable(video)
             if let planes = PlanarYUVImage(frame: video.pointer) {
                 renderer.blend(sprites, onto: planes)
                 return video
@@ -139,6 +142,19 @@ final class VideoRenderer {
         try renderer.render(tree, video: picture.bgraPixels, into: canvas.bgraPixels)
         return try toOutput(canvasScaler.convert(canvas, width: plan.outputWidth, height: plan.outputHeight, format: AV_PIX_FMT_YUV420P,
                                                  sourceColor: full, outputColor: compositorColor))
+    }
+
+    /// Copies `frame` into a pooled buffer when another holder (the decoder) shares its own.
+    private func makeWritable(_ frame: Frame) throws {
+        if writablePool.map({ !$0.fits(frame) }) ?? true {
+            // Nil for a layout the pool cannot hold: FFmpeg's own copy then.
+            writablePool = try? FramePool(width: frame.width, height: frame.height, format: frame.pixelFormat)
+        }
+        if let pool = writablePool {
+            try pool.makeWritable(frame)
+        } else {
+            try check(av_frame_make_writable(frame.pointer), "preparing a frame for drawing")
+        }
     }
 
     /// A picture composed in the compositor's SDR colours, in the output's.
@@ -194,7 +210,7 @@ final class VideoRenderer {
             PlaneBlend.tag(output, with: plan.outputColor)
         }
         // The fast path may hand on a decoder's own picture: copy before writing.
-        try check(av_frame_make_writable(output.pointer), "preparing a frame for a dissolve")
+        try makeWritable(output)
         guard PlaneBlend.handles(output) else { return nil }
         for layer in layers {
             let picture = try fastPath(layer)
