@@ -14,6 +14,8 @@ let package = Package(
     name: "MoonreelFuzz",
     dependencies: [.package(path: "..")],
     targets: [
-        .executableTarget(name: "MoonreelFuzz", dependencies: [.product(name: "Moonreel", package: moonreel)]),
+        .executableTarget(name: "MoonreelFuzz", dependencies: [
+            .product(name: "MoonreelScripting", package: moonreel), .product(name: "MoonreelEngine", package: moonreel),
+        ]),
     ]
 )

@@ -1,5 +1,5 @@
 import Foundation
-import MoonreelKit
+import MoonreelScripting
 
 /// Lua values built from the input (nil, booleans, extreme integers and floats, strings of any
 /// bytes, nested tables, tables whose metamethods raise, Moonreel objects, functions) passed to
@@ -15,7 +15,7 @@ func fuzzLuaValues(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         pcall(require "effects.echo", { value = value })
         pcall(function() return (require "effects.echo")(value) end)
         """
-    try? Host.shared.runScript(source: script, name: "fuzz.lua", arguments: [])
+    try? Host.shared.run(source: script, name: "fuzz.lua")
     return 0
 }
 
@@ -30,7 +30,7 @@ enum Host {
         let limits = ScriptLimits(memory: 256 << 20, script: RunLimits(instructions: 10_000_000, seconds: 5),
                                   effect: RunLimits(instructions: 1_000_000, seconds: 1))
         // A host is the fuzzer's whole purpose: without one there is nothing to run.
-        guard let host = try? MoonreelHost(limits: limits, searchPath: EffectSearchPath(scriptDirectory: folder)) else {
+        guard let host = try? MoonreelHost(limits: limits, effectSearchPath: EffectSearchPath(scriptDirectory: folder)) else {
             fatalError("cannot create a Moonreel host")
         }
         return host

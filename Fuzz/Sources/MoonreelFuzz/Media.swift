@@ -1,5 +1,5 @@
 import Foundation
-import Engine
+import MoonreelEngine
 
 /// Damaged media files: the input is written to a file (the first byte picks its extension),
 /// opened as an asset, and, if it has a picture, composed into frames at two times.

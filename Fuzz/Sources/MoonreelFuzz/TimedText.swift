@@ -1,4 +1,4 @@
-import Engine
+import MoonreelEngine
 
 /// The timed-text and CSV readers on any bytes: the first byte picks the reader, the rest is
 /// the file. Errors are fine; a crash, a hang or a leak is a finding.
