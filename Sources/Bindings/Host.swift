@@ -107,7 +107,8 @@ public final class MoonreelHost {
     /// try host.register("slugify") { (title: String, limit: Int?) -> String in … }
     /// ```
     ///
-    /// Throws when `name` is not a Lua identifier or is already a global (`print`, `av`).
+    /// Throws ``RegistrationError`` when `name` is not a Lua identifier or is already a
+    /// global (`print`, `av`).
     public func register<each Argument: ScriptConvertible, Result: ScriptConvertible>(
         _ name: String, _ function: @escaping (repeat each Argument) throws -> Result
     ) throws {
@@ -131,7 +132,7 @@ public final class MoonreelHost {
     }
 
     /// Sets the global `name` to `value` for scripts (a table for a dictionary).
-    /// Throws when `name` is not a Lua identifier or is already a global.
+    /// Throws ``RegistrationError`` when `name` is not a Lua identifier or is already a global.
     public func register(_ name: String, value: some ScriptConvertible) throws {
         try scripts.registerGlobal(name, value: value.scriptValue)
     }

@@ -65,6 +65,18 @@ public struct ScriptError: Error, CustomStringConvertible, Sendable {
     }
 }
 
+/// Why an app function or value could not be registered under a name.
+public struct RegistrationError: Error, CustomStringConvertible, Sendable {
+    /// The name asked for.
+    public let name: String
+    /// Why it cannot be used: not a Lua identifier, a Lua keyword, or a global scripts
+    /// already have (`print`, `av`, an earlier registration).
+    public let reason: String
+
+    /// `cannot register "NAME": REASON`.
+    public var description: String { "cannot register \"\(name)\": \(reason)" }
+}
+
 /// Why a script was stopped from outside its own logic: read from the state's budget (or
 /// its memory refusals), never from the message, which a script could imitate.
 public enum ScriptStop: String, Sendable {

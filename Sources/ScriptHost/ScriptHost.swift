@@ -135,13 +135,13 @@ package final class ScriptHost {
         let isIdentifier = name.first.map { $0 == "_" || ($0.isASCII && $0.isLetter) } == true
             && name.allSatisfy { $0 == "_" || ($0.isASCII && ($0.isLetter || $0.isNumber)) }
         guard isIdentifier, !ScriptHost.keywords.contains(name) else {
-            throw ScriptError(kind: .runtime, message: "cannot register \"\(name)\": not a Lua name (letters, digits and _, not starting with a digit)")
+            throw RegistrationError(name: name, reason: "not a Lua name (letters, digits and _, not starting with a digit, not a keyword)")
         }
         let L = lua.L
         moon_pushglobaltable(L)
         defer { moon_pop(L, 2) }
         guard LuaState.rawField(L, -1, name) == LUA_TNIL else {
-            throw ScriptError(kind: .runtime, message: "cannot register \"\(name)\": scripts already have a global of that name")
+            throw RegistrationError(name: name, reason: "scripts already have a global of that name")
         }
     }
 

@@ -74,10 +74,12 @@ import TestSupport
     @Test func registeringRefusesTakenAndInvalidNames() throws {
         let host = try MoonreelHost()
         for name in ["print", "av", "require", "end", "2fast", "a.b", ""] {
-            #expect(throws: ScriptError.self) { try host.register(name) { () in } }
+            let error = try #require(throws: RegistrationError.self) { try host.register(name) { () in } }
+            #expect(error.name == name)
         }
         try host.register("fresh") { () -> Bool in true }
-        #expect(throws: ScriptError.self) { try host.register("fresh", value: 1) }
+        let taken = try #require(throws: RegistrationError.self) { try host.register("fresh", value: 1) }
+        #expect(taken.description == "cannot register \"fresh\": scripts already have a global of that name")
     }
 
     @Test func effectsNeverSeeAppFunctions() throws {
