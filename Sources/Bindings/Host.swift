@@ -50,15 +50,20 @@ public final class MoonreelHost {
 
     /// Runs the script file at `path` as the `lua` interpreter would: `arg[0]` is `path`,
     /// `arg[1...]` and `...` are `arguments`. Throws ``ScriptError``.
-    public func run(file path: String, arguments: [String] = []) throws {
+    /// - Returns: what the script's chunk returns (`return { files = outputs }`), as plain
+    ///   values; a value holding a function or an engine object comes back as `.nil`.
+    @discardableResult
+    public func run(file path: String, arguments: [String] = []) throws -> [ScriptValue] {
         api.exportCancellation.reset()
-        try scripts.runScript(atPath: path, arguments: arguments)
+        return try scripts.runScript(atPath: path, arguments: arguments)
     }
 
-    /// Runs script text as if it were the file `name` (which error messages name).
-    public func run(source: String, name: String = "script", arguments: [String] = []) throws {
+    /// Runs script text as if it were the file `name` (which error messages name), and
+    /// returns what it returns, as ``run(file:arguments:)`` does.
+    @discardableResult
+    public func run(source: String, name: String = "script", arguments: [String] = []) throws -> [ScriptValue] {
         api.exportCancellation.reset()
-        try scripts.runScript(source: source, name: name, arguments: arguments)
+        return try scripts.runScript(source: source, name: name, arguments: arguments)
     }
 
     /// Stops this host's running script (at its next instruction) and its running export,

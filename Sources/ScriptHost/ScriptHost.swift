@@ -49,15 +49,17 @@ package final class ScriptHost {
     /// Runs the script file at `path` as `lua` would: `arg[0]` is `path`, `arg[1...]` and
     /// `...` are `arguments`. A leading `#!` line and UTF-8 BOM are skipped; precompiled
     /// chunks are refused. Errors are `ScriptError`s naming the script and line, with a traceback.
-    package func runScript(atPath path: String, arguments: [String] = []) throws {
+    @discardableResult
+    package func runScript(atPath path: String, arguments: [String] = []) throws -> [ScriptValue] {
         let bytes = try FileSystem.read(path)
         onFileRead(path)
         searchPath.scriptDirectory = FileSystem.directory(of: path)
-        try runScript(bytes: bytes, name: path, arguments: arguments)
+        return try runScript(bytes: bytes, name: path, arguments: arguments)
     }
 
     /// Runs script text (a bundled example, a REPL `:load`) as if it were the file `name`.
-    package func runScript(source: String, name: String, arguments: [String] = []) throws {
+    @discardableResult
+    package func runScript(source: String, name: String, arguments: [String] = []) throws -> [ScriptValue] {
         try runScript(bytes: Array(source.utf8), name: name, arguments: arguments)
     }
 
@@ -69,7 +71,9 @@ package final class ScriptHost {
         return try lua.withRunLimits(limits.script) { try lua.call(argumentCount: 0) }
     }
 
-    private func runScript(bytes: [UInt8], name: String, arguments: [String]) throws {
+    /// Runs the chunk and returns what it returns, as plain values (a function or an engine
+    /// object comes back as nil: only plain data leaves the Lua world).
+    private func runScript(bytes: [UInt8], name: String, arguments: [String]) throws -> [ScriptValue] {
         let L = lua.L
         let base = lua_gettop(L)
         defer { lua_settop(L, base) }
@@ -78,9 +82,12 @@ package final class ScriptHost {
         }
         setArgTable(script: name, arguments: arguments)
         for argument in arguments { LuaState.push(L, argument) }
-        try lua.withRunLimits(limits.script) {
-            try lua.call(argumentCount: Int32(arguments.count), resultCount: 0)
+        let results = try lua.withRunLimits(limits.script) {
+            try lua.call(argumentCount: Int32(arguments.count), resultCount: LUA_MULTRET)
         }
+        let call = LuaCall(L, functionName: "")
+        let first = lua_gettop(L) - results + 1
+        return (0..<results).map { (try? call.value(first + $0)) ?? .nil }
     }
 
     /// What `luaL_loadfile` skips: a UTF-8 BOM and a first line starting with "#" (whose

@@ -45,6 +45,17 @@ import TestSupport
         #expect(printed == ["my-song-title\t6.5\ta,b", "Lyric Studio\t42"])
     }
 
+    @Test func whatTheScriptReturnsComesBackAsPlainValues() throws {
+        let host = try MoonreelHost()
+        let results = try host.run(source: """
+            local outputs = { "a.mp4", "b.mp4" }
+            return { files = outputs, count = #outputs }, 2.5, nil, print, av.layer{}, { f = print }
+            """, name: "job.lua")
+        #expect(results == [.table(["files": .array([.string("a.mp4"), .string("b.mp4")]), "count": .integer(2)]),
+                            .number(2.5), .nil, .nil, .nil, .nil])
+        #expect(try host.run(source: "local x = 1") == [])
+    }
+
     @Test func badArgumentsAndThrownErrorsNameTheScriptLine() throws {
         struct Refused: Error, CustomStringConvertible { var description: String { "the server refused the upload" } }
         let host = try MoonreelHost()
