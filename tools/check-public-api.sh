@@ -5,10 +5,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The symbol graphs cover every module, the test targets' too: build them first.
-swift build --build-tests >/dev/null
+if ! built=$(swift build --build-tests 2>&1); then
+    echo "$built" >&2
+    exit 1
+fi
 dump=$(swift package dump-symbol-graph --skip-synthesized-members --minimum-access-level public 2>&1) || {
     echo "$dump" >&2
     exit 1
 }
 folder=$(echo "$dump" | sed -n 's/^Files written to //p' | tail -1)
+[ -n "$folder" ] || { echo "$dump" >&2; echo "check-public-api: no symbol graph folder in the output above" >&2; exit 1; }
 exec python3 tools/public_api.py "$folder" MoonreelEngine MoonreelScriptHost MoonreelScripting

@@ -123,6 +123,11 @@ extension API {
                     return Int64(bytes)
                 }
             }
+            guard !dryRun else {
+                call.pushNil()
+                call.push(LuaState.scriptPosition(call.L) + "startRecording does nothing in a dry run (nothing was recorded)")
+                return 2
+            }
             if overwriteOutputs { s.session.overwrite = true }
             s.session.readFiles = readFiles
             s.session.parentCancellation = exportCancellation

@@ -38,7 +38,7 @@ public final class MoonreelHost {
         scripts.onFileRead = { readFiles.record($0) }
         // Each effect's state gets an `av` of its own; the policy shows effects the safe part.
         scripts.prepareEffectState = { state in _ = API(installingIn: state) }
-        installPrint()
+        try installPrint()
         let callbacks = callbacks
         api.exportEvents = { event in callbacks.report(event) }
         api.warn = { note in callbacks.note?(note) }
@@ -51,7 +51,8 @@ public final class MoonreelHost {
     /// Runs the script file at `path` as the `lua` interpreter would: `arg[0]` is `path`,
     /// `arg[1...]` and `...` are `arguments`. Throws ``ScriptError``.
     /// - Returns: what the script's chunk returns (`return { files = outputs }`), as plain
-    ///   values; a value holding a function or an engine object comes back as `.nil`.
+    ///   values; a value that has no plain form (a function, an engine object, a table with
+    ///   both array and string keys, or one holding such a value) comes back as `.nil`.
     @discardableResult
     public func run(file path: String, arguments: [String] = []) throws -> [ScriptValue] {
         api.exportCancellation.reset()
@@ -143,25 +144,11 @@ public final class MoonreelHost {
     }
 
     /// Sends `print` through `callbacks.print`, or to standard output when it is nil.
-    private func installPrint() {
-        let L = lua.L
-        lua_getglobal(L, "tostring")
-        let tostring = luaL_ref(L, MOON_LUA_REGISTRYINDEX)
+    private func installPrint() throws {
         let callbacks = callbacks
-        lua.pushFunction("print") { [unowned lua] call in
-            var parts: [String] = []
-            for index in 0..<call.count {
-                lua_rawgeti(call.L, MOON_LUA_REGISTRYINDEX, lua_Integer(tostring))
-                call.pushValue(index + 1)
-                try lua.call(argumentCount: 1, resultCount: 1)
-                parts.append(LuaState.string(call.L, at: -1))
-                call.pop()
-            }
-            let line = parts.joined(separator: "\t")
+        try scripts.redirectPrint { line in
             if let print = callbacks.print { print(line) } else { Swift.print(line) }
-            return 0
         }
-        lua.setGlobal("print")
     }
 }
 

@@ -40,6 +40,12 @@ extension API {
             guard let preset = ExportPreset.named(AppleNames.presetName(presetName)) else {
                 throw call.argumentError(3, "unknown preset \(presetName.quotedForMessage()) (known: \(ExportPreset.names.joined(separator: ", ")))")
             }
+            // A dry run writes nothing: no export, no move, and above all no deleted source.
+            if dryRun {
+                call.pushNil()
+                call.push(LuaState.scriptPosition(call.L) + "library:add does nothing in a dry run (\(source.quotedForMessage()) was not handed off)")
+                return 2
+            }
             do {
                 let item = try library.add(recording: source, preset: preset, deleteSource: deleteSource, cancellation: exportCancellation)
                 push(call, libraryItem: item)

@@ -69,8 +69,8 @@ public struct ScriptError: Error, CustomStringConvertible, Sendable {
 public struct RegistrationError: Error, CustomStringConvertible, Sendable {
     /// The name asked for.
     public let name: String
-    /// Why it cannot be used: not a Lua identifier, a Lua keyword, or a global scripts
-    /// already have (`print`, `av`, an earlier registration).
+    /// Why it cannot be used: not a Lua identifier, a Lua keyword, a global scripts already
+    /// have (`print`, `av`, an earlier registration), or a value nested too deep.
     public let reason: String
 
     /// `cannot register "NAME": REASON`.

@@ -71,8 +71,8 @@ package final class ScriptHost {
         return try lua.withRunLimits(limits.script) { try lua.call(argumentCount: 0) }
     }
 
-    /// Runs the chunk and returns what it returns, as plain values (a function or an engine
-    /// object comes back as nil: only plain data leaves the Lua world).
+    /// Runs the chunk and returns what it returns, as plain values (one with no plain form
+    /// comes back as nil: only plain data leaves the Lua world).
     private func runScript(bytes: [UInt8], name: String, arguments: [String]) throws -> [ScriptValue] {
         let L = lua.L
         let base = lua_gettop(L)
@@ -121,6 +121,20 @@ package final class ScriptHost {
         lua_setglobal(L, "arg")
     }
 
+    // MARK: Output
+
+    /// Replaces the global `print`: each call's line (arguments through `tostring`,
+    /// tab-separated, no newline) goes to `write`.
+    package func redirectPrint(_ write: @escaping (String) -> Void) throws {
+        try PackageResources.print_lua.withUnsafeBytes { try lua.load(bytes: $0, chunkName: "=[moonreel print]") }
+        lua.pushFunction("print") { call in
+            write(try call.string(1))
+            return 0
+        }
+        _ = try lua.call(argumentCount: 1, resultCount: 1)
+        lua.setGlobal("print")
+    }
+
     // MARK: Globals of the embedder
 
     /// Sets the global `name` to a Swift function. Refuses names that are not Lua
@@ -134,7 +148,11 @@ package final class ScriptHost {
     /// Sets the global `name` to `value`, with the checks of `registerGlobal(_:_:)`.
     package func registerGlobal(_ name: String, value: ScriptValue) throws {
         try checkNewGlobal(name)
-        try LuaCall(lua.L, functionName: name).push(value)
+        do {
+            try LuaCall(lua.L, functionName: name).push(value)
+        } catch {
+            throw RegistrationError(name: name, reason: "\(error)")
+        }
         lua.setGlobal(name)
     }
 

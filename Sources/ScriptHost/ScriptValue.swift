@@ -173,7 +173,7 @@ extension LuaCall {
     /// tables nested deeper than `LuaBridge.maximumDepth` (a table holding itself).
     package func value(_ index: Int32) throws -> ScriptValue {
         do {
-            return try ScriptValue.read(L, at: index, depth: 0)
+            return try ScriptValue.read(L, at: index)
         } catch let unsupported as UnsupportedScriptValue {
             throw argumentError(index, unsupported.reason)
         }
@@ -200,67 +200,90 @@ private struct UnsupportedScriptValue: Error {
     let reason: String
 }
 
-extension ScriptValue {
-    fileprivate static func read(_ L: OpaquePointer, at index: Int32, depth: Int) throws -> ScriptValue {
+/// Reads Lua values into `ScriptValue`s from a Swift frame, where no limit of the script
+/// runs: tables are read raw (no metamethod runs), at most `LuaBridge.maximumDepth` deep,
+/// and at most `cellsLeft` values in all (a table that holds another twice at each of
+/// forty levels stands for 2⁴⁰ values).
+private struct ValueReader {
+    let L: OpaquePointer
+    var cellsLeft = 1 << 20
+
+    mutating func read(at index: Int32, depth: Int) throws -> ScriptValue {
         let index = lua_absindex(L, index)
+        cellsLeft -= 1
+        guard cellsLeft >= 0 else { throw UnsupportedScriptValue(reason: "more than \(1 << 20) values in one value") }
         switch lua_type(L, index) {
         case LUA_TNONE, LUA_TNIL:
             return .nil
         case LUA_TBOOLEAN:
             return .bool(lua_toboolean(L, index) != 0)
         case LUA_TNUMBER:
-            var isInteger: Int32 = 0
-            let integer = lua_tointegerx(L, index, &isInteger)
-            return isInteger != 0 ? .integer(Int(integer)) : .number(lua_tonumberx(L, index, nil))
+            if lua_isinteger(L, index) != 0 { return .integer(Int(lua_tointegerx(L, index, nil))) }
+            return .number(lua_tonumberx(L, index, nil))
         case LUA_TSTRING:
             return .string(LuaState.string(L, at: index))
         case LUA_TTABLE:
             guard depth < LuaBridge.maximumDepth else {
                 throw UnsupportedScriptValue(reason: "tables nested more than \(LuaBridge.maximumDepth) deep (does a table hold itself?)")
             }
-            return try readTable(L, at: index, depth: depth + 1)
+            return try readTable(at: index, depth: depth + 1)
         default:
             let name = String(cString: lua_typename(L, lua_type(L, index)))
             throw UnsupportedScriptValue(reason: "plain values expected (nil, boolean, number, string, table), got \(name)")
         }
     }
 
-    /// A sequence when the keys are exactly 1...n, else a string-keyed table. Raw reads
-    /// only: no metamethod runs from this Swift frame.
-    private static func readTable(_ L: OpaquePointer, at index: Int32, depth: Int) throws -> ScriptValue {
+    /// A sequence when the keys are exactly 1...n, else a string-keyed table.
+    private mutating func readTable(at index: Int32, depth: Int) throws -> ScriptValue {
         guard lua_checkstack(L, 3) != 0 else { throw UnsupportedScriptValue(reason: "tables nested too deep") }
         let length = Int(lua_rawlen(L, index))
         var fields: [String: ScriptValue] = [:]
-        var elements: [ScriptValue] = []
-        var otherKeys = 0
+        var elements = [ScriptValue](repeating: .nil, count: length)
+        var elementCount = 0
+        var otherKeys = false
         lua_pushnil(L)
         while lua_next(L, index) != 0 {
             defer { moon_pop(L, 1) }
             let value: ScriptValue
-            do { value = try read(L, at: -1, depth: depth) } catch { moon_pop(L, 1); throw error }  // the key; defer pops the value
+            do { value = try read(at: -1, depth: depth) } catch { moon_pop(L, 1); throw error }  // the key; defer pops the value
             if lua_type(L, -2) == LUA_TSTRING {
                 fields[LuaState.string(L, at: -2)] = value
+            } else if lua_isinteger(L, -2) != 0, case let key = Int(lua_tointegerx(L, -2, nil)), key >= 1, key <= length {
+                elements[key - 1] = value
+                elementCount += 1
             } else {
-                otherKeys += 1
+                otherKeys = true
             }
         }
-        if fields.isEmpty, otherKeys == length {
-            elements.reserveCapacity(length)
-            for position in 0..<length {
-                lua_rawgeti(L, index, lua_Integer(position + 1))
-                defer { moon_pop(L, 1) }
-                elements.append(try read(L, at: -1, depth: depth))
-            }
-            return .array(elements)
-        }
-        guard otherKeys == 0 else {
+        if fields.isEmpty, !otherKeys, elementCount == length { return .array(elements) }
+        guard !otherKeys, elementCount == 0 else {
             throw UnsupportedScriptValue(reason: "a table with either keys 1…n (an array) or string keys expected, got one with both or other keys")
         }
         return .table(fields)
     }
+}
 
+extension ScriptValue {
+    fileprivate static func read(_ L: OpaquePointer, at index: Int32) throws -> ScriptValue {
+        var reader = ValueReader(L: L)
+        return try reader.read(at: index, depth: 0)
+    }
+
+    /// Pushes the value; on error the stack is as it was.
     fileprivate func push(_ L: OpaquePointer) throws {
-        guard lua_checkstack(L, 3) != 0 else { throw LuaArgumentError("a value too deeply nested to give to the script") }
+        let top = lua_gettop(L)
+        do {
+            try push(L, depth: 0)
+        } catch {
+            lua_settop(L, top)
+            throw error
+        }
+    }
+
+    private func push(_ L: OpaquePointer, depth: Int) throws {
+        guard depth < LuaBridge.maximumDepth, lua_checkstack(L, 3) != 0 else {
+            throw LuaArgumentError("a value nested more than \(LuaBridge.maximumDepth) deep cannot be given to the script")
+        }
         switch self {
         case .nil: lua_pushnil(L)
         case .bool(let value): lua_pushboolean(L, value ? 1 : 0)
@@ -270,14 +293,15 @@ extension ScriptValue {
         case .array(let values):
             lua_createtable(L, Int32(clamping: values.count), 0)
             for (position, value) in values.enumerated() {
-                try value.push(L)
+                try value.push(L, depth: depth + 1)
                 lua_rawseti(L, -2, lua_Integer(position + 1))
             }
         case .table(let fields):
             lua_createtable(L, 0, Int32(clamping: fields.count))
             for (key, value) in fields {
-                try value.push(L)
-                lua_setfield(L, -2, key)
+                LuaState.push(L, key)   // raw and whole: lua_setfield would cut a key at a NUL
+                try value.push(L, depth: depth + 1)
+                lua_rawset(L, -3)
             }
         }
     }

@@ -96,6 +96,31 @@ import TestSupport
         #expect(try Self.leftovers(beside: output).isEmpty)
     }
 
+    /// A file that appears at the output name while recording is never replaced, and the
+    /// take is not lost either: it stays as the hidden file, which the message names.
+    @Test func aFileThatAppearsAtTheOutputKeepsTheTake() throws {
+        let output = Fixtures.scratchPath("taken.mp4")
+        let recorder = Process()
+        recorder.executableURL = URL(fileURLWithPath: Moonreel.executable)
+        recorder.arguments = ["record", "--quiet", "--video", "lavfi:testsrc2", "--size", "320x240", "--rate", "30",
+                              "--duration", "3", "-o", output]
+        let errors = Pipe()
+        recorder.standardOutput = FileHandle.nullDevice
+        recorder.standardError = errors
+        try recorder.run()
+        let started = Date()
+        while Date().timeIntervalSince(started) < 30, (try? Self.leftovers(beside: output))?.isEmpty ?? true { usleep(50_000) }
+        try "the user's own file".write(toFile: output, atomically: false, encoding: .utf8)
+        recorder.waitUntilExit()
+        let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(recorder.terminationStatus != 0)
+        #expect(try String(contentsOfFile: output, encoding: .utf8) == "the user's own file")
+        let kept = try #require(try Self.leftovers(beside: output).first, "the take was deleted: \(message)")
+        #expect(message.contains("the recording was kept as") && message.contains(kept), "\(message)")
+        let video = try #require(try Tool.ffprobe((output as NSString).deletingLastPathComponent + "/" + kept).video)
+        #expect((video.frameCount ?? 0) >= 60, "\(video.frameCount ?? 0) frames kept")
+    }
+
     /// SIGKILL cannot be caught: what was written up to the last fragment must still play,
     /// and the output name must never hold a half-written file.
     @Test func killedRecordingLeavesAPlayableHiddenFile() throws {

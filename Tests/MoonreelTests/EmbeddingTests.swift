@@ -54,6 +54,40 @@ import TestSupport
         #expect(results == [.table(["files": .array([.string("a.mp4"), .string("b.mp4")]), "count": .integer(2)]),
                             .number(2.5), .nil, .nil, .nil, .nil])
         #expect(try host.run(source: "local x = 1") == [])
+        // Floats stay floats; a key with a NUL survives both ways.
+        #expect(try host.run(source: "return 2.0, 3, { ['a\\0b'] = 1 }") == [.number(2), .integer(3), .table(["a\u{0}b": .integer(1)])])
+        try host.register("echo") { (value: ScriptValue) -> ScriptValue in value }
+        #expect(try host.run(source: "local t = echo({ ['x\\0y'] = 2.0 }); return t['x\\0y'], math.type(t['x\\0y'])")
+                == [.number(2), .string("float")])
+    }
+
+    /// A table that holds another twice at each of forty levels stands for 2⁴⁰ values: reading
+    /// it (in Swift, where no script limit runs) stops at a budget instead of running away.
+    @Test func aValueThatExpandsWithoutBoundIsRefused() throws {
+        let host = try MoonreelHost()
+        try host.register("count") { (value: ScriptValue) -> Int in 0 }
+        let error = try #require(throws: ScriptError.self) {
+            try host.run(source: "local t = {} for i = 1, 40 do t = { t, t } end\ncount(t)", name: "big.lua")
+        }
+        #expect(error.message.hasPrefix("big.lua:2: bad argument #1 to 'count' (more than 1048576 values in one value)"), "\(error.message)")
+        // A value too deep to give to scripts is refused when registered, the stack left as it was.
+        var deep = ScriptValue.integer(1)
+        for _ in 0..<200 { deep = .array([deep]) }
+        let refused = try #require(throws: RegistrationError.self) { try host.register("deep", value: deep) }
+        #expect(refused.name == "deep")
+        #expect(try host.run(source: "return deep, 1") == [.nil, .integer(1)])
+    }
+
+    @Test func printWorksInCoroutinesAndThroughTostring() throws {
+        let host = try MoonreelHost()
+        var printed: [String] = []
+        host.onPrint = { printed.append($0) }
+        try host.run(source: """
+            print("top", 1, nil, 2.5)
+            coroutine.wrap(function(a) print("in a coroutine", a) end)("arg")
+            print(setmetatable({}, { __tostring = function() return "custom" end }))
+            """)
+        #expect(printed == ["top\t1\tnil\t2.5", "in a coroutine\targ", "custom"])
     }
 
     @Test func badArgumentsAndThrownErrorsNameTheScriptLine() throws {
@@ -143,7 +177,7 @@ import TestSupport
             }
         }
         let watcher = Thread {
-            exporting.wait()
+            _ = exporting.wait(timeout: .now() + 120)
             canceller.cancel()
         }
         watcher.start()
@@ -160,10 +194,16 @@ import TestSupport
 
     @Test func aCancellerOutlivesItsHost() throws {
         var canceller: ScriptCanceller?
+        weak var released: MoonreelHost?
         do {
             let host = try MoonreelHost()
+            try host.register("notify") { (message: String) in _ = message }
+            host.onPrint = { _ in }
+            try host.run(source: "notify('x'); print('y')")
             canceller = host.canceller
+            released = host
         }
+        #expect(released == nil, "the host (its Lua state, bindings and callbacks) is freed once the app lets go")
         canceller?.cancel()
     }
 

@@ -130,6 +130,28 @@ import TestSupport
 
     /// Names come from the recording's start; a name that is taken (by an earlier recording
     /// of that second, or a file of the user's) is never replaced: " 2", " 3" follow.
+    /// `--dry-run` checks a job without writing: a hand-off with deleteSource must neither
+    /// export nor delete the take, and a recording must not start.
+    @Test func aDryRunHandsNothingOffAndRecordsNothing() throws {
+        let take = Fixtures.scratchPath("take.mp4")
+        try FileManager.default.copyItem(atPath: try Fixtures.clip(seconds: 1), toPath: take)
+        let library = (take as NSString).deletingLastPathComponent + "/Library"
+        let result = try Moonreel.runScript("""
+            local lib = av.mediaLibrary(arg[2])
+            print(lib:add(arg[1], { deleteSource = true }))
+            local session = av.captureSession()
+            session:addInput(av.captureDevice("lavfi:testsrc2"))
+            print(session:startRecording(arg[3], { maxDuration = 1 }))
+            """, arguments: [take, library, (take as NSString).deletingLastPathComponent + "/new.mp4"], options: ["--dry-run"])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out.contains("library:add does nothing in a dry run"), "\(result.out)")
+        #expect(result.out.contains("startRecording does nothing in a dry run"), "\(result.out)")
+        #expect(FileManager.default.fileExists(atPath: take), "the take was deleted by a dry run")
+        let placed = (FileManager.default.enumerator(atPath: library)?.allObjects as? [String] ?? []).filter { $0.hasSuffix(".mp4") }
+        #expect(placed.isEmpty, "\(placed)")
+        #expect(try CaptureTests.leftovers(beside: take) == ["Library"] || CaptureTests.leftovers(beside: take).isEmpty)
+    }
+
     @Test func takenNamesAreNeverReplaced() throws {
         let (first, library) = try Self.freshSource()
         let folder = (first as NSString).deletingLastPathComponent

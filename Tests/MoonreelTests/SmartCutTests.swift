@@ -126,6 +126,16 @@ import TestSupport
         let probe = try Tool.ffprobe(output)
         #expect(probe.video?.codec_name == "h264" && probe.video?.frameCount == 60)
 
+        // Interlaced H.264 and hev1 HEVC (parameter sets possibly in the samples) are not spliced.
+        let interlaced = try Fixtures.clip(seconds: 3, extra: ["-flags", "+ildct+ilme", "-x264opts", "interlaced=1"])
+        let fields = try Moonreel.runScript(Moonreel.cutScript(start: 0.5, duration: 2, preset: "SmartCut"),
+                                            arguments: [interlaced, Fixtures.scratchPath("interlaced.mp4")])
+        #expect(fields.status == 0 && fields.err.contains("is interlaced"), "\(fields.err)")
+        let hev1 = try Fixtures.clip(seconds: 3, extra: ["-c:v", "libx265", "-tag:v", "hev1", "-x265-params", "log-level=error"])
+        let inBand = try Moonreel.runScript(Moonreel.cutScript(start: 0.5, duration: 2, preset: "SmartCut"),
+                                            arguments: [hev1, Fixtures.scratchPath("hev1.mp4")])
+        #expect(inBand.status == 0 && inBand.err.contains("may carry parameter sets inside its samples (hev1)"), "\(inBand.err)")
+
         let withLayers = Fixtures.scratchPath("layers.mp4")
         let layered = try Moonreel.runScript(Moonreel.wholeAssetComposition(argument: 1) + """
             local vc = av.videoComposition(comp)

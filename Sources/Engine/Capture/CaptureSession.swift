@@ -330,7 +330,11 @@ private final class Recording: @unchecked Sendable {
             }
         }
         let size = fileSize(output.temporaryPath) ?? 0
-        try ExportError.Kind.outputUnavailable.tag { try output.commit() }
+        try ExportError.Kind.outputUnavailable.tag {
+            do { try output.commit() } catch {
+                throw EngineError("\(error); the recording was kept as \(output.temporaryPath.quotedForMessage(limit: 200))")
+            }
+        }
         let summary = CaptureSummary(
             path: output.path, duration: duration, videoFrames: framesWritten,
             droppedVideoFrames: missedFrames, audioSamples: samplesWritten,

@@ -313,6 +313,7 @@ public final class MediaLibrary {
     /// Writes the journal to a temporary file, syncs it, renames it over the journal and
     /// syncs the folder (a kill leaves the old journal or the new, whole).
     private func write(_ journal: Journal, at path: String, step: Step?) throws {
+        unlink(path + ".tmp")  // one a killed rewrite left (only this hand-off writes it)
         try MediaLibrary.writeDurably(journal.text, to: path + ".tmp")
         if let step { MediaLibrary.reach(step) }
         guard rename(path + ".tmp", path) == 0 else {

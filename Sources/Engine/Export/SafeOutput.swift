@@ -79,6 +79,9 @@ struct SafeOutput: ExportOutput {
     private let overwrite: Bool
     private let inputs: [String]
     private let readFiles: InputRegistry?
+    /// A recording's temporary file is the only copy of the take: a forced exit or a failed
+    /// move leaves it (hidden, beside the output) rather than removing it.
+    private let keepsTemporaryFile: Bool
 
     /// Checks the destination before any work: directory present and writable, no existing
     /// file unless `overwrite`, and never an input.
@@ -92,7 +95,8 @@ struct SafeOutput: ExportOutput {
         SafeOutput.removeAbandonedFiles(in: directory, for: name)
         temporaryPath = "\(directory)/.\(name).moonreel-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).\(temporarySuffix)"
         // A forced exit removes unfinished exports, never a recording (a take cannot be redone).
-        if temporarySuffix == "tmp" {
+        keepsTemporaryFile = temporarySuffix != "tmp"
+        if !keepsTemporaryFile {
             let registered = temporaryPath
             pendingTemporaryFiles.withLock { _ = $0.insert(registered) }
         }
@@ -153,12 +157,13 @@ struct SafeOutput: ExportOutput {
     }
 
     /// Makes the temporary file durable, then puts it in place and makes that durable.
-    /// Without `overwrite` the move fails if anything appeared at the output meanwhile.
+    /// Without `overwrite` the move fails if anything appeared at the output meanwhile; the
+    /// temporary file is then removed, unless it is a recording's.
     func commit() throws {
         do {
             try SafeOutput.place(temporaryPath, at: path, overwrite: overwrite, inputs: inputs, readFiles: readFiles)
         } catch {
-            discard()
+            if !keepsTemporaryFile { discard() }
             throw error
         }
         let registered = temporaryPath

@@ -16,7 +16,18 @@ enum SmartCutCodec {
         let source = parameters.pointee
         let format = AVPixelFormat(rawValue: source.format)
         let formatName = av_get_pix_fmt_name(format).map { String(cString: $0) } ?? "unknown"
-        let extradata = source.extradata.map { Array(UnsafeBufferPointer(start: $0, count: Int(source.extradata_size))) } ?? []
+        let extradata = SmartCutWriter.extradata(parameters)
+        let isHEVC = source.codec_id == AV_CODEC_ID_HEVC
+        guard source.field_order == AV_FIELD_PROGRESSIVE || source.field_order == AV_FIELD_UNKNOWN else {
+            throw SmartCutUnavailable("\"\(path)\" is interlaced", isHEVC: isHEVC)
+        }
+        // hev1/avc3 tracks may carry parameter sets in their samples, whose ids the record
+        // does not show: the ids chosen for re-encoded frames could collide with them.
+        let tag = source.codec_tag
+        let inBandTags: [UInt32] = [fourCC("hev1"), fourCC("avc3"), fourCC("avc4")]
+        guard !inBandTags.contains(tag) else {
+            throw SmartCutUnavailable("\"\(path)\" may carry parameter sets inside its samples (\(isHEVC ? "hev1" : "avc3"))", isHEVC: isHEVC)
+        }
         switch source.codec_id {
         case AV_CODEC_ID_H264:
             guard let configuration = AVCConfiguration(extradata) else {
@@ -28,6 +39,10 @@ enum SmartCutCodec {
             guard SmartCutCodec.x264Profile(source.profile) != nil else {
                 throw SmartCutUnavailable("\"\(path)\" uses H.264 profile \(source.profile), which x264 cannot match")
             }
+            // The record's counts are 5 and 8 bits: room for the encoder's SPS and PPS.
+            guard configuration.sequenceParameterSets.count < 31, configuration.pictureParameterSets.count < 255 else {
+                throw SmartCutUnavailable("\"\(path)\" has too many parameter sets to add the re-encoded frames' own")
+            }
             guard let id = configuration.freeParameterSetID else {
                 throw SmartCutUnavailable("\"\(path)\" uses every parameter-set id, leaving none for the re-encoded frames")
             }
@@ -38,6 +53,10 @@ enum SmartCutCodec {
             }
             guard [AV_PIX_FMT_YUV420P, AV_PIX_FMT_YUVJ420P, AV_PIX_FMT_YUV420P10LE].contains(format), [1, 2].contains(source.profile) else {
                 throw SmartCutUnavailable("\"\(path)\" is HEVC \(formatName), profile \(source.profile); SmartCut matches Main and Main 10 4:2:0", isHEVC: true)
+            }
+            // The record counts arrays in 8 bits and units in 16: room for a VPS, SPS and PPS.
+            guard configuration.arrays.count < 253, configuration.arrays.allSatisfy({ $0.units.count < 0xFFFF }) else {
+                throw SmartCutUnavailable("\"\(path)\" has too many parameter sets to add the re-encoded frames' own", isHEVC: true)
             }
             guard let ids = configuration.freeParameterSetIDs else {
                 throw SmartCutUnavailable("\"\(path)\" leaves no parameter-set ids free for the re-encoded frames", isHEVC: true)

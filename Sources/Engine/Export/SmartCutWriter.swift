@@ -123,7 +123,7 @@ struct SmartCutWriter {
         }.max() ?? 0
     }
 
-    private static func extradata(_ parameters: UnsafePointer<AVCodecParameters>) -> [UInt8] {
+    static func extradata(_ parameters: UnsafePointer<AVCodecParameters>) -> [UInt8] {
         guard let data = parameters.pointee.extradata, parameters.pointee.extradata_size > 0 else { return [] }
         return Array(UnsafeBufferPointer(start: data, count: Int(parameters.pointee.extradata_size)))
     }
