@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Benchmarks Moonreel against the ffmpeg CLI doing the same job with the same encoder
-# settings, in one run, alternating the two, and prints median wall time, the ratio and
-# peak memory as one Markdown table (with the machine and the number of runs).
+# settings, in one run, alternating the two, and prints median wall time, the ratio, each
+# tool's time as a multiple of the encode floor (libx264 alone on frames decoded beforehand)
+# and peak memory as one Markdown table (with the machine and the number of runs).
 # Usage: RUNS=N bench/run.sh [JOB...]   (default: cut passthrough dissolve lyrics watermark smartcut)
 # jobs: cut passthrough dissolve lyrics watermark smartcut blur lut, and the long lyrics-10min smartcut-10min
 # (RUNS=1 is plenty). The peer is the ffmpeg CLI, except for smartcut*, whose target is a
@@ -58,21 +59,39 @@ measure() {
 
 median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 
+# The encode floor of a job: libx264 alone, at the job's settings, on the source's frames
+# decoded beforehand ($1 = start, $2 = seconds of the 20 s source). No decoding, no
+# compositing: what neither tool can go below at equal encoder settings.
+floor_command() {
+  local raw="$work/raw-$1-$2.y4m"
+  [ -f "$raw" ] || ffmpeg -hide_banner -loglevel error -y -ss "$1" -t "$2" -i "$source_clip" -an -pix_fmt yuv420p "$raw"
+  echo "ffmpeg -hide_banner -loglevel error -y -i $raw -c:v libx264 -crf 18 -preset medium -pix_fmt yuv420p $work/floor.mp4"
+}
+
+# Runs ours and theirs (and the floor, when given) in turn, RUNS times; records one table row.
 compare() {
-  local name=$1 ours=$2 theirs=$3
-  local ours_times=() theirs_times=() ratios=() ours_mem=0 theirs_mem=0
+  local name=$1 ours=$2 theirs=$3 floor=${4:-}
+  local ours_times=() theirs_times=() floor_times=() ratios=() ours_mem=0 theirs_mem=0
   for _ in $(seq "$runs"); do
     read -r t1 m1 < <(measure bash -c "$ours")
     read -r t2 m2 < <(measure bash -c "$theirs")
+    if [ -n "$floor" ]; then read -r t3 _ < <(measure bash -c "$floor"); floor_times+=("$t3"); fi
     ours_times+=("$t1"); theirs_times+=("$t2")
     ratios+=("$(awk -v a="$t1" -v b="$t2" 'BEGIN {printf "%.3f", a / b}')")
     [ "$m1" -gt "$ours_mem" ] && ours_mem=$m1
     [ "$m2" -gt "$theirs_mem" ] && theirs_mem=$m2
   done
-  rows+=("$(printf '| %s | %.2f s | %.2f s | **%.3f** (%.3f–%.3f) | %d vs %d MiB |' "$name" \
-    "$(printf '%s\n' "${ours_times[@]}" | median)" "$(printf '%s\n' "${theirs_times[@]}" | median)" \
+  local ours_median theirs_median floor_cell="—"
+  ours_median=$(printf '%s\n' "${ours_times[@]}" | median)
+  theirs_median=$(printf '%s\n' "${theirs_times[@]}" | median)
+  if [ -n "$floor" ]; then
+    floor_cell=$(printf '%s\n' "${floor_times[@]}" | median | awk -v a="$ours_median" -v b="$theirs_median" \
+      '{printf "%.2f s: %.2f× / %.2f×", $1, a / $1, b / $1}')
+  fi
+  rows+=("$(printf '| %s | %.2f s | %.2f s | **%.3f** (%.3f–%.3f) | %s | %d vs %d MiB |' "$name" \
+    "$ours_median" "$theirs_median" \
     "$(printf '%s\n' "${ratios[@]}" | median)" "$(printf '%s\n' "${ratios[@]}" | sort -n | head -1)" \
-    "$(printf '%s\n' "${ratios[@]}" | sort -n | tail -1)" $((ours_mem / 1024)) $((theirs_mem / 1024)))")
+    "$(printf '%s\n' "${ratios[@]}" | sort -n | tail -1)" "$floor_cell" $((ours_mem / 1024)) $((theirs_mem / 1024)))")
   printf '%s\n' "${rows[-1]}" >&2   # as each job ends
 }
 rows=()
@@ -82,7 +101,8 @@ for job in "${jobs[@]}"; do
     cut) # seconds 2–12 re-encoded: HighestQuality = libx264 CRF 18 preset medium, AAC 192k
       compare "cut (vs ffmpeg)" \
         "$moonreel run --overwrite --progress none scripts/examples/cut.lua $source_clip $work/cut-moonreel.mov 2 10" \
-        "ffmpeg -hide_banner -loglevel error -y -ss 2 -t 10 -i $source_clip -c:v libx264 -crf 18 -preset medium -pix_fmt yuv420p -c:a aac -b:a 192k $work/cut-ffmpeg.mov" ;;
+        "ffmpeg -hide_banner -loglevel error -y -ss 2 -t 10 -i $source_clip -c:v libx264 -crf 18 -preset medium -pix_fmt yuv420p -c:a aac -b:a 192k $work/cut-ffmpeg.mov" \
+        "$(floor_command 2 10)" ;;
     passthrough) # seconds 2–12 copied
       compare "passthrough (vs ffmpeg -c copy)" \
         "$moonreel run --overwrite --progress none scripts/examples/trim.lua $source_clip $work/copy-moonreel.mov 2 10 Passthrough" \
@@ -90,14 +110,16 @@ for job in "${jobs[@]}"; do
     dissolve) # two 6 s pieces with a 1 s cross-dissolve, audio faded out over the last 3 s
       compare "dissolve (vs ffmpeg)" \
         "$moonreel run --overwrite --progress none scripts/examples/concat_fade.lua $work/dissolve-moonreel.mp4 $source_clip $source_clip 6" \
-        "ffmpeg -hide_banner -loglevel error -y -t 6 -i $source_clip -t 6 -i $source_clip -filter_complex '[0:v][1:v]xfade=transition=fade:duration=1:offset=5,format=yuv420p[v];[0:a][1:a]acrossfade=d=1,afade=t=out:st=8:d=3[a]' -map '[v]' -map '[a]' -c:v libx264 -crf 18 -preset medium -c:a aac -b:a 192k $work/dissolve-ffmpeg.mp4" ;;
+        "ffmpeg -hide_banner -loglevel error -y -t 6 -i $source_clip -t 6 -i $source_clip -filter_complex '[0:v][1:v]xfade=transition=fade:duration=1:offset=5,format=yuv420p[v];[0:a][1:a]acrossfade=d=1,afade=t=out:st=8:d=3[a]' -map '[v]' -map '[a]' -c:v libx264 -crf 18 -preset medium -c:a aac -b:a 192k $work/dissolve-ffmpeg.mp4" \
+        "$(floor_command 0 11)" ;;
     watermark) # a logo (PNG with alpha) and a © line: the watermark effect vs overlay + drawtext
       logo="$work/logo.png"
       [ -f "$logo" ] || ffmpeg -hide_banner -loglevel error -y -f lavfi -i "color=c=orange@0.8:size=400x200,format=rgba" -frames:v 1 "$logo"
       # The effect's defaults at 1080 lines: margin 32, logo 108 high at 0.9 opacity, text 43 px.
       compare "watermark (vs ffmpeg)" \
         "$moonreel run --overwrite --progress none scripts/examples/watermark.lua $source_clip $logo $work/watermark-moonreel.mp4 '© 2026 Moonreel'" \
-        "ffmpeg -hide_banner -loglevel error -y -i $source_clip -i $logo -filter_complex '[1:v]scale=-1:108,format=rgba,colorchannelmixer=aa=0.9[logo];[0:v][logo]overlay=32:32,drawtext=font=Noto Sans CJK JP:text=© 2026 Moonreel:fontsize=43:fontcolor=white:shadowcolor=black@0.7:shadowy=2:x=w-tw-32:y=h-th-32,format=yuv420p' -c:v libx264 -crf 18 -preset medium -c:a aac -b:a 192k $work/watermark-ffmpeg.mp4" ;;
+        "ffmpeg -hide_banner -loglevel error -y -i $source_clip -i $logo -filter_complex '[1:v]scale=-1:108,format=rgba,colorchannelmixer=aa=0.9[logo];[0:v][logo]overlay=32:32,drawtext=font=Noto Sans CJK JP:text=© 2026 Moonreel:fontsize=43:fontcolor=white:shadowcolor=black@0.7:shadowy=2:x=w-tw-32:y=h-th-32,format=yuv420p' -c:v libx264 -crf 18 -preset medium -c:a aac -b:a 192k $work/watermark-ffmpeg.mp4" \
+        "$(floor_command 0 20)" ;;
     smartcut|smartcut-10min) # frame-exact cut of a source with 2 s GOPs: copied GOPs vs all re-encoded
       clip=$source_clip; start=2.5; duration=15
       if [ "$job" = smartcut-10min ]; then clip=$(ten_minute_source); start=60.5; duration=420; fi
@@ -110,13 +132,17 @@ for job in "${jobs[@]}"; do
       if [ "$job" = lyrics-10min ]; then clip=$(ten_minute_source); seconds=600; fi
       stem="$work/lyrics-$seconds"
       [ -f "$stem.csv" ] || write_lyrics "$seconds" "$stem"
+      floor=""   # 10 minutes of raw frames would not fit in memory
+      [ "$job" = lyrics ] && floor=$(floor_command 0 20)
       compare "$job (vs ffmpeg)" \
         "$moonreel run --overwrite --progress none scripts/examples/lyrics.lua $clip $stem.csv $work/lyrics-moonreel.mp4" \
-        "ffmpeg -hide_banner -loglevel error -y -i $clip -vf subtitles=$stem.srt -c:v libx264 -crf 18 -preset medium -pix_fmt yuv420p -c:a aac -b:a 192k $work/lyrics-ffmpeg.mp4" ;;
+        "ffmpeg -hide_banner -loglevel error -y -i $clip -vf subtitles=$stem.srt -c:v libx264 -crf 18 -preset medium -pix_fmt yuv420p -c:a aac -b:a 192k $work/lyrics-ffmpeg.mp4" \
+        "$floor" ;;
     blur) # seconds 2–12 through a Gaussian blur of σ 8 (gblur, 3 steps), re-encoded as in cut
       compare "blur (vs ffmpeg gblur)" \
         "$moonreel run --overwrite --progress none bench/filter.lua $source_clip $work/blur-moonreel.mp4 2 10 gaussianBlur radius=8" \
-        "ffmpeg -hide_banner -loglevel error -y -ss 2 -t 10 -i $source_clip -vf gblur=sigma=8:steps=3 -c:v libx264 -crf 18 -preset medium -pix_fmt yuv420p -c:a aac -b:a 192k $work/blur-ffmpeg.mp4" ;;
+        "ffmpeg -hide_banner -loglevel error -y -ss 2 -t 10 -i $source_clip -vf gblur=sigma=8:steps=3 -c:v libx264 -crf 18 -preset medium -pix_fmt yuv420p -c:a aac -b:a 192k $work/blur-ffmpeg.mp4" \
+        "$(floor_command 2 10)" ;;
     lut) # seconds 2–12 through a 33-point 3D LUT (tetrahedral), re-encoded as in cut
       cube="$work/look-33.cube"
       [ -f "$cube" ] || awk 'BEGIN { n = 33; print "LUT_3D_SIZE " n
@@ -124,7 +150,8 @@ for job in "${jobs[@]}"; do
           printf "%.6f %.6f %.6f\n", (r / (n - 1)) ^ 0.9, g / (n - 1), (b / (n - 1)) ^ 1.1 }' > "$cube"
       compare "lut (vs ffmpeg lut3d)" \
         "$moonreel run --overwrite --progress none bench/filter.lua $source_clip $work/lut-moonreel.mp4 2 10 colorCube path=$cube" \
-        "ffmpeg -hide_banner -loglevel error -y -ss 2 -t 10 -i $source_clip -vf lut3d=file=$cube -c:v libx264 -crf 18 -preset medium -pix_fmt yuv420p -c:a aac -b:a 192k $work/lut-ffmpeg.mp4" ;;
+        "ffmpeg -hide_banner -loglevel error -y -ss 2 -t 10 -i $source_clip -vf lut3d=file=$cube -c:v libx264 -crf 18 -preset medium -pix_fmt yuv420p -c:a aac -b:a 192k $work/lut-ffmpeg.mp4" \
+        "$(floor_command 2 10)" ;;
     *) echo "unknown job $job" >&2; exit 2 ;;
   esac
 done
@@ -134,6 +161,6 @@ cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
 memory=$(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo)
 echo "Machine: $(nproc) CPUs ($cpu), $memory; $(ffmpeg -version | head -1 | cut -d' ' -f1-3); $runs runs per job, alternating; $(date -u +%Y-%m-%d)"
 echo
-echo "| job | Moonreel (median) | peer (median) | ratio (min–max) | peak memory |"
-echo "|---|---|---|---|---|"
+echo "| job | Moonreel (median) | peer (median) | ratio (min–max) | encode floor: Moonreel× / peer× | peak memory |"
+echo "|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"

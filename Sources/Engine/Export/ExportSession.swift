@@ -495,7 +495,7 @@ public final class ExportSession {
 /// The threads of one export: video (decode + compose) and audio (decode + mix) each
 /// produce into a bounded queue; the caller's thread encodes and muxes.
 final class RenderPipeline {
-    private let videoQueue = BoundedQueue<StageOutput<Frame>>(capacity: 6)
+    private let videoQueue = BoundedQueue<StageOutput<Frame>>(capacity: 3)
     private let audioQueue = BoundedQueue<StageOutput<[[Float]]>>(capacity: 32)
     private var workers: [WorkerThread] = []
 

@@ -1,13 +1,17 @@
 /// A least-recently-used cache bounded by the bytes its values hold. A value larger
-/// than the whole budget is not kept (the caller still uses it once). One owner thread.
+/// than the whole budget is not kept (the caller still uses it once). Owners that work in
+/// rounds (a renderer's frames) can also drop what recent rounds did not use, so the cache
+/// holds what is on screen rather than filling its budget with what was. One owner thread.
 final class LRUCache<Key: Hashable, Value> {
     private struct Entry {
         let value: Value
         let bytes: Int
         var lastUse: UInt64
+        var lastRound: UInt64
     }
     private var entries: [Key: Entry] = [:]
     private var clock: UInt64 = 0
+    private var round: UInt64 = 0
     private(set) var totalBytes = 0
     let budget: Int
 
@@ -19,6 +23,7 @@ final class LRUCache<Key: Hashable, Value> {
         guard var entry = entries[key] else { return nil }
         clock += 1
         entry.lastUse = clock
+        entry.lastRound = round
         entries[key] = entry
         return entry.value
     }
@@ -31,8 +36,18 @@ final class LRUCache<Key: Hashable, Value> {
             entries.removeValue(forKey: oldest.key)
         }
         clock += 1
-        entries[key] = Entry(value: value, bytes: bytes, lastUse: clock)
+        entries[key] = Entry(value: value, bytes: bytes, lastUse: clock, lastRound: round)
         totalBytes += bytes
+    }
+
+    /// Starts a new round and drops the values that none of the last `rounds` rounds used.
+    func startRound(droppingUnusedFor rounds: UInt64) {
+        round += 1
+        guard round > rounds else { return }
+        let oldest = round - rounds
+        guard entries.values.contains(where: { $0.lastRound < oldest }) else { return }
+        entries = entries.filter { $0.value.lastRound >= oldest }
+        totalBytes = entries.values.reduce(0) { $0 + $1.bytes }
     }
 
     /// The cached value, or a new one made by `make` and cached with its size.

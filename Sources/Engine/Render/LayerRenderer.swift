@@ -15,8 +15,9 @@ import CMoonPangoCairo
 /// Cost: text is laid out once per distinct style and box size, images are decoded once,
 /// and each overlay subtree is drawn once per distinct look (position, translation and
 /// opacity are applied when blending, so moving and fading layers reuse their sprite);
-/// all in LRU caches bounded by `cacheBytes`. Work per frame depends only on the layers
-/// in the snapshot given.
+/// all in LRU caches bounded by `cacheBytes`, which also drop what no frame has used for
+/// `framesKept` frames (memory follows what is on screen). Work per frame depends only on
+/// the layers in the snapshot given.
 ///
 /// Confinement: a renderer holds cairo/pango state and unlocked caches; it belongs to one
 /// thread at a time. Give each render thread its own.
@@ -54,6 +55,22 @@ package final class LayerRenderer {
         blender = SpriteBlender(cacheBytes: cacheBytes / 4)
     }
 
+    /// Frames a cached drawing outlives its last use: a layer hidden for up to a second (at
+    /// 30 fps) comes back without being drawn again, while lyric lines and karaoke steps that
+    /// are over free their memory instead of filling the budget.
+    private static let framesKept: UInt64 = 30
+
+    /// Bytes the caches hold now (drawings, images, text, prepared sprites).
+    package var cachedBytes: Int { texts.totalBytes + images.totalBytes + sprites.totalBytes + blender.cachedBytes }
+
+    /// Called once for each frame drawn: ages the caches.
+    private func startFrame() {
+        texts.startRound(droppingUnusedFor: Self.framesKept)
+        images.startRound(droppingUnusedFor: Self.framesKept)
+        sprites.startRound(droppingUnusedFor: Self.framesKept)
+        blender.startRound(droppingUnusedFor: Self.framesKept)
+    }
+
     // MARK: General path
 
     /// Draws the whole tree onto `canvas` (premultiplied BGRA of the output size), which is
@@ -63,6 +80,7 @@ package final class LayerRenderer {
         guard canvas.width == outputWidth, canvas.height == outputHeight else {
             throw EngineError("canvas is \(canvas.width)×\(canvas.height), expected \(outputWidth)×\(outputHeight)")
         }
+        startFrame()
         try CairoContext(drawingInto: canvas).draw { cr in
             cairo_set_operator(cr, CAIRO_OPERATOR_SOURCE)
             cairo_set_source_rgba(cr, 0, 0, 0, 1)
@@ -79,6 +97,7 @@ package final class LayerRenderer {
     /// something other than the opaque, full-frame video layer could show underneath them
     /// (then use `render`). Sprites sit on whole output pixels.
     package func overlaySprites(for root: LayerSnapshot) throws -> [Sprite]? {
+        startFrame()
         var overlays: [(layer: LayerSnapshot, parentOrigin: Point)] = []
         guard findFullFrameVideo(in: root, parentOrigin: .zero, overlays: &overlays) == .found else { return nil }
         var result: [Sprite] = []

@@ -102,6 +102,15 @@ package final class SpriteBlender {
         wide = LRUCache(budget: cacheBytes)
     }
 
+    /// Bytes of the prepared sprites held.
+    package var cachedBytes: Int { narrow.totalBytes + wide.totalBytes }
+
+    /// Starts a new frame; sprites that no blend used in the last `frames` frames are dropped.
+    package func startRound(droppingUnusedFor frames: UInt64) {
+        narrow.startRound(droppingUnusedFor: frames)
+        wide.startRound(droppingUnusedFor: frames)
+    }
+
     package func blend(_ sprite: Sprite, onto frame: PlanarYUVImage) {
         blend(sprite.image, atX: sprite.x, y: sprite.y, opacity: sprite.opacity, onto: frame)
     }
@@ -148,7 +157,8 @@ final class PreparedSprite<Sample: FixedWidthInteger & UnsignedInteger> {
     /// The largest code value: 8 or 10 bits.
     static var codeMaximum: UInt32 { Sample.bitWidth == 8 ? 255 : 1023 }
 
-    var byteCount: Int { (luma.count + cb.count * 2) * MemoryLayout<Sample>.stride + alpha.count + chromaAlpha.count }
+    /// Its planes and the image it holds on to (a cache may have let go of that).
+    var byteCount: Int { (luma.count + cb.count * 2) * MemoryLayout<Sample>.stride + alpha.count + chromaAlpha.count + source.byteCount }
 
     init(_ image: RGBAImage, oddX: Bool, oddY: Bool, matrix: YUVMatrix, range: YUVRange, dynamicRange: DynamicRange) {
         source = image
@@ -163,39 +173,46 @@ final class PreparedSprite<Sample: FixedWidthInteger & UnsignedInteger> {
         let chromaOffset = 128 * depthScale
         let toSample = { (v: Double) in Sample(min(max(v.rounded(), 0), Double(Self.codeMaximum))) }
 
-        // Premultiplied non-linear R'G'B' (0…1) of the frame's dynamic range, and alpha.
-        var signal = [(r: Double, g: Double, b: Double, a: Double)](repeating: (0, 0, 0, 0), count: w * h)
-        for y in 0..<h {
+        // Premultiplied non-linear R'G'B' (0…1) of the frame's dynamic range, and alpha,
+        // of the (at most) two sprite rows that one chroma row covers: a few kilobytes,
+        // however large the sprite.
+        typealias Signal = (r: Double, g: Double, b: Double, a: Double)
+        var rows = [[Signal]](repeating: [Signal](repeating: (0, 0, 0, 0), count: w), count: 2)
+        func read(row y: Int, into signal: inout [Signal]) {
             for x in 0..<w {
                 let p = image.pixel(x: x, y: y)
                 let a = Double(p.alpha) / 255
-                guard a > 0 else { continue }
-                if dynamicRange.isHDR {
+                if a == 0 {
+                    signal[x] = (0, 0, 0, 0)
+                } else if dynamicRange.isHDR {
                     let mapped = HDRSignal.signal(fromSDR: (Double(p.red) / 255 / a, Double(p.green) / 255 / a, Double(p.blue) / 255 / a), in: dynamicRange)
-                    signal[y * w + x] = (mapped.0 * a, mapped.1 * a, mapped.2 * a, a)
+                    signal[x] = (mapped.0 * a, mapped.1 * a, mapped.2 * a, a)
                 } else {
-                    signal[y * w + x] = (Double(p.red) / 255, Double(p.green) / 255, Double(p.blue) / 255, a)
+                    signal[x] = (Double(p.red) / 255, Double(p.green) / 255, Double(p.blue) / 255, a)
                 }
             }
-        }
-
-        var luma = [Sample](repeating: 0, count: w * h), alpha = [UInt8](repeating: 0, count: w * h)
-        for (i, c) in signal.enumerated() where c.a > 0 {
-            luma[i] = toSample(lumaOffset * c.a + lumaScale * (kr * c.r + kg * c.g + kb * c.b))
-            alpha[i] = UInt8(min(max((c.a * 255).rounded(), 0), 255))
         }
 
         // Chroma sample (i, j) covers sprite pixels (2i − px … 2i − px + 1, 2j − py …).
         let (px, py) = (oddX ? 1 : 0, oddY ? 1 : 0)
         let (cw, ch) = ((px + w + 1) / 2, (py + h + 1) / 2)
+        var luma = [Sample](repeating: 0, count: w * h), alpha = [UInt8](repeating: 0, count: w * h)
         var cb = [Sample](repeating: 0, count: cw * ch), cr = cb
         var chromaAlpha = [UInt8](repeating: 0, count: cw * ch)
         for j in 0..<ch {
+            let covered = (2 * j - py)...(2 * j - py + 1)
+            for y in covered where y >= 0 && y < h {
+                read(row: y, into: &rows[y - covered.lowerBound])
+                for (x, c) in rows[y - covered.lowerBound].enumerated() where c.a > 0 {
+                    luma[y * w + x] = toSample(lumaOffset * c.a + lumaScale * (kr * c.r + kg * c.g + kb * c.b))
+                    alpha[y * w + x] = UInt8(min(max((c.a * 255).rounded(), 0), 255))
+                }
+            }
             for i in 0..<cw {
                 var sum = (r: 0.0, g: 0.0, b: 0.0, a: 0.0)
-                for y in (2 * j - py)...(2 * j - py + 1) where y >= 0 && y < h {
+                for y in covered where y >= 0 && y < h {
                     for x in (2 * i - px)...(2 * i - px + 1) where x >= 0 && x < w {
-                        let c = signal[y * w + x]
+                        let c = rows[y - covered.lowerBound][x]
                         sum = (sum.r + c.r, sum.g + c.g, sum.b + c.b, sum.a + c.a)
                     }
                 }

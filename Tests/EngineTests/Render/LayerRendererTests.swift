@@ -131,6 +131,33 @@ import CMoonFFmpeg
         #expect(moved[0].image === sprites[0].image && moved[0].x == sprites[0].x + 25 && moved[0].opacity == 0.25)
     }
 
+    @Test func drawingsOffScreenForASecondAreDroppedAndOnesBackSoonerAreReused() throws {
+        var video = layer(0, 0, 64, 48)
+        video.isVideoLayer = true
+        let frame = TestYUVFrame(width: 64, height: 48, y: 128, u: 128, v: 128)
+        func show(_ overlay: LayerSnapshot) throws -> Sprite {
+            let sprites = try #require(try renderer.overlaySprites(for: root([video, overlay])))
+            frame.withImage { renderer.blend(sprites, onto: $0) }
+            return try #require(sprites.first)
+        }
+        // A new look every frame, as lyric lines and karaoke steps are: the caches keep the
+        // last second's drawings (30 frames), not the whole budget's worth.
+        func step(_ index: Int) -> LayerSnapshot { layer(4, 4, 20, 20, background: Color(red: Double(index % 256) / 255, green: 0.5, blue: Double(index / 256) / 255)) }
+        _ = try show(step(0))
+        let oneFrame = renderer.cachedBytes
+        #expect(oneFrame > 0)
+        for index in 1..<300 { _ = try show(step(index)) }
+        #expect(renderer.cachedBytes <= 31 * oneFrame, "\(renderer.cachedBytes) bytes cached, \(oneFrame) a frame")
+
+        // A logo hidden for 20 frames comes back as the same drawing; after 40 it is drawn anew.
+        let logo = layer(30, 4, 10, 10, background: .white)
+        let first = try show(logo)
+        for index in 0..<20 { _ = try show(step(index)) }
+        #expect(try show(logo).image === first.image)
+        for index in 0..<40 { _ = try show(step(index)) }
+        #expect(try show(logo).image !== first.image)
+    }
+
     @Test func fastPathRefusesTreesWhereSomethingShowsUnderTheVideo() throws {
         var video = layer(0, 0, 64, 48)
         video.isVideoLayer = true

@@ -105,4 +105,17 @@ func solidImage(width: Int, height: Int, red: UInt8, green: UInt8, blue: UInt8, 
         cache.insert(4, bytes: 101, for: "huge") // larger than the budget: not kept
         #expect(cache.value(for: "huge") == nil && cache.count == 2)
     }
+
+    @Test func dropsWhatTheLastRoundsDidNotUse() {
+        let cache = LRUCache<String, Int>(budget: 1000)
+        cache.insert(1, bytes: 10, for: "used")
+        cache.insert(2, bytes: 20, for: "idle")
+        for _ in 1...3 {
+            cache.startRound(droppingUnusedFor: 3)
+            _ = cache.value(for: "used")
+        }
+        #expect(cache.count == 2) // "idle" was last used three rounds ago: still kept
+        cache.startRound(droppingUnusedFor: 3)
+        #expect(cache.value(for: "idle") == nil && cache.value(for: "used") == 1 && cache.totalBytes == 10)
+    }
 }
