@@ -126,12 +126,8 @@ public final class RGBAImage: @unchecked Sendable {
         var (minX, minY, maxX, maxY) = (width, height, -1, -1)
         for y in 0..<height {
             let row = pixels + y * stride
-            var first = -1, last = -1
-            for x in 0..<width where row[x * 4 + 3] != 0 {
-                if first < 0 { first = x }
-                last = x
-            }
-            guard first >= 0 else { continue }
+            guard let first = firstInk(in: row) else { continue }
+            let last = lastInk(in: row, from: first)
             (minX, maxX) = (min(minX, first), max(maxX, last))
             if minY == height { minY = y }
             maxY = y
@@ -143,6 +139,22 @@ public final class RGBAImage: @unchecked Sendable {
             memcpy(trimmed.pixels + y * trimmed.stride, pixels + (y + minY) * stride + minX * 4, trimmed.width * 4)
         }
         return (trimmed, minX, minY)
+    }
+
+    /// The first pixel of `row` with ink. Whole pairs of pixels are tested at once:
+    /// premultiplied pixels without alpha are all zero bytes.
+    private func firstInk(in row: UnsafeMutablePointer<UInt8>) -> Int? {
+        var x = 0
+        while x + 2 <= width, UnsafeRawPointer(row).loadUnaligned(fromByteOffset: x * 4, as: UInt64.self) == 0 { x += 2 }
+        return (x..<width).first { row[$0 * 4 + 3] != 0 }
+    }
+
+    /// The last pixel of `row` with ink, at or after `first`, which has ink; the inside of
+    /// the row is not read.
+    private func lastInk(in row: UnsafeMutablePointer<UInt8>, from first: Int) -> Int {
+        var end = width
+        while end - 2 > first, UnsafeRawPointer(row).loadUnaligned(fromByteOffset: (end - 2) * 4, as: UInt64.self) == 0 { end -= 2 }
+        return (first..<end).last { row[$0 * 4 + 3] != 0 } ?? first
     }
 
     /// A copy shown the way `orientation` says (a quarter turn or a mirror: exact, no

@@ -171,7 +171,8 @@ final class PreparedSprite<Sample: FixedWidthInteger & UnsignedInteger> {
         let (lumaScale, chromaScale, lumaOffset) = range == .limited ? (219 * depthScale, 224 * depthScale, 16 * depthScale)
                                                                       : (255 * depthScale, 255 * depthScale, 0)
         let chromaOffset = 128 * depthScale
-        let toSample = { (v: Double) in Sample(min(max(v.rounded(), 0), Double(Self.codeMaximum))) }
+        // Through Int: the generic floating-point conversion to `Sample` is far slower.
+        let toSample = { (v: Double) in Sample(truncatingIfNeeded: Int(min(max(v.rounded(), 0), Double(Self.codeMaximum)))) }
 
         // Premultiplied non-linear R'G'B' (0…1) of the frame's dynamic range, and alpha,
         // of the (at most) two sprite rows that one chroma row covers: a few kilobytes,
