@@ -60,11 +60,15 @@ measure() {
 median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 
 # The encode floor of a job: libx264 alone, at the job's settings, on the source's frames
-# decoded beforehand ($1 = start, $2 = seconds of the 20 s source). No decoding, no
-# compositing: what neither tool can go below at equal encoder settings.
+# decoded beforehand ($1 = start, $2 = seconds of the 20 s source; up to 1.9 GB of Y4M in
+# $work). No decoding, no compositing: what neither tool can go below at equal encoder
+# settings. Call it in an assignment (floor=$(floor_command …)) so a failure stops the script.
 floor_command() {
   local raw="$work/raw-$1-$2.y4m"
-  [ -f "$raw" ] || ffmpeg -hide_banner -loglevel error -y -ss "$1" -t "$2" -i "$source_clip" -an -pix_fmt yuv420p "$raw"
+  if [ ! -f "$raw" ]; then   # written aside first: an interrupted run leaves no short file to reuse
+    ffmpeg -hide_banner -loglevel error -y -ss "$1" -t "$2" -i "$source_clip" -an -pix_fmt yuv420p -f yuv4mpegpipe "$raw.part" \
+      && mv "$raw.part" "$raw" || { echo "cannot decode the floor's frames into $raw" >&2; exit 1; }
+  fi
   echo "ffmpeg -hide_banner -loglevel error -y -i $raw -c:v libx264 -crf 18 -preset medium -pix_fmt yuv420p $work/floor.mp4"
 }
 
@@ -99,27 +103,30 @@ rows=()
 for job in "${jobs[@]}"; do
   case $job in
     cut) # seconds 2–12 re-encoded: HighestQuality = libx264 CRF 18 preset medium, AAC 192k
+      floor=$(floor_command 2 10)
       compare "cut (vs ffmpeg)" \
         "$moonreel run --overwrite --progress none scripts/examples/cut.lua $source_clip $work/cut-moonreel.mov 2 10" \
         "ffmpeg -hide_banner -loglevel error -y -ss 2 -t 10 -i $source_clip -c:v libx264 -crf 18 -preset medium -pix_fmt yuv420p -c:a aac -b:a 192k $work/cut-ffmpeg.mov" \
-        "$(floor_command 2 10)" ;;
+        "$floor" ;;
     passthrough) # seconds 2–12 copied
       compare "passthrough (vs ffmpeg -c copy)" \
         "$moonreel run --overwrite --progress none scripts/examples/trim.lua $source_clip $work/copy-moonreel.mov 2 10 Passthrough" \
         "ffmpeg -hide_banner -loglevel error -y -ss 2 -t 10 -i $source_clip -c copy $work/copy-ffmpeg.mov" ;;
     dissolve) # two 6 s pieces with a 1 s cross-dissolve, audio faded out over the last 3 s
+      floor=$(floor_command 0 11)
       compare "dissolve (vs ffmpeg)" \
         "$moonreel run --overwrite --progress none scripts/examples/concat_fade.lua $work/dissolve-moonreel.mp4 $source_clip $source_clip 6" \
         "ffmpeg -hide_banner -loglevel error -y -t 6 -i $source_clip -t 6 -i $source_clip -filter_complex '[0:v][1:v]xfade=transition=fade:duration=1:offset=5,format=yuv420p[v];[0:a][1:a]acrossfade=d=1,afade=t=out:st=8:d=3[a]' -map '[v]' -map '[a]' -c:v libx264 -crf 18 -preset medium -c:a aac -b:a 192k $work/dissolve-ffmpeg.mp4" \
-        "$(floor_command 0 11)" ;;
+        "$floor" ;;
     watermark) # a logo (PNG with alpha) and a © line: the watermark effect vs overlay + drawtext
+      floor=$(floor_command 0 20)
       logo="$work/logo.png"
       [ -f "$logo" ] || ffmpeg -hide_banner -loglevel error -y -f lavfi -i "color=c=orange@0.8:size=400x200,format=rgba" -frames:v 1 "$logo"
       # The effect's defaults at 1080 lines: margin 32, logo 108 high at 0.9 opacity, text 43 px.
       compare "watermark (vs ffmpeg)" \
         "$moonreel run --overwrite --progress none scripts/examples/watermark.lua $source_clip $logo $work/watermark-moonreel.mp4 '© 2026 Moonreel'" \
         "ffmpeg -hide_banner -loglevel error -y -i $source_clip -i $logo -filter_complex '[1:v]scale=-1:108,format=rgba,colorchannelmixer=aa=0.9[logo];[0:v][logo]overlay=32:32,drawtext=font=Noto Sans CJK JP:text=© 2026 Moonreel:fontsize=43:fontcolor=white:shadowcolor=black@0.7:shadowy=2:x=w-tw-32:y=h-th-32,format=yuv420p' -c:v libx264 -crf 18 -preset medium -c:a aac -b:a 192k $work/watermark-ffmpeg.mp4" \
-        "$(floor_command 0 20)" ;;
+        "$floor" ;;
     smartcut|smartcut-10min) # frame-exact cut of a source with 2 s GOPs: copied GOPs vs all re-encoded
       clip=$source_clip; start=2.5; duration=15
       if [ "$job" = smartcut-10min ]; then clip=$(ten_minute_source); start=60.5; duration=420; fi
@@ -133,17 +140,19 @@ for job in "${jobs[@]}"; do
       stem="$work/lyrics-$seconds"
       [ -f "$stem.csv" ] || write_lyrics "$seconds" "$stem"
       floor=""   # 10 minutes of raw frames would not fit in memory
-      [ "$job" = lyrics ] && floor=$(floor_command 0 20)
+      if [ "$job" = lyrics ]; then floor=$(floor_command 0 20); fi
       compare "$job (vs ffmpeg)" \
         "$moonreel run --overwrite --progress none scripts/examples/lyrics.lua $clip $stem.csv $work/lyrics-moonreel.mp4" \
         "ffmpeg -hide_banner -loglevel error -y -i $clip -vf subtitles=$stem.srt -c:v libx264 -crf 18 -preset medium -pix_fmt yuv420p -c:a aac -b:a 192k $work/lyrics-ffmpeg.mp4" \
         "$floor" ;;
     blur) # seconds 2–12 through a Gaussian blur of σ 8 (gblur, 3 steps), re-encoded as in cut
+      floor=$(floor_command 2 10)
       compare "blur (vs ffmpeg gblur)" \
         "$moonreel run --overwrite --progress none bench/filter.lua $source_clip $work/blur-moonreel.mp4 2 10 gaussianBlur radius=8" \
         "ffmpeg -hide_banner -loglevel error -y -ss 2 -t 10 -i $source_clip -vf gblur=sigma=8:steps=3 -c:v libx264 -crf 18 -preset medium -pix_fmt yuv420p -c:a aac -b:a 192k $work/blur-ffmpeg.mp4" \
-        "$(floor_command 2 10)" ;;
+        "$floor" ;;
     lut) # seconds 2–12 through a 33-point 3D LUT (tetrahedral), re-encoded as in cut
+      floor=$(floor_command 2 10)
       cube="$work/look-33.cube"
       [ -f "$cube" ] || awk 'BEGIN { n = 33; print "LUT_3D_SIZE " n
         for (b = 0; b < n; b++) for (g = 0; g < n; g++) for (r = 0; r < n; r++)
@@ -151,7 +160,7 @@ for job in "${jobs[@]}"; do
       compare "lut (vs ffmpeg lut3d)" \
         "$moonreel run --overwrite --progress none bench/filter.lua $source_clip $work/lut-moonreel.mp4 2 10 colorCube path=$cube" \
         "ffmpeg -hide_banner -loglevel error -y -ss 2 -t 10 -i $source_clip -vf lut3d=file=$cube -c:v libx264 -crf 18 -preset medium -pix_fmt yuv420p -c:a aac -b:a 192k $work/lut-ffmpeg.mp4" \
-        "$(floor_command 2 10)" ;;
+        "$floor" ;;
     *) echo "unknown job $job" >&2; exit 2 ;;
   esac
 done

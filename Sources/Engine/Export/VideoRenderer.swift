@@ -125,6 +125,7 @@ final class VideoRenderer {
         let renderer = try layerRenderer ?? LayerRenderer(renderSize: plan.renderSize, outputWidth: plan.outputWidth,
                                                           outputHeight: plan.outputHeight)
         layerRenderer = renderer
+        renderer.beginFrame()
         if let sprites = try renderer.overlaySprites(for: tree) {
             guard !sprites.isEmpty else { return video }
             // The decoder may still hold this picture (a held frame is shown again): copy first.

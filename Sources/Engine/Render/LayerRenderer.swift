@@ -16,7 +16,8 @@ import CMoonPangoCairo
 /// and each overlay subtree is drawn once per distinct look (position, translation and
 /// opacity are applied when blending, so moving and fading layers reuse their sprite);
 /// all in LRU caches bounded by `cacheBytes`, which also drop what no frame has used for
-/// `framesKept` frames (memory follows what is on screen). Work per frame depends only on
+/// `framesKept` frames when each frame starts with `beginFrame()` (memory follows what is
+/// on screen). Work per frame depends only on
 /// the layers in the snapshot given.
 ///
 /// Confinement: a renderer holds cairo/pango state and unlocked caches; it belongs to one
@@ -63,8 +64,9 @@ package final class LayerRenderer {
     /// Bytes the caches hold now (drawings, images, text, prepared sprites).
     package var cachedBytes: Int { texts.totalBytes + images.totalBytes + sprites.totalBytes + blender.cachedBytes }
 
-    /// Called once for each frame drawn: ages the caches.
-    private func startFrame() {
+    /// Starts an output frame: call it once per frame, before drawing it, so the caches
+    /// age by frames (a frame drawn by `overlaySprites` and then `render` is still one).
+    package func beginFrame() {
         texts.startRound(droppingUnusedFor: Self.framesKept)
         images.startRound(droppingUnusedFor: Self.framesKept)
         sprites.startRound(droppingUnusedFor: Self.framesKept)
@@ -80,7 +82,6 @@ package final class LayerRenderer {
         guard canvas.width == outputWidth, canvas.height == outputHeight else {
             throw EngineError("canvas is \(canvas.width)×\(canvas.height), expected \(outputWidth)×\(outputHeight)")
         }
-        startFrame()
         try CairoContext(drawingInto: canvas).draw { cr in
             cairo_set_operator(cr, CAIRO_OPERATOR_SOURCE)
             cairo_set_source_rgba(cr, 0, 0, 0, 1)
@@ -97,7 +98,6 @@ package final class LayerRenderer {
     /// something other than the opaque, full-frame video layer could show underneath them
     /// (then use `render`). Sprites sit on whole output pixels.
     package func overlaySprites(for root: LayerSnapshot) throws -> [Sprite]? {
-        startFrame()
         var overlays: [(layer: LayerSnapshot, parentOrigin: Point)] = []
         guard findFullFrameVideo(in: root, parentOrigin: .zero, overlays: &overlays) == .found else { return nil }
         var result: [Sprite] = []

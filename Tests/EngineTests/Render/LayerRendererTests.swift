@@ -136,6 +136,7 @@ import CMoonFFmpeg
         video.isVideoLayer = true
         let frame = TestYUVFrame(width: 64, height: 48, y: 128, u: 128, v: 128)
         func show(_ overlay: LayerSnapshot) throws -> Sprite {
+            renderer.beginFrame()
             let sprites = try #require(try renderer.overlaySprites(for: root([video, overlay])))
             frame.withImage { renderer.blend(sprites, onto: $0) }
             return try #require(sprites.first)
