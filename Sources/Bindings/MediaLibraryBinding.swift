@@ -48,6 +48,9 @@ extension API {
             }
             do {
                 let item = try library.add(recording: source, preset: preset, deleteSource: deleteSource, cancellation: exportCancellation)
+                if let reason = item.sourceDeletionError {
+                    warn(LuaState.scriptPosition(call.L) + "added \(item.path.quotedForMessage(limit: 200)); the source \(source.quotedForMessage(limit: 200)) could not be deleted: \(reason)")
+                }
                 push(call, libraryItem: item)
                 return 1
             } catch {
@@ -87,6 +90,7 @@ extension API {
             call.push(item.exported); call.setField("exported")
             call.pushArray(item.streams) { call.push($0) }; call.setField("streams")
             call.push(item.sourceDeleted); call.setField("sourceDeleted")
+            if let reason = item.sourceDeletionError { call.push(reason); call.setField("sourceDeletionError") }
             call.push(item.recovered); call.setField("recovered")
         }
     }

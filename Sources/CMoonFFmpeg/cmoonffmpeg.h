@@ -9,6 +9,7 @@
 #include <libavutil/audio_fifo.h>
 #include <libavutil/pixdesc.h>
 #include <libavutil/dict.h>
+#include <libavutil/hmac.h>
 #include <libavutil/dovi_meta.h>
 #include <libavutil/mastering_display_metadata.h>
 #include <libswscale/swscale.h>

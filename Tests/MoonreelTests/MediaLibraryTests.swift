@@ -203,18 +203,155 @@ import TestSupport
         #expect(Self.files(under: library).count == 2)
     }
 
-    /// A hand-off still running in another process is left alone by an opening.
+    /// A hand-off still running is left alone by an opening, whatever its PID says (another
+    /// PID namespace or host may run it): its lock is held. A dead one's lock is free and its
+    /// files go; files without a lock are not provably Moonreel's and stay.
     @Test func aRunningHandOffIsNotTouched() throws {
         let (_, library) = try Self.freshSource()
         let staging = library + "/.moonreel-import"
         try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: true)
-        let live = staging + "/\(getpid())-1.mp4", dead = staging + "/999999999-2.mp4"
-        for path in [live, dead] { try "partial".write(toFile: path, atomically: true, encoding: .utf8) }
+        let running = "999999999-a", dead = "999999998-b", unlocked = "999999997-c"
+        for token in [running, dead, unlocked] {
+            try "partial".write(toFile: staging + "/\(token).mp4", atomically: true, encoding: .utf8)
+        }
+        for token in [running, dead] { try "".write(toFile: staging + "/\(token).lock", atomically: true, encoding: .utf8) }
+        let held = open(staging + "/\(running).lock", O_RDWR)
+        defer { close(held) }
+        #expect(held >= 0 && flock(held, LOCK_EX) == 0)
         let script = Fixtures.scratchPath("open.lua")
         try "print(#av.mediaLibrary(arg[1]).recovered)".write(toFile: script, atomically: true, encoding: .utf8)
         let result = try Tool.run(Moonreel.executable, ["run", script, library])
         #expect(result.status == 0 && result.out == "0\n", "\(result.out) \(result.err)")
-        #expect(FileManager.default.fileExists(atPath: live) && !FileManager.default.fileExists(atPath: dead))
+        let left = Set((try? FileManager.default.contentsOfDirectory(atPath: staging)) ?? [])
+        #expect(left == ["\(running).mp4", "\(running).lock", "\(unlocked).mp4"], "\(left)")
+    }
+
+    /// Issue 24 §1: a hidden folder that is a symbolic link is neither followed nor cleaned:
+    /// the files it leads to survive (before, every name starting with digits and "-" or "."
+    /// was deleted by merely opening the library), and the opening says why.
+    @Test func aLinkedHiddenFolderIsNeverFollowed() throws {
+        let (source, library) = try Self.freshSource()
+        let elsewhere = (library as NSString).deletingLastPathComponent + "/elsewhere"
+        try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: true)
+        let names = ["123.txt", "2024-01-01 vacation.jpg", "99999-notes.txt", "4000000-x.mp4", "4242-abc.lock", "4242-abc.mp4"]
+        for name in names { try name.write(toFile: elsewhere + "/" + name, atomically: true, encoding: .utf8) }
+        try FileManager.default.createDirectory(atPath: library, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: library + "/.moonreel-import", withDestinationPath: elsewhere)
+        let script = Fixtures.scratchPath("handoff.lua")
+        try Self.handOffScript.write(toFile: script, atomically: true, encoding: .utf8)
+        let result = try Tool.run(Moonreel.executable, ["run", script, source, library])
+        #expect(result.status != 0, "\(result.out)")
+        #expect(result.out.contains("warning library \"\(library)\": its hidden folder .moonreel-import is a symbolic link or a file, not a folder"), "\(result.out)")
+        #expect(result.err.contains("its hidden folder .moonreel-import is a symbolic link or a file, not a folder; Moonreel neither uses nor cleans it"), "\(result.err)")
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: elsewhere)) == Set(names))
+        #expect(FileManager.default.fileExists(atPath: source))
+    }
+
+    /// Links inside the hidden folder are not followed either: a lock that is a link is no
+    /// lock, and a staged "copy" that is a link is not removed through.
+    @Test func linksInsideTheHiddenFolderAreNotFollowed() throws {
+        let (_, library) = try Self.freshSource()
+        let staging = library + "/.moonreel-import", outside = (library as NSString).deletingLastPathComponent
+        try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: true)
+        for name in ["keep.mp4", "keep.lock"] { try name.write(toFile: outside + "/" + name, atomically: true, encoding: .utf8) }
+        try FileManager.default.createSymbolicLink(atPath: staging + "/77-ab.lock", withDestinationPath: outside + "/keep.lock")
+        try FileManager.default.createSymbolicLink(atPath: staging + "/77-ab.mp4", withDestinationPath: outside + "/keep.mp4")
+        try "".write(toFile: staging + "/78-cd.lock", atomically: true, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: staging + "/78-cd.mp4", withDestinationPath: outside + "/keep.mp4")
+        let script = Fixtures.scratchPath("open.lua")
+        try "print(#av.mediaLibrary(arg[1]).recovered)".write(toFile: script, atomically: true, encoding: .utf8)
+        let result = try Tool.run(Moonreel.executable, ["run", script, library])
+        #expect(result.status == 0 && result.out == "0\n", "\(result.out) \(result.err)")
+        for name in ["keep.mp4", "keep.lock"] { #expect(try String(contentsOfFile: outside + "/" + name, encoding: .utf8) == name) }
+        let left = Set((try? FileManager.default.contentsOfDirectory(atPath: staging)) ?? [])
+        #expect(left == ["77-ab.lock", "77-ab.mp4", "78-cd.mp4"], "\(left)")
+    }
+
+    /// A journal line for the identity of the file at `path` ("device:inode:size:mtime ns").
+    static func identity(_ path: String) -> String {
+        var info = stat()
+        _ = stat(path, &info)
+        return "\(Int64(bitPattern: UInt64(info.st_dev))):\(Int64(bitPattern: UInt64(info.st_ino))):\(info.st_size):\(Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec))"
+    }
+
+    /// Issue 24 §2: journals someone wrote into the hidden folder (with a free lock, as a
+    /// dead hand-off leaves) cannot delete a file outside the library, place anything
+    /// outside it, or pull an outside file in.
+    @Test func aCraftedJournalTouchesNothingOutsideTheLibrary() throws {
+        let (_, library) = try Self.freshSource()
+        let outside = (library as NSString).deletingLastPathComponent
+        let staging = library + "/.moonreel-import"
+        try FileManager.default.createDirectory(atPath: staging + "/93-c.mp4", withIntermediateDirectories: true)
+        let victim = outside + "/victim.txt", pulled = outside + "/pulled.txt"
+        try "precious".write(toFile: victim, atomically: true, encoding: .utf8)
+        try "mine".write(toFile: pulled, atomically: true, encoding: .utf8)
+        func journal(_ token: String, fileType: String = "mp4", destination: String = "2026/11/2026-11-24 14.03.22", movie: String) -> String {
+            ["version=2", "token=\(token)", "fileType=\(fileType)", "destination=\(destination)", "source=\(victim)", "preset=MediumQuality",
+             "duration=1.5", "sourceDuration=1.5", "started=0", "ended=1.5", "exported=2", "streams=[]", "fileSize=8",
+             "deleteSource=1", "sourceIdentity=\(Self.identity(victim))", "movieIdentity=\(Self.identity(movie))", "signature=00"]
+                .joined(separator: "\n") + "\n"
+        }
+        // 91: a valid hand-off of the victim, but not signed with the user's key.
+        try FileManager.default.copyItem(atPath: try Self.recording(), toPath: staging + "/91-a.mp4")
+        // 92: the movie and sidecar placed two folders up.
+        try FileManager.default.copyItem(atPath: try Self.recording(), toPath: staging + "/92-b.mp4")
+        // 93: the staged "copy" is an outside file reached through "../".
+        let journals = [
+            "91-a": journal("91-a", movie: staging + "/91-a.mp4"),
+            "92-b": journal("92-b", destination: "../../escaped", movie: staging + "/92-b.mp4"),
+            "93-c": journal("93-c", fileType: "mp4/../../../pulled.txt", movie: pulled),
+        ]
+        for (token, text) in journals {
+            try text.write(toFile: staging + "/\(token).journal", atomically: true, encoding: .utf8)
+            try "".write(toFile: staging + "/\(token).lock", atomically: true, encoding: .utf8)
+        }
+        let script = Fixtures.scratchPath("open.lua")
+        try """
+            local library = av.mediaLibrary(arg[1])
+            for _, item in ipairs(library.recovered) do print("recovered", item.sourceDeleted) end
+            for _, warning in ipairs(library.warnings) do print(warning) end
+            """.write(toFile: script, atomically: true, encoding: .utf8)
+        let result = try Tool.run(Moonreel.executable, ["run", script, library])
+        #expect(result.status == 0, "\(result.err)")
+        CaptureTests.expectLines(result.out, toContain: [
+            "recovered\tfalse",
+            "could not be deleted: its journal is not signed with this user's library key",
+            "the journal 92-b.journal was refused (destination \"../../escaped\" is not a library name)",
+            "the journal 93-c.journal was refused (file type \"mp4/../../../pulled.txt\" is not one of mp4, mov, m4a)",
+        ])
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "precious")
+        #expect(try String(contentsOfFile: pulled, encoding: .utf8) == "mine")
+        let above = ((outside as NSString).deletingLastPathComponent as NSString).deletingLastPathComponent
+        #expect(!FileManager.default.fileExists(atPath: above + "/escaped.mp4") && !FileManager.default.fileExists(atPath: above + "/escaped.json"))
+        #expect(Self.files(under: library).filter { !$0.hasPrefix(".") }.count == 2, "\(Self.files(under: library))")
+    }
+
+    /// Issue 24 §3: a source that cannot be deleted (its folder is on a read-only mount)
+    /// still gives the added item, says why the source stayed, once, and leaves no journal
+    /// that the next opening would warn about again.
+    @Test func aSourceThatCannotBeDeletedIsAddedAndSaysSo() throws {
+        let (take, library) = try Self.freshSource()
+        let readOnly = (take as NSString).deletingLastPathComponent + "/card"
+        try FileManager.default.createDirectory(atPath: readOnly, withIntermediateDirectories: true)
+        let source = readOnly + "/take.mp4"
+        try FileManager.default.moveItem(atPath: take, toPath: source)
+        let script = Fixtures.scratchPath("add.lua")
+        try """
+            local library = av.mediaLibrary(arg[2])
+            local item = assert(library:add(arg[1], { preset = "MediumQuality", deleteSource = true }))
+            print(item.sourceDeleted, item.sourceDeletionError)
+            local again = av.mediaLibrary(arg[2])
+            print(#again.recovered, #again.warnings)
+            """.write(toFile: script, atomically: true, encoding: .utf8)
+        // A private mount namespace: the read-only bind mount ends with the command.
+        let result = try Tool.run("unshare", ["-m", "sh", "-c", "mount --bind \"$1\" \"$1\" && mount -o remount,bind,ro \"$1\" && exec \"$2\" run \"$3\" \"$4\" \"$5\"",
+                                              "sh", readOnly, Moonreel.executable, script, source, library])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out == "false\tRead-only file system\n0\t0\n", "\(result.out)")
+        let notes = result.err.split(separator: "\n").filter { $0.contains("could not be deleted") }
+        #expect(notes.count == 1 && notes[0].contains("add.lua:2: added \"\(library)/") && notes[0].hasSuffix("the source \"\(source)\" could not be deleted: Read-only file system"), "\(result.err)")
+        #expect(FileManager.default.fileExists(atPath: source))
+        #expect(Self.files(under: library).count == 2, "\(Self.files(under: library))")
     }
 
     @Test func errorsNameTheFileAndKeepTheRecording() throws {

@@ -89,11 +89,39 @@ import TestSupport
         try FileManager.default.createSymbolicLink(atPath: output, withDestinationPath: "/nonexistent/target.mp4")
         let script = "local s = av.exportSession(av.asset(arg[1]), 'LowQuality'); s.outputURL = arg[2]; assert(s:export())"
         let refused = try Moonreel.runScript(script, arguments: [clip, output])
-        #expect(refused.status == 1 && refused.err.contains("already exists"), "\(refused.err)")
+        #expect(refused.status == 1 && refused.err.contains("is a symbolic link, not a regular file"), "\(refused.err)")
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: output) == "/nonexistent/target.mp4")
-        let replaced = try Moonreel.runScript(script, arguments: [clip, output], options: ["--overwrite"])
+        let stillRefused = try Moonreel.runScript(script, arguments: [clip, output], options: ["--overwrite"])
+        #expect(stillRefused.status == 1 && stillRefused.err.contains("is a symbolic link, not a regular file; Moonreel replaces only regular files"), "\(stillRefused.err)")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: output) == "/nonexistent/target.mp4")
+    }
+
+    /// Issue 24 §5: `--overwrite` replaces regular files only. A device node (a copy of
+    /// /dev/null's), a FIFO and a link to a regular file are refused with one line and stay
+    /// what they were; a regular file is replaced.
+    @Test func overwriteReplacesRegularFilesOnly() throws {
+        let clip = try Fixtures.clip(seconds: 1)
+        let directory = (Fixtures.scratchPath("x") as NSString).deletingLastPathComponent
+        let device = directory + "/null", fifo = directory + "/pipe.mp4", link = directory + "/latest.mp4", regular = directory + "/old.mp4"
+        #expect(mknod(device, S_IFCHR | 0o666, dev_t(1 << 8 | 3) /* 1:3 */) == 0, "mknod: \(String(cString: strerror(errno)))")
+        #expect(mkfifo(fifo, 0o644) == 0)
+        try "old".write(toFile: regular, atomically: true, encoding: .utf8)
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: regular)
+        let script = "local s = av.exportSession(av.asset(arg[1]), 'LowQuality'); s.outputURL = arg[2]; s.outputFileType = 'mp4'; assert(s:export())"
+        for (path, kind) in [(device, "a device"), (fifo, "a FIFO (named pipe)"), (link, "a symbolic link")] {
+            let result = try Moonreel.runScript(script, arguments: [clip, path], options: ["--overwrite"])
+            #expect(result.status == 1 && result.err.contains("\"\(path)\" is \(kind), not a regular file"), "\(path): \(result.err)")
+            #expect(result.err.split(separator: "\n").count == 1, "\(result.err)")
+        }
+        var info = stat()
+        #expect(lstat(device, &info) == 0 && (info.st_mode & S_IFMT) == S_IFCHR)
+        #expect(lstat(fifo, &info) == 0 && (info.st_mode & S_IFMT) == S_IFIFO)
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == regular)
+        #expect(try String(contentsOfFile: regular, encoding: .utf8) == "old")
+        let replaced = try Moonreel.runScript(script, arguments: [clip, regular], options: ["--overwrite"])
         #expect(replaced.status == 0, "\(replaced.err)")
-        #expect(try Tool.ffprobe(output).video != nil)
+        #expect(try Tool.ffprobe(regular).video != nil)
+        #expect(try others(in: directory, besides: ["null", "pipe.mp4", "latest.mp4", "old.mp4", "test.lua"]).isEmpty)
     }
 
     /// Starts a 20-second export, waits for its temporary file, then does `stop` to it.

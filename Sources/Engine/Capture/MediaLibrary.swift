@@ -26,6 +26,9 @@ public struct LibraryItem: Sendable {
     public let streams: [String]
     /// Whether the source was deleted (asked for, and still the same file).
     public let sourceDeleted: Bool
+    /// Why the source was kept although its deletion was asked for (a read-only folder, say);
+    /// nil when it was deleted or not asked. The library copy is complete either way.
+    public let sourceDeletionError: String?
     /// Whether a later run finished this hand-off after the one that began it was killed.
     public let recovered: Bool
 }
@@ -37,12 +40,15 @@ public struct LibraryItem: Sendable {
 /// sidecar, and only once both are synced is the source deleted.
 ///
 /// Crash safety: every step before the movie becomes visible happens in the hidden folder
-/// `.moonreel-import` of the library, under a token `PID-RANDOM`. A journal (`TOKEN.journal`,
-/// written atomically once the copy is verified) is the commit point: opening the library
-/// finishes every journaled hand-off of a process that no longer runs (places the movie and
-/// sidecar, deletes the source if it is still the same file) and removes the leftovers of
-/// unjournaled ones (their source is untouched). Killed at any moment, a recording is the
-/// source, the library copy, or both; a visible library file is always complete.
+/// `.moonreel-import` of the library, under a token `PID-RANDOM` whose lock file the hand-off
+/// holds (flock) while it works. A journal (`TOKEN.journal`, signed with the user's library
+/// key, written atomically once the copy is verified) is the commit point: opening the
+/// library finishes every journaled hand-off whose lock is free (places the movie and
+/// sidecar, deletes the source if it is still the same file and the journal is signed) and
+/// removes the leftovers of unjournaled ones (their source is untouched). Killed at any
+/// moment, a recording is the source, the library copy, or both; a visible library file is
+/// always complete. Recovery never follows a symbolic link, removes only files a hand-off
+/// names (never outside the hidden folder), and refuses a journal whose paths leave the library.
 public final class MediaLibrary {
     /// The library folder.
     public let folder: String
@@ -57,8 +63,6 @@ public final class MediaLibrary {
     enum Step: String, CaseIterable {
         case exporting, exported, verified, journalWritten, journaled, moviePlaced, sidecarWritten, sidecarPlaced, sourceDeleted
     }
-
-    private var staging: String { folder + "/.moonreel-import" }
 
     /// Opens (or makes) the library folder and finishes or cleans up what killed hand-offs
     /// left (see `recovered`). The folder's parent must exist.
@@ -109,10 +113,14 @@ public final class MediaLibrary {
         if kinds.contains("video") && (preset.video == nil && !preset.isPassthrough) {
             throw EngineError("preset \(preset.name) drops the video of \(source.quotedForMessage(limit: 200)); use a video preset such as HighestQuality or Passthrough")
         }
-        try MediaLibrary.makeFolder(staging, in: folder)
-        let token = "\(getpid())-\(String(UInt64.random(in: 0...UInt64.max), radix: 16))"
+        guard let staging = try LibraryStaging(library: folder, create: true) else {
+            throw EngineError("library \(folder.quotedForMessage(limit: 200)): cannot make its hidden folder \(LibraryStaging.folderName)")
+        }
+        let lock = try staging.lock(token: LibraryStaging.newToken())
+        defer { lock.release() }
+        let token = lock.token
         let fileType = preset.video == nil && !kinds.contains("video") ? "m4a" : sourcePath.lowercased().hasSuffix(".mov") ? "mov" : "mp4"
-        let staged = "\(staging)/\(token).\(fileType)"
+        let staged = "\(staging.path)/\(token).\(fileType)"
         let copy: Asset
         do {
             try export(asset, preset: preset, to: staged, cancellation: cancellation)
@@ -120,12 +128,11 @@ public final class MediaLibrary {
             copy = try verify(staged, against: asset, kinds: kinds, source: source)
             MediaLibrary.reach(.verified)
         } catch {
-            unlink(staged)
+            staging.remove("\(token).\(fileType)")
             throw error
         }
         let ended = Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9
-        var stagedInfo = stat()
-        _ = stat(staged, &stagedInfo)
+        let stagedInfo = staging.regularFile("\(token).\(fileType)") ?? stat()
         var journal = Journal(
             token: token, fileType: fileType, destination: "", source: sourcePath, preset: preset.name,
             duration: copy.duration.seconds, sourceDuration: asset.duration.seconds,
@@ -134,14 +141,14 @@ public final class MediaLibrary {
             sourceIdentity: FileIdentity(info), movieIdentity: FileIdentity(stagedInfo))
         do {
             journal.destination = try freeName(for: journal)
-            try write(journal, at: journalPath(token), step: .journalWritten)
+            try write(journal, in: staging, step: .journalWritten)
             MediaLibrary.reach(.journaled)
         } catch {
-            unlink(staged)
-            unlink(journalPath(token) + ".tmp")
+            staging.remove("\(token).\(fileType)")
+            staging.remove("\(token).journal.tmp")
             throw EngineError("library \(folder.quotedForMessage(limit: 200)): \(error); \(source.quotedForMessage(limit: 200)) was kept")
         }
-        return try complete(journal, recovered: false)
+        return try complete(journal, in: staging, recovered: false, sourceTrusted: true)
     }
 
     // MARK: Steps
@@ -188,31 +195,32 @@ public final class MediaLibrary {
     }
 
     /// Places the movie and the sidecar, deletes the source, then the journal: the end of
-    /// every journaled hand-off, whether `add` runs it or a recovery.
-    private func complete(_ start: Journal, recovered: Bool) throws -> LibraryItem {
+    /// every journaled hand-off, whether `add` runs it or a recovery. `sourceTrusted`: the
+    /// journal is this process's own or carries this user's signature; otherwise the source
+    /// is never deleted (a journal anyone could have written must not delete a file).
+    private func complete(_ start: Journal, in staging: LibraryStaging, recovered: Bool, sourceTrusted: Bool) throws -> LibraryItem {
         var journal = start
-        let staged = "\(staging)/\(journal.token).\(journal.fileType)"
+        let stagedName = "\(journal.token).\(journal.fileType)"
         let failure = { (why: String) in
             EngineError("library \(self.folder.quotedForMessage(limit: 200)): \(why); the next opening of the library finishes the hand-off of \(journal.source.quotedForMessage(limit: 200))")
         }
-        var stagedInfo = stat()
-        if stat(staged, &stagedInfo) == 0 {
+        if staging.regularFile(stagedName) != nil {
             // Placed under a name nothing has; when one appears meanwhile, the next free one.
             while true {
-                let movie = folder + "/" + journal.destination + "." + journal.fileType
+                let movie = moviePath(journal)
                 do {
                     try MediaLibrary.makeFolder(MediaLibrary.parent(of: movie), in: folder)
-                    try SafeOutput.moveIntoPlace(staged, to: movie)
+                    try SafeOutput.moveIntoPlace(staging.path + "/" + stagedName, to: movie)
                     break
                 } catch {
                     var taken = stat()
                     guard lstat(movie, &taken) == 0 else { throw failure("\(error)") }
                     journal.destination = try freeName(for: journal)
-                    try write(journal, at: journalPath(journal.token), step: nil)
+                    try write(journal, in: staging, step: nil)
                 }
             }
             try SafeOutput.sync(MediaLibrary.parent(of: moviePath(journal)), flags: O_RDONLY | O_DIRECTORY)
-            try SafeOutput.sync(staging, flags: O_RDONLY | O_DIRECTORY)
+            try staging.sync()
         }
         var placed = stat()
         guard lstat(moviePath(journal), &placed) == 0, FileIdentity(placed).sameFile(as: journal.movieIdentity) else {
@@ -238,60 +246,87 @@ public final class MediaLibrary {
         }
         MediaLibrary.reach(.sidecarPlaced)
         var deleted = false
+        var deletionError: String?
         if journal.deleteSource {
             var info = stat()
-            if lstat(journal.source, &info) == 0, FileIdentity(info).sameFile(as: journal.sourceIdentity, contents: true) {
-                guard unlink(journal.source) == 0 else { throw failure("cannot delete the source (\(String(cString: strerror(errno))))") }
-                try? SafeOutput.sync(MediaLibrary.parent(of: journal.source), flags: O_RDONLY | O_DIRECTORY)
-                deleted = true
+            if !sourceTrusted {
+                deletionError = "its journal is not signed with this user's library key (it was written by another user or on another machine), so the source was kept"
+            } else if lstat(journal.source, &info) == 0, FileIdentity(info).sameFile(as: journal.sourceIdentity, contents: true) {
+                if unlink(journal.source) == 0 {
+                    try? SafeOutput.sync(MediaLibrary.parent(of: journal.source), flags: O_RDONLY | O_DIRECTORY)
+                    deleted = true
+                } else {
+                    deletionError = systemMessage(errno)
+                }
             } else {
                 // Gone already (a killed run deleted it), or a different file now has its name.
                 deleted = lstat(journal.source, &info) != 0
             }
         }
         MediaLibrary.reach(.sourceDeleted)
-        unlink(journalPath(journal.token))
-        try? SafeOutput.sync(staging, flags: O_RDONLY | O_DIRECTORY)
+        staging.remove(journal.token + ".journal")
+        try? staging.sync()
         return LibraryItem(path: moviePath(journal), sidecarPath: sidecar, sourcePath: journal.source, presetName: journal.preset,
                            duration: journal.duration, recordingStarted: journal.started, recordingEnded: journal.ended,
-                           exported: journal.exported, streams: journal.streamKinds, sourceDeleted: deleted, recovered: recovered)
+                           exported: journal.exported, streams: journal.streamKinds, sourceDeleted: deleted,
+                           sourceDeletionError: deletionError, recovered: recovered)
     }
 
-    /// Finishes the journaled hand-offs of processes that no longer run and removes the
-    /// files of their unjournaled ones; leaves a running process's files alone.
+    /// Finishes the journaled hand-offs whose process is gone (their lock is free) and
+    /// removes the files of unjournaled ones. Only files in the hidden folder with a hand-off's
+    /// name and a lock file are touched; a journal whose paths leave the library is refused.
     private func recover() -> [LibraryItem] {
-        guard let names = MediaLibrary.names(in: staging) else { return [] }
-        var tokens: [String: [String]] = [:]
-        for name in names {
-            let token = String(name.drop { $0 == "." }.prefix { $0 != "." })
-            guard let pid = Int32(token.prefix { $0 != "-" }), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
-            tokens[token, default: []].append(name)
+        let staging: LibraryStaging
+        do {
+            guard let opened = try LibraryStaging(library: folder, create: false) else { return [] }
+            staging = opened
+        } catch {
+            warnings.append("\(error)")
+            return []
+        }
+        var files: [String: [String]] = [:]
+        for name in staging.names() {
+            if let token = LibraryStaging.token(of: name) { files[token, default: []].append(name) }
         }
         var finished: [LibraryItem] = []
-        for (token, files) in tokens.sorted(by: { $0.key < $1.key }) {
-            if files.contains(token + ".journal"), let journal = Journal(text: MediaLibrary.read(journalPath(token)) ?? "") {
-                var placed = stat(), staged = stat()
-                let movieExists = lstat(moviePath(journal), &placed) == 0 && FileIdentity(placed).sameFile(as: journal.movieIdentity)
-                // Neither staged nor placed: someone removed the copy; the source was never
-                // deleted without it, so there is nothing to finish.
-                if movieExists || stat("\(staging)/\(token).\(journal.fileType)", &staged) == 0 {
-                    do {
-                        finished.append(try complete(journal, recovered: true))
-                    } catch {
-                        warnings.append("\(error)".replacingAll("\n", with: " "))
-                        continue
+        for (token, names) in files.sorted(by: { $0.key < $1.key }) where names.contains(token + ".lock") {
+            guard let lock = staging.lockIfAbandoned(token: token) else { continue }
+            defer { lock.release() }
+            if names.contains(token + ".journal") {
+                let text = staging.read(token + ".journal", limit: 1 << 16) ?? ""
+                let journal = Journal(text: text)
+                if let problem = journal == nil ? "it cannot be read" : journal?.problem(token: token, library: folder) {
+                    warnings.append("library \(folder.quotedForMessage(limit: 200)): the journal \(token).journal was refused (\(problem)); nothing it names was touched and its files were kept in \(LibraryStaging.folderName)")
+                    continue
+                }
+                if let journal {
+                    var placedInfo = stat()
+                    let movieExists = lstat(moviePath(journal), &placedInfo) == 0 && FileIdentity(placedInfo).sameFile(as: journal.movieIdentity)
+                    // Neither staged nor placed: someone removed the copy; the source was never
+                    // deleted without it, so there is nothing to finish.
+                    if movieExists || staging.regularFile("\(token).\(journal.fileType)") != nil {
+                        do {
+                            let trusted = LibraryKey.current.map { Journal.isSigned(text, key: $0) } ?? false
+                            let item = try complete(journal, in: staging, recovered: true, sourceTrusted: trusted)
+                            if let reason = item.sourceDeletionError {
+                                warnings.append("library \(folder.quotedForMessage(limit: 200)): recovered \(item.path.quotedForMessage(limit: 200)); the source \(item.sourcePath.quotedForMessage(limit: 200)) could not be deleted: \(reason)")
+                            }
+                            finished.append(item)
+                        } catch {
+                            warnings.append("\(error)".replacingAll("\n", with: " "))
+                            continue
+                        }
                     }
                 }
             }
-            for file in files { unlink("\(staging)/\(file)") }
+            for name in names where name != token + ".lock" { staging.remove(name) }
         }
-        if !tokens.isEmpty { try? SafeOutput.sync(staging, flags: O_RDONLY | O_DIRECTORY) }
+        if !files.isEmpty { try? staging.sync() }
         return finished
     }
 
     // MARK: Names and files
 
-    private func journalPath(_ token: String) -> String { "\(staging)/\(token).journal" }
     private func moviePath(_ journal: Journal) -> String { folder + "/" + journal.destination + "." + journal.fileType }
     private func sidecarPath(_ journal: Journal) -> String { folder + "/" + journal.destination + ".json" }
 
@@ -312,14 +347,17 @@ public final class MediaLibrary {
 
     /// Writes the journal to a temporary file, syncs it, renames it over the journal and
     /// syncs the folder (a kill leaves the old journal or the new, whole).
-    private func write(_ journal: Journal, at path: String, step: Step?) throws {
-        unlink(path + ".tmp")  // one a killed rewrite left (only this hand-off writes it)
-        try MediaLibrary.writeDurably(journal.text, to: path + ".tmp")
+    /// The journal is signed with this user's library key (when there is one), so that a
+    /// recovery may delete the source it names.
+    private func write(_ journal: Journal, in staging: LibraryStaging, step: Step?) throws {
+        let path = "\(staging.path)/\(journal.token).journal"
+        staging.remove(journal.token + ".journal.tmp")  // one a killed rewrite left (only this hand-off writes it)
+        try MediaLibrary.writeDurably(journal.signedText(key: LibraryKey.current), to: path + ".tmp")
         if let step { MediaLibrary.reach(step) }
         guard rename(path + ".tmp", path) == 0 else {
-            throw EngineError("cannot write \(path.quotedForMessage(limit: 200)) (\(String(cString: strerror(errno))))")
+            throw EngineError("cannot write the journal in \(staging.displayPath.quotedForMessage(limit: 200)) (\(systemMessage(errno)))")
         }
-        try SafeOutput.sync(staging, flags: O_RDONLY | O_DIRECTORY)
+        try staging.sync()
     }
 
     /// The sidecar: what was recorded, how it was exported, and when.
@@ -431,31 +469,6 @@ public final class MediaLibrary {
         }
     }
 
-    static func read(_ path: String) -> String? {
-        guard let file = fopen(path, "r") else { return nil }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = fread(&buffer, 1, buffer.count, file)
-            if count == 0 { break }
-            bytes += buffer[..<count]
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
-    /// The names in a folder (hidden ones too, not "." and ".."), or nil if it cannot be read.
-    static func names(in directory: String) -> [String]? {
-        guard let folder = opendir(directory) else { return nil }
-        defer { closedir(folder) }
-        var names: [String] = []
-        while let entry = readdir(folder) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names
-    }
-
     /// Unix seconds as time_t (0 for a value a damaged journal could hold: NaN, ±inf, huge).
     static func wholeSeconds(_ seconds: Double) -> time_t {
         seconds.isFinite && abs(seconds) < 1e15 ? time_t(seconds.rounded(.down)) : 0
@@ -543,7 +556,7 @@ struct Journal {
 
     var text: String {
         let fields: [(String, String)] = [
-            ("version", "1"), ("token", token), ("fileType", fileType), ("destination", destination), ("source", source),
+            ("version", "2"), ("token", token), ("fileType", fileType), ("destination", destination), ("source", source),
             ("preset", preset), ("duration", "\(duration)"), ("sourceDuration", "\(sourceDuration)"), ("started", "\(started)"),
             ("ended", "\(ended)"), ("exported", "\(exported)"), ("streams", streams), ("fileSize", "\(fileSize)"),
             ("deleteSource", deleteSource ? "1" : "0"), ("sourceIdentity", sourceIdentity.text), ("movieIdentity", movieIdentity.text),
@@ -559,7 +572,7 @@ struct Journal {
             guard let equals = line.firstIndex(of: "=") else { continue }
             fields[String(line[..<equals])] = Journal.unescape(line[line.index(after: equals)...])
         }
-        guard fields["version"] == "1", let token = fields["token"], let fileType = fields["fileType"],
+        guard fields["version"] == "2", let token = fields["token"], let fileType = fields["fileType"],
               let destination = fields["destination"], !destination.isEmpty, let source = fields["source"] else { return nil }
         func number(_ key: String) -> Double { fields[key].flatMap { Double($0) } ?? 0 }
         self.init(token: token, fileType: fileType, destination: destination, source: source, preset: fields["preset"] ?? "",
@@ -567,6 +580,60 @@ struct Journal {
                   ended: number("ended"), exported: number("exported"), streams: fields["streams"] ?? "[]",
                   fileSize: fields["fileSize"].flatMap { Int64($0) } ?? 0, deleteSource: fields["deleteSource"] == "1",
                   sourceIdentity: FileIdentity(text: fields["sourceIdentity"] ?? ""), movieIdentity: FileIdentity(text: fields["movieIdentity"] ?? ""))
+    }
+
+    /// The journal's text with its signature line under `key` (none without a key).
+    func signedText(key: [UInt8]?) -> String {
+        guard let key, let signature = LibraryKey.signature(of: text, key: key) else { return text }
+        return text + "signature=\(signature)\n"
+    }
+
+    /// Whether `text` ends with a signature line that is its body's under `key`.
+    static func isSigned(_ text: String, key: [UInt8]) -> Bool {
+        guard text.hasSuffix("\n"), let start = text.dropLast().lastIndex(of: "\n").map({ text.index(after: $0) }),
+              text[start...].hasPrefix("signature=") else { return false }
+        let signature = text[start...].dropFirst("signature=".count).dropLast()
+        return LibraryKey.verify(String(text[..<start]), signature: String(signature), key: key)
+    }
+
+    /// A name in the library: "2026/11/2026-11-24 14.03.22", then " 2", " 3"…
+    private static func isLibraryName(_ name: String) -> Bool {
+        let shape = Array("dddd/dd/dddd-dd-dd dd.dd.dd")
+        let characters = Array(name)
+        guard characters.count >= shape.count else { return false }
+        for (character, expected) in zip(characters, shape) {
+            guard expected == "d" ? character.isASCIIDigit : character == expected else { return false }
+        }
+        let number = characters.dropFirst(shape.count)
+        return number.isEmpty || number.first == " " && (2...6).contains(number.count) && number.dropFirst().allSatisfy(\.isASCIIDigit)
+    }
+
+    /// Why a journal read back from the hidden folder must not be acted on, or nil: every
+    /// path it names must be one a hand-off of this library writes — the movie and sidecar
+    /// under a library name inside it, the staged copy a known file type, the source an
+    /// absolute path outside the library without "." or ".." parts.
+    func problem(token expected: String, library: String) -> String? {
+        guard token == expected else { return "it names the token \(token.quotedForMessage(limit: 40)), not its own" }
+        guard LibraryStaging.fileTypes.contains(fileType) else {
+            return "file type \(fileType.quotedForMessage(limit: 40)) is not one of \(LibraryStaging.fileTypes.joined(separator: ", "))"
+        }
+        guard Journal.isLibraryName(destination) else { return "destination \(destination.quotedForMessage(limit: 80)) is not a library name" }
+        let parts = source.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        guard source.hasPrefix("/"), !parts.contains(where: { $0 == ".." || $0 == "." || $0.isEmpty }), !source.utf8.contains(0) else {
+            return "source \(source.quotedForMessage(limit: 80)) is not an absolute path without \".\" or \"..\" parts"
+        }
+        if let real = realpath(library, nil) {
+            defer { free(real) }
+            let root = String(cString: real)
+            let parentOfSource = realpath(MediaLibrary.parent(of: source), nil).map { pointer in
+                defer { free(pointer) }
+                return String(cString: pointer)
+            }
+            if let parentOfSource, parentOfSource == root || parentOfSource.hasPrefix(root + "/") {
+                return "source \(source.quotedForMessage(limit: 80)) is inside the library"
+            }
+        }
+        return nil
     }
 
     static func escape(_ value: String) -> String {

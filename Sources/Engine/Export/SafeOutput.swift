@@ -69,7 +69,8 @@ public final class InputRegistry: Sendable {
 /// written to a temporary name in the same directory, verified, synced and only then moved
 /// into place, so the output path only ever holds a complete file and an old file survives
 /// any failure. An existing output (a dangling symlink included) is replaced only when
-/// asked, and never one of the files the run has read. "Exists" is decided when the file
+/// asked, never one of the files the run has read, and never anything but a regular file (a
+/// symbolic link, a device such as /dev/null, a FIFO: the output path is refused). "Exists" is decided when the file
 /// is moved into place, atomically: an output that appears while exporting (another
 /// export, another program) is not replaced, and the export that loses says so.
 struct SafeOutput: ExportOutput {
@@ -137,8 +138,24 @@ struct SafeOutput: ExportOutput {
                 throw EngineError("output \(path.quotedForMessage(limit: 200)) is \(read.quotedForMessage(limit: 200)), which this run read; choose another output path")
             }
         }
+        if let kind = SafeOutput.nonRegularKind(linkInfo.st_mode) {
+            throw EngineError("output \(path.quotedForMessage(limit: 200)) is \(kind), not a regular file; Moonreel replaces only regular files, overwrite or not: choose another output path")
+        }
         if !overwrite {
             throw EngineError("output \(path.quotedForMessage(limit: 200)) already exists; set overwrite = true (or pass --overwrite) to replace it")
+        }
+    }
+
+    /// What a file of `mode` is, when it is not a regular file ("a symbolic link", "a FIFO"…).
+    static func nonRegularKind(_ mode: mode_t) -> String? {
+        switch mode & S_IFMT {
+        case S_IFREG: return nil
+        case S_IFLNK: return "a symbolic link"
+        case S_IFCHR, S_IFBLK: return "a device"
+        case S_IFIFO: return "a FIFO (named pipe)"
+        case S_IFSOCK: return "a socket"
+        case S_IFDIR: return "a directory"
+        default: return "not a regular file"
         }
     }
 
