@@ -27,10 +27,6 @@ extension API {
         return value
     }
 
-    func optionalTime(_ call: LuaCall, _ index: Int32, allowNegative: Bool = true) throws -> MediaTime? {
-        call.isNoneOrNil(index) ? nil : try time(call, index, allowNegative: allowNegative)
-    }
-
     /// A positive duration (seconds or av.time).
     func duration(_ call: LuaCall, _ index: Int32) throws -> MediaTime {
         let value = try time(call, index)
@@ -178,6 +174,18 @@ extension API {
         // Every function that opens a file names it here: none may run in an effect's state.
         guard !lua.isSandboxed else { throw LuaArgumentError("\(call.functionName): effects cannot read or write files") }
         let text = try call.string(index)
+        // A name is used as given or refused: C would end it at a NUL, and a Swift string
+        // would turn bytes that are not UTF-8 into U+FFFD, naming another file.
+        var length = 0
+        if let raw = lua_tolstring(call.L, index, &length) {
+            let bytes = UnsafeRawBufferPointer(start: raw, count: length)
+            if let nul = bytes.firstIndex(of: 0) {
+                throw call.argumentError(index, "a file name cannot contain a NUL byte (byte \(nul + 1) of \(text.quotedForMessage()))")
+            }
+            guard String(validating: bytes.bindMemory(to: UInt8.self), as: UTF8.self) != nil else {
+                throw call.argumentError(index, "file name \(text.quotedForMessage()) is not valid UTF-8; Moonreel reads and writes UTF-8 names")
+            }
+        }
         guard text.hasPrefix("file://") else { return text }
         var rest = Substring(text.dropFirst("file://".count))
         if rest.hasPrefix("localhost/") { rest = rest.dropFirst("localhost".count) }
@@ -193,7 +201,10 @@ extension API {
             }
         }
         guard !bytes.contains(0) else { throw call.argumentError(index, "a file URL must not contain %00") }
-        return String(decoding: bytes, as: UTF8.self)
+        guard let decoded = String(validating: bytes, as: UTF8.self) else {
+            throw call.argumentError(index, "file URL \(text.quotedForMessage()) is not valid UTF-8 once decoded; Moonreel reads and writes UTF-8 names")
+        }
+        return decoded
     }
 
     // MARK: Helpers

@@ -1,5 +1,5 @@
 // Library setup for the two trust levels: trusted user scripts (full libraries, text-only
-// chunks) and untrusted effect scripts (the C pieces of the sandbox that EffectGlue.swift
+// chunks) and untrusted effect scripts (the C pieces of the sandbox that ScriptHost/Lua/effect_host.lua
 // assembles in Lua). Everything here raises errors from C, never from Swift.
 #include "internal.h"
 #include <string.h>

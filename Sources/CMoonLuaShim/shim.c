@@ -256,6 +256,14 @@ void moon_clear_interrupt(moon_budget *budget) {
 // Writes why the script must stop into `message` and returns the reason, or returns
 // MOON_STOP_NONE.
 static int limit_reached(moon_budget *b, char *message, size_t size) {
+    // The deadline first: a host that cancels the run when the time is up (an export has
+    // no hook) interrupts it too, and the reason is the time limit.
+    if (b->deadline > 0 && moon_monotonic_now() > b->deadline) {
+        snprintf(message, size, b->time_limit >= 0.1 ? "script exceeded its time limit (%.1f s)"
+                                                     : "script exceeded its time limit (%.3g s)",
+                 b->time_limit);
+        return MOON_STOP_TIME;
+    }
     if (b->interrupt && __atomic_load_n(b->interrupt, __ATOMIC_SEQ_CST)) {
         snprintf(message, size, "interrupted");
         return MOON_STOP_INTERRUPTED;
@@ -264,12 +272,6 @@ static int limit_reached(moon_budget *b, char *message, size_t size) {
         snprintf(message, size, "script exceeded its instruction limit (%lld instructions)",
                  (long long)b->instruction_limit);
         return MOON_STOP_INSTRUCTIONS;
-    }
-    if (b->deadline > 0 && moon_monotonic_now() > b->deadline) {
-        snprintf(message, size, b->time_limit >= 0.1 ? "script exceeded its time limit (%.1f s)"
-                                                     : "script exceeded its time limit (%.3g s)",
-                 b->time_limit);
-        return MOON_STOP_TIME;
     }
     return MOON_STOP_NONE;
 }

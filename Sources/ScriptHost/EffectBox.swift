@@ -9,7 +9,7 @@ import CMoonLuaShim
 final class EffectBox {
     let module: String
     let lua: LuaState
-    /// The glue's functions in this state (see EffectGlue.swift), as registry references.
+    /// The glue's functions in this state (see Lua/effect_host.lua), as registry references.
     private let applyReference: Int32
     private let fieldReference: Int32
     private let descriptionReference: Int32

@@ -47,6 +47,9 @@ struct FoundEffect {
 /// Resolves effect module names to files, refusing anything that is not a plain name and
 /// any file that a symlink leads out of its effects folder.
 struct EffectLocator {
+    /// The largest effect source file read: far beyond any real effect, and refused before
+    /// reading, outside the memory limit the effect's own state has.
+    static let maxSourceSize = 1 << 20
     let folders: [String]
     let bundled: [String: String]
 
@@ -62,7 +65,15 @@ struct EffectLocator {
                     continue
                 }
                 try EffectLocator.requireInside(folder: folder, path: path, module: module)
-                return FoundEffect(source: try FileSystem.read(path), chunkName: "@effects/" + candidate, location: path)
+                let source: [UInt8]
+                do {
+                    source = try FileSystem.read(path, limit: EffectLocator.maxSourceSize) { size in
+                        "effect \(module) (\(path)) is \(size) bytes; an effect's source file may be at most 1 MiB (\(EffectLocator.maxSourceSize) bytes)"
+                    }
+                } catch let error as ScriptError {
+                    throw PositionedFromScript(error.message) // at the require, like "not found"
+                }
+                return FoundEffect(source: source, chunkName: "@effects/" + candidate, location: path)
             }
         }
         if let source = bundled[module] {

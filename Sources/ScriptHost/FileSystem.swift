@@ -28,16 +28,23 @@ package enum FileSystem {
     }
 
     /// A file's exact bytes. Errors read like lua.c's: "cannot open x.lua: No such file...".
-    static func read(_ path: String) throws -> [UInt8] {
+    /// With `limit`, a file larger than that many bytes is refused before it is read (and
+    /// reading stops there, should it grow meanwhile): `tooLarge` words the refusal.
+    static func read(_ path: String, limit: Int? = nil, tooLarge: (Int64) -> String = { _ in "" }) throws -> [UInt8] {
         guard let file = fopen(path, "rb") else {
             throw ScriptError(kind: .file, message: "cannot open \(path): \(String(cString: strerror(errno)))")
         }
         defer { fclose(file) }
+        var info = stat()
+        if let limit, fstat(fileno(file), &info) == 0, info.st_size > limit {
+            throw ScriptError(kind: .file, message: tooLarge(Int64(info.st_size)))
+        }
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
             let count = fread(&buffer, 1, buffer.count, file)
             bytes.append(contentsOf: buffer[0..<count])
+            if let limit, bytes.count > limit { throw ScriptError(kind: .file, message: tooLarge(Int64(bytes.count))) }
             if count < buffer.count { break }
         }
         if ferror(file) != 0 {

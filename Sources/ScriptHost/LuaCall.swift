@@ -50,10 +50,6 @@ package struct LuaCall {
         return value
     }
 
-    package func optionalNumber(_ index: Int32) throws -> Double? {
-        isNoneOrNil(index) ? nil : try number(index)
-    }
-
     package func integer(_ index: Int32) throws -> Int {
         guard lua_type(L, index) == LUA_TNUMBER else { throw typeError(index, expected: "integer") }
         var isInteger: Int32 = 0

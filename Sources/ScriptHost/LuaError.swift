@@ -108,8 +108,10 @@ package extension String {
 
     /// This text as one printable line of at most `messageLimit` characters: a line break
     /// and the indentation after it become "; " (or a space after a colon), NULs and other
-    /// control characters are shown escaped (`\0`, `\x1b`), and the middle of an over-long
-    /// message is elided, keeping its start (where the culprit is named) and its end.
+    /// control characters (C0, DEL, C1) are shown escaped (`\0`, `\x1b`), as are the
+    /// bidirectional overrides that could make a terminal show text in another order
+    /// (`\u{202e}`), and the middle of an over-long message is elided, keeping its start
+    /// (where the culprit is named) and its end.
     var oneLine: String {
         var out = ""
         out.reserveCapacity(Swift.min(utf8.count, 2 * String.messageLimit))
@@ -126,9 +128,11 @@ package extension String {
             case "\t": out += " "
             case "\0": out += "\\0"
             default:
-                if scalar.value < 0x20 || scalar.value == 0x7F {
+                if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) {
                     let hex = String(scalar.value, radix: 16)
                     out += "\\x" + (hex.count == 1 ? "0" : "") + hex
+                } else if String.reordersText(scalar) {
+                    out += "\\u{" + String(scalar.value, radix: 16) + "}"
                 } else {
                     out.unicodeScalars.append(scalar)
                 }
@@ -139,6 +143,11 @@ package extension String {
         guard characters.count > String.messageLimit || elided else { return out }
         let head = String.messageLimit * 3 / 4, tail = String.messageLimit - head - 1
         return String(characters.prefix(head)) + "…" + (elided ? "" : String(characters.suffix(tail)))
+    }
+
+    /// Bidirectional embeddings, overrides and isolates (U+202A…202E, U+2066…2069).
+    private static func reordersText(_ scalar: Unicode.Scalar) -> Bool {
+        (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
     }
 
 }

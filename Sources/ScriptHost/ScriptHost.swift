@@ -258,6 +258,11 @@ package final class ScriptHost {
         lua_setfield(L, -2, "helpers")
         state.setFunction("openEffect") { [unowned self, unowned state] call in
             let box = try effectBox(try call.string(1), caller: state)
+            // Its own state has no handles to itself (they are proxies into another state).
+            guard box.lua !== state else {
+                throw PositionedFromScript("effect \"\(box.module)\" requires itself (effects.\(box.module) → effects.\(box.module)); "
+                                           + "an effect cannot load itself: call its own local functions instead")
+            }
             try box.pushHandles(into: state)
             return 3
         }

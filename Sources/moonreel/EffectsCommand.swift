@@ -135,7 +135,7 @@ struct Effects: ParsableCommand {
                 let replaced = try installedVersion(of: info.module, in: folder, host: host)
                 if !force {
                     if let replaced, let old = EffectVersion(replaced), let new = EffectVersion(info.version), new < old {
-                        throw EffectInstaller.Refusal(description: "it would replace \"\(info.module)\" \(replaced) with the older \(info.version); pass --force to downgrade")
+                        throw EffectInstaller.Refusal(description: "it would replace \"\(info.module)\" \(replaced.oneLine) with the older \(info.version.oneLine); pass --force to downgrade")
                     }
                     if host.scripts.bundledEffects[info.module] != nil {
                         throw EffectInstaller.Refusal(description: "it would hide the bundled effect \"\(info.module)\" from every script; pass --force to install it anyway")
@@ -143,7 +143,7 @@ struct Effects: ParsableCommand {
                 }
                 let installed = try EffectInstaller(folder: folder).install(source, as: info.module, overwrite: overwrite)
                 let note = replaced.map { " (replacing \($0.isEmpty ? "an unversioned one" : $0))" } ?? ""
-                print("installed effect \"\(info.module)\" \(info.version) at \(installed)\(note)")
+                print("installed effect \"\(info.module)\" \(info.version.oneLine) at \(installed)\(note.oneLine)")
             } catch {
                 printError("moonreel: effects install \(path): \(firstLine(of: error))")
                 throw ExitCode(Exit.failed)
@@ -288,19 +288,22 @@ private func firstLine(of error: Error) -> String {
 
 /// How `effects list` and `effects info` show an effect.
 enum EffectText {
+    /// What an effect says of itself, each field shown as one line with its control
+    /// characters escaped: a stranger's metadata must not drive the terminal (clear it, set
+    /// its title, or return the cursor to write "MIT" over "GPL-3.0").
     static func describe(_ info: EffectInfo, detailed: Bool) -> String {
-        let title = [info.module, info.version].filter { !$0.isEmpty }.joined(separator: " ")
-        var lines = [info.description.isEmpty ? title : "\(title): \(info.description)"]
+        let title = [info.module, info.version].filter { !$0.isEmpty }.map(\.oneLine).joined(separator: " ")
+        var lines = [info.description.isEmpty ? title : "\(title): \(info.description.oneLine)"]
         if detailed {
-            if !info.author.isEmpty { lines.append("  author: \(info.author)") }
-            if !info.license.isEmpty { lines.append("  license: \(info.license)") }
+            if !info.author.isEmpty { lines.append("  author: \(info.author.oneLine)") }
+            if !info.license.isEmpty { lines.append("  license: \(info.license.oneLine)") }
         }
-        lines.append("  found: \(info.location)")
+        lines.append("  found: \(info.location.oneLine)")
         if info.parameters.isEmpty {
             lines.append("  parameters: none")
         } else {
             lines.append("  parameters:")
-            let rows = info.parameters.map { parameter in [parameter.name, parameter.type, constraint(of: parameter), parameter.doc] }
+            let rows = info.parameters.map { parameter in [parameter.name, parameter.type, constraint(of: parameter), parameter.doc].map(\.oneLine) }
             let widths = (0..<3).map { column in rows.map { $0[column].count }.max() ?? 0 }
             for row in rows {
                 let padded = (0..<3).map { row[$0] + String(repeating: " ", count: widths[$0] - row[$0].count) }
@@ -351,6 +354,9 @@ struct EffectInstaller {
     /// Refuses symlinks and special files anywhere inside an effect folder: what is
     /// installed must be exactly what was checked.
     static func refuseLinks(in path: String) throws {
+        if kindOf(path) == .symlink {
+            throw Refusal(description: "\(path) is a symbolic link; effects are installed as plain files and folders: install what it leads to")
+        }
         guard kindOf(path) == .directory else { return }
         for entry in FileSystem.entries(of: path) {
             let child = path + "/" + entry

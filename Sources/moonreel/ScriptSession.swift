@@ -3,6 +3,7 @@ import MoonreelEngine
 import MoonreelScriptHost
 import MoonreelScripting
 import MoonreelREPL
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -46,10 +47,19 @@ struct ScriptSession {
             printError("moonreel: note: \(message)".oneLine)
         }
         let signals = SignalWatcher.start(canceller: host.canceller)
+        let outOfTime = Atomic<Bool>(false)
         if let limit = common.timeLimit {
-            // The count hook stops the script at the limit; this is for code no hook reaches.
-            TerminationDeadline.arm(seconds: limit + 0.5, message: "moonreel: the script exceeded its time limit (\(limit) s) in code that cannot be interrupted (a __gc finalizer or an error handler); stopped at once", exitCode: Exit.failed)
+            // The count hook stops Lua code at the limit; an export (Swift, no hook) is
+            // cancelled as Ctrl-C cancels it. The deadline after that is for code neither
+            // reaches (a __gc finalizer, an error handler).
+            let canceller = host.canceller
+            runAfter(seconds: limit) {
+                outOfTime.store(true, ordering: .sequentiallyConsistent)
+                canceller.cancel()
+            }
+            TerminationDeadline.arm(seconds: limit + 2, message: "moonreel: the script exceeded its time limit (\(limit) s) in code that cannot be interrupted (a __gc finalizer or an error handler); stopped at once", exitCode: Exit.failed)
         }
+        let timeLimitMessage = "moonreel: the script exceeded its time limit (\(common.timeLimit ?? 0) s); what it was exporting was stopped and its unfinished file removed"
         do {
             try body(host)
             display.finish()
@@ -57,6 +67,11 @@ struct ScriptSession {
             display.finish()
             if display.outputClosed {
                 printError("moonreel: standard output was closed (EPIPE); the export was stopped and its unfinished file removed")
+                throw ExitCode(Exit.failed)
+            }
+            if outOfTime.load(ordering: .sequentiallyConsistent) && !signals.interrupted {
+                // Lua's own stop names the script line; any other failure is the cancelled export.
+                printError((error as? ScriptError).flatMap { $0.stop == .timeLimit ? $0.message : nil } ?? timeLimitMessage)
                 throw ExitCode(Exit.failed)
             }
             if signals.interrupted {
@@ -68,6 +83,10 @@ struct ScriptSession {
             throw ExitCode(Exit.failed)
         }
         if signals.interrupted { throw ExitCode(Exit.interrupted) }
+        if outOfTime.load(ordering: .sequentiallyConsistent) {
+            printError(timeLimitMessage)
+            throw ExitCode(Exit.failed)
+        }
     }
 
     private func message(for error: Error) -> String {
@@ -76,13 +95,16 @@ struct ScriptSession {
     }
 }
 
-/// Ctrl-C, SIGTERM and SIGHUP arrive on a thread of their own (sigwait), so handling them
-/// can do real work: the first interrupts the script and cancels its export cleanly; a
-/// second removes unfinished export files and exits at once; SIGTERM and SIGHUP end the
-/// program within a second whatever the script is doing (`TerminationDeadline`).
-final class SignalWatcher: @unchecked Sendable {
-    // Written by the signal thread, read by the main thread after the script returns.
-    private(set) var interrupted = false
+/// What Ctrl-C, SIGTERM and SIGHUP do to a run (`SignalListener` delivers them): the first
+/// interrupts the script and cancels its export cleanly; a second removes unfinished export
+/// files and exits at once; SIGTERM and SIGHUP end the program within a second whatever the
+/// script is doing (`TerminationDeadline`).
+final class SignalWatcher: Sendable {
+    // Written by the signal thread, read by the main thread: atomic.
+    private let signals = Atomic<Int>(0)
+
+    /// Whether a signal has arrived.
+    var interrupted: Bool { signals.load(ordering: .sequentiallyConsistent) > 0 }
 
     static func start(canceller: ScriptCanceller) -> SignalWatcher {
         start { canceller.cancel() }
@@ -91,46 +113,15 @@ final class SignalWatcher: @unchecked Sendable {
     /// Calls `interrupt` on the first signal (`moonreel record` stops its recording).
     static func start(_ interrupt: @escaping @Sendable () -> Void) -> SignalWatcher {
         let watcher = SignalWatcher()
-        var set = sigset_t()
-        sigemptyset(&set)
-        sigaddset(&set, SIGINT)
-        sigaddset(&set, SIGTERM)
-        sigaddset(&set, SIGHUP)
-        pthread_sigmask(SIG_BLOCK, &set, nil)
-        let context = Unmanaged.passRetained(SignalContext(watcher: watcher, interrupt: interrupt, set: set)).toOpaque()
-        var thread = pthread_t()
-        pthread_create(&thread, nil, { raw in
-            guard let raw else { return nil }
-            let context = Unmanaged<SignalContext>.fromOpaque(raw).takeRetainedValue()
-            var signal: Int32 = 0
-            var set = context.set
-            while sigwait(&set, &signal) == 0 {
-                // Termination must not wait on a script that cannot be stopped.
-                if signal != SIGINT { TerminationDeadline.arm() }
-                if context.watcher.interrupted {
-                    discardPendingExportFiles()
-                    printError("\nmoonreel: interrupted again; stopped at once\n", newline: false)
-                    _exit(Exit.interrupted)
-                }
-                context.watcher.interrupted = true
-                context.interrupt()
+        SignalListener.start { _ in
+            if watcher.signals.add(1, ordering: .sequentiallyConsistent).newValue > 1 {
+                discardPendingExportFiles()
+                printError("\nmoonreel: interrupted again; stopped at once\n", newline: false)
+                _exit(Exit.interrupted)
             }
-            return nil
-        }, context)
-        pthread_detach(thread)
+            interrupt()
+        }
         return watcher
-    }
-}
-
-private final class SignalContext: @unchecked Sendable {
-    // Handed once to the signal thread; never shared further.
-    let watcher: SignalWatcher
-    let interrupt: @Sendable () -> Void
-    let set: sigset_t
-    init(watcher: SignalWatcher, interrupt: @escaping @Sendable () -> Void, set: sigset_t) {
-        self.watcher = watcher
-        self.interrupt = interrupt
-        self.set = set
     }
 }
 

@@ -104,7 +104,7 @@ static const char *const moon_binary_chunk_refused = MOON_BINARY_CHUNK_REFUSED;
 int moon_open_user_libraries(lua_State *L);
 // The globals of an effect's own state (see sandbox.c). Lua-callable: call it through lua_pcall.
 int moon_open_effect_libraries(lua_State *L);
-// A table of the C helpers the effect sandbox is built from (see EffectGlue.swift).
+// A table of the C helpers the effect sandbox is built from (see ScriptHost/Lua/effect_host.lua).
 // Lua-callable: call it through lua_pcall.
 int moon_sandbox_helpers(lua_State *L);
 // string.find/match/gmatch/gsub with a matcher that counts its steps (pattern.c).

@@ -424,7 +424,7 @@ private final class Recording: @unchecked Sendable {
         while available - cursor >= encoder.frameSize || (final && cursor < available) {
             let count = min(encoder.frameSize, available - cursor)
             let block = pendingAudio.map { Array($0[cursor..<(cursor + count)]) }
-            try encoder.encode(try ExportSession.audioFrame(block, format: outputFormat.audio, pts: position))
+            try encoder.encode(try Frame.audio(block, format: outputFormat.audio, pts: position))
             cursor += count
             position += Int64(count)
             samplesWritten += Int64(count)

@@ -44,7 +44,7 @@ final class ContainerWriter {
     /// stream has reached the size limit.
     func write(audio block: [[Float]], pts: Int64) throws -> Bool {
         guard let encoder = audioEncoder, let audioFormat else { return false }
-        try encoder.encode(ExportSession.audioFrame(block, format: audioFormat, pts: pts, sampleFormat: sampleFormat))
+        try encoder.encode(Frame.audio(block, format: audioFormat, pts: pts, sampleFormat: sampleFormat))
         return !encoder.isCutShort
     }
 

@@ -79,7 +79,7 @@ public final class ExportSession {
     /// Fade length at each end of audio segments that join different media (0 turns it off).
     public var audioSpliceFade = ExportSession.defaultAudioSpliceFade
     /// 2 ms: enough to hide a click where two sounds are spliced, too short to hear as a fade.
-    public static let defaultAudioSpliceFade = MediaTime(value: 2, timescale: 1000)
+    public static let defaultAudioSpliceFade = AudioPlan.defaultSpliceFade
     /// Brings the audio to a loudness target (measured first); nil leaves it as mixed.
     public var loudness: LoudnessNormalization?
 
@@ -125,15 +125,11 @@ public final class ExportSession {
     /// Containers, GIF, and image sequences (png, jpg, webp: `frames/%05d.png`).
     public static let fileTypes = OutputContainer.allCases.map(\.rawValue)
 
-    /// The preset that encodes: `preset`, or the one a smart cut falls back to.
-    var encodingPreset: ExportPreset
-
     /// A session exporting `composition` with `preset`, like
     /// `AVAssetExportSession(asset:presetName:)`; set `outputURL` (and whatever else) before `export`.
     public init(composition: Composition, preset: ExportPreset) {
         self.composition = composition
         self.preset = preset
-        encodingPreset = preset
     }
 
     /// Asks a running export to stop, like `cancelExport()`: `export` then throws an
@@ -165,77 +161,74 @@ public final class ExportSession {
     /// Checks everything an export checks (settings, output path, composition, video
     /// composition) and says what it would write, without encoding: `--dry-run`.
     public func plan() throws -> ExportSummary {
-        let request = try checkedRequest()
+        let request = try ExportPlanner(session: self).request()
         request.output.discard()
-        let summary = try summary(of: request.encodings, container: request.container, range: request.range, output: request.output.path)
+        note(request.notes)
+        let (summary, notes) = try ExportPlanner(session: self).summary(of: request)
+        note(notes)
         if let sequence = request.output as? ImageSequenceOutput, let frames = summary.video?.frameCount {
             _ = try ExportError.Kind.outputUnavailable.tag { try sequence.checkNames(frameCount: frames) }
         }
         return summary
     }
 
-    /// What an export will write, settled before any file is made.
-    struct Request {
-        let output: any ExportOutput
-        let container: OutputContainer
-        let range: TimeRange
-        let encodings: Encodings
-        /// Set for `SmartCut` when the composition can be copied.
-        let smartCut: SmartCutWriter?
-    }
-
-    /// Settings, combinations, output path and range, checked before any work.
-    private func checkedRequest() throws -> Request {
-        try ExportError.Kind.invalidRequest.tag { () throws -> Request in
-            guard let outputPath = outputURL else { throw EngineError("set outputURL before exporting") }
-            if preset.isPassthrough, loudness != nil {
-                throw EngineError("loudness needs the audio mixed again, but Passthrough copies it as it is; use another preset (AppleM4A, HighestQuality…)")
-            }
-            let container = try resolvedContainer(for: outputPath)
-            let range = try exportedRange()
-            let smartCut = try smartCut(range: range, container: container) // settles encodingPreset
-            let encodings = try encodings(for: container)
-            let output: any ExportOutput = try ExportError.Kind.outputUnavailable.tag {
-                if let format = container.stillImageFormat {
-                    return try ImageSequenceOutput(path: outputPath, format: format, overwrite: overwrite,
-                                                   inputs: composition.sourcePaths, readFiles: readFiles)
-                }
-                return try SafeOutput(path: outputPath, overwrite: overwrite, inputs: composition.sourcePaths, readFiles: readFiles)
-            }
-            return Request(output: output, container: container, range: range, encodings: encodings, smartCut: smartCut)
+    /// The checks settings get when they are set (`session.videoSettings = {…}` in Lua):
+    /// ranges, and what their codec (or the one they will get, by the preset and the
+    /// output's type as set now) takes. Combinations with the container are checked at export.
+    public func checkSettings(video: VideoSettings?, audio: AudioSettings?) throws {
+        let planner = ExportPlanner(session: self)
+        let container = outputFileType.flatMap(OutputContainer.init(rawValue:)) ?? outputURL.flatMap { try? planner.container(for: $0) }
+        if let video {
+            try video.check(for: preset.video.flatMap { planner.videoCodec(video, presetVideo: $0, container: container) } ?? video.codec)
         }
+        if let audio { try audio.check(for: planner.audioCodec(audio, container: container)) }
     }
 
-    /// `timeRange` clipped to the composition, or all of it.
-    func exportedRange() throws -> TimeRange {
-        let duration = composition.duration
-        guard duration.value > 0 else { throw EngineError("the composition is empty: insert media before exporting") }
-        let whole = TimeRange(start: .zero, duration: duration)
-        return try timeRange.map { requested -> TimeRange in
-            guard let clipped = requested.intersection(whole) else {
-                throw EngineError("timeRange \(requested) is outside the composition (0…\(duration.seconds) s)")
-            }
-            return clipped
-        } ?? whole
+
+    /// About how many bytes the output will take, from the bit rates, or for constant
+    /// quality the estimate `--dry-run` prints (`ExportSummary.estimatedBytes`). nil when it
+    /// cannot be told: Passthrough, or settings the export would refuse.
+    public var estimatedOutputFileLength: Int64? {
+        let planner = ExportPlanner(session: self)
+        guard let request = try? planner.request(makingOutput: false) else { return nil }
+        return (try? planner.summary(of: request))?.summary.estimatedBytes
+    }
+
+    /// The longest output expected to fit in `fileLengthLimit` (as AVFoundation's
+    /// `maxDuration`): the exported range when there is no limit or it fits, else that
+    /// part of it the limit holds by `estimatedOutputFileLength`; nil when unknown.
+    public var maxDuration: MediaTime? {
+        guard let range = try? ExportPlanner(session: self).range() else { return nil }
+        guard let limit = fileLengthLimit else { return range.duration }
+        guard let estimate = estimatedOutputFileLength, estimate > 0 else { return nil }
+        let share = min(1, Double(max(limit - 8192, 0)) / Double(estimate))
+        return MediaTime(seconds: range.duration.seconds * share) ?? range.duration
+    }
+
+    /// Adds notes the user has not been told yet.
+    private func note(_ notes: [String]) {
+        for note in notes where !warnings.contains(note) { warnings.append(note) }
     }
 
     private func run(_ report: (ExportProgress) throws -> Void) throws {
-        let request = try checkedRequest()
+        let request = try ExportPlanner(session: self).request()
+        note(request.notes)
         let output = request.output
         FFmpegLog.capture()
         defer { output.discard() } // no-op once the file has been renamed into place
         var written = request.range.duration
         do {
-            if preset.isPassthrough {
+            switch request.strategy {
+            case .passthrough:
                 try PassthroughWriter(composition: composition, range: request.range, container: request.container,
                                       isCancelled: { [unowned self] in isCancelled }).write(to: output.temporaryPath, metadata: metadata,
                                                                         fastStart: shouldOptimizeForNetworkUse, report: report)
-            } else if let cut = request.smartCut {
+            case .smartCut(let cut):
                 try cut.write(to: output.temporaryPath, container: request.container, preset: preset,
                               audio: try request.encodings.audio.flatMap { encoding in try settledAudioPlan(request).map { (encoding, $0) } },
                               duration: request.range.duration, metadata: metadata, fastStart: shouldOptimizeForNetworkUse,
                               cancellation: cancellation, isCancelled: { [unowned self] in isCancelled }, report: report)
-            } else {
+            case .reencode:
                 written = try render(request, report: report)
             }
         } catch {
@@ -259,45 +252,10 @@ public final class ExportSession {
         return ExportError(.renderFailed, "\(error)".replacingAll(output.temporaryPath, with: output.path))
     }
 
-    /// `outputFileType`, else the output name's extension (AppleM4A: m4a without one).
-    func resolvedContainer(for path: String) throws -> OutputContainer {
-        let known = ExportSession.fileTypes.joined(separator: ", ")
-        if let type = outputFileType {
-            guard let container = OutputContainer(rawValue: type) else {
-                throw EngineError("outputFileType must be one of \(known), got \"\(type)\"")
-            }
-            return container
-        }
-        let name = path.split(separator: "/").last.map(String.init) ?? path
-        let ext = name.contains(".") ? name.split(separator: ".").last.map(String.init) : nil
-        if let container = ext.flatMap(OutputContainer.init(extension:)) { return container }
-        if preset.name == "AppleM4A" { return .m4a }
-        throw EngineError("cannot tell the file type from \"\(path)\": end the name in one of \(known) (images: frames/%05d.png), or set outputFileType")
-    }
-
-    /// The smart cut of this export; nil, with a note saying why and the preset it falls
-    /// back to, when the composition cannot be copied.
-    private func smartCut(range: TimeRange, container: OutputContainer) throws -> SmartCutWriter? {
-        guard preset.isSmartCut else { return nil }
-        guard videoSettings == nil, fileLengthLimit == nil else {
-            throw EngineError("SmartCut copies the source's video: videoSettings and fileLengthLimit need a re-encoding preset such as HighestQuality")
-        }
-        do {
-            return try SmartCutWriter(composition: composition, range: range, videoComposition: videoComposition, container: container)
-        } catch let unavailable as SmartCutUnavailable {
-            let fallback = unavailable.isHEVC ? "HEVCHighestQuality" : "HighestQuality"
-            encodingPreset = ExportPreset.named(fallback) ?? preset
-            if !warnings.contains(where: { $0.hasPrefix("SmartCut") }) {
-                warnings.append("SmartCut re-encodes everything with \(fallback) settings: \(unavailable)")
-            }
-            return nil
-        }
-    }
-
     /// The audio plan with its loudness gain measured (when `loudness` is set), and a note
     /// when the mix cannot reach the target, rather than a silent miss.
-    private func settledAudioPlan(_ request: Request) throws -> AudioPlan? {
-        guard var plan = try makeAudioPlan(request) else { return nil }
+    private func settledAudioPlan(_ request: ExportRequest) throws -> AudioPlan? {
+        guard var plan = try ExportPlanner(session: self).audioPlan(request) else { return nil }
         guard let target = plan.loudness else { return plan }
         let settled = try target.gain(for: plan, cancellation: cancellation)
         plan.settledLoudness = settled
@@ -311,8 +269,9 @@ public final class ExportSession {
 
     /// Renders and writes the request; returns the duration written (less than the range
     /// when `fileLengthLimit` ended it).
-    private func render(_ request: Request, report: (ExportProgress) throws -> Void) throws -> MediaTime {
-        let videoPlan = try makeVideoPlan(request)
+    private func render(_ request: ExportRequest, report: (ExportProgress) throws -> Void) throws -> MediaTime {
+        let (videoPlan, notes) = try ExportPlanner(session: self).videoPlan(request)
+        note(notes)
         let audioPlan = try settledAudioPlan(request)
         guard videoPlan != nil || audioPlan != nil else {
             throw EngineError(request.container == .m4a ? "the composition has no audio to export" : "the composition has no video or audio media")
@@ -327,7 +286,7 @@ public final class ExportSession {
         sequence?.sizeLimit = fileLengthLimit
         // A GIF's palette comes from a first pass over every frame: that pass is the first half of the progress.
         let gifPalette = try videoPlan.flatMap { plan in
-            try request.container == .gif ? makeGIFPalette(plan, report: report) : nil
+            try request.container == .gif ? makeGIFPalette(plan, range: request.range, report: report) : nil
         }
         let progressStart = gifPalette == nil ? 0.0 : 0.5
         let writer = try sequence == nil ? ContainerWriter(
@@ -336,9 +295,11 @@ public final class ExportSession {
             audio: request.encodings.audio.flatMap { encoding in audioPlan.map { (encoding, $0) } },
             gifPalette: gifPalette, metadata: metadata, fastStart: shouldOptimizeForNetworkUse, sizeLimit: fileLengthLimit) : nil
 
-        let pipeline = try RenderPipeline(video: videoPlan, audio: audioPlan,
-                                          audioBlock: writer?.audioFrameSize ?? 1024, cancellation: cancellation)
-        defer { pipeline.stop() }
+        let compositor = Compositor(video: videoPlan, audio: audioPlan, range: request.range)
+        let frames = try videoPlan.map { _ in try compositor.frameStream(cancellation: cancellation) }
+        defer { frames?.stop() }
+        let sound = try audioPlan.map { _ in try compositor.audioStream(blockSize: writer?.audioFrameSize ?? 1024, cancellation: cancellation) }
+        defer { sound?.stop() }
         var framesWritten: Int64 = 0
         var samplesWritten: Int64 = 0
         var lastReported = -1.0
@@ -359,11 +320,11 @@ public final class ExportSession {
             }
             var fits = true
             if !videoDone && (audioDone || videoTime <= audioTime) {
-                guard let frame = try pipeline.nextVideoFrame() else { throw EngineError("video ended early") }
+                guard let frame = try frames?.next() else { throw EngineError("video ended early") }
                 fits = try sequence?.write(frame) ?? writer?.write(video: frame) ?? false
                 if fits { framesWritten += 1 }
             } else {
-                guard let block = try pipeline.nextAudioBlock() else { throw EngineError("audio ended early") }
+                guard let block = try sound?.next() else { throw EngineError("audio ended early") }
                 fits = try writer?.write(audio: block, pts: samplesWritten) ?? false
                 if fits { samplesWritten += Int64(block.first?.count ?? 0) }
             }
@@ -380,10 +341,16 @@ public final class ExportSession {
                                           mediaSecondsWritten: fraction * request.range.duration.seconds))
             }
         }
-        try writer?.finish()
-        if stoppedBy != nil, writer?.hasEmptyStream == true || sequence?.framesWritten == 0 {
-            throw ExportError(.invalidRequest, "fileLengthLimit (\(fileLengthLimit ?? 0) bytes) is too small for even the first frame and the file's header and index")
+        let tooSmall = ExportError(.invalidRequest, "fileLengthLimit (\(fileLengthLimit ?? 0) bytes) is too small for even the first frame and the file's header and index; raise it")
+        do {
+            try writer?.finish()
+        } catch {
+            // A GIF holds its frames in the palette stage: with none of them fitting, the
+            // muxer has nothing to finish and FFmpeg's "Invalid argument" would say nothing.
+            if stoppedBy != nil, writer?.hasEmptyStream == true { throw tooSmall }
+            throw error
         }
+        if stoppedBy != nil, writer?.hasEmptyStream == true || sequence?.framesWritten == 0 { throw tooSmall }
         if stoppedBy != nil {
             let images = videoPlan.map { $0.frameDuration * Int64(sequence?.framesWritten ?? 0) } ?? .zero
             let length = writer.flatMap { MediaTime(seconds: $0.writtenSeconds, timescale: 1000) } ?? images
@@ -394,82 +361,18 @@ public final class ExportSession {
     }
 
     /// A GIF's first pass: every frame rendered once into `palettegen`.
-    private func makeGIFPalette(_ plan: VideoPlan, report: (ExportProgress) throws -> Void) throws -> Frame {
-        let pipeline = try RenderPipeline(video: plan, audio: nil, audioBlock: 1024, cancellation: cancellation)
-        defer { pipeline.stop() }
+    private func makeGIFPalette(_ plan: VideoPlan, range: TimeRange, report: (ExportProgress) throws -> Void) throws -> Frame {
+        let frames = try Compositor(video: plan, audio: nil, range: range).frameStream(cancellation: cancellation)
+        defer { frames.stop() }
         var index: Int64 = 0
         return try GIFPalette.palette(width: plan.outputWidth, height: plan.outputHeight) {
             if isCancelled { throw EngineError("export cancelled") }
-            guard let frame = try pipeline.nextVideoFrame() else { return nil }
+            guard let frame = try frames.next() else { return nil }
             index += 1
             progress = 0.5 * Double(index) / Double(max(plan.frameCount, 1))
             try report(ExportProgress(fraction: progress, framesWritten: 0, frameCount: plan.frameCount, mediaSecondsWritten: 0))
             return frame
         }
-    }
-
-    /// The video to render, or nil for none. A video composition of the user's own is
-    /// rendered even over no video media (layers over a song, a title card over empty
-    /// time); without one, only video media makes video.
-    func makeVideoPlan(_ request: Request) throws -> VideoPlan? {
-        let hasVideoMedia = composition.tracks(withMediaType: .video).contains { $0.segments.contains { !$0.isEmpty } }
-        let rendersVideo = request.encodings.video != nil || request.container.isImageSequence
-        guard !preset.isPassthrough, rendersVideo, hasVideoMedia || self.videoComposition != nil else { return nil }
-        let videoComposition = self.videoComposition ?? VideoComposition.properties(of: composition)
-        let scale = videoComposition.renderScale
-        guard scale > 0, scale <= 4, scale.isFinite else { throw EngineError("videoComposition.renderScale must be in (0, 4], got \(scale)") }
-        let render = videoComposition.renderSize
-        let scaled = Size(width: render.width * scale, height: render.height * scale)
-        let (width, height) = encodingPreset.outputSize(for: scaled)
-        if self.videoComposition != nil, Int(scaled.width) % 2 != 0 || Int(scaled.height) % 2 != 0 || scaled.width != scaled.width.rounded() {
-            warnings.append("renderSize \(scaled) is not made of even whole numbers, which 4:2:0 video needs; the output is \(width)×\(height)")
-        }
-        var plan = try VideoPlan.make(composition: composition, videoComposition: videoComposition, range: request.range,
-                                      outputWidth: width, outputHeight: height, dynamicRange: request.encodings.dynamicRange)
-        plan.encoderFormat = request.encodings.video?.renderedFormat
-        return plan
-    }
-
-    func makeAudioPlan(_ request: Request) throws -> AudioPlan? {
-        guard let encoding = request.encodings.audio else { return nil }
-        return try AudioPlan.make(composition: composition, audioMix: audioMix, range: request.range, spliceFade: audioSpliceFade, loudness: loudness) {
-            encoding.outputFormat(from: $0, settings: self.audioSettings ?? AudioSettings())
-        }
-    }
-
-    /// Planar float samples as a frame in `sampleFormat`: planar float, interleaved float
-    /// (Opus) or interleaved 16-bit (FLAC, PCM; rounded, the limiter keeps them in range).
-    static func audioFrame(_ block: [[Float]], format: AudioFormat, pts: Int64, sampleFormat: AVSampleFormat = AV_SAMPLE_FMT_FLTP) throws -> Frame {
-        let frame = try Frame()
-        let count = block.first?.count ?? 0
-        frame.pointer.pointee.nb_samples = Int32(count)
-        frame.pointer.pointee.format = sampleFormat.rawValue
-        frame.pointer.pointee.sample_rate = format.sampleRate
-        av_channel_layout_default(&frame.pointer.pointee.ch_layout, Int32(format.channels))
-        try check(av_frame_get_buffer(frame.pointer, 0), "allocating audio")
-        switch sampleFormat {
-        case AV_SAMPLE_FMT_FLT:
-            let samples = UnsafeMutableRawPointer(frame.plane(0).0).assumingMemoryBound(to: Float.self)
-            for (channel, values) in block.enumerated() {
-                for (index, value) in values.enumerated() { samples[index * block.count + channel] = value }
-            }
-        case AV_SAMPLE_FMT_S16:
-            let samples = UnsafeMutableRawPointer(frame.plane(0).0).assumingMemoryBound(to: Int16.self)
-            for (channel, values) in block.enumerated() {
-                for (index, value) in values.enumerated() {
-                    samples[index * block.count + channel] = value.isNaN ? 0 : Int16((min(max(value, -1), 1) * 32767).rounded())
-                }
-            }
-        default:
-            for (channel, samples) in block.enumerated() {
-                let (plane, _) = frame.plane(channel)
-                samples.withUnsafeBytes { bytes in
-                    if let base = bytes.baseAddress { plane.update(from: base.assumingMemoryBound(to: UInt8.self), count: count * 4) }
-                }
-            }
-        }
-        frame.pointer.pointee.pts = pts
-        return frame
     }
 
     /// Reopens the finished file: it must parse and hold every stream it should, with the
@@ -489,65 +392,6 @@ public final class ExportSession {
         if let duration, written.duration + tolerance < duration {
             throw EngineError("the exported file is \(written.duration.seconds) s long but should be \(duration.seconds) s; the output was not replaced")
         }
-    }
-}
-
-/// The threads of one export: video (decode + compose) and audio (decode + mix) each
-/// produce into a bounded queue; the caller's thread encodes and muxes.
-final class RenderPipeline {
-    private let videoQueue = BoundedQueue<StageOutput<Frame>>(capacity: 3)
-    private let audioQueue = BoundedQueue<StageOutput<[[Float]]>>(capacity: 32)
-    private var workers: [WorkerThread] = []
-
-    init(video: VideoPlan?, audio: AudioPlan?, audioBlock: Int, cancellation: CancellationFlag) throws {
-        if let plan = video {
-            let queue = videoQueue
-            workers.append(try WorkerThread {
-                do {
-                    let renderer = VideoRenderer(plan: plan)
-                    for index in 0..<plan.frameCount {
-                        if cancellation.isCancelled { break }
-                        guard queue.push(.item(try renderer.renderFrame(index))) else { break }
-                    }
-                } catch {
-                    queue.push(.failed("\(error)"))
-                }
-                queue.close()
-            })
-        }
-        if let plan = audio {
-            let queue = audioQueue
-            workers.append(try WorkerThread {
-                do {
-                    let renderer = try AudioRenderer.make(plan: plan, cancellation: cancellation)
-                    while !cancellation.isCancelled, let block = try renderer.nextBlock(count: audioBlock) {
-                        guard queue.push(.item(block)) else { break }
-                    }
-                } catch {
-                    queue.push(.failed("\(error)"))
-                }
-                queue.close()
-            })
-        }
-    }
-
-    func nextVideoFrame() throws -> Frame? { try unwrap(videoQueue.pop()) }
-    func nextAudioBlock() throws -> [[Float]]? { try unwrap(audioQueue.pop()) }
-
-    private func unwrap<Item>(_ output: StageOutput<Item>?) throws -> Item? {
-        switch output {
-        case .item(let item): return item
-        case .failed(let message): throw EngineError(message)
-        case nil: return nil
-        }
-    }
-
-    /// Unblocks and joins the producers (they see the closed queues and stop).
-    func stop() {
-        videoQueue.close()
-        audioQueue.close()
-        for worker in workers { worker.join() }
-        workers.removeAll()
     }
 }
 

@@ -67,9 +67,7 @@ final class ImageSequenceOutput: ExportOutput {
         (self.path, self.format, self.overwrite, self.inputs, self.readFiles) = (path, format, overwrite, inputs, readFiles)
         let (directory, name) = try SafeOutput.checkedLocation(of: path)
         pattern = try SequencePattern(path: path, directory: directory, name: name)
-        let hiddenName = name.replacingAll("%", with: "_")
-        SafeOutput.removeAbandonedFiles(in: directory, for: hiddenName)
-        temporaryPath = "\(directory)/.\(hiddenName).moonreel-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp"
+        temporaryPath = SafeOutput.temporaryPath(in: directory, for: name.replacingAll("%", with: "_"), suffix: "tmp")
     }
 
     /// Checks the names of `frameCount` frames before anything is written: the numbers fit

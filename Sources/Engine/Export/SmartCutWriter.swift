@@ -229,11 +229,13 @@ extension SmartCutWriter {
         try check(moon_copy_display_matrix(stream, sourceStream), "copying the display matrix", context: "output")
         let audioEncoder = try audio.map { try Encoder.audio($0.encoding, format: $0.plan.format, muxer: muxer) }
         try muxer.writeHeader(metadata: metadata, fastStart: fastStart)
-        let pipeline = try RenderPipeline(video: nil, audio: audio?.plan, audioBlock: audioEncoder?.frameSize ?? 1024, cancellation: cancellation)
-        defer { pipeline.stop() }
+        let sound = try audio.map { audio in
+            try Compositor(video: nil, audio: audio.plan, range: TimeRange(start: audio.plan.start, duration: duration)).audioStream(blockSize: audioEncoder?.frameSize ?? 1024, cancellation: cancellation)
+        }
+        defer { sound?.stop() }
         try withoutActuallyEscaping(report) { report in
             let output = SmartCutOutput(muxer: muxer, videoStream: videoStream,
-                                        audio: audio.flatMap { audio in audioEncoder.map { (audio.plan, audio.encoding.sampleFormat, $0, pipeline) } },
+                                        audio: audio.flatMap { audio in audioEncoder.flatMap { encoder in sound.map { (audio.plan, audio.encoding.sampleFormat, encoder, $0) } } },
                                         duration: duration, isCancelled: isCancelled, report: report)
             for (index, segment) in segments.enumerated() {
                 let copyStart = segment.copied.first.map { segment.target(of: $0.pts) }
@@ -426,7 +428,7 @@ private final class PacketConverter {
 private final class SmartCutOutput {
     private let muxer: Muxer
     private let videoStream: Int32
-    private let audio: (plan: AudioPlan, sampleFormat: AVSampleFormat, encoder: Encoder, pipeline: RenderPipeline)?
+    private let audio: (plan: AudioPlan, sampleFormat: AVSampleFormat, encoder: Encoder, sound: RenderStream<[[Float]]>)?
     private let duration: MediaTime
     private let isCancelled: () -> Bool
     private let report: (ExportProgress) throws -> Void
@@ -434,10 +436,10 @@ private final class SmartCutOutput {
     private var samplesWritten: Int64 = 0
     private var lastReported = 0.0
 
-    init(muxer: Muxer, videoStream: Int32, audio: (AudioPlan, AVSampleFormat, Encoder, RenderPipeline)?, duration: MediaTime,
+    init(muxer: Muxer, videoStream: Int32, audio: (AudioPlan, AVSampleFormat, Encoder, RenderStream<[[Float]]>)?, duration: MediaTime,
          isCancelled: @escaping () -> Bool, report: @escaping (ExportProgress) throws -> Void) {
         (self.muxer, self.videoStream, self.duration, self.isCancelled, self.report) = (muxer, videoStream, duration, isCancelled, report)
-        self.audio = audio.map { (plan: $0.0, sampleFormat: $0.1, encoder: $0.2, pipeline: $0.3) }
+        self.audio = audio.map { (plan: $0.0, sampleFormat: $0.1, encoder: $0.2, sound: $0.3) }
     }
 
     func checkCancelled() throws {
@@ -468,8 +470,8 @@ private final class SmartCutOutput {
         let rate = audio.plan.format.sampleRate
         while samplesWritten < audio.plan.sampleCount, MediaTime(value: samplesWritten, timescale: rate) < time {
             try checkCancelled()
-            guard let block = try audio.pipeline.nextAudioBlock() else { throw EngineError("audio ended early") }
-            try audio.encoder.encode(try ExportSession.audioFrame(block, format: audio.plan.format, pts: samplesWritten, sampleFormat: audio.sampleFormat))
+            guard let block = try audio.sound.next() else { throw EngineError("audio ended early") }
+            try audio.encoder.encode(try Frame.audio(block, format: audio.plan.format, pts: samplesWritten, sampleFormat: audio.sampleFormat))
             samplesWritten += Int64(block.first?.count ?? 0)
         }
     }

@@ -56,16 +56,3 @@ public enum FFmpegLog {
         moon_av_log_capture(AV_LOG_QUIET)
     }
 }
-
-/// An error of the engine about the user's input, worded for the user.
-///
-/// Thrown for bad input that FFmpeg did not report itself: an unreadable image, a range
-/// outside an asset, a size over the limits, a file with no audio or video.
-public struct EngineError: Error, CustomStringConvertible, Sendable {
-    /// What went wrong, one line, naming the input: `image "logo.png": not an image (…)`.
-    public let message: String
-    /// An error with the given message.
-    public init(_ message: String) { self.message = message }
-    /// The message.
-    public var description: String { message }
-}

@@ -200,6 +200,12 @@ local function describe(module, definition, location)
     info.byName[name] = parameter
     index = index + 1
   end
+  -- A dictionary ({ size = {…} }) would otherwise read as an effect that takes no parameters.
+  for key in next, parameters or {} do
+    if mathType(key) ~= "integer" or key < 1 or key >= index then
+      fail("parameters must be a list { { name = ... }, ... }, got a table with the key %s", show(key))
+    end
+  end
   return info, apply
 end
 

@@ -9,23 +9,13 @@ import TestSupport
 @Suite struct DissolveTests {
     /// Frame `time` of clip A (track 1) under clip B (track 2, on top), each at its opacity.
     static func render(at time: MediaTime, opacities: [Double]) throws -> Frame {
-        let a = try Asset(path: try Fixtures.clip(seconds: 2, size: "320x240"))
-        let b = try Asset(path: try Fixtures.clip(seconds: 2, size: "320x240", tone: 660, extra: ["-vf", "hflip,negate"]))
-        let composition = Composition()
-        let range = TimeRange(start: .zero, duration: MediaTime(value: 2, timescale: 1))
-        for asset in [a, b] {
-            let track = try composition.addMutableTrack(mediaType: .video)
-            try track.insertTimeRange(range, of: try #require(asset.tracks(withMediaType: .video).first), at: .zero)
-        }
-        let videoComposition = VideoComposition(renderSize: Size(width: 320, height: 240), frameDuration: MediaTime(value: 1, timescale: 30))
-        let instruction = VideoCompositionInstruction(timeRange: range)
+        let (composition, videoComposition, instruction, _) = try twoClipComposition()
         for (index, opacity) in opacities.enumerated() {
             let layer = LayerInstruction(trackID: composition.tracks[index].trackID)
             layer.opacity.set(opacity, at: .zero)
             instruction.layerInstructions.insert(layer, at: 0)   // later tracks on top
         }
-        videoComposition.instructions = [instruction]
-        let plan = try VideoPlan.make(composition: composition, videoComposition: videoComposition, range: range,
+        let plan = try VideoPlan.make(composition: composition, videoComposition: videoComposition, range: instruction.timeRange,
                                       outputWidth: 320, outputHeight: 240)
         return try VideoRenderer(plan: plan).render(at: time)
     }

@@ -93,8 +93,7 @@ struct SafeOutput: ExportOutput {
         let name: String
         (directory, name) = try SafeOutput.checkedLocation(of: path)
         try SafeOutput.checkReplaceable(path, overwrite: overwrite, inputs: inputs, readFiles: readFiles)
-        SafeOutput.removeAbandonedFiles(in: directory, for: name)
-        temporaryPath = "\(directory)/.\(name).moonreel-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).\(temporarySuffix)"
+        temporaryPath = SafeOutput.temporaryPath(in: directory, for: name, suffix: temporarySuffix)
         // A forced exit removes unfinished exports, never a recording (a take cannot be redone).
         keepsTemporaryFile = temporarySuffix != "tmp"
         if !keepsTemporaryFile {
@@ -103,9 +102,32 @@ struct SafeOutput: ExportOutput {
         }
     }
 
+    /// A hidden name beside the output, `.NAME.moonreel-PID-N.SUFFIX`, after removing those
+    /// a killed run left for the same output. A long NAME is cut (at a character) so that
+    /// any name the file system takes, up to 255 bytes, has a temporary name it takes too.
+    static func temporaryPath(in directory: String, for name: String, suffix: String) -> String {
+        let stem = temporaryStem(name)
+        removeAbandonedFiles(in: directory, for: stem)
+        return "\(directory)/.\(stem).moonreel-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).\(suffix)"
+    }
+
+    /// At most 200 bytes of `name`: room for ".", ".moonreel-PID-N." and a suffix in 255.
+    static func temporaryStem(_ name: String) -> String {
+        guard name.utf8.count > 200 else { return name }
+        var stem = ""
+        for character in name {
+            guard stem.utf8.count + String(character).utf8.count <= 200 else { break }
+            stem.append(character)
+        }
+        return stem
+    }
+
     /// The output's directory and file name, once the directory is known to exist and be writable.
     static func checkedLocation(of path: String) throws -> (directory: String, name: String) {
         guard !path.isEmpty else { throw EngineError("outputURL is empty") }
+        guard !path.utf8.contains(0) else {
+            throw EngineError("output \(path.quotedForMessage(limit: 200)) contains a NUL byte, which no file name can hold")
+        }
         let slash = path.lastIndex(of: "/")
         let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path

@@ -83,15 +83,16 @@ final class VideoRenderer {
         var isKeyed: Bool { filters.contains { $0.kind.makesTransparent && !$0.isIdentity } }
     }
 
-    func renderFrame(_ index: Int64) throws -> Frame {
-        var output = try render(at: plan.time(ofFrame: index))
+    /// The picture at `time` in the encoder's pixel format, numbered `number` (its pts).
+    func renderFrame(at time: MediaTime, number: Int64) throws -> Frame {
+        var output = try render(at: time)
         if let format = plan.encoderFormat, output.pixelFormat != format {
             // RGB has no matrix to tag and is full range: JPEG range marks that.
             let isRGB = av_pix_fmt_desc_get(format).map { $0.pointee.flags & UInt64(AV_PIX_FMT_FLAG_RGB) != 0 } ?? false
             let color = isRGB ? ColorDescription(space: plan.outputColor.space, range: AVCOL_RANGE_JPEG) : plan.outputColor
             output = try encoderScaler.convert(output, width: output.width, height: output.height, format: format, outputColor: color)
         }
-        output.pointer.pointee.pts = index
+        output.pointer.pointee.pts = number
         return output
     }
 

@@ -109,8 +109,30 @@ public final class CancellationFlag: Sendable {
     public var isCancelled: Bool { flag.load(ordering: .relaxed) }
 }
 
-/// What a producer stage hands the consumer: an item, or why it stopped early.
-enum StageOutput<Item: Sendable>: Sendable {
-    case item(Item)
-    case failed(String)
+/// Runs `body` once, `seconds` from now, on a detached thread of its own (a deadline that
+/// must fire whatever the calling thread is stuck in). Sleeps through signals.
+package func runAfter(seconds: Double, _ body: @escaping @Sendable () -> Void) {
+    final class Plan: @unchecked Sendable {
+        // Handed to the timer thread once; nothing else touches it.
+        let seconds: Double, body: @Sendable () -> Void
+        init(_ seconds: Double, _ body: @escaping @Sendable () -> Void) { (self.seconds, self.body) = (seconds, body) }
+    }
+    var thread = pthread_t()
+    let plan = Unmanaged.passRetained(Plan(max(seconds, 0), body)).toOpaque()
+    let status = pthread_create(&thread, nil, { raw in
+        guard let raw else { return nil }
+        let plan = Unmanaged<Plan>.fromOpaque(raw).takeRetainedValue()
+        let whole = plan.seconds.rounded(.down)
+        var wait = timespec(tv_sec: Int(min(whole, 1e9)), tv_nsec: Int((plan.seconds - whole) * 1e9))
+        var left = timespec()
+        while nanosleep(&wait, &left) != 0 && errno == EINTR { wait = left }
+        plan.body()
+        return nil
+    }, plan)
+    if status == 0 {
+        pthread_detach(thread)
+    } else {
+        Unmanaged<Plan>.fromOpaque(plan).release()
+    }
 }
+

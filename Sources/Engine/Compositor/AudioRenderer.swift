@@ -1,8 +1,4 @@
-/// The output audio format: planar float at one rate and channel count.
-struct AudioFormat: Sendable, Equatable {
-    let sampleRate: Int32
-    let channels: Int
-
+extension AudioFormat {
     /// The sources' common rate when they share one, else 48 kHz; stereo unless all are mono.
     static func forSources(_ sources: [SegmentSource]) -> AudioFormat {
         let rates = Set(sources.map(\.sampleRate).filter { $0 > 0 })
@@ -10,9 +6,6 @@ struct AudioFormat: Sendable, Equatable {
         let channels = sources.allSatisfy { $0.channelCount == 1 } && !sources.isEmpty ? 1 : 2
         return AudioFormat(sampleRate: rate, channels: channels)
     }
-
-    /// Sample index of output-relative time `t` (exact rational → nearest sample).
-    func sample(at t: MediaTime) -> Int64 { t.count(in: sampleRate) }
 }
 
 /// The audio of one export, frozen: each track's segments inside the exported range, with
@@ -57,6 +50,9 @@ struct AudioPlan: Sendable {
 }
 
 extension AudioPlan {
+    /// 2 ms: enough to hide a click where two sounds are spliced, too short to hear as a fade.
+    static let defaultSpliceFade = MediaTime(value: 2, timescale: 1000)
+
     /// Freezes the composition's audio tracks and the mix for one export (nil: no audio).
     /// `outputFormat` turns the sources' common format into the one written (a codec's rates, the settings' channels).
     static func make(composition: Composition, audioMix: AudioMix?, range: TimeRange, spliceFade: MediaTime,
@@ -79,6 +75,19 @@ extension AudioPlan {
         }
         return AudioPlan(format: format, start: range.start, sampleCount: format.sample(at: range.duration),
                          tracks: planTracks, spliceFade: spliceFade, loudness: loudness)
+    }
+
+    /// The same mix over `range` (composition time, inside the plan's): as an export of
+    /// that range would render it, with splice fades at its ends.
+    func clipped(to range: TimeRange) -> AudioPlan {
+        let relative = TimeRange(start: range.start - start, duration: range.duration)
+        let clippedTracks = tracks.map { track in
+            let whole = track.segments.map { TrackSegment(source: $0.source, sourceRange: $0.sourceRange, targetRange: $0.targetRange) }
+            return Track(segments: AudioPlan.segments(of: whole, in: relative), volume: track.volume, timePitch: track.timePitch,
+                         ducking: track.ducking, duckingKeys: track.duckingKeys)
+        }
+        return AudioPlan(format: format, start: range.start, sampleCount: format.sample(at: range.duration), tracks: clippedTracks,
+                         spliceFade: spliceFade, loudness: loudness, settledLoudness: settledLoudness)
     }
 
     /// Where in `mixed` (the tracks with media) the tracks that `track` ducks under are;

@@ -36,8 +36,6 @@ struct VideoPlan: Sendable {
     /// than the composed one (4:2:2, 10-bit SDR, BGRA for a GIF palette); nil: as composed.
     var encoderFormat: AVPixelFormat?
 
-    func time(ofFrame index: Int64) -> MediaTime { start + frameDuration * index }
-
     func instruction(at time: MediaTime) -> Instruction? {
         instructions.first { $0.timeRange.contains(time) } ?? instructions.last.flatMap { $0.timeRange.end == time ? $0 : nil }
     }

@@ -243,11 +243,6 @@ enum LibraryKey {
     }
 }
 
-/// The system's message for an errno value.
-func systemMessage(_ code: Int32) -> String {
-    String(cString: strerror(code))
-}
-
 extension Character {
     var isASCIIDigit: Bool { ("0"..."9").contains(self) }
     var isLowercaseHexDigit: Bool { isASCIIDigit || ("a"..."f").contains(self) }

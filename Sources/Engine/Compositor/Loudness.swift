@@ -118,7 +118,7 @@ final class LoudnessMeter {
     }
 
     func add(_ block: [[Float]]) throws {
-        try chain.push(ExportSession.audioFrame(block, format: format, pts: pushed))
+        try chain.push(Frame.audio(block, format: format, pts: pushed))
         pushed += Int64(block.first?.count ?? 0)
         try drain()
     }
@@ -161,7 +161,7 @@ public extension Composition {
         let measured = range.map { $0.intersection(whole) } ?? whole
         guard let measured else { throw EngineError("the range \(range.map(\.description) ?? "") is outside the composition (0…\(duration.seconds) s)") }
         guard let plan = try AudioPlan.make(composition: self, audioMix: audioMix, range: measured,
-                                            spliceFade: ExportSession.defaultAudioSpliceFade) else { return nil }
+                                            spliceFade: AudioPlan.defaultSpliceFade) else { return nil }
         return try LoudnessMeter.measure(plan, gain: 1, ceiling: PeakLimiter.defaultCeiling, cancellation: nil)
     }
 }

@@ -1,3 +1,20 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An error of the engine about the user's input, worded for the user.
+///
+/// Thrown for bad input that FFmpeg did not report itself: an unreadable image, a range
+/// outside an asset, a size over the limits, a file with no audio or video.
+public struct EngineError: Error, CustomStringConvertible, Sendable {
+    /// What went wrong, one line, naming the input: `image "logo.png": not an image (…)`.
+    public let message: String
+    /// An error with the given message.
+    public init(_ message: String) { self.message = message }
+    /// The message.
+    public var description: String { message }
+}
+
 /// Why an export failed: a kind an embedder can act on, and the one-line message for people.
 public struct ExportError: Error, CustomStringConvertible, Sendable {
     /// What went wrong, in terms an app can act on (retry, ask for another path, free space…).
@@ -38,4 +55,9 @@ public struct ExportError: Error, CustomStringConvertible, Sendable {
     }
 
     public var description: String { message }
+}
+
+/// The system's message for an errno value.
+func systemMessage(_ code: Int32) -> String {
+    String(cString: strerror(code))
 }

@@ -1,0 +1,208 @@
+import CMoonFFmpeg
+
+/// The render core: from a composition, its video composition and audio mix it gives the
+/// composed pictures (at an exact time, or a range in order) and the mixed sound, with no
+/// file anywhere. Exports, still images, the REPL's snapshots and previews are its
+/// consumers, so a preview shows the pixels an export writes.
+///
+/// ```swift
+/// let compositor = try Compositor(composition: comp, videoComposition: vc, maxSize: (960, 540))
+/// let picture = try compositor.image(at: MediaTime(seconds: 2.5, timescale: 600))
+/// let sound = try compositor.audio(in: TimeRange(start: .zero, duration: MediaTime(value: 1, timescale: 1)))
+/// ```
+///
+/// One compositor serves one thread at a time; `frameStream` and `audioStream` render on
+/// threads of their own.
+public final class Compositor {
+    /// Width of the pictures, in pixels.
+    public var width: Int { video?.outputWidth ?? 0 }
+    /// Height of the pictures, in pixels.
+    public var height: Int { video?.outputHeight ?? 0 }
+    /// How long one frame lasts (the video composition's `frameDuration`); zero without video.
+    public var frameDuration: MediaTime { video?.frameDuration ?? .zero }
+    /// The part of the composition rendered.
+    public let range: TimeRange
+    /// Whether there is a picture to render (video media, or a video composition of its own).
+    public var hasVideo: Bool { video != nil }
+    /// Whether there is sound to mix.
+    public var hasAudio: Bool { audio != nil }
+
+    let video: VideoPlan?
+    let audio: AudioPlan?
+    /// Draws `frame(at:)`; made on first use (a stream has a renderer of its own).
+    private var renderer: VideoRenderer?
+
+    /// A compositor for all of `composition`. `videoComposition` nil: each video track
+    /// upright at the sources' size (`VideoComposition.properties(of:)`), which is rendered
+    /// only when the composition has video media. `maxSize`: the pictures are scaled down
+    /// (aspect kept, even sizes) to fit inside it, as a preview wants; nil: the render size
+    /// times `renderScale`. The audio is planar float at the sources' rate (48 kHz when
+    /// they differ), stereo unless every source is mono.
+    /// - Throws: `EngineError` naming the instruction, track or setting that cannot be rendered.
+    public convenience init(composition: Composition, videoComposition: VideoComposition? = nil, audioMix: AudioMix? = nil,
+                            maxSize: (width: Int, height: Int)? = nil) throws {
+        guard composition.duration.value > 0 else { throw EngineError("the composition is empty: insert media before rendering it") }
+        let range = TimeRange(start: .zero, duration: composition.duration)
+        let hasVideoMedia = composition.tracks(withMediaType: .video).contains { $0.segments.contains { !$0.isEmpty } }
+        var video: VideoPlan?
+        if hasVideoMedia || videoComposition != nil {
+            let resolved = videoComposition ?? VideoComposition.properties(of: composition)
+            let (width, height) = try Compositor.pictureSize(of: resolved, fitting: maxSize)
+            video = try VideoPlan.make(composition: composition, videoComposition: resolved, range: range, outputWidth: width, outputHeight: height)
+        }
+        let audio = try AudioPlan.make(composition: composition, audioMix: audioMix, range: range,
+                                       spliceFade: AudioPlan.defaultSpliceFade)
+        self.init(video: video, audio: audio, range: range)
+    }
+
+    /// A compositor for plans an export settled (its encoded size, pixel format, colours,
+    /// audio format and loudness gain).
+    init(video: VideoPlan?, audio: AudioPlan?, range: TimeRange) {
+        (self.video, self.audio, self.range) = (video, audio, range)
+    }
+
+    /// The render size times `renderScale`, fitted inside `maxSize` when given, in even
+    /// whole pixels (4:2:0 pictures need them).
+    static func pictureSize(of videoComposition: VideoComposition, fitting maxSize: (width: Int, height: Int)?) throws -> (Int, Int) {
+        let scale = videoComposition.renderScale
+        guard scale > 0, scale <= 4, scale.isFinite else { throw EngineError("videoComposition.renderScale must be in (0, 4], got \(scale)") }
+        var width = videoComposition.renderSize.width * scale, height = videoComposition.renderSize.height * scale
+        if let maxSize {
+            guard maxSize.width >= 2, maxSize.height >= 2 else { throw EngineError("maxSize must be at least 2×2 pixels, got \(maxSize.width)×\(maxSize.height)") }
+            let fit = min(1, Double(maxSize.width) / max(width, 1), Double(maxSize.height) / max(height, 1))
+            (width, height) = (width * fit, height * fit)
+        }
+        let even = { (value: Double) in max(2, Int((value / 2).rounded(.down)) * 2) }
+        return (even(width), even(height))
+    }
+
+    // MARK: Pictures
+
+    /// The composed picture at composition time `time`, exactly (no nearest keyframe).
+    func frame(at time: MediaTime) throws -> Frame {
+        guard let video else { throw EngineError("the composition has no video to render") }
+        guard time >= range.start, time < range.end else {
+            throw EngineError("time \(time.seconds) s is outside the composition (\(range.start.seconds)…\(range.end.seconds) s)")
+        }
+        let renderer = self.renderer ?? VideoRenderer(plan: video)
+        self.renderer = renderer
+        return try renderer.render(at: time)
+    }
+
+    /// The composed picture at `time` as opaque RGBA pixels, `width` wide when given
+    /// (smaller than the compositor's width; aspect kept): a preview frame or a thumbnail.
+    public func image(at time: MediaTime, width: Int? = nil) throws -> RGBAImage {
+        let frame = try frame(at: time)
+        let outputWidth = min(frame.width, max(1, width ?? frame.width))
+        let outputHeight = max(1, Int((Double(frame.height) * Double(outputWidth) / Double(frame.width)).rounded()))
+        let bgra = try Scaler(flags: SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT)
+            .convert(frame, width: outputWidth, height: outputHeight, format: AV_PIX_FMT_BGRA,
+                     outputColor: ColorDescription(space: ColorDescription.of(frame).space, range: AVCOL_RANGE_JPEG))
+        let image = try RGBAImage(width: bgra.width, height: bgra.height)
+        let (pixels, stride) = bgra.plane(0)
+        for y in 0..<image.height {
+            image.row(y).update(from: pixels + y * stride, count: image.width * 4)
+            for x in 0..<image.width { image.row(y)[x * 4 + 3] = 255 }
+        }
+        return image
+    }
+
+    /// The pictures of `range` in order, one per frame duration (all of the compositor's
+    /// range when nil), rendered ahead on a thread of their own; each frame's `pts` is its
+    /// number from the start of that range.
+    func frameStream(in range: TimeRange? = nil, cancellation: CancellationFlag) throws -> RenderStream<Frame> {
+        guard let plan = video else { throw EngineError("the composition has no video to render") }
+        let start = range?.start ?? plan.start
+        let count = range.map { max($0.duration.ceilDivided(by: plan.frameDuration), 0) } ?? plan.frameCount
+        return try RenderStream(capacity: 3, cancellation: cancellation) { push in
+            let renderer = VideoRenderer(plan: plan)
+            for index in 0..<count {
+                guard !cancellation.isCancelled, push(try renderer.renderFrame(at: start + plan.frameDuration * index, number: index)) else { return }
+            }
+        }
+    }
+
+    // MARK: Sound
+
+    /// The mixed sound of the compositor's range in blocks of `blockSize` samples per
+    /// channel (planar float), rendered ahead on a thread of their own.
+    func audioStream(blockSize: Int, cancellation: CancellationFlag) throws -> RenderStream<[[Float]]> {
+        guard let plan = audio else { throw EngineError("the composition has no audio to render") }
+        return try RenderStream(capacity: 32, cancellation: cancellation) { push in
+            let renderer = try AudioRenderer.make(plan: plan, cancellation: cancellation)
+            while !cancellation.isCancelled, let block = try renderer.nextBlock(count: blockSize) {
+                guard push(block) else { return }
+            }
+        }
+    }
+
+    /// The mixed sound of `range` (a part of the compositor's), with the volumes, ramps,
+    /// ducking and splice fades an export applies.
+    public func audio(in range: TimeRange) throws -> RenderedAudio {
+        guard let plan = audio else { throw EngineError("the composition has no audio to render") }
+        guard let inside = range.intersection(self.range), inside.duration.value > 0 else {
+            throw EngineError("range \(range) is outside the composition (\(self.range.start.seconds)…\(self.range.end.seconds) s)")
+        }
+        let renderer = try AudioRenderer.make(plan: plan.clipped(to: inside))
+        var channels = [[Float]](repeating: [], count: plan.format.channels)
+        while let block = try renderer.nextBlock(count: 4096) {
+            for (channel, samples) in block.enumerated() where channel < channels.count { channels[channel] += samples }
+        }
+        return RenderedAudio(sampleRate: Int(plan.format.sampleRate), channels: channels)
+    }
+}
+
+/// Sound from a `Compositor`: planar float samples, one array per channel.
+public struct RenderedAudio: Sendable {
+    /// Samples per second.
+    public let sampleRate: Int
+    /// One array of samples (−1…1) per channel, all of the same length.
+    public let channels: [[Float]]
+}
+
+/// Items a producer renders ahead on a thread of its own (a bounded queue holds them, so
+/// memory stays flat); a failure reaches the consumer as the error it was.
+final class RenderStream<Item: Sendable> {
+    private let queue: BoundedQueue<StageOutput<Item>>
+    private var worker: WorkerThread?
+
+    /// Starts `produce` on a new thread; it hands each item to `push`, which returns false
+    /// when the consumer has stopped.
+    init(capacity: Int, cancellation: CancellationFlag,
+         produce: @escaping @Sendable (_ push: (Item) -> Bool) throws -> Void) throws {
+        let queue = BoundedQueue<StageOutput<Item>>(capacity: capacity)
+        self.queue = queue
+        worker = try WorkerThread {
+            do {
+                try produce { queue.push(.item($0)) }
+            } catch {
+                queue.push(.failed(error))
+            }
+            queue.close()
+        }
+    }
+
+    /// The next item; nil at the end. Throws what the producer threw.
+    func next() throws -> Item? {
+        switch queue.pop() {
+        case .item(let item): return item
+        case .failed(let error): throw error
+        case nil: return nil
+        }
+    }
+
+    /// Unblocks and joins the producer (it sees the closed queue and stops).
+    func stop() {
+        queue.close()
+        worker?.join()
+        worker = nil
+    }
+
+    deinit { stop() }
+}
+
+/// What a producer hands its consumer: an item, or the error it stopped with.
+enum StageOutput<Item: Sendable>: Sendable {
+    case item(Item)
+    case failed(any Error)
+}

@@ -1,0 +1,293 @@
+import CMoonFFmpeg
+
+/// The encoders an export uses and the dynamic range it writes.
+struct Encodings {
+    /// nil: no encoded video (audio only, or an image sequence, which has its own writer).
+    let video: VideoEncoding?
+    let audio: AudioEncoding?
+    let dynamicRange: DynamicRange
+}
+
+/// What an export will do, settled from its session's settings before any file is made.
+/// Nothing in it changes afterwards, and making it changes nothing in the session.
+struct ExportRequest {
+    /// How the output is made.
+    enum Strategy {
+        /// Packets copied as they are (`Passthrough`).
+        case passthrough
+        /// Whole GOPs copied, the frames around the cuts re-encoded (`SmartCut`).
+        case smartCut(SmartCutWriter)
+        /// Every frame composed and encoded.
+        case reencode
+    }
+
+    let output: any ExportOutput
+    let container: OutputContainer
+    let range: TimeRange
+    /// The preset that encodes: the session's, or the one a smart cut falls back to.
+    let preset: ExportPreset
+    let encodings: Encodings
+    let strategy: Strategy
+    /// What planning settled that the user should hear (a smart cut that re-encodes).
+    let notes: [String]
+}
+
+/// Turns an export session's settings into an `ExportRequest` (and into the plans the
+/// render core takes), reading the settings only: the one place an export's settings,
+/// preset and container become encoders, with every combination that cannot work refused,
+/// saying what would, before any file exists.
+struct ExportPlanner {
+    let session: ExportSession
+    private var composition: Composition { session.composition }
+    private var preset: ExportPreset { session.preset }
+
+    /// Settings, combinations, output path and range, checked before any work. Without
+    /// `makingOutput` (estimates) nothing is made or checked at the output path, an unset or
+    /// unclear one counts as the preset's usual container, and no smart cut is looked for.
+    func request(makingOutput: Bool = true) throws -> ExportRequest {
+        try ExportError.Kind.invalidRequest.tag { () throws -> ExportRequest in
+            let container: OutputContainer, outputPath: String
+            if makingOutput {
+                guard let path = session.outputURL else { throw EngineError("set outputURL before exporting") }
+                (outputPath, container) = (path, try self.container(for: path))
+            } else {
+                outputPath = session.outputURL ?? ""
+                container = (try? self.container(for: outputPath)) ?? session.outputFileType.flatMap(OutputContainer.init(rawValue:))
+                    ?? (preset.video == nil ? .m4a : .mp4)
+            }
+            if preset.isPassthrough, session.loudness != nil {
+                throw EngineError("loudness needs the audio mixed again, but Passthrough copies it as it is; use another preset (AppleM4A, HighestQuality…)")
+            }
+            let range = try range()
+            var notes: [String] = []
+            var encodingPreset = preset
+            var strategy = ExportRequest.Strategy.reencode
+            if preset.isPassthrough {
+                strategy = .passthrough
+            } else if preset.isSmartCut && makingOutput {
+                switch try smartCut(range: range, container: container) {
+                case .success(let writer):
+                    strategy = .smartCut(writer)
+                case .failure(let unavailable):
+                    let fallback = unavailable.isHEVC ? "HEVCHighestQuality" : "HighestQuality"
+                    encodingPreset = ExportPreset.named(fallback) ?? preset
+                    notes.append("SmartCut re-encodes everything with \(fallback) settings: \(unavailable)")
+                }
+            }
+            let encodings = try encodings(for: container, preset: encodingPreset)
+            let output: any ExportOutput = !makingOutput ? PlannedOutput(path: outputPath) : try ExportError.Kind.outputUnavailable.tag {
+                if let format = container.stillImageFormat {
+                    return try ImageSequenceOutput(path: outputPath, format: format, overwrite: session.overwrite,
+                                                   inputs: composition.sourcePaths, readFiles: session.readFiles)
+                }
+                return try SafeOutput(path: outputPath, overwrite: session.overwrite, inputs: composition.sourcePaths, readFiles: session.readFiles)
+            }
+            return ExportRequest(output: output, container: container, range: range, preset: encodingPreset,
+                                 encodings: encodings, strategy: strategy, notes: notes)
+        }
+    }
+
+    /// `timeRange` clipped to the composition, or all of it.
+    func range() throws -> TimeRange {
+        let duration = composition.duration
+        guard duration.value > 0 else { throw EngineError("the composition is empty: insert media before exporting") }
+        let whole = TimeRange(start: .zero, duration: duration)
+        return try session.timeRange.map { requested -> TimeRange in
+            guard let clipped = requested.intersection(whole) else {
+                throw EngineError("timeRange \(requested) is outside the composition (0…\(duration.seconds) s)")
+            }
+            return clipped
+        } ?? whole
+    }
+
+    /// `outputFileType`, else the output name's extension (AppleM4A: m4a without one).
+    func container(for path: String) throws -> OutputContainer {
+        let known = ExportSession.fileTypes.joined(separator: ", ")
+        if let type = session.outputFileType {
+            guard let container = OutputContainer(rawValue: type) else {
+                throw EngineError("outputFileType must be one of \(known), got \"\(type)\"")
+            }
+            return container
+        }
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        let ext = name.contains(".") ? name.split(separator: ".").last.map(String.init) : nil
+        if let container = ext.flatMap(OutputContainer.init(extension:)) { return container }
+        if preset.name == "AppleM4A" { return .m4a }
+        throw EngineError("cannot tell the file type from \"\(path)\": end the name in one of \(known) (images: frames/%05d.png), or set outputFileType")
+    }
+
+    /// The smart cut of the range, or why the composition cannot be copied.
+    private func smartCut(range: TimeRange, container: OutputContainer) throws -> Result<SmartCutWriter, SmartCutUnavailable> {
+        guard session.videoSettings == nil, session.fileLengthLimit == nil else {
+            throw EngineError("SmartCut copies the source's video: videoSettings and fileLengthLimit need a re-encoding preset such as HighestQuality")
+        }
+        do {
+            return .success(try SmartCutWriter(composition: composition, range: range, videoComposition: session.videoComposition, container: container))
+        } catch let unavailable as SmartCutUnavailable {
+            return .failure(unavailable)
+        }
+    }
+
+    /// Settles codecs, quality, formats and the dynamic range, and refuses every
+    /// combination that cannot work, saying what would, before any file exists.
+    func encodings(for container: OutputContainer, preset encodingPreset: ExportPreset) throws -> Encodings {
+        let videoSettings = session.videoSettings, audioSettings = session.audioSettings
+        if preset.isPassthrough {
+            guard videoSettings == nil, audioSettings == nil else {
+                throw EngineError("Passthrough copies packets as they are: videoSettings and audioSettings need a re-encoding preset such as HighestQuality")
+            }
+            guard session.fileLengthLimit == nil else { throw EngineError("fileLengthLimit needs a re-encoding preset: Passthrough copies whole packets as they are") }
+            guard container.holdsVideoCodecs || container == .m4a else {
+                throw EngineError("Passthrough copies packets: it writes mov, mp4, m4v, m4a, mkv or webm, not \(container.rawValue) (use a re-encoding preset)")
+            }
+            return Encodings(video: nil, audio: nil, dynamicRange: .sdr)
+        }
+        let video = videoSettings ?? VideoSettings(), audio = audioSettings ?? AudioSettings()
+        var videoEncoding: VideoEncoding? = nil
+        var dynamicRange = DynamicRange.sdr
+        if let presetVideo = encodingPreset.video, container.holdsVideo {
+            if container.holdsVideoCodecs, let codec = videoCodec(video, presetVideo: presetVideo, container: container) {
+                try container.check(codec)
+                try tagged("videoSettings") { try video.check(for: codec) }
+                dynamicRange = try outputDynamicRange(codec: codec, chosenFormat: video.chosenPixelFormat(for: codec))
+                videoEncoding = try tagged("videoSettings") {
+                    try VideoEncoding.make(codec, settings: video, preset: encodingPreset, container: container, keepsHDR: dynamicRange.isHDR)
+                }
+            } else {
+                guard videoSettings == nil else {
+                    throw EngineError("videoSettings do not apply to \(container.noun) (its pictures have no codec settings): remove them, or write a video file")
+                }
+                dynamicRange = try outputDynamicRange(codec: nil, chosenFormat: nil)
+                videoEncoding = container == .gif ? .gif : nil
+            }
+        } else if videoSettings != nil {
+            throw EngineError(encodingPreset.video == nil ? "\(encodingPreset.name) writes audio only: remove videoSettings or choose a video preset"
+                                                  : "m4a holds audio only: remove videoSettings, or write mp4, mov or mkv")
+        }
+        var audioEncoding: AudioEncoding? = nil
+        if container.holdsAudio {
+            let codec = audioCodec(audio, container: container)
+            try container.check(codec)
+            audioEncoding = try tagged("audioSettings") { try AudioEncoding.make(codec, settings: audio, preset: encodingPreset) }
+        } else if audioSettings != nil {
+            throw EngineError("\(container.noun) holds no sound: remove audioSettings (the audio is left out)")
+        }
+        return Encodings(video: videoEncoding, audio: audioEncoding, dynamicRange: dynamicRange)
+    }
+
+    /// The settings' own codec, else the preset's where the container takes it, else the
+    /// container's first (webm: VP9).
+    func videoCodec(_ settings: VideoSettings, presetVideo: ExportPreset.Video, container: OutputContainer?) -> VideoSettings.Codec? {
+        let presetCodec = VideoSettings.Codec(rawValue: presetVideo.rawValue) ?? .h264
+        guard let container, !container.videoCodecs.contains(presetCodec) else { return settings.codec ?? presetCodec }
+        return settings.codec ?? container.videoCodecs.first
+    }
+
+    /// The settings' own codec, else AAC where the container takes it, else Opus (webm).
+    func audioCodec(_ settings: AudioSettings, container: OutputContainer?) -> AudioSettings.Codec {
+        settings.codec ?? (container.map { $0.audioCodecs.contains(.aac) } != false ? .aac : .opus)
+    }
+
+    /// Settings errors at export name the table they come from.
+    private func tagged<T>(_ table: String, _ body: () throws -> T) throws -> T {
+        do { return try body() } catch let error as EngineError { throw EngineError("\(table): \(error.message)") }
+    }
+
+    /// SDR, or the HDR of the sources when it is kept (HLG unless every HDR source is PQ).
+    /// HDR needs 10-bit video other than H.264: `auto` keeps it for HEVC and ProRes unless
+    /// an 8-bit format is chosen, and for VP9 and AV1 when a 10-bit one is.
+    func outputDynamicRange(codec: VideoSettings.Codec?, chosenFormat: VideoSettings.PixelFormat?) throws -> DynamicRange {
+        let sources = Set(composition.tracks(withMediaType: .video).flatMap { $0.segments.compactMap { $0.source?.dynamicRange } })
+        let kept: DynamicRange = sources == [.pq] || sources == [.pq, .sdr] ? .pq : .hlg
+        let tenBit = chosenFormat.map { $0 != .yuv420p } ?? (codec == .hevc || codec == .prores)
+        let canKeep = tenBit && codec != nil && codec != .h264
+        switch session.hdr {
+        case .toneMap:
+            return .sdr
+        case .keep:
+            guard canKeep else {
+                let writes = codec.map { "8-bit \($0.rawValue)" } ?? "8-bit pictures"
+                throw EngineError("hdr = \"keep\" needs an HEVC preset or 10-bit videoSettings (codec hevc, prores, vp9 or av1 with a 10-bit pixelFormat); this export writes \(writes)")
+            }
+            return sources.contains(where: \.isHDR) ? kept : .sdr
+        case .auto:
+            return canKeep && sources.contains(where: \.isHDR) ? kept : .sdr
+        }
+    }
+
+    /// What the export would write, for `plan()` and the estimates, and the notes that
+    /// planning the pictures gives.
+    func summary(of request: ExportRequest) throws -> (summary: ExportSummary, notes: [String]) {
+        let fileType = request.container.rawValue, output = request.output.path
+        if case .passthrough = request.strategy {
+            return (ExportSummary(output: output, fileType: fileType, duration: request.range.duration, preset: request.preset,
+                                  video: nil, audio: nil, videoEncoding: nil, audioEncoding: nil, imageFormat: nil), [])
+        }
+        let (pictures, notes): (VideoPlan?, [String]) = try ExportError.Kind.invalidRequest.tag { try videoPlan(request) }
+        let sound = try ExportError.Kind.invalidRequest.tag { try audioPlan(request) }
+        guard pictures != nil || sound != nil else {
+            throw ExportError(.invalidRequest, request.container == .m4a ? "the composition has no audio to export" : "the composition has no video or audio media")
+        }
+        let summary = ExportSummary(
+            output: output, fileType: fileType, duration: request.range.duration, preset: request.preset,
+            video: pictures.map { .init(width: $0.outputWidth, height: $0.outputHeight, frameDuration: $0.frameDuration,
+                                         hdr: $0.outputColor.dynamicRange.isHDR ? $0.outputColor.dynamicRange.rawValue.uppercased() : nil,
+                                         frameCount: $0.frameCount) },
+            audio: sound.map { .init(sampleRate: Int($0.format.sampleRate), channels: $0.format.channels) },
+            videoEncoding: request.encodings.video, audioEncoding: sound == nil ? nil : request.encodings.audio,
+            imageFormat: request.container.stillImageFormat)
+        return (summary, notes)
+    }
+
+    /// The video to render, or nil for none, and a note when the size had to change. A
+    /// video composition of the user's own is rendered even over no video media (layers
+    /// over a song, a title card over empty time); without one, only video media makes video.
+    func videoPlan(_ request: ExportRequest) throws -> (VideoPlan?, notes: [String]) {
+        let hasVideoMedia = composition.tracks(withMediaType: .video).contains { $0.segments.contains { !$0.isEmpty } }
+        let rendersVideo = request.encodings.video != nil || request.container.isImageSequence
+        guard !preset.isPassthrough, rendersVideo, hasVideoMedia || session.videoComposition != nil else { return (nil, []) }
+        let videoComposition = session.videoComposition ?? VideoComposition.properties(of: composition)
+        let scale = videoComposition.renderScale
+        guard scale > 0, scale <= 4, scale.isFinite else { throw EngineError("videoComposition.renderScale must be in (0, 4], got \(scale)") }
+        let render = videoComposition.renderSize
+        let scaled = Size(width: render.width * scale, height: render.height * scale)
+        let (width, height) = request.preset.outputSize(for: scaled)
+        var notes: [String] = []
+        if session.videoComposition != nil, Int(scaled.width) % 2 != 0 || Int(scaled.height) % 2 != 0 || scaled.width != scaled.width.rounded() {
+            notes.append("renderSize \(scaled) is not made of even whole numbers, which 4:2:0 video needs; the output is \(width)×\(height)")
+        }
+        var plan = try VideoPlan.make(composition: composition, videoComposition: videoComposition, range: request.range,
+                                      outputWidth: width, outputHeight: height, dynamicRange: request.encodings.dynamicRange)
+        plan.encoderFormat = request.encodings.video?.renderedFormat
+        return (plan, notes)
+    }
+
+    /// The audio to mix, or nil for none.
+    func audioPlan(_ request: ExportRequest) throws -> AudioPlan? {
+        guard let encoding = request.encodings.audio else { return nil }
+        return try AudioPlan.make(composition: composition, audioMix: session.audioMix, range: request.range,
+                                  spliceFade: session.audioSpliceFade, loudness: session.loudness) {
+            encoding.outputFormat(from: $0, settings: self.session.audioSettings ?? AudioSettings())
+        }
+    }
+}
+
+/// A place holder for the output while only planning: nothing is written or moved.
+private struct PlannedOutput: ExportOutput {
+    let path: String
+    var temporaryPath: String { path }
+    func commit() throws {}
+    func discard() {}
+}
+
+extension VideoSettings {
+    /// The pixel format these settings ask for with `codec`: their own, or their profile's.
+    func chosenPixelFormat(for codec: Codec) -> PixelFormat? {
+        pixelFormat ?? profile.flatMap { name in codec.profiles.first { $0.name == name }?.pixelFormats.first }
+    }
+}
+
+extension VideoEncoding {
+    /// The format frames are rendered in for this encoder (a GIF's palette stage takes BGRA).
+    var renderedFormat: AVPixelFormat { codec == nil ? AV_PIX_FMT_BGRA : pixelFormat }
+}

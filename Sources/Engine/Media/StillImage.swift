@@ -1,0 +1,87 @@
+import CMoonFFmpeg
+
+/// The still-image files `copyImage` and `moonreel snapshot` write, chosen by the name's
+/// extension (a JPEG name must not receive PNG bytes).
+public enum StillImageFormat: String, Sendable, CaseIterable {
+    /// PNG (lossless).
+    case png
+    /// JPEG (`.jpg` or `.jpeg`).
+    case jpeg
+    /// WebP.
+    case webp
+
+    /// The format a file name's extension names (.png, .jpg or .jpeg, .webp; any case).
+    /// - Throws: `EngineError` for any other name.
+    public init(forPath path: String) throws {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        let ext = name.split(separator: ".").count > 1 ? name.split(separator: ".").last.map { $0.lowercased() } : nil
+        switch ext {
+        case "png": self = .png
+        case "jpg", "jpeg": self = .jpeg
+        case "webp": self = .webp
+        default:
+            throw EngineError("image \"\(path)\": cannot tell the format from the name; use a .png, .jpg or .webp name")
+        }
+    }
+
+    var codec: AVCodecID {
+        switch self {
+        case .png: return AV_CODEC_ID_PNG
+        case .jpeg: return AV_CODEC_ID_MJPEG
+        case .webp: return AV_CODEC_ID_WEBP
+        }
+    }
+
+    /// What the encoder is fed: RGB for PNG and WebP (libwebp converts with its own, more
+    /// careful, filter), full-range BT.601 YUV for JPEG, as JFIF defines it.
+    var pixelFormat: AVPixelFormat {
+        switch self {
+        case .png: return AV_PIX_FMT_RGB24
+        case .jpeg: return AV_PIX_FMT_YUVJ420P
+        case .webp: return AV_PIX_FMT_BGRA
+        }
+    }
+}
+
+/// Encodes one frame as a PNG, JPEG or WebP file with FFmpeg's encoders.
+enum StillImageWriter {
+    static func write(_ frame: Frame, as format: StillImageFormat, to path: String) throws {
+        let sourceSpace = ColorDescription.of(frame).space
+        let outputColor = format == .jpeg ? ColorDescription(space: AVCOL_SPC_SMPTE170M, range: AVCOL_RANGE_JPEG)
+                                          : ColorDescription(space: sourceSpace, range: AVCOL_RANGE_JPEG)
+        let picture = try Scaler(flags: SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT)
+            .convert(frame, width: frame.width, height: frame.height, format: format.pixelFormat, outputColor: outputColor)
+        guard let codec = avcodec_find_encoder(format.codec), let context = avcodec_alloc_context3(codec) else {
+            throw EngineError("this FFmpeg has no \(format.rawValue.uppercased()) encoder")
+        }
+        var maybeContext: UnsafeMutablePointer<AVCodecContext>? = context
+        defer { avcodec_free_context(&maybeContext) }
+        context.pointee.width = Int32(picture.width)
+        context.pointee.height = Int32(picture.height)
+        context.pointee.pix_fmt = format.pixelFormat
+        context.pointee.time_base = AVRational(num: 1, den: 1)
+        var options: OpaquePointer? = nil
+        defer { av_dict_free(&options) }
+        switch format {
+        case .png: break
+        case .jpeg:
+            context.pointee.color_range = AVCOL_RANGE_JPEG
+            context.pointee.flags |= AV_CODEC_FLAG_QSCALE
+            context.pointee.global_quality = 2 * 118 // FF_QP2LAMBDA × q 2: visually lossless
+            picture.pointer.pointee.quality = context.pointee.global_quality
+        case .webp:
+            av_dict_set(&options, "quality", "90", 0)
+        }
+        try check(avcodec_open2(context, codec, &options), "opening the \(format.rawValue.uppercased()) encoder")
+        try check(avcodec_send_frame(context, picture.pointer), "encoding \(format.rawValue.uppercased())")
+        try check(avcodec_send_frame(context, nil), "encoding \(format.rawValue.uppercased())")
+        guard let packet = av_packet_alloc() else { throw EngineError("out of memory") }
+        var maybePacket: UnsafeMutablePointer<AVPacket>? = packet
+        defer { av_packet_free(&maybePacket) }
+        try check(avcodec_receive_packet(context, packet), "encoding \(format.rawValue.uppercased())")
+        var io: UnsafeMutablePointer<AVIOContext>? = nil
+        try check(avio_open(&io, path, AVIO_FLAG_WRITE), "creating the file", context: "image \"\(path)\"")
+        avio_write(io, packet.pointee.data, packet.pointee.size)
+        try check(avio_closep(&io), "writing the file", context: "image \"\(path)\"")
+    }
+}
