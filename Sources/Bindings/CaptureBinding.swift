@@ -259,7 +259,9 @@ extension API {
         [("captureDevices", "av.captureDevices(\"video\" | \"audio\"): the cameras and screens, or the microphones (lavfi virtual ones always)", { [unowned self] call in
             try checkNotSandboxed(call)
             let type = try choice(call, 1, CaptureMediaType.self)
-            call.pushArray(CaptureDevices.list(type)) { call.push($0, as: captureDevice) }
+            let listing = CaptureDevices.listing(type)
+            listing.problems.forEach { warn(LuaState.scriptPosition(call.L) + $0) }
+            call.pushArray(listing.devices) { call.push($0, as: captureDevice) }
             return 1
          }),
          ("captureDevice", "av.captureDevice(uniqueID): the device with this ID (e.g. \"lavfi:testsrc2\", \"v4l2:/dev/video0\"), or the default \"video\" or \"audio\" device", { [unowned self] call in

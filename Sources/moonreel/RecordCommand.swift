@@ -49,10 +49,12 @@ struct Record: ParsableCommand {
         if list {
             for type in CaptureMediaType.allCases {
                 print("\(type.rawValue):")
-                for device in CaptureDevices.list(type) {
+                let listing = CaptureDevices.listing(type)
+                for device in listing.devices {
                     print("  \(device.uniqueID)  \(device.localizedName)")
                     for format in device.formats { print("    \(format)") }
                 }
+                for problem in listing.problems { printError("moonreel: note: \(problem)") }
             }
             return
         }

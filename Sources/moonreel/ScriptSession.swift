@@ -53,11 +53,12 @@ struct ScriptSession {
             // cancelled as Ctrl-C cancels it. The deadline after that is for code neither
             // reaches (a __gc finalizer, an error handler).
             let canceller = host.canceller
-            runAfter(seconds: limit) {
+            // A little after the limit, so Lua code meets its own hook first (which names its line).
+            runAfter(seconds: limit + 0.1) {
                 outOfTime.store(true, ordering: .sequentiallyConsistent)
                 canceller.cancel()
             }
-            TerminationDeadline.arm(seconds: limit + 2, message: "moonreel: the script exceeded its time limit (\(limit) s) in code that cannot be interrupted (a __gc finalizer or an error handler); stopped at once", exitCode: Exit.failed)
+            TerminationDeadline.arm(seconds: limit + 1, message: "moonreel: the script exceeded its time limit (\(limit) s) in code that cannot be interrupted (a __gc finalizer or an error handler); stopped at once", exitCode: Exit.failed)
         }
         let timeLimitMessage = "moonreel: the script exceeded its time limit (\(common.timeLimit ?? 0) s); what it was exporting was stopped and its unfinished file removed"
         do {
@@ -69,9 +70,10 @@ struct ScriptSession {
                 printError("moonreel: standard output was closed (EPIPE); the export was stopped and its unfinished file removed")
                 throw ExitCode(Exit.failed)
             }
-            if outOfTime.load(ordering: .sequentiallyConsistent) && !signals.interrupted {
-                // Lua's own stop names the script line; any other failure is the cancelled export.
-                printError((error as? ScriptError).flatMap { $0.stop == .timeLimit ? $0.message : nil } ?? timeLimitMessage)
+            // Lua's own stop names the script line (the usual report below); any other
+            // failure after the limit is the export it cancelled.
+            if outOfTime.load(ordering: .sequentiallyConsistent), !signals.interrupted, (error as? ScriptError)?.stop != .timeLimit {
+                printError(timeLimitMessage)
                 throw ExitCode(Exit.failed)
             }
             if signals.interrupted {

@@ -48,4 +48,48 @@ import TestSupport
         #expect((video.frameCount ?? 0) >= 10, "\(video.frameCount ?? 0) frames")
         try Tool.ffmpeg(["-i", output, "-f", "null", "-"])
     }
+
+    /// Issue 24 §9: an X display that accepts connections and never answers (a stopped
+    /// Xvfb) and a PulseAudio server that does the same (a socket nobody reads) are given
+    /// up after 2 s each, with a line saying so; opening a named device asks no other
+    /// backend, so the virtual camera records at once. Before, all of these hung.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/Xvfb"), "needs Xvfb (tools/install-deps.sh)"))
+    func devicesThatDoNotAnswerAreGivenUp() throws {
+        let (server, display) = try CaptureTests.startXvfb(number: 1100)
+        defer { kill(server.processIdentifier, SIGCONT); kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
+        let started = Date()
+        while Date().timeIntervalSince(started) < 30,
+              !(try Tool.run(Moonreel.executable, ["record", "--list"], environment: ["DISPLAY": display])).out.contains("x11grab:\(display)") {
+            usleep(200_000)
+        }
+        kill(server.processIdentifier, SIGSTOP)
+        // A "sound server": connections complete in the listen backlog; nothing is ever read.
+        let silent = Process()
+        silent.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        silent.arguments = ["-c", "import socket, time; s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(64); print(s.getsockname()[1], flush=True); time.sleep(120)"]
+        let portPipe = Pipe()
+        silent.standardOutput = portPipe
+        try silent.run()
+        // SIGKILL: a test thread may have SIGTERM blocked, and children inherit the mask.
+        defer { kill(silent.processIdentifier, SIGKILL); silent.waitUntilExit() }
+        let port = String(decoding: portPipe.fileHandleForReading.availableData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let environment = ["DISPLAY": display, "PULSE_SERVER": "tcp:127.0.0.1:\(port)"]
+
+        let output = Fixtures.scratchPath("virtual.mp4")
+        var asked = Date()
+        let record = try Tool.run(Moonreel.executable, ["record", "--quiet", "--video", "lavfi:testsrc2", "--audio", "lavfi:sine", "--size", "320x240", "--rate", "30",
+                                                                  "--duration", "2", "-o", output],
+                                  environment: environment, timeout: 60)
+        #expect(record.status == 0, "\(record.err)")
+        #expect(Date().timeIntervalSince(asked) < 7, "recording the virtual devices took \(Date().timeIntervalSince(asked)) s")
+        try CaptureTests.checkRecording(output, seconds: 2, rate: 30)
+
+        asked = Date()
+        let list = try Tool.run(Moonreel.executable, ["record", "--list"], environment: environment, timeout: 60)
+        let took = Date().timeIntervalSince(asked)
+        #expect(list.status == 0 && list.out.contains("lavfi:testsrc2") && !list.out.contains("x11grab"), "\(list.out)")
+        #expect(list.err.contains("moonreel: note: X display \"\(display)\" does not answer (waited 2 s); the screen is not listed"), "\(list.err)")
+        #expect(list.err.contains("moonreel: note: the PulseAudio server does not answer (waited 2 s)"), "\(list.err)")
+        #expect(took < 9, "listing took \(took) s")
+    }
 }

@@ -180,22 +180,53 @@ public enum CaptureDevices {
     /// cameras (v4l2), the X screen (x11grab, when DISPLAY is set), PulseAudio sources and
     /// ALSA capture devices when present.
     public static func list(_ type: CaptureMediaType) -> [CaptureDevice] {
+        listing(type).devices
+    }
+
+    /// The devices of `type` (of `backends` only, when given), and a line for each backend
+    /// that could not be asked: an X display or PulseAudio server that does not answer
+    /// within 2 s is given up, not waited for.
+    public static func listing(_ type: CaptureMediaType, backends: Set<CaptureBackend> = Set(CaptureBackend.allCases))
+        -> (devices: [CaptureDevice], problems: [String]) {
         _ = registered
+        var devices: [CaptureDevice] = [], problems: [String] = []
         switch type {
         case .video:
-            return [virtualCamera()] + V4L2Devices.list() + X11Screen.list()
+            if backends.contains(.lavfi) { devices.append(virtualCamera()) }
+            if backends.contains(.v4l2) { devices += V4L2Devices.list() }
+            if backends.contains(.x11grab) {
+                let screen = X11Screen.list()
+                devices += screen.devices
+                if let problem = screen.problem { problems.append(problem) }
+            }
         case .audio:
-            return [virtualMicrophone()] + listedSources(.pulse) + ALSADevices.list()
+            if backends.contains(.lavfi) { devices.append(virtualMicrophone()) }
+            if backends.contains(.pulse) {
+                if let sources = listedSources(.pulse) { devices += sources } else {
+                    problems.append("the PulseAudio server does not answer (waited \(Int(X11Screen.answerTime)) s); its sources are not listed")
+                }
+            }
+            if backends.contains(.alsa) { devices += ALSADevices.list() }
         }
+        return (devices, problems)
     }
 
     /// The device with this unique ID (or, failing that, this localized name), of `type`
-    /// or of either type.
+    /// or of either type. A unique ID ("lavfi:testsrc2", "v4l2:/dev/video0") asks its own
+    /// backend only: opening the virtual camera never waits on an X display.
     public static func device(_ id: String, type: CaptureMediaType? = nil) throws -> CaptureDevice {
-        let devices = type.map { list($0) } ?? CaptureMediaType.allCases.flatMap { list($0) }
+        let backend = CaptureBackend.allCases.first { id.hasPrefix($0.rawValue + ":") }
+        let types = type.map { [$0] } ?? CaptureMediaType.allCases
+        let listings = types.map { listing($0, backends: backend.map { [$0] } ?? Set(CaptureBackend.allCases)) }
+        let devices = listings.flatMap(\.devices)
         if let device = devices.first(where: { $0.uniqueID == id }) ?? devices.first(where: { $0.localizedName == id }) { return device }
-        throw EngineError("no \(type.map { $0.rawValue + " " } ?? "")capture device \"\(id)\" (there are: \(devices.map(\.uniqueID).joined(separator: ", "))); "
-                          + "list them with `moonreel record --list`")
+        // Not there: the message lists every backend's devices (each probe bounded).
+        let everything = backend == nil ? listings : types.map { listing($0) }
+        let problems = everything.flatMap(\.problems)
+        let known = everything.flatMap(\.devices).map(\.uniqueID)
+        throw EngineError("no \(type.map { $0.rawValue + " " } ?? "")capture device \"\(id)\" (there are: \(known.joined(separator: ", ")))"
+                          + (problems.isEmpty ? "" : "; " + problems.joined(separator: "; "))
+                          + "; list them with `moonreel record --list`")
     }
 
     /// libavfilter's `testsrc2`: any size; these are the usual ones.
@@ -213,17 +244,21 @@ public enum CaptureDevices {
     }
 
     /// Sources a backend lists through `avdevice_list_input_sources` (PulseAudio needs a
-    /// running server; none listed otherwise).
-    static func listedSources(_ backend: CaptureBackend) -> [CaptureDevice] {
-        final class Found { var sources: [(name: String, description: String)] = [] }
-        let found = Found()
-        _ = moon_avdevice_sources(backend.inputFormatName, { context, name, description in
-            guard let context, let name else { return }
-            let found = Unmanaged<Found>.fromOpaque(context).takeUnretainedValue()
-            found.sources.append((String(cString: name), description.map { String(cString: $0) } ?? String(cString: name)))
-        }, Unmanaged.passUnretained(found).toOpaque())
-        return found.sources.map {
-            CaptureDevice(backend: backend, mediaType: .audio, name: $0.name, localizedName: $0.description, formats: standardAudioFormats)
+    /// running server; none listed otherwise); nil when the backend did not answer in time.
+    static func listedSources(_ backend: CaptureBackend) -> [CaptureDevice]? {
+        let formatName = backend.inputFormatName
+        let sources = withDeadline(seconds: X11Screen.answerTime) { () -> [[String]] in
+            final class Found { var sources: [[String]] = [] }
+            let found = Found()
+            _ = moon_avdevice_sources(formatName, { context, name, description in
+                guard let context, let name else { return }
+                let found = Unmanaged<Found>.fromOpaque(context).takeUnretainedValue()
+                found.sources.append([String(cString: name), description.map { String(cString: $0) } ?? String(cString: name)])
+            }, Unmanaged.passUnretained(found).toOpaque())
+            return found.sources
+        }
+        return sources?.map {
+            CaptureDevice(backend: backend, mediaType: .audio, name: $0[0], localizedName: $0[1], formats: standardAudioFormats)
         }
     }
 

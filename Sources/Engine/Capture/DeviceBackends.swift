@@ -104,13 +104,25 @@ enum ALSADevices {
 
 /// The X screen named by DISPLAY (x11grab), at its own size.
 enum X11Screen {
-    static func list() -> [CaptureDevice] {
+    /// How long a display may take to answer before it counts as not answering.
+    static let answerTime = 2.0
+
+    /// The screen, nothing when DISPLAY is unset, or a problem: a display that does not
+    /// answer within `answerTime` (a stopped server, a dead forwarded display).
+    static func list() -> (devices: [CaptureDevice], problem: String?) {
         guard let display = getenv("DISPLAY").map({ String(cString: $0) }), !display.isEmpty,
-              let format = av_find_input_format("x11grab"),
-              let demuxer = try? Demuxer(device: display, format: format, options: [:], label: "screen \"\(display)\""),
-              let parameters = demuxer.stream(0)?.pointee.codecpar else { return [] }
-        let width = Int(parameters.pointee.width), height = Int(parameters.pointee.height)
-        return [CaptureDevice(backend: .x11grab, mediaType: .video, name: display, localizedName: "Screen \(display)",
-                              formats: [.video(width: width, height: height, pixelFormat: "bgr0", frameRates: [FrameRateRange(1, 60)])])]
+              av_find_input_format("x11grab") != nil else { return ([], nil) }
+        let probe = withDeadline(seconds: answerTime) { () -> [Int]? in
+            guard let format = av_find_input_format("x11grab"),
+                  let demuxer = try? Demuxer(device: display, format: format, options: [:], label: "screen \"\(display)\""),
+                  let parameters = demuxer.stream(0)?.pointee.codecpar else { return nil }
+            return [Int(parameters.pointee.width), Int(parameters.pointee.height)]
+        }
+        guard let probe else {
+            return ([], "X display \(display.quotedForMessage(limit: 80)) does not answer (waited \(Int(answerTime)) s); the screen is not listed")
+        }
+        guard let size = probe, size.count == 2 else { return ([], nil) }
+        return ([CaptureDevice(backend: .x11grab, mediaType: .video, name: display, localizedName: "Screen \(display)",
+                               formats: [.video(width: size[0], height: size[1], pixelFormat: "bgr0", frameRates: [FrameRateRange(1, 60)])])], nil)
     }
 }

@@ -136,3 +136,27 @@ package func runAfter(seconds: Double, _ body: @escaping @Sendable () -> Void) {
     }
 }
 
+/// Runs `body` on a thread of its own and waits at most `seconds` for it: a probe of a
+/// server that may accept a connection and never answer (a stopped X display, a dead
+/// PulseAudio server) cannot hang the caller. Nil when the time ran out, or `cancellation`
+/// was set meanwhile; the probe's thread is then left to finish (or not) on its own.
+package func withDeadline<T: Sendable>(seconds: Double, cancellation: CancellationFlag? = nil,
+                                        _ body: @escaping @Sendable () -> T) -> T? {
+    let result = Mutex<T?>(nil)
+    let done = Atomic<Bool>(false)
+    let thread = try? WorkerThread {
+        let value = body()
+        result.withLock { $0 = value }
+        done.store(true, ordering: .releasing)
+    }
+    guard thread != nil else { return nil }
+    var waited = 0.0
+    while !done.load(ordering: .acquiring) {
+        guard waited < seconds, cancellation?.isCancelled != true else { return nil }
+        usleep(10_000)
+        waited += 0.01
+    }
+    thread?.join()
+    return result.withLock { $0 }
+}
+
