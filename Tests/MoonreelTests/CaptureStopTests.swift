@@ -10,12 +10,7 @@ import TestSupport
     func ctrlCFinishesARecordingWhoseDeviceStalled() throws {
         let (server, display) = try CaptureTests.startXvfb(number: 1000)
         defer { kill(server.processIdentifier, SIGCONT); kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
-        // The screen answers once moonreel lists it (a loaded machine is slow to start Xvfb).
-        let started = Date()
-        while Date().timeIntervalSince(started) < 30,
-              !(try Tool.run(Moonreel.executable, ["record", "--list"], environment: ["DISPLAY": display])).out.contains("x11grab:\(display)") {
-            usleep(200_000)
-        }
+        try Self.waitUntilListed(display)
         let output = Fixtures.scratchPath("stalled.mp4")
         let recorder = Process()
         recorder.executableURL = URL(fileURLWithPath: Moonreel.executable)
@@ -57,11 +52,7 @@ import TestSupport
     func devicesThatDoNotAnswerAreGivenUp() throws {
         let (server, display) = try CaptureTests.startXvfb(number: 1100)
         defer { kill(server.processIdentifier, SIGCONT); kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
-        let started = Date()
-        while Date().timeIntervalSince(started) < 30,
-              !(try Tool.run(Moonreel.executable, ["record", "--list"], environment: ["DISPLAY": display])).out.contains("x11grab:\(display)") {
-            usleep(200_000)
-        }
+        try Self.waitUntilListed(display)
         kill(server.processIdentifier, SIGSTOP)
         // A "sound server": connections complete in the listen backlog; nothing is ever read.
         let silent = Process()
@@ -91,5 +82,15 @@ import TestSupport
         #expect(list.err.contains("moonreel: note: X display \"\(display)\" does not answer (waited 2 s); the screen is not listed"), "\(list.err)")
         #expect(list.err.contains("moonreel: note: the PulseAudio server does not answer (waited 2 s)"), "\(list.err)")
         #expect(took < 9, "listing took \(took) s")
+    }
+
+    /// Waits until moonreel lists the screen: it answers then (a loaded machine is slow to
+    /// start Xvfb).
+    static func waitUntilListed(_ display: String) throws {
+        let started = Date()
+        while Date().timeIntervalSince(started) < 30,
+              !(try Tool.run(Moonreel.executable, ["record", "--list"], environment: ["DISPLAY": display])).out.contains("x11grab:\(display)") {
+            usleep(200_000)
+        }
     }
 }
