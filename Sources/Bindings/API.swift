@@ -10,6 +10,10 @@ package final class API {
     unowned let lua: LuaState
     /// Set by embedders (the CLI's --overwrite): every export may replace its output.
     package var overwriteOutputs = false
+    /// Bounds each export's working memory: as much again as the script's memory limit
+    /// (the limit is one allowance for the script's heap and objects, one for an export's
+    /// pictures and encoders); nil: none.
+    package var exportMemoryLimit: Int64?
     /// Set by embedders (the CLI's --dry-run): exports are checked and described (a
     /// `planned` event) but nothing is encoded; `export()` then returns true.
     package var dryRun = false

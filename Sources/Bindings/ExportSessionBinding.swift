@@ -130,6 +130,7 @@ extension API {
             }
         }
         if overwriteOutputs { session.overwrite = true }
+        session.memoryLimit = session.memoryLimit ?? exportMemoryLimit
         session.parentCancellation = exportCancellation
         if dryRun {
             do {

@@ -34,6 +34,7 @@ public final class MoonreelHost {
         scripts = try ScriptHost(limits: limits, effectPolicy: policy, searchPath: effectSearchPath,
                                  bundledEffects: BundledEffects.sources)
         api = API(installingIn: scripts.lua)
+        api.exportMemoryLimit = 2 * Int64(limits.memory)
         let readFiles = api.readFiles
         scripts.onFileRead = { readFiles.record($0) }
         // Each effect's state gets an `av` of its own; the policy shows effects the safe part.

@@ -158,4 +158,35 @@ import TestSupport
         let refused = try moonreel(["effects", "install", dictionary])
         #expect(refused.status == 1 && refused.err.contains("parameters must be a list { { name = ... }, ... }, got a table with the key \"size\""), "\(refused.err)")
     }
+
+    /// §6: export memory counts against `--memory-limit` (an export may use as much again
+    /// as the limit): 16384×6102 pictures with a 100 MiB limit are refused before any is
+    /// made (before, 6.46 GB resident and exit 0), under a 1.5 GB address-space cap that
+    /// such an export could not live in; an export whose memory grows past it stops at
+    /// that frame with one line and leaves no file.
+    @Test func exportMemoryCountsAgainstTheLimit() throws {
+        let clip = try Fixtures.clip(seconds: 1)
+        let script = try write("""
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(0, 0.34), av.asset(arg[1]), 0)
+            local vc = av.videoComposition(comp)
+            vc.renderSize = { tonumber(arg[3]), tonumber(arg[4]) }
+            local session = av.exportSession(comp, "HighestQuality")
+            session.videoComposition, session.outputURL = vc, arg[2]
+            assert(session:export())
+            """, to: "big.lua")
+        let huge = try Tool.run("/bin/sh", ["-c", "ulimit -v 1500000; exec \"$@\"", "sh", Moonreel.executable,
+                                            "run", "--memory-limit", "100", script, clip, work + "/huge.mp4", "16384", "6102"], timeout: 60)
+        #expect(huge.status == 1)
+        #expect(huge.err.hasSuffix("big.lua:7: pictures of 16384×6102 need at least 1097 MiB while exporting, over the export's memory limit (200 MiB); lower the render size or raise the limit\n"),
+                "\(huge.err)")
+        #expect(huge.err.split(separator: "\n").count == 1, "\(huge.err)")
+        let grown = try moonreel(["run", "--memory-limit", "8", script, clip, work + "/grown.mp4", "1280", "720"])
+        #expect(grown.status == 1)
+        #expect(grown.err.range(of: #"big\.lua:7: the export grew by \d+ MiB by frame \d+ \(pictures of 1280×720\), over the export's memory limit \(16 MiB\); lower the render size or raise the limit\n$"#,
+                                options: .regularExpression) != nil, "\(grown.err)")
+        let fits = try moonreel(["run", script, clip, work + "/fits.mp4", "1280", "720"])
+        #expect(fits.status == 0, "\(fits.err)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work).filter { $0.hasPrefix(".") || $0 == "huge.mp4" || $0 == "grown.mp4" }.isEmpty)
+    }
 }

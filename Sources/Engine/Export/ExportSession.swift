@@ -93,6 +93,11 @@ public final class ExportSession {
     /// The most bytes the output may take: the export ends cleanly before the next packet
     /// would pass it (the file is complete and plays; `stoppedBy` says so). nil: no limit.
     public var fileLengthLimit: Int64?
+    /// The most memory the export may take beyond what the process held when it began,
+    /// in bytes: its pictures, render caches and encoder buffers (a host passes its script
+    /// memory limit). Over it, the export stops with an error of kind `.memoryLimit`
+    /// naming the picture size; nil: no limit.
+    public var memoryLimit: Int64?
     /// Why an export wrote less than its range.
     public enum StopReason: String, Sendable {
         /// The next packet would have taken the file past `fileLengthLimit`.
@@ -272,6 +277,8 @@ public final class ExportSession {
     private func render(_ request: ExportRequest, report: (ExportProgress) throws -> Void) throws -> MediaTime {
         let (videoPlan, notes) = try ExportPlanner(session: self).videoPlan(request)
         note(notes)
+        // Before any picture, encoder or palette is made.
+        let budget = try memoryLimit.flatMap { limit in try videoPlan.map { try ExportMemoryBudget(limit: limit, plan: $0) } }
         let audioPlan = try settledAudioPlan(request)
         guard videoPlan != nil || audioPlan != nil else {
             throw EngineError(request.container == .m4a ? "the composition has no audio to export" : "the composition has no video or audio media")
@@ -323,6 +330,7 @@ public final class ExportSession {
                 guard let frame = try frames?.next() else { throw EngineError("video ended early") }
                 fits = try sequence?.write(frame) ?? writer?.write(video: frame) ?? false
                 if fits { framesWritten += 1 }
+                try budget?.check(framesWritten: framesWritten)
             } else {
                 guard let block = try sound?.next() else { throw EngineError("audio ended early") }
                 fits = try writer?.write(audio: block, pts: samplesWritten) ?? false

@@ -34,6 +34,8 @@ public struct ExportError: Error, CustomStringConvertible, Sendable {
         case renderFailed
         /// The finished file did not read back as expected; nothing was replaced.
         case verificationFailed
+        /// The export needed more memory than `ExportSession.memoryLimit`; nothing was replaced.
+        case memoryLimit
 
         /// Runs `body`, giving any error it throws this kind (an `ExportError` keeps its own).
         func tag<T>(_ body: () throws -> T) throws -> T {

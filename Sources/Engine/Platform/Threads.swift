@@ -160,3 +160,16 @@ package func withDeadline<T: Sendable>(seconds: Double, cancellation: Cancellati
     return result.withLock { $0 }
 }
 
+/// The process's resident memory now (from /proc/self/statm), or nil where it cannot be read.
+package func residentBytes() -> Int64? {
+    let file = open("/proc/self/statm", O_RDONLY | O_CLOEXEC)
+    guard file >= 0 else { return nil }
+    defer { close(file) }
+    var buffer = [UInt8](repeating: 0, count: 128)
+    let count = buffer.withUnsafeMutableBytes { read(file, $0.baseAddress, $0.count) }
+    guard count > 0 else { return nil }
+    let fields = buffer[..<count].split(separator: UInt8(ascii: " "))
+    guard fields.count > 1, let pages = Int64(String(decoding: fields[1], as: UTF8.self)) else { return nil }
+    return pages * Int64(sysconf(Int32(_SC_PAGESIZE)))
+}
+
