@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+@testable import MoonreelEngine
 
 /// The `SmartCut` preset (issue 10.2): frame-exact cuts that copy every whole GOP and
 /// re-encode only the partial GOPs at the cuts, checked against the source with ffprobe
@@ -67,18 +68,23 @@ import TestSupport
         #expect(try Tool.packets(output).map(\.hash) == copied)
     }
 
-    @Test func joinsTwoCutsOfOneSource() throws {
-        let source = try SmartCutTests.source()
-        let output = Fixtures.scratchPath("joined.mp4")
-        let result = try Moonreel.runScript("""
+    /// Two ranges (start, duration in seconds) of `source`, one after the other, smart-cut.
+    static func join(_ source: String, _ first: (Double, Double), _ second: (Double, Double), to output: String) throws -> Moonreel.Result {
+        try Moonreel.runScript("""
             local asset = av.asset(arg[1])
             local comp = av.composition()
-            comp:insertTimeRange(av.range(1.2, 3.5), asset, 0)
-            comp:insertTimeRange(av.range(5.5, 2.5), asset, 3.5)
+            comp:insertTimeRange(av.range(\(first.0), \(first.1)), asset, 0)
+            comp:insertTimeRange(av.range(\(second.0), \(second.1)), asset, \(first.1))
             local session = av.exportSession(comp, "SmartCut")
             session.outputURL = arg[2]
             assert(session:export())
             """, arguments: [source, output])
+    }
+
+    @Test func joinsTwoCutsOfOneSource() throws {
+        let source = try SmartCutTests.source()
+        let output = Fixtures.scratchPath("joined.mp4")
+        let result = try Self.join(source, (1.2, 3.5), (5.5, 2.5), to: output)
         #expect(result.status == 0 && !result.err.contains("SmartCut"), "\(result.err)")
         try SmartCutTests.expectFrameExactCut(output, of: source, start: 1.2, frames: 105 + 75)
         // The second clip starts with the source's frame at 5.5 s, 3.5 s into the output.
@@ -203,5 +209,111 @@ import TestSupport
         try SmartCutTests.expectFrameExactCut(output, of: iphone, start: 0.3, frames: laterFrames.count + 1, margin: 1)
         let sourceHashes = Set(try Tool.packets(iphone).map(\.hash))
         #expect(try Tool.packets(output).filter { sourceHashes.contains($0.hash) }.count >= 25)
+    }
+
+    // MARK: The third attack round (issue 24 §10–12)
+
+    /// §10: an open-GOP H.264 source (x264 open-gop, B-frames): a range that ends exactly on
+    /// a keyframe keeps that keyframe's leading pictures shown before it (they were lost: 57
+    /// of 60 frames for 0–2 s, 27 of 30 for 1–2 s, exit 0).
+    @Test func anOpenGOPRangeEndingOnAKeyframeKeepsEveryFrame() throws {
+        let source = try Fixtures.clip(seconds: 6, size: "640x360",
+                                       extra: ["-preset", "medium", "-bf", "3", "-x264-params", "open-gop=1:keyint=30:min-keyint=30:scenecut=0"])
+        for (start, frames) in [(0.0, 60), (1.0, 30), (1.0, 60)] {
+            let output = Fixtures.scratchPath("open-gop.mp4")
+            let result = try Moonreel.run(["run", Moonreel.example("trim.lua"), source, output, "\(start)", "\(Double(frames) / 30)"])
+            #expect(result.status == 0 && !result.err.contains("SmartCut"), "\(result.err)")
+            if start > 0 {
+                try SmartCutTests.expectFrameExactCut(output, of: source, start: start, frames: frames)
+            } else { // no frame before the first to tell it from
+                #expect(try Tool.framePTS(output).count == frames)
+                let decode = try Tool.run("ffmpeg", ["-v", "error", "-i", output, "-f", "null", "-"])
+                #expect(decode.status == 0 && decode.err.isEmpty, "\(decode.err)")
+            }
+            // The last frame is the source's frame just before the end keyframe.
+            let last = try Tool.rgbFrame(output, at: Double(frames - 1) / 30)
+            let expected = try Tool.rgbFrame(source, at: start + Double(frames - 1) / 30)
+            let next = try Tool.rgbFrame(source, at: start + Double(frames) / 30)
+            #expect(last.meanDifference(expected) * 2 < last.meanDifference(next), "\(start) s")
+        }
+    }
+
+    /// §11: a cut between two frames (0.35 s at 30 fps) gives the frames of every other
+    /// export: 30 for 1 s, on the k/30 grid from 0 (before: 31, the first 1/60 s long, the
+    /// rest at 0.0167 + k/30); two such clips joined give 60 for 2 s.
+    @Test func aCutBetweenFramesKeepsTheFrameGrid() throws {
+        let source = try SmartCutTests.source()
+        let output = Fixtures.scratchPath("between.mp4")
+        let result = try Moonreel.run(["run", Moonreel.example("trim.lua"), source, output, "0.35", "1"])
+        #expect(result.status == 0, "\(result.err)")
+        // The first frame is the one shown at 0.35 s: the source's frame at 1/3 s.
+        try SmartCutTests.expectFrameExactCut(output, of: source, start: 1.0 / 3, frames: 30)
+        let pts = try Tool.framePTS(output)
+        #expect(pts.enumerated().allSatisfy { abs($0.element - Double($0.offset) / 30) < 1e-3 }, "\(pts.prefix(4))")
+        let joined = Fixtures.scratchPath("between-joined.mp4")
+        let join = try Self.join(source, (0.35, 1), (4.35, 1), to: joined)
+        #expect(join.status == 0, "\(join.err)")
+        let joinedPTS = try Tool.framePTS(joined)
+        #expect(joinedPTS.count == 60 && joinedPTS.enumerated().allSatisfy { abs($0.element - Double($0.offset) / 30) < 1e-3 }, "\(joinedPTS.count) frames")
+        let decode = try Tool.run("ffmpeg", ["-v", "error", "-i", joined, "-f", "null", "-"])
+        #expect(decode.status == 0 && decode.err.isEmpty, "\(decode.err)")
+    }
+
+    /// The `seq_parameter_set_id`s of the SPS units in an avcC record (from ffprobe's
+    /// extradata dump) or in an Annex B stream.
+    static func sequenceParameterSetIDs(_ units: [[UInt8]]) -> [Int] {
+        units.filter { ($0.first ?? 0) & 0x1F == 7 }.compactMap { unit -> Int? in
+            // After the header byte, profile, constraints and level: ue(v), no emulation bytes this early.
+            var bits = unit.dropFirst(4).flatMap { byte in (0..<8).reversed().map { (byte >> $0) & 1 } }[...]
+            var zeros = 0
+            while bits.first == 0 { zeros += 1; bits = bits.dropFirst() }
+            guard bits.count > zeros else { return nil }
+            let value = bits.dropFirst().prefix(zeros).reduce(0) { $0 << 1 | Int($1) }
+            return (1 << zeros) - 1 + value
+        }
+    }
+
+    /// §12: a source whose samples carry their own SPS/PPS (ids 0 in the sample entry, 1
+    /// inside the samples of its second half): the re-encoded frames' sets get an id that
+    /// neither uses (before: 1, the one the copied samples redefine).
+    @Test func reencodedParameterSetsAvoidTheIdsInsideTheSamples() throws {
+        let folder = (Fixtures.scratchPath("x") as NSString).deletingLastPathComponent
+        var parts: [String] = []
+        for (index, id) in [0, 1].enumerated() {
+            let part = folder + "/part\(index).h264"
+            try Tool.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30:duration=4", "-vf", index == 1 ? "negate" : "null",
+                             "-c:v", "libx264", "-preset", "fast", "-bf", "0", "-x264-params", "sps-id=\(id):keyint=30:min-keyint=30:scenecut=0", part])
+            parts.append(part)
+        }
+        let joinedStream = folder + "/both.h264"
+        let bytes = try parts.reduce(Data()) { $0 + (try Data(contentsOf: URL(fileURLWithPath: $1))) }
+        try bytes.write(to: URL(fileURLWithPath: joinedStream))
+        let source = folder + "/in-band.mp4"
+        try Tool.ffmpeg(["-r", "30", "-i", joinedStream, "-c", "copy", source])
+        let inBand = Self.sequenceParameterSetIDs(NALUnits.annexB([UInt8](try Data(contentsOf: URL(fileURLWithPath: parts[1])))).map { Array($0) })
+        #expect(Set(inBand) == [1])
+        let output = folder + "/cut.mp4"
+        let result = try Moonreel.run(["run", Moonreel.example("trim.lua"), source, output, "4.5", "2.5"])
+        #expect(result.status == 0 && !result.err.contains("SmartCut"), "\(result.err)")
+        let probe = try Tool.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_streams", "-show_data", output])
+        // The dump after "extradata=": hex words, then the ASCII column.
+        let hex = probe.out.split(separator: "\n").drop { !$0.hasPrefix("extradata=") }.dropFirst()
+            .prefix { $0.hasPrefix("0") }.flatMap { line in line.split(separator: " ").dropFirst().prefix(8).filter { $0.count == 4 } }
+            .joined()
+        let record = stride(from: 0, to: hex.count - 1, by: 2).compactMap { offset -> UInt8? in
+            let start = hex.index(hex.startIndex, offsetBy: offset)
+            return UInt8(hex[start..<hex.index(start, offsetBy: 2)], radix: 16)
+        }
+        #expect(record.count > 8 && record[5] & 0x1F == 2, "avcC \(record.prefix(8))")
+        var units: [[UInt8]] = [], index = 6
+        for _ in 0..<Int(record.count > 5 ? record[5] & 0x1F : 0) where index + 2 <= record.count {
+            let length = Int(record[index]) << 8 | Int(record[index + 1])
+            units.append(Array(record[(index + 2)..<min(index + 2 + length, record.count)]))
+            index += 2 + length
+        }
+        let header = Self.sequenceParameterSetIDs(units)
+        #expect(header.count == 2 && header.first == 0 && !header.contains(1), "sample entry SPS ids \(header)")
+        let decode = try Tool.run("ffmpeg", ["-v", "error", "-i", output, "-f", "null", "-"])
+        #expect(decode.status == 0 && decode.err.isEmpty, "\(decode.err)")
     }
 }

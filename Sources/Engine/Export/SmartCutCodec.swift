@@ -108,6 +108,44 @@ enum SmartCutCodec {
         return 0
     }
 
+    /// Whether a NAL unit starting with `header` is a parameter set (SPS, PPS; HEVC: VPS).
+    func isParameterSet(_ header: UInt8) -> Bool {
+        switch self {
+        case .h264: return [H264.NALType.sequenceParameterSet, .pictureParameterSet].map(\.rawValue).contains(header & 0x1F)
+        case .hevc: return (HEVC.NALType.videoParameterSet.rawValue...HEVC.NALType.pictureParameterSet.rawValue).contains(HEVC.type(ofHeader: header))
+        }
+    }
+
+    /// This codec with ids for the re-encoded frames' parameter sets that neither the
+    /// sample entry nor `inBand` (parameter sets found inside the copied samples) uses: a
+    /// player that takes sets from the sample entry and one that takes them from the samples
+    /// must not find two different sets under one id.
+    func avoiding(inBand units: [ArraySlice<UInt8>], path: String) throws -> SmartCutCodec {
+        guard !units.isEmpty else { return self }
+        switch self {
+        case .h264(let configuration, _):
+            var seen = configuration
+            for unit in units {
+                if H264.type(of: unit) == H264.NALType.sequenceParameterSet.rawValue { seen.sequenceParameterSets.append(unit) }
+                if H264.type(of: unit) == H264.NALType.pictureParameterSet.rawValue { seen.pictureParameterSets.append(unit) }
+            }
+            guard let id = seen.freeParameterSetID else {
+                throw SmartCutUnavailable("\"\(path)\" uses every parameter-set id in its samples and sample entry, leaving none for the re-encoded frames")
+            }
+            return .h264(configuration, parameterSetID: id)
+        case .hevc(let configuration, _):
+            var seen = configuration
+            for unit in units {
+                let type = HEVC.type(of: unit)
+                if let index = seen.arrays.firstIndex(where: { $0.type == type }) { seen.arrays[index].units.append(unit) } else { seen.arrays.append((type, [unit])) }
+            }
+            guard let ids = seen.freeParameterSetIDs else {
+                throw SmartCutUnavailable("\"\(path)\" leaves no parameter-set ids free in its samples and sample entry for the re-encoded frames", isHEVC: true)
+            }
+            return .hevc(configuration, HEVCRenumbering(videoParameterSetID: ids.video, sequenceParameterSetID: ids.sequence, pictureParameterSetID: ids.picture))
+        }
+    }
+
     /// Whether a NAL unit starting with `header` holds a picture decoding can start at
     /// with other parameter sets: an IDR picture (H.264), any random-access picture (HEVC).
     func startsRandomAccess(_ header: UInt8) -> Bool {

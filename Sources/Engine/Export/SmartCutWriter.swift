@@ -36,6 +36,8 @@ struct SmartCutSegment {
     let copied: [IndexedPacket]
     let tail: [Int64]
     let tailDecodeStart: Int64
+    /// Parameter sets found inside the samples read (each once).
+    let inBandParameterSets: [[UInt8]]
 
     /// The output time of a source frame (the frame shown at the start is moved to it).
     func target(of pts: Int64) -> MediaTime { targetStart + MediaTime(pts: Swift.max(pts - sourceStart, 0), timeBase: timeBase) }
@@ -55,6 +57,7 @@ struct SmartCutSegment {
 /// rendered and encoded as for any export, so it is cut sample-exact.
 struct SmartCutWriter {
     let segments: [SmartCutSegment]
+    /// With parameter-set ids free in the sample entry and in every sample read.
     let codec: SmartCutCodec
     let parameters: UnsafePointer<AVCodecParameters>
     let outputTimeBase: AVRational
@@ -93,7 +96,7 @@ struct SmartCutWriter {
         guard let stream = demuxer.stream(first.streamIndex), let parameters = stream.pointee.codecpar else {
             throw EngineError("input \"\(first.path)\": stream #\(first.streamIndex) is missing")
         }
-        let codec = try SmartCutCodec(parameters, path: first.path)
+        let sampleEntryCodec = try SmartCutCodec(parameters, path: first.path)
         for source in sources.dropFirst() where source.path != first.path || source.streamIndex != first.streamIndex {
             let other = try Demuxer(path: source.path)
             guard let otherParameters = other.stream(source.streamIndex)?.pointee.codecpar,
@@ -106,15 +109,16 @@ struct SmartCutWriter {
         self.sourceDemuxer = demuxer
         self.sourceStream = stream
         self.parameters = UnsafePointer(parameters)
-        self.codec = codec
         outputTimeBase = stream.pointee.time_base
         do {
             segments = try zip(parts, sources).map { part, source in
                 try SmartCutWriter.planSegment(source, sourceRange: part.sourceRange, targetStart: part.targetRange.start - range.start,
-                                               codec: codec)
+                                               codec: sampleEntryCodec)
             }
+            let inBand = Array(Set(segments.flatMap(\.inBandParameterSets))).map { $0[...] }
+            codec = try sampleEntryCodec.avoiding(inBand: inBand, path: first.path)
         } catch var unavailable as SmartCutUnavailable {
-            if case .hevc = codec { unavailable.isHEVC = true }
+            if case .hevc = sampleEntryCodec { unavailable.isHEVC = true }
             throw unavailable
         }
         let outputTimeBase = self.outputTimeBase
@@ -136,29 +140,40 @@ struct SmartCutWriter {
         guard let stream = demuxer.stream(source.streamIndex) else { throw EngineError("input \"\(source.path)\": stream #\(source.streamIndex) is missing") }
         for index in 0..<demuxer.streamCount where index != source.streamIndex { demuxer.stream(index)?.pointee.discard = AVDISCARD_ALL }
         let timeBase = stream.pointee.time_base
-        let start = sourceRange.start.pts(in: timeBase), end = sourceRange.end.pts(in: timeBase)
         let targetEnd = targetStart + sourceRange.duration
-        // Packets in decode order, from a keyframe that shows at or before the cut (a
-        // keyframe's leading pictures, shown before it, are decoded only from the GOP
-        // before: go back a GOP while the first keyframe shows later than the cut) to the
-        // first keyframe at the end.
-        var packets: [IndexedPacket] = [], stoppedAt: Int64? = nil
-        var seekTarget = start
-        for _ in 0..<8 {
-            (packets, stoppedAt) = try index(demuxer, stream: source.streamIndex, from: seekTarget, to: end, codec: codec)
-            guard let first = packets.first, first.pts > start, first.dts - 1 < seekTarget else { break }
-            seekTarget = first.dts - 1
+        var start = sourceRange.start.pts(in: timeBase), end = sourceRange.end.pts(in: timeBase)
+        var packets: [IndexedPacket] = [], leading: [IndexedPacket] = [], stoppedAt: Int64? = nil, inBand: Set<[UInt8]> = []
+        var shown: Int64?
+        // A cut between two frames is moved back to the frame shown at it, as every other
+        // export shows it: the frames stay on their grid (a first frame 1/60 s long was a
+        // frame too many). The range is indexed again from there, once.
+        for _ in 0..<2 {
+            // Packets in decode order, from a keyframe that shows at or before the cut (a
+            // keyframe's leading pictures, shown before it, are decoded only from the GOP
+            // before: go back a GOP while the first keyframe shows later than the cut) to
+            // the first keyframe at the end, with that keyframe's own leading pictures
+            // when they show before the end (an open GOP).
+            var seekTarget = start
+            for _ in 0..<8 {
+                (packets, leading, stoppedAt, inBand) = try index(demuxer, stream: source.streamIndex, from: seekTarget, to: end, codec: codec)
+                guard let first = packets.first, first.pts > start, first.dts - 1 < seekTarget else { break }
+                seekTarget = first.dts - 1
+            }
+            let presented = (packets + leading).map(\.pts).sorted()
+            // The frame shown at the cut is the last one at or before it.
+            shown = presented.last { $0 <= start } ?? presented.first { $0 < end }
+            guard let moved = shown, moved < start else { break }
+            (start, end) = (moved, moved + (end - start))
         }
-        let presented = packets.map(\.pts).sorted()
-        // The frame shown at the cut is the last one at or before it.
-        let shown = presented.last { $0 <= start } ?? presented.first { $0 < end }
+        let presented = (packets + leading).map(\.pts).sorted()
         guard let shown, let decodeStart = packets.first?.dts else {
             throw EngineError("input \"\(source.path)\": no video frames between \(sourceRange.start.seconds) and \(sourceRange.end.seconds) s")
         }
         let frames = presented.filter { $0 == shown || ($0 > start && $0 < end) }
         func segment(head: [Int64], copied: [IndexedPacket] = [], tail: [Int64] = [], tailDecodeStart: Int64 = 0) -> SmartCutSegment {
             SmartCutSegment(source: source, timeBase: timeBase, sourceStart: start, targetStart: targetStart, targetEnd: targetEnd,
-                            head: head, headDecodeStart: decodeStart, copied: copied, tail: tail, tailDecodeStart: tailDecodeStart)
+                            head: head, headDecodeStart: decodeStart, copied: copied, tail: tail, tailDecodeStart: tailDecodeStart,
+                            inBandParameterSets: Array(inBand))
         }
         // Copy from the first random-access picture inside the range (leaving out its
         // leading pictures, which refer to the GOP before and are re-encoded instead)…
@@ -174,8 +189,9 @@ struct SmartCutWriter {
         let copied = packets[copyStart..<copyEnd].filter { $0.pts >= firstCopied }
         let copiedTimes = Set(copied.map(\.pts))
         let lastCopied = copiedTimes.max() ?? firstCopied
-        // The frames after the copy, with the leading pictures of the keyframe that ends it:
-        // decoded from the last copied GOP's keyframe, where their references are.
+        // The frames after the copy, with the leading pictures of the keyframe that ends it
+        // (never copied: they refer to that keyframe): decoded from the last copied GOP's
+        // keyframe, where their references are.
         let tail = frames.filter { $0 > firstCopied && !copiedTimes.contains($0) }
         // Odd reordering could leave a frame between copied ones: re-encode all.
         guard copied.allSatisfy({ $0.pts < end }), tail.allSatisfy({ $0 > lastCopied }),
@@ -184,25 +200,48 @@ struct SmartCutWriter {
     }
 
     /// The packets of one stream in decode order from the keyframe the demuxer finds for
-    /// `target` up to the first keyframe showing at or after `end` (returned apart).
-    private static func index(_ demuxer: Demuxer, stream: Int, from target: Int64, to end: Int64,
-                              codec: SmartCutCodec) throws -> ([IndexedPacket], stoppedAt: Int64?) {
+    /// `target` up to the first keyframe showing at or after `end` (returned apart), the
+    /// leading pictures of that keyframe that show before `end` (they follow it in decode
+    /// order: an open GOP), and the parameter sets found inside the samples.
+    private static func index(_ demuxer: Demuxer, stream: Int, from target: Int64, to end: Int64, codec: SmartCutCodec) throws
+        -> (packets: [IndexedPacket], leading: [IndexedPacket], stoppedAt: Int64?, inBand: Set<[UInt8]>) {
         try check(avformat_seek_file(demuxer.context, Int32(stream), Int64.min, target, target, AVSEEK_FLAG_BACKWARD),
                   "seeking", context: "input \"\(demuxer.path)\"")
         guard let packet = av_packet_alloc() else { throw EngineError("out of memory") }
         var maybePacket: UnsafeMutablePointer<AVPacket>? = packet
         defer { av_packet_free(&maybePacket) }
-        var packets: [IndexedPacket] = []
+        var packets: [IndexedPacket] = [], leading: [IndexedPacket] = [], inBand: Set<[UInt8]> = []
+        var stoppedAt: Int64?
         while av_read_frame(demuxer.context, packet) >= 0 {
             defer { av_packet_unref(packet) }
             guard Int(packet.pointee.stream_index) == stream, packet.pointee.pts != MOON_AV_NOPTS_VALUE else { continue }
             let isKeyframe = packet.pointee.flags & AV_PKT_FLAG_KEY != 0
-            if isKeyframe, packet.pointee.pts >= end { return (packets, packet.pointee.pts) }
             let dts = packet.pointee.dts == MOON_AV_NOPTS_VALUE ? packet.pointee.pts : packet.pointee.dts
-            packets.append(IndexedPacket(pts: packet.pointee.pts, dts: dts, isKeyframe: isKeyframe,
-                                         startsRandomAccess: isKeyframe && startsRandomAccess(packet, codec: codec)))
+            let indexed = IndexedPacket(pts: packet.pointee.pts, dts: dts, isKeyframe: isKeyframe,
+                                        startsRandomAccess: isKeyframe && startsRandomAccess(packet, codec: codec))
+            if let stop = stoppedAt {
+                // After the end keyframe: its leading pictures, until a picture shows after it.
+                guard indexed.pts < stop else { break }
+                if indexed.pts < end { leading.append(indexed) }
+                continue
+            }
+            inBand.formUnion(parameterSets(in: packet, codec: codec))
+            if isKeyframe, packet.pointee.pts >= end {
+                stoppedAt = packet.pointee.pts
+                continue
+            }
+            packets.append(indexed)
         }
-        return (packets, nil)
+        return (packets, leading, stoppedAt, inBand)
+    }
+
+    /// The parameter-set NAL units inside a sample.
+    private static func parameterSets(in packet: UnsafeMutablePointer<AVPacket>, codec: SmartCutCodec) -> [[UInt8]] {
+        guard let data = packet.pointee.data else { return [] }
+        let bytes = UnsafeBufferPointer(start: data, count: Int(packet.pointee.size))
+        return (NALUnits.ranges(bytes, lengthSize: codec.lengthSize) ?? []).compactMap { range in
+            !range.isEmpty && codec.isParameterSet(bytes[range.lowerBound]) ? Array(bytes[range]) : nil
+        }
     }
 
     private static func startsRandomAccess(_ packet: UnsafeMutablePointer<AVPacket>, codec: SmartCutCodec) -> Bool {
