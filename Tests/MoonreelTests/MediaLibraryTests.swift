@@ -354,6 +354,22 @@ import TestSupport
         #expect(Self.files(under: library).count == 2, "\(Self.files(under: library))")
     }
 
+    /// Issue 24 §17: Ctrl-C after the commit point (the journal is in place) still ends the
+    /// run with 130, but first says what happened: the hand-off was finished, where the movie
+    /// is, and that the recording was deleted (before: only "interrupted").
+    @Test func anInterruptAfterTheCommitPointSaysTheHandOffFinished() throws {
+        let (source, library) = try Self.freshSource()
+        let script = Fixtures.scratchPath("handoff.lua")
+        try Self.handOffScript.write(toFile: script, atomically: true, encoding: .utf8)
+        let result = try Tool.run(Moonreel.executable, ["run", script, source, library], environment: ["MOONREEL_TEST_KILL_AT": "journaled:INT"])
+        #expect(result.status == 130, "\(result.out) \(result.err)")
+        let movies = Self.files(under: library).filter { $0.hasSuffix(".mp4") }
+        #expect(movies.count == 1 && !FileManager.default.fileExists(atPath: source), "\(movies)")
+        let note = "moonreel: note: handoff.lua:7: the run was interrupted after the hand-off of \"\(source)\" was committed; it was finished: the movie is at \"\(library)/\(movies.first ?? "")\" and the recording was deleted"
+        #expect(result.err.contains(note), "\(result.err)")
+        #expect(result.err.hasSuffix("moonreel: interrupted\n"), "\(result.err)")
+    }
+
     @Test func errorsNameTheFileAndKeepTheRecording() throws {
         let (source, library) = try Self.freshSource()
         let folder = (source as NSString).deletingLastPathComponent

@@ -380,12 +380,19 @@ public final class MediaLibrary {
         """
     }
 
+    /// At `MOONREEL_TEST_KILL_AT=STEP` the process SIGKILLs itself; at `STEP:INT` it sends
+    /// itself a Ctrl-C (SIGINT) and gives the signal thread a moment to take it.
     static func reach(_ step: Step) {
-        if killStep == step.rawValue { kill(getpid(), SIGKILL) }
+        guard let testStep, testStep.hasPrefix(step.rawValue) else { return }
+        if testStep == step.rawValue { kill(getpid(), SIGKILL) }
+        if testStep == step.rawValue + ":INT" {
+            kill(getpid(), SIGINT)
+            usleep(300_000)
+        }
     }
 
     /// Read once: only hand-off code looks at it.
-    private static let killStep: String? = getenv("MOONREEL_TEST_KILL_AT").map { String(cString: $0) }
+    private static let testStep: String? = getenv("MOONREEL_TEST_KILL_AT").map { String(cString: $0) }
 
     /// The rate the recording's pictures were taken at (its video stream's r_frame_rate):
     /// the average rate of a recording is skewed by where its first picture starts, and an
