@@ -19,7 +19,9 @@ public struct RunLimits: Sendable, Equatable {
 
 /// Every limit a script host enforces, as the CLI fills them from its flags.
 public struct ScriptLimits: Sendable, Equatable {
-    /// Bytes the user script's Lua heap and the engine objects it made may hold.
+    /// Bytes the user script's Lua heap and the engine objects it made may hold. A
+    /// `MoonreelHost` lets each export grow the process by as much again (its pictures,
+    /// render caches and encoders; `ExportSession.memoryLimit`).
     public var memory: Int
     /// The same for each effect module, which runs in a state of its own.
     public var effectMemory: Int

@@ -30,7 +30,7 @@ struct CommonOptions: ParsableArguments {
     var quiet = false
     @Option(help: "Progress display: bar, json or none (default: bar on a terminal, else none).")
     var progress: ProgressStyle?
-    @Option(help: "Lua heap limit in MiB.")
+    @Option(help: "Memory limit in MiB: the script's Lua heap and objects, and as much again for each export's pictures and encoders.")
     var memoryLimit: Int = 2048
     @Option(help: "Stop the script after this many seconds.")
     var timeLimit: Double?
