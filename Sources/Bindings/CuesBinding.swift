@@ -33,27 +33,31 @@ extension API {
                 }
                 return 1
             }),
-            ("readCues", "av.readCues(path [, {format=, duration=}]): cues {text=, start=, finish=, id=, words=} from CSV, LRC, SRT, WebVTT or ASS/SSA (docs/timed-text.md)", { [unowned self] call in
+            ("readCues", "av.readCues(path [, {format=, duration=, strict=}]): cues {text=, start=, finish=, id=, words=} from CSV, LRC, SRT, WebVTT or ASS/SSA; a bad block is dropped with a note (strict = true: the error) (docs/timed-text.md)", { [unowned self] call in
                 let path = try filePath(call, 1)
                 readFiles.record(path)
                 var format: CueFormat? = nil
                 var total: MediaTime? = nil
+                var strict = false
                 if !call.isNoneOrNil(2) {
-                    guard call.type(2) == LUA_TTABLE else { throw call.typeError(2, expected: "table {format=, duration=}") }
+                    guard call.type(2) == LUA_TTABLE else { throw call.typeError(2, expected: "table {format=, duration=, strict=}") }
                     try call.forEachField(of: 2) { key in
                         do {
                             switch key {
                             case "format": format = try choice(call, call.absolute(-1), CueFormat.self)
                             case "duration": total = try duration(call, call.absolute(-1))
-                            default: throw call.argumentError(2, "unknown readCues option \(key.quotedForMessage()) (format, duration)")
+                            case "strict": strict = try call.boolean(-1)
+                            default: throw call.argumentError(2, "unknown readCues option \(key.quotedForMessage()) (format, duration, strict)")
                             }
-                        } catch let error as LuaArgumentError where key == "format" || key == "duration" {
+                        } catch let error as LuaArgumentError where ["format", "duration", "strict"].contains(key) {
                             // The option's own check numbers the value's stack slot; name the table and field.
                             throw call.argumentError(2, "field '\(key)': \(error.message.argumentReason)")
                         }
                     }
                 }
-                let cues = try timedText(call) { try CueReader.read(path: path, format: format, totalDuration: total) }
+                var log = CueLog(strict: strict)
+                let cues = try timedText(call) { try CueReader.read(path: path, format: format, totalDuration: total, log: &log) }
+                log.notes.forEach(warn)
                 call.pushArray(cues) { cue in
                     call.pushRecord {
                         call.push(cue.text); call.setField("text")

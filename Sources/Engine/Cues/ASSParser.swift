@@ -6,7 +6,8 @@
 struct ASSParser {
     let fileName: String
 
-    func cues(_ text: String) throws -> [Cue] {
+    /// A Dialogue line that cannot be read is dropped and told to `log` (the error itself, with `strict`).
+    func cues(_ text: String, log: inout CueLog) throws -> [Cue] {
         var inEvents = false
         var fields: [String]?
         var cues: [Cue] = []
@@ -22,7 +23,11 @@ struct ASSParser {
             if kind == "format" {
                 fields = body.split(separator: ",").map { $0.trimmed.lowercased() }
             } else if kind == "dialogue" {
-                cues.append(try cue(body, fields: fields ?? ASSParser.defaultFields, line: number))
+                do {
+                    cues.append(try cue(body, fields: fields ?? ASSParser.defaultFields, line: number))
+                } catch let error as TimedTextError {
+                    try log.drop(file: fileName, line: number, "Dialogue line dropped", because: error.message)
+                }
             }
         }
         return cues

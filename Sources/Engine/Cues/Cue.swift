@@ -62,15 +62,17 @@ struct TimedTextBuilder {
 
     /// The text without surrounding white space, and the words, each ending where the
     /// next starts (the last at `end`).
-    func finish(end: MediaTime) -> (text: String, words: [WordTiming]) {
-        let leading = text.unicodeScalars.prefix { $0.properties.isWhitespace }.count
+    /// The text (trimmed unless `trimming` is false: WebVTT keeps a cue's spaces) and the
+    /// word timings, each word ending where the next starts (the last at `end`).
+    func finish(end: MediaTime, trimming: Bool = true) -> (text: String, words: [WordTiming]) {
+        let leading = trimming ? text.unicodeScalars.prefix { $0.properties.isWhitespace }.count : 0
         let timings = words.indices.map { i in
             let word = words[i]
             let wordEnd = i + 1 < words.count ? words[i + 1].start : end
             let scalars = (word.scalars.lowerBound - leading)..<(word.scalars.upperBound - leading)
             return WordTiming(text: word.text, start: word.start, end: MediaTime.max(wordEnd, word.start), scalars: scalars)
         }
-        return (String(text.trimmed), timings)
+        return (trimming ? String(text.trimmed) : text, timings)
     }
 }
 
@@ -80,7 +82,7 @@ extension TimedTextBuilder {
     /// are no word timings. Other tags are dropped when `stripTags` (WebVTT, SRT) and kept
     /// as text otherwise (LRC). `shift` is added to every tag's time.
     static func timedText(_ markup: Substring, start: MediaTime, end: MediaTime, shift: MediaTime = .zero,
-                          stripTags: Bool, decode: (String) -> String = { $0 }) -> (text: String, words: [WordTiming]) {
+                          stripTags: Bool, trimming: Bool = true, decode: (String) -> String = { $0 }) -> (text: String, words: [WordTiming]) {
         var segments: [(text: String, start: MediaTime?)] = []
         var current = "", currentStart: MediaTime? = nil
         var rest = markup
@@ -103,6 +105,6 @@ extension TimedTextBuilder {
         for (index, segment) in segments.enumerated() {
             builder.append(decode(segment.text), startingAt: segment.start ?? (isTimed && index == 0 ? start : nil))
         }
-        return builder.finish(end: end)
+        return builder.finish(end: end, trimming: trimming)
     }
 }

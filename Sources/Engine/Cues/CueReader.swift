@@ -33,40 +33,54 @@ public enum CueReader {
     public static let defaultLastLineDuration = MediaTime(value: 5, timescale: 1)
 
     /// `format`: nil chooses by extension, then by content. `totalDuration`: where the last
-    /// LRC line ends (the song's length).
+    /// LRC line ends (the song's length). A block or line that cannot be read is dropped and
+    /// the rest kept; `log` holds a note for each (with `log.strict`, the first is thrown).
     /// - Throws: `TimedTextError` (with file and line where it can) when the file cannot be
-    ///   read, is larger than 64 MB, is not UTF-8, has a malformed time or field, or holds
-    ///   text but no cue.
+    ///   read, is larger than 64 MB, is not UTF-8, is no WebVTT file (its signature), has a
+    ///   malformed CSV row, or (but WebVTT) holds text and no cue.
+    public static func read(path: String, format: CueFormat? = nil, totalDuration: MediaTime? = nil, log: inout CueLog) throws -> [Cue] {
+        try parse(TextFile.read(path), fileName: path, format: format, totalDuration: totalDuration, log: &log)
+    }
+
+    /// As `read(path:format:totalDuration:log:)`, strict: the first dropped block is the error.
     public static func read(path: String, format: CueFormat? = nil, totalDuration: MediaTime? = nil) throws -> [Cue] {
-        try parse(TextFile.read(path), fileName: path, format: format, totalDuration: totalDuration)
+        var log = CueLog(strict: true)
+        return try read(path: path, format: format, totalDuration: totalDuration, log: &log)
     }
 
     /// A file's contents already in memory (uploaded, or embedded); `fileName` names it in
     /// errors and chooses the format by extension when `format` is nil.
-    public static func parse(bytes: [UInt8], fileName: String, format: CueFormat? = nil, totalDuration: MediaTime? = nil) throws -> [Cue] {
-        try parse(TextFile.decode(bytes, fileName: fileName), fileName: fileName, format: format, totalDuration: totalDuration)
+    public static func parse(bytes: [UInt8], fileName: String, format: CueFormat? = nil, totalDuration: MediaTime? = nil, log: inout CueLog) throws -> [Cue] {
+        try parse(TextFile.decode(bytes, fileName: fileName), fileName: fileName, format: format, totalDuration: totalDuration, log: &log)
     }
 
     /// Cues from text already decoded; `fileName` names it in errors and chooses the format
     /// by extension when `format` is nil (then the content decides). Cues come sorted by
     /// start, in file order for equal starts; empty text gives no cues.
-    /// - Throws: `TimedTextError` as `read(path:format:totalDuration:)`.
-    public static func parse(_ text: String, fileName: String, format: CueFormat? = nil, totalDuration: MediaTime? = nil) throws -> [Cue] {
+    /// - Throws: `TimedTextError` as `read(path:format:totalDuration:log:)`.
+    public static func parse(_ text: String, fileName: String, format: CueFormat? = nil, totalDuration: MediaTime? = nil, log: inout CueLog) throws -> [Cue] {
         let text = TextFile.withoutByteOrderMark(text)
         let cues: [Cue]
         let chosen = format ?? detectFormat(fileName: fileName, text: text)
         switch chosen {
         case .csv: cues = try csvCues(text, fileName: fileName)
-        case .lrc: cues = try LRCParser(fileName: fileName).cues(text, totalDuration: totalDuration)
-        case .srt: cues = try SubtitleParser(fileName: fileName, isWebVTT: false).cues(text)
-        case .webVTT: cues = try SubtitleParser(fileName: fileName, isWebVTT: true).cues(text)
-        case .ass: cues = try ASSParser(fileName: fileName).cues(text)
+        case .lrc: cues = try LRCParser(fileName: fileName).cues(text, totalDuration: totalDuration, log: &log)
+        case .srt: cues = try SubtitleParser(fileName: fileName).cues(text, log: &log)
+        case .webVTT: cues = try WebVTTParser(fileName: fileName).cues(text, log: &log)
+        case .ass: cues = try ASSParser(fileName: fileName).cues(text, log: &log)
         }
-        if cues.isEmpty, !text.trimmed.isEmpty {
+        // A WebVTT file whose every cue was dropped has none, as players read it.
+        if cues.isEmpty, chosen != .webVTT, !text.trimmed.isEmpty {
             throw TimedTextError(file: fileName, line: nil,
                                  "no cues found, read as \(chosen.rawValue.uppercased()) (expected \(chosen.expectedContent))")
         }
         return cues.enumerated().sorted { ($0.element.start, $0.offset) < ($1.element.start, $1.offset) }.map(\.element)
+    }
+
+    /// As `parse(_:fileName:format:totalDuration:log:)`, strict: the first dropped block is the error.
+    public static func parse(_ text: String, fileName: String, format: CueFormat? = nil, totalDuration: MediaTime? = nil) throws -> [Cue] {
+        var log = CueLog(strict: true)
+        return try parse(text, fileName: fileName, format: format, totalDuration: totalDuration, log: &log)
     }
 
     /// By extension (csv, lrc, srt, vtt, ass, ssa); otherwise by the first lines.

@@ -12,10 +12,12 @@ struct LRCParser {
         var hasWordTimes: Bool
     }
 
-    func cues(_ text: String, totalDuration: MediaTime?) throws -> [Cue] {
+    /// A line whose time tag cannot be read is dropped and told to `log` (the error itself,
+    /// with `strict`); a time tag is never read as lyric text.
+    func cues(_ text: String, totalDuration: MediaTime?, log: inout CueLog) throws -> [Cue] {
         var entries: [Entry] = []
         var offset = MediaTime.zero
-        for (number, raw) in TextFile.lines(text) {
+        lines: for (number, raw) in TextFile.lines(text) {
             var rest = raw.trimmed
             var times: [MediaTime] = []
             while rest.hasPrefix("["), let close = rest.firstIndex(of: "]") {
@@ -23,7 +25,8 @@ struct LRCParser {
                 rest = rest[rest.index(after: close)...]
                 if tag.first?.isNumber == true {
                     guard let time = CueReader.parseTime(tag) else {
-                        throw TimedTextError(file: fileName, line: number, "time tag [\(tag)] is not a time")
+                        try log.drop(file: fileName, line: number, "line dropped", because: "time tag [\(tag)] is not a time")
+                        continue lines
                     }
                     times.append(time)
                 } else if tag.hasPrefix("offset:") {

@@ -1,31 +1,33 @@
-/// SubRip (`.srt`) and WebVTT (`.vtt`): blocks separated by blank lines, each an optional
-/// identifier, a time line `start --> end` (WebVTT cue settings after it are ignored) and
-/// text lines. Tags (`<b>`, `<i>`, `<font …>`, `<c.yellow>`, `<v Name>`) and SRT's
-/// `{\an8}` overrides are removed; WebVTT timestamp tags `<00:01.500>` give word timings.
+/// SubRip (`.srt`): blocks of an optional number, a time line `start --> end` and text
+/// lines. A time line always starts a cue, blank line before it or not, so it never becomes
+/// text; a block whose time line cannot be read is dropped (and told to the log), the rest
+/// of the file kept. Tags (`<b>`, `<i>`, `<font …>`) and `{\an8}` overrides are removed;
+/// timestamp tags `<00:01.500>` give word timings. (WebVTT has its own reader.)
 struct SubtitleParser {
     let fileName: String
-    let isWebVTT: Bool
 
-    func cues(_ text: String) throws -> [Cue] {
+    func cues(_ text: String, log: inout CueLog) throws -> [Cue] {
         let lines = TextFile.lines(text)
-        var index = 0
-        if isWebVTT {
-            guard lines.first?.text.hasPrefix("WEBVTT") == true else {
-                throw TimedTextError(file: fileName, line: 1, "a WebVTT file must start with WEBVTT")
-            }
-            while index < lines.count, !lines[index].text.trimmed.isEmpty { index += 1 }   // the header
-        }
         var cues: [Cue] = []
+        var index = 0
         while index < lines.count {
-            var block: [(number: Int, text: Substring)] = []
+            guard !lines[index].text.trimmed.isEmpty else { index += 1; continue }
+            // A block: up to a blank line, or up to the line before another time line (a
+            // number line right before a time line belongs to the next block).
+            var block = [lines[index]]
+            index += 1
             while index < lines.count, !lines[index].text.trimmed.isEmpty {
+                let startsNext = lines[index].text.contains("-->")
+                    || (index + 1 < lines.count && lines[index + 1].text.contains("-->") && Int(lines[index].text.trimmed) != nil)
+                if startsNext, block.contains(where: { $0.text.contains("-->") }) { break }
                 block.append(lines[index])
                 index += 1
             }
-            index += 1
-            guard let head = block.first?.text else { continue }
-            if isWebVTT, ["NOTE", "STYLE", "REGION"].contains(where: { head.hasPrefix($0) }) { continue }
-            cues.append(try cue(block))
+            do {
+                cues.append(try cue(block))
+            } catch let error as TimedTextError {
+                try log.drop(file: fileName, line: error.line ?? block[0].number, "cue dropped", because: error.message)
+            }
         }
         return cues
     }
@@ -37,9 +39,9 @@ struct SubtitleParser {
             identifier = String(first.text.trimmed)
             rest = rest.dropFirst()
         }
-        let example = isWebVTT ? "00:01.000 --> 00:04.000" : "00:00:01,000 --> 00:00:04,000"
+        let example = "00:00:01,000 --> 00:00:04,000"
         guard let timing = rest.first else {
-            throw TimedTextError(file: fileName, line: block[0].number, "expected a time line like \(example) after \"\(identifier ?? "")\"")
+            throw TimedTextError(file: fileName, line: block[0].number, "it has no time line like \(example) (it starts \(String(block[0].text).quotedForMessage(limit: 60)))")
         }
         let sides = timing.text.split(separator: "-->", omittingEmptySubsequences: false)
         guard sides.count == 2, let endField = sides[1].split(whereSeparator: { $0 == " " || $0 == "\t" }).first else {
@@ -48,7 +50,7 @@ struct SubtitleParser {
         let start = try CueReader.parseTime(sides[0], column: "start time", fileName: fileName, line: timing.number)
         let end = try CueReader.parseTime(endField, column: "end time", fileName: fileName, line: timing.number)
         try CueReader.checkOrder(start, end, fileName: fileName, line: timing.number)
-        let markup = rest.dropFirst().map { isWebVTT ? String($0.text) : Self.withoutOverrides($0.text) }.joined(separator: "\n")
+        let markup = rest.dropFirst().map { Self.withoutOverrides($0.text) }.joined(separator: "\n")
         let (text, words) = TimedTextBuilder.timedText(Substring(markup), start: start, end: end, stripTags: true,
                                                         decode: Self.decodingEntities)
         return Cue(text: text, start: start, end: end, words: words, identifier: identifier)

@@ -57,7 +57,7 @@ enum TextFile {
             let line = bytes.prefix { $0 < 0x80 }.filter { $0 == 10 }.count + 1
             throw TimedTextError(file: fileName, line: line, "is not valid UTF-8 text")
         }
-        return withoutByteOrderMark(text)
+        return text // the parser drops one byte-order mark (a second is content: WebVTT refuses it)
     }
 
     static func withoutByteOrderMark(_ text: String) -> String {

@@ -102,7 +102,7 @@ public final class ColorCube: Sendable, Hashable {
     /// three numbers; # starts a comment. Errors name the file and line.
     public static func read(path: String) throws -> ColorCube {
         let text: String
-        do { text = try TextFile.read(path, kind: "LUT") } catch let error as TimedTextError {
+        do { text = TextFile.withoutByteOrderMark(try TextFile.read(path, kind: "LUT")) } catch let error as TimedTextError {
             throw FilterError(error.description)
         }
         return try parse(text, fileName: path)

@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Timed text as players read it (issue 27): WebVTT by the WHATWG algorithm, checked with
+/// the web-platform-tests file-parsing suite in ../shared/conformance-webvtt; and for every
+/// format, one bad block is dropped with a note naming the file and line — never the whole
+/// file, never a timing line turned into text — or, with `strict = true`, is the error.
+@Suite struct TimedTextConformanceTests {
+    static let suite = Moonreel.checkout + "/../shared/conformance-webvtt"
+
+    @Test func theWebPlatformTestsFileParsingSuitePasses() throws {
+        try #require(FileManager.default.fileExists(atPath: Self.suite + "/run.sh"), "the WebVTT suite belongs beside the checkout: \(Self.suite)")
+        let result = try Tool.run("/bin/bash", [Self.suite + "/run.sh"], environment: ["MOONREEL": Moonreel.executable], timeout: 600)
+        let summary = result.out.split(separator: "\n").last.map(String.init) ?? ""
+        let counts = summary.split(separator: " ").compactMap { Int($0) }
+        #expect(counts.count == 2 && counts[0] >= 49 && counts[0] + counts[1] == 50, "\(summary)\n\(result.out.suffix(3000))")
+        #expect(result.out.contains("probes: 26 passed, 0 failed"), "\(result.out.suffix(3000))")
+    }
+
+    /// Writes `text` to a scratch file named `name` and reads it with `av.readCues(path, options)`,
+    /// printing each cue as "start-finish|id|text".
+    func read(_ name: String, _ text: String, options: String = "{}") throws -> (status: Int32, out: String, err: String, path: String) {
+        let path = Fixtures.scratchPath(name)
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        let result = try Moonreel.runScript("""
+            for _, cue in ipairs(av.readCues(arg[1], \(options))) do
+              print(string.format("%g-%g|%s|%s", cue.start, cue.finish, cue.id or "", (cue.text:gsub("\\n", "/"))))
+            end
+            """, arguments: [path])
+        return (result.status, result.out, result.err, path)
+    }
+
+    /// The typos of the issue, in one lyric file: a missing blank line before a cue (its
+    /// timing line became text and the cue vanished), a missing blank line after the header
+    /// (the first line was lost), seconds of 60, a stray line without timing.
+    static let typos = """
+        WEBVTT
+        00:00:00.000 --> 00:00:01.000
+        first line
+
+        00:00:01.000 --> 00:00:02.000
+        second line
+        00:00:02.000 --> 00:00:03.000
+        third line
+
+        00:00:03.000 --> 00:00:60.000
+        bad seconds
+
+        just a stray line
+
+        00:00:04.000 --> 00:00:05.000
+          indented last line
+
+        """
+
+    @Test func aBadWebVTTBlockIsDroppedWithANoteAndStrictMakesItTheError() throws {
+        let loose = try read("lyrics.vtt", Self.typos)
+        #expect(loose.status == 0, "\(loose.err)")
+        #expect(loose.out == "0-1||first line\n1-2||second line\n2-3||third line\n4-5||  indented last line\n", "\(loose.out)")
+        let notes = loose.err.split(separator: "\n")
+        #expect(notes == [
+            "moonreel: note: \(loose.path):10: cue dropped: end time \"00:00:60.000\" is not a time (hh:mm:ss.ttt or mm:ss.ttt)",
+            "moonreel: note: \(loose.path):13: block dropped: it has no timing line like 00:01.000 --> 00:04.000 (it starts \"just a stray line\")",
+        ], "\(loose.err)")
+        let strict = try read("lyrics.vtt", Self.typos, options: "{ strict = true }")
+        #expect(strict.status == 1)
+        #expect(strict.err.hasSuffix("readCues: \(strict.path):10: end time \"00:00:60.000\" is not a time (hh:mm:ss.ttt or mm:ss.ttt)\n"), "\(strict.err)")
+        #expect(strict.err.split(separator: "\n").count == 1)
+    }
+
+    @Test func srtLRCAndASSDropOneBadEntryNotTheFile() throws {
+        let srt = try read("movie.srt", """
+            1
+            00:00:01,000 --> 00:00:02,000
+            one
+            2
+            00:00:02,000 --> 00:00:03,000
+            two
+
+            3
+            00:00:03,000 --> 00:00:6x,000
+            three
+
+            4
+            00:00:04,000 --> 00:00:05,000
+            four
+
+            """)
+        #expect(srt.out == "1-2|1|one\n2-3|2|two\n4-5|4|four\n", "\(srt.out) \(srt.err)")
+        #expect(srt.err == "moonreel: note: \(srt.path):9: cue dropped: end time \"00:00:6x,000\" is not a time\n", "\(srt.err)")
+
+        let lrc = try read("song.lrc", "[00:01.00]one\n[00:1x.00]two\n[00:03.00]three\n")
+        #expect(lrc.out == "1-3||one\n3-8||three\n", "\(lrc.out) \(lrc.err)")
+        #expect(lrc.err == "moonreel: note: \(lrc.path):2: line dropped: time tag [00:1x.00] is not a time\n", "\(lrc.err)")
+
+        let ass = try read("song.ass", "[Events]\nFormat: Start, End, Text\nDialogue: 0:00:01.00,0:00:02.00,one\nDialogue: 0:00:02.00,0:00:xx,two\nDialogue: 0:00:03.00,0:00:04.00,three\n")
+        #expect(ass.out == "1-2||one\n3-4||three\n", "\(ass.out) \(ass.err)")
+        #expect(ass.err == "moonreel: note: \(ass.path):4: Dialogue line dropped: End \"0:00:xx\" is not a time\n", "\(ass.err)")
+        let strict = try read("song.ass", "[Events]\nFormat: Start, End, Text\nDialogue: 0:00:02.00,0:00:xx,two\n", options: "{ strict = true }")
+        #expect(strict.status == 1 && strict.err.contains(":3: End \"0:00:xx\" is not a time"), "\(strict.err)")
+    }
+}
