@@ -42,7 +42,7 @@ let package = Package(
         .executableTarget(name: "moonreel", dependencies: [
             "MoonreelScripting", "MoonreelREPL", "MoonreelEngine", "MoonreelScriptHost",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ], resources: [.embedInCode("Bundled/examples")]),
+        ], resources: [.embedInCode("Bundled/examples"), .embedInCode("Bundled/templates")]),
         .testTarget(name: "EngineTests", dependencies: ["MoonreelEngine", "CMoonAVShim", "CMoonFFmpeg", "TestSupport"]),
         .testTarget(name: "ScriptHostTests", dependencies: ["MoonreelScriptHost"]),
         // The pty driver is run from the checkout by the REPL tests, not built.

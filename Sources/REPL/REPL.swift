@@ -278,10 +278,7 @@ package final class REPL {
         if path.isEmpty { path = nextSnapshotPath() }
         let L = host.lua.L
         runStatement {
-            try host.lua.load("""
-                local comp, vc, t, path = ...
-                return av.imageGenerator(comp, vc and { videoComposition = vc } or nil):copyImage(t, path)
-                """, chunkName: "=snapshot")
+            try PackageResources.snapshot_lua.withUnsafeBytes { try host.lua.load(bytes: $0, chunkName: "=snapshot") }
             for global in [name, videoComposition] {
                 moon_pushglobaltable(L)
                 if let global { lua_pushstring(L, global); lua_rawget(L, -2) } else { lua_pushnil(L) }

@@ -189,10 +189,7 @@ import TestSupport
     }
 
     @Test func slowmoExampleKeepsPhoneVideoUpright() throws {
-        guard let phone = Fixtures.real("01_iphone4s_portrait_h264_rot90.mov") else {
-            print("skipped: ../shared/media/real/01_iphone4s_portrait_h264_rot90.mov is not there")
-            return
-        }
+        let phone = Fixtures.real("01_iphone4s_portrait_h264_rot90.mov")
         let output = Fixtures.scratchPath("phone-slowmo.mp4")
         let result = try Moonreel.run(["run", Moonreel.example("slowmo.lua"), phone, output, "0.5", "1"])
         #expect(result.status == 0, "\(result.err)")

@@ -34,11 +34,8 @@ import TestSupport
 
     @Test func dissolveBetweenPhoneClipsWhoseAudioEndsEarly() throws {
         // 06's audio stops 0.12 s before its video; 01 is portrait and rotated.
-        guard let android = Fixtures.real("06_android_rot180_vfr_10fps.mp4"),
-              let iphone = Fixtures.real("01_iphone4s_portrait_h264_rot90.mov") else {
-            print("skipped: ../shared/media/real is not here")
-            return
-        }
+        let android = Fixtures.real("06_android_rot180_vfr_10fps.mp4")
+        let iphone = Fixtures.real("01_iphone4s_portrait_h264_rot90.mov")
         let output = Fixtures.scratchPath("phones.mp4")
         let result = try Moonreel.run(["run", Moonreel.example("concat_fade.lua"), output, android, iphone])
         #expect(result.status == 0, "\(result.err)")

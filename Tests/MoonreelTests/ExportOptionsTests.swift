@@ -32,8 +32,9 @@ import TestSupport
 
     @Test func customMetadataKeysAreWrittenNotDropped() throws {
         let clip = try Fixtures.clip(seconds: 2)
-        var cases = [(clip, "mp4", "LowQuality"), (clip, "mov", "LowQuality"), (clip, "m4a", "AppleM4A"), (clip, "mp4", "Passthrough")]
-        if let phone = Fixtures.real("01_iphone4s_portrait_h264_rot90.mov") { cases += [(phone, "mov", "Passthrough"), (phone, "mp4", "LowQuality")] }
+        let phone = Fixtures.real("01_iphone4s_portrait_h264_rot90.mov")
+        let cases = [(clip, "mp4", "LowQuality"), (clip, "mov", "LowQuality"), (clip, "m4a", "AppleM4A"), (clip, "mp4", "Passthrough"),
+                     (phone, "mov", "Passthrough"), (phone, "mp4", "LowQuality")]
         for (clip, ext, preset) in cases {
             let output = Fixtures.scratchPath("custom.\(ext)")
             let result = try Moonreel.runScript("""
@@ -83,10 +84,7 @@ import TestSupport
     }
 
     @Test func probeJSONDescribesRotationAndTracks() throws {
-        guard let phone = Fixtures.real("01_iphone4s_portrait_h264_rot90.mov") else {
-            print("skipped: ../shared/media/real is not here")
-            return
-        }
+        let phone = Fixtures.real("01_iphone4s_portrait_h264_rot90.mov")
         let result = try Moonreel.run(["probe", "--json", phone])
         #expect(result.status == 0)
         let object = try JSONSerialization.jsonObject(with: Data(result.out.utf8)) as? [String: Any]
@@ -98,11 +96,8 @@ import TestSupport
     }
 
     @Test func coverArtIsNotVideoAndBothVideoTracksAreListed() throws {
-        guard let podcast = Fixtures.real("09_garageband_podcast_aac_cover_chapters.m4a"),
-              let motion = Fixtures.real("05_pixel_motionphoto_hevc_rot270_2videotracks.mp4") else {
-            print("skipped: ../shared/media/real is not here")
-            return
-        }
+        let podcast = Fixtures.real("09_garageband_podcast_aac_cover_chapters.m4a")
+        let motion = Fixtures.real("05_pixel_motionphoto_hevc_rot270_2videotracks.mp4")
         let result = try Moonreel.runScript("""
             local podcast = av.asset(arg[1])
             print(#podcast:tracksWithMediaType("video"), #podcast:tracksWithMediaType("image"), #podcast:tracksWithMediaType("audio"))

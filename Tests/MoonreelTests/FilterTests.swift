@@ -266,10 +266,7 @@ import TestSupport
     }
 
     @Test func realRotatedPhoneClipComesOutUprightAndGrey() throws {
-        guard let source = Fixtures.real("01_iphone4s_portrait_h264_rot90.mov") else {
-            print("skipped: ../shared/media/real/01_iphone4s_portrait_h264_rot90.mov is not here")
-            return
-        }
+        let source = Fixtures.real("01_iphone4s_portrait_h264_rot90.mov")
         let output = try exportFiltered(source, """
             vc.filters = { av.filter("colorControls", { saturation = 0 }), av.filter("gaussianBlur", { radius = 1 }) }
             """)

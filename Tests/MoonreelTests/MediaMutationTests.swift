@@ -39,7 +39,7 @@ import TestSupport
                      "08_chrome_mediarecorder_vp9_opus_noduration.webm", "11_vp9_odd_161x121.webm",
                      "14_h264_yuv444p_editlist_negpts_noaudio.mp4", "15_aac_editlist_audioonly.mp4",
                      "16_mkv_negative_audio_start_yuv444p.mkv"] {
-            if let path = Fixtures.real(name) { seeds.append(path) }
+            seeds.append(Fixtures.real(name))
         }
         return seeds
     }

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// The real phone, browser and broken files of ../shared/media/real: exports come out
+/// The real phone, browser and broken files of Tests/Fixtures/real: exports come out
 /// upright at the right display size (compared with ffmpeg's own autorotated picture), and
 /// every broken file gives one clear line and exit 1.
 @Suite struct RealMediaTests {
@@ -38,10 +38,7 @@ import TestSupport
 
     @Test(arguments: cases)
     func exportsUprightWithTheDisplaySize(_ c: Case) throws {
-        guard let source = Fixtures.real(c.file) else {
-            print("skipped: ../shared/media/real/\(c.file) is not here")
-            return
-        }
+        let source = Fixtures.real(c.file)
         let output = Fixtures.scratchPath("out.\(c.ext)")
         let result = try Moonreel.runScript(Self.exportScript, name: "export.lua", arguments: [source, output, c.preset])
         try #require(result.status == 0, "\(c.file): \(result.err)")
@@ -77,10 +74,7 @@ import TestSupport
     @Test(arguments: ["17_zero_length.webm", "18_garbage_1024_incrementing_bytes.mp3",
                       "19_truncated_inside_moov.mp4", "20_DERIVED_iphone14pro_cut_before_moov.MOV"])
     func brokenFilesGiveOneClearLineAndExitOne(_ file: String) throws {
-        guard let source = Fixtures.real(file) else {
-            print("skipped: ../shared/media/real/\(file) is not here")
-            return
-        }
+        let source = Fixtures.real(file)
         let output = Fixtures.scratchPath("out.mp4")
         let result = try Moonreel.runScript(Self.exportScript, name: "export.lua", arguments: [source, output, "HighestQuality"])
         #expect(result.status == 1)

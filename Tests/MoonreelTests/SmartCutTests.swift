@@ -153,10 +153,7 @@ import TestSupport
     /// A real phone file: iPhone 4S, Baseline, portrait by a rotation matrix, a keyframe a
     /// second. The cut 0.5–2.1 s holds the GOP 1.0–2.0 s whole; the rotation stays as metadata.
     @Test func cutsARealIPhoneFile() throws {
-        guard let iphone = Fixtures.real("01_iphone4s_portrait_h264_rot90.mov") else {
-            print("skipped: ../shared/media/real is not here")
-            return
-        }
+        let iphone = Fixtures.real("01_iphone4s_portrait_h264_rot90.mov")
         let output = Fixtures.scratchPath("iphone.mp4")
         let result = try Moonreel.runScript(Moonreel.cutScript(start: 0.5, duration: 1.6, preset: "SmartCut"), arguments: [iphone, output])
         #expect(result.status == 0 && !result.err.contains("SmartCut"), "\(result.err)")
@@ -176,11 +173,8 @@ import TestSupport
     /// GOPs, an edit list, 1 fps): no IDR picture to copy from, so every frame is re-encoded,
     /// decoded from a GOP early enough to have them all.
     @Test func matchesFourFourFourAndOpenGOPsOnRealFiles() throws {
-        guard let matroska = Fixtures.real("16_mkv_negative_audio_start_yuv444p.mkv"),
-              let openGOPs = Fixtures.real("14_h264_yuv444p_editlist_negpts_noaudio.mp4") else {
-            print("skipped: ../shared/media/real is not here")
-            return
-        }
+        let matroska = Fixtures.real("16_mkv_negative_audio_start_yuv444p.mkv")
+        let openGOPs = Fixtures.real("14_h264_yuv444p_editlist_negpts_noaudio.mp4")
         for (source, start, duration, frames) in [(matroska, "0.5", "3.5", 105), (openGOPs, "1.5", "8", 8)] {
             let output = Fixtures.scratchPath("444.mp4")
             let result = try Moonreel.run(["run", Moonreel.example("trim.lua"), source, output, start, duration])
@@ -195,10 +189,7 @@ import TestSupport
     /// iPhone HEVC: 10-bit HLG, open GOPs of a second, an edit list, variable frame rate.
     /// The middle GOP is copied; the ends are re-encoded in 10-bit with the HLG tags.
     @Test func cutsARealIPhoneHEVCFile() throws {
-        guard let iphone = Fixtures.real("03_iphone_trimmed_hevc10_editlist_vfr.mp4") else {
-            print("skipped: ../shared/media/real is not here")
-            return
-        }
+        let iphone = Fixtures.real("03_iphone_trimmed_hevc10_editlist_vfr.mp4")
         let output = Fixtures.scratchPath("iphone-hevc.mp4")
         let result = try Moonreel.run(["run", Moonreel.example("trim.lua"), iphone, output, "0.3", "2"])
         #expect(result.status == 0 && !result.err.contains("SmartCut"), "\(result.err)")

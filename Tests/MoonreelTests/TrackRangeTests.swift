@@ -76,19 +76,13 @@ import TestSupport
 
     @Test(arguments: realVideoFiles)
     func wholeAssetIdiomWorksOnRealFiles(_ file: String) throws {
-        guard let source = Fixtures.real(file) else {
-            print("skipped: ../shared/media/real/\(file) is not here")
-            return
-        }
+        let source = Fixtures.real(file)
         try Self.expectStreamsLast(try Self.exportWholeAsset(source), file)
     }
 
     @Test func audioOnlyFileWhoseAudioStartsLateKeepsItsPlace() throws {
         // The MP3's first sample is at 0.023 s (encoder delay): that much silence comes first.
-        guard let source = Fixtures.real("10_mp3_vbr_xing_audioonly.mp3") else {
-            print("skipped: ../shared/media/real is not here")
-            return
-        }
+        let source = Fixtures.real("10_mp3_vbr_xing_audioonly.mp3")
         let exported = try Self.exportWholeAsset(source, "m4a")
         try Self.expectStreamsLast(exported, "10")
     }
@@ -97,10 +91,7 @@ import TestSupport
         // 04: video 0.2997 s in an asset of 0.3127 s; 16: video 5.0 s in 5.015 s.
         for (file, width, height) in [("04_android12_portrait_4k60_rot90_yuvj.mp4", 2160, 3840),
                                       ("16_mkv_negative_audio_start_yuv444p.mkv", 320, 240)] {
-            guard let source = Fixtures.real(file) else {
-                print("skipped: ../shared/media/real/\(file) is not here")
-                continue
-            }
+            let source = Fixtures.real(file)
             let exported = try Self.exportWholeAsset(source)
             let times = try Tool.framePTS(exported.output)
             let lastSource = try #require(try Tool.framePTS(source).max())
@@ -115,10 +106,7 @@ import TestSupport
 
     @Test func webmAudioThatStartsLateBeginsWithSilence() throws {
         // 08: Chrome's Opus audio starts at 0.015 s.
-        guard let source = Fixtures.real("08_chrome_mediarecorder_vp9_opus_noduration.webm") else {
-            print("skipped: ../shared/media/real is not here")
-            return
-        }
+        let source = Fixtures.real("08_chrome_mediarecorder_vp9_opus_noduration.webm")
         let exported = try Self.exportWholeAsset(source)
         let samples = try Tool.audioSamples(exported.output)
         #expect(samples.level(from: 0, to: 600) < 1e-4, "the first 12.5 ms should be silent: \(samples.level(from: 0, to: 600))")

@@ -324,10 +324,7 @@ import TestSupport
     /// picture of the source frame shown at that time), at the upright size, as long as the video.
     @Test(arguments: phoneCases)
     func phoneVideoComesOutUprightThroughPropertiesOf(_ c: PhoneCase) throws {
-        guard let source = Fixtures.real(c.file) else {
-            print("skipped: ../shared/media/real/\(c.file) is not here")
-            return
-        }
+        let source = Fixtures.real(c.file)
         let output = Fixtures.scratchPath("phone.mp4")
         let result = try Moonreel.runScript(Moonreel.wholeAssetComposition(argument: 2) + "local vc = av.videoComposition(comp)\n"
                                             + Moonreel.exportThroughVideoComposition(preset: "arg[3]", output: 1),
@@ -356,10 +353,7 @@ import TestSupport
     }
 
     @Test func portraitExampleExportsAPhoneClipUpright() throws {
-        guard let phone = Fixtures.real("01_iphone4s_portrait_h264_rot90.mov") else {
-            print("skipped: ../shared/media/real/01_iphone4s_portrait_h264_rot90.mov is not here")
-            return
-        }
+        let phone = Fixtures.real("01_iphone4s_portrait_h264_rot90.mov")
         let output = Fixtures.scratchPath("upright.mp4")
         let result = try Moonreel.run(["run", Moonreel.example("portrait.lua"), output, phone])
         #expect(result.status == 0, "\(result.err)")

@@ -273,10 +273,7 @@ import TestSupport
     }
 
     @Test func webmExampleOnARealPhoneClip() throws {
-        guard let phone = Fixtures.real("01_iphone4s_portrait_h264_rot90.mov") else {
-            print("skipped: ../shared/media/real is not here")
-            return
-        }
+        let phone = Fixtures.real("01_iphone4s_portrait_h264_rot90.mov")
         let output = Fixtures.scratchPath("phone.webm")
         let result = try Moonreel.run(["run", Moonreel.example("webm.lua"), phone, output, "300"])
         #expect(result.status == 0 && result.out.contains("about 0.1"), "\(result.out) \(result.err)")

@@ -225,8 +225,7 @@ public struct Image {
     }
 }
 
-/// Test media made on the fly (nothing large lives in git) and the real files of
-/// ../shared/media/real when they are there.
+/// Test media made on the fly, and the real files the repository carries in Tests/Fixtures/real.
 public enum Fixtures {
     /// Everything a test run makes lives under one folder, removed when the run ends.
     static let runDirectory: String = {
@@ -284,12 +283,12 @@ public enum Fixtures {
         }
     }
 
-    /// `../shared/media/real/NAME`, or nil (the test then skips with a message).
-    public static func real(_ name: String) -> String? {
+    /// `Tests/Fixtures/real/NAME`: the real phone, browser and broken files the repository
+    /// carries (their licences and provenance beside them), so every clone runs every test.
+    public static func real(_ name: String) -> String {
         var url = URL(fileURLWithPath: #filePath)
-        for _ in 0..<4 { url.deleteLastPathComponent() } // Tests/TestSupport/TestSupport.swift → checkout/..
-        let path = url.appendingPathComponent("shared/media/real/\(name)").path
-        return FileManager.default.fileExists(atPath: path) ? path : nil
+        for _ in 0..<2 { url.deleteLastPathComponent() } // Tests/TestSupport/TestSupport.swift → Tests
+        return url.appendingPathComponent("Fixtures/real/\(name)").path
     }
 }
 

@@ -11,7 +11,9 @@ func fuzzTimedText(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         _ = try? CSVReader.parse(bytes: bytes, fileName: name)
     } else {
         let total = data[0] & 0x80 != 0 ? MediaTime(value: 180, timescale: 1) : nil
-        _ = try? CueReader.parse(bytes: bytes, fileName: name, totalDuration: total)
+        // Not strict: every dropped block is read past and noted, the longest path.
+        var log = CueLog(strict: data[0] & 0x40 != 0)
+        _ = try? CueReader.parse(bytes: bytes, fileName: name, totalDuration: total, log: &log)
     }
     return 0
 }

@@ -54,6 +54,12 @@ public enum CueReader {
         try parse(TextFile.decode(bytes, fileName: fileName), fileName: fileName, format: format, totalDuration: totalDuration, log: &log)
     }
 
+    /// As `parse(bytes:fileName:format:totalDuration:log:)`, strict: the first dropped block is the error.
+    public static func parse(bytes: [UInt8], fileName: String, format: CueFormat? = nil, totalDuration: MediaTime? = nil) throws -> [Cue] {
+        var log = CueLog(strict: true)
+        return try parse(bytes: bytes, fileName: fileName, format: format, totalDuration: totalDuration, log: &log)
+    }
+
     /// Cues from text already decoded; `fileName` names it in errors and chooses the format
     /// by extension when `format` is nil (then the content decides). Cues come sorted by
     /// start, in file order for equal starts; empty text gives no cues.
