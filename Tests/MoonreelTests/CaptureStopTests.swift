@@ -8,7 +8,7 @@ import TestSupport
 @Suite(.serialized) struct CaptureStopTests {
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/Xvfb"), "needs Xvfb (tools/install-deps.sh)"))
     func ctrlCFinishesARecordingWhoseDeviceStalled() throws {
-        let (server, display) = try CaptureTests.startXvfb(number: 1000)
+        let (server, display) = try CaptureTests.startXvfb()
         defer { kill(server.processIdentifier, SIGCONT); kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
         try Self.waitUntilListed(display)
         let output = Fixtures.scratchPath("stalled.mp4")
@@ -50,7 +50,7 @@ import TestSupport
     /// backend, so the virtual camera records at once. Before, all of these hung.
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/Xvfb"), "needs Xvfb (tools/install-deps.sh)"))
     func devicesThatDoNotAnswerAreGivenUp() throws {
-        let (server, display) = try CaptureTests.startXvfb(number: 1100)
+        let (server, display) = try CaptureTests.startXvfb()
         defer { kill(server.processIdentifier, SIGCONT); kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
         try Self.waitUntilListed(display)
         kill(server.processIdentifier, SIGSTOP)

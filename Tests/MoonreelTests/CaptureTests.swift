@@ -267,7 +267,7 @@ import TestSupport
     /// recorded at the chosen rate.
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/Xvfb"), "needs Xvfb (tools/install-deps.sh)"))
     func recordsAnXvfbScreen() throws {
-        let (server, display) = try Self.startXvfb(number: 200)
+        let (server, display) = try Self.startXvfb()
         // SIGKILL: the test process may block SIGTERM, and a child inherits the mask.
         defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
         let environment = ["DISPLAY": display]
@@ -287,18 +287,25 @@ import TestSupport
 
     /// Starts an Xvfb server with a 320×240 screen on a display numbered from `number` and
     /// this process's ID; returns once its socket is there.
-    static func startXvfb(number: Int32) throws -> (server: Process, display: String) {
-        let display = ":\(number + getpid() % 700)"
+    /// An Xvfb server on a display number it picks itself (`-displayfd`: one no other server
+    /// holds), returned once it accepts connections — Xvfb writes the number only then, so a
+    /// loaded machine waits here instead of failing later with "Cannot open display".
+    static func startXvfb() throws -> (server: Process, display: String) {
         let server = Process()
         server.executableURL = URL(fileURLWithPath: "/usr/bin/Xvfb")
-        server.arguments = [display, "-screen", "0", "320x240x24", "-nolisten", "tcp"]
-        server.standardOutput = FileHandle.nullDevice
+        server.arguments = ["-displayfd", "1", "-screen", "0", "320x240x24", "-nolisten", "tcp"]
+        let number = Pipe()
+        server.standardOutput = number
         server.standardError = FileHandle.nullDevice
         try server.run()
-        let socket = "/tmp/.X11-unix/X" + display.dropFirst()
-        // A machine busy building can take seconds to start it.
-        for _ in 0..<600 where !FileManager.default.fileExists(atPath: socket) && server.isRunning { usleep(50_000) }
-        try #require(FileManager.default.fileExists(atPath: socket), "Xvfb \(display) did not start")
+        var text = ""
+        let started = Date()
+        while !text.hasSuffix("\n"), Date().timeIntervalSince(started) < 60, server.isRunning {
+            let chunk = number.fileHandleForReading.availableData
+            if chunk.isEmpty { usleep(20_000) } else { text += String(decoding: chunk, as: UTF8.self) }
+        }
+        let display = ":" + text.trimmingCharacters(in: .whitespacesAndNewlines)
+        try #require(display.count > 1 && server.isRunning, "Xvfb did not start within 60 s")
         return (server, display)
     }
 
