@@ -29,18 +29,20 @@ let package = Package(
                        providers: [.apt(["libedit-dev"])]),
         .target(name: "CMoonLuaShim", dependencies: ["CMoonLua"]),
         .target(name: "CMoonAVShim", dependencies: ["CMoonFFmpeg"]),
-        .target(name: "MoonreelEngine", dependencies: ["CMoonFFmpeg", "CMoonAVShim", "CMoonPangoCairo"],
+        // Paths, folders, syncing and errno messages, once for every module.
+        .target(name: "MoonreelPlatform", path: "Sources/Platform"),
+        .target(name: "MoonreelEngine", dependencies: ["MoonreelPlatform", "CMoonFFmpeg", "CMoonAVShim", "CMoonPangoCairo"],
                 path: "Sources/Engine"),
         // Lua with limits, sandboxed effects and typed app functions; knows nothing of video.
-        .target(name: "MoonreelScriptHost", dependencies: ["CMoonLua", "CMoonLuaShim"],
+        .target(name: "MoonreelScriptHost", dependencies: ["MoonreelPlatform", "CMoonLua", "CMoonLuaShim"],
                 path: "Sources/ScriptHost", resources: [.embedInCode("Lua")]),
         // The `av` module (AVFoundation-shaped bindings of the engine) and the host apps use.
         .target(name: "MoonreelScripting", dependencies: ["MoonreelEngine", "MoonreelScriptHost", "CMoonLua", "CMoonLuaShim"],
                 path: "Sources/Bindings", resources: [.embedInCode("Bundled/effects")]),
-        .target(name: "MoonreelREPL", dependencies: ["MoonreelScripting", "MoonreelScriptHost", "MoonreelEngine", "CMoonLua", "CMoonLuaShim", "CMoonEdit"],
+        .target(name: "MoonreelREPL", dependencies: ["MoonreelScripting", "MoonreelScriptHost", "MoonreelEngine", "MoonreelPlatform", "CMoonLua", "CMoonLuaShim", "CMoonEdit"],
                 path: "Sources/REPL", resources: [.embedInCode("Lua")]),
         .executableTarget(name: "moonreel", dependencies: [
-            "MoonreelScripting", "MoonreelREPL", "MoonreelEngine", "MoonreelScriptHost",
+            "MoonreelScripting", "MoonreelREPL", "MoonreelEngine", "MoonreelScriptHost", "MoonreelPlatform",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], resources: [.embedInCode("Bundled/examples"), .embedInCode("Bundled/templates")]),
         .testTarget(name: "EngineTests", dependencies: ["MoonreelEngine", "CMoonAVShim", "CMoonFFmpeg", "TestSupport"]),

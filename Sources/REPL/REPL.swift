@@ -6,6 +6,7 @@ import CMoonLuaShim
 #if canImport(Glibc)
 import Glibc
 #endif
+import MoonreelPlatform
 
 /// What a REPL session needs from its embedder (the `moonreel repl` command).
 package struct REPLOptions {
@@ -72,7 +73,7 @@ package final class REPL {
     /// libedit on a terminal; plain lines otherwise (a pipe, a file, or output redirected).
     private func makeReader() -> REPLLineReader {
         guard isatty(STDIN_FILENO) != 0 && isatty(STDOUT_FILENO) != 0 else { return PipedLineReader(signals: signals) }
-        if let historyPath = options.historyPath { makeParentDirectories(of: historyPath) }
+        if let historyPath = options.historyPath { try? Paths.makeFolders(Paths.parent(of: historyPath)) }
         return TerminalLineReader(signals: signals, historyPath: options.historyPath) { [unowned self] word in
             REPLCatalog(host: host).completions(for: word)
         }
@@ -376,13 +377,6 @@ package final class REPL {
         lua_setfield(lua.L, MOON_LUA_REGISTRYINDEX, REPL.formatterKey)
     }
 
-    private func makeParentDirectories(of path: String) {
-        var prefix = path.hasPrefix("/") ? "" : "."
-        for component in path.split(separator: "/").dropLast() {
-            prefix += "/" + component
-            mkdir(prefix, 0o755)
-        }
-    }
 }
 
 private extension Substring {

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import MoonreelPlatform
 
 /// The few file-system calls the host (and the CLI's effect installer) needs, on Glibc
 /// (Foundation would cost start-up time).
@@ -32,7 +33,7 @@ package enum FileSystem {
     /// reading stops there, should it grow meanwhile): `tooLarge` words the refusal.
     static func read(_ path: String, limit: Int? = nil, tooLarge: (Int64) -> String = { _ in "" }) throws -> [UInt8] {
         guard let file = fopen(path, "rb") else {
-            throw ScriptError(kind: .file, message: "cannot open \(path): \(String(cString: strerror(errno)))")
+            throw ScriptError(kind: .file, message: "cannot open \(path): \(systemMessage(errno))")
         }
         defer { fclose(file) }
         var info = stat()
@@ -48,7 +49,7 @@ package enum FileSystem {
             if count < buffer.count { break }
         }
         if ferror(file) != 0 {
-            throw ScriptError(kind: .file, message: "cannot read \(path): \(String(cString: strerror(errno)))")
+            throw ScriptError(kind: .file, message: "cannot read \(path): \(systemMessage(errno))")
         }
         return bytes
     }
@@ -65,16 +66,6 @@ package enum FileSystem {
             if !name.isEmpty && name != "." && name != ".." { names.append(name) }
         }
         return names.sorted()
-    }
-
-    static func directory(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
-    }
-
-    static func lastComponent(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return path }
-        return String(path[path.index(after: slash)...])
     }
 
     /// An environment variable, or nil when unset or empty.

@@ -1,5 +1,6 @@
 import CMoonLua
 import CMoonLuaShim
+import MoonreelPlatform
 
 /// Lua set up for Moonreel's two trust levels: the user script it runs is trusted like a
 /// shell script (every standard library, text chunks only); each effect module the script
@@ -53,7 +54,7 @@ package final class ScriptHost {
     package func runScript(atPath path: String, arguments: [String] = []) throws -> [ScriptValue] {
         let bytes = try FileSystem.read(path)
         onFileRead(path)
-        searchPath.scriptDirectory = FileSystem.directory(of: path)
+        searchPath.scriptDirectory = Paths.parent(of: path)
         return try runScript(bytes: bytes, name: path, arguments: arguments)
     }
 
@@ -212,7 +213,7 @@ package final class ScriptHost {
     /// the sandbox and declares valid metadata, before `moonreel effects install` copies it.
     package func checkEffect(atPath path: String) throws -> EffectInfo {
         let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
-        let entry = FileSystem.lastComponent(of: trimmed)
+        let entry = Paths.name(of: trimmed)
         let isFile = FileSystem.kind(of: trimmed) == .file
         let module = isFile && entry.hasSuffix(".lua") ? String(entry.dropLast(4)) : entry
         guard isFile ? entry.hasSuffix(".lua") : FileSystem.kind(of: trimmed + "/init.lua") == .file else {
@@ -221,7 +222,7 @@ package final class ScriptHost {
         guard !module.contains("."), (try? EffectLocator.relativePath(of: module)) != nil else {
             throw ScriptError(kind: .file, message: "\(path): effect names are one word (letters, digits, '_', '-')")
         }
-        candidateFolder = FileSystem.directory(of: trimmed)
+        candidateFolder = Paths.parent(of: trimmed)
         defer { candidateFolder = nil }
         return try effectInfo(named: module)
     }

@@ -5,6 +5,7 @@ import MoonreelScripting
 #if canImport(Glibc)
 import Glibc
 #endif
+import MoonreelPlatform
 
 struct Effects: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -428,20 +429,16 @@ struct EffectInstaller {
         let file = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard file >= 0 else {
             throw Refusal(description: errno == EEXIST ? "\(path) already exists; choose another name or folder"
-                                                        : "cannot create \(path): \(String(cString: strerror(errno)))")
+                                                        : "cannot create \(path): \(systemMessage(errno))")
         }
         defer { close(file) }
         var bytes = text
         let complete = bytes.withUTF8 { write(file, $0.baseAddress, $0.count) == $0.count }
-        guard complete else { throw Refusal(description: "cannot write \(path): \(String(cString: strerror(errno)))") }
+        guard complete else { throw Refusal(description: "cannot write \(path): \(systemMessage(errno))") }
     }
 
     private func makeDirectories(_ path: String) throws {
-        var prefix = path.hasPrefix("/") ? "" : "."
-        for component in path.split(separator: "/") {
-            prefix += "/" + component
-            if mkdir(prefix, 0o755) != 0 && errno != EEXIST { throw systemError("cannot create \(prefix)") }
-        }
+        do { try Paths.makeFolders(path) } catch { throw Refusal(description: "\(error)") }
     }
 
     private func syncDirectory(_ path: String) {
@@ -452,7 +449,7 @@ struct EffectInstaller {
     }
 
     private func systemError(_ what: String) -> Refusal {
-        Refusal(description: "\(what): \(String(cString: strerror(errno)))")
+        Refusal(description: "\(what): \(systemMessage(errno))")
     }
 
     /// What is at `path` itself: symlinks are reported, not followed.

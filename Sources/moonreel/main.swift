@@ -2,6 +2,7 @@ import ArgumentParser
 import MoonreelEngine
 import MoonreelScriptHost
 import MoonreelScripting
+import MoonreelPlatform
 import MoonreelREPL
 #if canImport(Glibc)
 import Glibc
@@ -84,7 +85,10 @@ struct Demo: ParsableCommand {
     @Option(help: "Folder for the demo's files.") var output: String = "moonreel-demo"
 
     func run() throws {
-        mkdir(output, 0o755)
+        do { try Paths.makeFolders(output) } catch {
+            printError("moonreel: demo: \(error)")
+            throw ExitCode(Exit.failed)
+        }
         let clip = output + "/test-pattern.mp4"
         if !common.quiet { printError("moonreel: making \(clip) (colour bars, moving counter, 440 Hz tone)") }
         do {

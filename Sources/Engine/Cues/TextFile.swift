@@ -3,6 +3,7 @@ import Glibc
 #else
 import Darwin
 #endif
+import MoonreelPlatform
 
 /// A problem in a timed-text or CSV file, with the file and line it is on:
 /// `lyrics.csv:7: start_at "1:2x" is not a time`.
@@ -33,7 +34,7 @@ enum TextFile {
     /// The file's text as UTF-8, without a byte-order mark; `kind` names the file in messages.
     static func read(_ path: String, kind: String = "timed-text") throws -> String {
         guard let file = fopen(path, "rb") else {
-            throw TimedTextError(file: path, line: nil, "cannot open: \(String(cString: strerror(errno)))")
+            throw TimedTextError(file: path, line: nil, "cannot open: \(systemMessage(errno))")
         }
         defer { fclose(file) }
         var bytes: [UInt8] = []
@@ -45,7 +46,7 @@ enum TextFile {
                 throw TimedTextError(file: path, line: nil, "is larger than \(maxBytes >> 20) MB, too large for a \(kind) file")
             }
             if count < chunk.count {
-                if ferror(file) != 0 { throw TimedTextError(file: path, line: nil, "cannot read: \(String(cString: strerror(errno)))") }
+                if ferror(file) != 0 { throw TimedTextError(file: path, line: nil, "cannot read: \(systemMessage(errno))") }
                 break
             }
         }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Synchronization
+import MoonreelPlatform
 
 /// The names of an image sequence: `frames/%05d.png` → `frames/00001.png`, `00002.png`, …
 /// numbered from 1, as ffmpeg writes and reads them. The file name holds exactly one frame
@@ -91,7 +92,7 @@ final class ImageSequenceOutput: ExportOutput {
     func write(_ frame: Frame) throws -> Bool {
         if framesWritten == 0 {
             guard mkdir(temporaryPath, 0o755) == 0 else {
-                throw EngineError("output \(path.quotedForMessage(limit: 200)): cannot create a folder for the frames (\(String(cString: strerror(errno))))")
+                throw EngineError("output \(path.quotedForMessage(limit: 200)): cannot create a folder for the frames (\(systemMessage(errno)))")
             }
             pendingTemporaryFiles.withLock { _ = $0.insert(temporaryPath) }
         }

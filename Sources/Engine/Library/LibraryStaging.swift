@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CMoonFFmpeg
+import MoonreelPlatform
 
 /// A media library's hidden folder `.moonreel-import`, where hand-offs stage their copies and
 /// journals. It is opened once, never through a symbolic link, and every later step goes
@@ -195,11 +196,7 @@ enum LibraryKey {
         guard let state, state.hasPrefix("/") else { return nil }
         let folder = state + "/moonreel", path = folder + "/library-key"
         if let key = read(path) { return key }
-        var built = ""
-        for part in folder.split(separator: "/") {
-            built += "/" + part
-            mkdir(built, 0o700)
-        }
+        try? Paths.makeFolders(folder, mode: 0o700)
         var generator = SystemRandomNumberGenerator()
         let key = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
         let temporary = "\(path).\(getpid()).tmp"

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CMoonAVShim
+import MoonreelPlatform
 import CMoonFFmpeg
 
 /// One recording handed to a `MediaLibrary`: where it now lives and what its sidecar says.
@@ -72,9 +73,9 @@ public final class MediaLibrary {
         var info = stat()
         if stat(self.folder, &info) != 0 {
             guard errno == ENOENT, mkdir(self.folder, 0o755) == 0 else {
-                throw EngineError("library \(folder.quotedForMessage(limit: 200)): cannot make the folder (\(String(cString: strerror(errno)))); check that its parent folder exists and is writable")
+                throw EngineError("library \(folder.quotedForMessage(limit: 200)): cannot make the folder (\(systemMessage(errno))); check that its parent folder exists and is writable")
             }
-            try? SafeOutput.sync(MediaLibrary.parent(of: self.folder), flags: O_RDONLY | O_DIRECTORY)
+            try? SafeOutput.sync(Paths.parent(of: self.folder), flags: O_RDONLY | O_DIRECTORY)
         } else if (info.st_mode & S_IFMT) != S_IFDIR {
             throw EngineError("library \(folder.quotedForMessage(limit: 200)) is a file, not a folder; choose a folder")
         }
@@ -90,7 +91,7 @@ public final class MediaLibrary {
     /// file; on any failure the source is untouched and nothing is visible in the library.
     public func add(recording source: String, preset: ExportPreset, deleteSource: Bool,
                     cancellation: CancellationFlag? = nil) throws -> LibraryItem {
-        let sourcePath = MediaLibrary.absolute(source)
+        let sourcePath = Paths.absolute(source)
         var info = stat()
         guard lstat(sourcePath, &info) == 0 else {
             if let done = recovered.first(where: { $0.sourcePath == sourcePath }) { return done }
@@ -209,7 +210,7 @@ public final class MediaLibrary {
             while true {
                 let movie = moviePath(journal)
                 do {
-                    try MediaLibrary.makeFolder(MediaLibrary.parent(of: movie), in: folder)
+                    try MediaLibrary.makeFolders(Paths.parent(of: movie))
                     try SafeOutput.moveIntoPlace(staging.path + "/" + stagedName, to: movie)
                     break
                 } catch {
@@ -219,7 +220,7 @@ public final class MediaLibrary {
                     try write(journal, in: staging, step: nil)
                 }
             }
-            try SafeOutput.sync(MediaLibrary.parent(of: moviePath(journal)), flags: O_RDONLY | O_DIRECTORY)
+            try SafeOutput.sync(Paths.parent(of: moviePath(journal)), flags: O_RDONLY | O_DIRECTORY)
             try staging.sync()
         }
         var placed = stat()
@@ -228,7 +229,7 @@ public final class MediaLibrary {
         }
         MediaLibrary.reach(.moviePlaced)
         let sidecar = sidecarPath(journal)
-        let sidecarTemporary = MediaLibrary.parent(of: sidecar) + "/." + MediaLibrary.name(of: sidecar) + ".moonreel-" + journal.token + ".tmp"
+        let sidecarTemporary = Paths.parent(of: sidecar) + "/." + Paths.name(of: sidecar) + ".moonreel-" + journal.token + ".tmp"
         var existing = stat()
         if lstat(sidecar, &existing) != 0 {
             unlink(sidecarTemporary) // a killed run's partial one
@@ -236,7 +237,7 @@ public final class MediaLibrary {
                 try MediaLibrary.writeDurably(sidecarJSON(journal), to: sidecarTemporary)
                 MediaLibrary.reach(.sidecarWritten)
                 try SafeOutput.moveIntoPlace(sidecarTemporary, to: sidecar)
-                try SafeOutput.sync(MediaLibrary.parent(of: sidecar), flags: O_RDONLY | O_DIRECTORY)
+                try SafeOutput.sync(Paths.parent(of: sidecar), flags: O_RDONLY | O_DIRECTORY)
             } catch {
                 unlink(sidecarTemporary)
                 throw failure("cannot write the sidecar (\(error))")
@@ -253,7 +254,7 @@ public final class MediaLibrary {
                 deletionError = "its journal is not signed with this user's library key (it was written by another user or on another machine), so the source was kept"
             } else if lstat(journal.source, &info) == 0, FileIdentity(info).sameFile(as: journal.sourceIdentity, contents: true) {
                 if unlink(journal.source) == 0 {
-                    try? SafeOutput.sync(MediaLibrary.parent(of: journal.source), flags: O_RDONLY | O_DIRECTORY)
+                    try? SafeOutput.sync(Paths.parent(of: journal.source), flags: O_RDONLY | O_DIRECTORY)
                     deleted = true
                 } else {
                     deletionError = systemMessage(errno)
@@ -364,7 +365,7 @@ public final class MediaLibrary {
     private func sidecarJSON(_ journal: Journal) -> String {
         """
         {
-          "file": \(jsonQuoted(MediaLibrary.name(of: moviePath(journal)))),
+          "file": \(jsonQuoted(Paths.name(of: moviePath(journal)))),
           "source": \(jsonQuoted(journal.source)),
           "preset": \(jsonQuoted(journal.preset)),
           "recordingStarted": \(jsonQuoted(MediaLibrary.iso8601(journal.started))),
@@ -426,38 +427,15 @@ public final class MediaLibrary {
         return "[" + streams.joined(separator: ", ") + "]"
     }
 
-    static func absolute(_ path: String) -> String {
-        guard !path.hasPrefix("/") else { return path }
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        guard getcwd(&buffer, buffer.count) != nil else { return path }
-        let directory = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return (directory == "/" ? "" : directory) + "/" + (path.hasPrefix("./") ? String(path.dropFirst(2)) : path)
-    }
-
-    static func parent(of path: String) -> String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
-    }
-
-    static func name(of path: String) -> String {
-        path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
-    }
-
-    /// Makes `path` and any missing folders between it and `root`, syncing each parent.
-    static func makeFolder(_ path: String, in root: String) throws {
-        var info = stat()
-        guard stat(path, &info) != 0 else { return }
-        if path != root { try makeFolder(parent(of: path), in: root) }
-        guard mkdir(path, 0o755) == 0 || errno == EEXIST else {
-            throw EngineError("cannot make the folder \(path.quotedForMessage(limit: 200)) (\(String(cString: strerror(errno))))")
-        }
-        try SafeOutput.sync(parent(of: path), flags: O_RDONLY | O_DIRECTORY)
-    }
-
     /// Writes `text` to a new file at `path` and syncs it (an existing file is an error).
+    /// Makes the folders of a library name (durably), as one-line engine errors.
+    static func makeFolders(_ path: String) throws {
+        do { try Paths.makeFolders(path, durably: true) } catch { throw EngineError("\(error)") }
+    }
+
     static func writeDurably(_ text: String, to path: String) throws {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw EngineError("cannot create \(path.quotedForMessage(limit: 200)) (\(String(cString: strerror(errno))))") }
+        guard descriptor >= 0 else { throw EngineError("cannot create \(path.quotedForMessage(limit: 200)) (\(systemMessage(errno)))") }
         defer { close(descriptor) }
         let bytes = Array(text.utf8)
         var offset = 0
@@ -466,13 +444,13 @@ public final class MediaLibrary {
             if written < 0 && errno == EINTR { continue }
             guard written > 0 else {
                 unlink(path)
-                throw EngineError("cannot write \(path.quotedForMessage(limit: 200)) (\(String(cString: strerror(errno))))")
+                throw EngineError("cannot write \(path.quotedForMessage(limit: 200)) (\(systemMessage(errno)))")
             }
             offset += written
         }
         guard fsync(descriptor) == 0 else {
             unlink(path)
-            throw EngineError("cannot sync \(path.quotedForMessage(limit: 200)) to disk (\(String(cString: strerror(errno))))")
+            throw EngineError("cannot sync \(path.quotedForMessage(limit: 200)) to disk (\(systemMessage(errno)))")
         }
     }
 
@@ -632,7 +610,7 @@ struct Journal {
         if let real = realpath(library, nil) {
             defer { free(real) }
             let root = String(cString: real)
-            let parentOfSource = realpath(MediaLibrary.parent(of: source), nil).map { pointer in
+            let parentOfSource = realpath(Paths.parent(of: source), nil).map { pointer in
                 defer { free(pointer) }
                 return String(cString: pointer)
             }

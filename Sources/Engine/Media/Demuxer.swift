@@ -3,6 +3,7 @@ import CMoonAVShim
 #if canImport(Glibc)
 import Glibc
 #endif
+import MoonreelPlatform
 
 /// Owns one opened input (`AVFormatContext`). Not thread-safe: one owner at a time.
 final class Demuxer {
@@ -80,7 +81,7 @@ final class Demuxer {
     static func checkReadableFile(_ path: String) throws {
         var info = stat()
         guard stat(path, &info) == 0 else {
-            let reason = errno == ENOENT ? "no such file" : String(cString: strerror(errno))
+            let reason = errno == ENOENT ? "no such file" : systemMessage(errno)
             throw EngineError("input \"\(path)\": \(reason)")
         }
         if (info.st_mode & S_IFMT) == S_IFDIR { throw EngineError("input \"\(path)\": is a directory, not a media file") }

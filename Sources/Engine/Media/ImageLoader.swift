@@ -5,6 +5,7 @@ import Darwin
 #endif
 import CMoonFFmpeg
 import CMoonAVShim
+import MoonreelPlatform
 
 /// Still images for layer contents (PNG, JPEG, WebP). The size comes from the file's
 /// header, so it is cheap and is checked against the engine's limits (16384 pixels a side,
@@ -179,7 +180,7 @@ private final class HeaderReader {
 
     init(_ path: String) throws {
         guard let file = fopen(path, "rb") else {
-            throw EngineError("image \"\(path)\": \(String(cString: strerror(errno)))")
+            throw EngineError("image \"\(path)\": \(systemMessage(errno))")
         }
         self.file = file
     }

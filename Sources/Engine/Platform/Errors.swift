@@ -58,8 +58,3 @@ public struct ExportError: Error, CustomStringConvertible, Sendable {
 
     public var description: String { message }
 }
-
-/// The system's message for an errno value.
-func systemMessage(_ code: Int32) -> String {
-    String(cString: strerror(code))
-}

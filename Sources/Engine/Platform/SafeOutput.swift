@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CMoonAVShim
 import Synchronization
+import MoonreelPlatform
 
 /// Temporary files being written right now, so a second Ctrl-C (which exits at once)
 /// can still remove them.
@@ -217,7 +218,7 @@ struct SafeOutput: ExportOutput {
         guard overwrite else { return try SafeOutput.moveIntoPlace(source, to: destination) }
         try SafeOutput.checkReplaceable(destination, overwrite: true, inputs: inputs, readFiles: readFiles)
         guard rename(source, destination) == 0 else {
-            throw EngineError("output \(destination.quotedForMessage(limit: 200)): cannot move the finished file into place (\(String(cString: strerror(errno))))")
+            throw EngineError("output \(destination.quotedForMessage(limit: 200)): cannot move the finished file into place (\(systemMessage(errno)))")
         }
     }
 
@@ -228,7 +229,7 @@ struct SafeOutput: ExportOutput {
         if moon_rename_noreplace(source, destination) == 0 { return }
         if errno == EEXIST { throw appeared }
         guard errno == EINVAL || errno == ENOSYS else {
-            throw EngineError("output \(destination.quotedForMessage(limit: 200)): cannot move the finished file into place (\(String(cString: strerror(errno))))")
+            throw EngineError("output \(destination.quotedForMessage(limit: 200)): cannot move the finished file into place (\(systemMessage(errno)))")
         }
         // A file system without renameat2: a hard link cannot replace either.
         if link(source, destination) == 0 {
@@ -240,7 +241,7 @@ struct SafeOutput: ExportOutput {
         var info = stat()
         if lstat(destination, &info) == 0 { throw appeared }
         guard rename(source, destination) == 0 else {
-            throw EngineError("output \(destination.quotedForMessage(limit: 200)): cannot move the finished file into place (\(String(cString: strerror(errno))))")
+            throw EngineError("output \(destination.quotedForMessage(limit: 200)): cannot move the finished file into place (\(systemMessage(errno)))")
         }
     }
 
@@ -253,9 +254,9 @@ struct SafeOutput: ExportOutput {
 
     static func sync(_ path: String, flags: Int32) throws {
         let descriptor = open(path, flags)
-        guard descriptor >= 0 else { throw EngineError("cannot open \(path.quotedForMessage(limit: 200)) to sync it (\(String(cString: strerror(errno))))") }
+        guard descriptor >= 0 else { throw EngineError("cannot open \(path.quotedForMessage(limit: 200)) to sync it (\(systemMessage(errno)))") }
         defer { close(descriptor) }
-        guard fsync(descriptor) == 0 else { throw EngineError("cannot sync \(path.quotedForMessage(limit: 200)) to disk (\(String(cString: strerror(errno))))") }
+        guard fsync(descriptor) == 0 else { throw EngineError("cannot sync \(path.quotedForMessage(limit: 200)) to disk (\(systemMessage(errno)))") }
     }
 }
 

@@ -1,0 +1,65 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The file-system helpers every Moonreel module needs (paths, folders, syncing, errno
+/// messages), written once on Glibc: the engine, the script host, the REPL and the CLI use
+/// these, not copies of their own. Foundation is left out (it would cost start-up time).
+package enum Paths {
+    /// The folder part of `path` ("." for a bare name, "/" for a file at the root).
+    package static func parent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    /// The last component of `path`.
+    package static func name(of path: String) -> String {
+        path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
+    }
+
+    /// `path` made absolute against the working folder (unchanged when it already is).
+    package static func absolute(_ path: String) -> String {
+        guard !path.hasPrefix("/") else { return path }
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        guard getcwd(&buffer, buffer.count) != nil else { return path }
+        let directory = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return (directory == "/" ? "" : directory) + "/" + (path.hasPrefix("./") ? String(path.dropFirst(2)) : path)
+    }
+
+    /// Makes `path` and every missing folder above it (`mkdir -p`) with `mode`; with
+    /// `durably`, each new folder's parent is synced, so the folder survives a power loss.
+    /// Throws `SystemError` naming the folder that could not be made.
+    package static func makeFolders(_ path: String, mode: mode_t = 0o755, durably: Bool = false) throws {
+        var info = stat()
+        guard stat(path, &info) != 0 else {
+            guard (info.st_mode & S_IFMT) == S_IFDIR else { throw SystemError("cannot make the folder \(path)", code: ENOTDIR) }
+            return
+        }
+        let above = parent(of: path)
+        if above != path, above != "." { try makeFolders(above, mode: mode, durably: durably) }
+        guard mkdir(path, mode) == 0 || errno == EEXIST else { throw SystemError("cannot make the folder \(path)", code: errno) }
+        if durably { try sync(folder: above) }
+    }
+
+    /// Flushes a folder's entries to disk (after a file in it was made, renamed or removed).
+    package static func sync(folder: String) throws {
+        let descriptor = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw SystemError("cannot open the folder \(folder) to sync it", code: errno) }
+        defer { close(descriptor) }
+        guard fsync(descriptor) == 0 else { throw SystemError("cannot sync the folder \(folder) to disk", code: errno) }
+    }
+}
+
+/// A failed system call: what was being done and the system's reason.
+package struct SystemError: Error, CustomStringConvertible, Sendable {
+    package let what: String
+    package let code: Int32
+    package init(_ what: String, code: Int32) { (self.what, self.code) = (what, code) }
+    /// "what (reason)", e.g. "cannot make the folder out/2026 (Permission denied)".
+    package var description: String { "\(what) (\(systemMessage(code)))" }
+}
+
+/// The system's message for an errno value ("No such file or directory").
+package func systemMessage(_ code: Int32) -> String {
+    String(cString: strerror(code))
+}
