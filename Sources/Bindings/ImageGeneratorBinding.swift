@@ -5,8 +5,9 @@ import MoonreelScriptHost
 /// `av.imageGenerator(comp, {videoComposition=})` (AVAssetImageGenerator with zero tolerance).
 extension API {
     func makeImageGeneratorClass() -> LuaClass {
-        let luaClass = LuaClass("ImageGenerator", doc: "Writes exact composed frames as PNG files.")
+        let luaClass = LuaClass("ImageGenerator", doc: "Writes exact composed frames as PNG files. It keeps its sources open (decoders) until collected; `local gen <close> = av.imageGenerator(comp)` lets them go at the end of the scope.")
         luaClass.describe = { _ in "ImageGenerator" }
+        luaClass.closesFiles = true
         luaClass.property("videoComposition", of: ImageGenerator.self,
                           get: { [unowned self] call, g in if let v = g.videoComposition { call.push(v, as: videoComposition) } else { call.pushNil() } },
                           set: { [unowned self] call, g, index in g.videoComposition = try call.optionalObject(index, videoComposition) })

@@ -75,6 +75,9 @@ package struct LuaCall {
     /// The Swift object behind a Moonreel userdata of `luaClass` (or of a class derived from it).
     package func object<T: AnyObject>(_ index: Int32, _ luaClass: LuaClass, as type: T.Type = T.self) throws -> T {
         guard let object = LuaState.object(L, at: index, of: luaClass) as? T else {
+            if LuaState.className(L, at: index) == luaClass.name, LuaState.objectInUserdata(L, index) == nil {
+                throw argumentError(index, "this \(luaClass.name) was closed (its <close> variable went out of scope)")
+            }
             throw typeError(index, expected: luaClass.name)
         }
         return object

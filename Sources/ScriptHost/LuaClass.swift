@@ -45,6 +45,9 @@ package final class LuaClass {
     /// Bytes an object's own storage takes (not the objects it refers to): what it counts
     /// against the memory cap of the state that owns it.
     package var footprint: (AnyObject) -> Int = { _ in 256 }
+    /// Whether its objects hold files open (decoders): `local x <close> = …` then lets them
+    /// go when the variable goes out of scope rather than at the next garbage collection.
+    package var closesFiles = false
 
     package init(_ name: String, parent: LuaClass? = nil, doc: String = "") {
         self.name = name
@@ -160,6 +163,10 @@ package final class LuaClass {
         }
         lua_pushcclosure(L, LuaState.releaseObjectInUserdata, 0)
         lua_setfield(L, -2, "__gc")
+        if closesFiles {
+            lua_pushcclosure(L, LuaState.releaseObjectInUserdata, 0)
+            lua_setfield(L, -2, "__close")
+        }
         moon_pop(L, 1)
     }
 

@@ -134,6 +134,36 @@ import TestSupport
         #expect(try Moonreel.run(["snapshot", clip, "--at", "0.5", "-o", kept, "--overwrite"]).status == 0)
         #expect(try Tool.ffprobe(kept).video?.codec_name == "png")
     }
+
+    /// An image generator holds its sources' decoders (open files): `<close>` lets them go
+    /// when its variable goes out of scope (issue 22 §6), and a closed one says so.
+    @Test func aClosedImageGeneratorLetsItsFilesGo() throws {
+        let clip = try Fixtures.clip(seconds: 1)
+        let still = Fixtures.scratchPath("still.png")
+        let result = try Moonreel.runScript("""
+            local function openCopies(path)
+              local pid = io.open("/proc/self/stat"):read("n")
+              local listing = io.popen("ls -l /proc/" .. pid .. "/fd 2>/dev/null"):read("a")
+              local count = 0
+              for _ in listing:gmatch((path:gsub("%p", "%%%0"))) do count = count + 1 end
+              return count
+            end
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(0, 1), av.asset(arg[1]), 0)
+            local kept
+            do
+              local generator <close> = av.imageGenerator(comp)
+              generator:copyImage(0.5, arg[2])
+              print("in scope", openCopies(arg[1]))
+              kept = generator
+            end
+            print("after", openCopies(arg[1]))
+            print(pcall(kept.copyImage, kept, 0.5, arg[2] .. ".png"))
+            """, arguments: [clip, still])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out == "in scope\t1\nafter\t0\nfalse\tbad argument #1 to 'copyImage' (this ImageGenerator was closed (its <close> variable went out of scope))\n", "\(result.out)")
+        #expect(try Tool.ffprobe(still).video != nil)
+    }
 }
 
 /// Mean absolute difference of BT.601 luma, in levels.
