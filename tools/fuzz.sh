@@ -10,6 +10,9 @@ cd "$(dirname "$0")/.."
 seconds="${1:-30}"
 scratch="$PWD/.build-fuzz"
 
+# SwiftPM keeps the parent package's manifest in the scratch folder: after Package.swift
+# changes (a target added), build from scratch rather than with the stale graph.
+if [[ -e "$scratch/build.db" && Package.swift -nt "$scratch/build.db" ]]; then rm -rf "$scratch"; fi
 mkdir -p "$scratch"
 if ! (cd Fuzz && swift build --scratch-path "$scratch" -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library \
         -Xcc -fsanitize=address -Xswiftc -use-ld=lld) > "$scratch/build.log" 2>&1; then
