@@ -102,15 +102,27 @@ extension API {
 
     var assetFunctions: [(String, String, LuaFunction)] {
         [
-            ("asset", "av.asset(path): open a media file", { [unowned self] call in
+            ("asset", "av.asset(path [, {try = true}]): open a media file; with try = true a file that cannot be opened (missing, truncated, not media) gives nil and the one-line message instead of an error, for batch jobs that skip it", { [unowned self] call in
                 let path = try filePath(call, 1)
+                var tries = false
+                if !call.isNoneOrNil(2) {
+                    guard call.type(2) == LUA_TTABLE else { throw call.typeError(2, expected: "table {try=}") }
+                    try call.forEachField(of: 2) { key in
+                        guard key == "try" else { throw call.argumentError(2, "unknown asset option \(key.quotedForMessage()) (known: try)") }
+                        tries = try call.boolean(-1)
+                    }
+                }
                 readFiles.record(path)
                 do {
                     call.push(try Asset(path: path), as: asset)
-                } catch let error as EngineError {
-                    throw call.argumentError(1, error.message)
+                    return 1
+                } catch {
+                    let message = "\(error)".oneLine
+                    guard tries else { throw call.argumentError(1, message) }
+                    call.pushNil()
+                    call.push(LuaState.scriptPosition(call.L) + message)
+                    return 2
                 }
-                return 1
             }),
         ]
     }

@@ -131,7 +131,7 @@ struct Effects: ParsableCommand {
                 let info = try host.scripts.checkEffect(atPath: source)
                 guard EffectVersion(info.version) != nil else {
                     throw EffectInstaller.Refusal(description: "its version \(info.version.quotedForMessage()) is not a semantic version; "
-                                                  + "declare version = \"1.0.0\" (MAJOR.MINOR.PATCH) in the effect")
+                                                  + "declare version = \"1.0.0\" (MAJOR[.MINOR[.PATCH]]) in the effect")
                 }
                 let replaced = try installedVersion(of: info.module, in: folder, host: host)
                 if !force {
@@ -174,8 +174,9 @@ private func installedVersion(of module: String, in folder: String, host: Moonre
     return nil
 }
 
-/// MAJOR.MINOR[.PATCH][-PRERELEASE], compared as semantic versions (a pre-release sorts
-/// before its release).
+/// MAJOR[.MINOR[.PATCH]][-PRERELEASE], compared as semantic versions with missing parts 0
+/// ("1" = "1.0" = "1.0.0"; a pre-release sorts before its release): one rule for the
+/// bundled effects ("1.0") and installed ones.
 struct EffectVersion: Comparable {
     let numbers: [Int]
     let prerelease: String?
@@ -184,8 +185,8 @@ struct EffectVersion: Comparable {
         let parts = text.split(separator: "-", maxSplits: 1)
         guard let core = parts.first else { return nil }
         let numbers = core.split(separator: ".", omittingEmptySubsequences: false).map { Int($0) }
-        guard (2...3).contains(numbers.count), numbers.allSatisfy({ ($0 ?? -1) >= 0 }) else { return nil }
-        self.numbers = numbers.compactMap { $0 } + (numbers.count == 2 ? [0] : [])
+        guard (1...3).contains(numbers.count), numbers.allSatisfy({ ($0 ?? -1) >= 0 }) else { return nil }
+        self.numbers = numbers.compactMap { $0 } + Array(repeating: 0, count: 3 - numbers.count)
         prerelease = parts.count > 1 ? String(parts[1]) : nil
     }
 

@@ -160,6 +160,12 @@ import TestSupport
         let unversioned = work + "/older/plain.lua"
         try "return { version = 'latest' }".write(toFile: unversioned, atomically: true, encoding: .utf8)
         #expect(try moonreel(["effects", "install", unversioned]).err.contains("its version \"latest\" is not a semantic version"))
+        // One rule for versions (issue 25): "1" is 1.0.0, as the bundled effects' "1.0" is.
+        let short = work + "/older/short.lua"
+        try "return { version = '1' }".write(toFile: short, atomically: true, encoding: .utf8)
+        #expect(try moonreel(["effects", "install", short]).out.hasPrefix("installed effect \"short\" 1 at"))
+        try "return { version = '1.0.1' }".write(toFile: short, atomically: true, encoding: .utf8)
+        #expect(try moonreel(["effects", "install", "--overwrite", short]).out.hasSuffix("(replacing 1)\n"))
         let lyrics = work + "/older/lyrics.lua"
         try "return { version = '9.0.0' }".write(toFile: lyrics, atomically: true, encoding: .utf8)
         #expect(try moonreel(["effects", "install", lyrics]).err.contains("it would hide the bundled effect \"lyrics\""))

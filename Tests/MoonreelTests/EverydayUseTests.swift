@@ -5,6 +5,26 @@ import TestSupport
 /// What gets in a new user's way: errors that say what was meant, and seeing frames before
 /// exporting.
 @Suite struct EverydayUseTests {
+    /// Issue 25: the documented batch pattern survives a broken file. `av.asset(path, {try =
+    /// true})` gives nil and the one-line reason for a phone recording cut before its moov
+    /// (before, `av.asset` raised and the batch died); the good clip is still written.
+    @Test func aBatchSkipsABrokenFileAndGoesOn() throws {
+        let folder = (Fixtures.scratchPath("x") as NSString).deletingLastPathComponent + "/clips"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Fixtures.real("20_DERIVED_iphone14pro_cut_before_moov.MOV"), toPath: folder + "/a-broken.MOV")
+        try FileManager.default.copyItem(atPath: try Fixtures.clip(seconds: 2), toPath: folder + "/b-good.mov")
+        let output = (folder as NSString).deletingLastPathComponent + "/out"
+        let result = try Moonreel.run(["run", Moonreel.example("batch_trim.lua"), folder, output])
+        #expect(result.status == 0, "\(result.err)")
+        let lines = result.out.split(separator: "\n").map(String.init)
+        #expect(lines.count == 2 && lines[0].hasPrefix("skipped ") && lines[0].contains("batch_trim.lua:7: ")
+                && lines[0].contains("a-broken.MOV") && lines[0].contains("moov atom not found"), "\(result.out)")
+        #expect(lines.last == "wrote \(output)/b-good.mp4", "\(result.out)")
+        #expect(try Tool.ffprobe(output + "/b-good.mp4").video?.height == 240)   // the preset scales down only
+        let strict = try Moonreel.runScript("av.asset(arg[1])", arguments: [folder + "/a-broken.MOV"])
+        #expect(strict.status == 1 && strict.err.contains("moov atom not found"), "\(strict.err)")
+    }
+
     @Test func errorsPointToTheFix() throws {
         let cases: [(String, String)] = [
             ("local s = av.exportsession(av.composition())", "main.lua:1: av has no function 'exportsession'; did you mean av.exportSession?"),
