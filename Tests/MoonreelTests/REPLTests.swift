@@ -137,7 +137,7 @@ import TestSupport
             "help()", "help(av.exportSession)", "comp = av.composition()", "help(comp)", "help('nothing')", "help(print)",
         ], in: scratchDirectory())
         #expect(result.status == 0)
-        #expect(result.out.contains("  av.asset(path): open a media file\n"))
+        #expect(result.out.contains("  av.asset(path [, {try = true}]): open a media file; with try = true"))
         #expect(result.out.contains("classes: Animation, AnimationTool, Asset, AssetTrack,"))
         #expect(result.out.contains(":snapshot T [file.png]"))
         #expect(result.out.contains("av.exportSession(compositionOrAsset, preset)"))
