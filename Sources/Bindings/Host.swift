@@ -1,6 +1,7 @@
 import CMoonLua
 import CMoonLuaShim
 import MoonreelEngine
+import Synchronization
 @_exported import MoonreelScriptHost
 
 /// Runs user scripts in-process with Moonreel's `av` API: the way an app (a server that
@@ -56,16 +57,35 @@ public final class MoonreelHost {
     ///   both array and string keys, or one holding such a value) comes back as `.nil`.
     @discardableResult
     public func run(file path: String, arguments: [String] = []) throws -> [ScriptValue] {
-        api.exportCancellation.reset()
-        return try scripts.runScript(atPath: path, arguments: arguments)
+        try timed { try scripts.runScript(atPath: path, arguments: arguments) }
     }
 
     /// Runs script text as if it were the file `name` (which error messages name), and
     /// returns what it returns, as ``run(file:arguments:)`` does.
     @discardableResult
     public func run(source: String, name: String = "script", arguments: [String] = []) throws -> [ScriptValue] {
+        try timed { try scripts.runScript(source: source, name: name, arguments: arguments) }
+    }
+
+    /// Whether the last run reached its time limit (``RunLimits/seconds``): Lua's own stop,
+    /// or a running export cancelled at the limit (exports run no Lua, so no hook stops them).
+    package var ranOutOfTime: Bool { runClock.ranOut(run: runClock.current) }
+
+    private let runClock = RunClock()
+
+    /// Runs `body` as one run: once the time limit has passed (a little after it, so Lua code
+    /// meets its own hook first, which names the line) the run and its export are cancelled.
+    private func timed<T>(_ body: () throws -> T) throws -> T {
         api.exportCancellation.reset()
-        return try scripts.runScript(source: source, name: name, arguments: arguments)
+        let run = runClock.start()
+        if let seconds = scripts.limits.script.seconds {
+            let clock = runClock, canceller = canceller
+            runAfter(seconds: seconds + 0.1) {
+                // A timer of an earlier run finds a newer run number and does nothing.
+                if clock.markOutOfTime(run: run) { canceller.cancel() }
+            }
+        }
+        return try body()
     }
 
     /// Stops this host's running script (at its next instruction) and its running export,
@@ -245,3 +265,24 @@ public struct ExportUpdate: Sendable, Equatable {
         fraction = phase == .finished ? 1 : progress?.fraction ?? 0
     }
 }
+
+/// Numbers runs, so a time-limit timer acts only on the run that armed it.
+private final class RunClock: Sendable {
+    private let state = Mutex((run: 0, outOfTime: -1))
+
+    var current: Int { state.withLock { $0.run } }
+
+    func start() -> Int { state.withLock { $0.run += 1; return $0.run } }
+
+    /// Marks `run` out of time if it is still the running one; whether it was.
+    func markOutOfTime(run: Int) -> Bool {
+        state.withLock { state in
+            guard state.run == run else { return false }
+            state.outOfTime = run
+            return true
+        }
+    }
+
+    func ranOut(run: Int) -> Bool { state.withLock { $0.outOfTime == run } }
+}
+

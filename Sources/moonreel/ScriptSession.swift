@@ -47,17 +47,9 @@ struct ScriptSession {
             printError("moonreel: note: \(message)".oneLine)
         }
         let signals = SignalWatcher.start(canceller: host.canceller)
-        let outOfTime = Atomic<Bool>(false)
         if let limit = common.timeLimit {
-            // The count hook stops Lua code at the limit; an export (Swift, no hook) is
-            // cancelled as Ctrl-C cancels it. The deadline after that is for code neither
-            // reaches (a __gc finalizer, an error handler).
-            let canceller = host.canceller
-            // A little after the limit, so Lua code meets its own hook first (which names its line).
-            runAfter(seconds: limit + 0.1) {
-                outOfTime.store(true, ordering: .sequentiallyConsistent)
-                canceller.cancel()
-            }
+            // The host stops Lua code and cancels an export at the limit; this deadline is
+            // for code neither reaches (a __gc finalizer, an error handler).
             TerminationDeadline.arm(seconds: limit + 1, message: "moonreel: the script exceeded its time limit (\(limit) s) in code that cannot be interrupted (a __gc finalizer or an error handler); stopped at once", exitCode: Exit.failed)
         }
         let timeLimitMessage = "moonreel: the script exceeded its time limit (\(common.timeLimit ?? 0) s); what it was exporting was stopped and its unfinished file removed"
@@ -72,7 +64,7 @@ struct ScriptSession {
             }
             // Lua's own stop names the script line (the usual report below); any other
             // failure after the limit is the export it cancelled.
-            if outOfTime.load(ordering: .sequentiallyConsistent), !signals.interrupted, (error as? ScriptError)?.stop != .timeLimit {
+            if host.ranOutOfTime, !signals.interrupted, (error as? ScriptError)?.stop != .timeLimit {
                 printError(timeLimitMessage)
                 throw ExitCode(Exit.failed)
             }
@@ -85,7 +77,7 @@ struct ScriptSession {
             throw ExitCode(Exit.failed)
         }
         if signals.interrupted { throw ExitCode(Exit.interrupted) }
-        if outOfTime.load(ordering: .sequentiallyConsistent) {
+        if host.ranOutOfTime {
             printError(timeLimitMessage)
             throw ExitCode(Exit.failed)
         }

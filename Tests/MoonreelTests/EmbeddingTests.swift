@@ -25,6 +25,29 @@ import TestSupport
         assert(session:export())
         """
 
+    /// `RunLimits.seconds` counts exports (as its documentation says): an export running
+    /// past it is cancelled, no temporary file stays, and the run throws; the next run on the
+    /// host starts with a clean slate.
+    @Test func theTimeLimitStopsAnExportInAnEmbeddingApp() throws {
+        let clip = try Fixtures.clip(seconds: 30, size: "1280x720", name: "long-720p.mp4")
+        let folder = (Fixtures.scratchPath("x") as NSString).deletingLastPathComponent
+        let host = try MoonreelHost(limits: ScriptLimits(script: RunLimits(seconds: 1)))
+        let started = Date()
+        #expect(throws: ScriptError.self) {
+            try host.run(source: """
+                local session = av.exportSession(av.asset(arg[1]), "HighestQuality")
+                session.outputURL = arg[2]
+                assert(session:export())
+                """, name: "slow.lua", arguments: [clip, folder + "/slow.mp4"])
+        }
+        #expect(Date().timeIntervalSince(started) < 4)
+        #expect(host.ranOutOfTime)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty)
+        usleep(300_000)
+        let quick = try host.run(source: "local t = os.clock() while os.clock() - t < 0.5 do end return 'done'", name: "quick.lua")
+        #expect(quick == [.string("done")] && !host.ranOutOfTime)
+    }
+
     @Test func appFunctionsTakeAndGiveSwiftValues() throws {
         let host = try MoonreelHost()
         var notes: [String] = []
