@@ -78,10 +78,12 @@ public final class MoonreelHost {
     private func timed<T>(_ body: () throws -> T) throws -> T {
         api.exportCancellation.reset()
         let run = runClock.start()
+        defer { runClock.finish(run) }
         if let seconds = scripts.limits.script.seconds {
             let clock = runClock, canceller = canceller
             runAfter(seconds: seconds + 0.1) {
-                // A timer of an earlier run finds a newer run number and does nothing.
+                // A timer whose run has ended does nothing (a cancel between runs would
+                // stop the next run at once).
                 if clock.markOutOfTime(run: run) { canceller.cancel() }
             }
         }
@@ -266,18 +268,20 @@ public struct ExportUpdate: Sendable, Equatable {
     }
 }
 
-/// Numbers runs, so a time-limit timer acts only on the run that armed it.
+/// Numbers runs, so a time-limit timer acts only on the run that armed it, while it runs.
 private final class RunClock: Sendable {
-    private let state = Mutex((run: 0, outOfTime: -1))
+    private let state = Mutex((run: 0, running: false, outOfTime: -1))
 
     var current: Int { state.withLock { $0.run } }
 
-    func start() -> Int { state.withLock { $0.run += 1; return $0.run } }
+    func start() -> Int { state.withLock { $0.run += 1; $0.running = true; return $0.run } }
 
-    /// Marks `run` out of time if it is still the running one; whether it was.
+    func finish(_ run: Int) { state.withLock { if $0.run == run { $0.running = false } } }
+
+    /// Marks `run` out of time if it is still running; whether it was.
     func markOutOfTime(run: Int) -> Bool {
         state.withLock { state in
-            guard state.run == run else { return false }
+            guard state.run == run, state.running else { return false }
             state.outOfTime = run
             return true
         }

@@ -26,8 +26,8 @@ import TestSupport
         """
 
     /// `RunLimits.seconds` counts exports (as its documentation says): an export running
-    /// past it is cancelled, no temporary file stays, and the run throws; the next run on the
-    /// host starts with a clean slate.
+    /// past it is cancelled, no temporary file stays, and the run throws; a run's timer that
+    /// fires after the run ended cancels nothing.
     @Test func theTimeLimitStopsAnExportInAnEmbeddingApp() throws {
         let clip = try Fixtures.clip(seconds: 30, size: "1280x720", name: "long-720p.mp4")
         let folder = (Fixtures.scratchPath("x") as NSString).deletingLastPathComponent
@@ -46,6 +46,11 @@ import TestSupport
         usleep(300_000)
         let quick = try host.run(source: "local t = os.clock() while os.clock() - t < 0.5 do end return 'done'", name: "quick.lua")
         #expect(quick == [.string("done")] && !host.ranOutOfTime)
+        // That run's timer fires while no run is going (1.1 s after it began): the next run
+        // must not find itself cancelled.
+        usleep(1_000_000)
+        let next = try host.run(source: "local t = os.clock() while os.clock() - t < 0.2 do end return 'next'", name: "next.lua")
+        #expect(next == [.string("next")] && !host.ranOutOfTime)
     }
 
     @Test func appFunctionsTakeAndGiveSwiftValues() throws {

@@ -149,6 +149,14 @@ public final class VideoComposition {
     /// Scales the render size for output (AVFoundation's `renderScale`): 0.5 renders at half
     /// size. Export takes more than 0 and at most 4; 1 by default.
     public var renderScale: Double = 1
+
+    /// `renderSize` times `renderScale`: the size frames are rendered at, before any
+    /// rounding. Throws when `renderScale` is outside (0, 4].
+    func scaledRenderSize() throws -> Size {
+        let scale = renderScale
+        guard scale > 0, scale <= 4, scale.isFinite else { throw EngineError("videoComposition.renderScale must be in (0, 4], got \(scale)") }
+        return Size(width: renderSize.width * scale, height: renderSize.height * scale)
+    }
     /// What is drawn when (AVFoundation's `instructions`): in time order, covering the
     /// composition from 0 to its end without gaps or overlaps (checked at export).
     public var instructions: [VideoCompositionInstruction] = []

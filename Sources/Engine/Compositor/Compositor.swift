@@ -64,9 +64,8 @@ public final class Compositor {
     /// The render size times `renderScale`, fitted inside `maxSize` when given, in even
     /// whole pixels (4:2:0 pictures need them).
     static func pictureSize(of videoComposition: VideoComposition, fitting maxSize: (width: Int, height: Int)?) throws -> (Int, Int) {
-        let scale = videoComposition.renderScale
-        guard scale > 0, scale <= 4, scale.isFinite else { throw EngineError("videoComposition.renderScale must be in (0, 4], got \(scale)") }
-        var width = videoComposition.renderSize.width * scale, height = videoComposition.renderSize.height * scale
+        let scaled = try videoComposition.scaledRenderSize()
+        var (width, height) = (scaled.width, scaled.height)
         if let maxSize {
             guard maxSize.width >= 2, maxSize.height >= 2 else { throw EngineError("maxSize must be at least 2×2 pixels, got \(maxSize.width)×\(maxSize.height)") }
             let fit = min(1, Double(maxSize.width) / max(width, 1), Double(maxSize.height) / max(height, 1))
@@ -107,17 +106,14 @@ public final class Compositor {
         return image
     }
 
-    /// The pictures of `range` in order, one per frame duration (all of the compositor's
-    /// range when nil), rendered ahead on a thread of their own; each frame's `pts` is its
-    /// number from the start of that range.
-    func frameStream(in range: TimeRange? = nil, cancellation: CancellationFlag) throws -> RenderStream<Frame> {
+    /// The pictures of the compositor's range in order, one per frame duration, rendered
+    /// ahead on a thread of their own; each frame's `pts` is its number from the start.
+    func frameStream(cancellation: CancellationFlag) throws -> RenderStream<Frame> {
         guard let plan = video else { throw EngineError("the composition has no video to render") }
-        let start = range?.start ?? plan.start
-        let count = range.map { max($0.duration.ceilDivided(by: plan.frameDuration), 0) } ?? plan.frameCount
-        return try RenderStream(capacity: 3, cancellation: cancellation) { push in
+        return try RenderStream(capacity: 3) { push in
             let renderer = VideoRenderer(plan: plan)
-            for index in 0..<count {
-                guard !cancellation.isCancelled, push(try renderer.renderFrame(at: start + plan.frameDuration * index, number: index)) else { return }
+            for index in 0..<plan.frameCount {
+                guard !cancellation.isCancelled, push(try renderer.renderFrame(at: plan.start + plan.frameDuration * index, number: index)) else { return }
             }
         }
     }
@@ -128,7 +124,7 @@ public final class Compositor {
     /// channel (planar float), rendered ahead on a thread of their own.
     func audioStream(blockSize: Int, cancellation: CancellationFlag) throws -> RenderStream<[[Float]]> {
         guard let plan = audio else { throw EngineError("the composition has no audio to render") }
-        return try RenderStream(capacity: 32, cancellation: cancellation) { push in
+        return try RenderStream(capacity: 32) { push in
             let renderer = try AudioRenderer.make(plan: plan, cancellation: cancellation)
             while !cancellation.isCancelled, let block = try renderer.nextBlock(count: blockSize) {
                 guard push(block) else { return }
@@ -146,7 +142,7 @@ public final class Compositor {
         let renderer = try AudioRenderer.make(plan: plan.clipped(to: inside))
         var channels = [[Float]](repeating: [], count: plan.format.channels)
         while let block = try renderer.nextBlock(count: 4096) {
-            for (channel, samples) in block.enumerated() where channel < channels.count { channels[channel] += samples }
+            for (channel, samples) in block.enumerated() { channels[channel] += samples }
         }
         return RenderedAudio(sampleRate: Int(plan.format.sampleRate), channels: channels)
     }
@@ -168,8 +164,7 @@ final class RenderStream<Item: Sendable> {
 
     /// Starts `produce` on a new thread; it hands each item to `push`, which returns false
     /// when the consumer has stopped.
-    init(capacity: Int, cancellation: CancellationFlag,
-         produce: @escaping @Sendable (_ push: (Item) -> Bool) throws -> Void) throws {
+    init(capacity: Int, produce: @escaping @Sendable (_ push: (Item) -> Bool) throws -> Void) throws {
         let queue = BoundedQueue<StageOutput<Item>>(capacity: capacity)
         self.queue = queue
         worker = try WorkerThread {

@@ -69,7 +69,7 @@ struct WebVTTParser {
         let lines: [Substring]
         var position: Int
 
-        var isAtEnd: Bool { position >= lines.count || (position == lines.count - 1 && lines[position].isEmpty) }
+        var isAtEnd: Bool { position >= lines.count }
 
         mutating func skipBlankLines() {
             while position < lines.count, lines[position].isEmpty { position += 1 }

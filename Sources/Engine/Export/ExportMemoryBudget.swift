@@ -7,6 +7,7 @@ struct ExportMemoryBudget {
     let limit: Int64
     private let baseline: Int64
     private let size: (width: Int, height: Int)
+    private let checkInterval: Int64
 
     /// Bytes a picture of each pixel needs at the least while exporting: five 4:2:0 pictures
     /// in flight (three queued, two in the renderer) and one BGRA canvas.
@@ -14,6 +15,7 @@ struct ExportMemoryBudget {
 
     init(limit: Int64, plan: VideoPlan) throws {
         (self.limit, size) = (limit, (plan.outputWidth, plan.outputHeight))
+        checkInterval = Int64(max(1, (8 << 20) / max(plan.outputWidth * plan.outputHeight, 1)))
         let least = Double(plan.outputWidth) * Double(plan.outputHeight) * ExportMemoryBudget.leastBytesPerPixel
         guard least <= Double(limit) else {
             throw ExportError(.memoryLimit, "pictures of \(plan.outputWidth)×\(plan.outputHeight) need at least \(ExportMemoryBudget.mebibytes(least)) MiB while exporting, "
@@ -23,8 +25,11 @@ struct ExportMemoryBudget {
     }
 
     /// Throws once the process has grown by more than the limit since the export began.
+    /// Resident memory is read once per 8 MB of pictures written (every frame of a huge
+    /// picture, every hundredth of a small one): the growth it guards against comes with them.
     func check(framesWritten: Int64) throws {
-        guard let resident = residentBytes(), resident - baseline > limit else { return }
+        guard framesWritten % checkInterval == 0 || framesWritten == 1,
+              let resident = residentBytes(), resident - baseline > limit else { return }
         throw ExportError(.memoryLimit, "the export grew by \(ExportMemoryBudget.mebibytes(Double(resident - baseline))) MiB by frame \(framesWritten) "
                           + "(pictures of \(size.width)×\(size.height)), over the export's memory limit (\(ExportMemoryBudget.mebibytes(Double(limit))) MiB); "
                           + "lower the render size or raise the limit")

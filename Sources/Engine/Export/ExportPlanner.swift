@@ -247,10 +247,7 @@ struct ExportPlanner {
         let rendersVideo = request.encodings.video != nil || request.container.isImageSequence
         guard !preset.isPassthrough, rendersVideo, hasVideoMedia || session.videoComposition != nil else { return (nil, []) }
         let videoComposition = session.videoComposition ?? VideoComposition.properties(of: composition)
-        let scale = videoComposition.renderScale
-        guard scale > 0, scale <= 4, scale.isFinite else { throw EngineError("videoComposition.renderScale must be in (0, 4], got \(scale)") }
-        let render = videoComposition.renderSize
-        let scaled = Size(width: render.width * scale, height: render.height * scale)
+        let scaled = try videoComposition.scaledRenderSize()
         let (width, height) = request.preset.outputSize(for: scaled)
         var notes: [String] = []
         if session.videoComposition != nil, Int(scaled.width) % 2 != 0 || Int(scaled.height) % 2 != 0 || scaled.width != scaled.width.rounded() {

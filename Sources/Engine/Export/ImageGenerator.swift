@@ -66,9 +66,8 @@ public final class ImageGenerator {
     private func currentCompositor() throws -> Compositor {
         if let compositor { return compositor }
         let videoComposition = self.videoComposition ?? VideoComposition.properties(of: composition)
-        let size = videoComposition.renderSize
-        let width = max(1, Int((size.width * videoComposition.renderScale).rounded()))
-        let height = max(1, Int((size.height * videoComposition.renderScale).rounded()))
+        let size = try videoComposition.scaledRenderSize()
+        let width = max(1, Int(size.width.rounded())), height = max(1, Int(size.height.rounded()))
         let plan = try VideoPlan.make(composition: composition, videoComposition: videoComposition,
                                       range: TimeRange(start: .zero, duration: composition.duration),
                                       outputWidth: width, outputHeight: height)

@@ -200,17 +200,10 @@ enum LibraryKey {
         var generator = SystemRandomNumberGenerator()
         let key = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
         let temporary = "\(path).\(getpid()).tmp"
-        let file = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard file >= 0 else { return nil }
-        let written = key.withUnsafeBytes { Glibc.write(file, $0.baseAddress, $0.count) }
-        let synced = fsync(file) == 0
-        close(file)
+        guard (try? MediaLibrary.writeDurably(key, to: temporary, mode: 0o600)) != nil else { return nil }
+        defer { unlink(temporary) }
         // Another process may have made one meanwhile: the first in place wins.
-        if written != key.count || !synced || link(temporary, path) != 0 && errno != EEXIST {
-            unlink(temporary)
-            return nil
-        }
-        unlink(temporary)
+        guard link(temporary, path) == 0 || errno == EEXIST else { return nil }
         return read(path)
     }
 

@@ -434,10 +434,15 @@ public final class MediaLibrary {
     }
 
     static func writeDurably(_ text: String, to path: String) throws {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        try writeDurably(Array(text.utf8), to: path, mode: 0o644)
+    }
+
+    /// Writes `bytes` to a new file at `path` with `mode` (never through a link) and syncs
+    /// it; on failure the file is removed.
+    static func writeDurably(_ bytes: [UInt8], to path: String, mode: mode_t) throws {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
         guard descriptor >= 0 else { throw EngineError("cannot create \(path.quotedForMessage(limit: 200)) (\(systemMessage(errno)))") }
         defer { close(descriptor) }
-        let bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
