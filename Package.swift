@@ -13,6 +13,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         .systemLibrary(name: "CMoonLua", pkgConfig: "lua5.4",
@@ -41,8 +42,16 @@ let package = Package(
                 path: "Sources/Bindings", resources: [.embedInCode("Bundled/effects")]),
         .target(name: "MoonreelREPL", dependencies: ["MoonreelScripting", "MoonreelScriptHost", "MoonreelEngine", "MoonreelPlatform", "CMoonLua", "CMoonLuaShim", "CMoonEdit"],
                 path: "Sources/REPL", resources: [.embedInCode("Lua")]),
+        // The live preview (`moonreel studio`, the REPL's :studio): an HTTP and WebSocket
+        // server on SwiftNIO and the page it serves. A target of its own so apps that embed
+        // MoonreelScripting link no web server.
+        .target(name: "MoonreelStudio", dependencies: [
+            "MoonreelScripting", "MoonreelEngine", "MoonreelPlatform",
+            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
+        ], path: "Sources/Studio", resources: [.embedInCode("Page")]),
         .executableTarget(name: "moonreel", dependencies: [
-            "MoonreelScripting", "MoonreelREPL", "MoonreelEngine", "MoonreelScriptHost", "MoonreelPlatform",
+            "MoonreelScripting", "MoonreelREPL", "MoonreelStudio", "MoonreelEngine", "MoonreelScriptHost", "MoonreelPlatform",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], resources: [.embedInCode("Bundled/examples"), .embedInCode("Bundled/templates")]),
         .testTarget(name: "EngineTests", dependencies: ["MoonreelEngine", "CMoonAVShim", "CMoonFFmpeg", "TestSupport"]),

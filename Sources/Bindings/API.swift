@@ -26,6 +26,11 @@ package final class API {
     /// Told how each export goes: started, progress, finished or failed (the CLI draws its
     /// bar and writes its JSON lines from these).
     package var exportEvents: ((ExportEvent) -> Void)?
+    /// Set by a previewing host (the studio): each export the script runs is handed over
+    /// here instead of writing its file, and `export()` returns true.
+    package var previewExport: ((ExportSession) -> Void)?
+    /// Told the cues of each `av.readCues` (the studio draws them on its timeline).
+    package var cuesRead: (([Cue]) -> Void)?
     /// Adjustments exports made that the user should hear about.
     package var warn: (String) -> Void = { _ in }
 
@@ -158,7 +163,12 @@ package final class API {
     package var functionExamples: [String: String] { editHelperExamples }
 
     /// Help text for `help()`: the function or class and its one-line description.
-    package var functionHelp: [(name: String, doc: String)] { avFunctions.map { ("av.\($0.0)", $0.1) } }
+    package var functionHelp: [(name: String, doc: String)] {
+        avFunctions.map { ("av.\($0.0)", $0.1) } + [("av.parameters", API.parametersHelp)]
+    }
+
+    /// `av.parameters` is Lua (the effect host's parameter checks; MoonreelHost installs it).
+    static let parametersHelp = "av.parameters{ { name=, type=, default=, min=, max=, required=, doc= }, … }: the script's own parameters, declared and checked as an effect's (number, integer, string, boolean, color); returns their values, filled from --set NAME=VALUE (moonreel run, studio) or the defaults (docs/scripting.md)"
 }
 
 package let moonreelVersion = "0.1.0"

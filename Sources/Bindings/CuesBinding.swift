@@ -58,6 +58,7 @@ extension API {
                 var log = CueLog(strict: strict)
                 let cues = try timedText(call) { try CueReader.read(path: path, format: format, totalDuration: total, log: &log) }
                 log.notes.forEach(warn)
+                cuesRead?(cues)
                 call.pushArray(cues) { cue in
                     call.pushRecord {
                         call.push(cue.text); call.setField("text")

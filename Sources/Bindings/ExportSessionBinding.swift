@@ -132,6 +132,11 @@ extension API {
         if overwriteOutputs { session.overwrite = true }
         session.memoryLimit = session.memoryLimit ?? exportMemoryLimit
         session.parentCancellation = exportCancellation
+        if let previewExport {
+            previewExport(session)
+            call.push(true)
+            return 1
+        }
         if dryRun {
             do {
                 exportEvents?(.planned(session, try session.plan()))

@@ -35,6 +35,9 @@ public final class MoonreelHost {
         scripts = try ScriptHost(limits: limits, effectPolicy: policy, searchPath: effectSearchPath,
                                  bundledEffects: BundledEffects.sources)
         api = API(installingIn: scripts.lua)
+        lua_getglobal(scripts.lua.L, "av")
+        scripts.installScriptParameters(as: "parameters")
+        moon_pop(scripts.lua.L, 1)
         api.exportMemoryLimit = 2 * Int64(limits.memory)
         let readFiles = api.readFiles
         scripts.onFileRead = { readFiles.record($0) }

@@ -276,7 +276,7 @@ extension Color {
         "brown": Color(red: 165.0 / 255, green: 42.0 / 255, blue: 42.0 / 255), "navy": Color(red: 0, green: 0, blue: 128.0 / 255),
     ]
 
-    init?(css text: String) {
+    package init?(css text: String) {
         let lower = text.lowercased()
         if let named = Color.named[lower] { self = named; return }
         guard lower.hasPrefix("#") else { return nil }
@@ -287,7 +287,7 @@ extension Color {
         self.init(red: byte(24), green: byte(16), blue: byte(8), alpha: byte(0))
     }
 
-    var hexString: String {
+    package var hexString: String {
         func hex(_ v: Double) -> String {
             let byte = Int((min(max(v, 0), 1) * 255).rounded())
             let digits = String(byte, radix: 16)

@@ -19,6 +19,9 @@ package struct REPLOptions {
     /// Called on every host the session makes (at start and on `:reset`): exports' overwrite
     /// rule, warnings, progress display.
     package var configureHost: (MoonreelHost) -> Void
+    /// Shows the current composition (through the current video composition) in the studio,
+    /// starting it the first time; returns the page's address. Nil: `:studio` is unavailable.
+    package var showInStudio: ((Composition, VideoComposition?) throws -> String)?
 
     package init(limits: ScriptLimits = ScriptLimits(), searchPath: EffectSearchPath = .fromEnvironment(),
                 historyPath: String? = REPL.defaultHistoryPath, probe: @escaping (String) throws -> String,
@@ -49,6 +52,8 @@ package final class REPL {
     private var compositionGlobals: [String: [String: UnsafeRawPointer]] = [:]
     private var current: [String: String] = [:]
     private var snapshotCount = 0
+    /// Whether `:studio` is on: every statement then updates the page.
+    private var studioShown = false
     /// Whether any statement failed (a piped session then exits with 1).
     private var failed = false
 
@@ -190,6 +195,7 @@ package final class REPL {
         }
         signals.endStatement()
         noteCompositionGlobals()
+        if studioShown { _ = showInStudio(reporting: false) }
     }
 
     /// Notes which globals now hold compositions and video compositions: the one assigned
@@ -253,6 +259,11 @@ package final class REPL {
             } catch {
                 report("moonreel: cannot start a fresh session: \(error)")
             }
+        case "studio":
+            if let url = showInStudio(reporting: true) {
+                studioShown = true
+                writeREPLOutput("studio: \(url) (every statement updates the page)\n")
+            }
         case "help":
             writeREPLOutput(REPLCatalog.commandHelp + "\n")
         default:
@@ -290,6 +301,37 @@ package final class REPL {
             try host.lua.withRunLimits(host.scripts.limits.script) { try host.lua.call(argumentCount: 4) }
             writeREPLOutput("wrote \(path) (\(name)\(videoComposition.map { " through \($0)" } ?? "") at \(time) s)\n")
         }
+    }
+
+    /// Hands the current composition and video composition to the studio; its address, or
+    /// nil (said when `reporting`) when there is nothing to show or no studio.
+    private func showInStudio(reporting: Bool) -> String? {
+        guard let show = options.showInStudio else {
+            if reporting { report(":studio is not available in this program") }
+            return nil
+        }
+        guard let composition: Composition = currentObject("Composition", fallback: "comp") else {
+            if reporting { report(":studio: no current composition; assign one to a global first, e.g. comp = av.composition()") }
+            return nil
+        }
+        do {
+            return try show(composition, currentObject("VideoComposition", fallback: "vc"))
+        } catch {
+            if reporting { report("moonreel: studio: \(error)") }
+            return nil
+        }
+    }
+
+    /// The engine object held by the current global of class `kind`.
+    private func currentObject<T: AnyObject>(_ kind: String, fallback: String) -> T? {
+        guard let name = currentGlobal(kind, fallback: fallback) else { return nil }
+        let L = host.lua.L
+        let base = lua_gettop(L)
+        defer { lua_settop(L, base) }
+        moon_pushglobaltable(L)
+        lua_pushstring(L, name)
+        lua_rawget(L, -2)
+        return LuaState.objectInUserdata(L, -1) as? T
     }
 
     /// The global that holds the current object of class `kind` (see the type's documentation).

@@ -18,6 +18,7 @@ struct REPLCatalog {
     static let commandHelp = """
         REPL commands:
           :snapshot T [file.png]  write the current composition's frame at T seconds (default file snapshot-N.png)
+          :studio                 show the current composition live in the browser (the page follows every statement)
           :probe FILE             what the engine sees in a media file
           :load FILE              run a script file in this session
           :reset                  start a fresh session (all globals are lost)

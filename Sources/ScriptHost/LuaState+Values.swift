@@ -102,7 +102,7 @@ extension LuaState {
         return "\(source):\(ar.currentline): "
     }
 
-    static func objectInUserdata(_ L: OpaquePointer, _ index: Int32) -> AnyObject? {
+    package static func objectInUserdata(_ L: OpaquePointer, _ index: Int32) -> AnyObject? {
         guard let slot = lua_touserdata(L, index),
               let raw = slot.load(as: UnsafeMutableRawPointer?.self) else { return nil }
         return Unmanaged<AnyObject>.fromOpaque(raw).takeUnretainedValue()

@@ -24,6 +24,12 @@ package final class ScriptHost {
     /// built; `effectPolicy.allowedGlobals` then decides which of their fields effects see.
     package var prepareEffectState: (LuaState) throws -> Void = { _ in }
 
+    /// Told of each effect the script calls, with the options it gave; what it returns
+    /// replaces those options (a previewing host lets its user change parameters).
+    package var onEffectCall: ((EffectCall) -> [String: ScriptValue])?
+    /// How many times each place in the script has called an effect so far.
+    private var effectCallCounts: [String: Int] = [:]
+
     /// The state of each effect module loaded so far, shared by every `require` of it.
     private var effectBoxes: [String: EffectBox] = [:]
     /// Modules being loaded now, to name a loop of requires.
@@ -38,8 +44,33 @@ package final class ScriptHost {
         lua = try LuaState(memoryLimit: limits.memory)
         try lua.callProtected(moon_open_user_libraries)
         try runGlue(in: lua)
+        // The glue's av.parameters, for the embedder's API table (`installScriptParameters`).
+        lua_getfield(lua.L, -1, "parameters")
+        lua_setfield(lua.L, MOON_LUA_REGISTRYINDEX, ScriptHost.parametersKey)
         moon_pop(lua.L, 1)
     }
+
+    private static let parametersKey = "moonreel.scriptParameters"
+
+    /// Sets field `name` of the table on top of the stack to the script-parameters function:
+    /// `name{ { name =, type =, default =, min =, max =, required =, doc = }, … }` declares the
+    /// script's parameters as an effect declares its own (same types and checks) and returns
+    /// their values: `parameterValues` (text, as `--set` gives it) converted to the declared
+    /// types, or `parameterOverrides`, or the defaults.
+    package func installScriptParameters(as name: String) {
+        lua_getfield(lua.L, MOON_LUA_REGISTRYINDEX, ScriptHost.parametersKey)
+        lua_setfield(lua.L, -2, name)
+    }
+
+    /// The script's parameters as text, by name (`--set NAME=VALUE`).
+    package var parameterValues: [String: String] = [:]
+    /// Typed values that win over `parameterValues` (the studio's controls).
+    package var parameterOverrides: [String: ScriptValue] = [:]
+    /// What the script declared with its parameters function, once it has (nil: not yet).
+    package private(set) var declaredParameters: [EffectCall.Parameter]?
+    /// Told the declarations before the values are checked; throwing stops the script
+    /// (`moonreel info` lists them without running the rest).
+    package var onParametersDeclared: (([EffectCall.Parameter]) throws -> Void)?
 
     /// Stops the running script (or effect) from any thread, e.g. on Ctrl-C; the error it
     /// throws has `stop == .interrupted`.
@@ -267,6 +298,14 @@ package final class ScriptHost {
             try box.pushHandles(into: state)
             return 3
         }
+        if !state.isSandboxed {
+            state.setFunction("observeEffectCall") { [unowned self] call in
+                try observeEffectCall(call)
+            }
+            state.setFunction("givenParameters") { [unowned self] call in
+                try givenParameters(call)
+            }
+        }
         LuaState.push(L, state.isSandboxed ? "effect" : "script")
         lua_setfield(L, -2, "role")
         lua_createtable(L, 0, Int32(effectPolicy.allowedGlobals.count)) // glue host allowed
@@ -297,4 +336,140 @@ package final class ScriptHost {
         lua_setfield(L, -2, "globals")
         try state.call(argumentCount: 1, resultCount: 1)
     }
+
+    /// `givenParameters(declared)` of the glue: the values for the script's declared
+    /// parameters, by name (missing ones take their defaults in the glue's check).
+    private func givenParameters(_ call: LuaCall) throws -> Int32 {
+        let declared = declaredParameterList(call.L, 1)
+        declaredParameters = declared
+        try onParametersDeclared?(declared)
+        let names = Set(declared.map(\.name))
+        if let unknown = (Set(parameterValues.keys).union(parameterOverrides.keys)).subtracting(names).sorted().first {
+            let known = declared.isEmpty ? "it declares none" : "it declares " + declared.map(\.name).joined(separator: ", ")
+            throw PositionedFromScript("--set \(unknown): the script has no parameter \(unknown) (\(known))")
+        }
+        lua_createtable(call.L, 0, Int32(declared.count))
+        for parameter in declared {
+            guard let value = parameterOverrides[parameter.name] ?? parameterValues[parameter.name].map({ Self.typed($0, as: parameter.type) }) else { continue }
+            try call.push(value)
+            lua_setfield(call.L, -2, parameter.name)
+        }
+        return 1
+    }
+
+    /// `--set` text as the declared type wants it; text that is not such a value stays text,
+    /// so the check names it as given.
+    package static func typed(_ text: String, as type: String) -> ScriptValue {
+        switch type {
+        case "number": return Double(text).map { .number($0) } ?? .string(text)
+        case "integer": return Int(text).map { .integer($0) } ?? .string(text)
+        case "boolean":
+            switch text.lowercased() {
+            case "true", "yes", "1", "on": return .bool(true)
+            case "false", "no", "0", "off": return .bool(false)
+            default: return .string(text)
+            }
+        default: return .string(text)
+        }
+    }
+
+    /// `observeEffectCall(module, options)` of the glue: the options to call the effect with.
+    private func observeEffectCall(_ call: LuaCall) throws -> Int32 {
+        guard let observer = onEffectCall, call.type(2) == LUA_TTABLE else {
+            call.pushValue(2)
+            return 1
+        }
+        let L = call.L
+        let location = String(LuaState.scriptPosition(L).dropLast(2))
+        let occurrence = effectCallCounts[location, default: 0]
+        effectCallCounts[location] = occurrence + 1
+        let given = plainFields(L, 2)
+        let declared = declaredParameterList(L, 3)
+        let overrides = observer(EffectCall(module: try call.string(1), location: location, occurrence: occurrence,
+                                            given: given, parameters: declared))
+        guard !overrides.isEmpty else {
+            call.pushValue(2)
+            return 1
+        }
+        // A copy: the script's own table stays as it wrote it.
+        lua_createtable(L, 0, 0)
+        lua_pushnil(L)
+        while lua_next(L, 2) != 0 {
+            lua_pushvalue(L, -2)
+            lua_rotate(L, -2, 1)
+            lua_rawset(L, -4)
+        }
+        for (name, value) in overrides {
+            try call.push(value)
+            lua_setfield(L, -2, name)
+        }
+        return 1
+    }
+}
+
+/// The glue's checked parameter declarations (a list of {name=, type=, min=, max=,
+/// default=, doc=}) at `index`, read raw; empty when there is no list there.
+private func declaredParameterList(_ L: OpaquePointer, _ index: Int32) -> [EffectCall.Parameter] {
+    guard lua_type(L, index) == LUA_TTABLE else { return [] }
+    let list = lua_absindex(L, index)
+    var declared: [EffectCall.Parameter] = []
+    var position: lua_Integer = 1
+    while lua_rawgeti(L, list, position) == LUA_TTABLE {
+        let fields = plainFields(L, -1)
+        moon_pop(L, 1)
+        position += 1
+        guard case .string(let name) = fields["name"], case .string(let type) = fields["type"] else { continue }
+        let number = { (value: ScriptValue?) -> Double? in if case .number(let n) = value { n } else { nil } }
+        var doc = ""
+        if case .string(let text) = fields["doc"] { doc = text }
+        var required = false
+        if case .bool(let flag) = fields["required"] { required = flag }
+        declared.append(EffectCall.Parameter(name: name, type: type, minimum: number(fields["min"]), maximum: number(fields["max"]),
+                                             defaultValue: fields["default"], required: required, doc: doc))
+    }
+    moon_pop(L, 1)
+    return declared
+}
+
+/// The string-keyed fields of the table at `index` whose values are strings, numbers or
+/// booleans, read raw.
+private func plainFields(_ L: OpaquePointer, _ index: Int32) -> [String: ScriptValue] {
+    let table = lua_absindex(L, index)
+    var fields: [String: ScriptValue] = [:]
+    lua_pushnil(L)
+    while lua_next(L, table) != 0 {
+        if lua_type(L, -2) == LUA_TSTRING {
+            switch lua_type(L, -1) {
+            case LUA_TBOOLEAN: fields[LuaState.string(L, at: -2)] = .bool(lua_toboolean(L, -1) != 0)
+            case LUA_TNUMBER: fields[LuaState.string(L, at: -2)] = .number(lua_tonumberx(L, -1, nil))
+            case LUA_TSTRING: fields[LuaState.string(L, at: -2)] = .string(LuaState.string(L, at: -1))
+            default: break
+            }
+        }
+        moon_pop(L, 1)
+    }
+    return fields
+}
+
+/// One call of an effect by the script, as `ScriptHost.onEffectCall` is told it.
+package struct EffectCall: Sendable, Equatable {
+    /// A parameter the effect declares (plain defaults only).
+    package struct Parameter: Sendable, Equatable {
+        package let name, type: String
+        package let minimum, maximum: Double?
+        package let defaultValue: ScriptValue?
+        package let required: Bool
+        package let doc: String
+    }
+
+    /// As in `require "effects.MODULE"`.
+    package let module: String
+    /// Where the script called it ("lyrics.lua:27").
+    package let location: String
+    /// How many calls that place made before this one (a loop calls one place many times).
+    package let occurrence: Int
+    /// The options given with a plain value (string, number, boolean), by name.
+    package let given: [String: ScriptValue]
+    /// What the effect declares, in its order.
+    package let parameters: [Parameter]
 }

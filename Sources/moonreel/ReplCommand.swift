@@ -3,6 +3,7 @@ import MoonreelEngine
 import MoonreelScriptHost
 import MoonreelScripting
 import MoonreelREPL
+import MoonreelStudio
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -26,7 +27,7 @@ struct Repl: ParsableCommand {
         let quiet = common.quiet
         let overwrite = common.overwrite
         let display = ProgressDisplay(style: common.progressStyle())
-        let options = REPLOptions(
+        var options = REPLOptions(
             limits: common.limits,
             probe: { path in ProbeReport.text(try Asset(path: path)) },
             configureHost: { host in
@@ -38,6 +39,8 @@ struct Repl: ParsableCommand {
                     printError("moonreel: note: \(message)")
                 }
             })
+        let studio = REPLStudio(limits: common.limits)
+        options.showInStudio = { composition, videoComposition in try studio.show(composition, videoComposition) }
         let repl: REPL
         do {
             repl = try REPL(options: options)
@@ -48,5 +51,24 @@ struct Repl: ParsableCommand {
         let status = repl.run(script: script, arguments: arguments.first == "--" ? Array(arguments.dropFirst()) : arguments)
         display.finish()
         if status != Exit.ok { throw ExitCode(status) }
+    }
+}
+
+/// The REPL's studio: started by the first `:studio`, then shown each statement's edit.
+private final class REPLStudio {
+    private let options: StudioSession.Options
+    private var studio: Studio?
+
+    init(limits: ScriptLimits) {
+        var options = StudioSession.Options()
+        options.limits = limits
+        self.options = options
+    }
+
+    func show(_ composition: Composition, _ videoComposition: VideoComposition?) throws -> String {
+        let studio = try self.studio ?? Studio(session: StudioSession(source: .edit(name: "REPL"), options: options))
+        self.studio = studio
+        try studio.session.show(composition: composition, videoComposition: videoComposition)
+        return studio.server.url
     }
 }

@@ -13,6 +13,8 @@ struct ScriptSession {
     let common: CommonOptions
     /// Check and describe every export instead of encoding it.
     var dryRun = false
+    /// `--set NAME=VALUE`, for the script's `av.parameters`.
+    var parameterValues: [String: String] = [:]
 
     init(_ common: CommonOptions, dryRun: Bool = false) {
         self.common = common
@@ -38,6 +40,7 @@ struct ScriptSession {
         }
         host.overwriteOutputs = common.overwrite
         host.api.dryRun = dryRun
+        host.scripts.parameterValues = parameterValues
         let quiet = common.quiet
         let display = ProgressDisplay(style: common.progressStyle())
         display.attach(to: host)
@@ -77,6 +80,9 @@ struct ScriptSession {
             throw ExitCode(Exit.failed)
         }
         if signals.interrupted { throw ExitCode(Exit.interrupted) }
+        if !parameterValues.isEmpty, host.scripts.declaredParameters == nil, !common.quiet {
+            printError("moonreel: note: --set was given, but the script never called av.parameters, so nothing read it")
+        }
         if host.ranOutOfTime {
             printError(timeLimitMessage)
             throw ExitCode(Exit.failed)

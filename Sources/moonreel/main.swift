@@ -21,7 +21,7 @@ struct Moonreel: ParsableCommand {
         commandName: "moonreel",
         abstract: "Edit video with Lua scripts, the way AVFoundation code does.",
         version: moonreelVersion,
-        subcommands: [Run.self, Repl.self, Demo.self, Probe.self, Snapshot.self, Record.self, Effects.self, Docs.self])
+        subcommands: [Run.self, Repl.self, StudioCommand.self, Info.self, Demo.self, Probe.self, Snapshot.self, Record.self, Effects.self, Docs.self])
 }
 
 struct CommonOptions: ParsableArguments {
@@ -53,9 +53,31 @@ struct CommonOptions: ParsableArguments {
     }
 }
 
+/// `--set NAME=VALUE`: the script's own parameters (`av.parameters`).
+struct ParameterOptions: ParsableArguments {
+    @Option(name: .customLong("set"), help: ArgumentHelp("A parameter the script declares with av.parameters (repeatable).", valueName: "NAME=VALUE"))
+    var assignments: [String] = []
+
+    func validate() throws { _ = try values() }
+
+    func values() throws -> [String: String] {
+        var values: [String: String] = [:]
+        for assignment in assignments {
+            guard let equals = assignment.firstIndex(of: "="), equals != assignment.startIndex else {
+                throw ValidationError("--set needs NAME=VALUE, got \(assignment.quotedForMessage())")
+            }
+            let name = String(assignment[..<equals])
+            guard values[name] == nil else { throw ValidationError("--set \(name) is given twice") }
+            values[name] = String(assignment[assignment.index(after: equals)...])
+        }
+        return values
+    }
+}
+
 struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Run a script; arguments reach it as `arg` (arg[0] = SCRIPT).")
     @OptionGroup var common: CommonOptions
+    @OptionGroup var parameters: ParameterOptions
     @Flag(help: "Check every export (settings, output path, composition) and print what it would write, without encoding.")
     var dryRun = false
     @Argument(help: "The Lua script to run.", completion: .file(extensions: ["lua"])) var script: String
@@ -70,11 +92,13 @@ struct Run: ParsableCommand {
             printError("moonreel: note: \(misplaced) comes after the script, so the script gets it in arg; "
                        + "moonreel's options go before it (moonreel run \(misplaced) SCRIPT …), or write -- to silence this")
         }
-        try ScriptSession(common, dryRun: dryRun).run(script: script, arguments: arguments)
+        var session = ScriptSession(common, dryRun: dryRun)
+        session.parameterValues = try parameters.values()
+        try session.run(script: script, arguments: arguments)
     }
 
     static func looksLikeOurs(_ argument: String) -> Bool {
-        ["--overwrite", "--quiet", "--progress", "--memory-limit", "--time-limit", "--dry-run"].contains { argument == $0 || argument.hasPrefix($0 + "=") }
+        ["--overwrite", "--quiet", "--progress", "--memory-limit", "--time-limit", "--dry-run", "--set"].contains { argument == $0 || argument.hasPrefix($0 + "=") }
     }
 }
 

@@ -5,6 +5,7 @@ import Foundation
 public enum Tool {
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
+        public init(description: String) { self.description = description }
     }
 
     /// Runs a program, returns (exit status, stdout, stderr).

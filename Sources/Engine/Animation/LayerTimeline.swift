@@ -34,6 +34,8 @@ package struct LayerTimeline: Sendable {
     static let boundaryMargin = MediaTime(value: 1, timescale: 1000)
 
     let layers: [FrozenLayer]
+    /// For each layer (drawing pre-order), the stretches of time in which it can be visible.
+    let visibleSpans: [[Span]]
     /// Height of the space the root is placed in (the render size); nil: the root is the canvas.
     private let canvasHeight: Double?
     private let visibility: IntervalIndex
@@ -79,6 +81,7 @@ package struct LayerTimeline: Sendable {
             if !spans.isEmpty { changes += layer.animations.flatMap { Self.changeSpans($0.effectPieces) } }
         }
         visibility = IntervalIndex(entries)
+        self.visibleSpans = visibleSpans
         self.changes = changes.sorted { $0.start < $1.start }
         var latest: [TimelineBound] = []
         for span in self.changes { latest.append(max(latest.last ?? .negativeInfinity, span.end)) }

@@ -152,7 +152,7 @@ public final class VideoComposition {
 
     /// `renderSize` times `renderScale`: the size frames are rendered at, before any
     /// rounding. Throws when `renderScale` is outside (0, 4].
-    func scaledRenderSize() throws -> Size {
+    package func scaledRenderSize() throws -> Size {
         let scale = renderScale
         guard scale > 0, scale <= 4, scale.isFinite else { throw EngineError("videoComposition.renderScale must be in (0, 4], got \(scale)") }
         return Size(width: renderSize.width * scale, height: renderSize.height * scale)

@@ -26,6 +26,10 @@ public final class Compositor {
     public var hasVideo: Bool { video != nil }
     /// Whether there is sound to mix.
     public var hasAudio: Bool { audio != nil }
+    /// Samples per second of the mixed sound (0 without sound).
+    public var audioSampleRate: Int { audio.map { Int($0.format.sampleRate) } ?? 0 }
+    /// Channels of the mixed sound (0 without sound).
+    public var audioChannelCount: Int { audio?.format.channels ?? 0 }
 
     let video: VideoPlan?
     let audio: AudioPlan?
@@ -65,7 +69,13 @@ public final class Compositor {
     /// whole pixels (4:2:0 pictures need them).
     static func pictureSize(of videoComposition: VideoComposition, fitting maxSize: (width: Int, height: Int)?) throws -> (Int, Int) {
         let scaled = try videoComposition.scaledRenderSize()
-        var (width, height) = (scaled.width, scaled.height)
+        return try fitted(width: scaled.width, height: scaled.height, inside: maxSize)
+    }
+
+    /// `width`×`height` scaled down (aspect kept) to fit inside `maxSize` when given, in even
+    /// whole pixels (4:2:0 pictures need them).
+    static func fitted(width: Double, height: Double, inside maxSize: (width: Int, height: Int)?) throws -> (Int, Int) {
+        var (width, height) = (width, height)
         if let maxSize {
             guard maxSize.width >= 2, maxSize.height >= 2 else { throw EngineError("maxSize must be at least 2×2 pixels, got \(maxSize.width)×\(maxSize.height)") }
             let fit = min(1, Double(maxSize.width) / max(width, 1), Double(maxSize.height) / max(height, 1))
@@ -73,6 +83,12 @@ public final class Compositor {
         }
         let even = { (value: Double) in max(2, Int((value / 2).rounded(.down)) * 2) }
         return (even(width), even(height))
+    }
+
+    /// `width`×`height` scaled down (aspect kept) to fit inside `maxSize`, in even whole pixels.
+    public static func fitted(width: Int, height: Int, inside maxSize: (width: Int, height: Int)) throws -> (width: Int, height: Int) {
+        let (fittedWidth, fittedHeight) = try fitted(width: Double(width), height: Double(height), inside: maxSize)
+        return (fittedWidth, fittedHeight)
     }
 
     // MARK: Pictures
@@ -104,6 +120,19 @@ public final class Compositor {
             for x in 0..<image.width { image.row(y)[x * 4 + 3] = 255 }
         }
         return image
+    }
+
+    /// The composed picture of the frame that contains `time` (times between frames show the
+    /// frame before, as a player does), encoded as an image file's bytes (a preview serves
+    /// JPEG), scaled down to fit `maxSize` when given. Returns the frame's number from the
+    /// start and its exact start time.
+    public func encodedFrame(containing time: MediaTime, as format: StillImageFormat, fitting maxSize: (width: Int, height: Int)? = nil,
+                             jpegQuality: Int32 = 2) throws -> (bytes: [UInt8], number: Int64, time: MediaTime) {
+        guard let video else { throw EngineError("the composition has no video to render") }
+        let number = video.frameNumber(containing: time)
+        let start = range.start + video.frameDuration * number
+        let size = try maxSize.map { try Compositor.fitted(width: video.outputWidth, height: video.outputHeight, inside: $0) }
+        return (try StillImageWriter.encode(frame(at: start), as: format, size: size, jpegQuality: jpegQuality), number, start)
     }
 
     /// The pictures of the compositor's range in order, one per frame duration, rendered

@@ -26,6 +26,11 @@ struct VideoPlan: Sendable {
     /// Composition time of output frame 0.
     let start: MediaTime
     let frameCount: Int64
+
+    /// The number of the frame that shows at `time` (clamped to the plan's frames).
+    func frameNumber(containing time: MediaTime) -> Int64 {
+        min(max((time - start).floorDivided(by: frameDuration), 0), max(frameCount - 1, 0))
+    }
     let instructions: [Instruction]
     let outputColor: ColorDescription
     /// The animation tool's layer tree, frozen (nil: the video alone).

@@ -142,6 +142,18 @@ public final class ExportSession {
     /// another thread, hand that thread `cancellation`.
     public func cancel() { cancellation.cancel() }
 
+    /// A new session, waiting, with this one's settings (a session exports once; a preview's
+    /// Export button exports the same edit again).
+    public func copy() -> ExportSession {
+        let copy = ExportSession(composition: composition, preset: preset)
+        (copy.outputURL, copy.outputFileType, copy.videoComposition, copy.audioMix) = (outputURL, outputFileType, videoComposition, audioMix)
+        (copy.timeRange, copy.shouldOptimizeForNetworkUse, copy.metadata, copy.overwrite) = (timeRange, shouldOptimizeForNetworkUse, metadata, overwrite)
+        (copy.readFiles, copy.hdr, copy.audioSpliceFade, copy.loudness) = (readFiles, hdr, audioSpliceFade, loudness)
+        (copy.videoSettings, copy.audioSettings, copy.fileLengthLimit, copy.memoryLimit) = (videoSettings, audioSettings, fileLengthLimit, memoryLimit)
+        copy.parentCancellation = parentCancellation
+        return copy
+    }
+
     /// Runs the export to completion. Blocks; `progress` is called on this thread.
     public func export(progress report: (ExportProgress) throws -> Void = { _ in }) throws {
         guard status == .waiting else {

@@ -46,6 +46,11 @@ final class StreamReader {
     private let packet: UnsafeMutablePointer<AVPacket>
     private var draining = false
     private(set) var finished = false
+    /// The frame wanted next (stream time base), while reading forward to it: non-reference
+    /// frames that cannot be shown at it are not decoded (`skipsUnshownFrames`).
+    var target: Int64?
+    /// The largest presentation time sent to the decoder since the last seek.
+    private var latestSentPTS = Int64.min
 
     init(path: String, streamIndex: Int) throws {
         demuxer = try Demuxer(path: path)
@@ -80,6 +85,7 @@ final class StreamReader {
         avcodec_flush_buffers(decoder.context)
         draining = false
         finished = false
+        latestSentPTS = .min
     }
 
     /// The next decoded frame, or nil at the end of the stream.
@@ -111,11 +117,25 @@ final class StreamReader {
             }
             defer { av_packet_unref(packet) }
             guard Int(packet.pointee.stream_index) == streamIndex else { continue }
+            skipsUnshownFrames(packet.pointee.pts)
             let sent = avcodec_send_packet(decoder.context, packet)
             if sent < 0, sent != MOON_AVERROR_EAGAIN, sent != MOON_AVERROR_INVALIDDATA {
                 try check(sent, "decoding", context: label)
             }
         }
+    }
+
+    /// A packet earlier than one already sent that is itself at or before the target cannot
+    /// be the frame shown at the target (that one is later and still not past it), nor at any
+    /// later target: if nothing refers to it, it need not be decoded. Reaching a frame after a
+    /// seek then decodes the GOP's reference frames only (two thirds fewer with B-frames).
+    private func skipsUnshownFrames(_ pts: Int64) {
+        var skip = false
+        if pts != MOON_AV_NOPTS_VALUE {
+            if let target, pts < latestSentPTS, latestSentPTS <= target { skip = true }
+            latestSentPTS = max(latestSentPTS, pts)
+        }
+        decoder.context.pointee.skip_frame = skip ? AVDISCARD_NONREF : AVDISCARD_DEFAULT
     }
 
     /// Presentation time of a decoded frame.
@@ -160,6 +180,8 @@ final class VideoFrameSource {
         } else if current == nil, upcoming == nil {
             try restart(at: time)
         }
+        reader.target = time.pts(in: reader.timeBase)
+        defer { reader.target = nil }
         while upcoming == nil || upcoming!.time <= time {
             if let upcoming { current = upcoming }
             guard let frame = try reader.nextFrame() else {

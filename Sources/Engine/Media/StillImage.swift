@@ -43,14 +43,34 @@ public enum StillImageFormat: String, Sendable, CaseIterable {
     }
 }
 
-/// Encodes one frame as a PNG, JPEG or WebP file with FFmpeg's encoders.
+/// Encodes one frame as a PNG, JPEG or WebP image with FFmpeg's encoders.
 enum StillImageWriter {
     static func write(_ frame: Frame, as format: StillImageFormat, to path: String) throws {
+        let bytes = try encode(frame, as: format)
+        var io: UnsafeMutablePointer<AVIOContext>? = nil
+        try check(avio_open(&io, path, AVIO_FLAG_WRITE), "creating the file", context: "image \"\(path)\"")
+        bytes.withUnsafeBufferPointer { avio_write(io, $0.baseAddress, Int32($0.count)) }
+        try check(avio_closep(&io), "writing the file", context: "image \"\(path)\"")
+    }
+
+    /// The image file's bytes. `jpegQuality`: FFmpeg's qscale, 2 (visually lossless) to 31.
+    /// With `size` (a preview), the picture is scaled and turned into colour in one bicubic
+    /// step, as `ffmpeg -vf scale=W:H` and players show a picture smaller, and a JPEG keeps
+    /// every pixel's colour (4:4:4).
+    static func encode(_ frame: Frame, as format: StillImageFormat, size: (width: Int, height: Int)? = nil,
+                       jpegQuality: Int32 = 2) throws -> [UInt8] {
+        var source = frame
         let sourceSpace = ColorDescription.of(frame).space
+        if let size {
+            source = try Scaler(flags: SWS_BICUBIC).convert(frame, width: size.width, height: size.height, format: AV_PIX_FMT_RGB24,
+                                                            outputColor: ColorDescription(space: sourceSpace, range: AVCOL_RANGE_JPEG))
+        }
+        let pixelFormat = format == .jpeg && size != nil ? AV_PIX_FMT_YUVJ444P : format.pixelFormat
         let outputColor = format == .jpeg ? ColorDescription(space: AVCOL_SPC_SMPTE170M, range: AVCOL_RANGE_JPEG)
                                           : ColorDescription(space: sourceSpace, range: AVCOL_RANGE_JPEG)
         let picture = try Scaler(flags: SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT)
-            .convert(frame, width: frame.width, height: frame.height, format: format.pixelFormat, outputColor: outputColor)
+            .convert(source, width: source.width, height: source.height, format: pixelFormat,
+                     sourceColor: size == nil ? nil : ColorDescription(space: sourceSpace, range: AVCOL_RANGE_JPEG), outputColor: outputColor)
         guard let codec = avcodec_find_encoder(format.codec), let context = avcodec_alloc_context3(codec) else {
             throw EngineError("this FFmpeg has no \(format.rawValue.uppercased()) encoder")
         }
@@ -58,7 +78,7 @@ enum StillImageWriter {
         defer { avcodec_free_context(&maybeContext) }
         context.pointee.width = Int32(picture.width)
         context.pointee.height = Int32(picture.height)
-        context.pointee.pix_fmt = format.pixelFormat
+        context.pointee.pix_fmt = pixelFormat
         context.pointee.time_base = AVRational(num: 1, den: 1)
         var options: OpaquePointer? = nil
         defer { av_dict_free(&options) }
@@ -67,7 +87,7 @@ enum StillImageWriter {
         case .jpeg:
             context.pointee.color_range = AVCOL_RANGE_JPEG
             context.pointee.flags |= AV_CODEC_FLAG_QSCALE
-            context.pointee.global_quality = 2 * 118 // FF_QP2LAMBDA × q 2: visually lossless
+            context.pointee.global_quality = max(2, min(31, jpegQuality)) * 118 // FF_QP2LAMBDA × q
             picture.pointer.pointee.quality = context.pointee.global_quality
         case .webp:
             av_dict_set(&options, "quality", "90", 0)
@@ -79,9 +99,6 @@ enum StillImageWriter {
         var maybePacket: UnsafeMutablePointer<AVPacket>? = packet
         defer { av_packet_free(&maybePacket) }
         try check(avcodec_receive_packet(context, packet), "encoding \(format.rawValue.uppercased())")
-        var io: UnsafeMutablePointer<AVIOContext>? = nil
-        try check(avio_open(&io, path, AVIO_FLAG_WRITE), "creating the file", context: "image \"\(path)\"")
-        avio_write(io, packet.pointee.data, packet.pointee.size)
-        try check(avio_closep(&io), "writing the file", context: "image \"\(path)\"")
+        return Array(UnsafeBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size)))
     }
 }

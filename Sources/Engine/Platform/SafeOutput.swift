@@ -59,6 +59,9 @@ public final class InputRegistry: Sendable {
         files.withLock { if $0[identity] == nil { $0[identity] = path } }
     }
 
+    /// The paths of the files read, in no particular order.
+    public var paths: [String] { files.withLock { Array($0.values) } }
+
     /// The path under which the file described by `info` was read, if it was.
     func readPath(of info: stat) -> String? {
         let identity = Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))

@@ -115,8 +115,10 @@ local function parameterNames(info)
   return #names > 0 and "parameters: " .. concat(names, ", ") or "it takes no parameters"
 end
 
-local function validate(info, options)
-  local function fail(message, ...) raise(format('effect "%s": ' .. message, info.module, ...)) end
+-- `label` starts every message (`effect "lyrics"`, or the script's parameters).
+local function validate(info, options, label)
+  label = label or format('effect "%s"', info.module)
+  local function fail(message, ...) raise(format(label .. ": " .. message, ...)) end
   if options == nil then options = {} end
   if type(options) ~= "table" then fail("options must be a table of name = value, got %s", show(options)) end
   if not info.declaresParameters then return copy(options) end
@@ -144,8 +146,9 @@ local function validate(info, options)
 end
 
 -- Reads an effect's metadata (raw reads only: the table is the effect's) and checks it.
-local function describe(module, definition, location)
-  local function fail(message, ...) raise(format('effect "%s": ' .. message, module, ...)) end
+local function describe(module, definition, location, label)
+  label = label or format('effect "%s"', module)
+  local function fail(message, ...) raise(format(label .. ": " .. message, ...)) end
   local function text(field, container, label)
     local value = rawget(container, field)
     if value ~= nil and type(value) ~= "string" then fail("%s must be a string, got %s", label or field, show(value)) end
@@ -226,10 +229,14 @@ end
 
 -- `info` is the effect's checked metadata; `applyInEffect` and `fieldOfEffect` run in the
 -- effect's own state, under its limits.
+local observeEffectCall = host.observeEffectCall
+
 local function wrap(module, info, applyInEffect, fieldOfEffect)
   local wrapper = {}
   local function invoke(options, ...)
     if not info.hasApply then raise(format('effect "%s" has no apply function', module)) end
+    -- A previewing host sees the call and may change its options (the studio's controls).
+    if observeEffectCall then options = observeEffectCall(module, options, info.parameters) end
     return applyInEffect(validate(info, options), ...)
   end
   local function apply(first, ...)   -- lyrics.apply(opts, ...) and lyrics:apply(opts, ...)
@@ -263,6 +270,18 @@ local function requireEffect(module)
   return wrap(module, openEffect(module))
 end
 
+-- A script's own parameters (av.parameters): declared and checked as an effect's are;
+-- the values come from the host (--set NAME=VALUE, the studio's controls).
+local givenParameters = host.givenParameters
+local declared = false
+local function scriptParameters(spec)
+  if declared then raise("av.parameters: a script declares its parameters once") end
+  declared = true
+  if type(spec) ~= "table" then raise(format("av.parameters: expected a list { { name = ... }, ... }, got %s", show(spec))) end
+  local info = describe("script", { parameters = spec }, "script", "av.parameters")
+  return validate(info, givenParameters(info.parameters), "script parameters (--set NAME=VALUE)")
+end
+
 if host.role == "script" then
   -- First in package.searchers: "effects.NAME" always ends here (found, or an error naming
   -- the places searched), so no later searcher can load an effect as trusted code.
@@ -277,7 +296,7 @@ if host.role == "script" then
     return function() return requireEffect(sub(name, 9)) end, name
   end
   table.insert(package.searchers, 1, searcher)
-  return {}
+  return { parameters = scriptParameters }
 end
 
 -- An effect's own state ------------------------------------------------------------------

@@ -1,0 +1,109 @@
+import Foundation
+import MoonreelPlatform
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Calls back once per burst of changes to a set of files, through inotify. The files'
+/// folders are watched rather than the files, so a save that writes a new file and renames
+/// it over the old one (what most editors do) is seen, and a file deleted and made again too.
+final class FileWatcher: @unchecked Sendable {
+    /// Changes closer together than this are one change (an editor writes, then renames).
+    static let quietTime: Int32 = 80
+
+    private let descriptor: Int32
+    private let stopPipe: (read: Int32, write: Int32)
+    private let lock = NSLock()
+    /// Watched folder (absolute) → its watch descriptor, and the names watched in it.
+    private var folders: [String: Int32] = [:]
+    private var names: [Int32: Set<String>] = [:]
+    private var thread: Thread?
+
+    /// - Throws: `SystemError` when inotify is not available.
+    init(onChange: @escaping @Sendable () -> Void) throws {
+        descriptor = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        guard descriptor >= 0 else { throw SystemError("cannot watch files for changes", code: errno) }
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else {
+            close(descriptor)
+            throw SystemError("cannot watch files for changes", code: errno)
+        }
+        stopPipe = (ends[0], ends[1])
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        let thread = Thread { [self] in run(onChange) }
+        thread.name = "moonreel-watch"
+        self.thread = thread
+        thread.start()
+    }
+
+    /// Watches exactly `paths` from now on (files that do not exist yet are seen when made).
+    func watch(_ paths: [String]) {
+        lock.withLock {
+            var wanted: [String: Set<String>] = [:]
+            for path in paths.map(Paths.absolute) { wanted[Paths.parent(of: path), default: []].insert(Paths.name(of: path)) }
+            for (folder, watch) in folders where wanted[folder] == nil {
+                inotify_rm_watch(descriptor, watch)
+                folders[folder] = nil
+                names[watch] = nil
+            }
+            let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_ATTRIB)
+            for (folder, files) in wanted {
+                let watch = folders[folder] ?? inotify_add_watch(descriptor, folder, mask)
+                guard watch >= 0 else { continue }  // a folder gone: nothing there can change the run
+                folders[folder] = watch
+                names[watch] = files
+            }
+        }
+    }
+
+    func stop() {
+        var byte: UInt8 = 1
+        _ = write(stopPipe.write, &byte, 1)
+        thread = nil
+    }
+
+    private func run(_ onChange: @Sendable () -> Void) {
+        defer {
+            close(descriptor)
+            close(stopPipe.read)
+            close(stopPipe.write)
+        }
+        var pending = false
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            var fds = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0), pollfd(fd: stopPipe.read, events: Int16(POLLIN), revents: 0)]
+            let ready = poll(&fds, 2, pending ? Self.quietTime : -1)
+            if ready < 0 && errno == EINTR { continue }
+            if fds[1].revents != 0 || ready < 0 { return }
+            if ready == 0 {
+                // Quiet for a while after a change: one callback for the burst.
+                pending = false
+                onChange()
+                continue
+            }
+            let count = read(descriptor, &buffer, buffer.count)
+            guard count > 0 else { continue }
+            if changesWatchedFile(buffer[0..<count]) { pending = true }
+        }
+    }
+
+    /// Whether the events in `bytes` (struct inotify_event, one after another) name a watched file.
+    private func changesWatchedFile(_ bytes: ArraySlice<UInt8>) -> Bool {
+        var offset = bytes.startIndex
+        var found = false
+        let headerSize = MemoryLayout<inotify_event>.size
+        while offset + headerSize <= bytes.endIndex {
+            let (watch, nameLength) = bytes.withUnsafeBytes { raw -> (Int32, Int) in
+                let base = offset - bytes.startIndex
+                return (raw.loadUnaligned(fromByteOffset: base, as: Int32.self),
+                        Int(raw.loadUnaligned(fromByteOffset: base + 12, as: UInt32.self)))
+            }
+            let nameStart = offset + headerSize
+            let nameEnd = min(nameStart + nameLength, bytes.endIndex)
+            let name = String(decoding: bytes[nameStart..<nameEnd].prefix { $0 != 0 }, as: UTF8.self)
+            if lock.withLock({ names[watch]?.contains(name) ?? false }) { found = true }
+            offset = nameEnd
+        }
+        return found
+    }
+}

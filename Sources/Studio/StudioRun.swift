@@ -1,0 +1,276 @@
+import Foundation
+import MoonreelEngine
+import MoonreelPlatform
+import MoonreelScripting
+import Synchronization
+
+/// One export the script would run, as the studio previews it: its session (for the real
+/// export), its outline (for the timeline) and the compositors that render it, one per lane.
+final class StudioItem: @unchecked Sendable {
+    let id: Int
+    /// Used by one export at a time (`StudioSession.exportRunning`) and read-only otherwise.
+    let session: ExportSession
+    let outline: EditOutline
+    let summary: [String: any Sendable]
+    private let previewSize: (width: Int, height: Int)
+    /// Each lane's compositor, made at first use; a compositor serves one thread at a time.
+    private let lanes: [PreviewLane: CompositorSlot]
+
+    /// `frozen`: every lane's compositor is made now (on the caller's thread), so nothing
+    /// reads the edit's objects later; otherwise they are made at first use.
+    init(id: Int, session: ExportSession, options: StudioSession.Options, frozen: Bool = false) throws {
+        self.id = id
+        self.session = session
+        previewSize = options.previewSize
+        outline = EditOutline(composition: session.composition, videoComposition: session.videoComposition, audioMix: session.audioMix)
+        lanes = Dictionary(uniqueKeysWithValues: PreviewLane.allCases.map { ($0, CompositorSlot()) })
+        var summary: [String: any Sendable] = [
+            "id": id, "output": session.outputURL ?? "", "preset": session.preset.name, "duration": outline.duration,
+        ]
+        // The picture size, rate and sound come from a compositor like those that render.
+        if let probe = try? Compositor(composition: session.composition, videoComposition: session.videoComposition,
+                                       audioMix: session.audioMix) {
+            let frame = probe.frameDuration.seconds
+            let shown = (try? Compositor.fitted(width: probe.width, height: probe.height, inside: options.previewSize)) ?? (width: 0, height: 0)
+            summary.merge(["width": shown.width, "height": shown.height, "hasVideo": probe.hasVideo, "hasAudio": probe.hasAudio,
+                           "frameDuration": frame, "frameRate": frame > 0 ? 1 / frame : 0,
+                           "sampleRate": probe.audioSampleRate, "channels": probe.audioChannelCount]) { $1 }
+            _ = try? lanes[.scrub]?.use(making: { probe }) { _ in }
+        }
+        let render = try? (session.videoComposition ?? VideoComposition.properties(of: session.composition)).scaledRenderSize()
+        summary["renderWidth"] = Int(render?.width ?? 0)
+        summary["renderHeight"] = Int(render?.height ?? 0)
+        self.summary = summary
+        if frozen {
+            for lane in PreviewLane.allCases { try withCompositor(lane) { _ in } }
+        }
+    }
+
+    /// Runs `body` with the lane's compositor, making it first if needed.
+    func withCompositor<T>(_ lane: PreviewLane, _ body: (Compositor) throws -> T) throws -> T {
+        guard let slot = lanes[lane] else { throw StudioError("no \(lane) lane") }
+        // At the render size, like the export, and scaled down once composed: the preview
+        // shows the export's pixels, not a second rendering at another size.
+        return try slot.use(making: {
+            try Compositor(composition: session.composition, videoComposition: session.videoComposition, audioMix: session.audioMix)
+        }, body)
+    }
+}
+
+/// One lane's compositor, made at first use, used by one thread at a time.
+final class CompositorSlot: @unchecked Sendable {
+    private let lock = NSLock()
+    private var compositor: Compositor?
+
+    func use<T>(making make: () throws -> Compositor, _ body: (Compositor) throws -> T) throws -> T {
+        try lock.withLock {
+            let current = try compositor ?? make()
+            compositor = current
+            return try body(current)
+        }
+    }
+}
+
+/// What the page is shown; guarded by `StudioSession.state`.
+struct StudioState {
+    var generation = 0
+    var items: [StudioItem] = []
+    var effects: [StudioEffectCall] = []
+    var cues: [Cue] = []
+    var prints: [String] = []
+    var error: String?
+    var scriptParameters: [StudioEffectCall.Parameter] = []
+    var readFiles: [String] = []
+    var export: [String: any Sendable] = ["state": "idle"]
+
+    func json(title: String) -> Data {
+        var object: [String: Any] = [
+            "generation": generation, "script": title, "prints": prints, "export": export,
+            "error": error.map { ["message": $0] } ?? NSNull(),
+            "effects": effects.map(\.json), "scriptParameters": scriptParameters.map(\.json),
+        ]
+        let cueList = cues.prefix(EditOutline.maxLayerSpans).map { ["start": $0.start.seconds, "end": $0.end.seconds, "text": $0.text] }
+        object["items"] = items.map { item -> [String: Any] in
+            var entry: [String: Any] = item.summary
+            let outline = item.outline
+            entry["tracks"] = outline.tracks.map { track in
+                ["id": track.id, "mediaType": track.mediaType, "segments": track.segments.map { segment -> [String: Any] in
+                    ["start": segment.start, "duration": segment.duration, "source": segment.source ?? NSNull(), "sourceStart": segment.sourceStart]
+                }] as [String: Any]
+            }
+            entry["instructions"] = outline.instructions.map { instruction in
+                ["start": instruction.start, "duration": instruction.duration, "layers": instruction.layers.map { layer in
+                    ["trackID": layer.trackID, "ramps": layer.ramps.map {
+                        ["kind": $0.kind, "start": $0.start, "duration": $0.duration, "from": $0.from, "to": $0.to] as [String: Any]
+                    }] as [String: Any]
+                }] as [String: Any]
+            }
+            entry["audioRamps"] = outline.audioRamps.map {
+                ["trackID": $0.trackID, "start": $0.start, "duration": $0.duration, "from": $0.from, "to": $0.to] as [String: Any]
+            }
+            entry["layers"] = outline.layers.map {
+                ["name": $0.name, "kind": $0.kind, "depth": $0.depth, "start": $0.start, "end": $0.end] as [String: Any]
+            }
+            entry["cues"] = cueList
+            entry["editPoints"] = outline.editPoints
+            return entry
+        }
+        return (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+    }
+}
+
+/// One effect call of the script with the parameters the page can change.
+struct StudioEffectCall: Sendable {
+    struct Parameter: Sendable {
+        let name, type, doc: String
+        let minimum, maximum: Double?
+        let value: ScriptValue
+        let changed: Bool
+
+        var json: [String: Any] {
+            var entry: [String: Any] = ["name": name, "type": type, "doc": doc, "changed": changed, "value": StudioEffectCall.jsonValue(value)]
+            if let minimum { entry["min"] = minimum }
+            if let maximum { entry["max"] = maximum }
+            return entry
+        }
+    }
+
+    /// "e0", "e1"… in call order: what the page names it by.
+    let id: String
+    /// The call's place and occurrence: what overrides are kept under across runs.
+    let key: String
+    let module: String
+    let location: String
+    let parameters: [Parameter]
+    /// The call as Lua, with the changed values.
+    let lua: String
+
+    static let editableTypes: Set<String> = ["number", "integer", "string", "boolean", "color"]
+
+    init(number: Int, call: EffectCall, overrides: [String: ScriptValue]) {
+        id = "e\(number)"
+        key = "\(call.location)#\(call.occurrence)"
+        module = call.module
+        // The file's name and line: the folder is the user's own and takes the panel's width.
+        let place = Paths.name(of: call.location)
+        location = call.occurrence == 0 ? place : "\(place) (call \(call.occurrence + 1))"
+        parameters = Self.controls(call.parameters, given: call.given, overrides: overrides)
+        let given = call.given.merging(overrides) { $1 }
+        let fields = given.keys.sorted().compactMap { name in given[name].map { "\(name) = \(Self.luaLiteral($0))" } }
+        lua = "\(call.module){ \(fields.joined(separator: ", ")) }  -- other options as in \(place)"
+    }
+
+    /// The declared parameters the page can show a control for, with their values: changed
+    /// from the page, else given by the script, else the default. A parameter with no plain
+    /// value (a colour given as a table, a size computed by default) has none: the page
+    /// could only show a guess.
+    static func controls(_ declared: [EffectCall.Parameter], given: [String: ScriptValue], overrides: [String: ScriptValue]) -> [Parameter] {
+        declared.filter { editableTypes.contains($0.type) }.compactMap { declared in
+            guard var value = overrides[declared.name] ?? given[declared.name] ?? declared.defaultValue else { return nil }
+            if declared.type == "color" {
+                // The page's colour control speaks #rrggbb[aa]; a named colour is shown as its value.
+                guard case .string(let text) = value, let color = Color(css: text) else { return nil }
+                value = .string(color.hexString)
+            }
+            return Parameter(name: declared.name, type: declared.type, doc: declared.doc, minimum: declared.minimum,
+                             maximum: declared.maximum, value: value, changed: overrides[declared.name] != nil)
+        }
+    }
+
+    var json: [String: Any] {
+        ["id": id, "module": module, "location": location, "lua": lua, "parameters": parameters.map(\.json)]
+    }
+
+    static func luaLiteral(_ value: ScriptValue) -> String {
+        switch value {
+        case .bool(let flag): return flag ? "true" : "false"
+        case .integer(let number): return "\(number)"
+        case .number(let number): return number == number.rounded() && abs(number) < 1e15 ? "\(Int(number))" : "\(number)"
+        case .string(let text): return "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n") + "\""
+        default: return "nil"
+        }
+    }
+
+    static func jsonValue(_ value: ScriptValue) -> Any {
+        switch value {
+        case .bool(let flag): return flag
+        case .integer(let number): return number
+        case .number(let number): return number.isFinite ? number : 0
+        case .string(let text): return text
+        default: return NSNull()
+        }
+    }
+}
+
+/// One run of the script in a fresh host that writes no file: each export becomes an item.
+final class ScriptRun {
+    let options: StudioSession.Options
+    let overrides: [String: [String: ScriptValue]]
+    /// The page's values for the script's own parameters (`av.parameters`).
+    let scriptOverrides: [String: ScriptValue]
+    private(set) var scriptParameters: [StudioEffectCall.Parameter] = []
+    private(set) var prints: [String] = []
+    private(set) var cues: [Cue] = []
+    private(set) var effectCalls: [StudioEffectCall] = []
+    private(set) var readFiles: [String] = []
+
+    /// At most this many effect calls get controls (a loop over 500 cues calling an effect
+    /// each time would make a panel nobody can use).
+    static let maxEffectCalls = 50
+    static let maxPrints = 200
+
+    init(options: StudioSession.Options, overrides: [String: [String: ScriptValue]], scriptOverrides: [String: ScriptValue]) {
+        self.options = options
+        self.overrides = overrides
+        self.scriptOverrides = scriptOverrides
+    }
+
+    func execute(_ source: StudioSession.Source) -> (items: [ExportSession], error: String?) {
+        switch source {
+        case .edit:
+            return ([], nil)
+        case .script(let path):
+            return runScript(path)
+        }
+    }
+
+    private func runScript(_ path: String) -> (items: [ExportSession], error: String?) {
+        var sessions: [ExportSession] = []
+        let host: MoonreelHost
+        do {
+            host = try MoonreelHost(limits: options.limits, effectSearchPath: options.effectSearchPath)
+        } catch {
+            return ([], "\(error)".oneLine)
+        }
+        defer { readFiles = host.api.readFiles.paths + [path] }
+        host.scripts.parameterValues = options.parameterValues
+        host.scripts.parameterOverrides = scriptOverrides
+        defer {
+            let declared = host.scripts.declaredParameters ?? []
+            let given = Dictionary(uniqueKeysWithValues: declared.compactMap { parameter in
+                options.parameterValues[parameter.name].map { (parameter.name, ScriptHost.typed($0, as: parameter.type)) }
+            })
+            scriptParameters = StudioEffectCall.controls(declared, given: given, overrides: scriptOverrides)
+        }
+        host.api.previewExport = { sessions.append($0) }
+        host.api.cuesRead = { [unowned self] in cues += $0 }
+        host.onPrint = { [unowned self] line in if prints.count < Self.maxPrints { prints.append(line) } }
+        host.onNote = { [unowned self] note in if prints.count < Self.maxPrints { prints.append("note: " + note) } }
+        host.scripts.onEffectCall = { [unowned self] call in
+            let changes = overrides["\(call.location)#\(call.occurrence)"] ?? [:]
+            if effectCalls.count < Self.maxEffectCalls {
+                effectCalls.append(StudioEffectCall(number: effectCalls.count, call: call, overrides: changes))
+            }
+            return changes
+        }
+        do {
+            try host.run(file: path, arguments: options.arguments)
+        } catch let error as ScriptError {
+            return ([], error.message.oneLine)
+        } catch {
+            return ([], "\(error)".oneLine)
+        }
+        return (sessions, nil)
+    }
+}

@@ -1,0 +1,63 @@
+import ArgumentParser
+import MoonreelEngine
+import MoonreelScripting
+
+struct Info: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List the parameters a script declares with av.parameters (what --set fills).",
+        discussion: "The script runs until its av.parameters call, with exports that write nothing; a script that declares none reads its arguments from arg.")
+    @OptionGroup var common: CommonOptions
+    @Argument(help: "The Lua script.", completion: .file(extensions: ["lua"])) var script: String
+
+    /// Thrown from the declaration to stop the script there.
+    private struct Declared: Error {}
+
+    func run() throws {
+        FFmpegLog.capture()
+        let host = try MoonreelHost(limits: common.limits, effectSearchPath: .fromEnvironment())
+        host.api.previewExport = { _ in }
+        host.onPrint = { _ in }
+        var declared: [EffectCall.Parameter]?
+        host.scripts.onParametersDeclared = { parameters in
+            declared = parameters
+            throw Declared()
+        }
+        do {
+            try host.run(file: script)
+        } catch let error as ScriptError where declared == nil {
+            printError("moonreel: info: \(script) stopped before declaring its parameters: \(error.message)".oneLine)
+            throw ExitCode(Exit.failed)
+        } catch where declared != nil {}
+        guard let declared else {
+            print("\(script) declares no parameters (av.parameters); it reads its arguments from arg")
+            return
+        }
+        print("\(script): \(declared.count) parameter\(declared.count == 1 ? "" : "s") (moonreel run \(script) --set NAME=VALUE …)")
+        let width = declared.map(\.name.count).max() ?? 0
+        for parameter in declared {
+            var facts: [String] = []
+            if parameter.required { facts.append("required") }
+            if let value = parameter.defaultValue { facts.append("default " + Self.shown(value)) }
+            switch (parameter.minimum, parameter.maximum) {
+            case let (low?, high?): facts.append("\(Self.shown(.number(low)))…\(Self.shown(.number(high)))")
+            case let (low?, nil): facts.append("≥ \(Self.shown(.number(low)))")
+            case let (nil, high?): facts.append("≤ \(Self.shown(.number(high)))")
+            default: break
+            }
+            let padded = parameter.name.padding(toLength: width, withPad: " ", startingAt: 0)
+            let type = parameter.type.padding(toLength: 8, withPad: " ", startingAt: 0)
+            print("  \(padded)  \(type) \(facts.joined(separator: ", "))\(parameter.doc.isEmpty ? "" : " — " + parameter.doc)")
+        }
+    }
+
+    static func shown(_ value: ScriptValue) -> String {
+        switch value {
+        case .number(let number) where number == number.rounded() && abs(number) < 1e15: "\(Int(number))"
+        case .number(let number): "\(number)"
+        case .integer(let number): "\(number)"
+        case .string(let text): text.quotedForMessage()
+        case .bool(let flag): flag ? "true" : "false"
+        default: "\(value)"
+        }
+    }
+}

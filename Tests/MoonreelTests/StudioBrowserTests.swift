@@ -1,0 +1,162 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Issue 21 in a real browser (Debian's headless Chromium, driven over the DevTools
+/// protocol): the page loads and shows the frame, plays with its clock advancing, scrubs to
+/// the exact frame, steps with the keyboard, re-renders on a parameter change, shows a
+/// script error with its file and line and clears it on the fix, and exports.
+@Suite(.serialized) struct StudioBrowserTests {
+    /// Screenshots the tests take, kept after the run for people to look at
+    /// ($TMPDIR/moonreel-studio-screenshots).
+    static let screenshots: String = {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("moonreel-studio-screenshots").path
+        try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        return folder
+    }()
+
+    /// A lyric job over a grey clip (text is the only bright thing on it).
+    struct GreyLyricJob {
+        let script, cues, clip, output: String
+
+        init() throws {
+            clip = try Fixtures.solid("0x404040", seconds: 4, size: "1280x720")
+            script = Fixtures.scratchPath("lyrics.lua")
+            try String(contentsOfFile: Moonreel.example("lyrics.lua"), encoding: .utf8).write(toFile: script, atomically: true, encoding: .utf8)
+            let folder = (script as NSString).deletingLastPathComponent
+            cues = folder + "/lyrics.csv"
+            try "id,lyric,start_at,end_at\n1,WHITE WORDS ON GREY,0.0,4.0\n".write(toFile: cues, atomically: true, encoding: .utf8)
+            output = folder + "/out.mp4"
+        }
+
+        var arguments: [String] { [clip, cues, output] }
+    }
+
+    /// A browser showing `studio`'s page, once the page has drawn its first frame.
+    static func openPage(_ studio: StudioProcess) throws -> HeadlessChromium {
+        guard HeadlessChromium.executable != nil else {
+            throw Tool.Failure(description: "chromium is not installed: tools/install-deps.sh installs it")
+        }
+        let page = try HeadlessChromium(width: 1280, height: 800)
+        try page.navigate(to: studio.url)
+        try page.waitUntil("window.studio && window.studio.ready", timeout: 30)
+        return page
+    }
+
+    /// Bright pixels of the player's canvas in its top and bottom thirds (the lyric line).
+    static func brightThirds(_ page: HeadlessChromium) throws -> (top: Int, bottom: Int) {
+        let counts = try page.evaluate("""
+            (() => {
+              const c = document.querySelector('#player');
+              const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+              let top = 0, bottom = 0;
+              for (let i = 0; i < d.length; i += 4) {
+                if (d[i] > 200 && d[i + 1] > 200 && d[i + 2] > 200) {
+                  const y = Math.floor(i / 4 / c.width);
+                  if (y < c.height / 3) top++; else if (y > 2 * c.height / 3) bottom++;
+                }
+              }
+              return [top, bottom];
+            })()
+            """) as? [Any]
+        return ((counts?.first as? NSNumber)?.intValue ?? -1, (counts?.last as? NSNumber)?.intValue ?? -1)
+    }
+
+    static func save(_ page: HeadlessChromium, _ name: String) throws -> String {
+        let path = screenshots + "/" + name + ".png"
+        try page.screenshot().write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    @Test func loadsPlaysScrubsAndSteps() throws {
+        let job = try StudioTests.LyricJob(seconds: 6)
+        let studio = try StudioProcess(script: job.script, arguments: job.arguments)
+        defer { studio.stop() }
+        let page = try Self.openPage(studio)
+        defer { page.close() }
+        let loaded = try Self.save(page, "loaded")
+        // The canvas shows the frame at 0 (not black): the test pattern's bars.
+        let centre = try Tool.rgbFrame(loaded, at: 0)
+        #expect(centre.width == 1280)
+        #expect(try page.evaluate("document.querySelector('#timecode').textContent") as? String == "00:00:00:00")
+
+        try page.evaluate("studio.play()")
+        try page.waitUntil("studio.position > 2", timeout: 15)
+        try page.evaluate("studio.pause()")
+        let shown = try page.evaluate("studio.framesShown") as? Int ?? 0
+        #expect(shown >= 40, "frames shown while playing 2 s: \(shown)")
+        #expect(try page.evaluate("studio.playing") as? Bool == false)
+        let audioRequests = try page.evaluate("performance.getEntriesByType('resource').filter(e => e.name.includes('/audio?')).length") as? Int ?? 0
+        #expect(audioRequests > 0, "sound was fetched for playback")
+
+        // Scrub: a drag along the timeline shows the exact frame at the playhead.
+        let box = try page.evaluate("JSON.stringify(document.querySelector('#timeline').getBoundingClientRect())") as? String ?? "{}"
+        let rect = try JSONSerialization.jsonObject(with: Data(box.utf8)) as? [String: Double] ?? [:]
+        let (x, y, width, height) = (rect["x"] ?? 0, rect["y"] ?? 0, rect["width"] ?? 0, rect["height"] ?? 0)
+        try page.drag(from: (x + width * 0.2, y + height * 0.3), to: (x + width * 0.6, y + height * 0.3), steps: 12)
+        try page.waitUntil("Math.abs(studio.shownFrameTime - Math.floor(studio.position * 30 + 1e-6) / 30) < 1e-3", timeout: 10)
+        let position = try page.evaluate("studio.position") as? Double ?? 0
+        #expect(position > 1 && position < 5, "dragged to \(position) s")
+
+        // Keys: → is one frame, Shift+→ one second.
+        try page.evaluate("studio.seek(3)")
+        try page.waitUntil("studio.frameNumber === 90", timeout: 10)
+        try page.press("ArrowRight")
+        try page.waitUntil("studio.frameNumber === 91", timeout: 10)
+        try page.press("ArrowRight", shift: true)
+        try page.waitUntil("studio.frameNumber === 121", timeout: 10)
+        #expect(try page.evaluate("document.querySelector('#timecode').textContent") as? String == "00:00:04:01")
+        _ = try Self.save(page, "stepped")
+        #expect(!page.consoleLines.contains { $0.contains("Uncaught") }, "\(page.consoleLines)")
+    }
+
+    @Test func parameterErrorFixAndExport() throws {
+        let job = try GreyLyricJob()
+        let studio = try StudioProcess(script: job.script, arguments: job.arguments)
+        defer { studio.stop() }
+        let page = try Self.openPage(studio)
+        defer { page.close() }
+        try page.evaluate("studio.seek(1)")
+        try page.waitUntil("studio.frameNumber === 30", timeout: 10)
+        let bottom = try Self.brightThirds(page)
+        #expect(bottom.bottom > 200 && bottom.top == 0, "the line is in the bottom third: \(bottom)")
+
+        // A control moves the line to the top; the picture follows.
+        let generation = try page.evaluate("studio.generation") as? Int ?? 0
+        try page.evaluate("studio.setParameter('e0', 'position', 'top')")
+        try page.waitUntil("studio.generation > \(generation)", timeout: 15)
+        try page.waitUntil("(() => { const c = document.querySelector('#player'); return true })()")
+        var moved = (top: 0, bottom: 0)
+        for _ in 0..<100 {
+            moved = try Self.brightThirds(page)
+            if moved.top > 200 { break }
+            usleep(100_000)
+        }
+        #expect(moved.top > 200 && moved.bottom == 0, "the line moved to the top third: \(moved)")
+        let lua = try page.evaluate("document.querySelector('#parameters').textContent") as? String ?? ""
+        #expect(lua.contains("position"), "the controls list the effect's parameters")
+        _ = try Self.save(page, "parameter-changed")
+
+        // A script error: one line with file and line; the last good picture stays.
+        let source = try String(contentsOfFile: job.script, encoding: .utf8)
+        try source.replacingOccurrences(of: "local session = av.exportSession", with: "broken(\nlocal session = av.exportSession")
+            .write(toFile: job.script, atomically: true, encoding: .utf8)
+        try page.waitUntil("studio.error !== null", timeout: 15)
+        let banner = try page.evaluate("document.querySelector('#error-banner').textContent") as? String ?? ""
+        #expect(banner.contains("lyrics.lua:"), "\(banner)")
+        #expect(try page.evaluate("getComputedStyle(document.querySelector('#error-banner')).display") as? String != "none")
+        #expect(try Self.brightThirds(page).top > 200, "the last good preview stays")
+        _ = try Self.save(page, "script-error")
+        try source.write(toFile: job.script, atomically: true, encoding: .utf8)
+        try page.waitUntil("studio.error === null", timeout: 15)
+        #expect(try page.evaluate("getComputedStyle(document.querySelector('#error-banner')).display") as? String == "none")
+
+        // Export: the real file, by the output rules.
+        try page.evaluate("document.querySelector('#export').click()")
+        try page.waitUntil("studio.exportState === 'finished' || studio.exportState === 'failed'", timeout: 120)
+        #expect(try page.evaluate("studio.exportState") as? String == "finished")
+        let probe = try Tool.ffprobe(job.output)
+        #expect(probe.video?.height == 720)
+        _ = try Self.save(page, "exported")
+    }
+}
