@@ -164,9 +164,12 @@ final class StudioRoutes: Sendable {
             let lane: PreviewLane = query["lane"] == "play" ? .playback : .scrub
             // PNG on request: the exact pixels, for a user who saves a frame.
             let png = query["format"] == "png"
+            let started = ContinuousClock.now
             let frame = try session.frame(item: item, at: time, lane: lane, format: png ? .png : .jpeg)
+            let milliseconds = (ContinuousClock.now - started) / .milliseconds(1)
             return Response(status: .ok, contentType: png ? "image/png" : "image/jpeg", body: frame.bytes,
-                            headers: [("X-Frame-Time", String(frame.seconds)), ("X-Frame-Number", String(frame.number))])
+                            headers: [("X-Frame-Time", String(frame.seconds)), ("X-Frame-Number", String(frame.number)),
+                                      ("Server-Timing", "render;dur=\(String(format: "%.1f", milliseconds))")])
         } catch {
             return .text(.unprocessableEntity, "\(error)".oneLine)
         }

@@ -89,6 +89,24 @@ import TestSupport
         let audioRequests = try page.evaluate("performance.getEntriesByType('resource').filter(e => e.name.includes('/audio?')).length") as? Int ?? 0
         #expect(audioRequests > 0, "sound was fetched for playback")
 
+        // A machine too slow for every frame keeps time and counts what it could not show
+        // (the clock never waits for a picture).
+        try page.send("Emulation.setCPUThrottlingRate", ["rate": 40])
+        try page.evaluate("studio.seek(0)")
+        try page.evaluate("studio.play()")
+        try page.waitUntil("studio.playing && studio.position > 0.2", timeout: 30)
+        try page.evaluate("window.mark = { wall: performance.now(), position: studio.position }")
+        usleep(2_000_000)
+        let slow = try page.evaluate("""
+            ({ advanced: studio.position - mark.position, wall: (performance.now() - mark.wall) / 1000,
+               shown: studio.framesShown, dropped: studio.framesDropped })
+            """) as? [String: Any] ?? [:]
+        try page.evaluate("studio.pause()")
+        try page.send("Emulation.setCPUThrottlingRate", ["rate": 1])
+        let number = { (key: String) in (slow[key] as? NSNumber)?.doubleValue ?? 0 }
+        #expect(number("advanced") > 0.85 * number("wall"), "kept time: \(slow)")
+        #expect(number("shown") + number("dropped") >= 0.8 * number("advanced") * 30, "every frame passed is shown or counted: \(slow)")
+
         // Scrub: a drag along the timeline shows the exact frame at the playhead.
         let box = try page.evaluate("JSON.stringify(document.querySelector('#timeline').getBoundingClientRect())") as? String ?? "{}"
         let rect = try JSONSerialization.jsonObject(with: Data(box.utf8)) as? [String: Double] ?? [:]

@@ -125,6 +125,14 @@ final class StreamReader {
         }
     }
 
+    /// Time of the last keyframe at or before `time` that the container's index knows, if
+    /// it has one (MP4 and MOV list them; a decision aid only: seeking stays exact).
+    func indexedKeyframe(atOrBefore time: MediaTime) -> MediaTime? {
+        guard let stream = demuxer.stream(streamIndex),
+              let entry = avformat_index_get_entry_from_timestamp(stream, time.pts(in: timeBase), AVSEEK_FLAG_BACKWARD) else { return nil }
+        return MediaTime(pts: entry.pointee.timestamp, timeBase: timeBase)
+    }
+
     /// A packet earlier than one already sent that is itself at or before the target cannot
     /// be the frame shown at the target (that one is later and still not past it), nor at any
     /// later target: if nothing refers to it, it need not be decoded. Reaching a frame after a
@@ -158,6 +166,9 @@ final class VideoFrameSource {
     private var upcoming: (frame: Frame, time: MediaTime)?
     /// Jumps further ahead than this seek instead of decoding every frame in between.
     private let seekThreshold = MediaTime(value: 3, timescale: 1)
+    /// Shorter jumps forward seek only past a keyframe, and only when they skip this much:
+    /// reading on in order (an export, playback) never seeks.
+    private let jumpWorthSeeking = MediaTime(value: 1, timescale: 2)
     /// A photo: its one picture is decoded once and shown at every time (image demuxers
     /// cannot seek).
     private let isStillImage: Bool
@@ -176,6 +187,10 @@ final class VideoFrameSource {
         // seeking back to decode it again.
         if let current, upcoming == nil, reader.finished, time >= current.time { return current.frame }
         if let current, time < current.time || time - current.time > seekThreshold {
+            try restart(at: time)
+        } else if let reached = upcoming?.time ?? current?.time, time - reached > jumpWorthSeeking,
+                  let keyframe = reader.indexedKeyframe(atOrBefore: time), keyframe > reached {
+            // A jump past a keyframe: decoding from it costs less than reading on.
             try restart(at: time)
         } else if current == nil, upcoming == nil {
             try restart(at: time)
