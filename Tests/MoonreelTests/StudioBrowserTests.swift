@@ -62,6 +62,12 @@ import TestSupport
         return ((counts?.first as? NSNumber)?.intValue ?? -1, (counts?.last as? NSNumber)?.intValue ?? -1)
     }
 
+    /// The page rectangle of the element `selector` names (x, y, width, height).
+    static func rectangle(of selector: String, in page: HeadlessChromium) throws -> [String: Double] {
+        let box = try page.evaluate("JSON.stringify(document.querySelector('\(selector)').getBoundingClientRect())") as? String ?? "{}"
+        return try JSONSerialization.jsonObject(with: Data(box.utf8)) as? [String: Double] ?? [:]
+    }
+
     static func save(_ page: HeadlessChromium, _ name: String) throws -> String {
         let path = screenshots + "/" + name + ".png"
         try page.screenshot().write(to: URL(fileURLWithPath: path))
@@ -74,10 +80,23 @@ import TestSupport
         defer { studio.stop() }
         let page = try Self.openPage(studio)
         defer { page.close() }
-        let loaded = try Self.save(page, "loaded")
-        // The canvas shows the frame at 0 (not black): the test pattern's bars.
-        let centre = try Tool.rgbFrame(loaded, at: 0)
-        #expect(centre.width == 1280)
+        let loaded = try Tool.rgbFrame(try Self.save(page, "loaded"), at: 0)
+        // The screenshot shows the frame at 0 on the canvas: the test pattern's first bars.
+        // Where the picture is on the page: the canvas element scales it to fit (object-fit: contain).
+        let box = try page.evaluate("""
+            (() => { const c = document.querySelector('#player'), r = c.getBoundingClientRect();
+                     const s = Math.min(r.width / c.width, r.height / c.height);
+                     return JSON.stringify({ x: r.x + (r.width - c.width * s) / 2, y: r.y + (r.height - c.height * s) / 2,
+                                             width: c.width * s, height: c.height * s }); })()
+            """) as? String ?? "{}"
+        let player = try JSONSerialization.jsonObject(with: Data(box.utf8)) as? [String: Double] ?? [:]
+        let (left, top, shownWidth, shownHeight) = (player["x"] ?? 0, player["y"] ?? 0, player["width"] ?? 0, player["height"] ?? 0)
+        #expect(shownWidth > 400 && abs(shownWidth / shownHeight - 16.0 / 9) < 0.02, "the picture keeps 16:9: \(player)")
+        let sample = loaded.pixel(Int(left + shownWidth * 0.3), Int(top + shownHeight * 0.5))
+        let reference = try Tool.rgbFrame(job.clip, at: 0)
+        let expected = reference.pixel(Int(Double(reference.width) * 0.3), reference.height / 2)
+        #expect(abs(sample.r - expected.r) + abs(sample.g - expected.g) + abs(sample.b - expected.b) < 60,
+                "screenshot \(sample) against the source \(expected)")
         #expect(try page.evaluate("document.querySelector('#timecode').textContent") as? String == "00:00:00:00")
 
         try page.evaluate("studio.play()")
@@ -108,8 +127,7 @@ import TestSupport
         #expect(number("shown") + number("dropped") >= 0.8 * number("advanced") * 30, "every frame passed is shown or counted: \(slow)")
 
         // Scrub: a drag along the timeline shows the exact frame at the playhead.
-        let box = try page.evaluate("JSON.stringify(document.querySelector('#timeline').getBoundingClientRect())") as? String ?? "{}"
-        let rect = try JSONSerialization.jsonObject(with: Data(box.utf8)) as? [String: Double] ?? [:]
+        let rect = try Self.rectangle(of: "#timeline", in: page)
         let (x, y, width, height) = (rect["x"] ?? 0, rect["y"] ?? 0, rect["width"] ?? 0, rect["height"] ?? 0)
         try page.drag(from: (x + width * 0.2, y + height * 0.3), to: (x + width * 0.6, y + height * 0.3), steps: 12)
         try page.waitUntil("Math.abs(studio.shownFrameTime - Math.floor(studio.position * 30 + 1e-6) / 30) < 1e-3", timeout: 10)

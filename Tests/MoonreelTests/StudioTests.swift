@@ -179,6 +179,56 @@ import TestSupport
         #expect(refused.status == 422 && refused.text.contains("cues"))
     }
 
+    /// A template's own parameters (av.parameters) are controls too: --set fills them, and a
+    /// change from the page runs the script again with the new value.
+    @Test func scriptParametersAreControls() throws {
+        let clip = try Fixtures.solid("0x404040", seconds: 2, size: "640x360")
+        let script = Fixtures.scratchPath("tpl.lua")
+        try """
+            local p = av.parameters{
+              { name = "clip", type = "string", required = true },
+              { name = "gain", type = "number", default = 1, min = 0, max = 2, doc = "volume" },
+              { name = "tint", type = "color", default = "#00FF00" },
+            }
+            local asset = av.asset(p.clip)
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(0, asset.durationTime), asset, 0)
+            local vc = av.videoComposition(comp)
+            local parent, video = av.layer{ frame = {0, 0, 640, 360} }, av.layer{ frame = {0, 0, 640, 360} }
+            parent:addSublayer(video)
+            parent:addSublayer(av.layer{ frame = {0, 0, 640, 360}, backgroundColor = p.tint })
+            vc.animationTool = av.animationTool{ videoLayer = video, parentLayer = parent }
+            local session = av.exportSession(comp, "HighestQuality")
+            session.outputURL = "never.mp4"
+            session.videoComposition = vc
+            assert(session:export())
+            """.write(toFile: script, atomically: true, encoding: .utf8)
+        let studio = try StudioProcess(script: script, arguments: [], options: ["--set", "clip=\(clip)", "--set", "gain=1.5"])
+        defer { studio.stop() }
+        let state = try studio.get("state").json
+        let parameters = state["scriptParameters"] as? [[String: Any]] ?? []
+        #expect(parameters.map { $0["name"] as? String } == ["clip", "gain", "tint"])
+        #expect(parameters.first { $0["name"] as? String == "gain" }?["value"] as? Double == 1.5)
+        #expect(parameters.first { $0["name"] as? String == "gain" }?["max"] as? Double == 2)
+        let green = try Self.centre(of: studio.get("frame?item=0&t=1").body)
+        #expect(green.g > 200 && green.r < 40, "\(green)")
+        let changed = try studio.post("parameters", json: ["script": true, "name": "tint", "value": "#FF0000"])
+        #expect(changed.status == 200, "\(changed.text)")
+        let red = try Self.centre(of: studio.get("frame?item=0&t=1").body)
+        #expect(red.r > 200 && red.g < 40, "\(red)")
+        let refused = try studio.post("parameters", json: ["script": true, "name": "tint", "value": "blurple"])
+        #expect(refused.status == 200 && (refused.json["error"] as? [String: Any])?["message"] as? String != nil,
+                "a bad value is the script's error on the page: \(refused.text)")
+    }
+
+    /// The centre pixel of a JPEG.
+    static func centre(of jpeg: Data) throws -> (r: Int, g: Int, b: Int) {
+        let path = Fixtures.scratchPath("centre.jpg")
+        try jpeg.write(to: URL(fileURLWithPath: path))
+        let image = try Tool.rgbFrame(path, at: 0)
+        return image.pixel(image.width / 2, image.height / 2)
+    }
+
     /// The Export button runs the real export, with the output rules of `moonreel run`.
     @Test func exportButtonWritesTheFileByTheRules() throws {
         let job = try LyricJob(seconds: 2)
