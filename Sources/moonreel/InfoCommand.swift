@@ -9,25 +9,15 @@ struct Info: ParsableCommand {
     @OptionGroup var common: CommonOptions
     @Argument(help: "The Lua script.", completion: .file(extensions: ["lua"])) var script: String
 
-    /// Thrown from the declaration to stop the script there.
-    private struct Declared: Error {}
-
     func run() throws {
         FFmpegLog.capture()
-        let host = try MoonreelHost(limits: common.limits, effectSearchPath: .fromEnvironment())
-        host.api.previewExport = { _ in }
-        host.onPrint = { _ in }
-        var declared: [EffectCall.Parameter]?
-        host.scripts.onParametersDeclared = { parameters in
-            declared = parameters
-            throw Declared()
-        }
+        let declared: [EffectCall.Parameter]?
         do {
-            try host.run(file: script)
-        } catch let error as ScriptError where declared == nil {
+            declared = try declaredParameters(of: script, limits: common.limits)
+        } catch let error as ScriptError {
             printError("moonreel: info: \(script) stopped before declaring its parameters: \(error.message)".oneLine)
             throw ExitCode(Exit.failed)
-        } catch where declared != nil {}
+        }
         guard let declared else {
             print("\(script) declares no parameters (av.parameters); it reads its arguments from arg")
             return
@@ -60,4 +50,23 @@ struct Info: ParsableCommand {
         default: "\(value)"
         }
     }
+}
+
+/// The parameters `script` declares with av.parameters, from a run that stops at that call
+/// and whose exports write nothing; nil when the script ends without declaring any.
+/// - Throws: the `ScriptError` of a script that fails before declaring them.
+func declaredParameters(of script: String, limits: ScriptLimits) throws -> [EffectCall.Parameter]? {
+    struct Declared: Error {}
+    let host = try MoonreelHost(limits: limits, effectSearchPath: .fromEnvironment())
+    host.api.previewExport = { _ in }
+    host.onPrint = { _ in }
+    var declared: [EffectCall.Parameter]?
+    host.scripts.onParametersDeclared = { parameters in
+        declared = parameters
+        throw Declared()
+    }
+    do {
+        try host.run(file: script)
+    } catch where declared != nil {}
+    return declared
 }

@@ -1,0 +1,384 @@
+import ArgumentParser
+import Foundation
+import MoonreelEngine
+import MoonreelPlatform
+import MoonreelScripting
+import Synchronization
+
+struct Batch: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run a template once per row of a CSV or JSON file, each row in a process of its own.",
+        discussion: """
+            The template declares its parameters with av.parameters; each row's columns fill them by \
+            name (other columns may be used in --out), and --out names each output ({column}), \
+            which reaches the template as its output parameter. Every row is checked first (a dry \
+            run each); all problems are reported at once. Rows whose output exists and opens are \
+            skipped, so an interrupted batch goes on where it stopped. Exit 0 only if every row \
+            succeeded. See docs/batch.md.
+            """)
+    @OptionGroup var common: CommonOptions
+    @Option(name: .customLong("out"), help: "Output of each row, from its columns: out/{id}.mp4.") var pattern: String
+    @Option(help: "Rows run at once (default: the number of cores).") var jobs: Int?
+    @Option(help: "Run a failed row again up to this many times.") var retry = 0
+    @Option(help: "Write a JSON report of every row and the totals to this file.") var report: String?
+    @Argument(help: "The template: a Lua script that declares av.parameters.", completion: .file(extensions: ["lua"])) var template: String
+    @Argument(help: "The rows: a CSV file (a header of names) or a JSON array of objects.", completion: .file()) var rows: String
+
+    func validate() throws {
+        if let jobs, !(1...256).contains(jobs) { throw ValidationError("--jobs must be 1…256, got \(jobs)") }
+        guard (0...100).contains(retry) else { throw ValidationError("--retry must be 0…100, got \(retry)") }
+        guard pattern.contains("{") else { throw ValidationError("--out must name each row's output from its columns, e.g. out/{id}.mp4") }
+    }
+
+    func run() throws {
+        FFmpegLog.capture()
+        do {
+            let plan = try BatchPlan(template: template, rowsFile: rows, pattern: pattern, limits: common.limits)
+            let runner = BatchRunner(plan: plan, common: common, jobs: jobs ?? ProcessInfo.processInfo.activeProcessorCount, retry: retry)
+            let outcome = try runner.run()
+            if let report { try runner.writeReport(to: report, overwrite: common.overwrite) }
+            if outcome.interrupted { throw ExitCode(Exit.interrupted) }
+            if outcome.failed > 0 { throw ExitCode(Exit.failed) }
+        } catch let error as BatchError {
+            printError("moonreel: batch: " + error.message)
+            throw ExitCode(Exit.failed)
+        }
+    }
+}
+
+/// A batch failure said before or instead of rendering (one line, or a list with row numbers).
+struct BatchError: Error {
+    let message: String
+    init(_ message: String) { self.message = message }
+}
+
+/// What a batch will run: each row's parameter values and output, checked for clashes.
+struct BatchPlan {
+    struct Row {
+        /// 1-based, as people count data rows (the header is not one).
+        let number: Int
+        let output: String
+        /// `--set` values: the row's columns that the template declares, and `output`.
+        let values: [String: String]
+    }
+
+    let template: String
+    let rows: [Row]
+
+    init(template: String, rowsFile: String, pattern: String, limits: ScriptLimits) throws {
+        self.template = template
+        let declared = try Self.declaredParameters(of: template, limits: limits)
+        guard declared.contains(where: { $0.name == "output" }) else {
+            throw BatchError("\(template) declares no parameter \"output\"; a batch template takes its output from --out (add { name = \"output\", type = \"string\", required = true } to its av.parameters)")
+        }
+        let names = Set(declared.map(\.name))
+        let records = try Self.records(in: rowsFile)
+        var problems: [String] = []
+        var rows: [Row] = []
+        var owners: [String: Int] = [:]
+        for (index, record) in records.enumerated() {
+            let number = index + 1
+            do {
+                let output = try Self.output(pattern, record)
+                if let first = owners[Paths.absolute(output)] {
+                    problems.append("rows \(first) and \(number) both write \(output)")
+                    continue
+                }
+                owners[Paths.absolute(output)] = number
+                var values = record.filter { names.contains($0.key) && $0.key != "output" }
+                values["output"] = output
+                rows.append(Row(number: number, output: output, values: values))
+            } catch let error as BatchError {
+                problems.append("row \(number): \(error.message)")
+            }
+        }
+        guard problems.isEmpty else { throw BatchError("\(problems.count) problem\(problems.count == 1 ? "" : "s") before anything ran:\n  " + problems.joined(separator: "\n  ")) }
+        guard !rows.isEmpty else { throw BatchError("\(rowsFile) has no rows") }
+        self.rows = rows
+    }
+
+    /// The template's parameters (a run that stops at its av.parameters call and writes nothing).
+    static func declaredParameters(of template: String, limits: ScriptLimits) throws -> [EffectCall.Parameter] {
+        let declared: [EffectCall.Parameter]?
+        do {
+            declared = try moonreel.declaredParameters(of: template, limits: limits)
+        } catch let error as ScriptError {
+            throw BatchError("\(template) stopped before declaring its parameters: \(error.message)".oneLine)
+        }
+        guard let declared else { throw BatchError("\(template) declares no parameters (av.parameters): a batch fills them by name from the rows") }
+        return declared
+    }
+
+    /// The rows as text by column name: CSV (header = names) or a JSON array of objects.
+    static func records(in path: String) throws -> [[String: String]] {
+        if path.lowercased().hasSuffix(".json") {
+            let data: Data
+            do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+                throw BatchError("cannot read \(path): \(error.localizedDescription)")
+            }
+            guard let array = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] else {
+                throw BatchError("\(path) is not a JSON array of objects ([{\"id\": 1, …}, …])")
+            }
+            return try array.enumerated().map { index, object in
+                try object.mapValues { value -> String in
+                    switch value {
+                    case let text as String: return text
+                    case let number as NSNumber: return number.stringValue
+                    default: throw BatchError("row \(index + 1) of \(path): values must be strings, numbers or booleans")
+                    }
+                }
+            }
+        }
+        do {
+            return try CSVReader.read(path: path).rows
+        } catch {
+            throw BatchError("\(error)".oneLine)
+        }
+    }
+
+    /// `pattern` with each `{column}` replaced by the row's value. A value with a slash (or
+    /// a NUL) is refused: a row cannot send its output to another folder.
+    static func output(_ pattern: String, _ record: [String: String]) throws -> String {
+        var output = ""
+        var rest = Substring(pattern)
+        while let open = rest.firstIndex(of: "{") {
+            output += rest[..<open]
+            guard let close = rest[open...].firstIndex(of: "}") else { throw BatchError("--out has a { without }") }
+            let name = String(rest[rest.index(after: open)..<close])
+            guard let value = record[name] else {
+                throw BatchError("--out names column {\(name)}, which this row does not have (columns: \(record.keys.sorted().joined(separator: ", ")))")
+            }
+            guard !value.isEmpty, !value.contains("/"), !value.contains("\0"), value != ".", value != ".." else {
+                throw BatchError("column \(name) is \(value.quotedForMessage()), which cannot be part of a file name")
+            }
+            output += value
+            rest = rest[rest.index(after: close)...]
+        }
+        return output + rest
+    }
+}
+
+/// Runs a batch's rows as `moonreel run` processes, `jobs` at a time.
+final class BatchRunner: @unchecked Sendable {
+    enum Status: String { case done, skipped, failed, interrupted }
+
+    struct Result {
+        var status: Status
+        var seconds = 0.0
+        var attempts = 0
+        var error: [String: Any]?
+    }
+
+    let plan: BatchPlan
+    let common: CommonOptions
+    let jobs: Int
+    let retry: Int
+    private let lock = NSLock()
+    private var results: [Int: Result] = [:]
+    private var running: [Int: Process] = [:]
+    private let stopping = Atomic<Bool>(false)
+    private let json: Bool
+
+    init(plan: BatchPlan, common: CommonOptions, jobs: Int, retry: Int) {
+        (self.plan, self.common, self.jobs, self.retry) = (plan, common, jobs, retry)
+        json = common.progressStyle() == .json
+    }
+
+    static var executable: String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    }
+
+    func run() throws -> (failed: Int, interrupted: Bool) {
+        let signals = SignalWatcher.start { [self] in stopAll() }
+        // Rows already done (an earlier, interrupted batch) are neither checked nor run again.
+        let pending = plan.rows.filter { row in
+            guard !common.overwrite, Self.isComplete(row.output) else { return true }
+            record(row, Result(status: .skipped))
+            return false
+        }
+        for folder in Set(pending.map { Paths.parent(of: $0.output) }) {
+            do { try Paths.makeFolders(folder) } catch { throw BatchError("\(error)") }
+        }
+        try check(pending)
+        let queue = DispatchQueue(label: "moonreel.batch", attributes: .concurrent)
+        let slots = DispatchSemaphore(value: jobs)
+        let group = DispatchGroup()
+        for row in pending {
+            slots.wait()
+            if stopping.load(ordering: .relaxed) {
+                slots.signal()
+                record(row, Result(status: .interrupted))
+                continue
+            }
+            group.enter()
+            queue.async { [self] in
+                defer { slots.signal(); group.leave() }
+                record(row, render(row))
+            }
+        }
+        group.wait()
+        let failed = results.values.filter { $0.status == .failed || $0.status == .interrupted }.count
+        if !common.quiet, !json {
+            let count = { (status: Status) in self.results.values.filter { $0.status == status }.count }
+            printError("moonreel: batch: \(count(.done)) done, \(count(.skipped)) skipped (already there), \(count(.failed)) failed"
+                       + (signals.interrupted ? ", \(count(.interrupted)) not run (interrupted)" : ""))
+        }
+        return (failed, signals.interrupted)
+    }
+
+    /// Every row's dry run, as many at a time as there are cores; all problems at once.
+    private func check(_ rows: [BatchPlan.Row]) throws {
+        let found = Mutex<[(Int, String)]>([])
+        DispatchQueue.concurrentPerform(iterations: rows.count) { index in
+            let row = rows[index]
+            let (status, _, errors) = runProcess(row, extra: ["--dry-run", "--quiet"], register: false)
+            if status != 0 {
+                let line = errors.split(separator: "\n").last.map(String.init) ?? "failed (exit \(status))"
+                found.withLock { $0.append((row.number, line)) }
+            }
+        }
+        let problems = found.withLock { $0 }
+        guard problems.isEmpty || stopping.load(ordering: .relaxed) else {
+            let lines = problems.sorted { $0.0 < $1.0 }.map { "row \($0.0): \($0.1)" }
+            throw BatchError("\(problems.count) of \(rows.count) rows cannot run; nothing was rendered:\n  " + lines.joined(separator: "\n  "))
+        }
+    }
+
+    /// Renders one row, again up to `retry` times; the last attempt's error.
+    private func render(_ row: BatchPlan.Row) -> Result {
+        var result = Result(status: .failed)
+        let started = Date()
+        while result.attempts <= retry, !stopping.load(ordering: .relaxed) {
+            result.attempts += 1
+            let (status, output, errors) = runProcess(row, extra: ["--progress", "json"], register: true)
+            if status == 0 {
+                result.status = .done
+                result.error = nil
+                break
+            }
+            if stopping.load(ordering: .relaxed) || status == Exit.interrupted { result.status = .interrupted }
+            result.error = Self.errorEvent(in: output) ?? ["kind": "script", "message": errors.split(separator: "\n").last.map(String.init) ?? "exit \(status)"]
+        }
+        result.seconds = Date().timeIntervalSince(started)
+        return result
+    }
+
+    /// Runs `moonreel run … TEMPLATE` for `row`; its exit status, standard output and error.
+    private func runProcess(_ row: BatchPlan.Row, extra: [String], register: Bool) -> (Int32, String, String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.executable)
+        var arguments = ["run"] + extra + ["--memory-limit", String(common.memoryLimit)]
+        if let limit = common.timeLimit { arguments += ["--time-limit", String(limit)] }
+        if common.overwrite { arguments.append("--overwrite") }
+        for (name, value) in row.values.sorted(by: { $0.key < $1.key }) { arguments += ["--set", "\(name)=\(value)"] }
+        process.arguments = arguments + ["--", plan.template]
+        let output = Pipe(), errors = Pipe()
+        (process.standardOutput, process.standardError, process.standardInput) = (output, errors, FileHandle.nullDevice)
+        do { try process.run() } catch { return (Exit.failed, "", "cannot start \(Self.executable): \(error)") }
+        if register {
+            lock.withLock { running[row.number] = process }
+            if json { emit(["event": "row", "row": row.number, "status": "started", "output": row.output]) }
+        }
+        // Both pipes at once, so a chatty row cannot block on a full one; a rendering row's
+        // JSON events are passed on as they come, with the row's number.
+        let out = Mutex(Data())
+        let forward = register && json
+        let readers = DispatchGroup()
+        readers.enter()
+        DispatchQueue.global().async { [self] in
+            var pending = Data()
+            while case let chunk = output.fileHandleForReading.availableData, !chunk.isEmpty {
+                out.withLock { $0.append(chunk) }
+                guard forward else { continue }
+                pending.append(chunk)
+                while let newline = pending.firstIndex(of: 10) {
+                    let line = pending[pending.startIndex..<newline]
+                    pending = Data(pending[pending.index(after: newline)...])
+                    if var event = try? JSONSerialization.jsonObject(with: line) as? [String: Any] {
+                        event["row"] = row.number
+                        emit(event)
+                    }
+                }
+            }
+            readers.leave()
+        }
+        let err = errors.fileHandleForReading.readDataToEndOfFile()
+        readers.wait()
+        process.waitUntilExit()
+        if register { lock.withLock { running[row.number] = nil } }
+        return (process.terminationStatus, String(decoding: out.withLock { $0 }, as: UTF8.self), String(decoding: err, as: UTF8.self))
+    }
+
+    /// The first `error` event of a row's `--progress json` output: the cause (an export's
+    /// failure, with its kind and the export call's line, comes before the script's own).
+    static func errorEvent(in output: String) -> [String: Any]? {
+        for line in output.split(separator: "\n") {
+            guard let event = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                  event["event"] as? String == "error" else { continue }
+            return event.filter { ["kind", "message", "file", "line"].contains($0.key) }
+        }
+        return nil
+    }
+
+    /// Whether an output is there from an earlier run: a media file that opens and has length.
+    static func isComplete(_ path: String) -> Bool {
+        guard let asset = try? Asset(path: path) else { return false }
+        return asset.duration > .zero
+    }
+
+    private func record(_ row: BatchPlan.Row, _ result: Result) {
+        lock.withLock { results[row.number] = result }
+        if json {
+            var event: [String: Any] = ["event": "row", "row": row.number, "status": result.status.rawValue, "output": row.output,
+                                        "seconds": (result.seconds * 1000).rounded() / 1000]
+            if let error = result.error { event["error"] = error }
+            emit(event)
+        } else if !common.quiet {
+            let detail = result.error.flatMap { $0["message"] as? String }.map { ": " + $0 } ?? ""
+            printError("moonreel: batch: row \(row.number) \(result.status.rawValue) \(row.output)\(detail)".oneLine)
+        }
+    }
+
+    private func emit(_ event: [String: Any]) {
+        var object = event
+        object["schema"] = ProgressDisplay.schema
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return }
+        lock.withLock { _ = writeOut(String(decoding: data, as: UTF8.self) + "\n") }
+    }
+
+    /// Ctrl-C: every running row is interrupted (it removes its unfinished file), none starts.
+    private func stopAll() {
+        stopping.store(true, ordering: .relaxed)
+        for process in lock.withLock({ Array(running.values) }) where process.isRunning {
+            kill(process.processIdentifier, SIGINT)
+        }
+    }
+
+    /// The JSON report: each row and the totals; written by the output rule (temp, rename).
+    func writeReport(to path: String, overwrite: Bool) throws {
+        let rows = plan.rows.map { row -> [String: Any] in
+            let result = results[row.number] ?? Result(status: .interrupted)
+            var entry: [String: Any] = ["row": row.number, "status": result.status.rawValue, "output": row.output,
+                                        "seconds": (result.seconds * 1000).rounded() / 1000, "attempts": result.attempts]
+            entry["error"] = result.error ?? NSNull()
+            return entry
+        }
+        var totals: [String: Any] = ["rows": plan.rows.count]
+        for status in [Status.done, .skipped, .failed, .interrupted] {
+            totals[status.rawValue] = results.values.filter { $0.status == status }.count
+        }
+        let data = try JSONSerialization.data(withJSONObject: ["schema": ProgressDisplay.schema, "rows": rows, "totals": totals],
+                                              options: [.prettyPrinted, .sortedKeys])
+        guard overwrite || !FileManager.default.fileExists(atPath: path) || (try? Data(contentsOf: URL(fileURLWithPath: path)))?.first == UInt8(ascii: "{") else {
+            throw BatchError("report \(path) exists and is not a batch report; choose another name")
+        }
+        let temporary = Paths.parent(of: path) + "/.\(Paths.name(of: path)).tmp-\(getpid())"
+        do {
+            try data.write(to: URL(fileURLWithPath: temporary))
+            guard rename(temporary, path) == 0 else { throw SystemError("cannot write the report \(path)", code: errno) }
+        } catch {
+            unlink(temporary)
+            throw BatchError("\(error)")
+        }
+    }
+}

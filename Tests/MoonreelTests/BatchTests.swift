@@ -1,0 +1,135 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Issue 23 §2: `moonreel batch TEMPLATE ROWS --out PATTERN` on one machine — every row
+/// checked first, rows as processes, resumable, retries, a JSON report, events with the row.
+@Suite struct BatchTests {
+    /// A trim template: a clip's range to `output`; with `flaky`, the first render of a row
+    /// fails once (after the dry run, in the export's progress callback).
+    static let template = """
+        local p = av.parameters{
+          { name = "clip", type = "string", required = true },
+          { name = "start", type = "number", default = 0, min = 0 },
+          { name = "duration", type = "number", default = 1, min = 0.1 },
+          { name = "flaky", type = "string", default = "" },
+          { name = "output", type = "string", required = true },
+        }
+        local asset = av.asset(p.clip)
+        local comp = av.composition()
+        comp:insertTimeRange(av.range(p.start, p.duration), asset, 0)
+        local session = av.exportSession(comp, "LowQuality")
+        session.outputURL = p.output
+        local ok, err = session:export{ progress = function()
+          if p.flaky ~= "" and not io.open(p.flaky) then
+            io.open(p.flaky, "w"):close()
+            error("a passing failure", 0)
+          end
+        end }
+        if not ok then error(err, 0) end
+        """
+
+    struct Job {
+        let folder, template, rows: String
+
+        init(rows csv: String) throws {
+            template = Fixtures.scratchPath("trim.lua")
+            folder = (template as NSString).deletingLastPathComponent
+            try BatchTests.template.write(toFile: template, atomically: true, encoding: .utf8)
+            rows = folder + "/rows.csv"
+            try csv.write(toFile: rows, atomically: true, encoding: .utf8)
+        }
+
+        func batch(_ options: [String]) throws -> Moonreel.Result {
+            try Moonreel.run(["batch", template, rows, "--out", folder + "/out/{id}.mp4"] + options)
+        }
+
+        func output(_ id: String) -> String { folder + "/out/\(id).mp4" }
+
+        func report(_ name: String = "report.json") throws -> [String: Any] {
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: folder + "/" + name))) as? [String: Any] ?? [:]
+        }
+    }
+
+    @Test func rendersEveryRowAndResumesWhereItStopped() throws {
+        let clip = try Fixtures.clip(seconds: 6)
+        let job = try Job(rows: "id,clip,start,duration,note\n" + (1...5).map { "r\($0),\(clip),\(Double($0 - 1) * 0.5),\(Double($0) * 0.5),anything" }.joined(separator: "\n") + "\n")
+        let first = try job.batch(["--report", job.folder + "/report.json", "--jobs", "2"])
+        #expect(first.status == 0, "\(first.err)")
+        for row in 1...5 {
+            let probe = try Tool.ffprobe(job.output("r\(row)"))
+            #expect(abs((Double(probe.format.duration ?? "") ?? 0) - Double(row) * 0.5) < 0.08, "row \(row)")
+        }
+        var report = try job.report()
+        #expect((report["totals"] as? [String: Any])?["done"] as? Int == 5)
+        // Gone again, as after a batch stopped half way: only that row runs.
+        try FileManager.default.removeItem(atPath: job.output("r3"))
+        let before = try FileManager.default.attributesOfItem(atPath: job.output("r1"))[.modificationDate] as? Date
+        let second = try job.batch(["--report", job.folder + "/report.json"])
+        #expect(second.status == 0, "\(second.err)")
+        report = try job.report()
+        #expect((report["totals"] as? [String: Any])?["done"] as? Int == 1)
+        #expect((report["totals"] as? [String: Any])?["skipped"] as? Int == 4)
+        #expect(try FileManager.default.attributesOfItem(atPath: job.output("r1"))[.modificationDate] as? Date == before)
+        #expect(FileManager.default.fileExists(atPath: job.output("r3")))
+    }
+
+    @Test func everyProblemIsReportedBeforeAnythingRenders() throws {
+        let clip = try Fixtures.clip(seconds: 6)
+        let job = try Job(rows: "id,clip,start,duration\nok,\(clip),0,1\nnofile,missing.mp4,0,1\nlate,\(clip),9,1\nshort,\(clip),0,-2\n")
+        let result = try job.batch([])
+        #expect(result.status == 1)
+        #expect(result.err.contains("3 of 4 rows cannot run; nothing was rendered"), "\(result.err)")
+        #expect(result.err.contains("row 2: ") && result.err.contains("missing.mp4"))
+        #expect(result.err.contains("row 3: ") && result.err.contains("outside the asset"))
+        #expect(result.err.contains("row 4: ") && result.err.contains("parameter duration must be a number ≥ 0.1, got -2"))
+        #expect(!FileManager.default.fileExists(atPath: job.output("ok")), "nothing rendered")
+
+        let clash = try Job(rows: "id,clip\na,\(clip)\nb,\(clip)\na,\(clip)\n")
+        let refused = try clash.batch([])
+        #expect(refused.status == 1 && refused.err.contains("rows 1 and 3 both write"), "\(refused.err)")
+        let escape = try Job(rows: "id,clip\n../../x,\(clip)\n")
+        #expect(try escape.batch([]).err.contains("cannot be part of a file name"))
+    }
+
+    @Test func aFailedRowIsRetriedAndReportedWithItsError() throws {
+        let clip = try Fixtures.clip(seconds: 6)
+        let once = try Job(rows: "id,clip,flaky\nx,\(clip),\(NSTemporaryDirectory())flaky-\(UUID().uuidString)\n")
+        let retried = try once.batch(["--retry", "1", "--report", once.folder + "/report.json"])
+        #expect(retried.status == 0, "\(retried.err)")
+        let row = (try once.report()["rows"] as? [[String: Any]])?.first
+        #expect(row?["status"] as? String == "done" && row?["attempts"] as? Int == 2, "\(String(describing: row))")
+
+        let never = try Job(rows: "id,clip,flaky\ny,\(clip),\(NSTemporaryDirectory())flaky-\(UUID().uuidString)\n")
+        let failed = try never.batch(["--report", never.folder + "/report.json", "--progress", "json"])
+        #expect(failed.status == 1)
+        let entry = (try never.report()["rows"] as? [[String: Any]])?.first
+        let error = entry?["error"] as? [String: Any]
+        #expect(entry?["status"] as? String == "failed")
+        #expect(error?["message"] as? String == "a passing failure", "\(String(describing: error))")
+        #expect(error?["kind"] as? String == "renderFailed", "\(String(describing: error))")
+        #expect((error?["file"] as? String)?.hasSuffix("trim.lua") == true && error?["line"] as? Int == 13, "\(String(describing: error))")
+        let events = failed.out.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(events.contains { $0["event"] as? String == "error" && $0["row"] as? Int == 1 })
+        #expect(events.last?["event"] as? String == "row" && events.last?["status"] as? String == "failed")
+        #expect(!FileManager.default.fileExists(atPath: never.output("y")), "no partial output")
+    }
+
+    /// The example template in a batch: parts of one video, each with its own lyrics.
+    @Test func theLyricsTemplateMakesOneVideoPerRow() throws {
+        let clip = try Fixtures.solid("0x404040", seconds: 4, size: "640x360")
+        let folder = (Fixtures.scratchPath("x") as NSString).deletingLastPathComponent
+        try "id,lyric,start_at,end_at\n1,WHITE WORDS,0.0,4.0\n".write(toFile: folder + "/song.csv", atomically: true, encoding: .utf8)
+        try "id,video,lyrics,start,duration\na,\(clip),\(folder)/song.csv,0,2\nb,\(clip),\(folder)/song.csv,1.5,2.5\n"
+            .write(toFile: folder + "/rows.csv", atomically: true, encoding: .utf8)
+        let result = try Moonreel.run(["batch", Moonreel.example("lyrics_template.lua"), folder + "/rows.csv", "--out", folder + "/{id}.mp4"])
+        #expect(result.status == 0, "\(result.err)")
+        for (id, seconds) in [("a", 2.0), ("b", 2.5)] {
+            let output = folder + "/\(id).mp4"
+            #expect(abs((Double(try Tool.ffprobe(output).format.duration ?? "") ?? 0) - seconds) < 0.08)
+            let frame = try Tool.rgbFrame(output, at: 1)
+            let bright = (0..<frame.width).filter { x in (frame.height * 2 / 3..<frame.height).contains { frame.pixel(x, $0).r > 200 } }.count
+            #expect(bright > 50, "the lyric line in the bottom third of \(id)")
+        }
+    }
+}
