@@ -21,11 +21,24 @@ struct Batch: ParsableCommand {
     @Option(help: "Rows run at once (default: the number of cores).") var jobs: Int?
     @Option(help: "Run a failed row again up to this many times.") var retry = 0
     @Option(help: "Write a JSON report of every row and the totals to this file.") var report: String?
+    @Flag(help: "Run the rows as a Slurm array job (sbatch) instead of here; outputs must be on a filesystem every node shares.")
+    var slurm = false
+    @Option(help: "Slurm partition (default: the cluster's default).") var partition: String?
+    @Option(help: "Rows each Slurm task renders, one after another.") var rowsPerTask = 1
+    @Option(help: "Slurm tasks running at once (default: as many as Slurm allows).") var maxRunning: Int?
+    @Option(help: "Folder for the Slurm job script, the rows and the task logs (default: moonreel-batch-TIME).") var folder: String?
+    @Flag(help: "With --slurm: write the job script and rows, submit nothing.") var emit = false
+    @Flag(help: "With --slurm: submit and return; run the same command again later to collect (done rows are skipped).") var noWait = false
     @Argument(help: "The template: a Lua script that declares av.parameters.", completion: .file(extensions: ["lua"])) var template: String
     @Argument(help: "The rows: a CSV file (a header of names) or a JSON array of objects.", completion: .file()) var rows: String
 
     func validate() throws {
         if let jobs, !(1...256).contains(jobs) { throw ValidationError("--jobs must be 1…256, got \(jobs)") }
+        guard (1...100_000).contains(rowsPerTask) else { throw ValidationError("--rows-per-task must be 1…100000, got \(rowsPerTask)") }
+        if let maxRunning, maxRunning < 1 { throw ValidationError("--max-running must be at least 1, got \(maxRunning)") }
+        if !slurm, partition != nil || emit || noWait || maxRunning != nil || folder != nil || rowsPerTask != 1 {
+            throw ValidationError("--partition, --rows-per-task, --max-running, --folder, --emit and --no-wait go with --slurm")
+        }
         guard (0...100).contains(retry) else { throw ValidationError("--retry must be 0…100, got \(retry)") }
         guard pattern.contains("{") else { throw ValidationError("--out must name each row's output from its columns, e.g. out/{id}.mp4") }
     }
@@ -35,7 +48,14 @@ struct Batch: ParsableCommand {
         do {
             let plan = try BatchPlan(template: template, rowsFile: rows, pattern: pattern, limits: common.limits)
             let runner = BatchRunner(plan: plan, common: common, jobs: jobs ?? ProcessInfo.processInfo.activeProcessorCount, retry: retry)
-            let outcome = try runner.run()
+            let outcome: (failed: Int, interrupted: Bool)
+            if slurm {
+                let cluster = SlurmSubmission(partition: partition, rowsPerTask: rowsPerTask, maxRunning: maxRunning, emit: emit, wait: !noWait,
+                                              folder: folder ?? "moonreel-batch-\(Self.timestamp())")
+                outcome = try runner.run(on: cluster)
+            } else {
+                outcome = try runner.run()
+            }
             if let report { try runner.writeReport(to: report, overwrite: common.overwrite) }
             if outcome.interrupted { throw ExitCode(Exit.interrupted) }
             if outcome.failed > 0 { throw ExitCode(Exit.failed) }
@@ -43,6 +63,15 @@ struct Batch: ParsableCommand {
             printError("moonreel: batch: " + error.message)
             throw ExitCode(Exit.failed)
         }
+    }
+}
+
+extension Batch {
+    static func timestamp() -> String {
+        var now = time(nil)
+        var parts = tm()
+        gmtime_r(&now, &parts)
+        return String(format: "%04d%02d%02d-%02d%02d%02d", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec)
     }
 }
 
@@ -177,7 +206,7 @@ final class BatchRunner: @unchecked Sendable {
     private var results: [Int: Result] = [:]
     private var running: [Int: Process] = [:]
     private let stopping = Atomic<Bool>(false)
-    private let json: Bool
+    let json: Bool
 
     init(plan: BatchPlan, common: CommonOptions, jobs: Int, retry: Int) {
         (self.plan, self.common, self.jobs, self.retry) = (plan, common, jobs, retry)
@@ -188,9 +217,9 @@ final class BatchRunner: @unchecked Sendable {
         (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
     }
 
-    func run() throws -> (failed: Int, interrupted: Bool) {
-        let signals = SignalWatcher.start { [self] in stopAll() }
-        // Rows already done (an earlier, interrupted batch) are neither checked nor run again.
+    /// The rows to render, checked: rows already done (an earlier, interrupted batch) are
+    /// neither checked nor run again; the others' folders are made and their dry runs pass.
+    private func checkedPendingRows() throws -> [BatchPlan.Row] {
         let pending = plan.rows.filter { row in
             guard !common.overwrite, Self.isComplete(row.output) else { return true }
             record(row, Result(status: .skipped))
@@ -200,6 +229,57 @@ final class BatchRunner: @unchecked Sendable {
             do { try Paths.makeFolders(folder) } catch { throw BatchError("\(error)") }
         }
         try check(pending)
+        return pending
+    }
+
+    /// Runs the rows on a Slurm cluster: every attempt is an array job of the rows still
+    /// missing, so a task that died (a node down, a task cancelled) costs only its rows.
+    func run(on cluster: SlurmSubmission) throws -> (failed: Int, interrupted: Bool) {
+        let signals = SignalWatcher.start { [self] in
+            stopping.store(true, ordering: .relaxed)
+            cluster.cancel()
+        }
+        var missing = try checkedPendingRows()
+        var attempt = 0
+        let started = Date()
+        while !missing.isEmpty, attempt <= retry, !signals.interrupted {
+            attempt += 1
+            let job = try cluster.submit(missing, template: plan.template, common: common, attempt: attempt)
+            guard let job, cluster.wait else {
+                if !common.quiet {
+                    printError(job.map { "moonreel: batch: submitted Slurm job \($0) (\(missing.count) rows) from \(cluster.folder); run the same command again to collect" }
+                               ?? "moonreel: batch: wrote \(cluster.folder)/task.sh; submit it with: sbatch \(cluster.folder)/task.sh")
+                }
+                return (0, false)
+            }
+            if !common.quiet, !json { printError("moonreel: batch: Slurm job \(job): \(missing.count) rows in \(cluster.folder)") }
+            try cluster.waitUntilDone(job)
+            missing = missing.filter { !Self.isComplete($0.output) }
+        }
+        let seconds = Date().timeIntervalSince(started)
+        for row in plan.rows where results[row.number] == nil {
+            let done = Self.isComplete(row.output)
+            var result = Result(status: done ? .done : (signals.interrupted ? .interrupted : .failed), seconds: done ? seconds : 0, attempts: attempt)
+            if !done, !signals.interrupted {
+                result.error = ["kind": "slurm", "message": "no output after \(attempt) attempt\(attempt == 1 ? "" : "s"); see \(cluster.folder)/logs"]
+            }
+            record(row, result)
+        }
+        summarize(interrupted: signals.interrupted)
+        let failed = results.values.filter { $0.status == .failed || $0.status == .interrupted }.count
+        return (failed, signals.interrupted)
+    }
+
+    private func summarize(interrupted: Bool) {
+        guard !common.quiet, !json else { return }
+        let count = { (status: Status) in self.results.values.filter { $0.status == status }.count }
+        printError("moonreel: batch: \(count(.done)) done, \(count(.skipped)) skipped (already there), \(count(.failed)) failed"
+                   + (interrupted ? ", \(count(.interrupted)) not run (interrupted)" : ""))
+    }
+
+    func run() throws -> (failed: Int, interrupted: Bool) {
+        let signals = SignalWatcher.start { [self] in stopAll() }
+        let pending = try checkedPendingRows()
         let queue = DispatchQueue(label: "moonreel.batch", attributes: .concurrent)
         let slots = DispatchSemaphore(value: jobs)
         let group = DispatchGroup()
@@ -217,12 +297,8 @@ final class BatchRunner: @unchecked Sendable {
             }
         }
         group.wait()
+        summarize(interrupted: signals.interrupted)
         let failed = results.values.filter { $0.status == .failed || $0.status == .interrupted }.count
-        if !common.quiet, !json {
-            let count = { (status: Status) in self.results.values.filter { $0.status == status }.count }
-            printError("moonreel: batch: \(count(.done)) done, \(count(.skipped)) skipped (already there), \(count(.failed)) failed"
-                       + (signals.interrupted ? ", \(count(.interrupted)) not run (interrupted)" : ""))
-        }
         return (failed, signals.interrupted)
     }
 
@@ -326,7 +402,7 @@ final class BatchRunner: @unchecked Sendable {
         return asset.duration > .zero
     }
 
-    private func record(_ row: BatchPlan.Row, _ result: Result) {
+    func record(_ row: BatchPlan.Row, _ result: Result) {
         lock.withLock { results[row.number] = result }
         if json {
             var event: [String: Any] = ["event": "row", "row": row.number, "status": result.status.rawValue, "output": row.output,

@@ -1,0 +1,71 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Issue 23 §3 and §5 (batches): `moonreel batch --slurm` on a real single-node Slurm
+/// cluster the test starts — every row rendered through array jobs, and a task cancelled or
+/// killed mid-render costs only its rows, run again, never a broken output.
+@Suite(.serialized) struct SlurmBatchTests {
+    static func job(rows count: Int, seconds: Double, size: String = "640x360") throws -> BatchTests.Job {
+        let clip = try Fixtures.clip(seconds: 6, size: size)
+        return try BatchTests.Job(rows: "id,clip,start,duration\n"
+            + (1...count).map { "r\($0),\(clip),\(Double($0 % 4) * 0.5),\(seconds)" }.joined(separator: "\n") + "\n")
+    }
+
+    @Test func twentyRowsThroughArrayJobs() throws {
+        let cluster = try SlurmCluster()
+        defer { cluster.stop() }
+        let job = try Self.job(rows: 20, seconds: 1)
+        let result = try Tool.run(Moonreel.executable, ["batch", job.template, job.rows, "--out", job.folder + "/out/{id}.mp4", "--slurm",
+                                                        "--rows-per-task", "3", "--folder", job.folder + "/slurm", "--report", job.folder + "/report.json"],
+                                  environment: cluster.environment, timeout: 240)
+        #expect(result.status == 0, "\(result.err) \(cluster.log("slurmctld.log").suffix(400))")
+        for row in 1...20 {
+            let probe = try Tool.ffprobe(job.output("r\(row)"))
+            #expect(abs((Double(probe.format.duration ?? "") ?? 0) - 1) < 0.08, "row \(row)")
+        }
+        #expect((try job.report()["totals"] as? [String: Any])?["done"] as? Int == 20)
+        let script = try String(contentsOfFile: job.folder + "/slurm/task-1.sh", encoding: .utf8)
+        #expect(script.contains("#SBATCH --array=0-6"), "20 rows, 3 a task: 7 tasks")
+        #expect(FileManager.default.fileExists(atPath: job.folder + "/slurm/logs/attempt-1-task-6.log"))
+    }
+
+    @Test func aCancelledOrKilledTaskCostsOnlyItsRows() throws {
+        let cluster = try SlurmCluster()
+        defer { cluster.stop() }
+        let job = try Self.job(rows: 6, seconds: 4, size: "1280x720")
+        let batch = Process()
+        batch.executableURL = URL(fileURLWithPath: Moonreel.executable)
+        batch.arguments = ["batch", job.template, job.rows, "--out", job.folder + "/out/{id}.mp4", "--slurm", "--retry", "2",
+                           "--max-running", "2", "--folder", job.folder + "/slurm", "--report", job.folder + "/report.json"]
+        batch.environment = ProcessInfo.processInfo.environment.merging(cluster.environment) { $1 }
+        let errors = Pipe()
+        (batch.standardOutput, batch.standardError) = (Pipe(), errors)
+        try batch.run()
+        defer { if batch.isRunning { kill(batch.processIdentifier, SIGKILL) } }
+        // As soon as renders run: SIGKILL one render, and scancel one running task.
+        var renders: [pid_t] = []
+        var running: [String] = []
+        let deadline = Date().addingTimeInterval(120)
+        while renders.isEmpty || running.isEmpty, Date() < deadline {
+            renders = try Tool.run("pgrep", ["-f", "--", "output=\(job.folder)/out/"]).out.split(separator: "\n").compactMap { pid_t($0) }
+            running = try cluster.command("squeue", ["--noheader", "--states", "RUNNING", "--format", "%i"]).out
+                .split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+            usleep(50_000)
+        }
+        let killed = renders.first.map { kill($0, SIGKILL) == 0 } ?? false
+        try cluster.command("scancel", [running.last ?? ""])
+        #expect(killed, "a render was killed mid-way")
+        while batch.isRunning, Date() < deadline { usleep(200_000) }
+        #expect(!batch.isRunning, "the batch finished")
+        let message = String(decoding: errors.fileHandleForReading.availableData, as: UTF8.self)
+        #expect(batch.terminationStatus == 0, "\(message)")
+        for row in 1...6 {
+            let probe = try Tool.ffprobe(job.output("r\(row)"))
+            #expect(abs((Double(probe.format.duration ?? "") ?? 0) - 4) < 0.08, "row \(row) whole")
+        }
+        #expect(FileManager.default.fileExists(atPath: job.folder + "/slurm/task-2.sh"), "the missing rows were submitted again")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: job.folder + "/out").filter { !$0.hasSuffix(".mp4") || $0.hasPrefix(".") }
+        #expect(leftovers.isEmpty, "no unfinished files: \(leftovers)")
+    }
+}
