@@ -9,6 +9,9 @@ let package = Package(
         // Runs user scripts in-process with the `av` API: the host (limits, sandboxed
         // effects, app functions) and the bindings; no REPL, no libedit.
         .library(name: "MoonreelScripting", targets: ["MoonreelScripting"]),
+        // The live preview server and page (`moonreel studio`), for apps that want it; not
+        // part of MoonreelScripting, so embedding scripts links no web server.
+        .library(name: "MoonreelStudio", targets: ["MoonreelStudio"]),
         .executable(name: "moonreel", targets: ["moonreel"]),
     ],
     dependencies: [

@@ -3,7 +3,9 @@ import MoonreelPlatform
 /// A running studio: the session, its server, and (for a script) the watcher that runs the
 /// script again when it or a file it read changes.
 public final class Studio: Sendable {
+    /// What the page shows.
     public let session: StudioSession
+    /// The web server; `server.url` is the page's address.
     public let server: StudioServer
     private let watcher: FileWatcher?
 

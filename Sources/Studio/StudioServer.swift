@@ -11,6 +11,7 @@ import Synchronization
 /// and sound, parameter changes, the Export button, and an event socket — under a random
 /// token, for the Host names of the address it listens on only, and never a file by path.
 public final class StudioServer: Sendable {
+    /// What it serves.
     public let session: StudioSession
     /// The address the page is at (the token included).
     public let url: String

@@ -11,8 +11,11 @@ import Synchronization
 public final class StudioSession: Sendable {
     /// How a script is run: as `moonreel run` would, with these limits and effects.
     public struct Options: Sendable {
+        /// The script's `arg` (as `moonreel run SCRIPT ARGS…` gives it).
         public var arguments: [String] = []
+        /// Each run's limits (memory, time, instructions).
         public var limits = ScriptLimits()
+        /// Where effects are found.
         public var effectSearchPath = EffectSearchPath()
         /// The preview pictures fit inside this box (aspect kept).
         public var previewSize = (width: 960, height: 540)
@@ -20,17 +23,22 @@ public final class StudioSession: Sendable {
         public var overwriteOutputs = false
         /// The script's own parameters as text (`--set NAME=VALUE`).
         public var parameterValues: [String: String] = [:]
+        /// The defaults: no arguments, default limits and search path, a 960×540 preview.
         public init() {}
     }
 
     /// What is previewed: a script file (run by `reload`), or an edit handed over with
     /// `show` (the REPL's current composition).
     public enum Source: Sendable {
+        /// A Lua script, run by `reload()` and again on every save.
         case script(path: String)
+        /// An edit handed over with `show(composition:videoComposition:)`; `name` titles the page.
         case edit(name: String)
     }
 
+    /// What is previewed.
     public let source: Source
+    /// How scripts run and how large the preview is.
     public let options: Options
     /// Told after each run (with the new generation), and of export progress.
     public let events = StudioEvents()
@@ -42,6 +50,7 @@ public final class StudioSession: Sendable {
     private let scriptOverrides = Mutex<[String: ScriptValue]>([:])
     private let exportRunning = Atomic<Bool>(false)
 
+    /// A session showing nothing until `reload()` (a script) or `show` (an edit).
     public init(source: Source, options: Options) {
         self.source = source
         self.options = options
@@ -234,12 +243,19 @@ struct UncheckedBox<Value>: @unchecked Sendable {
 
 /// Which decoders a preview request uses.
 public enum PreviewLane: Sendable, CaseIterable {
-    case playback, scrub, audio
+    /// Frames in order while playing.
+    case playback
+    /// Single frames anywhere (paused, dragging).
+    case scrub
+    /// Sound.
+    case audio
 }
 
 /// A studio failure the page shows as one line.
 public struct StudioError: Error, CustomStringConvertible, Sendable {
+    /// The message, one line.
     public let description: String
+    /// An error saying `description`.
     public init(_ description: String) { self.description = description }
 }
 
@@ -262,6 +278,7 @@ public final class StudioEvents: Sendable {
         return id
     }
 
+    /// Stops telling the listener `id` (what `listen` returned).
     public func remove(_ id: Int) { _ = listeners.withLock { $0.removeValue(forKey: id) } }
 
     func send(_ message: [String: any Sendable]) {

@@ -185,6 +185,7 @@ import TestSupport
         _ = try Self.save(page, "script-error")
         try source.write(toFile: job.script, atomically: true, encoding: .utf8)
         try page.waitUntil("studio.error === null", timeout: 15)
+        #expect(try page.evaluate("studio.frameNumber") as? Int == 30, "the playhead stayed where it was through the error and the fix")
         #expect(try page.evaluate("getComputedStyle(document.querySelector('#error-banner')).display") as? String == "none")
 
         // Export: the real file, by the output rules.
