@@ -91,29 +91,9 @@ struct StudioState {
         ]
         let cueList = cues.prefix(EditOutline.maxLayerSpans).map { ["start": $0.start.seconds, "end": $0.end.seconds, "text": $0.text] }
         object["items"] = items.map { item -> [String: Any] in
-            var entry: [String: Any] = item.summary
-            let outline = item.outline
-            entry["tracks"] = outline.tracks.map { track in
-                ["id": track.id, "mediaType": track.mediaType, "segments": track.segments.map { segment -> [String: Any] in
-                    ["start": segment.start, "duration": segment.duration, "source": segment.source ?? NSNull(), "sourceStart": segment.sourceStart]
-                }] as [String: Any]
-            }
-            entry["instructions"] = outline.instructions.map { instruction in
-                ["start": instruction.start, "duration": instruction.duration, "layers": instruction.layers.map { layer in
-                    ["trackID": layer.trackID, "ramps": layer.ramps.map {
-                        ["kind": $0.kind, "start": $0.start, "duration": $0.duration, "from": $0.from, "to": $0.to] as [String: Any]
-                    }] as [String: Any]
-                }] as [String: Any]
-            }
-            entry["audioRamps"] = outline.audioRamps.map {
-                ["trackID": $0.trackID, "start": $0.start, "duration": $0.duration, "from": $0.from, "to": $0.to] as [String: Any]
-            }
-            entry["layers"] = outline.layers.map {
-                ["name": $0.name, "kind": $0.kind, "depth": $0.depth, "start": $0.start, "end": $0.end] as [String: Any]
-            }
-            entry["cues"] = cueList
-            entry["editPoints"] = outline.editPoints
-            return entry
+            // The outline as its Codable form says it, with the item's summary and the cues.
+            let outline = (try? JSONEncoder().encode(item.outline)).flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] } ?? [:]
+            return outline.merging(item.summary) { $1 }.merging(["cues": cueList]) { $1 }
         }
         return (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
     }

@@ -287,10 +287,3 @@ public final class StudioEvents: Sendable {
         for listener in listeners.withLock({ Array($0.values) }) { listener(text) }
     }
 }
-
-extension String {
-    /// The first line, without trailing blanks (messages on the page are one line).
-    var oneLine: String {
-        String(split(whereSeparator: \.isNewline).first ?? "").trimmingCharacters(in: .whitespaces)
-    }
-}

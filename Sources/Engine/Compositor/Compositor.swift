@@ -35,6 +35,8 @@ public final class Compositor {
     let audio: AudioPlan?
     /// Draws `frame(at:)`; made on first use (a stream has a renderer of its own).
     private var renderer: VideoRenderer?
+    /// Kept between `encodedFrame` calls: a preview encodes a picture per frame.
+    private lazy var imageScalers = StillImageScalers()
 
     /// A compositor for all of `composition`. `videoComposition` nil: each video track
     /// upright at the sources' size (`VideoComposition.properties(of:)`), which is rendered
@@ -132,7 +134,7 @@ public final class Compositor {
         let number = video.frameNumber(containing: time)
         let start = range.start + video.frameDuration * number
         let size = try maxSize.map { try Compositor.fitted(width: video.outputWidth, height: video.outputHeight, inside: $0) }
-        return (try StillImageWriter.encode(frame(at: start), as: format, size: size, jpegQuality: jpegQuality), number, start)
+        return (try StillImageWriter.encode(frame(at: start), as: format, size: size, jpegQuality: jpegQuality, scalers: imageScalers), number, start)
     }
 
     /// The pictures of the compositor's range in order, one per frame duration, rendered

@@ -57,18 +57,20 @@ enum StillImageWriter {
     /// With `size` (a preview), the picture is scaled and turned into colour in one bicubic
     /// step, as `ffmpeg -vf scale=W:H` and players show a picture smaller, and a JPEG keeps
     /// every pixel's colour (4:4:4).
+    /// `scalers` lets a caller that encodes frame after frame (a preview) keep the swscale
+    /// contexts instead of making two per picture.
     static func encode(_ frame: Frame, as format: StillImageFormat, size: (width: Int, height: Int)? = nil,
-                       jpegQuality: Int32 = 2) throws -> [UInt8] {
+                       jpegQuality: Int32 = 2, scalers: StillImageScalers = StillImageScalers()) throws -> [UInt8] {
         var source = frame
         let sourceSpace = ColorDescription.of(frame).space
         if let size {
-            source = try Scaler(flags: SWS_BICUBIC).convert(frame, width: size.width, height: size.height, format: AV_PIX_FMT_RGB24,
+            source = try scalers.resize.convert(frame, width: size.width, height: size.height, format: AV_PIX_FMT_RGB24,
                                                             outputColor: ColorDescription(space: sourceSpace, range: AVCOL_RANGE_JPEG))
         }
         let pixelFormat = format == .jpeg && size != nil ? AV_PIX_FMT_YUVJ444P : format.pixelFormat
         let outputColor = format == .jpeg ? ColorDescription(space: AVCOL_SPC_SMPTE170M, range: AVCOL_RANGE_JPEG)
                                           : ColorDescription(space: sourceSpace, range: AVCOL_RANGE_JPEG)
-        let picture = try Scaler(flags: SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT)
+        let picture = try scalers.convert
             .convert(source, width: source.width, height: source.height, format: pixelFormat,
                      sourceColor: size == nil ? nil : ColorDescription(space: sourceSpace, range: AVCOL_RANGE_JPEG), outputColor: outputColor)
         guard let codec = avcodec_find_encoder(format.codec), let context = avcodec_alloc_context3(codec) else {
@@ -101,4 +103,11 @@ enum StillImageWriter {
         try check(avcodec_receive_packet(context, packet), "encoding \(format.rawValue.uppercased())")
         return Array(UnsafeBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size)))
     }
+}
+
+/// The two conversions a still image goes through: scaling to a preview's size (bicubic, as
+/// `ffmpeg -vf scale` does) and into the encoder's pixel format.
+struct StillImageScalers {
+    let resize = Scaler(flags: SWS_BICUBIC)
+    let convert = Scaler(flags: SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT)
 }
