@@ -29,6 +29,11 @@ package final class API {
     /// Set by a previewing host (the studio): each export the script runs is handed over
     /// here instead of writing its file, and `export()` returns true.
     package var previewExport: ((ExportSession) -> Void)?
+    /// Set by `moonreel run --chunks`: this process's task in a chunked render. Each export
+    /// of the script is split alike (its pieces in `folder/export-K`, K counting exports).
+    package var chunkTask: ChunkTask?
+    /// How many exports the script has started (names each one's chunk folder).
+    var exportsStarted = 0
     /// Told the cues of each `av.readCues` (the studio draws them on its timeline).
     package var cuesRead: (([Cue]) -> Void)?
     /// Adjustments exports made that the user should hear about.

@@ -132,6 +132,11 @@ extension API {
         if overwriteOutputs { session.overwrite = true }
         session.memoryLimit = session.memoryLimit ?? exportMemoryLimit
         session.parentCancellation = exportCancellation
+        exportsStarted += 1
+        if let chunkTask {
+            session.chunkTask = ChunkTask(role: chunkTask.role, pieces: chunkTask.pieces,
+                                          folder: chunkTask.folder + "/export-\(exportsStarted)", runKey: chunkTask.runKey)
+        }
         if let previewExport {
             previewExport(session)
             call.push(true)

@@ -15,6 +15,8 @@ struct ScriptSession {
     var dryRun = false
     /// `--set NAME=VALUE`, for the script's `av.parameters`.
     var parameterValues: [String: String] = [:]
+    /// This process's task in a chunked render (`--chunks`), if it is one.
+    var chunkTask: ChunkTask?
 
     init(_ common: CommonOptions, dryRun: Bool = false) {
         self.common = common
@@ -41,6 +43,7 @@ struct ScriptSession {
         host.overwriteOutputs = common.overwrite
         host.api.dryRun = dryRun
         host.scripts.parameterValues = parameterValues
+        host.api.chunkTask = chunkTask
         let quiet = common.quiet
         let display = ProgressDisplay(style: common.progressStyle())
         display.attach(to: host)

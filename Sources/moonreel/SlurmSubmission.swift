@@ -58,13 +58,17 @@ final class SlurmSubmission: Sendable {
         }
         lines += ["esac", "exit $status", ""]
         let script = folder + "/task-\(attempt).sh"
-        do {
-            try lines.joined(separator: "\n").write(toFile: script, atomically: true, encoding: .utf8)
-        } catch {
-            throw BatchError("cannot write \(script): \(error.localizedDescription)")
+        guard !emit else {
+            try write(script, lines: lines)
+            return nil
         }
-        guard !emit else { return nil }
-        let (status, output, errors) = Self.command("sbatch", ["--parsable", script])
+        return try submit(script: script, lines: lines)
+    }
+
+    /// Writes a job script and submits it (to start once job `after` succeeded, if given); its job id.
+    func submit(script: String, lines: [String], after: String? = nil) throws -> String {
+        try write(script, lines: lines)
+        let (status, output, errors) = Self.command("sbatch", ["--parsable"] + (after.map { ["--dependency=afterok:\($0)"] } ?? []) + [script])
         guard status == 0, let job = output.split(separator: ";").first.map({ $0.trimmingCharacters(in: .whitespacesAndNewlines) }), !job.isEmpty else {
             throw BatchError("sbatch refused \(script): \(errors.isEmpty ? output : errors)".oneLine)
         }
@@ -72,16 +76,29 @@ final class SlurmSubmission: Sendable {
         return job
     }
 
-    /// Returns once Slurm lists none of the job's tasks (finished, failed or cancelled).
+    private func write(_ script: String, lines: [String]) throws {
+        do {
+            try lines.joined(separator: "\n").write(toFile: script, atomically: true, encoding: .utf8)
+        } catch {
+            throw BatchError("cannot write \(script): \(error.localizedDescription)")
+        }
+    }
+
+    /// Returns once Slurm lists none of the job's tasks (finished, failed or cancelled), or
+    /// once it waits for a job that failed (`afterok` never satisfied): then it is cancelled.
     func waitUntilDone(_ job: String) throws {
         while true {
-            let (status, output, errors) = Self.command("squeue", ["--noheader", "--jobs", job, "--format", "%i"])
+            let (status, output, errors) = Self.command("squeue", ["--noheader", "--jobs", job, "--format", "%i %r"])
             if status != 0 {
                 // squeue forgets finished jobs and then calls the id invalid.
                 if errors.contains("Invalid job id") { return }
                 throw BatchError("squeue failed: \(errors)".oneLine)
             }
             if output.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty { return }
+            if output.contains("DependencyNeverSatisfied") {
+                _ = Self.command("scancel", [job])
+                return
+            }
             usleep(500_000)
         }
     }

@@ -80,6 +80,7 @@ struct Run: ParsableCommand {
     @OptionGroup var parameters: ParameterOptions
     @Flag(help: "Check every export (settings, output path, composition) and print what it would write, without encoding.")
     var dryRun = false
+    @OptionGroup var chunking: ChunkOptions
     @Argument(help: "The Lua script to run.", completion: .file(extensions: ["lua"])) var script: String
     @Argument(parsing: .captureForPassthrough, help: "Arguments for the script.") var arguments: [String] = []
 
@@ -94,11 +95,16 @@ struct Run: ParsableCommand {
         }
         var session = ScriptSession(common, dryRun: dryRun)
         session.parameterValues = try parameters.values()
+        if chunking.chunks != nil, !dryRun {
+            let chunked = ChunkedRun(options: chunking, common: common, script: script, arguments: arguments, parameterValues: session.parameterValues)
+            session.chunkTask = try chunked.task()
+            if session.chunkTask == nil { return try chunked.run() }
+        }
         try session.run(script: script, arguments: arguments)
     }
 
     static func looksLikeOurs(_ argument: String) -> Bool {
-        ["--overwrite", "--quiet", "--progress", "--memory-limit", "--time-limit", "--dry-run", "--set"].contains { argument == $0 || argument.hasPrefix($0 + "=") }
+        ["--overwrite", "--quiet", "--progress", "--memory-limit", "--time-limit", "--dry-run", "--set", "--chunks", "--slurm", "--jobs"].contains { argument == $0 || argument.hasPrefix($0 + "=") }
     }
 }
 

@@ -137,14 +137,17 @@ public final class Compositor {
         return (try StillImageWriter.encode(frame(at: start), as: format, size: size, jpegQuality: jpegQuality, scalers: imageScalers), number, start)
     }
 
-    /// The pictures of the compositor's range in order, one per frame duration, rendered
-    /// ahead on a thread of their own; each frame's `pts` is its number from the start.
-    func frameStream(cancellation: CancellationFlag) throws -> RenderStream<Frame> {
+    /// The pictures of the compositor's range in order (or of the frames numbered `frames`
+    /// from its start), one per frame duration, rendered ahead on a thread of their own; each
+    /// frame's `pts` is its number from the first one streamed.
+    func frameStream(frames: Range<Int64>? = nil, cancellation: CancellationFlag) throws -> RenderStream<Frame> {
         guard let plan = video else { throw EngineError("the composition has no video to render") }
+        let numbers = frames ?? 0..<plan.frameCount
         return try RenderStream(capacity: 3) { push in
             let renderer = VideoRenderer(plan: plan)
-            for index in 0..<plan.frameCount {
-                guard !cancellation.isCancelled, push(try renderer.renderFrame(at: plan.start + plan.frameDuration * index, number: index)) else { return }
+            for index in numbers {
+                let time = plan.start + plan.frameDuration * index
+                guard !cancellation.isCancelled, push(try renderer.renderFrame(at: time, number: index - numbers.lowerBound)) else { return }
             }
         }
     }

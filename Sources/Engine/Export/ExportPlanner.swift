@@ -1,4 +1,5 @@
 import CMoonFFmpeg
+import MoonreelPlatform
 
 /// The encoders an export uses and the dynamic range it writes.
 struct Encodings {
@@ -19,6 +20,14 @@ struct ExportRequest {
         case smartCut(SmartCutWriter)
         /// Every frame composed and encoded.
         case reencode
+        /// A chunked render's piece: these output frames alone, without sound.
+        case piece(Range<Int64>, ChunkLayout)
+        /// A chunked render's sound, alone, for the whole range.
+        case sound(ChunkLayout)
+        /// A chunked render's last step: the pieces and the sound copied into the output.
+        case join(ChunkLayout, hasSound: Bool)
+        /// Nothing for this task of a chunked render (a piece already rendered, or past the last).
+        case nothing
     }
 
     let output: any ExportOutput
@@ -75,6 +84,14 @@ struct ExportPlanner {
                 }
             }
             let encodings = try encodings(for: container, preset: encodingPreset)
+            if makingOutput, let task = session.chunkTask {
+                if let reason = chunkRefusal(strategy: strategy, container: container, encodings: encodings) {
+                    guard task.role == .join else { return ExportRequest(nothing: outputPath, container: container, range: range, preset: preset, encodings: encodings) }
+                    notes.append("\(outputPath) is rendered whole by the join task, not in pieces: \(reason)")
+                } else {
+                    return try chunkRequest(task, outputPath: outputPath, container: container, range: range, preset: encodingPreset, encodings: encodings)
+                }
+            }
             let output: any ExportOutput = !makingOutput ? PlannedOutput(path: outputPath) : try ExportError.Kind.outputUnavailable.tag {
                 if let format = container.stillImageFormat {
                     return try ImageSequenceOutput(path: outputPath, format: format, overwrite: session.overwrite,
@@ -85,6 +102,67 @@ struct ExportPlanner {
             return ExportRequest(output: output, container: container, range: range, preset: encodingPreset,
                                  encodings: encodings, strategy: strategy, notes: notes)
         }
+    }
+
+    // MARK: Chunked renders
+
+    /// Why this export cannot be rendered in pieces, or nil when it can.
+    private func chunkRefusal(strategy: ExportRequest.Strategy, container: OutputContainer, encodings: Encodings) -> String? {
+        guard case .reencode = strategy else { return "\(preset.name) copies the source's packets, which is already fast" }
+        guard container.holdsVideoCodecs, encodings.video != nil else { return "\(container.noun) is not a video file that pieces can be joined into" }
+        guard session.fileLengthLimit == nil else { return "fileLengthLimit needs the whole file written in order" }
+        return nil
+    }
+
+    /// This task's share of the export: the layout every task computes alike from the edit,
+    /// and the piece, sound or join it does.
+    private func chunkRequest(_ task: ChunkTask, outputPath: String, container: OutputContainer, range: TimeRange,
+                              preset: ExportPreset, encodings: Encodings) throws -> ExportRequest {
+        let planned = ExportRequest(nothing: outputPath, container: container, range: range, preset: preset, encodings: encodings)
+        guard let video = try videoPlan(planned).0, let videoEncoding = encodings.video else {
+            return planned // chunkRefusal let only video through
+        }
+        let hasSound = try audioPlan(planned) != nil
+        let gop = videoEncoding.keyframeInterval.map { Int64(max(1, ($0 / video.frameDuration.seconds).rounded())) } ?? 1
+        let key = ChunkTask.key(of: [
+            task.runKey, outputPath, container.rawValue, "\(range)", "\(encodings.video.map { "\($0)" } ?? "")",
+            "\(encodings.audio.map { "\($0)" } ?? "")", "\(video.outputWidth)x\(video.outputHeight)", "\(video.frameCount)", "\(task.pieces)",
+            ChunkLayout.describeFiles(Array(Set((session.readFiles?.paths ?? []) + composition.sourcePaths))),
+        ].joined(separator: "\n"))
+        let layout = ChunkLayout(pieces: ChunkLayout.split(frameCount: video.frameCount, into: task.pieces, gop: gop),
+                                 frameDuration: video.frameDuration, folder: task.folder, key: key, fileExtension: container.rawValue)
+        let strategy: ExportRequest.Strategy, path: String, part: String
+        switch task.role {
+        case .piece(let index):
+            guard layout.pieces.indices.contains(index) else { return planned }
+            (strategy, path, part) = (.piece(layout.pieces[index], layout), layout.piecePath(index), "piece \(index + 1) of \(layout.pieces.count)")
+        case .sound:
+            guard hasSound else { return planned }
+            (strategy, path, part) = (.sound(layout), layout.soundPath, "the sound")
+        case .join:
+            let output = try ExportError.Kind.outputUnavailable.tag {
+                try SafeOutput(path: outputPath, overwrite: session.overwrite, inputs: composition.sourcePaths, readFiles: session.readFiles)
+            }
+            return ExportRequest(output: output, container: container, range: range, preset: preset, encodings: encodings,
+                                 strategy: .join(layout, hasSound: hasSound), notes: [])
+        }
+        // The output's place is checked by every task, so a wrong path fails before any rendering.
+        try ExportError.Kind.outputUnavailable.tag {
+            _ = try SafeOutput.checkedLocation(of: outputPath)
+            try SafeOutput.checkReplaceable(outputPath, overwrite: session.overwrite, inputs: composition.sourcePaths, readFiles: session.readFiles)
+        }
+        // A part rendered by an earlier run of the same edit is kept (its name says so).
+        guard fileSize(path) == nil else {
+            return ExportRequest(nothing: outputPath, container: container, range: range, preset: preset, encodings: encodings,
+                                 notes: ["\(part) of \(outputPath) is already rendered, kept from an earlier run of the same edit"])
+        }
+        try ExportError.Kind.outputUnavailable.tag { try Paths.makeFolders(task.folder) }
+        let output = try ExportError.Kind.outputUnavailable.tag {
+            try SafeOutput(path: path, overwrite: true, inputs: composition.sourcePaths, readFiles: session.readFiles)
+        }
+        let partEncodings = Encodings(video: strategy.isSound ? nil : videoEncoding.stitchable,
+                                      audio: strategy.isSound ? encodings.audio : nil, dynamicRange: encodings.dynamicRange)
+        return ExportRequest(output: output, container: container, range: range, preset: preset, encodings: partEncodings, strategy: strategy, notes: [])
     }
 
     /// `timeRange` clipped to the composition, or all of it.
@@ -269,6 +347,21 @@ struct ExportPlanner {
     }
 }
 
+extension ExportRequest {
+    /// A request that writes nothing (planning, or a chunked render's task with nothing to do).
+    init(nothing path: String, container: OutputContainer, range: TimeRange, preset: ExportPreset, encodings: Encodings, notes: [String] = []) {
+        self.init(output: PlannedOutput(path: path), container: container, range: range, preset: preset,
+                  encodings: encodings, strategy: .nothing, notes: notes)
+    }
+}
+
+extension ExportRequest.Strategy {
+    var isSound: Bool {
+        if case .sound = self { return true }
+        return false
+    }
+}
+
 /// A place holder for the output while only planning: nothing is written or moved.
 private struct PlannedOutput: ExportOutput {
     let path: String
@@ -287,4 +380,14 @@ extension VideoSettings {
 extension VideoEncoding {
     /// The format frames are rendered in for this encoder (a GIF's palette stage takes BGRA).
     var renderedFormat: AVPixelFormat { codec == nil ? AV_PIX_FMT_BGRA : pixelFormat }
+
+    /// The same encoding with headers that do not depend on the pictures (x264's
+    /// `stitchable`), so pieces encoded apart share them and splice into one stream.
+    var stitchable: VideoEncoding {
+        guard codec == .h264 else { return self }
+        let parameters = options.first { $0.0 == "x264-params" }.map { $0.1 + ":" } ?? ""
+        return VideoEncoding(codec: codec, encoderName: encoderName, pixelFormat: pixelFormat, rateControl: rateControl, profile: profile,
+                             options: options.filter { $0.0 != "x264-params" } + [("x264-params", parameters + "stitchable=1")],
+                             keyframeInterval: keyframeInterval, codecTag: codecTag)
+    }
 }

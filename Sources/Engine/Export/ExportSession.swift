@@ -121,6 +121,9 @@ public final class ExportSession {
     public let cancellation = CancellationFlag()
     /// A flag shared by every export of a host (Ctrl-C); cancels this export too when set.
     public var parentCancellation: CancellationFlag?
+    /// This process's share of a chunked render (`moonreel run --chunks`): one piece of the
+    /// pictures, the sound, or the join into `outputURL`; nil: the whole export.
+    package var chunkTask: ChunkTask?
 
     private var isCancelled: Bool {
         if parentCancellation?.isCancelled == true { cancellation.cancel() }
@@ -230,6 +233,7 @@ public final class ExportSession {
     private func run(_ report: (ExportProgress) throws -> Void) throws {
         let request = try ExportPlanner(session: self).request()
         note(request.notes)
+        if case .nothing = request.strategy { return }
         let output = request.output
         FFmpegLog.capture()
         defer { output.discard() } // no-op once the file has been renamed into place
@@ -247,6 +251,16 @@ public final class ExportSession {
                               cancellation: cancellation, isCancelled: { [unowned self] in isCancelled }, report: report)
             case .reencode:
                 written = try render(request, report: report)
+            case .piece(let frames, _):
+                written = try render(request, part: .pictures(frames), report: report)
+            case .sound:
+                written = try render(request, part: .sound, report: report)
+            case .join(let layout, let hasSound):
+                try PassthroughWriter(composition: layout.joinedComposition(hasSound: hasSound), range: TimeRange(start: .zero, duration: request.range.duration),
+                                      container: request.container, isCancelled: { [unowned self] in isCancelled })
+                    .write(to: output.temporaryPath, metadata: metadata, fastStart: shouldOptimizeForNetworkUse, report: report)
+            case .nothing:
+                return
             }
         } catch {
             throw ExportSession.describe(error, writing: output)
@@ -257,6 +271,7 @@ public final class ExportSession {
             try verify(output.temporaryPath, expected: stoppedBy == nil ? written : nil)
         }
         try ExportError.Kind.outputUnavailable.tag { try output.commit() }
+        if case .join(let layout, _) = request.strategy { layout.removeFiles() }
     }
 
     /// Errors while writing name the output the user asked for, not the temporary file,
@@ -284,11 +299,26 @@ public final class ExportSession {
 
     // MARK: Re-encoding
 
+    /// What a render writes: all of the request, or a chunked render's part of it.
+    private enum RenderedPart {
+        case whole
+        /// These output frames, without sound.
+        case pictures(Range<Int64>)
+        /// The sound alone.
+        case sound
+    }
+
     /// Renders and writes the request; returns the duration written (less than the range
     /// when `fileLengthLimit` ended it).
-    private func render(_ request: ExportRequest, report: (ExportProgress) throws -> Void) throws -> MediaTime {
-        let (videoPlan, notes) = try ExportPlanner(session: self).videoPlan(request)
+    private func render(_ request: ExportRequest, part: RenderedPart = .whole, report: (ExportProgress) throws -> Void) throws -> MediaTime {
+        var (videoPlan, notes) = try ExportPlanner(session: self).videoPlan(request)
         note(notes)
+        var frames = videoPlan.map { 0..<$0.frameCount }
+        switch part {
+        case .whole: break
+        case .pictures(let numbers): frames = numbers
+        case .sound: (videoPlan, frames) = (nil, nil)
+        }
         // Before any picture, encoder or palette is made.
         let budget = try memoryLimit.flatMap { limit in try videoPlan.map { try ExportMemoryBudget(limit: limit, plan: $0) } }
         let audioPlan = try settledAudioPlan(request)
@@ -315,14 +345,14 @@ public final class ExportSession {
             gifPalette: gifPalette, metadata: metadata, fastStart: shouldOptimizeForNetworkUse, sizeLimit: fileLengthLimit) : nil
 
         let compositor = Compositor(video: videoPlan, audio: audioPlan, range: request.range)
-        let frames = try videoPlan.map { _ in try compositor.frameStream(cancellation: cancellation) }
-        defer { frames?.stop() }
+        let pictures = try videoPlan.map { _ in try compositor.frameStream(frames: frames, cancellation: cancellation) }
+        defer { pictures?.stop() }
         let sound = try audioPlan.map { _ in try compositor.audioStream(blockSize: writer?.audioFrameSize ?? 1024, cancellation: cancellation) }
         defer { sound?.stop() }
         var framesWritten: Int64 = 0
         var samplesWritten: Int64 = 0
         var lastReported = -1.0
-        let frameCount = videoPlan?.frameCount ?? 0
+        let frameCount = frames.map { Int64($0.count) } ?? 0
         let sampleCount = audioPlan?.sampleCount ?? 0
         let never = MediaTime(value: Int64.max / 4, timescale: 1)
         while true {
@@ -339,7 +369,7 @@ public final class ExportSession {
             }
             var fits = true
             if !videoDone && (audioDone || videoTime <= audioTime) {
-                guard let frame = try frames?.next() else { throw EngineError("video ended early") }
+                guard let frame = try pictures?.next() else { throw EngineError("video ended early") }
                 fits = try sequence?.write(frame) ?? writer?.write(video: frame) ?? false
                 if fits { framesWritten += 1 }
                 try budget?.check(framesWritten: framesWritten)
@@ -377,6 +407,7 @@ public final class ExportSession {
             warnings.append("\(request.output.path): stopped at \(length.seconds) s of \(request.range.duration.seconds) s to stay within fileLengthLimit (\(fileLengthLimit ?? 0) bytes)")
             return length
         }
+        if case .pictures = part, let videoPlan { return videoPlan.frameDuration * frameCount }
         return request.range.duration
     }
 
