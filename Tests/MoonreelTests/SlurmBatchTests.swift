@@ -2,9 +2,10 @@ import Foundation
 import Testing
 import TestSupport
 
-/// Issue 23 §3 and §5 (batches): `moonreel batch --slurm` on a real single-node Slurm
-/// cluster the test starts — every row rendered through array jobs, and a task cancelled or
-/// killed mid-render costs only its rows, run again, never a broken output.
+/// Issue 23 §3 and §5: `moonreel batch --slurm` and `moonreel run --chunks --slurm` on a real
+/// single-node Slurm cluster the test starts — every row rendered through array jobs, a task
+/// cancelled or killed mid-render costs only its rows, run again, never a broken output; and
+/// one export rendered in four pieces on the cluster is the single export, frame for frame.
 @Suite(.serialized) struct SlurmBatchTests {
     static func job(rows count: Int, seconds: Double, size: String = "640x360") throws -> BatchTests.Job {
         let clip = try Fixtures.clip(seconds: 6, size: size)
@@ -67,5 +68,21 @@ import TestSupport
         #expect(FileManager.default.fileExists(atPath: job.folder + "/slurm/task-2.sh"), "the missing rows were submitted again")
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: job.folder + "/out").filter { !$0.hasSuffix(".mp4") || $0.hasPrefix(".") }
         #expect(leftovers.isEmpty, "no unfinished files: \(leftovers)")
+    }
+
+    @Test func fourPiecesOnSlurmJoinIntoTheSingleExport() throws {
+        let cluster = try SlurmCluster()
+        defer { cluster.stop() }
+        let job = try ChunkedRenderTests.Job(clip: try Fixtures.clip(seconds: 8, size: "640x360"))
+        #expect(try job.run("single.mp4", values: ["crf=0"]).status == 0)
+        let arguments = ["run", "--chunks", "4", "--slurm", "--chunk-folder", job.chunkFolder, "--set", "clip=\(job.clip)",
+                         "--set", "output=\(job.path("chunked.mp4"))", "--set", "crf=0", job.template]
+        let result = try Tool.run(Moonreel.executable, arguments, environment: cluster.environment, timeout: 240)
+        #expect(result.status == 0, "\(result.err) \(cluster.log("slurmctld.log").suffix(400))")
+        #expect(result.err.contains("renders 4 pieces and the sound"), "\(result.err)")
+        #expect(try ChunkedRenderTests.frameHashes(job.path("chunked.mp4")) == ChunkedRenderTests.frameHashes(job.path("single.mp4")))
+        #expect(try ChunkedRenderTests.frameHashes(job.path("chunked.mp4"), stream: "a:0")
+                == ChunkedRenderTests.frameHashes(job.path("single.mp4"), stream: "a:0"))
+        #expect(!FileManager.default.fileExists(atPath: job.chunkFolder), "pieces, job scripts and logs removed once joined")
     }
 }

@@ -79,11 +79,11 @@ struct ChunkLayout {
         }
     }
 
-    /// A composition of the pieces back to back on one video track and the sound on one
-    /// audio track, for the packet copy (`PassthroughWriter`). Every piece must hold its
+    /// A composition of the pieces back to back on one video track and the sound (`duration`
+    /// of it, the export's) on one audio track, for the packet copy (`PassthroughWriter`). Every piece must hold its
     /// frames and the same codec headers as the first: pieces from another build of the
     /// encoder cannot be spliced into one stream.
-    func joinedComposition(hasSound: Bool) throws -> Composition {
+    func joinedComposition(hasSound: Bool, duration: MediaTime) throws -> Composition {
         try checkComplete(hasSound: hasSound)
         let joined = Composition()
         let video = try joined.addMutableTrack(mediaType: .video)
@@ -107,7 +107,7 @@ struct ChunkLayout {
             guard let track = sound.tracks(withMediaType: .audio).first else {
                 throw ExportError(.renderFailed, "the sound file \(soundPath) holds no audio; delete it and run again")
             }
-            try joined.addMutableTrack(mediaType: .audio).insertTimeRange(TimeRange(start: .zero, duration: joined.duration), of: track, at: .zero)
+            try joined.addMutableTrack(mediaType: .audio).insertTimeRange(TimeRange(start: .zero, duration: .min(duration, sound.duration)), of: track, at: .zero)
         }
         return joined
     }

@@ -256,7 +256,7 @@ public final class ExportSession {
             case .sound:
                 written = try render(request, part: .sound, report: report)
             case .join(let layout, let hasSound):
-                try PassthroughWriter(composition: layout.joinedComposition(hasSound: hasSound), range: TimeRange(start: .zero, duration: request.range.duration),
+                try PassthroughWriter(composition: layout.joinedComposition(hasSound: hasSound, duration: request.range.duration), range: TimeRange(start: .zero, duration: request.range.duration),
                                       container: request.container, isCancelled: { [unowned self] in isCancelled })
                     .write(to: output.temporaryPath, metadata: metadata, fastStart: shouldOptimizeForNetworkUse, report: report)
             case .nothing:
