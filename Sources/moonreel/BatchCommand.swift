@@ -29,6 +29,8 @@ struct Batch: ParsableCommand {
     @Option(help: "Folder for the Slurm job script, the rows and the task logs (default: moonreel-batch-TIME).") var folder: String?
     @Flag(help: "With --slurm: write the job script and rows, submit nothing.") var emit = false
     @Flag(help: "With --slurm: submit and return; run the same command again later to collect (done rows are skipped).") var noWait = false
+    @Option(help: "Render each row's export in N pieces and a sound task, then join them (as moonreel run --chunks; with --slurm, every piece is a task).")
+    var chunks: Int?
     @Argument(help: "The template: a Lua script that declares av.parameters.", completion: .file(extensions: ["lua"])) var template: String
     @Argument(help: "The rows: a CSV file (a header of names) or a JSON array of objects.", completion: .file()) var rows: String
 
@@ -40,6 +42,8 @@ struct Batch: ParsableCommand {
             throw ValidationError("--partition, --rows-per-task, --max-running, --folder, --emit and --no-wait go with --slurm")
         }
         guard (0...100).contains(retry) else { throw ValidationError("--retry must be 0…100, got \(retry)") }
+        if let chunks, !(1...1000).contains(chunks) { throw ValidationError("--chunks must be 1…1000, got \(chunks)") }
+        if chunks != nil, rowsPerTask != 1 { throw ValidationError("--rows-per-task does not go with --chunks: each Slurm task renders one piece of one row") }
         guard pattern.contains("{") else { throw ValidationError("--out must name each row's output from its columns, e.g. out/{id}.mp4") }
     }
 
@@ -47,7 +51,7 @@ struct Batch: ParsableCommand {
         FFmpegLog.capture()
         do {
             let plan = try BatchPlan(template: template, rowsFile: rows, pattern: pattern, limits: common.limits)
-            let runner = BatchRunner(plan: plan, common: common, jobs: jobs ?? ProcessInfo.processInfo.activeProcessorCount, retry: retry)
+            let runner = BatchRunner(plan: plan, common: common, jobs: jobs ?? ProcessInfo.processInfo.activeProcessorCount, retry: retry, chunks: chunks)
             let outcome: (failed: Int, interrupted: Bool)
             if slurm {
                 let cluster = SlurmSubmission(partition: partition, rowsPerTask: rowsPerTask, maxRunning: maxRunning, emit: emit, wait: !noWait,
@@ -208,8 +212,11 @@ final class BatchRunner: @unchecked Sendable {
     private let stopping = Atomic<Bool>(false)
     let json: Bool
 
-    init(plan: BatchPlan, common: CommonOptions, jobs: Int, retry: Int) {
-        (self.plan, self.common, self.jobs, self.retry) = (plan, common, jobs, retry)
+    /// Each row's export in this many pieces (`moonreel run --chunks`), or whole.
+    let chunks: Int?
+
+    init(plan: BatchPlan, common: CommonOptions, jobs: Int, retry: Int, chunks: Int?) {
+        (self.plan, self.common, self.jobs, self.retry, self.chunks) = (plan, common, jobs, retry, chunks)
         json = common.progressStyle() == .json
     }
 
@@ -244,11 +251,13 @@ final class BatchRunner: @unchecked Sendable {
         let started = Date()
         while !missing.isEmpty, attempt <= retry, !signals.interrupted {
             attempt += 1
-            let job = try cluster.submit(missing, template: plan.template, common: common, attempt: attempt)
+            let job = try cluster.submit(missing, template: plan.template, common: common, attempt: attempt, chunks: chunks)
             guard let job, cluster.wait else {
                 if !common.quiet {
                     printError(job.map { "moonreel: batch: submitted Slurm job \($0) (\(missing.count) rows) from \(cluster.folder); run the same command again to collect" }
-                               ?? "moonreel: batch: wrote \(cluster.folder)/task.sh; submit it with: sbatch \(cluster.folder)/task.sh")
+                               ?? (chunks == nil ? "moonreel: batch: wrote \(cluster.folder)/task-\(attempt).sh; submit it with: sbatch \(cluster.folder)/task-\(attempt).sh"
+                                   : "moonreel: batch: wrote \(cluster.folder)/pieces-\(attempt).sh and join-\(attempt).sh; submit them with: "
+                                   + "sbatch --dependency=afterany:$(sbatch --parsable \(cluster.folder)/pieces-\(attempt).sh) \(cluster.folder)/join-\(attempt).sh"))
                 }
                 return (0, false)
             }
@@ -326,7 +335,9 @@ final class BatchRunner: @unchecked Sendable {
         let started = Date()
         while result.attempts <= retry, !stopping.load(ordering: .relaxed) {
             result.attempts += 1
-            let (status, output, errors) = runProcess(row, extra: ["--progress", "json"], register: true)
+            // A row in pieces shares the cores with the rows running beside it.
+            let pieces = chunks.map { ["--chunks", String($0), "--jobs", String(max(1, ProcessInfo.processInfo.activeProcessorCount / jobs))] } ?? []
+            let (status, output, errors) = runProcess(row, extra: ["--progress", "json"] + pieces, register: true)
             if status == 0 {
                 result.status = .done
                 result.error = nil

@@ -25,18 +25,20 @@ final class SlurmSubmission: Sendable {
     /// more rows per task.
     static let maxTasks = 1000
 
-    /// Writes the job script for `rows` and submits it; the job id, or nil with `emit`.
-    func submit(_ rows: [BatchPlan.Row], template: String, common: CommonOptions, attempt: Int) throws -> String? {
+    /// Writes the job script for `rows` and submits it; the job id, or nil with `emit`. With
+    /// `chunks`, every row's export is rendered in that many pieces (`moonreel run --chunks`).
+    func submit(_ rows: [BatchPlan.Row], template: String, common: CommonOptions, attempt: Int, chunks: Int? = nil) throws -> String? {
         do {
             try Paths.makeFolders(folder + "/logs")
         } catch {
             throw BatchError("\(error)")
         }
-        let perTask = max(rowsPerTask, (rows.count + Self.maxTasks - 1) / Self.maxTasks)
-        let tasks = stride(from: 0, to: rows.count, by: perTask).map { Array(rows[$0..<min($0 + perTask, rows.count)]) }
         var options = ["run", "--quiet", "--memory-limit", String(common.memoryLimit)]
         if let limit = common.timeLimit { options += ["--time-limit", String(limit)] }
         if common.overwrite { options.append("--overwrite") }
+        if let chunks { return try submitInPieces(rows, chunks: chunks, template: template, options: options, attempt: attempt) }
+        let perTask = max(rowsPerTask, (rows.count + Self.maxTasks - 1) / Self.maxTasks)
+        let tasks = stride(from: 0, to: rows.count, by: perTask).map { Array(rows[$0..<min($0 + perTask, rows.count)]) }
         var lines = [
             "#!/bin/sh",
             "# moonreel batch: \(Paths.name(of: template)), \(rows.count) rows in \(tasks.count) tasks (attempt \(attempt)).",
@@ -50,9 +52,8 @@ final class SlurmSubmission: Sendable {
         if let partition { lines.append("#SBATCH --partition=\(partition)") }
         lines += ["status=0", "row() { \"$@\" || status=1; }", "case \"$SLURM_ARRAY_TASK_ID\" in"]
         for (index, task) in tasks.enumerated() {
-            let commands = task.map { row -> String in
-                let values = row.values.sorted { $0.key < $1.key }.flatMap { ["--set", "\($0.key)=\($0.key == "output" ? Paths.absolute($0.value) : $0.value)"] }
-                return "row " + ([BatchRunner.executable] + options + values + ["--", Paths.absolute(template)]).map(Self.quoted).joined(separator: " ")
+            let commands = task.map { row in
+                "row " + ([BatchRunner.executable] + options + rowArguments(row, template: template)).map(Self.quoted).joined(separator: " ")
             }
             lines.append("\(index)) " + commands.joined(separator: "\n   ") + " ;;")
         }
@@ -65,10 +66,58 @@ final class SlurmSubmission: Sendable {
         return try submit(script: script, lines: lines)
     }
 
-    /// Writes a job script and submits it (to start once job `after` succeeded, if given); its job id.
-    func submit(script: String, lines: [String], after: String? = nil) throws -> String {
+    /// The words after `moonreel run` that make `row`: its parameter values and the template.
+    private func rowArguments(_ row: BatchPlan.Row, template: String) -> [String] {
+        row.values.sorted { $0.key < $1.key }.flatMap { ["--set", "\($0.key)=\($0.key == "output" ? Paths.absolute($0.value) : $0.value)"] }
+            + ["--", Paths.absolute(template)]
+    }
+
+    /// Rows in pieces: one array job whose tasks each render one piece (or the sound) of one
+    /// row, then an array job with a join per row that starts once all of them ended
+    /// (`afterany`: a row whose pieces are missing fails its join alone, and the batch runs it
+    /// again). Returns the joins' job id, which is the one to wait for.
+    private func submitInPieces(_ rows: [BatchPlan.Row], chunks: Int, template: String, options: [String], attempt: Int) throws -> String? {
+        let parts = chunks + 1
+        guard rows.count * parts <= Self.maxTasks else {
+            throw BatchError("\(rows.count) rows in \(chunks) pieces and a sound each make \(rows.count * parts) Slurm tasks, over the array limit (\(Self.maxTasks)): run fewer rows at a time or fewer pieces")
+        }
+        let chunkFolder = folder + "/chunks/row-$row"
+        var header = ["#!/bin/sh", "# moonreel batch: \(Paths.name(of: template)), \(rows.count) rows in \(chunks) pieces each (attempt \(attempt)); written by moonreel batch --slurm --chunks",
+                      "#SBATCH --chdir=\(FileManager.default.currentDirectoryPath)"]
+        if let partition { header.append("#SBATCH --partition=\(partition)") }
+        var rowsCase = ["case \"$row\" in"]
+        for (index, row) in rows.enumerated() {
+            rowsCase.append("\(index)) set -- " + rowArguments(row, template: template).map(Self.quoted).joined(separator: " ") + " ;;")
+        }
+        rowsCase.append("esac")
+        let run = ([BatchRunner.executable] + options + ["--chunks", String(chunks)]).map(Self.quoted).joined(separator: " ")
+        let pieces = header + [
+            "#SBATCH --job-name=moonreel-pieces", "#SBATCH --requeue",
+            "#SBATCH --array=0-\(rows.count * parts - 1)" + (maxRunning.map { "%\($0)" } ?? ""),
+            "#SBATCH --output=\(folder)/logs/attempt-\(attempt)-piece-%a.log",
+            "row=$((SLURM_ARRAY_TASK_ID / \(parts))) part=$((SLURM_ARRAY_TASK_ID % \(parts)))",
+            "if [ \"$part\" -lt \(chunks) ]; then role=piece:$((part + 1)); else role=sound; fi",
+        ] + rowsCase + ["exec \(run) --chunk-task \"$role\" --chunk-folder \"\(chunkFolder)\" \"$@\"", ""]
+        let joins = header + [
+            "#SBATCH --job-name=moonreel-join", "#SBATCH --array=0-\(rows.count - 1)",
+            "#SBATCH --output=\(folder)/logs/attempt-\(attempt)-join-%a.log",
+            "row=$SLURM_ARRAY_TASK_ID",
+        ] + rowsCase + ["exec \(run) --chunk-task join --chunk-folder \"\(chunkFolder)\" \"$@\"", ""]
+        let (piecesScript, joinScript) = (folder + "/pieces-\(attempt).sh", folder + "/join-\(attempt).sh")
+        guard !emit else {
+            try write(piecesScript, lines: pieces)
+            try write(joinScript, lines: joins)
+            return nil
+        }
+        let array = try submit(script: piecesScript, lines: pieces)
+        return try submit(script: joinScript, lines: joins, after: array, dependency: "afterany")
+    }
+
+    /// Writes a job script and submits it (to start once job `after` succeeded, or by
+    /// another `dependency` type, if given); its job id.
+    func submit(script: String, lines: [String], after: String? = nil, dependency: String = "afterok") throws -> String {
         try write(script, lines: lines)
-        let (status, output, errors) = Self.command("sbatch", ["--parsable"] + (after.map { ["--dependency=afterok:\($0)"] } ?? []) + [script])
+        let (status, output, errors) = Self.command("sbatch", ["--parsable"] + (after.map { ["--dependency=\(dependency):\($0)"] } ?? []) + [script])
         guard status == 0, let job = output.split(separator: ";").first.map({ $0.trimmingCharacters(in: .whitespacesAndNewlines) }), !job.isEmpty else {
             throw BatchError("sbatch refused \(script): \(errors.isEmpty ? output : errors)".oneLine)
         }

@@ -51,6 +51,19 @@ import TestSupport
         }
     }
 
+    /// `batch --chunks`: each row's export rendered in pieces here, joined whole.
+    @Test func rowsInPieces() throws {
+        let clip = try Fixtures.clip(seconds: 6)
+        let job = try Job(rows: "id,clip,start,duration\n" + (1...2).map { "r\($0),\(clip),\($0),3" }.joined(separator: "\n") + "\n")
+        let result = try job.batch(["--chunks", "3", "--jobs", "2"])
+        #expect(result.status == 0, "\(result.err)")
+        for row in 1...2 {
+            let keyframes = try Tool.packets(job.output("r\(row)")).enumerated().filter { $0.element.isKeyframe }.map(\.offset)
+            #expect(try Tool.ffprobe(job.output("r\(row)")).streams.first { $0.codec_type == "video" }?.frameCount == 90)
+            #expect(keyframes.contains(30) && keyframes.contains(60), "row \(row): three pieces of 30 frames: \(keyframes)")
+        }
+    }
+
     @Test func rendersEveryRowAndResumesWhereItStopped() throws {
         let clip = try Fixtures.clip(seconds: 6)
         let job = try Job(rows: "id,clip,start,duration,note\n" + (1...5).map { "r\($0),\(clip),\(Double($0 - 1) * 0.5),\(Double($0) * 0.5),anything" }.joined(separator: "\n") + "\n")

@@ -85,4 +85,25 @@ import TestSupport
                 == ChunkedRenderTests.frameHashes(job.path("single.mp4"), stream: "a:0"))
         #expect(!FileManager.default.fileExists(atPath: job.chunkFolder), "pieces, job scripts and logs removed once joined")
     }
+
+    /// `batch --slurm --chunks`: every piece of every row is a task of one array job, and
+    /// each row's join starts once they all ended.
+    @Test func rowsInPiecesOnSlurm() throws {
+        let cluster = try SlurmCluster()
+        defer { cluster.stop() }
+        let job = try Self.job(rows: 3, seconds: 3)
+        let result = try Tool.run(Moonreel.executable, ["batch", job.template, job.rows, "--out", job.folder + "/out/{id}.mp4", "--slurm",
+                                                        "--chunks", "2", "--folder", job.folder + "/slurm", "--report", job.folder + "/report.json"],
+                                  environment: cluster.environment, timeout: 240)
+        #expect(result.status == 0, "\(result.err) \(cluster.log("slurmctld.log").suffix(400))")
+        for row in 1...3 {
+            let probe = try Tool.ffprobe(job.output("r\(row)"))
+            #expect(probe.streams.first { $0.codec_type == "video" }?.frameCount == 90, "row \(row): 3 s at 30 fps")
+            let keyframes = try Tool.packets(job.output("r\(row)")).enumerated().filter { $0.element.isKeyframe }.map(\.offset)
+            #expect(keyframes.contains(45), "row \(row): its second piece starts on a keyframe at frame 45: \(keyframes)")
+        }
+        let pieces = try String(contentsOfFile: job.folder + "/slurm/pieces-1.sh", encoding: .utf8)
+        #expect(pieces.contains("#SBATCH --array=0-8"), "3 rows × (2 pieces + the sound)")
+        #expect((try job.report()["totals"] as? [String: Any])?["done"] as? Int == 3)
+    }
 }

@@ -96,7 +96,8 @@ public final class SlurmCluster: @unchecked Sendable {
 
     /// Starts a daemon that forks into the background and returns once its first process has
     /// exited (posix_spawn and waitpid: the daemon keeps what it inherits open, so pipes would
-    /// never reach their end). Its output goes to /dev/null; its signal mask is emptied.
+    /// never reach their end). It inherits no descriptor but /dev/null as its standard ones;
+    /// its signal mask is emptied.
     private func start(_ program: String, _ arguments: [String]) throws {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -104,6 +105,11 @@ public final class SlurmCluster: @unchecked Sendable {
         for descriptor: Int32 in [0, 1, 2] {
             posix_spawn_file_actions_addopen(&actions, descriptor, "/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY, 0)
         }
+        // Nothing else: a pipe another test has open right now (to read an ffmpeg it runs)
+        // would otherwise stay open in the daemon, and that test would wait for its end until
+        // the cluster stops.
+        let inherited = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).compactMap { Int32($0) }.filter { $0 > 2 }
+        for descriptor in inherited where fcntl(descriptor, F_GETFD) >= 0 { posix_spawn_file_actions_addclose(&actions, descriptor) }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
