@@ -14,96 +14,104 @@ import TestSupport
     }
 
     @Test func twentyRowsThroughArrayJobs() throws {
-        let cluster = try SlurmCluster()
-        defer { cluster.stop() }
-        let job = try Self.job(rows: 20, seconds: 1)
-        let result = try Tool.run(Moonreel.executable, ["batch", job.template, job.rows, "--out", job.folder + "/out/{id}.mp4", "--slurm",
-                                                        "--rows-per-task", "3", "--folder", job.folder + "/slurm", "--report", job.folder + "/report.json"],
-                                  environment: cluster.environment, timeout: 240)
-        #expect(result.status == 0, "\(result.err) \(cluster.log("slurmctld.log").suffix(400))")
-        for row in 1...20 {
-            let probe = try Tool.ffprobe(job.output("r\(row)"))
-            #expect(abs((Double(probe.format.duration ?? "") ?? 0) - 1) < 0.08, "row \(row)")
+        try MachineLoad.heavy {
+            let cluster = try SlurmCluster()
+            defer { cluster.stop() }
+            let job = try Self.job(rows: 20, seconds: 1)
+            let result = try Tool.run(Moonreel.executable, ["batch", job.template, job.rows, "--out", job.folder + "/out/{id}.mp4", "--slurm",
+                                                            "--rows-per-task", "3", "--folder", job.folder + "/slurm", "--report", job.folder + "/report.json"],
+                                      environment: cluster.environment, timeout: 240)
+            #expect(result.status == 0, "\(result.err) \(cluster.log("slurmctld.log").suffix(400))")
+            for row in 1...20 {
+                let probe = try Tool.ffprobe(job.output("r\(row)"))
+                #expect(abs((Double(probe.format.duration ?? "") ?? 0) - 1) < 0.08, "row \(row)")
+            }
+            #expect((try job.report()["totals"] as? [String: Any])?["done"] as? Int == 20)
+            let script = try String(contentsOfFile: job.folder + "/slurm/task-1.sh", encoding: .utf8)
+            #expect(script.contains("#SBATCH --array=0-6"), "20 rows, 3 a task: 7 tasks")
+            #expect(FileManager.default.fileExists(atPath: job.folder + "/slurm/logs/attempt-1-task-6.log"))
         }
-        #expect((try job.report()["totals"] as? [String: Any])?["done"] as? Int == 20)
-        let script = try String(contentsOfFile: job.folder + "/slurm/task-1.sh", encoding: .utf8)
-        #expect(script.contains("#SBATCH --array=0-6"), "20 rows, 3 a task: 7 tasks")
-        #expect(FileManager.default.fileExists(atPath: job.folder + "/slurm/logs/attempt-1-task-6.log"))
     }
 
     @Test func aCancelledOrKilledTaskCostsOnlyItsRows() throws {
-        let cluster = try SlurmCluster()
-        defer { cluster.stop() }
-        let job = try Self.job(rows: 6, seconds: 4, size: "1280x720")
-        let batch = Process()
-        batch.executableURL = URL(fileURLWithPath: Moonreel.executable)
-        batch.arguments = ["batch", job.template, job.rows, "--out", job.folder + "/out/{id}.mp4", "--slurm", "--retry", "2",
-                           "--max-running", "2", "--folder", job.folder + "/slurm", "--report", job.folder + "/report.json"]
-        batch.environment = ProcessInfo.processInfo.environment.merging(cluster.environment) { $1 }
-        let errors = Pipe()
-        (batch.standardOutput, batch.standardError) = (Pipe(), errors)
-        try batch.run()
-        defer { if batch.isRunning { kill(batch.processIdentifier, SIGKILL) } }
-        // As soon as renders run: SIGKILL one render, and scancel one running task.
-        var renders: [pid_t] = []
-        var running: [String] = []
-        let deadline = Date().addingTimeInterval(120)
-        while renders.isEmpty || running.isEmpty, Date() < deadline {
-            renders = try Tool.run("pgrep", ["-f", "--", "output=\(job.folder)/out/"]).out.split(separator: "\n").compactMap { pid_t($0) }
-            running = try cluster.command("squeue", ["--noheader", "--states", "RUNNING", "--format", "%i"]).out
-                .split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
-            usleep(50_000)
+        try MachineLoad.heavy {
+            let cluster = try SlurmCluster()
+            defer { cluster.stop() }
+            let job = try Self.job(rows: 6, seconds: 4, size: "1280x720")
+            let batch = Process()
+            batch.executableURL = URL(fileURLWithPath: Moonreel.executable)
+            batch.arguments = ["batch", job.template, job.rows, "--out", job.folder + "/out/{id}.mp4", "--slurm", "--retry", "2",
+                               "--max-running", "2", "--folder", job.folder + "/slurm", "--report", job.folder + "/report.json"]
+            batch.environment = ProcessInfo.processInfo.environment.merging(cluster.environment) { $1 }
+            let errors = Pipe()
+            (batch.standardOutput, batch.standardError) = (Pipe(), errors)
+            try batch.run()
+            defer { if batch.isRunning { kill(batch.processIdentifier, SIGKILL) } }
+            // As soon as renders run: SIGKILL one render, and scancel one running task.
+            var renders: [pid_t] = []
+            var running: [String] = []
+            let deadline = Date().addingTimeInterval(120)
+            while renders.isEmpty || running.isEmpty, Date() < deadline {
+                renders = try Tool.run("pgrep", ["-f", "--", "output=\(job.folder)/out/"]).out.split(separator: "\n").compactMap { pid_t($0) }
+                running = try cluster.command("squeue", ["--noheader", "--states", "RUNNING", "--format", "%i"]).out
+                    .split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+                usleep(50_000)
+            }
+            let killed = renders.first.map { kill($0, SIGKILL) == 0 } ?? false
+            try cluster.command("scancel", [running.last ?? ""])
+            #expect(killed, "a render was killed mid-way")
+            while batch.isRunning, Date() < deadline { usleep(200_000) }
+            #expect(!batch.isRunning, "the batch finished")
+            let message = String(decoding: errors.fileHandleForReading.availableData, as: UTF8.self)
+            #expect(batch.terminationStatus == 0, "\(message)")
+            for row in 1...6 {
+                let probe = try Tool.ffprobe(job.output("r\(row)"))
+                #expect(abs((Double(probe.format.duration ?? "") ?? 0) - 4) < 0.08, "row \(row) whole")
+            }
+            #expect(FileManager.default.fileExists(atPath: job.folder + "/slurm/task-2.sh"), "the missing rows were submitted again")
+            let leftovers = try FileManager.default.contentsOfDirectory(atPath: job.folder + "/out").filter { !$0.hasSuffix(".mp4") || $0.hasPrefix(".") }
+            #expect(leftovers.isEmpty, "no unfinished files: \(leftovers)")
         }
-        let killed = renders.first.map { kill($0, SIGKILL) == 0 } ?? false
-        try cluster.command("scancel", [running.last ?? ""])
-        #expect(killed, "a render was killed mid-way")
-        while batch.isRunning, Date() < deadline { usleep(200_000) }
-        #expect(!batch.isRunning, "the batch finished")
-        let message = String(decoding: errors.fileHandleForReading.availableData, as: UTF8.self)
-        #expect(batch.terminationStatus == 0, "\(message)")
-        for row in 1...6 {
-            let probe = try Tool.ffprobe(job.output("r\(row)"))
-            #expect(abs((Double(probe.format.duration ?? "") ?? 0) - 4) < 0.08, "row \(row) whole")
-        }
-        #expect(FileManager.default.fileExists(atPath: job.folder + "/slurm/task-2.sh"), "the missing rows were submitted again")
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: job.folder + "/out").filter { !$0.hasSuffix(".mp4") || $0.hasPrefix(".") }
-        #expect(leftovers.isEmpty, "no unfinished files: \(leftovers)")
     }
 
     @Test func fourPiecesOnSlurmJoinIntoTheSingleExport() throws {
-        let cluster = try SlurmCluster()
-        defer { cluster.stop() }
-        let job = try ChunkedRenderTests.Job(clip: try Fixtures.clip(seconds: 8, size: "640x360"))
-        #expect(try job.run("single.mp4", values: ["crf=0"]).status == 0)
-        let arguments = ["run", "--chunks", "4", "--slurm", "--chunk-folder", job.chunkFolder, "--set", "clip=\(job.clip)",
-                         "--set", "output=\(job.path("chunked.mp4"))", "--set", "crf=0", job.template]
-        let result = try Tool.run(Moonreel.executable, arguments, environment: cluster.environment, timeout: 240)
-        #expect(result.status == 0, "\(result.err) \(cluster.log("slurmctld.log").suffix(400))")
-        #expect(result.err.contains("renders 4 pieces and the sound"), "\(result.err)")
-        #expect(try ChunkedRenderTests.frameHashes(job.path("chunked.mp4")) == ChunkedRenderTests.frameHashes(job.path("single.mp4")))
-        #expect(try ChunkedRenderTests.frameHashes(job.path("chunked.mp4"), stream: "a:0")
-                == ChunkedRenderTests.frameHashes(job.path("single.mp4"), stream: "a:0"))
-        #expect(!FileManager.default.fileExists(atPath: job.chunkFolder), "pieces, job scripts and logs removed once joined")
+        try MachineLoad.heavy {
+            let cluster = try SlurmCluster()
+            defer { cluster.stop() }
+            let job = try ChunkedRenderTests.Job(clip: try Fixtures.clip(seconds: 8))
+            #expect(try job.run("single.mp4", values: ["crf=0"]).status == 0)
+            let arguments = ["run", "--chunks", "4", "--slurm", "--chunk-folder", job.chunkFolder, "--set", "clip=\(job.clip)",
+                             "--set", "output=\(job.path("chunked.mp4"))", "--set", "crf=0", job.template]
+            let result = try Tool.run(Moonreel.executable, arguments, environment: cluster.environment, timeout: 240)
+            #expect(result.status == 0, "\(result.err) \(cluster.log("slurmctld.log").suffix(400))")
+            #expect(result.err.contains("renders 4 pieces and the sound"), "\(result.err)")
+            #expect(try ChunkedRenderTests.frameHashes(job.path("chunked.mp4")) == ChunkedRenderTests.frameHashes(job.path("single.mp4")))
+            #expect(try ChunkedRenderTests.frameHashes(job.path("chunked.mp4"), stream: "a:0")
+                    == ChunkedRenderTests.frameHashes(job.path("single.mp4"), stream: "a:0"))
+            #expect(!FileManager.default.fileExists(atPath: job.chunkFolder), "pieces, job scripts and logs removed once joined")
+        }
     }
 
     /// `batch --slurm --chunks`: every piece of every row is a task of one array job, and
     /// each row's join starts once they all ended.
     @Test func rowsInPiecesOnSlurm() throws {
-        let cluster = try SlurmCluster()
-        defer { cluster.stop() }
-        let job = try Self.job(rows: 3, seconds: 3)
-        let result = try Tool.run(Moonreel.executable, ["batch", job.template, job.rows, "--out", job.folder + "/out/{id}.mp4", "--slurm",
-                                                        "--chunks", "2", "--folder", job.folder + "/slurm", "--report", job.folder + "/report.json"],
-                                  environment: cluster.environment, timeout: 240)
-        #expect(result.status == 0, "\(result.err) \(cluster.log("slurmctld.log").suffix(400))")
-        for row in 1...3 {
-            let probe = try Tool.ffprobe(job.output("r\(row)"))
-            #expect(probe.streams.first { $0.codec_type == "video" }?.frameCount == 90, "row \(row): 3 s at 30 fps")
-            let keyframes = try Tool.packets(job.output("r\(row)")).enumerated().filter { $0.element.isKeyframe }.map(\.offset)
-            #expect(keyframes.contains(45), "row \(row): its second piece starts on a keyframe at frame 45: \(keyframes)")
+        try MachineLoad.heavy {
+            let cluster = try SlurmCluster()
+            defer { cluster.stop() }
+            let job = try Self.job(rows: 3, seconds: 3)
+            let result = try Tool.run(Moonreel.executable, ["batch", job.template, job.rows, "--out", job.folder + "/out/{id}.mp4", "--slurm",
+                                                            "--chunks", "2", "--folder", job.folder + "/slurm", "--report", job.folder + "/report.json"],
+                                      environment: cluster.environment, timeout: 240)
+            #expect(result.status == 0, "\(result.err) \(cluster.log("slurmctld.log").suffix(400))")
+            for row in 1...3 {
+                let probe = try Tool.ffprobe(job.output("r\(row)"))
+                #expect(probe.streams.first { $0.codec_type == "video" }?.frameCount == 90, "row \(row): 3 s at 30 fps")
+                let keyframes = try Tool.packets(job.output("r\(row)")).enumerated().filter { $0.element.isKeyframe }.map(\.offset)
+                #expect(keyframes.contains(45), "row \(row): its second piece starts on a keyframe at frame 45: \(keyframes)")
+            }
+            let pieces = try String(contentsOfFile: job.folder + "/slurm/pieces-1.sh", encoding: .utf8)
+            #expect(pieces.contains("#SBATCH --array=0-8"), "3 rows × (2 pieces + the sound)")
+            #expect((try job.report()["totals"] as? [String: Any])?["done"] as? Int == 3)
         }
-        let pieces = try String(contentsOfFile: job.folder + "/slurm/pieces-1.sh", encoding: .utf8)
-        #expect(pieces.contains("#SBATCH --array=0-8"), "3 rows × (2 pieces + the sound)")
-        #expect((try job.report()["totals"] as? [String: Any])?["done"] as? Int == 3)
     }
 }

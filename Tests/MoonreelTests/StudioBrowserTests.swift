@@ -75,75 +75,77 @@ import TestSupport
     }
 
     @Test func loadsPlaysScrubsAndSteps() throws {
-        let job = try StudioTests.LyricJob(seconds: 6)
-        let studio = try StudioProcess(script: job.script, arguments: job.arguments)
-        defer { studio.stop() }
-        let page = try Self.openPage(studio)
-        defer { page.close() }
-        let loaded = try Tool.rgbFrame(try Self.save(page, "loaded"), at: 0)
-        // The screenshot shows the frame at 0 on the canvas: the test pattern's first bars.
-        // Where the picture is on the page: the canvas element scales it to fit (object-fit: contain).
-        let box = try page.evaluate("""
-            (() => { const c = document.querySelector('#player'), r = c.getBoundingClientRect();
-                     const s = Math.min(r.width / c.width, r.height / c.height);
-                     return JSON.stringify({ x: r.x + (r.width - c.width * s) / 2, y: r.y + (r.height - c.height * s) / 2,
-                                             width: c.width * s, height: c.height * s }); })()
-            """) as? String ?? "{}"
-        let player = try JSONSerialization.jsonObject(with: Data(box.utf8)) as? [String: Double] ?? [:]
-        let (left, top, shownWidth, shownHeight) = (player["x"] ?? 0, player["y"] ?? 0, player["width"] ?? 0, player["height"] ?? 0)
-        #expect(shownWidth > 400 && abs(shownWidth / shownHeight - 16.0 / 9) < 0.02, "the picture keeps 16:9: \(player)")
-        let sample = loaded.pixel(Int(left + shownWidth * 0.3), Int(top + shownHeight * 0.5))
-        let reference = try Tool.rgbFrame(job.clip, at: 0)
-        let expected = reference.pixel(Int(Double(reference.width) * 0.3), reference.height / 2)
-        #expect(abs(sample.r - expected.r) + abs(sample.g - expected.g) + abs(sample.b - expected.b) < 60,
-                "screenshot \(sample) against the source \(expected)")
-        #expect(try page.evaluate("document.querySelector('#timecode').textContent") as? String == "00:00:00:00")
+        try MachineLoad.timed {
+            let job = try StudioTests.LyricJob(seconds: 6)
+            let studio = try StudioProcess(script: job.script, arguments: job.arguments)
+            defer { studio.stop() }
+            let page = try Self.openPage(studio)
+            defer { page.close() }
+            let loaded = try Tool.rgbFrame(try Self.save(page, "loaded"), at: 0)
+            // The screenshot shows the frame at 0 on the canvas: the test pattern's first bars.
+            // Where the picture is on the page: the canvas element scales it to fit (object-fit: contain).
+            let box = try page.evaluate("""
+                (() => { const c = document.querySelector('#player'), r = c.getBoundingClientRect();
+                         const s = Math.min(r.width / c.width, r.height / c.height);
+                         return JSON.stringify({ x: r.x + (r.width - c.width * s) / 2, y: r.y + (r.height - c.height * s) / 2,
+                                                 width: c.width * s, height: c.height * s }); })()
+                """) as? String ?? "{}"
+            let player = try JSONSerialization.jsonObject(with: Data(box.utf8)) as? [String: Double] ?? [:]
+            let (left, top, shownWidth, shownHeight) = (player["x"] ?? 0, player["y"] ?? 0, player["width"] ?? 0, player["height"] ?? 0)
+            #expect(shownWidth > 400 && abs(shownWidth / shownHeight - 16.0 / 9) < 0.02, "the picture keeps 16:9: \(player)")
+            let sample = loaded.pixel(Int(left + shownWidth * 0.3), Int(top + shownHeight * 0.5))
+            let reference = try Tool.rgbFrame(job.clip, at: 0)
+            let expected = reference.pixel(Int(Double(reference.width) * 0.3), reference.height / 2)
+            #expect(abs(sample.r - expected.r) + abs(sample.g - expected.g) + abs(sample.b - expected.b) < 60,
+                    "screenshot \(sample) against the source \(expected)")
+            #expect(try page.evaluate("document.querySelector('#timecode').textContent") as? String == "00:00:00:00")
 
-        try page.evaluate("studio.play()")
-        try page.waitUntil("studio.position > 2", timeout: 15)
-        try page.evaluate("studio.pause()")
-        let shown = try page.evaluate("studio.framesShown") as? Int ?? 0
-        #expect(shown >= 40, "frames shown while playing 2 s: \(shown)")
-        #expect(try page.evaluate("studio.playing") as? Bool == false)
-        let audioRequests = try page.evaluate("performance.getEntriesByType('resource').filter(e => e.name.includes('/audio?')).length") as? Int ?? 0
-        #expect(audioRequests > 0, "sound was fetched for playback")
+            try page.evaluate("studio.play()")
+            try page.waitUntil("studio.position > 2", timeout: 15)
+            try page.evaluate("studio.pause()")
+            let shown = try page.evaluate("studio.framesShown") as? Int ?? 0
+            #expect(shown >= 40, "frames shown while playing 2 s: \(shown)")
+            #expect(try page.evaluate("studio.playing") as? Bool == false)
+            let audioRequests = try page.evaluate("performance.getEntriesByType('resource').filter(e => e.name.includes('/audio?')).length") as? Int ?? 0
+            #expect(audioRequests > 0, "sound was fetched for playback")
 
-        // A machine too slow for every frame keeps time and counts what it could not show
-        // (the clock never waits for a picture).
-        try page.send("Emulation.setCPUThrottlingRate", ["rate": 40])
-        try page.evaluate("studio.seek(0)")
-        try page.evaluate("studio.play()")
-        try page.waitUntil("studio.playing && studio.position > 0.2", timeout: 30)
-        try page.evaluate("window.mark = { wall: performance.now(), position: studio.position }")
-        usleep(2_000_000)
-        let slow = try page.evaluate("""
-            ({ advanced: studio.position - mark.position, wall: (performance.now() - mark.wall) / 1000,
-               shown: studio.framesShown, dropped: studio.framesDropped })
-            """) as? [String: Any] ?? [:]
-        try page.evaluate("studio.pause()")
-        try page.send("Emulation.setCPUThrottlingRate", ["rate": 1])
-        let number = { (key: String) in (slow[key] as? NSNumber)?.doubleValue ?? 0 }
-        #expect(number("advanced") > 0.85 * number("wall"), "kept time: \(slow)")
-        #expect(number("shown") + number("dropped") >= 0.8 * number("advanced") * 30, "every frame passed is shown or counted: \(slow)")
+            // A machine too slow for every frame keeps time and counts what it could not show
+            // (the clock never waits for a picture).
+            try page.send("Emulation.setCPUThrottlingRate", ["rate": 40])
+            try page.evaluate("studio.seek(0)")
+            try page.evaluate("studio.play()")
+            try page.waitUntil("studio.playing && studio.position > 0.2", timeout: 30)
+            try page.evaluate("window.mark = { wall: performance.now(), position: studio.position }")
+            usleep(2_000_000)
+            let slow = try page.evaluate("""
+                ({ advanced: studio.position - mark.position, wall: (performance.now() - mark.wall) / 1000,
+                   shown: studio.framesShown, dropped: studio.framesDropped })
+                """) as? [String: Any] ?? [:]
+            try page.evaluate("studio.pause()")
+            try page.send("Emulation.setCPUThrottlingRate", ["rate": 1])
+            let number = { (key: String) in (slow[key] as? NSNumber)?.doubleValue ?? 0 }
+            #expect(number("advanced") > 0.85 * number("wall"), "kept time: \(slow)")
+            #expect(number("shown") + number("dropped") >= 0.8 * number("advanced") * 30, "every frame passed is shown or counted: \(slow)")
 
-        // Scrub: a drag along the timeline shows the exact frame at the playhead.
-        let rect = try Self.rectangle(of: "#timeline", in: page)
-        let (x, y, width, height) = (rect["x"] ?? 0, rect["y"] ?? 0, rect["width"] ?? 0, rect["height"] ?? 0)
-        try page.drag(from: (x + width * 0.2, y + height * 0.3), to: (x + width * 0.6, y + height * 0.3), steps: 12)
-        try page.waitUntil("Math.abs(studio.shownFrameTime - Math.floor(studio.position * 30 + 1e-6) / 30) < 1e-3", timeout: 10)
-        let position = try page.evaluate("studio.position") as? Double ?? 0
-        #expect(position > 1 && position < 5, "dragged to \(position) s")
+            // Scrub: a drag along the timeline shows the exact frame at the playhead.
+            let rect = try Self.rectangle(of: "#timeline", in: page)
+            let (x, y, width, height) = (rect["x"] ?? 0, rect["y"] ?? 0, rect["width"] ?? 0, rect["height"] ?? 0)
+            try page.drag(from: (x + width * 0.2, y + height * 0.3), to: (x + width * 0.6, y + height * 0.3), steps: 12)
+            try page.waitUntil("Math.abs(studio.shownFrameTime - Math.floor(studio.position * 30 + 1e-6) / 30) < 1e-3", timeout: 10)
+            let position = try page.evaluate("studio.position") as? Double ?? 0
+            #expect(position > 1 && position < 5, "dragged to \(position) s")
 
-        // Keys: → is one frame, Shift+→ one second.
-        try page.evaluate("studio.seek(3)")
-        try page.waitUntil("studio.frameNumber === 90", timeout: 10)
-        try page.press("ArrowRight")
-        try page.waitUntil("studio.frameNumber === 91", timeout: 10)
-        try page.press("ArrowRight", shift: true)
-        try page.waitUntil("studio.frameNumber === 121", timeout: 10)
-        #expect(try page.evaluate("document.querySelector('#timecode').textContent") as? String == "00:00:04:01")
-        _ = try Self.save(page, "stepped")
-        #expect(!page.consoleLines.contains { $0.contains("Uncaught") }, "\(page.consoleLines)")
+            // Keys: → is one frame, Shift+→ one second.
+            try page.evaluate("studio.seek(3)")
+            try page.waitUntil("studio.frameNumber === 90", timeout: 10)
+            try page.press("ArrowRight")
+            try page.waitUntil("studio.frameNumber === 91", timeout: 10)
+            try page.press("ArrowRight", shift: true)
+            try page.waitUntil("studio.frameNumber === 121", timeout: 10)
+            #expect(try page.evaluate("document.querySelector('#timecode').textContent") as? String == "00:00:04:01")
+            _ = try Self.save(page, "stepped")
+            #expect(!page.consoleLines.contains { $0.contains("Uncaught") }, "\(page.consoleLines)")
+        }
     }
 
     @Test func parameterErrorFixAndExport() throws {

@@ -319,3 +319,32 @@ public extension Array where Element == Float {
         return (slice.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(Swift.max(slice.count, 1))).squareRoot()
     }
 }
+
+/// Tests that measure time (a page playing in real time) and the heaviest render tests (many
+/// encoder processes at once) must not overlap on a 2-core machine: the first would measure
+/// the second. Heavy tests share the machine with each other; a timed test waits for them to
+/// end and keeps new ones waiting (writers first) until it is done.
+public enum MachineLoad {
+    nonisolated(unsafe) private static let lock: UnsafeMutablePointer<pthread_rwlock_t> = {
+        let lock = UnsafeMutablePointer<pthread_rwlock_t>.allocate(capacity: 1)
+        var attributes = pthread_rwlockattr_t()
+        pthread_rwlockattr_init(&attributes)
+        pthread_rwlockattr_setkind_np(&attributes, Int32(PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP))
+        pthread_rwlock_init(lock, &attributes)
+        return lock
+    }()
+
+    /// Runs a test that loads every core for a while.
+    public static func heavy<T>(_ body: () throws -> T) rethrows -> T {
+        pthread_rwlock_rdlock(lock)
+        defer { pthread_rwlock_unlock(lock) }
+        return try body()
+    }
+
+    /// Runs a test that measures time, with no heavy test beside it.
+    public static func timed<T>(_ body: () throws -> T) rethrows -> T {
+        pthread_rwlock_wrlock(lock)
+        defer { pthread_rwlock_unlock(lock) }
+        return try body()
+    }
+}

@@ -266,6 +266,7 @@ const playback = {
   frames: { inFlight: 0, requested: -1, shown: -1, ready: new Map(), latency: 0.06 },
   framesShown: 0,
   framesDropped: 0,
+  framesWaiting: 0,                // passed since the last frame shown, none newer come yet
   lags: [],                  // clock minus the start of each frame drawn, seconds
 };
 
@@ -297,6 +298,7 @@ function play() {
   playback.playing = true;
   playback.framesShown = 0;
   playback.framesDropped = 0;
+  playback.framesWaiting = 0;
   playback.lags = [];
   playButton.classList.add('playing');
   playButton.title = 'Pause (Space)';
@@ -488,13 +490,19 @@ async function requestPlaybackFrame(sequence, number, run) {
   }
 }
 
-/** Draws the newest frame that has come and whose time has come; older ones are let go. */
+/** Draws the newest frame that has come and whose time has come; older ones are let go.
+ *  Frames the clock has passed while none came count as dropped at once (a starved server
+ *  shows in the counter while it lasts, not only once a frame comes). */
 function presentFrame(origin, now) {
   const { frames } = playback;
   const due = now.pass * PASS + frameAt(now.time);
   let best = -1;
   for (const sequence of frames.ready.keys()) if (sequence <= due && sequence > best) best = sequence;
-  if (best < 0) return;
+  const waiting = () => frames.shown >= 0 ? Math.max(0, skippedBetween(frames.shown, due, origin)) : 0;
+  if (best < 0) {
+    playback.framesWaiting = waiting();
+    return;
+  }
   const frame = frames.ready.get(best);
   for (const [sequence, older] of frames.ready) {
     if (sequence > best) continue;
@@ -504,9 +512,13 @@ function presentFrame(origin, now) {
   if (frames.shown >= 0) playback.framesDropped += skippedBetween(frames.shown, best, origin);
   frames.shown = best;
   playback.framesShown++;
+  playback.framesWaiting = waiting();
   if (playback.lags.length < 100_000) playback.lags.push(now.time - frame.time);
   draw(frame);
 }
+
+/** Frames the clock passed without showing them, those still waiting for a newer frame included. */
+function framesDropped() { return playback.framesDropped + playback.framesWaiting; }
 
 /** Frame numbers passed over between two frames drawn (across the loop point: before it and after it). */
 function skippedBetween(from, to, origin) {
@@ -592,8 +604,8 @@ function updateReadouts() {
   setText($('#frame-number'), item() ? `frame ${number} / ${frameCount()}` : '');
   const dropped = $('#dropped');
   dropped.hidden = !playback.playing && playback.framesShown === 0;
-  setText(dropped, `dropped ${playback.framesDropped}`);
-  dropped.classList.toggle('some', playback.framesDropped > 0);
+  setText(dropped, `dropped ${framesDropped()}`);
+  dropped.classList.toggle('some', framesDropped() > 0);
   keepPlayheadInView();
   drawTimelineSoon();
 }
@@ -1438,7 +1450,7 @@ window.studio = {
   get drawnAt() { return view.shown.at; },
   get playing() { return playback.playing; },
   get framesShown() { return playback.framesShown; },
-  get framesDropped() { return playback.framesDropped; },
+  get framesDropped() { return framesDropped(); },
   get lags() { return playback.lags; },
   get audioClock() { return playback.audioClock; },
   get error() { return view.state?.error?.message ?? view.note; },
