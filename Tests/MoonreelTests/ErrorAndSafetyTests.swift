@@ -242,6 +242,38 @@ import TestSupport
         #expect(left.isEmpty, "\(name): left \(left)")
     }
 
+    /// Issue 25: a layer far larger than the output was refused at 1e5 px but silently not
+    /// drawn at 1e12 px (its far edge put it "off the output"): one rule for every size. A
+    /// small layer parked far away is simply not drawn.
+    @Test(arguments: [1e5, 2e7, 1e12, 1e300])
+    func everyHugeLayerIsRefused(_ side: Double) throws {
+        let result = try Moonreel.runScript(Self.layerScript(frame: "{0, 0, \(side), \(side)}"), name: "huge.lua",
+                                            arguments: [try Fixtures.clip(seconds: 2), Fixtures.scratchPath("out.mp4")])
+        #expect(result.status == 1, "\(side): exit \(result.status)")
+        #expect(result.errorLines.count == 1 && result.err.contains("is far larger than the output (320×240)"), "\(side): \(result.err)")
+    }
+
+    @Test func aSmallLayerFarAwayIsNotDrawn() throws {
+        let output = Fixtures.scratchPath("out.mp4")
+        let result = try Moonreel.runScript(Self.layerScript(frame: "{1e9, 1e9, 100, 100}"), name: "far.lua", arguments: [try Fixtures.clip(seconds: 2), output])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(try Tool.rgbFrame(output, at: 0.5).meanDifference(Tool.rgbFrame(try Fixtures.clip(seconds: 2), at: 0.5)) < 8)
+    }
+
+    /// A red layer of `frame` over the clip `arg[1]`, exported to `arg[2]`.
+    static func layerScript(frame: String) -> String {
+        """
+        local a = av.asset(arg[1]); local c = av.composition(); c:insertTimeRange(av.range(0, a.duration), a, 0)
+        local vc = av.videoComposition(c)
+        local p, v = av.layer{ frame = {0, 0, 320, 240} }, av.layer{ frame = {0, 0, 320, 240} }
+        p:addSublayer(v)
+        p:addSublayer(av.layer{ frame = \(frame), backgroundColor = "red" })
+        vc.animationTool = av.animationTool{ videoLayer = v, parentLayer = p }
+        local s = av.exportSession(c, "LowQuality"); s.outputURL = arg[2]; s.videoComposition = vc
+        local ok, err = s:export(); if not ok then error(err, 0) end
+        """
+    }
+
     /// Every message is one line of at most 500 characters, naming the script line, however
     /// large the value it is about.
     @Test func messagesStayShortAndNameTheLine() throws {

@@ -157,7 +157,15 @@ package final class LayerRenderer {
         key.opacity = 1
         let x = ((parentOrigin.x + layer.frame.x + layer.transform.tx) * scale.x).rounded()
         let y = ((parentOrigin.y + layer.frame.y + layer.transform.ty) * scale.y).rounded()
-        guard x.isFinite, y.isFinite, abs(x) < 1e7, abs(y) < 1e7 else { return nil }
+        guard x.isFinite, y.isFinite else { return nil }
+        if abs(x) >= 1e7 || abs(y) >= 1e7 {
+            // Far off the output, so not drawn; but a drawing too large to draw is refused
+            // wherever it is, as on the output (one rule for every size).
+            if let bounds = try drawnBounds(key, parent: .scale(scale.x, scale.y)), !isDrawable(across: bounds.width, down: bounds.height) {
+                throw tooLarge(across: bounds.width, down: bounds.height)
+            }
+            return nil
+        }
         let drawing: RasterizedText
         if let style = key.text, isPlainText(key) {
             drawing = try rasterizedText(style, box: key.frame.size, deviceScale: scale.x) // the text raster itself, not a copy
@@ -177,6 +185,16 @@ package final class LayerRenderer {
             && layer.borderWidth <= 0 && !layer.masksToBounds && layer.transform.isIdentity && scale.x == scale.y && layer.filters.isEmpty
     }
 
+    /// The one rule for drawings: at most four times the output's pixels (and a size a
+    /// picture can have), wherever the layer is.
+    private func isDrawable(across: Double, down: Double) -> Bool {
+        across.isFinite && down.isFinite && across < 1e7 && down < 1e7 && across * down <= 4 * Double(outputWidth) * Double(outputHeight)
+    }
+
+    private func tooLarge(across: Double, down: Double, filtered: Bool = false) -> EngineError {
+        EngineError("a \(filtered ? "filtered " : "")layer's drawing (\(shortNumber(across))×\(shortNumber(down)) px) is far larger than the output (\(outputWidth)×\(outputHeight))")
+    }
+
     /// Draws a subtree placed at the origin into an image just large enough for it, then
     /// trims it to its ink. Subtrees reaching far beyond the output are refused.
     private func drawSubtree(_ layer: LayerSnapshot) throws -> RasterizedText {
@@ -184,9 +202,8 @@ package final class LayerRenderer {
         // Measured in floating point first: a script may scale a layer a trillion times.
         let left = bounds.x.rounded(.down) - 1, top = bounds.y.rounded(.down) - 1
         let across = bounds.maxX.rounded(.up) + 1 - left, down = bounds.maxY.rounded(.up) + 1 - top
-        guard [left, top, across, down].allSatisfy({ $0.isFinite && abs($0) < 1e7 }),
-              across * down <= 4 * Double(outputWidth) * Double(outputHeight) else {
-            throw EngineError("a layer's drawing (\(shortNumber(across))×\(shortNumber(down)) px) is far larger than the output (\(outputWidth)×\(outputHeight))")
+        guard left.isFinite, top.isFinite, abs(left) < 1e7, abs(top) < 1e7, isDrawable(across: across, down: down) else {
+            throw tooLarge(across: across, down: down)
         }
         let (x0, y0, width, height) = (Int(left), Int(top), Int(across), Int(down))
         let image = try RGBAImage(width: width, height: height)
@@ -328,9 +345,8 @@ package final class LayerRenderer {
         let left = area.x.rounded(.down), top = area.y.rounded(.down)
         let across = area.maxX.rounded(.up) - left, down = area.maxY.rounded(.up) - top
         guard across >= 1, down >= 1 else { return }
-        guard [left, top, across, down].allSatisfy({ $0.isFinite && abs($0) < 1e7 }),
-              across * down <= 4 * Double(outputWidth) * Double(outputHeight) else {
-            throw EngineError("a filtered layer's drawing (\(shortNumber(across))×\(shortNumber(down)) px) is far larger than the output (\(outputWidth)×\(outputHeight))")
+        guard left.isFinite, top.isFinite, abs(left) < 1e7, abs(top) < 1e7, isDrawable(across: across, down: down) else {
+            throw tooLarge(across: across, down: down, filtered: true)
         }
         let image = try RGBAImage(width: Int(across), height: Int(down))
         try CairoContext(drawingInto: image.view).draw { offscreen in
