@@ -128,6 +128,22 @@ import TestSupport
         try CaptureTests.checkRecording(movie, seconds: 5, rate: 60)
     }
 
+    /// Issue 25: a 2.000 s, 120-frame take at 60 fps whose sound runs a little longer (as an
+    /// AAC encoder's last block does) came out of the library with 122 frames (2.033 s): the
+    /// copy has the take's frames.
+    @Test func theCopyHasTheTakesFrames() throws {
+        let take = Fixtures.scratchPath("take.mp4")
+        try Tool.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=60:duration=2", "-f", "lavfi", "-i", "sine=duration=2.04",
+                         "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", take])
+        let library = (take as NSString).deletingLastPathComponent + "/Library"
+        let result = try Moonreel.runScript(Self.handOffScript, name: "handoff.lua", arguments: [take, library, "HighestQuality"])
+        #expect(result.status == 0, "\(result.err)")
+        let movie = library + "/" + (try #require(Self.files(under: library).first { $0.hasSuffix(".mp4") }))
+        let video = try #require(try Tool.ffprobe(movie).streams.first { $0.codec_type == "video" })
+        #expect(video.frameCount == 120, "the take has 120 frames")
+        #expect(abs((video.durationSeconds ?? 0) - 2) < 0.001)
+    }
+
     /// Names come from the recording's start; a name that is taken (by an earlier recording
     /// of that second, or a file of the user's) is never replaced: " 2", " 3" follow.
     /// `--dry-run` checks a job without writing: a hand-off with deleteSource must neither

@@ -166,6 +166,11 @@ public final class MediaLibrary {
                 videoComposition.frameDuration = frameDuration
                 session.videoComposition = videoComposition
             }
+            // The take's frames, no more: its sound often runs a block longer (an AAC
+            // encoder's last frame), which would otherwise hold the last picture past its end.
+            if let video = asset.tracks(withMediaType: .video).first, !preset.isPassthrough, video.timeRange.end < asset.duration {
+                session.timeRange = TimeRange(start: .zero, duration: video.timeRange.end)
+            }
             session.parentCancellation = cancellation
             var reported = false
             try session.export { _ in
