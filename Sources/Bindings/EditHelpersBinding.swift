@@ -40,7 +40,7 @@ extension API {
 
     var editHelperFunctions: [(String, String, LuaFunction)] {
         [
-            ("join", "av.join(items [, {transition=, duration=, direction=, transitions=, renderSize=}]) → comp, vc, mix, parts: clips ({asset, start=, duration=}), stills and title cards one after another with transitions (\"none\", \"dissolve\", \"slide\", \"wipe\", \"fadeThroughBlack\") and the sound crossfaded", { [unowned self] call in
+            ("join", "av.join(items [, {transition=, duration=, direction=, transitions=, renderSize=, fit=\"fit\"|\"fill\", focus={x, y}}]) → comp, vc, mix, parts: clips ({asset, start=, duration=}), stills and title cards one after another with transitions (\"none\", \"dissolve\", \"slide\", \"wipe\", \"fadeThroughBlack\") and the sound crossfaded", { [unowned self] call in
                 try join(call)
             }),
             ("titleCard", "av.titleCard{title=, subtitle=, duration=, backgroundColor=, textColor=, font=, fontSize=}: text on a colour, a piece for av.join", { [unowned self] call in
@@ -88,19 +88,23 @@ extension API {
         let items = try sequenceItems(call, 1)
         var kind = Transition.Kind.none, length = MediaTime(value: 1, timescale: 1)
         var direction: Transition.Direction? = nil, perJoin: [PlannedTransition]? = nil, renderSize: Size? = nil
+        var fit = FitChoice(default: .fit)
         try options(call, 2, [
             "transition": { kind = try self.transitionKind(call, $0) },
             "duration": { length = try self.duration(call, $0) },
             "direction": { direction = try self.choice(call, $0, Transition.Direction.self) },
             "transitions": { perJoin = try self.transitionList(call, $0) },
             "renderSize": { renderSize = try self.size(call, $0) },
+            "fit": { try fit.readFit(call, $0) },
+            "focus": { fit.focus = try self.focus(call, $0) },
         ])
+        let placement = try fit.placement(call, 2)
         // Entries without their own duration take `duration`, whatever order the table's fields are read in.
         let transitions = perJoin?.map { Transition($0.kind, duration: $0.duration ?? length, direction: $0.direction) } ?? Array(repeating: Transition(kind, duration: length, direction: direction), count: items.count - 1)
         guard transitions.count == items.count - 1 else {
             throw call.argumentError(2, "field 'transitions': \(items.count) items need \(items.count - 1) transitions, one per join; got \(transitions.count)")
         }
-        let joined = try engine(call) { try JoinedSequence.make(items, transitions: transitions, renderSize: renderSize) }
+        let joined = try engine(call) { try JoinedSequence.make(items, transitions: transitions, renderSize: renderSize, placement: placement) }
         for case .clip(let asset, _) in items { asset.tracks.forEach(remember) }
         call.push(joined.composition, as: composition)
         call.push(joined.videoComposition, as: videoComposition)

@@ -170,23 +170,63 @@ extension API {
         return items
     }
 
+    /// The `fit` and `focus` options of av.videoComposition and av.join, read in any order.
+    struct FitChoice {
+        var fit: VideoComposition.Placement
+        var focus: Point?
+
+        init(default fit: VideoComposition.Placement) { self.fit = fit }
+
+        /// "fit", "fill" or "none" (true and false: "fit" and "none", as before).
+        mutating func readFit(_ call: LuaCall, _ index: Int32) throws {
+            if call.type(index) == LUA_TBOOLEAN {
+                fit = try call.boolean(index) ? .fit : .natural
+                return
+            }
+            let choices: [String: VideoComposition.Placement] = ["fit": .fit, "fill": .fill, "none": .natural]
+            let name = try call.string(index)
+            guard let choice = choices[name] else {
+                throw call.argumentError(index, "fit must be \"fit\" (inside the frame), \"fill\" (cover it, cropped) or \"none\" (own size), got \(name.quotedForMessage())")
+            }
+            fit = choice
+        }
+
+        func placement(_ call: LuaCall, _ options: Int32) throws -> VideoComposition.Placement {
+            guard let focus else { return fit }
+            guard case .fill = fit else { throw call.argumentError(options, "focus needs fit = \"fill\" (it says which part of a cropped picture stays in view)") }
+            return .fill(focus: focus)
+        }
+    }
+
+    /// `{x, y}`: the point of a picture (0…1 across and down) kept in view when it fills the frame.
+    func focus(_ call: LuaCall, _ index: Int32) throws -> Point {
+        let focus = try point(call, index)
+        guard (0...1).contains(focus.x), (0...1).contains(focus.y) else {
+            throw call.argumentError(index, "focus must be {x, y} with each in 0…1 (a point of the picture: {0.5, 0.5} is its centre), got {\(format(focus.x)), \(format(focus.y))}")
+        }
+        return focus
+    }
+
     var videoCompositionFunctions: [(String, String, LuaFunction)] {
         [
-            ("videoComposition", "av.videoComposition{renderSize=, frameDuration=} or av.videoComposition(comp [, {renderSize=, fit=, filters=}])", { [unowned self] call in
+            ("videoComposition", "av.videoComposition{renderSize=, frameDuration=} or av.videoComposition(comp [, {renderSize=, fit=\"fit\"|\"fill\"|\"none\", focus={x, y}, filters=}])", { [unowned self] call in
                 if let source: Composition = try? call.object(1, composition) {
                     var render: Size? = nil
-                    var fit = false
+                    var fit = FitChoice(default: .natural)
                     var filters: [Filter] = []
                     if !call.isNoneOrNil(2) {
-                        guard call.type(2) == LUA_TTABLE else { throw call.typeError(2, expected: "table {renderSize=, fit=, filters=}") }
+                        guard call.type(2) == LUA_TTABLE else { throw call.typeError(2, expected: "table {renderSize=, fit=, focus=, filters=}") }
+                        let known = ["renderSize", "fit", "focus", "filters"]
                         try call.forEachField(of: 2) { key in
-                            guard ["renderSize", "fit", "filters"].contains(key) else {
-                                throw call.argumentError(2, "unknown option \(key.quotedForMessage())\(NameSuggestion.hint(for: key, among: ["renderSize", "fit", "filters"])) (renderSize, fit, filters)")
+                            guard known.contains(key) else {
+                                throw call.argumentError(2, "unknown option \(key.quotedForMessage())\(NameSuggestion.hint(for: key, among: known)) (\(known.joined(separator: ", ")))")
                             }
                         }
                         if call.pushField(of: 2, "renderSize") != LUA_TNIL { render = try size(call, -1) }
                         call.pop()
-                        if call.pushField(of: 2, "fit") != LUA_TNIL { fit = try call.boolean(-1) }
+                        if call.pushField(of: 2, "fit") != LUA_TNIL { try fit.readFit(call, -1) }
+                        call.pop()
+                        if call.pushField(of: 2, "focus") != LUA_TNIL { fit.focus = try focus(call, -1) }
                         call.pop()
                         call.pushField(of: 2, "filters")
                         defer { call.pop() }
@@ -197,7 +237,7 @@ extension API {
                     guard render != nil || source.uprightVideoSize != .zero else {
                         throw call.argumentError(1, "the composition has no video to take a render size from")
                     }
-                    let made = VideoComposition.properties(of: source, renderSize: render, fitting: fit)
+                    let made = VideoComposition.properties(of: source, renderSize: render, placement: try fit.placement(call, 2))
                     made.filters.filters = filters
                     made.notes.forEach(warn)
                     call.push(made, as: videoComposition)

@@ -66,6 +66,59 @@ import TestSupport
         #expect(Self.isRed(middle.mean(x: 0, y: 0, width: 156, height: 240)) && Self.isBlue(middle.mean(x: 164, y: 0, width: 156, height: 240)))
     }
 
+    /// A landscape clip whose middle 40 % is `middle` and whose outer 30 % on each side is green:
+    /// filled into a portrait frame, only the middle shows.
+    static func framedClip(_ middle: String) throws -> String {
+        try Fixtures.cached("framed-\(middle).mp4") { path in
+            try Tool.ffmpeg(["-f", "lavfi", "-i", "color=c=green:size=320x180:rate=30:duration=2",
+                             "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=2",
+                             "-vf", "drawbox=x=96:y=0:w=128:h=180:color=\(middle):t=fill,drawbox=x=96:y=0:w=8:h=180:color=yellow:t=fill",
+                             "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", path])
+        }
+    }
+
+    static func isGreen(_ c: (r: Double, g: Double, b: Double)) -> Bool { c.g > 100 && c.r < 40 && c.b < 40 }
+
+    /// Issue 25: `fit = "fill"` for vertical shorts — landscape clips cover a 9:16 frame,
+    /// cropped (centred, or at `focus`), and a slide never shows what was cropped.
+    @Test func fillCoversAPortraitFrameAndASlideShowsOnlyWhatFills() throws {
+        let clips = [try Self.framedClip("red"), try Self.framedClip("blue")]
+        let output = try Self.export("local comp, vc, mix = av.join({ av.asset(arg[2]), av.asset(arg[3]) }, "
+                                     + "{ renderSize = {180, 320}, fit = \"fill\", transition = \"slide\", duration = 1 })", clips: clips).output
+        let alone = try Tool.rgbFrame(output, at: 0.5)
+        #expect(alone.width == 180 && alone.height == 320)
+        // The middle of the picture, scaled 320/180 up: no border, no green, red to the top and bottom rows.
+        #expect(Self.isRed(alone.mean(x: 40, y: 0, width: 120, height: 8)) && Self.isRed(alone.mean(x: 40, y: 312, width: 120, height: 8)))
+        #expect(!Self.isGreen(alone.mean(x: 0, y: 100, width: 4, height: 120)) && !Self.isGreen(alone.mean(x: 176, y: 100, width: 4, height: 120)))
+        for time in [1.25, 1.5, 1.75] {
+            let moving = try Tool.rgbFrame(output, at: time)
+            for x in stride(from: 0, to: 180, by: 6) {
+                #expect(!Self.isGreen(moving.mean(x: x, y: 40, width: 6, height: 240)), "cropped-away green at x \(x), \(time) s")
+            }
+        }
+        // Focus on the picture's left edge: the green outer part shows at the left.
+        let left = try Self.export("local comp, vc, mix = av.join({ av.asset(arg[2]) }, { renderSize = {180, 320}, fit = \"fill\", focus = {0, 0.5} })",
+                                   clips: [clips[0]]).output
+        #expect(Self.isGreen(try Tool.rgbFrame(left, at: 0.5).mean(x: 0, y: 100, width: 60, height: 120)))
+        // The same from av.videoComposition.
+        let composed = try Self.export("""
+            local a = av.asset(arg[2]); local comp = av.composition(); comp:insertTimeRange(av.range(0, a.duration), a, 0)
+            local vc = av.videoComposition(comp, { renderSize = {180, 320}, fit = "fill" }); local mix = nil
+            """, clips: [clips[0]]).output
+        let filled = try Tool.rgbFrame(composed, at: 0.5)
+        #expect(Self.isRed(filled.mean(x: 40, y: 0, width: 120, height: 8)) && !Self.isGreen(filled.mean(x: 0, y: 100, width: 4, height: 120)))
+    }
+
+    @Test func fitAndFocusMistakesAreOneLine() throws {
+        let clip = try Fixtures.solid("red")
+        for (options, message) in [("fit = \"cover\"", "fit must be \"fit\" (inside the frame), \"fill\" (cover it, cropped) or \"none\""),
+                                   ("focus = {0.2, 0.5}", "focus needs fit = \"fill\""),
+                                   ("fit = \"fill\", focus = {2, 0.5}", "focus must be {x, y} with each in 0…1")] {
+            let result = try Moonreel.runScript("av.join({ av.asset(arg[1]) }, { renderSize = {180, 320}, \(options) })", arguments: [clip])
+            #expect(result.status == 1 && result.errorLines.count == 1 && result.err.contains(message), "\(options): \(result.err)")
+        }
+    }
+
     @Test func wipeSweepsAnEdgeAcrossWithTheNextClipBehindIt() throws {
         let output = try Self.redThenBlue("{ transition = \"wipe\", duration = 1 }")
         // The edge travels right: at a quarter it is at x = 80, the new clip to its left.
@@ -398,7 +451,7 @@ import TestSupport
             "unknown transition \"fade\" (use \"none\", \"dissolve\", \"slide\", \"wipe\", \"fadeThroughBlack\"; \"cut\" is \"none\")",
             "join: item 1 (\"" + clip + "\") lasts 2 s, shorter than its transitions (0 s in + 2.5 s out)",
             "nothing to join: the array is empty",
-            "unknown option \"transiton\" (options: direction, duration, renderSize, transition, transitions)",
+            "unknown option \"transiton\" (options: direction, duration, fit, focus, renderSize, transition, transitions)",
             "item 1: unknown option \"durration\" (options: duration, range, start)",
             "2 items need 1 transitions, one per join; got 2",
             "a title card cannot be an inset; give a clip",

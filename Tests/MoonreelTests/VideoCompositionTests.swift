@@ -296,7 +296,7 @@ import TestSupport
         #expect(result.errorLines.count == 1, "one note, for the portrait clip: \(result.err)")
         let note = result.errorLines.first ?? ""
         #expect(note.contains("clip \"\(portrait)\" at 2.0 s is portrait 240×320 but the render size is landscape 320×240"), "\(note)")
-        #expect(note.contains("use fit = true"), "\(note)")
+        #expect(note.contains("use fit = \"fit\" to scale it into the frame, or fit = \"fill\" to fill it"), "\(note)")
         let frame = try Tool.rgbFrame(output, at: 3)
         expectColor(frame.mean(x: 0, y: 0, width: 236, height: 240), Solid.lime, "the clip from the top-left corner")
         expectColor(frame.mean(x: 244, y: 0, width: 76, height: 240), Solid.black, "background beside it")

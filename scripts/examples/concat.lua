@@ -16,7 +16,7 @@ end
 
 local session = av.exportSession(comp, "HighestQuality")
 session.outputURL = output
-session.videoComposition = av.videoComposition(comp, { fit = true })
+session.videoComposition = av.videoComposition(comp, { fit = "fit" })
 local ok, err = session:export()
 if not ok then error(err, 0) end
 print(("wrote %s: %d clips, %.3f s"):format(output, #arg - 1, comp.duration))

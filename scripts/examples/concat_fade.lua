@@ -31,7 +31,7 @@ assert(video1 and video2, "both clips need a video track")
 -- Frame size and rate from the first clip; each clip upright and fitted into that frame
 -- (a portrait clip after a landscape one keeps its shape). The layer instructions made for
 -- the two tracks carry those transforms; the first one fades out over the second.
-local vc = av.videoComposition(comp, { fit = true })
+local vc = av.videoComposition(comp, { fit = "fit" })
 local top, under = table.unpack(vc.instructions[1].layerInstructions)
 top:setOpacityRamp(1, 0, av.range(join, dissolve))
 vc.instructions = {

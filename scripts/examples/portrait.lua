@@ -16,7 +16,7 @@ if landscapePath then
   comp:insertTimeRange(av.range(0, landscape.durationTime), landscape, 0)
   comp:insertTimeRange(av.range(0, portrait.durationTime), portrait, comp.durationTime)
   -- The first (landscape) clip's upright size is the frame; every clip is scaled to fit it.
-  vc = av.videoComposition(comp, { fit = true })
+  vc = av.videoComposition(comp, { fit = "fit" })
   vc.instructions[1].backgroundColor = arg[4] or "black"
 else
   local portrait = av.asset(portraitPath)

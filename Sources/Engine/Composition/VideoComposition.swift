@@ -179,9 +179,9 @@ public final class VideoComposition {
     /// transforms taken from the sources, so phone video comes out upright with no extra code.
     /// Each segment's own preferred transform is applied from its start, so a portrait and a
     /// landscape clip in one track are each shown upright.
-    /// With `renderSize`, clips of another shape are fitted into it (aspect kept, background
-    /// around) when `fitting`, and otherwise each mismatch is explained in `notes`.
-    public static func properties(of composition: Composition, renderSize: Size? = nil, fitting: Bool = false) -> VideoComposition {
+    /// With `renderSize`, clips of another shape are placed in it by `placement`; drawn at
+    /// their own size (`.natural`), each mismatch is explained in `notes`.
+    public static func properties(of composition: Composition, renderSize: Size? = nil, placement: Placement = .natural) -> VideoComposition {
         let size = renderSize ?? composition.uprightVideoSize
         let videoTracks = composition.tracks(withMediaType: .video)
         let rates = videoTracks.flatMap { $0.segments.compactMap { $0.source?.nominalFrameRate } }.filter { $0 > 0 && $0 <= 240 }
@@ -193,12 +193,15 @@ public final class VideoComposition {
             for segment in track.segments {
                 guard let source = segment.source else { continue }
                 let upright = track.preferredTransform.isIdentity ? source.preferredTransform : track.preferredTransform
-                let transform = fitting ? upright.concatenating(aspectFit(source.naturalSize, upright, into: size)) : upright
+                let transform = upright.concatenating(placement.transform(for: source.naturalSize, upright, in: size))
                 layer.transform.set(transform, at: segment.targetRange.start)
+                if let crop = placement.crop(for: source.naturalSize, placed: transform, in: size) {
+                    layer.setCropRectangle(crop, at: segment.targetRange.start)
+                }
                 let shown = upright.apply(Rect(x: 0, y: 0, width: source.naturalSize.width, height: source.naturalSize.height)).size
-                if !fitting, shown != size {
+                if placement == .natural, shown != size {
                     let shape = { (s: Size) in s.height > s.width ? "portrait" : s.width > s.height ? "landscape" : "square" }
-                    videoComposition.notes.append("clip \"\(source.path)\" at \(segment.targetRange.start.seconds) s is \(shape(shown)) \(shown) but the render size is \(shape(size)) \(size): it is drawn at its own size from the top-left corner; use fit = true to scale it into the frame")
+                    videoComposition.notes.append("clip \"\(source.path)\" at \(segment.targetRange.start.seconds) s is \(shape(shown)) \(shown) but the render size is \(shape(size)) \(size): it is drawn at its own size from the top-left corner; use fit = \"fit\" to scale it into the frame, or fit = \"fill\" to fill it")
                 }
             }
             instruction.layerInstructions.append(layer)
@@ -207,13 +210,49 @@ public final class VideoComposition {
         return videoComposition
     }
 
-    /// Scales and centres an upright picture inside `size`, keeping its aspect ratio.
-    static func aspectFit(_ stored: Size, _ upright: AffineTransform, into size: Size) -> AffineTransform {
-        let box = upright.apply(Rect(x: 0, y: 0, width: stored.width, height: stored.height))
-        guard box.width > 0, box.height > 0 else { return .identity }
-        let scale = Swift.min(size.width / box.width, size.height / box.height)
-        return AffineTransform.scale(scale, scale)
-            .concatenating(.translation((size.width - box.width * scale) / 2, (size.height - box.height * scale) / 2))
+    /// How a picture of another shape goes into the render size.
+    public enum Placement: Sendable, Equatable {
+        /// At its own size from the top-left corner.
+        case natural
+        /// Scaled to fit inside, aspect kept, centred; the background shows around it.
+        case fit
+        /// Scaled to cover the frame, aspect kept, the rest cropped; `focus` (0…1 across and
+        /// down the upright picture) is brought as near the centre as the picture allows.
+        case fill(focus: Point)
+
+        /// `.fill` centred.
+        public static let fill = Placement.fill(focus: Point(x: 0.5, y: 0.5))
+
+        /// What goes after an upright transform to place the picture stored at `stored` size.
+        func transform(for stored: Size, _ upright: AffineTransform, in size: Size) -> AffineTransform {
+            let box = upright.apply(Rect(x: 0, y: 0, width: stored.width, height: stored.height))
+            guard box.width > 0, box.height > 0 else { return .identity }
+            let across = size.width / box.width, down = size.height / box.height
+            switch self {
+            case .natural:
+                return .identity
+            case .fit:
+                let scale = Swift.min(across, down)
+                return AffineTransform.translation(-box.x, -box.y).concatenating(.scale(scale, scale))
+                    .concatenating(.translation((size.width - box.width * scale) / 2, (size.height - box.height * scale) / 2))
+            case .fill(let focus):
+                let scale = Swift.max(across, down)
+                let (width, height) = (box.width * scale, box.height * scale)
+                // The focus at the centre, but never an empty edge.
+                let x = Swift.min(0, Swift.max(size.width - width, size.width / 2 - focus.x * width))
+                let y = Swift.min(0, Swift.max(size.height - height, size.height / 2 - focus.y * height))
+                return AffineTransform.translation(-box.x, -box.y).concatenating(.scale(scale, scale)).concatenating(.translation(x, y))
+            }
+        }
+
+        /// For `.fill`, the part of the stored picture inside the frame (so a transition that
+        /// moves the picture never shows what was cropped); nil when all of it shows.
+        func crop(for stored: Size, placed: AffineTransform, in size: Size) -> Rect? {
+            guard case .fill = self, let toStored = placed.inverted() else { return nil }
+            let whole = Rect(x: 0, y: 0, width: stored.width, height: stored.height)
+            let inside = toStored.apply(Rect(x: 0, y: 0, width: size.width, height: size.height)).clamped(to: whole)
+            return inside == whole ? nil : inside
+        }
     }
 
     /// The standard rate a source's nominal rate stands for (exact 1001/30000 for 29.97).

@@ -11,7 +11,8 @@ public enum SequenceItem {
 /// alternating video tracks and two audio tracks (A/B rolls, so a transition's two pieces
 /// overlap in time), a video composition with one instruction for each piece alone and one
 /// for each transition, and an audio mix that crossfades the sound under each transition.
-/// Every picture is turned upright and fitted into the render size (aspect kept, centred).
+/// Every picture is turned upright and fitted into the render size (aspect kept, centred), or
+/// fills it (cropped) with `placement: .fill`.
 public struct JoinedSequence {
     /// Where one item ended up.
     public struct Part {
@@ -37,8 +38,10 @@ public struct JoinedSequence {
     public let parts: [Part]
 
     /// Joins `items`; `transitions[i]` goes between items i and i+1 (one per join).
-    /// `renderSize`: nil takes the first clip's upright size (1920×1080 if there is none).
-    public static func make(_ items: [SequenceItem], transitions: [Transition], renderSize: Size? = nil) throws -> JoinedSequence {
+    /// `renderSize`: nil takes the first clip's upright size (1920×1080 if there is none);
+    /// `placement`: how pictures of another shape go into it (fitted by default).
+    public static func make(_ items: [SequenceItem], transitions: [Transition], renderSize: Size? = nil,
+                            placement: VideoComposition.Placement = .fit) throws -> JoinedSequence {
         guard !items.isEmpty else { throw EngineError("nothing to join: give at least one clip, still or title card") }
         guard transitions.count == items.count - 1 else {
             throw EngineError("\(items.count) items need \(items.count - 1) transitions, got \(transitions.count)")
@@ -86,13 +89,18 @@ public struct JoinedSequence {
 
         // Instructions: each piece alone, then the transition into the next.
         let end = { (index: Int) in starts[index] + pieces[index].duration }
-        /// A clip's layer instruction from `start`: upright and fitted (nil for a title card).
-        func layerInstruction(_ index: Int, from start: MediaTime) -> (layer: LayerInstruction, placement: AffineTransform, stored: Size)? {
+        /// A clip's layer instruction from `start`: upright and placed, cropped to the frame
+        /// when it fills it (nil for a title card).
+        func layerInstruction(_ index: Int, from start: MediaTime) -> (layer: LayerInstruction, placement: AffineTransform, shown: Rect)? {
             guard let clip = pieces[index].clip else { return nil }
-            let placement = VideoComposition.fitted(clip.video, into: size)
+            let stored = clip.video.naturalSize, upright = clip.video.preferredTransform
+            let transform = upright.concatenating(placement.transform(for: stored, upright, in: size))
             let layer = LayerInstruction(trackID: placed[index].video.trackID)
-            layer.transform.set(placement, at: start)
-            return (layer, placement, clip.video.naturalSize)
+            layer.transform.set(transform, at: start)
+            if let crop = placement.crop(for: stored, placed: transform, in: size) { layer.setCropRectangle(crop, at: start) }
+            let shown = transform.apply(Rect(x: 0, y: 0, width: stored.width, height: stored.height))
+                .clamped(to: Rect(x: 0, y: 0, width: size.width, height: size.height))
+            return (layer, transform, shown)
         }
         var instructions: [VideoCompositionInstruction] = []
         let mix = AudioMix(inputParameters: audioTracks.map { AudioMixInputParameters(trackID: $0.trackID) })
@@ -115,7 +123,7 @@ public struct JoinedSequence {
             let instruction = VideoCompositionInstruction(timeRange: range)
             for (side, motion) in [(index, outgoing), (index + 1, incoming)] {
                 if let clip = layerInstruction(side, from: range.start) {
-                    clip.layer.apply(motion, over: range, placement: clip.placement, stored: clip.stored)
+                    clip.layer.apply(motion, over: range, placement: clip.placement, shown: clip.shown)
                     instruction.layerInstructions.append(clip.layer)
                 }
                 try cardLayers[side]?.apply(motion, over: range, in: size)
@@ -184,9 +192,3 @@ public struct JoinedSequence {
     }
 }
 
-extension VideoComposition {
-    /// `track`'s picture turned upright and fitted into `size` (aspect kept, centred).
-    static func fitted(_ track: AssetTrack, into size: Size) -> AffineTransform {
-        track.preferredTransform.concatenating(aspectFit(track.naturalSize, track.preferredTransform, into: size))
-    }
-}

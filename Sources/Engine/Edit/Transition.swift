@@ -125,7 +125,8 @@ extension TimeRange {
 extension LayerInstruction {
     /// Applies `motion` over `range` to a picture placed by `placement` (its upright, fitted
     /// transform) whose stored frame is `stored`.
-    func apply(_ motion: TransitionMotion, over range: TimeRange, placement: AffineTransform, stored: Size) {
+    /// `shown`: the part of the placed picture inside the frame, in render coordinates.
+    func apply(_ motion: TransitionMotion, over range: TimeRange, placement: AffineTransform, shown picture: Rect) {
         for ramp in motion.opacity {
             opacity.ramp(from: ramp.from, to: ramp.to, over: ramp.range)
         }
@@ -138,7 +139,6 @@ extension LayerInstruction {
             // renderer would repeat edge pixels). Where the visible part meets the picture's
             // edges changes at a few moments; between them the crop moves in a straight
             // line, so one ramp per stretch is exact.
-            let picture = placement.apply(Rect(x: 0, y: 0, width: stored.width, height: stored.height))
             let crop = { (u: Double) in toStored.apply(Rect.interpolate(from, to, u).clamped(to: picture)) }
             let breaks = ([0, 1] + Rect.crossings(from: from, to: to, edgesOf: picture)).sorted()
             setCropRectangle(crop(0), at: range.start)

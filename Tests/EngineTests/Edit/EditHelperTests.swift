@@ -27,11 +27,11 @@ import Testing
     /// stored pixels) moves only then, in a straight line, never outside the picture.
     @Test func wipeCropsAPillarboxedPictureOnlyWhileTheEdgeCrossesIt() {
         let stored = Size(width: 100, height: 200), size = Size(width: 400, height: 200)
-        let placement = VideoComposition.aspectFit(stored, .identity, into: size)
+        let placement = VideoComposition.Placement.fit.transform(for: stored, .identity, in: size)
         let range = TimeRange(start: seconds(0), duration: seconds(4))
         let (outgoing, _) = Transition(.wipe, duration: range.duration).motions(over: range, in: size, incomingOnTop: false)
         let layer = LayerInstruction(trackID: 1)
-        layer.apply(outgoing, over: range, placement: placement, stored: stored)
+        layer.apply(outgoing, over: range, placement: placement, shown: placement.apply(Rect(x: 0, y: 0, width: stored.width, height: stored.height)))
         let crop = { (t: Double) in layer.crop?.value(at: self.seconds(t)) }
         #expect(crop(0) == Rect(x: 0, y: 0, width: 100, height: 200))
         #expect(crop(1.4) == Rect(x: 0, y: 0, width: 100, height: 200))
