@@ -109,6 +109,26 @@ import TestSupport
         #expect(Self.isRed(filled.mean(x: 40, y: 0, width: 120, height: 8)) && !Self.isGreen(filled.mean(x: 0, y: 100, width: 4, height: 120)))
     }
 
+    /// Issue 25: a transform the script sets at a clip's start on the layer instructions
+    /// av.join made was overridden by the join's own placement at each instruction's start
+    /// (after a transition, the clip's own instruction starts later than the clip).
+    @Test func aTransformSetAtAClipsStartTakesEffectInEveryInstruction() throws {
+        for transition in ["dissolve", "slide"] {
+            let output = try Self.export("""
+                local comp, vc, mix, parts = av.join({ av.asset(arg[2]), av.asset(arg[3]) }, { transition = "\(transition)", duration = 1 })
+                local second = parts[2]
+                for _, instruction in ipairs(vc.instructions) do
+                  for _, li in ipairs(instruction.layerInstructions) do
+                    if li.trackID == second.videoTrack.trackID then li:setTransform(av.transform():scaled(0.5), second.timeRange.start) end
+                  end
+                end
+                """).output
+            let alone = try Tool.rgbFrame(output, at: 2.5)
+            #expect(Self.isBlue(alone.mean(x: 20, y: 20, width: 100, height: 80)), "\(transition): the blue clip at half size, top left")
+            #expect(alone.mean(x: 200, y: 160, width: 100, height: 60).b < 30, "\(transition): background beyond it, not the clip at full size")
+        }
+    }
+
     @Test func fitAndFocusMistakesAreOneLine() throws {
         let clip = try Fixtures.solid("red")
         for (options, message) in [("fit = \"cover\"", "fit must be \"fit\" (inside the frame), \"fill\" (cover it, cropped) or \"none\""),

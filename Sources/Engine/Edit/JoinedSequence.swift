@@ -89,10 +89,12 @@ public struct JoinedSequence {
 
         // Instructions: each piece alone, then the transition into the next.
         let end = { (index: Int) in starts[index] + pieces[index].duration }
-        /// A clip's layer instruction from `start`: upright and placed, cropped to the frame
-        /// when it fills it (nil for a title card).
-        func layerInstruction(_ index: Int, from start: MediaTime) -> (layer: LayerInstruction, placement: AffineTransform, shown: Rect)? {
+        /// A clip's layer instruction: upright and placed, cropped to the frame when it fills
+        /// it (nil for a title card). The placement is set at the clip's start, whichever
+        /// instruction it is in, so a script's own `setTransform` there replaces it everywhere.
+        func layerInstruction(_ index: Int) -> (layer: LayerInstruction, placement: AffineTransform, shown: Rect)? {
             guard let clip = pieces[index].clip else { return nil }
+            let start = starts[index]
             let stored = clip.video.naturalSize, upright = clip.video.preferredTransform
             let transform = upright.concatenating(placement.transform(for: stored, upright, in: size))
             let layer = LayerInstruction(trackID: placed[index].video.trackID)
@@ -110,7 +112,7 @@ public struct JoinedSequence {
                                   to: index + 1 < pieces.count ? starts[index + 1] : end(index))
             if alone.duration.value > 0 {
                 let instruction = VideoCompositionInstruction(timeRange: alone)
-                instruction.layerInstructions = [layerInstruction(index, from: alone.start)?.layer].compactMap { $0 }
+                instruction.layerInstructions = [layerInstruction(index)?.layer].compactMap { $0 }
                 instructions.append(instruction)
             }
             if index == 0 || transitions[index - 1].duration.value == 0 { volume(index)?.setVolume(1, at: starts[index]) }
@@ -122,7 +124,7 @@ public struct JoinedSequence {
             // The outgoing clip is drawn on top; a title card is above both, in the animation tool.
             let instruction = VideoCompositionInstruction(timeRange: range)
             for (side, motion) in [(index, outgoing), (index + 1, incoming)] {
-                if let clip = layerInstruction(side, from: range.start) {
+                if let clip = layerInstruction(side) {
                     clip.layer.apply(motion, over: range, placement: clip.placement, shown: clip.shown)
                     instruction.layerInstructions.append(clip.layer)
                 }
