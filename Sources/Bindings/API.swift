@@ -34,6 +34,8 @@ package final class API {
     package var chunkTask: ChunkTask?
     /// How many exports the script has started (names each one's chunk folder).
     var exportsStarted = 0
+    /// Told each `av.event{…}` the script sends (the CLI writes them as JSON lines).
+    package var scriptEvents: ((ScriptEvent) -> Void)?
     /// Told the cues of each `av.readCues` (the studio draws them on its timeline).
     package var cuesRead: (([Cue]) -> Void)?
     /// Adjustments exports made that the user should hear about.
@@ -181,6 +183,20 @@ package let moonreelVersion = "0.1.0"
 /// What happens to one export run by a script, in order: `started` (once the first frame is
 /// planned), `progress` (repeatedly), then `finished` or `failed`. A failure before the
 /// first frame has no `started`.
+/// What a script tells the program running it (`av.event{ name = "row", id = 3 }`): a name
+/// and plain values, for `--progress json` readers.
+package struct ScriptEvent {
+    package enum Value {
+        case string(String)
+        case integer(Int64)
+        case number(Double)
+        case boolean(Bool)
+    }
+    package let name: String
+    /// By field name, sorted.
+    package let fields: [(String, Value)]
+}
+
 package enum ExportEvent {
     case started(ExportSession, ExportProgress, duration: Double)
     case progress(ExportSession, ExportProgress)

@@ -187,14 +187,47 @@ extension API {
             return 2
         }
         let elapsed = ContinuousClock.now - startTime
+        session.warnings.forEach(warn) // before "done": they are about this export
         exportEvents?(.finished(session, seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18))
-        session.warnings.forEach(warn)
         call.push(true)
         return 1
     }
 
+    /// `av.event{ name =, … }`: the fields must be strings, numbers or booleans; `schema`
+    /// and `event` are the JSON line's own.
+    private func sendEvent(_ call: LuaCall) throws -> Int32 {
+        guard !lua.isSandboxed else { throw LuaArgumentError("\(call.functionName): effects cannot send events; the script that calls them can") }
+        guard call.type(1) == LUA_TTABLE else { throw call.typeError(1, expected: "table {name=, …}") }
+        var name: String? = nil
+        var fields: [(String, ScriptEvent.Value)] = []
+        try call.forEachField(of: 1) { key in
+            guard !["schema", "event"].contains(key) else {
+                throw call.argumentError(1, "field \(key.quotedForMessage()) is the event line's own; name yours otherwise")
+            }
+            guard key.count <= 100, fields.count < 100 else { throw call.argumentError(1, "an event holds at most 100 fields of names up to 100 characters") }
+            switch call.type(-1) {
+            case LUA_TSTRING:
+                let text = try call.string(-1)
+                guard text.utf8.count <= 10_000 else { throw call.argumentError(1, "field \(key.quotedForMessage()) is longer than 10000 bytes") }
+                if key == "name" { name = text } else { fields.append((key, .string(text))) }
+            case LUA_TNUMBER:
+                fields.append((key, lua_isinteger(call.L, -1) != 0 ? .integer(Int64(lua_tointegerx(call.L, -1, nil))) : .number(try call.number(-1))))
+            case LUA_TBOOLEAN:
+                fields.append((key, .boolean(try call.boolean(-1))))
+            default:
+                throw call.argumentError(1, "field \(key.quotedForMessage()) is a \(call.typeName(-1)); event fields are strings, numbers or booleans")
+            }
+        }
+        guard let name, !name.isEmpty else { throw call.argumentError(1, "an event needs a name: av.event{ name = \"chapter\", … }") }
+        scriptEvents?(ScriptEvent(name: name, fields: fields.sorted { $0.0 < $1.0 }))
+        return 0
+    }
+
     var exportFunctions: [(String, String, LuaFunction)] {
-        [("exportSession", "av.exportSession(compositionOrAsset, preset): presets \(ExportPreset.names.joined(separator: ", "))", { [unowned self] call in
+        [("event", "av.event{name=, …}: tells the program running the script something (a JSON line {\"event\":\"script\",\"name\":…} under --progress json; nothing otherwise)", { [unowned self] call in
+            try sendEvent(call)
+        }),
+        ("exportSession", "av.exportSession(compositionOrAsset, preset): presets \(ExportPreset.names.joined(separator: ", "))", { [unowned self] call in
             let source = try compositionOrAsset(call, 1)
             let name = call.isNoneOrNil(2) ? "HighestQuality" : try call.string(2)
             guard let preset = ExportPreset.named(AppleNames.presetName(name)) else {

@@ -21,14 +21,21 @@ final class ProgressDisplay {
     private var drawnBar = false
     /// Set when standard output was closed under the JSON lines (a reader that quit early).
     private(set) var outputClosed = false
+    /// Where the JSON lines go: standard output as it was when the run began.
+    private var jsonOutput = STDOUT_FILENO
 
     init(style: ProgressStyle) { self.style = style }
 
-    /// Receives the host's export events, and routes the script's `print` around the bar
-    /// (or to standard error under JSON).
+    /// Receives the host's export and script events, and routes the script's `print`
+    /// around the bar (or to standard error under JSON, where standard output carries
+    /// nothing but the JSON lines: see `reserveStandardOutput`).
     func attach(to host: MoonreelHost) {
         host.api.exportEvents = { [unowned self] event in handle(event) }
+        host.api.scriptEvents = { [unowned self] event in
+            emit([("event", "\"script\""), ("name", jsonString(event.name))] + event.fields.map { ($0.0, json($0.1)) })
+        }
         guard style != .none else { return }
+        if style == .json { reserveStandardOutput() }
         host.onPrint = { [unowned self] line in
             if style == .json {
                 printError(line)
@@ -39,6 +46,30 @@ final class ProgressDisplay {
         }
     }
 
+    /// Under JSON, standard output is for the JSON lines alone: whatever else writes to it
+    /// (a script's `io.write`, a program it runs, a library) goes to standard error, and
+    /// the lines go to a descriptor of their own onto the original standard output.
+    private func reserveStandardOutput() {
+        fflush(nil)
+        let reserved = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3)
+        guard reserved >= 0, dup2(STDERR_FILENO, STDOUT_FILENO) >= 0 else { return }
+        jsonOutput = reserved
+    }
+
+    /// A note or warning (an adjustment an export made): under JSON, a `note` line too.
+    func note(_ message: String) {
+        emit([("event", "\"note\""), ("message", jsonString(message))])
+    }
+
+    private func json(_ value: ScriptEvent.Value) -> String {
+        switch value {
+        case .string(let text): jsonString(text)
+        case .integer(let number): "\(number)"
+        case .number(let number): self.number(number, places: 6)
+        case .boolean(let flag): flag ? "true" : "false"
+        }
+    }
+
     func handle(_ event: ExportEvent) {
         let output = event.session.outputURL ?? ""
         let now = monotonicSeconds()
@@ -46,7 +77,8 @@ final class ProgressDisplay {
         case .started(_, let progress, let duration):
             started = now
             lastDraw = 0
-            emit(["event": "\"start\"", "output": jsonString(output), "duration": number(duration), "frames": "\(progress.frameCount)"])
+            let inputs = event.session.composition.sourcePaths.sorted().map(jsonString).joined(separator: ",")
+            emit(["event": "\"start\"", "output": jsonString(output), "inputs": "[\(inputs)]", "duration": number(duration), "frames": "\(progress.frameCount)"])
         case .progress(let session, let progress):
             guard progress.fraction >= 1 || now - lastDraw >= 0.1 else { return }
             lastDraw = now
@@ -112,10 +144,15 @@ final class ProgressDisplay {
     func finish() { endLine() }
 
     private func emit(_ fields: KeyValuePairs<String, String>) {
+        emit(fields.map { ($0.key, $0.value) })
+    }
+
+    /// One JSON line of `fields` (values already JSON).
+    private func emit(_ fields: [(String, String)]) {
         guard style == .json, !outputClosed else { return }
-        let body = (["\"schema\":\(Self.schema)"] + fields.map { "\"\($0.key)\":\($0.value)" }).joined(separator: ",")
+        let body = (["\"schema\":\(Self.schema)"] + fields.map { "\(jsonString($0.0)):\($0.1)" }).joined(separator: ",")
         // The reader is gone (SIGPIPE is ignored, so this is EPIPE): the export stops cleanly.
-        if !writeOut("{" + body + "}\n") { outputClosed = true }
+        if !writeOut("{" + body + "}\n", to: jsonOutput) { outputClosed = true }
     }
 
     /// "cut.mp4 ████████░░░░ 45%  40/90 frames  2.3× realtime  ETA 0:12", fitted to the

@@ -50,6 +50,7 @@ struct ScriptSession {
         host.onNote = { message in
             guard !quiet else { return }
             display.endLine()
+            display.note(message)
             printError("moonreel: note: \(message)".oneLine)
         }
         let signals = SignalWatcher.start(canceller: host.canceller)
@@ -141,14 +142,14 @@ func monotonicSeconds() -> Double {
 }
 
 /// Writes to standard output directly; false when it failed (a closed pipe).
-func writeOut(_ text: String) -> Bool {
+func writeOut(_ text: String, to descriptor: Int32 = STDOUT_FILENO) -> Bool {
     fflush(nil) // whatever print() buffered goes first
     var text = text
     return text.withUTF8 { bytes in
         guard let base = bytes.baseAddress else { return true }
         var offset = 0
         while offset < bytes.count {
-            let written = write(STDOUT_FILENO, base + offset, bytes.count - offset)
+            let written = write(descriptor, base + offset, bytes.count - offset)
             if written < 0 && errno == EINTR { continue }
             guard written > 0 else { return false }
             offset += written

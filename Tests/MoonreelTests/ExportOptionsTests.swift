@@ -83,6 +83,42 @@ import TestSupport
         #expect(failed["kind"] as? String == "script" && (failed["message"] as? String)?.hasSuffix("done here") == true && failed["line"] as? Int == 11)
     }
 
+    /// Issue 25: under `--progress json` nothing but JSON lines reaches standard output — not
+    /// `io.write`, `io.stdout:write` or a program the script runs; notes are `note` events
+    /// (before the export's `done`), `start` names the inputs, and `av.event{…}` sends the
+    /// script's own line.
+    @Test func jsonProgressKeepsStandardOutputForJSONAndCarriesNotesInputsAndScriptEvents() throws {
+        let clip = try Fixtures.clip(seconds: 2)
+        let output = Fixtures.scratchPath("json.mp4")
+        let result = try Moonreel.runScript("""
+            io.write("from io.write\\n"); io.stdout:write("from io.stdout\\n"); os.execute("echo from a child")
+            av.event{ name = "chapter", title = "Intro \\"one\\"", index = 1, at = 0.5, final = false }
+            local a = av.asset(arg[1]); local comp = av.composition(); comp:insertTimeRange(av.range(0, 1), a, 0)
+            local session = av.exportSession(comp, "HighestQuality")
+            session.outputURL = arg[2]
+            session.videoComposition = av.videoComposition(comp, { renderSize = {101, 100}, fit = "fit" })
+            assert(session:export())
+            """, arguments: [clip, output], options: ["--progress", "json"])
+        #expect(result.status == 0, "\(result.err)")
+        for text in ["from io.write", "from io.stdout", "from a child"] {
+            #expect(!result.out.contains(text) && result.err.contains(text), "\(text) goes to standard error")
+        }
+        let events = try result.out.split(separator: "\n").map { try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        let kinds = events.map { $0["event"] as? String ?? "?" }
+        let script = try #require(events.first { $0["event"] as? String == "script" })
+        #expect(script["name"] as? String == "chapter" && script["title"] as? String == "Intro \"one\"" && script["index"] as? Int == 1
+                && script["at"] as? Double == 0.5 && script["final"] as? Bool == false, "\(script)")
+        #expect((events.first { $0["event"] as? String == "start" }?["inputs"] as? [String]) == [clip])
+        let note = try #require(kinds.firstIndex(of: "note"))
+        #expect((events[note]["message"] as? String)?.contains("renderSize 101×100") == true)
+        #expect(note < (kinds.firstIndex(of: "done") ?? 0), "\(kinds)")
+        for (fields, message) in [("{ title = 'x' }", "an event needs a name"), ("{ name = 'x', event = 'y' }", "is the event line's own"),
+                                  ("{ name = 'x', list = {} }", "event fields are strings, numbers or booleans")] {
+            let refused = try Moonreel.runScript("av.event\(fields)")
+            #expect(refused.status == 1 && refused.err.contains(message), "\(fields): \(refused.err)")
+        }
+    }
+
     @Test func probeJSONDescribesRotationAndTracks() throws {
         let phone = Fixtures.real("01_iphone4s_portrait_h264_rot90.mov")
         let result = try Moonreel.run(["probe", "--json", phone])
