@@ -33,7 +33,7 @@ extension API {
                 }
                 return 1
             }),
-            ("readCues", "av.readCues(path [, {format=, duration=, strict=}]): cues {text=, start=, finish=, id=, words=} from CSV, LRC, SRT, WebVTT or ASS/SSA; a bad block is dropped with a note (strict = true: the error) (docs/timed-text.md)", { [unowned self] call in
+            ("readCues", "av.readCues(path [, {format=, duration=, strict=}]): cues {text=, start=, finish=, id=, words=} from CSV, LRC, SRT, WebVTT or ASS/SSA; a bad block is dropped, and overlapping cues and cues past `duration` noted (strict = true: the error) (docs/timed-text.md)", { [unowned self] call in
                 let path = try filePath(call, 1)
                 readFiles.record(path)
                 var format: CueFormat? = nil
@@ -58,6 +58,9 @@ extension API {
                 var log = CueLog(strict: strict)
                 let cues = try timedText(call) { try CueReader.read(path: path, format: format, totalDuration: total, log: &log) }
                 log.notes.forEach(warn)
+                let problems = CueCheck.problems(in: cues, duration: total)
+                if strict, let first = problems.first { throw LuaArgumentError("\(call.functionName): \(path): \(first)") }
+                problems.forEach { warn("\(path): \($0)") }
                 cuesRead?(cues)
                 call.pushArray(cues) { cue in
                     call.pushRecord {

@@ -86,6 +86,33 @@ import TestSupport
         }
     }
 
+    /// Issue 25: lines that overlap in time were drawn over each other (unreadable); the
+    /// lyrics effect stacks them, and av.readCues notes the overlap (strict: refuses it).
+    @Test func overlappingLinesAreStackedAndNoted() throws {
+        let output = try lyricVideo(cues: """
+            id,lyric,start_at,end_at
+            1,HELLO WORLD,0.5,2.5
+            2,SECOND LINE,2.0,3.5
+            """)
+        let alone = Ink(try Tool.rgbFrame(output, at: 1.0)), both = Ink(try Tool.rgbFrame(output, at: 2.25)), second = Ink(try Tool.rgbFrame(output, at: 3.0))
+        #expect(both.count > alone.count + second.count / 2, "both lines drawn: \(both.count) vs \(alone.count) and \(second.count)")
+        #expect(abs(both.centroidY - (alone.centroidY + second.centroidY) / 2) < 8 && second.centroidY < alone.centroidY - 30,
+                "the second line above the first: y \(alone.centroidY), \(second.centroidY), both \(both.centroidY)")
+        let cues = Fixtures.scratchPath("overlap.csv")
+        try "lyric,start_at,end_at\nA,0.5,2.5\nB,2.0,3.5\nC,9,10\n".write(toFile: cues, atomically: true, encoding: .utf8)
+        let noted = try Moonreel.runScript("av.readCues(arg[1], { duration = 5 })", arguments: [cues])
+        #expect(noted.status == 0 && noted.err.contains("cues 1 (0:00.50–0:02.50) and 2 (0:02.00–0:03.50) overlap by 0.50 s")
+                && noted.err.contains("cue 3 (0:09.00–0:10.00) starts after the video ends (0:05.00): it is never shown"), "\(noted.err)")
+        let strict = try Moonreel.runScript("av.readCues(arg[1], { strict = true })", arguments: [cues])
+        #expect(strict.status == 1 && strict.errorLines.count == 1 && strict.err.contains("overlap by 0.50 s"), "\(strict.err)")
+        let check = try Moonreel.run(["cues", "check", cues, "--duration", "5"])
+        #expect(check.status == 1 && check.out.split(separator: "\n").count == 2 && check.err.contains("3 cues, 0:00.50–0:10.00; 2 problems"), "\(check.out) \(check.err)")
+        let clean = Fixtures.scratchPath("clean.lrc")
+        try "[00:01.00]one\n[00:02.00]two\n".write(toFile: clean, atomically: true, encoding: .utf8)
+        let fine = try Moonreel.run(["cues", "check", clean, "--duration", "4"])
+        #expect(fine.status == 0 && fine.out.isEmpty && fine.err.contains("no problems"), "\(fine.err)")
+    }
+
     @Test func japaneseLinesDrawRealGlyphsThatDiffer() throws {
         let output = try lyricVideo(cues: """
             id,lyric,start_at,end_at

@@ -9,7 +9,7 @@
 -- Defaults: centred in the bottom third, white, two lines at most, shadowed.
 return {
   name = "lyrics",
-  version = "1.0",
+  version = "1.1",
   description = "Timed lyric lines (from av.readCues) drawn over the video, with fades and karaoke fill",
   author = "Moonreel",
   license = "MIT",
@@ -49,13 +49,21 @@ return {
     -- Laid out from the top, y down (UIKit's way): the container flips its sublayers'
     -- geometry, so it can sit in any Core Animation tree (origin bottom-left, y up).
     local container = av.layer{ frame = { 0, 0, width, height }, isGeometryFlipped = true }
+    -- Lines that overlap in time are stacked, not drawn over each other: each takes the
+    -- lowest free slot, one box higher per slot (lower, in the top third).
+    local slotEnds = {}
+    local step = (p.position == "top" and not p.frame) and box[4] or -box[4]
     for index, cue in ipairs(p.cues) do
       local length = cue.finish - cue.start
       if length > 0 then
+        local slot = 1
+        while slotEnds[slot] and slotEnds[slot] > cue.start do slot = slot + 1 end
+        slotEnds[slot] = cue.finish
+        local frame = { box[1], box[2] + (slot - 1) * step, box[3], box[4] }
         local line = av.textLayer{
           string = cue.text, font = p.font, fontSize = size, fontWeight = p.fontWeight,
           foregroundColor = p.color, alignmentMode = p.alignment, isWrapped = true,
-          maxLines = p.maxLines, truncationMode = "end", frame = box, opacity = 0,
+          maxLines = p.maxLines, truncationMode = "end", frame = frame, opacity = 0,
           strokeColor = p.strokeColor, strokeWidth = p.strokeWidth,
           shadowOpacity = p.shadow and 0.8 or 0, shadowRadius = math.max(2, size / 12),
           shadowOffset = { 0, math.max(1, size / 24) },

@@ -1,0 +1,40 @@
+/// What makes timed text go wrong on screen although it reads fine: lines that overlap in
+/// time (drawn at once), and lines after the end of the video (never shown) or running past it.
+public enum CueCheck {
+    /// One line each, in time order: "cues 3 (0:12.40–0:15.00) and 4 (0:14.20–0:16.00) overlap
+    /// by 0.80 s". `duration`: the video's length, when known.
+    public static func problems(in cues: [Cue], duration: MediaTime? = nil) -> [String] {
+        var problems: [String] = []
+        let numbered = cues.enumerated().map { (name: $0.element.identifier.map { "\"\($0)\"" } ?? "\($0.offset + 1)", cue: $0.element) }
+        var latest: (name: String, cue: Cue)? = nil // the showing cue that ends last
+        for entry in numbered {
+            if let earlier = latest, earlier.cue.end > entry.cue.start {
+                let overlap = MediaTime.min(earlier.cue.end, entry.cue.end) - entry.cue.start
+                problems.append("cues \(earlier.name) (\(span(earlier.cue))) and \(entry.name) (\(span(entry.cue))) overlap by \(seconds(overlap)) s")
+            }
+            if latest.map({ entry.cue.end > $0.cue.end }) ?? true { latest = entry }
+            guard let duration else { continue }
+            if entry.cue.start >= duration {
+                problems.append("cue \(entry.name) (\(span(entry.cue))) starts after the video ends (\(clock(duration))): it is never shown")
+            } else if entry.cue.end > duration {
+                problems.append("cue \(entry.name) (\(span(entry.cue))) runs past the video's end (\(clock(duration))): it is cut there")
+            }
+        }
+        return problems
+    }
+
+    private static func span(_ cue: Cue) -> String { "\(clock(cue.start))–\(clock(cue.end))" }
+
+    /// m:ss.xx
+    public static func clock(_ time: MediaTime) -> String {
+        let hundredths = Int((time.seconds * 100).rounded())
+        let (minutes, rest) = (hundredths / 6000, hundredths % 6000)
+        let (whole, fraction) = (rest / 100, rest % 100)
+        return "\(minutes):\(whole < 10 ? "0" : "")\(whole).\(fraction < 10 ? "0" : "")\(fraction)"
+    }
+
+    private static func seconds(_ time: MediaTime) -> String {
+        let hundredths = Int((time.seconds * 100).rounded())
+        return "\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100)"
+    }
+}
