@@ -28,7 +28,7 @@ extension API {
         luaClass.property("font", of: TitleCard.self, doc: "font family (Noto Sans CJK JP by default)",
                           get: { call, card in call.push(card.font) },
                           set: { call, card, index in card.font = try call.string(index) })
-        luaClass.property("fontSize", of: TitleCard.self, doc: "the title's size in pixels; nil: a tenth of the frame height (the subtitle is half)",
+        luaClass.property("fontSize", of: TitleCard.self, doc: "the title's size in pixels; nil: a tenth of the frame's shorter side (the subtitle is half)",
                           get: { call, card in if let size = card.fontSize { call.push(size) } else { call.pushNil() } },
                           set: { [unowned self] call, card, index in card.fontSize = call.isNoneOrNil(index) ? nil : try bounded(call, index, 1...1000) })
         luaClass.example = """

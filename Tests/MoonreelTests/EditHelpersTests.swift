@@ -198,6 +198,30 @@ import TestSupport
         #expect(abs(mixed.r - (255 + 32) / 2) < 14 && abs(mixed.b - 48) < 14, "\(mixed)")
     }
 
+    /// Issue 25: a title that wraps ran into its subtitle, and sizes followed the frame's
+    /// height (huge on a vertical frame). Title and subtitle are one measured block, centred,
+    /// sized by the frame's shorter side.
+    @Test func aWrappedTitleKeepsItsSubtitleBelowItOnAnyFrame() throws {
+        for (width, height) in [(360, 640), (640, 360)] {
+            let output = try Self.export("""
+                local card = av.titleCard{ title = "A very long title that certainly wraps onto several lines", subtitle = "The subtitle", duration = 1 }
+                local comp, vc = av.join({ card }, { renderSize = { \(width), \(height) } }); local mix = nil
+                """).output
+            let frame = try Tool.rgbFrame(output, at: 0.5)
+            let inked = (0..<frame.height).filter { y in (0..<frame.width).contains { x in frame.pixel(x, y).r > 128 } }
+            let first = try #require(inked.first), last = try #require(inked.last)
+            // Runs of inked rows: the title's lines, then the subtitle after the widest gap.
+            let gaps = zip(inked, inked.dropFirst()).map { ($1 - $0, $1) }
+            let widest = try #require(gaps.max { $0.0 < $1.0 })
+            let titleSize = Double(min(width, height)) / 10
+            #expect(Double(widest.0) >= titleSize / 3, "\(width)×\(height): a clear gap above the subtitle (\(widest.0) px)")
+            let subtitleRows = inked.filter { $0 >= widest.1 }.count
+            #expect(Double(subtitleRows) < titleSize * 0.75, "\(width)×\(height): only the subtitle below the gap (\(subtitleRows) rows)")
+            #expect(abs(Double(first + last) / 2 - Double(height) / 2) < Double(height) * 0.06, "\(width)×\(height): centred (\(first)…\(last))")
+            #expect(Double(inked.filter { $0 < widest.1 }.count) > titleSize * 1.5, "\(width)×\(height): the title wraps onto lines")
+        }
+    }
+
     @Test func aPortraitStillIsAClipOfAnyLengthFittedIntoTheFrame() throws {
         let still = try Fixtures.cached("portrait-yellow.png") { path in
             try Tool.ffmpeg(["-f", "lavfi", "-i", "color=c=yellow:size=120x160", "-frames:v", "1", path])

@@ -15,7 +15,8 @@ public final class TitleCard {
     /// The font family of the title and subtitle, as fontconfig names it; the text layers'
     /// default (Noto Sans CJK JP) unless set.
     public var font = TextStyle(string: "").fontFamily
-    /// The title's size in pixels; nil: a tenth of the frame's height. The subtitle is half as big.
+    /// The title's size in pixels; nil: a tenth of the frame's shorter side (so a vertical
+    /// frame gets the size a landscape one of the same width would). The subtitle is half as big.
     public var fontSize: Double?
 
     /// 3 seconds.
@@ -28,31 +29,34 @@ public final class TitleCard {
     }
 
     /// The card's layers for a frame of `size`, laid out from the top-left (its sublayers are
-    /// to sit in a space whose y grows down). The text block is centred on the explicit
-    /// lines it has; a title wrapped onto more lines grows downwards.
+    /// to sit in a space whose y grows down). Title and subtitle are one block, measured as
+    /// they wrap at the frame's width, centred on the frame: a title that wraps pushes the
+    /// subtitle down instead of running into it.
     func makeLayer(in size: Size) throws -> Layer {
         let card = Layer()
         card.frame = Rect(x: 0, y: 0, width: size.width, height: size.height)
         card.backgroundColor = backgroundColor
         card.masksToBounds = true
-        let titleSize = fontSize ?? (size.height / 10).rounded()
-        let lines = { (text: String) in Double(text.split(separator: "\n", omittingEmptySubsequences: false).count) }
-        let lineHeight = 1.4
-        let titleHeight = titleSize * lineHeight * lines(title)
-        let subtitleHeight = subtitle.map { titleSize / 2 * lineHeight * lines($0) + titleSize / 2 } ?? 0
-        var top = ((size.height - titleHeight - subtitleHeight) / 2).rounded()
-        for (text, fontSize, height) in [(title, titleSize, titleHeight), (subtitle, titleSize / 2, subtitleHeight)] {
-            guard let text else { continue }
+        let titleSize = fontSize ?? (min(size.width, size.height) / 10).rounded()
+        let (left, width) = (size.width * 0.05, size.width * 0.9)
+        let measurer = try TextRasterizer()
+        var blocks: [(layer: TextLayer, height: Double)] = []
+        for (text, fontSize) in [(title, titleSize), (subtitle, titleSize / 2)] {
+            guard let text, !text.isEmpty else { continue }
             var style = TextStyle(string: text)
             style.fontFamily = font
             style.fontSize = fontSize
             style.foregroundColor = textColor
             style.alignment = .center
             style.isWrapped = true
-            let layer = TextLayer(style: style)
-            layer.frame = Rect(x: size.width * 0.05, y: top, width: size.width * 0.9, height: height)
+            blocks.append((TextLayer(style: style), try measurer.measuredHeight(style, width: width).rounded(.up)))
+        }
+        let gap = blocks.count > 1 ? (titleSize / 2).rounded() : 0
+        var top = ((size.height - blocks.map(\.height).reduce(0, +) - gap) / 2).rounded()
+        for (layer, height) in blocks {
+            layer.frame = Rect(x: left, y: top, width: width, height: height)
             try card.addSublayer(layer)
-            top += height
+            top += height + gap
         }
         return card
     }

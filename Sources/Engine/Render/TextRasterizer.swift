@@ -50,6 +50,16 @@ package final class TextRasterizer {
         pango_cairo_context_set_font_options(context.opaque, options)
     }
 
+    /// How tall `style` lays out in a box `width` pixels wide (wrapped lines included):
+    /// what a block of several text layers needs to stack them without overlap.
+    package func measuredHeight(_ style: TextStyle, width: Double) throws -> Double {
+        guard width >= 1, width <= Double(PixelLimits.maxSide), !style.string.isEmpty else { return 0 }
+        let layout = try makeLayout(style, box: Size(width: width, height: Double(PixelLimits.maxSide)))
+        var ink = PangoRectangle(), logical = PangoRectangle()
+        pango_layout_get_pixel_extents(layout.opaque, &ink, &logical)
+        return Double(logical.height)
+    }
+
     /// Draws `style` laid out in a box of `box` pixels.
     package func rasterize(_ style: TextStyle, in box: Size) throws -> RasterizedText {
         guard box.width.isFinite, box.height.isFinite, box.width >= 0, box.height >= 0,
