@@ -37,7 +37,7 @@ extension API {
         geometry("masksToBounds", \.masksToBounds, doc: "clip sublayers to the (rounded) bounds", push: { $0.push($1) }, read: { try $0.boolean($1) })
         geometry("zPosition", \.zPosition, doc: "higher draws on top of its siblings", push: { $0.push($1) }, read: { [unowned self] in try finite($0, $1) })
         for name in ["isGeometryFlipped", "geometryFlipped"] {
-            geometry(name, \.isGeometryFlipped, doc: "true: sublayers are placed from the top-left, y down (UIKit's way); false (default): from the bottom-left, y up, as Core Animation does in AVFoundation exports",
+            geometry(name, \.isGeometryFlipped, doc: "true: sublayers are placed from the top-left, y down (UIKit's way); false (default): from the bottom-left, y up, as Core Animation does in AVFoundation exports. Relative to the parent's space: flipped inside flipped is y up again (docs/porting-from-ios.md)",
                      push: { $0.push($1) }, read: { try $0.boolean($1) })
         }
         luaClass.property("contents", of: Layer.self, doc: "av.image(path) or nil",

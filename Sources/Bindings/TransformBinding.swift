@@ -38,7 +38,9 @@ extension API {
             "isIdentity": "true for the transform that changes nothing",
         ])
         luaClass.example = """
-            local t = av.transform():scaled(0.5):translated(960, 0)   -- half size, in the right half
+            -- Each step applies before the ones already there (CGAffineTransform's translatedBy,
+            -- scaledBy): read the chain from the right. Half size, then 960 px right: the right half.
+            local t = av.transform():translated(960, 0):scaled(0.5)
             li:setTransform(t, 0)
             """
         return luaClass

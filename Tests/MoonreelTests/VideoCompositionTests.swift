@@ -9,6 +9,27 @@ import TestSupport
 @Suite struct VideoCompositionTests {
     // MARK: Background, opacity, crop
 
+    /// Issue 25: the reference's Transform example said `scaled(0.5):translated(960, 0)` puts
+    /// a picture in the right half; each step applies before those already there, so it is
+    /// `translated(960, 0):scaled(0.5)`. The example as the reference gives it.
+    @Test func theReferencesTransformExamplePutsThePictureInTheRightHalf() throws {
+        let red = try Fixtures.solid("red", seconds: 1, size: "1920x1080", tone: nil)
+        let output = Fixtures.scratchPath("right.mp4")
+        let example = try #require(try Moonreel.run(["docs"]).out.split(separator: "\n").first { $0.contains("local t = av.transform()") })
+        let result = try Moonreel.runScript(String(example) + """
+
+            local a = av.asset(arg[1]); local comp = av.composition(); comp:insertTimeRange(av.range(0, 1), a, 0)
+            local vc = av.videoComposition(comp)
+            vc.instructions[1].layerInstructions[1]:setTransform(t, 0)
+            local s = av.exportSession(comp, "HighestQuality"); s.outputURL = arg[2]; s.videoComposition = vc
+            assert(s:export())
+            """, arguments: [red, output])
+        #expect(result.status == 0, "\(result.err)")
+        let frame = try Tool.rgbFrame(output, at: 0.5)
+        #expect(frame.mean(x: 980, y: 20, width: 920, height: 500).r > 200, "the right half's top is the picture")
+        #expect(frame.mean(x: 0, y: 20, width: 940, height: 500).r < 30, "the left half is empty")
+    }
+
     @Test func backgroundExampleShowsTheClipInItsCornerOverRed() throws {
         let output = Fixtures.scratchPath("pip.mp4")
         let result = try Moonreel.run(["run", Moonreel.example("background.lua"), try Fixtures.solid("blue"), output])
