@@ -200,7 +200,7 @@ import TestSupport
             "test.lua:11: addAnimation: keyPath filters.gaussianBlur.radius: gaussianBlur radius must be in 0…200, got 999",
             #"test.lua:14: setFilterRamp: no filter named "key" (filters: "chromaKey")"#,
             "test.lua:15: setFilterValue: chromaKey color is not a number, so it cannot change over time",
-            #"test.lua:16: bad argument #2 to 'videoComposition' (unknown option "filter"; did you mean filters? (renderSize, fit, filters))"#,
+            #"test.lua:16: bad argument #2 to 'videoComposition' (unknown option "filter"; did you mean filters? (renderSize, fit, focus, filters))"#,
         ], "\(result.out)")
     }
 

@@ -39,7 +39,7 @@ public final class TitleCard {
         card.masksToBounds = true
         let titleSize = fontSize ?? (min(size.width, size.height) / 10).rounded()
         let (left, width) = (size.width * 0.05, size.width * 0.9)
-        let measurer = try TextRasterizer()
+        let measurer = try TextLayout()
         var blocks: [(layer: TextLayer, height: Double)] = []
         for (text, fontSize) in [(title, titleSize), (subtitle, titleSize / 2)] {
             guard let text, !text.isEmpty else { continue }
