@@ -12,6 +12,17 @@ import TestSupport
     /// Issue 25: the reference's Transform example said `scaled(0.5):translated(960, 0)` puts
     /// a picture in the right half; each step applies before those already there, so it is
     /// `translated(960, 0):scaled(0.5)`. The example as the reference gives it.
+    /// Issue 25: a variable-rate Android clip averaging 10.5 fps was exported at 23.976 fps
+    /// (each picture repeated); the export takes the sources' real average.
+    @Test func aVariableRateClipIsExportedAtItsAverageRate() throws {
+        let output = Fixtures.scratchPath("android.mp4")
+        let result = try Moonreel.runScript(Moonreel.exportWholeAssetScript, arguments: [Fixtures.real("06_android_rot180_vfr_10fps.mp4"), output, "HighestQuality"])
+        #expect(result.status == 0, "\(result.err)")
+        let video = try #require(try Tool.ffprobe(output).streams.first { $0.codec_type == "video" })
+        #expect(video.r_frame_rate == "21/2", "10.5 fps, got \(video.r_frame_rate ?? "?")")
+        #expect(video.frameCount == 25, "the clip's 25 pictures, not 57")
+    }
+
     @Test func theReferencesTransformExamplePutsThePictureInTheRightHalf() throws {
         let red = try Fixtures.solid("red", seconds: 1, size: "1920x1080", tone: nil)
         let output = Fixtures.scratchPath("right.mp4")

@@ -255,9 +255,12 @@ public final class VideoComposition {
         }
     }
 
-    /// The standard rate a source's nominal rate stands for (exact 1001/30000 for 29.97).
-    /// Variable-rate phone video reports odd averages (10.5 fps); it is sampled at the next
-    /// standard rate up, so no source frame is dropped.
+    /// The rate of a source's real average (its nominal rate): the standard rate it stands
+    /// for when it is within 0.5 % of one (exact 1001/30000 for 29.97), else the average
+    /// itself to a tenth of a frame per second — a variable-rate phone clip averaging 10.5 fps
+    /// is exported at 10.5 fps, not padded out to 23.976 with repeated pictures. Below 5 fps
+    /// (slides, time-lapse stills) it is 23.976: a frame that long would stretch the end of
+    /// the export by up to its length.
     static func frameDuration(forRate rate: Double) -> MediaTime {
         let standard: [(Int32, Int64)] = [(24000, 1001), (24, 1), (25, 1), (30000, 1001), (30, 1),
                                           (50, 1), (60000, 1001), (60, 1), (120, 1), (240, 1)]
@@ -265,7 +268,8 @@ public final class VideoComposition {
         if let (timescale, value) = nearest, abs(rate - Double(timescale) / Double(value)) < rate * 0.005 {
             return MediaTime(value: value, timescale: timescale)
         }
-        let (timescale, value) = standard.first { Double($0.0) / Double($0.1) >= rate } ?? (240, 1)
-        return MediaTime(value: value, timescale: timescale)
+        guard rate >= 5 else { return MediaTime(value: 1001, timescale: 24000) }
+        let tenths = Int32(min((rate * 10).rounded(), 2400)) // up to 240 fps
+        return MediaTime(value: 10, timescale: tenths).reduced()
     }
 }
