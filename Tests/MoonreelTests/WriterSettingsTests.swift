@@ -60,6 +60,24 @@ import TestSupport
         try Tool.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-map", "0", "-f", "null", "-"]).err
     }
 
+    /// Issue 25: a GIF export printed a note about 4:2:0 video and lost a pixel of each odd
+    /// side; GIFs and images keep any whole size, and say nothing about chroma.
+    @Test(arguments: ["out.gif", "frames/%03d.png", "frames/%03d.jpg"])
+    func gifsAndImagesKeepOddSizesWithoutA420Note(_ name: String) throws {
+        let folder = (Fixtures.scratchPath("x") as NSString).deletingLastPathComponent
+        try FileManager.default.createDirectory(atPath: folder + "/frames", withIntermediateDirectories: true)
+        let result = try Moonreel.runScript("""
+            local a = av.asset(arg[1]); local comp = av.composition(); comp:insertTimeRange(av.range(0, 0.5), a, 0)
+            local s = av.exportSession(comp, "HighestQuality"); s.outputURL = arg[2]
+            s.videoComposition = av.videoComposition(comp, { renderSize = {161, 121}, fit = "fit" })
+            assert(s:export())
+            """, arguments: [try Fixtures.clip(seconds: 1), folder + "/" + name])
+        #expect(result.status == 0 && !result.err.contains("4:2:0"), "\(result.err)")
+        let first = folder + "/" + (name.hasPrefix("frames") ? name.replacingOccurrences(of: "%03d", with: "001") : name)
+        let video = try #require(try Tool.ffprobe(first).streams.first)
+        #expect(video.width == 161 && video.height == 121, "\(name): \(video.width ?? 0)×\(video.height ?? 0)")
+    }
+
     @Test func codecsPixelFormatsBitRatesAndKeyframes() throws {
         let folder = (Fixtures.scratchPath("x") as NSString).deletingLastPathComponent
         let out = { (name: String) in folder + "/" + name }

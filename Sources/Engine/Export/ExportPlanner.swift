@@ -326,9 +326,14 @@ struct ExportPlanner {
         guard !preset.isPassthrough, rendersVideo, hasVideoMedia || session.videoComposition != nil else { return (nil, []) }
         let videoComposition = session.videoComposition ?? VideoComposition.properties(of: composition)
         let scaled = try videoComposition.scaledRenderSize()
-        let (width, height) = request.preset.outputSize(for: scaled)
+        // Only video with a codec is 4:2:0; a GIF's and an image's pixels are whole, at any size.
+        let isCodedVideo = request.container.holdsVideoCodecs
+        let (width, height) = request.preset.outputSize(for: scaled, evenSides: isCodedVideo)
         var notes: [String] = []
-        if session.videoComposition != nil, Int(scaled.width) % 2 != 0 || Int(scaled.height) % 2 != 0 || scaled.width != scaled.width.rounded() {
+        if !isCodedVideo, scaled.width != scaled.width.rounded() || scaled.height != scaled.height.rounded() {
+            notes.append("renderSize \(scaled) is not made of whole pixels; the output is \(width)×\(height)")
+        } else if isCodedVideo, session.videoComposition != nil,
+                  Int(scaled.width) % 2 != 0 || Int(scaled.height) % 2 != 0 || scaled.width != scaled.width.rounded() {
             notes.append("renderSize \(scaled) is not made of even whole numbers, which 4:2:0 video needs; the output is \(width)×\(height)")
         }
         var plan = try VideoPlan.make(composition: composition, videoComposition: videoComposition, range: request.range,

@@ -66,14 +66,16 @@ public struct ExportPreset: Sendable, Hashable {
 
     /// The encoded size for a render size: fitted into the box, never larger than the
     /// render size, rounded down to even numbers (at least 2×2).
-    public func outputSize(for render: Size) -> (width: Int, height: Int) {
+    /// `evenSides`: rounded down to even numbers, as 4:2:0 video needs (GIFs and images
+    /// keep odd sides).
+    public func outputSize(for render: Size, evenSides: Bool = true) -> (width: Int, height: Int) {
         var scale = 1.0
         if let box = boundingBox {
             let portrait = render.height > render.width
             let (boxWidth, boxHeight) = portrait ? (box.height, box.width) : (box.width, box.height)
             scale = min(1, boxWidth / render.width, boxHeight / render.height)
         }
-        func even(_ v: Double) -> Int { max(2, Int(v * scale / 2 + 1e-9) * 2) }
-        return (even(render.width), even(render.height))
+        func side(_ v: Double) -> Int { evenSides ? max(2, Int(v * scale / 2 + 1e-9) * 2) : max(1, Int(v * scale + 1e-9)) }
+        return (side(render.width), side(render.height))
     }
 }
