@@ -35,8 +35,10 @@ import TestSupport
         let source = try SmartCutTests.source()
         let output = Fixtures.scratchPath("smart.mp4")
         let result = try Moonreel.run(["run", Moonreel.example("trim.lua"), source, output, "2.5", "5"])
-        #expect(result.status == 0 && !result.err.contains("SmartCut"), "\(result.err)")
+        #expect(result.status == 0 && !result.err.contains("SmartCut re-encodes everything"), "\(result.err)")
         try SmartCutTests.expectFrameExactCut(output, of: source, start: 2.5, frames: 150)
+        // Issue 25: it says what it did.
+        #expect(result.err.contains("SmartCut copies 60 frames (1 GOP) and re-encodes 90 around the cuts"), "\(result.err)")
 
         // The GOP at 4–6 s lies wholly inside 2.5–7.5 s: its 60 packets are the source's own.
         let copied = try Tool.packets(source).filter { $0.time >= 4 - 1e-6 && $0.time < 6 - 1e-6 }.map(\.hash)
@@ -56,6 +58,17 @@ import TestSupport
         let videoSeconds = try #require(video.durationSeconds), audioSeconds = try #require(audio.durationSeconds)
         #expect(abs(videoSeconds - 5) < 0.001 && abs(audioSeconds - videoSeconds) < 0.005, "video \(videoSeconds) s, audio \(audioSeconds) s")
         #expect(video.start_time.flatMap(Double.init) == 0 && audio.start_time.flatMap(Double.init) == 0)
+    }
+
+    /// Issue 25: a smart cut of an iPhone Dolby Vision clip dropped Dolby Vision without a word.
+    @Test func dolbyVisionThatIsNotKeptIsSaid() throws {
+        let output = Fixtures.scratchPath("dovi.mov")
+        let result = try Moonreel.runScript("""
+            local a = av.asset(arg[1]); local comp = av.composition(); comp:insertTimeRange(av.range(0, a.duration), a, 0)
+            local s = av.exportSession(comp, "SmartCut"); s.outputURL = arg[2]; assert(s:export())
+            """, arguments: [Fixtures.real("02_iphone14pro_portrait_hevc10_hlg_dovi.MOV"), output])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.err.contains("SmartCut does not keep the source's Dolby Vision (profile 8.4)"), "\(result.err)")
     }
 
     @Test func aCutOnKeyframesIsACopy() throws {
@@ -85,7 +98,7 @@ import TestSupport
         let source = try SmartCutTests.source()
         let output = Fixtures.scratchPath("joined.mp4")
         let result = try Self.join(source, (1.2, 3.5), (5.5, 2.5), to: output)
-        #expect(result.status == 0 && !result.err.contains("SmartCut"), "\(result.err)")
+        #expect(result.status == 0 && !result.err.contains("SmartCut re-encodes everything"), "\(result.err)")
         try SmartCutTests.expectFrameExactCut(output, of: source, start: 1.2, frames: 105 + 75)
         // The second clip starts with the source's frame at 5.5 s, 3.5 s into the output.
         let join = try Tool.rgbFrame(output, at: 3.5)
@@ -108,7 +121,7 @@ import TestSupport
                                        extra: ["-c:v", "libx265", "-tag:v", "hvc1", "-x265-params", "keyint=60:min-keyint=60:scenecut=0:log-level=error"])
         let output = Fixtures.scratchPath("hevc.mp4")
         let result = try Moonreel.run(["run", Moonreel.example("trim.lua"), source, output, "2.5", "5"])
-        #expect(result.status == 0 && !result.err.contains("SmartCut"), "\(result.err)")
+        #expect(result.status == 0 && !result.err.contains("SmartCut re-encodes everything"), "\(result.err)")
         let video = try #require(try Tool.ffprobe(output).video)
         #expect(video.codec_name == "hevc" && video.codec_tag_string == "hvc1" && video.frameCount == 150)
         let decode = try Tool.run("ffmpeg", ["-v", "error", "-i", output, "-f", "null", "-"])
@@ -156,7 +169,7 @@ import TestSupport
         let iphone = Fixtures.real("01_iphone4s_portrait_h264_rot90.mov")
         let output = Fixtures.scratchPath("iphone.mp4")
         let result = try Moonreel.runScript(Moonreel.cutScript(start: 0.5, duration: 1.6, preset: "SmartCut"), arguments: [iphone, output])
-        #expect(result.status == 0 && !result.err.contains("SmartCut"), "\(result.err)")
+        #expect(result.status == 0 && !result.err.contains("SmartCut re-encodes everything"), "\(result.err)")
         // The frame shown at 0.5 s, then every frame after it before 1.3 s.
         let laterFrames = try Tool.framePTS(iphone).filter { $0 > 0.5 + 1e-6 && $0 < 2.1 - 1e-6 }
         try SmartCutTests.expectFrameExactCut(output, of: iphone, start: 0.5, frames: laterFrames.count + 1, margin: 1)
@@ -178,7 +191,7 @@ import TestSupport
         for (source, start, duration, frames) in [(matroska, "0.5", "3.5", 105), (openGOPs, "1.5", "8", 8)] {
             let output = Fixtures.scratchPath("444.mp4")
             let result = try Moonreel.run(["run", Moonreel.example("trim.lua"), source, output, start, duration])
-            #expect(result.status == 0 && !result.err.contains("SmartCut"), "\(result.err)")
+            #expect(result.status == 0 && !result.err.contains("SmartCut re-encodes everything"), "\(result.err)")
             let video = try #require(try Tool.ffprobe(output).video)
             #expect(video.pix_fmt == "yuv444p" && video.frameCount == frames, "\(source): \(video.frameCount ?? -1) frames")
             let decode = try Tool.run("ffmpeg", ["-v", "error", "-i", output, "-f", "null", "-"])
@@ -192,7 +205,7 @@ import TestSupport
         let iphone = Fixtures.real("03_iphone_trimmed_hevc10_editlist_vfr.mp4")
         let output = Fixtures.scratchPath("iphone-hevc.mp4")
         let result = try Moonreel.run(["run", Moonreel.example("trim.lua"), iphone, output, "0.3", "2"])
-        #expect(result.status == 0 && !result.err.contains("SmartCut"), "\(result.err)")
+        #expect(result.status == 0 && !result.err.contains("SmartCut re-encodes everything"), "\(result.err)")
         let info = try Tool.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries",
                                             "stream=codec_tag_string,pix_fmt,color_transfer", "-of", "csv=p=0", output])
         #expect(info.out.hasPrefix("hvc1,yuv420p10le,arib-std-b67"), "\(info.out)")
@@ -213,7 +226,7 @@ import TestSupport
         for (start, frames) in [(0.0, 60), (1.0, 30), (1.0, 60)] {
             let output = Fixtures.scratchPath("open-gop.mp4")
             let result = try Moonreel.run(["run", Moonreel.example("trim.lua"), source, output, "\(start)", "\(Double(frames) / 30)"])
-            #expect(result.status == 0 && !result.err.contains("SmartCut"), "\(result.err)")
+            #expect(result.status == 0 && !result.err.contains("SmartCut re-encodes everything"), "\(result.err)")
             if start > 0 {
                 try SmartCutTests.expectFrameExactCut(output, of: source, start: start, frames: frames)
             } else { // no frame before the first to tell it from
@@ -285,7 +298,7 @@ import TestSupport
         #expect(Set(inBand) == [1])
         let output = folder + "/cut.mp4"
         let result = try Moonreel.run(["run", Moonreel.example("trim.lua"), source, output, "4.5", "2.5"])
-        #expect(result.status == 0 && !result.err.contains("SmartCut"), "\(result.err)")
+        #expect(result.status == 0 && !result.err.contains("SmartCut re-encodes everything"), "\(result.err)")
         let probe = try Tool.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_streams", "-show_data", output])
         // The dump after "extradata=": hex words, then the ASCII column.
         let hex = probe.out.split(separator: "\n").drop { !$0.hasPrefix("extradata=") }.dropFirst()

@@ -22,6 +22,8 @@ public struct SegmentSource: Sendable, Hashable {
     public let isStillImage: Bool
     /// HLG or PQ for HDR video, SDR otherwise.
     public let dynamicRange: DynamicRange
+    /// The Dolby Vision profile ("8.4"), nil without Dolby Vision.
+    public let dolbyVision: String?
 
     init(_ track: AssetTrack) {
         path = track.path
@@ -35,6 +37,7 @@ public struct SegmentSource: Sendable, Hashable {
         channelCount = track.channelCount
         isStillImage = track.isStillImage
         dynamicRange = track.color?.dynamicRange ?? .sdr
+        dolbyVision = track.color?.dolbyVision
     }
 }
 

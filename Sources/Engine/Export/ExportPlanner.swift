@@ -77,6 +77,11 @@ struct ExportPlanner {
                 switch try smartCut(range: range, container: container) {
                 case .success(let writer):
                     strategy = .smartCut(writer)
+                    notes.append("SmartCut \(writer.summary)")
+                    let dolbyVision = Set(composition.tracks(withMediaType: .video).flatMap { $0.segments.compactMap { $0.source?.dolbyVision } })
+                    if let profile = dolbyVision.sorted().first {
+                        notes.append("SmartCut does not keep the source's Dolby Vision (profile \(profile)): the copy plays its base layer (HDR10 or HLG), as players without Dolby Vision show it")
+                    }
                 case .failure(let unavailable):
                     let fallback = unavailable.isHEVC ? "HEVCHighestQuality" : "HighestQuality"
                     encodingPreset = ExportPreset.named(fallback) ?? preset

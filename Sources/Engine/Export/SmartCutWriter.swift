@@ -68,6 +68,13 @@ struct SmartCutWriter {
     /// decode times keep rising across each join.
     private let reorderDelay: Int64
 
+    /// What the cut does, for the user: "copies 60 frames (2 GOPs) and re-encodes 84 around the cuts".
+    var summary: String {
+        let copied = segments.reduce(0) { $0 + $1.copied.count }, gops = segments.reduce(0) { $0 + $1.copied.filter(\.isKeyframe).count }
+        let encoded = segments.reduce(0) { $0 + $1.head.count + $1.tail.count }
+        return "copies \(copied) frame\(copied == 1 ? "" : "s") (\(gops) GOP\(gops == 1 ? "" : "s")) and re-encodes \(encoded) around the cuts"
+    }
+
     /// Plans the cut, or says why this composition cannot be smart-cut.
     init(composition: Composition, range: TimeRange, videoComposition: VideoComposition?, container: OutputContainer) throws {
         guard [.mov, .mp4, .m4v, .mkv].contains(container) else {
