@@ -278,7 +278,7 @@ extension API {
             : ["values", "keyTimes", "calculationMode", "timingFunctions", "tensionValues", "continuityValues", "biasValues"])
         try call.forEachField(of: 1) { key in
             guard allowed.contains(key) else {
-                throw call.argumentError(1, "unknown \(keyframe ? "keyframeAnimation" : "basicAnimation") property \(key.quotedForMessage())")
+                throw call.argumentError(1, "unknown \(keyframe ? "keyframeAnimation" : "basicAnimation") property \(key.quotedForMessage())\(NameSuggestion.hint(for: key, among: allowed))")
             }
             guard key != "keyPath" else { return }
             do {

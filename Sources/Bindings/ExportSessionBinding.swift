@@ -231,7 +231,7 @@ extension API {
             let source = try compositionOrAsset(call, 1)
             let name = call.isNoneOrNil(2) ? "HighestQuality" : try call.string(2)
             guard let preset = ExportPreset.named(AppleNames.presetName(name)) else {
-                throw call.argumentError(2, "unknown preset \(name.quotedForMessage()) (known: \(ExportPreset.names.joined(separator: ", ")))")
+                throw call.argumentError(2, "unknown preset \(name.quotedForMessage())\(NameSuggestion.hint(for: name, among: ExportPreset.names)) (known: \(ExportPreset.names.joined(separator: ", ")))")
             }
             let session = ExportSession(composition: source, preset: preset)
             session.readFiles = readFiles

@@ -237,7 +237,7 @@ extension API {
         let properties = luaClass.allProperties
         try call.forEachField(of: index) { key in
             guard let property = properties[key] else {
-                throw call.argumentError(index, "unknown \(luaClass.name) property \(key.quotedForMessage())")
+                throw call.argumentError(index, "unknown \(luaClass.name) property \(key.quotedForMessage())\(NameSuggestion.hint(for: key, among: properties.keys))")
             }
             guard let setter = property.set else { throw call.argumentError(index, "\(luaClass.name) property '\(key)' is read-only") }
             do {

@@ -67,7 +67,11 @@ struct REPLCatalog {
         let className = bare.prefix(1).uppercased() + bare.dropFirst()
         let luaClass = host.api.allClasses.first { $0.name == className || $0.name == bare }
         let parts = [function?.doc, luaClass.map(describe)].compactMap { $0 }
-        guard !parts.isEmpty else { return "no av function or class named \"\(name)\"; help() lists them" }
+        guard !parts.isEmpty else {
+            let names = host.api.functionHelp.map(\.name) + host.api.allClasses.map(\.name)
+            let near = NameSuggestion.closest(to: name.hasPrefix("av.") ? name : bare, among: names + names.map { String($0.dropFirst(3)) })
+            return "no av function or class named \"\(name)\"\(near.map { "; did you mean \($0)?" } ?? ""); help() lists them"
+        }
         return parts.joined(separator: "\n")
     }
 

@@ -288,6 +288,16 @@ package final class ScriptHost {
         lua_createtable(L, 0, 6)                                        // glue host
         try state.callProtected(moon_sandbox_helpers, resultCount: 1)  // glue host helpers
         lua_setfield(L, -2, "helpers")
+        // "did you mean fontSize?" for a mistyped parameter, as for properties and methods.
+        state.setFunction("closestName") { call in
+            let names = try (0..<call.rawLength(2)).map { index in
+                defer { call.pop() }
+                call.pushElement(of: 2, index + 1)
+                return try call.string(-1)
+            }
+            if let near = NameSuggestion.closest(to: try call.string(1), among: names) { call.push(near) } else { call.pushNil() }
+            return 1
+        }
         state.setFunction("openEffect") { [unowned self, unowned state] call in
             let box = try effectBox(try call.string(1), caller: state)
             // Its own state has no handles to itself (they are proxies into another state).

@@ -132,6 +132,20 @@ import TestSupport
                            "unknown command :nope; :help lists the commands"], "\(result.err)")
     }
 
+    /// Issue 25: did-you-mean for presets, constructor properties, effect parameters and
+    /// help("…"), as for methods.
+    @Test func nearMissesAreNamedEverywhere() throws {
+        let result = try pipedSession([
+            "help('Layr')", "av.exportSession(av.composition(), 'HighestQualty')", "av.layer{ backgroundColour = 'red' }",
+            "require('effects.lyrics'){ cues = {}, renderSize = {1, 1}, fontSise = 3 }", "av.keyframeAnimation{ keyPath = 'opacity', valeus = {0, 1} }",
+        ], in: scratchDirectory())
+        #expect(result.out.contains("no av function or class named \"Layr\"; did you mean Layer?"), "\(result.out)")
+        for hint in ["\"HighestQualty\"; did you mean HighestQuality?", "\"backgroundColour\"; did you mean backgroundColor?",
+                     "unknown parameter fontSise; did you mean fontSize?", "\"valeus\"; did you mean values?"] {
+            #expect(result.err.contains(hint), "\(hint): \(result.err)")
+        }
+    }
+
     @Test func helpComesFromTheBindingTables() throws {
         let result = try pipedSession([
             "help()", "help(av.exportSession)", "comp = av.composition()", "help(comp)", "help('nothing')", "help(print)",

@@ -127,7 +127,7 @@ let lyricsEffect = """
         ("lyrics{ text = 'a', lines = ('あ'):rep(30) }", "parameter lines must be an integer ≥ 1, got \"\(String(repeating: "あ", count: 30))\""),
         ("lyrics{ text = {} }", "parameter text must be a string, got table"),
         ("lyrics{ fontSize = 20 }", "parameter text is required (a string)"),
-        ("lyrics{ text = 'a', fontsize = 20 }", "unknown parameter fontsize (parameters: fontSize, color, lines, text, shadow)"),
+        ("lyrics{ text = 'a', fontsize = 20 }", "unknown parameter fontsize; did you mean fontSize? (parameters: fontSize, color, lines, text, shadow)"),
         ("lyrics{ 'a' }", "options must be name = value pairs, got the number key 1"),
         ("lyrics('a')", "options must be a table of name = value, got \"a\""),
         ("lyrics.version = '2'", nil),

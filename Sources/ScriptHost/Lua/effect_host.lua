@@ -20,6 +20,7 @@ local concat = table.concat
 local floor, huge, mathType, toInteger = math.floor, math.huge, math.type, math.tointeger
 local utf8Length, utf8Offset = utf8.len, utf8.offset
 local raise = C.raiseFromScript
+local closestName = host.closestName
 
 local function copy(t)
   local result = {}
@@ -109,9 +110,14 @@ local function check(parameter, value)
   return true, value
 end
 
-local function parameterNames(info)
+local function namesOf(info)
   local names = {}
   for i, parameter in next, info.parameters do names[i] = parameter.name end
+  return names
+end
+
+local function parameterNames(info)
+  local names = namesOf(info)
   return #names > 0 and "parameters: " .. concat(names, ", ") or "it takes no parameters"
 end
 
@@ -125,7 +131,10 @@ local function validate(info, options, label)
   local params = {}
   for key, value in next, options do
     if type(key) ~= "string" then fail("options must be name = value pairs, got the %s key %s", type(key), show(key)) end
-    if info.byName[key] == nil then fail("unknown parameter %s (%s)", key, parameterNames(info)) end
+    if info.byName[key] == nil then
+      local near = closestName(key, namesOf(info))
+      fail("unknown parameter %s%s (%s)", key, near and format("; did you mean %s?", near) or "", parameterNames(info))
+    end
     params[key] = value
   end
   for _, parameter in next, info.parameters do
