@@ -41,6 +41,33 @@ package enum Paths {
         if durably { try sync(folder: above) }
     }
 
+    /// Writes `text` to `path` whole or not at all: into a temporary file beside it, synced,
+    /// then linked into place (an existing file is an error, `EEXIST`) or, `replacing`,
+    /// renamed over it.
+    package static func writeFile(_ text: String, to path: String, replacing: Bool) throws {
+        let temporary = parent(of: path) + "/.\(name(of: path)).moonreel-\(getpid()).tmp"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw SystemError("cannot write \(path)", code: errno) }
+        defer { unlink(temporary) }
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            if written < 0, errno == EINTR { continue }
+            guard written > 0 else {
+                let code = errno
+                close(descriptor)
+                throw SystemError("cannot write \(path)", code: code)
+            }
+            bytes = bytes.dropFirst(written)
+        }
+        let synced = fsync(descriptor) == 0
+        close(descriptor)
+        guard synced else { throw SystemError("cannot write \(path)", code: errno) }
+        guard (replacing ? rename(temporary, path) : link(temporary, path)) == 0 else {
+            throw SystemError(errno == EEXIST ? "\(path) exists" : "cannot write \(path)", code: errno)
+        }
+    }
+
     /// Flushes a folder's entries to disk (after a file in it was made, renamed or removed).
     package static func sync(folder: String) throws {
         let descriptor = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)

@@ -54,6 +54,8 @@ package final class REPL {
     private var snapshotCount = 0
     /// Whether `:studio` is on: every statement then updates the page.
     private var studioShown = false
+    /// The statements that ran without an error, in order, for `:save`.
+    private var accepted: [String] = []
     /// Whether any statement failed (a piped session then exits with 1).
     private var failed = false
 
@@ -127,7 +129,7 @@ package final class REPL {
         while true {
             switch compile(statement) {
             case .ready:
-                runCompiledStatement()
+                if runCompiledStatement() { accepted.append(statement) }
                 return statement
             case .failed(let error):
                 report(error.message)
@@ -165,10 +167,11 @@ package final class REPL {
         }
     }
 
-    /// Calls the compiled function on top of the stack and prints what it returned.
-    private func runCompiledStatement() {
+    /// Calls the compiled function on top of the stack and prints what it returned; false
+    /// when it failed.
+    private func runCompiledStatement() -> Bool {
         let lua = host.lua
-        runStatement {
+        return runStatement {
             let count = try lua.withRunLimits(host.scripts.limits.script) { try lua.call(argumentCount: 0) }
             guard count > 0 else { return }
             // stack: results… → format(results…) → text
@@ -180,22 +183,27 @@ package final class REPL {
     }
 
     /// Runs one unit of work with Ctrl-C armed, reports its error in one line, and notes
-    /// which globals now hold compositions.
-    private func runStatement(_ body: () throws -> Void) {
+    /// which globals now hold compositions. False when it failed.
+    @discardableResult
+    private func runStatement(_ body: () throws -> Void) -> Bool {
         let L = host.lua.L
         let base = lua_gettop(L)
         defer { lua_settop(L, base) }
         signals.beginStatement(host.scripts.interrupter)
+        var succeeded = true
         do {
             try body()
         } catch let error as ScriptError {
+            succeeded = false
             report(error.stop == .interrupted ? "interrupted" : error.message)
         } catch {
+            succeeded = false
             report("moonreel: \(error)")
         }
         signals.endStatement()
         noteCompositionGlobals()
         if studioShown { _ = showInStudio(reporting: false) }
+        return succeeded
     }
 
     /// Notes which globals now hold compositions and video compositions: the one assigned
@@ -247,7 +255,11 @@ package final class REPL {
         case "load":
             let words = REPL.words(in: argument)
             guard let file = words.first else { report(":load needs a script file: :load FILE [ARGS...]"); break }
-            runStatement { try host.scripts.runScript(atPath: file, arguments: Array(words.dropFirst())) }
+            if runStatement({ try host.scripts.runScript(atPath: file, arguments: Array(words.dropFirst())) }) {
+                accepted.append("-- :load \(argument) (run that script first to repeat this session)")
+            }
+        case "save", "save!":
+            save(to: argument, replacing: name == "save!")
         case "reset":
             do {
                 let fresh = try MoonreelHost(limits: options.limits, effectSearchPath: options.searchPath)
@@ -255,6 +267,7 @@ package final class REPL {
                 host = fresh
                 compositionGlobals = [:]
                 current = [:]
+                accepted = []
                 writeREPLOutput("fresh session: every global is gone\n")
             } catch {
                 report("moonreel: cannot start a fresh session: \(error)")
@@ -270,6 +283,30 @@ package final class REPL {
             report("unknown command :\(name); :help lists the commands")
         }
         return true
+    }
+
+    /// `:save FILE`: the statements that ran without an error, as a script (a bare expression
+    /// the REPL printed becomes `print(…)`); an existing file is replaced only by `:save!`.
+    private func save(to path: String, replacing: Bool) {
+        guard !path.isEmpty else { report(":save needs a file: :save FILE.lua (:save! FILE.lua replaces one)"); return }
+        let L = host.lua.L
+        let lines = accepted.map { statement -> String in
+            let base = lua_gettop(L)
+            defer { lua_settop(L, base) }
+            guard statement.hasPrefix("-- :load") || (try? host.lua.load(statement, chunkName: REPL.chunkName)) != nil else {
+                return "print(\(statement))"
+            }
+            return statement
+        }
+        let text = "-- Saved from moonreel repl: the statements that ran without an error.\n" + lines.joined(separator: "\n") + "\n"
+        do {
+            try Paths.writeFile(text, to: path, replacing: replacing)
+            writeREPLOutput("saved \(accepted.count) statement\(accepted.count == 1 ? "" : "s") to \(path)\n")
+        } catch let error as SystemError where error.code == EEXIST {
+            report(":save: \(path) exists; :save! \(path) replaces it")
+        } catch {
+            report(":save: \(error)")
+        }
     }
 
     /// `:snapshot T [file.png]` through the Lua API (`av.imageGenerator(comp, {videoComposition =

@@ -21,6 +21,7 @@ struct REPLCatalog {
           :studio                 show the current composition live in the browser (the page follows every statement)
           :probe FILE             what the engine sees in a media file
           :load FILE              run a script file in this session
+          :save FILE              write the statements that ran without an error as a script (:save! replaces a file)
           :reset                  start a fresh session (all globals are lost)
           :quit                   leave (Ctrl-D too)
         """

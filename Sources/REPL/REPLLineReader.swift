@@ -84,11 +84,13 @@ private let cancelKey: Int32 = 3
 /// a Ctrl-C at the prompt ends the line being edited (libedit's own signal handling would
 /// re-raise SIGINT to the whole process group instead).
 final class TerminalLineReader: REPLLineReader {
-    private let historyPath: String?
+    private var history: REPLHistory?
+    /// Every entry, for rewriting the file when it grows too long.
+    private var entries: [String] = []
     private var historyWarningShown = false
 
     init(signals: REPLSignals, historyPath: String?, completer: @escaping (String) -> [String]) {
-        self.historyPath = historyPath
+        history = historyPath.map(REPLHistory.init(path:))
         editorSignals = signals
         editorCompleter = completer
         // Multibyte input needs a UTF-8 character type; "C" would show "é" as two bytes.
@@ -120,8 +122,9 @@ final class TerminalLineReader: REPLLineReader {
             }
         }
         using_history()
-        stifle_history(1000)
-        if let historyPath { _ = read_history(historyPath) }
+        stifle_history(Int32(REPLHistory.limit))
+        entries = history?.load() ?? []
+        for entry in entries.suffix(REPLHistory.limit) { add_history(entry) }
     }
 
     func read(prompt: String) -> REPLInput {
@@ -139,11 +142,14 @@ final class TerminalLineReader: REPLLineReader {
     func remember(_ entry: String) {
         guard !entry.isEmpty else { return }
         add_history(entry)
-        guard let historyPath else { return }
-        if write_history(historyPath) != 0, !historyWarningShown {
+        guard var file = history else { return }
+        entries.append(entry)
+        if !file.append(entry, keeping: { entries }), !historyWarningShown {
             historyWarningShown = true
-            reportREPLError("moonreel: cannot write the history file \(historyPath)")
+            reportREPLError("moonreel: cannot write the history file \(file.path)")
         }
+        if entries.count > REPLHistory.limit * 2 { entries = Array(entries.suffix(REPLHistory.limit)) }
+        history = file
     }
 }
 

@@ -55,6 +55,9 @@ import TestSupport
         let dataHome = directory + "/data"
         let clip = try Fixtures.clip(seconds: 6)
         let prompt = "> $"
+        // A history file in libedit's own format (spaces as \\040) from an earlier version.
+        try FileManager.default.createDirectory(atPath: dataHome + "/moonreel", withIntermediateDirectories: true)
+        try "_HiStOrY_V2_\n'old'\\040..\\040'\\040entry'\n".write(toFile: dataHome + "/moonreel/history", atomically: true, encoding: .utf8)
         let first = try terminalSession([
             Step(expect: prompt),
             Step(send: "for i = 1, 2 do\r", expect: ">> $"),
@@ -91,7 +94,10 @@ import TestSupport
         #expect(second.ok, "step \(second.failed_step ?? -1) failed; transcript:\n\(second.transcript)")
         #expect(second.status == 0)
         let history = try String(contentsOfFile: dataHome + "/moonreel/history", encoding: .utf8)
-        #expect(history.contains("for\\040i\\040=\\0401,\\0402\\040do\\012print(i\\040*\\04010)\\040end"), "a multi-line statement is one entry")
+        // Issue 25: a history people can read — no \\040 escapes; a statement typed over
+        // several lines is one entry, its further lines indented by a tab.
+        #expect(history.hasPrefix("'old' .. ' entry'\n"), "the old file, read and written anew: \(history)")
+        #expect(history.contains("for i = 1, 2 do\n\tprint(i * 10) end\n") && !history.contains("\\040"), "\(history)")
     }
 
     @Test func ctrlCCancelsAnExportCleanlyAndTheNextExportWorks() throws {
@@ -144,6 +150,22 @@ import TestSupport
                      "unknown parameter fontSise; did you mean fontSize?", "\"valeus\"; did you mean values?"] {
             #expect(result.err.contains(hint), "\(hint): \(result.err)")
         }
+    }
+
+    /// Issue 25: `:save FILE` writes the statements that ran without an error as a script
+    /// that does the same again; an existing file is replaced only by `:save!`.
+    @Test func saveWritesTheAcceptedStatementsAsAScript() throws {
+        let directory = scratchDirectory()
+        let result = try pipedSession([
+            "x = 6", "error('not this one')", "y = x *", "7", "x * y", "for i = 1, 2 do", "print('line ' .. i) end", ":save session.lua",
+            ":save session.lua", "z = 1", ":save! session.lua",
+        ], in: directory)
+        #expect(result.out.contains("saved 4 statements to session.lua") && result.out.contains("saved 5 statements to session.lua"), "\(result.out)")
+        #expect(result.err.contains(":save: session.lua exists; :save! session.lua replaces it"), "\(result.err)")
+        let script = try String(contentsOfFile: directory + "/session.lua", encoding: .utf8)
+        #expect(script.contains("x = 6\ny = x *\n7\nprint(x * y)\nfor i = 1, 2 do\nprint('line ' .. i) end\nz = 1\n") && !script.contains("not this one"), "\(script)")
+        let again = try Moonreel.run(["run", directory + "/session.lua"])
+        #expect(again.status == 0 && again.out == "252\nline 1\nline 2\n", "\(again.out) \(again.err)")
     }
 
     @Test func helpComesFromTheBindingTables() throws {
