@@ -243,6 +243,40 @@ package final class ScriptHost {
     /// Checks that an effect file (`NAME.lua`) or folder (`NAME/` with `init.lua`) loads in
     /// the sandbox and declares valid metadata, before `moonreel effects install` copies it.
     package func checkEffect(atPath path: String) throws -> EffectInfo {
+        let (module, folder) = try candidate(atPath: path)
+        candidateFolder = folder
+        defer { candidateFolder = nil }
+        return try effectInfo(named: module)
+    }
+
+    /// Applies the effect at `path` once with its defaults, under the limits, as `effects
+    /// install` does before copying it; false (nothing run) when a parameter has no default.
+    package func applyEffectOnce(atPath path: String) throws -> Bool {
+        let (module, folder) = try candidate(atPath: path)
+        candidateFolder = folder
+        defer { candidateFolder = nil }
+        let info = try effectInfo(named: module)
+        guard !info.parameters.contains(where: \.required) else { return false }
+        let saved = effectBoxes
+        effectBoxes = [:]
+        defer { effectBoxes = saved }
+        let L = lua.L
+        let base = lua_gettop(L)
+        defer { lua_settop(L, base) }
+        do {
+            try lua.withRunLimits(limits.script) {
+                try lua.load("local effect = require(...); effect{}", chunkName: "=[effects install]")
+                LuaState.push(L, "effects." + module)
+                _ = try lua.call(argumentCount: 1, resultCount: 0)
+            }
+        } catch let error as ScriptError {
+            throw ScriptError(kind: error.kind, message: "applied once with its defaults, it fails: \(error.message)")
+        }
+        return true
+    }
+
+    /// The module an effect file or folder would be, and the folder it is in.
+    private func candidate(atPath path: String) throws -> (module: String, folder: String) {
         let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
         let entry = Paths.name(of: trimmed)
         let isFile = FileSystem.kind(of: trimmed) == .file
@@ -253,9 +287,7 @@ package final class ScriptHost {
         guard !module.contains("."), (try? EffectLocator.relativePath(of: module)) != nil else {
             throw ScriptError(kind: .file, message: "\(path): effect names are one word (letters, digits, '_', '-')")
         }
-        candidateFolder = Paths.parent(of: trimmed)
-        defer { candidateFolder = nil }
-        return try effectInfo(named: module)
+        return (module, Paths.parent(of: trimmed))
     }
 
     private var locator: EffectLocator {

@@ -142,9 +142,13 @@ struct Effects: ParsableCommand {
                         throw EffectInstaller.Refusal(description: "it would hide the bundled effect \"\(info.module)\" from every script; pass --force to install it anyway")
                     }
                 }
+                let tried = try host.scripts.applyEffectOnce(atPath: source)
                 let installed = try EffectInstaller(folder: folder).install(source, as: info.module, overwrite: overwrite)
                 let note = replaced.map { " (replacing \($0.isEmpty ? "an unversioned one" : $0))" } ?? ""
                 print("installed effect \"\(info.module)\" \(info.version.oneLine) at \(installed)\(note.oneLine)")
+                let required = info.parameters.filter(\.required).map(\.name)
+                print(tried ? "  applied once with its defaults: it works"
+                            : "  not applied before installing: \(required.joined(separator: ", ")) \(required.count == 1 ? "has" : "have") no default")
             } catch {
                 printError("moonreel: effects install \(path): \(firstLine(of: error))")
                 throw ExitCode(Exit.failed)

@@ -64,7 +64,7 @@ import TestSupport
         let installed = try moonreel(["effects", "install", source])
         #expect(installed.status == 0, "\(installed.err)")
         let target = dataHome + "/moonreel/effects/glow"
-        #expect(installed.out == "installed effect \"glow\" 0.2 at \(target)\n")
+        #expect(installed.out == "installed effect \"glow\" 0.2 at \(target)\n  applied once with its defaults: it works\n")
         #expect(try FileManager.default.contentsOfDirectory(atPath: target).sorted() == ["README.txt", "init.lua", "shape.lua"])
         #expect(try FileManager.default.contentsOfDirectory(atPath: dataHome + "/moonreel/effects") == ["glow"], "no temporary left")
 
@@ -116,6 +116,31 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: dataHome + "/moonreel/effects/hostile.lua"))
     }
 
+    /// Issue 25: install also applies an effect once with its defaults, under the limits, so
+    /// one that loads but fails (or never ends) when used is refused, not installed.
+    @Test func installAppliesTheEffectOnceWithItsDefaults() throws {
+        let badge = work + "/badge.lua"
+        let effect = { (body: String) in
+            try """
+                return { name = "badge", version = "1.0.0", description = "A badge",
+                  parameters = { { name = "text", type = "string", default = "NEW" }, { name = "size", type = "number", default = 40 } },
+                  apply = function(p) \(body) end }
+                """.write(toFile: badge, atomically: true, encoding: .utf8)
+        }
+        try effect("return av.textLayer{ string = p.text, fontSize = p.size * p.missing }")
+        let failing = try moonreel(["effects", "install", badge])
+        #expect(failing.status == 1 && failing.err.contains("applied once with its defaults, it fails: effects/badge.lua:3: attempt to perform arithmetic on a nil value"), "\(failing.err)")
+        try effect("while true do end")
+        let endless = try moonreel(["effects", "install", badge])
+        #expect(endless.status == 1 && endless.err.contains("applied once with its defaults, it fails") && endless.err.contains("limit"), "\(endless.err)")
+        #expect(!FileManager.default.fileExists(atPath: dataHome + "/moonreel/effects/badge.lua"))
+        try effect("return av.textLayer{ string = p.text, fontSize = p.size }")
+        let working = try moonreel(["effects", "install", badge])
+        #expect(working.status == 0 && working.out.contains("applied once with its defaults: it works"), "\(working.out) \(working.err)")
+        let needsCues = try moonreel(["effects", "install", "--force", try writeGlowEffect()])
+        #expect(needsCues.status == 0 && needsCues.out.contains("applied once with its defaults: it works"), "\(needsCues.out) \(needsCues.err)")
+    }
+
     @Test func singleFileEffectFromMoonreelPathIsListed() throws {
         let library = work + "/library"
         try FileManager.default.createDirectory(atPath: library + "/effects", withIntermediateDirectories: true)
@@ -155,19 +180,19 @@ import TestSupport
         let downgrade = try moonreel(["effects", "install", "--overwrite", older])
         #expect(downgrade.status == 1 && downgrade.err.contains("it would replace \"sparkle\" 0.1.0 with the older 0.0.9; pass --force to downgrade"))
         let forced = try moonreel(["effects", "install", "--overwrite", "--force", older])
-        #expect(forced.out.hasSuffix("(replacing 0.1.0)\n"), "\(forced.err)")
+        #expect(forced.out.contains("(replacing 0.1.0)\n"), "\(forced.err)")
 
         let unversioned = work + "/older/plain.lua"
         try "return { version = 'latest' }".write(toFile: unversioned, atomically: true, encoding: .utf8)
         #expect(try moonreel(["effects", "install", unversioned]).err.contains("its version \"latest\" is not a semantic version"))
         // One rule for versions (issue 25): "1" is 1.0.0, as the bundled effects' "1.0" is.
         let short = work + "/older/short.lua"
-        try "return { version = '1' }".write(toFile: short, atomically: true, encoding: .utf8)
+        try "return { version = '1', apply = function() end }".write(toFile: short, atomically: true, encoding: .utf8)
         #expect(try moonreel(["effects", "install", short]).out.hasPrefix("installed effect \"short\" 1 at"))
-        try "return { version = '1.0.1' }".write(toFile: short, atomically: true, encoding: .utf8)
-        #expect(try moonreel(["effects", "install", "--overwrite", short]).out.hasSuffix("(replacing 1)\n"))
+        try "return { version = '1.0.1', apply = function() end }".write(toFile: short, atomically: true, encoding: .utf8)
+        #expect(try moonreel(["effects", "install", "--overwrite", short]).out.contains("(replacing 1)\n"))
         let lyrics = work + "/older/lyrics.lua"
-        try "return { version = '9.0.0' }".write(toFile: lyrics, atomically: true, encoding: .utf8)
+        try "return { version = '9.0.0', apply = function() end }".write(toFile: lyrics, atomically: true, encoding: .utf8)
         #expect(try moonreel(["effects", "install", lyrics]).err.contains("it would hide the bundled effect \"lyrics\""))
         #expect(try moonreel(["effects", "install", "--force", lyrics]).status == 0)
         #expect(try moonreel(["effects", "list"]).out.contains("shadows the bundled effect \"lyrics\""))
