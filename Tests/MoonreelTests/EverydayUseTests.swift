@@ -68,20 +68,29 @@ import TestSupport
 
         let sheet = Fixtures.scratchPath("sheet.png")
         let grid = try Moonreel.run(["snapshot", clip, "--every", "1.5", "--grid", "3x2", "--width", "100", "-o", sheet])
-        #expect(grid.status == 0 && grid.out == "\(sheet) (300×150, 4 frames every 1.5 s)\n", "\(grid.err)")
+        #expect(grid.status == 0 && grid.out == "\(sheet) (332×174, 4 frames every 1.5 s)\n", "\(grid.err)")
         let image = try Tool.rgbFrame(sheet, at: 0)
-        // Four tiles (0, 1.5, 3, 4.5 s) in a 3×2 grid: the last two cells are black, the first
-        // tile is the frame at 0 and the fourth the frame at 4.5 s.
-        #expect(image.width == 300 && image.height == 150)
-        let corner = image.mean(x: 220, y: 90, width: 60, height: 50)
-        #expect(corner.r < 10 && corner.g < 10 && corner.b < 10)
+        // Four tiles (0, 1.5, 3, 4.5 s) of 100×75 in a 3×2 grid, 8 px gaps: the last two cells
+        // are the dark ground, the first tile is the frame at 0 and the fourth the frame at
+        // 4.5 s (compared above their time labels).
+        #expect(image.width == 332 && image.height == 174)
+        let corner = image.mean(x: 240, y: 100, width: 60, height: 50)
+        #expect(corner.r < 30 && corner.g < 30 && corner.b < 30)
         let framesReference = Fixtures.scratchPath("frames.png")
         try Tool.ffmpeg(["-y", "-i", clip, "-vf", "select='eq(n\\,0)+eq(n\\,135)',scale=100:-1:flags=bicubic,tile=2x1", "-frames:v", "1", framesReference])
         let expected = try Tool.rgbFrame(framesReference, at: 0)
-        let first = image.mean(x: 10, y: 10, width: 80, height: 55), firstExpected = expected.mean(x: 10, y: 10, width: 80, height: 55)
-        let fourth = image.mean(x: 10, y: 85, width: 80, height: 55), fourthExpected = expected.mean(x: 110, y: 10, width: 80, height: 55)
+        let first = image.mean(x: 18, y: 10, width: 80, height: 35), firstExpected = expected.mean(x: 10, y: 2, width: 80, height: 35)
+        let fourth = image.mean(x: 18, y: 93, width: 80, height: 35), fourthExpected = expected.mean(x: 110, y: 2, width: 80, height: 35)
         #expect(abs(first.r - firstExpected.r) + abs(first.g - firstExpected.g) + abs(first.b - firstExpected.b) < 15)
         #expect(abs(fourth.r - fourthExpected.r) + abs(fourth.g - fourthExpected.g) + abs(fourth.b - fourthExpected.b) < 15)
+        // Issue 25: the time of each tile is written on it (white ink in the lower-left corner).
+        let label = image.mean(x: 10, y: 62, width: 40, height: 18), above = image.mean(x: 10, y: 40, width: 40, height: 18)
+        #expect(label.r + label.g + label.b != above.r + above.g + above.b)
+        // --count N spreads N frames evenly; --sheet-width sets the whole sheet's width.
+        let spread = try Moonreel.run(["snapshot", clip, "--count", "4", "--sheet-width", "400", "-o", sheet, "--overwrite"])
+        #expect(spread.status == 0 && spread.out.hasPrefix("\(sheet) (400×") && spread.out.contains("4 frames spread over 0:06.00"), "\(spread.out) \(spread.err)")
+        let both = try Moonreel.run(["snapshot", clip, "--count", "4", "--every", "1", "-o", sheet])
+        #expect(both.status == 2 && both.err.contains("give one of --at (one frame), --count N or --every SECONDS"), "\(both.err)")
         let bad = try Moonreel.run(["snapshot", clip, "--at", "1:99"])
         #expect(bad.status == 2 && bad.err.contains("--at must be seconds or a timecode"), "\(bad.err)")
     }

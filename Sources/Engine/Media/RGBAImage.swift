@@ -77,28 +77,6 @@ public final class RGBAImage: @unchecked Sendable {
     /// The pixels as a borrowed view, valid while this image is alive.
     package var view: BGRAPixels { BGRAPixels(base: pixels, width: width, height: height, stride: stride) }
 
-    /// Pictures laid out left to right, top to bottom, `columns` a row, on black: a contact
-    /// sheet. Each cell is as large as the largest picture; smaller ones sit at its top left.
-    /// - Throws: `EngineError` when `tiles` is empty, `columns` < 1, or the sheet would be
-    ///   larger than 16384 pixels a side or 100 megapixels.
-    public static func contactSheet(_ tiles: [RGBAImage], columns: Int) throws -> RGBAImage {
-        guard !tiles.isEmpty, columns > 0 else { throw EngineError("a contact sheet needs pictures and at least one column") }
-        let cellWidth = tiles.map(\.width).max() ?? 1, cellHeight = tiles.map(\.height).max() ?? 1
-        let rows = (tiles.count + columns - 1) / columns
-        let sheet = try RGBAImage(width: cellWidth * min(columns, tiles.count), height: cellHeight * rows)
-        for y in 0..<sheet.height {
-            let row = sheet.row(y)
-            for x in 0..<sheet.width { row[x * 4 + 3] = 255 }
-        }
-        for (index, tile) in tiles.enumerated() {
-            let left = (index % columns) * cellWidth, top = (index / columns) * cellHeight
-            for y in 0..<tile.height {
-                (sheet.row(top + y) + left * 4).update(from: tile.row(y), count: tile.width * 4)
-            }
-        }
-        return sheet
-    }
-
     /// The first byte of row `y`.
     func row(_ y: Int) -> UnsafeMutablePointer<UInt8> { pixels + y * stride }
     /// Memory the pixels take, in bytes (stride × height), for cache budgets.
