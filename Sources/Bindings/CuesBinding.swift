@@ -33,7 +33,7 @@ extension API {
                 }
                 return 1
             }),
-            ("readCues", "av.readCues(path [, {format=, duration=, strict=}]): cues {text=, start=, finish=, id=, words=} from CSV, LRC, SRT, WebVTT or ASS/SSA; a bad block is dropped, and overlapping cues and cues past `duration` noted (strict = true: the error) (docs/timed-text.md)", { [unowned self] call in
+            ("readCues", "av.readCues(path [, {format=, duration=, strict=}]): cues {text=, start=, finish=, id=, words={text=, start=, finish=, firstCharacter=, lastCharacter=, sweeps=}} from CSV, LRC, SRT, WebVTT or ASS/SSA; a bad block is dropped, and overlapping cues and cues past `duration` noted (strict = true: the error) (docs/timed-text.md)", { [unowned self] call in
                 let path = try filePath(call, 1)
                 readFiles.record(path)
                 var format: CueFormat? = nil
@@ -75,6 +75,7 @@ extension API {
                                 call.push(word.end.seconds); call.setField("finish")
                                 call.push(word.scalars.lowerBound); call.setField("firstCharacter")
                                 call.push(word.scalars.upperBound); call.setField("lastCharacter")
+                                call.push(word.sweeps); call.setField("sweeps")
                             }
                         }
                         call.setField("words")

@@ -172,6 +172,26 @@ import TestSupport
         #expect(sung[1] > sung[0] + 100 && sung[2] > sung[1] + 100, "the fill grows syllable by syllable: \(sung)")
     }
 
+    /// Issue 25: ASS `\\kf` fills a syllable smoothly across its time, inside the word (the
+    /// sung edge passes through a letter), where `\\k` lights it whole when it starts.
+    @Test func karaokeKfFillsInsideAWord() throws {
+        let line = { (syllables: String) in """
+            [Script Info]
+            ScriptType: v4.00+
+
+            [Events]
+            Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text
+            Dialogue: 0,0:00:00.00,0:00:04.00,Default,,0,0,0,,\(syllables)
+            """ }
+        // A quarter, a half and three quarters of the way through the first syllable (NN stays white).
+        let swept = try sungPixels(lyrics: line("{\\kf300}MMMM {\\k100}NN"), name: "fill.ass", at: [0.75, 1.5, 2.25])
+        #expect(swept[0] > 100 && swept[1] > swept[0] * 3 / 2 && swept[2] > swept[1] * 5 / 4, "the fill grows across the word: \(swept)")
+        #expect(abs(Double(swept[1]) / Double(swept[2]) - 2.0 / 3) < 0.12, "in step with time: \(swept)")
+        let whole = try sungPixels(lyrics: line("{\\k150}MMMM {\\k150}NN"), name: "jump.ass", at: [0.75, 1.4])
+        #expect(whole[0] > 0 && whole[0] == whole[1], "\\k lights the syllable at once: \(whole)")
+        #expect(abs(swept[2] - whole[0] * 3 / 4) < whole[0] / 8, "three quarters of the fill at three quarters of the time: \(swept) \(whole)")
+    }
+
     @Test func karaokeWithoutWordTimesSweepsEachLineEvenly() throws {
         let sung = try sungPixels(lyrics: "id,lyric,start_at,end_at\n1,SING ALONG NOW,0,3\n", name: "song.csv", at: [0.2, 1.5, 2.8])
         #expect(sung[0] < sung[1] && sung[1] < sung[2], "the fill grows over the line: \(sung)")

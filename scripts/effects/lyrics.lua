@@ -30,9 +30,13 @@ return {
     { name = "fadeIn", type = "number", min = 0, max = 10, default = 0, doc = "seconds of fade-in at each line's start" },
     { name = "fadeOut", type = "number", min = 0, max = 10, default = 0, doc = "seconds of fade-out before each line's finish" },
     { name = "karaokeColor", type = "color", doc = "colour of sung words: by the cues' word times (LRC, ASS \\k, VTT), else swept evenly over each line" },
+    { name = "karaokeFill", type = "string", default = "auto", doc = "\"word\": each word lights at once when it starts; \"smooth\": a fill sweeps across each word over its time; \"auto\": smooth where the cues say so (ASS \\kf, \\K), else by word" },
   },
 
   apply = function(p)
+    if not ({ auto = true, word = true, smooth = true })[p.karaokeFill] then
+      error('effect "lyrics": karaokeFill must be "auto", "word" or "smooth", got "' .. p.karaokeFill .. '"', 2)
+    end
     local width, height = p.renderSize[1] or p.renderSize.width, p.renderSize[2] or p.renderSize.height
     local size = p.fontSize or math.max(12, math.floor(height / 14))
     local margin = math.floor(width * 0.05)
@@ -79,11 +83,22 @@ return {
         if p.karaokeColor then
           line.highlightColor = p.karaokeColor
           local values, times, mode = { 0 }, { 0 }, "discrete"
-          if cue.words and #cue.words > 0 then
+          local function at(time) return math.min(math.max((time - cue.start) / length, times[#times]), 1) end
+          local smooth = p.karaokeFill == "smooth"
+          if p.karaokeFill == "auto" and cue.words then
+            for _, word in ipairs(cue.words) do smooth = smooth or word.sweeps end
+          end
+          if cue.words and #cue.words > 0 and smooth then
+            -- The fill sweeps across each word from its start to its finish, and holds between words.
+            mode = "linear"
             for _, word in ipairs(cue.words) do
-              local at = math.min(math.max((word.start - cue.start) / length, times[#times]), 1)
+              values[#values + 1], times[#times + 1] = word.firstCharacter, at(word.start)
+              values[#values + 1], times[#times + 1] = word.lastCharacter, at(word.finish)
+            end
+          elseif cue.words and #cue.words > 0 then
+            for _, word in ipairs(cue.words) do
               values[#values + 1] = word.lastCharacter
-              times[#times + 1] = at
+              times[#times + 1] = at(word.start)
             end
           else
             -- No word times (CSV, plain SRT): the fill sweeps the line at an even pace.

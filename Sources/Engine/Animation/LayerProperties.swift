@@ -143,8 +143,11 @@ struct ResolvedLayer: Sendable {
         case (.foregroundColor, .color(let c)): text?.foregroundColor = c
         case (.shadowOpacity, .number(let n)): text?.shadowOpacity = n
         case (.highlightedScalars, .number(let n)):
-            // Rounded down: a scalar lights up once its time has fully come.
-            text?.highlightedScalars = n.isNaN ? 0 : Int(min(max(n, 0), Double(Int32.max)).rounded(.down))
+            // The whole part lights whole scalars; the rest fills the next one from its
+            // leading edge (a linear animation between word edges sweeps across the word).
+            let value = n.isNaN ? 0 : min(max(n, 0), Double(Int32.max))
+            text?.highlightedScalars = Int(value.rounded(.down))
+            text?.highlightFraction = ((value - value.rounded(.down)) * 32).rounded(.down) / 32
         case (.filterParameter(let name, let parameter), .number(let n)):
             guard let index = properties.filters.firstIndex(where: { $0.name == name }) else { break }
             properties.filters[index].setClamped(parameter, n)

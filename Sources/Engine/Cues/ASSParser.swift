@@ -56,21 +56,23 @@ struct ASSParser {
         var builder = TimedTextBuilder()
         var elapsed: Int64 = 0          // centiseconds from the line's start
         var pendingStart: MediaTime?    // when the next syllable starts, if a \k tag said so
+        var pendingSweeps = false       // \kf and \K fill the syllable across its time
         var isKaraoke = false
         var pendingText = ""
         func flushText() {
             guard !pendingText.isEmpty else { return }
-            builder.append(pendingText, startingAt: pendingStart)
+            builder.append(pendingText, startingAt: pendingStart, sweeps: pendingSweeps)
             pendingStart = nil
             pendingText = ""
         }
         var rest = markup
         while !rest.isEmpty {
             if rest.first == "{", let close = rest.firstIndex(of: "}") {
-                for duration in karaokeDurations(in: rest[rest.index(after: rest.startIndex)..<close]) {
+                for (duration, sweeps) in karaokeDurations(in: rest[rest.index(after: rest.startIndex)..<close]) {
                     flushText()
                     isKaraoke = true
                     pendingStart = start + MediaTime(value: elapsed, timescale: 100)
+                    pendingSweeps = sweeps
                     elapsed += duration
                 }
                 rest = rest[rest.index(after: close)...]
@@ -88,13 +90,15 @@ struct ASSParser {
         return (text, isKaraoke ? words : [])
     }
 
-    /// The centisecond values of the karaoke tags in one override block, in order.
-    static func karaokeDurations(in block: Substring) -> [Int64] {
-        block.split(separator: "\\").compactMap { tag -> Int64? in
+    /// The centisecond values of the karaoke tags in one override block, in order, and
+    /// whether each fills its syllable across its time (`\kf`, `\K`).
+    static func karaokeDurations(in block: Substring) -> [(centiseconds: Int64, sweeps: Bool)] {
+        block.split(separator: "\\").compactMap { tag -> (Int64, Bool)? in
             let name = tag.prefix { $0.isLetter }
             guard ["k", "K", "kf", "ko"].contains(String(name)) else { return nil }
             let digits = tag.dropFirst(name.count).prefix { $0.isASCII && $0.isNumber }
-            return digits.isEmpty || digits.count > 9 ? nil : Int64(digits)
+            guard !digits.isEmpty, digits.count <= 9, let value = Int64(digits) else { return nil }
+            return (value, name == "kf" || name == "K")
         }
     }
 }

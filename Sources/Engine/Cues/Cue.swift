@@ -36,6 +36,9 @@ public struct WordTiming: Sendable, Hashable {
     /// Offsets of the word's Unicode scalars in the cue's text
     /// (`TextStyle.highlightedScalars = scalars.upperBound` once it is sung).
     public var scalars: Range<Int>
+    /// Sung as a fill sweeping across the word over its time (ASS `\kf`, `\K`), rather than
+    /// all at once when it starts (`\k`, LRC and WebVTT word tags).
+    public var sweeps = false
 }
 
 /// Assembles a cue's text from segments, some of which start at a known time, and the
@@ -43,17 +46,19 @@ public struct WordTiming: Sendable, Hashable {
 struct TimedTextBuilder {
     private(set) var text = ""
     private var scalarCount = 0
-    private var words: [(text: String, start: MediaTime, scalars: Range<Int>)] = []
+    private var words: [(text: String, start: MediaTime, scalars: Range<Int>, sweeps: Bool)] = []
     private var segmentStart: MediaTime?
+    private var segmentSweeps = false
 
-    /// Text that begins at `start` (or continues the current word when nil).
-    mutating func append(_ segment: String, startingAt start: MediaTime?) {
-        if let start { segmentStart = start }
+    /// Text that begins at `start` (or continues the current word when nil); `sweeps`: it
+    /// is sung as a fill across it (see `WordTiming.sweeps`).
+    mutating func append(_ segment: String, startingAt start: MediaTime?, sweeps: Bool = false) {
+        if let start { (segmentStart, segmentSweeps) = (start, sweeps) }
         let leading = segment.unicodeScalars.prefix { $0.properties.isWhitespace }.count
         let word = segment.trimmed
         if let at = segmentStart, !word.isEmpty {
             let offset = scalarCount + leading
-            words.append((String(word), at, offset..<(offset + word.unicodeScalars.count)))
+            words.append((String(word), at, offset..<(offset + word.unicodeScalars.count), segmentSweeps))
             segmentStart = nil
         }
         text += segment
@@ -70,7 +75,7 @@ struct TimedTextBuilder {
             let word = words[i]
             let wordEnd = i + 1 < words.count ? words[i + 1].start : end
             let scalars = (word.scalars.lowerBound - leading)..<(word.scalars.upperBound - leading)
-            return WordTiming(text: word.text, start: word.start, end: MediaTime.max(wordEnd, word.start), scalars: scalars)
+            return WordTiming(text: word.text, start: word.start, end: MediaTime.max(wordEnd, word.start), scalars: scalars, sweeps: word.sweeps)
         }
         return (trimming ? String(text.trimmed) : text, timings)
     }

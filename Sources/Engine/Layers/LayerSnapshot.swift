@@ -190,6 +190,9 @@ public struct TextStyle: Sendable, Hashable {
     /// Karaoke: how many leading Unicode scalars of `string` are already sung; they are
     /// drawn in `highlightColor` (when set) instead of `foregroundColor`.
     public var highlightedScalars: Int = 0
+    /// Karaoke: how much of the next scalar is sung, 0 ≤ f < 1, from its leading edge (a
+    /// fill sweeping across a word: ASS `\kf`); in steps of 1/32, so a sweep draws a few dozen rasters.
+    public var highlightFraction: Double = 0
     /// Colour of the sung scalars (see `highlightedScalars`); nil: no highlight.
     public var highlightColor: Color? = nil
 

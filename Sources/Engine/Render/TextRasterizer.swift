@@ -85,6 +85,16 @@ package final class TextRasterizer {
             }
             setSource(cr, style.foregroundColor)
             pango_cairo_show_layout(cr, pango)
+            if let partial = self.partlySung(style, layout: pango) {
+                // The scalar being sung, filled from its leading edge: the text drawn again in
+                // the sung colour, clipped to that part of its box.
+                cairo_save(cr)
+                cairo_rectangle(cr, partial.x, partial.y, partial.width, partial.height)
+                cairo_clip(cr)
+                setSource(cr, style.highlightColor ?? style.foregroundColor)
+                pango_cairo_show_layout(cr, pango)
+                cairo_restore(cr)
+            }
         }
 
         let target = try CairoContext(drawingInto: image.view)
@@ -111,6 +121,20 @@ package final class TextRasterizer {
         }
         guard let trimmed = try image.trimmedToInk() else { return RasterizedText(image: nil, x: 0, y: 0) }
         return RasterizedText(image: trimmed.image, x: originX + trimmed.x, y: originY + trimmed.y)
+    }
+
+    /// The sung part of the scalar after the highlighted ones (layout pixels), or nil.
+    private func partlySung(_ style: TextStyle, layout: OpaquePointer) -> Rect? {
+        guard style.highlightColor != nil, style.highlightFraction > 0,
+              style.highlightedScalars < style.string.unicodeScalars.count else { return nil }
+        let index = style.string.unicodeScalars.prefix(style.highlightedScalars).reduce(0) { $0 + UTF8.width($1) }
+        var box = PangoRectangle()
+        pango_layout_index_to_pos(layout, Int32(index), &box)
+        let scale = Double(PANGO_SCALE)
+        // Right-to-left scalars have a negative width: their leading edge is on the right.
+        let (x, width) = (Double(box.x) / scale, Double(box.width) / scale)
+        let sung = width * style.highlightFraction
+        return Rect(x: sung >= 0 ? x : x + sung, y: Double(box.y) / scale, width: abs(sung), height: Double(box.height) / scale)
     }
 
     /// With `maxLines` but no truncation mode, lines past the limit are simply not drawn:
@@ -140,6 +164,7 @@ package final class TextRasterizer {
         guard (style.highlightColor?.alpha ?? style.foregroundColor.alpha) == style.foregroundColor.alpha else { return style }
         var shape = style
         shape.highlightedScalars = 0
+        shape.highlightFraction = 0
         shape.highlightColor = nil
         return shape
     }
