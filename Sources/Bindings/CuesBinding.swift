@@ -33,7 +33,7 @@ extension API {
                 }
                 return 1
             }),
-            ("readCues", "av.readCues(path [, {format=, duration=, strict=}]): cues {text=, start=, finish=, id=, words={text=, start=, finish=, firstCharacter=, lastCharacter=, sweeps=}} from CSV, LRC, SRT, WebVTT or ASS/SSA; a bad block is dropped, and overlapping cues and cues past `duration` noted (strict = true: the error) (docs/timed-text.md)", { [unowned self] call in
+            ("readCues", "av.readCues(path [, {format=, duration=, strict=}]): cues {text=, start=, finish=, id=, translation=, words={text=, start=, finish=, firstCharacter=, lastCharacter=, sweeps=}} from CSV, LRC, SRT, WebVTT or ASS/SSA; a bad block is dropped, and overlapping cues and cues past `duration` noted (strict = true: the error) (docs/timed-text.md)", { [unowned self] call in
                 let path = try filePath(call, 1)
                 readFiles.record(path)
                 var format: CueFormat? = nil
@@ -68,6 +68,7 @@ extension API {
                         call.push(cue.start.seconds); call.setField("start")
                         call.push(cue.end.seconds); call.setField("finish")
                         if let id = cue.identifier { call.push(id); call.setField("id") }
+                        if let translation = cue.translation { call.push(translation); call.setField("translation") }
                         call.pushArray(cue.words) { word in
                             call.pushRecord {
                                 call.push(word.text); call.setField("text")

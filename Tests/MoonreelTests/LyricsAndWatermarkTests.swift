@@ -192,6 +192,30 @@ import TestSupport
         #expect(abs(swept[2] - whole[0] * 3 / 4) < whole[0] / 8, "three quarters of the fill at three quarters of the time: \(swept) \(whole)")
     }
 
+    /// Issue 25: bilingual lyrics — a translation (LRC: a second line with the same time tag;
+    /// CSV: a translation column) is drawn under its line, smaller, and never sung.
+    @Test func translationsSitUnderTheirLinesUnsung() throws {
+        for (name, lyrics) in [("bilingual.lrc", "[00:00.00]SING ALONG\n[00:00.00]chantez avec nous\n[00:03.00]\n"),
+                               ("bilingual.csv", "lyric,translation,start_at,end_at\nSING ALONG,chantez avec nous,0,3\n")] {
+            let video = try Fixtures.solid("0x404040", seconds: 3, size: "640x360")
+            let path = Fixtures.scratchPath(name)
+            try lyrics.write(toFile: path, atomically: true, encoding: .utf8)
+            let output = (path as NSString).deletingLastPathComponent + "/bilingual.mp4"
+            try exportWithOverlay("require('effects.lyrics'){ cues = av.readCues(arg[2]), renderSize = {640, 360}, shadow = false, karaokeColor = '#FFFF00' }",
+                                  arguments: [video, path, output])
+            let frame = try Tool.rgbFrame(output, at: 2.5)
+            let rows = (240..<360).filter { y in (0..<640).contains { x in let p = frame.pixel(x, y); return min(p.r, p.g, p.b) > 180 || (p.r > 180 && p.g > 180) } }
+            // Two bands of ink: the lyric (sung: yellow at 2.5 s) and, below it, the translation (white).
+            let gaps = zip(rows, rows.dropFirst()).filter { $1 - $0 > 4 }
+            let lower = try #require(gaps.last?.1, "\(name): a second band of text under the lyric")
+            let translationInk = (lower..<360).flatMap { y in (0..<640).map { frame.pixel($0, y) } }
+            #expect(translationInk.contains { min($0.r, $0.g, $0.b) > 180 }, "\(name): the translation is white")
+            #expect(!translationInk.contains { $0.r > 180 && $0.g > 180 && $0.b < 100 }, "\(name): the translation is never sung")
+            let upper = (rows.first ?? 0)..<(gaps.last?.0 ?? 0)
+            #expect(upper.contains { y in (0..<640).contains { x in let p = frame.pixel(x, y); return p.r > 180 && p.g > 180 && p.b < 100 } }, "\(name): the lyric is sung")
+        }
+    }
+
     @Test func karaokeWithoutWordTimesSweepsEachLineEvenly() throws {
         let sung = try sungPixels(lyrics: "id,lyric,start_at,end_at\n1,SING ALONG NOW,0,3\n", name: "song.csv", at: [0.2, 1.5, 2.8])
         #expect(sung[0] < sung[1] && sung[1] < sung[2], "the fill grows over the line: \(sung)")

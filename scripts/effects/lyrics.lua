@@ -9,7 +9,7 @@
 -- Defaults: centred in the bottom third, white, two lines at most, shadowed.
 return {
   name = "lyrics",
-  version = "1.1",
+  version = "1.2",
   description = "Timed lyric lines (from av.readCues) drawn over the video, with fades and karaoke fill",
   author = "Moonreel",
   license = "MIT",
@@ -30,6 +30,7 @@ return {
     { name = "fadeIn", type = "number", min = 0, max = 10, default = 0, doc = "seconds of fade-in at each line's start" },
     { name = "fadeOut", type = "number", min = 0, max = 10, default = 0, doc = "seconds of fade-out before each line's finish" },
     { name = "karaokeColor", type = "color", doc = "colour of sung words: by the cues' word times (LRC, ASS \\k, VTT), else swept evenly over each line" },
+    { name = "translationScale", type = "number", min = 0.2, max = 1, default = 0.6, doc = "size of a cue's translation line (cue.translation) against the lyric's; drawn under it, not sung" },
     { name = "karaokeFill", type = "string", default = "auto", doc = "\"word\": each word lights at once when it starts; \"smooth\": a fill sweeps across each word over its time; \"auto\": smooth where the cues say so (ASS \\kf, \\K), else by word" },
   },
 
@@ -40,6 +41,8 @@ return {
     local width, height = p.renderSize[1] or p.renderSize.width, p.renderSize[2] or p.renderSize.height
     local size = p.fontSize or math.max(12, math.floor(height / 14))
     local margin = math.floor(width * 0.05)
+    local hasTranslations = false
+    for _, cue in ipairs(p.cues) do hasTranslations = hasTranslations or cue.translation ~= nil end
     local box = p.frame
     if not box then
       local third = ({ top = 0, middle = 1, bottom = 2 })[p.position]
@@ -48,6 +51,11 @@ return {
       local textHeight = math.floor(size * 1.35 * p.maxLines)
       local top = math.floor(height * third / 3 + (height / 3 - textHeight) / 2)
       box = { margin, top, width - 2 * margin, textHeight + size }
+      if hasTranslations then
+        -- One line of translation under the lyric, inside the third.
+        local extra = math.floor(size * p.translationScale * 1.4)
+        box = { margin, math.max(0, top - math.floor(extra / 2)), width - 2 * margin, textHeight + extra + math.floor(size / 4) }
+      end
     end
 
     -- Laid out from the top, y down (UIKit's way): the container flips its sublayers'
@@ -110,6 +118,23 @@ return {
           }, "karaoke")
         end
         container:addSublayer(line)
+        if cue.translation then
+          -- Under the lyric's lines, in the room the box keeps below them; shown with it, never sung.
+          local translationSize = math.max(8, math.floor(size * p.translationScale))
+          local below = av.textLayer{
+            string = cue.translation, font = p.font, fontSize = translationSize, fontWeight = "normal",
+            foregroundColor = p.color, alignmentMode = p.alignment, isWrapped = true, maxLines = 1,
+            truncationMode = "end", opacity = 0, strokeColor = p.strokeColor, strokeWidth = p.strokeWidth,
+            frame = { frame[1], frame[2] + frame[4] - math.floor(translationSize * 1.4), frame[3], math.floor(translationSize * 1.4) },
+            shadowOpacity = p.shadow and 0.8 or 0, shadowRadius = math.max(2, translationSize / 12),
+            shadowOffset = { 0, math.max(1, translationSize / 24) },
+          }
+          below:addAnimation(av.keyframeAnimation{
+            keyPath = "opacity", values = { fadeIn > 0 and 0 or 1, 1, 1, fadeOut > 0 and 0 or 1 },
+            keyTimes = { 0, fadeIn, 1 - fadeOut, 1 }, beginTime = cue.start, duration = length,
+          }, "show")
+          container:addSublayer(below)
+        end
       end
     end
     return container

@@ -13,6 +13,9 @@ public struct Cue: Sendable, Hashable {
     public var words: [WordTiming]
     /// The cue's id in the source (CSV `id`, SRT number, WebVTT identifier), if any.
     public var identifier: String?
+    /// The line in another language shown with it (CSV `translation`; in LRC, a second line
+    /// with the same time tag), not sung; nil for none.
+    public var translation: String?
 
     /// A cue shown from `start` until `end`, with optional word timings and source id.
     public init(text: String, start: MediaTime, end: MediaTime, words: [WordTiming] = [], identifier: String? = nil) {

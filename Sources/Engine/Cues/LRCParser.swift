@@ -44,6 +44,11 @@ struct LRCParser {
         entries = entries.enumerated().sorted { ($0.element.start, $0.offset) < ($1.element.start, $1.offset) }.map(\.element)
         var cues: [Cue] = []
         for (index, entry) in entries.enumerated() where !entry.markup.trimmed.isEmpty {
+            // Bilingual files give a line's translation as a second line with the same time tag.
+            if let last = cues.last, last.start == entry.start, last.translation == nil {
+                cues[cues.count - 1].translation = TimedTextBuilder.timedText(entry.markup, start: entry.start, end: last.end, shift: -offset, stripTags: false).text
+                continue
+            }
             let next = entries[(index + 1)...].first { $0.start > entry.start }?.start
             let end = try next ?? lastLineEnd(entry, totalDuration: totalDuration)
             let (text, words) = TimedTextBuilder.timedText(entry.markup, start: entry.start, end: end, shift: -offset, stripTags: false)
