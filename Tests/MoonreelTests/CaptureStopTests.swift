@@ -8,9 +8,10 @@ import TestSupport
 @Suite(.serialized) struct CaptureStopTests {
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/Xvfb"), "needs Xvfb (tools/install-deps.sh)"))
     func ctrlCFinishesARecordingWhoseDeviceStalled() throws {
-        let (server, display) = try CaptureTests.startXvfb()
-        defer { kill(server.processIdentifier, SIGCONT); kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
-        try Self.waitUntilListed(display)
+        try CaptureTests.withXvfb { server, display in try stopsAStalledRecording(server: server, display: display) }
+    }
+
+    private func stopsAStalledRecording(server: Process, display: String) throws {
         let output = Fixtures.scratchPath("stalled.mp4")
         let recorder = Process()
         recorder.executableURL = URL(fileURLWithPath: Moonreel.executable)
@@ -50,9 +51,10 @@ import TestSupport
     /// backend, so the virtual camera records at once. Before, all of these hung.
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/Xvfb"), "needs Xvfb (tools/install-deps.sh)"))
     func devicesThatDoNotAnswerAreGivenUp() throws {
-        let (server, display) = try CaptureTests.startXvfb()
-        defer { kill(server.processIdentifier, SIGCONT); kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
-        try Self.waitUntilListed(display)
+        try CaptureTests.withXvfb { server, display in try givesUpSilentDevices(server: server, display: display) }
+    }
+
+    private func givesUpSilentDevices(server: Process, display: String) throws {
         kill(server.processIdentifier, SIGSTOP)
         // A "sound server": connections complete in the listen backlog; nothing is ever read.
         let silent = Process()
@@ -82,15 +84,5 @@ import TestSupport
         #expect(list.err.contains("moonreel: note: X display \"\(display)\" does not answer (waited 2 s); the screen is not listed"), "\(list.err)")
         #expect(list.err.contains("moonreel: note: the PulseAudio server does not answer (waited 2 s)"), "\(list.err)")
         #expect(took < 9, "listing took \(took) s")
-    }
-
-    /// Waits until moonreel lists the screen: it answers then (a loaded machine is slow to
-    /// start Xvfb).
-    static func waitUntilListed(_ display: String) throws {
-        let started = Date()
-        while Date().timeIntervalSince(started) < 30,
-              !(try Tool.run(Moonreel.executable, ["record", "--list"], environment: ["DISPLAY": display])).out.contains("x11grab:\(display)") {
-            usleep(200_000)
-        }
     }
 }

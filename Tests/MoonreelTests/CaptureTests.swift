@@ -267,9 +267,10 @@ import TestSupport
     /// recorded at the chosen rate.
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/Xvfb"), "needs Xvfb (tools/install-deps.sh)"))
     func recordsAnXvfbScreen() throws {
-        let (server, display) = try Self.startXvfb()
-        // SIGKILL: the test process may block SIGTERM, and a child inherits the mask.
-        defer { kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
+        try Self.withXvfb { _, display in try recordsTheScreen(display) }
+    }
+
+    private func recordsTheScreen(_ display: String) throws {
         let environment = ["DISPLAY": display]
         let list = try Tool.run(Moonreel.executable, ["record", "--list"], environment: environment)
         #expect(list.out.contains("x11grab:\(display)  Screen \(display)\n    320×240 bgr0 1–60 fps"), "\(list.out)")
@@ -285,12 +286,17 @@ import TestSupport
         #expect((video.frameCount ?? 0) >= 45, "\(video.frameCount ?? 0) frames")
     }
 
-    /// Starts an Xvfb server with a 320×240 screen on a display numbered from `number` and
-    /// this process's ID; returns once its socket is there.
-    /// An Xvfb server on a display number it picks itself (`-displayfd`: one no other server
-    /// holds), returned once it accepts connections — Xvfb writes the number only then, so a
-    /// loaded machine waits here instead of failing later with "Cannot open display".
-    static func startXvfb() throws -> (server: Process, display: String) {
+    /// One Xvfb at a time in this test process: tests of two suites starting servers at the
+    /// same moment on a loaded machine once saw one's display vanish under the other.
+    static let xvfbLock = NSLock()
+
+    /// Runs `body` with an Xvfb server (a 320×240 screen) on a display number it picks itself
+    /// (`-displayfd`), once the display *answers*: an x11grab of one picture from it succeeds,
+    /// not only its number being written. The server is killed afterwards (SIGKILL: the test
+    /// process may block SIGTERM, and a child inherits the mask).
+    static func withXvfb(_ body: (_ server: Process, _ display: String) throws -> Void) throws {
+        xvfbLock.lock()
+        defer { xvfbLock.unlock() }
         let server = Process()
         server.executableURL = URL(fileURLWithPath: "/usr/bin/Xvfb")
         server.arguments = ["-displayfd", "1", "-screen", "0", "320x240x24", "-nolisten", "tcp"]
@@ -298,6 +304,7 @@ import TestSupport
         server.standardOutput = number
         server.standardError = FileHandle.nullDevice
         try server.run()
+        defer { kill(server.processIdentifier, SIGCONT); kill(server.processIdentifier, SIGKILL); server.waitUntilExit() }
         var text = ""
         let started = Date()
         while !text.hasSuffix("\n"), Date().timeIntervalSince(started) < 60, server.isRunning {
@@ -306,7 +313,13 @@ import TestSupport
         }
         let display = ":" + text.trimmingCharacters(in: .whitespacesAndNewlines)
         try #require(display.count > 1 && server.isRunning, "Xvfb did not start within 60 s")
-        return (server, display)
+        var answered = false
+        while !answered, Date().timeIntervalSince(started) < 60, server.isRunning {
+            answered = (try? Tool.run("ffmpeg", ["-v", "error", "-f", "x11grab", "-i", display, "-frames:v", "1", "-f", "null", "-"], timeout: 20))?.status == 0
+            if !answered { usleep(200_000) }
+        }
+        try #require(answered, "Xvfb \(display) did not answer within 60 s")
+        try body(server, display)
     }
 
     /// A PulseAudio microphone: the monitor of a null sink that ffmpeg plays a 660 Hz tone
