@@ -56,7 +56,10 @@ import TestSupport
         let numbers = (lines.last ?? "").split(separator: "\t").map(String.init)
         #expect(numbers.count == 6 && numbers[5] == "finished", "\(result.out)")
         if numbers.count == 6 {
-            #expect(abs((Int(numbers[0]) ?? 0) - 300) <= 3 && numbers[1] == "0", "frames: \(numbers[0]), dropped \(numbers[1])")
+            // A live source keeps its pace: a machine too busy for a frame drops it and counts
+            // it (issue 25 §4: one did under two capture runs and two x264 encodes at once).
+            let (frames, dropped) = (Int(numbers[0]) ?? 0, Int(numbers[1]) ?? -1)
+            #expect(abs(frames + dropped - 300) <= 3 && (0...15).contains(dropped), "frames: \(numbers[0]), dropped \(numbers[1])")
             #expect(abs((Int(numbers[2]) ?? 0) - 240_000) <= 1024 && numbers[3] == "0", "samples: \(numbers[2]), dropped \(numbers[3])")
         }
         try Self.checkRecording(output, seconds: 5, rate: 60)
