@@ -65,9 +65,8 @@ public struct ExportPreset: Sendable, Hashable {
     public static var names: [String] { all.map(\.name) }
 
     /// The encoded size for a render size: fitted into the box, never larger than the
-    /// render size, rounded down to even numbers (at least 2×2).
-    /// `evenSides`: rounded down to even numbers, as 4:2:0 video needs (GIFs and images
-    /// keep odd sides).
+    /// render size, and with `evenSides` rounded down to even numbers, as 4:2:0 video needs
+    /// (at least 2×2); GIFs and images keep odd sides (at least 1×1).
     public func outputSize(for render: Size, evenSides: Bool = true) -> (width: Int, height: Int) {
         var scale = 1.0
         if let box = boundingBox {
