@@ -1443,7 +1443,9 @@ window.studio = {
   get ready() { return view.ready; },
   get generation() { return view.state?.generation ?? 0; },
   get item() { return view.item; },
-  get position() { return view.position; },
+  // While playing, where the clock is now (the view catches up at its next tick, which a
+  // starved page may draw late).
+  get position() { return playback.playing && playback.origin ? clampTime(mediaAt(playback.origin, runElapsed()).time) : view.position; },
   get frameNumber() { return view.shown.number; },
   get shownFrameTime() { return view.shown.time; },
   get shownGeneration() { return view.shown.generation; },
