@@ -35,23 +35,28 @@ public enum DynamicRange: String, Sendable, Hashable {
     }
 }
 
-/// Converts frames between dynamic ranges with libavfilter (zscale, tonemap), for sources
-/// whose range is not the output's. The one documented curve, for HDR → SDR:
+/// Converts frames between dynamic ranges with libavfilter (zscale) and, for HDR → SDR, the
+/// tone curve applied here between two graphs. The one documented conversion, HDR → SDR:
 ///
 /// 1. linearise with the exact BT.2100 maths (HLG: inverse OETF and the luminance-based
 ///    OOTF, γ 1.2, on a 1000 cd/m² display; PQ: its EOTF), with linear 1.0 = 203 cd/m², the
 ///    BT.2408 reference white;
 /// 2. map the BT.2020 gamut into BT.709 (3×3 matrix in linear light, out-of-gamut clipped);
-/// 3. tone map max(R, G, B), hue kept, with the Möbius curve: identity up to 0.8 of
-///    reference white, then rolled off so that 1000 cd/m² (4.93× white) lands at 1.0;
+/// 3. scale each pixel by `ToneCurve`'s gain for its max(R, G, B), hue kept: identity up to
+///    0.8 of reference white, reference white at 0.91 of SDR white, highlights up to
+///    1000 cd/m² rolled off evenly in PQ to SDR white;
 /// 4. encode with BT.709's transfer (BT.1886, 2.4) into limited-range 8-bit BT.709.
 ///
 /// SDR → HDR (an SDR clip or a composed frame in an HDR export) maps SDR white to reference
 /// white (75 % HLG, 58 % PQ); HLG ↔ PQ keeps that anchor. A round trip SDR → HLG → SDR
-/// loses about as much as the 10-bit coding (≥ 33 dB PSNR, bench/RESULTS.md).
+/// keeps what is at or below reference white: 29.7 dB PSNR for a test pattern, 32.4 dB for
+/// 100 % colour bars, which stay saturated (docs/color-and-hdr.md).
 final class ColorConverter {
     let target: DynamicRange
+    /// The graph a frame goes through; for SDR output it ends in linear light, and `encoding`
+    /// takes the picture on to BT.709 codes once the tone curve has been applied here.
     private var chain: FilterChain?
+    private var encoding: FilterChain?
     private var configured: Signature?
 
     /// What a graph depends on: the input's size, format and colours.
@@ -76,18 +81,32 @@ final class ColorConverter {
         if signature != configured {
             chain = try FilterChain(videoFilters: ColorConverter.graph(from: signature, to: target),
                                     width: frame.width, height: frame.height, pixelFormat: frame.pixelFormat, threads: 2)
+            encoding = target == .sdr
+                ? try FilterChain(videoFilters: ColorConverter.sdrEncoding, width: frame.width, height: frame.height,
+                                  pixelFormat: AV_PIX_FMT_GBRPF32LE, threads: 2)
+                : nil
             configured = signature
         }
         guard let chain else { throw EngineError("colour conversion is not set up") }
-        let input = try frame.reference()
-        try chain.push(input)
-        guard let output = try chain.next() else { throw EngineError("colour conversion produced no frame") }
+        var output = try filter(frame.reference(), through: chain)
+        if let encoding {
+            // The curve writes in place; a no-op unless the graph kept a reference to the picture.
+            try check(av_frame_make_writable(output.pointer), "preparing a frame for tone mapping")
+            ToneCurve.apply(toLinear: output)
+            output = try filter(output, through: encoding)
+        }
         // The source's HDR and Dolby Vision metadata do not describe the converted picture.
         for type in [AV_FRAME_DATA_MASTERING_DISPLAY_METADATA, AV_FRAME_DATA_CONTENT_LIGHT_LEVEL, AV_FRAME_DATA_DOVI_RPU_BUFFER,
                      AV_FRAME_DATA_DOVI_METADATA, AV_FRAME_DATA_DYNAMIC_HDR_PLUS] {
             av_frame_remove_side_data(output.pointer, type)
         }
         output.pointer.pointee.pts = f.pts
+        return output
+    }
+
+    private func filter(_ frame: Frame, through chain: FilterChain) throws -> Frame {
+        try chain.push(frame)
+        guard let output = try chain.next() else { throw EngineError("colour conversion produced no frame") }
         return output
     }
 
@@ -112,15 +131,17 @@ final class ColorConverter {
         let input = inputTags(s)
         switch target {
         case .sdr:
-            return "zscale=\(input):t=linear:p=bt709:m=gbr:npl=203,format=gbrpf32le,"
-                + "tonemap=tonemap=mobius:param=0.8:peak=4.926:desat=0,"
-                + "zscale=tin=linear:pin=bt709:min=gbr:t=bt709:p=bt709:m=bt709:r=tv,format=yuv420p"
+            // Linear BT.709 light for the tone curve, 1.0 = reference white.
+            return "zscale=\(input):t=linear:p=bt709:m=gbr:npl=203,format=gbrpf32le"
         case .hlg, .pq:
             // zimg's exact HLG maths (agamma=0) on whichever side is HLG.
             let exact = target == .hlg && s.range != .hlg ? "agamma=0:" : ""
             return "zscale=\(exact)\(input):t=\(target == .hlg ? "arib-std-b67" : "smpte2084"):p=bt2020:m=bt2020nc:r=tv:npl=203,format=yuv420p10le"
         }
     }
+
+    /// Tone-mapped linear light to limited-range 8-bit BT.709.
+    private static let sdrEncoding = "zscale=tin=linear:pin=bt709:min=gbr:t=bt709:p=bt709:m=bt709:r=tv,format=yuv420p"
 }
 
 /// Colours of SDR overlays (text, logos) in an HDR picture, by BT.2408: SDR white is the
@@ -155,9 +176,20 @@ enum HDRSignal {
         return e <= 1.0 / 12 ? (3 * max(e, 0)).squareRoot() : a * log(12 * e - b) + c
     }
 
-    private static func pqEncode(_ nits: Double) -> Double {
-        let (m1, m2, c1, c2, c3) = (0.1593017578125, 78.84375, 0.8359375, 18.8515625, 18.6875)
+    /// ST 2084's PQ constants: m1, m2, c1, c2, c3.
+    private static let pqConstants = (0.1593017578125, 78.84375, 0.8359375, 18.8515625, 18.6875)
+
+    /// PQ signal (0…1) of a luminance in cd/m² (the inverse EOTF).
+    static func pqEncode(_ nits: Double) -> Double {
+        let (m1, m2, c1, c2, c3) = pqConstants
         let y = pow(min(max(nits / 10_000, 0), 1), m1)
         return pow((c1 + c2 * y) / (1 + c3 * y), m2)
+    }
+
+    /// Luminance in cd/m² of a PQ signal (the EOTF).
+    static func pqDecode(_ signal: Double) -> Double {
+        let (m1, m2, c1, c2, c3) = pqConstants
+        let p = pow(min(max(signal, 0), 1), 1 / m2)
+        return 10_000 * pow(max(p - c1, 0) / (c2 - c3 * p), 1 / m1)
     }
 }
