@@ -16,11 +16,7 @@ import TestSupport
             try? Tool.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=640x720:rate=30:duration=2", "-f", "lavfi", "-i", "mandelbrot=size=640x720:rate=30",
                               "-filter_complex", "[0][1]hstack,format=yuv420p", "-t", "2", "-c:v", "libx264", "-crf", "10", "-preset", "ultrafast",
                               "-colorspace", "bt709", "-color_primaries", "bt709", "-color_trc", "bt709", sdr])
-            for (path, transfer, exact) in [(hlg, "arib-std-b67", "agamma=0:"), (pq, "smpte2084", "")] {
-                try? Tool.ffmpeg(["-i", sdr, "-vf", "zscale=\(exact)tin=bt709:pin=bt709:min=bt709:rin=tv:t=\(transfer):p=bt2020:m=bt2020nc:r=tv:npl=203,format=yuv420p10le",
-                                  "-c:v", "libx265", "-crf", "16", "-preset", "ultrafast", "-x265-params", "log-level=error",
-                                  "-color_primaries", "bt2020", "-color_trc", transfer, "-colorspace", "bt2020nc", path])
-            }
+            for (path, transfer) in [(hlg, "arib-std-b67"), (pq, "smpte2084")] { try? hdr(from: sdr, transfer: transfer, to: path) }
         }
         return (sdr, hlg, pq)
     }()
@@ -45,6 +41,113 @@ import TestSupport
         // Read as if it were SDR (what exports did before), the same clip is far off.
         let naive = try Tool.psnr(Self.sources.hlg, against: Self.sources.sdr, filter: "format=yuv420p")
         #expect(naive < 24, "reading HLG as SDR should be visibly wrong: \(naive) dB")
+    }
+
+    /// `sdr` in HDR as a phone or a broadcaster places SDR there (BT.2408: SDR white at
+    /// reference white), with libx265 10-bit. HLG by zimg's exact maths (`agamma=0`): its
+    /// default applies HLG's OOTF channel by channel where BT.2100 (and Moonreel) apply it to
+    /// luminance; read back exactly, such a signal's colours come out pastel and 8 dB off
+    /// (21.5 dB for the pattern of `sources`) whatever the tone curve, even with none.
+    static func hdr(from sdr: String, transfer: String, to path: String) throws {
+        let exact = transfer == "arib-std-b67" ? "agamma=0:" : ""
+        try Tool.ffmpeg(["-i", sdr, "-vf", "zscale=\(exact)tin=bt709:pin=bt709:min=bt709:rin=tv:t=\(transfer):p=bt2020:m=bt2020nc:r=tv:npl=203,format=yuv420p10le",
+                         "-c:v", "libx265", "-crf", "16", "-preset", "ultrafast", "-x265-params", "log-level=error",
+                         "-color_primaries", "bt2020", "-color_trc", transfer, "-colorspace", "bt2020nc", path])
+    }
+
+    /// 100 % colour bars sit at reference white in HDR, the brightest an SDR picture holds: they
+    /// come back near SDR white and as saturated as they were (no pastel from a tone curve that
+    /// desaturates, or from an HLG reading that disagrees with the writer's).
+    @Test func fullBarsComeBackSaturated() throws {
+        // 720 lines, so the export is BT.709 like the source (below, BT.601 changes every code).
+        let sdr = try Fixtures.cached("bars-sdr.mp4") { path in
+            try Tool.ffmpeg(["-f", "lavfi", "-i", "pal100bars=size=1280x720:rate=30:duration=1",
+                             "-vf", "format=gbrp,scale=out_color_matrix=bt709:out_range=tv,format=yuv420p", "-c:v", "libx264", "-qp", "0",
+                             "-preset", "ultrafast", "-colorspace", "bt709", "-color_primaries", "bt709", "-color_trc", "bt709", path])
+        }
+        let hlg = try Fixtures.cached("bars-hlg.mp4") { try Self.hdr(from: sdr, transfer: "arib-std-b67", to: $0) }
+        let output = try exported(hlg, preset: "HighestQuality")
+        // Measured 32.4 dB (ffmpeg's Möbius graph, the curve before: 32.0; reference white to
+        // SDR white with nothing rolled off: 35.0); the HLG of zscale's default: 21.2 dB.
+        let roundTrip = try Tool.psnr(output, against: sdr)
+        #expect(roundTrip >= 28, "100 % bars through HLG: \(roundTrip) dB")
+        let original = try Tool.rgbFrame(sdr, at: 0), back = try Tool.rgbFrame(output, at: 0)
+        // White, yellow, cyan, green, magenta, red, blue, black: each bar's centre.
+        for bar in 0..<8 {
+            let (x, y) = (80 + 160 * bar, 360)
+            let before = original.pixel(x, y), after = back.pixel(x, y)
+            for (was, now) in [(before.r, after.r), (before.g, after.g), (before.b, after.b)] {
+                // Full channels come back at 242–245 of 255 (reference white at 0.91 of SDR
+                // white), empty ones at most 15 (pastel bars measured 29–94).
+                #expect(was > 128 ? now >= 236 : now <= 24, "bar \(bar): \(before) came back as \(after)")
+            }
+        }
+    }
+
+    /// A ramp from black to 1000 cd/m² in 32 equal steps of the HLG signal (reference white,
+    /// 75 %, between the 24th and the 25th): every step stays a step in SDR, and only the last
+    /// reaches SDR white. A clip flattens everything above reference white; the Möbius curve
+    /// used before merged the top four steps into two codes.
+    @Test func highlightRampRisesUntilItsLastStep() throws {
+        let (width, height, steps) = (1024, 64, 32)
+        let ramp = try Fixtures.cached("hlg-ramp.mp4") { path in
+            var luma = [UInt16](repeating: 0, count: width * height)
+            for x in 0..<width {
+                let code = UInt16((64 + 876 * Double(x / (width / steps)) / Double(steps - 1)).rounded())
+                for y in 0..<height { luma[y * width + x] = code }
+            }
+            let neutral = [UInt16](repeating: 512, count: width * height / 2)
+            let raw = path + ".yuv"
+            try (luma + neutral).withUnsafeBytes { try Data($0).write(to: URL(fileURLWithPath: raw)) }
+            try Tool.ffmpeg(["-f", "rawvideo", "-pix_fmt", "yuv420p10le", "-s", "\(width)x\(height)", "-r", "30", "-i", raw, "-frames:v", "15",
+                             "-c:v", "libx265", "-x265-params", "lossless=1:log-level=error",
+                             "-color_primaries", "bt2020", "-color_trc", "arib-std-b67", "-colorspace", "bt2020nc", path])
+        }
+        let (luma, _) = try Tool.luma(try exported(ramp, preset: "HighestQuality"), at: 0, tenBit: false)
+        // Each step's mean away from its edges (the codec's and the chroma's blur).
+        let step = width / steps
+        let means = (0..<steps).map { index in
+            var sum = 0
+            for y in 16..<48 { for x in (index * step + 8)..<(index * step + step - 8) { sum += luma[y * width + x] } }
+            return Double(sum) / Double(32 * (step - 16))
+        }
+        for index in 1..<steps {
+            #expect(means[index] > means[index - 1] + 0.5, "step \(index) is not brighter than the one before: \(means.suffix(10))")
+        }
+        #expect(means[steps - 1] > 234.5, "the last step is SDR white (235): \(means.suffix(10))")
+    }
+
+    /// The real iPhone skies (600–1000 cd/m², far above reference white) keep gradation: over
+    /// the brightest 15 % of the source, the SDR luma still rises with the source's. ffmpeg's
+    /// plain mapping (reference white to SDR white, the rest clipped) makes all of it one
+    /// white; the Möbius curve Moonreel used before left about 2 codes between the dimmest and
+    /// brightest fifths of it, this curve about 3.4.
+    @Test func iPhoneSkiesKeepTheirGradation() throws {
+        let clipping = "zscale=agamma=0:tin=arib-std-b67:pin=bt2020:min=bt2020nc:rin=tv:t=bt709:p=bt709:m=bt709:r=tv:npl=203,format=yuv420p"
+        for file in ["02_iphone14pro_portrait_hevc10_hlg_dovi.MOV", "03_iphone_trimmed_hevc10_editlist_vfr.mp4"] {
+            let source = Fixtures.real(file)
+            let (hdr, _) = try Tool.luma(source, at: 0, tenBit: true)
+            // The brightest 15 % of the picture, cut into fifths by the source's luma.
+            let sorted = hdr.sorted()
+            let edges = (0...5).map { sorted[min(sorted.count * (85 + 3 * $0) / 100, sorted.count - 1)] }
+            /// Mean SDR luma of the brightest fifth less that of the dimmest, and the former.
+            func spread(_ luma: [Int]) -> (spread: Double, brightest: Double) {
+                var sums = [Int](repeating: 0, count: 5), counts = sums
+                for (source, value) in zip(hdr, luma) where source >= edges[0] {
+                    let fifth = (1...4).last { source >= edges[$0] } ?? 0
+                    sums[fifth] += value
+                    counts[fifth] += 1
+                }
+                let means = zip(sums, counts).map { Double($0) / Double(max($1, 1)) }
+                return (means[4] - means[0], means[4])
+            }
+            let ours = spread(try Tool.luma(try exported(source, preset: "HighestQuality"), at: 0, tenBit: false).values)
+            let clippedPath = Fixtures.scratchPath("clipped.mp4")
+            try Tool.ffmpeg(["-i", source, "-frames:v", "1", "-vf", clipping, "-c:v", "libx264", "-qp", "0", clippedPath])
+            let clipped = spread(try Tool.luma(clippedPath, at: 0, tenBit: false).values)
+            #expect(clipped.spread < 0.5, "\(file): ffmpeg's plain mapping was expected to clip the sky: \(clipped)")
+            #expect(ours.spread >= 3 && ours.brightest < 233, "\(file): the sky's gradation is \(ours.spread) codes, its brightest fifth at \(ours.brightest)")
+        }
     }
 
     @Test func hevcPresetsKeepHDR() throws {
@@ -104,6 +207,8 @@ import TestSupport
             try Tool.ffmpeg(["-i", output, "-frames:v", "1", ours])
             try Tool.ffmpeg(["-i", source, "-frames:v", "1", "-vf", "\(toneMap),scale=\(width):\(height)", reference])
             print("\(file): compare \(ours) with \(reference)")
+            // ffmpeg's Möbius curve is not Moonreel's (docs/color-and-hdr.md): measured 2.1 (02)
+            // and 1.9 (03) of 255; 1.1 and 1.3 when Moonreel used that curve too.
             let difference = try Tool.rgbFrame(ours, at: 0).meanDifference(try Tool.rgbFrame(reference, at: 0))
             #expect(difference < 6, "\(file): mean difference from ffmpeg's tone-mapped frame is \(difference)")
             let naivePNG = directory + "/naive.png"

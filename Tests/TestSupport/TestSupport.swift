@@ -65,8 +65,9 @@ public enum Tool {
         return Image(width: width, height: height, pixels: [UInt8](data))
     }
 
-    /// ffmpeg's HDR → SDR conversion (zscale and tonemap, the documented Möbius curve): the
-    /// oracle for tone-mapped HDR video.
+    /// ffmpeg's HDR → SDR conversion with its Möbius tone map (zscale and tonemap): the oracle
+    /// for tone-mapped HDR video. Moonreel's own curve (docs/color-and-hdr.md) keeps more of
+    /// the highlights; on the iPhone files the two differ by about 2 of 255 on average.
     public static func toneMapFilter(transfer: String) -> String {
         let exact = transfer == "arib-std-b67" ? "agamma=0:" : ""
         return "zscale=\(exact)tin=\(transfer):pin=bt2020:min=bt2020nc:rin=tv:t=linear:p=bt709:m=gbr:npl=203,format=gbrpf32le,"
