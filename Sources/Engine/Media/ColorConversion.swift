@@ -83,7 +83,7 @@ final class ColorConverter {
                                     width: frame.width, height: frame.height, pixelFormat: frame.pixelFormat, threads: 2)
             encoding = target == .sdr
                 ? try FilterChain(videoFilters: ColorConverter.sdrEncoding, width: frame.width, height: frame.height,
-                                  pixelFormat: AV_PIX_FMT_GBRPF32LE, threads: 2)
+                                  pixelFormat: ToneCurve.pixelFormat, threads: 2)
                 : nil
             configured = signature
         }

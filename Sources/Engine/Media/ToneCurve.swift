@@ -1,7 +1,4 @@
 import CMoonFFmpeg
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The HDR → SDR tone curve (docs/color-and-hdr.md), a pure function of light in units of
 /// BT.2408 reference white (1 = 203 cd/m², where SDR white is placed in HDR) that returns
@@ -23,14 +20,19 @@ struct ToneCurve {
     /// Where reference white lands (luma code 227): the highest level at which each step of
     /// 1/32 of the HLG signal above reference white still moves the 8-bit luma by a code.
     static let referenceWhiteLevel = 0.91
-    /// The brightest light kept apart from the next: 1000 cd/m², 4.93 × reference white.
+    /// The brightest light still told apart from the one below: 1000 cd/m² (the HLG display's
+    /// peak), 4.93 × reference white.
     static let peak = 1000 / HDRSignal.referenceWhite
 
-    private let kneeSignal = ToneCurve.pq(knee)
-    private let whiteSignal = ToneCurve.pq(1)
-    private let landedWhiteSignal = ToneCurve.pq(referenceWhiteLevel)
-    /// The highlight line's slope, in PQ per PQ.
-    private let highlightSlope = (ToneCurve.pq(1) - ToneCurve.pq(referenceWhiteLevel)) / (ToneCurve.pq(peak) - ToneCurve.pq(1))
+    /// PQ values of the knee, of reference white and of where reference white lands.
+    private let kneeSignal, whiteSignal, landedWhiteSignal: Double
+    /// The highlight line's slope, in PQ per PQ: it reaches SDR white at the peak.
+    private let highlightSlope: Double
+
+    init() {
+        (kneeSignal, whiteSignal, landedWhiteSignal) = (Self.pq(Self.knee), Self.pq(1), Self.pq(Self.referenceWhiteLevel))
+        highlightSlope = (whiteSignal - landedWhiteSignal) / (Self.pq(Self.peak) - whiteSignal)
+    }
 
     func callAsFunction(_ light: Double) -> Double {
         guard light > Self.knee else { return light }
@@ -47,6 +49,9 @@ struct ToneCurve {
     private static func pq(_ light: Double) -> Double { HDRSignal.pqEncode(light * HDRSignal.referenceWhite) }
     private static func light(pq signal: Double) -> Double { HDRSignal.pqDecode(signal) / HDRSignal.referenceWhite }
 
+    /// What the curve is applied to: 32-bit float planar G, B, R.
+    static let pixelFormat = AV_PIX_FMT_GBRPF32LE
+    static let gainCount = 1024
     /// Gains `curve(m) / m` for `m` from the knee to the peak in equal steps, read with linear
     /// interpolation in the pixel loop (within 1e-5 of the curve: it is smooth there).
     static let gains: [Float] = {
@@ -56,13 +61,12 @@ struct ToneCurve {
             return Float(curve(light) / light)
         }
     }()
-    static let gainCount = 1024
 
     /// Applies the curve to a linear-light BT.709 picture (`gbrpf32le`, 1 = reference white)
     /// in place: each pixel is scaled by the curve's gain for its max(R, G, B), so hue and
     /// saturation stay as they were (a curve per channel would bleach bright colours).
     static func apply(toLinear frame: Frame) {
-        precondition(frame.pixelFormat == AV_PIX_FMT_GBRPF32LE, "the tone curve works on linear gbrpf32le")
+        precondition(frame.pixelFormat == pixelFormat, "the tone curve works on linear gbrpf32le")
         let (green, greenStride) = frame.plane(0), (blue, blueStride) = frame.plane(1), (red, redStride) = frame.plane(2)
         let width = frame.width
         let (knee, peak) = (Float(Self.knee), Float(Self.peak))
@@ -75,7 +79,7 @@ struct ToneCurve {
                     let r = UnsafeMutableRawPointer(red + y * redStride).assumingMemoryBound(to: Float.self)
                     for x in 0..<width {
                         let brightest = max(max(r[x], g[x]), b[x])
-                        // Most pixels of most pictures are below the knee, where the curve is the identity.
+                        // Below the knee the curve is the identity: nothing to write.
                         guard brightest > knee else { continue }
                         let gain: Float
                         if brightest >= peak {

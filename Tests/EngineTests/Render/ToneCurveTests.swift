@@ -1,4 +1,3 @@
-import CMoonFFmpeg
 import Testing
 @testable import MoonreelEngine
 
@@ -49,7 +48,7 @@ import Testing
     /// One frame through the pixel loop: below the knee untouched, above it scaled by the
     /// gain of max(R, G, B) so the colour's ratios stay, beyond the peak brought to SDR white.
     @Test func pixelsKeepTheirHue() throws {
-        let frame = try Frame(width: 4, height: 1, format: AV_PIX_FMT_GBRPF32LE)
+        let frame = try Frame(width: 4, height: 1, format: ToneCurve.pixelFormat)
         let pixels: [(r: Float, g: Float, b: Float)] = [(0.5, 0.2, 0.7), (2, 1, 0.5), (0.1, 3, 0.3), (20, 10, 5)]
         func plane(_ index: Int) -> UnsafeMutablePointer<Float> {
             UnsafeMutableRawPointer(frame.plane(index).0).assumingMemoryBound(to: Float.self)
