@@ -5,8 +5,8 @@
 # and peak memory as one Markdown table (with the machine and the number of runs).
 # Usage: RUNS=N bench/run.sh [JOB...]   (default: cut passthrough dissolve lyrics watermark smartcut)
 # jobs: cut passthrough dissolve lyrics watermark smartcut blur lut, and the long lyrics-10min smartcut-10min
-# (RUNS=1 is plenty). The peer is the ffmpeg CLI, except for smartcut*, whose target is a
-# multiple of the same cut re-encoded by Moonreel's HighestQuality.
+# smartrender (RUNS=1 is plenty). The peer is the ffmpeg CLI, except for smartcut* and smartrender,
+# whose target is a multiple of the same export re-encoded whole by Moonreel's HighestQuality.
 # Needs a release build (swift build -c release) and the ffmpeg CLI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,13 +34,14 @@ ten_minute_source() {
 }
 
 # The same lyrics as CSV (for Moonreel) and SRT (for ffmpeg's subtitles filter): a line
-# every 2 s for 1.8 s, alternating Japanese and Latin text. $1 = seconds, $2 = file stem.
+# every 2 s for 1.8 s, alternating Japanese and Latin text. $1 = seconds, $2 = file stem,
+# $3 = when the first line starts (default 0).
 write_lyrics() {
-  awk -v seconds="$1" -v stem="$2" 'BEGIN {
+  awk -v seconds="$1" -v stem="$2" -v offset="${3:-0}" 'BEGIN {
     split("きらきら光る お空の星よ|Twinkle, twinkle, little star|まばたきしては みんなを見てる|How I wonder what you are", text, "|")
     print "id,lyric,start_at,end_at" > (stem ".csv")
     for (i = 0; i * 2 < seconds; i++) {
-      line = text[i % 4 + 1]; start = i * 2; finish = start + 1.8
+      line = text[i % 4 + 1]; start = offset + i * 2; finish = start + 1.8
       printf "%d,\"%s\",%.1f,%.1f\n", i + 1, line, start, finish >> (stem ".csv")
       printf "%d\n%02d:%02d:%02d,000 --> %02d:%02d:%02d,800\n%s\n\n", i + 1, start / 3600, (start % 3600) / 60, start % 60,
              start / 3600, (start % 3600) / 60, start % 60 + 1, line >> (stem ".srt")
@@ -127,6 +128,16 @@ for job in "${jobs[@]}"; do
         "$moonreel run --overwrite --progress none scripts/examples/watermark.lua $source_clip $logo $work/watermark-moonreel.mp4 '© 2026 Moonreel'" \
         "ffmpeg -hide_banner -loglevel error -y -i $source_clip -i $logo -filter_complex '[1:v]scale=-1:108,format=rgba,colorchannelmixer=aa=0.9[logo];[0:v][logo]overlay=32:32,drawtext=font=Noto Sans CJK JP:text=© 2026 Moonreel:fontsize=43:fontcolor=white:shadowcolor=black@0.7:shadowy=2:x=w-tw-32:y=h-th-32,format=yuv420p' -c:v libx264 -crf 18 -preset medium -c:a aac -b:a 192k $work/watermark-ffmpeg.mp4" \
         "$floor" ;;
+    smartrender) # 3 min of 1080p30 (x264 High, 2 s GOPs), lyrics from 30 s to 150 s: the intro and outro copied vs all encoded
+      clip="$work/source-1080p-3min-high.mp4"
+      [ -f "$clip" ] || ffmpeg -hide_banner -loglevel error -y -f lavfi -i testsrc2=size=1920x1080:rate=30:duration=180 \
+        -f lavfi -i sine=frequency=440:sample_rate=48000:duration=180 -c:v libx264 -preset veryfast -crf 20 -pix_fmt yuv420p \
+        -g 60 -c:a aac -b:a 128k "$clip"
+      rm -f "$work/lyrics-30-150.srt"
+      write_lyrics 120 "$work/lyrics-30-150" 30
+      run="$moonreel run --overwrite --progress none --set video=$clip --set lyrics=$work/lyrics-30-150.csv"
+      compare "$job" "$run --set smartRendering=true --set output=$work/smartrender.mp4 scripts/examples/lyrics_template.lua" \
+        "$run --set output=$work/smartrender-full.mp4 scripts/examples/lyrics_template.lua" ;;
     smartcut|smartcut-10min) # frame-exact cut of a source with 2 s GOPs: copied GOPs vs all re-encoded
       clip=$source_clip; start=2.5; duration=15
       if [ "$job" = smartcut-10min ]; then clip=$(ten_minute_source); start=60.5; duration=420; fi

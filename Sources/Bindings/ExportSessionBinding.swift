@@ -37,6 +37,10 @@ extension API {
         luaClass.property("shouldOptimizeForNetworkUse", of: ExportSession.self, doc: "put the index (moov) first",
                           get: { call, e in call.push(e.shouldOptimizeForNetworkUse) },
                           set: { call, e, index in e.shouldOptimizeForNetworkUse = try call.boolean(index) })
+        luaClass.property("smartRendering", of: ExportSession.self,
+                          doc: "copy the source's GOPs the video composition leaves untouched, encode the rest (default: on for SmartCut)",
+                          get: { call, e in call.push(e.smartRendering ?? e.preset.isSmartCut) },
+                          set: { call, e, index in e.smartRendering = call.isNoneOrNil(index) ? nil : try call.boolean(index) })
         luaClass.property("overwrite", of: ExportSession.self, doc: "replace an existing output (only once the new file is complete)",
                           get: { call, e in call.push(e.overwrite) },
                           set: { call, e, index in e.overwrite = try call.boolean(index) })

@@ -202,6 +202,11 @@ public struct Image {
         return (Int(pixels[i]), Int(pixels[i + 1]), Int(pixels[i + 2]))
     }
 
+    /// The rows `range` (a band across the picture).
+    public func rows(_ range: Range<Int>) -> Image {
+        Image(width: width, height: range.count, pixels: Array(pixels[range.lowerBound * width * 3..<range.upperBound * width * 3]))
+    }
+
     /// Mean absolute difference per channel from another image of the same size.
     public func meanDifference(_ other: Image) -> Double {
         zip(pixels, other.pixels).reduce(0.0) { $0 + abs(Double($1.0) - Double($1.1)) } / Double(max(pixels.count, 1))

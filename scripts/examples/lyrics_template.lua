@@ -9,6 +9,8 @@ local p = av.parameters{
   { name = "start", type = "number", default = 0, min = 0, doc = "where the part starts in the video (seconds)" },
   { name = "duration", type = "number", min = 0.1, doc = "how long the part lasts (default: to the end)" },
   { name = "karaokeColor", type = "color", default = "#FFD400", doc = "colour of sung words" },
+  { name = "smartRendering", type = "boolean", default = false,
+    doc = "copy the video's GOPs that carry no lyric (an instrumental intro or outro) instead of encoding them" },
   { name = "output", type = "string", required = true },
 }
 
@@ -39,5 +41,6 @@ vc.animationTool = av.animationTool{ videoLayer = video, parentLayer = parent }
 local session = av.exportSession(comp, "HighestQuality")
 session.outputURL = p.output
 session.videoComposition = vc
+session.smartRendering = p.smartRendering
 local ok, err = session:export()
 if not ok then error(err, 0) end

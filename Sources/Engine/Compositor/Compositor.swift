@@ -142,12 +142,18 @@ public final class Compositor {
     /// frame's `pts` is its number from the first one streamed.
     func frameStream(frames: Range<Int64>? = nil, cancellation: CancellationFlag) throws -> RenderStream<Frame> {
         guard let plan = video else { throw EngineError("the composition has no video to render") }
-        let numbers = frames ?? 0..<plan.frameCount
+        return try frameStream(at: (frames ?? 0..<plan.frameCount).map { plan.start + plan.frameDuration * $0 }, cancellation: cancellation)
+    }
+
+    /// The pictures at these composition times, in this order (smart rendering keeps the
+    /// source's frame times), rendered ahead on a thread of their own; each frame's `pts` is
+    /// its place in `times`.
+    func frameStream(at times: [MediaTime], cancellation: CancellationFlag) throws -> RenderStream<Frame> {
+        guard let plan = video else { throw EngineError("the composition has no video to render") }
         return try RenderStream(capacity: 3) { push in
             let renderer = VideoRenderer(plan: plan)
-            for index in numbers {
-                let time = plan.start + plan.frameDuration * index
-                guard !cancellation.isCancelled, push(try renderer.renderFrame(at: time, number: index - numbers.lowerBound)) else { return }
+            for (number, time) in times.enumerated() {
+                guard !cancellation.isCancelled, push(try renderer.renderFrame(at: time, number: Int64(number))) else { return }
             }
         }
     }

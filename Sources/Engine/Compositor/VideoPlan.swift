@@ -32,7 +32,7 @@ struct VideoPlan: Sendable {
         min(max((time - start).floorDivided(by: frameDuration), 0), max(frameCount - 1, 0))
     }
     let instructions: [Instruction]
-    let outputColor: ColorDescription
+    var outputColor: ColorDescription
     /// The animation tool's layer tree, frozen (nil: the video alone).
     let overlay: LayerTimeline?
     /// Filters of the composed video (before the overlay).

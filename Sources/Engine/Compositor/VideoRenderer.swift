@@ -336,3 +336,29 @@ final class VideoRenderer {
         cairo_paint_with_alpha(cr, d.opacity)
     }
 }
+
+extension VideoPlan {
+    /// Whether the picture at composition time `time` is the frame `source` shows then,
+    /// exactly as decoded and turned upright, so smart rendering may copy it instead of
+    /// encoding it: the topmost layer showing is that source, opaque, unfiltered, uncropped
+    /// and placed pixel for pixel by its preferred transform on an output of its upright size
+    /// and pixel format (its colours are the plan's: smart rendering makes them the source's),
+    /// and nothing is drawn over it. Erring towards false only
+    /// costs an encoded frame.
+    func showsUntouched(_ source: SegmentSource, at time: MediaTime, pixelFormat: AVPixelFormat) -> Bool {
+        guard filters.filters(at: time).isEmpty, let instruction = instruction(at: time) else { return false }
+        let showing = instruction.layers.lazy.compactMap { layer -> (layer: Layer, source: SegmentSource)? in
+            guard layer.opacity.value(at: time) > 0, let shown = layer.segments.first(where: { $0.targetRange.contains(time) })?.source else { return nil }
+            return (layer, shown)
+        }
+        guard let (top, shown) = showing.first, shown == source, top.opacity.value(at: time) >= 1, top.crop == nil,
+              top.filters.filters(at: time).isEmpty else { return false }
+        let outputScale = AffineTransform.scale(Double(outputWidth) / renderSize.width, Double(outputHeight) / renderSize.height)
+        let upright = source.preferredTransform.apply(Rect(x: 0, y: 0, width: source.naturalSize.width, height: source.naturalSize.height))
+        guard top.transform.value(at: time).concatenating(outputScale) == source.preferredTransform,
+              Double(outputWidth) == upright.width, Double(outputHeight) == upright.height,
+              pixelFormat == outputColor.pixelFormat, (encoderFormat ?? pixelFormat) == pixelFormat else { return false }
+        guard let tree = overlay?.snapshot(at: time) else { return true }
+        return LayerRenderer.showsVideoUntouched(tree, renderSize: renderSize)
+    }
+}

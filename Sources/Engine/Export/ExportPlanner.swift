@@ -73,19 +73,22 @@ struct ExportPlanner {
             var strategy = ExportRequest.Strategy.reencode
             if preset.isPassthrough {
                 strategy = .passthrough
-            } else if preset.isSmartCut && makingOutput {
-                switch try smartCut(range: range, container: container) {
+            } else if makingOutput, preset.isSmartCut || (session.smartRendering == true && preset.video != nil) {
+                let name = preset.isSmartCut ? "SmartCut" : "smartRendering"
+                switch try smartCut(range: range, container: container, outputPath: outputPath) {
                 case .success(let writer):
                     strategy = .smartCut(writer)
-                    notes.append("SmartCut \(writer.summary)")
+                    notes.append("\(name) \(writer.summary)")
                     let dolbyVision = Set(composition.tracks(withMediaType: .video).flatMap { $0.segments.compactMap { $0.source?.dolbyVision } })
                     if let profile = dolbyVision.sorted().first {
-                        notes.append("SmartCut does not keep the source's Dolby Vision (profile \(profile)): the copy plays its base layer (HDR10 or HLG), as players without Dolby Vision show it")
+                        notes.append("\(name) does not keep the source's Dolby Vision (profile \(profile)): the copy plays its base layer (HDR10 or HLG), as players without Dolby Vision show it")
                     }
-                case .failure(let unavailable):
+                case .failure(let unavailable) where preset.isSmartCut:
                     let fallback = unavailable.isHEVC ? "HEVCHighestQuality" : "HighestQuality"
                     encodingPreset = ExportPreset.named(fallback) ?? preset
                     notes.append("SmartCut re-encodes everything with \(fallback) settings: \(unavailable)")
+                case .failure(let unavailable):
+                    notes.append("smartRendering encodes every frame: \(unavailable)")
                 }
             }
             let encodings = try encodings(for: container, preset: encodingPreset)
@@ -199,16 +202,44 @@ struct ExportPlanner {
         throw EngineError("cannot tell the file type from \"\(path)\": end the name in one of \(known) (images: frames/%05d.png), or set outputFileType")
     }
 
-    /// The smart cut of the range, or why the composition cannot be copied.
-    private func smartCut(range: TimeRange, container: OutputContainer) throws -> Result<SmartCutWriter, SmartCutUnavailable> {
-        guard session.videoSettings == nil, session.fileLengthLimit == nil else {
+    /// The smart cut of the range (smart rendering with a video composition), or why the
+    /// composition cannot be copied.
+    private func smartCut(range: TimeRange, container: OutputContainer, outputPath: String) throws -> Result<SmartCutWriter, SmartCutUnavailable> {
+        if preset.isSmartCut, session.videoSettings != nil || session.fileLengthLimit != nil {
             throw EngineError("SmartCut copies the source's video: videoSettings and fileLengthLimit need a re-encoding preset such as HighestQuality")
         }
         do {
-            return .success(try SmartCutWriter(composition: composition, range: range, videoComposition: session.videoComposition, container: container))
+            guard session.videoSettings == nil, session.fileLengthLimit == nil else {
+                throw SmartCutUnavailable("videoSettings and fileLengthLimit need every frame encoded")
+            }
+            let pictures = try smartRenderedPictures(range: range, container: container, outputPath: outputPath)
+            let writer = try SmartCutWriter(composition: composition, range: range, container: container, rendering: pictures)
+            if !preset.isSmartCut, let presetCodec = preset.video.flatMap({ VideoSettings.Codec(rawValue: $0.rawValue) }),
+               presetCodec != writer.codec.videoCodec {
+                throw SmartCutUnavailable("the source is \(writer.codec.videoCodec.rawValue), but \(preset.name) writes \(presetCodec.rawValue)")
+            }
+            return .success(writer)
         } catch let unavailable as SmartCutUnavailable {
             return .failure(unavailable)
         }
+    }
+
+    /// What smart rendering composes the encoded frames from: nil for a plain smart cut (the
+    /// SmartCut preset without a video composition). The SmartCut preset keeps the sources'
+    /// HDR (its encoded frames match the source); other presets render as they always do.
+    private func smartRenderedPictures(range: TimeRange, container: OutputContainer, outputPath: String) throws -> VideoPlan? {
+        guard !preset.isSmartCut || session.videoComposition != nil else { return nil }
+        guard session.smartRendering != false else { throw SmartCutUnavailable("a video composition redraws every frame (smartRendering is off)") }
+        var encodings = try encodings(for: container, preset: preset)
+        if preset.isSmartCut {
+            let ranges = Set(composition.tracks(withMediaType: .video).flatMap { $0.segments.compactMap { $0.source?.dynamicRange } })
+            let kept = ranges.count == 1 && session.hdr != .toneMap ? ranges.first ?? .sdr : .sdr
+            encodings = Encodings(video: encodings.video, audio: nil, dynamicRange: kept)
+        }
+        let planned = ExportRequest(nothing: outputPath, container: container, range: range, preset: preset, encodings: encodings)
+        guard var pictures = try videoPlan(planned).0 else { throw SmartCutUnavailable("the composition has no video to copy") }
+        if preset.isSmartCut { pictures.encoderFormat = nil } // frames as composed, in the source's format
+        return pictures
     }
 
     /// Settles codecs, quality, formats and the dynamic range, and refuses every

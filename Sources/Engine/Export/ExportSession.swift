@@ -75,6 +75,12 @@ public final class ExportSession {
     }
     /// What happens to HDR sources; `.auto` by default.
     public var hdr = HDRMode.auto
+    /// Smart rendering: the GOPs of an H.264 or HEVC source that the video composition and
+    /// its layers leave untouched (an intro without text, an outro) are copied as `SmartCut`
+    /// copies them, and only the rest is composed and encoded, at the source's frame times and
+    /// with encoder settings matched to the source. nil (the default): on for the `SmartCut`
+    /// preset, off for the others. When it cannot copy, every frame is encoded and a note says why.
+    public var smartRendering: Bool?
 
     /// Fade length at each end of audio segments that join different media (0 turns it off).
     public var audioSpliceFade = ExportSession.defaultAudioSpliceFade

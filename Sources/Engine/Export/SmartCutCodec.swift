@@ -10,6 +10,12 @@ enum SmartCutCodec {
     /// x265 cannot be told ids: its parameter sets and slices are renumbered.
     case hevc(HEVCConfiguration, HEVCRenumbering)
 
+    /// The codec written, as writer settings name it.
+    var videoCodec: VideoSettings.Codec {
+        if case .h264 = self { return .h264 }
+        return .hevc
+    }
+
     /// The source's configuration, once it is clear the matched encoder can make frames
     /// its decoder accepts; otherwise why not.
     init(_ parameters: UnsafePointer<AVCodecParameters>, path: String) throws {
@@ -159,11 +165,13 @@ enum SmartCutCodec {
     /// would collide with the copied frames' decode times); x264 makes one IDR picture per
     /// piece, x265 makes every picture an IDR one, whose slice headers are the simple ones
     /// that can be renumbered.
-    func encoder(profile: Int32, preset: ExportPreset) -> (name: String, options: [(String, String)]) {
+    /// `longRuns`: smart rendering, whose encoded runs last minutes, gets x264's usual
+    /// keyframes and lookahead; the few frames around a cut get one keyframe and a short lookahead.
+    func encoder(profile: Int32, preset: ExportPreset, longRuns: Bool = false) -> (name: String, options: [(String, String)]) {
         switch self {
         case .h264(_, let id):
             return ("libx264", [("crf", "\(preset.crf)"), ("preset", preset.speed), ("profile", SmartCutCodec.x264Profile(profile) ?? "high"),
-                                ("x264-params", "sps-id=\(id):keyint=infinite:scenecut=0:rc-lookahead=10")])
+                                ("x264-params", "sps-id=\(id)" + (longRuns ? "" : ":keyint=infinite:scenecut=0:rc-lookahead=10"))])
         case .hevc:
             // All-intra pictures cost x265 3.5 times less CPU at "ultrafast" than "veryfast"
             // for 5 % more bytes (1080p 10-bit iPhone video).

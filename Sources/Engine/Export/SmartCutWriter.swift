@@ -67,20 +67,30 @@ struct SmartCutWriter {
     /// delay), in the output time base: re-encoded frames are given the same lead, so
     /// decode times keep rising across each join.
     private let reorderDelay: Int64
+    /// Smart rendering: the pictures a video composition draws, which the encoded frames are
+    /// composed from (nil: a plain cut, whose encoded frames are the source's, decoded).
+    private let pictures: VideoPlan?
+    /// The composition time output time zero shows.
+    private let compositionStart: MediaTime
+    /// Turns a composed (upright) picture back to the source's stored orientation: the output
+    /// keeps the source's rotation tag, as its copied frames need. nil: the source is upright.
+    private let storedOrientation: QuarterTurn?
 
     /// What the cut does, for the user: "copies 60 frames (2 GOPs) and re-encodes 84 around the cuts".
     var summary: String {
         let copied = segments.reduce(0) { $0 + $1.copied.count }, gops = segments.reduce(0) { $0 + $1.copied.filter(\.isKeyframe).count }
         let encoded = segments.reduce(0) { $0 + $1.head.count + $1.tail.count }
-        return "copies \(copied) frame\(copied == 1 ? "" : "s") (\(gops) GOP\(gops == 1 ? "" : "s")) and re-encodes \(encoded) around the cuts"
+        let which = pictures == nil ? "around the cuts" : "that the video composition draws on or that lie in GOPs it touches"
+        return "copies \(copied) frame\(copied == 1 ? "" : "s") (\(gops) GOP\(gops == 1 ? "" : "s")) and re-encodes \(encoded) \(which)"
     }
 
-    /// Plans the cut, or says why this composition cannot be smart-cut.
-    init(composition: Composition, range: TimeRange, videoComposition: VideoComposition?, container: OutputContainer) throws {
+    /// Plans the cut, or says why this composition cannot be smart-cut. With `pictures` (smart
+    /// rendering), GOPs are copied only where those pictures show the source untouched, and
+    /// every other frame is composed from them and encoded.
+    init(composition: Composition, range: TimeRange, container: OutputContainer, rendering pictures: VideoPlan? = nil) throws {
         guard [.mov, .mp4, .m4v, .mkv].contains(container) else {
             throw SmartCutUnavailable("\(container.noun) cannot hold copied H.264 or HEVC (mov, mp4, m4v and mkv can)")
         }
-        guard videoComposition == nil else { throw SmartCutUnavailable("a video composition redraws every frame") }
         let videoTracks = composition.tracks(withMediaType: .video).filter { $0.segments.contains { !$0.isEmpty } }
         guard videoTracks.count == 1, let track = videoTracks.first else {
             throw SmartCutUnavailable(videoTracks.isEmpty ? "the composition has no video to copy"
@@ -103,6 +113,11 @@ struct SmartCutWriter {
         guard let stream = demuxer.stream(first.streamIndex), let parameters = stream.pointee.codecpar else {
             throw EngineError("input \"\(first.path)\": stream #\(first.streamIndex) is missing")
         }
+        let pictures = try pictures.map { try SmartCutWriter.matched($0, sources: sources, stream: stream) }
+        let format = AVPixelFormat(rawValue: parameters.pointee.format)
+        let untouched = pictures.map { pictures in
+            { (source: SegmentSource, time: MediaTime) in pictures.showsUntouched(source, at: time, pixelFormat: format) }
+        }
         let sampleEntryCodec = try SmartCutCodec(parameters, path: first.path)
         for source in sources.dropFirst() where source.path != first.path || source.streamIndex != first.streamIndex {
             let other = try Demuxer(path: source.path)
@@ -117,10 +132,20 @@ struct SmartCutWriter {
         self.sourceStream = stream
         self.parameters = UnsafePointer(parameters)
         outputTimeBase = stream.pointee.time_base
+        (self.pictures, compositionStart) = (pictures, range.start)
+        storedOrientation = try pictures.flatMap { pictures in try SmartCutWriter.storedOrientation(of: first, pictures: pictures) }
         do {
-            segments = try zip(parts, sources).map { part, source in
-                try SmartCutWriter.planSegment(source, sourceRange: part.sourceRange, targetStart: part.targetRange.start - range.start,
-                                               codec: sampleEntryCodec)
+            segments = try zip(parts, sources).flatMap { part, source in
+                let targetStart = part.targetRange.start - range.start
+                guard let untouched else {
+                    return [try SmartCutWriter.planSegment(source, sourceRange: part.sourceRange, targetStart: targetStart, codec: sampleEntryCodec)]
+                }
+                return try SmartCutWriter.planSegments(source, sourceRange: part.sourceRange, targetStart: targetStart, codec: sampleEntryCodec) {
+                    untouched(source, part.targetRange.start + $0)
+                }
+            }
+            if pictures != nil, !segments.contains(where: { !$0.copied.isEmpty }) {
+                throw SmartCutUnavailable("the video composition draws on every GOP (or no GOP lies whole inside a stretch it leaves alone)")
             }
             let inBand = Array(Set(segments.flatMap(\.inBandParameterSets))).map { $0[...] }
             codec = try sampleEntryCodec.avoiding(inBand: inBand, path: first.path)
@@ -134,6 +159,49 @@ struct SmartCutWriter {
         }.max() ?? 0
     }
 
+    /// `pictures` composed in the source's colour matrix (the frames copied are in it), or why
+    /// smart rendering cannot copy any frame: the output must have the source's upright size,
+    /// frame rate, dynamic range and pixel format, and every clip the same rotation.
+    private static func matched(_ pictures: VideoPlan, sources: [SegmentSource], stream: UnsafeMutablePointer<AVStream>) throws -> VideoPlan {
+        guard let parameters = stream.pointee.codecpar?.pointee, let first = sources.first else {
+            throw SmartCutUnavailable("the source has no codec parameters")
+        }
+        if let other = sources.first(where: { $0.preferredTransform != first.preferredTransform }) {
+            throw SmartCutUnavailable("\"\(other.path)\" is turned otherwise than \"\(first.path)\" (their rotation tags differ)")
+        }
+        let upright = first.preferredTransform.apply(Rect(x: 0, y: 0, width: Double(parameters.width), height: Double(parameters.height)))
+        guard Double(pictures.outputWidth) == upright.width, Double(pictures.outputHeight) == upright.height else {
+            throw SmartCutUnavailable("the output is \(pictures.outputWidth)×\(pictures.outputHeight), the source \(Int(upright.width))×\(Int(upright.height))")
+        }
+        let rate = stream.pointee.avg_frame_rate.isValid ? stream.pointee.avg_frame_rate : stream.pointee.r_frame_rate
+        let framesPerDuration = rate.isValid ? pictures.frameDuration.seconds * Double(rate.num) / Double(rate.den) : 0
+        guard abs(framesPerDuration - 1) < 0.01 else {
+            let fps = rate.isValid ? "\(((Double(rate.num) / Double(rate.den)) * 1000).rounded() / 1000)" : "an unknown"
+            throw SmartCutUnavailable("frameDuration (\(pictures.frameDuration.seconds) s) is not the source's frame rate (\(fps) fps)")
+        }
+        let colors = ColorDescription.of(parameters), format = AVPixelFormat(rawValue: parameters.format)
+        guard colors.dynamicRange == pictures.outputColor.dynamicRange else {
+            throw SmartCutUnavailable("the export turns the source's \(colors.dynamicRange.rawValue.uppercased()) into \(pictures.outputColor.dynamicRange.rawValue.uppercased())")
+        }
+        guard format == colors.pixelFormat, colors.range == AVCOL_RANGE_MPEG, (pictures.encoderFormat ?? format) == format else {
+            let name = av_get_pix_fmt_name(format).map { String(cString: $0) } ?? "an unknown format"
+            throw SmartCutUnavailable("the source's pixels (\(name), \(colors.range == AVCOL_RANGE_JPEG ? "full" : "limited") range) are converted for the output (\(pictures.outputColor.dynamicRange.isHDR ? "10-bit" : "8-bit") 4:2:0, limited range)")
+        }
+        var matched = pictures
+        matched.outputColor = colors
+        return matched
+    }
+
+    /// The quarter turn from the upright output back to how `source` stores its pictures.
+    private static func storedOrientation(of source: SegmentSource, pictures: VideoPlan) throws -> QuarterTurn? {
+        guard !source.preferredTransform.isIdentity else { return nil }
+        guard let inverse = source.preferredTransform.inverted(),
+              let turn = QuarterTurn(inverse, width: pictures.outputWidth, height: pictures.outputHeight) else {
+            throw SmartCutUnavailable("\"\(source.path)\" has a rotation tag that is not a quarter turn")
+        }
+        return turn
+    }
+
     static func extradata(_ parameters: UnsafePointer<AVCodecParameters>) -> [UInt8] {
         guard let data = parameters.pointee.extradata, parameters.pointee.extradata_size > 0 else { return [] }
         return Array(UnsafeBufferPointer(start: data, count: Int(parameters.pointee.extradata_size)))
@@ -141,13 +209,110 @@ struct SmartCutWriter {
 
     // MARK: Planning
 
-    /// Indexes the packets of one clip's range and splits it into re-encoded and copied parts.
-    private static func planSegment(_ source: SegmentSource, sourceRange: TimeRange, targetStart: MediaTime, codec: SmartCutCodec) throws -> SmartCutSegment {
+    /// The packets of a clip's range, with the range moved back to the frame shown at its start.
+    private struct IndexedRange {
+        let timeBase: AVRational
+        /// The range in source time, starting at the frame shown at the cut (or the first after it).
+        let start: Int64, end: Int64
+        /// Decode order, from the keyframe decoding starts at to the first keyframe at the end.
+        let packets: [IndexedPacket]
+        /// The leading pictures of the keyframe at the end that show before it (an open GOP).
+        let leading: [IndexedPacket]
+        /// The keyframe the index stopped at, nil when the file ended first.
+        let stoppedAt: Int64?
+        let inBand: Set<[UInt8]>
+        /// The frame shown at the start.
+        let shown: Int64
+        /// Presentation times of the frames shown in the range, in order.
+        var frames: [Int64] { (packets + leading).map(\.pts).filter { $0 == shown || ($0 > start && $0 < end) }.sorted() }
+    }
+
+    /// Splits a clip's range where `untouched` (given an output time from the clip's start)
+    /// holds for a stretch of frames that spans whole GOPs: those are copied as a smart cut
+    /// copies them, every other frame is encoded. A segment each stretch.
+    private static func planSegments(_ source: SegmentSource, sourceRange: TimeRange, targetStart: MediaTime, codec: SmartCutCodec,
+                                     untouched: (MediaTime) -> Bool) throws -> [SmartCutSegment] {
+        let whole = try indexed(source, sourceRange: sourceRange, codec: codec)
+        let timeBase = whole.timeBase, frames = whole.frames
+        let randomAccess = whole.packets.filter(\.startsRandomAccess).map(\.pts), keyframes = whole.packets.filter(\.isKeyframe).map(\.pts)
+        let isUntouched = frames.map { untouched(MediaTime(pts: Swift.max($0 - whole.start, 0), timeBase: timeBase)) }
+        // Copy windows [first random-access keyframe of a stretch, last keyframe at its end).
+        var windows: [Range<Int64>] = []
+        var index = 0
+        while index < frames.count {
+            guard isUntouched[index] else { index += 1; continue }
+            let stretchStart = frames[index]
+            while index < frames.count, isUntouched[index] { index += 1 }
+            let stretchEnd = index < frames.count ? frames[index] : whole.end
+            if let first = randomAccess.first(where: { $0 >= stretchStart }),
+               let last = stretchEnd == whole.end ? whole.end : keyframes.last(where: { $0 <= stretchEnd }), last > first {
+                windows.append(first..<last)
+            }
+        }
+        var segments: [SmartCutSegment] = [], cursor = whole.start
+        func add(_ stretch: Range<Int64>, copying: Bool) throws {
+            guard !stretch.isEmpty else { return }
+            let range = TimeRange(start: MediaTime(pts: stretch.lowerBound, timeBase: timeBase),
+                                  duration: MediaTime(pts: stretch.upperBound - stretch.lowerBound, timeBase: timeBase))
+            segments.append(try planSegment(source, sourceRange: range, targetStart: targetStart + MediaTime(pts: stretch.lowerBound - whole.start, timeBase: timeBase),
+                                            codec: codec, copying: copying))
+        }
+        for window in windows {
+            try add(cursor..<window.lowerBound, copying: false)
+            try add(window, copying: true)
+            cursor = window.upperBound
+        }
+        try add(cursor..<whole.end, copying: false)
+        return segments
+    }
+
+    /// Indexes the packets of one clip's range and splits it into re-encoded and copied parts
+    /// (only re-encoded ones without `copying`).
+    private static func planSegment(_ source: SegmentSource, sourceRange: TimeRange, targetStart: MediaTime, codec: SmartCutCodec,
+                                    copying: Bool = true) throws -> SmartCutSegment {
+        let indexed = try indexed(source, sourceRange: sourceRange, codec: codec)
+        let (start, end, packets, shown) = (indexed.start, indexed.end, indexed.packets, indexed.shown)
+        let presented = (packets + indexed.leading).map(\.pts).sorted()
+        guard let decodeStart = packets.first?.dts else {
+            throw EngineError("input \"\(source.path)\": no video frames between \(sourceRange.start.seconds) and \(sourceRange.end.seconds) s")
+        }
+        let frames = indexed.frames
+        func segment(head: [Int64], copied: [IndexedPacket] = [], tail: [Int64] = [], tailDecodeStart: Int64 = 0) -> SmartCutSegment {
+            SmartCutSegment(source: source, timeBase: indexed.timeBase, sourceStart: start, targetStart: targetStart,
+                            targetEnd: targetStart + sourceRange.duration, head: head, headDecodeStart: decodeStart, copied: copied,
+                            tail: tail, tailDecodeStart: tailDecodeStart, inBandParameterSets: Array(indexed.inBand))
+        }
+        guard copying else { return segment(head: frames) }
+        // Copy from the first random-access picture inside the range (leaving out its
+        // leading pictures, which refer to the GOP before and are re-encoded instead)…
+        guard let copyStart = packets.indices.first(where: { packets[$0].startsRandomAccess && packets[$0].pts >= shown }) else {
+            return segment(head: frames)
+        }
+        // …to the last keyframe before the end; or to the end, when the last GOP read ends
+        // exactly there or the file ends inside the range.
+        let lastGOPIsWhole = indexed.stoppedAt == end || (indexed.stoppedAt == nil && (presented.last ?? end) < end)
+        let copyEnd = lastGOPIsWhole ? packets.count : packets.indices.last { $0 > copyStart && packets[$0].isKeyframe }
+        guard let copyEnd, copyEnd > copyStart else { return segment(head: frames) }
+        let firstCopied = packets[copyStart].pts
+        let copied = packets[copyStart..<copyEnd].filter { $0.pts >= firstCopied }
+        let copiedTimes = Set(copied.map(\.pts))
+        let lastCopied = copiedTimes.max() ?? firstCopied
+        // The frames after the copy, with the leading pictures of the keyframe that ends it
+        // (never copied: they refer to that keyframe): decoded from the last copied GOP's
+        // keyframe, where their references are.
+        let tail = frames.filter { $0 > firstCopied && !copiedTimes.contains($0) }
+        // Odd reordering could leave a frame between copied ones: re-encode all.
+        guard copied.allSatisfy({ $0.pts < end }), tail.allSatisfy({ $0 > lastCopied }),
+              let lastCopiedGOP = packets[copyStart..<copyEnd].last(where: \.isKeyframe) else { return segment(head: frames) }
+        return segment(head: frames.filter { $0 < firstCopied }, copied: copied, tail: tail, tailDecodeStart: lastCopiedGOP.dts)
+    }
+
+    /// The packets of a clip's range (see `IndexedRange`).
+    private static func indexed(_ source: SegmentSource, sourceRange: TimeRange, codec: SmartCutCodec) throws -> IndexedRange {
         let demuxer = try Demuxer(path: source.path)
         guard let stream = demuxer.stream(source.streamIndex) else { throw EngineError("input \"\(source.path)\": stream #\(source.streamIndex) is missing") }
         for index in 0..<demuxer.streamCount where index != source.streamIndex { demuxer.stream(index)?.pointee.discard = AVDISCARD_ALL }
         let timeBase = stream.pointee.time_base
-        let targetEnd = targetStart + sourceRange.duration
         var start = sourceRange.start.pts(in: timeBase), end = sourceRange.end.pts(in: timeBase)
         var packets: [IndexedPacket] = [], leading: [IndexedPacket] = [], stoppedAt: Int64? = nil, inBand: Set<[UInt8]> = []
         var shown: Int64?
@@ -172,38 +337,10 @@ struct SmartCutWriter {
             guard let moved = shown, moved < start else { break }
             (start, end) = (moved, moved + (end - start))
         }
-        let presented = (packets + leading).map(\.pts).sorted()
-        guard let shown, let decodeStart = packets.first?.dts else {
+        guard let shown else {
             throw EngineError("input \"\(source.path)\": no video frames between \(sourceRange.start.seconds) and \(sourceRange.end.seconds) s")
         }
-        let frames = presented.filter { $0 == shown || ($0 > start && $0 < end) }
-        func segment(head: [Int64], copied: [IndexedPacket] = [], tail: [Int64] = [], tailDecodeStart: Int64 = 0) -> SmartCutSegment {
-            SmartCutSegment(source: source, timeBase: timeBase, sourceStart: start, targetStart: targetStart, targetEnd: targetEnd,
-                            head: head, headDecodeStart: decodeStart, copied: copied, tail: tail, tailDecodeStart: tailDecodeStart,
-                            inBandParameterSets: Array(inBand))
-        }
-        // Copy from the first random-access picture inside the range (leaving out its
-        // leading pictures, which refer to the GOP before and are re-encoded instead)…
-        guard let copyStart = packets.indices.first(where: { packets[$0].startsRandomAccess && packets[$0].pts >= shown }) else {
-            return segment(head: frames)
-        }
-        // …to the last keyframe before the end; or to the end, when the last GOP read ends
-        // exactly there or the file ends inside the range.
-        let lastGOPIsWhole = stoppedAt == end || (stoppedAt == nil && (presented.last ?? end) < end)
-        let copyEnd = lastGOPIsWhole ? packets.count : packets.indices.last { $0 > copyStart && packets[$0].isKeyframe }
-        guard let copyEnd, copyEnd > copyStart else { return segment(head: frames) }
-        let firstCopied = packets[copyStart].pts
-        let copied = packets[copyStart..<copyEnd].filter { $0.pts >= firstCopied }
-        let copiedTimes = Set(copied.map(\.pts))
-        let lastCopied = copiedTimes.max() ?? firstCopied
-        // The frames after the copy, with the leading pictures of the keyframe that ends it
-        // (never copied: they refer to that keyframe): decoded from the last copied GOP's
-        // keyframe, where their references are.
-        let tail = frames.filter { $0 > firstCopied && !copiedTimes.contains($0) }
-        // Odd reordering could leave a frame between copied ones: re-encode all.
-        guard copied.allSatisfy({ $0.pts < end }), tail.allSatisfy({ $0 > lastCopied }),
-              let lastCopiedGOP = packets[copyStart..<copyEnd].last(where: \.isKeyframe) else { return segment(head: frames) }
-        return segment(head: frames.filter { $0 < firstCopied }, copied: copied, tail: tail, tailDecodeStart: lastCopiedGOP.dts)
+        return IndexedRange(timeBase: timeBase, start: start, end: end, packets: packets, leading: leading, stoppedAt: stoppedAt, inBand: inBand, shown: shown)
     }
 
     /// The packets of one stream in decode order from the keyframe the demuxer finds for
@@ -279,6 +416,13 @@ extension SmartCutWriter {
             try Compositor(video: nil, audio: audio.plan, range: TimeRange(start: audio.plan.start, duration: duration)).audioStream(blockSize: audioEncoder?.frameSize ?? 1024, cancellation: cancellation)
         }
         defer { sound?.stop() }
+        // Smart rendering: every encoded frame composed, in the order they are encoded.
+        let composed = try pictures.map { plan in
+            let times = segments.flatMap { segment in (segment.head + segment.tail).map { compositionStart + segment.target(of: $0) } }
+            return try Compositor(video: plan, audio: nil, range: TimeRange(start: compositionStart, duration: duration))
+                .frameStream(at: times, cancellation: cancellation)
+        }
+        defer { composed?.stop() }
         try withoutActuallyEscaping(report) { report in
             let output = SmartCutOutput(muxer: muxer, videoStream: videoStream,
                                         audio: audio.flatMap { audio in audioEncoder.flatMap { encoder in sound.map { (audio.plan, audio.encoding.sampleFormat, encoder, $0) } } },
@@ -289,10 +433,10 @@ extension SmartCutWriter {
                 // sequence (and may switch parameter sets) only after an end of sequence.
                 let nextCopiesFirst = index + 1 < segments.count && segments[index + 1].head.isEmpty
                 try encode(segment.head, of: segment, decodingFrom: segment.headDecodeStart, endingAt: copyStart ?? segment.targetEnd,
-                           endsSequence: copyStart != nil, preset: preset, converter: converter, into: output)
+                           endsSequence: copyStart != nil, preset: preset, converter: converter, composed: composed, into: output)
                 try copy(segment, endsSequence: segment.tail.isEmpty && nextCopiesFirst, into: output)
                 try encode(segment.tail, of: segment, decodingFrom: segment.tailDecodeStart, endingAt: segment.targetEnd,
-                           endsSequence: nextCopiesFirst, preset: preset, converter: converter, into: output)
+                           endsSequence: nextCopiesFirst, preset: preset, converter: converter, composed: composed, into: output)
             }
             try output.finish()
         }
@@ -312,7 +456,7 @@ extension SmartCutWriter {
     /// depth, profile, level and colour tags (the codec-specific part in `SmartCutCodec`).
     private func matchedEncoder(_ preset: ExportPreset) throws -> UnsafeMutablePointer<AVCodecContext> {
         let source = parameters.pointee
-        let (name, settings) = codec.encoder(profile: source.profile, preset: preset)
+        let (name, settings) = codec.encoder(profile: source.profile, preset: preset, longRuns: pictures != nil)
         guard let encoderCodec = avcodec_find_encoder_by_name(name) else {
             throw EngineError("this FFmpeg has no \(name) encoder; install one built with it (Debian: libavcodec59)")
         }
@@ -331,6 +475,8 @@ extension SmartCutWriter {
         context.pointee.chroma_sample_location = source.chroma_location
         context.pointee.level = source.level
         context.pointee.max_b_frames = 0
+        // Smart rendering encodes minutes: every core (x264's own choice). A cut's few frames: one.
+        context.pointee.thread_count = pictures == nil ? 1 : 0
         context.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER
         var options: OpaquePointer? = nil
         defer { av_dict_free(&options) }
@@ -344,10 +490,11 @@ extension SmartCutWriter {
         return context
     }
 
-    /// Decodes `frames` (source times), starting at the keyframe decoded at `decodeStart`,
-    /// and encodes them as one closed piece.
+    /// Encodes `frames` (source times) as one closed piece: the next ones `composed` gives
+    /// (smart rendering), or else the source's, decoded from the keyframe decoded at `decodeStart`.
     private func encode(_ frames: [Int64], of segment: SmartCutSegment, decodingFrom decodeStart: Int64, endingAt end: MediaTime,
-                        endsSequence: Bool, preset: ExportPreset, converter: SampleConverter?, into output: SmartCutOutput) throws {
+                        endsSequence: Bool, preset: ExportPreset, converter: SampleConverter?, composed: RenderStream<Frame>?,
+                        into output: SmartCutOutput) throws {
         guard let first = frames.first, let last = frames.last, let converter else { return }
         let targets = frames.map { segment.target(of: $0).pts(in: outputTimeBase) }
         var durations: [Int64: Int64] = [:]
@@ -355,23 +502,35 @@ extension SmartCutWriter {
             let next = index + 1 < targets.count ? targets[index + 1] : end.pts(in: outputTimeBase)
             durations[target] = Swift.max(next - target, 1)
         }
-        var targetOf = Dictionary(uniqueKeysWithValues: zip(frames, targets))
-        let reader = try StreamReader(path: segment.source.path, streamIndex: segment.source.streamIndex)
-        try reader.seek(before: MediaTime(pts: Swift.min(decodeStart, first), timeBase: segment.timeBase))
         let encoder = try matchedEncoder(preset)
         var context: UnsafeMutablePointer<AVCodecContext>? = encoder
         defer { avcodec_free_context(&context) }
         let converted = try PacketConverter(converter, reorderDelay: reorderDelay, durations: durations,
                                             endOfSequenceAfter: endsSequence ? frames.count : nil)
-        while !targetOf.isEmpty, let frame = try reader.nextFrame() {
-            try output.checkCancelled()
-            let pts = reader.pts(of: frame)
-            if pts > last { break }
-            guard let target = targetOf.removeValue(forKey: pts) else { continue }
+        func send(_ frame: Frame, as target: Int64) throws {
             frame.pointer.pointee.pts = target
             frame.pointer.pointee.pict_type = AV_PICTURE_TYPE_NONE
             try check(avcodec_send_frame(encoder, frame.pointer), "encoding", context: "output")
             try drain(encoder, through: converted, into: output)
+        }
+        var targetOf = Dictionary(uniqueKeysWithValues: zip(frames, targets))
+        if let composed {
+            for target in targets {
+                try output.checkCancelled()
+                guard let frame = try composed.next() else { throw EngineError("the composed pictures ended before the export did") }
+                try send(try storedOrientation?.apply(to: frame) ?? frame, as: target)
+            }
+            targetOf = [:]
+        } else {
+            let reader = try StreamReader(path: segment.source.path, streamIndex: segment.source.streamIndex)
+            try reader.seek(before: MediaTime(pts: Swift.min(decodeStart, first), timeBase: segment.timeBase))
+            while !targetOf.isEmpty, let frame = try reader.nextFrame() {
+                try output.checkCancelled()
+                let pts = reader.pts(of: frame)
+                if pts > last { break }
+                guard let target = targetOf.removeValue(forKey: pts) else { continue }
+                try send(frame, as: target)
+            }
         }
         guard targetOf.isEmpty else {
             throw EngineError("input \"\(segment.source.path)\": \(targetOf.count) frames near \(MediaTime(pts: first, timeBase: segment.timeBase).seconds) s could not be decoded")

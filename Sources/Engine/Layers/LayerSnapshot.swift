@@ -35,6 +35,13 @@ package struct LayerSnapshot: Sendable, Hashable {
 
     /// A layer at `frame` with Core Animation's defaults for everything else.
     package init(frame: Rect) { self.frame = frame }
+
+    /// Whether drawing this layer and its sublayers leaves every pixel under them as it was:
+    /// transparent, or holding no text, picture, fill, border or filter anywhere.
+    package var drawsNothing: Bool {
+        opacity <= 0 || (text == nil && contents == nil && !isVideoLayer && backgroundColor.alpha <= 0 && borderWidth <= 0
+                         && filters.isEmpty && sublayers.allSatisfy(\.drawsNothing))
+    }
 }
 
 /// How a layer's contents image (or, on the video layer, the video frame) is placed in its

@@ -15,8 +15,11 @@ public enum DynamicRange: String, Sendable, Hashable {
     case pq
 
     /// What a frame's transfer tag says.
-    static func of(_ frame: Frame) -> DynamicRange {
-        switch frame.pointer.pointee.color_trc {
+    static func of(_ frame: Frame) -> DynamicRange { of(transfer: frame.pointer.pointee.color_trc) }
+
+    /// What a transfer tag says.
+    static func of(transfer: AVColorTransferCharacteristic) -> DynamicRange {
+        switch transfer {
         case AVCOL_TRC_ARIB_STD_B67: return .hlg
         case AVCOL_TRC_SMPTE2084: return .pq
         default: return .sdr

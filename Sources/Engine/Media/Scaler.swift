@@ -28,13 +28,21 @@ struct ColorDescription: Sendable, Equatable {
     /// What a decoded frame says about itself, with the usual guesses when it says nothing.
     static func of(_ frame: Frame) -> ColorDescription {
         let f = frame.pointer.pointee
-        var space = f.colorspace
-        if space == AVCOL_SPC_UNSPECIFIED || space == AVCOL_SPC_RGB {
-            space = VideoColor.standardMatrix(forHeight: frame.height)
-        }
+        return guessed(space: f.colorspace, range: f.color_range, format: frame.pixelFormat, height: frame.height, transfer: f.color_trc)
+    }
+
+    /// What a stream's parameters say of its frames, with the same guesses as `of(_ frame:)`.
+    static func of(_ parameters: AVCodecParameters) -> ColorDescription {
+        guessed(space: parameters.color_space, range: parameters.color_range, format: AVPixelFormat(rawValue: parameters.format),
+                height: Int(parameters.height), transfer: parameters.color_trc)
+    }
+
+    private static func guessed(space: AVColorSpace, range: AVColorRange, format: AVPixelFormat, height: Int,
+                                transfer: AVColorTransferCharacteristic) -> ColorDescription {
+        let matrix = space == AVCOL_SPC_UNSPECIFIED || space == AVCOL_SPC_RGB ? VideoColor.standardMatrix(forHeight: height) : space
         let fullRangeFormats: Set<AVPixelFormat> = [AV_PIX_FMT_YUVJ420P, AV_PIX_FMT_YUVJ422P, AV_PIX_FMT_YUVJ444P]
-        let range = f.color_range == AVCOL_RANGE_JPEG || fullRangeFormats.contains(frame.pixelFormat) ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG
-        return ColorDescription(space: space, range: range, dynamicRange: .of(frame))
+        let full = range == AVCOL_RANGE_JPEG || fullRangeFormats.contains(format)
+        return ColorDescription(space: matrix, range: full ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG, dynamicRange: .of(transfer: transfer))
     }
 
     /// swscale's coefficient tables know 601, 709, FCC, 240M and BT.2020.

@@ -99,7 +99,7 @@ package final class LayerRenderer {
     /// (then use `render`). Sprites sit on whole output pixels.
     package func overlaySprites(for root: LayerSnapshot) throws -> [Sprite]? {
         var overlays: [(layer: LayerSnapshot, parentOrigin: Point)] = []
-        guard findFullFrameVideo(in: root, parentOrigin: .zero, overlays: &overlays) == .found else { return nil }
+        guard Self.findFullFrameVideo(in: root, parentOrigin: .zero, renderSize: renderSize, overlays: &overlays) == .found else { return nil }
         var result: [Sprite] = []
         for (layer, parentOrigin) in overlays {
             guard layer.opacity > 0, let drawn = try sprite(for: layer, parentOrigin: parentOrigin) else { continue }
@@ -113,13 +113,21 @@ package final class LayerRenderer {
         for sprite in sprites { blender.blend(sprite, onto: frame) }
     }
 
+    /// Whether the tree shows the composed video as it is: the video layer fills the output,
+    /// opaque and unwarped, and nothing over it draws a pixel (smart rendering copies such frames).
+    package static func showsVideoUntouched(_ root: LayerSnapshot, renderSize: Size) -> Bool {
+        var overlays: [(layer: LayerSnapshot, parentOrigin: Point)] = []
+        return findFullFrameVideo(in: root, parentOrigin: .zero, renderSize: renderSize, overlays: &overlays) == .found
+            && overlays.allSatisfy(\.layer.drawsNothing)
+    }
+
     private enum VideoSearch { case notHere, found, disqualified }
 
     /// Walks down to the video layer through layers that only translate and are fully
     /// opaque; everything drawn after the video layer is collected as an overlay, everything
     /// before it is hidden by the video.
-    private func findFullFrameVideo(in layer: LayerSnapshot, parentOrigin: Point,
-                                    overlays: inout [(layer: LayerSnapshot, parentOrigin: Point)]) -> VideoSearch {
+    private static func findFullFrameVideo(in layer: LayerSnapshot, parentOrigin: Point, renderSize: Size,
+                                           overlays: inout [(layer: LayerSnapshot, parentOrigin: Point)]) -> VideoSearch {
         let t = layer.transform
         let origin = Point(x: parentOrigin.x + layer.frame.x + t.tx, y: parentOrigin.y + layer.frame.y + t.ty)
         let translatesOnly = t.a == 1 && t.b == 0 && t.c == 0 && t.d == 1
@@ -137,7 +145,7 @@ package final class LayerRenderer {
                 overlays.append((sublayer, origin))
                 continue
             }
-            state = findFullFrameVideo(in: sublayer, parentOrigin: origin, overlays: &overlays)
+            state = findFullFrameVideo(in: sublayer, parentOrigin: origin, renderSize: renderSize, overlays: &overlays)
             if state == .disqualified { return .disqualified }
         }
         guard state == .found else { return state }
