@@ -17,6 +17,9 @@ package final class API {
     /// Set by embedders (the CLI's --dry-run): exports are checked and described (a
     /// `planned` event) but nothing is encoded; `export()` then returns true.
     package var dryRun = false
+    /// With `dryRun`: constant-quality sizes are measured on a sample of the pictures
+    /// (`ExportSession.plan(samplingSize:)`) instead of guessed from the settings alone.
+    package var dryRunSamplesSize = true
     /// Every file the run has read (media, images, cue and CSV files, and what the host
     /// adds: the script, effects); no output may replace one of them.
     package let readFiles = InputRegistry()

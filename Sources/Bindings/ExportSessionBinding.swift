@@ -148,7 +148,7 @@ extension API {
         }
         if dryRun {
             do {
-                exportEvents?(.planned(session, try session.plan()))
+                exportEvents?(.planned(session, try session.plan(samplingSize: dryRunSamplesSize)))
             } catch {
                 let failure = error as? ExportError ?? ExportError(.invalidRequest, "\(error)")
                 call.pushNil()

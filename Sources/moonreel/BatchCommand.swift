@@ -316,7 +316,7 @@ final class BatchRunner: @unchecked Sendable {
         let found = Mutex<[(Int, String)]>([])
         DispatchQueue.concurrentPerform(iterations: rows.count) { index in
             let row = rows[index]
-            let (status, _, errors) = runProcess(row, extra: ["--dry-run", "--quiet"], register: false)
+            let (status, _, errors) = runProcess(row, extra: ["--dry-run", "--rough-estimate", "--quiet"], register: false)
             if status != 0 {
                 let line = errors.split(separator: "\n").last.map(String.init) ?? "failed (exit \(status))"
                 found.withLock { $0.append((row.number, line)) }

@@ -13,6 +13,8 @@ struct ScriptSession {
     let common: CommonOptions
     /// Check and describe every export instead of encoding it.
     var dryRun = false
+    /// With `dryRun`: sizes from the settings alone, no sample of the pictures encoded.
+    var roughEstimate = false
     /// `--set NAME=VALUE`, for the script's `av.parameters`.
     var parameterValues: [String: String] = [:]
     /// This process's task in a chunked render (`--chunks`), if it is one.
@@ -42,6 +44,7 @@ struct ScriptSession {
         }
         host.overwriteOutputs = common.overwrite
         host.api.dryRun = dryRun
+        host.api.dryRunSamplesSize = !roughEstimate
         host.scripts.parameterValues = parameterValues
         host.api.chunkTask = chunkTask
         let quiet = common.quiet

@@ -78,8 +78,10 @@ struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Run a script; arguments reach it as `arg` (arg[0] = SCRIPT).")
     @OptionGroup var common: CommonOptions
     @OptionGroup var parameters: ParameterOptions
-    @Flag(help: "Check every export (settings, output path, composition) and print what it would write, without encoding.")
+    @Flag(help: "Check every export (settings, output path, composition) and print what it would write, without writing it; a constant-quality size is measured by encoding a few short samples of the pictures.")
     var dryRun = false
+    @Flag(help: "With --dry-run: estimate sizes from the settings alone, encoding no sample (faster, rougher).")
+    var roughEstimate = false
     @OptionGroup var chunking: ChunkOptions
     @Argument(help: "The Lua script to run.", completion: .file(extensions: ["lua"])) var script: String
     @Argument(parsing: .captureForPassthrough, help: "Arguments for the script.") var arguments: [String] = []
@@ -94,6 +96,7 @@ struct Run: ParsableCommand {
                        + "moonreel's options go before it (moonreel run \(misplaced) SCRIPT …), or write -- to silence this")
         }
         var session = ScriptSession(common, dryRun: dryRun)
+        session.roughEstimate = roughEstimate
         session.parameterValues = try parameters.values()
         if chunking.chunks != nil, !dryRun {
             let chunked = ChunkedRun(options: chunking, common: common, script: script, arguments: arguments, parameterValues: session.parameterValues)
@@ -104,7 +107,7 @@ struct Run: ParsableCommand {
     }
 
     static func looksLikeOurs(_ argument: String) -> Bool {
-        ["--overwrite", "--quiet", "--progress", "--memory-limit", "--time-limit", "--dry-run", "--set", "--chunks", "--slurm", "--jobs"].contains { argument == $0 || argument.hasPrefix($0 + "=") }
+        ["--overwrite", "--quiet", "--progress", "--memory-limit", "--time-limit", "--dry-run", "--rough-estimate", "--set", "--chunks", "--slurm", "--jobs"].contains { argument == $0 || argument.hasPrefix($0 + "=") }
     }
 }
 

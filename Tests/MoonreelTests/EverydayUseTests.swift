@@ -118,6 +118,31 @@ import TestSupport
         #expect(try String(contentsOfFile: output, encoding: .utf8) == "keep")
     }
 
+    /// Issue 25: `--dry-run` said about 5.8 MB for a file of 1.06 MB (a bits-per-pixel figure
+    /// for camera footage). It now encodes a few short samples of the export's own pictures.
+    @Test func dryRunMeasuresTheSizeOnASampleOfThePictures() throws {
+        // Without sound: AAC at a set bit rate is estimated as set, and a sine takes less.
+        let calm = try Fixtures.cached("calm-640x360-8s-silent.mp4") { path in
+            try Tool.ffmpeg(["-f", "lavfi", "-i", "color=c=0x336699:size=640x360:rate=30:duration=8,drawbox=x=t*40:y=100:w=80:h=80:color=white:t=fill",
+                             "-c:v", "libx264", "-preset", "fast", "-pix_fmt", "yuv420p", path])
+        }
+        for (source, name) in [(calm, "calm"), (Fixtures.real("01_iphone4s_portrait_h264_rot90.mov"), "iphone")] {
+            let output = Fixtures.scratchPath("\(name).mp4")
+            func estimate(_ options: [String]) throws -> Double {
+                let planned = try Moonreel.runScript(Moonreel.exportWholeAssetScript, arguments: [source, output, "HighestQuality"],
+                                                     options: ["--dry-run", "--progress", "json"] + options)
+                let event = try JSONSerialization.jsonObject(with: Data(planned.out.utf8)) as? [String: Any]
+                return try #require(event?["estimatedBytes"] as? Double, "\(planned.out) \(planned.err)")
+            }
+            let measured = try estimate([]), rough = try estimate(["--rough-estimate"])
+            let exported = try Moonreel.runScript(Moonreel.exportWholeAssetScript, arguments: [source, output, "HighestQuality"])
+            #expect(exported.status == 0, "\(exported.err)")
+            let size = Double(try #require(try FileManager.default.attributesOfItem(atPath: output)[.size] as? Int))
+            #expect(measured > size * 0.7 && measured < size * 1.4, "\(name): estimated \(measured) bytes, wrote \(size)")
+            if name == "calm" { #expect(rough > size * 3, "\(name): the rough estimate \(rough) was close to \(size)") }
+        }
+    }
+
     @Test func filesListsAFolderForBatchJobs() throws {
         let folder = (Fixtures.scratchPath("x") as NSString).deletingLastPathComponent + "/batch"
         try FileManager.default.createDirectory(atPath: folder + "/sub.mov", withIntermediateDirectories: true)

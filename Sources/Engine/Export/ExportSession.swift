@@ -185,13 +185,20 @@ public final class ExportSession {
     }
 
     /// Checks everything an export checks (settings, output path, composition, video
-    /// composition) and says what it would write, without encoding: `--dry-run`.
-    public func plan() throws -> ExportSummary {
-        let request = try ExportPlanner(session: self).request()
+    /// composition) and says what it would write, without writing it: `--dry-run`. With
+    /// `samplingSize`, a constant-quality video's size is measured on a few short bursts of
+    /// its own pictures, encoded at its own settings (`SizeSample`; some seconds at 1080p).
+    public func plan(samplingSize: Bool = false) throws -> ExportSummary {
+        let planner = ExportPlanner(session: self)
+        let request = try planner.request()
         request.output.discard()
         note(request.notes)
-        let (summary, notes) = try ExportPlanner(session: self).summary(of: request)
+        var (summary, notes) = try planner.summary(of: request)
         note(notes)
+        if samplingSize, case .reencode = request.strategy, let encoding = request.encodings.video, case .quality = encoding.rateControl,
+           let pictures = try planner.videoPlan(request).0 {
+            summary.sampledBytesPerFrame = try SizeSample.bytesPerFrame(plan: pictures, encoding: encoding, cancellation: cancellation)
+        }
         if let sequence = request.output as? ImageSequenceOutput, let frames = summary.video?.frameCount {
             _ = try ExportError.Kind.outputUnavailable.tag { try sequence.checkNames(frameCount: frames) }
         }

@@ -44,8 +44,12 @@ public struct ExportSummary: Sendable, CustomStringConvertible {
     let audioEncoding: AudioEncoding?
     /// Set for an image sequence.
     let imageFormat: StillImageFormat?
+    /// Bytes per video frame measured on a sample of the export's own pictures
+    /// (`ExportSession.plan(samplingSize:)`); nil: the bits-per-pixel figure below.
+    public internal(set) var sampledBytesPerFrame: Double?
 
-    /// A rough guess, in bytes: bit rates as set; for constant quality a bits-per-pixel
+    /// A rough guess, in bytes: bit rates as set; for constant quality what a sample of the
+    /// pictures took when one was encoded (`sampledBytesPerFrame`), else a bits-per-pixel
     /// figure for the CRF (x264 at CRF 18 ≈ 0.12 bit per pixel for camera footage, half for
     /// every 6 steps up; x265 ≈ 60 % of that at the same number; VP9 and AV1 on their own
     /// scales, ≈ 70 % and 55 % of x264's at the CRF that looks alike); ProRes at Apple's
@@ -53,15 +57,21 @@ public struct ExportSummary: Sendable, CustomStringConvertible {
     /// pixel; FLAC at 60 % of PCM. Passthrough: unknown (nil).
     public var estimatedBytes: Int64? {
         guard !preset.isPassthrough else { return nil }
+        // The container: headers, and an index entry of some 12 bytes per frame (size, time, offset).
+        var samples = Double(video?.frameCount ?? 0)
         var bits = 0.0
         if let audio, let encoding = audioEncoding {
             let pcm = Double(audio.sampleRate * audio.channels * 16)
             bits += (encoding.bitRate.map(Double.init) ?? (encoding.codec == .flac ? 0.6 * pcm : pcm)) * duration.seconds
+            samples += duration.seconds * Double(audio.sampleRate) / 1024
         }
+        if imageFormat == nil { bits += 8 * (1024 + 12 * samples) }
         if let video {
             let pixels = Double(video.width * video.height) * Double(video.frameCount)
             if case .bitRate(let average, _, _, _) = videoEncoding?.rateControl {
                 bits += Double(average) * duration.seconds
+            } else if let sampledBytesPerFrame {
+                bits += 8 * sampledBytesPerFrame * Double(video.frameCount)
             } else {
                 bits += bitsPerPixel * pixels
             }

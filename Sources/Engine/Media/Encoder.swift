@@ -144,6 +144,17 @@ final class Encoder {
         }
     }
 
+    /// Bytes per frame of a long encode at these settings, judged from the packets so far:
+    /// the mean frame other than a keyframe, plus a keyframe's share at one every
+    /// `keyframeSpacing` frames. nil before any packet.
+    func bytesPerFrame(keyframeSpacing: Int) -> Double? {
+        guard packetsWritten > 0 else { return nil }
+        let keyframe = keyframePackets > 0 ? Double(keyframeBytes) / Double(keyframePackets) : 0
+        let others = packetsWritten - keyframePackets
+        guard others > 0 else { return keyframe }
+        return Double(bytesWritten - keyframeBytes) / Double(others) + keyframe / Double(max(keyframeSpacing, 1))
+    }
+
     /// About how many bytes the frames still inside the encoder (its look-ahead and
     /// reordering) and the next one will take once they come out, judged by the packets so
     /// far other than keyframes. While only keyframes are out (x264's first packet comes
