@@ -142,18 +142,24 @@ public final class Compositor {
     /// frame's `pts` is its number from the first one streamed.
     func frameStream(frames: Range<Int64>? = nil, cancellation: CancellationFlag) throws -> RenderStream<Frame> {
         guard let plan = video else { throw EngineError("the composition has no video to render") }
-        return try frameStream(at: (frames ?? 0..<plan.frameCount).map { plan.start + plan.frameDuration * $0 }, cancellation: cancellation)
+        let numbers = frames ?? 0..<plan.frameCount
+        // Times made as they are needed: a range may hold billions of frames.
+        return try frameStream(count: Int64(numbers.count), cancellation: cancellation) { plan.start + plan.frameDuration * (numbers.lowerBound + $0) }
     }
 
     /// The pictures at these composition times, in this order (smart rendering keeps the
     /// source's frame times), rendered ahead on a thread of their own; each frame's `pts` is
     /// its place in `times`.
     func frameStream(at times: [MediaTime], cancellation: CancellationFlag) throws -> RenderStream<Frame> {
+        try frameStream(count: Int64(times.count), cancellation: cancellation) { times[Int($0)] }
+    }
+
+    private func frameStream(count: Int64, cancellation: CancellationFlag, time: @escaping @Sendable (Int64) -> MediaTime) throws -> RenderStream<Frame> {
         guard let plan = video else { throw EngineError("the composition has no video to render") }
         return try RenderStream(capacity: 3) { push in
             let renderer = VideoRenderer(plan: plan)
-            for (number, time) in times.enumerated() {
-                guard !cancellation.isCancelled, push(try renderer.renderFrame(at: time, number: Int64(number))) else { return }
+            for number in 0..<count {
+                guard !cancellation.isCancelled, push(try renderer.renderFrame(at: time(number), number: number)) else { return }
             }
         }
     }
