@@ -70,10 +70,19 @@ package enum Paths {
 
     /// Flushes a folder's entries to disk (after a file in it was made, renamed or removed).
     package static func sync(folder: String) throws {
-        let descriptor = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw SystemError("cannot open the folder \(folder) to sync it", code: errno) }
+        try sync(folder, flags: O_RDONLY | O_DIRECTORY, naming: "the folder \(folder)")
+    }
+
+    /// Flushes a file's contents to disk (before it is renamed into place).
+    package static func sync(file: String) throws {
+        try sync(file, flags: O_RDONLY, naming: file)
+    }
+
+    private static func sync(_ path: String, flags: Int32, naming name: String) throws {
+        let descriptor = open(path, flags | O_CLOEXEC)
+        guard descriptor >= 0 else { throw SystemError("cannot open \(name) to sync it", code: errno) }
         defer { close(descriptor) }
-        guard fsync(descriptor) == 0 else { throw SystemError("cannot sync the folder \(folder) to disk", code: errno) }
+        guard fsync(descriptor) == 0 else { throw SystemError("cannot sync \(name) to disk", code: errno) }
     }
 }
 

@@ -364,7 +364,7 @@ struct EffectInstaller {
             } else {
                 guard rename(temporary, target) == 0 else { throw systemError("cannot rename into \(target)") }
             }
-            syncDirectory(folder)
+            try? Paths.sync(folder: folder)
             retired.forEach(EffectInstaller.remove)
         } catch {
             EffectInstaller.remove(temporary)
@@ -379,7 +379,7 @@ struct EffectInstaller {
             for entry in FileSystem.entries(of: source) {
                 try copy(source + "/" + entry, to: destination + "/" + entry)
             }
-            syncDirectory(destination)
+            try? Paths.sync(folder: destination)
             return
         }
         let input = open(source, O_RDONLY | O_CLOEXEC)
@@ -415,7 +415,7 @@ struct EffectInstaller {
         }
         let aside = folder + "/.\(module).removing-\(getpid())"
         guard rename(path, aside) == 0 else { throw systemError("cannot remove \(path)") }
-        syncDirectory(folder)
+        try? Paths.sync(folder: folder)
         EffectInstaller.remove(aside)
         return path
     }
@@ -444,13 +444,6 @@ struct EffectInstaller {
 
     private func makeDirectories(_ path: String) throws {
         do { try Paths.makeFolders(path) } catch { throw Refusal(description: "\(error)") }
-    }
-
-    private func syncDirectory(_ path: String) {
-        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        fsync(fd)
-        close(fd)
     }
 
     private func systemError(_ what: String) -> Refusal {

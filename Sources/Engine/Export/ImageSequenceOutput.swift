@@ -131,7 +131,7 @@ final class ImageSequenceOutput: ExportOutput {
                                  inputs: inputs, readFiles: readFiles)
         }
         discard()
-        try? SafeOutput.sync(pattern.directory, flags: O_RDONLY | O_DIRECTORY)
+        try? Paths.sync(folder: pattern.directory)
     }
 
     /// Removes the hidden folder and whatever frames are still in it.

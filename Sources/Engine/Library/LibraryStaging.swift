@@ -25,7 +25,7 @@ final class LibraryStaging {
     init?(library: String, create: Bool) throws {
         displayPath = library + "/" + LibraryStaging.folderName
         if create, mkdir(displayPath, 0o700) == 0 {
-            try? SafeOutput.sync(library, flags: O_RDONLY | O_DIRECTORY)
+            try? Paths.sync(folder: library)
         }
         let opened = open(displayPath, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard opened >= 0 else {

@@ -75,7 +75,7 @@ public final class MediaLibrary {
             guard errno == ENOENT, mkdir(self.folder, 0o755) == 0 else {
                 throw EngineError("library \(folder.quotedForMessage(limit: 200)): cannot make the folder (\(systemMessage(errno))); check that its parent folder exists and is writable")
             }
-            try? SafeOutput.sync(Paths.parent(of: self.folder), flags: O_RDONLY | O_DIRECTORY)
+            try? Paths.sync(folder: Paths.parent(of: self.folder))
         } else if (info.st_mode & S_IFMT) != S_IFDIR {
             throw EngineError("library \(folder.quotedForMessage(limit: 200)) is a file, not a folder; choose a folder")
         }
@@ -225,7 +225,7 @@ public final class MediaLibrary {
                     try write(journal, in: staging, step: nil)
                 }
             }
-            try SafeOutput.sync(Paths.parent(of: moviePath(journal)), flags: O_RDONLY | O_DIRECTORY)
+            try Paths.sync(folder: Paths.parent(of: moviePath(journal)))
             try staging.sync()
         }
         var placed = stat()
@@ -242,7 +242,7 @@ public final class MediaLibrary {
                 try MediaLibrary.writeDurably(sidecarJSON(journal), to: sidecarTemporary)
                 MediaLibrary.reach(.sidecarWritten)
                 try SafeOutput.moveIntoPlace(sidecarTemporary, to: sidecar)
-                try SafeOutput.sync(Paths.parent(of: sidecar), flags: O_RDONLY | O_DIRECTORY)
+                try Paths.sync(folder: Paths.parent(of: sidecar))
             } catch {
                 unlink(sidecarTemporary)
                 throw failure("cannot write the sidecar (\(error))")
@@ -259,7 +259,7 @@ public final class MediaLibrary {
                 deletionError = "its journal is not signed with this user's library key (it was written by another user or on another machine), so the source was kept"
             } else if lstat(journal.source, &info) == 0, FileIdentity(info).sameFile(as: journal.sourceIdentity, contents: true) {
                 if unlink(journal.source) == 0 {
-                    try? SafeOutput.sync(Paths.parent(of: journal.source), flags: O_RDONLY | O_DIRECTORY)
+                    try? Paths.sync(folder: Paths.parent(of: journal.source))
                     deleted = true
                 } else {
                     deletionError = systemMessage(errno)

@@ -211,13 +211,13 @@ struct SafeOutput: ExportOutput {
         }
         let registered = temporaryPath
         pendingTemporaryFiles.withLock { _ = $0.remove(registered) }
-        try? SafeOutput.sync(directory, flags: O_RDONLY | O_DIRECTORY)
+        try? Paths.sync(folder: directory)
     }
 
     /// Syncs a finished file and moves it to `destination`: over what is there only with
     /// `overwrite` (never over an input), else only if nothing is there.
     static func place(_ source: String, at destination: String, overwrite: Bool, inputs: [String], readFiles: InputRegistry?) throws {
-        try SafeOutput.sync(source, flags: O_RDONLY)
+        try Paths.sync(file: source)
         guard overwrite else { return try SafeOutput.moveIntoPlace(source, to: destination) }
         try SafeOutput.checkReplaceable(destination, overwrite: true, inputs: inputs, readFiles: readFiles)
         guard rename(source, destination) == 0 else {
@@ -255,12 +255,6 @@ struct SafeOutput: ExportOutput {
         pendingTemporaryFiles.withLock { _ = $0.remove(registered) }
     }
 
-    static func sync(_ path: String, flags: Int32) throws {
-        let descriptor = open(path, flags)
-        guard descriptor >= 0 else { throw EngineError("cannot open \(path.quotedForMessage(limit: 200)) to sync it (\(systemMessage(errno)))") }
-        defer { close(descriptor) }
-        guard fsync(descriptor) == 0 else { throw EngineError("cannot sync \(path.quotedForMessage(limit: 200)) to disk (\(systemMessage(errno)))") }
-    }
 }
 
 /// Output rules for files written outside exports (the CLI's effect installer).
