@@ -280,8 +280,7 @@ public final class ExportSession {
         }
         outputDuration = written
         try ExportError.Kind.verificationFailed.tag {
-            if let sequence = output as? ImageSequenceOutput { return try sequence.verify() }
-            try verify(output.temporaryPath, expected: stoppedBy == nil ? written : nil)
+            try OutputVerifier(fileLengthLimit: fileLengthLimit).verify(output, lasting: stoppedBy == nil ? written : nil)
         }
         try ExportError.Kind.outputUnavailable.tag { try output.commit() }
         if case .join(let layout, _) = request.strategy { layout.removeFiles() }
@@ -439,24 +438,6 @@ public final class ExportSession {
         }
     }
 
-    /// Reopens the finished file: it must parse and hold every stream it should, with the
-    /// expected length (a frame of slack for encoder rounding; nil: a file the size limit
-    /// ended, whose streams stop where their last packets fitted).
-    private func verify(_ path: String, expected duration: MediaTime?) throws {
-        let written: Asset
-        do {
-            written = try Asset(path: path)
-        } catch {
-            throw EngineError("the exported file failed verification (\(error)); the output was not replaced")
-        }
-        if let limit = fileLengthLimit, let size = fileSize(path), size > limit {
-            throw EngineError("the exported file came out at \(size) bytes, over fileLengthLimit (\(limit)); the output was not replaced")
-        }
-        let tolerance = MediaTime(value: 1, timescale: 5)
-        if let duration, written.duration + tolerance < duration {
-            throw EngineError("the exported file is \(written.duration.seconds) s long but should be \(duration.seconds) s; the output was not replaced")
-        }
-    }
 }
 
 package extension String {
