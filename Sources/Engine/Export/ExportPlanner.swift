@@ -21,9 +21,9 @@ struct ExportRequest {
         /// Every frame composed and encoded.
         case reencode
         /// A chunked render's piece: these output frames alone, without sound.
-        case piece(Range<Int64>, ChunkLayout)
+        case piece(Range<Int64>)
         /// A chunked render's sound, alone, for the whole range.
-        case sound(ChunkLayout)
+        case sound
         /// A chunked render's last step: the pieces and the sound copied into the output.
         case join(ChunkLayout, hasSound: Bool)
         /// Nothing for this task of a chunked render (a piece already rendered, or past the last).
@@ -143,10 +143,10 @@ struct ExportPlanner {
         switch task.role {
         case .piece(let index):
             guard layout.pieces.indices.contains(index) else { return planned }
-            (strategy, path, part) = (.piece(layout.pieces[index], layout), layout.piecePath(index), "piece \(index + 1) of \(layout.pieces.count)")
+            (strategy, path, part) = (.piece(layout.pieces[index]), layout.piecePath(index), "piece \(index + 1) of \(layout.pieces.count)")
         case .sound:
             guard hasSound else { return planned }
-            (strategy, path, part) = (.sound(layout), layout.soundPath, "the sound")
+            (strategy, path, part) = (.sound, layout.soundPath, "the sound")
         case .join:
             let output = try ExportError.Kind.outputUnavailable.tag {
                 try SafeOutput(path: outputPath, overwrite: session.overwrite, inputs: composition.sourcePaths, readFiles: session.readFiles)

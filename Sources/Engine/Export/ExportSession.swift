@@ -264,7 +264,7 @@ public final class ExportSession {
                               cancellation: cancellation, isCancelled: { [unowned self] in isCancelled }, report: report)
             case .reencode:
                 written = try render(request, report: report)
-            case .piece(let frames, _):
+            case .piece(let frames):
                 written = try render(request, part: .pictures(frames), report: report)
             case .sound:
                 written = try render(request, part: .sound, report: report)
