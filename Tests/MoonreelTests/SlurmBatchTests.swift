@@ -13,15 +13,25 @@ import TestSupport
             + (1...count).map { "r\($0),\(clip),\(Double($0 % 4) * 0.5),\(seconds)" }.joined(separator: "\n") + "\n")
     }
 
+    /// `moonreel batch … --slurm` arguments for `job`: outputs, task scripts, logs and report
+    /// all under the job's folder.
+    static func slurmBatchArguments(_ job: BatchTests.Job, _ extra: [String]) -> [String] {
+        ["batch", job.template, job.rows, "--out", job.folder + "/out/{id}.mp4", "--slurm", "--folder", job.folder + "/slurm",
+         "--report", job.folder + "/report.json"] + extra
+    }
+
+    /// Runs the batch on `cluster` to its end; it must succeed.
+    static func runSlurmBatch(_ job: BatchTests.Job, on cluster: SlurmCluster, _ extra: [String]) throws {
+        let result = try Tool.run(Moonreel.executable, slurmBatchArguments(job, extra), environment: cluster.environment, timeout: 240)
+        #expect(result.status == 0, "\(result.err) \(cluster.log("slurmctld.log").suffix(400))")
+    }
+
     @Test func twentyRowsThroughArrayJobs() throws {
         try MachineLoad.heavy {
             let cluster = try SlurmCluster()
             defer { cluster.stop() }
             let job = try Self.job(rows: 20, seconds: 1)
-            let result = try Tool.run(Moonreel.executable, ["batch", job.template, job.rows, "--out", job.folder + "/out/{id}.mp4", "--slurm",
-                                                            "--rows-per-task", "3", "--folder", job.folder + "/slurm", "--report", job.folder + "/report.json"],
-                                      environment: cluster.environment, timeout: 240)
-            #expect(result.status == 0, "\(result.err) \(cluster.log("slurmctld.log").suffix(400))")
+            try Self.runSlurmBatch(job, on: cluster, ["--rows-per-task", "3"])
             for row in 1...20 {
                 let probe = try Tool.ffprobe(job.output("r\(row)"))
                 #expect(abs((Double(probe.format.duration ?? "") ?? 0) - 1) < 0.08, "row \(row)")
@@ -40,8 +50,7 @@ import TestSupport
             let job = try Self.job(rows: 6, seconds: 4, size: "1280x720")
             let batch = Process()
             batch.executableURL = URL(fileURLWithPath: Moonreel.executable)
-            batch.arguments = ["batch", job.template, job.rows, "--out", job.folder + "/out/{id}.mp4", "--slurm", "--retry", "2",
-                               "--max-running", "2", "--folder", job.folder + "/slurm", "--report", job.folder + "/report.json"]
+            batch.arguments = Self.slurmBatchArguments(job, ["--retry", "2", "--max-running", "2"])
             batch.environment = ProcessInfo.processInfo.environment.merging(cluster.environment) { $1 }
             let errors = Pipe()
             (batch.standardOutput, batch.standardError) = (Pipe(), errors)
@@ -99,10 +108,7 @@ import TestSupport
             let cluster = try SlurmCluster()
             defer { cluster.stop() }
             let job = try Self.job(rows: 3, seconds: 3)
-            let result = try Tool.run(Moonreel.executable, ["batch", job.template, job.rows, "--out", job.folder + "/out/{id}.mp4", "--slurm",
-                                                            "--chunks", "2", "--folder", job.folder + "/slurm", "--report", job.folder + "/report.json"],
-                                      environment: cluster.environment, timeout: 240)
-            #expect(result.status == 0, "\(result.err) \(cluster.log("slurmctld.log").suffix(400))")
+            try Self.runSlurmBatch(job, on: cluster, ["--chunks", "2"])
             for row in 1...3 {
                 let probe = try Tool.ffprobe(job.output("r\(row)"))
                 #expect(probe.streams.first { $0.codec_type == "video" }?.frameCount == 90, "row \(row): 3 s at 30 fps")
