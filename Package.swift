@@ -60,7 +60,7 @@ let package = Package(
         .testTarget(name: "EngineTests", dependencies: ["MoonreelEngine", "CMoonAVShim", "CMoonFFmpeg", "TestSupport"]),
         .testTarget(name: "ScriptHostTests", dependencies: ["MoonreelScriptHost"]),
         // The pty driver is run from the checkout by the REPL tests, not built.
-        .testTarget(name: "MoonreelTests", dependencies: ["MoonreelScripting", "MoonreelREPL", "MoonreelEngine", "MoonreelScriptHost", "TestSupport"], exclude: ["Fixtures/pty_session.py"]),
+        .testTarget(name: "MoonreelTests", dependencies: ["MoonreelScripting", "MoonreelREPL", "MoonreelEngine", "MoonreelScriptHost", "TestSupport"], exclude: ["Fixtures/pty_session.py", "Fixtures/pieces.lua"]),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
     ]
 )

@@ -13,28 +13,7 @@ Usage: bench/chunks.py [MOONREEL] [--seconds S] [--pieces N] [--runs R]
 """
 import argparse, os, statistics, subprocess, sys, tempfile
 
-TEMPLATE = """
-local p = av.parameters{
-  { name = "clip", type = "string", required = true },
-  { name = "output", type = "string", required = true },
-}
-local asset = av.asset(p.clip)
-local comp = av.composition()
-comp:insertTimeRange(av.range(0, asset.durationTime), asset, 0)
-local vc = av.videoComposition(comp)
-local w, h = vc.renderSize[1], vc.renderSize[2]
-local parent, video = av.layer{ frame = {0, 0, w, h} }, av.layer{ frame = {0, 0, w, h} }
-parent:addSublayer(video)
-parent:addSublayer(av.textLayer{ string = "A line of the song", fontSize = 56, frame = {0, 40, w, 90},
-                                  alignmentMode = "center", foregroundColor = {1, 1, 1, 1} })
-vc.animationTool = av.animationTool{ videoLayer = video, parentLayer = parent }
-local session = av.exportSession(comp, "HighestQuality")
-session.outputURL = p.output
-session.videoComposition = vc
-session.overwrite = true
-local ok, err = session:export()
-if not ok then error(err, 0) end
-"""
+TEMPLATE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Tests", "MoonreelTests", "Fixtures", "pieces.lua")
 
 
 def timed(command, cwd):
@@ -60,15 +39,13 @@ def main():
     subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", f"testsrc2=size=1280x720:rate=30:duration={options.seconds}",
                     "-f", "lavfi", "-i", f"sine=frequency=440:duration={options.seconds}", "-c:v", "libx264", "-preset", "fast",
                     "-g", "60", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", clip], check=True)
-    template = os.path.join(folder, "template.lua")
-    with open(template, "w") as file:
-        file.write(TEMPLATE)
+    template = TEMPLATE
     values = ["--set", f"clip={clip}", "--set", f"output={folder}/out.mp4"]
     chunk = ["--chunks", str(options.pieces), "--chunk-folder", f"{folder}/pieces"]
     tasks = [f"piece:{i}" for i in range(1, options.pieces + 1)] + ["sound", "join"]
     rows = []
     for run in range(options.runs):
-        single = timed([moonreel, "run", "--progress", "none"] + values + [template], folder)
+        single = timed([moonreel, "run", "--progress", "none", "--overwrite"] + values + [template], folder)
         parts = {task: timed([moonreel, "run", "--progress", "none"] + chunk + ["--chunk-task", task] + values + [template], folder)
                  for task in tasks}
         together = timed([moonreel, "run", "--quiet", "--overwrite"] + chunk + values + [template], folder)

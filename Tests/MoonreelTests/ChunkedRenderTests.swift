@@ -6,42 +6,18 @@ import TestSupport
 /// joined by copying packets; the result must be the single-process export's frames,
 /// timestamps and sound.
 @Suite struct ChunkedRenderTests {
-    /// A lyric-video-like template: the clip under a title layer, the clip's sound, `crf`
-    /// and `keyframes` (seconds, 0: the encoder's choice) from the parameters.
-    static let template = """
-        local p = av.parameters{
-          { name = "clip", type = "string", required = true },
-          { name = "output", type = "string", required = true },
-          { name = "crf", type = "number", default = 23 },
-          { name = "keyframes", type = "number", default = 0 },
-        }
-        local asset = av.asset(p.clip)
-        local comp = av.composition()
-        comp:insertTimeRange(av.range(0, asset.durationTime), asset, 0)
-        local vc = av.videoComposition(comp)
-        local w, h = vc.renderSize[1], vc.renderSize[2]
-        local parent, video = av.layer{ frame = {0, 0, w, h} }, av.layer{ frame = {0, 0, w, h} }
-        parent:addSublayer(video)
-        parent:addSublayer(av.textLayer{ string = "In pieces", fontSize = 40, frame = {0, 10, w, 60},
-                                          alignmentMode = "center", foregroundColor = {1, 1, 0, 1} })
-        vc.animationTool = av.animationTool{ videoLayer = video, parentLayer = parent }
-        local session = av.exportSession(comp, "HighestQuality")
-        session.outputURL = p.output
-        session.videoComposition = vc
-        session.videoSettings = { crf = p.crf, keyframeInterval = p.keyframes > 0 and p.keyframes or nil }
-        local ok, err = session:export()
-        if not ok then error(err, 0) end
-        print("exported " .. p.output)
-        """
+    /// The template every chunked render here runs (bench/chunks.py runs it too), lyric-video
+    /// like: the clip under a title layer, the clip's sound, `crf` and `keyframes` (seconds,
+    /// 0: the encoder's choice) from the parameters.
+    static let templatePath = Moonreel.checkout + "/Tests/MoonreelTests/Fixtures/pieces.lua"
 
     struct Job {
         let folder, template, clip: String
 
         init(clip: String) throws {
-            template = Fixtures.scratchPath("pieces.lua")
-            folder = (template as NSString).deletingLastPathComponent
+            template = ChunkedRenderTests.templatePath
+            folder = (Fixtures.scratchPath("pieces") as NSString).deletingLastPathComponent
             self.clip = clip
-            try ChunkedRenderTests.template.write(toFile: template, atomically: true, encoding: .utf8)
         }
 
         /// `moonreel run` of the template into `name`, with `options` before the script.
