@@ -13,7 +13,7 @@ Usage: bench/chunks.py [MOONREEL] [--seconds S] [--pieces N] [--runs R]
 """
 import argparse, os, statistics, subprocess, sys, tempfile
 
-TEMPLATE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Tests", "MoonreelTests", "Fixtures", "pieces.lua")
+TEMPLATE = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Tests", "MoonreelTests", "Fixtures", "pieces.lua"))
 
 
 def timed(command, cwd):
@@ -46,7 +46,7 @@ def main():
     rows = []
     for run in range(options.runs):
         single = timed([moonreel, "run", "--progress", "none", "--overwrite"] + values + [template], folder)
-        parts = {task: timed([moonreel, "run", "--progress", "none"] + chunk + ["--chunk-task", task] + values + [template], folder)
+        parts = {task: timed([moonreel, "run", "--progress", "none", "--overwrite"] + chunk + ["--chunk-task", task] + values + [template], folder)
                  for task in tasks}
         together = timed([moonreel, "run", "--quiet", "--overwrite"] + chunk + values + [template], folder)
         cpu = sum(cpu for _, cpu in parts.values()) / single[1]
