@@ -116,7 +116,10 @@ struct ExportPlanner {
 
     /// Why this export cannot be rendered in pieces, or nil when it can.
     private func chunkRefusal(strategy: ExportRequest.Strategy, container: OutputContainer, encodings: Encodings) -> String? {
-        guard case .reencode = strategy else { return "\(preset.name) copies the source's packets, which is already fast" }
+        guard case .reencode = strategy else {
+            let copier = preset.isPassthrough || preset.isSmartCut ? preset.name : "smartRendering"
+            return "\(copier) copies the source's packets, which is already fast"
+        }
         guard container.holdsVideoCodecs, encodings.video != nil else { return "\(container.noun) is not a video file that pieces can be joined into" }
         guard session.fileLengthLimit == nil else { return "fileLengthLimit needs the whole file written in order" }
         return nil
