@@ -215,6 +215,7 @@ struct ExportPlanner {
             guard session.videoSettings == nil, session.fileLengthLimit == nil else {
                 throw SmartCutUnavailable("videoSettings and fileLengthLimit need every frame encoded")
             }
+            try SmartCutWriter.checkCopyable(into: container)
             let pictures = try smartRenderedPictures(range: range, container: container, outputPath: outputPath)
             let writer = try SmartCutWriter(composition: composition, range: range, container: container, rendering: pictures)
             if !preset.isSmartCut, let presetCodec = preset.video.flatMap({ VideoSettings.Codec(rawValue: $0.rawValue) }),

@@ -88,9 +88,7 @@ struct SmartCutWriter {
     /// rendering), GOPs are copied only where those pictures show the source untouched, and
     /// every other frame is composed from them and encoded.
     init(composition: Composition, range: TimeRange, container: OutputContainer, rendering pictures: VideoPlan? = nil) throws {
-        guard [.mov, .mp4, .m4v, .mkv].contains(container) else {
-            throw SmartCutUnavailable("\(container.noun) cannot hold copied H.264 or HEVC (mov, mp4, m4v and mkv can)")
-        }
+        try SmartCutWriter.checkCopyable(into: container)
         let videoTracks = composition.tracks(withMediaType: .video).filter { $0.segments.contains { !$0.isEmpty } }
         guard videoTracks.count == 1, let track = videoTracks.first else {
             throw SmartCutUnavailable(videoTracks.isEmpty ? "the composition has no video to copy"
@@ -200,6 +198,13 @@ struct SmartCutWriter {
             throw SmartCutUnavailable("\"\(source.path)\" has a rotation tag that is not a quarter turn")
         }
         return turn
+    }
+
+    /// Refuses a container that cannot hold copied H.264 or HEVC.
+    static func checkCopyable(into container: OutputContainer) throws {
+        guard [.mov, .mp4, .m4v, .mkv].contains(container) else {
+            throw SmartCutUnavailable("\(container.noun) cannot hold copied H.264 or HEVC (mov, mp4, m4v and mkv can)")
+        }
     }
 
     static func extradata(_ parameters: UnsafePointer<AVCodecParameters>) -> [UInt8] {
