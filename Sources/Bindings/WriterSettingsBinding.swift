@@ -8,7 +8,7 @@ import MoonreelScriptHost
 extension API {
     func addWriterSettings(to luaClass: LuaClass) {
         settingsProperty(luaClass, "videoSettings", \.videoSettings,
-                         doc: "{codec=\"h264\"|\"hevc\"|\"prores\"|\"vp9\"|\"av1\", crf= or bitRate= (bits/s), preset=\"medium\", profile=, "
+                         doc: "{codec=\"h264\"|\"hevc\"|\"prores\"|\"vp9\"|\"av1\", crf= or qp= (constant quantizer) or bitRate= (bits/s), preset=\"medium\", profile=, "
                             + "pixelFormat=\"yuv420p\"|\"yuv420p10le\"|\"yuv422p10le\"|\"yuv444p10le\", keyframeInterval= (s), maxBitRate=, bufferSize=}; "
                             + "unset keys inherit the preset (docs/export-settings.md)",
                          read: { [unowned self] in try videoSettings($0, $1) }, push: { [unowned self] (call, settings: VideoSettings) in push(call, settings) },
@@ -69,6 +69,7 @@ extension API {
             switch key {
             case "codec": settings.codec = try named(call, key, VideoSettings.Codec.self)
             case "crf": settings.crf = try whole(call, key)
+            case "qp": settings.qp = try whole(call, key)
             case "bitRate": settings.bitRate = try whole(call, key)
             case "maxBitRate": settings.maxBitRate = try whole(call, key)
             case "bufferSize": settings.bufferSize = try whole(call, key)
@@ -145,6 +146,7 @@ extension API {
         call.pushRecord {
             if let codec = settings.codec { call.push(codec.rawValue); call.setField("codec") }
             if let crf = settings.crf { call.push(crf); call.setField("crf") }
+            if let qp = settings.qp { call.push(qp); call.setField("qp") }
             if let bitRate = settings.bitRate { call.push(bitRate); call.setField("bitRate") }
             if let preset = settings.preset { call.push(preset); call.setField("preset") }
             if let profile = settings.profile { call.push(profile); call.setField("profile") }

@@ -104,6 +104,23 @@ import TestSupport
         }
     }
 
+    /// Issue 23 §4: with a constant quantizer (`videoSettings.qp`) no rate control carries
+    /// state across a seam, so lossy pieces are the single export's frames exactly.
+    @Test func constantQuantizerPiecesAreTheSingleExportsFrames() throws {
+        try MachineLoad.heavy {
+            let job = try Job(clip: try Fixtures.clip(seconds: 8))
+            #expect(try job.run("single.mp4", values: ["qp=24", "keyframes=1"]).status == 0)
+            let chunked = try job.run("chunked.mp4", ["--chunks", "4", "--chunk-folder", job.chunkFolder], values: ["qp=24", "keyframes=1"])
+            #expect(chunked.status == 0, "\(chunked.err)")
+            let frames = try Self.frameHashes(job.path("chunked.mp4")), single = try Self.frameHashes(job.path("single.mp4"))
+            #expect(frames.count == 240 && frames == single)
+            // Lossy: not the lossless render's frames.
+            #expect(try job.run("lossless.mp4", values: ["crf=0", "keyframes=1"]).status == 0)
+            let lossless = try Self.frameHashes(job.path("lossless.mp4"))
+            #expect(frames != lossless)
+        }
+    }
+
     /// A run that fails leaves the pieces it rendered; the same command again renders only
     /// what is missing, then joins. Every task checks the output's place before rendering.
     @Test func aFailedRunKeepsItsPiecesAndARunAgainRendersOnlyTheRest() throws {

@@ -195,7 +195,7 @@ public final class ExportSession {
         note(request.notes)
         var (summary, notes) = try planner.summary(of: request)
         note(notes)
-        if samplingSize, case .reencode = request.strategy, let encoding = request.encodings.video, case .quality = encoding.rateControl,
+        if samplingSize, case .reencode = request.strategy, let encoding = request.encodings.video, encoding.rateControl.isConstantQuality,
            let pictures = try planner.videoPlan(request).0 {
             summary.sampledBytesPerFrame = try SizeSample.bytesPerFrame(plan: pictures, encoding: encoding, cancellation: cancellation)
         }

@@ -88,7 +88,7 @@ public struct ExportSummary: Sendable, CustomStringConvertible {
         }
         guard let encoding = videoEncoding else { return 0 }
         switch (encoding.codec, encoding.rateControl) {
-        case (let codec?, .quality(let crf)):
+        case (let codec?, .quality(let crf)), (let codec?, .quantizer(let crf)): // a QP: roughly what the CRF of its number spends
             let efficiency: [VideoSettings.Codec: Double] = [.h264: 1, .hevc: 0.6, .vp9: 0.7, .av1: 0.55]
             // x265's CRF numbers are read as they are, as the HEVC presets always were.
             let h264CRF = codec == .hevc ? crf : crf - codec.crfOffsetFromH264
@@ -126,6 +126,7 @@ public struct ExportSummary: Sendable, CustomStringConvertible {
         var text = ["h264": "H.264", "hevc": "HEVC", "prores": "ProRes", "vp9": "VP9", "av1": "AV1"][codec.rawValue] ?? codec.rawValue
         switch encoding.rateControl {
         case .quality(let crf): text += " CRF \(crf)"
+        case .quantizer(let qp): text += " QP \(qp)"
         case .bitRate(let average, _, _, _): text += " \(average / 1000) kb/s"
         case .fixed: text += encoding.profile.map { " \($0)" } ?? ""
         }

@@ -58,6 +58,8 @@ final class Encoder {
         case .quality(let crf):
             context.pointee.bit_rate = 0 // libvpx and libaom encode constant quality only without a bit rate
             av_dict_set(&options, "crf", "\(crf)", 0)
+        case .quantizer(let qp):
+            av_dict_set(&options, "qp", "\(qp)", 0)
         case .bitRate(let average, let peak, let buffer, let constant):
             context.pointee.bit_rate = Int64(average)
             if let peak { context.pointee.rc_max_rate = Int64(peak) }

@@ -4,6 +4,7 @@ local p = av.parameters{
   { name = "clip", type = "string", required = true },
   { name = "output", type = "string", required = true },
   { name = "crf", type = "number", default = 23 },
+  { name = "qp", type = "number", default = -1, doc = "a constant quantizer instead of crf (-1: none)" },
   { name = "keyframes", type = "number", default = 0 },
 }
 local asset = av.asset(p.clip)
@@ -19,7 +20,8 @@ vc.animationTool = av.animationTool{ videoLayer = video, parentLayer = parent }
 local session = av.exportSession(comp, "HighestQuality")
 session.outputURL = p.output
 session.videoComposition = vc
-session.videoSettings = { crf = p.crf, keyframeInterval = p.keyframes > 0 and p.keyframes or nil }
+session.videoSettings = { crf = p.qp < 0 and p.crf or nil, qp = p.qp >= 0 and p.qp or nil,
+                          keyframeInterval = p.keyframes > 0 and p.keyframes or nil }
 local ok, err = session:export()
 if not ok then error(err, 0) end
 print("exported " .. p.output)

@@ -113,6 +113,16 @@ public enum OutputContainer: String, Sendable, CaseIterable {
 struct VideoEncoding: Sendable {
     enum RateControl: Sendable, Equatable {
         case quality(crf: Int)
+        /// Every frame at one quantizer (x264, x265).
+        case quantizer(qp: Int)
+
+        /// Whether the size follows the pictures (CRF or QP) rather than a bit rate or profile.
+        var isConstantQuality: Bool {
+            switch self {
+            case .quality, .quantizer: return true
+            case .bitRate, .fixed: return false
+            }
+        }
         /// `constant`: minimum = maximum = average (libvpx's one-pass VBR spends far less than asked).
         case bitRate(average: Int, peak: Int?, buffer: Int?, constant: Bool)
         /// ProRes (data rate by profile) and GIF.
@@ -148,6 +158,8 @@ struct VideoEncoding: Sendable {
         let rateControl: RateControl
         if codec == .prores {
             rateControl = .fixed
+        } else if let qp = settings.qp {
+            rateControl = .quantizer(qp: qp)
         } else if let bitRate = settings.bitRate {
             let buffer = settings.bufferSize ?? settings.maxBitRate.map { $0 * 2 } // x264 ignores a peak without a buffer
             rateControl = .bitRate(average: bitRate, peak: settings.maxBitRate, buffer: buffer, constant: codec == .vp9 && settings.maxBitRate == nil)

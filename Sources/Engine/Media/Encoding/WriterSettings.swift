@@ -36,6 +36,11 @@ public struct VideoSettings: Sendable, Equatable {
     public var crf: Int?
     /// Average bit rate; excludes `crf`.
     public var bitRate: Int?
+    /// A constant quantizer, H.264 and HEVC only (0…51): every frame at this QP, with no rate
+    /// control carrying state from frame to frame, so a chunked render's pieces are the single
+    /// export's frames exactly. Excludes `crf` and `bitRate`; files come out larger than at the
+    /// CRF of the same number.
+    public var qp: Int?
     /// Speed: x264's names (ultrafast … placebo), mapped onto each encoder's own knob.
     public var preset: String?
     /// The codec's profile: H.264 baseline, main, high, high10, high422, high444; HEVC main,
@@ -55,7 +60,7 @@ public struct VideoSettings: Sendable, Equatable {
     /// Settings with every field nil: all from the preset and the container.
     public init() {}
 
-    package static let keys = ["codec", "crf", "bitRate", "preset", "profile", "pixelFormat", "keyframeInterval", "maxBitRate", "bufferSize"]
+    package static let keys = ["codec", "crf", "qp", "bitRate", "preset", "profile", "pixelFormat", "keyframeInterval", "maxBitRate", "bufferSize"]
 
     /// The values `preset` takes, fastest first.
     public static let speedNames = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
@@ -66,6 +71,9 @@ public struct VideoSettings: Sendable, Equatable {
     public func check(for codec: Codec?) throws {
         if crf != nil && bitRate != nil {
             throw EngineError("crf and bitRate exclude each other: give constant quality (crf) or an average bit rate (bitRate), not both")
+        }
+        if qp != nil && (crf != nil || bitRate != nil) {
+            throw EngineError("qp excludes \(crf != nil ? "crf" : "bitRate"): give a constant quantizer (qp), constant quality (crf) or an average bit rate (bitRate)")
         }
         for (key, value) in [("bitRate", bitRate), ("maxBitRate", maxBitRate), ("bufferSize", bufferSize)] {
             if let value, !(VideoSettings.bitRates).contains(value) {
@@ -88,6 +96,10 @@ public struct VideoSettings: Sendable, Equatable {
                 throw EngineError("prores has no crf: its quality is set by profile (\(codec.profiles.map(\.name).joined(separator: ", ")))")
             }
             guard scale.contains(crf) else { throw EngineError("crf for \(codec.rawValue) must be a whole number in \(scale.lowerBound)…\(scale.upperBound), got \(crf)") }
+        }
+        if let qp {
+            guard codec == .h264 || codec == .hevc else { throw EngineError("qp is for h264 and hevc (x264, x265); \(codec.rawValue) takes crf or bitRate") }
+            guard (0...51).contains(qp) else { throw EngineError("qp must be a whole number in 0…51, got \(qp)") }
         }
         if codec == .prores {
             let reason = "prores is intra-only with a data rate set by its profile (\(codec.profiles.map(\.name).joined(separator: ", ")))"
