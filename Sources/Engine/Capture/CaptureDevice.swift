@@ -163,7 +163,7 @@ public final class CaptureDevice: @unchecked Sendable {
             if let sampleRate { wanted.append("\(sampleRate) Hz") }
             if let channels { wanted.append("\(channels) channel\(channels == 1 ? "" : "s")") }
             let listed = formats.isEmpty ? "it lists none" : "it has " + formats.map(\.description).joined(separator: "; ")
-            throw EngineError("\(mediaType == .video ? "camera" : "microphone") \"\(uniqueID)\" has no format \(wanted.joined(separator: " ")) (\(listed)); pick one of those")
+            throw EngineError("\(mediaType == .video ? "camera" : "microphone") \"\(uniqueID)\" has no format \(wanted.joined(separator: " ")) (\(listed)); pick one of those", kind: .unsupported, subject: uniqueID)
         }
         activeFormat = chosen
         if mediaType == .video { activeFrameRate = frameRate ?? chosen.highestFrameRate }
@@ -226,7 +226,7 @@ public enum CaptureDevices {
         let known = everything.flatMap(\.devices).map(\.uniqueID)
         throw EngineError("no \(type.map { $0.rawValue + " " } ?? "")capture device \"\(id)\" (there are: \(known.joined(separator: ", ")))"
                           + (problems.isEmpty ? "" : "; " + problems.joined(separator: "; "))
-                          + "; list them with `moonreel record --list`")
+                          + "; list them with `moonreel record --list`", kind: .notFound, subject: id)
     }
 
     /// libavfilter's `testsrc2`: any size; these are the usual ones.

@@ -55,10 +55,10 @@ final class CaptureInput: @unchecked Sendable {
         }
         label = "\(device.mediaType == .video ? "camera" : "microphone") \"\(device.uniqueID)\""
         guard device.mediaType == .audio || (frameRate.isFinite && frameRate > 0 && frameRate <= 1000) else {
-            throw EngineError("\(label): cannot record at \(frameRate) fps; choose a rate above 0 and at most 1000 (device:format{ frameRate = })")
+            throw EngineError("\(label): cannot record at \(frameRate) fps; choose a rate above 0 and at most 1000 (device:format{ frameRate = })", subject: label)
         }
         guard let inputFormat = av_find_input_format(device.backend.inputFormatName) else {
-            throw EngineError("\(label): this FFmpeg has no \(device.backend.rawValue) input (install libavdevice with it)")
+            throw EngineError("\(label): this FFmpeg has no \(device.backend.rawValue) input (install libavdevice with it)", kind: .unsupported, subject: label)
         }
         var (name, options) = CaptureInput.openRequest(device: device, format: format, frameRate: frameRate)
         // Reads that return EAGAIN instead of waiting for the driver, so a stop is seen even
@@ -70,7 +70,7 @@ final class CaptureInput: @unchecked Sendable {
         let wanted = device.mediaType == .video ? AVMEDIA_TYPE_VIDEO : AVMEDIA_TYPE_AUDIO
         guard let index = (0..<demuxer.streamCount).first(where: { demuxer.stream($0)?.pointee.codecpar.pointee.codec_type == wanted }),
               let stream = demuxer.stream(index) else {
-            throw EngineError("\(label): delivers no \(device.mediaType.rawValue)")
+            throw EngineError("\(label): delivers no \(device.mediaType.rawValue)", kind: .unsupported, subject: label)
         }
         streamIndex = Int32(index)
         decoder = try Decoder(stream: stream, label: label)
@@ -112,7 +112,7 @@ final class CaptureInput: @unchecked Sendable {
     }
 
     private func read(sessionStart: Int64, limit: MediaTime?, output: CaptureOutputFormat, queue: BoundedQueue<CapturedMedia>, stop: CancellationFlag) throws {
-        guard let packet = av_packet_alloc() else { throw EngineError("out of memory") }
+        guard let packet = av_packet_alloc() else { throw EngineError("out of memory", kind: .limit) }
         defer { var maybe: UnsafeMutablePointer<AVPacket>? = packet; av_packet_free(&maybe) }
         let scaler = Scaler(flags: SWS_BILINEAR)
         let resampler = AudioResampler(outputRate: output.audio.sampleRate, channels: output.audio.channels, label: label)
@@ -124,7 +124,7 @@ final class CaptureInput: @unchecked Sendable {
             let status = av_read_frame(demuxer.context, packet)
             if status == MOON_AVERROR_EAGAIN { usleep(1000); continue }
             if status == MOON_AVERROR_EXIT || stop.isCancelled { return }
-            if status == MOON_AVERROR_EOF { throw EngineError("\(label) stopped delivering (end of stream)") }
+            if status == MOON_AVERROR_EOF { throw EngineError("\(label) stopped delivering (end of stream)", kind: .decode, subject: label) }
             try check(status, "reading", context: label)
             defer { av_packet_unref(packet) }
             guard packet.pointee.stream_index == streamIndex else { continue }

@@ -326,13 +326,13 @@ private final class Recording: @unchecked Sendable {
                            MediaTime(value: nextSample ?? 0, timescale: outputFormat.audio.sampleRate))
         try ExportError.Kind.verificationFailed.tag {
             do { _ = try Asset(path: output.temporaryPath) } catch {
-                throw EngineError("the recording failed verification (\(error)); it was kept as \(output.temporaryPath.quotedForMessage(limit: 200))")
+                throw EngineError("the recording failed verification (\(error)); it was kept as \(output.temporaryPath.quotedForMessage(limit: 200))", kind: .encode, subject: output.temporaryPath)
             }
         }
         let size = fileSize(output.temporaryPath) ?? 0
         try ExportError.Kind.outputUnavailable.tag {
             do { try output.commit() } catch {
-                throw EngineError("\(error); the recording was kept as \(output.temporaryPath.quotedForMessage(limit: 200))")
+                throw EngineError("\(error); the recording was kept as \(output.temporaryPath.quotedForMessage(limit: 200))", kind: .encode, subject: output.temporaryPath)
             }
         }
         let summary = CaptureSummary(

@@ -14,12 +14,16 @@ public struct TimedTextError: Error, CustomStringConvertible, Hashable, Sendable
     public let line: Int?
     /// What is wrong, without the file and line.
     public let message: String
+    /// `decode` for a malformed file (the usual case), `notFound` or `io` when it cannot be
+    /// read, `limit` when it is too large.
+    public let kind: EngineError.Kind
 
-    /// An error about `file` at `line` (nil: the whole file).
-    public init(file: String, line: Int?, _ message: String) {
+    /// An error about `file` at `line` (nil: the whole file), of `kind`.
+    public init(file: String, line: Int?, _ message: String, kind: EngineError.Kind = .decode) {
         self.file = file
         self.line = line
         self.message = message
+        self.kind = kind
     }
 
     /// "file:line: message", or "file: message" without a line.
@@ -34,7 +38,8 @@ enum TextFile {
     /// The file's text as UTF-8, without a byte-order mark; `kind` names the file in messages.
     static func read(_ path: String, kind: String = "timed-text") throws -> String {
         guard let file = fopen(path, "rb") else {
-            throw TimedTextError(file: path, line: nil, "cannot open: \(systemMessage(errno))")
+            let code = errno
+            throw TimedTextError(file: path, line: nil, "cannot open: \(systemMessage(code))", kind: code == ENOENT ? .notFound : .io)
         }
         defer { fclose(file) }
         var bytes: [UInt8] = []
@@ -43,10 +48,10 @@ enum TextFile {
             let count = fread(&chunk, 1, chunk.count, file)
             bytes += chunk[0..<count]
             guard bytes.count <= maxBytes else {
-                throw TimedTextError(file: path, line: nil, "is larger than \(maxBytes >> 20) MB, too large for a \(kind) file")
+                throw TimedTextError(file: path, line: nil, "is larger than \(maxBytes >> 20) MB, too large for a \(kind) file", kind: .limit)
             }
             if count < chunk.count {
-                if ferror(file) != 0 { throw TimedTextError(file: path, line: nil, "cannot read: \(systemMessage(errno))") }
+                if ferror(file) != 0 { throw TimedTextError(file: path, line: nil, "cannot read: \(systemMessage(errno))", kind: .io) }
                 break
             }
         }

@@ -65,7 +65,7 @@ struct ExportPlanner {
                     ?? (preset.video == nil ? .m4a : .mp4)
             }
             if preset.isPassthrough, session.loudness != nil {
-                throw EngineError("loudness needs the audio mixed again, but Passthrough copies it as it is; use another preset (AppleM4A, HighestQuality…)")
+                throw EngineError("loudness needs the audio mixed again, but Passthrough copies it as it is; use another preset (AppleM4A, HighestQuality…)", kind: .unsupported)
             }
             let range = try range()
             var notes: [String] = []
@@ -209,7 +209,7 @@ struct ExportPlanner {
     /// composition cannot be copied.
     private func smartCut(range: TimeRange, container: OutputContainer, outputPath: String) throws -> Result<SmartCutWriter, SmartCutUnavailable> {
         if preset.isSmartCut, session.videoSettings != nil || session.fileLengthLimit != nil {
-            throw EngineError("SmartCut copies the source's video: videoSettings and fileLengthLimit need a re-encoding preset such as HighestQuality")
+            throw EngineError("SmartCut copies the source's video: videoSettings and fileLengthLimit need a re-encoding preset such as HighestQuality", kind: .unsupported)
         }
         do {
             guard session.videoSettings == nil, session.fileLengthLimit == nil else {
@@ -252,11 +252,11 @@ struct ExportPlanner {
         let videoSettings = session.videoSettings, audioSettings = session.audioSettings
         if preset.isPassthrough {
             guard videoSettings == nil, audioSettings == nil else {
-                throw EngineError("Passthrough copies packets as they are: videoSettings and audioSettings need a re-encoding preset such as HighestQuality")
+                throw EngineError("Passthrough copies packets as they are: videoSettings and audioSettings need a re-encoding preset such as HighestQuality", kind: .unsupported)
             }
-            guard session.fileLengthLimit == nil else { throw EngineError("fileLengthLimit needs a re-encoding preset: Passthrough copies whole packets as they are") }
+            guard session.fileLengthLimit == nil else { throw EngineError("fileLengthLimit needs a re-encoding preset: Passthrough copies whole packets as they are", kind: .unsupported) }
             guard container.holdsVideoCodecs || container == .m4a else {
-                throw EngineError("Passthrough copies packets: it writes mov, mp4, m4v, m4a, mkv or webm, not \(container.rawValue) (use a re-encoding preset)")
+                throw EngineError("Passthrough copies packets: it writes mov, mp4, m4v, m4a, mkv or webm, not \(container.rawValue) (use a re-encoding preset)", kind: .unsupported)
             }
             return Encodings(video: nil, audio: nil, dynamicRange: .sdr)
         }
@@ -308,7 +308,9 @@ struct ExportPlanner {
 
     /// Settings errors at export name the table they come from.
     private func tagged<T>(_ table: String, _ body: () throws -> T) throws -> T {
-        do { return try body() } catch let error as EngineError { throw EngineError("\(table): \(error.message)") }
+        do { return try body() } catch let error as EngineError {
+            throw EngineError("\(table): \(error.message)", kind: error.kind, subject: error.subject ?? table)
+        }
     }
 
     /// SDR, or the HDR of the sources when it is kept (HLG unless every HDR source is PQ).
@@ -325,7 +327,7 @@ struct ExportPlanner {
         case .keep:
             guard canKeep else {
                 let writes = codec.map { "8-bit \($0.rawValue)" } ?? "8-bit pictures"
-                throw EngineError("hdr = \"keep\" needs an HEVC preset or 10-bit videoSettings (codec hevc, prores, vp9 or av1 with a 10-bit pixelFormat); this export writes \(writes)")
+                throw EngineError("hdr = \"keep\" needs an HEVC preset or 10-bit videoSettings (codec hevc, prores, vp9 or av1 with a 10-bit pixelFormat); this export writes \(writes)", kind: .unsupported)
             }
             return sources.contains(where: \.isHDR) ? kept : .sdr
         case .auto:

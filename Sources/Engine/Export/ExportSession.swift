@@ -368,7 +368,7 @@ public final class ExportSession {
         let sampleCount = audioPlan?.sampleCount ?? 0
         let never = MediaTime(value: Int64.max / 4, timescale: 1)
         while true {
-            if isCancelled { throw EngineError("export cancelled") }
+            if isCancelled { throw EngineError("export cancelled", kind: .cancelled) }
             // Feed whichever stream is behind in time, so the muxer interleaves cheaply.
             let videoTime = videoPlan.map { $0.frameDuration * framesWritten } ?? never
             let audioTime = audioPlan.map { MediaTime(value: samplesWritten, timescale: $0.format.sampleRate) } ?? never
@@ -381,12 +381,12 @@ public final class ExportSession {
             }
             var fits = true
             if !videoDone && (audioDone || videoTime <= audioTime) {
-                guard let frame = try pictures?.next() else { throw EngineError("video ended early") }
+                guard let frame = try pictures?.next() else { throw EngineError("video ended early", kind: .internal) }
                 fits = try sequence?.write(frame) ?? writer?.write(video: frame) ?? false
                 if fits { framesWritten += 1 }
                 try budget?.check(framesWritten: framesWritten)
             } else {
-                guard let block = try sound?.next() else { throw EngineError("audio ended early") }
+                guard let block = try sound?.next() else { throw EngineError("audio ended early", kind: .internal) }
                 fits = try writer?.write(audio: block, pts: samplesWritten) ?? false
                 if fits { samplesWritten += Int64(block.first?.count ?? 0) }
             }
@@ -429,7 +429,7 @@ public final class ExportSession {
         defer { frames.stop() }
         var index: Int64 = 0
         return try GIFPalette.palette(width: plan.outputWidth, height: plan.outputHeight) {
-            if isCancelled { throw EngineError("export cancelled") }
+            if isCancelled { throw EngineError("export cancelled", kind: .cancelled) }
             guard let frame = try frames.next() else { return nil }
             index += 1
             progress = 0.5 * Double(index) / Double(max(plan.frameCount, 1))

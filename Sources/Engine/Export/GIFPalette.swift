@@ -16,20 +16,20 @@ final class GIFPalette {
                                         pixelFormat: AV_PIX_FMT_BGRA, threads: 1)
         while let frame = try frames() { try generator.push(frame) }
         try generator.push(nil)
-        guard let palette = try generator.next() else { throw EngineError("the GIF palette could not be made (no frames)") }
+        guard let palette = try generator.next() else { throw EngineError("the GIF palette could not be made (no frames)", kind: .encode) }
         return palette
     }
 
     /// The second pass, for frames of this size whose timestamps count `frameDuration`s.
     init(palette: Frame, width: Int, height: Int, frameDuration: MediaTime) throws {
         graph = avfilter_graph_alloc()
-        guard let graph else { throw EngineError("out of memory") }
+        guard let graph else { throw EngineError("out of memory", kind: .limit) }
         let timeBase = frameDuration.reduced()
         func filter(_ name: String, _ label: String, _ arguments: String?) throws -> UnsafeMutablePointer<AVFilterContext> {
             var context: UnsafeMutablePointer<AVFilterContext>? = nil
             try check(avfilter_graph_create_filter(&context, avfilter_get_by_name(name), label, arguments, nil, graph),
                       "creating the GIF \(name) filter")
-            guard let context else { throw EngineError("cannot create the GIF \(name) filter") }
+            guard let context else { throw EngineError("cannot create the GIF \(name) filter", kind: .internal) }
             return context
         }
         let bgra = AV_PIX_FMT_BGRA.rawValue

@@ -71,7 +71,7 @@ extension RBSPReader {
         var left = count
         while left > 0 {
             let chunk = Swift.min(left, 24)
-            guard let value = bits(chunk) else { throw EngineError("an HEVC header ends early") }
+            guard let value = bits(chunk) else { throw EngineError("an HEVC header ends early", kind: .encode) }
             writer.write(value, bits: chunk)
             left -= chunk
         }
@@ -80,30 +80,30 @@ extension RBSPReader {
     /// Copies one ue(v) or se(v) code bit for bit (both have the same shape).
     mutating func copyExpGolomb(to writer: inout RBSPWriter) throws {
         let start = position
-        guard unsignedExpGolomb() != nil else { throw EngineError("an HEVC header ends early") }
+        guard unsignedExpGolomb() != nil else { throw EngineError("an HEVC header ends early", kind: .encode) }
         let length = position - start
         position = start
         try copy(length, to: &writer)
     }
 
     mutating func flag() throws -> Bool {
-        guard let bit = bit() else { throw EngineError("an HEVC header ends early") }
+        guard let bit = bit() else { throw EngineError("an HEVC header ends early", kind: .encode) }
         return bit == 1
     }
 
     mutating func value(_ count: Int) throws -> Int {
-        guard let value = bits(count) else { throw EngineError("an HEVC header ends early") }
+        guard let value = bits(count) else { throw EngineError("an HEVC header ends early", kind: .encode) }
         return value
     }
 
     mutating func expGolomb() throws -> Int {
-        guard let value = unsignedExpGolomb() else { throw EngineError("an HEVC header ends early") }
+        guard let value = unsignedExpGolomb() else { throw EngineError("an HEVC header ends early", kind: .encode) }
         return value
     }
 
     /// Copies everything up to the stop bit of rbsp_trailing_bits.
     mutating func copyToStopBit(to writer: inout RBSPWriter) throws {
-        guard let stop = lastOneBit, stop >= position else { throw EngineError("an HEVC parameter set has no stop bit") }
+        guard let stop = lastOneBit, stop >= position else { throw EngineError("an HEVC parameter set has no stop bit", kind: .encode) }
         try copy(stop - position, to: &writer)
     }
 }
@@ -167,7 +167,7 @@ struct HEVCRenumbering {
         let orderingForEachLayer = try fields.flag()
         for _ in (orderingForEachLayer ? 0 : subLayers)...subLayers { for _ in 0..<3 { _ = try fields.expGolomb() } }
         for _ in 0..<6 { _ = try fields.expGolomb() } // block and transform sizes and depths
-        if try fields.flag(), try fields.flag() { throw EngineError("x265 wrote scaling lists, which the smart cut does not read") }
+        if try fields.flag(), try fields.flag() { throw EngineError("x265 wrote scaling lists, which the smart cut does not read", kind: .unsupported) }
         _ = try fields.flag() // amp_enabled_flag
         hasSampleAdaptiveOffset = try fields.flag()
         try reader.copyToStopBit(to: &writer)
@@ -192,18 +192,18 @@ struct HEVCRenumbering {
         sliceChromaQPOffsets = try fields.flag()
         _ = try fields.value(3) // weighted prediction, bi-prediction, transquant bypass
         let tiles = try fields.flag(), wavefronts = try fields.flag()
-        guard !tiles, !wavefronts else { throw EngineError("x265 wrote tiles or wavefronts, which the smart cut turns off") }
+        guard !tiles, !wavefronts else { throw EngineError("x265 wrote tiles or wavefronts, which the smart cut turns off", kind: .unsupported) }
         loopFilterAcrossSlices = try fields.flag()
         if try fields.flag() { // deblocking_filter_control_present_flag
             deblockingOverride = try fields.flag()
             deblockingDisabled = try fields.flag()
             if !deblockingDisabled { _ = try fields.expGolomb(); _ = try fields.expGolomb() }
         }
-        if try fields.flag() { throw EngineError("x265 wrote scaling lists, which the smart cut does not read") }
+        if try fields.flag() { throw EngineError("x265 wrote scaling lists, which the smart cut does not read", kind: .unsupported) }
         _ = try fields.flag() // lists_modification_present_flag
         _ = try fields.expGolomb() // log2_parallel_merge_level_minus2
         sliceHeaderExtension = try fields.flag()
-        if try fields.flag() { throw EngineError("x265 wrote PPS extensions, which the smart cut does not read") }
+        if try fields.flag() { throw EngineError("x265 wrote PPS extensions, which the smart cut does not read", kind: .unsupported) }
         try reader.copyToStopBit(to: &writer)
         writer.alignWithStopBit()
         return HEVC.unit(header: unit.prefix(2), payload: writer.bytes)
@@ -214,9 +214,9 @@ struct HEVCRenumbering {
         var reader = RBSPReader(unit.dropFirst(2)), writer = RBSPWriter()
         let type = HEVC.type(of: unit)
         guard type == HEVC.NALType.idrWithLeadingPictures.rawValue || type == HEVC.NALType.idrWithoutLeadingPictures.rawValue else {
-            throw EngineError("x265 wrote a picture of NAL type \(type) where an IDR picture was asked for")
+            throw EngineError("x265 wrote a picture of NAL type \(type) where an IDR picture was asked for", kind: .encode)
         }
-        guard try reader.flag() else { throw EngineError("x265 wrote more than one slice per picture") }
+        guard try reader.flag() else { throw EngineError("x265 wrote more than one slice per picture", kind: .unsupported) }
         writer.write(1, bits: 1)
         try reader.copy(1, to: &writer) // no_output_of_prior_pics_flag
         _ = try reader.expGolomb()
@@ -249,7 +249,7 @@ struct HEVCRenumbering {
             writer.writeUnsignedExpGolomb(length)
             try reader.copy(8 * length, to: &writer)
         }
-        guard try reader.flag() else { throw EngineError("an x265 slice header does not end where it should") }
+        guard try reader.flag() else { throw EngineError("an x265 slice header does not end where it should", kind: .encode) }
         while reader.position % 8 != 0 { _ = try reader.flag() }
         writer.alignWithStopBit()
         writer.append(bytes: reader.remainingBytes)

@@ -17,7 +17,7 @@ struct SequencePattern {
     init(path: String, directory: String, name: String) throws {
         self.directory = directory
         let wrong = EngineError("output \(path.quotedForMessage(limit: 200)): an image sequence's file name needs one frame number, "
-                                + "such as frames/%05d.png (%% for a % sign)")
+                                + "such as frames/%05d.png (%% for a % sign)", subject: path)
         var parts: [String] = [""], number: Int? = nil
         var rest = Substring(name)
         while let character = rest.popFirst() {
@@ -77,7 +77,7 @@ final class ImageSequenceOutput: ExportOutput {
     func checkNames(frameCount: Int64) throws -> String? {
         if pattern.digits > 0, String(frameCount).count > pattern.digits {
             throw EngineError("output \(path.quotedForMessage(limit: 200)): \(frameCount) frames need \(String(frameCount).count) digits; "
-                              + "use %0\(String(frameCount).count)d so the names sort in order")
+                              + "use %0\(String(frameCount).count)d so the names sort in order", subject: path)
         }
         for number in 1...max(Int(frameCount), 1) {
             try SafeOutput.checkReplaceable(pattern.path(number), overwrite: overwrite, inputs: inputs, readFiles: readFiles)
@@ -92,13 +92,13 @@ final class ImageSequenceOutput: ExportOutput {
     func write(_ frame: Frame) throws -> Bool {
         if framesWritten == 0 {
             guard mkdir(temporaryPath, 0o755) == 0 else {
-                throw EngineError("output \(path.quotedForMessage(limit: 200)): cannot create a folder for the frames (\(systemMessage(errno)))")
+                throw EngineError("output \(path.quotedForMessage(limit: 200)): cannot create a folder for the frames (\(systemMessage(errno)))", kind: .io, subject: path)
             }
             pendingTemporaryFiles.withLock { _ = $0.insert(temporaryPath) }
         }
         let file = "\(temporaryPath)/\(pattern.name(framesWritten + 1))"
         try StillImageWriter.write(frame, as: format, to: file)
-        guard let size = fileSize(file) else { throw EngineError("output \(path.quotedForMessage(limit: 200)): a frame was not written") }
+        guard let size = fileSize(file) else { throw EngineError("output \(path.quotedForMessage(limit: 200)): a frame was not written", kind: .io, subject: path) }
         if let sizeLimit, bytesWritten + size > sizeLimit {
             unlink(file)
             return false
@@ -116,12 +116,12 @@ final class ImageSequenceOutput: ExportOutput {
 
     /// The first frame, reopened: it must read as an image of the format.
     func verify() throws {
-        guard framesWritten > 0 else { throw EngineError("no frame was written; the output was not replaced") }
+        guard framesWritten > 0 else { throw EngineError("no frame was written; the output was not replaced", kind: .encode) }
         let first = "\(temporaryPath)/\(pattern.name(1))"
         do {
             _ = try ImageLoader.pixelSize(of: first)
         } catch {
-            throw EngineError("the first frame failed verification (\(error)); the output was not replaced")
+            throw EngineError("the first frame failed verification (\(error)); the output was not replaced", kind: .encode)
         }
     }
 

@@ -12,14 +12,14 @@ struct OutputVerifier {
         do {
             written = try Asset(path: path)
         } catch {
-            throw EngineError("the exported file failed verification (\(error)); the output was not replaced")
+            throw EngineError("the exported file failed verification (\(error)); the output was not replaced", kind: .encode)
         }
         if let limit = fileLengthLimit, let size = fileSize(path), size > limit {
-            throw EngineError("the exported file came out at \(size) bytes, over fileLengthLimit (\(limit)); the output was not replaced")
+            throw EngineError("the exported file came out at \(size) bytes, over fileLengthLimit (\(limit)); the output was not replaced", kind: .limit)
         }
         let tolerance = MediaTime(value: 1, timescale: 5)
         if let duration, written.duration + tolerance < duration {
-            throw EngineError("the exported file is \(written.duration.seconds) s long but should be \(duration.seconds) s; the output was not replaced")
+            throw EngineError("the exported file is \(written.duration.seconds) s long but should be \(duration.seconds) s; the output was not replaced", kind: .encode)
         }
     }
 }

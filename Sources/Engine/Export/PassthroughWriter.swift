@@ -22,7 +22,7 @@ struct PassthroughWriter {
             if !container.holdsVideo && track.mediaType != .audio { continue }
             let segments = track.segments.compactMap { $0.clipped(to: range) }
             if segments.contains(where: \.isEmpty) {
-                throw EngineError("Passthrough cannot copy an empty stretch of track \(track.trackID); use a re-encoding preset")
+                throw EngineError("Passthrough cannot copy an empty stretch of track \(track.trackID); use a re-encoding preset", kind: .unsupported)
             }
             cursors.append(try PacketCursor(segments: segments, muxer: muxer, rangeStart: range.start))
         }
@@ -31,7 +31,7 @@ struct PassthroughWriter {
         var lastReported = 0.0
         // Merge the tracks by output time so the muxer's interleaving buffer stays small.
         while let cursor = cursors.filter({ !$0.isFinished }).min(by: { $0.nextTime < $1.nextTime }) {
-            if isCancelled() { throw EngineError("export cancelled") }
+            if isCancelled() { throw EngineError("export cancelled", kind: .cancelled) }
             try cursor.copyNextPacket()
             let fraction = min(1, max(0, cursor.nextTime.seconds / max(range.duration.seconds, 1e-9)))
             if fraction - lastReported >= 0.01 {
@@ -80,12 +80,12 @@ final class PacketCursor {
         self.segments = segments
         self.muxer = muxer
         self.rangeStart = rangeStart
-        guard let packet = av_packet_alloc() else { throw EngineError("out of memory") }
+        guard let packet = av_packet_alloc() else { throw EngineError("out of memory", kind: .limit) }
         self.packet = packet
         guard let first = segments.first?.source else { throw EngineError("nothing to copy") }
         let probe = try Demuxer(path: first.path)
         guard let stream = probe.stream(first.streamIndex), let parameters = stream.pointee.codecpar else {
-            throw EngineError("input \"\(first.path)\": stream #\(first.streamIndex) is missing")
+            throw EngineError("input \"\(first.path)\": stream #\(first.streamIndex) is missing", kind: .notFound, subject: first.path)
         }
         timeBase = stream.pointee.time_base
         outputStream = try muxer.addStream(copying: parameters, timeBase: timeBase)
@@ -100,7 +100,7 @@ final class PacketCursor {
                   otherParameters.pointee.width == parameters.pointee.width,
                   otherParameters.pointee.height == parameters.pointee.height,
                   otherParameters.pointee.sample_rate == parameters.pointee.sample_rate else {
-                throw EngineError("Passthrough needs every clip of a track to share codec and size; \"\(source.path)\" differs from \"\(first.path)\"; use a re-encoding preset")
+                throw EngineError("Passthrough needs every clip of a track to share codec and size; \"\(source.path)\" differs from \"\(first.path)\"; use a re-encoding preset", kind: .unsupported, subject: source.path)
             }
         }
         try advance()

@@ -188,7 +188,7 @@ enum SmartCutCodec {
             let sequence = encoderHeader.filter { H264.type(of: $0) == H264.NALType.sequenceParameterSet.rawValue }
             let picture = encoderHeader.filter { H264.type(of: $0) == H264.NALType.pictureParameterSet.rawValue }
             guard sequence.count == 1, picture.count == 1, H264.sequenceParameterSetID(sequence[0]) == id else {
-                throw EngineError("x264 gave unexpected parameter sets (\(sequence.count) SPS, \(picture.count) PPS)")
+                throw EngineError("x264 gave unexpected parameter sets (\(sequence.count) SPS, \(picture.count) PPS)", kind: .encode)
             }
             configuration.sequenceParameterSets += sequence
             configuration.pictureParameterSets += picture
@@ -196,7 +196,7 @@ enum SmartCutCodec {
         case .hevc(var configuration, var renumbering):
             func only(_ type: HEVC.NALType) throws -> ArraySlice<UInt8> {
                 let units = encoderHeader.filter { HEVC.type(of: $0) == type.rawValue }
-                guard units.count == 1 else { throw EngineError("x265 gave \(units.count) units of type \(type.rawValue) in its header") }
+                guard units.count == 1 else { throw EngineError("x265 gave \(units.count) units of type \(type.rawValue) in its header", kind: .encode) }
                 return units[0]
             }
             configuration.add(try renumbering.videoParameterSet(try only(.videoParameterSet)))

@@ -109,7 +109,7 @@ struct SmartCutWriter {
         guard let first = sources.first else { throw SmartCutUnavailable("the composition has no video to copy") }
         let demuxer = try Demuxer(path: first.path)
         guard let stream = demuxer.stream(first.streamIndex), let parameters = stream.pointee.codecpar else {
-            throw EngineError("input \"\(first.path)\": stream #\(first.streamIndex) is missing")
+            throw EngineError("input \"\(first.path)\": stream #\(first.streamIndex) is missing", kind: .notFound, subject: first.path)
         }
         let pictures = try pictures.map { try SmartCutWriter.matched($0, sources: sources, stream: stream) }
         let format = AVPixelFormat(rawValue: parameters.pointee.format)
@@ -279,7 +279,7 @@ struct SmartCutWriter {
         let (start, end, packets, shown) = (indexed.start, indexed.end, indexed.packets, indexed.shown)
         let presented = (packets + indexed.leading).map(\.pts).sorted()
         guard let decodeStart = packets.first?.dts else {
-            throw EngineError("input \"\(source.path)\": no video frames between \(sourceRange.start.seconds) and \(sourceRange.end.seconds) s")
+            throw EngineError("input \"\(source.path)\": no video frames between \(sourceRange.start.seconds) and \(sourceRange.end.seconds) s", kind: .decode, subject: source.path)
         }
         let frames = indexed.frames
         func segment(head: [Int64], copied: [IndexedPacket] = [], tail: [Int64] = [], tailDecodeStart: Int64 = 0) -> SmartCutSegment {
@@ -315,7 +315,7 @@ struct SmartCutWriter {
     /// The packets of a clip's range (see `IndexedRange`).
     private static func indexed(_ source: SegmentSource, sourceRange: TimeRange, codec: SmartCutCodec) throws -> IndexedRange {
         let demuxer = try Demuxer(path: source.path)
-        guard let stream = demuxer.stream(source.streamIndex) else { throw EngineError("input \"\(source.path)\": stream #\(source.streamIndex) is missing") }
+        guard let stream = demuxer.stream(source.streamIndex) else { throw EngineError("input \"\(source.path)\": stream #\(source.streamIndex) is missing", kind: .notFound, subject: source.path) }
         for index in 0..<demuxer.streamCount where index != source.streamIndex { demuxer.stream(index)?.pointee.discard = AVDISCARD_ALL }
         let timeBase = stream.pointee.time_base
         var start = sourceRange.start.pts(in: timeBase), end = sourceRange.end.pts(in: timeBase)
@@ -343,7 +343,7 @@ struct SmartCutWriter {
             (start, end) = (moved, moved + (end - start))
         }
         guard let shown else {
-            throw EngineError("input \"\(source.path)\": no video frames between \(sourceRange.start.seconds) and \(sourceRange.end.seconds) s")
+            throw EngineError("input \"\(source.path)\": no video frames between \(sourceRange.start.seconds) and \(sourceRange.end.seconds) s", kind: .decode, subject: source.path)
         }
         return IndexedRange(timeBase: timeBase, start: start, end: end, packets: packets, leading: leading, stoppedAt: stoppedAt, inBand: inBand, shown: shown)
     }
@@ -356,7 +356,7 @@ struct SmartCutWriter {
         -> (packets: [IndexedPacket], leading: [IndexedPacket], stoppedAt: Int64?, inBand: Set<[UInt8]>) {
         try check(avformat_seek_file(demuxer.context, Int32(stream), Int64.min, target, target, AVSEEK_FLAG_BACKWARD),
                   "seeking", context: "input \"\(demuxer.path)\"")
-        guard let packet = av_packet_alloc() else { throw EngineError("out of memory") }
+        guard let packet = av_packet_alloc() else { throw EngineError("out of memory", kind: .limit) }
         var maybePacket: UnsafeMutablePointer<AVPacket>? = packet
         defer { av_packet_free(&maybePacket) }
         var packets: [IndexedPacket] = [], leading: [IndexedPacket] = [], inBand: Set<[UInt8]> = []
@@ -409,7 +409,7 @@ extension SmartCutWriter {
                report: (ExportProgress) throws -> Void) throws {
         let muxer = try Muxer(path: path, container: container)
         let videoStream = try muxer.addStream(copying: parameters, timeBase: outputTimeBase)
-        guard let stream = muxer.context.pointee.streams[Int(videoStream)] else { throw EngineError("out of memory") }
+        guard let stream = muxer.context.pointee.streams[Int(videoStream)] else { throw EngineError("out of memory", kind: .limit) }
         let reencodes = segments.contains { !$0.head.isEmpty || !$0.tail.isEmpty }
         let (sampleEntry, converter) = reencodes ? try sampleEntry(preset) : (codec.sourceSampleEntry, nil)
         try check(moon_set_extradata(stream.pointee.codecpar, sampleEntry, Int32(sampleEntry.count)), "setting the parameter sets", context: "output")
@@ -453,7 +453,7 @@ extension SmartCutWriter {
         let encoder = try matchedEncoder(preset)
         var context: UnsafeMutablePointer<AVCodecContext>? = encoder
         defer { avcodec_free_context(&context) }
-        guard let data = encoder.pointee.extradata else { throw EngineError("the encoder gave no parameter sets") }
+        guard let data = encoder.pointee.extradata else { throw EngineError("the encoder gave no parameter sets", kind: .encode) }
         return try codec.sampleEntry(adding: NALUnits.annexB(Array(UnsafeBufferPointer(start: data, count: Int(encoder.pointee.extradata_size)))))
     }
 
@@ -463,9 +463,9 @@ extension SmartCutWriter {
         let source = parameters.pointee
         let (name, settings) = codec.encoder(profile: source.profile, preset: preset, longRuns: pictures != nil)
         guard let encoderCodec = avcodec_find_encoder_by_name(name) else {
-            throw EngineError("this FFmpeg has no \(name) encoder; install one built with it (Debian: libavcodec59)")
+            throw EngineError("this FFmpeg has no \(name) encoder; install one built with it (Debian: libavcodec59)", kind: .unsupported)
         }
-        guard let context = avcodec_alloc_context3(encoderCodec) else { throw EngineError("out of memory") }
+        guard let context = avcodec_alloc_context3(encoderCodec) else { throw EngineError("out of memory", kind: .limit) }
         context.pointee.width = source.width
         context.pointee.height = source.height
         context.pointee.pix_fmt = AVPixelFormat(rawValue: source.format)
@@ -522,7 +522,7 @@ extension SmartCutWriter {
         if let composed {
             for target in targets {
                 try output.checkCancelled()
-                guard let frame = try composed.next() else { throw EngineError("the composed pictures ended before the export did") }
+                guard let frame = try composed.next() else { throw EngineError("the composed pictures ended before the export did", kind: .internal) }
                 try send(try storedOrientation?.apply(to: frame) ?? frame, as: target)
             }
             targetOf = [:]
@@ -538,7 +538,7 @@ extension SmartCutWriter {
             }
         }
         guard targetOf.isEmpty else {
-            throw EngineError("input \"\(segment.source.path)\": \(targetOf.count) frames near \(MediaTime(pts: first, timeBase: segment.timeBase).seconds) s could not be decoded")
+            throw EngineError("input \"\(segment.source.path)\": \(targetOf.count) frames near \(MediaTime(pts: first, timeBase: segment.timeBase).seconds) s could not be decoded", kind: .decode, subject: segment.source.path)
         }
         try check(avcodec_send_frame(encoder, nil), "encoding", context: "output")
         try drain(encoder, through: converted, into: output)
@@ -562,7 +562,7 @@ extension SmartCutWriter {
         for index in 0..<demuxer.streamCount where index != streamIndex { demuxer.stream(index)?.pointee.discard = AVDISCARD_ALL }
         try check(avformat_seek_file(demuxer.context, Int32(streamIndex), Int64.min, first.dts, first.dts, AVSEEK_FLAG_BACKWARD),
                   "seeking", context: "input \"\(path)\"")
-        guard let packet = av_packet_alloc() else { throw EngineError("out of memory") }
+        guard let packet = av_packet_alloc() else { throw EngineError("out of memory", kind: .limit) }
         var maybePacket: UnsafeMutablePointer<AVPacket>? = packet
         defer { av_packet_free(&maybePacket) }
         var next = 0
@@ -572,7 +572,7 @@ extension SmartCutWriter {
             if next == 0, packet.pointee.pts != first.pts { continue } // before the first copied keyframe
             if packet.pointee.pts < first.pts { continue } // its leading pictures
             guard packet.pointee.pts == segment.copied[next].pts else {
-                throw EngineError("input \"\(path)\": its packets changed while it was being cut")
+                throw EngineError("input \"\(path)\": its packets changed while it was being cut", kind: .decode, subject: path)
             }
             if endsSequence, next == segment.copied.count - 1, let marker = codec.endOfSequence {
                 try check(av_grow_packet(packet, Int32(marker.count)), "allocating a packet")
@@ -586,7 +586,7 @@ extension SmartCutWriter {
             try output.writeVideo(packet, timeBase: segment.timeBase)
             next += 1
         }
-        guard next == segment.copied.count else { throw EngineError("input \"\(path)\": ended while being copied") }
+        guard next == segment.copied.count else { throw EngineError("input \"\(path)\": ended while being copied", kind: .decode, subject: path) }
     }
 }
 
@@ -604,7 +604,7 @@ private final class PacketConverter {
     private var converted = 0
 
     init(_ converter: SampleConverter, reorderDelay: Int64, durations: [Int64: Int64], endOfSequenceAfter: Int?) throws {
-        guard let encoded = av_packet_alloc(), let sample = av_packet_alloc() else { throw EngineError("out of memory") }
+        guard let encoded = av_packet_alloc(), let sample = av_packet_alloc() else { throw EngineError("out of memory", kind: .limit) }
         (self.encoded, self.sample) = (encoded, sample)
         (self.converter, self.reorderDelay, self.durations, self.endOfSequenceAfter) = (converter, reorderDelay, durations, endOfSequenceAfter)
     }
@@ -617,13 +617,13 @@ private final class PacketConverter {
 
     func sampleFromEncoded() throws -> UnsafeMutablePointer<AVPacket> {
         defer { av_packet_unref(encoded) }
-        guard let data = encoded.pointee.data else { throw EngineError("the encoder gave an empty packet") }
+        guard let data = encoded.pointee.data else { throw EngineError("the encoder gave an empty packet", kind: .encode) }
         var (bytes, isKeyframe) = try converter.sample(Array(UnsafeBufferPointer(start: data, count: Int(encoded.pointee.size))))
         converted += 1
         if converted == endOfSequenceAfter, let marker = converter.endOfSequence { bytes += marker }
         av_packet_unref(sample)
         try check(av_new_packet(sample, Int32(bytes.count)), "allocating a packet")
-        guard !bytes.isEmpty, let destination = sample.pointee.data else { throw EngineError("the encoder gave a packet without a picture") }
+        guard !bytes.isEmpty, let destination = sample.pointee.data else { throw EngineError("the encoder gave a packet without a picture", kind: .encode) }
         _ = UnsafeMutableBufferPointer(start: destination, count: bytes.count).update(from: bytes)
         sample.pointee.pts = encoded.pointee.pts
         sample.pointee.dts = encoded.pointee.pts - reorderDelay
@@ -653,7 +653,7 @@ private final class SmartCutOutput {
     }
 
     func checkCancelled() throws {
-        if isCancelled() { throw EngineError("export cancelled") }
+        if isCancelled() { throw EngineError("export cancelled", kind: .cancelled) }
     }
 
     func writeVideo(_ packet: UnsafeMutablePointer<AVPacket>, timeBase: AVRational) throws {
@@ -680,7 +680,7 @@ private final class SmartCutOutput {
         let rate = audio.plan.format.sampleRate
         while samplesWritten < audio.plan.sampleCount, MediaTime(value: samplesWritten, timescale: rate) < time {
             try checkCancelled()
-            guard let block = try audio.sound.next() else { throw EngineError("audio ended early") }
+            guard let block = try audio.sound.next() else { throw EngineError("audio ended early", kind: .internal) }
             try audio.encoder.encode(try Frame.audio(block, format: audio.plan.format, pts: samplesWritten, sampleFormat: audio.sampleFormat))
             samplesWritten += Int64(block.first?.count ?? 0)
         }

@@ -32,9 +32,9 @@ final class LibraryStaging {
             let reason = errno
             if reason == ENOENT && !create { return nil }
             guard reason == ELOOP || reason == ENOTDIR else {
-                throw EngineError("library \(library.quotedForMessage(limit: 200)): cannot open its hidden folder \(LibraryStaging.folderName) (\(systemMessage(reason)))")
+                throw EngineError("library \(library.quotedForMessage(limit: 200)): cannot open its hidden folder \(LibraryStaging.folderName) (\(systemMessage(reason)))", kind: .io, subject: library)
             }
-            throw EngineError("library \(library.quotedForMessage(limit: 200)): its hidden folder \(LibraryStaging.folderName) is a symbolic link or a file, not a folder; Moonreel neither uses nor cleans it: remove it and try again")
+            throw EngineError("library \(library.quotedForMessage(limit: 200)): its hidden folder \(LibraryStaging.folderName) is a symbolic link or a file, not a folder; Moonreel neither uses nor cleans it: remove it and try again", kind: .io, subject: library)
         }
         descriptor = opened
         let procPath = "/proc/self/fd/\(opened)"
@@ -89,7 +89,7 @@ final class LibraryStaging {
 
     func sync() throws {
         guard fsync(descriptor) == 0 else {
-            throw EngineError("cannot sync \(displayPath.quotedForMessage(limit: 200)) to disk (\(systemMessage(errno)))")
+            throw EngineError("cannot sync \(displayPath.quotedForMessage(limit: 200)) to disk (\(systemMessage(errno)))", kind: .io, subject: displayPath)
         }
     }
 
@@ -129,13 +129,13 @@ final class LibraryStaging {
     func lock(token: String) throws -> HandOffLock {
         let file = openat(descriptor, token + ".lock", O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard file >= 0 else {
-            throw EngineError("cannot create a lock in \(displayPath.quotedForMessage(limit: 200)) (\(systemMessage(errno)))")
+            throw EngineError("cannot create a lock in \(displayPath.quotedForMessage(limit: 200)) (\(systemMessage(errno)))", kind: .io, subject: displayPath)
         }
         guard flock(file, LOCK_EX | LOCK_NB) == 0 else {
             let reason = errno
             close(file)
             unlinkat(descriptor, token + ".lock", 0)
-            throw EngineError("cannot lock a hand-off in \(displayPath.quotedForMessage(limit: 200)) (\(systemMessage(reason))); the file system must support locks")
+            throw EngineError("cannot lock a hand-off in \(displayPath.quotedForMessage(limit: 200)) (\(systemMessage(reason))); the file system must support locks", kind: .io, subject: displayPath)
         }
         var host = [CChar](repeating: 0, count: 256)
         gethostname(&host, host.count - 1)

@@ -73,14 +73,14 @@ public final class MediaLibrary {
         var info = stat()
         if stat(self.folder, &info) != 0 {
             guard errno == ENOENT, mkdir(self.folder, 0o755) == 0 else {
-                throw EngineError("library \(folder.quotedForMessage(limit: 200)): cannot make the folder (\(systemMessage(errno))); check that its parent folder exists and is writable")
+                throw EngineError("library \(folder.quotedForMessage(limit: 200)): cannot make the folder (\(systemMessage(errno))); check that its parent folder exists and is writable", kind: .io, subject: folder)
             }
             try? Paths.sync(folder: Paths.parent(of: self.folder))
         } else if (info.st_mode & S_IFMT) != S_IFDIR {
-            throw EngineError("library \(folder.quotedForMessage(limit: 200)) is a file, not a folder; choose a folder")
+            throw EngineError("library \(folder.quotedForMessage(limit: 200)) is a file, not a folder; choose a folder", kind: .io, subject: folder)
         }
         guard access(self.folder, W_OK) == 0 else {
-            throw EngineError("library \(folder.quotedForMessage(limit: 200)) is not writable; choose a folder you can write to")
+            throw EngineError("library \(folder.quotedForMessage(limit: 200)) is not writable; choose a folder you can write to", kind: .io, subject: folder)
         }
         recovered = recover()
     }
@@ -95,27 +95,27 @@ public final class MediaLibrary {
         var info = stat()
         guard lstat(sourcePath, &info) == 0 else {
             if let done = recovered.first(where: { $0.sourcePath == sourcePath }) { return done }
-            throw EngineError("recording \(source.quotedForMessage(limit: 200)): no such file")
+            throw EngineError("recording \(source.quotedForMessage(limit: 200)): no such file", kind: .notFound, subject: source)
         }
         guard (info.st_mode & S_IFMT) == S_IFREG else {
-            throw EngineError("recording \(source.quotedForMessage(limit: 200)) is not a regular file (a symbolic link or folder); add the movie file itself")
+            throw EngineError("recording \(source.quotedForMessage(limit: 200)) is not a regular file (a symbolic link or folder); add the movie file itself", subject: source)
         }
         if let inside = realpath(sourcePath, nil), let library = realpath(folder, nil) {
             defer { free(inside); free(library) }
             if String(cString: inside).hasPrefix(String(cString: library) + "/") {
-                throw EngineError("recording \(source.quotedForMessage(limit: 200)) is already in the library \(folder.quotedForMessage(limit: 200))")
+                throw EngineError("recording \(source.quotedForMessage(limit: 200)) is already in the library \(folder.quotedForMessage(limit: 200))", subject: source)
             }
         }
         let asset = try Asset(path: sourcePath)
         let kinds = MediaLibrary.streamKinds(of: asset)
         guard !kinds.isEmpty, asset.duration.value > 0 else {
-            throw EngineError("recording \(source.quotedForMessage(limit: 200)) holds no video or audio to add")
+            throw EngineError("recording \(source.quotedForMessage(limit: 200)) holds no video or audio to add", kind: .decode, subject: source)
         }
         if kinds.contains("video") && (preset.video == nil && !preset.isPassthrough) {
-            throw EngineError("preset \(preset.name) drops the video of \(source.quotedForMessage(limit: 200)); use a video preset such as HighestQuality or Passthrough")
+            throw EngineError("preset \(preset.name) drops the video of \(source.quotedForMessage(limit: 200)); use a video preset such as HighestQuality or Passthrough", subject: source)
         }
         guard let staging = try LibraryStaging(library: folder, create: true) else {
-            throw EngineError("library \(folder.quotedForMessage(limit: 200)): cannot make its hidden folder \(LibraryStaging.folderName)")
+            throw EngineError("library \(folder.quotedForMessage(limit: 200)): cannot make its hidden folder \(LibraryStaging.folderName)", kind: .io, subject: folder)
         }
         let lock = try staging.lock(token: LibraryStaging.newToken())
         defer { lock.release() }
@@ -147,7 +147,7 @@ public final class MediaLibrary {
         } catch {
             staging.remove("\(token).\(fileType)")
             staging.remove("\(token).journal.tmp")
-            throw EngineError("library \(folder.quotedForMessage(limit: 200)): \(error); \(source.quotedForMessage(limit: 200)) was kept")
+            throw EngineError("library \(folder.quotedForMessage(limit: 200)): \(error); \(source.quotedForMessage(limit: 200)) was kept", kind: .io, subject: folder)
         }
         return try complete(journal, in: staging, recovered: false, sourceTrusted: true)
     }
@@ -177,7 +177,7 @@ public final class MediaLibrary {
                 if !reported { reported = true; MediaLibrary.reach(.exporting) }
             }
         } catch {
-            throw EngineError("exporting \(asset.path.quotedForMessage(limit: 200)) for the library failed (\(error)); the recording was kept")
+            throw EngineError("exporting \(asset.path.quotedForMessage(limit: 200)) for the library failed (\(error)); the recording was kept", kind: .encode, subject: asset.path)
         }
     }
 
@@ -187,15 +187,15 @@ public final class MediaLibrary {
         let kept = "the recording \(name.quotedForMessage(limit: 200)) was kept"
         let copy: Asset
         do { copy = try Asset(path: path) } catch {
-            throw EngineError("the library copy of \(name.quotedForMessage(limit: 200)) cannot be reopened (\(error)); \(kept)")
+            throw EngineError("the library copy of \(name.quotedForMessage(limit: 200)) cannot be reopened (\(error)); \(kept)", kind: .decode, subject: name)
         }
         let tolerance = max(0.1, source.duration.seconds * 0.02)
         guard abs(copy.duration.seconds - source.duration.seconds) <= tolerance else {
-            throw EngineError("the library copy of \(name.quotedForMessage(limit: 200)) is \(copy.duration.seconds) s long, the recording \(source.duration.seconds) s; \(kept)")
+            throw EngineError("the library copy of \(name.quotedForMessage(limit: 200)) is \(copy.duration.seconds) s long, the recording \(source.duration.seconds) s; \(kept)", kind: .encode, subject: name)
         }
         let copied = MediaLibrary.streamKinds(of: copy)
         guard copied == kinds else {
-            throw EngineError("the library copy of \(name.quotedForMessage(limit: 200)) holds \(copied.joined(separator: " + ")), the recording \(kinds.joined(separator: " + ")); \(kept)")
+            throw EngineError("the library copy of \(name.quotedForMessage(limit: 200)) holds \(copied.joined(separator: " + ")), the recording \(kinds.joined(separator: " + ")); \(kept)", kind: .encode, subject: name)
         }
         return copy
     }
@@ -208,7 +208,7 @@ public final class MediaLibrary {
         var journal = start
         let stagedName = "\(journal.token).\(journal.fileType)"
         let failure = { (why: String) in
-            EngineError("library \(self.folder.quotedForMessage(limit: 200)): \(why); the next opening of the library finishes the hand-off of \(journal.source.quotedForMessage(limit: 200))")
+            EngineError("library \(self.folder.quotedForMessage(limit: 200)): \(why); the next opening of the library finishes the hand-off of \(journal.source.quotedForMessage(limit: 200))", kind: .io, subject: self.folder)
         }
         if staging.regularFile(stagedName) != nil {
             // Placed under a name nothing has; when one appears meanwhile, the next free one.
@@ -348,7 +348,7 @@ public final class MediaLibrary {
             var info = stat()
             if lstat("\(folder)/\(name).\(journal.fileType)", &info) != 0 && lstat("\(folder)/\(name).json", &info) != 0 { return name }
         }
-        throw EngineError("library \(folder.quotedForMessage(limit: 200)) has 10000 recordings named \(base.quotedForMessage(limit: 200)) already")
+        throw EngineError("library \(folder.quotedForMessage(limit: 200)) has 10000 recordings named \(base.quotedForMessage(limit: 200)) already", kind: .limit, subject: folder)
     }
 
     /// Writes the journal to a temporary file, syncs it, renames it over the journal and
@@ -361,7 +361,7 @@ public final class MediaLibrary {
         try MediaLibrary.writeDurably(journal.signedText(key: LibraryKey.current), to: path + ".tmp")
         if let step { MediaLibrary.reach(step) }
         guard rename(path + ".tmp", path) == 0 else {
-            throw EngineError("cannot write the journal in \(staging.displayPath.quotedForMessage(limit: 200)) (\(systemMessage(errno)))")
+            throw EngineError("cannot write the journal in \(staging.displayPath.quotedForMessage(limit: 200)) (\(systemMessage(errno)))", kind: .io, subject: staging.displayPath)
         }
         try staging.sync()
     }
@@ -435,7 +435,7 @@ public final class MediaLibrary {
     /// Writes `text` to a new file at `path` and syncs it (an existing file is an error).
     /// Makes the folders of a library name (durably), as one-line engine errors.
     static func makeFolders(_ path: String) throws {
-        do { try Paths.makeFolders(path, durably: true) } catch { throw EngineError("\(error)") }
+        do { try Paths.makeFolders(path, durably: true) } catch { throw EngineError("\(error)", kind: .io, subject: path) }
     }
 
     static func writeDurably(_ text: String, to path: String) throws {
@@ -446,7 +446,7 @@ public final class MediaLibrary {
     /// it; on failure the file is removed.
     static func writeDurably(_ bytes: [UInt8], to path: String, mode: mode_t) throws {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
-        guard descriptor >= 0 else { throw EngineError("cannot create \(path.quotedForMessage(limit: 200)) (\(systemMessage(errno)))") }
+        guard descriptor >= 0 else { throw EngineError("cannot create \(path.quotedForMessage(limit: 200)) (\(systemMessage(errno)))", kind: .io, subject: path) }
         defer { close(descriptor) }
         var offset = 0
         while offset < bytes.count {
@@ -454,13 +454,13 @@ public final class MediaLibrary {
             if written < 0 && errno == EINTR { continue }
             guard written > 0 else {
                 unlink(path)
-                throw EngineError("cannot write \(path.quotedForMessage(limit: 200)) (\(systemMessage(errno)))")
+                throw EngineError("cannot write \(path.quotedForMessage(limit: 200)) (\(systemMessage(errno)))", kind: .io, subject: path)
             }
             offset += written
         }
         guard fsync(descriptor) == 0 else {
             unlink(path)
-            throw EngineError("cannot sync \(path.quotedForMessage(limit: 200)) to disk (\(systemMessage(errno)))")
+            throw EngineError("cannot sync \(path.quotedForMessage(limit: 200)) to disk (\(systemMessage(errno)))", kind: .io, subject: path)
         }
     }
 

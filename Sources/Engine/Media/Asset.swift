@@ -76,7 +76,7 @@ public final class Asset: @unchecked Sendable {
             track.assetDuration = end
         }
         if !tracks.contains(where: { $0.mediaType == .video || $0.mediaType == .audio }) {
-            throw EngineError("input \"\(path)\": contains no audio or video stream")
+            throw EngineError("input \"\(path)\": contains no audio or video stream", kind: .decode, subject: path)
         }
     }
 
@@ -98,7 +98,7 @@ public final class Asset: @unchecked Sendable {
     /// Files without a duration in their header (Chrome's MediaRecorder WebM) are measured
     /// by reading packet timestamps to the end; only packets are read, nothing is decoded.
     private static func scanDuration(_ demuxer: Demuxer, tracks: inout [AssetTrack]) throws -> MediaTime {
-        guard let packet = av_packet_alloc() else { throw EngineError("out of memory") }
+        guard let packet = av_packet_alloc() else { throw EngineError("out of memory", kind: .limit) }
         var packetPointer: UnsafeMutablePointer<AVPacket>? = packet
         defer { av_packet_free(&packetPointer) }
         var ends = [Int: MediaTime]()

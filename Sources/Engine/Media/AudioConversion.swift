@@ -51,7 +51,7 @@ final class AudioResampler {
         if context != nil, input.sample_rate == inputRate, format == inputFormat, av_channel_layout_compare(&inputLayout, &layout) == 0 {
             return
         }
-        guard input.sample_rate > 0 else { throw EngineError("\(label): audio frame without a sample rate") }
+        guard input.sample_rate > 0 else { throw EngineError("\(label): audio frame without a sample rate", kind: .decode, subject: label) }
         swr_free(&context)
         var outputLayout = AVChannelLayout()
         av_channel_layout_default(&outputLayout, Int32(channels))
@@ -105,7 +105,7 @@ final class AudioTempo {
 
     init(format: AudioFormat, speed: Double, label: String) throws {
         guard speed.isFinite, AudioTempo.speedRange.contains(speed) else {
-            throw EngineError("\(label): cannot play audio at \(speed)× speed (time-scaled audio plays from 0.01× to 100×; remove the audio or scale less)")
+            throw EngineError("\(label): cannot play audio at \(speed)× speed (time-scaled audio plays from 0.01× to 100×; remove the audio or scale less)", subject: label)
         }
         self.format = format
         chain = try FilterChain(

@@ -20,11 +20,11 @@ final class CairoSurface {
     deinit { cairo_surface_destroy(pointer) }
 
     private static func checked(_ surface: OpaquePointer?) throws -> OpaquePointer {
-        guard let surface else { throw EngineError("cannot create a drawing surface") }
+        guard let surface else { throw EngineError("cannot create a drawing surface", kind: .limit) }
         let status = cairo_surface_status(surface)
         guard status == CAIRO_STATUS_SUCCESS else {
             cairo_surface_destroy(surface)
-            throw EngineError("cannot create a drawing surface: \(String(cString: cairo_status_to_string(status)))")
+            throw EngineError("cannot create a drawing surface: \(String(cString: cairo_status_to_string(status)))", kind: .limit)
         }
         return surface
     }
@@ -44,7 +44,7 @@ final class CairoContext {
     let surface: CairoSurface
 
     init(_ surface: CairoSurface) throws {
-        guard let cr = cairo_create(surface.pointer) else { throw EngineError("cannot create a drawing context") }
+        guard let cr = cairo_create(surface.pointer) else { throw EngineError("cannot create a drawing context", kind: .limit) }
         (pointer, self.surface) = (cr, surface)
     }
 
@@ -69,7 +69,7 @@ final class GObjectReference {
     let pointer: UnsafeMutableRawPointer
 
     init(_ pointer: UnsafeMutableRawPointer?, what: @autoclosure () -> String) throws {
-        guard let pointer else { throw EngineError("cannot create \(what())") }
+        guard let pointer else { throw EngineError("cannot create \(what())", kind: .limit) }
         self.pointer = pointer
     }
 

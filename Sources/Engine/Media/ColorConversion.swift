@@ -90,7 +90,7 @@ final class ColorConverter {
                 : nil
             configured = signature
         }
-        guard let chain else { throw EngineError("colour conversion is not set up") }
+        guard let chain else { throw EngineError("colour conversion is not set up", kind: .internal) }
         var output = try filter(frame.reference(), through: chain)
         if let encoding {
             // The curve writes in place; a no-op unless the graph kept a reference to the picture.
@@ -109,7 +109,7 @@ final class ColorConverter {
 
     private func filter(_ frame: Frame, through chain: FilterChain) throws -> Frame {
         try chain.push(frame)
-        guard let output = try chain.next() else { throw EngineError("colour conversion produced no frame") }
+        guard let output = try chain.next() else { throw EngineError("colour conversion produced no frame", kind: .internal) }
         return output
     }
 

@@ -8,19 +8,19 @@ final class Decoder {
     let timeBase: AVRational
 
     init(stream: UnsafeMutablePointer<AVStream>, label: String) throws {
-        guard let parameters = stream.pointee.codecpar else { throw EngineError("\(label): stream has no codec parameters") }
+        guard let parameters = stream.pointee.codecpar else { throw EngineError("\(label): stream has no codec parameters", kind: .decode, subject: label) }
         if parameters.pointee.codec_type == AVMEDIA_TYPE_VIDEO {
             do {
                 try PixelLimits.check(width: Int(parameters.pointee.width), height: Int(parameters.pointee.height), what: "picture size")
             } catch let error as EngineError {
-                throw EngineError("\(label): \(error.message); Moonreel decodes up to \(PixelLimits.description)")
+                throw EngineError("\(label): \(error.message); Moonreel decodes up to \(PixelLimits.description)", kind: .limit, subject: label)
             }
         }
         guard let codec = avcodec_find_decoder(parameters.pointee.codec_id) else {
             let name = avcodec_get_name(parameters.pointee.codec_id).map { String(cString: $0) } ?? "unknown"
-            throw EngineError("\(label): no decoder for codec \(name)")
+            throw EngineError("\(label): no decoder for codec \(name)", kind: .unsupported, subject: label)
         }
-        guard let context = avcodec_alloc_context3(codec) else { throw EngineError("out of memory") }
+        guard let context = avcodec_alloc_context3(codec) else { throw EngineError("out of memory", kind: .limit) }
         self.context = context
         timeBase = stream.pointee.time_base
         try check(avcodec_parameters_to_context(context, parameters), "reading codec parameters", context: label)
@@ -55,14 +55,14 @@ final class StreamReader {
     init(path: String, streamIndex: Int) throws {
         demuxer = try Demuxer(path: path)
         label = "input \"\(path)\""
-        guard let stream = demuxer.stream(streamIndex) else { throw EngineError("\(label): has no stream #\(streamIndex)") }
+        guard let stream = demuxer.stream(streamIndex) else { throw EngineError("\(label): has no stream #\(streamIndex)", kind: .notFound, subject: label) }
         self.streamIndex = streamIndex
         // Skip every other stream at the demuxer: no wasted reads of their packets' data.
         for index in 0..<demuxer.streamCount where index != streamIndex {
             demuxer.stream(index)?.pointee.discard = AVDISCARD_ALL
         }
         decoder = try Decoder(stream: stream, label: label)
-        guard let packet = av_packet_alloc() else { throw EngineError("out of memory") }
+        guard let packet = av_packet_alloc() else { throw EngineError("out of memory", kind: .limit) }
         self.packet = packet
     }
 

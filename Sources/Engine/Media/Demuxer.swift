@@ -22,12 +22,12 @@ final class Demuxer {
         let (opened, openStatus) = Demuxer.open(path, format: nil, options: &options, interruptFlag: interruptFlag)
         guard let context = opened else {
             interruptFlag.deallocate()
-            throw openStatus == 0 ? EngineError("input \"\(path)\": out of memory") : Demuxer.describeOpenFailure(path: path, code: openStatus)
+            throw openStatus == 0 ? EngineError("input \"\(path)\": out of memory", kind: .limit, subject: path) : Demuxer.describeOpenFailure(path: path, code: openStatus)
         }
         self.context = context
         let infoStatus = avformat_find_stream_info(context, nil)
         if infoStatus < 0 {
-            throw EngineError("input \"\(path)\": cannot read stream information (\(FFmpegError.text(for: infoStatus))); the file may be truncated or corrupt")
+            throw EngineError("input \"\(path)\": cannot read stream information (\(FFmpegError.text(for: infoStatus))); the file may be truncated or corrupt", kind: .decode, subject: path)
         }
     }
 
@@ -44,12 +44,12 @@ final class Demuxer {
             interruptFlag.deallocate()
             let logged = FFmpegError.lastLogLine()
             let reason = openStatus == 0 ? "out of memory" : logged.isEmpty ? FFmpegError.text(for: openStatus) : logged
-            throw EngineError("\(label): cannot open the device: \(reason); check that it exists and is not in use")
+            throw EngineError("\(label): cannot open the device: \(reason); check that it exists and is not in use", kind: .notFound, subject: label)
         }
         self.context = opened
         let infoStatus = avformat_find_stream_info(opened, nil)
         if infoStatus < 0 {
-            throw EngineError("\(label): the device delivers nothing readable (\(FFmpegError.text(for: infoStatus)))")
+            throw EngineError("\(label): the device delivers nothing readable (\(FFmpegError.text(for: infoStatus)))", kind: .decode, subject: label)
         }
     }
 
@@ -81,28 +81,30 @@ final class Demuxer {
     static func checkReadableFile(_ path: String) throws {
         var info = stat()
         guard stat(path, &info) == 0 else {
-            let reason = errno == ENOENT ? "no such file" : systemMessage(errno)
-            throw EngineError("input \"\(path)\": \(reason)")
+            let code = errno
+            let reason = code == ENOENT ? "no such file" : systemMessage(code)
+            throw EngineError("input \"\(path)\": \(reason)", kind: code == ENOENT ? .notFound : .io, subject: path)
         }
-        if (info.st_mode & S_IFMT) == S_IFDIR { throw EngineError("input \"\(path)\": is a directory, not a media file") }
-        if info.st_size == 0 { throw EngineError("input \"\(path)\": the file is empty (0 bytes)") }
-        guard access(path, R_OK) == 0 else { throw EngineError("input \"\(path)\": permission denied") }
+        if (info.st_mode & S_IFMT) == S_IFDIR { throw EngineError("input \"\(path)\": is a directory, not a media file", kind: .io, subject: path) }
+        if info.st_size == 0 { throw EngineError("input \"\(path)\": the file is empty (0 bytes)", kind: .decode, subject: path) }
+        guard access(path, R_OK) == 0 else { throw EngineError("input \"\(path)\": permission denied", kind: .io, subject: path) }
     }
 
     private static func describeOpenFailure(path: String, code: Int32) -> EngineError {
         let logged = FFmpegError.lastLogLine()
         if logged.contains("moov atom not found") && startsWithISOBox(path) {
-            return EngineError("input \"\(path)\": moov atom not found (file truncated? an interrupted recording loses its index)")
+            return EngineError("input \"\(path)\": moov atom not found (file truncated? an interrupted recording loses its index)", kind: .decode, subject: path)
         }
         if code == MOON_AVERROR_EOF {
-            return EngineError("input \"\(path)\": the file ends inside its header (truncated?)")
+            return EngineError("input \"\(path)\": the file ends inside its header (truncated?)", kind: .decode, subject: path)
         }
         if code == MOON_AVERROR_INVALIDDATA || code == MOON_AVERROR_EINVAL {
             let why = logged.isEmpty ? "" : " (\(logged))"
-            return EngineError("input \"\(path)\": not a media file FFmpeg can read, or the file is corrupt or truncated\(why)")
+            return EngineError("input \"\(path)\": not a media file FFmpeg can read, or the file is corrupt or truncated\(why)", kind: .decode, subject: path)
         }
         let detail = logged.isEmpty ? FFmpegError.text(for: code) : "\(logged) (\(FFmpegError.text(for: code)))"
-        return EngineError("input \"\(path)\": cannot open: \(detail)")
+        return EngineError("input \"\(path)\": cannot open: \(detail)",
+                           kind: FFmpegError.kind(code: code, operation: "opening", context: "input"), subject: path)
     }
 }
 

@@ -20,7 +20,7 @@ final class Encoder {
     private init(context: UnsafeMutablePointer<AVCodecContext>, muxer: Muxer) throws {
         self.context = context
         self.muxer = muxer
-        guard let packet = av_packet_alloc() else { throw EngineError("out of memory") }
+        guard let packet = av_packet_alloc() else { throw EngineError("out of memory", kind: .limit) }
         self.packet = packet
         streamIndex = try muxer.addStream(for: context)
     }
@@ -38,9 +38,9 @@ final class Encoder {
                       color: ColorDescription, muxer: Muxer, liveKeyframeInterval: Int32? = nil) throws -> Encoder {
         let name = encoding.encoderName
         guard let codec = avcodec_find_encoder_by_name(name) else {
-            throw EngineError("this FFmpeg has no \(name) encoder; install one built with it (Debian: libavcodec59 with \(name))")
+            throw EngineError("this FFmpeg has no \(name) encoder; install one built with it (Debian: libavcodec59 with \(name))", kind: .unsupported)
         }
-        guard let context = avcodec_alloc_context3(codec) else { throw EngineError("out of memory") }
+        guard let context = avcodec_alloc_context3(codec) else { throw EngineError("out of memory", kind: .limit) }
         let reduced = frameDuration.reduced()
         context.pointee.width = Int32(width)
         context.pointee.height = Int32(height)
@@ -102,8 +102,8 @@ final class Encoder {
 
     static func audio(_ encoding: AudioEncoding, format: AudioFormat, muxer: Muxer) throws -> Encoder {
         let name = encoding.codec.encoderName
-        guard let codec = avcodec_find_encoder_by_name(name) else { throw EngineError("this FFmpeg has no \(name) encoder") }
-        guard let context = avcodec_alloc_context3(codec) else { throw EngineError("out of memory") }
+        guard let codec = avcodec_find_encoder_by_name(name) else { throw EngineError("this FFmpeg has no \(name) encoder", kind: .unsupported) }
+        guard let context = avcodec_alloc_context3(codec) else { throw EngineError("out of memory", kind: .limit) }
         context.pointee.sample_fmt = encoding.sampleFormat
         context.pointee.sample_rate = format.sampleRate
         av_channel_layout_default(&context.pointee.ch_layout, Int32(format.channels))
@@ -194,7 +194,7 @@ final class Muxer {
         self.path = path
         var maybe: UnsafeMutablePointer<AVFormatContext>? = nil
         try check(avformat_alloc_output_context2(&maybe, nil, container.muxerName, path), "creating the \(container.rawValue) container", context: "output")
-        guard let context = maybe else { throw EngineError("cannot create a \(container.rawValue) file") }
+        guard let context = maybe else { throw EngineError("cannot create a \(container.rawValue) file", kind: .encode, subject: path) }
         self.context = context
         let status = avio_open(&context.pointee.pb, path, AVIO_FLAG_WRITE)
         if status < 0 {
@@ -211,13 +211,13 @@ final class Muxer {
     var needsGlobalHeader: Bool { context.pointee.oformat.pointee.flags & AVFMT_GLOBALHEADER != 0 }
 
     func addStream(for encoder: UnsafeMutablePointer<AVCodecContext>) throws -> Int32 {
-        guard let stream = avformat_new_stream(context, nil) else { throw EngineError("out of memory") }
+        guard let stream = avformat_new_stream(context, nil) else { throw EngineError("out of memory", kind: .limit) }
         stream.pointee.time_base = encoder.pointee.time_base
         return stream.pointee.index
     }
 
     func addStream(copying parameters: UnsafePointer<AVCodecParameters>, timeBase: AVRational) throws -> Int32 {
-        guard let stream = avformat_new_stream(context, nil) else { throw EngineError("out of memory") }
+        guard let stream = avformat_new_stream(context, nil) else { throw EngineError("out of memory", kind: .limit) }
         try check(avcodec_parameters_copy(stream.pointee.codecpar, parameters), "copying stream parameters", context: "output")
         stream.pointee.codecpar.pointee.codec_tag = 0 // let the container choose its own tag
         stream.pointee.time_base = timeBase

@@ -1,5 +1,8 @@
 import CMoonFFmpeg
 import CMoonAVShim
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// An FFmpeg status code turned into a Swift error that says what was being done, to
 /// which input, and FFmpeg's own reason.
@@ -23,6 +26,34 @@ public struct FFmpegError: Error, CustomStringConvertible, Sendable {
         var reason = FFmpegError.text(for: code)
         if !detail.isEmpty, !reason.contains(detail) { reason = "\(detail) (\(reason))" }
         return context.isEmpty ? "\(operation): \(reason)" : "\(context): \(operation): \(reason)"
+    }
+
+    /// What kind of failure `code` is (see ``kind(code:operation:context:)``).
+    public var kind: EngineError.Kind { FFmpegError.kind(code: code, operation: operation, context: context) }
+    /// The input or output concerned (``context``), or nil when there is none.
+    public var subject: String? { context.isEmpty ? nil : context }
+
+    /// The kind of an FFmpeg failure: by the code where it says (a missing file, a file
+    /// system error, memory, an interrupt, a missing codec), else by the side that failed
+    /// (writing an output is `encode`), else invalid data is `decode`, and so is the rest of
+    /// the reading side; what is left is a wrong setting (`EINVAL`) or an engine invariant.
+    public static func kind(code: Int32, operation: String, context: String) -> EngineError.Kind {
+        switch code {
+        case -ENOENT: return .notFound
+        case -EIO, -EACCES, -EPERM, -ENOSPC, -EROFS, -EISDIR, -ENOTDIR, -EDQUOT, -EEXIST, -EMFILE, -ENFILE, -EFBIG:
+            return .io
+        case -ENOMEM: return .limit
+        case MOON_AVERROR_EXIT, -EINTR: return .cancelled
+        case MOON_AVERROR_DECODER_NOT_FOUND, MOON_AVERROR_ENCODER_NOT_FOUND, -ENOSYS: return .unsupported
+        default: break
+        }
+        let writing = ["encod", "writing", "finishing", "closing", "creating", "header"].contains { operation.contains($0) }
+        if writing || context.hasPrefix("output") { return .encode }
+        if code == MOON_AVERROR_INVALIDDATA || code == MOON_AVERROR_EOF { return .decode }
+        if ["decod", "reading", "opening", "seek"].contains(where: { operation.contains($0) }) || context.hasPrefix("input") {
+            return .decode
+        }
+        return code == MOON_AVERROR_EINVAL ? .invalidArgument : .internal
     }
 
     static func text(for code: Int32) -> String {

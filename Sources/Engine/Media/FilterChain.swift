@@ -14,19 +14,19 @@ final class FilterChain {
     /// fed frames of one size and pixel format through `push`.
     init(videoFilters description: String, width: Int, height: Int, pixelFormat: AVPixelFormat, threads: Int32) throws {
         graph = avfilter_graph_alloc()
-        guard let graph else { throw EngineError("out of memory") }
+        guard let graph else { throw EngineError("out of memory", kind: .limit) }
         graph.pointee.nb_threads = threads
         var source: UnsafeMutablePointer<AVFilterContext>? = nil
         let arguments = "video_size=\(width)x\(height):pix_fmt=\(pixelFormat.rawValue):time_base=1/90000:pixel_aspect=1/1"
         try check(avfilter_graph_create_filter(&source, avfilter_get_by_name("buffer"), "in", arguments, nil, graph), "creating the filter input")
         var sinkContext: UnsafeMutablePointer<AVFilterContext>? = nil
         try check(avfilter_graph_create_filter(&sinkContext, avfilter_get_by_name("buffersink"), "out", nil, nil, graph), "creating the filter output")
-        guard let source, let sinkContext else { throw EngineError("cannot create a filter graph") }
+        guard let source, let sinkContext else { throw EngineError("cannot create a filter graph", kind: .internal) }
         // The parser's open ends: "in" feeds the chain's first filter, its last feeds "out".
         // The parser takes the lists over and leaves what it did not link, freed here.
         var outputs = avfilter_inout_alloc(), inputs = avfilter_inout_alloc()
         defer { avfilter_inout_free(&outputs); avfilter_inout_free(&inputs) }
-        guard let openOutput = outputs, let openInput = inputs else { throw EngineError("out of memory") }
+        guard let openOutput = outputs, let openInput = inputs else { throw EngineError("out of memory", kind: .limit) }
         openOutput.pointee.name = av_strdup("in")
         openOutput.pointee.filter_ctx = source
         openInput.pointee.name = av_strdup("out")
@@ -39,7 +39,7 @@ final class FilterChain {
 
     init(chain: [(name: String, arguments: String)], sink sinkName: String) throws {
         graph = avfilter_graph_alloc()
-        guard let graph else { throw EngineError("out of memory") }
+        guard let graph else { throw EngineError("out of memory", kind: .limit) }
         var first: UnsafeMutablePointer<AVFilterContext>? = nil
         var previous: UnsafeMutablePointer<AVFilterContext>? = nil
         for (index, (name, arguments)) in chain.enumerated() {
@@ -53,7 +53,7 @@ final class FilterChain {
         guard let first else { throw EngineError("a filter chain needs at least one filter") }
         var sinkContext: UnsafeMutablePointer<AVFilterContext>? = nil
         try check(avfilter_graph_create_filter(&sinkContext, avfilter_get_by_name(sinkName), "sink", nil, nil, graph), "creating the sink")
-        guard let sinkContext else { throw EngineError("cannot create a filter sink") }
+        guard let sinkContext else { throw EngineError("cannot create a filter sink", kind: .internal) }
         try check(avfilter_link(previous, 0, sinkContext, 0), "linking the sink")
         try check(avfilter_graph_config(graph, nil), "configuring the filters")
         head = first

@@ -7,7 +7,7 @@ final class Frame: @unchecked Sendable {
     let pointer: UnsafeMutablePointer<AVFrame>
 
     init() throws {
-        guard let frame = av_frame_alloc() else { throw EngineError("out of memory allocating a frame") }
+        guard let frame = av_frame_alloc() else { throw EngineError("out of memory allocating a frame", kind: .limit) }
         pointer = frame
     }
 

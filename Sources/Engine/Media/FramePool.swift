@@ -19,11 +19,11 @@ final class FramePool {
         let frame = template.pointer.pointee
         // One buffer holds every plane (FFmpeg's software frames); anything else is not pooled.
         guard let buffer = frame.buf.0, frame.buf.1 == nil, let base = buffer.pointee.data else {
-            throw EngineError("cannot pool \(width)×\(height) frames of this format")
+            throw EngineError("cannot pool \(width)×\(height) frames of this format", kind: .internal)
         }
         let planes = [frame.data.0, frame.data.1, frame.data.2, frame.data.3]
         planeOffsets = planes.map { plane in plane.map { base.distance(to: $0) } }
-        guard let made = av_buffer_pool_init(buffer.pointee.size, nil) else { throw EngineError("out of memory making a frame pool") }
+        guard let made = av_buffer_pool_init(buffer.pointee.size, nil) else { throw EngineError("out of memory making a frame pool", kind: .limit) }
         pool = made
     }
 
@@ -37,7 +37,7 @@ final class FramePool {
     func frame() throws -> Frame {
         let frame = try Frame()
         guard let buffer = av_buffer_pool_get(pool), let base = buffer.pointee.data else {
-            throw EngineError("out of memory allocating a \(width)×\(height) frame")
+            throw EngineError("out of memory allocating a \(width)×\(height) frame", kind: .limit)
         }
         let picture = frame.pointer
         picture.pointee.buf.0 = buffer

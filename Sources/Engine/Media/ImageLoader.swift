@@ -35,7 +35,9 @@ public enum ImageLoader {
     package static func probe(_ path: String) throws -> Header {
         let file = try HeaderReader(path)
         let head = file.read(at: 0, count: 30)
-        let fail = { (reason: String) in EngineError("image \"\(path)\": \(reason)") }
+        func fail(_ reason: String, _ kind: EngineError.Kind = .decode) -> EngineError {
+            EngineError("image \"\(path)\": \(reason)", kind: kind, subject: path)
+        }
         let kind: Kind
         let size: (Int, Int)?
         var orientation = ExifOrientation.up
@@ -55,7 +57,7 @@ public enum ImageLoader {
         do {
             try PixelLimits.check(width: width, height: height, what: "size")
         } catch let error as EngineError {
-            throw fail(error.message)
+            throw fail(error.message, error.kind == .limit ? .limit : .decode)
         }
         return Header(kind: kind, width: width, height: height, orientation: orientation)
     }
@@ -75,7 +77,7 @@ public enum ImageLoader {
             let stored = try ImageDecoding(path: path, kind: info.kind).decode()
             return try info.orientation == .up ? stored : stored.turned(by: info.orientation)
         } catch let error as FFmpegError {
-            throw EngineError("image \"\(path)\": not an image (\(FFmpegError.text(for: error.code)), \(error.operation))")
+            throw EngineError("image \"\(path)\": not an image (\(FFmpegError.text(for: error.code)), \(error.operation))", kind: .decode, subject: path)
         }
     }
 
@@ -180,7 +182,8 @@ private final class HeaderReader {
 
     init(_ path: String) throws {
         guard let file = fopen(path, "rb") else {
-            throw EngineError("image \"\(path)\": \(systemMessage(errno))")
+            let code = errno
+            throw EngineError("image \"\(path)\": \(systemMessage(code))", kind: code == ENOENT ? .notFound : .io, subject: path)
         }
         self.file = file
     }
@@ -211,15 +214,15 @@ private final class ImageDecoding {
         try check(avformat_open_input(&format, path, demuxer, nil), "opening")
         guard let format, format.pointee.nb_streams > 0, let stream = format.pointee.streams[0],
               let parameters = stream.pointee.codecpar else {
-            throw EngineError("image \"\(path)\": not an image (no picture inside)")
+            throw EngineError("image \"\(path)\": not an image (no picture inside)", kind: .decode, subject: path)
         }
         guard let decoder = avcodec_find_decoder(parameters.pointee.codec_id) else {
-            throw EngineError("image \"\(path)\": no decoder for \(kind.rawValue)")
+            throw EngineError("image \"\(path)\": no decoder for \(kind.rawValue)", kind: .unsupported, subject: path)
         }
         codec = avcodec_alloc_context3(decoder)
         packet = av_packet_alloc()
         frame = av_frame_alloc()
-        guard let codec, packet != nil, frame != nil else { throw EngineError("image \"\(path)\": out of memory") }
+        guard let codec, packet != nil, frame != nil else { throw EngineError("image \"\(path)\": out of memory", kind: .limit, subject: path) }
         try check(avcodec_parameters_to_context(codec, parameters), "reading the stream parameters")
         // A second guard after the header check: the decoder refuses larger pictures before allocating.
         codec.pointee.max_pixels = Int64(PixelLimits.maxPixels)
@@ -235,13 +238,13 @@ private final class ImageDecoding {
     }
 
     func decode() throws -> RGBAImage {
-        guard let format, let codec, let packet, let frame else { throw EngineError("image \"\(path)\": decoder not ready") }
+        guard let format, let codec, let packet, let frame else { throw EngineError("image \"\(path)\": decoder not ready", kind: .internal, subject: path) }
         var flushed = false
         while true {
             let received = avcodec_receive_frame(codec, frame)
             if received >= 0 { break }
             guard received == MOON_AVERROR_EAGAIN, !flushed else {
-                throw EngineError("image \"\(path)\": not an image (no picture could be decoded)")
+                throw EngineError("image \"\(path)\": not an image (no picture could be decoded)", kind: .decode, subject: path)
             }
             let read = av_read_frame(format, packet)
             if read == MOON_AVERROR_EOF {
@@ -261,7 +264,7 @@ private final class ImageDecoding {
         let image = try RGBAImage(width: width, height: height)
         scaler = sws_getContext(picture.width, picture.height, AVPixelFormat(picture.format), picture.width, picture.height,
                                 AV_PIX_FMT_BGRA, SWS_BILINEAR | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nil, nil, nil)
-        guard let scaler else { throw EngineError("image \"\(path)\": cannot convert its pixel format") }
+        guard let scaler else { throw EngineError("image \"\(path)\": cannot convert its pixel format", kind: .unsupported, subject: path) }
         var source = picture.data
         var sourceStrides = picture.linesize
         var destination: [UnsafeMutablePointer<UInt8>?] = [image.pixels, nil, nil, nil]

@@ -17,7 +17,7 @@ package enum PixelLimits {
     static func check(width: Int, height: Int, what: @autoclosure () -> String) throws {
         guard width > 0, height > 0 else { throw EngineError("\(what()): empty size \(width)×\(height)") }
         guard width <= maxSide, height <= maxSide, width * height <= maxPixels else {
-            throw EngineError("\(what()): \(width)×\(height) is larger than the limit (\(maxSide) per side, \(maxPixels / 1_000_000) MP)")
+            throw EngineError("\(what()): \(width)×\(height) is larger than the limit (\(maxSide) per side, \(maxPixels / 1_000_000) MP)", kind: .limit)
         }
     }
 }
@@ -66,7 +66,7 @@ public final class RGBAImage: @unchecked Sendable {
         try PixelLimits.check(width: width, height: height, what: "image buffer")
         let stride = Int(cairo_format_stride_for_width(CAIRO_FORMAT_ARGB32, Int32(width)))
         guard stride > 0, let memory = calloc(stride * height, 1) else {
-            throw EngineError("out of memory allocating a \(width)×\(height) image")
+            throw EngineError("out of memory allocating a \(width)×\(height) image", kind: .limit)
         }
         (self.width, self.height, self.stride) = (width, height, stride)
         pixels = memory.assumingMemoryBound(to: UInt8.self)
@@ -94,7 +94,7 @@ public final class RGBAImage: @unchecked Sendable {
         let surface = try CairoSurface(drawingInto: view)
         let status = cairo_surface_write_to_png(surface.pointer, path)
         guard status == CAIRO_STATUS_SUCCESS else {
-            throw EngineError("cannot write \"\(path)\": \(String(cString: cairo_status_to_string(status)))")
+            throw EngineError("cannot write \"\(path)\": \(String(cString: cairo_status_to_string(status)))", kind: .io, subject: path)
         }
     }
 

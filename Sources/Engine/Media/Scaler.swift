@@ -81,7 +81,7 @@ final class Scaler {
         context = sws_getCachedContext(context, Int32(source.width), Int32(source.height), source.pixelFormat,
                                        Int32(output.width), Int32(output.height), output.pixelFormat,
                                        flags, nil, nil, nil)
-        guard let context else { throw EngineError("cannot convert \(source.pixelFormat) \(source.width)×\(source.height) frames") }
+        guard let context else { throw EngineError("cannot convert \(source.pixelFormat) \(source.width)×\(source.height) frames", kind: .unsupported) }
         if context != previous || configured.map({ $0 != (sourceColor, outputColor) }) ?? true {
             sws_setColorspaceDetails(context, sws_getCoefficients(sourceColor.swsSpace), sourceColor.range == AVCOL_RANGE_JPEG ? 1 : 0,
                                      sws_getCoefficients(outputColor.swsSpace), outputColor.range == AVCOL_RANGE_JPEG ? 1 : 0,

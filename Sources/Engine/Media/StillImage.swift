@@ -20,7 +20,7 @@ public enum StillImageFormat: String, Sendable, CaseIterable {
         case "jpg", "jpeg": self = .jpeg
         case "webp": self = .webp
         default:
-            throw EngineError("image \"\(path)\": cannot tell the format from the name; use a .png, .jpg or .webp name")
+            throw EngineError("image \"\(path)\": cannot tell the format from the name; use a .png, .jpg or .webp name", kind: .unsupported, subject: path)
         }
     }
 
@@ -74,7 +74,7 @@ enum StillImageWriter {
             .convert(source, width: source.width, height: source.height, format: pixelFormat,
                      sourceColor: size == nil ? nil : ColorDescription(space: sourceSpace, range: AVCOL_RANGE_JPEG), outputColor: outputColor)
         guard let codec = avcodec_find_encoder(format.codec), let context = avcodec_alloc_context3(codec) else {
-            throw EngineError("this FFmpeg has no \(format.rawValue.uppercased()) encoder")
+            throw EngineError("this FFmpeg has no \(format.rawValue.uppercased()) encoder", kind: .unsupported)
         }
         var maybeContext: UnsafeMutablePointer<AVCodecContext>? = context
         defer { avcodec_free_context(&maybeContext) }
@@ -97,7 +97,7 @@ enum StillImageWriter {
         try check(avcodec_open2(context, codec, &options), "opening the \(format.rawValue.uppercased()) encoder")
         try check(avcodec_send_frame(context, picture.pointer), "encoding \(format.rawValue.uppercased())")
         try check(avcodec_send_frame(context, nil), "encoding \(format.rawValue.uppercased())")
-        guard let packet = av_packet_alloc() else { throw EngineError("out of memory") }
+        guard let packet = av_packet_alloc() else { throw EngineError("out of memory", kind: .limit) }
         var maybePacket: UnsafeMutablePointer<AVPacket>? = packet
         defer { av_packet_free(&maybePacket) }
         try check(avcodec_receive_packet(context, packet), "encoding \(format.rawValue.uppercased())")

@@ -5,12 +5,46 @@ import Glibc
 /// An error of the engine about the user's input, worded for the user.
 ///
 /// Thrown for bad input that FFmpeg did not report itself: an unreadable image, a range
-/// outside an asset, a size over the limits, a file with no audio or video.
+/// outside an asset, a size over the limits, a file with no audio or video. Its ``kind``
+/// says what an app or script can do about it; its ``subject`` names the file, property or
+/// input concerned, when there is one.
 public struct EngineError: Error, CustomStringConvertible, Sendable {
+    /// What kind of failure this is, for code that reacts to it (scripts read it as `err.kind`).
+    public enum Kind: String, Sendable, CaseIterable {
+        /// A value or setting the caller passed is wrong (out of range, unknown name, wrong shape).
+        case invalidArgument
+        /// A valid request this build, format or codec cannot do.
+        case unsupported
+        /// A file, stream or track that is not there.
+        case notFound
+        /// Reading or writing files and folders failed: permissions, a missing folder, a full disk.
+        case io
+        /// A file's data cannot be read or decoded: broken, truncated, not media.
+        case decode
+        /// An encoder or muxer failed.
+        case encode
+        /// A memory, size, time or count limit was reached.
+        case limit
+        /// The work was cancelled.
+        case cancelled
+        /// An engine invariant did not hold (a bug in Moonreel, not in the input).
+        case `internal`
+    }
+
     /// What went wrong, one line, naming the input: `image "logo.png": not an image (…)`.
     public let message: String
-    /// An error with the given message.
-    public init(_ message: String) { self.message = message }
+    /// What kind of failure this is.
+    public let kind: Kind
+    /// The file path, property or input the message names, when there is one.
+    public let subject: String?
+
+    /// An error with the given message, of `kind` (a wrong argument unless said), about `subject`.
+    public init(_ message: String, kind: Kind = .invalidArgument, subject: String? = nil) {
+        self.message = message
+        self.kind = kind
+        self.subject = subject
+    }
+
     /// The message.
     public var description: String { message }
 }

@@ -130,18 +130,18 @@ struct SafeOutput: ExportOutput {
     static func checkedLocation(of path: String) throws -> (directory: String, name: String) {
         guard !path.isEmpty else { throw EngineError("outputURL is empty") }
         guard !path.utf8.contains(0) else {
-            throw EngineError("output \(path.quotedForMessage(limit: 200)) contains a NUL byte, which no file name can hold")
+            throw EngineError("output \(path.quotedForMessage(limit: 200)) contains a NUL byte, which no file name can hold", subject: path)
         }
         let slash = path.lastIndex(of: "/")
         let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
-        guard !name.isEmpty else { throw EngineError("output \(path.quotedForMessage(limit: 200)) names a directory, not a file") }
+        guard !name.isEmpty else { throw EngineError("output \(path.quotedForMessage(limit: 200)) names a directory, not a file", subject: path) }
         var directoryInfo = stat()
         guard stat(directory, &directoryInfo) == 0, (directoryInfo.st_mode & S_IFMT) == S_IFDIR else {
-            throw EngineError("output \(path.quotedForMessage(limit: 200)): directory \(directory.quotedForMessage(limit: 200)) does not exist")
+            throw EngineError("output \(path.quotedForMessage(limit: 200)): directory \(directory.quotedForMessage(limit: 200)) does not exist", kind: .notFound, subject: path)
         }
         guard access(directory, W_OK) == 0 else {
-            throw EngineError("output \(path.quotedForMessage(limit: 200)): directory \(directory.quotedForMessage(limit: 200)) is not writable")
+            throw EngineError("output \(path.quotedForMessage(limit: 200)): directory \(directory.quotedForMessage(limit: 200)) is not writable", kind: .io, subject: path)
         }
         return (directory, name)
     }
@@ -153,22 +153,22 @@ struct SafeOutput: ExportOutput {
         guard lstat(path, &linkInfo) == 0 else { return }
         var info = stat()
         if stat(path, &info) == 0 {
-            if (info.st_mode & S_IFMT) == S_IFDIR { throw EngineError("output \(path.quotedForMessage(limit: 200)) is a directory") }
+            if (info.st_mode & S_IFMT) == S_IFDIR { throw EngineError("output \(path.quotedForMessage(limit: 200)) is a directory", kind: .io, subject: path) }
             for input in inputs {
                 var inputInfo = stat()
                 if stat(input, &inputInfo) == 0, inputInfo.st_dev == info.st_dev, inputInfo.st_ino == info.st_ino {
-                    throw EngineError("output \(path.quotedForMessage(limit: 200)) is the input \(input.quotedForMessage(limit: 200)) (same file); choose another output path")
+                    throw EngineError("output \(path.quotedForMessage(limit: 200)) is the input \(input.quotedForMessage(limit: 200)) (same file); choose another output path", subject: path)
                 }
             }
             if let read = readFiles?.readPath(of: info) {
-                throw EngineError("output \(path.quotedForMessage(limit: 200)) is \(read.quotedForMessage(limit: 200)), which this run read; choose another output path")
+                throw EngineError("output \(path.quotedForMessage(limit: 200)) is \(read.quotedForMessage(limit: 200)), which this run read; choose another output path", subject: path)
             }
         }
         if let kind = SafeOutput.nonRegularKind(linkInfo.st_mode) {
-            throw EngineError("output \(path.quotedForMessage(limit: 200)) is \(kind), not a regular file; Moonreel replaces only regular files, overwrite or not: choose another output path")
+            throw EngineError("output \(path.quotedForMessage(limit: 200)) is \(kind), not a regular file; Moonreel replaces only regular files, overwrite or not: choose another output path", kind: .io, subject: path)
         }
         if !overwrite {
-            throw EngineError("output \(path.quotedForMessage(limit: 200)) already exists; set overwrite = true (or pass --overwrite) to replace it")
+            throw EngineError("output \(path.quotedForMessage(limit: 200)) already exists; set overwrite = true (or pass --overwrite) to replace it", kind: .io, subject: path)
         }
     }
 
@@ -221,18 +221,18 @@ struct SafeOutput: ExportOutput {
         guard overwrite else { return try SafeOutput.moveIntoPlace(source, to: destination) }
         try SafeOutput.checkReplaceable(destination, overwrite: true, inputs: inputs, readFiles: readFiles)
         guard rename(source, destination) == 0 else {
-            throw EngineError("output \(destination.quotedForMessage(limit: 200)): cannot move the finished file into place (\(systemMessage(errno)))")
+            throw EngineError("output \(destination.quotedForMessage(limit: 200)): cannot move the finished file into place (\(systemMessage(errno)))", kind: .io, subject: destination)
         }
     }
 
     /// Moves a finished file to `destination` only if nothing is there, atomically where the
     /// file system allows (renameat2, else a hard link), so two writers never both succeed.
     static func moveIntoPlace(_ source: String, to destination: String) throws {
-        let appeared = EngineError("output \(destination.quotedForMessage(limit: 200)) appeared while it was being written (another export or program made it); it was not replaced: set overwrite = true to replace it")
+        let appeared = EngineError("output \(destination.quotedForMessage(limit: 200)) appeared while it was being written (another export or program made it); it was not replaced: set overwrite = true to replace it", kind: .io, subject: destination)
         if moon_rename_noreplace(source, destination) == 0 { return }
         if errno == EEXIST { throw appeared }
         guard errno == EINVAL || errno == ENOSYS else {
-            throw EngineError("output \(destination.quotedForMessage(limit: 200)): cannot move the finished file into place (\(systemMessage(errno)))")
+            throw EngineError("output \(destination.quotedForMessage(limit: 200)): cannot move the finished file into place (\(systemMessage(errno)))", kind: .io, subject: destination)
         }
         // A file system without renameat2: a hard link cannot replace either.
         if link(source, destination) == 0 {
@@ -244,7 +244,7 @@ struct SafeOutput: ExportOutput {
         var info = stat()
         if lstat(destination, &info) == 0 { throw appeared }
         guard rename(source, destination) == 0 else {
-            throw EngineError("output \(destination.quotedForMessage(limit: 200)): cannot move the finished file into place (\(systemMessage(errno)))")
+            throw EngineError("output \(destination.quotedForMessage(limit: 200)): cannot move the finished file into place (\(systemMessage(errno)))", kind: .io, subject: destination)
         }
     }
 

@@ -89,7 +89,7 @@ final class WorkerThread: @unchecked Sendable {
         }, retained)
         if status != 0 {
             Unmanaged<WorkerThread>.fromOpaque(retained).release()
-            throw EngineError("cannot start a render thread (error \(status))")
+            throw EngineError("cannot start a render thread (error \(status))", kind: .limit)
         }
     }
 

@@ -96,7 +96,7 @@ public enum OutputContainer: String, Sendable, CaseIterable {
         let own = self == .gif ? "a .gif file holds GIF pictures (remove videoSettings.codec)"
             : isImageSequence ? "an image sequence holds \(rawValue.uppercased()) pictures (remove videoSettings.codec)"
             : holding(videoCodecs.map(\.rawValue), kind: "video")
-        throw EngineError("\(rawValue) cannot hold \(codec.rawValue) video: \(own); \(codec.rawValue) goes in \(homes.joined(separator: ", "))")
+        throw EngineError("\(rawValue) cannot hold \(codec.rawValue) video: \(own); \(codec.rawValue) goes in \(homes.joined(separator: ", "))", kind: .unsupported)
     }
 
     func check(_ codec: AudioSettings.Codec) throws {
@@ -104,7 +104,7 @@ public enum OutputContainer: String, Sendable, CaseIterable {
         let homes = OutputContainer.allCases.filter { $0.audioCodecs.contains(codec) }.map(\.rawValue)
         // FFmpeg 5.1 writes FLAC into MP4 only with -strict experimental; players disagree on it.
         let note = codec == .flac && self == .mp4 ? " (FLAC in MP4 is experimental in FFmpeg 5.1)" : ""
-        throw EngineError("\(rawValue) cannot hold \(codec.rawValue) audio\(note): \(holding(audioCodecs.map(\.rawValue), kind: "audio")); \(codec.rawValue) goes in \(homes.joined(separator: ", "))")
+        throw EngineError("\(rawValue) cannot hold \(codec.rawValue) audio\(note): \(holding(audioCodecs.map(\.rawValue), kind: "audio")); \(codec.rawValue) goes in \(homes.joined(separator: ", "))", kind: .unsupported)
     }
 }
 
@@ -212,7 +212,7 @@ struct VideoEncoding: Sendable {
     /// The first of the codec's encoders this FFmpeg has, or an error naming them.
     private static func availableEncoder(_ codec: VideoSettings.Codec) throws -> String {
         guard let name = codec.encoderNames.first(where: { avcodec_find_encoder_by_name($0) != nil }) else {
-            throw EngineError("this FFmpeg has no \(codec.rawValue) encoder (\(codec.encoderNames.joined(separator: " or "))); Debian's libavcodec59 has it")
+            throw EngineError("this FFmpeg has no \(codec.rawValue) encoder (\(codec.encoderNames.joined(separator: " or "))); Debian's libavcodec59 has it", kind: .unsupported)
         }
         return name
     }
@@ -224,7 +224,7 @@ struct VideoEncoding: Sendable {
             if list[index] == format { return }
             index += 1
         }
-        throw EngineError("this FFmpeg's \(encoder) cannot encode \(name)")
+        throw EngineError("this FFmpeg's \(encoder) cannot encode \(name)", kind: .unsupported)
     }
 }
 
@@ -239,14 +239,14 @@ struct AudioEncoding: Sendable {
     static func make(_ codec: AudioSettings.Codec, settings: AudioSettings, preset: ExportPreset) throws -> AudioEncoding {
         try settings.check(for: codec)
         guard let encoder = avcodec_find_encoder_by_name(codec.encoderName) else {
-            throw EngineError("this FFmpeg has no \(codec.rawValue) encoder (\(codec.encoderName)); Debian's libavcodec59 has it")
+            throw EngineError("this FFmpeg has no \(codec.rawValue) encoder (\(codec.encoderName)); Debian's libavcodec59 has it", kind: .unsupported)
         }
         var formats: [AVSampleFormat] = []
         if let list = encoder.pointee.sample_fmts {
             while formats.count < 32, list[formats.count] != AV_SAMPLE_FMT_NONE { formats.append(list[formats.count]) }
         }
         guard let format = [AV_SAMPLE_FMT_FLTP, AV_SAMPLE_FMT_FLT, AV_SAMPLE_FMT_S16].first(where: formats.contains) else {
-            throw EngineError("this FFmpeg's \(codec.encoderName) takes no sample format Moonreel writes")
+            throw EngineError("this FFmpeg's \(codec.encoderName) takes no sample format Moonreel writes", kind: .unsupported)
         }
         let inherited = preset.audioBitRate > 0 ? preset.audioBitRate : 160_000
         let bitRate = codec.bitRates.map { rates in settings.bitRate ?? min(max(inherited, rates.lowerBound), rates.upperBound) }

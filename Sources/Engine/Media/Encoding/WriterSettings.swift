@@ -119,7 +119,7 @@ public struct VideoSettings: Sendable, Equatable {
             }
         }
         if let pixelFormat, !codec.pixelFormats.contains(pixelFormat) {
-            throw EngineError("\(codec.rawValue) cannot encode \(pixelFormat.rawValue) (it takes \(codec.pixelFormats.map(\.rawValue).joined(separator: ", ")))")
+            throw EngineError("\(codec.rawValue) cannot encode \(pixelFormat.rawValue) (it takes \(codec.pixelFormats.map(\.rawValue).joined(separator: ", ")))", kind: .unsupported)
         }
     }
 
@@ -227,7 +227,7 @@ public struct AudioSettings: Sendable, Equatable {
             }
         }
         if let sampleRate, let supported = codec.sampleRates, !supported.contains(sampleRate) {
-            throw EngineError("\(codec.rawValue) cannot encode \(sampleRate) Hz (it takes \(supported.map(String.init).joined(separator: ", ")))")
+            throw EngineError("\(codec.rawValue) cannot encode \(sampleRate) Hz (it takes \(supported.map(String.init).joined(separator: ", ")))", kind: .unsupported)
         }
     }
 }
