@@ -258,7 +258,7 @@ extension API {
             call.pushElement(of: table, i + 1)
             defer { call.pop() }
             do { items.append(try element(call.absolute(-1))) } catch let error as LuaArgumentError {
-                throw call.argumentError(index, "entry \(i + 1): \(error.message.argumentReason)")
+                throw call.argumentError(index, "entry \(i + 1): \(error.message.argumentReason)", cause: error)
             }
         }
         return items
@@ -284,12 +284,12 @@ extension API {
             do {
                 try readAnimationProperty(call, call.absolute(-1), key, keyPath: keyPath)(&spec)
             } catch let error as LuaArgumentError {
-                throw call.argumentError(1, "property '\(key)': \(error.message.argumentReason)")
+                throw call.argumentError(1, "property '\(key)': \(error.message.argumentReason)", cause: error)
             }
         }
         // A complete table is checked now, so its mistakes point at this line.
         if spec.isComplete {
-            do { _ = try spec.build() } catch let error as AnimationError { throw call.argumentError(1, error.message) }
+            do { _ = try spec.build() } catch let error as AnimationError { throw call.argumentError(1, error.message, cause: error) }
         }
         return AnimationBox(spec)
     }
@@ -301,7 +301,7 @@ extension API {
             throw call.argumentError(index, "the \(box.spec.keyPath.rawValue) keyframe animation has no values yet")
         }
         let built: LayerAnimation
-        do { built = try box.built() } catch let error as AnimationError { throw call.argumentError(index, error.message) }
+        do { built = try box.built() } catch let error as AnimationError { throw call.argumentError(index, error.message, cause: error) }
         let where_ = LuaState.scriptPosition(call.L)
         if case .keyframe(let keyframes) = built, let last = keyframes.unreachedKeyTimes.last {
             warn("\(where_)keyTimes of the \(built.keyPath.rawValue) animation run to \(format(last)); the \(keyframes.unreachedKeyTimes.count) key(s) past 1 are never reached within its duration of \(format(keyframes.timing.duration.seconds)) s")

@@ -102,7 +102,7 @@ extension API {
 
     var assetFunctions: [(String, String, LuaFunction)] {
         [
-            ("asset", "av.asset(path [, {try = true}]): open a media file; with try = true a file that cannot be opened (missing, truncated, not media) gives nil and the one-line message instead of an error, for batch jobs that skip it", { [unowned self] call in
+            ("asset", "av.asset(path [, {try = true}]): open a media file; with try = true a file that cannot be opened (missing, truncated, not media) gives nil, the one-line message and the error's kind (\"notFound\", \"decode\"…) instead of an error, for batch jobs that skip it", { [unowned self] call in
                 let path = try filePath(call, 1)
                 var tries = false
                 if !call.isNoneOrNil(2) {
@@ -118,10 +118,11 @@ extension API {
                     return 1
                 } catch {
                     let message = "\(error)".oneLine
-                    guard tries else { throw call.argumentError(1, message) }
+                    guard tries else { throw call.argumentError(1, message, cause: error) }
                     call.pushNil()
                     call.push(LuaState.scriptPosition(call.L) + message)
-                    return 2
+                    call.push((error as? KindedError)?.errorKindName ?? EngineError.Kind.internal.rawValue)
+                    return 3
                 }
             }),
         ]

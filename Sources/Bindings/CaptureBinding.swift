@@ -269,7 +269,7 @@ extension API {
             let id = try call.string(1)
             let device = try engine(call) { () throws -> CaptureDevice in
                 if let type = CaptureMediaType(rawValue: id) {
-                    guard let first = CaptureDevices.list(type).first else { throw EngineError("there is no \(id) capture device") }
+                    guard let first = CaptureDevices.list(type).first else { throw EngineError("there is no \(id) capture device", kind: .notFound) }
                     return first
                 }
                 return try CaptureDevices.device(id)

@@ -51,7 +51,7 @@ extension API {
                             }
                         } catch let error as LuaArgumentError where ["format", "duration", "strict"].contains(key) {
                             // The option's own check numbers the value's stack slot; name the table and field.
-                            throw call.argumentError(2, "field '\(key)': \(error.message.argumentReason)")
+                            throw call.argumentError(2, "field '\(key)': \(error.message.argumentReason)", cause: error)
                         }
                     }
                 }
@@ -90,7 +90,7 @@ extension API {
     /// Timed-text errors already name the file and line; raise them as they are.
     private func timedText<T>(_ call: LuaCall, _ body: () throws -> T) throws -> T {
         do { return try body() } catch let error as TimedTextError {
-            throw LuaArgumentError("\(call.functionName): \(error.description)")
+            throw LuaArgumentError("\(call.functionName): \(error.description)", kind: error.kind.rawValue, subject: error.file)
         }
     }
 

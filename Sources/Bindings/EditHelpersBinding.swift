@@ -132,7 +132,7 @@ extension API {
             do {
                 return try sequenceItem(call, call.absolute(-1))
             } catch let error as LuaArgumentError {
-                throw call.argumentError(index, "item \(entry): \(error.message.argumentReason)")
+                throw call.argumentError(index, "item \(entry): \(error.message.argumentReason)", cause: error)
             }
         }
     }
@@ -191,7 +191,7 @@ extension API {
                 ], positional: 1)
                 return (kind, duration, direction)
             } catch let error as LuaArgumentError {
-                throw call.argumentError(index, "transition \(offset + 1): \(error.message.argumentReason)")
+                throw call.argumentError(index, "transition \(offset + 1): \(error.message.argumentReason)", cause: error)
             }
         }
     }

@@ -172,7 +172,7 @@ extension API {
             let path = try filePath(call, index)
             readFiles.record(path)
             do { return .cube(try ColorCube.read(path: path)) } catch let error as FilterError {
-                throw call.argumentError(index, error.message)
+                throw call.argumentError(index, error.message, cause: error)
             }
         }
     }
@@ -268,7 +268,7 @@ extension API {
                         }
                     } catch let error as LuaArgumentError {
                         // The value's own check numbers its stack slot; name the table and field.
-                        throw call.argumentError(2, "field '\(key)': \(error.message.argumentReason)")
+                        throw call.argumentError(2, "field '\(key)': \(error.message.argumentReason)", cause: error)
                     }
                 }
             }

@@ -306,7 +306,7 @@ extension API {
                     let size = try ImageLoader.pixelSize(of: path)
                     call.push(ImageBox(ImageSource(path: path, width: Int(size.width), height: Int(size.height))), as: image)
                 } catch let error as EngineError {
-                    throw call.argumentError(1, error.message)
+                    throw call.argumentError(1, error.message, cause: error)
                 }
                 return 1
             }),

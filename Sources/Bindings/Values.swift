@@ -225,7 +225,7 @@ extension API {
         defer { call.pop() }
         if type == LUA_TNIL { return nil }
         do { return try read() } catch let error as LuaArgumentError {
-            throw call.argumentError(table, "field '\(name)': \(error.message.argumentReason)")
+            throw call.argumentError(table, "field '\(name)': \(error.message.argumentReason)", cause: error)
         }
     }
 
@@ -243,7 +243,7 @@ extension API {
             do {
                 try setter(call, object, call.absolute(-1))
             } catch let error as LuaArgumentError {
-                throw call.argumentError(index, "property '\(key)': \(error.message.argumentReason)")
+                throw call.argumentError(index, "property '\(key)': \(error.message.argumentReason)", cause: error)
             }
         }
     }

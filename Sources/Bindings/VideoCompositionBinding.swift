@@ -231,7 +231,7 @@ extension API {
                         call.pushField(of: 2, "filters")
                         defer { call.pop() }
                         do { filters = try filterList(call, call.absolute(-1)) } catch let error as LuaArgumentError {
-                            throw call.argumentError(2, "field 'filters': \(error.message.argumentReason)")
+                            throw call.argumentError(2, "field 'filters': \(error.message.argumentReason)", cause: error)
                         }
                     }
                     guard render != nil || source.uprightVideoSize != .zero else {

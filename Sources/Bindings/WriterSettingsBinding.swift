@@ -56,7 +56,7 @@ extension API {
                           set: { call, e, index in
                               let settings = try read(call, index)
                               if let settings {
-                                  do { try check(e, settings) } catch let error as EngineError { throw call.argumentError(index, error.message) }
+                                  do { try check(e, settings) } catch let error as EngineError { throw call.argumentError(index, error.message, cause: error) }
                               }
                               e[keyPath: keyPath] = settings
                           })
@@ -106,7 +106,7 @@ extension API {
                 let hint = NameSuggestion.closest(to: key, among: keys).map { "; did you mean \($0)?" }
                 throw call.argumentError(index, "unknown \(table) key \(key.quotedForMessage())" + (hint ?? " (known: \(keys.joined(separator: ", ")))"))
             }
-            do { try read(key) } catch let error as LuaArgumentError { throw call.argumentError(index, error.message) }
+            do { try read(key) } catch let error as LuaArgumentError { throw call.argumentError(index, error.message, cause: error) }
         }
     }
 

@@ -7,4 +7,8 @@
 // (if there is one).
 int moon_raise_from_script(lua_State *L);
 
+// Makes strings answer `kind`, `subject` and `message` for the errors raised with
+// MOON_RAISE_KINDED; call before the string metatable is protected.
+void moon_install_error_fields(lua_State *L);
+
 #endif

@@ -249,6 +249,7 @@ int moon_open_user_libraries(lua_State *L) {
     lua_rawseti(L, -2, 2);
     lua_pop(L, 2);
     install_budgeted_patterns(L);
+    moon_install_error_fields(L);
     protect_string_metatable(L);
     install_stop_guards(L);
     return 0;
@@ -452,6 +453,7 @@ int moon_open_effect_libraries(lua_State *L) {
     lua_setfield(L, -2, "dump");
     lua_pop(L, 1);
     install_budgeted_patterns(L);
+    moon_install_error_fields(L);
     protect_string_metatable(L);
     install_stop_guards(L);
     return 0;

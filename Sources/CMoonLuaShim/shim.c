@@ -35,6 +35,82 @@ int moon_raise_from_script(lua_State *L) {
     return lua_error(L);
 }
 
+// Error kinds. A Swift function's error stays a string for the script (printing, matching,
+// comparing and concatenating it work as they always have); the state remembers the kind,
+// subject and message of the last ERROR_MEMORY errors it raised, keyed by their full text,
+// and the strings' __index answers `err.kind`, `err.subject` and `err.message` from there.
+#define ERRORS_KEY "moonreel.errorfields"
+enum { ERROR_MEMORY = 64 };
+
+// ... message kind subject -> raises "where" .. message, remembering the fields.
+static int raise_kinded(lua_State *L) {
+    int subject = lua_gettop(L), kind = subject - 1, message = subject - 2;
+    luaL_where(L, 1);
+    lua_pushvalue(L, message);
+    lua_concat(L, 2);                                           // ... message kind subject text
+    int text = lua_gettop(L);
+    lua_Integer count = 0;
+    if (lua_getfield(L, LUA_REGISTRYINDEX, ERRORS_KEY) == LUA_TTABLE) {
+        lua_rawgeti(L, -1, 1);                                  // ... text errors count
+        count = lua_tointeger(L, -1);
+        lua_pop(L, 1);
+    }
+    if (count <= 0 || count >= ERROR_MEMORY) {                  // start over: a bounded memory
+        lua_pop(L, 1);
+        lua_createtable(L, 1, ERROR_MEMORY);
+        lua_pushvalue(L, -1);
+        lua_setfield(L, LUA_REGISTRYINDEX, ERRORS_KEY);
+        count = 0;
+    }
+    lua_pushinteger(L, count + 1);
+    lua_rawseti(L, -2, 1);                                      // ... text errors
+    lua_createtable(L, 0, 3);                                   // ... text errors fields
+    lua_pushvalue(L, kind);
+    lua_setfield(L, -2, "kind");
+    lua_pushvalue(L, subject);
+    lua_setfield(L, -2, "subject");
+    lua_pushvalue(L, message);
+    lua_setfield(L, -2, "message");
+    lua_pushvalue(L, text);
+    lua_rotate(L, -2, 1);                                       // ... text errors text fields
+    lua_rawset(L, -3);
+    lua_pushvalue(L, text);
+    return lua_error(L);
+}
+
+// __index of strings: string library functions as before (`s:upper()`), and for the text of
+// an error raised with MOON_RAISE_KINDED, its `kind`, `subject` and `message` (nil for any
+// other string). Upvalue 1 is the string table.
+static int string_index(lua_State *L) {
+    if (lua_type(L, 2) == LUA_TSTRING) {
+        const char *key = lua_tostring(L, 2);
+        if (strcmp(key, "kind") == 0 || strcmp(key, "subject") == 0 || strcmp(key, "message") == 0) {
+            if (lua_getfield(L, LUA_REGISTRYINDEX, ERRORS_KEY) == LUA_TTABLE) {
+                lua_pushvalue(L, 1);
+                if (lua_rawget(L, -2) == LUA_TTABLE) {
+                    lua_pushvalue(L, 2);
+                    lua_rawget(L, -2);
+                    return 1;
+                }
+            }
+            lua_pushnil(L);
+            return 1;
+        }
+    }
+    lua_pushvalue(L, 2);
+    lua_rawget(L, lua_upvalueindex(1));
+    return 1;
+}
+
+void moon_install_error_fields(lua_State *L) {
+    lua_pushliteral(L, "");
+    lua_getmetatable(L, -1);                                    // "" mt
+    lua_getglobal(L, LUA_STRLIBNAME);                           // "" mt string
+    lua_pushcclosure(L, string_index, 1);
+    lua_setfield(L, -2, "__index");
+    lua_pop(L, 2);
+}
+
 static int trampoline(lua_State *L) {
     moon_swift_fn fn = (moon_swift_fn)lua_touserdata(L, lua_upvalueindex(1));
     int was_host = enter_host(L);
@@ -47,6 +123,7 @@ static int trampoline(lua_State *L) {
     if (results >= 0) return results;
     if (results == MOON_RAISE_VALUE) return lua_error(L);
     if (results == MOON_RAISE_FROM_SCRIPT) return moon_raise_from_script(L);
+    if (results == MOON_RAISE_KINDED) return raise_kinded(L);
     luaL_where(L, 1);
     lua_rotate(L, -2, 1);
     lua_concat(L, 2);

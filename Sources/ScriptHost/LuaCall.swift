@@ -22,8 +22,15 @@ package struct LuaCall {
         return String(cString: lua_typename(L, lua_type(L, index)))
     }
 
-    /// `bad argument #N to 'name' (message)`, numbered as Lua numbers it for methods.
-    package func argumentError(_ index: Int32, _ message: String) -> LuaArgumentError {
+    /// `bad argument #N to 'name' (message)`, numbered as Lua numbers it for methods; of
+    /// the kind and subject of `cause` when that is a `KindedError` (else `invalidArgument`).
+    package func argumentError(_ index: Int32, _ message: String, cause: Error? = nil) -> LuaArgumentError {
+        let plain = plainArgumentError(index, message)
+        guard let kinded = cause as? KindedError else { return plain }
+        return LuaArgumentError(plain.message, kind: kinded.errorKindName, subject: kinded.errorSubject)
+    }
+
+    private func plainArgumentError(_ index: Int32, _ message: String) -> LuaArgumentError {
         var position = index
         var ar = lua_Debug()
         if lua_getstack(L, 0, &ar) != 0, lua_getinfo(L, "n", &ar) != 0,

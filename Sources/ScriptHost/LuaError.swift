@@ -90,11 +90,29 @@ public enum ScriptStop: String, Sendable {
     case interrupted
 }
 
+/// An error that says what kind of failure it was. When a Swift function called from Lua
+/// throws one, the script still gets the one-line error string it always got, and that
+/// string answers `err.kind`, `err.subject` and `err.message` (the state remembers them for
+/// its recent errors: see `MOON_RAISE_KINDED`). The Engine's errors conform in Bindings.
+package protocol KindedError: Error {
+    /// The kind's name, one of the raw values of the Engine's `EngineError.Kind` ("notFound").
+    var errorKindName: String { get }
+    /// The file path, property or input concerned, if any.
+    var errorSubject: String? { get }
+}
+
 /// Thrown by Swift functions called from Lua; the dispatcher turns it into a Lua error
-/// positioned at the calling script line.
-package struct LuaArgumentError: Error, CustomStringConvertible {
+/// positioned at the calling script line. Its kind is `invalidArgument` unless it reports
+/// another error (an asset that cannot be opened is `bad argument #1` of kind `notFound`).
+package struct LuaArgumentError: KindedError, CustomStringConvertible {
     package let message: String
-    package init(_ message: String) { self.message = message }
+    package let errorKindName: String
+    package let errorSubject: String?
+    package init(_ message: String, kind: String = "invalidArgument", subject: String? = nil) {
+        self.message = message
+        errorKindName = kind
+        errorSubject = subject
+    }
     package var description: String { message }
 }
 

@@ -236,7 +236,7 @@ struct Snapshot: ParsableCommand {
             let asset = try Asset(path: file)
             let composition = Composition()
             try composition.insertTimeRange(TimeRange(start: .zero, duration: asset.duration), of: asset, at: .zero)
-            guard !composition.tracks(withMediaType: .video).isEmpty else { throw EngineError("input \"\(file)\" has no video track") }
+            guard !composition.tracks(withMediaType: .video).isEmpty else { throw EngineError("input \"\(file)\" has no video track", kind: .notFound) }
             let generator = ImageGenerator(composition: composition)
             generator.overwrite = overwrite
             let readFiles = InputRegistry()

@@ -22,6 +22,10 @@ int moon_gc(lua_State *L, int what, int a);
 // As MOON_RAISE, but the position is that of the script's nearest Lua frame, for
 // functions that Lua sugar wraps (so the user's line is named, not the wrapper's).
 #define MOON_RAISE_FROM_SCRIPT (-3)
+// As MOON_RAISE for the message three below the top, with its kind (a string) and subject
+// (a string or nil) above it: the raised error is still the positioned string, and the
+// state remembers its kind, subject and message for `err.kind` (see raise_kinded in shim.c).
+#define MOON_RAISE_KINDED (-4)
 
 typedef int (*moon_swift_fn)(lua_State *L);
 // lua_pcall for the host: the only way Swift runs Lua code. The memory cap holds only while

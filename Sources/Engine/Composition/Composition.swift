@@ -308,7 +308,7 @@ public final class Composition {
     public func insertTimeRange(_ range: TimeRange, of asset: Asset, at: MediaTime) throws {
         try CompositionTrack.validate(range: range, at: at)
         let mediaTracks = asset.tracks.filter { $0.mediaType == .video || $0.mediaType == .audio }
-        guard let first = mediaTracks.first else { throw EngineError("asset \"\(asset.path)\" has no audio or video track") }
+        guard let first = mediaTracks.first else { throw EngineError("asset \"\(asset.path)\" has no audio or video track", kind: .notFound) }
         try first.checkInsideAsset(range)
         var used = Set<ObjectIdentifier>()
         for source in mediaTracks {

@@ -41,7 +41,7 @@ final class AudioSegmentReader {
             // rate, lasts the target duration.
             let rate = MediaTime(value: Int64(format.sampleRate), timescale: 1).multiplied(by: targetDuration, dividedBy: sourceDuration).count(in: 1)
             guard rate >= 1, rate <= 1 << 24, AudioTempo.speedRange.contains(sourceDuration.seconds / targetDuration.seconds) else {
-                throw EngineError("\(reader.label): cannot play audio at \(sourceDuration.seconds / targetDuration.seconds)× speed with varispeed")
+                throw EngineError("\(reader.label): cannot play audio at \(sourceDuration.seconds / targetDuration.seconds)× speed with varispeed", kind: .unsupported)
             }
             resampledRate = Int32(rate)
         }

@@ -97,7 +97,7 @@ public final class Compositor {
 
     /// The composed picture at composition time `time`, exactly (no nearest keyframe).
     func frame(at time: MediaTime) throws -> Frame {
-        guard let video else { throw EngineError("the composition has no video to render") }
+        guard let video else { throw EngineError("the composition has no video to render", kind: .notFound) }
         guard time >= range.start, time < range.end else {
             throw EngineError("time \(time.seconds) s is outside the composition (\(range.start.seconds)…\(range.end.seconds) s)")
         }
@@ -130,7 +130,7 @@ public final class Compositor {
     /// start and its exact start time.
     public func encodedFrame(containing time: MediaTime, as format: StillImageFormat, fitting maxSize: (width: Int, height: Int)? = nil,
                              jpegQuality: Int32 = 2) throws -> (bytes: [UInt8], number: Int64, time: MediaTime) {
-        guard let video else { throw EngineError("the composition has no video to render") }
+        guard let video else { throw EngineError("the composition has no video to render", kind: .notFound) }
         let number = video.frameNumber(containing: time)
         let start = range.start + video.frameDuration * number
         let size = try maxSize.map { try Compositor.fitted(width: video.outputWidth, height: video.outputHeight, inside: $0) }
@@ -141,7 +141,7 @@ public final class Compositor {
     /// from its start), one per frame duration, rendered ahead on a thread of their own; each
     /// frame's `pts` is its number from the first one streamed.
     func frameStream(frames: Range<Int64>? = nil, cancellation: CancellationFlag) throws -> RenderStream<Frame> {
-        guard let plan = video else { throw EngineError("the composition has no video to render") }
+        guard let plan = video else { throw EngineError("the composition has no video to render", kind: .notFound) }
         let numbers = frames ?? 0..<plan.frameCount
         // Times made as they are needed: a range may hold billions of frames.
         return try frameStream(count: Int64(numbers.count), cancellation: cancellation) { plan.start + plan.frameDuration * (numbers.lowerBound + $0) }
@@ -155,7 +155,7 @@ public final class Compositor {
     }
 
     private func frameStream(count: Int64, cancellation: CancellationFlag, time: @escaping @Sendable (Int64) -> MediaTime) throws -> RenderStream<Frame> {
-        guard let plan = video else { throw EngineError("the composition has no video to render") }
+        guard let plan = video else { throw EngineError("the composition has no video to render", kind: .notFound) }
         return try RenderStream(capacity: 3) { push in
             let renderer = VideoRenderer(plan: plan)
             for number in 0..<count {
@@ -169,7 +169,7 @@ public final class Compositor {
     /// The mixed sound of the compositor's range in blocks of `blockSize` samples per
     /// channel (planar float), rendered ahead on a thread of their own.
     func audioStream(blockSize: Int, cancellation: CancellationFlag) throws -> RenderStream<[[Float]]> {
-        guard let plan = audio else { throw EngineError("the composition has no audio to render") }
+        guard let plan = audio else { throw EngineError("the composition has no audio to render", kind: .notFound) }
         return try RenderStream(capacity: 32) { push in
             let renderer = try AudioRenderer.make(plan: plan, cancellation: cancellation)
             while !cancellation.isCancelled, let block = try renderer.nextBlock(count: blockSize) {
@@ -181,7 +181,7 @@ public final class Compositor {
     /// The mixed sound of `range` (a part of the compositor's), with the volumes, ramps,
     /// ducking and splice fades an export applies.
     public func audio(in range: TimeRange) throws -> RenderedAudio {
-        guard let plan = audio else { throw EngineError("the composition has no audio to render") }
+        guard let plan = audio else { throw EngineError("the composition has no audio to render", kind: .notFound) }
         guard let inside = range.intersection(self.range), inside.duration.value > 0 else {
             throw EngineError("range \(range) is outside the composition (\(self.range.start.seconds)…\(self.range.end.seconds) s)")
         }

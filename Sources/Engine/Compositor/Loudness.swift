@@ -146,7 +146,7 @@ final class LoudnessMeter {
         let renderer = AudioRenderer(plan: plan, outputGain: gain, ceiling: ceiling)
         let meter = try LoudnessMeter(format: plan.format)
         while let block = try renderer.nextBlock(count: 4096) {
-            if cancellation?.isCancelled == true { throw EngineError("export cancelled") }
+            if cancellation?.isCancelled == true { throw EngineError("export cancelled", kind: .cancelled) }
             try meter.add(block)
         }
         return try meter.finish()

@@ -279,10 +279,10 @@ final class VideoRenderer {
         let (pixels, stride) = canvas.plane(0)
         guard let surface = cairo_image_surface_create_for_data(pixels, CAIRO_FORMAT_ARGB32, Int32(canvas.width),
                                                                 Int32(canvas.height), Int32(stride)) else {
-            throw EngineError("cannot create a drawing surface")
+            throw EngineError("cannot create a drawing surface", kind: .limit)
         }
         defer { cairo_surface_destroy(surface) }
-        guard let cr = cairo_create(surface) else { throw EngineError("cannot create a drawing context") }
+        guard let cr = cairo_create(surface) else { throw EngineError("cannot create a drawing context", kind: .limit) }
         defer { cairo_destroy(cr) }
         cairo_set_operator(cr, CAIRO_OPERATOR_SOURCE)
         cairo_set_source_rgba(cr, background.red, background.green, background.blue, 1)

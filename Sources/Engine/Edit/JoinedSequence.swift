@@ -180,7 +180,7 @@ public struct JoinedSequence {
                 (clip, self.card, duration, name) = (nil, card, card.duration, "title card \"\(card.title.prefix(30))\"")
             case .clip(let asset, let requested):
                 guard let video = asset.tracks(withMediaType: .video).first else {
-                    throw EngineError("item \(number) (\"\(asset.path)\") has no video track; join takes video clips, still images and title cards")
+                    throw EngineError("item \(number) (\"\(asset.path)\") has no video track; join takes video clips, still images and title cards", kind: .notFound)
                 }
                 let range = requested ?? TimeRange(start: .zero, duration: asset.duration)
                 guard range.duration.value > 0 else { throw EngineError("item \(number) (\"\(asset.path)\") must last more than 0 s") }

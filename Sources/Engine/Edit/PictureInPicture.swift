@@ -56,7 +56,7 @@ public struct PictureInPicture {
     public func add(_ asset: Asset, range requested: TimeRange? = nil, at: MediaTime,
                     to composition: Composition, videoComposition: VideoComposition) throws -> Inset {
         guard let source = asset.tracks(withMediaType: .video).first else {
-            throw EngineError("\"\(asset.path)\" has no video track to show in the inset")
+            throw EngineError("\"\(asset.path)\" has no video track to show in the inset", kind: .notFound)
         }
         guard !videoComposition.instructions.isEmpty else {
             throw EngineError("the video composition has no instructions to add the inset to (av.videoComposition(comp) makes them)")

@@ -335,7 +335,7 @@ public final class ExportSession {
         let budget = try memoryLimit.flatMap { limit in try videoPlan.map { try ExportMemoryBudget(limit: limit, plan: $0) } }
         let audioPlan = try settledAudioPlan(request)
         guard videoPlan != nil || audioPlan != nil else {
-            throw EngineError(request.container == .m4a ? "the composition has no audio to export" : "the composition has no video or audio media")
+            throw EngineError(request.container == .m4a ? "the composition has no audio to export" : "the composition has no video or audio media", kind: .notFound)
         }
         if !request.container.holdsAudio, composition.tracks(withMediaType: .audio).contains(where: { $0.segments.contains { !$0.isEmpty } }) {
             warnings.append("\(request.output.path): \(request.container.noun) holds no sound; the audio was left out")

@@ -46,7 +46,7 @@ final class BlurGraph {
             self.sigma = sigma
         }
         try chain.push(try frame.reference())
-        guard let output = try chain.next() else { throw EngineError("the blur produced no frame") }
+        guard let output = try chain.next() else { throw EngineError("the blur produced no frame", kind: .internal) }
         output.pointer.pointee.pts = frame.pointer.pointee.pts
         return output
     }

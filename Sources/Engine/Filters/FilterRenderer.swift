@@ -46,7 +46,7 @@ final class FilterRenderer {
                     try check(av_frame_make_writable(frame.pointer), "preparing a frame for filters")
                     try vignetteMask(filter, for: frame).apply(to: try planes(of: frame))
                 case .chromaKey:
-                    throw EngineError("\(filter.kind.rawValue) makes pixels transparent, which an opaque video frame cannot show")
+                    throw EngineError("\(filter.kind.rawValue) makes pixels transparent, which an opaque video frame cannot show", kind: .unsupported)
                 case .colorControls, .exposureAdjust, .colorCube:
                     break // grouped into colour runs
                 }
@@ -129,7 +129,7 @@ final class FilterRenderer {
 
     private func planes(of frame: Frame) throws -> PlanarYUVImage {
         guard let image = PlanarYUVImage(frame: frame.pointer) else {
-            throw EngineError("filters run on 4:2:0 video (8-bit, or 10-bit HDR), not on \(av_get_pix_fmt_name(frame.pixelFormat).map { String(cString: $0) } ?? "other") frames")
+            throw EngineError("filters run on 4:2:0 video (8-bit, or 10-bit HDR), not on \(av_get_pix_fmt_name(frame.pixelFormat).map { String(cString: $0) } ?? "other") frames", kind: .unsupported)
         }
         return image
     }

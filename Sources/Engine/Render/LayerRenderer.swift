@@ -80,7 +80,7 @@ package final class LayerRenderer {
     /// (opaque; any size, placed by the layer's `contentsGravity`); nil leaves it empty.
     package func render(_ root: LayerSnapshot, video: BGRAPixels?, into canvas: BGRAPixels) throws {
         guard canvas.width == outputWidth, canvas.height == outputHeight else {
-            throw EngineError("canvas is \(canvas.width)×\(canvas.height), expected \(outputWidth)×\(outputHeight)")
+            throw EngineError("canvas is \(canvas.width)×\(canvas.height), expected \(outputWidth)×\(outputHeight)", kind: .internal)
         }
         try CairoContext(drawingInto: canvas).draw { cr in
             cairo_set_operator(cr, CAIRO_OPERATOR_SOURCE)
@@ -200,7 +200,7 @@ package final class LayerRenderer {
     }
 
     private func tooLarge(across: Double, down: Double, filtered: Bool = false) -> EngineError {
-        EngineError("a \(filtered ? "filtered " : "")layer's drawing (\(shortNumber(across))×\(shortNumber(down)) px) is far larger than the output (\(outputWidth)×\(outputHeight))")
+        EngineError("a \(filtered ? "filtered " : "")layer's drawing (\(shortNumber(across))×\(shortNumber(down)) px) is far larger than the output (\(outputWidth)×\(outputHeight))", kind: .limit)
     }
 
     /// Draws a subtree placed at the origin into an image just large enough for it, then

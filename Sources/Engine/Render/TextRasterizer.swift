@@ -44,7 +44,7 @@ package final class TextRasterizer {
             throw EngineError("font size \(style.fontSize) is out of range (0 < size ≤ 4096)")
         }
         guard style.string.utf8.count <= TextRasterizer.maxStringBytes else {
-            throw EngineError("text of \(style.string.utf8.count) bytes is longer than the limit (\(TextRasterizer.maxStringBytes))")
+            throw EngineError("text of \(style.string.utf8.count) bytes is longer than the limit (\(TextRasterizer.maxStringBytes))", kind: .limit)
         }
         let layout = try layouts.make(style, box: box)
         let pango = layout.opaque
@@ -142,7 +142,7 @@ package final class TextRasterizer {
     private func bottomOfLastVisibleLine(_ style: TextStyle, layout: OpaquePointer) throws -> Double? {
         guard style.maxLines > 0, style.truncationMode == .none,
               Int(pango_layout_get_line_count(layout)) > style.maxLines else { return nil }
-        guard let iterator = pango_layout_get_iter(layout) else { throw EngineError("cannot walk a text layout") }
+        guard let iterator = pango_layout_get_iter(layout) else { throw EngineError("cannot walk a text layout", kind: .internal) }
         defer { pango_layout_iter_free(iterator) }
         for _ in 1..<style.maxLines { pango_layout_iter_next_line(iterator) }
         var top: Int32 = 0, bottom: Int32 = 0

@@ -1,0 +1,39 @@
+import MoonreelEngine
+import MoonreelScriptHost
+
+// The Engine's errors tell scripts their kind: a binding that throws one raises the same
+// one-line string as ever, and that string answers `err.kind` and `err.subject`.
+
+extension EngineError: KindedError {
+    package var errorKindName: String { kind.rawValue }
+    package var errorSubject: String? { subject }
+}
+
+extension FFmpegError: KindedError {
+    package var errorKindName: String { kind.rawValue }
+    package var errorSubject: String? { subject }
+}
+
+extension TimedTextError: KindedError {
+    package var errorKindName: String { kind.rawValue }
+    package var errorSubject: String? { file }
+}
+
+extension ExportError: KindedError {
+    /// The export's own kinds, said as the engine's (`session.errorKind` keeps the export's).
+    package var errorKindName: String { EngineError.Kind(exportKind: kind).rawValue }
+    package var errorSubject: String? { nil }
+}
+
+extension EngineError.Kind {
+    /// The engine's kind closest to an export's.
+    init(exportKind: ExportError.Kind) {
+        switch exportKind {
+        case .cancelled: self = .cancelled
+        case .invalidRequest: self = .invalidArgument
+        case .outputUnavailable, .diskFull: self = .io
+        case .renderFailed, .verificationFailed: self = .encode
+        case .memoryLimit: self = .limit
+        }
+    }
+}

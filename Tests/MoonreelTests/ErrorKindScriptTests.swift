@@ -1,0 +1,61 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Scripts see an error's kind (issue 22 §4): `err.kind`, `err.subject` and `err.message`,
+/// while the error stays the same one-line string for everything scripts did with it.
+@Suite struct ErrorKindScriptTests {
+    func lines(_ script: String, arguments: [String] = []) throws -> [String] {
+        let result = try Moonreel.runScript(script, name: "kinds.lua", arguments: arguments)
+        #expect(result.status == 0, "\(result.err)")
+        return result.out.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+    }
+
+    @Test func aMissingFileIsNotFoundAndStillAString() throws {
+        let out = try lines("""
+            local ok, err = pcall(av.asset, "/no/such.mp4")
+            print(ok, type(err), err.kind, err.subject)
+            print(tostring(err))
+            print(err.message == err, err:match("no such file"), string.find(err, "such.mp4", 1, true) ~= nil)
+            print(("x" .. err):sub(1, 5), (err .. "|"):sub(-1), #err > 0)
+            print(err == "bad argument #1 to 'asset' (input \\"/no/such.mp4\\": no such file)")
+            local ok2, positioned = pcall(function() return av.asset("/no/such.mp4") end)
+            print(positioned)
+            print(positioned.kind, positioned.message)
+            """)
+        #expect(out[0] == "false\tstring\tnotFound\t/no/such.mp4")
+        #expect(out[1] == "bad argument #1 to 'asset' (input \"/no/such.mp4\": no such file)")
+        #expect(out[2] == "true\tno such file\ttrue")
+        #expect(out[3] == "xbad \t|\ttrue")
+        #expect(out[4] == "true")
+        #expect(out[5].hasSuffix("/kinds.lua:7: bad argument #1 to 'asset' (input \"/no/such.mp4\": no such file)"), "\(out[5])")
+        #expect(out[6] == "notFound\tbad argument #1 to 'asset' (input \"/no/such.mp4\": no such file)")
+    }
+
+    @Test func truncatedFilesBadArgumentsAndOtherStrings() throws {
+        let out = try lines("""
+            local _, truncated = pcall(av.asset, arg[1])
+            print(truncated.kind, truncated.subject == arg[1])
+            local _, bad = pcall(av.range, 0/0, 1)
+            print(bad.kind, bad)
+            local _, typed = pcall(av.asset, 42)
+            print(typed.kind)
+            local _, plain = pcall(error, "mine")
+            print(plain.kind, ("hello").kind, ("hello"):upper(), ("kind"):len())
+            local asset, message, kind = av.asset("/no/such.mp4", { try = true })
+            print(asset, kind, type(message), message)
+            """, arguments: [Fixtures.real("19_truncated_inside_moov.mp4")])
+        #expect(out[0] == "decode\ttrue")
+        #expect(out[1] == "invalidArgument\tbad argument #1 to 'range' (time must be a finite number of seconds, got nan)")
+        #expect(out[2] == "invalidArgument")
+        #expect(out[3] == "nil\tnil\tHELLO\t4")
+        #expect(out[4].hasPrefix("nil\tnotFound\tstring\t") && out[4].hasSuffix("/kinds.lua:9: input \"/no/such.mp4\": no such file"), "\(out[4])")
+    }
+
+    @Test func theCommandLineStillPrintsOneLine() throws {
+        let result = try Moonreel.runScript("local a = av.asset('/no/such.mp4')", name: "kinds.lua")
+        #expect(result.status == 1)
+        #expect(result.errorLines.count == 1, "\(result.err)")
+        #expect(result.err.contains("kinds.lua:1: bad argument #1 to 'asset' (input \"/no/such.mp4\": no such file)"), "\(result.err)")
+    }
+}
