@@ -1,5 +1,6 @@
 import MoonreelEngine
 import MoonreelScriptHost
+import MoonreelPlatform
 
 // The Engine's errors tell scripts their kind: a binding that throws one raises the same
 // one-line string as ever, and that string answers `err.kind` and `err.subject`.
@@ -36,4 +37,10 @@ extension EngineError.Kind {
         case .memoryLimit: self = .limit
         }
     }
+}
+
+extension SystemError: KindedError {
+    /// A failed system call (making a folder, syncing a file): input or output.
+    package var errorKindName: String { EngineError.Kind.io.rawValue }
+    package var errorSubject: String? { nil }
 }
