@@ -82,23 +82,20 @@ static int raise_kinded(lua_State *L) {
 // an error raised with MOON_RAISE_KINDED, its `kind`, `subject` and `message` (nil for any
 // other string). Upvalue 1 is the string table.
 static int string_index(lua_State *L) {
-    if (lua_type(L, 2) == LUA_TSTRING) {
-        const char *key = lua_tostring(L, 2);
-        if (strcmp(key, "kind") == 0 || strcmp(key, "subject") == 0 || strcmp(key, "message") == 0) {
-            if (lua_getfield(L, LUA_REGISTRYINDEX, ERRORS_KEY) == LUA_TTABLE) {
-                lua_pushvalue(L, 1);
-                if (lua_rawget(L, -2) == LUA_TTABLE) {
-                    lua_pushvalue(L, 2);
-                    lua_rawget(L, -2);
-                    return 1;
-                }
-            }
-            lua_pushnil(L);
+    lua_pushvalue(L, 2);
+    // A string library function first (`s:upper()`, the common case): one table lookup.
+    if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL || lua_type(L, 2) != LUA_TSTRING) return 1;
+    const char *key = lua_tostring(L, 2);
+    if (strcmp(key, "kind") != 0 && strcmp(key, "subject") != 0 && strcmp(key, "message") != 0) return 1;
+    if (lua_getfield(L, LUA_REGISTRYINDEX, ERRORS_KEY) == LUA_TTABLE) {
+        lua_pushvalue(L, 1);
+        if (lua_rawget(L, -2) == LUA_TTABLE) {
+            lua_pushvalue(L, 2);
+            lua_rawget(L, -2);
             return 1;
         }
     }
-    lua_pushvalue(L, 2);
-    lua_rawget(L, lua_upvalueindex(1));
+    lua_pushnil(L);
     return 1;
 }
 
