@@ -148,7 +148,9 @@ extension API {
         }
         if dryRun {
             do {
-                exportEvents?(.planned(session, try session.plan(samplingSize: dryRunSamplesSize)))
+                let summary = try session.plan(samplingSize: dryRunSamplesSize)
+                session.warnings.forEach(warn) // what the export would say: a SmartCut's copy, a fallback
+                exportEvents?(.planned(session, summary))
             } catch {
                 let failure = error as? ExportError ?? ExportError(.invalidRequest, "\(error)")
                 call.pushNil()

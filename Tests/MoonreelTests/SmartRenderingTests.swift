@@ -93,6 +93,13 @@ import TestSupport
         let byDefault = try SmartRenderingTests.export([source, cues, Fixtures.scratchPath("smartcut-layers.mp4"), "SmartCut"])
         #expect(byDefault.status == 0 && byDefault.err.contains("SmartCut copies 240 frames (8 GOPs) and re-encodes 60"), "\(byDefault.err)")
 
+        // A dry run says the same before anything is written.
+        let dryOutput = Fixtures.scratchPath("smartcut-dry.mp4")
+        let dry = try Moonreel.runScript(SmartRenderingTests.lyricsScript, name: "smart-lyrics.lua", arguments: [source, cues, dryOutput, "SmartCut"],
+                                         options: ["--dry-run"])
+        #expect(dry.status == 0 && dry.err.contains("SmartCut copies 240 frames (8 GOPs) and re-encodes 60"), "\(dry.err)")
+        #expect(!FileManager.default.fileExists(atPath: dryOutput))
+
         let off = try SmartRenderingTests.export([source, cues, Fixtures.scratchPath("smartcut-off.mp4"), "SmartCut", "off"])
         #expect(off.status == 0 && off.err.contains("a video composition redraws every frame (smartRendering is off)"), "\(off.err)")
 
