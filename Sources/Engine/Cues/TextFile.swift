@@ -28,6 +28,19 @@ public struct TimedTextError: Error, CustomStringConvertible, Hashable, Sendable
 
     /// "file:line: message", or "file: message" without a line.
     public var description: String { line.map { "\(file):\($0): \(message)" } ?? "\(file): \(message)" }
+
+    /// Errors that say the same thing about the same place are equal; the kind is how the
+    /// message is classed, not part of what it says.
+    public static func == (lhs: TimedTextError, rhs: TimedTextError) -> Bool {
+        (lhs.file, lhs.line, lhs.message) == (rhs.file, rhs.line, rhs.message)
+    }
+
+    /// Hashes what `==` compares: the file, the line and the message.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(file)
+        hasher.combine(line)
+        hasher.combine(message)
+    }
 }
 
 /// Reads small text files with the C library: Foundation would cost startup time (which
