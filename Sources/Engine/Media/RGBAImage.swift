@@ -42,6 +42,19 @@ package struct BGRAPixels {
     }
 }
 
+/// A rectangle of whole pixels: columns x ..< x + width, rows y ..< y + height.
+package struct PixelBox: Sendable, Hashable {
+    package var x: Int, y: Int, width: Int, height: Int
+
+    package init(x: Int, y: Int, width: Int, height: Int) { (self.x, self.y, self.width, self.height) = (x, y, width, height) }
+
+    /// The smallest box holding both.
+    func union(_ other: PixelBox) -> PixelBox {
+        let (x0, y0) = (min(x, other.x), min(y, other.y))
+        return PixelBox(x: x0, y: y0, width: max(x + width, other.x + other.width) - x0, height: max(y + height, other.y + other.height) - y0)
+    }
+}
+
 /// A picture in memory, as a `CGImage`: an owned premultiplied BGRA8 buffer, laid out as
 /// cairo's ARGB32 on little-endian, rows from the top. Apps get one from
 /// `ImageGenerator.image(at:)` or `ImageLoader.load(_:)` and show it in a layer through
@@ -101,6 +114,13 @@ public final class RGBAImage: @unchecked Sendable {
     /// The smallest part holding every non-transparent pixel, with its offset in this
     /// image; nil when nothing is visible. Overlays are trimmed so blending touches ink only.
     func trimmedToInk() throws -> (image: RGBAImage, x: Int, y: Int)? {
+        guard let ink = inkBox() else { return nil }
+        return (try cropped(to: ink), ink.x, ink.y)
+    }
+
+    /// The smallest box holding every non-transparent pixel (this image's pixels); nil when
+    /// nothing is visible.
+    func inkBox() -> PixelBox? {
         var (minX, minY, maxX, maxY) = (width, height, -1, -1)
         for y in 0..<height {
             let row = pixels + y * stride
@@ -111,12 +131,18 @@ public final class RGBAImage: @unchecked Sendable {
             maxY = y
         }
         guard maxY >= 0 else { return nil }
-        if minX == 0, minY == 0, maxX == width - 1, maxY == height - 1 { return (self, 0, 0) }
-        let trimmed = try RGBAImage(width: maxX - minX + 1, height: maxY - minY + 1)
-        for y in 0..<trimmed.height {
-            memcpy(trimmed.pixels + y * trimmed.stride, pixels + (y + minY) * stride + minX * 4, trimmed.width * 4)
+        return PixelBox(x: minX, y: minY, width: maxX - minX + 1, height: maxY - minY + 1)
+    }
+
+    /// The pixels of `box` (which must lie inside the image), or this image itself when the
+    /// box covers it all.
+    func cropped(to box: PixelBox) throws -> RGBAImage {
+        if box.x == 0, box.y == 0, box.width == width, box.height == height { return self }
+        let part = try RGBAImage(width: box.width, height: box.height)
+        for y in 0..<part.height {
+            memcpy(part.pixels + y * part.stride, pixels + (y + box.y) * stride + box.x * 4, part.width * 4)
         }
-        return (trimmed, minX, minY)
+        return part
     }
 
     /// The first pixel of `row` with ink. Whole pairs of pixels are tested at once:

@@ -7,9 +7,16 @@ package struct Sprite: Sendable {
     package let x: Int
     package let y: Int
     package let opacity: Double
+    /// The part of `image` blended (in its pixels); nil: all of it. Edges of the part inside
+    /// the image fall on even columns and rows of the frame, so that no chroma sample mixes
+    /// pixels inside and outside the part (a karaoke line cut at its sung edge).
+    package let part: PixelBox?
+    /// Whether the blender keeps the image prepared for later frames; false for a drawing
+    /// made for one frame only (the columns around a karaoke edge).
+    package let isReused: Bool
 
-    package init(image: RGBAImage, x: Int, y: Int, opacity: Double) {
-        (self.image, self.x, self.y, self.opacity) = (image, x, y, opacity)
+    package init(image: RGBAImage, x: Int, y: Int, opacity: Double, part: PixelBox? = nil, isReused: Bool = true) {
+        (self.image, self.x, self.y, self.opacity, self.part, self.isReused) = (image, x, y, opacity, part, isReused)
     }
 }
 
@@ -43,30 +50,35 @@ package final class SpriteBlender {
     }
 
     package func blend(_ sprite: Sprite, onto frame: PlanarYUVImage) {
-        blend(sprite.image, atX: sprite.x, y: sprite.y, opacity: sprite.opacity, onto: frame)
+        blend(sprite.image, atX: sprite.x, y: sprite.y, opacity: sprite.opacity, part: sprite.part, keep: sprite.isReused, onto: frame)
     }
 
-    /// `frame = image · opacity + frame · (1 − alpha · opacity)`, in the frame's Y'CbCr.
-    package func blend(_ image: RGBAImage, atX x: Int, y: Int, opacity: Double, onto frame: PlanarYUVImage) {
+    /// `frame = image · opacity + frame · (1 − alpha · opacity)`, in the frame's Y'CbCr, over
+    /// `part` of the image (nil: all of it); `keep`: the prepared image is cached for later frames.
+    package func blend(_ image: RGBAImage, atX x: Int, y: Int, opacity: Double, part: PixelBox? = nil, keep: Bool = true,
+                       onto frame: PlanarYUVImage) {
         let weight = UInt32((min(max(opacity.isNaN ? 0 : opacity, 0), 1) * 255).rounded())
         guard weight > 0, x < frame.width, y < frame.height, x + image.width > 0, y + image.height > 0 else { return }
+        let part = part ?? PixelBox(x: 0, y: 0, width: image.width, height: image.height)
         let key = Key(image: ObjectIdentifier(image), oddX: x & 1 != 0, oddY: y & 1 != 0, matrix: frame.matrix,
                       range: frame.range, dynamicRange: frame.dynamicRange)
         // A prepared sprite holds `image`, so its identifier cannot be reused while cached.
         if frame.dynamicRange.isHDR {
-            let sprite = wide.value(for: key) {
+            let make = { () -> (PreparedSprite<UInt16>, bytes: Int) in
                 let made = PreparedSprite<UInt16>(image, oddX: key.oddX, oddY: key.oddY, matrix: frame.matrix,
                                                   range: frame.range, dynamicRange: frame.dynamicRange)
                 return (made, made.byteCount)
             }
-            sprite.blend(atX: x, y: y, weight: weight, onto: frame)
+            let sprite = keep ? wide.value(for: key, orMake: make) : make().0
+            sprite.blend(atX: x, y: y, part: part, weight: weight, onto: frame)
         } else {
-            let sprite = narrow.value(for: key) {
+            let make = { () -> (PreparedSprite<UInt8>, bytes: Int) in
                 let made = PreparedSprite<UInt8>(image, oddX: key.oddX, oddY: key.oddY, matrix: frame.matrix,
                                                  range: frame.range, dynamicRange: .sdr)
                 return (made, made.byteCount)
             }
-            sprite.blend(atX: x, y: y, weight: weight, onto: frame)
+            let sprite = keep ? narrow.value(for: key, orMake: make) : make().0
+            sprite.blend(atX: x, y: y, part: part, weight: weight, onto: frame)
         }
     }
 }
@@ -160,21 +172,30 @@ final class PreparedSprite<Sample: FixedWidthInteger & UnsignedInteger> {
         (chromaWidth, chromaHeight) = (cw, ch)
     }
 
-    func blend(atX x: Int, y: Int, weight: UInt32, onto frame: PlanarYUVImage) {
+    /// Blends `part` of the sprite (its pixels), its top-left corner at (`x`, `y`) of the frame.
+    func blend(atX x: Int, y: Int, part: PixelBox, weight: UInt32, onto frame: PlanarYUVImage) {
+        let (left, top) = (x + part.x, y + part.y)
+        let (right, bottom) = (left + part.width, top + part.height)
         blendPlane(luma, alpha, width: width, height: height, atX: x, y: y, weight: weight,
-                   onto: frame.luma, stride: frame.lumaStride, planeWidth: frame.width, planeHeight: frame.height)
-        let (cx, cy) = (x >> 1, y >> 1) // floor, also for negative positions
+                   onto: frame.luma, stride: frame.lumaStride, planeWidth: frame.width, planeHeight: frame.height,
+                   window: (left, right, top, bottom))
+        // Floor and ceiling halves, also for negative positions: every chroma sample the part touches.
+        let (cx, cy) = (x >> 1, y >> 1)
+        let window = (left >> 1, (right + 1) >> 1, top >> 1, (bottom + 1) >> 1)
         for (plane, stride, values) in [(frame.cb, frame.cbStride, cb), (frame.cr, frame.crStride, cr)] {
             blendPlane(values, chromaAlpha, width: chromaWidth, height: chromaHeight, atX: cx, y: cy,
-                       weight: weight, onto: plane, stride: stride, planeWidth: frame.chromaWidth, planeHeight: frame.chromaHeight)
+                       weight: weight, onto: plane, stride: stride, planeWidth: frame.chromaWidth, planeHeight: frame.chromaHeight,
+                       window: window)
         }
     }
 
-    /// One plane: `dst = src · w / 255 + dst · (255 − alpha · w / 255) / 255`; `stride` in bytes.
+    /// One plane: `dst = src · w / 255 + dst · (255 − alpha · w / 255) / 255` inside `window`
+    /// (plane columns x0 ..< x1, rows y0 ..< y1); `stride` in bytes.
     private func blendPlane(_ source: [Sample], _ alpha: [UInt8], width: Int, height: Int, atX x: Int, y: Int, weight: UInt32,
-                            onto plane: UnsafeMutablePointer<UInt8>, stride: Int, planeWidth: Int, planeHeight: Int) {
-        let (x0, x1) = (max(x, 0), min(x + width, planeWidth))
-        let (y0, y1) = (max(y, 0), min(y + height, planeHeight))
+                            onto plane: UnsafeMutablePointer<UInt8>, stride: Int, planeWidth: Int, planeHeight: Int,
+                            window: (x0: Int, x1: Int, y0: Int, y1: Int)) {
+        let (x0, x1) = (max(x, 0, window.x0), min(x + width, planeWidth, window.x1))
+        let (y0, y1) = (max(y, 0, window.y0), min(y + height, planeHeight, window.y1))
         guard x0 < x1, y0 < y1 else { return }
         // Full opacity (the common case) skips a multiply per value; the test is loop-invariant.
         let opaque = weight == 255

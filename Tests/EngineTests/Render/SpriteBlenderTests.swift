@@ -94,6 +94,43 @@ func solidImage(width: Int, height: Int, red: UInt8, green: UInt8, blue: UInt8, 
 }
 
 @Suite struct LRUCacheTests {
+    /// A sprite blended as parts whose inner edges fall on even frame columns and rows (a
+    /// karaoke line cut at its edge) gives exactly the frame the whole sprite gives, at odd
+    /// and even positions and across the frame's edges; a part blends nothing outside itself.
+    @Test func partsOnEvenEdgesBlendAsTheWholeSprite() throws {
+        let image = try RGBAImage(width: 13, height: 9)
+        for y in 0..<9 {
+            for x in 0..<13 {
+                let p = image.pixels + y * image.stride + x * 4
+                let alpha = UInt8((x * 37 + y * 11) % 256)
+                (p[0], p[1], p[2], p[3]) = (alpha / 3, alpha / 2, alpha, alpha) // premultiplied
+            }
+        }
+        let blender = SpriteBlender()
+        for (x, y) in [(3, 2), (4, 5), (-3, -1), (10, 8)] {
+            let whole = TestYUVFrame(width: 16, height: 12, y: 90, u: 110, v: 150)
+            let parts = TestYUVFrame(width: 16, height: 12, y: 90, u: 110, v: 150)
+            whole.withImage { blender.blend(image, atX: x, y: y, opacity: 0.8, onto: $0) }
+            // Columns split where x + column is even, rows where y + row is even.
+            let columnCut = 6 - ((x + 6) & 1), rowCut = 4 - ((y + 4) & 1)
+            let pieces = [PixelBox(x: 0, y: 0, width: columnCut, height: rowCut), PixelBox(x: columnCut, y: 0, width: 13 - columnCut, height: rowCut),
+                          PixelBox(x: 0, y: rowCut, width: 13, height: 9 - rowCut)]
+            parts.withImage { frame in
+                for (index, piece) in pieces.enumerated() {
+                    blender.blend(image, atX: x, y: y, opacity: 0.8, part: piece, keep: index == 0, onto: frame)
+                }
+            }
+            #expect(whole.luma == parts.luma && whole.cb == parts.cb && whole.cr == parts.cr, "at (\(x), \(y))")
+        }
+        let alone = TestYUVFrame(width: 16, height: 12, y: 90, u: 110, v: 150)
+        alone.withImage { blender.blend(image, atX: 2, y: 2, opacity: 1, part: PixelBox(x: 2, y: 0, width: 4, height: 2), onto: $0) }
+        for row in 0..<12 {
+            for column in 0..<16 where !(4..<8).contains(column) || !(2..<4).contains(row) {
+                #expect(alone.luma[row * 16 + column] == 90, "(\(column), \(row)) is outside the part")
+            }
+        }
+    }
+
     @Test func evictsTheLeastRecentlyUsedToStayWithinItsBudget() {
         let cache = LRUCache<String, Int>(budget: 100)
         cache.insert(1, bytes: 40, for: "a")
