@@ -14,11 +14,12 @@ import CMoonPangoCairo
 ///
 /// Cost: text is laid out once per distinct style and box size, images are decoded once,
 /// and each overlay subtree is drawn once per distinct look (position, translation and
-/// opacity are applied when blending, so moving and fading layers reuse their sprite);
+/// opacity are applied when blending, so moving and fading layers reuse their sprite; a
+/// group that only holds its sublayers gives theirs, so one changing line does not redraw
+/// the rest);
 /// all in LRU caches bounded by `cacheBytes`, which also drop what no frame has used for
 /// `framesKept` frames when each frame starts with `beginFrame()` (memory follows what is
-/// on screen). Work per frame depends only on
-/// the layers in the snapshot given.
+/// on screen). Work per frame depends only on the layers in the snapshot given.
 ///
 /// Confinement: a renderer holds cairo/pango state and unlocked caches; it belongs to one
 /// thread at a time. Give each render thread its own.
@@ -102,10 +103,35 @@ package final class LayerRenderer {
         guard Self.findFullFrameVideo(in: root, parentOrigin: .zero, renderSize: renderSize, overlays: &overlays) == .found else { return nil }
         var result: [Sprite] = []
         for (layer, parentOrigin) in overlays {
-            guard layer.opacity > 0, let drawn = try sprite(for: layer, parentOrigin: parentOrigin) else { continue }
-            result.append(drawn)
+            let origin = Point(x: parentOrigin.x + layer.frame.x + layer.transform.tx, y: parentOrigin.y + layer.frame.y + layer.transform.ty)
+            let anchor = Point(x: (origin.x * scale.x).rounded(), y: (origin.y * scale.y).rounded())
+            try appendSprites(for: layer, anchor: anchor, offset: .zero, to: &result)
         }
         return result
+    }
+
+    /// The sprites of one overlay subtree. A group that only holds its sublayers in place
+    /// (see `isPassThrough`) gives theirs instead of a drawing of its own: what changes
+    /// (a karaoke line) is then drawn apart from what does not (a logo, a translation).
+    /// `anchor` is where its top-level overlay's origin lies (output pixels, rounded, as a
+    /// top-level overlay is placed); `offset`, where the layer lies from there (layer units).
+    private func appendSprites(for layer: LayerSnapshot, anchor: Point, offset: Point, to result: inout [Sprite]) throws {
+        guard layer.opacity > 0 else { return }
+        guard isPassThrough(layer) else { return result += try sprites(for: layer, anchor: anchor, offset: offset) }
+        for sublayer in layer.sublayers {
+            let position = Point(x: offset.x + sublayer.frame.x + sublayer.transform.tx, y: offset.y + sublayer.frame.y + sublayer.transform.ty)
+            try appendSprites(for: sublayer, anchor: anchor, offset: position, to: &result)
+        }
+    }
+
+    /// A group that draws nothing of its own, only moves its sublayers and neither fades,
+    /// clips nor filters them: its drawing is theirs, blended one after another (none when
+    /// it has none: a lyrics group between two lines).
+    private func isPassThrough(_ layer: LayerSnapshot) -> Bool {
+        let t = layer.transform
+        return layer.text == nil && layer.contents == nil && !layer.isVideoLayer
+            && layer.backgroundColor.alpha <= 0 && layer.borderWidth <= 0 && !layer.masksToBounds && layer.filters.isEmpty
+            && layer.opacity >= 1 && t.a == 1 && t.b == 0 && t.c == 0 && t.d == 1
     }
 
     /// Blends sprites, in order, onto a decoded frame of the output size.
@@ -155,27 +181,30 @@ package final class LayerRenderer {
         return translatesOnly && layer.opacity >= 1 && layer.borderWidth <= 0 && !clipsOutput && layer.filters.isEmpty ? .found : .disqualified
     }
 
-    /// One overlay subtree as a sprite. The drawing is cached under the layer with its
-    /// position, translation and opacity taken out, which are applied here and when blending.
-    private func sprite(for layer: LayerSnapshot, parentOrigin: Point) throws -> Sprite? {
+    /// One overlay subtree as sprites (none or one). The drawing is cached
+    /// under the layer with its position, translation and opacity taken out, which are
+    /// applied here and when blending; a layer `offset` a fraction of a pixel from its
+    /// anchor keeps that fraction in its drawing, as when its group was drawn whole.
+    private func sprites(for layer: LayerSnapshot, anchor: Point, offset: Point) throws -> [Sprite] {
         var key = layer
-        key.frame.origin = .zero
         key.transform.tx = 0
         key.transform.ty = 0
         key.opacity = 1
-        let x = ((parentOrigin.x + layer.frame.x + layer.transform.tx) * scale.x).rounded()
-        let y = ((parentOrigin.y + layer.frame.y + layer.transform.ty) * scale.y).rounded()
-        guard x.isFinite, y.isFinite else { return nil }
+        let (across, down) = (wholeAndFraction(offset.x * scale.x), wholeAndFraction(offset.y * scale.y))
+        key.frame.origin = Point(x: across.fraction / scale.x, y: down.fraction / scale.y)
+        let x = anchor.x + across.whole, y = anchor.y + down.whole
+        guard x.isFinite, y.isFinite else { return [] }
         if abs(x) >= 1e7 || abs(y) >= 1e7 {
             // Far off the output, so not drawn; but a drawing too large to draw is refused
             // wherever it is, as on the output (one rule for every size).
             if let bounds = try drawnBounds(key, parent: .scale(scale.x, scale.y)), !isDrawable(across: bounds.width, down: bounds.height) {
                 throw tooLarge(across: bounds.width, down: bounds.height)
             }
-            return nil
+            return []
         }
+        let opacity = min(layer.opacity, 1)
         let drawing: RasterizedText
-        if let style = key.text, isPlainText(key) {
+        if let style = key.text, key.frame.origin == .zero, isPlainText(key) {
             drawing = try rasterizedText(style, box: key.frame.size, deviceScale: scale.x) // the text raster itself, not a copy
         } else {
             drawing = try sprites.value(for: key) {
@@ -183,8 +212,17 @@ package final class LayerRenderer {
                 return (drawn, drawn.image?.byteCount ?? 0)
             }
         }
-        guard let image = drawing.image else { return nil }
-        return Sprite(image: image, x: Int(x) + drawing.x, y: Int(y) + drawing.y, opacity: min(layer.opacity, 1))
+        guard let image = drawing.image else { return [] }
+        return [Sprite(image: image, x: Int(x) + drawing.x, y: Int(y) + drawing.y, opacity: opacity)]
+    }
+
+    /// A length in output pixels as whole pixels and the fraction left (0 when it is within
+    /// rounding error of a whole pixel).
+    private func wholeAndFraction(_ value: Double) -> (whole: Double, fraction: Double) {
+        let nearest = value.rounded()
+        if abs(value - nearest) < 1e-6 { return (nearest, 0) }
+        let whole = value.rounded(.down)
+        return (whole, value - whole)
     }
 
     /// A leaf that only shows text, unscaled: its sprite is the cached text raster.

@@ -212,6 +212,41 @@ import CMoonFFmpeg
         }
     }
 
+    /// A group that only holds its sublayers gives their sprites (a line and a badge are
+    /// cached apart; an empty group gives none); a sublayer a fraction of a pixel off keeps
+    /// that fraction in its drawing. Blended, the pixels of the group drawn whole.
+    @Test func groupsThatOnlyHoldTheirSublayersGiveTheirSprites() throws {
+        var root = LayerSnapshot(frame: Rect(x: 0, y: 0, width: 320, height: 120))
+        var video = root
+        video.isVideoLayer = true
+        var group = LayerSnapshot(frame: Rect(x: 3, y: 5, width: 300, height: 100))
+        var badge = LayerSnapshot(frame: Rect(x: 200, y: 6.4, width: 40, height: 20))
+        (badge.backgroundColor, badge.opacity) = (Color(red: 0, green: 0.5, blue: 1), 0.7)
+        var line = LayerSnapshot(frame: Rect(x: 10, y: 30, width: 280, height: 60))
+        var style = TextStyle(string: "光る星 star")
+        (style.fontSize, style.strokeWidth, style.shadowOpacity) = (40, 2, 0.7)
+        line.text = style
+        group.sublayers = [line, badge]
+        root.sublayers = [video, group]
+        var framed = root
+        (framed.sublayers[1].borderWidth, framed.sublayers[1].borderColor) = (1, .clear) // drawn whole
+        let renderer = try LayerRenderer(renderSize: Size(width: 320, height: 120))
+        let parts = try #require(try renderer.overlaySprites(for: root))
+        let one = try #require(try renderer.overlaySprites(for: framed))
+        #expect(parts.count == 2 && one.count == 1)
+        let (flat, whole) = (TestYUVFrame(width: 320, height: 120, y: 60, u: 128, v: 128), TestYUVFrame(width: 320, height: 120, y: 60, u: 128, v: 128))
+        flat.withImage { renderer.blend(parts, onto: $0) }
+        whole.withImage { renderer.blend(one, onto: $0) }
+        var worst = 0
+        for (a, b) in [(flat.luma, whole.luma), (flat.cb, whole.cb), (flat.cr, whole.cr)] {
+            for (p, q) in zip(a, b) { worst = max(worst, abs(Int(p) - Int(q))) }
+        }
+        #expect(worst <= 2, "flattened and whole differ by \(worst)")
+        group.sublayers = []
+        root.sublayers = [video, group]
+        #expect(try renderer.overlaySprites(for: root)?.isEmpty == true)
+    }
+
     @Test func planarViewOfADecodedFrameReadsItsTags() throws {
         let frame = try #require(av_frame_alloc())
         defer {
