@@ -32,19 +32,27 @@ import TestSupport
         }
     }
 
+    /// Lua lines: `comp` (the whole of `arg[1]`, 640×360) and `vc`, its video composition
+    /// with `overlay` (Lua code that builds a layer, given `arg[2]`) above the video.
+    func overlayComposition(_ overlay: String) -> String {
+        """
+        local asset = av.asset(arg[1])
+        local comp = av.composition()
+        comp:insertTimeRange(av.range(0, asset.durationTime), asset, 0)
+        local vc = av.videoComposition(comp)
+        local parent = av.layer{ frame = {0, 0, 640, 360} }
+        local video = av.layer{ frame = {0, 0, 640, 360} }
+        parent:addSublayer(video)
+        parent:addSublayer(\(overlay))
+        vc.animationTool = av.animationTool{ videoLayer = video, parentLayer = parent }
+
+        """
+    }
+
     /// Exports `arg[1]` (640×360) with `overlay` (Lua code that builds a layer, given
     /// `arg[2]`) above the video to `arg[3]`.
     func exportWithOverlay(_ overlay: String, arguments: [String]) throws {
-        let result = try Moonreel.runScript("""
-            local asset = av.asset(arg[1])
-            local comp = av.composition()
-            comp:insertTimeRange(av.range(0, asset.durationTime), asset, 0)
-            local vc = av.videoComposition(comp)
-            local parent = av.layer{ frame = {0, 0, 640, 360} }
-            local video = av.layer{ frame = {0, 0, 640, 360} }
-            parent:addSublayer(video)
-            parent:addSublayer(\(overlay))
-            vc.animationTool = av.animationTool{ videoLayer = video, parentLayer = parent }
+        let result = try Moonreel.runScript(overlayComposition(overlay) + """
             local session = av.exportSession(comp, "HighestQuality")
             session.outputURL = arg[3]
             session.videoComposition = vc
@@ -190,6 +198,53 @@ import TestSupport
         let whole = try sungPixels(lyrics: line("{\\k150}MMMM {\\k150}NN"), name: "jump.ass", at: [0.75, 1.4])
         #expect(whole[0] > 0 && whole[0] == whole[1], "\\k lights the syllable at once: \(whole)")
         #expect(abs(swept[2] - whole[0] * 3 / 4) < whole[0] / 8, "three quarters of the fill at three quarters of the time: \(swept) \(whole)")
+    }
+
+    /// Issue 25 §3: a `\\kf` line wrapped onto two lines, its stills (the engine's PNG,
+    /// read back with ffmpeg) inside a character, on a character boundary, at the word
+    /// boundary that ends the first line and inside a character of the second: on each line,
+    /// sung (yellow) glyphs only left of the edge and unsung (white) only right of it. Kana
+    /// advance one em, so the edge is 40 px × the sung characters of that line.
+    @Test func karaokeStillsAreCutAtTheSungEdgeOfEachLine() throws {
+        let video = try Fixtures.solid("0x404040", seconds: 4, size: "640x360")
+        let cues = Fixtures.scratchPath("two-lines.ass")
+        try """
+            [Script Info]
+            ScriptType: v4.00+
+
+            [Events]
+            Format: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text
+            Dialogue: 0,0:00:00.00,0:00:04.00,Default,,0,0,0,,{\\kf200}きらきら{\\kf200}ひかるよ
+            """.write(toFile: cues, atomically: true, encoding: .utf8)
+        let folder = (cues as NSString).deletingLastPathComponent
+        // Sung characters at each time: 2, 2 + 12/32, 4 (the first line, then none of the
+        // second), 6 + 19/32 (the 1/32 steps of `highlightedScalars`).
+        let stills: [(time: Double, edges: (Double, Double))] = [(1.0, (80, 0)), (1.2, (95, 0)), (2.0, (160, 0)), (3.3, (160, 103.75))]
+        let result = try Moonreel.runScript(overlayComposition("""
+            require('effects.lyrics'){ cues = av.readCues(arg[2]), renderSize = {640, 360}, shadow = false,
+              karaokeColor = "#FFFF00", fontSize = 40, alignment = "left", frame = {100, 120, 180, 160} }
+            """) + """
+            local generator = av.imageGenerator(comp, { videoComposition = vc })
+            generator.overwrite = true
+            for i = 4, #arg do generator:copyImage(tonumber(arg[i]), ("%s/karaoke-%s.png"):format(arg[3], arg[i])) end
+            """, arguments: [video, cues, folder] + stills.map { String($0.time) })
+        #expect(result.status == 0, "\(result.err)")
+        for (time, edges) in stills {
+            let frame = try Tool.rgbFrame("\(folder)/karaoke-\(time).png", at: 0)
+            // Kana lines are 58 px apart at 40 px: the first from y 120, the second from 178.
+            for (line, rows, edge) in [(1, 120..<178, edges.0), (2, 178..<240, edges.1)] {
+                var sung: [Int] = [], unsung: [Int] = []
+                for y in rows { for x in 80..<300 {
+                    let p = frame.pixel(x, y)
+                    if p.r > 180 && p.g > 180 && p.b < 100 { sung.append(x - 100) }
+                    if min(p.r, p.g, p.b) > 200 { unsung.append(x - 100) }
+                } }
+                let found = "at \(time) s, line \(line), edge \(edge): sung x \(sung.min() ?? -1)…\(sung.max() ?? -1), unsung \(unsung.min() ?? -1)…\(unsung.max() ?? -1)"
+                #expect(sung.allSatisfy { Double($0) < edge + 3 } && unsung.allSatisfy { Double($0) > edge - 3 }, "\(found)")
+                #expect(edge == 0 || sung.count > 100, "\(found)")
+                #expect(edge == 160 || unsung.count > 100, "\(found)")
+            }
+        }
     }
 
     /// Issue 25: bilingual lyrics — a translation (LRC: a second line with the same time tag;

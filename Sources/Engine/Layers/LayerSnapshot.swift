@@ -198,7 +198,7 @@ public struct TextStyle: Sendable, Hashable {
     /// drawn in `highlightColor` (when set) instead of `foregroundColor`.
     public var highlightedScalars: Int = 0
     /// Karaoke: how much of the next scalar is sung, 0 ≤ f < 1, from its leading edge (a
-    /// fill sweeping across a word: ASS `\kf`); in steps of 1/32, so a sweep draws a few dozen rasters.
+    /// fill sweeping across a word: ASS `\kf`); animations set it in steps of 1/32 of a scalar.
     public var highlightFraction: Double = 0
     /// Colour of the sung scalars (see `highlightedScalars`); nil: no highlight.
     public var highlightColor: Color? = nil

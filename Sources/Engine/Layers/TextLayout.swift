@@ -73,27 +73,7 @@ package final class TextLayout {
         if style.lineSpacing.isFinite, style.lineSpacing != 0 {
             pango_layout_set_spacing(pango, Int32(max(min(style.lineSpacing, 4096), -4096) * Double(PANGO_SCALE)))
         }
-        if let attributes = karaokeAttributes(style) {
-            defer { pango_attr_list_unref(attributes) }
-            pango_layout_set_attributes(pango, attributes)
-        }
         return layout
-    }
-
-    /// The already-sung scalars in `highlightColor`: Pango attributes count UTF-8 bytes.
-    private func karaokeAttributes(_ style: TextStyle) -> OpaquePointer? {
-        guard let color = style.highlightColor, style.highlightedScalars > 0 else { return nil }
-        let end = style.string.unicodeScalars.prefix(style.highlightedScalars).reduce(0) { $0 + UTF8.width($1) }
-        let channel = { (value: Double) in UInt16(min(max(value, 0), 1) * 65535) }
-        guard let list = pango_attr_list_new() else { return nil }
-        for attribute in [pango_attr_foreground_new(channel(color.red), channel(color.green), channel(color.blue)),
-                          pango_attr_foreground_alpha_new(channel(color.alpha))] {
-            guard let attribute else { continue }
-            attribute.pointee.start_index = 0
-            attribute.pointee.end_index = UInt32(end)
-            pango_attr_list_insert(list, attribute) // the list takes ownership
-        }
-        return list
     }
 
     private func pangoAlignment(_ alignment: TextAlignment) -> PangoAlignment {

@@ -12,11 +12,11 @@ import CMoonPangoCairo
 /// - `render(_:video:into:)` (general path): the whole tree, with any transforms, drawn
 ///   with cairo onto a full-frame BGRA canvas over opaque black.
 ///
-/// Cost: text is laid out once per distinct style and box size, images are decoded once,
-/// and each overlay subtree is drawn once per distinct look (position, translation and
-/// opacity are applied when blending, so moving and fading layers reuse their sprite; a
-/// group that only holds its sublayers gives theirs, so one changing line does not redraw
-/// the rest);
+/// Cost: text is laid out once per distinct style and box size (a karaoke line twice, sung
+/// and unsung, whatever its progress: see `KaraokeText`), images are decoded once, and each
+/// overlay subtree is drawn once per distinct look (position, translation and opacity are
+/// applied when blending, so moving and fading layers reuse their sprite; a group that
+/// only holds its sublayers gives theirs, so one changing line does not redraw the rest);
 /// all in LRU caches bounded by `cacheBytes`, which also drop what no frame has used for
 /// `framesKept` frames when each frame starts with `beginFrame()` (memory follows what is
 /// on screen). Work per frame depends only on the layers in the snapshot given.
@@ -30,7 +30,7 @@ package final class LayerRenderer {
     package let outputHeight: Int
     private let scale: (x: Double, y: Double)
     private let rasterizer: TextRasterizer
-    private let texts: LRUCache<TextKey, RasterizedText>
+    private let texts: LRUCache<TextKey, DrawnText>
     private let images: LRUCache<String, RGBAImage>
     private let sprites: LRUCache<LayerSnapshot, RasterizedText>
     private let blender: SpriteBlender
@@ -39,6 +39,12 @@ package final class LayerRenderer {
     private struct TextKey: Hashable {
         let style: TextStyle
         let box: Size
+    }
+
+    /// A text as cached: one drawing, or a karaoke line's two (nil: no ink), whatever its progress.
+    private enum DrawnText {
+        case plain(RasterizedText)
+        case karaoke(KaraokeText?)
     }
 
     package init(renderSize: Size, outputWidth: Int? = nil, outputHeight: Int? = nil, cacheBytes: Int = 256 << 20) throws {
@@ -181,7 +187,7 @@ package final class LayerRenderer {
         return translatesOnly && layer.opacity >= 1 && layer.borderWidth <= 0 && !clipsOutput && layer.filters.isEmpty ? .found : .disqualified
     }
 
-    /// One overlay subtree as sprites (none or one). The drawing is cached
+    /// One overlay subtree as sprites (one, or a karaoke line's parts). The drawing is cached
     /// under the layer with its position, translation and opacity taken out, which are
     /// applied here and when blending; a layer `offset` a fraction of a pixel from its
     /// anchor keeps that fraction in its drawing, as when its group was drawn whole.
@@ -205,7 +211,14 @@ package final class LayerRenderer {
         let opacity = min(layer.opacity, 1)
         let drawing: RasterizedText
         if let style = key.text, key.frame.origin == .zero, isPlainText(key) {
-            drawing = try rasterizedText(style, box: key.frame.size, deviceScale: scale.x) // the text raster itself, not a copy
+            // The text raster itself, not a copy; a karaoke line as parts of its two drawings.
+            switch try drawnText(style, box: key.frame.size, deviceScale: scale.x) {
+            case .plain(let text): drawing = text
+            case .karaoke(nil): return []
+            case .karaoke(let karaoke?):
+                return try karaoke.sprites(sung: style.highlightedScalars, fraction: style.highlightFraction,
+                                           atX: Int(x) + karaoke.x, y: Int(y) + karaoke.y, opacity: opacity)
+            }
         } else {
             drawing = try sprites.value(for: key) {
                 let drawn = try drawSubtree(key)
@@ -275,9 +288,8 @@ package final class LayerRenderer {
         }
         if let style = layer.text {
             let s = deviceScale(toTarget.a, toTarget.b, toTarget.c, toTarget.d)
-            let text = try rasterizedText(style, box: box.size, deviceScale: s)
-            if let image = text.image {
-                parts.append(Rect(x: Double(text.x) / s, y: Double(text.y) / s, width: Double(image.width) / s, height: Double(image.height) / s))
+            if let text = try textBox(style, box: box.size, deviceScale: s) {
+                parts.append(Rect(x: Double(text.x) / s, y: Double(text.y) / s, width: Double(text.width) / s, height: Double(text.height) / s))
             }
         }
         var result = parts.map { toTarget.apply($0) }.reduce(Rect?.none) { union($0, $1) }
@@ -465,9 +477,28 @@ package final class LayerRenderer {
 
     /// Text laid out in `box` (layer units) and drawn `deviceScale` times larger, so that it
     /// stays sharp on outputs smaller or larger than the render size and in scaled layers.
-    /// The result is in device pixels.
+    /// The result is in device pixels; a karaoke line is cut at its sung edge for this call
+    /// (its two drawings are what is cached).
     private func rasterizedText(_ style: TextStyle, box: Size, deviceScale s: Double) throws -> RasterizedText {
-        var scaled = style
+        switch try drawnText(style, box: box, deviceScale: s) {
+        case .plain(let text): return text
+        case .karaoke(nil): return RasterizedText(image: nil, x: 0, y: 0)
+        case .karaoke(let karaoke?): return try karaoke.drawn(sung: style.highlightedScalars, fraction: style.highlightFraction)
+        }
+    }
+
+    /// Where `rasterizedText` puts ink (device pixels, relative to the box), without drawing
+    /// a karaoke step; nil when nowhere.
+    private func textBox(_ style: TextStyle, box: Size, deviceScale s: Double) throws -> PixelBox? {
+        switch try drawnText(style, box: box, deviceScale: s) {
+        case .plain(let text): return text.image.map { PixelBox(x: text.x, y: text.y, width: $0.width, height: $0.height) }
+        case .karaoke(let karaoke): return karaoke.map { PixelBox(x: $0.x, y: $0.y, width: $0.width, height: $0.height) }
+        }
+    }
+
+    /// The cached drawing of a text (see `rasterizedText`), a karaoke line's whatever its progress.
+    private func drawnText(_ style: TextStyle, box: Size, deviceScale s: Double) throws -> DrawnText {
+        var scaled = style.karaokeColor == nil ? style : style.withoutKaraokeProgress
         if s != 1 {
             scaled.fontSize *= s
             scaled.lineSpacing *= s
@@ -477,8 +508,12 @@ package final class LayerRenderer {
         }
         let deviceBox = Size(width: box.width * s, height: box.height * s)
         return try texts.value(for: TextKey(style: scaled, box: deviceBox)) {
+            if scaled.karaokeColor != nil {
+                let karaoke = try rasterizer.rasterizeKaraoke(scaled, in: deviceBox)
+                return (.karaoke(karaoke), karaoke?.byteCount ?? 0)
+            }
             let text = try rasterizer.rasterize(scaled, in: deviceBox)
-            return (text, text.image?.byteCount ?? 0)
+            return (.plain(text), text.image?.byteCount ?? 0)
         }
     }
 

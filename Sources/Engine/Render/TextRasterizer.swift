@@ -19,8 +19,9 @@ package struct RasterizedText: Sendable {
 /// thread its own (`LayerRenderer` does).
 package final class TextRasterizer {
     private let layouts: TextLayout
-    /// Blurred shadow masks of the last few texts. A karaoke fill changes colours, not
-    /// shapes: each frame of a sung line reuses its mask instead of blurring again.
+    /// Blurred shadow masks of the last few texts. A colour change keeps the shapes: a
+    /// karaoke line's sung drawing, or a text whose colour animates, reuses the mask instead
+    /// of blurring again.
     private var shadowMasks: [(key: ShadowKey, mask: CairoSurface)] = []
 
     private struct ShadowKey: Hashable {
@@ -32,14 +33,60 @@ package final class TextRasterizer {
 
     package init() throws { layouts = try TextLayout() }
 
-    /// Draws `style` laid out in a box of `box` pixels.
+    /// Draws `style` laid out in a box of `box` pixels. A karaoke style (a `highlightColor`
+    /// other than the foreground) is its `KaraokeText` cut at its sung edge.
     package func rasterize(_ style: TextStyle, in box: Size) throws -> RasterizedText {
+        if style.karaokeColor != nil {
+            guard let karaoke = try rasterizeKaraoke(style, in: box) else { return RasterizedText(image: nil, x: 0, y: 0) }
+            return try karaoke.drawn(sung: style.highlightedScalars, fraction: style.highlightFraction)
+        }
+        guard let canvas = try canvas(for: style, in: box) else { return RasterizedText(image: nil, x: 0, y: 0) }
+        let image = try draw(canvas, style, fill: style.foregroundColor)
+        guard let trimmed = try image.trimmedToInk() else { return RasterizedText(image: nil, x: 0, y: 0) }
+        return RasterizedText(image: trimmed.image, x: canvas.originX + trimmed.x, y: canvas.originY + trimmed.y)
+    }
+
+    /// Draws a karaoke line (`style.karaokeColor` set; its progress is ignored) twice, all
+    /// unsung and all sung, on one canvas, with where each scalar and line lies: every step
+    /// of its fill is cut from these two. Nil when nothing is visible.
+    package func rasterizeKaraoke(_ style: TextStyle, in box: Size) throws -> KaraokeText? {
+        guard let sungColor = style.karaokeColor, let canvas = try canvas(for: style, in: box) else { return nil }
+        let unsung = try draw(canvas, style, fill: style.foregroundColor)
+        let sung = try draw(canvas, style, fill: sungColor)
+        let ink: PixelBox
+        switch (unsung.inkBox(), sung.inkBox()) {
+        case (nil, nil): return nil
+        case let (a?, b?): ink = a.union(b)
+        case let (a?, nil), let (nil, a?): ink = a
+        }
+        let (x, y) = (canvas.originX + ink.x, canvas.originY + ink.y)
+        let geometry = try KaraokeGeometry(measuring: style, layout: canvas.layout.opaque,
+                                           origin: Point(x: canvas.layoutX - Double(x), y: -Double(y)))
+        return try KaraokeText(unsung: unsung.cropped(to: ink), sung: sung.cropped(to: ink), x: x, y: y, geometry: geometry)
+    }
+
+    /// A text laid out and the canvas it is drawn on, in the box's pixels.
+    private struct Canvas {
+        let layout: GObjectReference
+        let box: Size
+        /// Where the layout's origin lies in the box.
+        let layoutX: Double
+        /// Where lines past `maxLines` begin (layout pixels), when they are left out.
+        let visibleBottom: Double?
+        let stroke: Double
+        let shadow: ShadowGeometry?
+        let originX: Int, originY: Int, width: Int, height: Int
+    }
+
+    /// The layout of `style` in `box` and a canvas holding its ink, outline and shadow; nil
+    /// when nothing can be visible. Throws for sizes and strings out of range.
+    private func canvas(for style: TextStyle, in box: Size) throws -> Canvas? {
         guard box.width.isFinite, box.height.isFinite, box.width >= 0, box.height >= 0,
               box.width <= Double(PixelLimits.maxSide), box.height <= Double(PixelLimits.maxSide) else {
             throw EngineError("text box \(box) is not a drawable size")
         }
         // Narrower than a pixel: nothing fits (and Pango would take width 0 as "unbounded").
-        guard box.width >= 1, !style.string.isEmpty else { return RasterizedText(image: nil, x: 0, y: 0) }
+        guard box.width >= 1, !style.string.isEmpty else { return nil }
         guard style.fontSize.isFinite, style.fontSize > 0, style.fontSize <= 4096 else {
             throw EngineError("font size \(style.fontSize) is out of range (0 < size ≤ 4096)")
         }
@@ -51,7 +98,7 @@ package final class TextRasterizer {
 
         var ink = PangoRectangle(), logical = PangoRectangle()
         pango_layout_get_pixel_extents(pango, &ink, &logical)
-        guard ink.width > 0, ink.height > 0 else { return RasterizedText(image: nil, x: 0, y: 0) }
+        guard ink.width > 0, ink.height > 0 else { return nil }
         // Unwrapped, unbounded layouts (width -1) align only among their own lines; the
         // block as a whole is placed in the box here.
         let layoutX = pango_layout_get_width(pango) < 0 ? blockOffset(style.alignment, logical: Double(logical.width), box: box.width) : 0
@@ -65,76 +112,58 @@ package final class TextRasterizer {
         var canvasBox = inkBox
         if let shadow { canvasBox = canvasBox.union(inkBox.offsetBy(shadow.dx, shadow.dy).insetBy(-Double(shadow.extent + 1))) }
         let (originX, originY) = (Int(canvasBox.x0.rounded(.down)), Int(canvasBox.y0.rounded(.down)))
-        let width = Int(canvasBox.x1.rounded(.up)) - originX, height = Int(canvasBox.y1.rounded(.up)) - originY
-        let image = try RGBAImage(width: width, height: height)
+        return Canvas(layout: layout, box: box, layoutX: layoutX, visibleBottom: visibleBottom, stroke: stroke, shadow: shadow,
+                      originX: originX, originY: originY,
+                      width: Int(canvasBox.x1.rounded(.up)) - originX, height: Int(canvasBox.y1.rounded(.up)) - originY)
+    }
 
+    /// The whole canvas: shadow, outline, then the glyphs filled with `fill`.
+    private func draw(_ canvas: Canvas, _ style: TextStyle, fill: Color) throws -> RGBAImage {
+        let pango = canvas.layout.opaque
+        let (width, height) = (canvas.width, canvas.height)
+        let image = try RGBAImage(width: width, height: height)
         let drawText = { (cr: OpaquePointer) in
-            cairo_translate(cr, layoutX - Double(originX), -Double(originY))
-            if let visibleBottom {
+            cairo_translate(cr, canvas.layoutX - Double(canvas.originX), -Double(canvas.originY))
+            if let visibleBottom = canvas.visibleBottom {
                 let far = Double(PixelLimits.maxSide) // every x, and everything above the cut
-                cairo_rectangle(cr, -far, -far, 2 * far, far + visibleBottom + stroke)
+                cairo_rectangle(cr, -far, -far, 2 * far, far + visibleBottom + canvas.stroke)
                 cairo_clip(cr)
             }
             pango_cairo_update_layout(cr, pango)
-            if stroke > 0 {
+            if canvas.stroke > 0 {
                 pango_cairo_layout_path(cr, pango)
                 setSource(cr, style.strokeColor)
-                cairo_set_line_width(cr, 2 * stroke) // the fill covers the inner half
+                cairo_set_line_width(cr, 2 * canvas.stroke) // the fill covers the inner half
                 cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND)
                 cairo_stroke(cr)
             }
-            setSource(cr, style.foregroundColor)
+            setSource(cr, fill)
             pango_cairo_show_layout(cr, pango)
-            if let partial = self.partlySung(style, layout: pango) {
-                // The scalar being sung, filled from its leading edge: the text drawn again in
-                // the sung colour, clipped to that part of its box.
-                cairo_save(cr)
-                cairo_rectangle(cr, partial.x, partial.y, partial.width, partial.height)
-                cairo_clip(cr)
-                setSource(cr, style.highlightColor ?? style.foregroundColor)
-                pango_cairo_show_layout(cr, pango)
-                cairo_restore(cr)
-            }
         }
 
         let target = try CairoContext(drawingInto: image.view)
-        if let shadow {
-            let textSurface = try CairoSurface(format: CAIRO_FORMAT_ARGB32, width: width, height: height)
-            try CairoContext(textSurface).draw(drawText)
-            let key = ShadowKey(style: Self.shape(of: style), box: box)
-            let mask: CairoSurface
-            if let cached = shadowMasks.first(where: { $0.key == key })?.mask {
-                mask = cached
-            } else {
-                mask = try blurredAlpha(of: textSurface, width: width, height: height, radius: shadow.boxRadius)
-                shadowMasks.append((key, mask))
-                if shadowMasks.count > 8 { shadowMasks.removeFirst() }
-            }
-            target.draw { cr in
-                setSource(cr, style.shadowColor, alphaScale: min(max(style.shadowOpacity, 0), 1))
-                cairo_mask_surface(cr, mask.pointer, shadow.dx, shadow.dy)
-                cairo_set_source_surface(cr, textSurface.pointer, 0, 0)
-                cairo_paint(cr)
-            }
-        } else {
+        guard let shadow = canvas.shadow else {
             target.draw(drawText)
+            return image
         }
-        guard let trimmed = try image.trimmedToInk() else { return RasterizedText(image: nil, x: 0, y: 0) }
-        return RasterizedText(image: trimmed.image, x: originX + trimmed.x, y: originY + trimmed.y)
-    }
-
-    /// The sung part of the scalar after the highlighted ones (layout pixels), or nil.
-    private func partlySung(_ style: TextStyle, layout: OpaquePointer) -> Rect? {
-        guard style.highlightColor != nil, style.highlightFraction > 0,
-              style.highlightedScalars < style.string.unicodeScalars.count else { return nil }
-        let index = style.string.unicodeScalars.prefix(style.highlightedScalars).reduce(0) { $0 + UTF8.width($1) }
-        var box = PangoRectangle()
-        pango_layout_index_to_pos(layout, Int32(index), &box)
-        let scale = Double(PANGO_SCALE)
-        // Right-to-left scalars have a negative width: their leading edge is on the right.
-        let (x, width) = (Double(box.x) / scale, Double(box.width) / scale)
-        let sung = width * style.highlightFraction
-        return Rect(x: sung >= 0 ? x : x + sung, y: Double(box.y) / scale, width: abs(sung), height: Double(box.height) / scale)
+        let textSurface = try CairoSurface(format: CAIRO_FORMAT_ARGB32, width: width, height: height)
+        try CairoContext(textSurface).draw(drawText)
+        let key = ShadowKey(style: Self.shape(of: style, fill: fill), box: canvas.box)
+        let mask: CairoSurface
+        if let cached = shadowMasks.first(where: { $0.key == key })?.mask {
+            mask = cached
+        } else {
+            mask = try blurredAlpha(of: textSurface, width: width, height: height, radius: shadow.boxRadius)
+            shadowMasks.append((key, mask))
+            if shadowMasks.count > 8 { shadowMasks.removeFirst() }
+        }
+        target.draw { cr in
+            setSource(cr, style.shadowColor, alphaScale: min(max(style.shadowOpacity, 0), 1))
+            cairo_mask_surface(cr, mask.pointer, shadow.dx, shadow.dy)
+            cairo_set_source_surface(cr, textSurface.pointer, 0, 0)
+            cairo_paint(cr)
+        }
+        return image
     }
 
     /// With `maxLines` but no truncation mode, lines past the limit are simply not drawn:
@@ -158,14 +187,15 @@ package final class TextRasterizer {
         }
     }
 
-    /// What a text's alpha depends on: the style without its karaoke progress when the sung
-    /// and unsung colours are equally opaque (the glyphs' coverage is then the same).
-    private static func shape(of style: TextStyle) -> TextStyle {
-        guard (style.highlightColor?.alpha ?? style.foregroundColor.alpha) == style.foregroundColor.alpha else { return style }
+    /// What a text's alpha depends on: its shapes, outline and the alpha of its fill, not
+    /// the colours or a karaoke line's progress (the sung and unsung drawings of a line share
+    /// one blurred shadow when their colours are equally opaque).
+    private static func shape(of style: TextStyle, fill: Color) -> TextStyle {
         var shape = style
-        shape.highlightedScalars = 0
-        shape.highlightFraction = 0
-        shape.highlightColor = nil
+        shape.foregroundColor = Color(red: 0, green: 0, blue: 0, alpha: fill.alpha)
+        shape.strokeColor = Color(red: 0, green: 0, blue: 0, alpha: style.strokeColor.alpha)
+        (shape.shadowColor, shape.shadowOpacity) = (.black, 1)
+        (shape.highlightedScalars, shape.highlightFraction, shape.highlightColor) = (0, 0, nil)
         return shape
     }
 
