@@ -4,26 +4,30 @@ import CMoonAVShim
 /// Pictures of one size and pixel format whose memory is recycled (an `AVBufferPool`): a
 /// frame made for each output picture then reuses buffers instead of faulting fresh pages
 /// in (the kernel zeroes every new page: 3 MB for each 1080p picture). The layout (line
-/// sizes, plane offsets, padding) is `av_frame_get_buffer`'s, read off a first frame.
+/// sizes, plane offsets, padding) is `av_frame_get_buffer`'s, read off a first frame that
+/// is then let go (it would be one more picture held for the pool's whole life).
 final class FramePool {
     let width: Int
     let height: Int
     let format: AVPixelFormat
     private var pool: OpaquePointer?
-    private let template: Frame
+    private let lineSizes: (Int32, Int32, Int32, Int32, Int32, Int32, Int32, Int32)
     private let planeOffsets: [Int?]
 
     init(width: Int, height: Int, format: AVPixelFormat) throws {
         (self.width, self.height, self.format) = (width, height, format)
-        template = try Frame(width: width, height: height, format: format)
-        let frame = template.pointer.pointee
-        // One buffer holds every plane (FFmpeg's software frames); anything else is not pooled.
-        guard let buffer = frame.buf.0, frame.buf.1 == nil, let base = buffer.pointee.data else {
-            throw EngineError("cannot pool \(width)×\(height) frames of this format", kind: .internal)
+        let first = try Frame(width: width, height: height, format: format)
+        // Read while `first` still owns the buffer it describes.
+        let layout = withExtendedLifetime(first) { () -> (size: Int, offsets: [Int?], lineSizes: (Int32, Int32, Int32, Int32, Int32, Int32, Int32, Int32))? in
+            let frame = first.pointer.pointee
+            // One buffer holds every plane (FFmpeg's software frames); anything else is not pooled.
+            guard let buffer = frame.buf.0, frame.buf.1 == nil, let base = buffer.pointee.data else { return nil }
+            let planes = [frame.data.0, frame.data.1, frame.data.2, frame.data.3]
+            return (buffer.pointee.size, planes.map { plane in plane.map { base.distance(to: $0) } }, frame.linesize)
         }
-        let planes = [frame.data.0, frame.data.1, frame.data.2, frame.data.3]
-        planeOffsets = planes.map { plane in plane.map { base.distance(to: $0) } }
-        guard let made = av_buffer_pool_init(buffer.pointee.size, nil) else { throw EngineError("out of memory making a frame pool", kind: .limit) }
+        guard let layout else { throw EngineError("cannot pool \(width)×\(height) frames of this format", kind: .internal) }
+        (planeOffsets, lineSizes) = (layout.offsets, layout.lineSizes)
+        guard let made = av_buffer_pool_init(layout.size, nil) else { throw EngineError("out of memory making a frame pool", kind: .limit) }
         pool = made
     }
 
@@ -32,7 +36,7 @@ final class FramePool {
         av_buffer_pool_uninit(&pool)
     }
 
-    /// A frame of the pool's size and format, with the template's line sizes; its pixels
+    /// A frame of the pool's size and format, with the first frame's line sizes; its pixels
     /// are whatever a previous user left.
     func frame() throws -> Frame {
         let frame = try Frame()
@@ -44,7 +48,7 @@ final class FramePool {
         picture.pointee.width = Int32(width)
         picture.pointee.height = Int32(height)
         picture.pointee.format = format.rawValue
-        picture.pointee.linesize = template.pointer.pointee.linesize
+        picture.pointee.linesize = lineSizes
         let data = planeOffsets.map { offset in offset.map { base + $0 } }
         picture.pointee.data = (data[0], data[1], data[2], data[3], nil, nil, nil, nil)
         moon_frame_use_own_data(picture)
