@@ -139,7 +139,10 @@ public final class Compositor {
 
     /// The pictures of the compositor's range in order (or of the frames numbered `frames`
     /// from its start), one per frame duration, rendered ahead on a thread of their own; each
-    /// frame's `pts` is its number from the first one streamed.
+    /// frame's `pts` is its number from the first one streamed. One frame waits in the queue
+    /// while the next is rendered: a 1080p picture is 3 MiB, and deeper queues only held more
+    /// of them (the encoder buffers its own lookahead; 3 frames: 12 MiB more at the lyrics
+    /// job's peak, the same wall time).
     func frameStream(frames: Range<Int64>? = nil, cancellation: CancellationFlag) throws -> RenderStream<Frame> {
         guard let plan = video else { throw EngineError("the composition has no video to render", kind: .notFound) }
         let numbers = frames ?? 0..<plan.frameCount
@@ -156,7 +159,7 @@ public final class Compositor {
 
     private func frameStream(count: Int64, cancellation: CancellationFlag, time: @escaping @Sendable (Int64) -> MediaTime) throws -> RenderStream<Frame> {
         guard let plan = video else { throw EngineError("the composition has no video to render", kind: .notFound) }
-        return try RenderStream(capacity: 3) { push in
+        return try RenderStream(capacity: 1) { push in
             let renderer = VideoRenderer(plan: plan)
             for number in 0..<count {
                 guard !cancellation.isCancelled, push(try renderer.renderFrame(at: time(number), number: number)) else { return }
