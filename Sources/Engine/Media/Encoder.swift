@@ -152,9 +152,13 @@ final class Encoder {
     func bytesPerFrame(keyframeSpacing: Int) -> Double? {
         guard packetsWritten > 0 else { return nil }
         let keyframe = keyframePackets > 0 ? Double(keyframeBytes) / Double(keyframePackets) : 0
-        let others = packetsWritten - keyframePackets
-        guard others > 0 else { return keyframe }
-        return Double(bytesWritten - keyframeBytes) / Double(others) + keyframe / Double(max(keyframeSpacing, 1))
+        guard let other = meanOtherFrameBytes else { return keyframe }
+        return Double(other) + keyframe / Double(max(keyframeSpacing, 1))
+    }
+
+    /// The mean packet other than a keyframe; nil while only keyframes are out.
+    private var meanOtherFrameBytes: Int64? {
+        packetsWritten > keyframePackets ? (bytesWritten - keyframeBytes) / Int64(packetsWritten - keyframePackets) : nil
     }
 
     /// About how many bytes the frames still inside the encoder (its look-ahead and
@@ -164,8 +168,7 @@ final class Encoder {
     /// a usual ratio; an intra-only encoder holds no frames, so this barely counts for it.
     var bytesInFlight: Int64 {
         guard packetsWritten > 0 else { return 0 }
-        let frameBytes = packetsWritten > keyframePackets ? (bytesWritten - keyframeBytes) / Int64(packetsWritten - keyframePackets)
-                                                          : bytesWritten / Int64(packetsWritten) / 4
+        let frameBytes = meanOtherFrameBytes ?? bytesWritten / Int64(packetsWritten) / 4
         return Int64(max(framesSent - packetsWritten, 0) + 1) * frameBytes
     }
 }
