@@ -5,7 +5,7 @@
 # and peak memory as one Markdown table (with the machine and the number of runs).
 # Usage: RUNS=N bench/run.sh [JOB...]   (default: cut passthrough dissolve lyrics watermark smartcut)
 # jobs: cut passthrough dissolve lyrics watermark smartcut blur lut, and the long lyrics-10min smartcut-10min
-# smartrender (RUNS=1 is plenty). The peer is the ffmpeg CLI, except for smartcut* and smartrender,
+# smartrender (RUNS=1 is plenty), analysis. The peer is the ffmpeg CLI (for analysis: aubio and ffmpeg), except for smartcut* and smartrender,
 # whose target is a multiple of the same export re-encoded whole by Moonreel's HighestQuality.
 # Needs a release build (swift build -c release) and the ffmpeg CLI.
 set -euo pipefail
@@ -138,6 +138,14 @@ for job in "${jobs[@]}"; do
       run="$moonreel run --overwrite --progress none --set video=$clip --set lyrics=$work/lyrics-30-150.csv"
       compare "$job" "$run --set smartRendering=true --set output=$work/smartrender.mp4 scripts/examples/lyrics_template.lua" \
         "$run --set output=$work/smartrender-full.mp4 scripts/examples/lyrics_template.lua" ;;
+    analysis) # 3 min of stereo AAC drums analysed (beats, onsets, levels, loudness) vs aubio's beat and
+      # onset trackers and ffmpeg's ebur128 meter on the same file, one after the other
+      song="$work/drums-3min.m4a"
+      [ -f "$song" ] || ffmpeg -hide_banner -loglevel error -y -f lavfi -i "aevalsrc='st(0,t);0.9*sin(2*PI*55*mod(ld(0),1))*exp(-mod(ld(0),1)*18)+0.35*(2*random(1)-1)*exp(-mod(ld(0)+0.5,1)*30)+0.12*(2*random(2)-1)*exp(-mod(ld(0),0.25)*250)':s=44100:c=stereo:d=180" \
+        -c:a aac -b:a 192k "$song"
+      compare "analysis of 3 min (vs aubio beat + onset, ffmpeg ebur128)" \
+        "rm -rf $work/analysis-cache && XDG_CACHE_HOME=$work/analysis-cache $moonreel run bench/analyze.lua $song" \
+        "aubio beat $song && aubio onset $song && ffmpeg -hide_banner -nostats -i $song -af ebur128 -f null -" ;;
     smartcut|smartcut-10min) # frame-exact cut of a source with 2 s GOPs: copied GOPs vs all re-encoded
       clip=$source_clip; start=2.5; duration=15
       if [ "$job" = smartcut-10min ]; then clip=$(ten_minute_source); start=60.5; duration=420; fi

@@ -41,6 +41,9 @@ package final class API {
     package var scriptEvents: ((ScriptEvent) -> Void)?
     /// Told the cues of each `av.readCues` (the studio draws them on its timeline).
     package var cuesRead: (([Cue]) -> Void)?
+    /// Where `av.analyze` keeps what it found (the user's cache folder unless the embedder
+    /// sets another; nil: nowhere, and `av.analyze` says so).
+    package var analysisCache: AnalysisCache? = .standard
     /// Adjustments exports made that the user should hear about.
     package var warn: (String) -> Void = { _ in }
 
@@ -114,6 +117,7 @@ package final class API {
         for luaClass in allClasses { lua.register(luaClass) }
         installMetamethods()
         installColorMetatable()
+        installAnalysisMetatable()
         installAVTable()
         // The state holds closures into this API (which reaches the state unowned): it lives
         // as long as the state, whatever the embedder keeps.
@@ -131,7 +135,7 @@ package final class API {
     var avFunctions: [(String, String, LuaFunction)] {
         timeFunctions + [transformFunction] + assetFunctions + compositionFunctions + videoCompositionFunctions + audioMixFunctions + exportFunctions + imageGeneratorFunctions
             + layerFunctions + animationFunctions + cueFunctions + filterFunctions
-            + editHelperFunctions + captureFunctions + mediaLibraryFunctions
+            + editHelperFunctions + captureFunctions + mediaLibraryFunctions + analysisFunctions
     }
 
     private func installAVTable() {

@@ -10,6 +10,8 @@
 #include <libavutil/pixdesc.h>
 #include <libavutil/dict.h>
 #include <libavutil/hmac.h>
+#include <libavutil/sha.h>
+#include <libavutil/tx.h>
 #include <libavutil/dovi_meta.h>
 #include <libavutil/mastering_display_metadata.h>
 #include <libswscale/swscale.h>

@@ -10,7 +10,7 @@ import Testing
         "Platform": 0, "Media": 1,
         "Composition": 2, "Animation": 2, "Layers": 2, "Cues": 2, "Filters": 2, "Edit": 2,
         "Render": 3, "Compositor": 3,
-        "Export": 4, "Capture": 4,
+        "Export": 4, "Capture": 4, "Analysis": 4,
         "Library": 5,
     ]
 

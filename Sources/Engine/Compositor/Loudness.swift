@@ -107,12 +107,18 @@ final class LoudnessMeter {
     private var integrated = LoudnessMeter.silence
     private var range = 0.0
     private var truePeak: Double = 0
+    /// Momentary loudness (400 ms windows), LUFS, one reading per 100 ms pushed, when asked for.
+    private(set) var momentary: [Double] = []
+    private let recordsMomentary: Bool
 
     /// What `ebur128` reports for silence: its absolute gate.
     static let silence = -70.0
 
-    init(format: AudioFormat) throws {
+    /// With `recordsMomentary`, blocks must be pushed 100 ms at a time: `ebur128` updates its
+    /// momentary reading every 100 ms and a frame carries the latest.
+    init(format: AudioFormat, recordsMomentary: Bool = false) throws {
         self.format = format
+        self.recordsMomentary = recordsMomentary
         chain = try FilterChain(chain: [("abuffer", try format.abufferArguments()), ("ebur128", "metadata=1:peak=true")],
                                 sink: "abuffersink")
     }
@@ -123,6 +129,7 @@ final class LoudnessMeter {
         try drain()
     }
 
+    @discardableResult
     func finish() throws -> LoudnessMeasurement {
         try chain.push(nil)
         try drain()
@@ -137,6 +144,7 @@ final class LoudnessMeter {
             if let value = number("lavfi.r128.I") { integrated = value }
             if let value = number("lavfi.r128.LRA") { range = value }
             if let value = number("lavfi.r128.true_peak") { truePeak = max(truePeak, value) }
+            if recordsMomentary, let value = number("lavfi.r128.M") { momentary.append(value) }
         }
     }
 

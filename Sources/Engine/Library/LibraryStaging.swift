@@ -223,7 +223,7 @@ enum LibraryKey {
         var digest = [UInt8](repeating: 0, count: 32)
         let bytes = Array(text.utf8)
         guard av_hmac_calc(context, bytes, UInt32(bytes.count), key, UInt32(key.count), &digest, UInt32(digest.count)) == 32 else { return nil }
-        return digest.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        return hexString(digest)
     }
 
     /// Whether `signature` is `text`'s under `key` (compared in constant time).

@@ -1,0 +1,137 @@
+import CMoonFFmpeg
+import MoonreelPlatform
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Analyses kept on disk, one small text file each, named by the SHA-256 of the media
+/// file's content, the track and the kind of analysis: a second run of a script reads them
+/// instead of decoding again, and a changed file (same name, new content) is analysed anew.
+/// Writing is best effort: an analysis that cannot be kept is still returned.
+public struct AnalysisCache: Sendable {
+    public let folder: String
+
+    /// Bumped whenever an analysis method changes what it finds, so old results are not reused.
+    static let version = 1
+
+    public init(folder: String) { self.folder = folder }
+
+    /// `$XDG_CACHE_HOME/moonreel/analysis`, else `~/.cache/moonreel/analysis`; nil with neither set.
+    public static var standard: AnalysisCache? {
+        let environment = { (name: String) in getenv(name).map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } }
+        guard let base = environment("XDG_CACHE_HOME") ?? environment("HOME").map({ $0 + "/.cache" }) else { return nil }
+        return AnalysisCache(folder: base + "/moonreel/analysis")
+    }
+
+    /// The audio analysis of `track`, from the cache or made now (and kept).
+    public func audio(of track: AssetTrack, cancellation: CancellationFlag? = nil) throws -> AudioAnalysis {
+        try cached(track, kind: "audio") { try AudioAnalysis.analyze(track, cancellation: cancellation) }
+    }
+
+    /// The scene analysis of `track`, from the cache or made now (and kept).
+    public func scenes(of track: AssetTrack, cancellation: CancellationFlag? = nil) throws -> SceneAnalysis {
+        try cached(track, kind: "scenes") { try SceneAnalysis.analyze(track, cancellation: cancellation) }
+    }
+
+    /// Where the analysis of `kind` of `track` is kept.
+    public func path(of track: AssetTrack, kind: String) throws -> String {
+        "\(folder)/\(try Self.contentDigest(of: track.path))-\(track.streamIndex)-\(kind)-v\(Self.version).txt"
+    }
+
+    private func cached<Analysis: CacheableAnalysis>(_ track: AssetTrack, kind: String, analyze: () throws -> Analysis) throws -> Analysis {
+        let file = try path(of: track, kind: kind)
+        if let text = try? TextFile.read(file, kind: "analysis cache"), let kept = Analysis(cacheText: text) { return kept }
+        let made = try analyze()
+        try? Paths.makeFolders(folder, mode: 0o700)
+        try? Paths.writeFile(made.cacheText, to: file, replacing: true)
+        return made
+    }
+
+    /// The SHA-256 of a file's content, in hex.
+    static func contentDigest(of path: String) throws -> String {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw EngineError("cannot read \(path) (\(systemMessage(errno)))", kind: .io, subject: path) }
+        defer { close(descriptor) }
+        guard let context = av_sha_alloc() else { throw EngineError("out of memory", kind: .limit) }
+        defer { av_free(UnsafeMutableRawPointer(context)) }
+        av_sha_init(context, 256)
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else { throw EngineError("cannot read \(path) (\(systemMessage(errno)))", kind: .io, subject: path) }
+            if count == 0 { break }
+            av_sha_update(context, buffer, count)
+        }
+        var digest = [UInt8](repeating: 0, count: 32)
+        av_sha_final(context, &digest)
+        return hexString(digest)
+    }
+}
+
+/// An analysis written as lines of `name value value …` (numbers as Swift prints them,
+/// which read back exactly).
+protocol CacheableAnalysis {
+    var cacheText: String { get }
+    init?(cacheText: String)
+}
+
+/// The named lines of a cached analysis, each a list of numbers.
+private struct CacheLines {
+    private var lines: [Substring: [Double]] = [:]
+
+    init?(_ text: String, kind: String) {
+        let all = text.split(separator: "\n", omittingEmptySubsequences: false)
+        guard all.first == "moonreel \(kind) analysis", all.last == "end" else { return nil }
+        for line in all.dropFirst().dropLast() {
+            let fields = line.split(separator: " ")
+            guard let name = fields.first else { return nil }
+            var numbers: [Double] = []
+            for field in fields.dropFirst() {
+                guard let number = Double(field), number.isFinite else { return nil }
+                numbers.append(number)
+            }
+            lines[name] = numbers
+        }
+    }
+
+    subscript(name: Substring) -> [Double]? { lines[name] }
+
+    /// The lines as text; numbers print as Swift prints them (shortest exact form).
+    static func text(kind: String, _ lines: [(String, [any LosslessStringConvertible])]) -> String {
+        (["moonreel \(kind) analysis"] + lines.map { ([$0.0] + $0.1.map(\.description)).joined(separator: " ") } + ["end"])
+            .joined(separator: "\n")
+    }
+}
+
+extension AudioAnalysis: CacheableAnalysis {
+    var cacheText: String {
+        CacheLines.text(kind: "audio", [
+            ("tempo", tempo.map { [$0] } ?? []), ("tempoConfidence", [tempoConfidence]), ("duration", [duration]),
+            ("beats", beats), ("downbeats", downbeats), ("onsets", onsets.flatMap { [$0.time, $0.strength] }),
+            ("levels", levels), ("loudness", loudness),
+        ])
+    }
+
+    init?(cacheText: String) {
+        guard let lines = CacheLines(cacheText, kind: "audio"), let tempo = lines["tempo"], tempo.count <= 1,
+              let confidence = lines["tempoConfidence"]?.first, let duration = lines["duration"]?.first,
+              let beats = lines["beats"], let downbeats = lines["downbeats"], let onsets = lines["onsets"], onsets.count % 2 == 0,
+              let levels = lines["levels"], let loudness = lines["loudness"] else { return nil }
+        self.init(tempo: tempo.first, tempoConfidence: confidence, beats: beats, downbeats: downbeats,
+                  onsets: stride(from: 0, to: onsets.count, by: 2).map { Onset(time: onsets[$0], strength: onsets[$0 + 1]) },
+                  levels: levels.map(Float.init), loudness: loudness, duration: duration)
+    }
+}
+
+extension SceneAnalysis: CacheableAnalysis {
+    var cacheText: String {
+        CacheLines.text(kind: "scenes", [("frameTimes", frameTimes), ("differences", differences)])
+    }
+
+    init?(cacheText: String) {
+        guard let lines = CacheLines(cacheText, kind: "scenes"), let times = lines["frameTimes"],
+              let differences = lines["differences"], times.count == differences.count else { return nil }
+        self.init(frameTimes: times, differences: differences)
+    }
+}

@@ -1,0 +1,139 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What an audio track holds, measured once: its tempo and beats, its onsets, its level
+/// every 10 ms and its momentary loudness every 100 ms. Plain values (seconds in the
+/// track's asset time), so it can be cached and handed to scripts as data.
+public struct AudioAnalysis: Sendable, Equatable {
+    /// Beats per minute of the beats found (their least-squares spacing); nil when the
+    /// audio has no steady pulse.
+    public var tempo: Double?
+    /// How regular the pulse is, 0…1 (its autocorrelation against the onsets' energy).
+    public var tempoConfidence: Double
+    /// Beat times, seconds.
+    public var beats: [Double]
+    /// The first beat of each bar, assuming four beats to a bar: the beats of the phase
+    /// whose onsets are clearly strongest; empty when none stands out.
+    public var downbeats: [Double]
+    /// Where notes, hits and words start, with their strength (0…1, the onset envelope's
+    /// height over its range).
+    public var onsets: [Onset]
+    /// RMS level of each 10 ms of audio (`levelInterval`), dBFS, the loudest channel
+    /// (a full-scale square wave reads 0; digital silence −120).
+    public var levels: [Float]
+    /// Momentary loudness (EBU R128, 400 ms windows) every 100 ms (`loudnessInterval`),
+    /// LUFS; −120 where the window is silent.
+    public var loudness: [Double]
+    /// Seconds of audio analysed.
+    public var duration: Double
+
+    public struct Onset: Sendable, Equatable {
+        public var time: Double
+        public var strength: Double
+        public init(time: Double, strength: Double) { (self.time, self.strength) = (time, strength) }
+    }
+
+    /// Levels per second (one every 10 ms).
+    public static let levelsPerSecond: Int32 = 100
+    /// Seconds between loudness readings.
+    public static let loudnessInterval = 0.1
+    /// The floor of `levels` and `loudness` (digital silence).
+    public static let silenceFloor = -120.0
+
+    public init(tempo: Double?, tempoConfidence: Double, beats: [Double], downbeats: [Double], onsets: [Onset],
+                levels: [Float], loudness: [Double], duration: Double) {
+        self.tempo = tempo
+        self.tempoConfidence = tempoConfidence
+        self.beats = beats
+        self.downbeats = downbeats
+        self.onsets = onsets
+        self.levels = levels
+        self.loudness = loudness
+        self.duration = duration
+    }
+
+    /// The stretches quieter than `threshold` dBFS for at least `minimumDuration` seconds,
+    /// exact to the 10 ms of the levels, in the track's time.
+    public func silences(threshold: Double, minimumDuration: Double) -> [TimeRange] {
+        Self.silences(in: levels, threshold: threshold, minimumDuration: minimumDuration)
+    }
+
+    /// The silences of `levels` (one every 10 ms, from 0 s), as `silences(threshold:minimumDuration:)`.
+    public static func silences(in levels: [Float], threshold: Double, minimumDuration: Double) -> [TimeRange] {
+        // Whole 10 ms steps (less a hair, so 0.3 s is 30 steps, not 31); never more than there are.
+        let steps = (minimumDuration * Double(Self.levelsPerSecond) - 1e-9).rounded(.up)
+        let shortest = steps.isNaN ? 1 : Int(min(max(steps, 1), Double(levels.count + 1)))
+        var ranges: [TimeRange] = []
+        var start: Int?
+        for index in 0...levels.count {
+            let quiet = index < levels.count && Double(levels[index]) < threshold
+            if quiet, start == nil { start = index }
+            if !quiet, let first = start {
+                if index - first >= shortest {
+                    ranges.append(TimeRange(from: .units(Int64(first), of: Self.levelsPerSecond),
+                                            to: .units(Int64(index), of: Self.levelsPerSecond)))
+                }
+                start = nil
+            }
+        }
+        return ranges
+    }
+}
+
+public extension AudioAnalysis {
+    /// Analyses `track` (an audio track) from its first sample to its last: one decoding
+    /// pass, mixed down to mono for the onsets, its own channels for levels and loudness.
+    /// Analysis runs at 44.1 or 48 kHz (other rates are resampled to 48 kHz).
+    static func analyze(_ track: AssetTrack, cancellation: CancellationFlag? = nil) throws -> AudioAnalysis {
+        guard track.mediaType == .audio else {
+            throw EngineError("track \(track.trackID) of \(track.path) is \(track.mediaType.rawValue), not audio", kind: .invalidArgument)
+        }
+        let composition = Composition()
+        let range = TimeRange(start: .zero, duration: track.timeRange.end)
+        try composition.addMutableTrack(mediaType: .audio).insertTimeRange(range, of: track, at: .zero)
+        let rate: Int32 = track.sampleRate == 44100 ? 44100 : 48000
+        guard let plan = try AudioPlan.make(composition: composition, audioMix: nil, range: range, spliceFade: .zero,
+                                            outputFormat: { AudioFormat(sampleRate: rate, channels: $0.channels) }) else {
+            throw EngineError("track \(track.trackID) of \(track.path) has no audio to analyse", kind: .notFound)
+        }
+        let renderer = AudioRenderer(plan: plan, outputGain: 1, ceiling: .infinity)
+        let meter = try LoudnessMeter(format: plan.format, recordsMomentary: true)
+        let envelope = try OnsetEnvelope(sampleRate: Int(rate))
+        let levelLength = Int(rate / Self.levelsPerSecond)
+        var levels: [Float] = []
+        // 100 ms blocks: each gives the loudness meter one momentary reading and ten levels.
+        while let block = try renderer.nextBlock(count: Int(rate) / 10) {
+            if cancellation?.isCancelled == true { throw EngineError("analysis cancelled", kind: .cancelled) }
+            try meter.add(block)
+            let count = block.first?.count ?? 0
+            var mono = [Float](repeating: 0, count: count)
+            for channel in block {
+                for i in 0..<count { mono[i] += channel[i] / Float(block.count) }
+            }
+            envelope.add(mono)
+            for start in stride(from: 0, to: count, by: levelLength) {
+                let end = min(start + levelLength, count)
+                let loudest = block.map { channel -> Float in
+                    var sum: Float = 0
+                    for i in start..<end { sum += channel[i] * channel[i] }
+                    return sum / Float(end - start)
+                }.max() ?? 0
+                levels.append(loudest > 0 ? max(10 * log10f(loudest), Float(Self.silenceFloor)) : Float(Self.silenceFloor))
+            }
+        }
+        envelope.finish()
+        try meter.finish()
+        // ebur128 reads a silent window as NaN or −∞.
+        let loudness = meter.momentary.map { $0.isFinite ? max($0, Self.silenceFloor) : Self.silenceFloor }
+
+        let tracker = BeatTracker(envelope: envelope.combined(), sampleRate: Int(rate))
+        let pulse = tracker.tempo()
+        let beatFrames = pulse.map(tracker.beats(at:)) ?? []
+        let beats = tracker.times(ofBeats: beatFrames)
+        return AudioAnalysis(tempo: BeatTracker.tempo(ofBeats: beats), tempoConfidence: pulse?.confidence ?? 0,
+                             beats: beats, downbeats: tracker.downbeats(ofBeats: beatFrames),
+                             onsets: tracker.onsets().map { Onset(time: $0.time, strength: $0.strength) },
+                             levels: levels, loudness: loudness, duration: Double(plan.sampleCount) / Double(rate))
+    }
+}

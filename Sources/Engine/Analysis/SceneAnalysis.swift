@@ -1,0 +1,71 @@
+import CMoonFFmpeg
+
+/// How much each frame of a video track differs from the last, for finding cuts. Frames are
+/// compared as small grey pictures (160 pixels wide): the mean absolute difference of their
+/// luma, 0…100 (libavfilter's `scdet` measure). A cut is a spike: a frame that differs from
+/// the last far more than its neighbours differ from theirs, so a pan or a zoom, where every
+/// frame differs a little, is not one.
+public struct SceneAnalysis: Sendable, Equatable {
+    /// Presentation time of each frame, seconds.
+    public var frameTimes: [Double]
+    /// Each frame's difference from the one before (0 for the first), 0…100.
+    public var differences: [Double]
+
+    /// The default threshold of `cuts`: scdet's default score.
+    public static let defaultThreshold = 10.0
+    static let comparedWidth = 160
+
+    public init(frameTimes: [Double], differences: [Double]) {
+        (self.frameTimes, self.differences) = (frameTimes, differences)
+    }
+
+    /// A cut is a score: how far a frame's difference rises above the larger of its
+    /// neighbours' (never above the difference itself).
+    public var scores: [Double] {
+        differences.indices.map { index in
+            guard index > 0 else { return 0 }
+            let before = differences[index - 1]
+            let after = index + 1 < differences.count ? differences[index + 1] : 0
+            return max(0, differences[index] - max(before, after))
+        }
+    }
+
+    /// The cuts: the first frame of each new shot, with its score, where the score is at
+    /// least `threshold` (0…100).
+    public func cuts(threshold: Double = SceneAnalysis.defaultThreshold) -> [(time: Double, score: Double)] {
+        zip(frameTimes, scores).filter { $0.1 >= threshold }.map { (time: $0.0, score: $0.1) }
+    }
+
+    /// Decodes every frame of `track` (a video track) once.
+    public static func analyze(_ track: AssetTrack, cancellation: CancellationFlag? = nil) throws -> SceneAnalysis {
+        guard track.mediaType == .video, !track.isStillImage else {
+            throw EngineError("track \(track.trackID) of \(track.path) is not video, so it has no scenes", kind: .invalidArgument)
+        }
+        let reader = try StreamReader(path: track.path, streamIndex: track.streamIndex)
+        let scaler = Scaler(flags: SWS_AREA)
+        let aspect = Double(track.naturalSize.height) / Double(max(track.naturalSize.width, 1))
+        let width = comparedWidth, height = max(2, Int((Double(width) * aspect / 2).rounded()) * 2)
+        var times: [Double] = [], differences: [Double] = []
+        var previous: [UInt8]?
+        while let frame = try reader.nextFrame() {
+            if cancellation?.isCancelled == true { throw EngineError("analysis cancelled", kind: .cancelled) }
+            let grey = try scaler.convert(frame, width: width, height: height, format: AV_PIX_FMT_GRAY8,
+                                          outputColor: ColorDescription(space: AVCOL_SPC_BT709, range: AVCOL_RANGE_JPEG))
+            let (pixels, lineSize) = grey.plane(0)
+            var luma = [UInt8](repeating: 0, count: width * height)
+            for row in 0..<height {
+                for column in 0..<width { luma[row * width + column] = pixels[row * lineSize + column] }
+            }
+            if let previous {
+                var sum = 0
+                for i in luma.indices { sum += abs(Int(luma[i]) - Int(previous[i])) }
+                differences.append(Double(sum) * 100 / Double(255 * luma.count))
+            } else {
+                differences.append(0)
+            }
+            times.append(reader.time(of: frame).seconds)
+            previous = luma
+        }
+        return SceneAnalysis(frameTimes: times, differences: differences)
+    }
+}

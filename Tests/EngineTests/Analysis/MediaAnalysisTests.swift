@@ -1,0 +1,189 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import MoonreelEngine
+
+/// `AudioAnalysis` and `SceneAnalysis` on media with known answers, made by the ffmpeg CLI's
+/// generators: click and drum patterns at set tempos (with and without swing and noise),
+/// bursts with pauses, shots cut at set frames and a pan; and against the aubio CLI.
+@Suite struct MediaAnalysisTests {
+    /// Where the music starts: the beat tracker must not invent beats in the silence before.
+    static let musicStart = 0.5
+    static let seconds = 20.0
+
+    enum Pattern: String, CaseIterable {
+        /// A 1 kHz click on every beat, the first of each bar louder.
+        case clicks
+        /// Kick on 1 and 3 (1 louder), snare on 2 and 4, hi-hat on straight eighths.
+        case drums
+        /// The same with swung eighths (the off-beat hat two thirds through the beat) and a
+        /// noise floor at about −29 dBFS.
+        case swungDrumsInNoise
+    }
+
+    /// An aevalsrc expression for `pattern` at `bpm`; register 0 holds the time since the music began.
+    static func expression(_ pattern: Pattern, bpm: Double) -> String {
+        let p = 60 / bpm
+        let since = { (offset: Double, period: Double) in "mod(ld(0)+\(offset),\(period))" }
+        let body: String
+        switch pattern {
+        case .clicks:
+            let click = { (m: String, gain: Double) in "\(gain)*sin(2*PI*1000*\(m))*exp(-\(m)*80)" }
+            body = click(since(0, 4 * p), 0.4) + "+" + click(since(0, p), 0.5)
+        case .drums, .swungDrumsInNoise:
+            let kick = { (m: String, gain: Double) in "\(gain)*sin(2*PI*55*\(m))*exp(-\(m)*18)" }
+            let snare = "0.35*(2*random(1)-1)*exp(-\(since(p, 2 * p))*30)"
+            let eighth = pattern == .drums ? since(0, p / 2)
+                : "if(lt(\(since(0, p)),\(2 * p / 3)),\(since(0, p)),\(since(0, p))-\(2 * p / 3))"
+            let hat = "0.12*(2*random(2)-1)*exp(-(\(eighth))*250)"
+            body = [kick(since(0, 4 * p), 0.9), kick(since(2 * p, 4 * p), 0.6), snare, hat].joined(separator: "+")
+        }
+        let noise = pattern == .swungDrumsInNoise ? "+0.06*(2*random(3)-1)" : ""
+        return "st(0,t-\(musicStart));gte(ld(0),0)*(\(body))\(noise)"
+    }
+
+    static func music(_ pattern: Pattern, bpm: Double, container: String = "wav") throws -> String {
+        try Fixtures.cached("analysis-\(pattern.rawValue)-\(bpm).\(container)") { path in
+            let codec = container == "wav" ? ["-c:a", "pcm_s16le"] : ["-c:a", "aac", "-b:a", "160k"]
+            try Tool.ffmpeg(["-f", "lavfi", "-i", "aevalsrc='\(expression(pattern, bpm: bpm))':s=44100:c=stereo:d=\(seconds)"] + codec + [path])
+        }
+    }
+
+    static func audioTrack(_ path: String) throws -> AssetTrack {
+        let asset = try Asset(path: path)
+        return try #require(asset.tracks(withMediaType: .audio).first)
+    }
+
+    /// Beats at the right times: at least 95 % of the true beats have a found beat within 20 ms,
+    /// and no more than 5 % of the found beats are not true ones; the tempo within 1 BPM.
+    @Test(arguments: [90.0, 120, 128, 174], Pattern.allCases)
+    func beatsLandWithin20msAndTheTempoWithin1BPM(bpm: Double, pattern: Pattern) throws {
+        let analysis = try AudioAnalysis.analyze(Self.audioTrack(Self.music(pattern, bpm: bpm)))
+        let truth = stride(from: Self.musicStart, to: Self.seconds - 0.05, by: 60 / bpm).map { $0 }
+        let matched = truth.filter { beat in analysis.beats.contains { abs($0 - beat) <= 0.02 } }
+        let stray = analysis.beats.filter { beat in !truth.contains { abs($0 - beat) <= 0.02 } }
+        let errors = truth.compactMap { beat in analysis.beats.map { $0 - beat }.min { abs($0) < abs($1) } }.filter { abs($0) <= 0.05 }
+        print("\(pattern) at \(bpm) BPM: tempo \(analysis.tempo ?? 0) (confidence \(analysis.tempoConfidence)), \(matched.count)/\(truth.count) beats within 20 ms, \(stray.count) stray, mean error \(1000 * errors.reduce(0, +) / Double(max(errors.count, 1))) ms")
+        #expect(Double(matched.count) >= 0.95 * Double(truth.count), "\(pattern) at \(bpm) BPM: \(matched.count) of \(truth.count) beats found; found \(analysis.beats.prefix(8))")
+        #expect(Double(stray.count) <= 0.05 * Double(analysis.beats.count), "stray beats \(stray.prefix(8))")
+        #expect(abs((analysis.tempo ?? 0) - bpm) <= 1, "tempo \(analysis.tempo ?? 0) for \(bpm)")
+        #expect(analysis.beats.allSatisfy { $0 >= Self.musicStart - 0.02 }, "a beat in the silence before the music: \(analysis.beats.prefix(3))")
+    }
+
+    /// Downbeats fall on the louder first beat of each bar; onsets on every hit.
+    @Test func downbeatsAndOnsetsOfAClickTrack() throws {
+        let bpm = 120.0
+        let analysis = try AudioAnalysis.analyze(Self.audioTrack(Self.music(.clicks, bpm: bpm)))
+        let bars = stride(from: Self.musicStart, to: Self.seconds - 0.05, by: 4 * 60 / bpm).map { $0 }
+        let matchedBars = bars.filter { bar in analysis.downbeats.contains { abs($0 - bar) <= 0.02 } }
+        #expect(Double(matchedBars.count) >= 0.95 * Double(bars.count), "downbeats \(analysis.downbeats.prefix(6))")
+        #expect(analysis.downbeats.count <= bars.count + 1)
+        let clicks = stride(from: Self.musicStart, to: Self.seconds - 0.05, by: 60 / bpm).map { $0 }
+        let heard = clicks.filter { click in analysis.onsets.contains { abs($0.time - click) <= 0.02 } }
+        #expect(heard.count == clicks.count, "onsets \(analysis.onsets.prefix(6).map(\.time))")
+        #expect(analysis.onsets.count <= clicks.count + 2, "\(analysis.onsets.count) onsets for \(clicks.count) clicks")
+        #expect(analysis.onsets.allSatisfy { (0...1).contains($0.strength) })
+    }
+
+    /// AAC's priming delay is accounted for: the beats of the same music in an M4A are where they are in the WAV.
+    @Test func compressedAudioKeepsTheBeatTimes() throws {
+        let wav = try AudioAnalysis.analyze(Self.audioTrack(Self.music(.drums, bpm: 128)))
+        let m4a = try AudioAnalysis.analyze(Self.audioTrack(Self.music(.drums, bpm: 128, container: "m4a")))
+        let shifts = m4a.beats.compactMap { beat in wav.beats.map { $0 - beat }.min { abs($0) < abs($1) } }
+        #expect(shifts.filter { abs($0) <= 0.01 }.count >= shifts.count * 95 / 100, "shifts \(shifts.prefix(8))")
+    }
+
+    /// The aubio CLI (another implementation) hears the same beats.
+    @Test func aubioHearsTheSameBeats() throws {
+        for (pattern, bpm) in [(Pattern.drums, 120.0), (.swungDrumsInNoise, 90)] {
+            let path = try Self.music(pattern, bpm: bpm)
+            let ours = try AudioAnalysis.analyze(Self.audioTrack(path))
+            let result = try Tool.run("aubio", ["beat", path])
+            try #require(result.status == 0, "aubio beat failed: \(result.err)")
+            let theirs = result.out.split(whereSeparator: \.isNewline).compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+                .filter { $0 > Self.musicStart + 2 && $0 < Self.seconds - 1 }
+            let agreed = theirs.filter { beat in ours.beats.contains { abs($0 - beat) <= 0.03 } }
+            print("aubio, \(pattern) at \(bpm): \(agreed.count) of \(theirs.count) of its beats within 30 ms of ours")
+            #expect(theirs.count > 10 && Double(agreed.count) >= 0.9 * Double(theirs.count),
+                    "aubio's beats \(theirs.prefix(6)), ours \(ours.beats.prefix(10))")
+        }
+    }
+
+    /// Bursts with pauses (a talk's rhythm): the pauses at least 0.3 s long are found within
+    /// 20 ms at each edge, the shorter one is not, and the loudness follows the level.
+    @Test func silencesAreFoundWithin20msAndLoudnessFollows() throws {
+        let bursts = [(0.5, 1.7), (1.9, 3.1), (4.0, 6.0), (6.35, 7.2)]
+        let inside = bursts.map { "between(t,\($0.0),\($0.1))" }.joined(separator: "+")
+        let path = try Fixtures.cached("analysis-bursts.wav") { path in
+            try Tool.ffmpeg(["-f", "lavfi", "-i", "aevalsrc='(\(inside))*0.1*sin(2*PI*997*t)+0.0005*(2*random(0)-1)':s=48000:d=9",
+                             "-c:a", "pcm_s16le", path])
+        }
+        let analysis = try AudioAnalysis.analyze(Self.audioTrack(path))
+        let found = analysis.silences(threshold: -40, minimumDuration: 0.3).map { ($0.start.seconds, $0.end.seconds) }
+        let expected = [(0.0, 0.5), (3.1, 4.0), (6.0, 6.35), (7.2, 9.0)]
+        #expect(found.count == expected.count, "silences \(found)")
+        for (got, wanted) in zip(found, expected) {
+            #expect(abs(got.0 - wanted.0) <= 0.02 && abs(got.1 - wanted.1) <= 0.02, "silence \(got) for \(wanted)")
+        }
+        // 0.2 s pause between the first two bursts counts only when shorter pauses are asked for.
+        #expect(analysis.silences(threshold: -40, minimumDuration: 0.15).contains { abs($0.start.seconds - 1.7) <= 0.02 })
+        // A −20 dBFS 997 Hz mono sine reads about −23 LUFS once its 400 ms window is full (EBU R128).
+        let index = Int(5.0 / AudioAnalysis.loudnessInterval)
+        #expect(abs(analysis.loudness[index] - -23) <= 0.5, "momentary loudness at 5 s: \(analysis.loudness[index])")
+        #expect(analysis.loudness[Int(8.5 / AudioAnalysis.loudnessInterval)] < -60)
+        #expect(abs(Double(analysis.loudness.count) - 90) <= 1)
+    }
+
+    /// Shots cut at known frames: every cut is found at its frame; a continuous pan (every
+    /// frame differs from the last) gives none.
+    @Test func sceneCutsAreFoundAndAPanIsNotACut() throws {
+        let path = try Fixtures.cached("analysis-scenes.mp4") { path in
+            try Tool.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=2",
+                             "-f", "lavfi", "-i", "smptebars=size=320x240:rate=25:duration=1.6",
+                             "-f", "lavfi", "-i", "mandelbrot=size=320x240:rate=25",
+                             // A pan across a large still picture: 6 pixels a frame.
+                             "-f", "lavfi", "-i", "testsrc=size=1280x240:rate=25:duration=1",
+                             "-filter_complex",
+                             "[2]trim=duration=1.4,setpts=PTS-STARTPTS[m];[3]loop=loop=-1:size=1,trim=duration=2.4,setpts=N/25/TB,crop=320:240:'n*6':0[pan];"
+                                + "[0][1][m][pan]concat=n=4:v=1[v]",
+                             "-map", "[v]", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", path])
+        }
+        let asset = try Asset(path: path)
+        let scenes = try SceneAnalysis.analyze(#require(asset.tracks(withMediaType: .video).first))
+        let cuts = scenes.cuts().map(\.time)
+        let expected = [2.0, 3.6, 5.0]
+        #expect(cuts.count == expected.count, "cuts \(cuts) (scores \(scenes.cuts().map(\.score)))")
+        for (got, wanted) in zip(cuts, expected) { #expect(abs(got - wanted) < 0.001, "cut at \(got) for \(wanted)") }
+        #expect(scenes.frameTimes.count == 185)
+        // libavfilter's scdet sees the same cuts.
+        let scdet = try Tool.run("ffmpeg", ["-hide_banner", "-nostdin", "-i", path, "-vf", "scdet=threshold=10", "-f", "null", "-"])
+        let theirs = scdet.err.components(separatedBy: "lavfi.scd.time: ").dropFirst().compactMap { Double($0.prefix { !$0.isWhitespace }) }
+        for wanted in expected { #expect(theirs.contains { abs($0 - wanted) < 0.001 }, "scdet \(theirs)") }
+    }
+
+    /// The cache answers a second time without decoding (a changed cached answer comes back as
+    /// it was changed), and a changed file is analysed again.
+    @Test func theCacheAnswersUntilTheFileChanges() throws {
+        let folder = Fixtures.scratchPath("cache")
+        let cache = AnalysisCache(folder: folder)
+        let media = Fixtures.scratchPath("song.wav")
+        try FileManager.default.copyItem(atPath: Self.music(.clicks, bpm: 120), toPath: media)
+        let first = try cache.audio(of: Self.audioTrack(media))
+        #expect(first.loudness.allSatisfy(\.isFinite) && first.loudness.first == AudioAnalysis.silenceFloor, "silence before the music reads as the floor")
+        let kept = try cache.path(of: Self.audioTrack(media), kind: "audio")
+        let text = try String(contentsOfFile: kept, encoding: .utf8)
+        #expect(AudioAnalysis(cacheText: text) == first, "the cached text reads back exactly")
+        var altered = first
+        altered.tempo = 33
+        try altered.cacheText.write(toFile: kept, atomically: true, encoding: .utf8)
+        #expect(try cache.audio(of: Self.audioTrack(media)).tempo == 33)
+        // New content under the same name: analysed anew.
+        try FileManager.default.removeItem(atPath: media)
+        try FileManager.default.copyItem(atPath: Self.music(.clicks, bpm: 90), toPath: media)
+        let changed = try cache.audio(of: Self.audioTrack(media))
+        #expect(abs((changed.tempo ?? 0) - 90) <= 1)
+        // A damaged cache file is ignored and replaced.
+        try "moonreel audio analysis\ntempo x".write(toFile: cache.path(of: Self.audioTrack(media), kind: "audio"), atomically: true, encoding: .utf8)
+        #expect(try cache.audio(of: Self.audioTrack(media)) == changed)
+    }
+}

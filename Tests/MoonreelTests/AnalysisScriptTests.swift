@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `av.analyze` from a script, run by `moonreel`: plain data out, silences as ranges, scene
+/// cuts of a video, the cache in the user's cache folder, and one-line errors.
+@Suite struct AnalysisScriptTests {
+    /// A 120 BPM click track over a quiet tone (0.5 s of silence, 4.5 s of music, 1 s of silence) under a
+    /// clip whose picture cuts from test bars to a solid colour at 2 s.
+    static func musicVideo() throws -> String {
+        try Fixtures.cached("analysis-music-video.mp4") { path in
+            try Tool.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30:duration=2",
+                             "-f", "lavfi", "-i", "color=c=navy:size=320x240:rate=30:duration=4",
+                             "-f", "lavfi", "-i", "aevalsrc='st(0,t-0.5);gte(ld(0),0)*lt(t,5)*(0.5*sin(2*PI*1000*mod(ld(0),0.5))*exp(-mod(ld(0),0.5)*80)+0.05*sin(2*PI*220*t))':s=48000:d=6",
+                             "-filter_complex", "[0][1]concat=n=2:v=1[v]", "-map", "[v]", "-map", "2",
+                             "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", path])
+        }
+    }
+
+    static func run(_ source: String, cache: String, arguments: [String]) throws -> Moonreel.Result {
+        let script = Fixtures.scratchPath("analyze.lua")
+        try source.write(toFile: script, atomically: true, encoding: .utf8)
+        let result = try Tool.run(Moonreel.executable, ["run", script] + arguments, environment: ["XDG_CACHE_HOME": cache])
+        return Moonreel.Result(status: result.status, out: result.out, err: result.err)
+    }
+
+    @Test func aScriptReadsBeatsSilencesAndCutsAndTheSecondRunUsesTheCache() throws {
+        let cache = Fixtures.scratchPath("cache")
+        let script = """
+            local a = av.analyze(av.asset(arg[1]))
+            print(string.format("tempo %.1f", a.tempo))
+            print("beats", #a.beats, string.format("%.2f", a.beats[1]))
+            print("onsets", string.format("%.2f", a.onsets[1].time))
+            print("cuts", #a.sceneCuts, string.format("%.3f", a.sceneCuts[1].time))
+            print("loudness", #a.loudness, a.loudnessInterval, #a.levels, a.levelInterval)
+            for _, r in ipairs(a:silences{ threshold = -50, minDuration = 0.3 }) do
+              print(string.format("silence %.2f %.2f", r.start, r.finish))
+            end
+            local audioOnly = av.analyze(av.asset(arg[1]):tracksWithMediaType("audio")[1])
+            print("audio only", audioOnly.sceneCuts == nil, #audioOnly.beats == #a.beats)
+            """
+        let first = try Self.run(script, cache: cache, arguments: [Self.musicVideo()])
+        #expect(first.status == 0, "\(first.err)")
+        let lines = first.out.split(separator: "\n").map(String.init)
+        #expect(lines.first == "tempo 120.0", "\(first.out)")
+        #expect(lines.contains("beats\t9\t0.50") && lines.contains("onsets\t0.50"), "\(first.out)")
+        #expect(lines.contains("cuts\t1\t2.000"), "\(first.out)")
+        #expect(lines.contains("loudness\t60\t0.1\t600\t0.01"), "\(first.out)")
+        #expect(lines.filter { $0.hasPrefix("silence") } == ["silence 0.00 0.50", "silence 5.00 6.00"], "\(first.out)")
+        #expect(lines.contains("audio only\ttrue\ttrue"), "\(first.out)")
+        let kept = try FileManager.default.contentsOfDirectory(atPath: cache + "/moonreel/analysis")
+        #expect(kept.filter { $0.hasSuffix("-audio-v1.txt") }.count == 1 && kept.filter { $0.hasSuffix("-scenes-v1.txt") }.count == 1, "\(kept)")
+        let again = try Self.run(script, cache: cache, arguments: [Self.musicVideo()])
+        #expect(again.out == first.out)
+    }
+
+    @Test(arguments: [
+        ("av.analyze(nil)", "bad argument #1 to 'analyze' (Asset or AssetTrack expected, got nil)"),
+        ("av.analyze(av.asset(arg[1]), { tempo = 120 })", "unknown option \"tempo\""),
+        ("av.analyze(av.asset(arg[1]), { sceneThreshold = 400 })", "field 'sceneThreshold': must be between 0 and 100"),
+        ("av.analyze(av.asset(arg[1])):silences{ threshold = 3 }", "field 'threshold': must be a level in dBFS, 0 or below"),
+        ("av.analyze(av.asset(arg[1])).silences(5)", "(the result of av.analyze (call it as a:silences{…}) expected, got number)"),
+        ("av.analyze(av.asset(arg[1]), { audio = false }):silences{}", "this analysis has no audio levels"),
+    ])
+    func mistakesAreOneLineNamingTheLine(statement: String, message: String) throws {
+        let result = try Self.run(statement, cache: Fixtures.scratchPath("cache"), arguments: [Self.musicVideo()])
+        #expect(result.status != 0)
+        #expect(result.errorLines.count == 1 && result.err.contains(message) && result.err.contains("analyze.lua:1"), "\(result.err)")
+    }
+}
