@@ -24,7 +24,70 @@ extension API {
                 push(call, audio: audio, scenes: scenes, sceneThreshold: sceneThreshold)
                 return 1
             }),
+            ("pulse", "av.pulse(layer, beats [, {keyPath=\"transform.scale\", from=1, amount=0.06, rise=0.05, fall=0.2, key=\"pulse\"}]) → animation: the layer's number property peaks at from + amount exactly on each beat (seconds), rising over `rise` and falling back over `fall` seconds; added to the layer under `key`", { [unowned self] call in
+                let target: Layer = try call.object(1, layer)
+                let beats = try beatTimes(call, 2)
+                var keyPath = AnimatableKeyPath.transformScale, from = 1.0, amount = 0.06, key = "pulse"
+                var rise = MediaTime(value: 1, timescale: 20), fall = MediaTime(value: 1, timescale: 5)
+                try options(call, 3, [
+                    "keyPath": { index in keyPath = try self.model(call) { try AnimatableKeyPath(named: try call.string(index)) } },
+                    "from": { from = try self.finiteNumber(call, $0) },
+                    "amount": { amount = try self.finiteNumber(call, $0) },
+                    "rise": { rise = try self.duration(call, $0) },
+                    "fall": { fall = try self.duration(call, $0) },
+                    "key": { key = try call.string($0) },
+                ])
+                let made = try model(call) {
+                    try KeyframeAnimation.pulse(keyPath: keyPath, beats: beats, from: from, amount: amount, rise: rise, fall: fall)
+                }
+                try model(call) { try target.addAnimation(.keyframe(made), forKey: key) }
+                call.push(AnimationBox(made), as: animation)
+                return 1
+            }),
+            ("envelopeAnimation", "av.envelopeAnimation(levels [, {keyPath=\"opacity\", interval=0.1, start=0, floor=-60, ceiling=0, from=0, to=1}]) → animation: a number property following levels (dB or LUFS, one every `interval` seconds from `start`, e.g. av.analyze(song).loudness): `floor` and below give `from`, `ceiling` and above `to`; add it with layer:addAnimation", { [unowned self] call in
+                let levels = try numbers(call, 1)
+                var keyPath = AnimatableKeyPath.opacity, interval = MediaTime(value: 1, timescale: 10), start = MediaTime.zero
+                var floor = -60.0, ceiling = 0.0, from = 0.0, to = 1.0
+                try options(call, 2, [
+                    "keyPath": { index in keyPath = try self.model(call) { try AnimatableKeyPath(named: try call.string(index)) } },
+                    "interval": { interval = try self.duration(call, $0) },
+                    "start": { start = try self.time(call, $0, allowNegative: false) },
+                    "floor": { floor = try self.finiteNumber(call, $0) },
+                    "ceiling": { ceiling = try self.finiteNumber(call, $0) },
+                    "from": { from = try self.finiteNumber(call, $0) },
+                    "to": { to = try self.finiteNumber(call, $0) },
+                ])
+                let made = try model(call) {
+                    try KeyframeAnimation.envelope(keyPath: keyPath, levels: levels, interval: interval, start: start,
+                                                   floor: floor, ceiling: ceiling, from: from, to: to)
+                }
+                call.push(AnimationBox(made), as: animation)
+                return 1
+            }),
         ]
+    }
+
+    /// A finite number at `index`.
+    private func finiteNumber(_ call: LuaCall, _ index: Int32) throws -> Double {
+        let value = try call.number(index)
+        guard value.isFinite else { throw call.argumentError(index, "must be a finite number, got \(value)") }
+        return value
+    }
+
+    /// An array of finite numbers at `index` (levels, loudness).
+    private func numbers(_ call: LuaCall, _ index: Int32) throws -> [Double] {
+        guard call.type(index) == LUA_TTABLE else { throw call.typeError(index, expected: "array of numbers") }
+        let count = call.rawLength(index)
+        guard count <= KeyframeAnimation.maxKeyframes else {
+            throw call.argumentError(index, "too many values (\(count)); at most \(KeyframeAnimation.maxKeyframes)")
+        }
+        return try (0..<count).map { entry in
+            defer { call.pop() }
+            guard call.pushElement(of: index, entry + 1) == LUA_TNUMBER, case let value = try call.number(-1), value.isFinite else {
+                throw call.argumentError(index, "entry \(entry + 1) is not a finite number")
+            }
+            return value
+        }
     }
 
     /// The audio and video track `av.analyze` looks at: a track itself, or an asset's first of each.

@@ -34,6 +34,12 @@ final class AnimationBox {
 
     init(_ spec: Spec) { self.spec = spec }
 
+    /// An engine-made keyframe animation, open to the script's changes like any other.
+    convenience init(_ made: KeyframeAnimation) {
+        self.init(Spec(isKeyframe: true, keyPath: made.keyPath, values: made.values, keyTimes: made.keyTimes,
+                       calculationMode: made.calculationMode, timing: made.timing))
+    }
+
     func update(_ change: (inout Spec) -> Void) { change(&spec) }
 
     /// The engine animation for the current settings, checked.

@@ -44,6 +44,21 @@ extension API {
             try engine(call) { try c.removeTimeRange(r) }
             return 0
         }
+        luaClass.method("removeSilences", of: Composition.self, doc: "comp:removeSilences(ranges [, {margin=0.1}]) → removed: cuts each range (e.g. a:silences{…} of its sound), less `margin` seconds at each side that touches sound, out of every track, picture and sound together; returns the ranges removed (times before the cut). Build the video composition after (docs/analysis.md)") { [unowned self] call, c in
+            guard call.type(2) == LUA_TTABLE else { throw call.typeError(2, expected: "array of ranges") }
+            let silences = try (0..<call.rawLength(2)).map { entry in
+                call.pushElement(of: 2, entry + 1)
+                defer { call.pop() }
+                do { return try timeRange(call, call.absolute(-1)) } catch let error as LuaArgumentError {
+                    throw call.argumentError(2, "range \(entry + 1): \(error.message.argumentReason)", cause: error)
+                }
+            }
+            var margin = MediaTime(value: 1, timescale: 10)
+            try options(call, 3, ["margin": { margin = try self.time(call, $0, allowNegative: false) }])
+            let removed = try engine(call) { try c.removeSilences(silences, margin: margin) }
+            call.pushArray(removed) { push(call, range: $0) }
+            return 1
+        }
         luaClass.method("insertEmptyTimeRange", of: Composition.self, doc: "comp:insertEmptyTimeRange(range)") { [unowned self] call, c in
             let r = try timeRange(call, 2)
             try engine(call) { try c.insertEmptyTimeRange(r) }

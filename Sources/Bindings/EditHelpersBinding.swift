@@ -43,6 +43,9 @@ extension API {
             ("join", "av.join(items [, {transition=, duration=, direction=, transitions=, renderSize=, fit=\"fit\"|\"fill\", focus={x, y}}]) → comp, vc, mix, parts: clips ({asset, start=, duration=}), stills and title cards one after another with transitions (\"none\", \"dissolve\", \"slide\", \"wipe\", \"fadeThroughBlack\") and the sound crossfaded", { [unowned self] call in
                 try join(call)
             }),
+            ("cutToBeats", "av.cutToBeats(clips, beats [, {every=1, transition=, transitionDuration=0.25, music=, duration=, renderSize=, fit=, focus=}]) → comp, vc, mix, parts: a montage cut on every `every`-th beat (seconds, e.g. av.analyze(song).beats), the clips taken in turn (each going on where it last stopped), over `music` (an asset or audio track, in place of the clips' sound); lasts `duration` (default: the music, else up to the last beat) (docs/analysis.md)", { [unowned self] call in
+                try cutToBeats(call)
+            }),
             ("titleCard", "av.titleCard{title=, subtitle=, duration=, backgroundColor=, textColor=, font=, fontSize=}: text on a colour, a piece for av.join", { [unowned self] call in
                 let made = TitleCard(title: "")
                 try applyProperties(call, 1, to: made, of: titleCard)
@@ -106,6 +109,82 @@ extension API {
         }
         let joined = try engine(call) { try JoinedSequence.make(items, transitions: transitions, renderSize: renderSize, placement: placement) }
         for case .clip(let asset, _) in items { asset.tracks.forEach(remember) }
+        return push(call, joined)
+    }
+
+    /// `av.cutToBeats(clips, beats, options)`.
+    private func cutToBeats(_ call: LuaCall) throws -> Int32 {
+        let clips = try sequenceItems(call, 1).enumerated().map { index, item -> (asset: Asset, range: TimeRange?) in
+            guard case .clip(let asset, let range) = item else {
+                throw call.argumentError(1, "item \(index + 1): a title card has its own length; cutToBeats takes clips and stills")
+            }
+            return (asset, range)
+        }
+        let beats = try beatTimes(call, 2)
+        var every = 1, kind = Transition.Kind.none, length = MediaTime(value: 1, timescale: 4)
+        var music: AssetTrack? = nil, total: MediaTime? = nil, renderSize: Size? = nil
+        var fit = FitChoice(default: .fit)
+        try options(call, 3, [
+            "every": { value in
+                every = try call.integer(value)
+                guard (1...1000).contains(every) else { throw call.argumentError(value, "must be a whole number of beats from 1 to 1000, got \(every)") }
+            },
+            "transition": { kind = try self.transitionKind(call, $0) },
+            "transitionDuration": { length = try self.duration(call, $0) },
+            "music": { music = try self.musicTrack(call, $0) },
+            "duration": { total = try self.duration(call, $0) },
+            "renderSize": { renderSize = try self.size(call, $0) },
+            "fit": { try fit.readFit(call, $0) },
+            "focus": { fit.focus = try self.focus(call, $0) },
+        ])
+        let placement = try fit.placement(call, 3)
+        let cuts = beats.enumerated().filter { $0.offset % every == 0 }.map(\.element)
+        guard let duration = total ?? music.map(\.timeRange.duration) ?? beats.last else {
+            throw call.argumentError(2, "no beats: give beat times in seconds (av.analyze(song).beats), or a duration")
+        }
+        let transition = kind == .none ? Transition.cut : Transition(kind, duration: length)
+        let joined = try engine(call) {
+            try BeatMontage.make(clips: clips, cuts: cuts, duration: duration, transition: transition, music: music,
+                                 renderSize: renderSize, placement: placement)
+        }
+        clips.forEach { $0.asset.tracks.forEach(remember) }
+        music.map(remember)
+        return push(call, joined)
+    }
+
+    /// An array of increasing times in seconds at `index`.
+    func beatTimes(_ call: LuaCall, _ index: Int32) throws -> [MediaTime] {
+        guard call.type(index) == LUA_TTABLE else { throw call.typeError(index, expected: "array of beat times in seconds") }
+        let count = call.rawLength(index)
+        guard count <= 1_000_000 else { throw call.argumentError(index, "too many beats (\(count)); at most 1000000") }
+        var times: [MediaTime] = []
+        for entry in 0..<count {
+            defer { call.pop() }
+            call.pushElement(of: index, entry + 1)
+            let time: MediaTime
+            do { time = try self.time(call, call.absolute(-1), allowNegative: false) } catch let error as LuaArgumentError {
+                throw call.argumentError(index, "beat \(entry + 1): \(error.message.argumentReason)", cause: error)
+            }
+            if let last = times.last, time <= last {
+                throw call.argumentError(index, "beat \(entry + 1) (\(format(time.seconds)) s) is not after beat \(entry) (\(format(last.seconds)) s); beats go in order")
+            }
+            times.append(time)
+        }
+        return times
+    }
+
+    /// An audio track, or an asset's first.
+    private func musicTrack(_ call: LuaCall, _ index: Int32) throws -> AssetTrack {
+        if let track: AssetTrack = try? call.object(index, assetTrack), track.mediaType == .audio { return track }
+        guard let song: Asset = try? call.object(index, asset) else { throw call.typeError(index, expected: "Asset or audio AssetTrack") }
+        guard let track = song.tracks(withMediaType: .audio).first else {
+            throw call.argumentError(index, "\(song.path.quotedForMessage()) has no audio track")
+        }
+        return track
+    }
+
+    /// Pushes a joined sequence as comp, vc, mix and parts.
+    private func push(_ call: LuaCall, _ joined: JoinedSequence) -> Int32 {
         call.push(joined.composition, as: composition)
         call.push(joined.videoComposition, as: videoComposition)
         call.push(joined.audioMix, as: audioMix)

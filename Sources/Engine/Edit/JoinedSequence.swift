@@ -39,14 +39,15 @@ public struct JoinedSequence {
 
     /// Joins `items`; `transitions[i]` goes between items i and i+1 (one per join).
     /// `renderSize`: nil takes the first clip's upright size (1920×1080 if there is none);
-    /// `placement`: how pictures of another shape go into it (fitted by default).
+    /// `placement`: how pictures of another shape go into it (fitted by default);
+    /// `withSound`: false leaves the clips' sound out (a montage laid over music).
     public static func make(_ items: [SequenceItem], transitions: [Transition], renderSize: Size? = nil,
-                            placement: VideoComposition.Placement = .fit) throws -> JoinedSequence {
+                            placement: VideoComposition.Placement = .fit, withSound: Bool = true) throws -> JoinedSequence {
         guard !items.isEmpty else { throw EngineError("nothing to join: give at least one clip, still or title card") }
         guard transitions.count == items.count - 1 else {
             throw EngineError("\(items.count) items need \(items.count - 1) transitions, got \(transitions.count)")
         }
-        let pieces = try items.enumerated().map { try Piece($1, number: $0 + 1) }
+        let pieces = try items.enumerated().map { try Piece($1, number: $0 + 1, withSound: withSound) }
         let starts = try startTimes(of: pieces, transitions: transitions)
         let size = renderSize ?? pieces.lazy.compactMap(\.uprightSize).first ?? Size(width: 1920, height: 1080)
 
@@ -173,7 +174,7 @@ public struct JoinedSequence {
         let duration: MediaTime
         let name: String
 
-        init(_ item: SequenceItem, number: Int) throws {
+        init(_ item: SequenceItem, number: Int, withSound: Bool) throws {
             switch item {
             case .titleCard(let card):
                 guard card.duration.value > 0 else { throw EngineError("item \(number) (title card) must last more than 0 s") }
@@ -185,7 +186,7 @@ public struct JoinedSequence {
                 let range = requested ?? TimeRange(start: .zero, duration: asset.duration)
                 guard range.duration.value > 0 else { throw EngineError("item \(number) (\"\(asset.path)\") must last more than 0 s") }
                 try video.checkInsideAsset(range)
-                clip = Clip(video: video, audio: asset.tracks(withMediaType: .audio).first, range: range)
+                clip = Clip(video: video, audio: withSound ? asset.tracks(withMediaType: .audio).first : nil, range: range)
                 (card, duration, name) = (nil, range.duration, "\"\(asset.path)\"")
             }
         }
