@@ -64,7 +64,111 @@ extension API {
                 call.push(AnimationBox(made), as: animation)
                 return 1
             }),
+            ("audioSpectrumLayer", "av.audioSpectrumLayer{track=, audioMix=, bars=32, frequencyRange={40, 16000}, smoothing=0.5, colors=, frame=, …}: a layer of bars, one per frequency band (spaced in pitch), as loud as the band in the sound playing at each frame; track: a composition (its mix, with audioMix), an asset or an audio track (laid from 0) (docs/analysis.md)", { [unowned self] call in
+                try soundLayer(call, spectrum: true)
+            }),
+            ("audioWaveformLayer", "av.audioWaveformLayer{track=, audioMix=, style=\"line\"|\"bars\"|\"mirror\", window=, bars=64, colors=, frame=, …}: a layer showing the waveform: a line of the sound playing during the frame (or `window` seconds from its start), or peak bars over window seconds (2 s) centred on it; track as for audioSpectrumLayer (docs/analysis.md)", { [unowned self] call in
+                try soundLayer(call, spectrum: false)
+            }),
         ]
+    }
+
+    /// `av.audioSpectrumLayer` and `av.audioWaveformLayer`: the sound's own options are read
+    /// here, the rest are the layer's properties.
+    private func soundLayer(_ call: LuaCall, spectrum: Bool) throws -> Int32 {
+        guard call.type(1) == LUA_TTABLE else { throw call.typeError(1, expected: "table {track=, …}") }
+        var source: SoundVisual.Source?, mix: AudioMix?
+        var bars = spectrum ? 32 : 64, low = 40.0, high = 16000.0, smoothing = 0.5, colors: [Color] = [.white]
+        var style = SoundVisual.Style.line, window: Double?
+        var readers: [String: (Int32) throws -> Void] = [
+            "track": { source = try self.soundSource(call, $0) },
+            "audioMix": { mix = try call.object($0, self.audioMix) },
+            "bars": { value in
+                bars = try call.integer(value)
+                guard (1...512).contains(bars) else { throw call.argumentError(value, "must be 1 to 512, got \(bars)") }
+            },
+            "colors": { colors = try self.colorList(call, $0) },
+        ]
+        if spectrum {
+            readers["frequencyRange"] = { value in
+                guard call.type(value) == LUA_TTABLE, call.rawLength(value) == 2 else { throw call.typeError(value, expected: "{low, high} in Hz") }
+                let ends = try (1...2).map { entry -> Double in
+                    call.pushElement(of: value, entry)
+                    defer { call.pop() }
+                    return try self.finiteNumber(call, -1)
+                }
+                guard ends[0] > 0, ends[0] < ends[1], ends[1] <= 24000 else { throw call.argumentError(value, "must be {low, high} with 0 < low < high ≤ 24000 Hz") }
+                (low, high) = (ends[0], ends[1])
+            }
+            readers["smoothing"] = { value in
+                smoothing = try call.number(value)
+                guard (0...0.95).contains(smoothing) else { throw call.argumentError(value, "must be 0…0.95, got \(format(smoothing))") }
+            }
+        } else {
+            readers["style"] = { value in
+                style = try self.choice(call, value, SoundVisual.Style.self)
+                guard style != .spectrum else { throw call.argumentError(value, "a spectrum is av.audioSpectrumLayer; a waveform's style is \"line\", \"bars\" or \"mirror\"") }
+            }
+            readers["window"] = { value in
+                let seconds = try self.duration(call, value).seconds
+                guard seconds <= 60 else { throw call.argumentError(value, "must be at most 60 s, got \(format(seconds))") }
+                window = seconds
+            }
+        }
+        // The layer's own properties go on to av.layer's reader, in a table of their own.
+        let L = call.L
+        lua_createtable(L, 0, 8)
+        let properties = call.absolute(-1)
+        try call.forEachField(of: 1) { key in
+            if let read = readers[key] {
+                do { try read(call.absolute(-1)) } catch let error as LuaArgumentError {
+                    throw call.argumentError(1, "field '\(key)': \(error.message.argumentReason)", cause: error)
+                }
+            } else {
+                call.pushValue(-1)
+                lua_setfield(L, properties, key)
+            }
+        }
+        guard var source else { throw call.argumentError(1, "track is required: a composition, an asset or an audio track") }
+        if case .mix(let composition, _) = source { source = .mix(composition, mix) }
+        let visual = try engine(call) {
+            try SoundVisual.measure(source, style: spectrum ? .spectrum : style,
+                                    spectrum: SoundVisual.Spectrum(bars: bars, frequencies: low...high, smoothing: smoothing),
+                                    window: window, waveformBars: bars, colors: colors, cancellation: exportCancellation)
+        }
+        let made = SoundLayer(visual: visual)
+        do { try applyProperties(call, properties, to: made, of: layer) } catch let error as LuaArgumentError {
+            throw call.argumentError(1, error.message.argumentReason, cause: error)   // the script's table, not the copy
+        }
+        call.push(made, as: layer)
+        return 1
+    }
+
+    /// A composition (its mix), an asset (its first audio track) or an audio track.
+    private func soundSource(_ call: LuaCall, _ index: Int32) throws -> SoundVisual.Source {
+        if let whole: Composition = try? call.object(index, composition) { return .mix(whole, nil) }
+        if let track: AssetTrack = try? call.object(index, assetTrack) {
+            guard track.mediaType == .audio else { throw call.argumentError(index, "track \(track.trackID) is \(track.mediaType.rawValue), not audio") }
+            return .track(track)
+        }
+        guard let media: Asset = try? call.object(index, asset) else { throw call.typeError(index, expected: "Composition, Asset or audio AssetTrack") }
+        guard let track = media.tracks(withMediaType: .audio).first else { throw call.argumentError(index, "\(media.path.quotedForMessage()) has no audio track") }
+        return .track(track)
+    }
+
+    /// One colour or an array of them (a colour's own {r, g, b} array starts with a number).
+    private func colorList(_ call: LuaCall, _ index: Int32) throws -> [Color] {
+        guard call.type(index) == LUA_TTABLE, call.rawLength(index) > 0 else { return [try color(call, index)] }
+        let firstIsNumber = call.pushElement(of: index, 1) == LUA_TNUMBER
+        call.pop()
+        guard !firstIsNumber else { return [try color(call, index)] }
+        let count = call.rawLength(index)
+        guard count <= 64 else { throw call.argumentError(index, "at most 64 colours, got \(count)") }
+        return try (1...count).map { entry in
+            call.pushElement(of: index, entry)
+            defer { call.pop() }
+            return try color(call, call.absolute(-1))
+        }
     }
 
     /// A finite number at `index`.

@@ -1,4 +1,3 @@
-import CMoonFFmpeg
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,39 +26,23 @@ final class OnsetEnvelope {
     /// The first bin of each band, and the end.
     private let bandStarts: [Int]
 
-    private let transform: av_tx_fn
-    private var context: OpaquePointer?
-    private let window: [Float]
+    private let spectrum: RealSpectrum
     private var pending: [Float]
-    private var input: [Float]
-    private var spectrum: [AVComplexFloat]
     private var previous: [Float]
     private var current: [Float]
 
     init(sampleRate: Int) throws {
         self.sampleRate = sampleRate
         let length = Self.windowLength
-        var scale: Float = 1
-        var function: av_tx_fn?
-        let status = av_tx_init(&context, &function, AV_TX_FLOAT_RDFT, 0, Int32(length), &scale, UInt64(AV_TX_UNALIGNED.rawValue))
-        guard status >= 0, let function else { throw EngineError("cannot set up the FFT for audio analysis", kind: .internal) }
-        transform = function
-        // Normalised so a full-scale sine's bin reads about 1.
-        let hann = (0..<length).map { 0.5 - 0.5 * cos(2 * Float.pi * Float($0) / Float(length)) }
-        let sum = hann.reduce(0, +)
-        window = hann.map { $0 * 2 / sum }
+        spectrum = try RealSpectrum(length: length)
         // Half a window of silence first, so spectrum 0 is centred on sample 0.
         pending = [Float](repeating: 0, count: length / 2)
-        input = [Float](repeating: 0, count: length)
-        spectrum = [AVComplexFloat](repeating: AVComplexFloat(re: 0, im: 0), count: length / 2 + 1)
         previous = [Float](repeating: 0, count: length / 2 + 1)
         current = previous
         let binWidth = Double(sampleRate) / Double(length)
         bandStarts = [1] + Self.bandEdges.map { max(2, Int(($0 / binWidth).rounded())) } + [length / 2 + 1]
         bandFlux = Array(repeating: [], count: Self.bandEdges.count + 1)
     }
-
-    deinit { av_tx_uninit(&context) }
 
     /// Takes the next mono samples.
     func add(_ samples: [Float]) {
@@ -95,16 +78,8 @@ final class OnsetEnvelope {
     func seconds(ofSpectrum index: Double) -> Double { index * Double(Self.hop) / Double(sampleRate) }
 
     private func measure(from start: Int) {
-        for i in 0..<Self.windowLength { input[i] = pending[start + i] * window[i] }
-        input.withUnsafeMutableBytes { samples in
-            spectrum.withUnsafeMutableBytes { bins in
-                transform(context, bins.baseAddress, samples.baseAddress, MemoryLayout<AVComplexFloat>.stride)
-            }
-        }
-        for k in spectrum.indices {
-            let magnitude = (spectrum[k].re * spectrum[k].re + spectrum[k].im * spectrum[k].im).squareRoot()
-            current[k] = log1pf(Self.compression * magnitude)
-        }
+        spectrum.measure(pending, from: start)
+        for (k, magnitude) in spectrum.magnitudes.enumerated() { current[k] = log1pf(Self.compression * magnitude) }
         for band in bandFlux.indices {
             let bins = bandStarts[band]..<max(bandStarts[band], bandStarts[band + 1])
             var flux: Float = 0

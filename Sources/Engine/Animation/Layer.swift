@@ -41,6 +41,8 @@ public class Layer {
 
     /// The text this layer draws; text layers override it.
     var textStyle: TextStyle? { nil }
+    /// The sound a `SoundLayer` shows; nil for other layers.
+    var soundVisual: SoundVisual? { nil }
 
     // MARK: Tree
 
@@ -201,4 +203,17 @@ public final class TextLayer: Layer {
     }
 
     override var textStyle: TextStyle? { style }
+}
+
+/// A layer that shows the sound: spectrum bars or a waveform, measured from the audio when
+/// the layer is made and drawn for each frame's time (`SoundVisual`).
+public final class SoundLayer: Layer {
+    public let visual: SoundVisual
+
+    public init(visual: SoundVisual, properties: LayerProperties = LayerProperties()) {
+        self.visual = visual
+        super.init(properties: properties)
+    }
+
+    override var soundVisual: SoundVisual? { visual }
 }

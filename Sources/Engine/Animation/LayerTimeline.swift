@@ -6,6 +6,8 @@ package struct LayerTimeline: Sendable {
     struct FrozenLayer: Sendable {
         var model: ResolvedLayer
         var animations: [LayerAnimation]
+        /// What a sound layer shows, picked for each time.
+        var sound: SoundVisual?
         /// Index of the superlayer (-1 for the root); layers are in drawing pre-order.
         var parent: Int
         /// One past the index of the last layer of this layer's subtree.
@@ -38,6 +40,9 @@ package struct LayerTimeline: Sendable {
     let visibleSpans: [[Span]]
     /// Height of the space the root is placed in (the render size); nil: the root is the canvas.
     private let canvasHeight: Double?
+    /// How long each frame drawn from the tree lasts (what a sound layer shows is the sound
+    /// playing during its frame).
+    private let frameDuration: MediaTime
     private let visibility: IntervalIndex
     /// Stretches of time in which something visible may change, by ascending start, with
     /// the latest end among each prefix.
@@ -50,15 +55,16 @@ package struct LayerTimeline: Sendable {
     /// Freezes the tree under `root`, which is placed in a space `canvasHeight` high (the
     /// render size's height, as the animation tool's parent layer is); without one, the
     /// root itself is taken as the canvas.
-    package init(root: Layer, canvasHeight: Double? = nil) {
+    package init(root: Layer, canvasHeight: Double? = nil, frameDuration: MediaTime = MediaTime(value: 1, timescale: 30)) {
         self.canvasHeight = canvasHeight
+        self.frameDuration = frameDuration
         var frozen: [FrozenLayer] = []
         var pending: [(layer: Layer, parent: Int)] = [(root, -1)]
         while let (layer, parent) = pending.popLast() {
             let index = frozen.count
             let yUp = parent < 0 ? true : frozen[parent].livesInYUpSpace != frozen[parent].model.properties.isGeometryFlipped
             frozen.append(FrozenLayer(model: ResolvedLayer(properties: layer.properties, text: layer.textStyle),
-                                      animations: layer.animations.map(\.animation), parent: parent,
+                                      animations: layer.animations.map(\.animation), sound: layer.soundVisual, parent: parent,
                                       subtreeEnd: index + layer.subtreeCount, livesInYUpSpace: yUp))
             // Stable sort by zPosition; pushed in reverse so the first is frozen first.
             let ordered = layer.sublayers.enumerated().sorted {
@@ -79,6 +85,8 @@ package struct LayerTimeline: Sendable {
             visibleSpans.append(spans)
             entries += spans.map { IntervalIndex.Entry(start: $0.start, end: $0.end, payload: visibleSpans.count - 1) }
             if !spans.isEmpty { changes += layer.animations.flatMap { Self.changeSpans($0.effectPieces) } }
+            // A sound layer changes with every frame it shows.
+            if layer.sound != nil { changes += spans }
         }
         visibility = IntervalIndex(entries)
         self.visibleSpans = visibleSpans
@@ -111,7 +119,9 @@ package struct LayerTimeline: Sendable {
             let bounds = resolved.properties.bounds
             let sublayerSpace = LayerContainer(boundsOrigin: bounds.origin, height: bounds.height,
                                                isYUp: layer.livesInYUpSpace != resolved.properties.isGeometryFlipped)
-            open.append((index, resolved.snapshot(in: container), sublayerSpace))
+            var snapshot = resolved.snapshot(in: container)
+            snapshot.sound = layer.sound?.picture(at: t, frameDuration: frameDuration)
+            open.append((index, snapshot, sublayerSpace))
         }
         while open.count > 1 { closeTop() }
         return open.first?.snapshot

@@ -24,10 +24,10 @@ public final class AnimationTool {
         self.parentLayer = parentLayer
     }
 
-    /// Freezes the tree for rendering, marking where the video goes. The parent layer is
-    /// placed in the render size with Core Animation's geometry (origin bottom-left).
-    func timeline(renderSize: Size) -> LayerTimeline {
+    /// Freezes the tree for rendering frames of `frameDuration`, marking where the video goes.
+    /// The parent layer is placed in the render size with Core Animation's geometry (origin bottom-left).
+    func timeline(renderSize: Size, frameDuration: MediaTime) -> LayerTimeline {
         videoLayer.isVideoLayer = true
-        return LayerTimeline(root: parentLayer, canvasHeight: renderSize.height)
+        return LayerTimeline(root: parentLayer, canvasHeight: renderSize.height, frameDuration: frameDuration)
     }
 }

@@ -115,7 +115,7 @@ public struct EditOutline: Sendable, Codable, Equatable {
             }
         }
         layers = videoComposition.flatMap { vc in
-            vc.animationTool.map { Self.layerSpans($0, renderSize: vc.renderSize, end: end) }
+            vc.animationTool.map { Self.layerSpans($0, renderSize: vc.renderSize, frameDuration: vc.frameDuration, end: end) }
         } ?? []
         var points = Set([0, end.seconds])
         for track in composition.tracks {
@@ -131,8 +131,8 @@ public struct EditOutline: Sendable, Codable, Equatable {
         }
     }
 
-    private static func layerSpans(_ tool: AnimationTool, renderSize: Size, end: MediaTime) -> [LayerSpan] {
-        let timeline = tool.timeline(renderSize: renderSize)
+    private static func layerSpans(_ tool: AnimationTool, renderSize: Size, frameDuration: MediaTime, end: MediaTime) -> [LayerSpan] {
+        let timeline = tool.timeline(renderSize: renderSize, frameDuration: frameDuration)
         var depths: [Int] = []
         var spans: [LayerSpan] = []
         for (index, layer) in timeline.layers.enumerated() {

@@ -105,6 +105,6 @@ extension VideoPlan {
                          frameDuration: frameDuration, start: range.start, frameCount: max(count, 0),
                          instructions: frozen,
                          outputColor: dynamicRange.isHDR ? .hdr(dynamicRange) : .forOutput(width: outputWidth, height: outputHeight),
-                         overlay: videoComposition.animationTool?.timeline(renderSize: size), filters: videoComposition.filters)
+                         overlay: videoComposition.animationTool?.timeline(renderSize: size, frameDuration: frameDuration), filters: videoComposition.filters)
     }
 }

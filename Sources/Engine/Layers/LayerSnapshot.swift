@@ -26,6 +26,8 @@ package struct LayerSnapshot: Sendable, Hashable {
     package var contentsGravity: ContentsGravity = .resize
     /// The text drawn, for text layers; nil for other layers.
     package var text: TextStyle? = nil
+    /// What a sound layer shows at this time (spectrum bars, a waveform); nil for other layers.
+    package var sound: SoundPicture? = nil
     /// True for the layer into which the composed video frame is drawn.
     package var isVideoLayer = false
     /// Applied to the layer and its sublayers as drawn (see `LayerProperties.filters`).
@@ -39,7 +41,7 @@ package struct LayerSnapshot: Sendable, Hashable {
     /// Whether drawing this layer and its sublayers leaves every pixel under them as it was:
     /// transparent, or holding no text, picture, fill, border or filter anywhere.
     package var drawsNothing: Bool {
-        opacity <= 0 || (text == nil && contents == nil && !isVideoLayer && backgroundColor.alpha <= 0 && borderWidth <= 0
+        opacity <= 0 || (text == nil && contents == nil && sound == nil && !isVideoLayer && backgroundColor.alpha <= 0 && borderWidth <= 0
                          && filters.isEmpty && sublayers.allSatisfy(\.drawsNothing))
     }
 }

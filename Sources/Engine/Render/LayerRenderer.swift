@@ -135,7 +135,7 @@ package final class LayerRenderer {
     /// it has none: a lyrics group between two lines).
     private func isPassThrough(_ layer: LayerSnapshot) -> Bool {
         let t = layer.transform
-        return layer.text == nil && layer.contents == nil && !layer.isVideoLayer
+        return layer.text == nil && layer.contents == nil && layer.sound == nil && !layer.isVideoLayer
             && layer.backgroundColor.alpha <= 0 && layer.borderWidth <= 0 && !layer.masksToBounds && layer.filters.isEmpty
             && layer.opacity >= 1 && t.a == 1 && t.b == 0 && t.c == 0 && t.d == 1
     }
@@ -240,7 +240,7 @@ package final class LayerRenderer {
 
     /// A leaf that only shows text, unscaled: its sprite is the cached text raster.
     private func isPlainText(_ layer: LayerSnapshot) -> Bool {
-        layer.sublayers.isEmpty && layer.contents == nil && !layer.isVideoLayer && layer.backgroundColor.alpha <= 0
+        layer.sublayers.isEmpty && layer.contents == nil && layer.sound == nil && !layer.isVideoLayer && layer.backgroundColor.alpha <= 0
             && layer.borderWidth <= 0 && !layer.masksToBounds && layer.transform.isIdentity && scale.x == scale.y && layer.filters.isEmpty
     }
 
@@ -348,6 +348,7 @@ package final class LayerRenderer {
                 try drawPixels(picture.view, opaque: false, gravity: layer.contentsGravity, in: bounds.size, on: cr)
             }
         }
+        if let sound = layer.sound { draw(sound, in: bounds.size, on: cr) }
         if let style = layer.text {
             var device = cairo_matrix_t()
             cairo_get_matrix(cr, &device)
@@ -378,6 +379,38 @@ package final class LayerRenderer {
         if grouped {
             cairo_pop_group_to_source(cr)
             cairo_paint_with_alpha(cr, layer.opacity)
+        }
+    }
+
+    /// A sound layer's bars (rising from the bottom, or from the middle both ways for
+    /// `mirror`) or its waveform line (through the middle), across its bounds.
+    private func draw(_ sound: SoundPicture, in size: Size, on cr: OpaquePointer) {
+        let count = sound.values.count
+        guard count > 0, size.width > 0, size.height > 0 else { return }
+        cairo_save(cr)
+        defer { cairo_restore(cr) }
+        if sound.style == .line {
+            let step = size.width / Double(max(count - 1, 1))
+            for (index, value) in sound.values.enumerated() {
+                let y = size.height / 2 * (1 - Double(min(max(value, -1), 1)))
+                if index == 0 { cairo_move_to(cr, 0, y) } else { cairo_line_to(cr, Double(index) * step, y) }
+            }
+            cairo_set_line_width(cr, max(size.height / 60, 1.5))
+            cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND)
+            setSource(cr, sound.color(at: 0.5))
+            cairo_stroke(cr)
+            return
+        }
+        // A fifth of each bar's slot is the gap between bars.
+        let slot = size.width / Double(count), width = slot * 0.8
+        for (index, value) in sound.values.enumerated() {
+            let height = size.height * Double(min(max(value, 0), 1))
+            guard height > 0 else { continue }
+            let x = Double(index) * slot + (slot - width) / 2
+            let y = sound.style == .mirror ? (size.height - height) / 2 : size.height - height
+            cairo_rectangle(cr, x, y, width, height)
+            setSource(cr, sound.color(at: count > 1 ? Double(index) / Double(count - 1) : 0))
+            cairo_fill(cr)
         }
     }
 
