@@ -131,4 +131,31 @@ import TestSupport
         let envelope = try [0.0, 0.8, 1.6, 2.4].map(right)
         #expect(envelope[0] < 10 && abs(envelope[1] - 128) < 20 && envelope[2] > 240 && envelope[3] < 10, "envelope \(envelope)")
     }
+
+    /// The bundled example: clips cut every two beats of the song, its spectrum along the
+    /// bottom, its lyrics above; the song is the sound.
+    @Test func theBeatMontageExampleRuns() throws {
+        let lyrics = Fixtures.scratchPath("lyrics.csv")
+        try "id,lyric,start_at,end_at\n1,Cut to the beat,0.5,2.5\n2,Second line,3,5.5\n".write(toFile: lyrics, atomically: true, encoding: .utf8)
+        let output = Fixtures.scratchPath("montage.mp4")
+        let result = try Tool.run(Moonreel.executable, ["run", Moonreel.example("beat_montage.lua"), try Self.clickSong(), lyrics, output,
+                                                        try Fixtures.solid("red", tone: 440), try Fixtures.solid("blue", tone: 440)],
+                                  environment: ["XDG_CACHE_HOME": Fixtures.scratchPath("cache")])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out.contains("120.0 BPM, 11 beats"), "\(result.out)")
+        let probe = try Tool.ffprobe(output)
+        #expect(abs(probe.duration - 6) < 0.05)
+        let frame = 1.0 / 30
+        // Red until the first beat (0.5 s), blue to the third (1.5 s), red again: the picture
+        // above the spectrum, below the lyrics.
+        let colour = { (t: Double) in Self.dominant(try Tool.rgbFrame(output, at: t).mean(x: 40, y: 300, width: 200, height: 100)) }
+        #expect(try [colour(0.5 - frame), colour(0.5 + frame), colour(1.5 - frame), colour(1.5 + frame)] == ["red", "blue", "blue", "red"])
+        // The click at 1.0 s lights the spectrum in the bottom fifth (720 / 5 = 144 rows); by
+        // 1.25 s, between clicks, it has fallen away. The same clip shows above it both times.
+        let (click, between) = (try Tool.rgbFrame(output, at: 1.0), try Tool.rgbFrame(output, at: 1.25))
+        let strip = { (image: Image) in image.crop(x: 0, y: 600, width: 1280, height: 120) }
+        let above = { (image: Image) in image.crop(x: 0, y: 300, width: 1280, height: 100) }
+        #expect(strip(click).meanDifference(strip(between)) > 4, "spectrum bars at the bottom at 1.0 s, not at 1.25 s")
+        #expect(above(click).meanDifference(above(between)) < 1, "\(above(click).meanDifference(above(between)))")
+    }
 }

@@ -53,6 +53,8 @@ import TestSupport
         Attack(name: "writing av", source: "av.asset = function() end", message: "effects/attack.lua:1: av is read-only in effects"),
         Attack(name: "opening files through av", source: "local a = av.asset('victim.txt')",
                message: "effects/attack.lua:1: av.asset is not available to effects"),
+        Attack(name: "analysing files through av", source: "local a = av.analyze(av.asset('victim.txt'))",
+               message: "effects/attack.lua:1: av.analyze is not available to effects"),
         Attack(name: "NaN time", source: "av.range(0/0, 1)",
                message: "effects/attack.lua:1: bad argument #1 to 'range' (time must be a finite number of seconds, got nan)"),
         Attack(name: "infinite transform", source: "av.transform{1/0, 0, 0, 1, 0, 0}",

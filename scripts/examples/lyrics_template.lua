@@ -9,6 +9,7 @@ local p = av.parameters{
   { name = "start", type = "number", default = 0, min = 0, doc = "where the part starts in the video (seconds)" },
   { name = "duration", type = "number", min = 0.1, doc = "how long the part lasts (default: to the end)" },
   { name = "karaokeColor", type = "color", default = "#FFD400", doc = "colour of sung words" },
+  { name = "spectrum", type = "boolean", default = false, doc = "the song's spectrum along the bottom, under the lyrics" },
   { name = "smartRendering", type = "boolean", default = false,
     doc = "copy the video's GOPs that carry no lyric (an instrumental intro or outro) instead of encoding them" },
   { name = "output", type = "string", required = true },
@@ -24,6 +25,10 @@ local size = vc.renderSize
 local full = { 0, 0, size.width, size.height }
 local parent, video = av.layer{ frame = full }, av.layer{ frame = full }
 parent:addSublayer(video)
+if p.spectrum then
+  parent:addSublayer(av.audioSpectrumLayer{ track = comp, bars = 48, colors = { "#38BDF8", "#F472B6" },
+                                            frame = { 0, 0, size.width, size.height / 5 }, opacity = 0.85 })
+end
 -- Cues on the song's timeline, moved to the part's.
 local cues = {}
 for _, cue in ipairs(av.readCues(p.lyrics)) do

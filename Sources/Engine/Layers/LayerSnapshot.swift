@@ -38,6 +38,9 @@ package struct LayerSnapshot: Sendable, Hashable {
     /// A layer at `frame` with Core Animation's defaults for everything else.
     package init(frame: Rect) { self.frame = frame }
 
+    /// Whether this layer or one below it shows the sound (a drawing that changes every frame).
+    package var showsSound: Bool { sound != nil || sublayers.contains { $0.showsSound } }
+
     /// Whether drawing this layer and its sublayers leaves every pixel under them as it was:
     /// transparent, or holding no text, picture, fill, border or filter anywhere.
     package var drawsNothing: Bool {

@@ -96,9 +96,9 @@ public final class SoundVisual: Sendable {
         let bars = spectrum.bars
         var length = 2048
         while length < frameLength { length *= 2 }
-        // A Tukey window: flat, with cosine tapers over its first and last eighth.
+        // A Tukey window: flat in the middle half, with cosine tapers over its first and last quarter.
         let taper: (Float) -> Float = { x in
-            let edge: Float = 0.125
+            let edge: Float = 0.25
             if x < edge { return 0.5 - 0.5 * cos(Float.pi * x / edge) }
             if x > 1 - edge { return 0.5 - 0.5 * cos(Float.pi * (1 - x) / edge) }
             return 1

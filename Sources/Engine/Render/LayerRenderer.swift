@@ -219,6 +219,9 @@ package final class LayerRenderer {
                 return try karaoke.sprites(sung: style.highlightedScalars, fraction: style.highlightFraction,
                                            atX: Int(x) + karaoke.x, y: Int(y) + karaoke.y, opacity: opacity)
             }
+        } else if key.showsSound {
+            // Drawn anew each frame: caching it would only push out drawings that come back.
+            drawing = try drawSubtree(key)
         } else {
             drawing = try sprites.value(for: key) {
                 let drawn = try drawSubtree(key)

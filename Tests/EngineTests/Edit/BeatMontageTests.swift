@@ -1,0 +1,41 @@
+import Testing
+import TestSupport
+@testable import MoonreelEngine
+
+/// `BeatMontage` on two generated clips: where each stretch lies and which part of which
+/// clip fills it, transitions centred on the cuts, and a clip too short for its stretch.
+@Suite struct BeatMontageTests {
+    func seconds(_ value: Double) -> MediaTime { MediaTime(seconds: value, timescale: 1000)! }
+
+    @Test func stretchesFollowTheCutsAndClipsGoOnWhereTheyStopped() throws {
+        let red = try Asset(path: Fixtures.solid("red", seconds: 2, tone: nil))
+        let blue = try Asset(path: Fixtures.solid("blue", seconds: 2, tone: nil))
+        let cuts = [0.5, 1.5, 2.5, 3.5].map(seconds)
+        let plain = try BeatMontage.make(clips: [(red, nil), (blue, nil)], cuts: cuts, duration: seconds(5))
+        #expect(plain.parts.map(\.timeRange.start) == [0, 0.5, 1.5, 2.5, 3.5].map(seconds))
+        #expect(plain.parts.map(\.timeRange.duration) == [0.5, 1, 1, 1, 1.5].map(seconds))
+        // Red fills 0…0.5, then 1.5…2.5 from 0.5 s into the clip; its third stretch (1.5 s) no
+        // longer fits after 1.5 s and starts over at 0.
+        let redParts = [0, 2, 4].map { index in
+            let part = plain.parts[index]
+            return part.videoTrack?.segments.first { $0.targetRange.start == part.timeRange.start && !$0.isEmpty }?.sourceRange.start
+        }
+        #expect(redParts == [0, 0.5, 0].map(seconds))
+
+        let dissolve = Transition(.dissolve, duration: seconds(0.2))
+        let crossed = try BeatMontage.make(clips: [(red, nil), (blue, nil)], cuts: cuts, duration: seconds(5), transition: dissolve)
+        // Each transition runs 0.1 s either side of its cut.
+        #expect(crossed.parts.dropFirst().map(\.timeRange.start) == [0.4, 1.4, 2.4, 3.4].map(seconds))
+        #expect(crossed.parts.dropLast().map(\.timeRange.end) == [0.6, 1.6, 2.6, 3.6].map(seconds))
+        #expect(crossed.composition.duration == seconds(5))
+    }
+
+    @Test func aClipShorterThanItsStretchIsNamed() throws {
+        let red = try Asset(path: Fixtures.solid("red", seconds: 2, tone: nil))
+        #expect {
+            try BeatMontage.make(clips: [(red, nil)], cuts: [seconds(3)], duration: seconds(4))
+        } throws: { error in
+            "\(error)".contains("clip 1") && "\(error)".contains("shorter than the 3 s from 0 s to 3 s")
+        }
+    }
+}
