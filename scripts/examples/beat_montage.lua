@@ -23,12 +23,9 @@ parent:addSublayer(video)
 -- The bottom fifth: the song's spectrum, low notes left, blue to pink.
 parent:addSublayer(av.audioSpectrumLayer{ track = comp, bars = 48, colors = { "#38BDF8", "#F472B6" },
                                           frame = { 0, 0, size.width, size.height / 5 }, opacity = 0.85 })
-local lyrics = require "effects.lyrics"
-parent:addSublayer(lyrics{
-  cues = av.readCues(lyricsPath, { duration = comp.duration }),
-  renderSize = { size.width, size.height },
-  fadeIn = 0.15, fadeOut = 0.15, karaokeColor = "#FFD400",
-})
+-- Above it, the lyrics, sung words in yellow.
+local cues = av.readCues(lyricsPath, { duration = comp.duration })
+parent:addSublayer(require("effects.lyrics"){ cues = cues, renderSize = { size.width, size.height }, karaokeColor = "#FFD400" })
 vc.animationTool = av.animationTool{ videoLayer = video, parentLayer = parent }
 
 local session = av.exportSession(comp, "HighestQuality")
