@@ -29,9 +29,12 @@ public enum BeatMontage {
             }
             let range = requested ?? TimeRange(start: .zero, duration: asset.duration)
             guard length <= range.duration else {
-                throw EngineError("clip \(which + 1) (\"\(asset.path)\") lasts \(shortNumber(range.duration.seconds)) s, shorter than the "
-                                  + "\(shortNumber(length.seconds)) s from \(shortNumber(bounds[stretch].seconds)) s to \(shortNumber(bounds[stretch + 1].seconds)) s; "
-                                  + "cut on more beats (a smaller `every`) or give a longer clip", kind: .invalidArgument)
+                let ms = { (t: MediaTime) in shortNumber((t.seconds * 1000).rounded() / 1000) }
+                let remedy = stretch + 2 == bounds.count && stretch > 0
+                    ? ", after the last cut; end the montage sooner (duration) or give a longer clip"
+                    : "; cut on more beats (a smaller `every`) or give a longer clip"
+                throw EngineError("clip \(which + 1) (\"\(asset.path)\") lasts \(ms(range.duration)) s, shorter than the "
+                                  + "\(ms(length)) s from \(ms(bounds[stretch])) s to \(ms(bounds[stretch + 1])) s\(remedy)", kind: .invalidArgument)
             }
             if range.start + positions[which] + length > range.end { positions[which] = .zero }
             items.append(.clip(asset, TimeRange(start: range.start + positions[which], duration: length)))

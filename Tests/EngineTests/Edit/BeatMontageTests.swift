@@ -35,7 +35,13 @@ import TestSupport
         #expect {
             try BeatMontage.make(clips: [(red, nil)], cuts: [seconds(3)], duration: seconds(4))
         } throws: { error in
-            "\(error)".contains("clip 1") && "\(error)".contains("shorter than the 3 s from 0 s to 3 s")
+            "\(error)".contains("clip 1") && "\(error)".contains("shorter than the 3 s from 0 s to 3 s; cut on more beats")
+        }
+        // After the last beat there is no beat to cut on: the way out is a shorter montage.
+        #expect {
+            try BeatMontage.make(clips: [(red, nil)], cuts: [seconds(1)], duration: seconds(4))
+        } throws: { error in
+            "\(error)".contains("shorter than the 3 s from 1 s to 4 s, after the last cut; end the montage sooner (duration)")
         }
     }
 }
