@@ -9,7 +9,7 @@ after another, under /usr/bin/time, so every task's wall and CPU time are its ow
   - the largest piece's wall time against (single wall / N) (≤ 1.1),
 and the wall time of `moonreel run --chunks N` on this machine, tasks --jobs at a time.
 
-Usage: bench/chunks.py [MOONREEL] [--seconds S] [--pieces N] [--runs R]
+Usage: bench/chunks.py [MOONREEL] [--seconds S] [--pieces N] [--runs R] [--set NAME=VALUE ...]
 """
 import argparse, os, statistics, subprocess, sys, tempfile
 
@@ -32,6 +32,8 @@ def main():
     parser.add_argument("--seconds", type=int, default=60)
     parser.add_argument("--pieces", type=int, default=4)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="a template parameter for every run, e.g. --set keyframes=2 --set deterministic=true")
     options = parser.parse_args()
     moonreel = os.path.abspath(options.moonreel)
     folder = tempfile.mkdtemp(prefix="moonreel-chunks-bench-")
@@ -40,7 +42,7 @@ def main():
                     "-f", "lavfi", "-i", f"sine=frequency=440:duration={options.seconds}", "-c:v", "libx264", "-preset", "fast",
                     "-g", "60", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", clip], check=True)
     template = TEMPLATE
-    values = ["--set", f"clip={clip}", "--set", f"output={folder}/out.mp4"]
+    values = ["--set", f"clip={clip}", "--set", f"output={folder}/out.mp4"] + [part for value in options.set for part in ("--set", value)]
     chunk = ["--chunks", str(options.pieces), "--chunk-folder", f"{folder}/pieces"]
     tasks = [f"piece:{i}" for i in range(1, options.pieces + 1)] + ["sound", "join"]
     rows = []

@@ -9,7 +9,7 @@ extension API {
     func addWriterSettings(to luaClass: LuaClass) {
         settingsProperty(luaClass, "videoSettings", \.videoSettings,
                          doc: "{codec=\"h264\"|\"hevc\"|\"prores\"|\"vp9\"|\"av1\", crf= or qp= (constant quantizer) or bitRate= (bits/s), preset=\"medium\", profile=, "
-                            + "pixelFormat=\"yuv420p\"|\"yuv420p10le\"|\"yuv422p10le\"|\"yuv444p10le\", keyframeInterval= (s), maxBitRate=, bufferSize=}; "
+                            + "pixelFormat=\"yuv420p\"|\"yuv420p10le\"|\"yuv422p10le\"|\"yuv444p10le\", keyframeInterval= (s), maxBitRate=, bufferSize=, deterministic=true (h264: the same frames every run)}; "
                             + "unset keys inherit the preset (docs/export-settings.md)",
                          read: { [unowned self] in try videoSettings($0, $1) }, push: { [unowned self] (call, settings: VideoSettings) in push(call, settings) },
                          check: { try $0.checkSettings(video: $1, audio: nil) })
@@ -77,6 +77,7 @@ extension API {
             // ProRes profiles read as numbers too: profile = 4444.
             case "profile": settings.profile = call.type(-1) == LUA_TNUMBER ? String(try whole(call, key)) : try text(call, key)
             case "pixelFormat": settings.pixelFormat = try named(call, key, VideoSettings.PixelFormat.self)
+            case "deterministic": settings.deterministic = try call.boolean(-1)
             default: settings.keyframeInterval = try seconds(call, key)
             }
         }
@@ -154,6 +155,7 @@ extension API {
             if let interval = settings.keyframeInterval { call.push(interval); call.setField("keyframeInterval") }
             if let maxBitRate = settings.maxBitRate { call.push(maxBitRate); call.setField("maxBitRate") }
             if let bufferSize = settings.bufferSize { call.push(bufferSize); call.setField("bufferSize") }
+            if let deterministic = settings.deterministic { call.push(deterministic); call.setField("deterministic") }
         }
     }
 

@@ -104,6 +104,24 @@ import TestSupport
         }
     }
 
+    /// Issue 23 §4 at constant quality: with x264 deterministic (its lookahead in step with the
+    /// encode) and fixed keyframes, each piece's warm-up (frames encoded before and after its
+    /// own, their packets dropped) brings x264 to every seam as the single export came to it,
+    /// so the joined frames are the single export's exactly — and so ≥ 50 dB at every seam.
+    /// 20 s in 4 pieces of 150 frames: the third and fourth start their encodes mid-way (at
+    /// frames 120 and 270), so their rate control has to catch up with the single export's.
+    @Test func deterministicPiecesAtCRFAreTheSingleExportsFrames() throws {
+        try MachineLoad.heavy {
+            let job = try Job(clip: try Fixtures.clip(seconds: 20))
+            let values = ["crf=23", "keyframes=1", "deterministic=true"]
+            #expect(try job.run("single.mp4", values: values).status == 0)
+            let chunked = try job.run("chunked.mp4", ["--chunks", "4", "--chunk-folder", job.chunkFolder], values: values)
+            #expect(chunked.status == 0, "\(chunked.err)")
+            let frames = try Self.frameHashes(job.path("chunked.mp4")), single = try Self.frameHashes(job.path("single.mp4"))
+            #expect(frames.count == 600 && frames == single, "\(zip(frames, single).filter { $0 != $1 }.count) of 600 frames differ")
+        }
+    }
+
     /// Issue 23 §4: with a constant quantizer (`videoSettings.qp`) no rate control carries
     /// state across a seam, so lossy pieces are the single export's frames exactly.
     @Test func constantQuantizerPiecesAreTheSingleExportsFrames() throws {

@@ -254,6 +254,7 @@ import TestSupport
             try("s.m4a", "AppleM4A", { codec = "h264" })
             try("t.mp4", "HighestQuality", { bufferSize = 1000000 })
             try("u.webm", "HighestQuality", { crf = 60, preset = "fastest" })
+            try("v.mp4", "HighestQuality", { codec = "hevc", deterministic = true })
             """, arguments: [Self.clip, folder])
         #expect(result.status == 0, "\(result.err)")
         let expected = [
@@ -279,6 +280,7 @@ import TestSupport
             "s.m4a: ", "AppleM4A writes audio only: remove videoSettings or choose a video preset",
             "t.mp4: ", "bufferSize goes with maxBitRate",
             "u.webm: ", "unknown preset \"fastest\" (known: ultrafast, superfast, veryfast, faster, fast, medium, slow, slower, veryslow, placebo)",
+            "v.mp4: ", "deterministic is for h264 (x264's threaded lookahead); hevc has no such switch",
         ]
         let lines = result.out.split(separator: "\n").map(String.init)
         #expect(lines.count == expected.count / 2, "\(result.out)")

@@ -30,6 +30,10 @@ final class ContainerWriter {
         try muxer.writeHeader(metadata: metadata, fastStart: fastStart)
     }
 
+    /// Writes only the video frames at these positions (pts, in frames from the first one
+    /// encoded), moved to start at 0: the others only warm the encoder up (a chunked render's piece).
+    func keepVideoFrames(_ kept: Range<Int64>) { videoEncoder?.keptFrames = kept }
+
     /// Samples per audio frame the encoder wants.
     var audioFrameSize: Int { audioEncoder?.frameSize ?? 1024 }
 

@@ -20,8 +20,9 @@ struct ExportRequest {
         case smartCut(SmartCutWriter)
         /// Every frame composed and encoded.
         case reencode
-        /// A chunked render's piece: these output frames alone, without sound.
-        case piece(Range<Int64>)
+        /// A chunked render's piece without sound: the `encoded` output frames go through the
+        /// encoder, and the file keeps those at `kept` (positions among them).
+        case piece(encoded: Range<Int64>, kept: Range<Int64>)
         /// A chunked render's sound, alone, for the whole range.
         case sound
         /// A chunked render's last step: the pieces and the sound copied into the output.
@@ -141,12 +142,15 @@ struct ExportPlanner {
             ChunkLayout.describeFiles(Array(Set((session.readFiles?.paths ?? []) + composition.sourcePaths))),
         ].joined(separator: "\n"))
         let layout = ChunkLayout(pieces: ChunkLayout.split(frameCount: video.frameCount, into: task.pieces, gop: gop),
-                                 frameDuration: video.frameDuration, folder: task.folder, key: key, fileExtension: container.rawValue)
+                                 frameDuration: video.frameDuration, gop: gop, warmsUp: session.videoSettings?.deterministic == true,
+                                 folder: task.folder, key: key, fileExtension: container.rawValue)
         let strategy: ExportRequest.Strategy, path: String, part: String
         switch task.role {
         case .piece(let index):
             guard layout.pieces.indices.contains(index) else { return planned }
-            (strategy, path, part) = (.piece(layout.pieces[index]), layout.piecePath(index), "piece \(index + 1) of \(layout.pieces.count)")
+            let frames = layout.encodedFrames(of: index)
+            (strategy, path, part) = (.piece(encoded: frames.encoded, kept: frames.kept), layout.piecePath(index),
+                                      "piece \(index + 1) of \(layout.pieces.count)")
         case .sound:
             guard hasSound else { return planned }
             (strategy, path, part) = (.sound, layout.soundPath, "the sound")

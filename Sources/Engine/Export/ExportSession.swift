@@ -264,8 +264,8 @@ public final class ExportSession {
                               cancellation: cancellation, isCancelled: { [unowned self] in isCancelled }, report: report)
             case .reencode:
                 written = try render(request, report: report)
-            case .piece(let frames):
-                written = try render(request, part: .pictures(frames), report: report)
+            case .piece(let encoded, let kept):
+                written = try render(request, part: .pictures(encoded, kept: kept), report: report)
             case .sound:
                 written = try render(request, part: .sound, report: report)
             case .join(let layout, let hasSound):
@@ -314,8 +314,9 @@ public final class ExportSession {
     /// What a render writes: all of the request, or a chunked render's part of it.
     private enum RenderedPart {
         case whole
-        /// These output frames, without sound.
-        case pictures(Range<Int64>)
+        /// These output frames encoded, without sound; the file keeps those at `kept`
+        /// (positions among them), the others only warm the encoder up.
+        case pictures(Range<Int64>, kept: Range<Int64>)
         /// The sound alone.
         case sound
     }
@@ -328,7 +329,7 @@ public final class ExportSession {
         var frames = videoPlan.map { 0..<$0.frameCount }
         switch part {
         case .whole: break
-        case .pictures(let numbers): frames = numbers
+        case .pictures(let numbers, _): frames = numbers
         case .sound: (videoPlan, frames) = (nil, nil)
         }
         // Before any picture, encoder or palette is made.
@@ -355,6 +356,7 @@ public final class ExportSession {
             video: request.encodings.video.flatMap { encoding in videoPlan.map { (encoding, $0) } },
             audio: request.encodings.audio.flatMap { encoding in audioPlan.map { (encoding, $0) } },
             gifPalette: gifPalette, metadata: metadata, fastStart: shouldOptimizeForNetworkUse, sizeLimit: fileLengthLimit) : nil
+        if case .pictures(_, let kept) = part { writer?.keepVideoFrames(kept) }
 
         let compositor = Compositor(video: videoPlan, audio: audioPlan, range: request.range)
         let pictures = try videoPlan.map { _ in try compositor.frameStream(frames: frames, cancellation: cancellation) }
@@ -419,7 +421,7 @@ public final class ExportSession {
             warnings.append("\(request.output.path): stopped at \(length.seconds) s of \(request.range.duration.seconds) s to stay within fileLengthLimit (\(fileLengthLimit ?? 0) bytes)")
             return length
         }
-        if case .pictures = part, let videoPlan { return videoPlan.frameDuration * frameCount }
+        if case .pictures(_, let kept) = part, let videoPlan { return videoPlan.frameDuration * Int64(kept.count) }
         return request.range.duration
     }
 

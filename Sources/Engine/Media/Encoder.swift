@@ -16,6 +16,9 @@ final class Encoder {
     /// Set once a packet did not fit under the muxer's size limit: every later packet is
     /// dropped too, so the stream ends there instead of having a hole.
     private(set) var isCutShort = false
+    /// Video: the packets written are those whose pts (in frames) lie here, moved to start at
+    /// 0; the rest are dropped (frames that only warm the encoder up). nil: all.
+    var keptFrames: Range<Int64>?
 
     private init(context: UnsafeMutablePointer<AVCodecContext>, muxer: Muxer) throws {
         self.context = context
@@ -131,6 +134,14 @@ final class Encoder {
             try check(status, "encoding", context: "output")
             // One frame per time-base tick; x264 leaves it 0, which shortens the last frame.
             if packet.pointee.duration == 0, context.pointee.codec_type == AVMEDIA_TYPE_VIDEO { packet.pointee.duration = 1 }
+            if let kept = keptFrames {
+                guard kept.contains(packet.pointee.pts) else {
+                    av_packet_unref(packet)
+                    continue
+                }
+                packet.pointee.pts -= kept.lowerBound
+                packet.pointee.dts -= kept.lowerBound
+            }
             let (size, isKeyframe) = (Int64(packet.pointee.size), packet.pointee.flags & AV_PKT_FLAG_KEY != 0) // the muxer takes the packet
             guard !isCutShort, try muxer.write(packet, stream: streamIndex, from: context.pointee.time_base) else {
                 isCutShort = true

@@ -6,6 +6,7 @@ local p = av.parameters{
   { name = "crf", type = "number", default = 23 },
   { name = "qp", type = "number", default = -1, doc = "a constant quantizer instead of crf (-1: none)" },
   { name = "keyframes", type = "number", default = 0 },
+  { name = "deterministic", type = "boolean", default = false, doc = "x264's lookahead in step with the encode" },
 }
 local asset = av.asset(p.clip)
 local comp = av.composition()
@@ -21,7 +22,7 @@ local session = av.exportSession(comp, "HighestQuality")
 session.outputURL = p.output
 session.videoComposition = vc
 session.videoSettings = { crf = p.qp < 0 and p.crf or nil, qp = p.qp >= 0 and p.qp or nil,
-                          keyframeInterval = p.keyframes > 0 and p.keyframes or nil }
+                          keyframeInterval = p.keyframes > 0 and p.keyframes or nil, deterministic = p.deterministic or nil }
 local ok, err = session:export()
 if not ok then error(err, 0) end
 print("exported " .. p.output)

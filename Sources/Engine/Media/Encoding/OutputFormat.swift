@@ -176,7 +176,8 @@ struct VideoEncoding: Sendable {
         let fixedKeyframes = settings.keyframeInterval != nil
         switch codec {
         case .h264:
-            if fixedKeyframes { options.append(("x264-params", "scenecut=0")) }
+            let parameters = (fixedKeyframes ? ["scenecut=0"] : []) + (settings.deterministic == true ? ["sync-lookahead=0"] : [])
+            if !parameters.isEmpty { options.append(("x264-params", parameters.joined(separator: ":"))) }
         case .hevc:
             options.append(("x265-params", "log-level=error" + (fixedKeyframes ? ":scenecut=0:open-gop=0" : "")))
         case .vp9, .av1:
