@@ -9,11 +9,13 @@ import Glibc
 /// instead of decoding again, and a changed file (same name, new content) is analysed anew.
 /// Writing is best effort: an analysis that cannot be kept is still returned.
 public struct AnalysisCache: Sendable {
+    /// Where the analyses are kept (made on first use, readable by the user alone).
     public let folder: String
 
     /// Bumped whenever an analysis method changes what it finds, so old results are not reused.
     static let version = 1
 
+    /// A cache in `folder`.
     public init(folder: String) { self.folder = folder }
 
     /// `$XDG_CACHE_HOME/moonreel/analysis`, else `~/.cache/moonreel/analysis`; nil with neither set.

@@ -28,9 +28,13 @@ public struct AudioAnalysis: Sendable, Equatable {
     /// Seconds of audio analysed.
     public var duration: Double
 
+    /// Where something starts sounding, and how strongly.
     public struct Onset: Sendable, Equatable {
+        /// Seconds, in the track's time.
         public var time: Double
+        /// 0…1: the onset envelope's height there over its range.
         public var strength: Double
+        /// An onset at `time` seconds of `strength` (0…1).
         public init(time: Double, strength: Double) { (self.time, self.strength) = (time, strength) }
     }
 
@@ -41,6 +45,7 @@ public struct AudioAnalysis: Sendable, Equatable {
     /// The floor of `levels` and `loudness` (digital silence).
     public static let silenceFloor = -120.0
 
+    /// An analysis with these values (as `analyze` or a cache makes one).
     public init(tempo: Double?, tempoConfidence: Double, beats: [Double], downbeats: [Double], onsets: [Onset],
                 levels: [Float], loudness: [Double], duration: Double) {
         self.tempo = tempo

@@ -15,6 +15,7 @@ public struct SceneAnalysis: Sendable, Equatable {
     public static let defaultThreshold = 10.0
     static let comparedWidth = 160
 
+    /// An analysis of frames at `frameTimes` (seconds) differing by `differences` (0…100) from the one before.
     public init(frameTimes: [Double], differences: [Double]) {
         (self.frameTimes, self.differences) = (frameTimes, differences)
     }

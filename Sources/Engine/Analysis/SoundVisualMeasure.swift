@@ -3,7 +3,9 @@ public extension SoundVisual {
     /// Where the sound comes from: a composition's mix (as `audioMix` mixes it, in the
     /// composition's time), or one audio track laid at composition time 0.
     enum Source {
+        /// The composition's audio as `AudioMix` (or none) mixes it.
         case mix(Composition, AudioMix?)
+        /// One audio track, from its asset's time 0 at composition time 0.
         case track(AssetTrack)
     }
 

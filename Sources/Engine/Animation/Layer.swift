@@ -208,8 +208,10 @@ public final class TextLayer: Layer {
 /// A layer that shows the sound: spectrum bars or a waveform, measured from the audio when
 /// the layer is made and drawn for each frame's time (`SoundVisual`).
 public final class SoundLayer: Layer {
+    /// The sound it shows and how (`SoundVisual.measure`).
     public let visual: SoundVisual
 
+    /// A layer showing `visual`, with the given model values (frame, opacity…).
     public init(visual: SoundVisual, properties: LayerProperties = LayerProperties()) {
         self.visual = visual
         super.init(properties: properties)

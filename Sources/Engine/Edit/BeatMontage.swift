@@ -1,6 +1,9 @@
 /// Clips cut to the beat: a joined sequence whose cuts land on given times (beats from
 /// `AudioAnalysis`, every one or every few), the clips taken in turn, over music.
 public enum BeatMontage {
+    /// The most stretches a montage may have (as many items as `av.join` takes).
+    public static let maxStretches = 10_000
+
     /// Stretches between `cuts` (composition times; those outside 0…`duration` are ignored),
     /// each filled by the next of `clips` in turn (asset and optional range). A clip used again
     /// goes on from where its last stretch ended, from the start of its range again when what
@@ -12,6 +15,9 @@ public enum BeatMontage {
         guard !clips.isEmpty else { throw EngineError("no clips to cut to the beat", kind: .invalidArgument) }
         guard duration.value > 0 else { throw EngineError("the montage must last more than 0 s", kind: .invalidArgument) }
         let inside = cuts.filter { $0 > .zero && $0 < duration }.sorted()
+        guard inside.count < maxStretches else {
+            throw EngineError("\(inside.count) cuts make more than \(maxStretches) stretches; cut less often (a larger every)", kind: .limit)
+        }
         let bounds = [MediaTime.zero] + inside.reduce(into: [MediaTime]()) { kept, cut in
             if kept.last.map({ $0 < cut }) ?? true { kept.append(cut) }
         } + [duration]

@@ -6,6 +6,7 @@ import Glibc
 /// (32 kHz, 16 bits: 64 KB a second), and read for each frame's time. A frame shows the
 /// sound that plays during it, so a sound shows in its own frame, in any order of rendering.
 public final class SoundVisual: Sendable {
+    /// How the sound is drawn.
     public enum Style: String, Sendable, CaseIterable {
         /// Bars, one per frequency band (low to high, left to right), as loud as the band
         /// in the sound playing during the frame.
@@ -24,6 +25,7 @@ public final class SoundVisual: Sendable {
     public struct Spectrum: Sendable {
         /// Bands spaced evenly in pitch (log frequency) across `frequencies` (Hz).
         public var bars: Int
+        /// The lowest and highest frequency shown, Hz (at most 16 kHz is measured).
         public var frequencies: ClosedRange<Double>
         /// Decibels below full scale a bar's height spans: −`range` dBFS is empty, 0 full.
         public var range: Double
@@ -31,14 +33,17 @@ public final class SoundVisual: Sendable {
         /// (Web Audio's analyser smoothing; rises show at once): 0…0.95.
         public var smoothing: Double
 
+        /// Settings with the defaults of `av.audioSpectrumLayer`: 32 bars over 40 Hz–16 kHz, 70 dB, smoothing 0.5.
         public init(bars: Int = 32, frequencies: ClosedRange<Double> = 40...16000, range: Double = 70, smoothing: Double = 0.5) {
             (self.bars, self.frequencies, self.range, self.smoothing) = (bars, frequencies, range, smoothing)
         }
     }
 
+    /// Spectrum, line, bars or mirrored bars.
     public let style: Style
     /// Colours across the bars or along the line (one: all alike).
     public let colors: [Color]
+    /// How spectrum bars are measured (unused by the waveforms).
     public let spectrum: Spectrum
     /// Waveforms: seconds shown (nil for the line: the frame's own duration).
     public let window: Double?

@@ -44,4 +44,12 @@ import TestSupport
             "\(error)".contains("shorter than the 3 s from 1 s to 4 s, after the last cut; end the montage sooner (duration)")
         }
     }
+
+    @Test func tooManyCutsAreRefusedBeforeAnythingIsBuilt() throws {
+        let red = try Asset(path: Fixtures.solid("red", seconds: 2, tone: nil))
+        let cuts = (1...20_000).map { MediaTime(value: Int64($0), timescale: 100) }
+        #expect {
+            try BeatMontage.make(clips: [(red, nil)], cuts: cuts, duration: seconds(300))
+        } throws: { "\($0)".contains("more than 10000 stretches") }
+    }
 }
