@@ -42,7 +42,7 @@ package final class API {
     /// Told the cues of each `av.readCues` (the studio draws them on its timeline).
     package var cuesRead: (([Cue]) -> Void)?
     /// Where `av.analyze` keeps what it found (the user's cache folder unless the embedder
-    /// sets another; nil: nowhere, and `av.analyze` says so).
+    /// sets another; nil: nowhere, every run analyses afresh).
     package var analysisCache: AnalysisCache? = .standard
     /// Adjustments exports made that the user should hear about.
     package var warn: (String) -> Void = { _ in }

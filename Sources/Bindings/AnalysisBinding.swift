@@ -19,8 +19,13 @@ extension API {
                     "video": { wantsVideo = try call.boolean($0) && videoTrack != nil },
                     "sceneThreshold": { sceneThreshold = try self.percentage(call, $0) },
                 ])
-                let audio = try wantsAudio ? audioTrack.map { try analysisCache(call).audio(of: $0, cancellation: exportCancellation) } : nil
-                let scenes = try wantsVideo ? videoTrack.map { try analysisCache(call).scenes(of: $0, cancellation: exportCancellation) } : nil
+                // Without a cache folder (no HOME), each run analyses afresh.
+                let audio = try wantsAudio ? audioTrack.map { track in
+                    try analysisCache?.audio(of: track, cancellation: exportCancellation) ?? AudioAnalysis.analyze(track, cancellation: exportCancellation)
+                } : nil
+                let scenes = try wantsVideo ? videoTrack.map { track in
+                    try analysisCache?.scenes(of: track, cancellation: exportCancellation) ?? SceneAnalysis.analyze(track, cancellation: exportCancellation)
+                } : nil
                 push(call, audio: audio, scenes: scenes, sceneThreshold: sceneThreshold)
                 return 1
             }),
@@ -207,14 +212,6 @@ extension API {
             throw call.argumentError(1, "\(media.path.quotedForMessage()) has no audio track or moving picture to analyse")
         }
         return found
-    }
-
-    /// Where analyses are kept: the host's cache, or a throwaway one when it has none.
-    private func analysisCache(_ call: LuaCall) throws -> AnalysisCache {
-        guard let analysisCache else {
-            throw LuaArgumentError("\(call.functionName): no cache folder for analyses (set XDG_CACHE_HOME or HOME)")
-        }
-        return analysisCache
     }
 
     private func percentage(_ call: LuaCall, _ index: Int32) throws -> Double {

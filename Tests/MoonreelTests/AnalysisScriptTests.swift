@@ -54,6 +54,15 @@ import TestSupport
         #expect(again.out == first.out)
     }
 
+    /// With no cache folder to be had (no HOME, no XDG_CACHE_HOME: a bare container), the
+    /// analysis still runs, and simply is not kept.
+    @Test func withoutACacheFolderTheAnalysisStillRuns() throws {
+        let script = Fixtures.scratchPath("analyze.lua")
+        try "local a = av.analyze(av.asset(arg[1]))\nprint(string.format('%.1f %d', a.tempo, #a.sceneCuts))".write(toFile: script, atomically: true, encoding: .utf8)
+        let result = try Tool.run(Moonreel.executable, ["run", script, try Self.musicVideo()], environment: ["HOME": "", "XDG_CACHE_HOME": ""])
+        #expect(result.status == 0 && result.out == "120.0 1\n", "\(result.out) \(result.err)")
+    }
+
     @Test(arguments: [
         ("av.analyze(nil)", "bad argument #1 to 'analyze' (Asset or AssetTrack expected, got nil)"),
         ("av.analyze(av.asset(arg[1]), { tempo = 120 })", "unknown option \"tempo\""),
