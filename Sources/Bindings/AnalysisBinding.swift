@@ -36,8 +36,8 @@ extension API {
                 var rise = MediaTime(value: 1, timescale: 20), fall = MediaTime(value: 1, timescale: 5)
                 try options(call, 3, [
                     "keyPath": { index in keyPath = try self.model(call) { try AnimatableKeyPath(named: try call.string(index)) } },
-                    "from": { from = try self.finiteNumber(call, $0) },
-                    "amount": { amount = try self.finiteNumber(call, $0) },
+                    "from": { from = try self.finite(call, $0) },
+                    "amount": { amount = try self.finite(call, $0) },
                     "rise": { rise = try self.duration(call, $0) },
                     "fall": { fall = try self.duration(call, $0) },
                     "key": { key = try call.string($0) },
@@ -50,17 +50,17 @@ extension API {
                 return 1
             }),
             ("envelopeAnimation", "av.envelopeAnimation(levels [, {keyPath=\"opacity\", interval=0.1, start=0, floor=-60, ceiling=0, from=0, to=1}]) → animation: a number property following levels (dB or LUFS, one every `interval` seconds from `start`, e.g. av.analyze(song).loudness): `floor` and below give `from`, `ceiling` and above `to`; add it with layer:addAnimation", { [unowned self] call in
-                let levels = try numbers(call, 1)
+                let levels = try list(call, 1, limit: KeyframeAnimation.maxKeyframes) { try self.finite(call, $0) }
                 var keyPath = AnimatableKeyPath.opacity, interval = MediaTime(value: 1, timescale: 10), start = MediaTime.zero
                 var floor = -60.0, ceiling = 0.0, from = 0.0, to = 1.0
                 try options(call, 2, [
                     "keyPath": { index in keyPath = try self.model(call) { try AnimatableKeyPath(named: try call.string(index)) } },
                     "interval": { interval = try self.duration(call, $0) },
                     "start": { start = try self.time(call, $0, allowNegative: false) },
-                    "floor": { floor = try self.finiteNumber(call, $0) },
-                    "ceiling": { ceiling = try self.finiteNumber(call, $0) },
-                    "from": { from = try self.finiteNumber(call, $0) },
-                    "to": { to = try self.finiteNumber(call, $0) },
+                    "floor": { floor = try self.finite(call, $0) },
+                    "ceiling": { ceiling = try self.finite(call, $0) },
+                    "from": { from = try self.finite(call, $0) },
+                    "to": { to = try self.finite(call, $0) },
                 ])
                 let made = try model(call) {
                     try KeyframeAnimation.envelope(keyPath: keyPath, levels: levels, interval: interval, start: start,
@@ -100,7 +100,7 @@ extension API {
                 let ends = try (1...2).map { entry -> Double in
                     call.pushElement(of: value, entry)
                     defer { call.pop() }
-                    return try self.finiteNumber(call, -1)
+                    return try self.finite(call, -1)
                 }
                 guard ends[0] > 0, ends[0] < ends[1], ends[1] <= 24000 else { throw call.argumentError(value, "must be {low, high} with 0 < low < high ≤ 24000 Hz") }
                 (low, high) = (ends[0], ends[1])
@@ -167,36 +167,7 @@ extension API {
         let firstIsNumber = call.pushElement(of: index, 1) == LUA_TNUMBER
         call.pop()
         guard !firstIsNumber else { return [try color(call, index)] }
-        let count = call.rawLength(index)
-        guard count <= 64 else { throw call.argumentError(index, "at most 64 colours, got \(count)") }
-        return try (1...count).map { entry in
-            call.pushElement(of: index, entry)
-            defer { call.pop() }
-            return try color(call, call.absolute(-1))
-        }
-    }
-
-    /// A finite number at `index`.
-    private func finiteNumber(_ call: LuaCall, _ index: Int32) throws -> Double {
-        let value = try call.number(index)
-        guard value.isFinite else { throw call.argumentError(index, "must be a finite number, got \(value)") }
-        return value
-    }
-
-    /// An array of finite numbers at `index` (levels, loudness).
-    private func numbers(_ call: LuaCall, _ index: Int32) throws -> [Double] {
-        guard call.type(index) == LUA_TTABLE else { throw call.typeError(index, expected: "array of numbers") }
-        let count = call.rawLength(index)
-        guard count <= KeyframeAnimation.maxKeyframes else {
-            throw call.argumentError(index, "too many values (\(count)); at most \(KeyframeAnimation.maxKeyframes)")
-        }
-        return try (0..<count).map { entry in
-            defer { call.pop() }
-            guard call.pushElement(of: index, entry + 1) == LUA_TNUMBER, case let value = try call.number(-1), value.isFinite else {
-                throw call.argumentError(index, "entry \(entry + 1) is not a finite number")
-            }
-            return value
-        }
+        return try list(call, index, limit: 64) { try color(call, $0) }
     }
 
     /// The audio and video track `av.analyze` looks at: a track itself, or an asset's first of each.
@@ -275,13 +246,7 @@ extension API {
             call.pop()
             throw call.argumentError(1, "this analysis has no audio levels (the media has no audio track, or it was analysed with audio = false)")
         }
-        let count = call.rawLength(-1)
-        var levels = [Float](repeating: 0, count: count)
-        for i in 0..<count {
-            defer { call.pop() }
-            guard call.pushElement(of: -1, i + 1) == LUA_TNUMBER else { throw call.argumentError(1, "levels[\(i + 1)] is not a number") }
-            levels[i] = Float(try call.number(-1))
-        }
+        let levels = try list(call, call.absolute(-1), limit: Int.max) { Float(try call.number($0)) }
         call.pop()
         var threshold = -40.0, shortest = 0.3
         try options(call, 2, [

@@ -45,14 +45,7 @@ extension API {
             return 0
         }
         luaClass.method("removeSilences", of: Composition.self, doc: "comp:removeSilences(ranges [, {margin=0.1}]) → removed: cuts each range (e.g. a:silences{…} of its sound), less `margin` seconds at each side that touches sound, out of every track, picture and sound together; returns the ranges removed (times before the cut). Build the video composition after (docs/analysis.md)") { [unowned self] call, c in
-            guard call.type(2) == LUA_TTABLE else { throw call.typeError(2, expected: "array of ranges") }
-            let silences = try (0..<call.rawLength(2)).map { entry in
-                call.pushElement(of: 2, entry + 1)
-                defer { call.pop() }
-                do { return try timeRange(call, call.absolute(-1)) } catch let error as LuaArgumentError {
-                    throw call.argumentError(2, "range \(entry + 1): \(error.message.argumentReason)", cause: error)
-                }
-            }
+            let silences = try list(call, 2, limit: 1_000_000) { try timeRange(call, $0) }
             var margin = MediaTime(value: 1, timescale: 10)
             try options(call, 3, ["margin": { margin = try self.time(call, $0, allowNegative: false) }])
             let removed = try engine(call) { try c.removeSilences(silences, margin: margin) }

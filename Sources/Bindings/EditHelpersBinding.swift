@@ -154,21 +154,9 @@ extension API {
 
     /// An array of increasing times in seconds at `index`.
     func beatTimes(_ call: LuaCall, _ index: Int32) throws -> [MediaTime] {
-        guard call.type(index) == LUA_TTABLE else { throw call.typeError(index, expected: "array of beat times in seconds") }
-        let count = call.rawLength(index)
-        guard count <= 1_000_000 else { throw call.argumentError(index, "too many beats (\(count)); at most 1000000") }
-        var times: [MediaTime] = []
-        for entry in 0..<count {
-            defer { call.pop() }
-            call.pushElement(of: index, entry + 1)
-            let time: MediaTime
-            do { time = try self.time(call, call.absolute(-1), allowNegative: false) } catch let error as LuaArgumentError {
-                throw call.argumentError(index, "beat \(entry + 1): \(error.message.argumentReason)", cause: error)
-            }
-            if let last = times.last, time <= last {
-                throw call.argumentError(index, "beat \(entry + 1) (\(format(time.seconds)) s) is not after beat \(entry) (\(format(last.seconds)) s); beats go in order")
-            }
-            times.append(time)
+        let times = try list(call, index, limit: 1_000_000) { try time(call, $0, allowNegative: false) }
+        for (entry, (earlier, later)) in zip(times, times.dropFirst()).enumerated() where later <= earlier {
+            throw call.argumentError(index, "beat \(entry + 2) (\(format(later.seconds)) s) is not after beat \(entry + 1) (\(format(earlier.seconds)) s); beats go in order")
         }
         return times
     }

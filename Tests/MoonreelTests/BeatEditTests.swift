@@ -101,24 +101,14 @@ import TestSupport
     /// A white layer that pulses its opacity on beats at 1 s and 2 s over black, and one whose
     /// opacity follows a level envelope: both exactly in time.
     @Test func pulsesPeakOnTheBeatAndEnvelopesFollowTheLevels() throws {
-        let output = Fixtures.scratchPath("pulse.mp4")
-        try Self.run("""
-            local black = av.asset(arg[2])
-            local comp = av.composition()
-            comp:insertTimeRange(av.range(0, 3), black, 0)
-            local vc = av.videoComposition(comp)
-            local parent, video = av.layer{ frame = { 0, 0, 320, 240 } }, av.layer{ frame = { 0, 0, 320, 240 } }
-            parent:addSublayer(video)
+        let (output, result) = try Moonreel.exportWithLayers(try Fixtures.solid("black", seconds: 3, tone: nil), width: 320, height: 240, """
             local left = av.layer{ frame = { 0, 0, 160, 240 }, backgroundColor = "white", opacity = 0 }
             local right = av.layer{ frame = { 160, 0, 160, 240 }, backgroundColor = "white", opacity = 0 }
             parent:addSublayer(left); parent:addSublayer(right)
             av.pulse(left, { 1, 2 }, { keyPath = "opacity", from = 0, amount = 1, rise = 0.2, fall = 0.4 })
             right:addAnimation(av.envelopeAnimation({ -60, -30, 0, -90 }, { interval = 0.8, floor = -60, ceiling = 0 }), "level")
-            vc.animationTool = av.animationTool{ videoLayer = video, parentLayer = parent }
-            local session = av.exportSession(comp, "HighestQuality")
-            session.outputURL, session.videoComposition = arg[1], vc
-            assert(session:export())
-            """, [output, try Fixtures.solid("black", seconds: 3, tone: nil)])
+            """)
+        #expect(result.status == 0, "\(result.err)")
         let left = { (t: Double) in try Tool.rgbFrame(output, at: t).mean(x: 20, y: 20, width: 120, height: 200).g }
         let right = { (t: Double) in try Tool.rgbFrame(output, at: t).mean(x: 180, y: 20, width: 120, height: 200).g }
         let pulse = try [0.5, 0.9, 1.0, 1.2, 1.5, 2.0, 2.6].map { ($0, try left($0)) }

@@ -68,6 +68,20 @@ enum Moonreel {
         """
     }
 
+    /// Exports all of `clip` (`width`×`height`) through an animation tool whose root `parent`
+    /// (the frame's size, with the video layer in it) gets what `lines` add; returns the output.
+    static func exportWithLayers(_ clip: String, width: Int, height: Int, _ lines: String) throws -> (output: String, result: Result) {
+        let output = Fixtures.scratchPath("layers.mp4")
+        let result = try runScript(wholeAssetComposition() + """
+            local vc = av.videoComposition(comp)
+            local parent, video = av.layer{ frame = { 0, 0, \(width), \(height) } }, av.layer{ frame = { 0, 0, \(width), \(height) } }
+            parent:addSublayer(video)
+            \(lines)
+            vc.animationTool = av.animationTool{ videoLayer = video, parentLayer = parent }
+            """ + exportThroughVideoComposition(), arguments: [clip, output])
+        return (output, result)
+    }
+
     struct Result {
         let status: Int32
         let out: String

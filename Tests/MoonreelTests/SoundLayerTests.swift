@@ -16,16 +16,9 @@ import TestSupport
         }
     }
 
-    /// Exports `clip` with the layers `lines` make (Lua adding sublayers to `parent`, a 640×360 root).
+    /// Exports `clip` with the layers `lines` add to `parent` (a 640×360 root).
     static func export(_ clip: String, _ lines: String) throws -> String {
-        let output = Fixtures.scratchPath("sound.mp4")
-        let result = try Moonreel.runScript(Moonreel.wholeAssetComposition() + """
-            local vc = av.videoComposition(comp)
-            local parent, video = av.layer{ frame = { 0, 0, 640, 360 } }, av.layer{ frame = { 0, 0, 640, 360 } }
-            parent:addSublayer(video)
-            \(lines)
-            vc.animationTool = av.animationTool{ videoLayer = video, parentLayer = parent }
-            """ + Moonreel.exportThroughVideoComposition(), arguments: [clip, output])
+        let (output, result) = try Moonreel.exportWithLayers(clip, width: 640, height: 360, lines)
         #expect(result.status == 0, "\(result.err)")
         return output
     }

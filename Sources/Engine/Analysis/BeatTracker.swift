@@ -27,6 +27,19 @@ struct BeatTracker {
 
     let envelope: [Float]
     let sampleRate: Int
+    /// The envelope as doubles, and minus its mean over its standard deviation (each made once).
+    private let values: [Double]
+    private let standardised: [Double]
+
+    init(envelope: [Float], sampleRate: Int) {
+        self.envelope = envelope
+        self.sampleRate = sampleRate
+        let values = envelope.map(Double.init)
+        let mean = values.reduce(0, +) / Double(max(values.count, 1))
+        let deviation = (values.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(max(values.count, 1))).squareRoot()
+        self.values = values
+        standardised = values.map { deviation > 0 ? ($0 - mean) / deviation : 0 }
+    }
 
     /// Envelope values per second.
     private var frameRate: Double { Double(sampleRate) / Double(OnsetEnvelope.hop) }
@@ -40,14 +53,6 @@ struct BeatTracker {
         let period: Double
         /// How regular the pulse is: its autocorrelation against the envelope's energy (0…1).
         let confidence: Double
-    }
-
-    /// The envelope minus its mean, over its standard deviation.
-    private var standardised: [Double] {
-        let values = envelope.map(Double.init)
-        let mean = values.reduce(0, +) / Double(max(values.count, 1))
-        let deviation = (values.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(max(values.count, 1))).squareRoot()
-        return values.map { deviation > 0 ? ($0 - mean) / deviation : 0 }
     }
 
     /// The tempo, or nil when the audio is too short or has no pulse.
@@ -142,7 +147,6 @@ struct BeatTracker {
         let threshold = 0.5 * (onBeats.reduce(0) { $0 + $1 * $1 } / Double(max(onBeats.count, 1))).squareRoot()
         guard let first = onBeats.firstIndex(where: { $0 >= threshold }),
               let last = onBeats.lastIndex(where: { $0 >= threshold }) else { return [] }
-        let values = envelope.map(Double.init)
         return path[first...last].map { refinedPeak(values, near: $0) }
     }
 

@@ -74,9 +74,6 @@ final class OnsetEnvelope {
         return sum
     }
 
-    /// Seconds of spectrum `index` (fractional: peaks are interpolated between spectra).
-    func seconds(ofSpectrum index: Double) -> Double { index * Double(Self.hop) / Double(sampleRate) }
-
     private func measure(from start: Int) {
         spectrum.measure(pending, from: start)
         for (k, magnitude) in spectrum.magnitudes.enumerated() { current[k] = log1pf(Self.compression * magnitude) }

@@ -45,7 +45,8 @@ public struct SceneAnalysis: Sendable, Equatable {
         let reader = try StreamReader(path: track.path, streamIndex: track.streamIndex)
         let scaler = Scaler(flags: SWS_AREA)
         let aspect = Double(track.naturalSize.height) / Double(max(track.naturalSize.width, 1))
-        let width = comparedWidth, height = max(2, Int((Double(width) * aspect / 2).rounded()) * 2)
+        // At most square-ish: a very tall video compares a 160×320 picture, not 160×thousands.
+        let width = comparedWidth, height = min(max(2, Int((Double(width) * min(aspect, 2) / 2).rounded()) * 2), 2 * comparedWidth)
         var times: [Double] = [], differences: [Double] = []
         var previous: [UInt8]?
         while let frame = try reader.nextFrame() {
