@@ -3,75 +3,31 @@ import CMoonLuaShim
 import MoonreelEngine
 import MoonreelScriptHost
 
-/// The `av` API of one Lua state: every Lua-visible class and the `av` table. Each type's
-/// Lua face lives in its own file (`…Binding.swift`) as an extension building its class;
-/// this registry lists them all, in dependency order.
+/// The `av` API of one Lua state: every Lua-visible class and the `av` table. Each binding
+/// file (`…Binding.swift`) declares its part as a `Binding` value (its classes with the Swift
+/// type of their objects, its `av` functions); `API.bindings` lists them all, and classes are
+/// found by their objects' type (`classes[Asset.self]`, `push(call, asset)`). How exports run
+/// and whom they tell is the host's `RunPolicy`.
 package final class API {
     unowned let lua: LuaState
-    /// Set by embedders (the CLI's --overwrite): every export may replace its output.
-    package var overwriteOutputs = false
-    /// Bounds each export's working memory: as much again as the script's memory limit
-    /// (the limit is one allowance for the script's heap and objects, one for an export's
-    /// pictures and encoders); nil: none.
-    package var exportMemoryLimit: Int64?
-    /// Set by embedders (the CLI's --dry-run): exports are checked and described (a
-    /// `planned` event) but nothing is encoded; `export()` then returns true.
-    package var dryRun = false
-    /// With `dryRun`: constant-quality sizes are measured on a sample of the pictures
-    /// (`ExportSession.plan(samplingSize:)`) instead of guessed from the settings alone.
-    package var dryRunSamplesSize = true
+    /// How this host runs exports and whom it tells: set by the host (CLI flags, the
+    /// studio, the REPL, an embedder), read by the bindings.
+    package var policy = RunPolicy()
     /// Every file the run has read (media, images, cue and CSV files, and what the host
     /// adds: the script, effects); no output may replace one of them.
     package let readFiles = InputRegistry()
     /// Cancels every export of this host from now on (Ctrl-C in `moonreel run`); the REPL
     /// cancels single statements' exports itself instead.
     package let exportCancellation = CancellationFlag()
-    /// Told how each export goes: started, progress, finished or failed (the CLI draws its
-    /// bar and writes its JSON lines from these).
-    package var exportEvents: ((ExportEvent) -> Void)?
-    /// Set by a previewing host (the studio): each export the script runs is handed over
-    /// here instead of writing its file, and `export()` returns true.
-    package var previewExport: ((ExportSession) -> Void)?
-    /// Set by `moonreel run --chunks`: this process's task in a chunked render. Each export
-    /// of the script is split alike (its pieces in `folder/export-K`, K counting exports).
-    package var chunkTask: ChunkTask?
     /// How many exports the script has started (names each one's chunk folder).
     var exportsStarted = 0
-    /// Told each `av.event{…}` the script sends (the CLI writes them as JSON lines).
-    package var scriptEvents: ((ScriptEvent) -> Void)?
-    /// Told the cues of each `av.readCues` (the studio draws them on its timeline).
-    package var cuesRead: (([Cue]) -> Void)?
-    /// Where `av.analyze` keeps what it found (the user's cache folder unless the embedder
-    /// sets another; nil: nowhere, every run analyses afresh).
-    package var analysisCache: AnalysisCache? = .standard
-    /// Adjustments exports made that the user should hear about.
-    package var warn: (String) -> Void = { _ in }
 
-    var time: LuaClass!
-    var range: LuaClass!
-    var transform: LuaClass!
-    var asset: LuaClass!
-    var assetTrack: LuaClass!
-    var composition: LuaClass!
-    var compositionTrack: LuaClass!
-    var videoComposition: LuaClass!
-    var instruction: LuaClass!
-    var layerInstruction: LuaClass!
-    var audioMixInputParameters: LuaClass!
-    var audioMix: LuaClass!
-    var exportSession: LuaClass!
-    var imageGenerator: LuaClass!
-    var layer: LuaClass!
-    var textLayer: LuaClass!
-    var image: LuaClass!
-    var animation: LuaClass!
-    var animationTool: LuaClass!
-    var titleCard: LuaClass!
-    var captureDevice: LuaClass!
-    var captureSession: LuaClass!
-    var mediaLibrary: LuaClass!
-    var filter: LuaClass!
+    /// Every class of this state, found by the Swift type of its objects.
+    package internal(set) var classes = LuaClassTable()
+    /// The class of each filter kind (all share `FilterBox` objects).
     var filterKinds: [FilterKind: LuaClass] = [:]
+    /// The `av` functions, in the order of `API.bindings`.
+    private(set) var avFunctions: [AVFunction] = []
     /// Asset tracks seen by insertTimeRange, so `track.segments` can name them.
     var rememberedTracks: [SourceKey: AssetTrack] = [:]
     func remember(_ track: AssetTrack) { rememberedTracks[SourceKey(track)] = track }
@@ -88,55 +44,32 @@ package final class API {
     /// the state keeps the API alive.
     package init(installingIn lua: LuaState) {
         self.lua = lua
-        time = makeTimeClass()
-        range = makeRangeClass()
-        transform = makeTransformClass()
-        assetTrack = makeAssetTrackClass()
-        asset = makeAssetClass()
-        compositionTrack = makeCompositionTrackClass()
-        composition = makeCompositionClass()
-        layerInstruction = makeLayerInstructionClass()
-        instruction = makeInstructionClass()
-        videoComposition = makeVideoCompositionClass()
-        audioMixInputParameters = makeAudioMixInputParametersClass()
-        audioMix = makeAudioMixClass()
-        exportSession = makeExportSessionClass()
-        imageGenerator = makeImageGeneratorClass()
-        layer = makeLayerClass()
-        textLayer = makeTextLayerClass()
-        image = makeImageClass()
-        animation = makeAnimationClass()
-        animationTool = makeAnimationToolClass()
-        titleCard = makeTitleCardClass()
-        captureDevice = makeCaptureDeviceClass()
-        captureSession = makeCaptureSessionClass()
-        mediaLibrary = makeMediaLibraryClass()
-        (filter, filterKinds) = makeFilterClasses()
-        installFilterProperties()
+        for binding in API.bindings {
+            for declared in binding.classes { classes.add(declared.make(self), for: declared.objects) }
+        }
+        for binding in API.bindings { binding.completeClasses?(self) }
         installFootprints()
-        for luaClass in allClasses { lua.register(luaClass) }
-        installMetamethods()
-        installColorMetatable()
-        installAnalysisMetatable()
+        for luaClass in classes.all { lua.register(luaClass) }
+        for binding in API.bindings { binding.install?(self) }
+        avFunctions = API.bindings.flatMap { $0.functions(self) }
         installAVTable()
         // The state holds closures into this API (which reaches the state unowned): it lives
         // as long as the state, whatever the embedder keeps.
         lua.keepAlive(self)
     }
 
-    package var allClasses: [LuaClass] {
-        let classes: [LuaClass] = [time, range, transform, assetTrack, asset, compositionTrack, composition, layerInstruction,
-                                   instruction, videoComposition, audioMixInputParameters, audioMix, exportSession, imageGenerator,
-                                   layer, textLayer, image, animation, animationTool, titleCard, captureDevice, captureSession, mediaLibrary, filter]
-        return classes + FilterKind.allCases.compactMap { filterKinds[$0] }
-    }
+    /// Every binding, in dependency order (a parent class before its children): a new type
+    /// is its binding file and one entry here.
+    static let bindings: [Binding] = [
+        .time, .transform, .asset, .composition, .videoComposition, .audioMix, .exportSession, .imageGenerator,
+        .layer, .animation, .cues, .filter, .editHelpers, .capture, .mediaLibrary, .analysis,
+    ]
 
-    /// The `av` functions: name, one line of help, body.
-    var avFunctions: [(String, String, LuaFunction)] {
-        timeFunctions + [transformFunction] + assetFunctions + compositionFunctions + videoCompositionFunctions + audioMixFunctions + exportFunctions + imageGeneratorFunctions
-            + layerFunctions + animationFunctions + cueFunctions + filterFunctions
-            + editHelperFunctions + captureFunctions + mediaLibraryFunctions + analysisFunctions
-    }
+    /// Every class, in the order the bindings made them.
+    package var allClasses: [LuaClass] { classes.all }
+
+    /// Pushes `object` as its class (the one of its type, or its nearest ancestor's).
+    func push(_ call: LuaCall, _ object: AnyObject) { call.push(object, as: classes.luaClass(of: object)) }
 
     private func installAVTable() {
         let L = lua.L
@@ -146,9 +79,9 @@ package final class API {
         }
         lua_pushstring(L, moonreelVersion)
         lua_setfield(L, -2, "version")
-        installTimeConstants()
+        for binding in API.bindings { binding.addToAV?(self) }
         // A near miss (`av.exportsession`) says what was meant; other absent names are nil.
-        let names = avFunctions.map(\.0)
+        let names = avFunctions.map(\.name)
         lua_createtable(L, 0, 1)
         lua.setFunction("__index", qualifiedName: "av") { call in
             guard call.type(2) == LUA_TSTRING, let near = NameSuggestion.closest(to: try call.string(2), among: names) else {
@@ -178,11 +111,77 @@ package final class API {
 
     /// Help text for `help()`: the function or class and its one-line description.
     package var functionHelp: [(name: String, doc: String)] {
-        avFunctions.map { ("av.\($0.0)", $0.1) } + [("av.parameters", API.parametersHelp)]
+        avFunctions.map { ("av.\($0.name)", $0.doc) } + [("av.parameters", API.parametersHelp)]
     }
 
     /// `av.parameters` is Lua (the effect host's parameter checks; MoonreelHost installs it).
     static let parametersHelp = "av.parameters{ { name=, type=, default=, min=, max=, required=, doc= }, … }: the script's own parameters, declared and checked as an effect's (number, integer, string, boolean, color); returns their values, filled from --set NAME=VALUE (moonreel run, studio) or the defaults (docs/scripting.md)"
+}
+
+/// An `av` function: its name, one line of help and its body.
+typealias AVFunction = (name: String, doc: String, body: LuaFunction)
+
+/// One binding file's part of the `av` API, as a value: the classes it defines, its `av`
+/// functions, and what it adds once the classes exist. `API.bindings` lists them all.
+struct Binding: Sendable {
+    /// A class and the Swift type of its objects (found by that type: `api.classes[Asset.self]`).
+    struct Class: Sendable {
+        let objects: AnyObject.Type
+        let make: @Sendable (API) -> LuaClass
+        init(_ objects: AnyObject.Type, _ make: @escaping @Sendable (API) -> LuaClass) {
+            self.objects = objects
+            self.make = make
+        }
+    }
+
+    /// Its classes, a parent before its children.
+    var classes: [Class] = []
+    /// Its `av` functions.
+    var functions: @Sendable (API) -> [AVFunction] = { _ in [] }
+    /// Runs once every binding's classes are made, before they are registered: classes
+    /// with no type of their own, properties added to another binding's classes.
+    var completeClasses: (@Sendable (API) -> Void)?
+    /// Runs once the classes are registered in the state: metatables of plain values.
+    var install: (@Sendable (API) -> Void)?
+    /// Sets fields of the `av` table (on top of the stack): constants.
+    var addToAV: (@Sendable (API) -> Void)?
+}
+
+/// How a host runs its scripts' exports and what it is told: a value the host owns and sets
+/// (the CLI from its flags, the studio, the REPL, an embedder), read by every export.
+package struct RunPolicy {
+    /// Every export may replace its output (the CLI's --overwrite).
+    package var overwriteOutputs = false
+    /// Bounds each export's working memory: as much again as the script's memory limit
+    /// (the limit is one allowance for the script's heap and objects, one for an export's
+    /// pictures and encoders); nil: none.
+    package var exportMemoryLimit: Int64?
+    /// Exports are checked and described (a `planned` event) but nothing is encoded;
+    /// `export()` then returns true (the CLI's --dry-run).
+    package var dryRun = false
+    /// With `dryRun`: constant-quality sizes are measured on a sample of the pictures
+    /// (`ExportSession.plan(samplingSize:)`) instead of guessed from the settings alone.
+    package var dryRunSamplesSize = true
+    /// This process's task in a chunked render (`moonreel run --chunks`): each export of the
+    /// script is split alike (its pieces in `folder/export-K`, K counting exports).
+    package var chunkTask: ChunkTask?
+    /// Where `av.analyze` keeps what it found (the user's cache folder unless the host sets
+    /// another; nil: nowhere, every run analyses afresh).
+    package var analysisCache: AnalysisCache? = .standard
+    /// Told how each export goes: started, progress, finished or failed (the CLI draws its
+    /// bar and writes its JSON lines from these).
+    package var exportEvents: ((ExportEvent) -> Void)?
+    /// Set by a previewing host (the studio): each export the script runs is handed over
+    /// here instead of writing its file, and `export()` returns true.
+    package var previewExport: ((ExportSession) -> Void)?
+    /// Told each `av.event{…}` the script sends (the CLI writes them as JSON lines).
+    package var scriptEvents: ((ScriptEvent) -> Void)?
+    /// Told the cues of each `av.readCues` (the studio draws them on its timeline).
+    package var cuesRead: (([Cue]) -> Void)?
+    /// Adjustments exports made that the user should hear about.
+    package var warn: (String) -> Void = { _ in }
+
+    package init() {}
 }
 
 package let moonreelVersion = "0.1.0"

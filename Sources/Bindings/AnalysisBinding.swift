@@ -8,7 +8,7 @@ import MoonreelScriptHost
 extension API {
     static let analysisMetatable = "moonreel.Analysis"
 
-    var analysisFunctions: [(String, String, LuaFunction)] {
+    var analysisFunctions: [AVFunction] {
         [
             ("analyze", "av.analyze(assetOrTrack [, {audio=, video=, sceneThreshold=}]): what the media holds, as plain data: tempo (BPM), tempoConfidence, beats, downbeats (seconds), onsets ({time=, strength=}), levels (dBFS every 10 ms), loudness (momentary LUFS every 100 ms), sceneCuts ({time=, score=}), and a:silences{threshold=-40, minDuration=0.3} (ranges); cached per file content, so a second run decodes nothing (docs/analysis.md)", { [unowned self] call in
                 let (audioTrack, videoTrack) = try analysedTracks(call)
@@ -21,16 +21,16 @@ extension API {
                 ])
                 // Without a cache folder (no HOME), each run analyses afresh.
                 let audio = try wantsAudio ? audioTrack.map { track in
-                    try analysisCache?.audio(of: track, cancellation: exportCancellation) ?? AudioAnalysis.analyze(track, cancellation: exportCancellation)
+                    try policy.analysisCache?.audio(of: track, cancellation: exportCancellation) ?? AudioAnalysis.analyze(track, cancellation: exportCancellation)
                 } : nil
                 let scenes = try wantsVideo ? videoTrack.map { track in
-                    try analysisCache?.scenes(of: track, cancellation: exportCancellation) ?? SceneAnalysis.analyze(track, cancellation: exportCancellation)
+                    try policy.analysisCache?.scenes(of: track, cancellation: exportCancellation) ?? SceneAnalysis.analyze(track, cancellation: exportCancellation)
                 } : nil
                 push(call, audio: audio, scenes: scenes, sceneThreshold: sceneThreshold)
                 return 1
             }),
             ("pulse", "av.pulse(layer, beats [, {keyPath=\"transform.scale\", from=1, amount=0.06, rise=0.05, fall=0.2, key=\"pulse\"}]) → animation: the layer's number property peaks at from + amount exactly on each beat (seconds), rising over `rise` and falling back over `fall` seconds; added to the layer under `key`", { [unowned self] call in
-                let target: Layer = try call.object(1, layer)
+                let target: Layer = try call.object(1, classes[Layer.self])
                 let beats = try beatTimes(call, 2)
                 var keyPath = AnimatableKeyPath.transformScale, from = 1.0, amount = 0.06, key = "pulse"
                 var rise = MediaTime(value: 1, timescale: 20), fall = MediaTime(value: 1, timescale: 5)
@@ -46,7 +46,7 @@ extension API {
                     try KeyframeAnimation.pulse(keyPath: keyPath, beats: beats, from: from, amount: amount, rise: rise, fall: fall)
                 }
                 try model(call) { try target.addAnimation(.keyframe(made), forKey: key) }
-                call.push(AnimationBox(made), as: animation)
+                push(call, AnimationBox(made))
                 return 1
             }),
             ("envelopeAnimation", "av.envelopeAnimation(levels [, {keyPath=\"opacity\", interval=0.1, start=0, floor=-60, ceiling=0, from=0, to=1}]) → animation: a number property following levels (dB or LUFS, one every `interval` seconds from `start`, e.g. av.analyze(song).loudness): `floor` and below give `from`, `ceiling` and above `to`; add it with layer:addAnimation", { [unowned self] call in
@@ -66,7 +66,7 @@ extension API {
                     try KeyframeAnimation.envelope(keyPath: keyPath, levels: levels, interval: interval, start: start,
                                                    floor: floor, ceiling: ceiling, from: from, to: to)
                 }
-                call.push(AnimationBox(made), as: animation)
+                push(call, AnimationBox(made))
                 return 1
             }),
             ("audioSpectrumLayer", "av.audioSpectrumLayer{track=, audioMix=, bars=32, frequencyRange={40, 16000}, smoothing=0.5, colors=, frame=, …}: a layer of bars, one per frequency band (spaced in pitch), as loud as the band in the sound playing at each frame; track: a composition (its mix, with audioMix), an asset or an audio track (laid from 0) (docs/analysis.md)", { [unowned self] call in
@@ -87,7 +87,7 @@ extension API {
         var style = SoundVisual.Style.line, window: Double?
         var readers: [String: (Int32) throws -> Void] = [
             "track": { source = try self.soundSource(call, $0) },
-            "audioMix": { mix = try call.object($0, self.audioMix) },
+            "audioMix": { mix = try call.object($0, self.classes[AudioMix.self]) },
             "bars": { value in
                 bars = try call.integer(value)
                 guard (1...512).contains(bars) else { throw call.argumentError(value, "must be 1 to 512, got \(bars)") }
@@ -142,21 +142,21 @@ extension API {
                                     window: window, waveformBars: bars, colors: colors, cancellation: exportCancellation)
         }
         let made = SoundLayer(visual: visual)
-        do { try applyProperties(call, properties, to: made, of: layer) } catch let error as LuaArgumentError {
+        do { try applyProperties(call, properties, to: made, of: classes[Layer.self]) } catch let error as LuaArgumentError {
             throw call.argumentError(1, error.message.argumentReason, cause: error)   // the script's table, not the copy
         }
-        call.push(made, as: layer)
+        push(call, made)
         return 1
     }
 
     /// A composition (its mix), an asset (its first audio track) or an audio track.
     private func soundSource(_ call: LuaCall, _ index: Int32) throws -> SoundVisual.Source {
-        if let whole: Composition = try? call.object(index, composition) { return .mix(whole, nil) }
-        if let track: AssetTrack = try? call.object(index, assetTrack) {
+        if let whole: Composition = try? call.object(index, classes[Composition.self]) { return .mix(whole, nil) }
+        if let track: AssetTrack = try? call.object(index, classes[AssetTrack.self]) {
             guard track.mediaType == .audio else { throw call.argumentError(index, "track \(track.trackID) is \(track.mediaType.rawValue), not audio") }
             return .track(track)
         }
-        guard let media: Asset = try? call.object(index, asset) else { throw call.typeError(index, expected: "Composition, Asset or audio AssetTrack") }
+        guard let media: Asset = try? call.object(index, classes[Asset.self]) else { throw call.typeError(index, expected: "Composition, Asset or audio AssetTrack") }
         guard let track = media.tracks(withMediaType: .audio).first else { throw call.argumentError(index, "\(media.path.quotedForMessage()) has no audio track") }
         return .track(track)
     }
@@ -172,12 +172,12 @@ extension API {
 
     /// The audio and video track `av.analyze` looks at: a track itself, or an asset's first of each.
     private func analysedTracks(_ call: LuaCall) throws -> (audio: AssetTrack?, video: AssetTrack?) {
-        if let track: AssetTrack = try? call.object(1, assetTrack) {
+        if let track: AssetTrack = try? call.object(1, classes[AssetTrack.self]) {
             if track.mediaType == .audio { return (track, nil) }
             if track.mediaType == .video, !track.isStillImage { return (nil, track) }
             throw call.argumentError(1, "track \(track.trackID) is a \(track.isStillImage ? "still image" : track.mediaType.rawValue) track; only audio and video tracks can be analysed")
         }
-        guard let media: Asset = try? call.object(1, asset) else { throw call.typeError(1, expected: "Asset or AssetTrack") }
+        guard let media: Asset = try? call.object(1, classes[Asset.self]) else { throw call.typeError(1, expected: "Asset or AssetTrack") }
         let found = (media.tracks(withMediaType: .audio).first, media.tracks(withMediaType: .video).first { !$0.isStillImage })
         guard found.0 != nil || found.1 != nil else {
             throw call.argumentError(1, "\(media.path.quotedForMessage()) has no audio track or moving picture to analyse")
@@ -262,4 +262,8 @@ extension API {
         call.pushArray(AudioAnalysis.silences(in: levels, threshold: threshold, minimumDuration: shortest)) { push(call, range: $0) }
         return 1
     }
+}
+
+extension Binding {
+    static let analysis = Binding(functions: { $0.analysisFunctions }, install: { $0.installAnalysisMetatable() })
 }

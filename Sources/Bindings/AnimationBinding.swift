@@ -215,7 +215,7 @@ extension API {
         case .transform: return .transform(try affineTransform(call, index))
         case .string: return .string(try text(call, index))
         case .bool: return .bool(try call.boolean(index))
-        case .image: return .image((try call.object(index, image, as: ImageBox.self)).source)
+        case .image: return .image((try call.object(index, classes[ImageBox.self], as: ImageBox.self)).source)
         }
     }
 
@@ -229,7 +229,7 @@ extension API {
         case .transform(let t): push(call, transform: t)
         case .string(let s): call.push(s)
         case .bool(let b): call.push(b)
-        case .image(let source): call.push(ImageBox(source), as: image)
+        case .image(let source): push(call, ImageBox(source))
         }
     }
 
@@ -310,24 +310,28 @@ extension API {
         do { built = try box.built() } catch let error as AnimationError { throw call.argumentError(index, error.message, cause: error) }
         let where_ = LuaState.scriptPosition(call.L)
         if case .keyframe(let keyframes) = built, let last = keyframes.unreachedKeyTimes.last {
-            warn("\(where_)keyTimes of the \(built.keyPath.rawValue) animation run to \(format(last)); the \(keyframes.unreachedKeyTimes.count) key(s) past 1 are never reached within its duration of \(format(keyframes.timing.duration.seconds)) s")
+            policy.warn("\(where_)keyTimes of the \(built.keyPath.rawValue) animation run to \(format(last)); the \(keyframes.unreachedKeyTimes.count) key(s) past 1 are never reached within its duration of \(format(keyframes.timing.duration.seconds)) s")
         }
         if built.timing.fillMode.fillsForwards, built.timing.isRemovedOnCompletion {
-            warn("\(where_)the \(built.keyPath.rawValue) animation has fillMode \"\(built.timing.fillMode.rawValue)\" but is removed on completion, so its last value does not hold; set isRemovedOnCompletion = false to keep it")
+            policy.warn("\(where_)the \(built.keyPath.rawValue) animation has fillMode \"\(built.timing.fillMode.rawValue)\" but is removed on completion, so its last value does not hold; set isRemovedOnCompletion = false to keep it")
         }
         return built
     }
 
-    var animationFunctions: [(String, String, LuaFunction)] {
+    var animationFunctions: [AVFunction] {
         [
             ("keyframeAnimation", "av.keyframeAnimation{keyPath=, values=, keyTimes=, calculationMode=, timingFunctions=, beginTime=, duration=, repeatCount=, autoreverses=, fillMode=}", { [unowned self] call in
-                call.push(try animation(call, keyframe: true), as: animation)
+                push(call, try animation(call, keyframe: true))
                 return 1
             }),
             ("basicAnimation", "av.basicAnimation{keyPath=, fromValue=, toValue=, byValue=, beginTime=, duration=, ...}", { [unowned self] call in
-                call.push(try animation(call, keyframe: false), as: animation)
+                push(call, try animation(call, keyframe: false))
                 return 1
             }),
         ]
     }
+}
+
+extension Binding {
+    static let animation = Binding(classes: [.init(AnimationBox.self) { $0.makeAnimationClass() }], functions: { $0.animationFunctions })
 }

@@ -15,18 +15,18 @@ extension API {
         luaClass.property("durationTime", of: Asset.self, doc: "exact duration") { [unowned self] call, a in push(call, exact: a.duration) }
         luaClass.property("url", of: Asset.self, doc: "the file's path") { call, a in call.push(a.path) }
         luaClass.property("tracks", of: Asset.self, doc: "every track") { [unowned self] call, a in
-            call.pushArray(a.tracks) { call.push($0, as: assetTrack) }
+            call.pushArray(a.tracks) { push(call, $0) }
         }
         luaClass.property("metadata", of: Asset.self, doc: "container tags") { call, a in
             call.pushRecord { for (key, value) in a.metadata { call.push(value); call.setField(key) } }
         }
         luaClass.method("tracksWithMediaType", of: Asset.self, readOnly: true, doc: "asset:tracksWithMediaType(\"video\"): array, maybe empty") { [unowned self] call, a in
             let type = try mediaType(call, 2)
-            call.pushArray(a.tracks(withMediaType: type)) { call.push($0, as: assetTrack) }
+            call.pushArray(a.tracks(withMediaType: type)) { push(call, $0) }
             return 1
         }
         luaClass.method("trackWithTrackID", of: Asset.self, readOnly: true, doc: "asset:trackWithTrackID(id) or nil") { [unowned self] call, a in
-            if let track = a.track(withID: try call.integer(2)) { call.push(track, as: assetTrack) } else { call.pushNil() }
+            if let track = a.track(withID: try call.integer(2)) { push(call, track) } else { call.pushNil() }
             return 1
         }
         luaClass.example = """
@@ -70,7 +70,7 @@ extension API {
             }
         }
         luaClass.property("asset", of: AssetTrack.self) { [unowned self] call, t in
-            if let owner = t.asset { call.push(owner, as: asset) } else { call.pushNil() }
+            if let owner = t.asset { push(call, owner) } else { call.pushNil() }
         }
         luaClass.document([
             "mediaType": "\"video\", \"audio\", \"subtitle\", \"text\", \"image\" (cover art) or \"metadata\"",
@@ -100,7 +100,7 @@ extension API {
         return type
     }
 
-    var assetFunctions: [(String, String, LuaFunction)] {
+    var assetFunctions: [AVFunction] {
         [
             ("asset", "av.asset(path [, {try = true}]): open a media file; with try = true a file that cannot be opened (missing, truncated, not media) gives nil, the one-line message and the error's kind (\"notFound\", \"decode\"…) instead of an error, for batch jobs that skip it", { [unowned self] call in
                 let path = try filePath(call, 1)
@@ -114,7 +114,7 @@ extension API {
                 }
                 readFiles.record(path)
                 do {
-                    call.push(try Asset(path: path), as: asset)
+                    push(call, try Asset(path: path))
                     return 1
                 } catch {
                     let message = "\(error)".oneLine
@@ -127,4 +127,9 @@ extension API {
             }),
         ]
     }
+}
+
+extension Binding {
+    static let asset = Binding(classes: [.init(AssetTrack.self) { $0.makeAssetTrackClass() }, .init(Asset.self) { $0.makeAssetClass() }],
+                             functions: { $0.assetFunctions })
 }

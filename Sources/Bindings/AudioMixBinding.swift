@@ -45,9 +45,9 @@ extension API {
         let luaClass = LuaClass("AudioMix", doc: "How the audio tracks are mixed.")
         luaClass.describe = { ($0 as? AudioMix).map { "AudioMix(\($0.inputParameters.count) input parameters)" } ?? "AudioMix" }
         luaClass.property("inputParameters", of: AudioMix.self,
-                          get: { [unowned self] call, m in call.pushArray(m.inputParameters) { call.push($0, as: audioMixInputParameters) } },
+                          get: { [unowned self] call, m in call.pushArray(m.inputParameters) { push(call, $0) } },
                           set: { [unowned self] call, m, index in
-                              m.inputParameters = try array(call, index, of: audioMixInputParameters, as: AudioMixInputParameters.self)
+                              m.inputParameters = try array(call, index, of: classes[AudioMixInputParameters.self], as: AudioMixInputParameters.self)
                           })
         luaClass.document([
             "inputParameters": "one av.audioMixInputParameters per track whose volume changes",
@@ -64,21 +64,27 @@ extension API {
         return value
     }
 
-    var audioMixFunctions: [(String, String, LuaFunction)] {
+    var audioMixFunctions: [AVFunction] {
         [
             ("audioMixInputParameters", "av.audioMixInputParameters(compositionTrack, assetTrack or trackID)", { [unowned self] call in
                 let (id, source) = try trackReference(call, 1, mediaType: .audio)
                 let made = AudioMixInputParameters(trackID: id)
                 made.source = source
-                call.push(made, as: audioMixInputParameters)
+                push(call, made)
                 return 1
             }),
             ("audioMix", "av.audioMix{inputParameters={...}}", { [unowned self] call in
                 let made = AudioMix()
-                try applyProperties(call, 1, to: made, of: audioMix)
-                call.push(made, as: audioMix)
+                try applyProperties(call, 1, to: made, of: classes[AudioMix.self])
+                push(call, made)
                 return 1
             }),
         ]
     }
+}
+
+extension Binding {
+    static let audioMix = Binding(classes: [.init(AudioMixInputParameters.self) { $0.makeAudioMixInputParametersClass() },
+                                          .init(AudioMix.self) { $0.makeAudioMixClass() }],
+                                functions: { $0.audioMixFunctions })
 }

@@ -73,7 +73,7 @@ extension API {
             return "CaptureSession(\(s.session.inputs.map(\.uniqueID).joined(separator: ", ")), \(s.session.status.rawValue))"
         }
         luaClass.property("inputs", of: ScriptCaptureSession.self) { [unowned self] call, s in
-            call.pushArray(s.session.inputs) { call.push($0, as: captureDevice) }
+            call.pushArray(s.session.inputs) { push(call, $0) }
         }
         luaClass.property("presetName", of: ScriptCaptureSession.self, doc: "export preset that encodes the recording (default MediumQuality)",
                           get: { call, s in call.push(s.session.preset?.name ?? "MediumQuality") },
@@ -102,7 +102,7 @@ extension API {
         luaClass.property("status", of: ScriptCaptureSession.self, doc: "waiting, recording, finished or failed") { call, s in call.push(s.session.status.rawValue) }
         luaClass.property("error", of: ScriptCaptureSession.self) { call, s in if let e = s.session.error { call.push(e.message) } else { call.pushNil() } }
         luaClass.method("addInput", of: ScriptCaptureSession.self, doc: "session:addInput(device): one camera or screen and one microphone") { [unowned self] call, s in
-            let device: CaptureDevice = try call.object(2, captureDevice)
+            let device: CaptureDevice = try call.object(2, classes[CaptureDevice.self])
             try engine(call) { try s.session.addInput(device) }
             return 0
         }
@@ -123,12 +123,12 @@ extension API {
                     return Int64(bytes)
                 }
             }
-            guard !dryRun else {
+            guard !policy.dryRun else {
                 call.pushNil()
                 call.push(LuaState.scriptPosition(call.L) + "startRecording does nothing in a dry run (nothing was recorded)")
                 return 2
             }
-            if overwriteOutputs { s.session.overwrite = true }
+            if policy.overwriteOutputs { s.session.overwrite = true }
             s.session.readFiles = readFiles
             s.session.parentCancellation = exportCancellation
             do {
@@ -255,13 +255,13 @@ extension API {
         guard !lua.isSandboxed else { throw LuaArgumentError("\(call.functionName): effects cannot record") }
     }
 
-    var captureFunctions: [(String, String, LuaFunction)] {
+    var captureFunctions: [AVFunction] {
         [("captureDevices", "av.captureDevices(\"video\" | \"audio\"): the cameras and screens, or the microphones (lavfi virtual ones always)", { [unowned self] call in
             try checkNotSandboxed(call)
             let type = try choice(call, 1, CaptureMediaType.self)
             let listing = CaptureDevices.listing(type)
-            listing.problems.forEach { warn(LuaState.scriptPosition(call.L) + $0) }
-            call.pushArray(listing.devices) { call.push($0, as: captureDevice) }
+            listing.problems.forEach { policy.warn(LuaState.scriptPosition(call.L) + $0) }
+            call.pushArray(listing.devices) { push(call, $0) }
             return 1
          }),
          ("captureDevice", "av.captureDevice(uniqueID): the device with this ID (e.g. \"lavfi:testsrc2\", \"v4l2:/dev/video0\"), or the default \"video\" or \"audio\" device", { [unowned self] call in
@@ -274,13 +274,19 @@ extension API {
                 }
                 return try CaptureDevices.device(id)
             }
-            call.push(device, as: captureDevice)
+            push(call, device)
             return 1
          }),
          ("captureSession", "av.captureSession(): a session that records its inputs to a movie file", { [unowned self] call in
             try checkNotSandboxed(call)
-            call.push(ScriptCaptureSession(), as: captureSession)
+            push(call, ScriptCaptureSession())
             return 1
          })]
     }
+}
+
+extension Binding {
+    static let capture = Binding(classes: [.init(CaptureDevice.self) { $0.makeCaptureDeviceClass() },
+                                         .init(ScriptCaptureSession.self) { $0.makeCaptureSessionClass() }],
+                               functions: { $0.captureFunctions })
 }

@@ -16,7 +16,7 @@ extension API {
         luaClass.property("duration", of: Composition.self) { [unowned self] call, c in push(call, seconds: c.duration) }
         luaClass.property("durationTime", of: Composition.self) { [unowned self] call, c in push(call, exact: c.duration) }
         luaClass.property("tracks", of: Composition.self) { [unowned self] call, c in
-            call.pushArray(c.tracks) { call.push($0, as: compositionTrack) }
+            call.pushArray(c.tracks) { push(call, $0) }
         }
         luaClass.property("naturalSize", of: Composition.self, doc: "as AVMutableComposition's: the size set, else the first video track's stored (unturned) size; av.videoComposition(comp) gives the upright render size",
                           get: { [unowned self] call, c in push(call, size: c.naturalSize) },
@@ -27,13 +27,13 @@ extension API {
             if let id, id < 0 || id > Int(Int32.max) {
                 throw call.argumentError(3, "track ID must be 1…2147483647, or 0 for a new one (kCMPersistentTrackID_Invalid), got \(id)")
             }
-            call.push(try engine(call) { try c.addMutableTrack(mediaType: type, preferredTrackID: id) }, as: compositionTrack)
+            push(call, try engine(call) { try c.addMutableTrack(mediaType: type, preferredTrackID: id) })
             return 1
         }
         luaClass.alias("addMutableTrackWithMediaType", of: "addMutableTrack")
         luaClass.method("insertTimeRange", of: Composition.self, doc: "comp:insertTimeRange(range, asset, at): every track of the asset") { [unowned self] call, c in
             let r = try timeRange(call, 2)
-            let source: Asset = try call.object(3, asset)
+            let source: Asset = try call.object(3, classes[Asset.self])
             let at = try time(call, 4, allowNegative: false)
             try engine(call) { try c.insertTimeRange(r, of: source, at: at) }
             for track in source.tracks { remember(track) }
@@ -64,17 +64,17 @@ extension API {
             return 0
         }
         luaClass.method("mutableTrackCompatibleWithTrack", of: Composition.self, readOnly: true, doc: "comp:mutableTrackCompatibleWithTrack(assetTrack) or nil") { [unowned self] call, c in
-            let track: AssetTrack = try call.object(2, assetTrack)
-            if let found = c.mutableTrackCompatible(with: track) { call.push(found, as: compositionTrack) } else { call.pushNil() }
+            let track: AssetTrack = try call.object(2, classes[AssetTrack.self])
+            if let found = c.mutableTrackCompatible(with: track) { push(call, found) } else { call.pushNil() }
             return 1
         }
         luaClass.method("tracksWithMediaType", of: Composition.self, readOnly: true, doc: "comp:tracksWithMediaType(\"video\")") { [unowned self] call, c in
             let type = try mediaType(call, 2)
-            call.pushArray(c.tracks(withMediaType: type)) { call.push($0, as: compositionTrack) }
+            call.pushArray(c.tracks(withMediaType: type)) { push(call, $0) }
             return 1
         }
         luaClass.method("trackWithTrackID", of: Composition.self, readOnly: true, doc: "comp:trackWithTrackID(id) or nil") { [unowned self] call, c in
-            if let track = c.track(withID: try call.integer(2)) { call.push(track, as: compositionTrack) } else { call.pushNil() }
+            if let track = c.track(withID: try call.integer(2)) { push(call, track) } else { call.pushNil() }
             return 1
         }
         luaClass.document([
@@ -115,7 +115,7 @@ extension API {
             call.pushArray(t.segments) { segment in
                 call.pushRecord {
                     if let source = segment.source, let track = rememberedTracks[SourceKey(source)] {
-                        call.push(track, as: assetTrack); call.setField("track")
+                        push(call, track); call.setField("track")
                     }
                     push(call, range: segment.sourceRange); call.setField("sourceRange")
                     push(call, range: segment.targetRange); call.setField("targetRange")
@@ -125,7 +125,7 @@ extension API {
         }
         luaClass.method("insertTimeRange", of: CompositionTrack.self, doc: "track:insertTimeRange(range, assetTrack, at)") { [unowned self] call, t in
             let r = try timeRange(call, 2)
-            let source: AssetTrack = try call.object(3, assetTrack)
+            let source: AssetTrack = try call.object(3, classes[AssetTrack.self])
             let at = try time(call, 4, allowNegative: false)
             try engine(call) { try t.insertTimeRange(r, of: source, at: at) }
             remember(source)
@@ -170,8 +170,8 @@ extension API {
     /// A composition, or an asset taken whole as a composition (AVFoundation accepts any
     /// AVAsset where a composition is expected).
     func compositionOrAsset(_ call: LuaCall, _ index: Int32) throws -> Composition {
-        if let comp: Composition = try? call.object(index, composition) { return comp }
-        guard let file: Asset = try? call.object(index, asset) else { throw call.typeError(index, expected: "Composition or Asset") }
+        if let comp: Composition = try? call.object(index, classes[Composition.self]) { return comp }
+        guard let file: Asset = try? call.object(index, classes[Asset.self]) else { throw call.typeError(index, expected: "Composition or Asset") }
         let whole = Composition()
         try engine(call) { try whole.insertTimeRange(TimeRange(start: .zero, duration: file.duration), of: file, at: .zero) }
         return whole
@@ -185,9 +185,9 @@ extension API {
         }
     }
 
-    var compositionFunctions: [(String, String, LuaFunction)] {
+    var compositionFunctions: [AVFunction] {
         [("composition", "av.composition(): an empty composition", { [unowned self] call in
-            call.push(Composition(), as: composition)
+            push(call, Composition())
             return 1
         })]
     }
@@ -208,4 +208,10 @@ package extension String {
         let fraction = String(thousandths % 1000)
         self = (value < 0 ? "-" : "") + "\(thousandths / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
     }
+}
+
+extension Binding {
+    static let composition = Binding(classes: [.init(CompositionTrack.self) { $0.makeCompositionTrackClass() },
+                                             .init(Composition.self) { $0.makeCompositionClass() }],
+                                   functions: { $0.compositionFunctions })
 }

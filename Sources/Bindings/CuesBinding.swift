@@ -8,7 +8,7 @@ import MoonreelScriptHost
 /// `av.readCSV` and `av.readCues`: timed text in (CSV, LRC, SRT, WebVTT, ASS/SSA); and
 /// `av.files`, the files of a folder, for batch jobs.
 extension API {
-    var cueFunctions: [(String, String, LuaFunction)] {
+    var cueFunctions: [AVFunction] {
         [
             ("files", "av.files(folder [, pattern]): the files in folder whose names match a shell pattern (\"*.mov\"; default \"*\"), as folder/name paths in natural order (clip2 before clip10); not subfolders, not hidden files", { [unowned self] call in
                 let folder = try filePath(call, 1)
@@ -57,11 +57,11 @@ extension API {
                 }
                 var log = CueLog(strict: strict)
                 let cues = try timedText(call) { try CueReader.read(path: path, format: format, totalDuration: total, log: &log) }
-                log.notes.forEach(warn)
+                log.notes.forEach(policy.warn)
                 let problems = CueCheck.problems(in: cues, duration: total)
                 if strict, let first = problems.first { throw LuaArgumentError("\(call.functionName): \(path): \(first)") }
-                problems.forEach { warn("\(path): \($0)") }
-                cuesRead?(cues)
+                problems.forEach { policy.warn("\(path): \($0)") }
+                policy.cuesRead?(cues)
                 call.pushArray(cues) { cue in
                     call.pushRecord {
                         call.push(cue.text); call.setField("text")
@@ -113,4 +113,8 @@ extension API {
         }
         return left.count < right.count
     }
+}
+
+extension Binding {
+    static let cues = Binding(functions: { $0.cueFunctions })
 }

@@ -38,7 +38,7 @@ extension API {
         return luaClass
     }
 
-    var editHelperFunctions: [(String, String, LuaFunction)] {
+    var editHelperFunctions: [AVFunction] {
         [
             ("join", "av.join(items [, {transition=, duration=, direction=, transitions=, renderSize=, fit=\"fit\"|\"fill\", focus={x, y}}]) → comp, vc, mix, parts: clips ({asset, start=, duration=}), stills and title cards one after another with transitions (\"none\", \"dissolve\", \"slide\", \"wipe\", \"fadeThroughBlack\") and the sound crossfaded", { [unowned self] call in
                 try join(call)
@@ -48,8 +48,8 @@ extension API {
             }),
             ("titleCard", "av.titleCard{title=, subtitle=, duration=, backgroundColor=, textColor=, font=, fontSize=}: text on a colour, a piece for av.join", { [unowned self] call in
                 let made = TitleCard(title: "")
-                try applyProperties(call, 1, to: made, of: titleCard)
-                call.push(made, as: titleCard)
+                try applyProperties(call, 1, to: made, of: classes[TitleCard.self])
+                push(call, made)
                 return 1
             }),
             ("pictureInPicture", "av.pictureInPicture(comp, vc, clip [, {at=, corner=, scale=, margin=, borderWidth=, borderColor=}]) → layerInstruction, videoTrack, audioTrack: the clip small in a corner, on top of every instruction it overlaps", { [unowned self] call in
@@ -163,8 +163,8 @@ extension API {
 
     /// An audio track, or an asset's first.
     private func musicTrack(_ call: LuaCall, _ index: Int32) throws -> AssetTrack {
-        if let track: AssetTrack = try? call.object(index, assetTrack), track.mediaType == .audio { return track }
-        guard let song: Asset = try? call.object(index, asset) else { throw call.typeError(index, expected: "Asset or audio AssetTrack") }
+        if let track: AssetTrack = try? call.object(index, classes[AssetTrack.self]), track.mediaType == .audio { return track }
+        guard let song: Asset = try? call.object(index, classes[Asset.self]) else { throw call.typeError(index, expected: "Asset or audio AssetTrack") }
         guard let track = song.tracks(withMediaType: .audio).first else {
             throw call.argumentError(index, "\(song.path.quotedForMessage()) has no audio track")
         }
@@ -173,15 +173,15 @@ extension API {
 
     /// Pushes a joined sequence as comp, vc, mix and parts.
     private func push(_ call: LuaCall, _ joined: JoinedSequence) -> Int32 {
-        call.push(joined.composition, as: composition)
-        call.push(joined.videoComposition, as: videoComposition)
-        call.push(joined.audioMix, as: audioMix)
+        push(call, joined.composition)
+        push(call, joined.videoComposition)
+        push(call, joined.audioMix)
         call.pushArray(joined.parts) { part in
             call.pushRecord {
                 push(call, range: part.timeRange); call.setField("timeRange")
-                if let track = part.videoTrack { call.push(track, as: compositionTrack); call.setField("videoTrack") }
-                if let track = part.audioTrack { call.push(track, as: compositionTrack); call.setField("audioTrack") }
-                if let layer = part.layer { call.push(layer, as: self.layer); call.setField("layer") }
+                if let track = part.videoTrack { push(call, track); call.setField("videoTrack") }
+                if let track = part.audioTrack { push(call, track); call.setField("audioTrack") }
+                if let layer = part.layer { push(call, layer); call.setField("layer") }
             }
         }
         return 4
@@ -206,11 +206,11 @@ extension API {
 
     /// An asset, a title card, or `{asset, start=, duration=}` / `{asset, range=}`.
     private func sequenceItem(_ call: LuaCall, _ index: Int32) throws -> SequenceItem {
-        if let card: TitleCard = try? call.object(index, titleCard) { return .titleCard(card) }
-        if let file: Asset = try? call.object(index, asset) { return .clip(file, nil) }
+        if let card: TitleCard = try? call.object(index, classes[TitleCard.self]) { return .titleCard(card) }
+        if let file: Asset = try? call.object(index, classes[Asset.self]) { return .clip(file, nil) }
         guard call.type(index) == LUA_TTABLE else { throw call.typeError(index, expected: "Asset, TitleCard or {asset, start=, duration=}") }
         call.pushElement(of: index, 1)
-        let first: Asset? = try? call.object(-1, asset)
+        let first: Asset? = try? call.object(-1, classes[Asset.self])
         call.pop()
         guard let file = first else { throw call.argumentError(index, "a clip table starts with its asset: {asset, start=, duration=}") }
         var start = MediaTime.zero, length: MediaTime? = nil, range: TimeRange? = nil
@@ -266,8 +266,8 @@ extension API {
     // MARK: av.pictureInPicture
 
     private func pictureInPicture(_ call: LuaCall) throws -> Int32 {
-        let comp: Composition = try call.object(1, composition)
-        let vc: VideoComposition = try call.object(2, videoComposition)
+        let comp: Composition = try call.object(1, classes[Composition.self])
+        let vc: VideoComposition = try call.object(2, classes[VideoComposition.self])
         guard case .clip(let file, let range) = try sequenceItem(call, 3) else {
             throw call.argumentError(3, "a title card cannot be an inset; give a clip")
         }
@@ -282,9 +282,9 @@ extension API {
         ])
         let added = try engine(call) { try inset.add(file, range: range, at: at, to: comp, videoComposition: vc) }
         file.tracks.forEach(remember)
-        call.push(added.layerInstruction, as: layerInstruction)
-        call.push(added.videoTrack, as: compositionTrack)
-        if let audio = added.audioTrack { call.push(audio, as: compositionTrack) } else { call.pushNil() }
+        push(call, added.layerInstruction)
+        push(call, added.videoTrack)
+        if let audio = added.audioTrack { push(call, audio) } else { call.pushNil() }
         return 3
     }
 
@@ -294,7 +294,7 @@ extension API {
         let source = try compositionOrAsset(call, 1)
         var mix: AudioMix? = nil, range: TimeRange? = nil
         try options(call, 2, [
-            "audioMix": { mix = try call.object($0, self.audioMix) },
+            "audioMix": { mix = try call.object($0, self.classes[AudioMix.self]) },
             "timeRange": { range = try self.timeRange(call, $0) },
         ])
         guard let measured = try engine(call, { try source.loudness(audioMix: mix, range: range) }) else {
@@ -437,4 +437,8 @@ extension API {
             call.pop()                                              // key
         }
     }
+}
+
+extension Binding {
+    static let editHelpers = Binding(classes: [.init(TitleCard.self) { $0.makeTitleCardClass() }], functions: { $0.editHelperFunctions })
 }

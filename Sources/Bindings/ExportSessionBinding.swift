@@ -26,11 +26,11 @@ extension API {
                               e.outputFileType = type
                           })
         luaClass.property("videoComposition", of: ExportSession.self,
-                          get: { [unowned self] call, e in if let v = e.videoComposition { call.push(v, as: videoComposition) } else { call.pushNil() } },
-                          set: { [unowned self] call, e, index in e.videoComposition = try call.optionalObject(index, videoComposition) })
+                          get: { [unowned self] call, e in if let v = e.videoComposition { push(call, v) } else { call.pushNil() } },
+                          set: { [unowned self] call, e, index in e.videoComposition = try call.optionalObject(index, classes[VideoComposition.self]) })
         luaClass.property("audioMix", of: ExportSession.self,
-                          get: { [unowned self] call, e in if let m = e.audioMix { call.push(m, as: audioMix) } else { call.pushNil() } },
-                          set: { [unowned self] call, e, index in e.audioMix = try call.optionalObject(index, audioMix) })
+                          get: { [unowned self] call, e in if let m = e.audioMix { push(call, m) } else { call.pushNil() } },
+                          set: { [unowned self] call, e, index in e.audioMix = try call.optionalObject(index, classes[AudioMix.self]) })
         luaClass.property("timeRange", of: ExportSession.self, doc: "part of the composition to export (default: all)",
                           get: { [unowned self] call, e in if let r = e.timeRange { push(call, range: r) } else { call.pushNil() } },
                           set: { [unowned self] call, e, index in e.timeRange = call.isNoneOrNil(index) ? nil : try timeRange(call, index) })
@@ -133,24 +133,24 @@ extension API {
                 call.pop()
             }
         }
-        if overwriteOutputs { session.overwrite = true }
-        session.memoryLimit = session.memoryLimit ?? exportMemoryLimit
+        if policy.overwriteOutputs { session.overwrite = true }
+        session.memoryLimit = session.memoryLimit ?? policy.exportMemoryLimit
         session.parentCancellation = exportCancellation
         exportsStarted += 1
-        if let chunkTask {
+        if let chunkTask = policy.chunkTask {
             session.chunkTask = ChunkTask(role: chunkTask.role, pieces: chunkTask.pieces,
                                           folder: chunkTask.folder + "/export-\(exportsStarted)", runKey: chunkTask.runKey)
         }
-        if let previewExport {
+        if let previewExport = policy.previewExport {
             previewExport(session)
             call.push(true)
             return 1
         }
-        if dryRun {
+        if policy.dryRun {
             do {
-                let summary = try session.plan(samplingSize: dryRunSamplesSize)
-                session.warnings.forEach(warn) // what the export would say: a SmartCut's copy, a fallback
-                exportEvents?(.planned(session, summary))
+                let summary = try session.plan(samplingSize: policy.dryRunSamplesSize)
+                session.warnings.forEach(policy.warn) // what the export would say: a SmartCut's copy, a fallback
+                policy.exportEvents?(.planned(session, summary))
             } catch {
                 let failure = error as? ExportError ?? ExportError(.invalidRequest, "\(error)")
                 call.pushNil()
@@ -168,9 +168,9 @@ extension API {
                 if !started {
                     started = true
                     let duration = (session.timeRange ?? TimeRange(start: .zero, duration: session.composition.duration)).duration
-                    exportEvents?(.started(session, progress, duration: duration.seconds))
+                    policy.exportEvents?(.started(session, progress, duration: duration.seconds))
                 }
-                exportEvents?(.progress(session, progress))
+                policy.exportEvents?(.progress(session, progress))
                 guard let callbackIndex else { return }
                 call.pushValue(callbackIndex)
                 call.push(progress.fraction)
@@ -184,8 +184,8 @@ extension API {
         } catch {
             let position = LuaState.scriptPosition(call.L)
             let failure = error as? ExportError ?? ExportError(.renderFailed, "\(error)")
-            exportEvents?(.failed(session, failure, position: position))
-            session.warnings.forEach(warn)
+            policy.exportEvents?(.failed(session, failure, position: position))
+            session.warnings.forEach(policy.warn)
             if let callbackError { throw callbackError }
             // Positioned at the export call, so error(err, 0) and assert still name the line.
             call.pushNil()
@@ -193,8 +193,8 @@ extension API {
             return 2
         }
         let elapsed = ContinuousClock.now - startTime
-        session.warnings.forEach(warn) // before "done": they are about this export
-        exportEvents?(.finished(session, seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18))
+        session.warnings.forEach(policy.warn) // before "done": they are about this export
+        policy.exportEvents?(.finished(session, seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18))
         call.push(true)
         return 1
     }
@@ -225,11 +225,11 @@ extension API {
             }
         }
         guard let name, !name.isEmpty else { throw call.argumentError(1, "an event needs a name: av.event{ name = \"chapter\", … }") }
-        scriptEvents?(ScriptEvent(name: name, fields: fields.sorted { $0.0 < $1.0 }))
+        policy.scriptEvents?(ScriptEvent(name: name, fields: fields.sorted { $0.0 < $1.0 }))
         return 0
     }
 
-    var exportFunctions: [(String, String, LuaFunction)] {
+    var exportFunctions: [AVFunction] {
         [("event", "av.event{name=, …}: tells the program running the script something (a JSON line {\"event\":\"script\",\"name\":…} under --progress json; nothing otherwise)", { [unowned self] call in
             try sendEvent(call)
         }),
@@ -241,8 +241,13 @@ extension API {
             }
             let session = ExportSession(composition: source, preset: preset)
             session.readFiles = readFiles
-            call.push(session, as: exportSession)
+            push(call, session)
             return 1
         })]
     }
+}
+
+extension Binding {
+    static let exportSession = Binding(classes: [.init(ExportSession.self) { $0.makeExportSessionClass() }],
+                                     functions: { $0.exportFunctions })
 }

@@ -19,8 +19,9 @@ final class FilterBox {
 }
 
 extension API {
-    /// The common Filter class and one class per kind (with its parameters as properties).
-    func makeFilterClasses() -> (base: LuaClass, kinds: [FilterKind: LuaClass]) {
+    /// The common Filter class, and one class per kind (with its parameters as properties)
+    /// kept in `filterKinds`.
+    func makeFilterClasses() -> LuaClass {
         let base = LuaClass("Filter", doc: "A filter (CIFilter) made by av.filter(name, {parameters}), for layer.filters, vc.filters and li.filters (docs/filters.md). Each kind below is a Filter with its own parameters.")
         base.describe = { [unowned self] object in (object as? FilterBox).map { describe($0.filter) } ?? "Filter" }
         base.footprint = { object in 256 + ((object as? FilterBox)?.filter.values.values.reduce(0) { $0 + $1.footprint } ?? 0) }
@@ -59,7 +60,6 @@ extension API {
             print(blur)                                              --> Filter(gaussianBlur, radius 12)
             """
 
-        var kinds: [FilterKind: LuaClass] = [:]
         for kind in FilterKind.allCases {
             let name = kind.rawValue.prefix(1).uppercased() + kind.rawValue.dropFirst() + "Filter"
             let coreImage = kind.coreImageName.map { " Core Image: \($0)." } ?? ""
@@ -73,9 +73,9 @@ extension API {
                                   })
             }
             luaClass.example = Self.filterExamples[kind] ?? ""
-            kinds[kind] = luaClass
+            filterKinds[kind] = luaClass
         }
-        return (base, kinds)
+        return base
     }
 
     private static let filterExamples: [FilterKind: String] = [
@@ -136,7 +136,7 @@ extension API {
         try box.update(change)
         guard box.isCopied, !box.warnedAboutChange else { return }
         box.warnedAboutChange = true
-        warn("\(LuaState.scriptPosition(call.L))filter \(box.filter.name) was changed after a layer or video composition took a copy of it; the copy is unchanged: assign the filters again to use the change")
+        policy.warn("\(LuaState.scriptPosition(call.L))filter \(box.filter.name) was changed after a layer or video composition took a copy of it; the copy is unchanged: assign the filters again to use the change")
     }
 
     private func filterName(_ call: LuaCall, _ index: Int32) throws -> String {
@@ -187,14 +187,14 @@ extension API {
     }
 
     func pushFilter(_ call: LuaCall, _ filter: Filter) {
-        call.push(FilterBox(filter), as: filterKinds[filter.kind] ?? self.filter)
+        call.push(FilterBox(filter), as: filterKinds[filter.kind] ?? classes[FilterBox.self])
     }
 
     /// An array of filter objects, copied (the objects are marked, so a later change to one
     /// gets a note). nil is no filters.
     func filterList(_ call: LuaCall, _ index: Int32) throws -> [Filter] {
         guard !call.isNoneOrNil(index) else { return [] }
-        let boxes = try array(call, index, of: filter, as: FilterBox.self)
+        let boxes = try array(call, index, of: classes[FilterBox.self], as: FilterBox.self)
         for box in boxes { box.isCopied = true }
         return boxes.map(\.filter)
     }
@@ -223,7 +223,7 @@ extension API {
     /// Arguments 2 and 3 of setFilterValue/setFilterRamp: the filter's name and its parameter.
     private func filterParameterReference(_ call: LuaCall, _ filters: [Filter]) throws -> (String, String) {
         let name: String
-        if let box: FilterBox = try? call.object(2, filter) { name = box.filter.name } else {
+        if let box: FilterBox = try? call.object(2, classes[FilterBox.self]) { name = box.filter.name } else {
             guard call.type(2) == LUA_TSTRING else { throw call.typeError(2, expected: "Filter or filter name") }
             name = try call.string(2)
         }
@@ -236,19 +236,20 @@ extension API {
         do { try body() } catch let error as FilterError { throw LuaArgumentError("\(call.functionName): \(error.message)") }
     }
 
-    /// Adds the filter properties and methods to layers, video compositions and layer
-    /// instructions (made before the filter classes).
-    func installFilterProperties() {
-        layer.property("filters", of: Layer.self, doc: "av.filter objects applied to the layer and its sublayers as drawn, in order (copies; animate filters.NAME.PARAM)",
+    /// Lists the kinds' classes, and adds the filter properties and methods to layers, video
+    /// compositions and layer instructions.
+    func completeFilterClasses() {
+        for kind in FilterKind.allCases { if let luaClass = filterKinds[kind] { classes.add(variant: luaClass) } }
+        classes[Layer.self].property("filters", of: Layer.self, doc: "av.filter objects applied to the layer and its sublayers as drawn, in order (copies; animate filters.NAME.PARAM)",
                        get: { [unowned self] call, layer in call.pushArray(layer.filters) { pushFilter(call, $0) } },
                        set: { [unowned self] call, layer, index in layer.filters = try filterList(call, index) })
-        addFilterStack(to: videoComposition, VideoComposition.self, \.filters,
+        addFilterStack(to: classes[VideoComposition.self], VideoComposition.self, \.filters,
                        doc: "av.filter objects applied to every composed frame, in order, before the animation tool's layers (copies)")
-        addFilterStack(to: layerInstruction, LayerInstruction.self, \.filters,
+        addFilterStack(to: classes[LayerInstruction.self], LayerInstruction.self, \.filters,
                        doc: "av.filter objects applied to the track's picture before it is placed, in order (copies); chromaKey lets what is under it show")
     }
 
-    var filterFunctions: [(String, String, LuaFunction)] {
+    var filterFunctions: [AVFunction] {
         [("filter", "av.filter(name [, {parameters}]): a filter (CIFilter) for layer.filters, vc.filters or li.filters; names: \(FilterKind.allCases.map(\.rawValue).joined(separator: ", ")) (or Core Image's, \"CIGaussianBlur\")", { [unowned self] call in
             let requested = try call.string(1)
             guard let kind = FilterKind(named: requested) else {
@@ -284,4 +285,9 @@ extension FilterValue {
         if case .cube(let cube) = self { return cube.byteCount }
         return 16
     }
+}
+
+extension Binding {
+    static let filter = Binding(classes: [.init(FilterBox.self) { $0.makeFilterClasses() }],
+                              functions: { $0.filterFunctions }, completeClasses: { $0.completeFilterClasses() })
 }

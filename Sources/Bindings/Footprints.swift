@@ -7,46 +7,46 @@ import MoonreelScriptHost
 extension API {
     func installFootprints() {
         let record = 256
-        animation.footprint = { object in
+        classes[AnimationBox.self].footprint = { object in
             guard let spec = (object as? AnimationBox)?.spec else { return record }
             return record + spec.values.reduce(0) { $0 + $1.footprint }
                 + 8 * ((spec.keyTimes?.count ?? 0) + spec.tensionValues.count + spec.continuityValues.count + spec.biasValues.count)
                 + MemoryLayout<TimingFunction>.stride * spec.timingFunctions.count
         }
-        layer.footprint = { object in
+        classes[Layer.self].footprint = { object in
             guard let layer = object as? Layer else { return record }
             let text = (layer as? TextLayer)?.style.string.utf8.count ?? 0
             return 2 * record + text + 8 * layer.sublayers.count + record * layer.filters.count
                 + layer.animations.reduce(0) { $0 + record + ($1.key?.utf8.count ?? 0) + $1.animation.footprint }
         }
-        textLayer.footprint = layer.footprint
-        image.footprint = { object in
+        classes[TextLayer.self].footprint = classes[Layer.self].footprint
+        classes[ImageBox.self].footprint = { object in
             guard let source = (object as? ImageBox)?.source else { return record }
             return record + source.path.utf8.count + (source.pixels == nil ? 0 : 4 * source.width * source.height)
         }
-        composition.footprint = { object in
+        classes[Composition.self].footprint = { object in
             guard let composition = object as? Composition else { return record }
             return record + composition.tracks.reduce(0) { $0 + record + MemoryLayout<TrackSegment>.stride * $1.segments.count }
         }
-        compositionTrack.footprint = { object in
+        classes[CompositionTrack.self].footprint = { object in
             record + MemoryLayout<TrackSegment>.stride * ((object as? CompositionTrack)?.segments.count ?? 0)
         }
-        videoComposition.footprint = { object in
+        classes[VideoComposition.self].footprint = { object in
             guard let videoComposition = object as? VideoComposition else { return record }
             return record + record * videoComposition.instructions.count + videoComposition.filters.footprint
         }
-        instruction.footprint = { object in
+        classes[VideoCompositionInstruction.self].footprint = { object in
             record + 8 * ((object as? VideoCompositionInstruction)?.layerInstructions.count ?? 0)
         }
-        layerInstruction.footprint = { object in
+        classes[LayerInstruction.self].footprint = { object in
             guard let instruction = object as? LayerInstruction else { return record }
             let changes = instruction.transform.changeCount + instruction.opacity.changeCount + (instruction.crop?.changeCount ?? 0)
             return record + 2 * MemoryLayout<AffineTransform>.stride * changes + instruction.filters.footprint
         }
-        audioMix.footprint = { object in
+        classes[AudioMix.self].footprint = { object in
             record + 8 * ((object as? AudioMix)?.inputParameters.count ?? 0)
         }
-        audioMixInputParameters.footprint = { object in
+        classes[AudioMixInputParameters.self].footprint = { object in
             record + 64 * ((object as? AudioMixInputParameters)?.volume.changeCount ?? 0)
         }
     }

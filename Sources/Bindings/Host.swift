@@ -38,15 +38,15 @@ public final class MoonreelHost {
         lua_getglobal(scripts.lua.L, "av")
         scripts.installScriptParameters(as: "parameters")
         moon_pop(scripts.lua.L, 1)
-        api.exportMemoryLimit = 2 * Int64(limits.memory)
+        api.policy.exportMemoryLimit = 2 * Int64(limits.memory)
         let readFiles = api.readFiles
         scripts.onFileRead = { readFiles.record($0) }
         // Each effect's state gets an `av` of its own; the policy shows effects the safe part.
         scripts.prepareEffectState = { state in _ = API(installingIn: state) }
         try installPrint()
         let callbacks = callbacks
-        api.exportEvents = { event in callbacks.report(event) }
-        api.warn = { note in callbacks.note?(note) }
+        api.policy.exportEvents = { event in callbacks.report(event) }
+        api.policy.warn = { note in callbacks.note?(note) }
     }
 
     package var lua: LuaState { scripts.lua }
@@ -100,8 +100,8 @@ public final class MoonreelHost {
     /// Whether exports may replace existing files (never a file the run read). Off by
     /// default: an export to an existing path fails with a message saying so.
     public var overwriteOutputs: Bool {
-        get { api.overwriteOutputs }
-        set { api.overwriteOutputs = newValue }
+        get { api.policy.overwriteOutputs }
+        set { api.policy.overwriteOutputs = newValue }
     }
 
     // MARK: What scripts say

@@ -9,15 +9,15 @@ extension API {
         luaClass.describe = { _ in "ImageGenerator" }
         luaClass.closesFiles = true
         luaClass.property("videoComposition", of: ImageGenerator.self,
-                          get: { [unowned self] call, g in if let v = g.videoComposition { call.push(v, as: videoComposition) } else { call.pushNil() } },
-                          set: { [unowned self] call, g, index in g.videoComposition = try call.optionalObject(index, videoComposition) })
+                          get: { [unowned self] call, g in if let v = g.videoComposition { push(call, v) } else { call.pushNil() } },
+                          set: { [unowned self] call, g, index in g.videoComposition = try call.optionalObject(index, classes[VideoComposition.self]) })
         luaClass.property("overwrite", of: ImageGenerator.self, doc: "whether copyImage may replace an existing file (default false)",
                           get: { call, g in call.push(g.overwrite) },
                           set: { call, g, index in g.overwrite = try call.boolean(index) })
         luaClass.method("copyImage", of: ImageGenerator.self, doc: "gen:copyImage(t, \"frame.png\"): the composed frame at exactly t as .png, .jpg or .webp; returns the path") { [unowned self] call, g in
             let at = try time(call, 2, allowNegative: false)
             let path = try filePath(call, 3)
-            if overwriteOutputs { g.overwrite = true }
+            if policy.overwriteOutputs { g.overwrite = true }
             try engine(call) { try g.copyImage(at: at, to: path) }
             call.push(path)
             return 1
@@ -25,7 +25,7 @@ extension API {
         luaClass.method("copyCGImageAtTime", of: ImageGenerator.self, doc: "gen:copyCGImageAtTime(t): the composed frame at exactly t as an Image (layer contents, image:write(path)), and that time") { [unowned self] call, g in
             let at = try time(call, 2, allowNegative: false)
             let pixels = try engine(call) { try g.image(at: at) }
-            call.push(ImageBox(ImageSource(pixels: pixels, description: "frame at \(format(at.seconds)) s")), as: image)
+            push(call, ImageBox(ImageSource(pixels: pixels, description: "frame at \(format(at.seconds)) s")))
             push(call, exact: at)
             return 2
         }
@@ -40,13 +40,18 @@ extension API {
         return luaClass
     }
 
-    var imageGeneratorFunctions: [(String, String, LuaFunction)] {
+    var imageGeneratorFunctions: [AVFunction] {
         [("imageGenerator", "av.imageGenerator(compositionOrAsset [, {videoComposition=}])", { [unowned self] call in
             let generator = ImageGenerator(composition: try compositionOrAsset(call, 1))
             generator.readFiles = readFiles
-            try applyProperties(call, 2, to: generator, of: imageGenerator)
-            call.push(generator, as: imageGenerator)
+            try applyProperties(call, 2, to: generator, of: classes[ImageGenerator.self])
+            push(call, generator)
             return 1
         })]
     }
+}
+
+extension Binding {
+    static let imageGenerator = Binding(classes: [.init(ImageGenerator.self) { $0.makeImageGeneratorClass() }],
+                                      functions: { $0.imageGeneratorFunctions })
 }

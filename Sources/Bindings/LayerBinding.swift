@@ -42,13 +42,13 @@ extension API {
         }
         luaClass.property("contents", of: Layer.self, doc: "av.image(path) or nil",
                           get: { [unowned self] call, layer in
-                              if let source = layer.contents { call.push(ImageBox(source), as: image) } else { call.pushNil() }
+                              if let source = layer.contents { push(call, ImageBox(source)) } else { call.pushNil() }
                           },
                           set: { [unowned self] call, layer, index in
                               if call.type(index) == LUA_TSTRING {
                                   throw call.argumentError(index, "Image expected, got a string: pass av.image(\(LuaState.string(call.L, at: index).quotedForMessage()))")
                               }
-                              layer.contents = call.isNoneOrNil(index) ? nil : (try call.object(index, image, as: ImageBox.self)).source
+                              layer.contents = call.isNoneOrNil(index) ? nil : (try call.object(index, classes[ImageBox.self], as: ImageBox.self)).source
                           })
         luaClass.property("contentsGravity", of: Layer.self, doc: ContentsGravity.allCases.map(\.rawValue).joined(separator: ", "),
                           get: { call, layer in call.push(layer.contentsGravity.rawValue) },
@@ -56,7 +56,7 @@ extension API {
         luaClass.property("sublayers", of: Layer.self, doc: "array, in drawing order",
                           get: { [unowned self] call, layer in call.pushArray(layer.sublayers) { pushLayer(call, $0) } },
                           set: { [unowned self] call, layer, index in
-                              let layers = try array(call, index, of: self.layer, as: Layer.self, changed: true)
+                              let layers = try array(call, index, of: classes[Layer.self], as: Layer.self, changed: true)
                               try model(call) { try layer.setSublayers(layers) }
                           })
         luaClass.property("superlayer", of: Layer.self) { [unowned self] call, layer in
@@ -64,12 +64,12 @@ extension API {
         }
         luaClass.property("animationKeys", of: Layer.self) { call, layer in call.pushArray(layer.animationKeys) { call.push($0) } }
         luaClass.method("addSublayer", of: Layer.self, doc: "layer:addSublayer(sublayer): drawn above the others") { [unowned self] call, layer in
-            let sublayer: Layer = try call.changedObject(2, self.layer)
+            let sublayer: Layer = try call.changedObject(2, classes[Layer.self])
             try model(call) { try layer.addSublayer(sublayer) }
             return 0
         }
         luaClass.method("insertSublayer", of: Layer.self, doc: "layer:insertSublayer(sublayer, index): 1-based drawing position") { [unowned self] call, layer in
-            let sublayer: Layer = try call.changedObject(2, self.layer)
+            let sublayer: Layer = try call.changedObject(2, classes[Layer.self])
             let position = try call.integer(3)
             guard position >= 1, position <= layer.sublayers.count + 1 else {
                 throw call.argumentError(3, "index must be in 1…\(layer.sublayers.count + 1), got \(position)")
@@ -82,7 +82,7 @@ extension API {
             return 0
         }
         luaClass.method("addAnimation", of: Layer.self, doc: "layer:addAnimation(animation [, key]): a key replaces the animation with the same key") { [unowned self] call, layer in
-            let box: AnimationBox = try call.object(2, animation)
+            let box: AnimationBox = try call.object(2, classes[AnimationBox.self])
             let key = try call.optionalString(3)
             if box.spec.keyPath.isTextOnly, !(layer is TextLayer) {
                 throw call.argumentError(2, "keyPath \(box.spec.keyPath.rawValue) animates text layers only")
@@ -113,7 +113,7 @@ extension API {
     }
 
     func makeTextLayerClass() -> LuaClass {
-        let luaClass = LuaClass("TextLayer", parent: layer, doc: "A layer that draws text with Pango (CJK and complex scripts, fallback fonts, wrapping, outline, shadow).")
+        let luaClass = LuaClass("TextLayer", parent: classes[Layer.self], doc: "A layer that draws text with Pango (CJK and complex scripts, fallback fonts, wrapping, outline, shadow).")
         func style<Value>(_ name: String, _ keyPath: WritableKeyPath<TextStyle, Value>, doc: String,
                           push: @escaping (LuaCall, Value) -> Void, read: @escaping (LuaCall, Int32) throws -> Value) {
             luaClass.property(name, of: TextLayer.self, doc: doc,
@@ -157,7 +157,7 @@ extension API {
         luaClass.method("write", of: ImageBox.self, doc: "image:write(path): saves the picture as .png, .jpg or .webp (an existing file only with --overwrite)") { [unowned self] call, box in
             let path = try filePath(call, 2)
             let pixels = try box.source.pixels ?? engine(call) { try ImageLoader.load(box.source.path) }
-            try engine(call) { try ImageGenerator.write(pixels, to: path, overwrite: overwriteOutputs, readFiles: readFiles) }
+            try engine(call) { try ImageGenerator.write(pixels, to: path, overwrite: policy.overwriteOutputs, readFiles: readFiles) }
             return 0
         }
         luaClass.property("size", of: ImageBox.self) { [unowned self] call, box in
@@ -195,7 +195,7 @@ extension API {
 
     /// Pushes a layer as its own class (TextLayer or Layer).
     func pushLayer(_ call: LuaCall, _ value: Layer) {
-        call.push(value, as: value is TextLayer ? textLayer : layer)
+        push(call, value)
     }
 
     /// Runs a layer-model call, turning its errors into Lua errors naming the function.
@@ -279,18 +279,18 @@ extension API {
         return Int(try bounded(call, index, 100...1000))
     }
 
-    var layerFunctions: [(String, String, LuaFunction)] {
+    var layerFunctions: [AVFunction] {
         [
             ("layer", "av.layer{frame=, backgroundColor=, contents=, opacity=, ...}", { [unowned self] call in
                 let made = Layer()
-                try applyProperties(call, 1, to: made, of: layer)
-                call.push(made, as: layer)
+                try applyProperties(call, 1, to: made, of: classes[Layer.self])
+                push(call, made)
                 return 1
             }),
             ("textLayer", "av.textLayer{string=, font=, fontSize=, foregroundColor=, alignmentMode=, frame=, ...}", { [unowned self] call in
                 let made = TextLayer()
-                try applyProperties(call, 1, to: made, of: textLayer)
-                call.push(made, as: textLayer)
+                try applyProperties(call, 1, to: made, of: classes[TextLayer.self])
+                push(call, made)
                 return 1
             }),
             ("color", "av.color(name, \"#RRGGBB\" or {r, g, b, a} [, alpha]): a colour value; c:withAlphaComponent(a) gives it another alpha (UIColor's colorWithAlphaComponent)", { [unowned self] call in
@@ -304,7 +304,7 @@ extension API {
                 readFiles.record(path)
                 do {
                     let size = try ImageLoader.pixelSize(of: path)
-                    call.push(ImageBox(ImageSource(path: path, width: Int(size.width), height: Int(size.height))), as: image)
+                    push(call, ImageBox(ImageSource(path: path, width: Int(size.width), height: Int(size.height))))
                 } catch let error as EngineError {
                     throw call.argumentError(1, error.message, cause: error)
                 }
@@ -316,13 +316,20 @@ extension API {
                     guard key == "videoLayer" || key == "parentLayer" else { throw call.argumentError(1, "unknown AnimationTool property \(key.quotedForMessage())") }
                 }
                 call.pushField(of: 1, "videoLayer")
-                let video: Layer = try call.object(call.absolute(-1), layer)
+                let video: Layer = try call.object(call.absolute(-1), classes[Layer.self])
                 call.pushField(of: 1, "parentLayer")
-                let parent: Layer = try call.object(call.absolute(-1), layer)
+                let parent: Layer = try call.object(call.absolute(-1), classes[Layer.self])
                 call.pop(2)
-                call.push(try model(call) { try AnimationTool(videoLayer: video, parentLayer: parent) }, as: animationTool)
+                push(call, try model(call) { try AnimationTool(videoLayer: video, parentLayer: parent) })
                 return 1
             }),
         ]
     }
+}
+
+extension Binding {
+    static let layer = Binding(classes: [
+        .init(Layer.self) { $0.makeLayerClass() }, .init(TextLayer.self) { $0.makeTextLayerClass() },
+        .init(ImageBox.self) { $0.makeImageClass() }, .init(AnimationTool.self) { $0.makeAnimationToolClass() },
+    ], functions: { $0.layerFunctions }, install: { $0.installColorMetatable() })
 }

@@ -41,7 +41,7 @@ extension API {
                 throw call.argumentError(3, "unknown preset \(presetName.quotedForMessage()) (known: \(ExportPreset.names.joined(separator: ", ")))")
             }
             // A dry run writes nothing: no export, no move, and above all no deleted source.
-            if dryRun {
+            if policy.dryRun {
                 call.pushNil()
                 call.push(LuaState.scriptPosition(call.L) + "library:add does nothing in a dry run (\(source.quotedForMessage()) was not handed off)")
                 return 2
@@ -50,11 +50,11 @@ extension API {
                 let item = try library.add(recording: source, preset: preset, deleteSource: deleteSource, cancellation: exportCancellation)
                 if exportCancellation.isCancelled {
                     // Past its commit point a hand-off finishes whatever comes: say what it did.
-                    warn(LuaState.scriptPosition(call.L) + "the run was interrupted after the hand-off of \(source.quotedForMessage(limit: 200)) was committed; it was finished: the movie is at \(item.path.quotedForMessage(limit: 200))"
+                    policy.warn(LuaState.scriptPosition(call.L) + "the run was interrupted after the hand-off of \(source.quotedForMessage(limit: 200)) was committed; it was finished: the movie is at \(item.path.quotedForMessage(limit: 200))"
                          + (item.sourceDeleted ? " and the recording was deleted" : " and the recording was kept"))
                 }
                 if let reason = item.sourceDeletionError {
-                    warn(LuaState.scriptPosition(call.L) + "added \(item.path.quotedForMessage(limit: 200)); the source \(source.quotedForMessage(limit: 200)) could not be deleted: \(reason)")
+                    policy.warn(LuaState.scriptPosition(call.L) + "added \(item.path.quotedForMessage(limit: 200)); the source \(source.quotedForMessage(limit: 200)) could not be deleted: \(reason)")
                 }
                 push(call, libraryItem: item)
                 return 1
@@ -100,12 +100,17 @@ extension API {
         }
     }
 
-    var mediaLibraryFunctions: [(String, String, LuaFunction)] {
+    var mediaLibraryFunctions: [AVFunction] {
         [("mediaLibrary", "av.mediaLibrary(folder): opens (or makes) a library folder for finished recordings, finishing hand-offs a killed run left", { [unowned self] call in
             let folder = try filePath(call, 1)
             let library = try engine(call) { try MediaLibrary(folder: folder) }
-            call.push(library, as: mediaLibrary)
+            push(call, library)
             return 1
         })]
     }
+}
+
+extension Binding {
+    static let mediaLibrary = Binding(classes: [.init(MediaLibrary.self) { $0.makeMediaLibraryClass() }],
+                                    functions: { $0.mediaLibraryFunctions })
 }

@@ -120,7 +120,7 @@ extension API {
     /// tiny positive number meaning "time 0" to Core Animation; here beginTime 0 already is).
     func installTimeConstants() {
         for name in ["zero", "kCMTimeZero"] {
-            lua.push(TimeBox(.zero), as: time)
+            lua.push(TimeBox(.zero), as: classes[TimeBox.self])
             lua_setfield(lua.L, -2, name)
         }
         for name in ["beginTimeAtZero", "AVCoreAnimationBeginTimeAtZero"] {
@@ -129,7 +129,7 @@ extension API {
         }
     }
 
-    var timeFunctions: [(String, String, LuaFunction)] {
+    var timeFunctions: [AVFunction] {
         [
             ("time", "av.time(value, timescale): the exact time value/timescale seconds (CMTimeMake); a fractional value is seconds rounded to the timescale (CMTimeMakeWithSeconds)", { [unowned self] call in
                 let scale = try timescale(call, 2)
@@ -167,4 +167,9 @@ extension API {
             }),
         ]
     }
+}
+
+extension Binding {
+    static let time = Binding(classes: [.init(TimeBox.self) { $0.makeTimeClass() }, .init(RangeBox.self) { $0.makeRangeClass() }],
+                            functions: { $0.timeFunctions }, install: { $0.installMetamethods() }, addToAV: { $0.installTimeConstants() })
 }

@@ -46,10 +46,14 @@ extension API {
         return luaClass
     }
 
-    var transformFunction: (String, String, LuaFunction) {
+    var transformFunction: AVFunction {
         ("transform", "av.transform() or av.transform{a, b, c, d, tx, ty}", { [unowned self] call in
             push(call, transform: call.isNoneOrNil(1) ? .identity : try affineTransform(call, 1))
             return 1
         })
     }
+}
+
+extension Binding {
+    static let transform = Binding(classes: [.init(TransformBox.self) { $0.makeTransformClass() }], functions: { [$0.transformFunction] })
 }

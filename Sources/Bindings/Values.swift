@@ -14,7 +14,7 @@ extension API {
 
     /// A time: seconds as a number, or an exact `av.time`. NaN, ±inf and absurd values are refused.
     func time(_ call: LuaCall, _ index: Int32, allowNegative: Bool = true) throws -> MediaTime {
-        if let box: TimeBox = try? call.object(index, time) {
+        if let box: TimeBox = try? call.object(index, classes[TimeBox.self]) {
             guard allowNegative || !box.time.isNegative else { throw call.argumentError(index, "time must not be negative, got \(box.time.seconds)") }
             return box.time
         }
@@ -36,13 +36,13 @@ extension API {
 
     /// Times are returned as seconds (numbers); exact values through the `…Time` fields.
     func push(_ call: LuaCall, seconds t: MediaTime) { call.push(t.seconds) }
-    func push(_ call: LuaCall, exact t: MediaTime) { call.push(TimeBox(t), as: time) }
+    func push(_ call: LuaCall, exact t: MediaTime) { push(call, TimeBox(t)) }
 
     // MARK: Ranges
 
     /// A range: `av.range(...)` or a table `{start=, duration=}` / `{start, duration}`.
     func timeRange(_ call: LuaCall, _ index: Int32) throws -> TimeRange {
-        if let box: RangeBox = try? call.object(index, range) { return box.range }
+        if let box: RangeBox = try? call.object(index, classes[RangeBox.self]) { return box.range }
         guard call.type(index) == LUA_TTABLE else { throw call.typeError(index, expected: "range") }
         let table = call.absolute(index)
         let start = try field(call, table, "start", 1) { try self.time(call, -1) }
@@ -52,7 +52,7 @@ extension API {
         return TimeRange(start: start, duration: length)
     }
 
-    func push(_ call: LuaCall, range value: TimeRange) { call.push(RangeBox(value), as: range) }
+    func push(_ call: LuaCall, range value: TimeRange) { push(call, RangeBox(value)) }
 
     // MARK: Geometry
 
@@ -125,7 +125,7 @@ extension API {
 
     /// An `av.transform` or a table `{a, b, c, d, tx, ty}`.
     func affineTransform(_ call: LuaCall, _ index: Int32) throws -> AffineTransform {
-        if let box: TransformBox = try? call.object(index, transform) { return box.transform }
+        if let box: TransformBox = try? call.object(index, classes[TransformBox.self]) { return box.transform }
         guard call.type(index) == LUA_TTABLE else { throw call.typeError(index, expected: "transform") }
         let table = call.absolute(index)
         let names = ["a", "b", "c", "d", "tx", "ty"]
@@ -139,7 +139,7 @@ extension API {
         return AffineTransform(a: values[0], b: values[1], c: values[2], d: values[3], tx: values[4], ty: values[5])
     }
 
-    func push(_ call: LuaCall, transform value: AffineTransform) { call.push(TransformBox(value), as: transform) }
+    func push(_ call: LuaCall, transform value: AffineTransform) { push(call, TransformBox(value)) }
 
     // MARK: Colours
 

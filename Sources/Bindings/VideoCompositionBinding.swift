@@ -31,12 +31,12 @@ extension API {
                               v.renderScale = scale
                           })
         luaClass.property("animationTool", of: VideoComposition.self, doc: "av.animationTool{videoLayer=, parentLayer=}: layers around the video",
-                          get: { [unowned self] call, v in if let tool = v.animationTool { call.push(tool, as: animationTool) } else { call.pushNil() } },
-                          set: { [unowned self] call, v, index in v.animationTool = try call.optionalObject(index, animationTool) })
+                          get: { [unowned self] call, v in if let tool = v.animationTool { push(call, tool) } else { call.pushNil() } },
+                          set: { [unowned self] call, v, index in v.animationTool = try call.optionalObject(index, classes[AnimationTool.self]) })
         luaClass.property("instructions", of: VideoComposition.self,
-                          get: { [unowned self] call, v in call.pushArray(v.instructions) { call.push($0, as: instruction) } },
+                          get: { [unowned self] call, v in call.pushArray(v.instructions) { push(call, $0) } },
                           set: { [unowned self] call, v, index in
-                              v.instructions = try array(call, index, of: instruction, as: VideoCompositionInstruction.self)
+                              v.instructions = try array(call, index, of: classes[VideoCompositionInstruction.self], as: VideoCompositionInstruction.self)
                           })
         luaClass.document([
             "renderSize": "{width, height} of the frames (required; av.videoComposition(comp) sets it)",
@@ -65,9 +65,9 @@ extension API {
                           get: { [unowned self] call, i in push(call, color: i.backgroundColor) },
                           set: { [unowned self] call, i, index in i.backgroundColor = try color(call, index) })
         luaClass.property("layerInstructions", of: VideoCompositionInstruction.self, doc: "first is drawn on top",
-                          get: { [unowned self] call, i in call.pushArray(i.layerInstructions) { call.push($0, as: layerInstruction) } },
+                          get: { [unowned self] call, i in call.pushArray(i.layerInstructions) { push(call, $0) } },
                           set: { [unowned self] call, i, index in
-                              i.layerInstructions = try array(call, index, of: layerInstruction, as: LayerInstruction.self)
+                              i.layerInstructions = try array(call, index, of: classes[LayerInstruction.self], as: LayerInstruction.self)
                           })
         luaClass.document([
             "timeRange": "the part of the composition it covers",
@@ -122,13 +122,13 @@ extension API {
     /// an asset track (as AVFoundation takes; matched to the composition track holding its
     /// media when exported) or a track ID.
     func trackReference(_ call: LuaCall, _ index: Int32, mediaType: MediaType) throws -> (Int, SourceReference?) {
-        if let track: CompositionTrack = try? call.object(index, compositionTrack) {
+        if let track: CompositionTrack = try? call.object(index, classes[CompositionTrack.self]) {
             guard track.mediaType == mediaType else {
                 throw call.argumentError(index, "track \(track.trackID) is \(track.mediaType.withArticle) track, not \(mediaType.withArticle) track")
             }
             return (track.trackID, nil)
         }
-        if let track: AssetTrack = try? call.object(index, assetTrack) {
+        if let track: AssetTrack = try? call.object(index, classes[AssetTrack.self]) {
             guard track.mediaType == mediaType else {
                 throw call.argumentError(index, "asset track \(track.trackID) is \(track.mediaType.withArticle) track, not \(mediaType.withArticle) track")
             }
@@ -207,10 +207,10 @@ extension API {
         return focus
     }
 
-    var videoCompositionFunctions: [(String, String, LuaFunction)] {
+    var videoCompositionFunctions: [AVFunction] {
         [
             ("videoComposition", "av.videoComposition{renderSize=, frameDuration=} or av.videoComposition(comp [, {renderSize=, fit=\"fit\"|\"fill\"|\"none\", focus={x, y}, filters=}])", { [unowned self] call in
-                if let source: Composition = try? call.object(1, composition) {
+                if let source: Composition = try? call.object(1, classes[Composition.self]) {
                     var render: Size? = nil
                     var fit = FitChoice(default: .natural)
                     var filters: [Filter] = []
@@ -239,27 +239,27 @@ extension API {
                     }
                     let made = VideoComposition.properties(of: source, renderSize: render, placement: try fit.placement(call, 2))
                     made.filters.filters = filters
-                    made.notes.forEach(warn)
-                    call.push(made, as: videoComposition)
+                    made.notes.forEach(policy.warn)
+                    push(call, made)
                     return 1
                 }
                 // Unset until the script sets them; exporting without them fails as in AVFoundation.
                 let made = VideoComposition(renderSize: .zero, frameDuration: .zero)
-                try applyProperties(call, 1, to: made, of: videoComposition)
-                call.push(made, as: videoComposition)
+                try applyProperties(call, 1, to: made, of: classes[VideoComposition.self])
+                push(call, made)
                 return 1
             }),
             ("videoCompositionInstruction", "av.videoCompositionInstruction{timeRange=, backgroundColor=, layerInstructions=}", { [unowned self] call in
                 let made = VideoCompositionInstruction(timeRange: TimeRange(start: .zero, duration: .zero))
-                try applyProperties(call, 1, to: made, of: instruction)
-                call.push(made, as: instruction)
+                try applyProperties(call, 1, to: made, of: classes[VideoCompositionInstruction.self])
+                push(call, made)
                 return 1
             }),
             ("layerInstruction", "av.layerInstruction(compositionTrack, assetTrack or trackID)", { [unowned self] call in
                 let (id, source) = try trackReference(call, 1, mediaType: .video)
                 let made = LayerInstruction(trackID: id)
                 made.source = source
-                call.push(made, as: layerInstruction)
+                push(call, made)
                 return 1
             }),
         ]
@@ -269,4 +269,12 @@ extension API {
 extension MediaType {
     /// "a video", "an audio": for messages.
     var withArticle: String { (rawValue.first.map { "aeiou".contains($0) } ?? false ? "an " : "a ") + rawValue }
+}
+
+extension Binding {
+    static let videoComposition = Binding(classes: [
+        .init(LayerInstruction.self) { $0.makeLayerInstructionClass() },
+        .init(VideoCompositionInstruction.self) { $0.makeInstructionClass() },
+        .init(VideoComposition.self) { $0.makeVideoCompositionClass() },
+    ], functions: { $0.videoCompositionFunctions })
 }

@@ -439,8 +439,8 @@ package final class REPL {
     /// cannot be cleared again, so the REPL cancels each export itself).
     private func prepare(_ host: MoonreelHost) throws {
         options.configureHost(host)
-        let report = host.api.exportEvents
-        host.api.exportEvents = { [signals] event in
+        let report = host.api.policy.exportEvents
+        host.api.policy.exportEvents = { [signals] event in
             report?(event)
             if signals.exportsCancelled { event.session.cancel() }
         }

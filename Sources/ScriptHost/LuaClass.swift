@@ -198,3 +198,40 @@ package final class LuaClass {
             + "and is read-only in this effect; build your own and return it"
     }
 }
+/// The classes of one API, found by the Swift type of their objects (each type has one
+/// class), in the order they were added: a parent before its children.
+package struct LuaClassTable {
+    private var byType: [ObjectIdentifier: LuaClass] = [:]
+    /// Every class, in the order added (the API reference and `help()` list them).
+    package private(set) var all: [LuaClass] = []
+
+    package init() {}
+
+    /// Adds the class whose objects are of `type`.
+    package mutating func add(_ luaClass: LuaClass, for type: AnyObject.Type) {
+        precondition(byType[ObjectIdentifier(type)] == nil, "\(type) has two Lua classes")
+        byType[ObjectIdentifier(type)] = luaClass
+        all.append(luaClass)
+    }
+
+    /// Adds a class that shares its objects' type with another (the kinds of a filter),
+    /// found by its owner rather than by type.
+    package mutating func add(variant luaClass: LuaClass) { all.append(luaClass) }
+
+    /// The class of objects of exactly `type`.
+    package subscript(type: AnyObject.Type) -> LuaClass {
+        guard let luaClass = byType[ObjectIdentifier(type)] else { preconditionFailure("no Lua class for \(type)") }
+        return luaClass
+    }
+
+    /// The class of `object`: its own type's, or its nearest ancestor's that has one (a
+    /// sound layer is pushed as a Layer, a text layer as a TextLayer).
+    package func luaClass(of object: AnyObject) -> LuaClass {
+        var type: AnyClass? = Swift.type(of: object)
+        while let candidate = type {
+            if let luaClass = byType[ObjectIdentifier(candidate)] { return luaClass }
+            type = _getSuperclass(candidate)
+        }
+        preconditionFailure("no Lua class for \(Swift.type(of: object))")
+    }
+}

@@ -233,8 +233,8 @@ final class ScriptRun {
             })
             scriptParameters = StudioEffectCall.controls(declared, given: given, overrides: scriptOverrides)
         }
-        host.api.previewExport = { sessions.append($0) }
-        host.api.cuesRead = { [unowned self] in cues += $0 }
+        host.api.policy.previewExport = { sessions.append($0) }
+        host.api.policy.cuesRead = { [unowned self] in cues += $0 }
         host.onPrint = { [unowned self] line in if prints.count < Self.maxPrints { prints.append(line) } }
         host.onNote = { [unowned self] note in if prints.count < Self.maxPrints { prints.append("note: " + note) } }
         host.scripts.onEffectCall = { [unowned self] call in

@@ -58,7 +58,7 @@ struct Info: ParsableCommand {
 func declaredParameters(of script: String, limits: ScriptLimits) throws -> [EffectCall.Parameter]? {
     struct Declared: Error {}
     let host = try MoonreelHost(limits: limits, effectSearchPath: .fromEnvironment())
-    host.api.previewExport = { _ in }
+    host.api.policy.previewExport = { _ in }
     host.onPrint = { _ in }
     var declared: [EffectCall.Parameter]?
     host.scripts.onParametersDeclared = { parameters in

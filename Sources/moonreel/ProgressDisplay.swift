@@ -30,8 +30,8 @@ final class ProgressDisplay {
     /// around the bar (or to standard error under JSON, where standard output carries
     /// nothing but the JSON lines: see `reserveStandardOutput`).
     func attach(to host: MoonreelHost) {
-        host.api.exportEvents = { [unowned self] event in handle(event) }
-        host.api.scriptEvents = { [unowned self] event in
+        host.api.policy.exportEvents = { [unowned self] event in handle(event) }
+        host.api.policy.scriptEvents = { [unowned self] event in
             emit([("event", "\"script\""), ("name", jsonString(event.name))] + event.fields.map { ($0.0, json($0.1)) })
         }
         guard style != .none else { return }

@@ -43,10 +43,10 @@ struct ScriptSession {
             throw ExitCode(Exit.failed)
         }
         host.overwriteOutputs = common.overwrite
-        host.api.dryRun = dryRun
-        host.api.dryRunSamplesSize = !roughEstimate
+        host.api.policy.dryRun = dryRun
+        host.api.policy.dryRunSamplesSize = !roughEstimate
         host.scripts.parameterValues = parameterValues
-        host.api.chunkTask = chunkTask
+        host.api.policy.chunkTask = chunkTask
         let quiet = common.quiet
         let display = ProgressDisplay(style: common.progressStyle())
         display.attach(to: host)
