@@ -42,12 +42,17 @@ int moon_raise_from_script(lua_State *L) {
 #define ERRORS_KEY "moonreel.errorfields"
 enum { ERROR_MEMORY = 64 };
 
-// ... message kind subject -> raises "where" .. message, remembering the fields.
-static int raise_kinded(lua_State *L) {
+// ... message kind subject -> raises "where" .. message (or the message as it is, when it
+// already names its place), remembering the fields.
+static int raise_kinded(lua_State *L, int positioned) {
     int subject = lua_gettop(L), kind = subject - 1, message = subject - 2;
-    luaL_where(L, 1);
-    lua_pushvalue(L, message);
-    lua_concat(L, 2);                                           // ... message kind subject text
+    if (positioned) {
+        lua_pushvalue(L, message);
+    } else {
+        luaL_where(L, 1);
+        lua_pushvalue(L, message);
+        lua_concat(L, 2);
+    }                                                           // ... message kind subject text
     int text = lua_gettop(L);
     lua_Integer count = 0;
     if (lua_getfield(L, LUA_REGISTRYINDEX, ERRORS_KEY) == LUA_TTABLE) {
@@ -99,6 +104,24 @@ static int string_index(lua_State *L) {
     return 1;
 }
 
+void moon_push_error_fields(lua_State *L, int index) {
+    index = lua_absindex(L, index);
+    if (lua_getfield(L, LUA_REGISTRYINDEX, ERRORS_KEY) == LUA_TTABLE) {
+        lua_pushvalue(L, index);
+        if (lua_rawget(L, -2) == LUA_TTABLE) {                  // errors fields
+            lua_getfield(L, -1, "kind");
+            lua_getfield(L, -2, "subject");                     // errors fields kind subject
+            lua_rotate(L, -4, 2);
+            lua_pop(L, 2);
+            return;
+        }
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    lua_pushnil(L);
+    lua_pushnil(L);
+}
+
 void moon_install_error_fields(lua_State *L) {
     lua_pushliteral(L, "");
     lua_getmetatable(L, -1);                                    // "" mt
@@ -120,7 +143,8 @@ static int trampoline(lua_State *L) {
     if (results >= 0) return results;
     if (results == MOON_RAISE_VALUE) return lua_error(L);
     if (results == MOON_RAISE_FROM_SCRIPT) return moon_raise_from_script(L);
-    if (results == MOON_RAISE_KINDED) return raise_kinded(L);
+    if (results == MOON_RAISE_KINDED) return raise_kinded(L, 0);
+    if (results == MOON_RAISE_KINDED_VALUE) return raise_kinded(L, 1);
     luaL_where(L, 1);
     lua_rotate(L, -2, 1);
     lua_concat(L, 2);

@@ -141,7 +141,8 @@ extension LuaState {
             result = PositionedFromScript(named)
         } else {
             message = error.message
-            result = ScriptError(kind: error.kind, message: error.message, stop: error.stop)
+            result = ScriptError(kind: error.kind, message: error.message, stop: error.stop,
+                                 failureKind: error.failureKind, subject: error.subject)
         }
         if let stop = error.stop { caller.foreignStop = (message, stop) }
         return result

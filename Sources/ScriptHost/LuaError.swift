@@ -34,12 +34,24 @@ public struct ScriptError: Error, CustomStringConvertible, Sendable {
     /// Set when the script did not fail by itself but was stopped by a limit or by
     /// ``ScriptCanceller/cancel()`` (the CLI exits with 130 for `.interrupted`).
     public let stop: ScriptStop?
+    /// When the error came from Moonreel (an engine or `av` function, in the script or in an
+    /// effect it called) and was not caught: what kind of failure it was, as scripts read it
+    /// in `err.kind` — `"invalidArgument"`, `"unsupported"`, `"notFound"`, `"io"`,
+    /// `"decode"`, `"encode"`, `"limit"`, `"cancelled"` or `"internal"`. Nil for errors the
+    /// script raised itself (`error("…")`), syntax errors and stops.
+    public let failureKind: String?
+    /// With ``failureKind``: the file path, input or device the failure names, if any
+    /// (`err.subject`).
+    public let subject: String?
 
-    package init(kind: Kind, message: String, traceback: String? = nil, stop: ScriptStop? = nil) {
+    package init(kind: Kind, message: String, traceback: String? = nil, stop: ScriptStop? = nil,
+                 failureKind: String? = nil, subject: String? = nil) {
         self.kind = kind
         self.message = ScriptError.sayingPositionOnce(message.oneLine)
         self.traceback = traceback
         self.stop = stop
+        self.failureKind = failureKind
+        self.subject = subject
         (file, line) = ScriptError.position(in: message)
     }
 

@@ -100,7 +100,10 @@ package final class LuaState {
             return MOON_RAISE_VALUE
         } catch let error as ScriptError {
             push(L, error.message)
-            return MOON_RAISE_VALUE
+            guard let failureKind = error.failureKind else { return MOON_RAISE_VALUE }
+            push(L, failureKind)                            // message kind
+            if let subject = error.subject { push(L, subject) } else { lua_pushnil(L) } // message kind subject
+            return MOON_RAISE_KINDED_VALUE
         } catch let error as PositionedFromScript {
             push(L, error.message.oneLine)
             return MOON_RAISE_FROM_SCRIPT
@@ -283,6 +286,15 @@ package final class LuaState {
         return try call(argumentCount: 0, resultCount: resultCount)
     }
 
+    /// The kind and subject this state remembers for an error it raised with that text
+    /// (an engine failure), or nils.
+    private func failureFields(of message: String) -> (kind: String?, subject: String?) {
+        LuaState.push(L, message)
+        moon_push_error_fields(L, -1)
+        defer { moon_pop(L, 3) }
+        return (moon_tostring(L, -2).map { String(cString: $0) }, moon_tostring(L, -1).map { String(cString: $0) })
+    }
+
     private func popError(status: Int32) -> ScriptError {
         let text = moon_tostring(L, -1).map { String(cString: $0) } ?? "(error object is not a string)"
         moon_pop(L, 1)
@@ -304,7 +316,9 @@ package final class LuaState {
             return ScriptError(kind: .memory, message: limited, traceback: traceback, stop: .memoryLimit)
         }
         let foreign = foreignStop.flatMap { message.hasSuffix($0.message) ? $0.stop : nil }
-        return ScriptError(kind: kind, message: message, traceback: traceback, stop: stop ?? foreign)
+        let (failureKind, subject) = failureFields(of: message)
+        return ScriptError(kind: kind, message: message, traceback: traceback, stop: stop ?? foreign,
+                           failureKind: failureKind, subject: subject)
     }
 
     /// Lua says "not enough memory" without a position (LUA_ERRMEM reaches no message

@@ -171,6 +171,49 @@ import TestSupport
         #expect(printed == ["nil"])
     }
 
+    /// An uncaught engine failure tells the app its kind and subject (issue 22 §4); an error
+    /// the script raised itself has none.
+    @Test func uncaughtFailuresTellTheAppTheirKind() throws {
+        let host = try MoonreelHost()
+        let missing = try #require(throws: ScriptError.self) { try host.run(source: "av.asset('/no/such.mp4')", name: "open.lua") }
+        #expect(missing.failureKind == "notFound" && missing.subject == "/no/such.mp4", "\(missing)")
+        #expect(missing.message == "open.lua:1: bad argument #1 to 'asset' (input \"/no/such.mp4\": no such file)")
+        let truncated = Fixtures.real("19_truncated_inside_moov.mp4")
+        let broken = try #require(throws: ScriptError.self) { try host.run(source: "av.asset(...)", arguments: [truncated]) }
+        #expect(broken.failureKind == "decode" && broken.subject == truncated, "\(broken)")
+        let own = try #require(throws: ScriptError.self) { try host.run(source: "error('mine')") }
+        #expect(own.failureKind == nil && own.subject == nil && own.kind == .runtime)
+        let rethrown = try #require(throws: ScriptError.self) {
+            try host.run(source: "local ok, err = pcall(av.range, 0/0, 1); error(err, 0)")
+        }
+        #expect(rethrown.failureKind == "invalidArgument", "\(rethrown)")
+    }
+
+    /// An effect's failure reaches its caller with its kind: in the script (`err.kind`) and,
+    /// uncaught, in the app's ScriptError (issue 22 §4: errors from effects lost it).
+    @Test func anEffectsFailureKeepsItsKindInTheCaller() throws {
+        let folder = Fixtures.scratchPath("project")
+        try FileManager.default.createDirectory(atPath: folder + "/effects", withIntermediateDirectories: true)
+        try """
+            return { name = "Broken", version = "1", parameters = {},
+                     apply = function() return av.range(0/0, 1) end }
+            """.write(toFile: folder + "/effects/broken.lua", atomically: true, encoding: .utf8)
+        try """
+            local broken = require("effects.broken")
+            local ok, err = pcall(broken)
+            print(ok, err.kind, err)
+            broken()
+            """.write(toFile: folder + "/main.lua", atomically: true, encoding: .utf8)
+        let host = try MoonreelHost()
+        var printed: [String] = []
+        host.onPrint = { printed.append($0) }
+        let error = try #require(throws: ScriptError.self) { try host.run(file: folder + "/main.lua") }
+        #expect(printed == ["false\tinvalidArgument\teffects/broken.lua:2: bad argument #1 to 'range' (time must be a finite number of seconds, got nan)"],
+                "\(printed)")
+        #expect(error.failureKind == "invalidArgument", "\(error)")
+        #expect(error.message == "effects/broken.lua:2: bad argument #1 to 'range' (time must be a finite number of seconds, got nan)", "\(error)")
+    }
+
     @Test func exportProgressArrivesInOrder() throws {
         let clip = try Fixtures.clip(seconds: 3)
         let output = Fixtures.scratchPath("captioned.mp4")

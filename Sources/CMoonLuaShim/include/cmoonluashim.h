@@ -26,6 +26,13 @@ int moon_gc(lua_State *L, int what, int a);
 // (a string or nil) above it: the raised error is still the positioned string, and the
 // state remembers its kind, subject and message for `err.kind` (see raise_kinded in shim.c).
 #define MOON_RAISE_KINDED (-4)
+// As MOON_RAISE_KINDED, but the message already names its place (an effect's error crossing
+// into its caller) and is raised as it is.
+#define MOON_RAISE_KINDED_VALUE (-5)
+
+// Pushes the kind and subject remembered for the error text at `index` (a string raised
+// with MOON_RAISE_KINDED), or two nils.
+void moon_push_error_fields(lua_State *L, int index);
 
 typedef int (*moon_swift_fn)(lua_State *L);
 // lua_pcall for the host: the only way Swift runs Lua code. The memory cap holds only while
