@@ -19,7 +19,7 @@ import TestSupport
         recorder.environment = ProcessInfo.processInfo.environment.merging(["DISPLAY": display]) { $1 }
         recorder.standardOutput = FileHandle.nullDevice
         let errors = Fixtures.scratchPath("recorder.err")
-        FileManager.default.createFile(atPath: errors, contents: nil)
+        _ = FileManager.default.createFile(atPath: errors, contents: nil)
         recorder.standardError = FileHandle(forWritingAtPath: errors)
         try recorder.run()
         defer { if recorder.isRunning { kill(recorder.processIdentifier, SIGKILL) } }

@@ -138,6 +138,7 @@ public final class HeadlessChromium: @unchecked Sendable {
     /// returns the value as a Foundation JSON object (String, Bool, numbers, [Any],
     /// [String: Any]); nil for undefined and null. NaN and ±Infinity come back as Double.
     /// Throws with the exception's text if the script threw or the promise rejected.
+    @discardableResult
     public func evaluate(_ expression: String, timeout: Double = 20) throws -> Any? {
         let outcome = try runScript(expression, shown: expression, timeout: timeout)
         if let exception = outcome.exception {

@@ -24,7 +24,9 @@ public final class SlurmCluster: @unchecked Sendable {
         chmod(folder + "/munge", 0o700)
         var key = [UInt8](repeating: 0, count: 1024)
         for index in key.indices { key[index] = UInt8.random(in: .min ... .max) }
-        FileManager.default.createFile(atPath: folder + "/munge/munge.key", contents: Data(key), attributes: [.posixPermissions: 0o400])
+        guard FileManager.default.createFile(atPath: folder + "/munge/munge.key", contents: Data(key), attributes: [.posixPermissions: 0o400]) else {
+            throw Tool.Failure(description: "cannot write the test cluster's munge key in \(folder)/munge")
+        }
         let socket = folder + "/munge/munge.socket"
         try start("/usr/sbin/munged", ["--force", "--socket=\(socket)", "--key-file=\(folder)/munge/munge.key",
                                                      "--log-file=\(folder)/log/munged.log", "--pid-file=\(folder)/munge/munged.pid",

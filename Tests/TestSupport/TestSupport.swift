@@ -53,11 +53,19 @@ public enum Tool {
         return try JSONDecoder().decode(Probe.self, from: Data(result.out.utf8))
     }
 
+    /// The stored size of the first video stream, read from the headers (`ffprobe` without
+    /// `-count_frames`, which decodes the whole file).
+    public static func videoSize(_ path: String) throws -> (width: Int, height: Int) {
+        let result = try run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream=width,height",
+                                         "-of", "csv=p=0:s=x", path])
+        let parts = result.out.split(separator: "\n").first?.split(separator: "x").compactMap { Int($0) } ?? []
+        guard result.status == 0, parts.count == 2 else { throw Failure(description: "\(path) has no video") }
+        return (parts[0], parts[1])
+    }
+
     /// One video frame at `time` as packed RGB24 (selected by timestamp with ffmpeg's `-ss`).
     public static func rgbFrame(_ path: String, at time: Double) throws -> Image {
-        let probe = try ffprobe(path)
-        guard let video = probe.streams.first(where: { $0.codec_type == "video" }),
-              let width = video.width, let height = video.height else { throw Failure(description: "\(path) has no video") }
+        let (width, height) = try videoSize(path)
         let raw = FileManager.default.temporaryDirectory.appendingPathComponent("frame-\(UUID().uuidString).rgb").path
         defer { try? FileManager.default.removeItem(atPath: raw) }
         try ffmpeg(["-i", path, "-ss", String(format: "%.6f", time), "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", raw])
@@ -94,12 +102,12 @@ public enum Tool {
     /// The luma plane of the frame at `time` as the stream's own code values (10-bit video
     /// read as 10-bit, 8-bit as 8-bit; no range conversion), with the picture's width.
     public static func luma(_ path: String, at time: Double, tenBit: Bool) throws -> (values: [Int], width: Int) {
-        guard let video = try ffprobe(path).video, let width = video.width else { throw Failure(description: "\(path) has no video") }
+        let (width, height) = try videoSize(path)
         let raw = FileManager.default.temporaryDirectory.appendingPathComponent("luma-\(UUID().uuidString).raw").path
         defer { try? FileManager.default.removeItem(atPath: raw) }
         try ffmpeg(["-i", path, "-ss", String(format: "%.6f", time), "-frames:v", "1", "-f", "rawvideo",
                     "-pix_fmt", tenBit ? "yuv420p10le" : "yuv420p", raw])
-        let planeBytes = width * (video.height ?? 0) * (tenBit ? 2 : 1)
+        let planeBytes = width * height * (tenBit ? 2 : 1)
         let data = [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)).prefix(planeBytes))
         let values = tenBit ? stride(from: 0, to: data.count - 1, by: 2).map { Int(data[$0]) | Int(data[$0 + 1]) << 8 } : data.map(Int.init)
         return (values, width)
