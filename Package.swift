@@ -61,8 +61,6 @@ let package = Package(
         .testTarget(name: "ScriptHostTests", dependencies: ["MoonreelScriptHost"]),
         // The pty driver is run from the checkout by the REPL tests, not built.
         .testTarget(name: "MoonreelTests", dependencies: ["MoonreelScripting", "MoonreelREPL", "MoonreelEngine", "MoonreelScriptHost", "TestSupport"], exclude: ["Fixtures/pty_session.py", "Fixtures/pieces.lua"]),
-        // Pixel and sample checks over whole frames run optimised even in debug builds (the
-        // suite compares millions of values a test).
-        .target(name: "TestSupport", path: "Tests/TestSupport", swiftSettings: [.unsafeFlags(["-O"])]),
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
     ]
 )
