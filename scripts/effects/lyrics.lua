@@ -17,7 +17,7 @@ return {
     { name = "cues", type = "table", required = true, doc = "cues {text=, start=, finish=, words=} from av.readCues" },
     { name = "renderSize", type = "table", required = true, doc = "{width, height} of the video composition" },
     { name = "font", type = "string", default = "Noto Sans CJK JP", doc = "font family (fontconfig falls back per glyph)" },
-    { name = "fontSize", type = "number", min = 1, max = 1000, doc = "pixels; default: a fourteenth of the height" },
+    { name = "fontSize", type = "number", min = 1, max = 1000, doc = "pixels; default: a fourteenth of the frame's shorter side (its height in landscape, its width in portrait)" },
     { name = "fontWeight", type = "any", default = "bold", doc = "100…900, \"normal\" or \"bold\"" },
     { name = "color", type = "color", default = "white", doc = "text colour" },
     { name = "strokeColor", type = "color", default = "black", doc = "outline colour" },
@@ -39,7 +39,9 @@ return {
       error('effect "lyrics": karaokeFill must be "auto", "word" or "smooth", got "' .. p.karaokeFill .. '"', 2)
     end
     local width, height = p.renderSize[1] or p.renderSize.width, p.renderSize[2] or p.renderSize.height
-    local size = p.fontSize or math.max(12, math.floor(height / 14))
+    -- Sized by the shorter side: a portrait phone video gets lines of as many words as a
+    -- landscape one, not a few words cut with an ellipsis.
+    local size = p.fontSize or math.max(12, math.floor(math.min(width, height) / 14))
     local margin = math.floor(width * 0.05)
     local hasTranslations = false
     for _, cue in ipairs(p.cues) do hasTranslations = hasTranslations or cue.translation ~= nil end
