@@ -54,13 +54,13 @@ extension API {
                           get: { call, layer in call.push(layer.contentsGravity.rawValue) },
                           set: { [unowned self] call, layer, index in layer.contentsGravity = try choice(call, index, ContentsGravity.self) })
         luaClass.property("sublayers", of: Layer.self, doc: "array, in drawing order",
-                          get: { [unowned self] call, layer in call.pushArray(layer.sublayers) { pushLayer(call, $0) } },
+                          get: { [unowned self] call, layer in call.pushArray(layer.sublayers) { push(call, $0) } },
                           set: { [unowned self] call, layer, index in
                               let layers = try array(call, index, of: classes[Layer.self], as: Layer.self, changed: true)
                               try model(call) { try layer.setSublayers(layers) }
                           })
         luaClass.property("superlayer", of: Layer.self) { [unowned self] call, layer in
-            if let parent = layer.superlayer { pushLayer(call, parent) } else { call.pushNil() }
+            if let parent = layer.superlayer { push(call, parent) } else { call.pushNil() }
         }
         luaClass.property("animationKeys", of: Layer.self) { call, layer in call.pushArray(layer.animationKeys) { call.push($0) } }
         luaClass.method("addSublayer", of: Layer.self, doc: "layer:addSublayer(sublayer): drawn above the others") { [unowned self] call, layer in
@@ -177,8 +177,8 @@ extension API {
     func makeAnimationToolClass() -> LuaClass {
         let luaClass = LuaClass("AnimationTool", doc: "Draws the composed video into videoLayer inside parentLayer's tree.")
         luaClass.describe = { _ in "AnimationTool" }
-        luaClass.property("videoLayer", of: AnimationTool.self) { [unowned self] call, tool in pushLayer(call, tool.videoLayer) }
-        luaClass.property("parentLayer", of: AnimationTool.self) { [unowned self] call, tool in pushLayer(call, tool.parentLayer) }
+        luaClass.property("videoLayer", of: AnimationTool.self) { [unowned self] call, tool in push(call, tool.videoLayer) }
+        luaClass.property("parentLayer", of: AnimationTool.self) { [unowned self] call, tool in push(call, tool.parentLayer) }
         luaClass.document([
             "videoLayer": "the layer the composed video is drawn into",
             "parentLayer": "the root of the tree, placed in the render size (origin bottom-left)",
@@ -191,11 +191,6 @@ extension API {
             vc.animationTool = av.animationTool{ videoLayer = video, parentLayer = parent }
             """
         return luaClass
-    }
-
-    /// Pushes a layer as its own class (TextLayer or Layer).
-    func pushLayer(_ call: LuaCall, _ value: Layer) {
-        push(call, value)
     }
 
     /// Runs a layer-model call, turning its errors into Lua errors naming the function.
