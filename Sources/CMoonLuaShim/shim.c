@@ -138,7 +138,10 @@ static int trampoline(lua_State *L) {
     leave_host(L, was_host);
     if (!was_host) {
         raise_if_over_limit(L);
-        raise_if_interrupted(L);
+        // An error raised as it is (an effect's, crossing into its caller) already says why
+        // it stopped: an interrupt that came meanwhile (the host's timer, just after the
+        // effect's own time limit) must not replace it; it stops the script at its next check.
+        if (results != MOON_RAISE_VALUE && results != MOON_RAISE_KINDED_VALUE) raise_if_interrupted(L);
     }
     if (results >= 0) return results;
     if (results == MOON_RAISE_VALUE) return lua_error(L);
