@@ -91,7 +91,7 @@ import TestSupport
             dips.append(quietestSample(samples, around: at, within: rate / 200) - at)
             // No click: no step larger than the faster tone makes by itself (amplitude 1/8).
             let toneStep = 2 * Double.pi * max(before, after) / Double(rate) / 8
-            #expect(largestStep(samples, from: at - rate / 200, to: at + rate / 200) < 2 * toneStep, "join \(index + 1)")
+            #expect(Double(samples.largestStep(from: at - rate / 200, to: at + rate / 200)) < 2 * toneStep, "join \(index + 1)")
             // No gap: the level around the join stays up.
             #expect(samples.level(from: at - rate / 100, to: at + rate / 100) > 0.7 * samples.level(from: at + rate / 20, to: at + rate / 10),
                     "join \(index + 1)")
@@ -245,15 +245,8 @@ import TestSupport
         return samples.level(from: centre - Self.rate / 100, to: centre + Self.rate / 100)
     }
 
-    /// Amplitude of one frequency in samples [from, to) (Goertzel): a sine of amplitude A gives A.
     func amplitude(_ samples: [Float], of frequency: Double, from: Int, to: Int) -> Double {
-        let coefficient = 2 * cos(2 * Double.pi * frequency / Double(Self.rate))
-        var (previous, beforePrevious) = (0.0, 0.0)
-        for i in from..<to {
-            (previous, beforePrevious) = (Double(samples[i]) + coefficient * previous - beforePrevious, previous)
-        }
-        let power = previous * previous + beforePrevious * beforePrevious - coefficient * previous * beforePrevious
-        return 2 * power.squareRoot() / Double(to - from)
+        samples.toneAmplitude(frequency, from: from, to: to, rate: Self.rate)
     }
 
     /// The strongest frequency within 3% of `expected`, to half a hertz.
@@ -267,9 +260,5 @@ import TestSupport
     func quietestSample(_ samples: [Float], around centre: Int, within: Int) -> Int {
         let half = Self.rate / 2000
         return (centre - within...centre + within).min { samples.level(from: $0 - half, to: $0 + half) < samples.level(from: $1 - half, to: $1 + half) } ?? centre
-    }
-
-    func largestStep(_ samples: [Float], from: Int, to: Int) -> Double {
-        (from..<to).map { Double(abs(samples[$0] - samples[$0 - 1])) }.max() ?? 0
     }
 }

@@ -26,7 +26,7 @@ import TestSupport
         // Recording runs once its hidden file is there (the device is open: a busy machine
         // starts slowly); two seconds later it holds fragments.
         let recording = Date()
-        while Date().timeIntervalSince(recording) < 30, (try? CaptureTests.leftovers(beside: output))?.isEmpty ?? true { usleep(50_000) }
+        while Date().timeIntervalSince(recording) < 30, (try? Fixtures.leftovers(beside: output))?.isEmpty ?? true { usleep(50_000) }
         usleep(2_000_000)
         try #require(recorder.isRunning, "the recorder ended before the stall: \((try? String(contentsOfFile: errors, encoding: .utf8)) ?? "")")
         kill(server.processIdentifier, SIGSTOP) // the screen stops answering

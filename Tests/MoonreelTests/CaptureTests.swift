@@ -41,12 +41,6 @@ import TestSupport
         #expect(audio.sample_rate == "48000" && audio.channels == 2)
     }
 
-    /// Names in `path`'s folder other than the output itself (temporary files left behind).
-    static func leftovers(beside path: String) throws -> [String] {
-        let folder = (path as NSString).deletingLastPathComponent
-        return try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0 != (path as NSString).lastPathComponent }
-    }
-
     @Test func scriptRecordsFiveSecondsAtSixtyFPS() throws {
         let output = Fixtures.scratchPath("take.mp4")
         let result = try Moonreel.runScript(Self.recordScript, arguments: [output, "5", "60"])
@@ -63,7 +57,7 @@ import TestSupport
             #expect(abs((Int(numbers[2]) ?? 0) - 240_000) <= 1024 && numbers[3] == "0", "samples: \(numbers[2]), dropped \(numbers[3])")
         }
         try Self.checkRecording(output, seconds: 5, rate: 60)
-        #expect(try Self.leftovers(beside: output).isEmpty)
+        #expect(try Fixtures.leftovers(beside: output).isEmpty)
     }
 
     @Test func recordCommandRecordsFiveSeconds() throws {
@@ -96,7 +90,7 @@ import TestSupport
         let probe = try Tool.ffprobe(output)
         #expect(probe.duration > 1.5 && probe.duration < 3.5, "\(probe.duration) s")
         #expect(abs((probe.video?.durationSeconds ?? 0) - (probe.audio?.durationSeconds ?? 0)) <= 0.05)
-        #expect(try Self.leftovers(beside: output).isEmpty)
+        #expect(try Fixtures.leftovers(beside: output).isEmpty)
     }
 
     /// A file that appears at the output name while recording is never replaced, and the
@@ -112,13 +106,13 @@ import TestSupport
         recorder.standardError = errors
         try recorder.run()
         let started = Date()
-        while Date().timeIntervalSince(started) < 30, (try? Self.leftovers(beside: output))?.isEmpty ?? true { usleep(50_000) }
+        while Date().timeIntervalSince(started) < 30, (try? Fixtures.leftovers(beside: output))?.isEmpty ?? true { usleep(50_000) }
         try "the user's own file".write(toFile: output, atomically: false, encoding: .utf8)
         recorder.waitUntilExit()
         let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(recorder.terminationStatus != 0)
         #expect(try String(contentsOfFile: output, encoding: .utf8) == "the user's own file")
-        let kept = try #require(try Self.leftovers(beside: output).first, "the take was deleted: \(message)")
+        let kept = try #require(try Fixtures.leftovers(beside: output).first, "the take was deleted: \(message)")
         #expect(message.contains("the recording was kept as") && message.contains(kept), "\(message)")
         let video = try #require(try Tool.ffprobe((output as NSString).deletingLastPathComponent + "/" + kept).video)
         #expect((video.frameCount ?? 0) >= 60, "\(video.frameCount ?? 0) frames kept")
@@ -130,7 +124,7 @@ import TestSupport
         let output = Fixtures.scratchPath("killed.mp4")
         _ = try Self.record(output, signal: SIGKILL, after: 4)
         #expect(!FileManager.default.fileExists(atPath: output))
-        let left = try Self.leftovers(beside: output)
+        let left = try Fixtures.leftovers(beside: output)
         #expect(left.count == 1 && left[0].hasPrefix(".killed.mp4.moonreel-") && left[0].hasSuffix(".recording.mp4"), "\(left)")
         guard let hidden = left.first else { return }
         let path = (output as NSString).deletingLastPathComponent + "/" + hidden
@@ -141,7 +135,7 @@ import TestSupport
         // A new recording to the same name keeps the survivor (it is no abandoned .tmp file).
         let again = try Moonreel.run(["record", "--quiet", "--video", "lavfi:testsrc2", "--duration", "1", "-o", output])
         #expect(again.status == 0, "\(again.err)")
-        #expect(try Self.leftovers(beside: output) == [hidden])
+        #expect(try Fixtures.leftovers(beside: output) == [hidden])
     }
 
     /// An encoder slower than the camera (1080p60 with HighestQuality on a loaded machine)
@@ -198,7 +192,7 @@ import TestSupport
         #expect(result.out == "stopped\ttrue\n", "\(result.out)")
         for path in [stopped, abandoned] {
             #expect((try Tool.ffprobe(path).audio?.durationSeconds ?? 0) > 0.2, "\(path)")
-            #expect(try Self.leftovers(beside: path).isEmpty)
+            #expect(try Fixtures.leftovers(beside: path).isEmpty)
         }
     }
 

@@ -70,7 +70,7 @@ import TestSupport
         let replaced = try Moonreel.run(["run", "--overwrite", Moonreel.example("cut.lua"), clip, output])
         #expect(replaced.status == 0, "\(replaced.err)")
         #expect(try Tool.ffprobe(output).video?.frameCount == 90)
-        #expect(try leftovers(besides: output).isEmpty)
+        #expect(try Fixtures.leftovers(beside: output).isEmpty)
     }
 
     @Test func outputThatIsTheInputIsRefusedEvenThroughAHardLink() throws {
@@ -121,7 +121,7 @@ import TestSupport
         #expect(result.status == 0, "\(result.err)")
         #expect(result.out.contains("/test.lua:7: export cancelled\tcancelled"), "\(result.out)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: output)) == old)
-        #expect(try leftovers(besides: output).isEmpty)
+        #expect(try Fixtures.leftovers(beside: output).isEmpty)
     }
 
     @Test func interruptCancelsCleanlyWithExitCode130() throws {
@@ -156,15 +156,15 @@ import TestSupport
         process.standardError = FileHandle.nullDevice
         try process.run()
         let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline, try leftovers(besides: output).isEmpty { usleep(20_000) }
+        while Date() < deadline, try Fixtures.leftovers(beside: output).isEmpty { usleep(20_000) }
         usleep(200_000)
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         #expect(try Data(contentsOf: URL(fileURLWithPath: output)) == old, "SIGKILL never touches the output")
-        #expect(try leftovers(besides: output).count == 1, "the killed export's temporary file is left")
+        #expect(try Fixtures.leftovers(beside: output).count == 1, "the killed export's temporary file is left")
         let again = try Moonreel.run(["run", "--overwrite", Moonreel.example("cut.lua"), clip, output])
         #expect(again.status == 0, "\(again.err)")
-        #expect(try leftovers(besides: output).isEmpty, "the next export to that output removes it")
+        #expect(try Fixtures.leftovers(beside: output).isEmpty, "the next export to that output removes it")
     }
 
     @Test func passthroughCutCopiesPackets() throws {
@@ -197,14 +197,7 @@ import TestSupport
         #expect(result.status == 1)
         #expect(result.errorLines.count == 1 && result.err.contains("output \"\(output)\": the disk is full; nothing was replaced"), "\(result.err)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: output)) == old)
-        #expect(try leftovers(besides: output).isEmpty)
-    }
-
-    /// Files in the output's directory other than the output itself (temporary files).
-    func leftovers(besides output: String) throws -> [String] {
-        let directory = (output as NSString).deletingLastPathComponent
-        let name = (output as NSString).lastPathComponent
-        return try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0 != name }
+        #expect(try Fixtures.leftovers(beside: output).isEmpty)
     }
 
     /// Script-reachable values that used to kill the process with a signal: each now fails

@@ -165,7 +165,7 @@ import TestSupport
         #expect(FileManager.default.fileExists(atPath: take), "the take was deleted by a dry run")
         let placed = (FileManager.default.enumerator(atPath: library)?.allObjects as? [String] ?? []).filter { $0.hasSuffix(".mp4") }
         #expect(placed.isEmpty, "\(placed)")
-        #expect(try CaptureTests.leftovers(beside: take) == ["Library"] || CaptureTests.leftovers(beside: take).isEmpty)
+        #expect(try Fixtures.leftovers(beside: take) == ["Library"] || Fixtures.leftovers(beside: take).isEmpty)
     }
 
     @Test func takenNamesAreNeverReplaced() throws {

@@ -298,6 +298,13 @@ public enum Fixtures {
         }
     }
 
+    /// Names in `path`'s folder other than `path` itself: temporary or unfinished files an
+    /// export or recording left beside its output.
+    public static func leftovers(beside path: String) throws -> [String] {
+        let folder = (path as NSString).deletingLastPathComponent, name = (path as NSString).lastPathComponent
+        return try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0 != name }
+    }
+
     /// `Tests/Fixtures/real/NAME`: the real phone, browser and broken files the repository
     /// carries (their licences and provenance beside them), so every clone runs every test.
     public static func real(_ name: String) -> String {
@@ -315,17 +322,24 @@ public extension Array where Element == Float {
         return Double(crossings) / 2 / (Double(to - from) / Double(rate))
     }
 
-    /// Amplitude of the `frequency` component in samples [from, to) (a single-bin DFT:
-    /// windows holding whole cycles of every tone in play leave the others out).
+    /// The largest jump between neighbouring samples in [from, to): a click where two
+    /// pieces of sound meet.
+    func largestStep(from: Int, to: Int) -> Float {
+        (Swift.max(from, 1)..<Swift.min(to, count)).map { abs(self[$0] - self[$0 - 1]) }.max() ?? 0
+    }
+
+    /// Amplitude of the `frequency` component in samples [from, to): one bin of the DFT
+    /// (Goertzel's recurrence), so a sine of amplitude A gives A; windows holding whole
+    /// cycles of every tone in play leave the others out.
     func toneAmplitude(_ frequency: Double, from: Int, to: Int, rate: Int) -> Double {
-        var re = 0.0, im = 0.0
         let range = Swift.max(from, 0)..<Swift.min(to, count)
+        let coefficient = 2 * cos(2 * Double.pi * frequency / Double(rate))
+        var (previous, beforePrevious) = (0.0, 0.0)
         for i in range {
-            let phase = 2 * Double.pi * frequency * Double(i) / Double(rate)
-            re += Double(self[i]) * cos(phase)
-            im += Double(self[i]) * sin(phase)
+            (previous, beforePrevious) = (Double(self[i]) + coefficient * previous - beforePrevious, previous)
         }
-        return 2 * (re * re + im * im).squareRoot() / Double(Swift.max(range.count, 1))
+        let power = previous * previous + beforePrevious * beforePrevious - coefficient * previous * beforePrevious
+        return 2 * Swift.max(power, 0).squareRoot() / Double(Swift.max(range.count, 1))
     }
 
     func level(from: Int, to: Int) -> Double {
