@@ -94,6 +94,38 @@ import TestSupport
         }
     }
 
+    /// A portrait video's lyrics are sized by its width, as a landscape one's by its height:
+    /// the default size was a fourteenth of the height, so on a phone's 9:16 frame a short
+    /// line took two lines (and a longer one was cut with "…").
+    @Test func portraitLyricsKeepAShortLineOnOneLine() throws {
+        let video = try Fixtures.solid("0x404040", seconds: 2, size: "360x640")
+        let cues = Fixtures.scratchPath("portrait.csv")
+        try "id,lyric,start_at,end_at\n1,Twinkle twinkle little,0.5,1.5\n".write(toFile: cues, atomically: true, encoding: .utf8)
+        let output = (cues as NSString).deletingLastPathComponent + "/portrait.mp4"
+        let result = try Moonreel.runScript("""
+            local asset = av.asset(arg[1])
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(0, asset.duration), asset, 0)
+            local vc = av.videoComposition(comp)
+            local full = { 0, 0, 360, 640 }
+            local parent, video = av.layer{ frame = full }, av.layer{ frame = full }
+            parent:addSublayer(video)
+            parent:addSublayer(require('effects.lyrics'){ cues = av.readCues(arg[2]), renderSize = {360, 640}, shadow = false })
+            vc.animationTool = av.animationTool{ videoLayer = video, parentLayer = parent }
+            local session = av.exportSession(comp, "HighestQuality")
+            session.videoComposition = vc
+            session.outputURL = arg[3]
+            assert(session:export())
+            """, name: "portrait.lua", arguments: [video, cues, output])
+        try #require(result.status == 0, "\(result.err)")
+        // At the cue's start nothing is sung yet: every glyph is white.
+        let ink = Ink(try Tool.rgbFrame(output, at: 0.5 + 0.5 / 30))
+        let rows = (0..<640).filter { y in (0..<360).contains { ink.mask[y * 360 + $0] } }
+        let lines = zip(rows, rows.dropFirst()).filter { $1 - $0 > 4 }.count + (rows.isEmpty ? 0 : 1)
+        #expect(ink.count > 300, "the line is missing")
+        #expect(lines == 1, "\"Twinkle twinkle little\" took \(lines) lines on a 360-wide frame (rows \(rows.first ?? 0)…\(rows.last ?? 0))")
+    }
+
     /// Issue 25: lines that overlap in time were drawn over each other (unreadable); the
     /// lyrics effect stacks them, and av.readCues notes the overlap (strict: refuses it).
     @Test func overlappingLinesAreStackedAndNoted() throws {
