@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Synchronization
 
 /// What a sound layer shows of the audio: the mono signal, taken once when the layer is made
 /// (32 kHz, 16 bits: 64 KB a second), and read for each frame's time. A frame shows the
@@ -56,6 +57,11 @@ public final class SoundVisual: Sendable {
     /// The signal's sample rate: spectra reach 16 kHz.
     public static let sampleRate: Int32 = 32_000
 
+    /// Spectrum set-ups (an FFT, its window, the bands' bins) by frame length, lent to one
+    /// drawing at a time: frames drawn on several render threads each take one, and a layer
+    /// makes as many as draw at once, not one per frame.
+    private let idleSpectra = Mutex<[Int: [SpectrumSetup]]>([:])
+
     init(style: Style, colors: [Color], spectrum: Spectrum, window: Double?, waveformBars: Int, start: MediaTime, samples: [Int16]) {
         self.style = style
         self.colors = colors.isEmpty ? [.white] : colors
@@ -92,13 +98,9 @@ public final class SoundVisual: Sendable {
         return SoundPicture(style: style, values: values, colors: colors)
     }
 
-    private func sample(_ index: Int) -> Float { index >= 0 && index < samples.count ? Float(samples[index]) / 32767 : 0 }
-
-    /// Each band's loudest bin in the frame's own samples (a window flat over the frame with
-    /// short tapers at its ends), as a height; falling heights held by the smoothing, frame
-    /// by frame back from this one (so the result needs no earlier frame to have been drawn).
-    private func spectrumHeights(from first: Int, frameLength: Int) -> [Float] {
-        let bars = spectrum.bars
+    /// The FFT for frames of `frameLength` samples: a window flat over the frame with short
+    /// tapers at its ends, and each band's bins.
+    private func spectrumSetup(frameLength: Int) -> SpectrumSetup? {
         var length = 2048
         while length < frameLength { length *= 2 }
         // A Tukey window: flat in the middle half, with cosine tapers over its first and last quarter.
@@ -108,16 +110,29 @@ public final class SoundVisual: Sendable {
             if x > 1 - edge { return 0.5 - 0.5 * cos(Float.pi * (1 - x) / edge) }
             return 1
         }
-        guard let analyser = try? RealSpectrum(length: length, span: frameLength, shape: taper) else {
-            return [Float](repeating: 0, count: bars)
-        }
+        guard let analyser = try? RealSpectrum(length: length, span: frameLength, shape: taper) else { return nil }
         let binWidth = Double(Self.sampleRate) / Double(length)
         let low = spectrum.frequencies.lowerBound, high = min(spectrum.frequencies.upperBound, Double(Self.sampleRate) / 2)
+        let bars = spectrum.bars
         let bands = (0..<bars).map { band -> Range<Int> in
             let from = low * pow(high / low, Double(band) / Double(bars)), to = low * pow(high / low, Double(band + 1) / Double(bars))
             let lower = min(max(Int((from / binWidth).rounded()), 1), length / 2)
             return lower..<min(max(Int((to / binWidth).rounded()), lower + 1), length / 2 + 1)
         }
+        return SpectrumSetup(analyser: analyser, bands: bands)
+    }
+
+    private func sample(_ index: Int) -> Float { index >= 0 && index < samples.count ? Float(samples[index]) / 32767 : 0 }
+
+    /// Each band's loudest bin in the frame's own samples, as a height; falling heights held by the smoothing, frame
+    /// by frame back from this one (so the result needs no earlier frame to have been drawn).
+    private func spectrumHeights(from first: Int, frameLength: Int) -> [Float] {
+        let bars = spectrum.bars
+        guard let setup = idleSpectra.withLock({ $0[frameLength]?.popLast() }) ?? spectrumSetup(frameLength: frameLength) else {
+            return [Float](repeating: 0, count: bars)
+        }
+        defer { idleSpectra.withLock { $0[frameLength, default: []].append(setup) } }
+        let (analyser, bands) = (setup.analyser, setup.bands)
         let keep = Float(min(max(spectrum.smoothing, 0), 0.95))
         // Frames further back than this add less than 1 % of their height.
         let reach = keep > 0 ? Int((log(0.01) / log(Double(keep))).rounded(.up)) : 0
@@ -135,6 +150,17 @@ public final class SoundVisual: Sendable {
             weight *= keep
         }
         return heights
+    }
+}
+
+/// An FFT and the bins of each band, used by one drawing at a time (`SoundVisual.idleSpectra`
+/// lends it under its lock).
+private final class SpectrumSetup: @unchecked Sendable {
+    let analyser: RealSpectrum
+    let bands: [Range<Int>]
+    init(analyser: RealSpectrum, bands: [Range<Int>]) {
+        self.analyser = analyser
+        self.bands = bands
     }
 }
 
