@@ -40,6 +40,8 @@ struct VideoPlan: Sendable {
     /// The pixel format the frames leave the renderer in when the encoder wants another
     /// than the composed one (4:2:2, 10-bit SDR, BGRA for a GIF palette); nil: as composed.
     var encoderFormat: AVPixelFormat?
+    /// How the sources' decoders use threads (an export chooses by its encoder's cost).
+    var decoderThreading = DecoderThreading.automatic
 
     func instruction(at time: MediaTime) -> Instruction? {
         instructions.first { $0.timeRange.contains(time) } ?? instructions.last.flatMap { $0.timeRange.end == time ? $0 : nil }

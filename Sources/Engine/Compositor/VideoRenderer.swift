@@ -170,7 +170,8 @@ final class VideoRenderer {
             return existing.reader
         }
         sources = sources.filter { $0.value.lastUsed + idleDecoderLifetime >= time }
-        let created = try VideoFrameSource(path: source.path, streamIndex: source.streamIndex, isStillImage: source.isStillImage)
+        let created = try VideoFrameSource(path: source.path, streamIndex: source.streamIndex, isStillImage: source.isStillImage,
+                                           threading: plan.decoderThreading)
         sources[key] = (created, time)
         return created
     }

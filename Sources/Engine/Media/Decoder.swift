@@ -2,12 +2,21 @@ import CMoonFFmpeg
 import CMoonAVShim
 
 
+/// How many threads a decoder uses.
+enum DecoderThreading: Sendable, Equatable {
+    /// FFmpeg's own choice: frame threads, one more than the cores, each holding a picture
+    /// in flight (with the pictures they refer to: ~19 MiB more than one thread at 1080p).
+    case automatic
+    /// One thread: no pictures in flight, at the price of decoding speed.
+    case single
+}
+
 /// Owns a decoder (`AVCodecContext`) for one stream of a demuxer.
 final class Decoder {
     let context: UnsafeMutablePointer<AVCodecContext>
     let timeBase: AVRational
 
-    init(stream: UnsafeMutablePointer<AVStream>, label: String) throws {
+    init(stream: UnsafeMutablePointer<AVStream>, label: String, threading: DecoderThreading = .automatic) throws {
         guard let parameters = stream.pointee.codecpar else { throw EngineError("\(label): stream has no codec parameters", kind: .decode, subject: label) }
         if parameters.pointee.codec_type == AVMEDIA_TYPE_VIDEO {
             do {
@@ -25,7 +34,7 @@ final class Decoder {
         timeBase = stream.pointee.time_base
         try check(avcodec_parameters_to_context(context, parameters), "reading codec parameters", context: label)
         context.pointee.pkt_timebase = stream.pointee.time_base
-        context.pointee.thread_count = 0 // as many as useful
+        context.pointee.thread_count = threading == .single ? 1 : 0 // 0: as many as useful
         av_opt_set_int(UnsafeMutableRawPointer(context), "max_pixels", Int64(PixelLimits.maxPixels), 0)
         try check(avcodec_open2(context, codec, nil), "opening the decoder", context: label)
     }
@@ -52,7 +61,7 @@ final class StreamReader {
     /// The largest presentation time sent to the decoder since the last seek.
     private var latestSentPTS = Int64.min
 
-    init(path: String, streamIndex: Int) throws {
+    init(path: String, streamIndex: Int, threading: DecoderThreading = .automatic) throws {
         demuxer = try Demuxer(path: path)
         label = "input \"\(path)\""
         guard let stream = demuxer.stream(streamIndex) else { throw EngineError("\(label): has no stream #\(streamIndex)", kind: .notFound, subject: label) }
@@ -61,7 +70,7 @@ final class StreamReader {
         for index in 0..<demuxer.streamCount where index != streamIndex {
             demuxer.stream(index)?.pointee.discard = AVDISCARD_ALL
         }
-        decoder = try Decoder(stream: stream, label: label)
+        decoder = try Decoder(stream: stream, label: label, threading: threading)
         guard let packet = av_packet_alloc() else { throw EngineError("out of memory", kind: .limit) }
         self.packet = packet
     }
@@ -173,8 +182,8 @@ final class VideoFrameSource {
     /// cannot seek).
     private let isStillImage: Bool
 
-    init(path: String, streamIndex: Int, isStillImage: Bool = false) throws {
-        reader = try StreamReader(path: path, streamIndex: streamIndex)
+    init(path: String, streamIndex: Int, isStillImage: Bool = false, threading: DecoderThreading = .automatic) throws {
+        reader = try StreamReader(path: path, streamIndex: streamIndex, threading: threading)
         self.isStillImage = isStillImage
     }
 
