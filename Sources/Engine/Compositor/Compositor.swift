@@ -139,10 +139,11 @@ public final class Compositor {
 
     /// The pictures of the compositor's range in order (or of the frames numbered `frames`
     /// from its start), one per frame duration, rendered ahead on a thread of their own; each
-    /// frame's `pts` is its number from the first one streamed. One frame waits in the queue
-    /// while the next is rendered: a 1080p picture is 3 MiB, and deeper queues only held more
-    /// of them (the encoder buffers its own lookahead; 3 frames: 12 MiB more at the lyrics
-    /// job's peak, the same wall time).
+    /// frame's `pts` is its number from the first one streamed. The renderer hands each picture
+    /// over and starts the next once the encoder has taken it: one picture is encoded while
+    /// the next is drawn. A 1080p picture is 3 MiB, and queues only held more of them (the
+    /// encoder buffers its own lookahead): one waiting besides was 3 MiB more at the lyrics
+    /// job's peak, three 12 MiB more, in the same time.
     func frameStream(frames: Range<Int64>? = nil, cancellation: CancellationFlag) throws -> RenderStream<Frame> {
         guard let plan = video else { throw EngineError("the composition has no video to render", kind: .notFound) }
         let numbers = frames ?? 0..<plan.frameCount
@@ -159,7 +160,7 @@ public final class Compositor {
 
     private func frameStream(count: Int64, cancellation: CancellationFlag, time: @escaping @Sendable (Int64) -> MediaTime) throws -> RenderStream<Frame> {
         guard let plan = video else { throw EngineError("the composition has no video to render", kind: .notFound) }
-        return try RenderStream(capacity: 1) { push in
+        return try RenderStream(capacity: 0) { push in
             let renderer = VideoRenderer(plan: plan)
             for number in 0..<count {
                 guard !cancellation.isCancelled, push(try renderer.renderFrame(at: time(number), number: number)) else { return }
@@ -206,7 +207,8 @@ public struct RenderedAudio: Sendable {
 }
 
 /// Items a producer renders ahead on a thread of its own (a bounded queue holds them, so
-/// memory stays flat); a failure reaches the consumer as the error it was.
+/// memory stays flat; capacity 0 hands each over); a failure reaches the consumer as the
+/// error it was.
 final class RenderStream<Item: Sendable> {
     private let queue: BoundedQueue<StageOutput<Item>>
     private var worker: WorkerThread?

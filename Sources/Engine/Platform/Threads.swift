@@ -4,18 +4,21 @@ import Glibc
 import Synchronization
 
 /// A blocking first-in first-out queue with a fixed capacity: the pipeline's back-pressure,
-/// which keeps memory flat however long the export is.
+/// which keeps memory flat however long the export is. Capacity 0 is a hand-over: `push`
+/// returns once the consumer has taken the item, so the producer holds one item at a time.
 final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     // All state is guarded by `mutex`; the two conditions wake producers and consumers.
     private var items: [Element] = []
     private var closed = false
     private let capacity: Int
+    private let handsOver: Bool
     private var mutex = pthread_mutex_t()
     private var notEmpty = pthread_cond_t()
     private var notFull = pthread_cond_t()
 
     init(capacity: Int) {
         self.capacity = max(capacity, 1)
+        handsOver = capacity == 0
         pthread_mutex_init(&mutex, nil)
         pthread_cond_init(&notEmpty, nil)
         pthread_cond_init(&notFull, nil)
@@ -27,7 +30,8 @@ final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
         pthread_cond_destroy(&notFull)
     }
 
-    /// Waits for room; returns false if the queue was closed (the consumer gave up).
+    /// Waits for room (in a hand-over, until the consumer has taken the item); returns false
+    /// if the queue was closed (the consumer gave up).
     @discardableResult
     func push(_ item: Element) -> Bool {
         pthread_mutex_lock(&mutex)
@@ -36,6 +40,9 @@ final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
         guard !closed else { return false }
         items.append(item)
         pthread_cond_signal(&notEmpty)
+        if handsOver {
+            while !items.isEmpty && !closed { pthread_cond_wait(&notFull, &mutex) }
+        }
         return true
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import TestSupport
 @testable import MoonreelEngine
@@ -41,6 +42,26 @@ import TestSupport
             number += 1
         }
         #expect(number == 60)
+    }
+
+    /// The frame stream hands each picture over: the renderer starts the next one only once
+    /// the consumer has taken the last, so it holds one picture ahead of the encoder, not two.
+    @Test func aHandOverWaitsForTheConsumer() throws {
+        final class Count: Sendable { let value = Atomic<Int>(0) }
+        let started = Count()
+        let stream = try RenderStream<Int>(capacity: 0) { push in
+            for item in 0..<3 {
+                started.value.add(1, ordering: .sequentiallyConsistent)
+                guard push(item) else { return }
+            }
+        }
+        defer { stream.stop() }
+        usleep(100_000)
+        #expect(started.value.load(ordering: .sequentiallyConsistent) == 1)   // the first waits to be taken
+        #expect(try stream.next() == 0)
+        usleep(100_000)
+        #expect(started.value.load(ordering: .sequentiallyConsistent) == 2)
+        #expect(try stream.next() == 1 && stream.next() == 2 && stream.next() == nil)
     }
 
     /// The preview picture is the exported one: an export to PNG files (the same render
