@@ -65,9 +65,6 @@ package final class API {
         .layer, .animation, .cues, .filter, .editHelpers, .capture, .mediaLibrary, .analysis,
     ]
 
-    /// Every class, in the order the bindings made them.
-    package var allClasses: [LuaClass] { classes.all }
-
     /// Pushes `object` as its class (the one of its type, or its nearest ancestor's).
     func push(_ call: LuaCall, _ object: AnyObject) { call.push(object, as: classes.luaClass(of: object)) }
 

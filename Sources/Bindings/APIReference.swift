@@ -35,7 +35,7 @@ package enum APIReference {
             out += "\n`av.\(name)`:\n\n```lua\n\(example)\n```\n"
         }
         out += "\nValues: `av.version`, `av.zero` and `av.kCMTimeZero` (time 0), `av.beginTimeAtZero` and `av.AVCoreAnimationBeginTimeAtZero` (Apple's 1e-100).\n"
-        for luaClass in api.allClasses.sorted(by: { $0.name < $1.name }) {
+        for luaClass in api.classes.all.sorted(by: { $0.name < $1.name }) {
             out += "\n## \(luaClass.name)\n\n\(luaClass.doc)\n"
             if let parent = luaClass.parent { out += "\nA kind of \(parent.name): it has all of its properties and methods too.\n" }
             if !luaClass.example.isEmpty { out += "\n```lua\n\(luaClass.example)\n```\n" }
@@ -61,7 +61,7 @@ package enum APIReference {
     package static func missingDocumentation(_ api: API) -> [String] {
         var missing: [String] = []
         for (name, doc) in api.functionHelp where doc.isEmpty { missing.append(name) }
-        for luaClass in api.allClasses {
+        for luaClass in api.classes.all {
             if luaClass.doc.isEmpty { missing.append("\(luaClass.name) (description)") }
             if luaClass.example.isEmpty { missing.append("\(luaClass.name) (example)") }
             for (name, property) in luaClass.properties where property.doc.isEmpty { missing.append("\(luaClass.name).\(name)") }

@@ -83,6 +83,22 @@ static int raise_kinded(lua_State *L, int positioned) {
     return lua_error(L);
 }
 
+// Pushes the fields table remembered for the error text at `index` and returns 1, or pushes
+// nothing and returns 0.
+static int push_fields_table(lua_State *L, int index) {
+    index = lua_absindex(L, index);
+    if (lua_getfield(L, LUA_REGISTRYINDEX, ERRORS_KEY) == LUA_TTABLE) {
+        lua_pushvalue(L, index);
+        if (lua_rawget(L, -2) == LUA_TTABLE) {                  // errors fields
+            lua_remove(L, -2);
+            return 1;
+        }
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    return 0;
+}
+
 // __index of strings: string library functions as before (`s:upper()`), and for the text of
 // an error raised with MOON_RAISE_KINDED, its `kind`, `subject` and `message` (nil for any
 // other string). Upvalue 1 is the string table.
@@ -92,34 +108,24 @@ static int string_index(lua_State *L) {
     if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL || lua_type(L, 2) != LUA_TSTRING) return 1;
     const char *key = lua_tostring(L, 2);
     if (strcmp(key, "kind") != 0 && strcmp(key, "subject") != 0 && strcmp(key, "message") != 0) return 1;
-    if (lua_getfield(L, LUA_REGISTRYINDEX, ERRORS_KEY) == LUA_TTABLE) {
-        lua_pushvalue(L, 1);
-        if (lua_rawget(L, -2) == LUA_TTABLE) {
-            lua_pushvalue(L, 2);
-            lua_rawget(L, -2);
-            return 1;
-        }
+    if (push_fields_table(L, 1)) {
+        lua_pushvalue(L, 2);
+        lua_rawget(L, -2);
+        return 1;
     }
     lua_pushnil(L);
     return 1;
 }
 
 void moon_push_error_fields(lua_State *L, int index) {
-    index = lua_absindex(L, index);
-    if (lua_getfield(L, LUA_REGISTRYINDEX, ERRORS_KEY) == LUA_TTABLE) {
-        lua_pushvalue(L, index);
-        if (lua_rawget(L, -2) == LUA_TTABLE) {                  // errors fields
-            lua_getfield(L, -1, "kind");
-            lua_getfield(L, -2, "subject");                     // errors fields kind subject
-            lua_rotate(L, -4, 2);
-            lua_pop(L, 2);
-            return;
-        }
-        lua_pop(L, 1);
+    if (!push_fields_table(L, index)) {
+        lua_pushnil(L);
+        lua_pushnil(L);
+        return;
     }
-    lua_pop(L, 1);
-    lua_pushnil(L);
-    lua_pushnil(L);
+    lua_getfield(L, -1, "kind");
+    lua_getfield(L, -2, "subject");                             // fields kind subject
+    lua_remove(L, -3);
 }
 
 void moon_install_error_fields(lua_State *L) {

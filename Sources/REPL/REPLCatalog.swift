@@ -28,7 +28,7 @@ struct REPLCatalog {
 
     var overview: String {
         let functions = host.api.functionHelp.map { "  " + $0.doc }.joined(separator: "\n")
-        let classes = host.api.allClasses.map(\.name).sorted().joined(separator: ", ")
+        let classes = host.api.classes.all.map(\.name).sorted().joined(separator: ", ")
         return """
             av functions:
             \(functions)
@@ -66,10 +66,10 @@ struct REPLCatalog {
         let function = host.api.functionHelp.first { $0.name == "av." + bare }
         // av.exportSession makes an ExportSession: show the function and the class it makes.
         let className = bare.prefix(1).uppercased() + bare.dropFirst()
-        let luaClass = host.api.allClasses.first { $0.name == className || $0.name == bare }
+        let luaClass = host.api.classes.all.first { $0.name == className || $0.name == bare }
         let parts = [function?.doc, luaClass.map(describe)].compactMap { $0 }
         guard !parts.isEmpty else {
-            let names = host.api.functionHelp.map(\.name) + host.api.allClasses.map(\.name)
+            let names = host.api.functionHelp.map(\.name) + host.api.classes.all.map(\.name)
             let near = NameSuggestion.closest(to: name.hasPrefix("av.") ? name : bare, among: names + names.map { String($0.dropFirst(3)) })
             return "no av function or class named \"\(name)\"\(near.map { "; did you mean \($0)?" } ?? ""); help() lists them"
         }

@@ -198,6 +198,7 @@ package final class LuaClass {
             + "and is read-only in this effect; build your own and return it"
     }
 }
+
 /// The classes of one API, found by the Swift type of their objects (each type has one
 /// class), in the order they were added: a parent before its children.
 package struct LuaClassTable {
