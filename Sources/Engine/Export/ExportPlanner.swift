@@ -457,7 +457,7 @@ extension VideoEncoding {
     /// on two cores, so one decoder thread keeps ahead of the encoder and frame threads would
     /// only hold pictures in flight (the lyrics job: 19 MiB less at its peak, the same CPU and
     /// wall time). Where decoding is the work (LowQuality's veryfast 480×270 of a 1080p
-    /// source took 1.12× as long single-threaded; faster presets, smaller outputs, other
+    /// source took 1.26× (1.21–1.40) the wall time single-threaded; faster presets, smaller outputs, other
     /// encoders, GIFs) FFmpeg's frame threads stay.
     func decoderThreading(for plan: VideoPlan) -> DecoderThreading {
         guard codec == .h264 || codec == .hevc,

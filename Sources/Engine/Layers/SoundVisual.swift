@@ -124,8 +124,9 @@ public final class SoundVisual: Sendable {
 
     private func sample(_ index: Int) -> Float { index >= 0 && index < samples.count ? Float(samples[index]) / 32767 : 0 }
 
-    /// Each band's loudest bin in the frame's own samples, as a height; falling heights held by the smoothing, frame
-    /// by frame back from this one (so the result needs no earlier frame to have been drawn).
+    /// Each band's loudest bin in the frame's own samples, as a height; falling heights held
+    /// by the smoothing, frame by frame back from this one (so the result needs no earlier
+    /// frame to have been drawn).
     private func spectrumHeights(from first: Int, frameLength: Int) -> [Float] {
         let bars = spectrum.bars
         guard let setup = idleSpectra.withLock({ $0[frameLength]?.popLast() }) ?? spectrumSetup(frameLength: frameLength) else {
