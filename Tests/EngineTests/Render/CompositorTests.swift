@@ -56,11 +56,17 @@ import TestSupport
             }
         }
         defer { stream.stop() }
-        usleep(100_000)
-        #expect(started.value.load(ordering: .sequentiallyConsistent) == 1)   // the first waits to be taken
+        /// How many items the producer has started once it reached `count` and had 100 ms
+        /// more to go further (waiting for the first `count` however busy the machine is).
+        func startedAfterReaching(_ count: Int) -> Int {
+            let deadline = Date().addingTimeInterval(30)
+            while started.value.load(ordering: .sequentiallyConsistent) < count, Date() < deadline { usleep(1_000) }
+            usleep(100_000)
+            return started.value.load(ordering: .sequentiallyConsistent)
+        }
+        #expect(startedAfterReaching(1) == 1)   // the first waits to be taken
         #expect(try stream.next() == 0)
-        usleep(100_000)
-        #expect(started.value.load(ordering: .sequentiallyConsistent) == 2)
+        #expect(startedAfterReaching(2) == 2)
         #expect(try stream.next() == 1 && stream.next() == 2 && stream.next() == nil)
     }
 
