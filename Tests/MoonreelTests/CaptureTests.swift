@@ -24,13 +24,14 @@ import TestSupport
         """
 
     /// ffprobe's view of a recording of `seconds` at `rate` fps with audio: frame rate, frame
-    /// count, durations within 2 %, and audio starting and ending with the video.
-    static func checkRecording(_ path: String, seconds: Double, rate: Double) throws {
+    /// count (with the `dropped` frames the recorder counted), durations within 2 %, and audio
+    /// starting and ending with the video.
+    static func checkRecording(_ path: String, seconds: Double, rate: Double, dropped: Int = 0) throws {
         let probe = try Tool.ffprobe(path)
         let video = try #require(probe.video), audio = try #require(probe.audio)
         #expect(video.frameRate == rate, "r_frame_rate \(video.r_frame_rate ?? "?")")
         let frames = Double(video.frameCount ?? 0)
-        #expect(abs(frames - seconds * rate) <= 3, "\(frames) frames")
+        #expect(abs(frames + Double(dropped) - seconds * rate) <= 3, "\(frames) frames, \(dropped) dropped")
         let videoDuration = video.durationSeconds ?? 0, audioDuration = audio.durationSeconds ?? 0
         #expect(abs(probe.duration - seconds) <= seconds * 0.02, "file \(probe.duration) s")
         #expect(abs(videoDuration - seconds) <= seconds * 0.02, "video \(videoDuration) s")
@@ -49,14 +50,13 @@ import TestSupport
         #expect(lines.first == "started \(output)" && lines.dropFirst().first == "finished maxDuration", "\(result.out)")
         let numbers = (lines.last ?? "").split(separator: "\t").map(String.init)
         #expect(numbers.count == 6 && numbers[5] == "finished", "\(result.out)")
+        var dropped = 0
         if numbers.count == 6 {
-            // A live source keeps its pace: a machine too busy for a frame drops it and counts
-            // it (issue 25 §4: one did under two capture runs and two x264 encodes at once).
-            let (frames, dropped) = (Int(numbers[0]) ?? 0, Int(numbers[1]) ?? -1)
-            #expect(abs(frames + dropped - 300) <= 3 && (0...15).contains(dropped), "frames: \(numbers[0]), dropped \(numbers[1])")
+            dropped = Int(numbers[1]) ?? -1
+            Self.expectPaceKept(frames: Int(numbers[0]) ?? 0, dropped: dropped, of: 300)
             #expect(abs((Int(numbers[2]) ?? 0) - 240_000) <= 1024 && numbers[3] == "0", "samples: \(numbers[2]), dropped \(numbers[3])")
         }
-        try Self.checkRecording(output, seconds: 5, rate: 60)
+        try Self.checkRecording(output, seconds: 5, rate: 60, dropped: dropped)
         #expect(try Fixtures.leftovers(beside: output).isEmpty)
     }
 
@@ -65,8 +65,18 @@ import TestSupport
         let result = try Moonreel.run(["record", "--video", "lavfi:testsrc2", "--audio", "lavfi:sine", "--size", "320x240",
                                        "--rate", "60", "--duration", "5", "-o", output])
         #expect(result.status == 0, "\(result.err)")
-        #expect(result.out.contains("300 frames (0 dropped)") && result.out.contains("reason: maxDuration"), "\(result.out)")
-        try Self.checkRecording(output, seconds: 5, rate: 60)
+        #expect(result.out.contains("reason: maxDuration"), "\(result.out)")
+        let counts = try #require(result.out.firstMatch(of: /(\d+) frames \((\d+) dropped\)/), "\(result.out)")
+        let (frames, dropped) = (Int(counts.1) ?? 0, Int(counts.2) ?? -1)
+        Self.expectPaceKept(frames: frames, dropped: dropped, of: 300)
+        try Self.checkRecording(output, seconds: 5, rate: 60, dropped: dropped)
+    }
+
+    /// A live source keeps its pace: a machine too busy for a frame drops it and counts it, so
+    /// recorded and dropped frames make the whole take, and a loaded machine drops a few at most
+    /// (issue 25 §4: one run dropped 3 of 300 beside the rest of the suite on two cores).
+    static func expectPaceKept(frames: Int, dropped: Int, of expected: Int) {
+        #expect(abs(frames + dropped - expected) <= 3 && (0...15).contains(dropped), "frames: \(frames), dropped \(dropped)")
     }
 
     /// Runs `moonreel record` of the virtual devices at 30 fps into `output`, with no end,
