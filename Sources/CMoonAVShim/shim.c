@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "cmoonavshim.h"
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdarg.h>
@@ -51,6 +52,8 @@ int moon_set_extradata(AVCodecParameters *parameters, const uint8_t *data, int s
     parameters->extradata_size = size;
     return 0;
 }
+
+int moon_malloc_trim(void) { return malloc_trim(0); }
 
 int moon_rename_noreplace(const char *from, const char *to) {
 #ifdef RENAME_NOREPLACE

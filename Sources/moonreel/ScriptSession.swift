@@ -50,6 +50,23 @@ struct ScriptSession {
         let quiet = common.quiet
         let display = ProgressDisplay(style: common.progressStyle())
         display.attach(to: host)
+        // What an export's start-up and then each second of rendering free in the heap need
+        // not stay resident through the render (ResidentPages).
+        let showExport = host.api.policy.exportEvents
+        var heapReturned = 0.0
+        host.api.policy.exportEvents = { event in
+            switch event {
+            case .started:
+                ResidentPages.returnFreeHeap()
+                heapReturned = monotonicSeconds()
+            case .progress where monotonicSeconds() - heapReturned >= 1:
+                ResidentPages.returnFreeHeap()
+                heapReturned = monotonicSeconds()
+            default:
+                break
+            }
+            showExport?(event)
+        }
         host.onNote = { message in
             guard !quiet else { return }
             display.endLine()

@@ -44,6 +44,10 @@ int moon_set_extradata(AVCodecParameters *parameters, const uint8_t *data, int s
 // cannot do it).
 int moon_rename_noreplace(const char *from, const char *to);
 
+// Gives the free memory inside glibc's heap arenas back to the system: malloc_trim(0), which
+// Swift's Glibc module does not declare. Returns 1 when some was given back.
+int moon_malloc_trim(void);
+
 // Interrupt callback for blocking demuxer I/O: returns nonzero when *flag is set.
 int moon_interrupt_callback(void *flag);
 void moon_set_interrupt(AVFormatContext *context, volatile int *flag);
