@@ -56,7 +56,13 @@ let package = Package(
         .executableTarget(name: "moonreel", dependencies: [
             "MoonreelScripting", "MoonreelREPL", "MoonreelStudio", "MoonreelEngine", "MoonreelScriptHost", "MoonreelPlatform",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ], resources: [.embedInCode("Bundled/examples"), .embedInCode("Bundled/templates")]),
+        ], resources: [.embedInCode("Bundled/examples"), .embedInCode("Bundled/templates")],
+        // The command keeps less of itself resident while it renders: packed relative
+        // relocations (lld's RELR: 38 KiB instead of gold's 2.2 MiB table, read at every
+        // start) and no dynamic symbol table of its own (nothing loads against the command;
+        // 1.3 MiB less for the loader to search).
+        linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+                                       "-Xlinker", "--no-export-dynamic"])]),
         .testTarget(name: "EngineTests", dependencies: ["MoonreelEngine", "CMoonAVShim", "CMoonFFmpeg", "TestSupport"]),
         .testTarget(name: "ScriptHostTests", dependencies: ["MoonreelScriptHost"]),
         // The pty driver is run from the checkout by the REPL tests, not built.
