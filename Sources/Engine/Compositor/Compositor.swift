@@ -138,12 +138,13 @@ public final class Compositor {
     }
 
     /// The pictures of the compositor's range in order (or of the frames numbered `frames`
-    /// from its start), one per frame duration, rendered ahead on a thread of their own; each
+    /// from its start), one per frame duration, rendered on a thread of their own; each
     /// frame's `pts` is its number from the first one streamed. The renderer hands each picture
-    /// over and starts the next once the encoder has taken it: one picture is encoded while
-    /// the next is drawn. A 1080p picture is 3 MiB, and queues only held more of them (the
-    /// encoder buffers its own lookahead): one waiting besides was 3 MiB more at the lyrics
-    /// job's peak, three 12 MiB more, in the same time.
+    /// over and starts the next once the encoder has taken it, so one picture is encoded while
+    /// the next is drawn; where the encoder is the work (the plan's pace), once the encoder is
+    /// done with it. A 1080p picture is 3 MiB, and queues only held more of them (the encoder
+    /// buffers its own lookahead): one waiting besides was 3 MiB more at the lyrics job's
+    /// peak, three 12 MiB more, in the same time.
     func frameStream(frames: Range<Int64>? = nil, cancellation: CancellationFlag) throws -> RenderStream<Frame> {
         guard let plan = video else { throw EngineError("the composition has no video to render", kind: .notFound) }
         let numbers = frames ?? 0..<plan.frameCount
@@ -160,7 +161,7 @@ public final class Compositor {
 
     private func frameStream(count: Int64, cancellation: CancellationFlag, time: @escaping @Sendable (Int64) -> MediaTime) throws -> RenderStream<Frame> {
         guard let plan = video else { throw EngineError("the composition has no video to render", kind: .notFound) }
-        return try RenderStream(capacity: 0) { push in
+        return try RenderStream(capacity: 0, ahead: plan.pace == .renderer) { push in
             let renderer = VideoRenderer(plan: plan)
             for number in 0..<count {
                 guard !cancellation.isCancelled, push(try renderer.renderFrame(at: time(number), number: number)) else { return }
@@ -206,30 +207,41 @@ public struct RenderedAudio: Sendable {
     public let channels: [[Float]]
 }
 
-/// Items a producer renders ahead on a thread of its own (a bounded queue holds them, so
-/// memory stays flat; capacity 0 hands each over); a failure reaches the consumer as the
-/// error it was.
+/// Items a producer renders on a thread of its own, ahead of its consumer (a bounded queue
+/// holds them, so memory stays flat; capacity 0 hands each over) or only when the consumer
+/// asks for the next (`ahead: false`: none is drawn while the consumer still holds the last);
+/// a failure reaches the consumer as the error it was.
 final class RenderStream<Item: Sendable> {
     private let queue: BoundedQueue<StageOutput<Item>>
+    /// The consumer's "done with the last, draw the next" when not rendering ahead.
+    private let requests: BoundedQueue<Void>?
+    private var handedOut = false
     private var worker: WorkerThread?
 
     /// Starts `produce` on a new thread; it hands each item to `push`, which returns false
     /// when the consumer has stopped.
-    init(capacity: Int, produce: @escaping @Sendable (_ push: (Item) -> Bool) throws -> Void) throws {
-        let queue = BoundedQueue<StageOutput<Item>>(capacity: capacity)
-        self.queue = queue
+    init(capacity: Int, ahead: Bool = true, produce: @escaping @Sendable (_ push: (Item) -> Bool) throws -> Void) throws {
+        let queue = BoundedQueue<StageOutput<Item>>(capacity: ahead ? capacity : 0)
+        let requests = ahead ? nil : BoundedQueue<Void>(capacity: 0)
+        (self.queue, self.requests) = (queue, requests)
         worker = try WorkerThread {
             do {
-                try produce { queue.push(.item($0)) }
+                try produce { item in
+                    guard queue.push(.item(item)) else { return false }
+                    return requests.map { $0.pop() != nil } ?? true
+                }
             } catch {
                 queue.push(.failed(error))
             }
             queue.close()
+            requests?.close()
         }
     }
 
     /// The next item; nil at the end. Throws what the producer threw.
     func next() throws -> Item? {
+        if let requests, handedOut { _ = requests.push(()) }
+        handedOut = true
         switch queue.pop() {
         case .item(let item): return item
         case .failed(let error): throw error
@@ -237,9 +249,10 @@ final class RenderStream<Item: Sendable> {
         }
     }
 
-    /// Unblocks and joins the producer (it sees the closed queue and stops).
+    /// Unblocks and joins the producer (it sees the closed queues and stops).
     func stop() {
         queue.close()
+        requests?.close()
         worker?.join()
         worker = nil
     }

@@ -40,8 +40,9 @@ struct VideoPlan: Sendable {
     /// The pixel format the frames leave the renderer in when the encoder wants another
     /// than the composed one (4:2:2, 10-bit SDR, BGRA for a GIF palette); nil: as composed.
     var encoderFormat: AVPixelFormat?
-    /// How the sources' decoders use threads (an export chooses by its encoder's cost).
-    var decoderThreading = DecoderThreading.automatic
+    /// What sets the render's pace: how far decoding and drawing work ahead of the
+    /// consumer (an export chooses by its encoder's cost).
+    var pace = RenderPace.renderer
 
     func instruction(at time: MediaTime) -> Instruction? {
         instructions.first { $0.timeRange.contains(time) } ?? instructions.last.flatMap { $0.timeRange.end == time ? $0 : nil }
@@ -109,4 +110,17 @@ extension VideoPlan {
                          outputColor: dynamicRange.isHDR ? .hdr(dynamicRange) : .forOutput(width: outputWidth, height: outputHeight),
                          overlay: videoComposition.animationTool?.timeline(renderSize: size, frameDuration: frameDuration), filters: videoComposition.filters)
     }
+}
+
+/// What limits a render's speed, and so how far its decoders and drawing work ahead.
+enum RenderPace: Sendable, Equatable {
+    /// Decoding and drawing may be the work: decoders use FFmpeg's frame threads and the next
+    /// picture is drawn while the consumer takes the last.
+    case renderer
+    /// The encoder is the work: one decoder thread keeps ahead of it, and each picture is
+    /// drawn once the encoder is done with the last. Pictures in flight would only hold
+    /// memory (at 1080p, 19 MiB in the decoders' frame threads and 3 MiB in a second drawing).
+    case encoder
+
+    var decoderThreading: DecoderThreading { self == .encoder ? .single : .automatic }
 }

@@ -171,7 +171,7 @@ final class VideoRenderer {
         }
         sources = sources.filter { $0.value.lastUsed + idleDecoderLifetime >= time }
         let created = try VideoFrameSource(path: source.path, streamIndex: source.streamIndex, isStillImage: source.isStillImage,
-                                           threading: plan.decoderThreading)
+                                           threading: plan.pace.decoderThreading)
         sources[key] = (created, time)
         return created
     }

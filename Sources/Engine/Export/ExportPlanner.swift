@@ -385,7 +385,7 @@ struct ExportPlanner {
         var plan = try VideoPlan.make(composition: composition, videoComposition: videoComposition, range: request.range,
                                       outputWidth: width, outputHeight: height, dynamicRange: request.encodings.dynamicRange)
         plan.encoderFormat = request.encodings.video?.renderedFormat
-        plan.decoderThreading = request.encodings.video?.decoderThreading(for: plan) ?? .automatic
+        plan.pace = request.encodings.video?.pace(for: plan) ?? .renderer
         return (plan, notes)
     }
 
@@ -451,22 +451,22 @@ extension VideoEncoding {
     /// The format frames are rendered in for this encoder (a GIF's palette stage takes BGRA).
     var renderedFormat: AVPixelFormat { codec == nil ? AV_PIX_FMT_BGRA : pixelFormat }
 
-    /// How the sources' decoders should use threads when this encoder writes `plan`. x264 and
-    /// x265 at "medium" or slower, encoding at least half the pixels decoded, are the work:
-    /// decoding a 1080p H.264 frame takes one thread about 4 ms, x264 at medium 47 ms of CPU
-    /// on two cores, so one decoder thread keeps ahead of the encoder and frame threads would
-    /// only hold pictures in flight (the lyrics job: 19 MiB less at its peak, the same CPU and
-    /// wall time). Where decoding is the work (LowQuality's veryfast 480×270 of a 1080p
-    /// source took 1.26× (1.21–1.40) the wall time single-threaded; faster presets, smaller outputs, other
-    /// encoders, GIFs) FFmpeg's frame threads stay.
-    func decoderThreading(for plan: VideoPlan) -> DecoderThreading {
+    /// What sets the pace when this encoder writes `plan`. x264 and x265 at "medium" or
+    /// slower, encoding at least half the pixels decoded, are the work: decoding a 1080p H.264
+    /// frame takes one thread about 4 ms, x264 at medium 47 ms of CPU on two cores, so one
+    /// decoder thread, drawing each picture once the encoder is done with the last, keeps
+    /// ahead of it (the lyrics job: 19 MiB less at its peak for the decoder, 3 MiB for the
+    /// drawing, the same CPU and wall time). Where decoding is the work (LowQuality's veryfast
+    /// 480×270 of a 1080p source took 1.26× (1.21–1.40) the wall time single-threaded; faster
+    /// presets, smaller outputs, other encoders, GIFs) the renderer works ahead.
+    func pace(for plan: VideoPlan) -> RenderPace {
         guard codec == .h264 || codec == .hevc,
               let speed = options.first(where: { $0.0 == "preset" })?.1,
               let rank = VideoSettings.speedNames.firstIndex(of: speed),
-              let medium = VideoSettings.speedNames.firstIndex(of: "medium"), rank >= medium else { return .automatic }
+              let medium = VideoSettings.speedNames.firstIndex(of: "medium"), rank >= medium else { return .renderer }
         let outputRate = 1 / plan.frameDuration.seconds
         let encoded = Double(plan.outputWidth * plan.outputHeight) * outputRate
-        return encoded * 2 >= plan.decodedPixelsPerSecond(outputRate: outputRate) ? .single : .automatic
+        return encoded * 2 >= plan.decodedPixelsPerSecond(outputRate: outputRate) ? .encoder : .renderer
     }
 
     /// The same encoding with headers that do not depend on the pictures (x264's

@@ -44,30 +44,62 @@ import TestSupport
         #expect(number == 60)
     }
 
-    /// The frame stream hands each picture over: the renderer starts the next one only once
-    /// the consumer has taken the last, so it holds one picture ahead of the encoder, not two.
-    @Test func aHandOverWaitsForTheConsumer() throws {
-        final class Count: Sendable { let value = Atomic<Int>(0) }
-        let started = Count()
-        let stream = try RenderStream<Int>(capacity: 0) { push in
-            for item in 0..<3 {
-                started.value.add(1, ordering: .sequentiallyConsistent)
-                guard push(item) else { return }
+    /// A stream of three items whose producer counts the items it has started.
+    final class CountedStream: Sendable {
+        let started = Atomic<Int>(0)
+
+        func start(ahead: Bool) throws -> RenderStream<Int> {
+            try RenderStream<Int>(capacity: 0, ahead: ahead) { [self] push in
+                for item in 0..<3 {
+                    started.add(1, ordering: .sequentiallyConsistent)
+                    guard push(item) else { return }
+                }
             }
         }
-        defer { stream.stop() }
+
         /// How many items the producer has started once it reached `count` and had 100 ms
         /// more to go further (waiting for the first `count` however busy the machine is).
         func startedAfterReaching(_ count: Int) -> Int {
             let deadline = Date().addingTimeInterval(30)
-            while started.value.load(ordering: .sequentiallyConsistent) < count, Date() < deadline { usleep(1_000) }
+            while started.load(ordering: .sequentiallyConsistent) < count, Date() < deadline { usleep(1_000) }
             usleep(100_000)
-            return started.value.load(ordering: .sequentiallyConsistent)
+            return started.load(ordering: .sequentiallyConsistent)
         }
-        #expect(startedAfterReaching(1) == 1)   // the first waits to be taken
+    }
+
+    /// The frame stream hands each picture over: the renderer starts the next one only once
+    /// the consumer has taken the last, so it holds one picture ahead of the encoder, not two.
+    @Test func aHandOverWaitsForTheConsumer() throws {
+        let counted = CountedStream()
+        let stream = try counted.start(ahead: true)
+        defer { stream.stop() }
+        #expect(counted.startedAfterReaching(1) == 1)   // the first waits to be taken
         #expect(try stream.next() == 0)
-        #expect(startedAfterReaching(2) == 2)
+        #expect(counted.startedAfterReaching(2) == 2)
         #expect(try stream.next() == 1 && stream.next() == 2 && stream.next() == nil)
+    }
+
+    /// Where the encoder is the work, the renderer starts the next picture only when the
+    /// consumer asks for it (done with the last): no second picture is drawn meanwhile.
+    @Test func onDemandTheNextWaitsToBeAskedFor() throws {
+        let counted = CountedStream()
+        let stream = try counted.start(ahead: false)
+        defer { stream.stop() }
+        #expect(counted.startedAfterReaching(1) == 1)
+        #expect(try stream.next() == 0)
+        #expect(counted.startedAfterReaching(1) == 1)   // not started while the consumer holds 0
+        #expect(try stream.next() == 1)
+        #expect(counted.startedAfterReaching(2) == 2)
+        #expect(try stream.next() == 2 && stream.next() == nil && stream.next() == nil)
+    }
+
+    /// A consumer that stops while the producer waits to be asked ends the stream.
+    @Test func stoppingAnOnDemandStreamEndsTheProducer() throws {
+        let counted = CountedStream()
+        let stream = try counted.start(ahead: false)
+        #expect(try stream.next() == 0)
+        stream.stop()
+        #expect(counted.started.load(ordering: .sequentiallyConsistent) == 1)
     }
 
     /// The preview picture is the exported one: an export to PNG files (the same render

@@ -2,11 +2,12 @@ import Testing
 import TestSupport
 @testable import MoonreelEngine
 
-/// An export decodes with one thread where its encoder is the work (no pictures in flight),
-/// with FFmpeg's frame threads where decoding is.
-@Suite struct DecoderThreadingTests {
-    /// The decoder threading the export of all of `source` with `preset` plans.
-    func threading(_ source: String, preset: String, speed: String? = nil) throws -> DecoderThreading {
+/// Where its encoder is the work, an export decodes with one thread and draws each picture
+/// once the encoder is done with the last (no pictures in flight); where decoding is, with
+/// FFmpeg's frame threads, drawing ahead.
+@Suite struct RenderPaceTests {
+    /// The pace the export of all of `source` with `preset` plans.
+    func pace(_ source: String, preset: String, speed: String? = nil) throws -> RenderPace {
         let asset = try Asset(path: source)
         let composition = Composition()
         try composition.insertTimeRange(TimeRange(start: .zero, duration: asset.duration), of: asset, at: .zero)
@@ -19,22 +20,22 @@ import TestSupport
         }
         let planner = ExportPlanner(session: session)
         let request = try planner.request(makingOutput: false)
-        return try #require(try planner.videoPlan(request).0).decoderThreading
+        return try #require(try planner.videoPlan(request).0).pace
     }
 
     @Test func oneThreadWhereTheEncoderIsTheWork() throws {
         let clip = try Fixtures.clip(seconds: 1)
-        #expect(try threading(clip, preset: "HighestQuality") == .single)            // x264 medium, all the pixels
-        #expect(try threading(clip, preset: "HEVCHighestQuality") == .single)        // x265 medium
-        #expect(try threading(clip, preset: "HighestQuality", speed: "slow") == .single)
+        #expect(try pace(clip, preset: "HighestQuality") == .encoder)            // x264 medium, all the pixels
+        #expect(try pace(clip, preset: "HEVCHighestQuality") == .encoder)        // x265 medium
+        #expect(try pace(clip, preset: "HighestQuality", speed: "slow") == .encoder)
     }
 
     @Test func frameThreadsWhereDecodingIsTheWork() throws {
         let clip = try Fixtures.clip(seconds: 1)
-        #expect(try threading(clip, preset: "LowQuality") == .automatic)             // veryfast
-        #expect(try threading(clip, preset: "HighestQuality", speed: "fast") == .automatic)
+        #expect(try pace(clip, preset: "LowQuality") == .renderer)             // veryfast
+        #expect(try pace(clip, preset: "HighestQuality", speed: "fast") == .renderer)
         // A quarter of the source's pixels encoded at medium: the decoder decodes four for one.
         let large = try Fixtures.clip(seconds: 1, size: "1280x720")
-        #expect(try threading(large, preset: "640x480") == .automatic)
+        #expect(try pace(large, preset: "640x480") == .renderer)
     }
 }
