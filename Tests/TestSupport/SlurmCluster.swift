@@ -4,8 +4,8 @@ import Glibc
 #endif
 
 /// A real single-node Slurm cluster for a test: Debian's munged, slurmctld and slurmd, with
-/// their key, configuration, state, spool and logs in a temporary folder and loopback ports
-/// of their own. `environment` points Slurm's commands at it (SLURM_CONF). `stop()` ends
+/// their key, configuration, state, spool and logs in a folder of the test run's (removed
+/// with it) and loopback ports of their own. `environment` points Slurm's commands at it (SLURM_CONF). `stop()` ends
 /// every daemon it started, by PID.
 public final class SlurmCluster: @unchecked Sendable {
     public let folder: String
@@ -16,7 +16,7 @@ public final class SlurmCluster: @unchecked Sendable {
         for program in ["munged", "slurmctld", "slurmd", "sbatch", "squeue"] where !Self.installed(program) {
             throw Tool.Failure(description: "\(program) is not installed: tools/install-deps.sh installs Slurm and munge")
         }
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("moonreel-slurm-\(UUID().uuidString.prefix(8))").path
+        folder = Fixtures.runDirectory + "/slurm-\(UUID().uuidString.prefix(8))"
         configuration = folder + "/slurm.conf"
         for sub in ["state", "spool", "log", "munge"] {
             try FileManager.default.createDirectory(atPath: folder + "/" + sub, withIntermediateDirectories: true)
