@@ -8,7 +8,7 @@ package enum ResidentPages {
     /// and go) are carved from the arenas once glibc's mmap threshold has risen past them (it
     /// rises to the size of each mapped block freed, a 3 MiB picture say), and the holes they
     /// leave are not given back by themselves: at the lyrics job's mid-point its arenas held
-    /// 10 MiB free. Once a second costs a walk of the arenas and keeps its peak about 6 MiB
+    /// 10 MiB free. Once a second costs a walk of the arenas and keeps its peak about 5 MiB
     /// lower; holding the threshold at 128 KiB instead did as much but mapped and faulted in
     /// afresh every such block made per frame (a LowQuality export's scaled pictures: 0.1 s
     /// more system time in 5.8 s).
