@@ -112,8 +112,8 @@ import TestSupport
             if index == 2 then p:setVolume(0.5, 0) end
             """)
         let window = (Self.rate / 2, 3 * Self.rate / 2)
-        #expect(abs(amplitude(samples, of: 440, from: window.0, to: window.1) - 0.125) < 0.006)
-        #expect(abs(amplitude(samples, of: 660, from: window.0, to: window.1) - 0.0625) < 0.004)
+        #expect(abs(samples.toneAmplitude(440, from: window.0, to: window.1, rate: Self.rate) - 0.125) < 0.006)
+        #expect(abs(samples.toneAmplitude(660, from: window.0, to: window.1, rate: Self.rate) - 0.0625) < 0.004)
     }
 
     @Test func threeLoudTracksDoNotClip() throws {
@@ -125,7 +125,7 @@ import TestSupport
         // scale, all three still there.
         let peak = samples.map(abs).max() ?? 0
         #expect(peak <= 1.0 && peak > 0.8, "peak \(peak)")
-        for tone in tones { #expect(amplitude(samples, of: Double(tone), from: Self.rate / 2, to: 3 * Self.rate / 2) > 0.2, "\(tone) Hz") }
+        for tone in tones { #expect(samples.toneAmplitude(Double(tone), from: Self.rate / 2, to: 3 * Self.rate / 2, rate: Self.rate) > 0.2, "\(tone) Hz") }
     }
 
     @Test func monoAtFortyFourOneAndStereoAtFortyEightKeepTheirPitches() throws {
@@ -145,8 +145,8 @@ import TestSupport
         for channel in 0..<2 {
             let mixed = stride(from: channel, to: interleaved.count, by: 2).map { interleaved[$0] }
             let alone = stride(from: channel, to: stereoSource.count, by: 2).map { stereoSource[$0] }
-            #expect(abs(amplitude(mixed, of: 440, from: window.0, to: window.1) - 0.125) < 0.006, "channel \(channel)")
-            #expect(abs(amplitude(mixed, of: 660, from: window.0, to: window.1) / amplitude(alone, of: 660, from: window.0, to: window.1) - 1) < 0.05)
+            #expect(abs(mixed.toneAmplitude(440, from: window.0, to: window.1, rate: Self.rate) - 0.125) < 0.006, "channel \(channel)")
+            #expect(abs(mixed.toneAmplitude(660, from: window.0, to: window.1, rate: Self.rate) / alone.toneAmplitude(660, from: window.0, to: window.1, rate: Self.rate) - 1) < 0.05)
         }
     }
 
@@ -245,14 +245,10 @@ import TestSupport
         return samples.level(from: centre - Self.rate / 100, to: centre + Self.rate / 100)
     }
 
-    func amplitude(_ samples: [Float], of frequency: Double, from: Int, to: Int) -> Double {
-        samples.toneAmplitude(frequency, from: from, to: to, rate: Self.rate)
-    }
-
     /// The strongest frequency within 3% of `expected`, to half a hertz.
     func peakFrequency(_ samples: [Float], near expected: Double, from: Int, to: Int) -> Double {
         stride(from: expected * 0.97, through: expected * 1.03, by: 0.5)
-            .map { (frequency: $0, amplitude: amplitude(samples, of: $0, from: from, to: to)) }
+            .map { (frequency: $0, amplitude: samples.toneAmplitude($0, from: from, to: to, rate: Self.rate)) }
             .max { $0.amplitude < $1.amplitude }?.frequency ?? 0
     }
 

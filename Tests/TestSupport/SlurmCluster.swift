@@ -5,8 +5,8 @@ import Glibc
 
 /// A real single-node Slurm cluster for a test: Debian's munged, slurmctld and slurmd, with
 /// their key, configuration, state, spool and logs in a folder of the test run's (removed
-/// with it) and loopback ports of their own. `environment` points Slurm's commands at it (SLURM_CONF). `stop()` ends
-/// every daemon it started, by PID.
+/// with it) and loopback ports of their own. `environment` points Slurm's commands at it
+/// (SLURM_CONF). `stop()` ends every daemon it started, by PID.
 public final class SlurmCluster: @unchecked Sendable {
     public let folder: String
     public let configuration: String

@@ -153,15 +153,15 @@ public final class Compositor {
     }
 
     /// The pictures at these composition times, in this order (smart rendering keeps the
-    /// source's frame times), rendered ahead on a thread of their own; each frame's `pts` is
-    /// its place in `times`.
+    /// source's frame times), rendered on a thread of their own as the plan's pace allows;
+    /// each frame's `pts` is its place in `times`.
     func frameStream(at times: [MediaTime], cancellation: CancellationFlag) throws -> RenderStream<Frame> {
         try frameStream(count: Int64(times.count), cancellation: cancellation) { times[Int($0)] }
     }
 
     private func frameStream(count: Int64, cancellation: CancellationFlag, time: @escaping @Sendable (Int64) -> MediaTime) throws -> RenderStream<Frame> {
         guard let plan = video else { throw EngineError("the composition has no video to render", kind: .notFound) }
-        return try RenderStream(capacity: 0, ahead: plan.pace == .renderer) { push in
+        return try RenderStream(lead: plan.pace == .renderer ? .queued(0) : .onRequest) { push in
             let renderer = VideoRenderer(plan: plan)
             for number in 0..<count {
                 guard !cancellation.isCancelled, push(try renderer.renderFrame(at: time(number), number: number)) else { return }
@@ -175,7 +175,7 @@ public final class Compositor {
     /// channel (planar float), rendered ahead on a thread of their own.
     func audioStream(blockSize: Int, cancellation: CancellationFlag) throws -> RenderStream<[[Float]]> {
         guard let plan = audio else { throw EngineError("the composition has no audio to render", kind: .notFound) }
-        return try RenderStream(capacity: 32) { push in
+        return try RenderStream(lead: .queued(32)) { push in
             let renderer = try AudioRenderer.make(plan: plan, cancellation: cancellation)
             while !cancellation.isCancelled, let block = try renderer.nextBlock(count: blockSize) {
                 guard push(block) else { return }
@@ -207,22 +207,33 @@ public struct RenderedAudio: Sendable {
     public let channels: [[Float]]
 }
 
-/// Items a producer renders on a thread of its own, ahead of its consumer (a bounded queue
-/// holds them, so memory stays flat; capacity 0 hands each over) or only when the consumer
-/// asks for the next (`ahead: false`: none is drawn while the consumer still holds the last);
-/// a failure reaches the consumer as the error it was.
+/// Items a producer renders on a thread of its own, ahead of its consumer or only when asked
+/// (`Lead`); a failure reaches the consumer as the error it was.
 final class RenderStream<Item: Sendable> {
+    /// How far the producer may work ahead of the consumer.
+    enum Lead {
+        /// Up to this many items wait in a bounded queue, so memory stays flat; 0 hands each
+        /// over, the producer making the next while the consumer uses the last.
+        case queued(Int)
+        /// The producer makes the next item when the consumer asks for it (done with the
+        /// last): none is made while the consumer still holds one.
+        case onRequest
+    }
+
     private let queue: BoundedQueue<StageOutput<Item>>
-    /// The consumer's "done with the last, draw the next" when not rendering ahead.
+    /// The consumer's "done with the last, make the next" (`.onRequest` only).
     private let requests: BoundedQueue<Void>?
     private var handedOut = false
     private var worker: WorkerThread?
 
     /// Starts `produce` on a new thread; it hands each item to `push`, which returns false
     /// when the consumer has stopped.
-    init(capacity: Int, ahead: Bool = true, produce: @escaping @Sendable (_ push: (Item) -> Bool) throws -> Void) throws {
-        let queue = BoundedQueue<StageOutput<Item>>(capacity: ahead ? capacity : 0)
-        let requests = ahead ? nil : BoundedQueue<Void>(capacity: 0)
+    init(lead: Lead, produce: @escaping @Sendable (_ push: (Item) -> Bool) throws -> Void) throws {
+        let (capacity, requests) = switch lead {
+        case .queued(let capacity): (capacity, BoundedQueue<Void>?.none)
+        case .onRequest: (0, BoundedQueue<Void>(capacity: 0))
+        }
+        let queue = BoundedQueue<StageOutput<Item>>(capacity: capacity)
         (self.queue, self.requests) = (queue, requests)
         worker = try WorkerThread {
             do {

@@ -48,8 +48,8 @@ import TestSupport
     final class CountedStream: Sendable {
         let started = Atomic<Int>(0)
 
-        func start(ahead: Bool) throws -> RenderStream<Int> {
-            try RenderStream<Int>(capacity: 0, ahead: ahead) { [self] push in
+        func start(_ lead: RenderStream<Int>.Lead) throws -> RenderStream<Int> {
+            try RenderStream<Int>(lead: lead) { [self] push in
                 for item in 0..<3 {
                     started.add(1, ordering: .sequentiallyConsistent)
                     guard push(item) else { return }
@@ -71,7 +71,7 @@ import TestSupport
     /// the consumer has taken the last, so it holds one picture ahead of the encoder, not two.
     @Test func aHandOverWaitsForTheConsumer() throws {
         let counted = CountedStream()
-        let stream = try counted.start(ahead: true)
+        let stream = try counted.start(.queued(0))
         defer { stream.stop() }
         #expect(counted.startedAfterReaching(1) == 1)   // the first waits to be taken
         #expect(try stream.next() == 0)
@@ -83,7 +83,7 @@ import TestSupport
     /// consumer asks for it (done with the last): no second picture is drawn meanwhile.
     @Test func onDemandTheNextWaitsToBeAskedFor() throws {
         let counted = CountedStream()
-        let stream = try counted.start(ahead: false)
+        let stream = try counted.start(.onRequest)
         defer { stream.stop() }
         #expect(counted.startedAfterReaching(1) == 1)
         #expect(try stream.next() == 0)
@@ -96,7 +96,7 @@ import TestSupport
     /// A consumer that stops while the producer waits to be asked ends the stream.
     @Test func stoppingAnOnDemandStreamEndsTheProducer() throws {
         let counted = CountedStream()
-        let stream = try counted.start(ahead: false)
+        let stream = try counted.start(.onRequest)
         #expect(try stream.next() == 0)
         stream.stop()
         #expect(counted.started.load(ordering: .sequentiallyConsistent) == 1)
