@@ -43,10 +43,12 @@ package enum Paths {
 
     /// Writes `text` to `path` whole or not at all: into a temporary file beside it, synced,
     /// then linked into place (an existing file is an error, `EEXIST`) or, `replacing`,
-    /// renamed over it.
+    /// renamed over it (a symbolic link at `path` is replaced, its target left alone).
     package static func writeFile(_ text: String, to path: String, replacing: Bool) throws {
-        let temporary = parent(of: path) + "/.\(name(of: path)).moonreel-\(getpid()).tmp"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        // Made exclusively under a name nobody can guess: a link planted beside `path`
+        // cannot send the bytes elsewhere.
+        let temporary = parent(of: path) + "/.\(name(of: path)).moonreel-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).tmp"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw SystemError("cannot write \(path)", code: errno) }
         defer { unlink(temporary) }
         var bytes = Array(text.utf8)[...]

@@ -184,8 +184,12 @@ final class StudioRoutes: Sendable {
         }
         do {
             let rate = try session.audioSampleRate(item: item)
-            let first = Int64((start * Double(rate)).rounded())
-            let sound = try session.audio(item: item, startSample: first, count: Int64((duration * Double(rate)).rounded()))
+            // A start no sample count can hold (1e300 s) is the asker's mistake, not a trap.
+            guard let first = Int64(exactly: (start * Double(rate)).rounded()), let count = Int64(exactly: (duration * Double(rate)).rounded()),
+                  first <= Int64.max - count else {
+                return .text(.badRequest, "audio start \(start) s is past any sound")
+            }
+            let sound = try session.audio(item: item, startSample: first, count: count)
             let bytes = sound.samples.withUnsafeBytes { Array($0) }  // little-endian on every machine Swift runs on Linux
             return Response(status: .ok, contentType: "application/octet-stream", body: bytes,
                             headers: [("X-Sample-Rate", String(sound.sampleRate)), ("X-Channels", String(sound.channels)),

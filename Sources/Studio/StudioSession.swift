@@ -166,6 +166,10 @@ public final class StudioSession: Sendable {
         return try item.withCompositor(.audio) { compositor in
             guard compositor.hasAudio else { throw StudioError("item \(index) has no sound") }
             let rate = Int32(compositor.audioSampleRate)
+            let duration = item.summary["duration"] as? Double ?? 0
+            guard start >= 0, count >= 0, Double(start) / Double(rate) <= duration else {
+                throw StudioError("item \(index)'s sound ends at \(duration) s; sample \(start) is past it")
+            }
             let range = TimeRange(start: MediaTime(value: start, timescale: rate), duration: MediaTime(value: count, timescale: rate))
             let sound = try compositor.audio(in: range)
             let channels = sound.channels.count

@@ -50,6 +50,8 @@ struct Batch: ParsableCommand {
     func run() throws {
         FFmpegLog.capture()
         do {
+            // Before any row runs: a report that could not be written must not cost the batch.
+            if let report { try BatchRunner.checkReportPath(report, overwrite: common.overwrite, inputs: [template, rows]) }
             let plan = try BatchPlan(template: template, rowsFile: rows, pattern: pattern, limits: common.limits)
             let runner = BatchRunner(plan: plan, common: common, jobs: jobs ?? ProcessInfo.processInfo.activeProcessorCount, retry: retry, chunks: chunks)
             let outcome: (failed: Int, interrupted: Bool)
@@ -60,7 +62,7 @@ struct Batch: ParsableCommand {
             } else {
                 outcome = try runner.run()
             }
-            if let report { try runner.writeReport(to: report, overwrite: common.overwrite) }
+            if let report { try runner.writeReport(to: report, overwrite: common.overwrite, inputs: [template, rows]) }
             if outcome.interrupted { throw ExitCode(Exit.interrupted) }
             if outcome.failed > 0 { throw ExitCode(Exit.failed) }
         } catch let error as BatchError {
@@ -441,8 +443,9 @@ final class BatchRunner: @unchecked Sendable {
         }
     }
 
-    /// The JSON report: each row and the totals; written by the output rule (temp, rename).
-    func writeReport(to path: String, overwrite: Bool) throws {
+    /// The JSON report: each row and the totals; written whole (an exclusive temporary file
+    /// beside it, renamed into place) and only where `checkReportPath` allows.
+    func writeReport(to path: String, overwrite: Bool, inputs: [String]) throws {
         let rows = plan.rows.map { row -> [String: Any] in
             let result = results[row.number] ?? Result(status: .interrupted)
             var entry: [String: Any] = ["row": row.number, "status": result.status.rawValue, "output": row.output,
@@ -456,16 +459,41 @@ final class BatchRunner: @unchecked Sendable {
         }
         let data = try JSONSerialization.data(withJSONObject: ["schema": ProgressDisplay.schema, "rows": rows, "totals": totals],
                                               options: [.prettyPrinted, .sortedKeys])
-        guard overwrite || !FileManager.default.fileExists(atPath: path) || (try? Data(contentsOf: URL(fileURLWithPath: path)))?.first == UInt8(ascii: "{") else {
-            throw BatchError("report \(path) exists and is not a batch report; choose another name")
-        }
-        let temporary = Paths.parent(of: path) + "/.\(Paths.name(of: path)).tmp-\(getpid())"
+        try Self.checkReportPath(path, overwrite: overwrite, inputs: inputs)
         do {
-            try data.write(to: URL(fileURLWithPath: temporary))
-            guard rename(temporary, path) == 0 else { throw SystemError("cannot write the report \(path)", code: errno) }
+            try Paths.writeFile(String(decoding: data, as: UTF8.self), to: path, replacing: true)
         } catch {
-            unlink(temporary)
-            throw BatchError("\(error)")
+            throw BatchError("cannot write the report: \(error)")
         }
     }
+
+    /// The report's path follows the output rule: never an input or anything but a regular
+    /// file, and an existing file only with `overwrite` — or when it is a report an earlier
+    /// run of a batch wrote (its schema, rows and totals), since running the same command
+    /// again is how a batch resumes.
+    static func checkReportPath(_ path: String, overwrite: Bool, inputs: [String]) throws {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return }
+        let shown = path.quotedForMessage(limit: 200)
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            throw BatchError("report \(shown) exists and is not a regular file (a link, a folder or a device); choose another name")
+        }
+        for input in inputs {
+            var inputInfo = stat()
+            if stat(input, &inputInfo) == 0, inputInfo.st_dev == info.st_dev, inputInfo.st_ino == info.st_ino {
+                throw BatchError("report \(shown) is the input \(input.quotedForMessage()); choose another name")
+            }
+        }
+        guard overwrite || isBatchReport(path) else {
+            throw BatchError("report \(shown) already exists and is not a batch report; choose another name, or pass --overwrite to replace it (and render every row again)")
+        }
+    }
+
+    /// Whether the file at `path` is a report `writeReport` wrote.
+    static func isBatchReport(_ path: String) -> Bool {
+        guard let data = FileManager.default.contents(atPath: path),
+              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return false }
+        return object["schema"] as? Int == ProgressDisplay.schema && object["rows"] is [Any] && object["totals"] is [String: Any]
+    }
+
 }

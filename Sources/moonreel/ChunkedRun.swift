@@ -39,6 +39,65 @@ struct ChunkOptions: ParsableArguments {
     }
 }
 
+/// The folder of a chunked run's pieces, job scripts and logs. Moonreel works only in a
+/// folder that is new, empty or marked as one of its own (an earlier, unfinished run of
+/// the same command), and once the output is joined removes only the files its tasks make
+/// there: whatever else is in it (the output itself, if it was written there) stays.
+struct ChunkFolder {
+    /// The mark of a folder Moonreel made for a chunked run (its first file, its last removed).
+    static let markName = ".moonreel-chunks"
+
+    let path: String
+    let pieces: Int
+    /// `moonreel-chunks/SCRIPT-KEY`, whose parent Moonreel made too.
+    let isDefault: Bool
+
+    /// Makes the folder, or takes over one that is empty or already Moonreel's; refuses one
+    /// that holds anything else.
+    func claim() throws {
+        var info = stat()
+        if stat(path, &info) == 0 {
+            guard (info.st_mode & S_IFMT) == S_IFDIR else { throw ChunkFolderError("--chunk-folder \(path.quotedForMessage(limit: 200)) is not a folder") }
+            if access(path + "/" + Self.markName, F_OK) != 0, let first = Self.entries(of: path).first {
+                throw ChunkFolderError("--chunk-folder \(path.quotedForMessage(limit: 200)) already holds files Moonreel did not make "
+                                       + "(\(first.quotedForMessage(limit: 80)), …): give a new or empty folder; Moonreel clears its chunk folder once the output is joined")
+            }
+        }
+        try Paths.makeFolders(path + "/logs")
+        do {
+            try Paths.writeFile("A chunked render's pieces, job scripts and logs (moonreel run --chunks); moonreel removes them once the output is joined.\n",
+                                to: path + "/" + Self.markName, replacing: false)
+        } catch let error as SystemError where error.code == EEXIST {}
+    }
+
+    /// The files a chunked run's tasks make here: task logs (one per task here, one per array
+    /// task and the join's on Slurm), the job scripts and the join's status. The pieces and
+    /// the sound the join removes itself, each export's folder with them.
+    var madeFiles: [String] {
+        let logs = (1...max(pieces, 1)).map { "piece-\($0).log" } + ["sound.log", "join.log"] + (0...max(pieces, 1)).map { "task-\($0).log" }
+        return logs.map { "logs/" + $0 } + ["pieces.sh", "join.sh", "join.status"]
+    }
+
+    /// Removes what the run made, then each folder it made if that leaves it empty.
+    func removeWhatMoonreelMade() {
+        for name in madeFiles { unlink(path + "/" + name) }
+        rmdir(path + "/logs")
+        for name in Self.entries(of: path) where name.hasPrefix("export-") && name.dropFirst(7).allSatisfy(\.isNumber) { rmdir(path + "/" + name) }
+        unlink(path + "/" + Self.markName)
+        rmdir(path)
+        if isDefault { rmdir(Paths.parent(of: path)) }
+    }
+
+    static func entries(of folder: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
+    }
+}
+
+struct ChunkFolderError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
 /// A task that failed: its name, the last line it wrote (moonreel's error) and its log.
 struct TaskFailure {
     let task, cause, log: String
@@ -109,6 +168,8 @@ struct ChunkedRun {
         Paths.absolute(options.chunkFolder ?? "moonreel-chunks/\(Paths.name(of: script).split(separator: ".").first.map(String.init) ?? "script")-\(runKey)")
     }
 
+    var chunkFolder: ChunkFolder { ChunkFolder(path: folder, pieces: pieces, isDefault: options.chunkFolder == nil) }
+
     /// This process's task, for a task process.
     func task() throws -> ChunkTask? {
         try options.role().map { ChunkTask(role: $0, pieces: pieces, folder: folder, runKey: runKey) }
@@ -135,9 +196,9 @@ struct ChunkedRun {
 
     func run() throws {
         do {
-            try Paths.makeFolders(folder + "/logs")
+            try chunkFolder.claim()
         } catch {
-            printError("moonreel: chunks: \(error)")
+            printError("moonreel: chunks: \(error)".oneLine)
             throw ExitCode(Exit.failed)
         }
         if options.slurm { return try runOnSlurm() }
@@ -174,7 +235,7 @@ struct ChunkedRun {
             printError("moonreel: chunks: the join failed; the pieces are kept in \(folder)")
             throw ExitCode(signals.interrupted ? Exit.interrupted : Exit.failed)
         }
-        removeFolder()
+        chunkFolder.removeWhatMoonreelMade()
         if !common.quiet { printError("moonreel: chunks: \(pieces) pieces and the sound rendered and joined in \(Self.seconds(since: started))") }
     }
 
@@ -191,11 +252,6 @@ struct ChunkedRun {
         throw ExitCode(Exit.failed)
     }
 
-    /// The run folder holds only what the tasks made: logs, job scripts and pieces already joined.
-    private func removeFolder() {
-        try? FileManager.default.removeItem(atPath: folder)
-        rmdir(Paths.parent(of: folder))
-    }
 
     private func lastLine(of path: String) -> String {
         let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
@@ -212,25 +268,39 @@ struct ChunkedRun {
     /// that starts only once all of them succeeded (`afterok`); waits for the join.
     private func runOnSlurm() throws {
         let cluster = SlurmSubmission(partition: options.partition, rowsPerTask: 1, maxRunning: nil, emit: false, wait: true, folder: folder)
-        let header = ["#!/bin/sh", "# Written by moonreel run --chunks \(pieces) --slurm for \(Paths.name(of: script)); logs in \(folder)/logs",
-                      "#SBATCH --chdir=\(FileManager.default.currentDirectoryPath)"] + (options.partition.map { ["#SBATCH --partition=\($0)"] } ?? [])
-        var pieceLines = header + ["#SBATCH --job-name=moonreel-pieces", "#SBATCH --array=0-\(pieces)", "#SBATCH --requeue",
-                                   "#SBATCH --output=\(folder)/logs/task-%a.log", "case \"$SLURM_ARRAY_TASK_ID\" in"]
-        for (index, task) in renderTasks.enumerated() {
-            pieceLines.append("\(index)) exec " + command(task.role).map(SlurmSubmission.quoted).joined(separator: " ") + " ;;")
+        func header(_ name: String) throws -> JobScript {
+            var job = JobScript()
+            try job.comment("Written by moonreel run --chunks \(pieces) --slurm for \(Paths.name(of: script)); logs in \(folder)/logs")
+            job.code("#SBATCH --job-name=\(name)")
+            try job.directive("chdir", FileManager.default.currentDirectoryPath)
+            if let partition = options.partition { try job.directive("partition", partition) }
+            return job
         }
-        pieceLines += ["esac", ""]
         let status = folder + "/join.status"
+        var piecesJob: JobScript, joinJob: JobScript
+        do {
+            piecesJob = try header("moonreel-pieces")
+            piecesJob.code("#SBATCH --array=0-\(pieces)")
+            piecesJob.code("#SBATCH --requeue")
+            try piecesJob.log(to: "\(folder)/logs/task-", eachTaskSuffix: ".log")
+            piecesJob.code("case \"$SLURM_ARRAY_TASK_ID\" in")
+            for (index, task) in renderTasks.enumerated() { try piecesJob.command(command(task.role), prefix: "\(index)) exec ", suffix: " ;;") }
+            piecesJob.code("esac")
+            joinJob = try header("moonreel-join")
+            try joinJob.log(to: "\(folder)/logs/join.log")
+            try joinJob.command(command("join"))
+            joinJob.code("echo $? > " + (try JobScript.shellWord(status)))
+        } catch let error as BatchError {
+            printError("moonreel: chunks: \(error.message)")
+            throw ExitCode(Exit.failed)
+        }
         unlink(status)
-        let joinLines = header + ["#SBATCH --job-name=moonreel-join", "#SBATCH --output=\(folder)/logs/join.log",
-                                  command("join").map(SlurmSubmission.quoted).joined(separator: " "),
-                                  "echo $? > \(SlurmSubmission.quoted(status))", ""]
         let started = Date()
         let signals = SignalWatcher.start { cluster.cancel() }
         let join: String
         do {
-            let array = try cluster.submit(script: folder + "/pieces.sh", lines: pieceLines)
-            join = try cluster.submit(script: folder + "/join.sh", lines: joinLines, after: array)
+            let array = try cluster.submit(script: folder + "/pieces.sh", job: piecesJob)
+            join = try cluster.submit(script: folder + "/join.sh", job: joinJob, after: array)
             if !common.quiet { printError("moonreel: chunks: Slurm job \(array) renders \(pieces) pieces and the sound, job \(join) joins them (\(folder))") }
             try cluster.waitUntilDone(join)
         } catch let error as BatchError {
@@ -250,7 +320,7 @@ struct ChunkedRun {
             throw ExitCode(Exit.failed)
         }
         if !log.isEmpty { FileHandle.standardError.write(Data(log.utf8)) }
-        removeFolder()
+        chunkFolder.removeWhatMoonreelMade()
         if !common.quiet { printError("moonreel: chunks: \(pieces) pieces and the sound rendered on Slurm and joined in \(Self.seconds(since: started))") }
     }
 

@@ -39,37 +39,43 @@ final class SlurmSubmission: Sendable {
         if let chunks { return try submitInPieces(rows, chunks: chunks, template: template, options: options, attempt: attempt) }
         let perTask = max(rowsPerTask, (rows.count + Self.maxTasks - 1) / Self.maxTasks)
         let tasks = stride(from: 0, to: rows.count, by: perTask).map { Array(rows[$0..<min($0 + perTask, rows.count)]) }
-        var lines = [
-            "#!/bin/sh",
-            "# moonreel batch: \(Paths.name(of: template)), \(rows.count) rows in \(tasks.count) tasks (attempt \(attempt)).",
-            "# Written by moonreel batch --slurm; submit again with: sbatch \(Self.quoted(folder))/task-\(attempt).sh",
-            "#SBATCH --job-name=moonreel-batch",
-            "#SBATCH --array=0-\(tasks.count - 1)" + (maxRunning.map { "%\($0)" } ?? ""),
-            "#SBATCH --output=\(folder)/logs/attempt-\(attempt)-task-%a.log",
-            "#SBATCH --chdir=\(FileManager.default.currentDirectoryPath)",
-            "#SBATCH --requeue",
-        ]
-        if let partition { lines.append("#SBATCH --partition=\(partition)") }
-        lines += ["status=0", "row() { \"$@\" || status=1; }", "case \"$SLURM_ARRAY_TASK_ID\" in"]
-        for (index, task) in tasks.enumerated() {
-            let commands = task.map { row in
-                "row " + ([BatchRunner.executable] + options + rowArguments(row, template: template)).map(Self.quoted).joined(separator: " ")
-            }
-            lines.append("\(index)) " + commands.joined(separator: "\n   ") + " ;;")
-        }
-        lines += ["esac", "exit $status", ""]
+        var job = JobScript()
+        try job.comment("moonreel batch: \(Paths.name(of: template)), \(rows.count) rows in \(tasks.count) tasks (attempt \(attempt)).")
         let script = folder + "/task-\(attempt).sh"
+        try job.comment("Written by moonreel batch --slurm; submit again with: sbatch " + JobScript.shellWord(script))
+        job.code("#SBATCH --job-name=moonreel-batch")
+        job.code("#SBATCH --array=0-\(tasks.count - 1)" + (maxRunning.map { "%\($0)" } ?? ""))
+        try job.log(to: "\(folder)/logs/attempt-\(attempt)-task-", eachTaskSuffix: ".log")
+        try directives(&job)
+        job.code("#SBATCH --requeue")
+        job.code("status=0")
+        job.code("row() { \"$@\" || status=1; }")
+        job.code("case \"$SLURM_ARRAY_TASK_ID\" in")
+        for (index, task) in tasks.enumerated() {
+            job.code("\(index))")
+            for row in task { try job.command([BatchRunner.executable] + options + rowArguments(row, template: template), prefix: "   row ") }
+            job.code("   ;;")
+        }
+        job.code("esac")
+        job.code("exit $status")
         guard !emit else {
-            try write(script, lines: lines)
+            try job.write(to: script)
             return nil
         }
-        return try submit(script: script, lines: lines)
+        return try submit(script: script, job: job)
+    }
+
+    /// The directives every job script of this submission has: the working folder and partition.
+    private func directives(_ job: inout JobScript) throws {
+        try job.directive("chdir", FileManager.default.currentDirectoryPath)
+        if let partition { try job.directive("partition", partition) }
     }
 
     /// The words after `moonreel run` that make `row`: its parameter values and the template.
-    private func rowArguments(_ row: BatchPlan.Row, template: String) -> [String] {
-        row.values.sorted { $0.key < $1.key }.flatMap { ["--set", "\($0.key)=\($0.key == "output" ? Paths.absolute($0.value) : $0.value)"] }
-            + ["--", Paths.absolute(template)]
+    private func rowArguments(_ row: BatchPlan.Row, template: String) throws -> [String] {
+        try row.values.sorted { $0.key < $1.key }.flatMap { name, value in
+            ["--set", "\(name)=" + (try JobScript.checked(name == "output" ? Paths.absolute(value) : value, "row \(row.number): \(name)"))]
+        } + ["--", try JobScript.checked(Paths.absolute(template), "the template path")]
     }
 
     /// Rows in pieces: one array job whose tasks each render one piece (or the sound) of one
@@ -81,56 +87,54 @@ final class SlurmSubmission: Sendable {
         guard rows.count * parts <= Self.maxTasks else {
             throw BatchError("\(rows.count) rows in \(chunks) pieces and a sound each make \(rows.count * parts) Slurm tasks, over the array limit (\(Self.maxTasks)): run fewer rows at a time or fewer pieces")
         }
-        let chunkFolder = folder + "/chunks/row-$row"
-        var header = ["#!/bin/sh", "# moonreel batch: \(Paths.name(of: template)), \(rows.count) rows in \(chunks) pieces each (attempt \(attempt)); written by moonreel batch --slurm --chunks",
-                      "#SBATCH --chdir=\(FileManager.default.currentDirectoryPath)"]
-        if let partition { header.append("#SBATCH --partition=\(partition)") }
-        var rowsCase = ["case \"$row\" in"]
-        for (index, row) in rows.enumerated() {
-            rowsCase.append("\(index)) set -- " + rowArguments(row, template: template).map(Self.quoted).joined(separator: " ") + " ;;")
+        func header(_ name: String, _ output: String) throws -> JobScript {
+            var job = JobScript()
+            try job.comment("moonreel batch: \(Paths.name(of: template)), \(rows.count) rows in \(chunks) pieces each (attempt \(attempt)); "
+                            + "written by moonreel batch --slurm --chunks")
+            job.code("#SBATCH --job-name=\(name)")
+            try job.log(to: "\(folder)/logs/attempt-\(attempt)-\(output)-", eachTaskSuffix: ".log")
+            try directives(&job)
+            return job
         }
-        rowsCase.append("esac")
-        let run = ([BatchRunner.executable] + options + ["--chunks", String(chunks)]).map(Self.quoted).joined(separator: " ")
-        let pieces = header + [
-            "#SBATCH --job-name=moonreel-pieces", "#SBATCH --requeue",
-            "#SBATCH --array=0-\(rows.count * parts - 1)" + (maxRunning.map { "%\($0)" } ?? ""),
-            "#SBATCH --output=\(folder)/logs/attempt-\(attempt)-piece-%a.log",
-            "row=$((SLURM_ARRAY_TASK_ID / \(parts))) part=$((SLURM_ARRAY_TASK_ID % \(parts)))",
-            "if [ \"$part\" -lt \(chunks) ]; then role=piece:$((part + 1)); else role=sound; fi",
-        ] + rowsCase + ["exec \(run) --chunk-task \"$role\" --chunk-folder \"\(chunkFolder)\" \"$@\"", ""]
-        let joins = header + [
-            "#SBATCH --job-name=moonreel-join", "#SBATCH --array=0-\(rows.count - 1)",
-            "#SBATCH --output=\(folder)/logs/attempt-\(attempt)-join-%a.log",
-            "row=$SLURM_ARRAY_TASK_ID",
-        ] + rowsCase + ["exec \(run) --chunk-task join --chunk-folder \"\(chunkFolder)\" \"$@\"", ""]
+        /// Sets the positional parameters to the row's `moonreel run` words, then runs the
+        /// task's role (`$role`) of that row in its own chunk folder.
+        func runRow(_ job: inout JobScript, role: String) throws {
+            job.code("case \"$row\" in")
+            for (index, row) in rows.enumerated() { try job.command(rowArguments(row, template: template), prefix: "\(index)) set -- ", suffix: " ;;") }
+            job.code("esac")
+            try job.command([BatchRunner.executable] + options + ["--chunks", String(chunks)], prefix: "exec ",
+                            suffix: " --chunk-task \(role) --chunk-folder " + JobScript.shellWord(folder + "/chunks/row-") + "\"$row\" \"$@\"")
+        }
+        var pieces = try header("moonreel-pieces", "piece")
+        pieces.code("#SBATCH --requeue")
+        pieces.code("#SBATCH --array=0-\(rows.count * parts - 1)" + (maxRunning.map { "%\($0)" } ?? ""))
+        pieces.code("row=$((SLURM_ARRAY_TASK_ID / \(parts))) part=$((SLURM_ARRAY_TASK_ID % \(parts)))")
+        pieces.code("if [ \"$part\" -lt \(chunks) ]; then role=piece:$((part + 1)); else role=sound; fi")
+        try runRow(&pieces, role: "\"$role\"")
+        var joins = try header("moonreel-join", "join")
+        joins.code("#SBATCH --array=0-\(rows.count - 1)")
+        joins.code("row=$SLURM_ARRAY_TASK_ID")
+        try runRow(&joins, role: "join")
         let (piecesScript, joinScript) = (folder + "/pieces-\(attempt).sh", folder + "/join-\(attempt).sh")
         guard !emit else {
-            try write(piecesScript, lines: pieces)
-            try write(joinScript, lines: joins)
+            try pieces.write(to: piecesScript)
+            try joins.write(to: joinScript)
             return nil
         }
-        let array = try submit(script: piecesScript, lines: pieces)
-        return try submit(script: joinScript, lines: joins, after: array, dependency: "afterany")
+        let array = try submit(script: piecesScript, job: pieces)
+        return try submit(script: joinScript, job: joins, after: array, dependency: "afterany")
     }
 
     /// Writes a job script and submits it (to start once job `after` succeeded, or by
     /// another `dependency` type, if given); its job id.
-    func submit(script: String, lines: [String], after: String? = nil, dependency: String = "afterok") throws -> String {
-        try write(script, lines: lines)
+    func submit(script: String, job: JobScript, after: String? = nil, dependency: String = "afterok") throws -> String {
+        try job.write(to: script)
         let (status, output, errors) = Self.command("sbatch", ["--parsable"] + (after.map { ["--dependency=\(dependency):\($0)"] } ?? []) + [script])
-        guard status == 0, let job = output.split(separator: ";").first.map({ $0.trimmingCharacters(in: .whitespacesAndNewlines) }), !job.isEmpty else {
+        guard status == 0, let id = output.split(separator: ";").first.map({ $0.trimmingCharacters(in: .whitespacesAndNewlines) }), !id.isEmpty else {
             throw BatchError("sbatch refused \(script): \(errors.isEmpty ? output : errors)".oneLine)
         }
-        submitted.withLock { $0.append(job) }
-        return job
-    }
-
-    private func write(_ script: String, lines: [String]) throws {
-        do {
-            try lines.joined(separator: "\n").write(toFile: script, atomically: true, encoding: .utf8)
-        } catch {
-            throw BatchError("cannot write \(script): \(error.localizedDescription)")
-        }
+        submitted.withLock { $0.append(id) }
+        return id
     }
 
     /// Returns once Slurm lists none of the job's tasks (finished, failed or cancelled), or
@@ -155,10 +159,6 @@ final class SlurmSubmission: Sendable {
     /// Cancels every job this batch submitted (Ctrl-C).
     func cancel() {
         for job in submitted.withLock({ $0 }) { _ = Self.command("scancel", [job]) }
-    }
-
-    static func quoted(_ word: String) -> String {
-        "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 
     static func command(_ name: String, _ arguments: [String]) -> (Int32, String, String) {

@@ -120,4 +120,31 @@ import TestSupport
             #expect((try job.report()["totals"] as? [String: Any])?["done"] as? Int == 3)
         }
     }
+
+    /// Issue 35 §4–5: from a project folder named `My Videos $(id>PWNED) 'q' "d" \b`, sbatch
+    /// took the unquoted directives for invalid ones, and the folder's `$(…)` ran on the
+    /// cluster. A batch and a chunked run from there, on the cluster: rendered, nothing run.
+    @Test func aFolderWithSpacesAndShellCharactersOnTheCluster() throws {
+        try MachineLoad.heavy {
+            let cluster = try SlurmCluster()
+            defer { cluster.stop() }
+            let project = try AttackRoundFourTests.hostileFolder()
+            let job = try BatchTests.Job(rows: "id,clip,duration\nr1,\(try Fixtures.clip(seconds: 2)),1\n")
+            func here(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
+                try Tool.run("/bin/sh", ["-c", "cd \"$0\" && exec \"$@\"", project, Moonreel.executable] + arguments, environment: cluster.environment, timeout: 240)
+            }
+            let batch = try here(["batch", job.template, job.rows, "--out", "out/{id}.mp4", "--slurm", "--folder", "slurm"])
+            let logs = (try? FileManager.default.contentsOfDirectory(atPath: project + "/slurm/logs"))?.map { (try? String(contentsOfFile: project + "/slurm/logs/" + $0, encoding: .utf8)) ?? "" }
+            #expect(batch.status == 0, "\(batch.err) \(logs ?? []) \(cluster.log("slurmctld.log").suffix(400)) \((try? String(contentsOfFile: project + "/slurm/task-1.sh", encoding: .utf8)) ?? "")")
+            #expect(try Tool.ffprobe(project + "/out/r1.mp4").streams.first { $0.codec_type == "video" }?.frameCount == 30)
+            let pieces = ChunkedRenderTests.templatePath
+            let chunked = try here(["run", "--chunks", "2", "--slurm", "--chunk-folder", "chunks", "--set", "clip=\(try Fixtures.clip(seconds: 2))",
+                                    "--set", "output=\(project)/chunked.mp4", pieces])
+            #expect(chunked.status == 0, "\(chunked.err) \(cluster.log("slurmctld.log").suffix(400))")
+            #expect(try Tool.ffprobe(project + "/chunked.mp4").streams.first { $0.codec_type == "video" }?.frameCount == 60)
+            #expect(AttackRoundFourTests.planted(under: project).isEmpty)
+            #expect(!FileManager.default.fileExists(atPath: project + "/chunks"), "the chunk folder is removed once joined")
+        }
+    }
+
 }

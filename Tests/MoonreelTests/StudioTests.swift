@@ -129,6 +129,10 @@ import TestSupport
         let mono = stride(from: 0, to: samples.count, by: max(channels, 1)).map { samples[$0] }
         #expect(abs(mono.toneFrequency(from: 0, to: mono.count, rate: rate) - 440) < 5)
         #expect(try studio.get("audio?item=0&start=1&duration=60").status == 400)
+        // Issue 35 §6: a start no sample count holds trapped the studio (and its export).
+        #expect(try studio.get("audio?item=0&start=1e300&duration=1").status == 400)
+        #expect(try studio.get("audio?item=0&start=1e9&duration=1").status == 422, "past the end")
+        #expect(try studio.get("audio?item=0&start=0&duration=0.1").status == 200, "still serving")
     }
 
     /// Watch mode: a saved cue file or script runs again; an error is one line with the
