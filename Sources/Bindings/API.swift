@@ -80,7 +80,13 @@ package final class API {
         // A near miss (`av.exportsession`) says what was meant; other absent names are nil.
         let names = avFunctions.map(\.name)
         lua_createtable(L, 0, 1)
-        lua.setFunction("__index", qualifiedName: "av") { call in
+        lua.setFunction("__index", qualifiedName: "av") { [unowned self] call in
+            // `av.dryRun`: whether exports only check and describe (the host sets it after
+            // installing this table, so it is read when asked).
+            if call.type(2) == LUA_TSTRING, try call.string(2) == "dryRun" {
+                call.push(policy.dryRun)
+                return 1
+            }
             guard call.type(2) == LUA_TSTRING, let near = NameSuggestion.closest(to: try call.string(2), among: names) else {
                 call.pushNil()
                 return 1
@@ -175,8 +181,21 @@ package struct RunPolicy {
     package var scriptEvents: ((ScriptEvent) -> Void)?
     /// Told the cues of each `av.readCues` (the studio draws them on its timeline).
     package var cuesRead: (([Cue]) -> Void)?
-    /// Adjustments exports made that the user should hear about.
-    package var warn: (String) -> Void = { _ in }
+    /// Told each diagnostic as it comes: something a binding or an export did other than
+    /// exactly as asked (see `report(_:at:)`).
+    package var diagnostics: (Diagnostic) -> Void = { _ in }
+    /// Warnings are errors: one a binding reports is raised at the script line that caused
+    /// it, and an export with one fails before its output is committed (`--strict`).
+    package var strict = false
+
+    /// Passes `diagnostic` on as caused by the script line running in `L` (unless it names
+    /// its own origin); under `strict`, a warning is raised there as an error instead.
+    package func report(_ diagnostic: Diagnostic, at L: OpaquePointer?) throws {
+        var diagnostic = diagnostic
+        if diagnostic.origin == nil, let L, let (file, line) = LuaState.scriptLine(L) { diagnostic.origin = SourceLine(file: file, line: line) }
+        diagnostics(diagnostic)
+        if strict, diagnostic.level == .warning { throw EngineError("strict: \(diagnostic.text)", kind: .strict) }
+    }
 
     package init() {}
 }

@@ -308,12 +308,12 @@ extension API {
         }
         let built: LayerAnimation
         do { built = try box.built() } catch let error as AnimationError { throw call.argumentError(index, error.message, cause: error) }
-        let where_ = LuaState.scriptPosition(call.L)
         if case .keyframe(let keyframes) = built, let last = keyframes.unreachedKeyTimes.last {
-            policy.warn("\(where_)keyTimes of the \(built.keyPath.rawValue) animation run to \(format(last)); the \(keyframes.unreachedKeyTimes.count) key(s) past 1 are never reached within its duration of \(format(keyframes.timing.duration.seconds)) s")
+            try policy.report(Diagnostic(.animationIgnored, .warning, "keyTimes of the \(built.keyPath.rawValue) animation run to \(format(last)); the \(keyframes.unreachedKeyTimes.count) key(s) past 1 are never reached within its duration of \(format(keyframes.timing.duration.seconds)) s"), at: call.L)
         }
         if built.timing.fillMode.fillsForwards, built.timing.isRemovedOnCompletion {
-            policy.warn("\(where_)the \(built.keyPath.rawValue) animation has fillMode \"\(built.timing.fillMode.rawValue)\" but is removed on completion, so its last value does not hold; set isRemovedOnCompletion = false to keep it")
+            try policy.report(Diagnostic(.animationIgnored, .warning, "the \(built.keyPath.rawValue) animation has fillMode \"\(built.timing.fillMode.rawValue)\" but is removed on completion, so its last value does not hold",
+                                         remedy: "set isRemovedOnCompletion = false to keep it"), at: call.L)
         }
         return built
     }

@@ -260,7 +260,7 @@ extension API {
             try checkNotSandboxed(call)
             let type = try choice(call, 1, CaptureMediaType.self)
             let listing = CaptureDevices.listing(type)
-            listing.problems.forEach { policy.warn(LuaState.scriptPosition(call.L) + $0) }
+            for problem in listing.problems { try policy.report(Diagnostic(.fileNotAsExpected, .note, problem), at: call.L) }
             call.pushArray(listing.devices) { push(call, $0) }
             return 1
          }),

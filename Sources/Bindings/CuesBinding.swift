@@ -57,10 +57,10 @@ extension API {
                 }
                 var log = CueLog(strict: strict)
                 let cues = try timedText(call) { try CueReader.read(path: path, format: format, totalDuration: total, log: &log) }
-                log.notes.forEach(policy.warn)
-                let problems = CueCheck.problems(in: cues, duration: total)
-                if strict, let first = problems.first { throw LuaArgumentError("\(call.functionName): \(path): \(first)") }
-                problems.forEach { policy.warn("\(path): \($0)") }
+                for note in log.notes { try policy.report(note, at: call.L) }
+                let problems = CueCheck.problems(in: cues, duration: total, file: path)
+                if strict, let first = problems.first { throw LuaArgumentError("\(call.functionName): \(first.text)") }
+                for problem in problems { try policy.report(problem, at: call.L) }
                 policy.cuesRead?(cues)
                 call.pushArray(cues) { cue in
                     call.pushRecord {

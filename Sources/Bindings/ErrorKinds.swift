@@ -35,6 +35,7 @@ extension EngineError.Kind {
         case .outputUnavailable, .diskFull: self = .io
         case .renderFailed, .verificationFailed: self = .encode
         case .memoryLimit: self = .limit
+        case .strict: self = .strict
         }
     }
 }

@@ -82,6 +82,13 @@ extension API {
         luaClass.property("error", of: ExportSession.self) { call, e in if let error = e.error { call.push(error.message) } else { call.pushNil() } }
         luaClass.property("errorKind", of: ExportSession.self) { call, e in if let error = e.error { call.push(error.kind.rawValue) } else { call.pushNil() } }
         luaClass.property("progress", of: ExportSession.self, doc: "0…1") { call, e in call.push(e.progress) }
+        luaClass.property("strict", of: ExportSession.self, doc: "true: any warning fails the export before its file is written (errorKind \"strict\"); --strict sets it for every export",
+                          get: { call, e in call.push(e.strict) },
+                          set: { call, e, index in e.strict = try call.boolean(index) })
+        luaClass.property("diagnostics", of: ExportSession.self,
+                          doc: "what the last export (or dry run) did other than as asked, each once: {kind=, level=\"note\"|\"warning\", message=, remedy=, dataFile=, dataLine=, time=} (docs/diagnostics.md)") { [unowned self] call, e in
+            call.pushArray(e.diagnostics) { pushDiagnostic(call, $0) }
+        }
         luaClass.method("export", of: ExportSession.self, doc: "ex:export{progress=function(fraction) end}: true, or nil and a message") { [unowned self] call, e in
             try export(call, e, options: 2)
         }
@@ -117,6 +124,29 @@ extension API {
     }
 
     /// Runs the export; `options` is the index of `{progress=}`, if the call takes one.
+    /// A diagnostic as a plain table (`session.diagnostics`).
+    private func pushDiagnostic(_ call: LuaCall, _ diagnostic: Diagnostic) {
+        call.pushRecord {
+            call.push(diagnostic.kind.rawValue); call.setField("kind")
+            call.push(diagnostic.level.rawValue); call.setField("level")
+            call.push(diagnostic.message); call.setField("message")
+            if let remedy = diagnostic.remedy { call.push(remedy); call.setField("remedy") }
+            if let origin = diagnostic.origin { call.push(origin.file); call.setField("file"); call.push(origin.line); call.setField("line") }
+            if let data = diagnostic.dataLine { call.push(data.file); call.setField("dataFile"); call.push(data.line); call.setField("dataLine") }
+            if let time = diagnostic.time { call.push(time); call.setField("time") }
+        }
+    }
+
+    /// Passes an export's diagnostics on, each as caused by the export call's line unless it
+    /// names its own (the session itself fails under `strict`, before committing).
+    private func reportDiagnostics(of session: ExportSession, _ call: LuaCall) {
+        let origin = LuaState.scriptLine(call.L).map { SourceLine(file: $0.file, line: $0.line) }
+        for var diagnostic in session.diagnostics {
+            diagnostic.origin = diagnostic.origin ?? origin
+            policy.diagnostics(diagnostic)
+        }
+    }
+
     private func export(_ call: LuaCall, _ session: ExportSession, options: Int32?) throws -> Int32 {
         guard !lua.isSandboxed else { throw LuaArgumentError("\(call.functionName): effects cannot read or write files") }
         var callbackIndex: Int32? = nil
@@ -134,6 +164,7 @@ extension API {
             }
         }
         if policy.overwriteOutputs { session.overwrite = true }
+        if policy.strict { session.strict = true }
         session.memoryLimit = session.memoryLimit ?? policy.exportMemoryLimit
         session.parentCancellation = exportCancellation
         exportsStarted += 1
@@ -149,7 +180,10 @@ extension API {
         if policy.dryRun {
             do {
                 let summary = try session.plan(samplingSize: policy.dryRunSamplesSize)
-                session.warnings.forEach(policy.warn) // what the export would say: a SmartCut's copy, a fallback
+                reportDiagnostics(of: session, call) // what the export would say: a SmartCut's copy, a fallback
+                if policy.strict, let first = session.diagnostics.first(where: { $0.level == .warning }) {
+                    throw ExportError(.strict, "strict: \(first.text)")
+                }
                 policy.exportEvents?(.planned(session, summary))
             } catch {
                 let failure = error as? ExportError ?? ExportError(.invalidRequest, "\(error)")
@@ -157,8 +191,10 @@ extension API {
                 call.push(LuaState.scriptPosition(call.L) + failure.message.oneLine)
                 return 2
             }
+            // Scripts that print "made out.mp4" can tell: nothing was made (see av.dryRun).
             call.push(true)
-            return 1
+            call.push("dry run")
+            return 2
         }
         var callbackError: ScriptError? = nil
         var started = false
@@ -185,7 +221,7 @@ extension API {
             let position = LuaState.scriptPosition(call.L)
             let failure = error as? ExportError ?? ExportError(.renderFailed, "\(error)")
             policy.exportEvents?(.failed(session, failure, position: position))
-            session.warnings.forEach(policy.warn)
+            reportDiagnostics(of: session, call)
             if let callbackError { throw callbackError }
             // Positioned at the export call, so error(err, 0) and assert still name the line.
             call.pushNil()
@@ -193,7 +229,7 @@ extension API {
             return 2
         }
         let elapsed = ContinuousClock.now - startTime
-        session.warnings.forEach(policy.warn) // before "done": they are about this export
+        reportDiagnostics(of: session, call) // before "done": they are about this export
         policy.exportEvents?(.finished(session, seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18))
         call.push(true)
         return 1

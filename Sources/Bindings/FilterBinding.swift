@@ -29,7 +29,7 @@ extension API {
                       get: { call, box in call.push(box.filter.name) },
                       set: { [unowned self] call, box, index in
                           let name = try filterName(call, index)
-                          changeFilter(call, box) { $0.name = name }
+                          try changeFilter(call, box) { $0.name = name }
                       })
         base.property("kind", of: FilterBox.self, doc: "the kind: " + FilterKind.allCases.map(\.rawValue).joined(separator: ", ")) { call, box in
             call.push(box.filter.kind.rawValue)
@@ -132,11 +132,12 @@ extension API {
     }
 
     /// A change to a filter object, with a note (once) if a copy of it was already taken.
-    private func changeFilter(_ call: LuaCall, _ box: FilterBox, _ change: (inout Filter) throws -> Void) rethrows {
+    private func changeFilter(_ call: LuaCall, _ box: FilterBox, _ change: (inout Filter) throws -> Void) throws {
         try box.update(change)
         guard box.isCopied, !box.warnedAboutChange else { return }
         box.warnedAboutChange = true
-        policy.warn("\(LuaState.scriptPosition(call.L))filter \(box.filter.name) was changed after a layer or video composition took a copy of it; the copy is unchanged: assign the filters again to use the change")
+        try policy.report(Diagnostic(.optionIgnored, .warning, "filter \(box.filter.name) was changed after a layer or video composition took a copy of it; the copy is unchanged",
+                                     remedy: "assign the filters again to use the change"), at: call.L)
     }
 
     private func filterName(_ call: LuaCall, _ index: Int32) throws -> String {

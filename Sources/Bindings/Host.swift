@@ -46,7 +46,7 @@ public final class MoonreelHost {
         try installPrint()
         let callbacks = callbacks
         api.policy.exportEvents = { event in callbacks.report(event) }
-        api.policy.warn = { note in callbacks.note?(note) }
+        api.policy.diagnostics = { diagnostic in callbacks.diagnostic?(diagnostic) }
     }
 
     package var lua: LuaState { scripts.lua }
@@ -120,11 +120,21 @@ public final class MoonreelHost {
         set { callbacks.export = newValue }
     }
 
-    /// Receives notes about adjustments an export made that the user should hear about
-    /// (a preset that falls back, a loudness target out of reach).
-    public var onNote: ((String) -> Void)? {
-        get { callbacks.note }
-        set { callbacks.note = newValue }
+    /// Receives each ``Diagnostic`` as it comes (each export's once): something the run did other than
+    /// exactly as asked (text cut to fit, sound left out, a frame rate chosen, a preset that
+    /// falls back), with its kind, level and the script line that caused it. Called on the
+    /// thread running the script.
+    public var onDiagnostic: ((Diagnostic) -> Void)? {
+        get { callbacks.diagnostic }
+        set { callbacks.diagnostic = newValue }
+    }
+
+    /// Whether a warning fails the work instead: one reported while the script runs is
+    /// raised as an error at its line (kind `strict`), and an export with one fails before
+    /// its output is committed. Off by default; `moonreel run --strict` turns it on.
+    public var strict: Bool {
+        get { api.policy.strict }
+        set { api.policy.strict = newValue }
     }
 
     // MARK: App functions and values
@@ -196,7 +206,7 @@ private final class ArgumentReader {
 private final class HostCallbacks {
     var print: ((String) -> Void)?
     var export: ((ExportUpdate) -> Void)?
-    var note: ((String) -> Void)?
+    var diagnostic: ((Diagnostic) -> Void)?
     /// The running export's last progress (its frame count, for `finished`).
     private var lastProgress: ExportProgress?
 

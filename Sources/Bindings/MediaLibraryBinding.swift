@@ -50,11 +50,11 @@ extension API {
                 let item = try library.add(recording: source, preset: preset, deleteSource: deleteSource, cancellation: exportCancellation)
                 if exportCancellation.isCancelled {
                     // Past its commit point a hand-off finishes whatever comes: say what it did.
-                    policy.warn(LuaState.scriptPosition(call.L) + "the run was interrupted after the hand-off of \(source.quotedForMessage(limit: 200)) was committed; it was finished: the movie is at \(item.path.quotedForMessage(limit: 200))"
-                         + (item.sourceDeleted ? " and the recording was deleted" : " and the recording was kept"))
+                    try policy.report(Diagnostic(.fileNotAsExpected, .note, "the run was interrupted after the hand-off of \(source.quotedForMessage(limit: 200)) was committed; it was finished: the movie is at \(item.path.quotedForMessage(limit: 200))"
+                                                 + (item.sourceDeleted ? " and the recording was deleted" : " and the recording was kept")), at: call.L)
                 }
                 if let reason = item.sourceDeletionError {
-                    policy.warn(LuaState.scriptPosition(call.L) + "added \(item.path.quotedForMessage(limit: 200)); the source \(source.quotedForMessage(limit: 200)) could not be deleted: \(reason)")
+                    try policy.report(Diagnostic(.fileNotAsExpected, .warning, "added \(item.path.quotedForMessage(limit: 200)); the source \(source.quotedForMessage(limit: 200)) could not be deleted: \(reason)"), at: call.L)
                 }
                 push(call, libraryItem: item)
                 return 1

@@ -239,7 +239,7 @@ extension API {
                     }
                     let made = VideoComposition.properties(of: source, renderSize: render, placement: try fit.placement(call, 2))
                     made.filters.filters = filters
-                    made.notes.forEach(policy.warn)
+                    for note in made.notes { try policy.report(note, at: call.L) }
                     push(call, made)
                     return 1
                 }

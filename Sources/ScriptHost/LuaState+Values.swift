@@ -94,12 +94,17 @@ extension LuaState {
     /// "script.lua:12: " for the script line running now (skipping Moonreel's own Lua), or ""
     /// when no script line is: the prefix of notes about what that line did.
     package static func scriptPosition(_ L: OpaquePointer) -> String {
+        scriptLine(L).map { "\($0.file):\($0.line): " } ?? ""
+    }
+
+    /// The script file and line running the current call, as `scriptPosition` names them.
+    package static func scriptLine(_ L: OpaquePointer) -> (file: String, line: Int)? {
         let level = moon_script_level(L)
-        guard level > 0 else { return "" }
+        guard level > 0 else { return nil }
         var ar = lua_Debug()
-        guard lua_getstack(L, level, &ar) != 0, lua_getinfo(L, "Sl", &ar) != 0 else { return "" }
+        guard lua_getstack(L, level, &ar) != 0, lua_getinfo(L, "Sl", &ar) != 0 else { return nil }
         let source = withUnsafeBytes(of: ar.short_src) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-        return "\(source):\(ar.currentline): "
+        return (source, Int(ar.currentline))
     }
 
     package static func objectInUserdata(_ L: OpaquePointer, _ index: Int32) -> AnyObject? {

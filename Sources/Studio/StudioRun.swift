@@ -224,6 +224,7 @@ final class ScriptRun {
             return ([], "\(error)".oneLine)
         }
         defer { readFiles = host.api.readFiles.paths + [path] }
+        host.strict = options.strict
         host.scripts.parameterValues = options.parameterValues
         host.scripts.parameterOverrides = scriptOverrides
         defer {
@@ -236,7 +237,7 @@ final class ScriptRun {
         host.api.policy.previewExport = { sessions.append($0) }
         host.api.policy.cuesRead = { [unowned self] in cues += $0 }
         host.onPrint = { [unowned self] line in if prints.count < Self.maxPrints { prints.append(line) } }
-        host.onNote = { [unowned self] note in if prints.count < Self.maxPrints { prints.append("note: " + note) } }
+        host.onDiagnostic = { [unowned self] diagnostic in if prints.count < Self.maxPrints { prints.append("\(diagnostic.level.rawValue): \(diagnostic) [\(diagnostic.kind.rawValue)]") } }
         host.scripts.onEffectCall = { [unowned self] call in
             let changes = overrides["\(call.location)#\(call.occurrence)"] ?? [:]
             if effectCalls.count < Self.maxEffectCalls {

@@ -21,6 +21,8 @@ public final class StudioSession: Sendable {
         public var previewSize = (width: 960, height: 540)
         /// Whether the Export button may replace an existing output (the CLI's --overwrite).
         public var overwriteOutputs = false
+        /// Warnings are errors, in each run of the script and in the Export button's export (`--strict`).
+        public var strict = false
         /// The script's own parameters as text (`--set NAME=VALUE`).
         public var parameterValues: [String: String] = [:]
         /// The defaults: no arguments, default limits and search path, a 960×540 preview.
@@ -212,6 +214,7 @@ public final class StudioSession: Sendable {
         let session = UncheckedBox(item.session.copy())
         let output = session.value.outputURL ?? "(no outputURL)"
         session.value.overwrite = session.value.overwrite || options.overwriteOutputs
+        session.value.strict = session.value.strict || options.strict
         setExport(["state": "running", "item": index, "fraction": 0.0, "message": "exporting \(output)"])
         let thread = Thread { [self] in
             defer { exportRunning.store(false, ordering: .sequentiallyConsistent) }

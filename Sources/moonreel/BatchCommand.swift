@@ -202,6 +202,9 @@ final class BatchRunner: @unchecked Sendable {
         var seconds = 0.0
         var attempts = 0
         var error: [String: Any]?
+        /// The row's `diagnostic` events (its last attempt's), as they came.
+        var diagnostics: [[String: Any]] = []
+        var warnings: Int { diagnostics.filter { $0["level"] as? String == "warning" }.count }
     }
 
     let plan: BatchPlan
@@ -210,6 +213,8 @@ final class BatchRunner: @unchecked Sendable {
     let retry: Int
     private let lock = NSLock()
     private var results: [Int: Result] = [:]
+    /// The diagnostic lines already printed (a batch says each once, not once per row).
+    private var shownDiagnostics: Set<String> = []
     private var running: [Int: Process] = [:]
     private let stopping = Atomic<Bool>(false)
     let json: Bool
@@ -284,7 +289,8 @@ final class BatchRunner: @unchecked Sendable {
     private func summarize(interrupted: Bool) {
         guard !common.quiet, !json else { return }
         let count = { (status: Status) in self.results.values.filter { $0.status == status }.count }
-        printError("moonreel: batch: \(count(.done)) done, \(count(.skipped)) skipped (already there), \(count(.failed)) failed"
+        let warned = results.values.filter { $0.warnings > 0 }.count
+        printError("moonreel: batch: \(count(.done)) done" + (warned > 0 ? " (\(warned) with warnings)" : "") + ", \(count(.skipped)) skipped (already there), \(count(.failed)) failed"
                    + (interrupted ? ", \(count(.interrupted)) not run (interrupted)" : ""))
     }
 
@@ -340,6 +346,7 @@ final class BatchRunner: @unchecked Sendable {
             // A row in pieces shares the cores with the rows running beside it.
             let pieces = chunks.map { ["--chunks", String($0), "--jobs", String(max(1, ProcessInfo.processInfo.activeProcessorCount / jobs))] } ?? []
             let (status, output, errors) = runProcess(row, extra: ["--progress", "json"] + pieces, register: true)
+            result.diagnostics = Self.events(in: output, named: "diagnostic").map { $0.filter { $0.key != "schema" && $0.key != "event" } }
             if status == 0 {
                 result.status = .done
                 result.error = nil
@@ -359,6 +366,7 @@ final class BatchRunner: @unchecked Sendable {
         var arguments = ["run"] + extra + ["--memory-limit", String(common.memoryLimit)]
         if let limit = common.timeLimit { arguments += ["--time-limit", String(limit)] }
         if common.overwrite { arguments.append("--overwrite") }
+        if common.strict { arguments.append("--strict") }
         for (name, value) in row.values.sorted(by: { $0.key < $1.key }) { arguments += ["--set", "\(name)=\(value)"] }
         process.arguments = arguments + ["--", plan.template]
         let output = Pipe(), errors = Pipe()
@@ -401,12 +409,15 @@ final class BatchRunner: @unchecked Sendable {
     /// The first `error` event of a row's `--progress json` output: the cause (an export's
     /// failure, with its kind and the export call's line, comes before the script's own).
     static func errorEvent(in output: String) -> [String: Any]? {
-        for line in output.split(separator: "\n") {
-            guard let event = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                  event["event"] as? String == "error" else { continue }
-            return event.filter { ["kind", "message", "file", "line"].contains($0.key) }
+        events(in: output, named: "error").first.map { $0.filter { ["kind", "message", "file", "line"].contains($0.key) } }
+    }
+
+    /// The events called `name` among a row's `--progress json` lines, in order.
+    static func events(in output: String, named name: String) -> [[String: Any]] {
+        output.split(separator: "\n").compactMap { line in
+            guard let event = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], event["event"] as? String == name else { return nil }
+            return event
         }
-        return nil
     }
 
     /// Whether an output is there from an earlier run: a media file that opens and has length.
@@ -424,7 +435,15 @@ final class BatchRunner: @unchecked Sendable {
             emit(event)
         } else if !common.quiet {
             let detail = result.error.flatMap { $0["message"] as? String }.map { ": " + $0 } ?? ""
-            printError("moonreel: batch: row \(row.number) \(result.status.rawValue) \(row.output)\(detail)".oneLine)
+            let warned = result.warnings > 0 ? " (\(result.warnings) warning\(result.warnings == 1 ? "" : "s"))" : ""
+            printError("moonreel: batch: row \(row.number) \(result.status.rawValue)\(warned) \(row.output)\(detail)".oneLine)
+            // Each distinct diagnostic once, with the first row that had it.
+            for diagnostic in result.diagnostics {
+                let place = (diagnostic["file"] as? String).map { "\($0):\(diagnostic["line"] as? Int ?? 0): " } ?? ""
+                let line = "\(diagnostic["level"] as? String ?? "note"): \(place)\(diagnostic["message"] as? String ?? "") [\(diagnostic["kind"] as? String ?? "")]"
+                guard lock.withLock({ shownDiagnostics.insert(line).inserted }) else { continue }
+                printError("moonreel: batch: row \(row.number): \(line)".oneLine)
+            }
         }
     }
 
@@ -451,9 +470,12 @@ final class BatchRunner: @unchecked Sendable {
             var entry: [String: Any] = ["row": row.number, "status": result.status.rawValue, "output": row.output,
                                         "seconds": (result.seconds * 1000).rounded() / 1000, "attempts": result.attempts]
             entry["error"] = result.error ?? NSNull()
+            entry["diagnostics"] = result.diagnostics
             return entry
         }
         var totals: [String: Any] = ["rows": plan.rows.count]
+        totals["warnings"] = results.values.reduce(0) { $0 + $1.warnings }
+        totals["rowsWithWarnings"] = results.values.filter { $0.warnings > 0 }.count
         for status in [Status.done, .skipped, .failed, .interrupted] {
             totals[status.rawValue] = results.values.filter { $0.status == status }.count
         }

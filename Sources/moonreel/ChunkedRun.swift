@@ -183,6 +183,7 @@ struct ChunkedRun {
         if role != "join" { words += ["--progress", "none"] }
         if let limit = common.timeLimit { words += ["--time-limit", String(limit)] }
         if common.overwrite { words.append("--overwrite") }
+        if common.strict { words.append("--strict") }
         if role == "join", let progress = common.progress { words += ["--progress", progress.rawValue] }
         for (name, value) in parameterValues.sorted(by: { $0.key < $1.key }) { words += ["--set", "\(name)=\(value)"] }
         return words + ["--", Paths.absolute(script)] + arguments

@@ -41,8 +41,8 @@ struct Cues: ParsableCommand {
                 printError("moonreel: cues: \(error)".oneLine)
                 throw ExitCode(Exit.usage)
             }
-            let problems = log.notes + CueCheck.problems(in: cues, duration: total).map { "\(file): \($0)" }
-            for problem in problems { print(problem.oneLine) }
+            let problems = log.notes + CueCheck.problems(in: cues, duration: total, file: file)
+            for problem in problems { print(problem.text.oneLine) }
             let span = cues.isEmpty ? "" : ", \(CueCheck.clock(cues.map(\.start).min() ?? .zero))–\(CueCheck.clock(cues.map(\.end).max() ?? .zero))"
             printError("moonreel: cues: \(file): \(cues.count) cue\(cues.count == 1 ? "" : "s")\(span); "
                        + (problems.isEmpty ? "no problems" : "\(problems.count) problem\(problems.count == 1 ? "" : "s")"))

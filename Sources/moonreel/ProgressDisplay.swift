@@ -12,9 +12,10 @@ enum ProgressStyle: String, ExpressibleByArgument, CaseIterable {
 
 /// Shows how exports go: a bar on standard error for people, or JSON lines on standard
 /// output for programs (then standard output carries nothing else: the script's `print`
-/// goes to standard error). The JSON schema (version 1) is in README.md.
+/// goes to standard error). The JSON schema (version 2) is in README.md.
 final class ProgressDisplay {
-    static let schema = 1
+    /// 2: diagnostics are `diagnostic` events with kind and level (1 had `note` lines).
+    static let schema = 2
     let style: ProgressStyle
     private var started = 0.0
     private var lastDraw = 0.0
@@ -56,9 +57,39 @@ final class ProgressDisplay {
         jsonOutput = reserved
     }
 
-    /// A note or warning (an adjustment an export made): under JSON, a `note` line too.
-    func note(_ message: String) {
-        emit([("event", "\"note\""), ("message", jsonString(message))])
+    /// Each diagnostic once, in order; repeats are counted (`reportRepeats`).
+    private let diagnostics = DiagnosticLog()
+    /// No diagnostic lines on standard error (`--quiet`); JSON events are still written.
+    var quiet = false
+
+    /// A diagnostic the first time it comes: one line on standard error, and under JSON a
+    /// `diagnostic` event with its fields; a repeat is only counted.
+    func report(_ diagnostic: Diagnostic) {
+        guard diagnostics.report(diagnostic) else { return }
+        if !quiet {
+            endLine()
+            printError(Self.line(diagnostic))
+        }
+        var fields = [("event", "\"diagnostic\""), ("kind", jsonString(diagnostic.kind.rawValue)), ("level", jsonString(diagnostic.level.rawValue)),
+                      ("message", jsonString(diagnostic.message))]
+        if let remedy = diagnostic.remedy { fields.append(("remedy", jsonString(remedy))) }
+        if let origin = diagnostic.origin { fields += [("file", jsonString(origin.file)), ("line", "\(origin.line)")] }
+        if let data = diagnostic.dataLine { fields += [("dataFile", jsonString(data.file)), ("dataLine", "\(data.line)")] }
+        if let time = diagnostic.time { fields.append(("time", number(time))) }
+        emit(fields)
+    }
+
+    /// "moonreel: warning: script.lua:12: what happened; what to do [kind]".
+    static func line(_ diagnostic: Diagnostic) -> String {
+        "moonreel: \(diagnostic.level.rawValue): \(diagnostic) [\(diagnostic.kind.rawValue)]".oneLine
+    }
+
+    /// At the end of a run: how often each diagnostic that came more than once came.
+    func reportRepeats() {
+        guard !quiet else { return }
+        for (diagnostic, count) in diagnostics.counted where count > 1 {
+            printError("moonreel: \(diagnostic.level.rawValue) [\(diagnostic.kind.rawValue)] \(diagnostic.origin.map { "at \($0) " } ?? "")came \(count) times in all".oneLine)
+        }
     }
 
     private func json(_ value: ScriptEvent.Value) -> String {

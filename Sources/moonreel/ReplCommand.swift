@@ -33,11 +33,8 @@ struct Repl: ParsableCommand {
             configureHost: { host in
                 host.overwriteOutputs = overwrite
                 display.attach(to: host)
-                host.onNote = { message in
-                    guard !quiet else { return }
-                    display.endLine()
-                    printError("moonreel: note: \(message)")
-                }
+                display.quiet = quiet
+                host.onDiagnostic = { display.report($0) }
             })
         let studio = REPLStudio(limits: common.limits)
         options.showInStudio = { composition, videoComposition in try studio.show(composition, videoComposition) }

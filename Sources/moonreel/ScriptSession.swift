@@ -67,12 +67,10 @@ struct ScriptSession {
             }
             showExport?(event)
         }
-        host.onNote = { message in
-            guard !quiet else { return }
-            display.endLine()
-            display.note(message)
-            printError("moonreel: note: \(message)".oneLine)
-        }
+        display.quiet = quiet
+        host.strict = common.strict
+        host.onDiagnostic = { display.report($0) }
+        defer { display.reportRepeats() }
         let signals = SignalWatcher.start(canceller: host.canceller)
         if let limit = common.timeLimit {
             // The host stops Lua code and cancels an export at the limit; this deadline is

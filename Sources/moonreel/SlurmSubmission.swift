@@ -36,6 +36,7 @@ final class SlurmSubmission: Sendable {
         var options = ["run", "--quiet", "--memory-limit", String(common.memoryLimit)]
         if let limit = common.timeLimit { options += ["--time-limit", String(limit)] }
         if common.overwrite { options.append("--overwrite") }
+        if common.strict { options.append("--strict") }
         if let chunks { return try submitInPieces(rows, chunks: chunks, template: template, options: options, attempt: attempt) }
         let perTask = max(rowsPerTask, (rows.count + Self.maxTasks - 1) / Self.maxTasks)
         let tasks = stride(from: 0, to: rows.count, by: perTask).map { Array(rows[$0..<min($0 + perTask, rows.count)]) }

@@ -46,6 +46,7 @@ struct StudioCommand: ParsableCommand {
         options.effectSearchPath = .fromEnvironment()
         options.previewSize = try previewSize()
         options.overwriteOutputs = common.overwrite
+        options.strict = common.strict
         options.parameterValues = try parameters.values()
         if !["127.0.0.1", "::1", "localhost"].contains(host) {
             printError("moonreel: warning: listening on \(host): anyone who can reach it and learns the address can watch the preview and run its exports")

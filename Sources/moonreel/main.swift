@@ -35,6 +35,8 @@ struct CommonOptions: ParsableArguments {
     var memoryLimit: Int = 2048
     @Option(help: "Stop the script after this many seconds.")
     var timeLimit: Double?
+    @Flag(help: "Make every warning an error: text cut to fit, sound left out, a cue never shown… fail the export before its file is written (docs/diagnostics.md).")
+    var strict = false
 
     var limits: ScriptLimits { ScriptLimits(memory: memoryLimit << 20, script: RunLimits(seconds: timeLimit)) }
 
@@ -107,7 +109,7 @@ struct Run: ParsableCommand {
     }
 
     static func looksLikeOurs(_ argument: String) -> Bool {
-        ["--overwrite", "--quiet", "--progress", "--memory-limit", "--time-limit", "--dry-run", "--rough-estimate", "--set", "--chunks", "--slurm", "--jobs"].contains { argument == $0 || argument.hasPrefix($0 + "=") }
+        ["--overwrite", "--quiet", "--progress", "--memory-limit", "--time-limit", "--dry-run", "--rough-estimate", "--set", "--chunks", "--slurm", "--jobs", "--strict"].contains { argument == $0 || argument.hasPrefix($0 + "=") }
     }
 }
 

@@ -68,7 +68,7 @@ import TestSupport
         #expect(result.err.contains("from the script"))
         let lines = result.out.split(separator: "\n")
         let events = try lines.map { try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
-        #expect(events.allSatisfy { $0["schema"] as? Int == 1 })
+        #expect(events.allSatisfy { $0["schema"] as? Int == 2 })
         let kinds = events.map { $0["event"] as? String ?? "?" }
         #expect(kinds.first == "start" && kinds.filter { $0 == "done" }.count == 1 && kinds.suffix(2) == ["error", "error"], "\(kinds)")
         #expect(events[0]["frames"] as? Int == 90 && events[0]["duration"] as? Double == 3 && events[0]["output"] as? String == output)
@@ -109,8 +109,9 @@ import TestSupport
         #expect(script["name"] as? String == "chapter" && script["title"] as? String == "Intro \"one\"" && script["index"] as? Int == 1
                 && script["at"] as? Double == 0.5 && script["final"] as? Bool == false, "\(script)")
         #expect((events.first { $0["event"] as? String == "start" }?["inputs"] as? [String]) == [clip])
-        let note = try #require(kinds.firstIndex(of: "note"))
+        let note = try #require(kinds.firstIndex(of: "diagnostic"))
         #expect((events[note]["message"] as? String)?.contains("renderSize 101×100") == true)
+        #expect(events[note]["kind"] as? String == "sizeRounded" && events[note]["level"] as? String == "warning" && events[note]["line"] is Int, "\(events[note])")
         #expect(note < (kinds.firstIndex(of: "done") ?? 0), "\(kinds)")
         for (fields, message) in [("{ title = 'x' }", "an event needs a name"), ("{ name = 'x', event = 'y' }", "is the event line's own"),
                                   ("{ name = 'x', list = {} }", "event fields are strings, numbers or booleans")] {

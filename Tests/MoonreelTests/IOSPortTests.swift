@@ -175,7 +175,7 @@ import TestSupport
             print(select(2, pcall(held.addAnimation, held, incomplete)))
             """, name: "defaults.lua", arguments: [video, output])
         try #require(result.status == 0, "\(result.err)")
-        #expect(result.err.contains("note: defaults.lua:17: keyTimes of the opacity animation run to 1.5"), "\(result.err)")
+        #expect(result.err.contains("moonreel: warning: defaults.lua:17: keyTimes of the opacity animation run to 1.5"), "\(result.err)")
         #expect(result.err.contains("fillMode \"forwards\" but is removed on completion"), "\(result.err)")
         #expect(result.out.contains("videoComposition.renderSize must be set"), "\(result.out)")
         #expect(result.out.contains("the opacity keyframe animation has no values yet"), "\(result.out)")

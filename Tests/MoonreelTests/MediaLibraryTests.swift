@@ -368,7 +368,7 @@ import TestSupport
         #expect(result.status == 0, "\(result.err)")
         #expect(result.out == "false\tRead-only file system\n0\t0\n", "\(result.out)")
         let notes = result.err.split(separator: "\n").filter { $0.contains("could not be deleted") }
-        #expect(notes.count == 1 && notes[0].contains("add.lua:2: added \"\(library)/") && notes[0].hasSuffix("the source \"\(source)\" could not be deleted: Read-only file system"), "\(result.err)")
+        #expect(notes.count == 1 && notes[0].contains("add.lua:2: added \"\(library)/") && notes[0].hasSuffix("the source \"\(source)\" could not be deleted: Read-only file system [fileNotAsExpected]"), "\(result.err)")
         #expect(FileManager.default.fileExists(atPath: source))
         #expect(Self.files(under: library).count == 2, "\(Self.files(under: library))")
     }

@@ -166,7 +166,7 @@ public final class VideoComposition {
     /// Filters of each composed frame, before the animation tool's layers go around it.
     public var filters = FilterStack()
     /// Explanations of choices made for the script (mismatched clip shapes…).
-    public internal(set) var notes: [String] = []
+    public internal(set) var notes: [Diagnostic] = []
 
     /// A video composition with no instructions yet, like `AVMutableVideoComposition()` with
     /// its size and rate set; `properties(of:)` makes one with instructions from the sources.
@@ -201,7 +201,7 @@ public final class VideoComposition {
                 let shown = upright.apply(Rect(x: 0, y: 0, width: source.naturalSize.width, height: source.naturalSize.height)).size
                 if placement == .natural, shown != size {
                     let shape = { (s: Size) in s.height > s.width ? "portrait" : s.width > s.height ? "landscape" : "square" }
-                    videoComposition.notes.append("clip \"\(source.path)\" at \(segment.targetRange.start.seconds) s is \(shape(shown)) \(shown) but the render size is \(shape(size)) \(size): it is drawn at its own size from the top-left corner; use fit = \"fit\" to scale it into the frame, or fit = \"fill\" to fill it")
+                    videoComposition.notes.append(Diagnostic(.layerOffFrame, .warning, "clip \"\(source.path)\" at \(segment.targetRange.start.seconds) s is \(shape(shown)) \(shown) but the render size is \(shape(size)) \(size): it is drawn at its own size from the top-left corner; use fit = \"fit\" to scale it into the frame, or fit = \"fill\" to fill it", time: segment.targetRange.start.seconds))
                 }
             }
             instruction.layerInstructions.append(layer)

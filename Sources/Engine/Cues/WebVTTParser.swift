@@ -35,7 +35,7 @@ struct WebVTTParser {
                 case .success(let (start, end)):
                     if end < start {
                         // The specification keeps it; it is never on screen.
-                        log.note(file: fileName, line: timing.line, "cue ends (\(end.seconds) s) before it starts (\(start.seconds) s); it is kept but never shown")
+                        log.hidden(file: fileName, line: timing.line, "cue ends (\(end.seconds) s) before it starts (\(start.seconds) s); it is kept but never shown")
                     }
                     let (cueText, words) = TimedTextBuilder.timedText(Substring(block.text), start: start, end: end, stripTags: true,
                                                                        trimming: false, decode: SubtitleParser.decodingEntities)
@@ -180,8 +180,8 @@ struct WebVTTParser {
 public struct CueLog: Sendable {
     /// Whether a dropped block is an error (the first one is thrown).
     public let strict: Bool
-    /// One line each: "FILE:LINE: what was dropped and why".
-    public private(set) var notes: [String] = []
+    /// What was dropped or will not show, each with its file and line.
+    public private(set) var notes: [Diagnostic] = []
 
     /// A log that notes (or, `strict`, throws) what a reader drops.
     public init(strict: Bool = false) { self.strict = strict }
@@ -190,11 +190,11 @@ public struct CueLog: Sendable {
     /// `strict`, the reason is the error.
     mutating func drop(file: String, line: Int, _ what: String, because reason: String) throws {
         if strict { throw TimedTextError(file: file, line: line, reason) }
-        note(file: file, line: line, "\(what): \(reason)")
+        notes.append(Diagnostic(.cueDropped, .warning, "\(file):\(line): \(what): \(reason)", dataLine: SourceLine(file: file, line: line)))
     }
 
-    /// Something kept that the user should hear about.
-    mutating func note(file: String, line: Int, _ message: String) {
-        notes.append("\(file):\(line): \(message)")
+    /// A cue kept that will never show.
+    mutating func hidden(file: String, line: Int, _ message: String) {
+        notes.append(Diagnostic(.cueHidden, .warning, "\(file):\(line): \(message)", dataLine: SourceLine(file: file, line: line)))
     }
 }

@@ -39,7 +39,7 @@ struct ExportRequest {
     let encodings: Encodings
     let strategy: Strategy
     /// What planning settled that the user should hear (a smart cut that re-encodes).
-    let notes: [String]
+    let notes: [Diagnostic]
 }
 
 /// Turns an export session's settings into an `ExportRequest` (and into the plans the
@@ -69,7 +69,7 @@ struct ExportPlanner {
                 throw EngineError("loudness needs the audio mixed again, but Passthrough copies it as it is; use another preset (AppleM4A, HighestQuality…)", kind: .unsupported)
             }
             let range = try range()
-            var notes: [String] = []
+            var notes: [Diagnostic] = []
             var encodingPreset = preset
             var strategy = ExportRequest.Strategy.reencode
             if preset.isPassthrough {
@@ -79,24 +79,24 @@ struct ExportPlanner {
                 switch try smartCut(range: range, container: container, outputPath: outputPath) {
                 case .success(let writer):
                     strategy = .smartCut(writer)
-                    notes.append("\(name) \(writer.summary)")
+                    notes.append(Diagnostic(.encodingChanged, .note, "\(name) \(writer.summary)"))
                     let dolbyVision = Set(composition.tracks(withMediaType: .video).flatMap { $0.segments.compactMap { $0.source?.dolbyVision } })
                     if let profile = dolbyVision.sorted().first {
-                        notes.append("\(name) does not keep the source's Dolby Vision (profile \(profile)): the copy plays its base layer (HDR10 or HLG), as players without Dolby Vision show it")
+                        notes.append(Diagnostic(.optionIgnored, .warning, "\(name) does not keep the source's Dolby Vision (profile \(profile)): the copy plays its base layer (HDR10 or HLG), as players without Dolby Vision show it"))
                     }
                 case .failure(let unavailable) where preset.isSmartCut:
                     let fallback = unavailable.isHEVC ? "HEVCHighestQuality" : "HighestQuality"
                     encodingPreset = ExportPreset.named(fallback) ?? preset
-                    notes.append("SmartCut re-encodes everything with \(fallback) settings: \(unavailable)")
+                    notes.append(Diagnostic(.encodingChanged, .warning, "SmartCut re-encodes everything with \(fallback) settings: \(unavailable)"))
                 case .failure(let unavailable):
-                    notes.append("smartRendering encodes every frame: \(unavailable)")
+                    notes.append(Diagnostic(.encodingChanged, .note, "smartRendering encodes every frame: \(unavailable)"))
                 }
             }
             let encodings = try encodings(for: container, preset: encodingPreset)
             if makingOutput, let task = session.chunkTask {
                 if let reason = chunkRefusal(strategy: strategy, container: container, encodings: encodings) {
                     guard task.role == .join else { return ExportRequest(nothing: outputPath, container: container, range: range, preset: preset, encodings: encodings) }
-                    notes.append("\(outputPath) is rendered whole by the join task, not in pieces: \(reason)")
+                    notes.append(Diagnostic(.encodingChanged, .note, "\(outputPath) is rendered whole by the join task, not in pieces: \(reason)"))
                 } else {
                     return try chunkRequest(task, outputPath: outputPath, container: container, range: range, preset: encodingPreset, encodings: encodings)
                 }
@@ -169,7 +169,7 @@ struct ExportPlanner {
         // A part rendered by an earlier run of the same edit is kept (its name says so).
         guard fileSize(path) == nil else {
             return ExportRequest(nothing: outputPath, container: container, range: range, preset: preset, encodings: encodings,
-                                 notes: ["\(part) of \(outputPath) is already rendered, kept from an earlier run of the same edit"])
+                                 notes: [Diagnostic(.encodingChanged, .note, "\(part) of \(outputPath) is already rendered, kept from an earlier run of the same edit")])
         }
         try ExportError.Kind.outputUnavailable.tag { try Paths.makeFolders(task.folder) }
         let output = try ExportError.Kind.outputUnavailable.tag {
@@ -341,13 +341,13 @@ struct ExportPlanner {
 
     /// What the export would write, for `plan()` and the estimates, and the notes that
     /// planning the pictures gives.
-    func summary(of request: ExportRequest) throws -> (summary: ExportSummary, notes: [String]) {
+    func summary(of request: ExportRequest) throws -> (summary: ExportSummary, notes: [Diagnostic]) {
         let fileType = request.container.rawValue, output = request.output.path
         if case .passthrough = request.strategy {
             return (ExportSummary(output: output, fileType: fileType, duration: request.range.duration, preset: request.preset,
                                   video: nil, audio: nil, videoEncoding: nil, audioEncoding: nil, imageFormat: nil), [])
         }
-        let (pictures, notes): (VideoPlan?, [String]) = try ExportError.Kind.invalidRequest.tag { try videoPlan(request) }
+        let (pictures, notes): (VideoPlan?, [Diagnostic]) = try ExportError.Kind.invalidRequest.tag { try videoPlan(request) }
         let sound = try ExportError.Kind.invalidRequest.tag { try audioPlan(request) }
         guard pictures != nil || sound != nil else {
             throw ExportError(.invalidRequest, request.container == .m4a ? "the composition has no audio to export" : "the composition has no video or audio media")
@@ -366,7 +366,7 @@ struct ExportPlanner {
     /// The video to render, or nil for none, and a note when the size had to change. A
     /// video composition of the user's own is rendered even over no video media (layers
     /// over a song, a title card over empty time); without one, only video media makes video.
-    func videoPlan(_ request: ExportRequest) throws -> (VideoPlan?, notes: [String]) {
+    func videoPlan(_ request: ExportRequest) throws -> (VideoPlan?, notes: [Diagnostic]) {
         let hasVideoMedia = composition.tracks(withMediaType: .video).contains { $0.segments.contains { !$0.isEmpty } }
         let rendersVideo = request.encodings.video != nil || request.container.isImageSequence
         guard !preset.isPassthrough, rendersVideo, hasVideoMedia || session.videoComposition != nil else { return (nil, []) }
@@ -375,12 +375,12 @@ struct ExportPlanner {
         // Only video with a codec is 4:2:0; a GIF's and an image's pixels are whole, at any size.
         let isCodedVideo = request.container.holdsVideoCodecs
         let (width, height) = request.preset.outputSize(for: scaled, evenSides: isCodedVideo)
-        var notes: [String] = []
+        var notes: [Diagnostic] = []
         if !isCodedVideo, scaled.width != scaled.width.rounded() || scaled.height != scaled.height.rounded() {
-            notes.append("renderSize \(scaled) is not made of whole pixels; the output is \(width)×\(height)")
+            notes.append(Diagnostic(.sizeRounded, .warning, "renderSize \(scaled) is not made of whole pixels; the output is \(width)×\(height)"))
         } else if isCodedVideo, session.videoComposition != nil,
                   Int(scaled.width) % 2 != 0 || Int(scaled.height) % 2 != 0 || scaled.width != scaled.width.rounded() {
-            notes.append("renderSize \(scaled) is not made of even whole numbers, which 4:2:0 video needs; the output is \(width)×\(height)")
+            notes.append(Diagnostic(.sizeRounded, .warning, "renderSize \(scaled) is not made of even whole numbers, which 4:2:0 video needs; the output is \(width)×\(height)"))
         }
         var plan = try VideoPlan.make(composition: composition, videoComposition: videoComposition, range: request.range,
                                       outputWidth: width, outputHeight: height, dynamicRange: request.encodings.dynamicRange)
@@ -401,7 +401,7 @@ struct ExportPlanner {
 
 extension ExportRequest {
     /// A request that writes nothing (planning, or a chunked render's task with nothing to do).
-    init(nothing path: String, container: OutputContainer, range: TimeRange, preset: ExportPreset, encodings: Encodings, notes: [String] = []) {
+    init(nothing path: String, container: OutputContainer, range: TimeRange, preset: ExportPreset, encodings: Encodings, notes: [Diagnostic] = []) {
         self.init(output: PlannedOutput(path: path), container: container, range: range, preset: preset,
                   encodings: encodings, strategy: .nothing, notes: notes)
     }

@@ -120,8 +120,13 @@ public final class ExportSession {
     public private(set) var error: ExportError?
     /// How much is done, 0…1 (AVAssetExportSession's `progress`); 1 once completed.
     public private(set) var progress = 0.0
-    /// Adjustments the export made and the user should know about (odd sizes rounded…).
-    public internal(set) var warnings: [String] = []
+    /// What the export did other than exactly as asked (a size rounded, sound left out, a
+    /// line of text cut), each once, in the order they came.
+    public var diagnostics: [Diagnostic] { log.all }
+    /// Any warning among `diagnostics` fails the export before its output is committed
+    /// (kind `.strict`); nothing is replaced. Notes never fail it.
+    public var strict = false
+    let log = DiagnosticLog()
     /// This export's cancellation flag: `cancel()` sets it. It is `Sendable`, so another thread
     /// can hold it and cancel the export while `export` runs.
     public let cancellation = CancellationFlag()
@@ -238,9 +243,8 @@ public final class ExportSession {
         return MediaTime(seconds: range.duration.seconds * share) ?? range.duration
     }
 
-    /// Adds notes the user has not been told yet.
-    private func note(_ notes: [String]) {
-        for note in notes where !warnings.contains(note) { warnings.append(note) }
+    private func note(_ notes: [Diagnostic]) {
+        for note in notes { log.report(note) }
     }
 
     private func run(_ report: (ExportProgress) throws -> Void) throws {
@@ -282,6 +286,11 @@ public final class ExportSession {
         try ExportError.Kind.verificationFailed.tag {
             try OutputVerifier(fileLengthLimit: fileLengthLimit).verify(output, lasting: stoppedBy == nil ? written : nil)
         }
+        if strict, let first = log.warnings.first {
+            let count = log.warnings.count
+            throw ExportError(.strict, "strict: \(first)" + (count > 1 ? " (and \(count - 1) more warning\(count > 2 ? "s" : ""))" : "")
+                              + "; \(output.path) was not written")
+        }
         try ExportError.Kind.outputUnavailable.tag { try output.commit() }
         if case .join(let layout, _) = request.strategy { layout.removeFiles() }
     }
@@ -304,7 +313,7 @@ public final class ExportSession {
         let settled = try target.gain(for: plan, cancellation: cancellation)
         plan.settledLoudness = settled
         if abs(settled.expected - target.integrated) > 1, let reason = settled.heldBack {
-            warnings.append("loudness: the mix reaches about \((settled.expected * 10).rounded() / 10) LUFS, not \(target.integrated): \(reason)")
+            log.report(Diagnostic(.loudnessMissed, .warning, "loudness: the mix reaches about \((settled.expected * 10).rounded() / 10) LUFS, not \(target.integrated): \(reason)"))
         }
         return plan
     }
@@ -339,11 +348,12 @@ public final class ExportSession {
             throw EngineError(request.container == .m4a ? "the composition has no audio to export" : "the composition has no video or audio media", kind: .notFound)
         }
         if !request.container.holdsAudio, composition.tracks(withMediaType: .audio).contains(where: { $0.segments.contains { !$0.isEmpty } }) {
-            warnings.append("\(request.output.path): \(request.container.noun) holds no sound; the audio was left out")
+            log.report(Diagnostic(.soundLeftOut, .warning, "\(request.output.path): \(request.container.noun) holds no sound; the audio was left out",
+                                  remedy: "export to a container with sound (mp4, mov) to keep it"))
         }
         let sequence = request.output as? ImageSequenceOutput
         if let sequence, let plan = videoPlan, let note = try ExportError.Kind.outputUnavailable.tag({ try sequence.checkNames(frameCount: plan.frameCount) }) {
-            warnings.append(note)
+            log.report(Diagnostic(.fileNotAsExpected, .note, note))
         }
         sequence?.sizeLimit = fileLengthLimit
         // A GIF's palette comes from a first pass over every frame: that pass is the first half of the progress.
@@ -418,7 +428,7 @@ public final class ExportSession {
         if stoppedBy != nil {
             let images = videoPlan.map { $0.frameDuration * Int64(sequence?.framesWritten ?? 0) } ?? .zero
             let length = writer.flatMap { MediaTime(seconds: $0.writtenSeconds, timescale: 1000) } ?? images
-            warnings.append("\(request.output.path): stopped at \(length.seconds) s of \(request.range.duration.seconds) s to stay within fileLengthLimit (\(fileLengthLimit ?? 0) bytes)")
+            log.report(Diagnostic(.lengthLimited, .warning, "\(request.output.path): stopped at \(length.seconds) s of \(request.range.duration.seconds) s to stay within fileLengthLimit (\(fileLengthLimit ?? 0) bytes)"))
             return length
         }
         if case .pictures(_, let kept) = part, let videoPlan { return videoPlan.frameDuration * Int64(kept.count) }

@@ -27,6 +27,9 @@ public struct EngineError: Error, CustomStringConvertible, Sendable {
         case limit
         /// The work was cancelled.
         case cancelled
+        /// Strict mode was on and the work reported a warning (something dropped, cut or
+        /// guessed): the result would not have been what was asked.
+        case strict
         /// An engine invariant did not hold (a bug in Moonreel, not in the input).
         case `internal`
     }
@@ -70,6 +73,9 @@ public struct ExportError: Error, CustomStringConvertible, Sendable {
         case verificationFailed
         /// The export needed more memory than `ExportSession.memoryLimit`; nothing was replaced.
         case memoryLimit
+        /// `strict` was on and the export reported a warning; nothing was replaced (its
+        /// `diagnostics` say what).
+        case strict
 
         /// Runs `body`, giving any error it throws this kind (an `ExportError` keeps its own).
         func tag<T>(_ body: () throws -> T) throws -> T {

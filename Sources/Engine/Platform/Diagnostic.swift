@@ -1,0 +1,129 @@
+import Synchronization
+
+/// A place in a file: the script line that caused something, or the line of a cue file.
+public struct SourceLine: Sendable, Hashable, CustomStringConvertible {
+    /// The file as the user named it (a script's chunk name, a cue file's path).
+    public let file: String
+    /// From 1.
+    public let line: Int
+
+    /// `file`, line `line`.
+    public init(file: String, line: Int) {
+        (self.file, self.line) = (file, line)
+    }
+
+    /// "file:line".
+    public var description: String { "\(file):\(line)" }
+}
+
+/// Something Moonreel did other than exactly what it was asked: dropped, truncated,
+/// clamped, substituted, rounded or guessed. Every such decision is reported as one of
+/// these, so an unattended batch can trust its report: nothing is decided in silence.
+public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
+    /// What kind of decision it was; `docs/diagnostics.md` lists them all.
+    public enum Kind: String, Sendable, CaseIterable {
+        /// Text did not fit its layer and was cut (with an ellipsis, or lines left out).
+        case textTruncated
+        /// Text runs past its layer's box and is drawn outside it.
+        case textOverflow
+        /// A cue is never shown (it ends before it starts, or lies outside the composition).
+        case cueHidden
+        /// A cue file or cue list holds no line to show.
+        case cuesEmpty
+        /// A cue file's block could not be read and was left out.
+        case cueDropped
+        /// Cues overlap in time, so they are drawn at once.
+        case cuesOverlap
+        /// A frame rate was chosen for the output that the sources did not state as such.
+        case frameRateChosen
+        /// A layer or clip lies wholly or partly outside the frame, or is drawn at a size
+        /// other than the frame's.
+        case layerOffFrame
+        /// An animation's values or key times do not all take effect.
+        case animationIgnored
+        /// A setting was left out or could not be kept (Dolby Vision, a copy of a changed filter).
+        case optionIgnored
+        /// A size was rounded to what the codec takes.
+        case sizeRounded
+        /// Sound was left out of the output.
+        case soundLeftOut
+        /// The output stopped early to stay within a limit.
+        case lengthLimited
+        /// A loudness target could not be met.
+        case loudnessMissed
+        /// The export encodes otherwise than asked (a SmartCut or smart render falling back),
+        /// or keeps parts rendered earlier.
+        case encodingChanged
+        /// A file or device was not as expected but the work went on (a recording's source
+        /// left in place, a library journal refused, a device listing that failed).
+        case fileNotAsExpected
+    }
+
+    /// How much it matters: a note explains; a warning means the result differs from what
+    /// was asked, and `strict` makes it an error before the output is committed.
+    public enum Level: String, Sendable {
+        case note, warning
+    }
+
+    public let kind: Kind
+    public let level: Level
+    /// What happened, one line, naming the subject.
+    public let message: String
+    /// What to do about it, when something can be done.
+    public var remedy: String?
+    /// The script line that caused it (set by the host that ran the script).
+    public var origin: SourceLine?
+    /// The line of a data file it concerns (a cue's line in its CSV or SRT file).
+    public var dataLine: SourceLine?
+    /// Where on the composition's timeline it shows, in seconds, when it has one place.
+    public var time: Double?
+
+    /// A diagnostic of `kind` at `level` saying `message`.
+    public init(_ kind: Kind, _ level: Level, _ message: String, remedy: String? = nil, origin: SourceLine? = nil,
+                dataLine: SourceLine? = nil, time: Double? = nil) {
+        (self.kind, self.level, self.message, self.remedy) = (kind, level, message, remedy)
+        (self.origin, self.dataLine, self.time) = (origin, dataLine, time)
+    }
+
+    /// "script.lua:12: " + `text`, one line.
+    public var description: String { (origin.map { "\($0): " } ?? "") + text }
+
+    /// "message (lyrics.csv:5); remedy": what happened and what to do, without the script line.
+    public var text: String {
+        var text = message
+        if let dataLine, !message.contains(dataLine.description) { text += " (\(dataLine))" }
+        if let remedy { text += "; " + remedy }
+        return text
+    }
+}
+
+/// The diagnostics of a piece of work, in the order they came, each once (a repeat is
+/// counted, not kept twice). Safe to use from render threads.
+public final class DiagnosticLog: Sendable {
+    private let entries = Mutex<[(diagnostic: Diagnostic, count: Int)]>([])
+
+    /// An empty log.
+    public init() {}
+
+    /// Adds `diagnostic`, or counts it again if it was already reported; whether it is new.
+    @discardableResult
+    public func report(_ diagnostic: Diagnostic) -> Bool {
+        entries.withLock { entries in
+            if let index = entries.firstIndex(where: { $0.diagnostic == diagnostic }) {
+                entries[index].count += 1
+                return false
+            }
+            entries.append((diagnostic, 1))
+            return true
+        }
+    }
+
+    /// Each diagnostic once, in the order they came.
+    public var all: [Diagnostic] { entries.withLock { $0.map(\.diagnostic) } }
+
+    /// How often each diagnostic came.
+    public var counted: [(diagnostic: Diagnostic, count: Int)] { entries.withLock { $0 } }
+
+    /// The warnings among them.
+    public var warnings: [Diagnostic] { all.filter { $0.level == .warning } }
+}

@@ -1,0 +1,159 @@
+import Foundation
+import MoonreelEngine
+import MoonreelScripting
+import Testing
+import TestSupport
+
+/// Issue 40 §1: one mechanism for everything done other than as asked — a typed diagnostic
+/// with a kind, a level and the script line — reaching the terminal (each once), JSON
+/// events, Lua, a batch's report and the Swift host; `--strict` makes warnings errors
+/// before anything is committed.
+@Suite struct DiagnosticsTests {
+    /// An export whose render size 4:2:0 video cannot take, run twice from one line; with
+    /// `strict` as the second argument, the session is strict.
+    static let oddSize = """
+        local asset = av.asset(arg[1])
+        local comp = av.composition()
+        comp:insertTimeRange(av.range(0, 0.5), asset, 0)
+        local vc = av.videoComposition(comp)
+        vc.renderSize = { 161, 121 }
+        for i = 1, 2 do
+          local session = av.exportSession(comp, "LowQuality")
+          session.outputURL = arg[2] .. i .. ".mp4"
+          session.videoComposition = vc
+          session.strict = arg[3] == "strict"
+          local ok, how = session:export()
+          for _, d in ipairs(session.diagnostics) do print(ok, how, d.kind, d.level, d.message) end
+        end
+        print("dryRun", av.dryRun)
+        """
+
+    @Test func aRoundedSizeIsOneWarningWithItsLineCountedNotRepeated() throws {
+        let clip = try Fixtures.clip(seconds: 1)
+        let output = Fixtures.scratchPath("odd")
+        let result = try Moonreel.runScript(Self.oddSize, name: "odd.lua", arguments: [clip, output])
+        #expect(result.status == 0, "\(result.err)")
+        let warnings = result.errorLines.filter { $0.hasPrefix("moonreel: warning: ") }
+        #expect(warnings.count == 1, "said once: \(result.err)")
+        #expect(warnings.first?.hasSuffix("odd.lua:11: renderSize 161×121 is not made of even whole numbers, which 4:2:0 video needs; the output is 160×120 [sizeRounded]") == true,
+                "\(result.err)")
+        #expect(result.err.contains("moonreel: warning [sizeRounded] at ") && result.err.contains("odd.lua:11 came 2 times in all"), "\(result.err)")
+        #expect(result.out.contains("true\tnil\tsizeRounded\twarning\trenderSize 161×121"), "Lua sees it: \(result.out)")
+        #expect(result.out.contains("dryRun\tfalse"))
+        #expect(try Tool.ffprobe(output + "1.mp4").streams.first { $0.codec_type == "video" }?.width == 160)
+    }
+
+    @Test func strictFailsTheExportBeforeItsFileIsWritten() throws {
+        let clip = try Fixtures.clip(seconds: 1)
+        let output = Fixtures.scratchPath("odd")
+        let session = try Moonreel.runScript(Self.oddSize, name: "odd.lua", arguments: [clip, output, "strict"])
+        #expect(session.out.hasPrefix("nil\t") && session.out.contains("odd.lua:11: strict: renderSize 161×121"), "\(session.out)")
+        let flag = try Moonreel.runScript(Self.oddSize + "\nassert(false, 'not reached')", name: "odd.lua", arguments: [clip, output + "-flag"], options: ["--strict"])
+        #expect(flag.out.hasPrefix("nil\t") && flag.out.contains("odd.lua:11: strict: renderSize 161×121") && flag.out.contains("; \(output)-flag1.mp4 was not written"), "\(flag.out)")
+        for name in [output + "1.mp4", output + "2.mp4", output + "-flag1.mp4"] {
+            #expect(!FileManager.default.fileExists(atPath: name), "\(name) not written")
+        }
+        let folder = (output as NSString).deletingLastPathComponent
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix(".") }.isEmpty, "no temporary file left")
+    }
+
+    /// A warning while the script runs (a cue file's dropped block) is raised at its line
+    /// under `--strict`, with the error kind `strict`.
+    @Test func strictRaisesAScriptLevelWarningAtItsLine() throws {
+        let cues = Fixtures.scratchPath("lyrics.srt")
+        try "1\n00:00:01,000 --> 00:00:02,000\none\n\n2\n00:00:02,000 --> 00:00:0x,000\ntwo\n".write(toFile: cues, atomically: true, encoding: .utf8)
+        let script = """
+            local ok, err = pcall(av.readCues, arg[1])
+            print(ok, ok or err.kind)
+            av.readCues(arg[1])
+            """
+        let loose = try Moonreel.runScript(script, arguments: [cues])
+        #expect(loose.status == 0 && loose.out.hasPrefix("true\t"), "\(loose.out) \(loose.err)")
+        let strict = try Moonreel.runScript(script, arguments: [cues], options: ["--strict"])
+        #expect(strict.status == 1)
+        #expect(strict.out == "false\tstrict\n", "\(strict.out)")
+        #expect(strict.errorLines.last?.contains("test.lua:3: strict: \(cues):6: cue dropped") == true, "\(strict.err)")
+    }
+
+    @Test func jsonEventsCarryKindLevelAndLine() throws {
+        let clip = try Fixtures.clip(seconds: 1)
+        let result = try Moonreel.runScript(Self.oddSize, name: "odd.lua", arguments: [clip, Fixtures.scratchPath("odd")], options: ["--progress", "json"])
+        let events = result.out.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let diagnostics = events.filter { $0["event"] as? String == "diagnostic" }
+        #expect(diagnostics.count == 1, "\(result.out)")
+        let first = try #require(diagnostics.first)
+        #expect(first["kind"] as? String == "sizeRounded" && first["level"] as? String == "warning" && first["line"] as? Int == 11
+                && (first["file"] as? String)?.hasSuffix("odd.lua") == true && first["schema"] as? Int == 2, "\(first)")
+    }
+
+    /// In a dry run nothing is made, and the script can tell.
+    @Test func aDryRunSaysSo() throws {
+        let clip = try Fixtures.clip(seconds: 1)
+        let output = Fixtures.scratchPath("odd")
+        let result = try Moonreel.runScript(Self.oddSize, name: "odd.lua", arguments: [clip, output], options: ["--dry-run", "--rough-estimate"])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out.contains("true\tdry run\tsizeRounded") && result.out.contains("dryRun\ttrue"), "\(result.out)")
+        #expect(!FileManager.default.fileExists(atPath: output + "1.mp4"))
+    }
+
+    /// A batch's report lists each row's diagnostics and counts them; `--strict` fails the
+    /// rows that would warn in the pre-check, before any is rendered.
+    @Test func aBatchReportsDiagnosticsPerRowAndStrictRefusesThem() throws {
+        let clip = try Fixtures.clip(seconds: 2)
+        let template = BatchTests.template.replacingOccurrences(of: """
+            local session = av.exportSession(comp, "LowQuality")
+            """, with: """
+            local session = av.exportSession(comp, "LowQuality")
+            if p.start > 0 then
+              local vc = av.videoComposition(comp)
+              vc.renderSize = { 161, 121 }
+              session.videoComposition = vc
+            end
+            """)
+        let job = try BatchTests.Job(rows: "id,clip,start,duration\nplain,\(clip),0,0.5\nodd,\(clip),0.5,0.5\n")
+        try template.write(toFile: job.template, atomically: true, encoding: .utf8)
+        let report = job.folder + "/report.json"
+        let result = try job.batch(["--report", report])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.err.contains("1 with warnings") && result.err.contains("[sizeRounded]"), "\(result.err)")
+        let json = try job.report()
+        let totals = try #require(json["totals"] as? [String: Any])
+        #expect(totals["warnings"] as? Int == 1 && totals["rowsWithWarnings"] as? Int == 1, "\(totals)")
+        let rows = try #require(json["rows"] as? [[String: Any]])
+        #expect((rows[0]["diagnostics"] as? [Any])?.isEmpty == true)
+        #expect(((rows[1]["diagnostics"] as? [[String: Any]])?.first?["kind"] as? String) == "sizeRounded", "\(rows[1])")
+        let strict = try BatchTests.Job(rows: "id,clip,start,duration\nplain,\(clip),0,0.5\nodd,\(clip),0.5,0.5\n")
+        try template.write(toFile: strict.template, atomically: true, encoding: .utf8)
+        let refused = try strict.batch(["--strict"])
+        #expect(refused.status == 1)
+        #expect(refused.err.contains("row 2:") && refused.err.contains("strict: renderSize 161×121") && !refused.err.contains("row 1:"), "\(refused.err)")
+        #expect(!FileManager.default.fileExists(atPath: strict.output("plain")), "nothing rendered")
+    }
+
+    /// The Swift host hears each diagnostic typed, with the line that caused it.
+    @Test func theHostHearsTypedDiagnostics() throws {
+        let clip = try Fixtures.clip(seconds: 1)
+        let host = try MoonreelHost()
+        var heard: [Diagnostic] = []
+        host.onDiagnostic = { heard.append($0) }
+        host.onPrint = { _ in }
+        try host.run(source: Self.oddSize, name: "odd.lua", arguments: [clip, Fixtures.scratchPath("odd")])
+        #expect(heard.count == 2, "once per export: \(heard)")
+        #expect(heard.first?.kind == .sizeRounded && heard.first?.level == .warning && heard.first?.origin == SourceLine(file: "odd.lua", line: 11),
+                "\(heard)")
+        host.strict = true
+        #expect(throws: ScriptError.self) { try host.run(source: "av.readCues('\(try Self.badCues())')", name: "cues.lua") }
+    }
+
+    static func badCues() throws -> String {
+        let path = Fixtures.scratchPath("bad.srt")
+        try "1\n00:00:01,000 --> 00:00:0x,000\none\n".write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// docs/diagnostics.md lists every kind.
+    @Test func everyKindIsDocumented() throws {
+        let text = try String(contentsOfFile: Moonreel.checkout + "/docs/diagnostics.md", encoding: .utf8)
+        for kind in Diagnostic.Kind.allCases { #expect(text.contains("| `\(kind.rawValue)` |"), "\(kind) is not in docs/diagnostics.md") }
+    }
+}
