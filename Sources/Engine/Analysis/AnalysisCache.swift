@@ -40,10 +40,16 @@ public struct AnalysisCache: Sendable {
         "\(folder)/\(try Self.contentDigest(of: track.path))-\(track.streamIndex)-\(kind)-v\(Self.version).txt"
     }
 
-    private func cached<Analysis: CacheableAnalysis>(_ track: AssetTrack, kind: String, analyze: () throws -> Analysis) throws -> Analysis {
+    /// The analysis of `track` kept under its content's digest, or `analyze()`'s, kept there
+    /// only if the file is still the one hashed: replaced or rewritten between the hashing
+    /// and the end of the decoding, the result is returned but not kept, since it may be
+    /// the other file's.
+    package func cached<Analysis: CacheableAnalysis>(_ track: AssetTrack, kind: String, analyze: () throws -> Analysis) throws -> Analysis {
+        let hashed = FileIdentity(path: track.path)
         let file = try path(of: track, kind: kind)
         if let text = try? TextFile.read(file, kind: "analysis cache"), let kept = Analysis(cacheText: text) { return kept }
         let made = try analyze()
+        guard let hashed, let now = FileIdentity(path: track.path), now.sameFile(as: hashed, contents: true) else { return made }
         try? Paths.makeFolders(folder, mode: 0o700)
         try? Paths.writeFile(made.cacheText, to: file, replacing: true)
         return made
@@ -73,7 +79,7 @@ public struct AnalysisCache: Sendable {
 
 /// An analysis written as lines of `name value value …` (numbers as Swift prints them,
 /// which read back exactly).
-protocol CacheableAnalysis {
+package protocol CacheableAnalysis {
     var cacheText: String { get }
     init?(cacheText: String)
 }
@@ -107,7 +113,7 @@ private struct CacheLines {
 }
 
 extension AudioAnalysis: CacheableAnalysis {
-    var cacheText: String {
+    package var cacheText: String {
         CacheLines.text(kind: "audio", [
             ("tempo", tempo.map { [$0] } ?? []), ("tempoConfidence", [tempoConfidence]), ("duration", [duration]),
             ("beats", beats), ("downbeats", downbeats), ("onsets", onsets.flatMap { [$0.time, $0.strength] }),
@@ -115,7 +121,7 @@ extension AudioAnalysis: CacheableAnalysis {
         ])
     }
 
-    init?(cacheText: String) {
+    package init?(cacheText: String) {
         guard let lines = CacheLines(cacheText, kind: "audio"), let tempo = lines["tempo"], tempo.count <= 1,
               let confidence = lines["tempoConfidence"]?.first, let duration = lines["duration"]?.first,
               let beats = lines["beats"], let downbeats = lines["downbeats"], let onsets = lines["onsets"], onsets.count % 2 == 0,
@@ -127,11 +133,11 @@ extension AudioAnalysis: CacheableAnalysis {
 }
 
 extension SceneAnalysis: CacheableAnalysis {
-    var cacheText: String {
+    package var cacheText: String {
         CacheLines.text(kind: "scenes", [("frameTimes", frameTimes), ("differences", differences)])
     }
 
-    init?(cacheText: String) {
+    package init?(cacheText: String) {
         guard let lines = CacheLines(cacheText, kind: "scenes"), let times = lines["frameTimes"],
               let differences = lines["differences"], times.count == differences.count else { return nil }
         self.init(frameTimes: times, differences: differences)

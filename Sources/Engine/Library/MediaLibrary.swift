@@ -494,29 +494,6 @@ public final class MediaLibrary {
     }
 }
 
-/// A file told apart by device and inode (and, for a source about to be deleted, by size
-/// and modification time, so a new recording under the old name is never deleted).
-struct FileIdentity: Equatable {
-    var device: UInt64 = 0, inode: UInt64 = 0, size: Int64 = 0, modified: Int64 = 0
-
-    init(_ info: stat) {
-        (device, inode, size) = (UInt64(info.st_dev), UInt64(info.st_ino), Int64(info.st_size))
-        modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
-    }
-
-    init(text: String) {
-        let numbers = text.split(separator: ":").map { Int64($0) ?? 0 }
-        guard numbers.count == 4 else { return }
-        (device, inode, size, modified) = (UInt64(bitPattern: numbers[0]), UInt64(bitPattern: numbers[1]), numbers[2], numbers[3])
-    }
-
-    var text: String { "\(Int64(bitPattern: device)):\(Int64(bitPattern: inode)):\(size):\(modified)" }
-
-    func sameFile(as other: FileIdentity, contents: Bool = false) -> Bool {
-        device == other.device && inode == other.inode && (!contents || (size == other.size && modified == other.modified))
-    }
-}
-
 /// What a hand-off has settled once its copy is verified, kept in the library's hidden
 /// folder as lines of "key=value" (values with %, CR and LF escaped as %25, %0D, %0A).
 struct Journal {

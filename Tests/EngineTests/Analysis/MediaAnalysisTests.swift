@@ -186,4 +186,25 @@ import TestSupport
         try "moonreel audio analysis\ntempo x".write(toFile: cache.path(of: Self.audioTrack(media), kind: "audio"), atomically: true, encoding: .utf8)
         #expect(try cache.audio(of: Self.audioTrack(media)) == changed)
     }
+
+    /// Issue 35 §16: a file replaced between the hashing and the decoding stored the other
+    /// file's beats under the first file's digest (7 of 7 tries). Now nothing is kept then.
+    @Test func aFileReplacedWhileAnalysedIsNotCachedUnderTheOldDigest() throws {
+        let cache = AnalysisCache(folder: Fixtures.scratchPath("cache"))
+        let media = Fixtures.scratchPath("song.wav")
+        try FileManager.default.copyItem(atPath: Self.music(.clicks, bpm: 120), toPath: media)
+        let digestPath = try cache.path(of: Self.audioTrack(media), kind: "audio")
+        let made = try cache.cached(Self.audioTrack(media), kind: "audio") {
+            // The hash is taken; now another song takes the file's place, and is the one decoded.
+            try FileManager.default.removeItem(atPath: media)
+            try FileManager.default.copyItem(atPath: Self.music(.clicks, bpm: 90), toPath: media)
+            return try AudioAnalysis.analyze(Self.audioTrack(media))
+        }
+        #expect(abs((made.tempo ?? 0) - 90) <= 1, "the run gets what it decoded")
+        #expect(!FileManager.default.fileExists(atPath: digestPath), "but it is not kept as the 120 BPM file's analysis")
+        // Unchanged, it is kept.
+        _ = try cache.audio(of: Self.audioTrack(media))
+        #expect(FileManager.default.fileExists(atPath: try cache.path(of: Self.audioTrack(media), kind: "audio")))
+    }
+
 }
