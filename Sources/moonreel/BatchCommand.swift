@@ -352,7 +352,14 @@ final class BatchRunner: @unchecked Sendable {
                 result.error = nil
                 break
             }
-            if stopping.load(ordering: .relaxed) || status == Exit.interrupted { result.status = .interrupted }
+            if stopping.load(ordering: .relaxed) || status == Exit.interrupted {
+                result.status = .interrupted
+                // Stopped after its export was committed: the output is whole, the row is done.
+                if Self.events(in: output, named: "done").contains(where: { $0["output"] as? String == row.output }), Self.isComplete(row.output) {
+                    (result.status, result.error) = (.done, nil)
+                    break
+                }
+            }
             result.error = Self.errorEvent(in: output) ?? ["kind": "script", "message": errors.split(separator: "\n").last.map(String.init) ?? "exit \(status)"]
         }
         result.seconds = Date().timeIntervalSince(started)
