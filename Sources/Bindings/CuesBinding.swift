@@ -33,7 +33,7 @@ extension API {
                 }
                 return 1
             }),
-            ("readCues", "av.readCues(path [, {format=, duration=, strict=}]): cues {text=, start=, finish=, id=, translation=, words={text=, start=, finish=, firstCharacter=, lastCharacter=, sweeps=}} from CSV, LRC, SRT, WebVTT or ASS/SSA; a bad block is dropped, and overlapping cues and cues past `duration` noted (strict = true: the error) (docs/timed-text.md)", { [unowned self] call in
+            ("readCues", "av.readCues(path [, {format=, duration=, strict=}]): cues {text=, start=, finish=, id=, translation=, file=, line= (where it was read), words={text=, start=, finish=, firstCharacter=, lastCharacter=, sweeps=}} from CSV, LRC, SRT, WebVTT or ASS/SSA; a bad block is dropped, and overlapping cues and cues past `duration` noted (strict = true: the error) (docs/timed-text.md)", { [unowned self] call in
                 let path = try filePath(call, 1)
                 readFiles.record(path)
                 var format: CueFormat? = nil
@@ -58,6 +58,10 @@ extension API {
                 var log = CueLog(strict: strict)
                 let cues = try timedText(call) { try CueReader.read(path: path, format: format, totalDuration: total, log: &log) }
                 for note in log.notes { try policy.report(note, at: call.L) }
+                if cues.isEmpty {
+                    try policy.report(Diagnostic(.cuesEmpty, .warning, "\(path) holds no cue: no line of it will be shown",
+                                                 remedy: "check that it is the right file and not empty"), at: call.L)
+                }
                 let problems = CueCheck.problems(in: cues, duration: total, file: path)
                 if strict, let first = problems.first { throw LuaArgumentError("\(call.functionName): \(first.text)") }
                 for problem in problems { try policy.report(problem, at: call.L) }
@@ -68,6 +72,7 @@ extension API {
                         call.push(cue.start.seconds); call.setField("start")
                         call.push(cue.end.seconds); call.setField("finish")
                         if let id = cue.identifier { call.push(id); call.setField("id") }
+                        if let source = cue.source { call.push(source.file); call.setField("file"); call.push(source.line); call.setField("line") }
                         if let translation = cue.translation { call.push(translation); call.setField("translation") }
                         call.pushArray(cue.words) { word in
                             call.pushRecord {

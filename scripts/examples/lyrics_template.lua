@@ -1,7 +1,7 @@
 -- The lyrics example as a template: a part of a song's video with its lyrics, for
 -- `moonreel batch` (one row per clip) or `moonreel run --set`.
 --
---   moonreel run lyrics_template.lua --set video=song.mov --set lyrics=song.csv --set output=out.mp4
+--   moonreel run --set video=song.mov --set lyrics=song.csv --set output=out.mp4 lyrics_template.lua
 --   moonreel batch lyrics_template.lua songs.csv --out 'out/{id}.mp4'
 local p = av.parameters{
   { name = "video", type = "string", required = true, doc = "the song's video" },

@@ -148,6 +148,10 @@ local function validate(info, options, label)
       if not fits then
         fail("parameter %s must be %s, got %s", parameter.name, expectation(parameter), show(value))
       end
+      -- An empty name in a row of a batch would render as "For ": a required text is not "".
+      if parameter.required and converted == "" and not parameter.allowEmpty then
+        fail("parameter %s is required and is empty (declare allowEmpty = true to accept \"\")", parameter.name)
+      end
       params[parameter.name] = converted
     end
   end
@@ -190,7 +194,7 @@ local function describe(module, definition, location, label)
     local parameter = {
       name = name, type = rawget(spec, "type") or "any", min = rawget(spec, "min"), max = rawget(spec, "max"),
       default = rawget(spec, "default"), doc = text("doc", spec, "doc of parameter " .. name),
-      required = rawget(spec, "required") == true,
+      required = rawget(spec, "required") == true, allowEmpty = rawget(spec, "allowEmpty") == true,
     }
     if type(parameter.type) ~= "string" or typePhrases[parameter.type] == nil then
       fail("parameter %s has type %s; use number, integer, string, boolean, table, function, color or any",
