@@ -35,6 +35,9 @@ extension API {
         geometry("cornerRadius", \.cornerRadius, doc: "pixels", push: { $0.push($1) }, read: { [unowned self] in try nonNegative($0, $1) })
         geometry("borderWidth", \.borderWidth, doc: "pixels, drawn inside the bounds", push: { $0.push($1) }, read: { [unowned self] in try nonNegative($0, $1) })
         geometry("masksToBounds", \.masksToBounds, doc: "clip sublayers to the (rounded) bounds", push: { $0.push($1) }, read: { try $0.boolean($1) })
+        geometry("name", \.name, doc: "what the layer is called (CALayer.name); diagnostics about it name it so",
+                 push: { call, name in if let name { call.push(name) } else { call.pushNil() } },
+                 read: { [unowned self] call, index in call.isNoneOrNil(index) ? nil : try text(call, index) })
         geometry("zPosition", \.zPosition, doc: "higher draws on top of its siblings", push: { $0.push($1) }, read: { [unowned self] in try finite($0, $1) })
         for name in ["isGeometryFlipped", "geometryFlipped"] {
             geometry(name, \.isGeometryFlipped, doc: "true: sublayers are placed from the top-left, y down (UIKit's way); false (default): from the bottom-left, y up, as Core Animation does in AVFoundation exports. Relative to the parent's space: flipped inside flipped is y up again (docs/porting-from-ios.md)",
@@ -129,6 +132,8 @@ extension API {
         style("alignmentMode", \.alignment, doc: TextAlignment.allCases.map(\.rawValue).joined(separator: ", "), push: { $0.push($1.rawValue) }, read: { [unowned self] in try choice($0, $1, TextAlignment.self) })
         style("isWrapped", \.isWrapped, doc: "wrap inside the layer's width", push: { $0.push($1) }, read: { try $0.boolean($1) })
         style("maxLines", \.maxLines, doc: "0: unlimited", push: { $0.push($1) }, read: { [unowned self] in Int(try bounded($0, $1, 0...1000)) })
+        style("minimumScaleFactor", \.minimumScaleFactor, doc: "0.1…1: how far the font may shrink so the text fits before it is cut (UILabel's); 1: never",
+              push: { $0.push($1) }, read: { [unowned self] in try bounded($0, $1, 0.1...1) })
         style("truncationMode", \.truncationMode, doc: TruncationMode.allCases.map(\.rawValue).joined(separator: ", "), push: { $0.push($1.rawValue) }, read: { [unowned self] in try choice($0, $1, TruncationMode.self) })
         style("lineSpacing", \.lineSpacing, doc: "extra pixels between lines", push: { $0.push($1) }, read: { [unowned self] in try bounded($0, $1, -500...500) })
         style("shadowColor", \.shadowColor, doc: "colour", push: { [unowned self] in push($0, color: $1) }, read: { [unowned self] in try color($0, $1) })

@@ -41,7 +41,7 @@ import TestSupport
     @Test func listShowsTheBundledEffectsWithTheirParameters() throws {
         let result = try moonreel(["effects", "list"])
         #expect(result.status == 0, "\(result.err)")
-        #expect(result.out.contains("lyrics 1.2: Timed lyric lines"))
+        #expect(result.out.contains("lyrics 1.3: Timed lyric lines"))
         #expect(result.out.contains("watermark 1.0: A logo image and a copyright text line"))
         #expect(result.out.contains("  found: bundled\n"))
         #expect(result.out.range(of: #"\n    logoHeight +number +default 0\.1, 0\.01…1 +logo height as a fraction of the video height\n"#,

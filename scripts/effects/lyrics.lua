@@ -9,7 +9,7 @@
 -- Defaults: centred in the bottom third, white, two lines at most, shadowed.
 return {
   name = "lyrics",
-  version = "1.2",
+  version = "1.3",
   description = "Timed lyric lines (from av.readCues) drawn over the video, with fades and karaoke fill",
   author = "Moonreel",
   license = "MIT",
@@ -26,7 +26,8 @@ return {
     { name = "position", type = "string", default = "bottom", doc = "\"bottom\", \"middle\" or \"top\" third" },
     { name = "frame", type = "table", doc = "{x, y, width, height} of the text box; overrides position" },
     { name = "alignment", type = "string", default = "center", doc = "left, center, right or justified" },
-    { name = "maxLines", type = "integer", min = 1, max = 20, default = 2, doc = "longer lines are cut with an ellipsis" },
+    { name = "maxLines", type = "integer", min = 1, max = 20, default = 2, doc = "lines a cue may take; a longer one is first drawn smaller (minimumScaleFactor), then cut with an ellipsis and a textTruncated warning" },
+    { name = "minimumScaleFactor", type = "number", min = 0.3, max = 1, default = 0.6, doc = "how far a long cue's font may shrink to fit maxLines before it is cut (0.6: to 60 % of fontSize; 1: never)" },
     { name = "fadeIn", type = "number", min = 0, max = 10, default = 0, doc = "seconds of fade-in at each line's start" },
     { name = "fadeOut", type = "number", min = 0, max = 10, default = 0, doc = "seconds of fade-out before each line's finish" },
     { name = "karaokeColor", type = "color", doc = "colour of sung words: by the cues' word times (LRC, ASS \\k, VTT), else swept evenly over each line" },
@@ -64,8 +65,10 @@ return {
     -- geometry, so it can sit in any Core Animation tree (origin bottom-left, y up).
     local container = av.layer{ frame = { 0, 0, width, height }, isGeometryFlipped = true }
     -- Lines that overlap in time are stacked, not drawn over each other: each takes the
-    -- lowest free slot, one box higher per slot (lower, in the top third).
+    -- lowest free slot, one box higher per slot (lower, in the top third); once the lines
+    -- under it are gone, it slides down to the first slot for the rest of its time.
     local slotEnds = {}
+    local slide = 0.25
     local step = (p.position == "top" and not p.frame) and box[4] or -box[4]
     for index, cue in ipairs(p.cues) do
       local length = cue.finish - cue.start
@@ -74,10 +77,24 @@ return {
         while slotEnds[slot] and slotEnds[slot] > cue.start do slot = slot + 1 end
         slotEnds[slot] = cue.finish
         local frame = { box[1], box[2] + (slot - 1) * step, box[3], box[4] }
+        -- When the lines below it end (all of them, if it is higher than the second slot).
+        local alone = cue.finish
+        if slot > 1 then
+          alone = 0
+          for lower = 1, slot - 1 do alone = math.max(alone, slotEnds[lower]) end
+          if alone + slide < cue.finish then
+            slotEnds[1], slotEnds[slot] = cue.finish, alone
+          else
+            alone = cue.finish
+          end
+        end
         local line = av.textLayer{
           string = cue.text, font = p.font, fontSize = size, fontWeight = p.fontWeight,
           foregroundColor = p.color, alignmentMode = p.alignment, isWrapped = true,
           maxLines = p.maxLines, truncationMode = "end", frame = frame, opacity = 0,
+          minimumScaleFactor = p.minimumScaleFactor,
+          -- What a warning about this line names: the cue and where it was read.
+          name = "cue " .. tostring(cue.id or index) .. (cue.file and (" (" .. cue.file .. ":" .. cue.line .. ")") or ""),
           strokeColor = p.strokeColor, strokeWidth = p.strokeWidth,
           shadowOpacity = p.shadow and 0.8 or 0, shadowRadius = math.max(2, size / 12),
           shadowOffset = { 0, math.max(1, size / 24) },
@@ -90,6 +107,18 @@ return {
           keyPath = "opacity", values = { fadeIn > 0 and 0 or 1, 1, 1, fadeOut > 0 and 0 or 1 },
           keyTimes = { 0, fadeIn, 1 - fadeOut, 1 }, beginTime = cue.start, duration = length,
         }, "show")
+        -- Slides `layer` (whose frame is `at`) down to the first slot once it is alone.
+        local function settle(layer, at)
+          if alone >= cue.finish then return end
+          local x, from = at[1] + at[3] / 2, at[2] + at[4] / 2
+          local to = from + box[2] - frame[2]
+          layer:addAnimation(av.keyframeAnimation{
+            keyPath = "position", values = { { x, from }, { x, from }, { x, to }, { x, to } },
+            keyTimes = { 0, (alone - cue.start) / length, (alone + slide - cue.start) / length, 1 },
+            beginTime = cue.start, duration = length,
+          }, "settle")
+        end
+        settle(line, frame)
         if p.karaokeColor then
           line.highlightColor = p.karaokeColor
           local values, times, mode = { 0 }, { 0 }, "discrete"
@@ -123,11 +152,12 @@ return {
         if cue.translation then
           -- Under the lyric's lines, in the room the box keeps below them; shown with it, never sung.
           local translationSize = math.max(8, math.floor(size * p.translationScale))
+          local belowFrame = { frame[1], frame[2] + frame[4] - math.floor(translationSize * 1.4), frame[3], math.floor(translationSize * 1.4) }
           local below = av.textLayer{
             string = cue.translation, font = p.font, fontSize = translationSize, fontWeight = "normal",
             foregroundColor = p.color, alignmentMode = p.alignment, isWrapped = true, maxLines = 1,
             truncationMode = "end", opacity = 0, strokeColor = p.strokeColor, strokeWidth = p.strokeWidth,
-            frame = { frame[1], frame[2] + frame[4] - math.floor(translationSize * 1.4), frame[3], math.floor(translationSize * 1.4) },
+            frame = belowFrame,
             shadowOpacity = p.shadow and 0.8 or 0, shadowRadius = math.max(2, translationSize / 12),
             shadowOffset = { 0, math.max(1, translationSize / 24) },
           }
@@ -135,6 +165,7 @@ return {
             keyPath = "opacity", values = { fadeIn > 0 and 0 or 1, 1, 1, fadeOut > 0 and 0 or 1 },
             keyTimes = { 0, fadeIn, 1 - fadeOut, 1 }, beginTime = cue.start, duration = length,
           }, "show")
+          settle(below, belowFrame)
           container:addSublayer(below)
         end
       end

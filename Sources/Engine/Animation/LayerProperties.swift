@@ -46,6 +46,9 @@ public struct LayerProperties: Sendable, Hashable {
     /// Applied to the layer and its sublayers as drawn, before they are composited (as
     /// CALayer.filters); radii in render-size pixels.
     public var filters: [Filter] = []
+    /// What the layer is called (`CALayer.name`): diagnostics about it name it so (the
+    /// lyrics effect names each line's layer after its cue and the cue's file line).
+    public var name: String?
 
     /// Core Animation's defaults: empty bounds at the origin, anchor at the centre, opaque,
     /// visible, no background, border, contents or filters.

@@ -48,7 +48,7 @@ struct ASSParser {
         let end = try CueReader.parseTime(try field("end"), column: "End", fileName: fileName, line: line)
         try CueReader.checkOrder(start, end, fileName: fileName, line: line)
         let (text, words) = ASSParser.karaokeText(try field("text"), start: start, end: end)
-        return Cue(text: text, start: start, end: end, words: words)
+        return Cue(text: text, start: start, end: end, words: words).read(from: fileName, line: line)
     }
 
     /// The plain text of an event and, when it has karaoke tags, its syllable timings.

@@ -16,6 +16,9 @@ public struct Cue: Sendable, Hashable {
     /// The line in another language shown with it (CSV `translation`; in LRC, a second line
     /// with the same time tag), not sung; nil for none.
     public var translation: String?
+    /// The file and line it was read from (a CSV row's, a subtitle's timing line), so what
+    /// is said about it can point there; not part of what the cue is (`==` ignores it).
+    public var source: SourceLine?
 
     /// A cue shown from `start` until `end`, with optional word timings and source id.
     public init(text: String, start: MediaTime, end: MediaTime, words: [WordTiming] = [], identifier: String? = nil) {
@@ -24,6 +27,24 @@ public struct Cue: Sendable, Hashable {
         self.end = end
         self.words = words
         self.identifier = identifier
+    }
+
+    public static func == (a: Cue, b: Cue) -> Bool {
+        (a.text, a.start, a.end, a.words, a.identifier, a.translation) == (b.text, b.start, b.end, b.words, b.identifier, b.translation)
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(text)
+        hasher.combine(start)
+        hasher.combine(end)
+        hasher.combine(identifier)
+    }
+
+    /// The cue with where it was read from.
+    func read(from file: String, line: Int) -> Cue {
+        var cue = self
+        cue.source = SourceLine(file: file, line: line)
+        return cue
     }
 }
 

@@ -114,7 +114,7 @@ public enum CueReader {
             }
             let (start, end) = (try time("start_at"), try time("end_at"))
             try checkOrder(start, end, fileName: fileName, line: line)
-            var cue = Cue(text: row["lyric"] ?? "", start: start, end: end, identifier: row["id"])
+            var cue = Cue(text: row["lyric"] ?? "", start: start, end: end, identifier: row["id"]).read(from: fileName, line: line)
             cue.translation = row["translation"].flatMap { $0.trimmed.isEmpty ? nil : String($0.trimmed) }
             return cue
         }

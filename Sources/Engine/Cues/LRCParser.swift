@@ -52,7 +52,7 @@ struct LRCParser {
             let next = entries[(index + 1)...].first { $0.start > entry.start }?.start
             let end = try next ?? lastLineEnd(entry, totalDuration: totalDuration)
             let (text, words) = TimedTextBuilder.timedText(entry.markup, start: entry.start, end: end, shift: -offset, stripTags: false)
-            cues.append(Cue(text: text, start: entry.start, end: end, words: entry.hasWordTimes ? words : []))
+            cues.append(Cue(text: text, start: entry.start, end: end, words: entry.hasWordTimes ? words : []).read(from: fileName, line: entry.line))
         }
         return cues
     }

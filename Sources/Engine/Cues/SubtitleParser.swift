@@ -53,7 +53,7 @@ struct SubtitleParser {
         let markup = rest.dropFirst().map { Self.withoutOverrides($0.text) }.joined(separator: "\n")
         let (text, words) = TimedTextBuilder.timedText(Substring(markup), start: start, end: end, stripTags: true,
                                                         decode: Self.decodingEntities)
-        return Cue(text: text, start: start, end: end, words: words, identifier: identifier)
+        return Cue(text: text, start: start, end: end, words: words, identifier: identifier).read(from: fileName, line: timing.number)
     }
 
     /// SRT files from ASS converters carry `{\an8}`-style overrides.

@@ -39,7 +39,7 @@ struct WebVTTParser {
                     }
                     let (cueText, words) = TimedTextBuilder.timedText(Substring(block.text), start: start, end: end, stripTags: true,
                                                                        trimming: false, decode: SubtitleParser.decodingEntities)
-                    cues.append(Cue(text: cueText, start: start, end: end, words: words, identifier: block.identifier))
+                    cues.append(Cue(text: cueText, start: start, end: end, words: words, identifier: block.identifier).read(from: fileName, line: timing.line))
                 case .failure(let reason):
                     try log.drop(file: fileName, line: timing.line, "cue dropped", because: "\(reason)")
                 }

@@ -207,6 +207,10 @@ public struct TextStyle: Sendable, Hashable {
     public var highlightFraction: Double = 0
     /// Colour of the sung scalars (see `highlightedScalars`); nil: no highlight.
     public var highlightColor: Color? = nil
+    /// How far the font may shrink so the text fits its layer before it is cut (as
+    /// `UILabel.minimumScaleFactor` with `adjustsFontSizeToFitWidth`): 0.6 lets a line be
+    /// drawn at down to 60 % of `fontSize`; 1 (the default) never shrinks.
+    public var minimumScaleFactor: Double = 1
 
     /// A style drawing `string` with the defaults: Noto Sans CJK JP, regular, 36 px,
     /// white, natural alignment, unwrapped, no outline, no shadow.

@@ -38,6 +38,45 @@ package final class TextLayout {
         return Double(logical.height)
     }
 
+    /// How much of its text a style shows in a box.
+    package enum Fit: Equatable {
+        /// All of it, inside the box.
+        case whole
+        /// Cut: an ellipsis, or lines past `maxLines` left out.
+        case truncated
+        /// All of it, but running past the box (drawn outside it).
+        case overflows
+    }
+
+    /// How `style` comes out in a box of `box` pixels.
+    package func fit(_ style: TextStyle, box: Size) throws -> Fit {
+        let layout = try make(style, box: box)
+        let pango = layout.opaque
+        if pango_layout_is_ellipsized(pango) != 0 { return .truncated }
+        if style.maxLines > 0, style.truncationMode == .none, Int(pango_layout_get_line_count(pango)) > style.maxLines { return .truncated }
+        var ink = PangoRectangle(), logical = PangoRectangle()
+        pango_layout_get_pixel_extents(pango, &ink, &logical)
+        // Half a pixel of slack: extents are whole pixels, boxes need not be.
+        return Double(logical.height) > box.height + 0.5 || Double(logical.width) > box.width + 0.5 ? .overflows : .whole
+    }
+
+    /// `style` at the largest whole-pixel font size, down to `fontSize × minimumScaleFactor`,
+    /// at which its text is not cut in `box` (found by halving); the style itself when it
+    /// is not cut or may not shrink, the smallest size when even that is cut.
+    package func fitted(_ style: TextStyle, box: Size) throws -> TextStyle {
+        guard style.minimumScaleFactor < 1, box.width >= 1, !style.string.isEmpty, try fit(style, box: box) == .truncated else { return style }
+        var sized = style
+        sized.fontSize = max(1, (style.fontSize * max(style.minimumScaleFactor, 0.01)).rounded(.down))
+        guard try fit(sized, box: box) != .truncated else { return sized }
+        var (fits, cut) = (sized.fontSize, style.fontSize)
+        while cut - fits > 1 {
+            sized.fontSize = ((fits + cut) / 2).rounded(.down)
+            if try fit(sized, box: box) == .truncated { cut = sized.fontSize } else { fits = sized.fontSize }
+        }
+        sized.fontSize = fits
+        return sized
+    }
+
     /// `style` laid out in a box of `box` pixels (a text taller than the box is not cut here).
     func make(_ style: TextStyle, box: Size) throws -> GObjectReference {
         let layout = try GObjectReference(UnsafeMutableRawPointer(pango_layout_new(context.opaque)), what: "a text layout")

@@ -234,9 +234,11 @@ struct KaraokeGeometry: Sendable {
         var x0 = Double.infinity, x1 = -Double.infinity
     }
 
-    /// By scalar index; nil for scalars not on a line (paragraph breaks).
+    /// By scalar index; nil for scalars not on a line (paragraph breaks, text cut off).
     let boxes: [Box?]
     let lines: [Line]
+    /// Scalars up to the last one drawn: fewer than `boxes` when the text was cut to fit.
+    let shownCount: Int
 
     /// Measures `layout` (of `style.string`), whose origin lies at `origin` in the drawing.
     init(measuring style: TextStyle, layout: OpaquePointer, origin: Point) throws {
@@ -264,6 +266,8 @@ struct KaraokeGeometry: Sendable {
             }
             // The position after a line's last character has no run.
             guard let run = pango_layout_iter_get_run_readonly(iterator) else { continue }
+            // The "…" of a line cut to fit stands for the scalars it hides: they get no box.
+            if Int32(run.pointee.item.pointee.analysis.flags) & PANGO_ANALYSIS_FLAG_IS_ELLIPSIS != 0 { continue }
             let byte = Int(pango_layout_iter_get_index(iterator))
             guard byte >= 0, byte < utf8Count, scalarAt[byte] >= 0 else { continue }
             var extents = PangoRectangle()
@@ -274,11 +278,19 @@ struct KaraokeGeometry: Sendable {
             if x1 > x0 { (lines[index].x0, lines[index].x1) = (min(lines[index].x0, x0), max(lines[index].x1, x1)) }
         } while pango_layout_iter_next_char(iterator) != 0
         (self.boxes, self.lines) = (boxes, lines)
+        shownCount = (boxes.lastIndex { $0 != nil } ?? -1) + 1
     }
 
     /// The sung stretches of each visual line, sorted and merged, with `sung` scalars sung
     /// and `fraction` of the next one from its leading edge.
+    /// A line cut to fit is sung over what is drawn, at the pace of the whole line, so the
+    /// fill does not race to the cut and wait there.
     func sungSpans(sung: Int, fraction: Double) -> [[Span]] {
+        var (sung, fraction) = (sung, fraction)
+        if shownCount < boxes.count, boxes.count > 0 {
+            let progress = (Double(max(sung, 0)) + min(max(fraction, 0), 1)) * Double(shownCount) / Double(boxes.count)
+            (sung, fraction) = (Int(progress.rounded(.down)), progress - progress.rounded(.down))
+        }
         var spans = [[Span]](repeating: [], count: lines.count)
         for box in boxes.prefix(max(sung, 0)) {
             guard let box, box.x1 > box.x0 else { continue }

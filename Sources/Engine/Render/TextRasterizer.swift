@@ -41,7 +41,7 @@ package final class TextRasterizer {
             return try karaoke.drawn(sung: style.highlightedScalars, fraction: style.highlightFraction)
         }
         guard let canvas = try canvas(for: style, in: box) else { return RasterizedText(image: nil, x: 0, y: 0) }
-        let image = try draw(canvas, style, fill: style.foregroundColor)
+        let image = try draw(canvas, canvas.style, fill: style.foregroundColor)
         guard let trimmed = try image.trimmedToInk() else { return RasterizedText(image: nil, x: 0, y: 0) }
         return RasterizedText(image: trimmed.image, x: canvas.originX + trimmed.x, y: canvas.originY + trimmed.y)
     }
@@ -51,8 +51,8 @@ package final class TextRasterizer {
     /// of its fill is cut from these two. Nil when nothing is visible.
     package func rasterizeKaraoke(_ style: TextStyle, in box: Size) throws -> KaraokeText? {
         guard let sungColor = style.karaokeColor, let canvas = try canvas(for: style, in: box) else { return nil }
-        let unsung = try draw(canvas, style, fill: style.foregroundColor)
-        let sung = try draw(canvas, style, fill: sungColor)
+        let unsung = try draw(canvas, canvas.style, fill: style.foregroundColor)
+        let sung = try draw(canvas, canvas.style, fill: sungColor)
         let ink: PixelBox
         switch (unsung.inkBox(), sung.inkBox()) {
         case (nil, nil): return nil
@@ -60,13 +60,15 @@ package final class TextRasterizer {
         case let (a?, nil), let (nil, a?): ink = a
         }
         let (x, y) = (canvas.originX + ink.x, canvas.originY + ink.y)
-        let geometry = try KaraokeGeometry(measuring: style, layout: canvas.layout.opaque,
+        let geometry = try KaraokeGeometry(measuring: canvas.style, layout: canvas.layout.opaque,
                                            origin: Point(x: canvas.layoutX - Double(x), y: -Double(y)))
         return try KaraokeText(unsung: unsung.cropped(to: ink), sung: sung.cropped(to: ink), x: x, y: y, geometry: geometry)
     }
 
     /// A text laid out and the canvas it is drawn on, in the box's pixels.
     private struct Canvas {
+        /// The style drawn: the one asked for, its font shrunk to fit (`TextLayout.fitted`).
+        let style: TextStyle
         let layout: GObjectReference
         let box: Size
         /// Where the layout's origin lies in the box.
@@ -93,6 +95,7 @@ package final class TextRasterizer {
         guard style.string.utf8.count <= TextRasterizer.maxStringBytes else {
             throw EngineError("text of \(style.string.utf8.count) bytes is longer than the limit (\(TextRasterizer.maxStringBytes))", kind: .limit)
         }
+        let style = try layouts.fitted(style, box: box)
         let layout = try layouts.make(style, box: box)
         let pango = layout.opaque
 
@@ -112,7 +115,7 @@ package final class TextRasterizer {
         var canvasBox = inkBox
         if let shadow { canvasBox = canvasBox.union(inkBox.offsetBy(shadow.dx, shadow.dy).insetBy(-Double(shadow.extent + 1))) }
         let (originX, originY) = (Int(canvasBox.x0.rounded(.down)), Int(canvasBox.y0.rounded(.down)))
-        return Canvas(layout: layout, box: box, layoutX: layoutX, visibleBottom: visibleBottom, stroke: stroke, shadow: shadow,
+        return Canvas(style: style, layout: layout, box: box, layoutX: layoutX, visibleBottom: visibleBottom, stroke: stroke, shadow: shadow,
                       originX: originX, originY: originY,
                       width: Int(canvasBox.x1.rounded(.up)) - originX, height: Int(canvasBox.y1.rounded(.up)) - originY)
     }

@@ -1,0 +1,44 @@
+/// Whether each text layer of a tree shows all of its text, checked once before an export
+/// renders (so a dry run says it too): a line that does not fit its layer even at its
+/// smallest allowed size is cut, and a text that runs past its layer is drawn outside it.
+/// Model values are checked (the string, style and bounds a layer was given), not animated ones.
+package enum TextFit {
+    /// A `textTruncated` or `textOverflow` warning for each text layer under `root` (itself
+    /// included) that is not hidden and does not show its text whole inside its bounds.
+    package static func diagnostics(under root: Layer) throws -> [Diagnostic] {
+        let layouts = try TextLayout()
+        var found: [Diagnostic] = []
+        var pending = [root]
+        while let layer = pending.popLast() {
+            guard !layer.properties.isHidden else { continue }
+            pending += layer.sublayers.reversed()
+            guard let style = layer.textStyle, !style.string.isEmpty, style.fontSize.isFinite, style.fontSize > 0, style.fontSize <= 4096 else { continue }
+            let box = layer.properties.bounds.size
+            guard box.width >= 1, box.height >= 1, box.width <= Double(PixelLimits.maxSide), box.height <= Double(PixelLimits.maxSide) else { continue }
+            let drawn = try layouts.fitted(style, box: box)
+            let fit = try layouts.fit(drawn, box: box)
+            guard fit != .whole else { continue }
+            found.append(diagnostic(fit, layer: layer, asked: style, drawn: drawn, box: box))
+        }
+        return found
+    }
+
+    private static func diagnostic(_ fit: TextLayout.Fit, layer: Layer, asked: TextStyle, drawn: TextStyle, box: Size) -> Diagnostic {
+        let name = layer.properties.name.map { "text layer \($0.quotedForMessage(limit: 200))" }
+            ?? "a text layer at \(shortNumber(layer.properties.frame.x)), \(shortNumber(layer.properties.frame.y)) (\(shortNumber(box.width))×\(shortNumber(box.height)))"
+        let size = drawn.fontSize < asked.fontSize
+            ? "at \(shortNumber(drawn.fontSize)) px, the smallest its minimumScaleFactor allows (fontSize \(shortNumber(asked.fontSize)))"
+            : "at \(shortNumber(drawn.fontSize)) px"
+        // Where it first shows: its earliest animation (a lyric line's), else the start.
+        let time = layer.animations.map(\.animation.timing.beginTime.seconds).min()
+        switch fit {
+        case .truncated:
+            let limit = asked.maxLines > 0 ? "\(asked.maxLines) line\(asked.maxLines == 1 ? "" : "s")" : "its box"
+            return Diagnostic(.textTruncated, .warning, "\(name) cuts \(asked.string.quotedForMessage(limit: 80)) to \(limit) \(size)",
+                              remedy: "shorten the text, or give it more lines (maxLines), a wider frame, a smaller fontSize or minimumScaleFactor", time: time)
+        case .overflows, .whole:
+            return Diagnostic(.textOverflow, .warning, "\(name) draws \(asked.string.quotedForMessage(limit: 80)) \(size) past its \(shortNumber(box.width))×\(shortNumber(box.height)) box",
+                              remedy: "make its frame larger, or set isWrapped, maxLines and truncationMode to keep it inside", time: time)
+        }
+    }
+}

@@ -1,0 +1,165 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Issue 40 §2: the silent wrongs a first week of real use found, each read back from the
+/// output as the user would see it (OCR of the frame, pixels, ffprobe), not from a return value.
+@Suite struct DoneMeansRightTests {
+    static let portrait = Moonreel.checkout + "/Tests/Fixtures/real/01_iphone4s_portrait_h264_rot90.mov"
+    static let lyricsExample = Moonreel.checkout + "/scripts/examples/lyrics.lua"
+
+    /// The words tesseract reads in the lyric third of the frame at `seconds`: scaled up 3×,
+    /// and the text — white, or the karaoke's yellow, both full red — made black on white
+    /// (the grey wall of the clip is below the threshold).
+    static func wordsRead(in video: String, at seconds: Double) throws -> [String] {
+        let folder = (Fixtures.scratchPath("ocr") as NSString).deletingLastPathComponent
+        let png = folder + "/lyric.png"
+        try Tool.ffmpeg(["-ss", String(seconds), "-i", video, "-frames:v", "1",
+                         "-vf", "crop=iw:ih/3:0:ih*2/3,scale=iw*3:ih*3:flags=lanczos,format=gbrp,extractplanes=r,lut=y='if(gt(val,235),0,255)'", png])
+        let result = try Tool.run("tesseract", [png, "-", "--psm", "6"])
+        return result.out.lowercased().split { !$0.isLetter && $0 != "-" }.map(String.init)
+    }
+
+    /// §2a: a long lyric over a portrait phone clip lost its last words behind an ellipsis,
+    /// exit 0, nothing said. It is now drawn smaller until it fits its two lines: every word
+    /// is on the frame, and no warning.
+    @Test func aLongLyricOnPortraitVideoKeepsEveryWord() throws {
+        let cues = Fixtures.scratchPath("lyrics.csv")
+        try "id,lyric,start_at,end_at\n1,I keep calling out your name across the never-ending summer night,0.2,2.0\n"
+            .write(toFile: cues, atomically: true, encoding: .utf8)
+        let output = Fixtures.scratchPath("portrait.mp4")
+        let result = try Moonreel.run(["run", Self.lyricsExample, Self.portrait, cues, output])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(!result.err.contains("warning"), "it fits: \(result.err)")
+        let words = try Self.wordsRead(in: output, at: 1.0)
+        for word in ["keep", "calling", "out", "your", "name", "across", "summer", "night"] {
+            #expect(words.contains(word), "\"\(word)\" is on the frame; read: \(words)")
+        }
+        #expect(words.contains { $0.hasPrefix("never") }, "read: \(words)")
+    }
+
+    /// A lyric too long for two lines even at the smallest size is cut — and that is a
+    /// `textTruncated` warning naming the cue and its line in the CSV; `--strict` writes nothing.
+    @Test func aLyricThatCannotFitIsAWarningNamingItsCue() throws {
+        let cues = Fixtures.scratchPath("lyrics.csv")
+        let long = String(repeating: "calling out your name across the never-ending summer night ", count: 4)
+        try "id,lyric,start_at,end_at\n7,ok,0.1,0.5\n9,\(long),0.6,2.0\n".write(toFile: cues, atomically: true, encoding: .utf8)
+        let output = Fixtures.scratchPath("cut.mp4")
+        let result = try Moonreel.run(["run", Self.lyricsExample, Self.portrait, cues, output])
+        #expect(result.status == 0, "\(result.err)")
+        let warnings = result.errorLines.filter { $0.contains("[textTruncated]") }
+        #expect(warnings.count == 1, "\(result.err)")
+        #expect(warnings.first?.contains("text layer \"cue 9 (\(cues):3)\" cuts \"calling out your name") == true, "\(result.err)")
+        #expect(warnings.first?.contains("to 2 lines at 13 px, the smallest its minimumScaleFactor allows (fontSize 22)") == true, "\(result.err)")
+        // Half way through the cue, about half of what is drawn is sung: the first of its two
+        // lines (it raced to the cut and waited there: 570 of 573 text pixels were sung).
+        // Counted by clear colours only, so the share of pixels is a rough one.
+        let frame = try Tool.rgbFrame(output, at: 1.3)
+        var (sung, unsung) = (0, 0)
+        for y in frame.height * 2 / 3..<frame.height {
+            for x in 0..<frame.width {
+                let pixel = frame.pixel(x, y)
+                guard pixel.r > 235 else { continue }
+                if pixel.b < 100 { sung += 1 } else if pixel.b > 220 { unsung += 1 }
+            }
+        }
+        let share = Double(sung) / Double(max(sung + unsung, 1))
+        #expect(share > 0.15 && share < 0.85, "sung \(sung), unsung \(unsung) pixels")
+        let strict = try Moonreel.run(["run", "--strict", Self.lyricsExample, Self.portrait, cues, output + ".strict.mp4"])
+        #expect(strict.status == 1 && strict.err.contains("strict: text layer \"cue 9"), "\(strict.err)")
+        #expect(!FileManager.default.fileExists(atPath: output + ".strict.mp4"))
+    }
+}
+
+extension DoneMeansRightTests {
+    /// §2f: Ctrl-C after two rows had written their outputs reported them "interrupted" and
+    /// "0 done". A row whose output was committed is done.
+    @Test func aRowWhoseOutputWasCommittedIsDoneAfterCtrlC() throws {
+        let clip = try Fixtures.clip(seconds: 2)
+        let job = try BatchTests.Job(rows: "id,clip,duration\nr1,\(clip),0.5\nr2,\(clip),0.5\n")
+        // The rows linger after exporting, so the interrupt comes after both commits.
+        try (BatchTests.template + "\nlocal t = os.clock() while os.clock() - t < 20 do end\n").write(toFile: job.template, atomically: true, encoding: .utf8)
+        let batch = Process()
+        batch.executableURL = URL(fileURLWithPath: Moonreel.executable)
+        batch.arguments = ["batch", job.template, job.rows, "--out", job.folder + "/out/{id}.mp4", "--jobs", "2", "--report", job.folder + "/report.json"]
+        let errors = Pipe()
+        (batch.standardOutput, batch.standardError) = (Pipe(), errors)
+        try batch.run()
+        defer { if batch.isRunning { kill(batch.processIdentifier, SIGKILL) } }
+        let deadline = Date().addingTimeInterval(60)
+        while !(FileManager.default.fileExists(atPath: job.output("r1")) && FileManager.default.fileExists(atPath: job.output("r2"))), Date() < deadline {
+            usleep(100_000)
+        }
+        usleep(300_000)
+        kill(batch.processIdentifier, SIGINT)
+        batch.waitUntilExit()
+        let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(said.contains("2 done"), "\(said)")
+        let rows = try #require(try job.report()["rows"] as? [[String: Any]])
+        #expect(rows.map { $0["status"] as? String } == ["done", "done"], "\(rows)")
+    }
+}
+
+extension DoneMeansRightTests {
+    /// The first and last rows holding text (bright pixels) of the frame at `seconds`.
+    static func textRows(_ video: String, at seconds: Double) throws -> ClosedRange<Int>? {
+        let frame = try Tool.rgbFrame(video, at: seconds)
+        let rows = (0..<frame.height).filter { y in (0..<frame.width).filter { frame.pixel($0, y).r > 200 }.count > 3 }
+        guard let first = rows.first, let last = rows.last else { return nil }
+        return first...last
+    }
+
+    /// §2b: cue 4 starting at 3.0 while cue 3 ends at 3.6 stayed in the upper slot, in the
+    /// middle of the picture, for its whole time. Once alone, it slides down to the first slot.
+    @Test func anOverlappingLineGoesToItsSlotOnceAlone() throws {
+        let clip = try Fixtures.solid("black", seconds: 6, size: "640x360")
+        let cues = Fixtures.scratchPath("lyrics.csv")
+        try "id,lyric,start_at,end_at\n3,Third line,1.0,3.6\n4,Fourth line,3.0,5.0\n".write(toFile: cues, atomically: true, encoding: .utf8)
+        let output = Fixtures.scratchPath("overlap.mp4")
+        let result = try Moonreel.run(["run", Self.lyricsExample, clip, cues, output])
+        #expect(result.status == 0, "\(result.err)")
+        let alone3 = try #require(try Self.textRows(output, at: 2.0))
+        let both = try #require(try Self.textRows(output, at: 3.3))
+        let alone4 = try #require(try Self.textRows(output, at: 4.5))
+        #expect(both.lowerBound < alone3.lowerBound - 20, "both shown: the fourth above the third (\(both) vs \(alone3))")
+        #expect(abs(alone4.lowerBound - alone3.lowerBound) <= 3 && abs(alone4.upperBound - alone3.upperBound) <= 3,
+                "alone, the fourth line is where the third was: \(alone4) vs \(alone3)")
+    }
+}
+
+extension DoneMeansRightTests {
+    /// §2d: a CSV row with an empty name rendered "For ", exit 0. A required string is not
+    /// "" (unless the template says `allowEmpty = true`), and the batch's check names the row.
+    @Test func aRequiredTextIsNotEmpty() throws {
+        let template = Fixtures.scratchPath("greeting.lua")
+        try """
+            local p = av.parameters{
+              { name = "name", type = "string", required = true },
+              { name = "note", type = "string", required = true, allowEmpty = true },
+              { name = "output", type = "string", required = true },
+            }
+            print("For " .. p.name .. p.note)
+            """.write(toFile: template, atomically: true, encoding: .utf8)
+        let empty = try Moonreel.run(["run", "--set", "name=", "--set", "note=", "--set", "output=x.mp4", template])
+        #expect(empty.status == 1 && empty.out.isEmpty, "\(empty.out)")
+        #expect(empty.err.contains("parameter name is required and is empty"), "\(empty.err)")
+        let given = try Moonreel.run(["run", "--set", "name=Ana", "--set", "note=", "--set", "output=x.mp4", template])
+        #expect(given.status == 0 && given.out == "For Ana\n", "allowEmpty takes \"\": \(given.err)")
+        let folder = (template as NSString).deletingLastPathComponent
+        try "id,name,note\n1,Ana,\n2,,\n".write(toFile: folder + "/rows.csv", atomically: true, encoding: .utf8)
+        let batch = try Moonreel.run(["batch", template, folder + "/rows.csv", "--out", folder + "/{id}.mp4"])
+        #expect(batch.status == 1 && batch.err.contains("row 2:") && batch.err.contains("parameter name is required and is empty") && !batch.err.contains("row 1:"),
+                "\(batch.err)")
+    }
+
+    /// §2q: a transcript file with nothing in it rendered no captions at all, "done".
+    @Test func anEmptyCueFileIsAWarning() throws {
+        let cues = Fixtures.scratchPath("empty.srt")
+        try "".write(toFile: cues, atomically: true, encoding: .utf8)
+        let loose = try Moonreel.runScript("print(#av.readCues(arg[1]))", arguments: [cues])
+        #expect(loose.status == 0 && loose.out == "0\n", "\(loose.err)")
+        #expect(loose.errorLines.count == 1 && loose.err.contains("holds no cue") && loose.err.contains("[cuesEmpty]"), "\(loose.err)")
+        let strict = try Moonreel.runScript("print(#av.readCues(arg[1]))", arguments: [cues], options: ["--strict"])
+        #expect(strict.status == 1 && strict.err.contains("strict: \(cues) holds no cue"), "\(strict.err)")
+    }
+}
