@@ -34,12 +34,17 @@ public final class StudioServer: Sendable {
                     try channel.pipeline.syncOperations.addHandler(StudioEventsHandler(events: session.events))
                 }
             })
+        let connections = Connections()
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.backlog, value: 64)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let handler = StudioHTTPHandler(routes: routes)
+                // At the cap, the oldest connection still waiting for its request head goes;
+                // with none such, the new one is closed.
+                guard connections.open(channel) else { return channel.close() }
+                channel.closeFuture.whenComplete { _ in connections.close(channel) }
+                return channel.eventLoop.makeCompletedFuture {
+                    let handler = StudioHTTPHandler(routes: routes, connections: connections)
                     let bound = NIOLoopBound(handler, eventLoop: channel.eventLoop)
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(
                         withServerUpgrade: (upgraders: [upgrader], completionHandler: { context in
@@ -280,16 +285,35 @@ final class StudioHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias OutboundOut = HTTPServerResponsePart
 
     static let maxBody = 1 << 20
+    /// How long a connection has to send a whole request head, from its opening or its last
+    /// response: half a header held open is a connection nobody else can use.
+    static let headDeadline = TimeAmount.seconds(10)
     private let routes: StudioRoutes
+    private var deadline: Scheduled<Void>?
     private var head: HTTPRequestHead?
     private var body: [UInt8] = []
     private var tooLarge = false
 
-    init(routes: StudioRoutes) { self.routes = routes }
+    private let connections: Connections
+
+    init(routes: StudioRoutes, connections: Connections) { (self.routes, self.connections) = (routes, connections) }
+
+    func handlerAdded(context: ChannelHandlerContext) { armDeadline(context) }
+
+    /// Also on a WebSocket upgrade, which removes this handler: the socket then stays open.
+    func handlerRemoved(context: ChannelHandlerContext) { deadline?.cancel() }
+
+    private func armDeadline(_ context: ChannelHandlerContext) {
+        deadline?.cancel()
+        let channel = context.channel
+        deadline = context.eventLoop.scheduleTask(in: Self.headDeadline) { channel.close(promise: nil) }
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
+            deadline?.cancel()
+            connections.headReceived(context.channel)
             self.head = head
             body = []
             tooLarge = false
@@ -330,8 +354,51 @@ final class StudioHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         buffer.writeBytes(response.body)
         context.write(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
         let keepAlive = head.isKeepAlive
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
-            if !keepAlive { context.close(promise: nil) }
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { [self] _ in
+            if keepAlive { armDeadline(context) } else { context.close(promise: nil) }
+        }
+    }
+}
+
+/// The connections the server holds open, at most `limit`, and which of them are still
+/// waiting for a request head (oldest first): about a thousand sockets each sending half a
+/// header locked the page out.
+final class Connections: Sendable {
+    static let limit = 256
+    private struct State {
+        var open = Set<ObjectIdentifier>()
+        var waiting: [(id: ObjectIdentifier, channel: Channel)] = []
+    }
+    private let state = Mutex(State())
+
+    /// Takes `channel` in; at the limit, closes the oldest one waiting for its head to make
+    /// room, or refuses `channel` (false) when every connection has sent one.
+    func open(_ channel: Channel) -> Bool {
+        let (accepted, evicted): (Bool, Channel?) = state.withLock { state in
+            var evicted: Channel?
+            if state.open.count >= Self.limit {
+                guard !state.waiting.isEmpty else { return (false, nil) }
+                let oldest = state.waiting.removeFirst()
+                state.open.remove(oldest.id)
+                evicted = oldest.channel
+            }
+            state.open.insert(ObjectIdentifier(channel))
+            state.waiting.append((ObjectIdentifier(channel), channel))
+            return (true, evicted)
+        }
+        evicted?.close(promise: nil)
+        return accepted
+    }
+
+    /// `channel` sent a whole request head: it is a client, not a held socket.
+    func headReceived(_ channel: Channel) {
+        state.withLock { state in state.waiting.removeAll { $0.id == ObjectIdentifier(channel) } }
+    }
+
+    func close(_ channel: Channel) {
+        state.withLock { state in
+            state.open.remove(ObjectIdentifier(channel))
+            state.waiting.removeAll { $0.id == ObjectIdentifier(channel) }
         }
     }
 }
