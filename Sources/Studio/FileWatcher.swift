@@ -1,4 +1,5 @@
 import Foundation
+import MoonreelEngine
 import MoonreelPlatform
 #if canImport(Glibc)
 import Glibc
@@ -7,6 +8,8 @@ import Glibc
 /// Calls back once per burst of changes to a set of files, through inotify. The files'
 /// folders are watched rather than the files, so a save that writes a new file and renames
 /// it over the old one (what most editors do) is seen, and a file deleted and made again too.
+/// A burst calls back only if a file now differs from the state it was watched in (a run
+/// that wrote a file and then read it set off events, but changed nothing it read).
 final class FileWatcher: @unchecked Sendable {
     /// Changes closer together than this are one change (an editor writes, then renames).
     static let quietTime: Int32 = 80
@@ -17,6 +20,8 @@ final class FileWatcher: @unchecked Sendable {
     /// Watched folder (absolute) → its watch descriptor, and the names watched in it.
     private var folders: [String: Int32] = [:]
     private var names: [Int32: Set<String>] = [:]
+    /// Each watched file's state when it was read (nil: it was not there).
+    private var states: [String: FileIdentity?] = [:]
     private var thread: Thread?
 
     /// - Throws: `SystemError` when inotify is not available.
@@ -36,11 +41,13 @@ final class FileWatcher: @unchecked Sendable {
         thread.start()
     }
 
-    /// Watches exactly `paths` from now on (files that do not exist yet are seen when made).
-    func watch(_ paths: [String]) {
+    /// Watches exactly these files from now on, each against the state given (files that do
+    /// not exist yet are seen when made).
+    func watch(_ files: [String: FileIdentity?]) {
         lock.withLock {
+            states = Dictionary(files.map { (Paths.absolute($0.key), $0.value) }) { first, _ in first }
             var wanted: [String: Set<String>] = [:]
-            for path in paths.map(Paths.absolute) { wanted[Paths.parent(of: path), default: []].insert(Paths.name(of: path)) }
+            for path in states.keys { wanted[Paths.parent(of: path), default: []].insert(Paths.name(of: path)) }
             for (folder, watch) in folders where wanted[folder] == nil {
                 inotify_rm_watch(descriptor, watch)
                 folders[folder] = nil
@@ -78,7 +85,7 @@ final class FileWatcher: @unchecked Sendable {
             if ready == 0 {
                 // Quiet for a while after a change: one callback for the burst.
                 pending = false
-                onChange()
+                if lock.withLock({ states.contains { FileIdentity(path: $0.key) != $0.value } }) { onChange() }
                 continue
             }
             let count = read(descriptor, &buffer, buffer.count)

@@ -80,7 +80,8 @@ struct StudioState {
     var prints: [String] = []
     var error: String?
     var scriptParameters: [StudioEffectCall.Parameter] = []
-    var readFiles: [String] = []
+    /// Each file the last run read, as it was when read (nil: it was not there).
+    var readFiles: [String: FileIdentity?] = [:]
     var export: [String: any Sendable] = ["state": "idle"]
 
     func json(title: String) -> Data {
@@ -190,15 +191,18 @@ final class ScriptRun {
     /// The page's values for the script's own parameters (`av.parameters`).
     let scriptOverrides: [String: ScriptValue]
     private(set) var scriptParameters: [StudioEffectCall.Parameter] = []
-    private(set) var prints: [String] = []
+    private var printed = PrintLog()
+    /// What the run printed, as the page shows it.
+    var prints: [String] { printed.shown }
     private(set) var cues: [Cue] = []
     private(set) var effectCalls: [StudioEffectCall] = []
-    private(set) var readFiles: [String] = []
+    /// Each file the run read, as it was when read: a change the run made itself before
+    /// reading (a script that writes the cues it then reads) is not a change to run again for.
+    private(set) var readFiles: [String: FileIdentity?] = [:]
 
     /// At most this many effect calls get controls (a loop over 500 cues calling an effect
     /// each time would make a panel nobody can use).
     static let maxEffectCalls = 50
-    static let maxPrints = 200
 
     init(options: StudioSession.Options, overrides: [String: [String: ScriptValue]], scriptOverrides: [String: ScriptValue]) {
         self.options = options
@@ -223,7 +227,8 @@ final class ScriptRun {
         } catch {
             return ([], "\(error)".oneLine)
         }
-        defer { readFiles = host.api.readFiles.paths + [path] }
+        let script = FileIdentity(path: path)
+        defer { readFiles = host.api.readFiles.statesWhenRead.mapValues { $0 }.merging([path: script]) { read, _ in read } }
         host.strict = options.strict
         host.scripts.parameterValues = options.parameterValues
         host.scripts.parameterOverrides = scriptOverrides
@@ -236,8 +241,8 @@ final class ScriptRun {
         }
         host.api.policy.previewExport = { sessions.append($0) }
         host.api.policy.cuesRead = { [unowned self] in cues += $0 }
-        host.onPrint = { [unowned self] line in if prints.count < Self.maxPrints { prints.append(line) } }
-        host.onDiagnostic = { [unowned self] diagnostic in if prints.count < Self.maxPrints { prints.append("\(diagnostic.level.rawValue): \(diagnostic) [\(diagnostic.kind.rawValue)]") } }
+        host.onPrint = { [unowned self] line in printed.append(line) }
+        host.onDiagnostic = { [unowned self] diagnostic in printed.append("\(diagnostic.level.rawValue): \(diagnostic) [\(diagnostic.kind.rawValue)]") }
         host.scripts.onEffectCall = { [unowned self] call in
             let changes = overrides["\(call.location)#\(call.occurrence)"] ?? [:]
             if effectCalls.count < Self.maxEffectCalls {
@@ -254,4 +259,27 @@ final class ScriptRun {
         }
         return (sessions, nil)
     }
+}
+
+/// What a run printed, as the page shows it: the first `maxLines` lines, each cut at
+/// `maxLineLength` characters, and a last line counting what was left out. A script printing
+/// 200 lines of 2 MiB made the studio hold half a gigabyte and send it at every refresh.
+struct PrintLog {
+    static let maxLines = 200
+    static let maxLineLength = 2000
+
+    private var lines: [String] = []
+    private var dropped = 0
+
+    mutating func append(_ line: String) {
+        guard lines.count < Self.maxLines else {
+            dropped += 1
+            return
+        }
+        let head = line.prefix(Self.maxLineLength + 1)
+        lines.append(head.count > Self.maxLineLength
+                     ? String(head.prefix(Self.maxLineLength)) + "… (\(line.utf8.count - head.prefix(Self.maxLineLength).utf8.count) more bytes)" : line)
+    }
+
+    var shown: [String] { dropped == 0 ? lines : lines + ["… \(dropped) more line\(dropped == 1 ? "" : "s") dropped"] }
 }

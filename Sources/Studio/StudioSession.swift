@@ -70,7 +70,7 @@ public final class StudioSession: Sendable {
     public func stateJSON() -> Data { state.withLock { $0.json(title: title) } }
 
     /// The files the last run read (the script, effects, cues, images, media): what to watch.
-    public var watchedFiles: [String] { state.withLock { $0.readFiles } }
+    package var watchedFiles: [String: FileIdentity?] { state.withLock { $0.readFiles } }
 
     // MARK: Running the script
 
@@ -91,7 +91,7 @@ public final class StudioSession: Sendable {
             }
             let generation = state.withLock { state -> Int in
                 state.generation += 1
-                state.readFiles = Array(Set(run.readFiles + (error != nil ? state.readFiles : []))).sorted()
+                state.readFiles = run.readFiles.merging(error != nil ? state.readFiles : [:]) { this, _ in this }
                 state.prints = run.prints
                 state.error = error
                 if error == nil {

@@ -5,11 +5,11 @@ import Glibc
 /// A file told apart by device and inode, and a state of it by size and modification time:
 /// a library never deletes a new recording under the old name, and an analysis is not
 /// kept under the digest of a file replaced while it was analysed.
-struct FileIdentity: Equatable {
+package struct FileIdentity: Equatable, Sendable {
     var device: UInt64 = 0, inode: UInt64 = 0, size: Int64 = 0, modified: Int64 = 0
 
     /// The file at `path` now; nil when there is none.
-    init?(path: String) {
+    package init?(path: String) {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         self.init(info)
@@ -28,7 +28,7 @@ struct FileIdentity: Equatable {
 
     var text: String { "\(Int64(bitPattern: device)):\(Int64(bitPattern: inode)):\(size):\(modified)" }
 
-    func sameFile(as other: FileIdentity, contents: Bool = false) -> Bool {
+    package func sameFile(as other: FileIdentity, contents: Bool = false) -> Bool {
         device == other.device && inode == other.inode && (!contents || (size == other.size && modified == other.modified))
     }
 }

@@ -47,6 +47,7 @@ protocol ExportOutput {
 public final class InputRegistry: Sendable {
     private struct Identity: Hashable { let device: UInt64, inode: UInt64 }
     private let files = Mutex<[Identity: String]>([:])
+    private let states = Mutex<[String: FileIdentity]>([:])
 
     /// An empty registry.
     public init() {}
@@ -57,7 +58,12 @@ public final class InputRegistry: Sendable {
         guard stat(path, &info) == 0 else { return }
         let identity = Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
         files.withLock { if $0[identity] == nil { $0[identity] = path } }
+        states.withLock { if $0[path] == nil { $0[path] = FileIdentity(info) } }
     }
+
+    /// Each file read, as it was when first read (a watcher tells a later change from one
+    /// the run made itself before reading it).
+    package var statesWhenRead: [String: FileIdentity] { states.withLock { $0 } }
 
     /// The paths of the files read, in no particular order.
     public var paths: [String] { files.withLock { Array($0.values) } }
