@@ -263,7 +263,7 @@ const playback = {
   audioClock: false,         // whether the last run's clock was the AudioContext
   sources: new Set(),        // sound scheduled and not yet ended
   soundNext: 0,              // run time of the next chunk of sound to fetch
-  frames: { inFlight: 0, requested: -1, shown: -1, ready: new Map(), latency: 0.06 },
+  frames: { inFlight: 0, requested: -1, shown: -1, firstDue: -1, ready: new Map(), latency: 0.06 },
   framesShown: 0,
   framesDropped: 0,
   framesWaiting: 0,                // passed since the last frame shown, none newer come yet
@@ -334,6 +334,7 @@ function stopRun() {
   frames.inFlight = 0;
   frames.requested = -1;
   frames.shown = -1;
+  frames.firstDue = -1;
 }
 
 async function startRun() {
@@ -498,7 +499,11 @@ function presentFrame(origin, now) {
   const due = now.pass * PASS + frameAt(now.time);
   let best = -1;
   for (const sequence of frames.ready.keys()) if (sequence <= due && sequence > best) best = sequence;
-  const waiting = () => frames.shown >= 0 ? Math.max(0, skippedBetween(frames.shown, due, origin)) : 0;
+  // Before this run's first picture comes, every frame the clock has reached is waiting
+  // (a slow machine's first seconds are otherwise counted as nothing).
+  if (frames.firstDue < 0) frames.firstDue = due;
+  const waiting = () => Math.max(0, frames.shown >= 0 ? skippedBetween(frames.shown, due, origin)
+                                                      : skippedBetween(frames.firstDue - 1, due, origin) + 1);
   if (best < 0) {
     playback.framesWaiting = waiting();
     return;
@@ -509,7 +514,8 @@ function presentFrame(origin, now) {
     frames.ready.delete(sequence);
     if (older !== frame) older.bitmap.close();
   }
-  if (frames.shown >= 0) playback.framesDropped += skippedBetween(frames.shown, best, origin);
+  playback.framesDropped += Math.max(0, frames.shown >= 0 ? skippedBetween(frames.shown, best, origin)
+                                                         : skippedBetween(frames.firstDue - 1, best, origin));
   frames.shown = best;
   playback.framesShown++;
   playback.framesWaiting = waiting();
