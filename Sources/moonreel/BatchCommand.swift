@@ -239,6 +239,12 @@ final class BatchRunner: @unchecked Sendable {
             record(row, Result(status: .skipped))
             return false
         }
+        // An output there but cut short is neither trusted nor replaced unasked.
+        let broken = common.overwrite ? [] : pending.filter { FileManager.default.fileExists(atPath: $0.output) }
+        if !broken.isEmpty {
+            throw BatchError("\(broken.count) output\(broken.count == 1 ? " is" : "s are") there but not whole (cut short, or not media); nothing was rendered:\n  "
+                             + broken.map { "row \($0.number): \($0.output): remove it, or pass --overwrite, to render it again" }.joined(separator: "\n  "))
+        }
         for folder in Set(pending.map { Paths.parent(of: $0.output) }) {
             do { try Paths.makeFolders(folder) } catch { throw BatchError("\(error)") }
         }
@@ -427,10 +433,10 @@ final class BatchRunner: @unchecked Sendable {
         }
     }
 
-    /// Whether an output is there from an earlier run: a media file that opens and has length.
+    /// Whether an output is there from an earlier run, whole: a media file that opens and
+    /// whose packets reach the duration it states (a truncated one was skipped as done).
     static func isComplete(_ path: String) -> Bool {
-        guard let asset = try? Asset(path: path) else { return false }
-        return asset.duration > .zero
+        Asset.isWhole(path)
     }
 
     func record(_ row: BatchPlan.Row, _ result: Result) {

@@ -142,4 +142,101 @@ import TestSupport
         try template.write(toFile: job.template, atomically: true, encoding: .utf8)
         return job
     }
+
+    /// §11: a truncated `out/r1.mkv` was "skipped (already there)" with 9 of its 60 frames.
+    /// Now an output is skipped only when its packets reach its stated length; a cut one is
+    /// named before anything runs, and `--overwrite` renders it again.
+    @Test func aTruncatedOutputIsNotTakenAsDone() throws {
+        let clip = try Fixtures.clip(seconds: 3)
+        let job = try BatchTests.Job(rows: "id,clip,duration\nr1,\(clip),2\nr2,\(clip),1\n")
+        let out = job.folder + "/out/{id}.mkv"
+        #expect(try Moonreel.run(["batch", job.template, job.rows, "--out", out]).status == 0)
+        let first = job.folder + "/out/r1.mkv"
+        let handle = try #require(FileHandle(forUpdatingAtPath: first))
+        try handle.truncate(atOffset: UInt64(try FileManager.default.attributesOfItem(atPath: first)[.size] as? Int ?? 0) * 3 / 10)
+        try handle.close()
+        let again = try Moonreel.run(["batch", job.template, job.rows, "--out", out])
+        #expect(again.status == 1 && again.err.contains("row 1: \(first): remove it, or pass --overwrite") && !again.err.contains("row 2:"), "\(again.err)")
+        let redone = try Moonreel.run(["batch", "--overwrite", job.template, job.rows, "--out", out])
+        #expect(redone.status == 0, "\(redone.err)")
+        #expect(try Tool.ffprobe(first).streams.first { $0.codec_type == "video" }.map { _ in try Tool.framePTS(first).count } == 60)
+    }
+
+    /// §12: chunks of an export to .mkv or .webm never joined ("does not hold its 45 frames;
+    /// delete it and run again", forever). Matroska keeps no decoding times for the packet
+    /// copy, so the join task renders such an export whole, and says so.
+    @Test(arguments: ["mkv", "webm"]) func chunksJoinIntoMatroskaAndWebM(_ fileType: String) throws {
+        try MachineLoad.heavy {
+            let job = try ChunkedRenderTests.Job(clip: try Fixtures.clip(seconds: 3))
+            let result = try job.run("out.\(fileType)", ["--chunks", "2", "--chunk-folder", job.chunkFolder])
+            #expect(result.status == 0, "\(result.err)")
+            #expect(result.err.contains("is rendered whole by the join task, not in pieces: pieces cannot be joined into"), "\(result.err)")
+            #expect(try Tool.framePTS(job.path("out.\(fileType)")).count == 90)
+            #expect(!FileManager.default.fileExists(atPath: job.chunkFolder))
+        }
+    }
+
+}
+
+extension AttackRoundFourTests {
+    /// §14: `moonreel info` ran a whole script that declares no parameters (it deleted a decoy
+    /// and wrote another file), and a loop before av.parameters hung it. It now stops at the
+    /// first side effect, and after 10 s.
+    @Test func infoDoesNotDoWhatTheScriptDoes() throws {
+        let folder = (Fixtures.scratchPath("x") as NSString).deletingLastPathComponent
+        let decoy = folder + "/decoy.txt"
+        try "keep me".write(toFile: decoy, atomically: true, encoding: .utf8)
+        let script = folder + "/cleanup.lua"
+        try "local f = io.open(arg and arg[1] or '\(decoy)') if f then f:close() end\nos.remove('\(decoy)')\nio.open('\(folder)/made.txt', 'w'):close()\n"
+            .write(toFile: script, atomically: true, encoding: .utf8)
+        let info = try Moonreel.run(["info", script])
+        #expect(info.status == 1 && info.err.contains("stopped at a side effect before av.parameters: os.remove"), "\(info.out) \(info.err)")
+        #expect(FileManager.default.fileExists(atPath: decoy) && !FileManager.default.fileExists(atPath: folder + "/made.txt"))
+        let loop = folder + "/loop.lua"
+        try "while true do end\nav.parameters{}\n".write(toFile: loop, atomically: true, encoding: .utf8)
+        let started = Date()
+        let stuck = try Moonreel.run(["info", loop], timeout: 60)
+        #expect(stuck.status == 1 && Date().timeIntervalSince(started) < 30 && stuck.err.contains("time limit"), "\(stuck.err)")
+    }
+}
+
+extension AttackRoundFourTests {
+    /// §13: two pieces of the same length swapped (or one linked to another) were joined,
+    /// exit 0, with the right frame count and 60 of 90 frames wrong. Each piece carries what
+    /// it holds, and the join checks it.
+    @Test func swappedOrLinkedPiecesAreNotJoined() throws {
+        try MachineLoad.heavy {
+            let job = try ChunkedRenderTests.Job(clip: try Fixtures.clip(seconds: 3))
+            let output = job.path("later/out.mp4")
+            let values = ["--set", "clip=\(job.clip)", "--set", "output=\(output)"]
+            // The run's chunk folder is made (its output's folder is missing, so nothing renders),
+            // then each piece rendered by its task alone.
+            #expect(try Moonreel.run(["run", "--chunks", "3", "--chunk-folder", job.chunkFolder] + values + [job.template]).status == 1)
+            try FileManager.default.createDirectory(atPath: job.path("later"), withIntermediateDirectories: true)
+            for piece in 1...3 {
+                let task = try Moonreel.run(["run", "--chunks", "3", "--chunk-task", "piece:\(piece)", "--chunk-folder", job.chunkFolder] + values + [job.template])
+                #expect(task.status == 0, "\(task.err)")
+            }
+            let folder = job.chunkFolder + "/export-1"
+            let names = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix("piece-") }.sorted()
+            try #require(names.count == 3, "\(names)")
+            let (first, second) = (folder + "/" + names[0], folder + "/" + names[1])
+            try FileManager.default.moveItem(atPath: first, toPath: first + ".x")
+            try FileManager.default.moveItem(atPath: second, toPath: first)
+            try FileManager.default.moveItem(atPath: first + ".x", toPath: second)
+            let swapped = try Moonreel.run(["run", "--chunks", "3", "--chunk-folder", job.chunkFolder] + values + [job.template])
+            #expect(swapped.status == 1 && swapped.err.contains("holds piece 2 of 3, frames 30-59") && swapped.err.contains("instead of piece 1 of 3"), "\(swapped.err)")
+            #expect(!FileManager.default.fileExists(atPath: output))
+            // Put back, then the third linked to the second.
+            try FileManager.default.moveItem(atPath: first, toPath: first + ".x")
+            try FileManager.default.moveItem(atPath: second, toPath: first)
+            try FileManager.default.moveItem(atPath: first + ".x", toPath: second)
+            let third = folder + "/" + names[2]
+            try FileManager.default.removeItem(atPath: third)
+            try FileManager.default.createSymbolicLink(atPath: third, withDestinationPath: second)
+            let linked = try Moonreel.run(["run", "--chunks", "3", "--chunk-folder", job.chunkFolder] + values + [job.template])
+            #expect(linked.status == 1 && linked.err.contains("instead of piece 3 of 3"), "\(linked.err)")
+            #expect(!FileManager.default.fileExists(atPath: output))
+        }
+    }
 }

@@ -68,7 +68,7 @@ import TestSupport
         let result = try Moonreel.run(["info", path])
         #expect(result.status == 0, "\(result.err)")
         let lines = result.out.split(separator: "\n").map(String.init)
-        #expect(lines.first?.hasSuffix("7 parameters (moonreel run \(path) --set NAME=VALUE …)") == true, "\(result.out)")
+        #expect(lines.first?.hasSuffix("7 parameters (moonreel run --set NAME=VALUE … \(path))") == true, "\(result.out)")
         #expect(lines.contains { $0.contains("clip") && $0.contains("string") && $0.contains("required") && $0.contains("the song's video") })
         #expect(lines.contains { $0.contains("frames") && $0.contains("integer") && $0.contains("default 3") && $0.contains("1…10") })
         let none = try Moonreel.run(["info", Moonreel.example("cut.lua")])

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 import TestSupport
 
@@ -113,6 +116,80 @@ import TestSupport
             throw Tool.Failure(description: "no PSNR: \(result.err.suffix(300))")
         }
         return value
+    }
+
+    /// Issue 35 §10: 200 prints of 2 MiB made the studio hold ~486 MB and build 419 MB of
+    /// JSON at every refresh. The page gets the first lines, each cut, and a count of the rest.
+    @Test func printedOutputIsCapped() throws {
+        let script = Fixtures.scratchPath("chatty.lua")
+        try "local line = string.rep('x', 2 * 1024 * 1024)\nfor i = 1, 300 do print(line) end\n".write(toFile: script, atomically: true, encoding: .utf8)
+        let studio = try StudioProcess(script: script, arguments: [], options: ["--memory-limit", "64"])
+        defer { studio.stop() }
+        let response = try studio.get("state")
+        #expect(response.body.count < 1_000_000, "state is \(response.body.count) bytes")
+        let prints = try #require(response.json["prints"] as? [String])
+        #expect(prints.count == 201 && prints.last == "… 100 more lines dropped", "\(prints.count) lines, last \(prints.last?.prefix(80) ?? "")")
+        #expect(prints.first?.hasSuffix("… (2095152 more bytes)") == true, "\(prints.first?.suffix(40) ?? "")")
+    }
+
+    /// Issue 35 §8: a script that writes cues.srt and then reads it ran again about ten times
+    /// a second, forever. What a run wrote before reading it is not a change; a save still is.
+    @Test func aRunsOwnWritesDoNotRunItAgain() throws {
+        let script = Fixtures.scratchPath("writer.lua")
+        let cues = (script as NSString).deletingLastPathComponent + "/cues.srt"
+        try """
+            local file = assert(io.open("\(cues)", "w"))
+            file:write("1\\n00:00:00,000 --> 00:00:01,000\\nhello\\n")
+            file:close()
+            print(#av.readCues("\(cues)"))
+            """.write(toFile: script, atomically: true, encoding: .utf8)
+        let studio = try StudioProcess(script: script, arguments: [])
+        defer { studio.stop() }
+        let first = try studio.get("state").json["generation"] as? Int ?? 0
+        usleep(2_000_000)
+        let state = try studio.get("state").json
+        let later = state["generation"] as? Int ?? 0
+        #expect(later == first, "ran \(later - first) more times by itself")
+        #expect(state["error"] is NSNull && (state["prints"] as? [String]) == ["1"], "the run wrote and read its cues: \(state)")
+        try (String(contentsOfFile: script, encoding: .utf8) + "\nprint('saved')\n").write(toFile: script, atomically: true, encoding: .utf8)
+        let saved = try studio.waitForGeneration(after: later)
+        #expect((saved["prints"] as? [String])?.contains("saved") == true, "\(saved["prints"] ?? "") \(saved["error"] ?? "")")
+    }
+
+    /// A loopback socket to `port` that has sent half a request head.
+    static func halfRequest(port: Int) -> Int32 {
+        let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        if connected == 0 { _ = "GET / HTTP/1.1\r\nHost: 127.0".withCString { send(socket, $0, strlen($0), 0) } }
+        return socket
+    }
+
+    /// Issue 35 §7: sockets that each send half a request head and wait locked the page out,
+    /// no token needed. Each must finish its head within 10 s, and past 256 connections the
+    /// oldest still waiting is dropped for a new one.
+    @Test func halfRequestsCannotHoldTheStudio() throws {
+        let job = try LyricJob(seconds: 1)
+        let studio = try StudioProcess(script: job.script, arguments: job.arguments)
+        defer { studio.stop() }
+        let held = (0..<300).map { _ in Self.halfRequest(port: studio.port) }
+        defer { held.forEach { close($0) } }
+        usleep(300_000)
+        #expect(try studio.get("state").status == 200, "the page still answers beside 300 half requests")
+        // The first ones were dropped to make room; the rest are dropped at their deadline.
+        usleep(11_000_000)
+        var byte: UInt8 = 0
+        let stillOpen = held.filter { socket in
+            var timeout = timeval(tv_sec: 0, tv_usec: 10_000)
+            setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            return recv(socket, &byte, 1, 0) < 0
+        }
+        #expect(stillOpen.isEmpty, "\(stillOpen.count) of 300 half requests still held after 11 s")
     }
 
     @Test func soundIsTheMixAtTheRightPlace() throws {

@@ -80,6 +80,15 @@ struct ChunkLayout {
         return (encoded, (own.lowerBound - encoded.lowerBound)..<(own.upperBound - encoded.lowerBound))
     }
 
+    /// The tag each piece carries, naming what it holds, which the join checks: a piece
+    /// renamed or linked to another's name (same length, so same frame count) is refused.
+    static let identityTag = "moonreel_piece"
+
+    /// What piece `index` holds: its place, its frames and the edit.
+    func identity(of index: Int) -> String {
+        "piece \(index + 1) of \(pieces.count), frames \(pieces[index].lowerBound)-\(pieces[index].upperBound - 1), edit \(key)"
+    }
+
     func piecePath(_ index: Int) -> String { "\(folder)/piece-\(index + 1)-of-\(pieces.count)-\(key).\(fileExtension)" }
     var soundPath: String { "\(folder)/sound-\(key).\(fileExtension)" }
 
@@ -114,6 +123,10 @@ struct ChunkLayout {
             let path = piecePath(index)
             guard let track = try Asset(path: path).tracks(withMediaType: .video).first, track.frameCount == Int(frames.count) else {
                 throw ExportError(.renderFailed, "piece \(index + 1) (\(path)) does not hold its \(frames.count) frames; delete it and run again")
+            }
+            let held = try Demuxer(path: path).tag(Self.identityTag)
+            guard held == identity(of: index) else {
+                throw ExportError(.renderFailed, "\(path) holds \(held ?? "no piece of this edit") instead of \(identity(of: index)) (a piece renamed or linked?); delete it and run again")
             }
             let header = try codecHeader(of: path, stream: track.streamIndex)
             if let firstHeader, header != firstHeader {

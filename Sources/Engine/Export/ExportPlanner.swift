@@ -40,6 +40,8 @@ struct ExportRequest {
     let strategy: Strategy
     /// What planning settled that the user should hear (a smart cut that re-encodes).
     let notes: [Diagnostic]
+    /// Tags the file carries besides the session's `metadata`: a chunk piece's identity.
+    var tags: [String: String] = [:]
 }
 
 /// Turns an export session's settings into an `ExportRequest` (and into the plans the
@@ -122,6 +124,8 @@ struct ExportPlanner {
             return "\(copier) copies the source's packets, which is already fast"
         }
         guard container.holdsVideoCodecs, encodings.video != nil else { return "\(container.noun) is not a video file that pieces can be joined into" }
+        // Matroska keeps no decoding times or frame count, which the packet copy needs.
+        guard container != .mkv, container != .webm else { return "pieces cannot be joined into \(container.noun) by copying packets (an .mp4 or .mov can)" }
         guard session.fileLengthLimit == nil else { return "fileLengthLimit needs the whole file written in order" }
         return nil
     }
@@ -177,7 +181,9 @@ struct ExportPlanner {
         }
         let partEncodings = Encodings(video: strategy.isSound ? nil : videoEncoding.stitchable,
                                       audio: strategy.isSound ? encodings.audio : nil, dynamicRange: encodings.dynamicRange)
-        return ExportRequest(output: output, container: container, range: range, preset: preset, encodings: partEncodings, strategy: strategy, notes: [])
+        var request = ExportRequest(output: output, container: container, range: range, preset: preset, encodings: partEncodings, strategy: strategy, notes: [])
+        if case .piece(let index) = task.role { request.tags[ChunkLayout.identityTag] = layout.identity(of: index) }
+        return request
     }
 
     /// `timeRange` clipped to the composition, or all of it.

@@ -365,7 +365,7 @@ public final class ExportSession {
             path: request.output.temporaryPath, container: request.container,
             video: request.encodings.video.flatMap { encoding in videoPlan.map { (encoding, $0) } },
             audio: request.encodings.audio.flatMap { encoding in audioPlan.map { (encoding, $0) } },
-            gifPalette: gifPalette, metadata: metadata, fastStart: shouldOptimizeForNetworkUse, sizeLimit: fileLengthLimit) : nil
+            gifPalette: gifPalette, metadata: metadata.merging(request.tags) { $1 }, fastStart: shouldOptimizeForNetworkUse, sizeLimit: fileLengthLimit) : nil
         if case .pictures(_, let kept) = part { writer?.keepVideoFrames(kept) }
 
         let compositor = Compositor(video: videoPlan, audio: audioPlan, range: request.range)

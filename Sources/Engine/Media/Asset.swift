@@ -95,19 +95,36 @@ public final class Asset: @unchecked Sendable {
         return result
     }
 
+    /// Whether the file at `path` opens as media and its packets reach the duration its
+    /// header states (within a quarter of a second): a file cut short (a killed copy, a full
+    /// disk, a truncated download) often keeps its header and loses its last packets.
+    package static func isWhole(_ path: String) -> Bool {
+        guard let asset = try? Asset(path: path), asset.duration > .zero, let demuxer = try? Demuxer(path: path) else { return false }
+        var end = MediaTime.zero
+        let timed = Set(asset.tracks.filter { $0.mediaType == .video || $0.mediaType == .audio }.map(\.streamIndex))
+        try? demuxer.forEachPacket { packet in
+            let index = Int(packet.pointee.stream_index)
+            guard timed.contains(index), let stream = demuxer.stream(index), packet.pointee.pts != MOON_AV_NOPTS_VALUE else { return true }
+            end = MediaTime.max(end, MediaTime(pts: packet.pointee.pts + max(packet.pointee.duration, 0), timeBase: stream.pointee.time_base))
+            return true
+        }
+        // The container's own figure (Matroska's Duration), which a cut file keeps; the
+        // asset's own is measured from the packets when the streams state none.
+        let stated = demuxer.context.pointee.duration > 0
+            ? MediaTime(value: demuxer.context.pointee.duration, timescale: AV_TIME_BASE) : asset.duration
+        return end + MediaTime(value: 1, timescale: 4) >= stated
+    }
+
     /// Files without a duration in their header (Chrome's MediaRecorder WebM) are measured
     /// by reading packet timestamps to the end; only packets are read, nothing is decoded.
     private static func scanDuration(_ demuxer: Demuxer, tracks: inout [AssetTrack]) throws -> MediaTime {
-        guard let packet = av_packet_alloc() else { throw EngineError("out of memory", kind: .limit) }
-        var packetPointer: UnsafeMutablePointer<AVPacket>? = packet
-        defer { av_packet_free(&packetPointer) }
         var ends = [Int: MediaTime]()
-        while av_read_frame(demuxer.context, packet) >= 0 {
-            defer { av_packet_unref(packet) }
+        try demuxer.forEachPacket { packet in
             let index = Int(packet.pointee.stream_index)
-            guard let stream = demuxer.stream(index), packet.pointee.pts != MOON_AV_NOPTS_VALUE else { continue }
+            guard let stream = demuxer.stream(index), packet.pointee.pts != MOON_AV_NOPTS_VALUE else { return true }
             let end = MediaTime(pts: packet.pointee.pts + max(packet.pointee.duration, 0), timeBase: stream.pointee.time_base)
             ends[index] = MediaTime.max(ends[index] ?? .zero, end)
+            return true
         }
         var overall = MediaTime.zero
         for track in tracks {

@@ -73,6 +73,23 @@ final class Demuxer {
 
     var streamCount: Int { Int(context.pointee.nb_streams) }
 
+    /// The file's tag `key` (container metadata), if it has one.
+    func tag(_ key: String) -> String? {
+        av_dict_get(context.pointee.metadata, key, nil, 0).map { String(cString: $0.pointee.value) }
+    }
+
+    /// Calls `body` with each packet read from here on, until it returns false or the file
+    /// ends (or fails to read); nothing is decoded.
+    func forEachPacket(_ body: (UnsafeMutablePointer<AVPacket>) throws -> Bool) throws {
+        guard let packet = av_packet_alloc() else { throw EngineError("out of memory", kind: .limit) }
+        var owned: UnsafeMutablePointer<AVPacket>? = packet
+        defer { av_packet_free(&owned) }
+        while av_read_frame(context, packet) >= 0 {
+            defer { av_packet_unref(packet) }
+            guard try body(packet) else { return }
+        }
+    }
+
     func stream(_ index: Int) -> UnsafeMutablePointer<AVStream>? {
         guard index >= 0, index < streamCount else { return nil }
         return context.pointee.streams[index]
