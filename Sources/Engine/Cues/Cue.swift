@@ -29,10 +29,12 @@ public struct Cue: Sendable, Hashable {
         self.identifier = identifier
     }
 
+    /// Cues with the same text, times, words, id and translation (wherever they were read).
     public static func == (a: Cue, b: Cue) -> Bool {
         (a.text, a.start, a.end, a.words, a.identifier, a.translation) == (b.text, b.start, b.end, b.words, b.identifier, b.translation)
     }
 
+    /// Hashes what `==` compares (the text, times and id).
     public func hash(into hasher: inout Hasher) {
         hasher.combine(text)
         hasher.combine(start)

@@ -62,10 +62,15 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
     /// How much it matters: a note explains; a warning means the result differs from what
     /// was asked, and `strict` makes it an error before the output is committed.
     public enum Level: String, Sendable {
-        case note, warning
+        /// An explanation of a choice that keeps what was asked.
+        case note
+        /// The result differs from what was asked.
+        case warning
     }
 
+    /// What kind of decision it was.
     public let kind: Kind
+    /// How much it matters.
     public let level: Level
     /// What happened, one line, naming the subject.
     public let message: String
