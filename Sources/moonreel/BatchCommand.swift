@@ -17,6 +17,7 @@ struct Batch: ParsableCommand {
             succeeded. See docs/batch.md.
             """)
     @OptionGroup var common: CommonOptions
+    @OptionGroup var parameters: ParameterOptions
     @Option(name: .customLong("out"), help: "Output of each row, from its columns: out/{id}.mp4.") var pattern: String
     @Option(help: "Rows run at once (default: the number of cores).") var jobs: Int?
     @Option(help: "Run a failed row again up to this many times.") var retry = 0
@@ -52,7 +53,7 @@ struct Batch: ParsableCommand {
         do {
             // Before any row runs: a report that could not be written must not cost the batch.
             if let report { try BatchRunner.checkReportPath(report, overwrite: common.overwrite, inputs: [template, rows]) }
-            let plan = try BatchPlan(template: template, rowsFile: rows, pattern: pattern, limits: common.limits)
+            let plan = try BatchPlan(template: template, rowsFile: rows, pattern: pattern, shared: try parameters.values(), limits: common.limits)
             let runner = BatchRunner(plan: plan, common: common, jobs: jobs ?? ProcessInfo.processInfo.activeProcessorCount, retry: retry, chunks: chunks)
             let outcome: (failed: Int, interrupted: Bool)
             if slurm {
@@ -100,13 +101,18 @@ struct BatchPlan {
     let template: String
     let rows: [Row]
 
-    init(template: String, rowsFile: String, pattern: String, limits: ScriptLimits) throws {
+    /// `shared`: `--set` values for every row; a row's own column of the same name wins.
+    init(template: String, rowsFile: String, pattern: String, shared: [String: String] = [:], limits: ScriptLimits) throws {
         self.template = template
         let declared = try Self.declaredParameters(of: template, limits: limits)
         guard declared.contains(where: { $0.name == "output" }) else {
             throw BatchError("\(template) declares no parameter \"output\"; a batch template takes its output from --out (add { name = \"output\", type = \"string\", required = true } to its av.parameters)")
         }
         let names = Set(declared.map(\.name))
+        if let unknown = shared.keys.sorted().first(where: { !names.contains($0) || $0 == "output" }) {
+            throw BatchError(unknown == "output" ? "--set output: each row's output comes from --out"
+                             : "--set \(unknown): \(template) declares no parameter \(unknown) (it declares \(declared.map(\.name).joined(separator: ", ")))")
+        }
         let records = try Self.records(in: rowsFile)
         var problems: [String] = []
         var rows: [Row] = []
@@ -120,7 +126,7 @@ struct BatchPlan {
                     continue
                 }
                 owners[Paths.absolute(output)] = number
-                var values = record.filter { names.contains($0.key) && $0.key != "output" }
+                var values = shared.merging(record.filter { names.contains($0.key) && $0.key != "output" }) { _, row in row }
                 values["output"] = output
                 rows.append(Row(number: number, output: output, values: values))
             } catch let error as BatchError {

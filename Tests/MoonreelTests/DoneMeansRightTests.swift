@@ -163,3 +163,20 @@ extension DoneMeansRightTests {
         #expect(strict.status == 1 && strict.err.contains("strict: \(cues) holds no cue"), "\(strict.err)")
     }
 }
+
+extension DoneMeansRightTests {
+    /// §2r: values every row shares come with `--set`; a row's own column wins.
+    @Test func batchSetGivesEveryRowAValue() throws {
+        let clip = try Fixtures.clip(seconds: 3)
+        let job = try BatchTests.Job(rows: "id,clip\nr1,\(clip)\n")
+        try "id,clip\nr1,\(clip)\nr2,\(clip)\n".write(toFile: job.rows, atomically: true, encoding: .utf8)
+        let shared = try job.batch(["--set", "duration=0.5"])
+        #expect(shared.status == 0, "\(shared.err)")
+        for row in ["r1", "r2"] { #expect(abs(try Tool.ffprobe(job.output(row)).duration - 0.5) < 0.08, "\(row)") }
+        let own = try BatchTests.Job(rows: "id,clip,duration\nr1,\(clip),1.5\n")
+        #expect(try own.batch(["--set", "duration=0.5"]).status == 0)
+        #expect(abs(try Tool.ffprobe(own.output("r1")).duration - 1.5) < 0.08, "the row's own value wins")
+        let unknown = try own.batch(["--set", "colour=red"])
+        #expect(unknown.status == 1 && unknown.err.contains("--set colour:") && unknown.err.contains("declares no parameter colour"), "\(unknown.err)")
+    }
+}
