@@ -3,14 +3,14 @@ import Testing
 import TestSupport
 
 /// Timed text as players read it (issue 27): WebVTT by the WHATWG algorithm, checked with
-/// the web-platform-tests file-parsing suite in ../shared/conformance-webvtt; and for every
+/// the web-platform-tests file-parsing suite in Tests/Fixtures/conformance-webvtt (a copy, with its sources and licence); and for every
 /// format, one bad block is dropped with a note naming the file and line — never the whole
 /// file, never a timing line turned into text — or, with `strict = true`, is the error.
 @Suite struct TimedTextConformanceTests {
-    static let suite = Moonreel.checkout + "/../shared/conformance-webvtt"
+    static let suite = Moonreel.checkout + "/Tests/Fixtures/conformance-webvtt"
 
     @Test func theWebPlatformTestsFileParsingSuitePasses() throws {
-        try #require(FileManager.default.fileExists(atPath: Self.suite + "/run.sh"), "the WebVTT suite belongs beside the checkout: \(Self.suite)")
+        try #require(FileManager.default.fileExists(atPath: Self.suite + "/run.sh"), "the WebVTT suite is missing from the checkout: \(Self.suite)")
         let result = try Tool.run("/bin/bash", [Self.suite + "/run.sh"], environment: ["MOONREEL": Moonreel.executable], timeout: 600)
         let summary = result.out.split(separator: "\n").last.map(String.init) ?? ""
         let counts = summary.split(separator: " ").compactMap { Int($0) }
