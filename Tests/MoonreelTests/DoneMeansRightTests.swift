@@ -31,6 +31,8 @@ import TestSupport
         let result = try Moonreel.run(["run", Self.lyricsExample, Self.portrait, cues, output])
         #expect(result.status == 0, "\(result.err)")
         #expect(!result.err.contains("warning"), "it fits: \(result.err)")
+        #expect(result.err.contains("moonreel: note: ") && result.err.contains("text layer \"cue 1 (\(cues):2)\" draws \"I keep calling") && result.err.contains("(fontSize 22) so that it fits [textShrunk]"),
+                "the smaller size is said: \(result.err)")
         let words = try Self.wordsRead(in: output, at: 1.0)
         for word in ["keep", "calling", "out", "your", "name", "across", "summer", "night"] {
             #expect(words.contains(word), "\"\(word)\" is on the frame; read: \(words)")

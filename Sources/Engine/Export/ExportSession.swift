@@ -198,6 +198,7 @@ public final class ExportSession {
         let request = try planner.request()
         request.output.discard()
         note(request.notes)
+        try checkText(request)
         var (summary, notes) = try planner.summary(of: request)
         note(notes)
         if samplingSize, case .reencode = request.strategy, let encoding = request.encodings.video, encoding.rateControl.isConstantQuality,
@@ -247,10 +248,22 @@ public final class ExportSession {
         for note in notes { log.report(note) }
     }
 
+    /// What the layers' text loses (cut to fit, or past its box), checked once per export
+    /// that draws pictures or joins them (a chunked render's join says it for its pieces).
+    private func checkText(_ request: ExportRequest) throws {
+        switch request.strategy {
+        case .reencode, .piece, .join: break
+        case .passthrough, .smartCut, .sound, .nothing: return
+        }
+        guard let tool = videoComposition?.animationTool else { return }
+        note(try TextFit.diagnostics(under: tool.parentLayer))
+    }
+
     private func run(_ report: (ExportProgress) throws -> Void) throws {
         let request = try ExportPlanner(session: self).request()
         note(request.notes)
         if case .nothing = request.strategy { return }
+        try checkText(request)
         let output = request.output
         FFmpegLog.capture()
         defer { output.discard() } // no-op once the file has been renamed into place

@@ -1,10 +1,12 @@
 /// Whether each text layer of a tree shows all of its text, checked once before an export
-/// renders (so a dry run says it too): a line that does not fit its layer even at its
-/// smallest allowed size is cut, and a text that runs past its layer is drawn outside it.
+/// renders (so a dry run says it too): a line drawn smaller to fit is noted, one that does
+/// not fit its layer even at its smallest allowed size is cut, and a text that runs past its
+/// layer is drawn outside it.
 /// Model values are checked (the string, style and bounds a layer was given), not animated ones.
 package enum TextFit {
     /// A `textTruncated` or `textOverflow` warning for each text layer under `root` (itself
-    /// included) that is not hidden and does not show its text whole inside its bounds.
+    /// included) that is not hidden and does not show its text whole inside its bounds, and
+    /// a `textShrunk` note for one drawn below its `fontSize` to fit.
     package static func diagnostics(under root: Layer) throws -> [Diagnostic] {
         let layouts = try TextLayout()
         var found: [Diagnostic] = []
@@ -17,7 +19,7 @@ package enum TextFit {
             guard box.width >= 1, box.height >= 1, box.width <= Double(PixelLimits.maxSide), box.height <= Double(PixelLimits.maxSide) else { continue }
             let drawn = try layouts.fitted(style, box: box)
             let fit = try layouts.fit(drawn, box: box)
-            guard fit != .whole else { continue }
+            guard fit != .whole || drawn.fontSize < style.fontSize else { continue }
             found.append(diagnostic(fit, layer: layer, asked: style, drawn: drawn, box: box))
         }
         return found
@@ -32,11 +34,14 @@ package enum TextFit {
         // Where it first shows: its earliest animation (a lyric line's), else the start.
         let time = layer.animations.map(\.animation.timing.beginTime.seconds).min()
         switch fit {
+        case .whole:
+            return Diagnostic(.textShrunk, .note, "\(name) draws \(asked.string.quotedForMessage(limit: 80)) at \(shortNumber(drawn.fontSize)) px (fontSize \(shortNumber(asked.fontSize))) so that it fits",
+                              time: time)
         case .truncated:
             let limit = asked.maxLines > 0 ? "\(asked.maxLines) line\(asked.maxLines == 1 ? "" : "s")" : "its box"
             return Diagnostic(.textTruncated, .warning, "\(name) cuts \(asked.string.quotedForMessage(limit: 80)) to \(limit) \(size)",
                               remedy: "shorten the text, or give it more lines (maxLines), a wider frame, a smaller fontSize or minimumScaleFactor", time: time)
-        case .overflows, .whole:
+        case .overflows:
             return Diagnostic(.textOverflow, .warning, "\(name) draws \(asked.string.quotedForMessage(limit: 80)) \(size) past its \(shortNumber(box.width))×\(shortNumber(box.height)) box",
                               remedy: "make its frame larger, or set isWrapped, maxLines and truncationMode to keep it inside", time: time)
         }

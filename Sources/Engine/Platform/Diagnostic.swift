@@ -22,6 +22,8 @@ public struct SourceLine: Sendable, Hashable, CustomStringConvertible {
 public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
     /// What kind of decision it was; `docs/diagnostics.md` lists them all.
     public enum Kind: String, Sendable, CaseIterable {
+        /// Text was drawn smaller than its font size so that it fits (`minimumScaleFactor`).
+        case textShrunk
         /// Text did not fit its layer and was cut (with an ellipsis, or lines left out).
         case textTruncated
         /// Text runs past its layer's box and is drawn outside it.
