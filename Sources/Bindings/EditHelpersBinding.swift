@@ -138,18 +138,20 @@ extension API {
             "focus": { fit.focus = try self.focus(call, $0) },
         ])
         let placement = try fit.placement(call, 3)
-        let cuts = beats.enumerated().filter { $0.offset % every == 0 }.map(\.element)
-        guard let duration = total ?? music.map(\.timeRange.duration) ?? beats.last else {
-            throw call.argumentError(2, "no beats: give beat times in seconds (av.analyze(song).beats), or a duration")
+        guard !beats.isEmpty else {
+            throw call.argumentError(2, "the beat list is empty, so there is nothing to cut on (downbeats are empty when no bar was found); give beat times in seconds, e.g. av.analyze(song).beats")
         }
+        let cuts = beats.enumerated().filter { $0.offset % every == 0 }.map(\.element)
+        let duration = total ?? music.map(\.timeRange.duration) ?? beats[beats.count - 1]
         let transition = kind == .none ? Transition.cut : Transition(kind, duration: length)
-        let joined = try engine(call) {
+        let made = try engine(call) {
             try BeatMontage.make(clips: clips, cuts: cuts, duration: duration, transition: transition, music: music,
                                  renderSize: renderSize, placement: placement)
         }
+        for note in made.notes { try policy.report(note, at: call.L) }
         clips.forEach { $0.asset.tracks.forEach(remember) }
         music.map(remember)
-        return push(call, joined)
+        return push(call, made.sequence)
     }
 
     /// An array of increasing times in seconds at `index`.

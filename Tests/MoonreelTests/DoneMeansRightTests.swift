@@ -182,3 +182,28 @@ extension DoneMeansRightTests {
         #expect(unknown.status == 1 && unknown.err.contains("--set colour:") && unknown.err.contains("declares no parameter colour"), "\(unknown.err)")
     }
 }
+
+extension DoneMeansRightTests {
+    /// §2c: beats from 0.003 s gave clip 1 one frame, then clip 2 until the next beat. The
+    /// cut that short is left out with a note: clip 1 fills the start up to the next beat.
+    /// An empty beat list said "clip 1 … shorter than the 8 s"; it now says the list is empty.
+    @Test func aBeatJustAfterTheStartDoesNotFlashAClip() throws {
+        let output = Fixtures.scratchPath("montage.mp4")
+        let red = try Fixtures.solid("red", seconds: 3, tone: nil), blue = try Fixtures.solid("blue", seconds: 3, tone: nil)
+        let result = try Moonreel.runScript("""
+            local comp, vc = av.cutToBeats({ av.asset(arg[2]), av.asset(arg[3]) }, { 0.003, 1, 2 }, { duration = 3 })
+            local session = av.exportSession(comp, "HighestQuality")
+            session.outputURL, session.videoComposition = arg[1], vc
+            assert(session:export())
+            """, arguments: [output, red, blue])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.err.contains("test.lua:1: no cut at 0.003 s: each would leave") && result.err.contains("[cutLeftOut]"), "\(result.err)")
+        for (seconds, colour) in [(0.0, "red"), (0.5, "red"), (1.2, "blue"), (2.2, "red")] {
+            let seen = BeatEditTests.dominant(try Tool.rgbFrame(output, at: seconds).mean(x: 0, y: 0, width: 320, height: 240))
+            #expect(seen == colour, "at \(seconds) s: \(seen)")
+        }
+        let empty = try Moonreel.runScript("av.cutToBeats({ av.asset(arg[1]) }, {}, { duration = 8 })", arguments: [red])
+        #expect(empty.status == 1 && empty.err.contains("the beat list is empty, so there is nothing to cut on") && !empty.err.contains("shorter than"),
+                "\(empty.err)")
+    }
+}

@@ -3,6 +3,34 @@
 public enum BeatMontage {
     /// The most stretches a montage may have (as many items as `av.join` takes).
     public static let maxStretches = 10_000
+    /// The shortest stretch a cut may leave: a tenth of a second, 3 frames at 30 fps. The
+    /// beat tracker's fastest tempo (208 BPM) puts beats 0.29 s apart, so only a cut a few
+    /// milliseconds from the start or the end (a beat at 0.003 s gave clip 1 one frame) or
+    /// a hand-made list is merged; shorter, a stretch is a flash of one or two frames.
+    public static let minimumStretch = MediaTime(value: 1, timescale: 10)
+
+    /// A montage and what was changed from the cuts it was given.
+    public struct Made {
+        /// The joined clips.
+        public let sequence: JoinedSequence
+        /// A `cutLeftOut` note naming the cuts that would have left a stretch shorter than `minimumStretch`.
+        public let notes: [Diagnostic]
+    }
+
+    /// The times the stretches start and end, from 0 to `duration`: the cuts inside, in
+    /// order, less each that would leave a stretch shorter than `minimumStretch` (its time
+    /// joins the stretch before it; near the end, the one after).
+    static func bounds(cuts: [MediaTime], duration: MediaTime) -> (bounds: [MediaTime], leftOut: [MediaTime]) {
+        var bounds = [MediaTime.zero], leftOut: [MediaTime] = []
+        for cut in cuts where cut > .zero && cut < duration {
+            if cut - bounds[bounds.count - 1] < minimumStretch || duration - cut < minimumStretch {
+                leftOut.append(cut)
+            } else {
+                bounds.append(cut)
+            }
+        }
+        return (bounds + [duration], leftOut)
+    }
 
     /// Stretches between `cuts` (composition times; those outside 0…`duration` are ignored),
     /// each filled by the next of `clips` in turn (asset and optional range). A clip used again
@@ -11,16 +39,13 @@ public enum BeatMontage {
     /// track laid from 0 under the whole montage, in place of the clips' own sound.
     public static func make(clips: [(asset: Asset, range: TimeRange?)], cuts: [MediaTime], duration: MediaTime,
                             transition: Transition = .cut, music: AssetTrack? = nil, renderSize: Size? = nil,
-                            placement: VideoComposition.Placement = .fit) throws -> JoinedSequence {
+                            placement: VideoComposition.Placement = .fit) throws -> Made {
         guard !clips.isEmpty else { throw EngineError("no clips to cut to the beat", kind: .invalidArgument) }
         guard duration.value > 0 else { throw EngineError("the montage must last more than 0 s", kind: .invalidArgument) }
-        let inside = cuts.filter { $0 > .zero && $0 < duration }.sorted()
-        guard inside.count < maxStretches else {
-            throw EngineError("\(inside.count) cuts make more than \(maxStretches) stretches; cut less often (a larger every)", kind: .limit)
+        let (bounds, leftOut) = self.bounds(cuts: cuts.sorted(), duration: duration)
+        guard bounds.count - 1 <= maxStretches else {
+            throw EngineError("\(bounds.count - 2) cuts make more than \(maxStretches) stretches; cut less often (a larger every)", kind: .limit)
         }
-        let bounds = [MediaTime.zero] + inside.reduce(into: [MediaTime]()) { kept, cut in
-            if kept.last.map({ $0 < cut }) ?? true { kept.append(cut) }
-        } + [duration]
         let half = transition.duration.multiplied(by: .units(1, of: 1), dividedBy: .units(2, of: 1))
         var positions = [MediaTime](repeating: .zero, count: clips.count)
         var items: [SequenceItem] = []
@@ -35,8 +60,7 @@ public enum BeatMontage {
             }
             let range = requested ?? TimeRange(start: .zero, duration: asset.duration)
             guard length <= range.duration else {
-                let ms = { (t: MediaTime) in shortNumber((t.seconds * 1000).rounded() / 1000) }
-                let remedy = stretch + 2 == bounds.count && stretch > 0
+                    let remedy = stretch + 2 == bounds.count && stretch > 0
                     ? ", after the last cut; end the montage sooner (duration) or give a longer clip"
                     : "; cut on more beats (a smaller `every`) or give a longer clip"
                 throw EngineError("clip \(which + 1) (\"\(asset.path)\") lasts \(ms(range.duration)) s, shorter than the "
@@ -46,12 +70,22 @@ public enum BeatMontage {
             items.append(.clip(asset, TimeRange(start: range.start + positions[which], duration: length)))
             positions[which] = positions[which] + length
         }
+        let notes = leftOut.isEmpty ? [] : [Self.leftOutNote(leftOut)]
         let joined = try JoinedSequence.make(items, transitions: Array(repeating: transition, count: items.count - 1),
                                              renderSize: renderSize, placement: placement, withSound: music == nil)
         if let music {
             let laid = TimeRange(start: music.timeRange.start, duration: MediaTime.min(duration, music.timeRange.duration))
             try joined.composition.addMutableTrack(mediaType: .audio).insertTimeRange(laid, of: music, at: .zero)
         }
-        return joined
+        return Made(sequence: joined, notes: notes)
     }
+
+    /// One note for all the cuts left out (a hand-made list may hold thousands), naming the first few.
+    private static func leftOutNote(_ cuts: [MediaTime]) -> Diagnostic {
+        let named = cuts.prefix(3).map { ms($0) + " s" }.joined(separator: ", ") + (cuts.count > 3 ? " and \(cuts.count - 3) more" : "")
+        return Diagnostic(.cutLeftOut, .note, "no cut at \(named): each would leave a stretch shorter than \(ms(minimumStretch)) s (a flash of a frame or two), so its time joins the stretch beside it",
+                          time: cuts[0].seconds)
+    }
+
+    private static func ms(_ time: MediaTime) -> String { shortNumber((time.seconds * 1000).rounded() / 1000) }
 }

@@ -36,6 +36,8 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
         case cueDropped
         /// Cues overlap in time, so they are drawn at once.
         case cuesOverlap
+        /// A cut was left out because the stretch it would make is too short to see.
+        case cutLeftOut
         /// A frame rate was chosen for the output that the sources did not state as such.
         case frameRateChosen
         /// A layer or clip lies wholly or partly outside the frame, or is drawn at a size

@@ -11,7 +11,7 @@ import TestSupport
         let red = try Asset(path: Fixtures.solid("red", seconds: 2, tone: nil))
         let blue = try Asset(path: Fixtures.solid("blue", seconds: 2, tone: nil))
         let cuts = [0.5, 1.5, 2.5, 3.5].map(seconds)
-        let plain = try BeatMontage.make(clips: [(red, nil), (blue, nil)], cuts: cuts, duration: seconds(5))
+        let plain = try BeatMontage.make(clips: [(red, nil), (blue, nil)], cuts: cuts, duration: seconds(5)).sequence
         #expect(plain.parts.map(\.timeRange.start) == [0, 0.5, 1.5, 2.5, 3.5].map(seconds))
         #expect(plain.parts.map(\.timeRange.duration) == [0.5, 1, 1, 1, 1.5].map(seconds))
         // Red fills 0…0.5, then 1.5…2.5 from 0.5 s into the clip; its third stretch (1.5 s) no
@@ -23,7 +23,7 @@ import TestSupport
         #expect(redParts == [0, 0.5, 0].map(seconds))
 
         let dissolve = Transition(.dissolve, duration: seconds(0.2))
-        let crossed = try BeatMontage.make(clips: [(red, nil), (blue, nil)], cuts: cuts, duration: seconds(5), transition: dissolve)
+        let crossed = try BeatMontage.make(clips: [(red, nil), (blue, nil)], cuts: cuts, duration: seconds(5), transition: dissolve).sequence
         // Each transition runs 0.1 s either side of its cut.
         #expect(crossed.parts.dropFirst().map(\.timeRange.start) == [0.4, 1.4, 2.4, 3.4].map(seconds))
         #expect(crossed.parts.dropLast().map(\.timeRange.end) == [0.6, 1.6, 2.6, 3.6].map(seconds))
@@ -47,9 +47,21 @@ import TestSupport
 
     @Test func tooManyCutsAreRefusedBeforeAnythingIsBuilt() throws {
         let red = try Asset(path: Fixtures.solid("red", seconds: 2, tone: nil))
-        let cuts = (1...20_000).map { MediaTime(value: Int64($0), timescale: 100) }
+        let cuts = (1...20_000).map { MediaTime(value: Int64($0), timescale: 10) }
         #expect {
-            try BeatMontage.make(clips: [(red, nil)], cuts: cuts, duration: seconds(300))
+            try BeatMontage.make(clips: [(red, nil)], cuts: cuts, duration: seconds(3000))
         } throws: { "\($0)".contains("more than 10000 stretches") }
+    }
+
+    /// A cut closer than `minimumStretch` to the start, the cut before it or the end is left
+    /// out, so no stretch is a flash of a frame; one note names them.
+    @Test func cutsTooCloseToTheirNeighboursAreLeftOut() throws {
+        let (bounds, leftOut) = BeatMontage.bounds(cuts: [0.003, 1, 1.05, 2, 2.95].map(seconds), duration: seconds(3))
+        #expect(bounds == [0, 1, 2, 3].map(seconds))
+        #expect(leftOut == [0.003, 1.05, 2.95].map(seconds))
+        let red = try Asset(path: Fixtures.solid("red", seconds: 4, tone: nil))
+        let made = try BeatMontage.make(clips: [(red, nil)], cuts: [0.003, 1, 1.05, 2, 2.95].map(seconds), duration: seconds(3))
+        #expect(made.notes.map(\.kind) == [.cutLeftOut])
+        #expect(made.notes.first?.message.hasPrefix("no cut at 0.003 s, 1.05 s, 2.95 s: each would leave a stretch shorter than 0.1 s") == true)
     }
 }
