@@ -369,11 +369,12 @@ import TestSupport
     }
 
     /// A quiet tone (one gain does it); speech-like peaks far above a quiet tone (the limiter
-    /// holds them and the gain is corrected for what it takes); sharp 1 ms clicks, which
-    /// the AAC encoder lets overshoot the ceiling by a few tenths of a dB.
+    /// holds them and the gain is corrected for what it takes); sharp 1 ms clicks, which the
+    /// AAC encoder rebuilt up to 0.7 dB over the ceiling until the encoded peak was checked
+    /// (issue 40 §2p). Every one ends under −1 dBTP as ffmpeg's ebur128 reads the file.
     @Test(arguments: [(-14.0, "tone", "sine=frequency=997:sample_rate=48000:duration=6,volume=0.4", -1.0),
-                      (-16.0, "bursts", "aevalsrc=0.06*sin(2*PI*440*t)+0.7*sin(2*PI*3000*t)*(0.5-0.5*cos(2*PI*mod(t\\,0.25)/0.004))*lt(mod(t\\,0.25)\\,0.004):s=48000:d=6", -0.5),
-                      (-16.0, "clicks", "aevalsrc=0.05*sin(2*PI*440*t)+0.6*lt(mod(t\\,0.25)\\,0.001):s=48000:d=6", 0.0)])
+                      (-16.0, "bursts", "aevalsrc=0.06*sin(2*PI*440*t)+0.7*sin(2*PI*3000*t)*(0.5-0.5*cos(2*PI*mod(t\\,0.25)/0.004))*lt(mod(t\\,0.25)\\,0.004):s=48000:d=6", -1.0),
+                      (-16.0, "clicks", "aevalsrc=0.05*sin(2*PI*440*t)+0.6*lt(mod(t\\,0.25)\\,0.001):s=48000:d=6", -1.0)])
     func loudnessIsBroughtToTheTargetWithinOneLU(target: Double, name: String, source: String, peakLimit: Double) throws {
         let input = try Fixtures.cached("loudness-\(name).mp4") { path in
             try Tool.ffmpeg(["-f", "lavfi", "-i", "color=c=gray:size=160x120:rate=30:duration=6", "-f", "lavfi", "-i", source,

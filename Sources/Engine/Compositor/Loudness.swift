@@ -24,8 +24,8 @@ public struct LoudnessMeasurement: Sendable, Equatable {
 public struct LoudnessNormalization: Sendable, Equatable {
     /// Target integrated loudness, LUFS.
     public var integrated: Double
-    /// Ceiling for peaks, dBTP. The limiter works on samples, `encoderHeadroom` under it;
-    /// sharp clicks can still come out of the AAC encoder a few tenths of a dB over it.
+    /// Ceiling for peaks, dBTP. The limiter works on samples, `encoderHeadroom` under it; an
+    /// export checks its lossy encoding's peaks against it (`EncodedPeak`).
     public var truePeak: Double
 
     /// A target of `integrated` LUFS with peaks under `truePeak` dBTP (−1 by default).
@@ -60,9 +60,11 @@ public struct LoudnessNormalization: Sendable, Equatable {
         let heldBack: String?
     }
 
-    /// The linear gain for the mix and the limiter ceiling that bring `plan` to the target.
-    func gain(for plan: AudioPlan, cancellation: CancellationFlag?) throws -> Settled {
-        let ceiling = min(Float(pow(10, (truePeak - Self.encoderHeadroom) / 20)), PeakLimiter.defaultCeiling)
+    /// The linear gain for the mix and the limiter ceiling that bring `plan` to the target;
+    /// `extraHeadroom` (dB) lowers the ceiling further, by what an encoding overshot it.
+    func gain(for plan: AudioPlan, cancellation: CancellationFlag?, extraHeadroom: Double = 0) throws -> Settled {
+        let headroom = Self.encoderHeadroom + extraHeadroom
+        let ceiling = min(Float(pow(10, (truePeak - headroom) / 20)), PeakLimiter.defaultCeiling)
         let linear = { (decibels: Double) in Float(pow(10, decibels / 20)) }
         let measure = { (decibels: Double, ceiling: Float) in
             try LoudnessMeter.measure(plan, gain: linear(decibels), ceiling: ceiling, cancellation: cancellation)
@@ -74,7 +76,7 @@ public struct LoudnessNormalization: Sendable, Equatable {
             return Settled(gain: 1, ceiling: ceiling, expected: unlimited.integrated, heldBack: "the mix is silent")
         }
         var decibels = min(integrated - unlimited.integrated, Self.maximumGain)
-        if unlimited.truePeak + decibels <= truePeak - Self.encoderHeadroom {
+        if unlimited.truePeak + decibels <= truePeak - headroom {
             return Settled(gain: linear(decibels), ceiling: ceiling, expected: unlimited.integrated + decibels,
                            heldBack: decibels >= Self.maximumGain ? raisedAtMost : nil)
         }
@@ -153,7 +155,7 @@ final class LoudnessMeter {
     static func measure(_ plan: AudioPlan, gain: Float, ceiling: Float, cancellation: CancellationFlag?) throws -> LoudnessMeasurement {
         let renderer = AudioRenderer(plan: plan, outputGain: gain, ceiling: ceiling)
         let meter = try LoudnessMeter(format: plan.format)
-        while let block = try renderer.nextBlock(count: 4096) {
+        while let block = try renderer.nextBlock(count: Int(plan.format.sampleRate) / 10) {
             if cancellation?.isCancelled == true { throw EngineError("export cancelled", kind: .cancelled) }
             try meter.add(block)
         }
@@ -163,13 +165,14 @@ final class LoudnessMeter {
 
 public extension Composition {
     /// The EBU R128 loudness of `range` (default: all) of the composition's audio as
-    /// `audioMix` mixes it; nil when it has no audio.
+    /// `audioMix` mixes it; nil when it has no audio. Read as the sources are, without the
+    /// export's 2 ms splice fades or limiter: a fade at the start hid a file's first peak.
     func loudness(audioMix: AudioMix? = nil, range: TimeRange? = nil) throws -> LoudnessMeasurement? {
         let whole = TimeRange(start: .zero, duration: duration)
         let measured = range.map { $0.intersection(whole) } ?? whole
         guard let measured else { throw EngineError("the range \(range.map(\.description) ?? "") is outside the composition (0…\(duration.seconds) s)") }
         guard let plan = try AudioPlan.make(composition: self, audioMix: audioMix, range: measured,
-                                            spliceFade: AudioPlan.defaultSpliceFade) else { return nil }
-        return try LoudnessMeter.measure(plan, gain: 1, ceiling: PeakLimiter.defaultCeiling, cancellation: nil)
+                                            spliceFade: .zero) else { return nil }
+        return try LoudnessMeter.measure(plan, gain: 1, ceiling: .infinity, cancellation: nil)
     }
 }

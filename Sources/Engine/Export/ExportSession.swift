@@ -319,17 +319,41 @@ public final class ExportSession {
     }
 
     /// The audio plan with its loudness gain measured (when `loudness` is set), and a note
-    /// when the mix cannot reach the target, rather than a silent miss.
+    /// when the mix cannot reach the target, rather than a silent miss. A lossy encoding's
+    /// peaks are read back from a trial encode: when they pass the ceiling, the limiter's
+    /// ceiling goes down by as much (and a little more), at most `peakTrials` times.
     private func settledAudioPlan(_ request: ExportRequest) throws -> AudioPlan? {
         guard var plan = try ExportPlanner(session: self).audioPlan(request) else { return nil }
         guard let target = plan.loudness else { return plan }
-        let settled = try target.gain(for: plan, cancellation: cancellation)
+        var settled = try target.gain(for: plan, cancellation: cancellation)
         plan.settledLoudness = settled
+        if let encoding = request.encodings.audio, encoding.bitRate != nil {
+            var extraHeadroom = 0.0
+            for trial in 1...Self.peakTrials {
+                let peak = try EncodedPeak.truePeak(of: plan, encoding: encoding, container: request.container, cancellation: cancellation)
+                guard peak > target.truePeak else { break }
+                guard trial < Self.peakTrials else {
+                    log.report(Diagnostic(.loudnessMissed, .warning, "loudness: the encoded sound peaks at \((peak * 10).rounded() / 10) dBTP, over the \(target.truePeak) dBTP ceiling (the \(encoding.codec.rawValue) encoder overshoots the limiter)",
+                                          remedy: "give a lower truePeakLimit or a higher audio bit rate"))
+                    break
+                }
+                extraHeadroom += peak - target.truePeak + Self.peakMargin
+                settled = try target.gain(for: plan, cancellation: cancellation, extraHeadroom: extraHeadroom)
+                plan.settledLoudness = settled
+            }
+        }
         if abs(settled.expected - target.integrated) > 1, let reason = settled.heldBack {
             log.report(Diagnostic(.loudnessMissed, .warning, "loudness: the mix reaches about \((settled.expected * 10).rounded() / 10) LUFS, not \(target.integrated): \(reason)"))
         }
         return plan
     }
+
+    /// Trial encodes at most: the overshoot grows little as the ceiling drops, so the second
+    /// lands under it; the third only confirms.
+    private static let peakTrials = 3
+    /// How far under the ceiling a corrected trial aims (dB): a tenth of a dB, the precision
+    /// the ceiling is given in.
+    private static let peakMargin = 0.1
 
     // MARK: Re-encoding
 
