@@ -10,7 +10,7 @@ extension API {
 
     var analysisFunctions: [AVFunction] {
         [
-            ("analyze", "av.analyze(assetOrTrack [, {audio=, video=, sceneThreshold=}]): what the media holds, as plain data: tempo (BPM), tempoConfidence, beats, downbeats (seconds), onsets ({time=, strength=}), levels (dBFS every 10 ms), loudness (momentary LUFS every 100 ms), sceneCuts ({time=, score=}), and a:silences{threshold=-40, minDuration=0.3} (ranges); cached per file content, so a second run decodes nothing (docs/analysis.md)", { [unowned self] call in
+            ("analyze", "av.analyze(assetOrTrack [, {audio=, video=, sceneThreshold=}]): what the media holds, as plain data: tempo (BPM), tempoConfidence, beats, downbeats (seconds), onsets ({time=, strength=}), levels (dBFS every 10 ms), loudness (momentary LUFS every 100 ms), sceneCuts ({time=, score=}), and a:silences{threshold=, minDuration=0.3} (ranges; the threshold from the recording's own pauses and speech unless given); cached per file content, so a second run decodes nothing (docs/analysis.md)", { [unowned self] call in
                 let (audioTrack, videoTrack) = try analysedTracks(call)
                 var wantsAudio = audioTrack != nil, wantsVideo = videoTrack != nil
                 var sceneThreshold = SceneAnalysis.defaultThreshold
@@ -248,18 +248,34 @@ extension API {
         }
         let levels = try list(call, call.absolute(-1), limit: Int.max) { Float(try call.number($0)) }
         call.pop()
-        var threshold = -40.0, shortest = 0.3
+        var threshold: Double?, shortest = 0.3
         try options(call, 2, [
             "threshold": { value in
-                threshold = try call.number(value)
-                guard threshold.isFinite, threshold <= 0 else { throw call.argumentError(value, "must be a level in dBFS, 0 or below, got \(threshold)") }
+                let level = try call.number(value)
+                guard level.isFinite, level <= 0 else { throw call.argumentError(value, "must be a level in dBFS, 0 or below, got \(level)") }
+                threshold = level
             },
             "minDuration": { value in
                 shortest = try call.number(value)
                 guard shortest.isFinite, shortest >= 0 else { throw call.argumentError(value, "must be seconds, 0 or more, got \(shortest)") }
             },
         ])
-        call.pushArray(AudioAnalysis.silences(in: levels, threshold: threshold, minimumDuration: shortest)) { push(call, range: $0) }
+        if threshold == nil {
+            if let chosen = AudioAnalysis.SilenceThreshold.of(levels) {
+                threshold = chosen.level
+                try policy.report(Diagnostic(.thresholdChosen, .note, "silences: below \(format(chosen.level)) dBFS, a third of the way from the pauses' level (\(format(chosen.floor))) to the loud parts' (\(format(chosen.speech)))",
+                                             remedy: "give threshold to choose it yourself"), at: call.L)
+            } else {
+                try policy.report(Diagnostic(.nothingRemoved, .warning, "silences: the quiet and the loud parts are within \(format(AudioAnalysis.SilenceThreshold.smallestGap)) dB of each other (or there is no sound), so no pause can be told from the rest",
+                                             remedy: "give threshold (dBFS) if there are pauses"), at: call.L)
+            }
+        }
+        let found = threshold.map { AudioAnalysis.silences(in: levels, threshold: $0, minimumDuration: shortest) } ?? []
+        call.pushArray(found) { push(call, range: $0) }
+        if let threshold {
+            call.push(threshold)
+            call.setField("threshold")
+        }
         return 1
     }
 }

@@ -49,6 +49,11 @@ extension API {
             var margin = MediaTime(value: 1, timescale: 10)
             try options(call, 3, ["margin": { margin = try self.time(call, $0, allowNegative: false) }])
             let removed = try engine(call) { try c.removeSilences(silences, margin: margin) }
+            if removed.isEmpty {
+                let why = silences.isEmpty ? "it was given no ranges" : "none of the \(silences.count) ranges given is longer than twice the margin (\(format(margin.seconds)) s) inside the composition"
+                try policy.report(Diagnostic(.nothingRemoved, .warning, "removeSilences removed nothing: \(why); the composition is unchanged",
+                                             remedy: "check the silences (a:silences{…} finds them from the recording's own levels) or a smaller margin"), at: call.L)
+            }
             call.pushArray(removed) { push(call, range: $0) }
             return 1
         }

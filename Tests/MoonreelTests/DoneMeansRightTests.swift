@@ -207,3 +207,45 @@ extension DoneMeansRightTests {
                 "\(empty.err)")
     }
 }
+
+extension DoneMeansRightTests {
+    /// §2o: over a −38 dBFS room tone a fixed −40 dBFS threshold found no pause, and
+    /// `removeSilences` of nothing said nothing. The threshold now comes from the recording
+    /// (its pauses and its speech), with a note; removing nothing is a warning. Checked on
+    /// the exported file: ffprobe's length is the talk less the pauses.
+    @Test func pausesAreFoundOverARoomTone() throws {
+        let bursts = [(0.5, 2.2), (3.0, 5.5), (6.4, 8.0), (9.1, 11.0)]
+        let inside = bursts.map { "between(t,\($0.0),\($0.1))" }.joined(separator: "+")
+        let talk = try Fixtures.cached("room-tone-talk.m4a") { path in
+            try Tool.ffmpeg(["-f", "lavfi", "-i", "anoisesrc=color=pink:amplitude=0.08:duration=12:sample_rate=48000:seed=7",
+                             "-f", "lavfi", "-i", "aevalsrc='(\(inside))*0.25*sin(2*PI*220*t)*(0.55+0.45*sin(2*PI*5*t))':s=48000:d=12",
+                             "-filter_complex", "[0][1]amix=inputs=2:normalize=0", "-c:a", "aac", "-b:a", "128k", path])
+        }
+        let output = Fixtures.scratchPath("tight.m4a")
+        let script = """
+            local talk = av.asset(arg[2])
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(0, talk.durationTime), talk, 0)
+            local pauses = av.analyze(talk):silences(arg[3] and { threshold = tonumber(arg[3]) } or {})
+            print(#pauses, pauses.threshold)
+            local removed = comp:removeSilences(pauses, { margin = 0.1 })
+            local session = av.exportSession(comp, "AppleM4A")
+            session.outputURL = arg[1]
+            assert(session:export())
+            """
+        let found = try Moonreel.runScript(script, arguments: [output, talk])
+        #expect(found.status == 0, "\(found.err)")
+        #expect(found.out.hasPrefix("5\t-3"), "five pauses, under a threshold near −30: \(found.out)")
+        #expect(found.err.contains("test.lua:4: silences: below -3") && found.err.contains("[thresholdChosen]"), "\(found.err)")
+        // Pauses of 0.5, 0.8, 0.9, 1.1 and 1.0 s, less 0.1 s at each side that touches speech.
+        let expected = 12 - (0.4 + 0.6 + 0.7 + 0.9 + 0.9)
+        let length = try Tool.ffprobe(output).duration
+        #expect(abs(length - expected) < 0.1, "\(length) s, not \(expected)")
+
+        let untouched = Fixtures.scratchPath("untouched.m4a")
+        let fixed = try Moonreel.runScript(script, arguments: [untouched, talk, "-40"])
+        #expect(fixed.status == 0 && fixed.out.hasPrefix("0\t-40"), "\(fixed.out)")
+        #expect(fixed.err.contains("test.lua:6: removeSilences removed nothing: it was given no ranges") && fixed.err.contains("[nothingRemoved]"), "\(fixed.err)")
+        #expect(abs(try Tool.ffprobe(untouched).duration - 12) < 0.1)
+    }
+}

@@ -64,6 +64,41 @@ public struct AudioAnalysis: Sendable, Equatable {
         Self.silences(in: levels, threshold: threshold, minimumDuration: minimumDuration)
     }
 
+    /// A silence threshold read from the recording itself, for rooms that are not silent: a
+    /// fixed −40 dBFS found no pause in a talk over a −38 dBFS room tone.
+    public struct SilenceThreshold: Sendable, Equatable {
+        /// The threshold, dBFS: `share` of the way from the floor up to the speech.
+        public let level: Double
+        /// The room's level in the pauses: the 10th percentile of the levels.
+        public let floor: Double
+        /// The speech's level: the 90th percentile.
+        public let speech: Double
+
+        /// The tenth of the recording that is quietest is taken for its pauses, the tenth that
+        /// is loudest for its speech: a talk pauses for more than a tenth of its time, and
+        /// a tenth is above the dips between syllables.
+        static let percentiles = (floor: 0.1, speech: 0.9)
+        /// A third of the way up (in dB) from the floor: over a −38 dBFS room tone with speech
+        /// at −15, the threshold is −30, 8 dB over the tone's 10 ms swings (±3 dB) and under
+        /// the dips of speech (−33 with the tone); a clean studio recording (floor −75,
+        /// speech −20) gets −57, under its breaths.
+        static let share = 1.0 / 3
+        /// Closer than this (dB), pauses cannot be told from speech (music, a loud room).
+        public static let smallestGap = 10.0
+
+        /// The threshold of `levels` (10 ms levels in dBFS), nil when the loud and the quiet
+        /// parts are less than `smallestGap` apart. Digital silence (a file's padding) is left
+        /// out of the floor, so it does not pull the threshold under the room tone.
+        public static func of(_ levels: [Float]) -> SilenceThreshold? {
+            let heard = levels.filter { Double($0) > AudioAnalysis.silenceFloor }.sorted()
+            guard heard.count >= 10 else { return nil }
+            let at = { (share: Double) in (Double(heard[min(Int(Double(heard.count) * share), heard.count - 1)]) * 10).rounded() / 10 }
+            let (floor, speech) = (at(percentiles.floor), at(percentiles.speech))
+            guard speech - floor >= smallestGap else { return nil }
+            return SilenceThreshold(level: ((floor + (speech - floor) * share) * 10).rounded() / 10, floor: floor, speech: speech)
+        }
+    }
+
     /// The silences of `levels` (one every 10 ms, from 0 s), as `silences(threshold:minimumDuration:)`.
     public static func silences(in levels: [Float], threshold: Double, minimumDuration: Double) -> [TimeRange] {
         // Whole 10 ms steps (less a hair, so 0.3 s is 30 steps, not 31); never more than there are.

@@ -38,6 +38,10 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
         case cuesOverlap
         /// A cut was left out because the stretch it would make is too short to see.
         case cutLeftOut
+        /// A level was chosen from the media itself (a silence threshold from the room's noise).
+        case thresholdChosen
+        /// An edit that takes parts out found nothing to take out.
+        case nothingRemoved
         /// A frame rate was chosen for the output that the sources did not state as such.
         case frameRateChosen
         /// A layer or clip lies wholly or partly outside the frame, or is drawn at a size
