@@ -103,6 +103,18 @@ extension API {
             layer.removeAllAnimations()
             return 0
         }
+        luaClass.method("textProblems", of: Layer.self, readOnly: true, doc: "layer:textProblems() → {{kind=, level=, message=, time=}, …}: what an export would say of the text of this layer and its sublayers (textTruncated, textOverflow warnings; textShrunk notes), before any export") { [unowned self] call, layer in
+            let found = try engine(call) { try TextFit.diagnostics(under: layer) }
+            call.pushArray(found) { diagnostic in
+                call.pushRecord {
+                    call.push(diagnostic.kind.rawValue); call.setField("kind")
+                    call.push(diagnostic.level.rawValue); call.setField("level")
+                    call.push(diagnostic.text); call.setField("message")
+                    if let time = diagnostic.time { call.push(time); call.setField("time") }
+                }
+            }
+            return 1
+        }
         luaClass.document([
             "animationKeys": "the keys of its animations",
             "superlayer": "the layer it is a sublayer of, or nil",

@@ -249,3 +249,33 @@ extension DoneMeansRightTests {
         #expect(abs(try Tool.ffprobe(untouched).duration - 12) < 0.1)
     }
 }
+
+extension DoneMeansRightTests {
+    /// §2g: `cues check` stopped at the first bad CSV row and passed an empty lyric. It
+    /// lists every row it cannot read (in file order), flags a line with no text, and with
+    /// `--size` lists the lines the lyrics effect cuts to fit at that size.
+    @Test func cuesCheckListsEveryProblem() throws {
+        let cues = Fixtures.scratchPath("rows.csv")
+        try "id,lyric,start_at,end_at\n1,Hello,0.5,1.5\n2,,1.6,2.0\n3,bad,x,3\n4,hi, there,3,4\n5,late,5,4\n6,ok,6,7\n"
+            .write(toFile: cues, atomically: true, encoding: .utf8)
+        let check = try Moonreel.run(["cues", "check", cues])
+        let lines = check.out.split(separator: "\n").map(String.init)
+        #expect(check.status == 1 && lines.count == 4, "\(check.out)\(check.err)")
+        #expect(lines.first == "\(cues):4: row dropped: start_at \"x\" is not a time", "\(lines)")
+        #expect(lines.dropFirst().first?.hasPrefix("\(cues):5: row dropped: row has 5 fields but the header has 4 (a comma in a field needs the field in double quotes)") == true, "\(lines)")
+        #expect(lines.dropFirst(2).first == "\(cues):6: row dropped: the cue ends (4.0 s) before it starts (5.0 s)", "\(lines)")
+        #expect(lines.last?.contains("cue \"2\" (0:01.60–0:02.00) has no text: nothing is shown while it lasts (\(cues):3)") == true, "\(lines)")
+        #expect(check.err.contains("3 cues, 0:00.50–0:07.00; 4 problems"), "\(check.err)")
+
+        let long = Fixtures.scratchPath("long.csv")
+        let words = String(repeating: "calling out your name across the never-ending summer night ", count: 3)
+        try "id,lyric,start_at,end_at\n1,\(words),0.5,2\n2,I keep calling out your name across the never-ending summer night,3,5\n"
+            .write(toFile: long, atomically: true, encoding: .utf8)
+        #expect(try Moonreel.run(["cues", "check", long]).status == 0, "no size, nothing to lay out")
+        let portrait = try Moonreel.run(["cues", "check", long, "--size", "360x480"])
+        #expect(portrait.status == 1 && portrait.out.split(separator: "\n").count == 1, "\(portrait.out)\(portrait.err)")
+        #expect(portrait.out.hasPrefix("text layer \"cue 1 (\(long):2)\" cuts \"calling out your name"), "only the line that cannot fit: \(portrait.out)")
+        let bad = try Moonreel.run(["cues", "check", long, "--size", "360"])
+        #expect(bad.status == 2 && bad.err.contains("--size must be WIDTHxHEIGHT"), "\(bad.err)")
+    }
+}

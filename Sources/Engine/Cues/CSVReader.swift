@@ -27,9 +27,11 @@ public enum CSVReader {
         try parse(TextFile.decode(bytes, fileName: fileName), fileName: fileName)
     }
 
-    /// Parses CSV text already decoded; `fileName` names it in errors.
+    /// Parses CSV text already decoded; `fileName` names it in errors. `badRow` hears of each
+    /// row with the wrong number of fields (left out when it returns; by default the first is
+    /// thrown), so every problem of a file can be listed.
     /// - Throws: `TimedTextError` as `read(path:)`.
-    public static func parse(_ text: String, fileName: String) throws -> CSVTable {
+    public static func parse(_ text: String, fileName: String, badRow: (TimedTextError) throws -> Void = { throw $0 }) throws -> CSVTable {
         let records = try records(in: TextFile.withoutByteOrderMark(text), fileName: fileName)
         guard let headerRecord = records.first else { throw TimedTextError(file: fileName, line: 1, "is empty: a header row is needed") }
         let header = headerRecord.fields.map { String($0.trimmed) }
@@ -40,8 +42,11 @@ public enum CSVReader {
         var rows: [[String: String]] = [], lines: [Int] = []
         for record in records.dropFirst() {
             guard record.fields.count == header.count else {
-                throw TimedTextError(file: fileName, line: record.line,
-                                     "row has \(record.fields.count) fields but the header has \(header.count)")
+                let problem = TimedTextError(file: fileName, line: record.line,
+                                             "row has \(record.fields.count) fields but the header has \(header.count)"
+                                             + (record.fields.count > header.count ? " (a comma in a field needs the field in double quotes)" : ""))
+                try badRow(problem)
+                continue
             }
             rows.append(Dictionary(uniqueKeysWithValues: zip(header, record.fields)))
             lines.append(record.line)

@@ -1,5 +1,6 @@
 /// What makes timed text go wrong on screen although it reads fine: lines that overlap in
-/// time (drawn at once), and lines after the end of the video (never shown) or running past it.
+/// time (drawn at once), lines with no text, and lines after the end of the video (never
+/// shown) or running past it.
 public enum CueCheck {
     /// In time order: "cues 3 (0:12.40–0:15.00) and 4 (0:14.20–0:16.00) overlap by 0.80 s"
     /// (a note: both are drawn), a cue never shown or cut at the end (warnings). `duration`:
@@ -16,6 +17,10 @@ public enum CueCheck {
                                            time: entry.cue.start.seconds))
             }
             if latest.map({ entry.cue.end > $0.cue.end }) ?? true { latest = entry }
+            if entry.cue.text.trimmed.isEmpty {
+                problems.append(Diagnostic(.cueHidden, .warning, prefix + "cue \(entry.name) (\(span(entry.cue))) has no text: nothing is shown while it lasts",
+                                           remedy: "give it its words, or remove it", dataLine: entry.cue.source, time: entry.cue.start.seconds))
+            }
             guard let duration else { continue }
             if entry.cue.start >= duration {
                 problems.append(Diagnostic(.cueHidden, .warning, prefix + "cue \(entry.name) (\(span(entry.cue))) starts after the video ends (\(clock(duration))): it is never shown"))

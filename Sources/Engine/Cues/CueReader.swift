@@ -69,7 +69,7 @@ public enum CueReader {
         let cues: [Cue]
         let chosen = format ?? detectFormat(fileName: fileName, text: text)
         switch chosen {
-        case .csv: cues = try csvCues(text, fileName: fileName)
+        case .csv: cues = try csvCues(text, fileName: fileName, log: &log)
         case .lrc: cues = try LRCParser(fileName: fileName).cues(text, totalDuration: totalDuration, log: &log)
         case .srt: cues = try SubtitleParser(fileName: fileName).cues(text, log: &log)
         case .webVTT: cues = try WebVTTParser(fileName: fileName).cues(text, log: &log)
@@ -102,22 +102,32 @@ public enum CueReader {
         return .csv
     }
 
-    static func csvCues(_ text: String, fileName: String) throws -> [Cue] {
-        let table = try CSVReader.parse(text, fileName: fileName)
+    /// A row that cannot be read (a wrong number of fields, a time that is not one, an end
+    /// before the start) is dropped into `log`, as the other readers drop a block.
+    static func csvCues(_ text: String, fileName: String, log: inout CueLog) throws -> [Cue] {
+        let table = try CSVReader.parse(text, fileName: fileName) { problem in
+            try log.drop(file: fileName, line: problem.line ?? 1, "row dropped", because: problem.message)
+        }
         for column in ["lyric", "start_at", "end_at"] where !table.header.contains(column) {
             throw TimedTextError(file: fileName, line: 1,
                                  "missing column \"\(column)\" (the header has \(table.header.joined(separator: ", ").quotedForMessage(limit: 120)))")
         }
-        return try zip(table.rows, table.rowLines).map { row, line in
+        var cues: [Cue] = []
+        for (row, line) in zip(table.rows, table.rowLines) {
             func time(_ column: String) throws -> MediaTime {
                 try parseTime(row[column] ?? "", column: column, fileName: fileName, line: line)
             }
-            let (start, end) = (try time("start_at"), try time("end_at"))
-            try checkOrder(start, end, fileName: fileName, line: line)
-            var cue = Cue(text: row["lyric"] ?? "", start: start, end: end, identifier: row["id"]).read(from: fileName, line: line)
-            cue.translation = row["translation"].flatMap { $0.trimmed.isEmpty ? nil : String($0.trimmed) }
-            return cue
+            do {
+                let (start, end) = (try time("start_at"), try time("end_at"))
+                try checkOrder(start, end, fileName: fileName, line: line)
+                var cue = Cue(text: row["lyric"] ?? "", start: start, end: end, identifier: row["id"]).read(from: fileName, line: line)
+                cue.translation = row["translation"].flatMap { $0.trimmed.isEmpty ? nil : String($0.trimmed) }
+                cues.append(cue)
+            } catch let problem as TimedTextError {
+                try log.drop(file: fileName, line: line, "row dropped", because: problem.message)
+            }
         }
+        return cues
     }
 
     static func checkOrder(_ start: MediaTime, _ end: MediaTime, fileName: String, line: Int) throws {

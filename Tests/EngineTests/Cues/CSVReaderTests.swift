@@ -21,7 +21,7 @@ import Testing
         #expect(throws: TimedTextError(file: "lyrics.csv", line: 3, "a quoted field is not closed (missing \")")) {
             try CSVReader.parse("id,lyric\n1,ok\n2,\"never closed\n3,x\n", fileName: "lyrics.csv")
         }
-        #expect(throws: TimedTextError(file: "lyrics.csv", line: 3, "row has 3 fields but the header has 2")) {
+        #expect(throws: TimedTextError(file: "lyrics.csv", line: 3, "row has 3 fields but the header has 2 (a comma in a field needs the field in double quotes)")) {
             try CSVReader.parse("id,lyric\n1,ok\n2,a,b\n", fileName: "lyrics.csv")
         }
         #expect(throws: TimedTextError(file: "lyrics.csv", line: 2, "unexpected text after a closing quote (write \"\" for a quote inside a field)")) {
