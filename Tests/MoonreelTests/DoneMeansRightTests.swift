@@ -8,14 +8,16 @@ import TestSupport
     static let portrait = Moonreel.checkout + "/Tests/Fixtures/real/01_iphone4s_portrait_h264_rot90.mov"
     static let lyricsExample = Moonreel.checkout + "/scripts/examples/lyrics.lua"
 
-    /// The words tesseract reads in the lyric third of the frame at `seconds`: scaled up 3×,
+    /// The words tesseract reads where the lyrics are at `seconds` (from half way down to the
+    /// bottom fifth: the portrait clip is 9:16, so the lines keep out of the fifth that
+    /// vertical-video apps cover): scaled up 3×,
     /// and the text — white, or the karaoke's yellow, both full red — made black on white
     /// (the grey wall of the clip is below the threshold).
     static func wordsRead(in video: String, at seconds: Double) throws -> [String] {
         let folder = (Fixtures.scratchPath("ocr") as NSString).deletingLastPathComponent
         let png = folder + "/lyric.png"
         try Tool.ffmpeg(["-ss", String(seconds), "-i", video, "-frames:v", "1",
-                         "-vf", "crop=iw:ih/3:0:ih*2/3,scale=iw*3:ih*3:flags=lanczos,format=gbrp,extractplanes=r,lut=y='if(gt(val,235),0,255)'", png])
+                         "-vf", "crop=iw:ih*3/10:0:ih/2,scale=iw*3:ih*3:flags=lanczos,format=gbrp,extractplanes=r,lut=y='if(gt(val,235),0,255)'", png])
         let result = try Tool.run("tesseract", [png, "-", "--psm", "6"])
         return result.out.lowercased().split { !$0.isLetter && $0 != "-" }.map(String.init)
     }
@@ -58,7 +60,7 @@ import TestSupport
         // Counted by clear colours only, so the share of pixels is a rough one.
         let frame = try Tool.rgbFrame(output, at: 1.3)
         var (sung, unsung) = (0, 0)
-        for y in frame.height * 2 / 3..<frame.height {
+        for y in frame.height / 2..<frame.height * 4 / 5 {
             for x in 0..<frame.width {
                 let pixel = frame.pixel(x, y)
                 guard pixel.r > 235 else { continue }
@@ -277,5 +279,47 @@ extension DoneMeansRightTests {
         #expect(portrait.out.hasPrefix("text layer \"cue 1 (\(long):2)\" cuts \"calling out your name"), "only the line that cannot fit: \(portrait.out)")
         let bad = try Moonreel.run(["cues", "check", long, "--size", "360"])
         #expect(bad.status == 2 && bad.err.contains("--size must be WIDTHxHEIGHT"), "\(bad.err)")
+    }
+}
+
+extension DoneMeansRightTests {
+    /// The box of the pixels that differ from `background` (text, outline, shadow).
+    static func marks(in frame: Image, background: (r: Int, g: Int, b: Int)) -> (minX: Int, maxX: Int, minY: Int, maxY: Int)? {
+        var box: (minX: Int, maxX: Int, minY: Int, maxY: Int)?
+        for y in 0..<frame.height { for x in 0..<frame.width {
+            let p = frame.pixel(x, y)
+            guard abs(p.r - background.r) + abs(p.g - background.g) + abs(p.b - background.b) > 60 else { continue }
+            box = (min(box?.minX ?? x, x), max(box?.maxX ?? x, x), min(box?.minY ?? y, y), max(box?.maxY ?? y, y))
+        } }
+        return box
+    }
+
+    /// §2m: white lyrics with only a soft shadow vanished on a bright sky (tesseract read
+    /// "Swit IF (i T ne EX HO"); the default now has a thin dark outline and reads. In a
+    /// 9:16 frame the default keeps the lines out of the bottom fifth and the right eighth,
+    /// which Reels, Shorts and TikTok cover; a landscape frame keeps its bottom third.
+    @Test func lyricsReadOnABrightSkyInsideTheShortsSafeArea() throws {
+        let sky = (r: 244, g: 248, b: 255)
+        let cues = Fixtures.scratchPath("sky.csv")
+        try "id,lyric,start_at,end_at\n1,Summer night across the sky,0.2,2.8\n".write(toFile: cues, atomically: true, encoding: .utf8)
+        for (width, height) in [(360, 640), (640, 360)] {
+            let clip = try Fixtures.cached("sky-\(width)x\(height).mp4") { path in
+                try Tool.ffmpeg(["-f", "lavfi", "-i", "color=c=0xF4F8FF:size=\(width)x\(height):rate=30:duration=3",
+                                 "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", path])
+            }
+            let output = Fixtures.scratchPath("sky-\(width)x\(height).mp4")
+            let result = try Moonreel.run(["run", Self.lyricsExample, clip, cues, output])
+            #expect(result.status == 0, "\(result.err)")
+            let box = try #require(Self.marks(in: try Tool.rgbFrame(output, at: 1.5), background: sky))
+            if height > width {
+                #expect(box.maxY < height * 4 / 5 && box.maxX < width * 7 / 8 && box.minY > height / 12, "\(width)x\(height): text at \(box)")
+            } else {
+                #expect(box.minY > height * 2 / 3 - 10, "\(width)x\(height): text at \(box), not in the bottom third")
+            }
+            let png = Fixtures.scratchPath("sky.png")
+            try Tool.ffmpeg(["-ss", "1.5", "-i", output, "-frames:v", "1", "-vf", "crop=iw:ih/3:0:\(box.minY - 8),scale=iw*3:ih*3:flags=lanczos", png])
+            let read = try Tool.run("tesseract", [png, "-", "--psm", "6"]).out.lowercased()
+            for word in ["summer", "night", "across"] { #expect(read.contains(word), "\(width)x\(height): read \(read)") }
+        }
     }
 }

@@ -6,10 +6,12 @@
 --   local lyrics = require "effects.lyrics"
 --   parent:addSublayer(lyrics{ cues = av.readCues("song.lrc"), renderSize = {1920, 1080} })
 --
--- Defaults: centred in the bottom third, white, two lines at most, shadowed.
+-- Defaults: centred in the bottom third, white with a thin dark outline (readable on a
+-- bright sky too), two lines at most, shadowed. In a vertical 9:16 frame the thirds are
+-- those of the area Reels, Shorts and TikTok leave free (see safeArea).
 return {
   name = "lyrics",
-  version = "1.3",
+  version = "1.4",
   description = "Timed lyric lines (from av.readCues) drawn over the video, with fades and karaoke fill",
   author = "Moonreel",
   license = "MIT",
@@ -21,10 +23,11 @@ return {
     { name = "fontWeight", type = "any", default = "bold", doc = "100…900, \"normal\" or \"bold\"" },
     { name = "color", type = "color", default = "white", doc = "text colour" },
     { name = "strokeColor", type = "color", default = "black", doc = "outline colour" },
-    { name = "strokeWidth", type = "number", min = 0, max = 100, default = 0, doc = "outline width in pixels (0: none)" },
+    { name = "strokeWidth", type = "number", min = 0, max = 100, doc = "outline width in pixels (0: none); default: a twentieth of the font size, at least 1 (white text with only a shadow vanished on a bright sky)" },
     { name = "shadow", type = "boolean", default = true, doc = "soft dark shadow under the text" },
     { name = "position", type = "string", default = "bottom", doc = "\"bottom\", \"middle\" or \"top\" third" },
     { name = "frame", type = "table", doc = "{x, y, width, height} of the text box; overrides position" },
+    { name = "safeArea", type = "boolean", doc = "keep the lines inside the area vertical-video apps leave free: not in the bottom fifth (captions, music and account names), the right eighth (buttons) or the top twelfth; default: on for frames at least 16:9 tall (9:16 shorts), off otherwise" },
     { name = "alignment", type = "string", default = "center", doc = "left, center, right or justified" },
     { name = "maxLines", type = "integer", min = 1, max = 20, default = 2, doc = "lines a cue may take; a longer one is first drawn smaller (minimumScaleFactor), then cut with an ellipsis and a textTruncated warning" },
     { name = "minimumScaleFactor", type = "number", min = 0.3, max = 1, default = 0.6, doc = "how far a long cue's font may shrink to fit maxLines before it is cut (0.6: to 60 % of fontSize; 1: never)" },
@@ -44,6 +47,16 @@ return {
     -- landscape one, not a few words cut with an ellipsis.
     local size = p.fontSize or math.max(12, math.floor(math.min(width, height) / 14))
     local margin = math.floor(width * 0.05)
+    local stroke = p.strokeWidth or math.max(1, size / 20)
+    -- The area the text may take: the whole frame, or the part vertical-video apps leave
+    -- free (their overlays cover the bottom fifth, a column of buttons at the right edge
+    -- and the top bar).
+    local safe = p.safeArea
+    if safe == nil then safe = height >= width * 16 / 9 - 1 end
+    local area = { 0, 0, width, height }
+    if safe then
+      area = { 0, math.floor(height / 12), math.floor(width * 7 / 8), math.floor(height * 4 / 5) - math.floor(height / 12) }
+    end
     local hasTranslations = false
     for _, cue in ipairs(p.cues) do hasTranslations = hasTranslations or cue.translation ~= nil end
     local box = p.frame
@@ -52,12 +65,12 @@ return {
       if not third then error('effect "lyrics": position must be "top", "middle" or "bottom", got "' .. p.position .. '"', 2) end
       -- Two lines of text, placed in the middle of the chosen third.
       local textHeight = math.floor(size * 1.35 * p.maxLines)
-      local top = math.floor(height * third / 3 + (height / 3 - textHeight) / 2)
-      box = { margin, top, width - 2 * margin, textHeight + size }
+      local top = math.floor(area[2] + area[4] * third / 3 + (area[4] / 3 - textHeight) / 2)
+      box = { area[1] + margin, top, area[3] - 2 * margin, textHeight + size }
       if hasTranslations then
         -- One line of translation under the lyric, inside the third.
         local extra = math.floor(size * p.translationScale * 1.4)
-        box = { margin, math.max(0, top - math.floor(extra / 2)), width - 2 * margin, textHeight + extra + math.floor(size / 4) }
+        box = { area[1] + margin, math.max(area[2], top - math.floor(extra / 2)), area[3] - 2 * margin, textHeight + extra + math.floor(size / 4) }
       end
     end
 
@@ -95,7 +108,7 @@ return {
           minimumScaleFactor = p.minimumScaleFactor,
           -- What a warning about this line names: the cue and where it was read.
           name = "cue " .. tostring(cue.id or index) .. (cue.file and (" (" .. cue.file .. ":" .. cue.line .. ")") or ""),
-          strokeColor = p.strokeColor, strokeWidth = p.strokeWidth,
+          strokeColor = p.strokeColor, strokeWidth = stroke,
           shadowOpacity = p.shadow and 0.8 or 0, shadowRadius = math.max(2, size / 12),
           shadowOffset = { 0, math.max(1, size / 24) },
         }
@@ -156,7 +169,7 @@ return {
           local below = av.textLayer{
             string = cue.translation, font = p.font, fontSize = translationSize, fontWeight = "normal",
             foregroundColor = p.color, alignmentMode = p.alignment, isWrapped = true, maxLines = 1,
-            truncationMode = "end", opacity = 0, strokeColor = p.strokeColor, strokeWidth = p.strokeWidth,
+            truncationMode = "end", opacity = 0, strokeColor = p.strokeColor, strokeWidth = p.strokeWidth or math.max(1, translationSize / 20),
             frame = belowFrame,
             shadowOpacity = p.shadow and 0.8 or 0, shadowRadius = math.max(2, translationSize / 12),
             shadowOffset = { 0, math.max(1, translationSize / 24) },
