@@ -323,3 +323,36 @@ extension DoneMeansRightTests {
         }
     }
 }
+
+extension DoneMeansRightTests {
+    /// §2h: a title card and a dissolve after a variable-rate Android clip (10.5 fps on
+    /// average) ran at 10.5 fps. Animated, the join is rendered at 30 fps with a
+    /// frameRateChosen note; a plain cut keeps the clip's own pictures and rate; a rate the
+    /// script sets is kept. Read back with ffprobe.
+    @Test func animatedPhoneClipsGetAStandardRate() throws {
+        let android = Moonreel.checkout + "/Tests/Fixtures/real/06_android_rot180_vfr_10fps.mp4"
+        let script = """
+            local clip = av.asset(arg[2])
+            local items = arg[3] == "card" and { clip, av.titleCard{ title = "The end", duration = 1 } } or { clip }
+            local comp, vc = av.join(items, { transition = arg[3] == "card" and "dissolve" or "none", duration = 0.5 })
+            if arg[4] then vc.frameDuration = av.time(2, 21) end
+            local session = av.exportSession(comp, "MediumQuality")
+            session.outputURL, session.videoComposition = arg[1], vc
+            assert(session:export())
+            """
+        let rate = { (path: String) throws -> String in try Tool.ffprobe(path).video?.r_frame_rate ?? "" }
+        let animated = Fixtures.scratchPath("card.mp4")
+        let result = try Moonreel.runScript(script, arguments: [animated, android, "card"])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(try rate(animated) == "30/1")
+        #expect(result.err.contains("test.lua:7: the video is rendered at 30 fps: its sources average 10.5 fps") && result.err.contains("[frameRateChosen]"), "\(result.err)")
+        let plain = Fixtures.scratchPath("plain.mp4")
+        let cut = try Moonreel.runScript(script, arguments: [plain, android, "plain"])
+        #expect(cut.status == 0 && !cut.err.contains("frameRateChosen"), "\(cut.err)")
+        #expect(try rate(plain) == "21/2")
+        let asked = Fixtures.scratchPath("asked.mp4")
+        let kept = try Moonreel.runScript(script, arguments: [asked, android, "card", "keep"])
+        #expect(kept.status == 0 && !kept.err.contains("frameRateChosen"), "\(kept.err)")
+        #expect(try rate(asked) == "21/2")
+    }
+}

@@ -157,6 +157,23 @@ import TestSupport
         }
     }
 
+    /// Issue 40 §2h: at the 10.5 fps of a variable-rate Android clip the ruler read "0:00 10f
+    /// 9f 8f…" and frame 44 (4.19 s) was 00:00:04:00. Seconds are now on the clock, each
+    /// second's frames counted from the first frame at or after it.
+    @Test func theRulerAndTimecodeKeepTimeAtAPhonesRate() throws {
+        let android = Moonreel.checkout + "/Tests/Fixtures/real/06_android_rot180_vfr_10fps.mp4"
+        let studio = try StudioProcess(script: Moonreel.example("trim.lua"), arguments: [android, Fixtures.scratchPath("trimmed.mp4"), "0", "2", "HighestQuality"])
+        defer { studio.stop() }
+        let page = try Self.openPage(studio)
+        defer { page.close() }
+        #expect(try page.evaluate("studio.frameRate") as? Double == 10.5)
+        let labels = try page.evaluate("[1, 2, 3, 5].map((t) => studio.rulerLabel(t)).join(' ')") as? String
+        #expect(labels == "0:01 0:02 0:03 0:05", "\(labels ?? "nil")")
+        let codes = try page.evaluate("[10, 11, 42, 44].map((n) => studio.timecode(n)).join(' ')") as? String
+        #expect(codes == "00:00:00:10 00:00:01:00 00:00:04:00 00:00:04:02", "\(codes ?? "nil")")
+        #expect(!page.consoleLines.contains { $0.contains("Uncaught") }, "\(page.consoleLines)")
+    }
+
     @Test func parameterErrorFixAndExport() throws {
         let job = try GreyLyricJob()
         let studio = try StudioProcess(script: job.script, arguments: job.arguments)

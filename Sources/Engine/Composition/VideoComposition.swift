@@ -46,6 +46,9 @@ public struct PropertyTimeline<Value: Rampable>: Sendable, Equatable {
     /// A timeline holding `defaultValue` until something is set.
     public init(defaultValue: Value) { self.defaultValue = defaultValue }
 
+    /// Whether a value moves over time somewhere (a ramp, not only values set).
+    var ramps: Bool { changes.contains { $0.duration > .zero } }
+
     /// Holds `value` from `time` until the next change. A later change at the same time
     /// replaces this one.
     public mutating func set(_ value: Value, at time: MediaTime) {
@@ -144,8 +147,14 @@ public final class VideoComposition {
     /// scale it down.
     public var renderSize: Size
     /// The time between output frames, at least 1/1000 s (AVFoundation's `frameDuration`):
-    /// 1/30 s for 30 fps, `MediaTime(value: 1001, timescale: 30000)` for 29.97.
-    public var frameDuration: MediaTime
+    /// 1/30 s for 30 fps, `MediaTime(value: 1001, timescale: 30000)` for 29.97. Setting it
+    /// keeps it as set: see `renderFrameDuration`.
+    public var frameDuration: MediaTime {
+        didSet { sourceFrameRate = nil }
+    }
+    /// The average rate of the sources `frameDuration` was taken from (`properties(of:)`,
+    /// `av.join`); nil when it was set.
+    package var sourceFrameRate: Double?
     /// Scales the render size for output (AVFoundation's `renderScale`): 0.5 renders at half
     /// size. Export takes more than 0 and at most 4; 1 by default.
     public var renderScale: Double = 1
@@ -175,6 +184,41 @@ public final class VideoComposition {
         self.frameDuration = frameDuration
     }
 
+    /// A composition whose rate comes from sources averaging `rate` frames per second.
+    convenience init(renderSize: Size, sourceFrameRate rate: Double?) {
+        self.init(renderSize: renderSize, frameDuration: Self.frameDuration(forRate: rate ?? 30))
+        sourceFrameRate = rate
+    }
+
+    /// The frame duration renders use, and the note that says so when it is not
+    /// `frameDuration`. Plain cuts keep the sources' pictures, at their own rate; but a rate
+    /// taken from a variable-rate phone clip (10.5 or 28 fps on average) made a dissolve, a
+    /// title card or a karaoke sweep move at 10.5 fps. So when the composition animates
+    /// (layers, transitions, ramps) and its rate came from sources at no standard rate, it is
+    /// rendered at the nearest of 24, 25, 30, 50 and 60 fps at or above their average (30
+    /// below 24, as phones record). A `frameDuration` the script set is always kept.
+    package var renderFrameDuration: (duration: MediaTime, note: Diagnostic?) {
+        guard let rate = sourceFrameRate, animates, !Self.isStandard(frameDuration) else { return (frameDuration, nil) }
+        let chosen = rate < 24 ? 30 : Self.smoothRates.first { Double($0) >= rate - 0.05 }
+        guard let chosen else { return (frameDuration, nil) }
+        let shown = shortNumber((rate * 10).rounded() / 10)
+        return (MediaTime(value: 1, timescale: Int32(chosen)),
+                Diagnostic(.frameRateChosen, .note, "the video is rendered at \(chosen) fps: its sources average \(shown) fps, no standard rate, and its layers, transitions or ramps would move at \(shown) fps",
+                           remedy: "set vc.frameDuration to choose the rate yourself (av.time(\(frameDuration.value), \(frameDuration.timescale)) keeps the sources')"))
+    }
+
+    /// The rates an animated render may be given.
+    private static let smoothRates = [24, 25, 30, 50, 60]
+
+    /// Whether anything in the picture moves other than the sources' own frames.
+    var animates: Bool {
+        animationTool != nil || instructions.contains { instruction in
+            instruction.layerInstructions.count > 1 || instruction.layerInstructions.contains { layer in
+                layer.transform.ramps || layer.opacity.ramps || layer.crop?.ramps == true
+            }
+        }
+    }
+
     /// AVFoundation's `videoCompositionWithPropertiesOfAsset:`: render size, frame rate and
     /// transforms taken from the sources, so phone video comes out upright with no extra code.
     /// Each segment's own preferred transform is applied from its start, so a portrait and a
@@ -185,8 +229,7 @@ public final class VideoComposition {
         let size = renderSize ?? composition.uprightVideoSize
         let videoTracks = composition.tracks(withMediaType: .video)
         let rates = videoTracks.flatMap { $0.segments.compactMap { $0.source?.nominalFrameRate } }.filter { $0 > 0 && $0 <= 240 }
-        let frameDuration = VideoComposition.frameDuration(forRate: rates.max() ?? 30)
-        let videoComposition = VideoComposition(renderSize: size, frameDuration: frameDuration)
+        let videoComposition = VideoComposition(renderSize: size, sourceFrameRate: rates.max())
         let instruction = VideoCompositionInstruction(timeRange: TimeRange(start: .zero, duration: composition.duration))
         for track in videoTracks {
             let layer = LayerInstruction(trackID: track.trackID)
@@ -262,14 +305,24 @@ public final class VideoComposition {
     /// (slides, time-lapse stills) it is 23.976: a frame that long would stretch the end of
     /// the export by up to its length.
     static func frameDuration(forRate rate: Double) -> MediaTime {
+        standardFrameDuration(near: rate) ?? {
+            guard rate >= 5 else { return MediaTime(value: 1001, timescale: 24000) }
+            let tenths = Int32(min((rate * 10).rounded(), 2400)) // up to 240 fps
+            return MediaTime(value: 10, timescale: tenths).reduced()
+        }()
+    }
+
+    /// Whether `duration` is one frame of a standard rate.
+    static func isStandard(_ duration: MediaTime) -> Bool {
+        standardFrameDuration(near: 1 / duration.seconds) == duration
+    }
+
+    /// The standard rate within 0.5 % of `rate`, as a frame duration.
+    private static func standardFrameDuration(near rate: Double) -> MediaTime? {
         let standard: [(Int32, Int64)] = [(24000, 1001), (24, 1), (25, 1), (30000, 1001), (30, 1),
                                           (50, 1), (60000, 1001), (60, 1), (120, 1), (240, 1)]
         let nearest = standard.min { abs(rate - Double($0.0) / Double($0.1)) < abs(rate - Double($1.0) / Double($1.1)) }
-        if let (timescale, value) = nearest, abs(rate - Double(timescale) / Double(value)) < rate * 0.005 {
-            return MediaTime(value: value, timescale: timescale)
-        }
-        guard rate >= 5 else { return MediaTime(value: 1001, timescale: 24000) }
-        let tenths = Int32(min((rate * 10).rounded(), 2400)) // up to 240 fps
-        return MediaTime(value: 10, timescale: tenths).reduced()
+        guard let (timescale, value) = nearest, abs(rate - Double(timescale) / Double(value)) < rate * 0.005 else { return nil }
+        return MediaTime(value: value, timescale: timescale)
     }
 }

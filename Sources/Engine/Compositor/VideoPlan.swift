@@ -65,7 +65,7 @@ extension VideoPlan {
               size.width * size.height <= Double(PixelLimits.maxPixels) else {
             throw EngineError("videoComposition.renderSize \(size) is not a usable size (1×1 up to \(PixelLimits.description))")
         }
-        let frameDuration = videoComposition.frameDuration
+        let frameDuration = videoComposition.renderFrameDuration.duration
         guard frameDuration.value > 0, frameDuration >= MediaTime(value: 1, timescale: 1000) else {
             throw EngineError("videoComposition.frameDuration must be at least 1/1000 s, got \(frameDuration.seconds) s")
         }

@@ -75,7 +75,7 @@ public struct JoinedSequence {
         }
 
         let frameRates = pieces.compactMap { $0.clip?.video.nominalFrameRate }.filter { $0 > 0 && $0 <= 240 }
-        let videoComposition = VideoComposition(renderSize: size, frameDuration: VideoComposition.frameDuration(forRate: frameRates.max() ?? 30))
+        let videoComposition = VideoComposition(renderSize: size, sourceFrameRate: frameRates.max())
         var cardLayers: [Layer?] = Array(repeating: nil, count: pieces.count)
         if pieces.contains(where: { $0.card != nil }) {
             let overlay = try videoComposition.overlayContainer()

@@ -388,6 +388,7 @@ struct ExportPlanner {
                   Int(scaled.width) % 2 != 0 || Int(scaled.height) % 2 != 0 || scaled.width != scaled.width.rounded() {
             notes.append(Diagnostic(.sizeRounded, .warning, "renderSize \(scaled) is not made of even whole numbers, which 4:2:0 video needs; the output is \(width)×\(height)"))
         }
+        if let chosen = videoComposition.renderFrameDuration.note { notes.append(chosen) }
         var plan = try VideoPlan.make(composition: composition, videoComposition: videoComposition, range: request.range,
                                       outputWidth: width, outputHeight: height, dynamicRange: request.encodings.dynamicRange)
         plan.encoderFormat = request.encodings.video?.renderedFormat

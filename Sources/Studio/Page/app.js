@@ -87,7 +87,11 @@ const generation = () => view.state?.generation ?? -1;
 const duration = () => item()?.duration ?? 0;
 // Sound-only items have no frame grid of their own: stepping and timecode use 30 fps.
 const frameDuration = () => item()?.frameDuration || 1 / 30;
+// A rate within 0.5 % of a whole number (29.97 is 30) counts that many frames per second of
+// timecode, as editors do; another (a phone clip's 10.5 fps average) counts each second's
+// frames from the first frame at or after it, so the timecode stays on the clock.
 const nominalRate = () => Math.round(item()?.frameRate || 1 / frameDuration()) || 30;
+const countsWholeFrames = () => Math.abs(1 / frameDuration() - nominalRate()) < 0.005 * nominalRate();
 const frameCount = () => Math.max(1, Math.ceil(duration() / frameDuration() - 1e-6));
 // The tolerance keeps a time computed as n × frameDuration in frame n despite rounding.
 const frameAt = (time) => Math.floor(time / frameDuration() + 1e-6);
@@ -97,10 +101,16 @@ const lastFrameBefore = (end) => Math.max(0, Math.ceil(end / frameDuration() - 1
 const clampTime = (time) => clamp(time, 0, lastFrameStart());
 const showsPictures = () => Boolean(item()?.hasVideo && item().width > 0 && item().height > 0);
 
+/** Frame `number` as whole seconds and the frame into that second. */
+function secondAndFrame(number) {
+  if (countsWholeFrames()) return [Math.floor(number / nominalRate()), number % nominalRate()];
+  const whole = Math.floor(frameStart(number) + 1e-6);
+  return [whole, number - Math.ceil(whole / frameDuration() - 1e-6)];
+}
+
 function timecode(number) {
-  const rate = nominalRate();
-  const whole = Math.floor(number / rate);
-  return `${pad2(Math.floor(whole / 3600))}:${pad2(Math.floor(whole / 60) % 60)}:${pad2(whole % 60)}:${pad2(number % rate)}`;
+  const [whole, frame] = secondAndFrame(number);
+  return `${pad2(Math.floor(whole / 3600))}:${pad2(Math.floor(whole / 60) % 60)}:${pad2(whole % 60)}:${pad2(frame)}`;
 }
 
 // Server -----------------------------------------------------------------------------------
@@ -1251,16 +1261,16 @@ function drawLoopShade(g, height) {
 /** Major ticks at least 70 px apart, on frames when zoomed in close. */
 function rulerStep(pixelsPerSecond) {
   const frame = frameDuration();
-  const steps = [frame, 2 * frame, 5 * frame, 10 * frame, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600];
+  // Steps of several frames meet whole seconds only when a second holds whole frames.
+  const frames = countsWholeFrames() ? [frame, 2 * frame, 5 * frame, 10 * frame] : [frame];
+  const steps = [...frames, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600];
   return steps.find((seconds) => seconds * pixelsPerSecond >= 70) ?? 3600;
 }
 
 /** Whole seconds as m:ss (h:mm:ss), ticks between them as frames into the second ("10f"). */
 function rulerLabel(time) {
-  const frame = Math.round(time / frameDuration());
-  const rate = nominalRate();
-  if (frame % rate) return `${frame % rate}f`;
-  const whole = frame / rate;
+  const [whole, frame] = secondAndFrame(Math.round(time / frameDuration()));
+  if (frame) return `${frame}f`;
   return whole >= 3600
     ? `${Math.floor(whole / 3600)}:${pad2(Math.floor(whole / 60) % 60)}:${pad2(whole % 60)}`
     : `${Math.floor(whole / 60)}:${pad2(whole % 60)}`;
@@ -1453,6 +1463,7 @@ window.studio = {
   // starved page may draw late).
   get position() { return playback.playing && playback.origin ? clampTime(mediaAt(playback.origin, runElapsed()).time) : view.position; },
   get frameNumber() { return view.shown.number; },
+  get frameRate() { return 1 / frameDuration(); },
   get shownFrameTime() { return view.shown.time; },
   get shownGeneration() { return view.shown.generation; },
   get drawnAt() { return view.shown.at; },
@@ -1466,6 +1477,9 @@ window.studio = {
   seek,
   play,
   pause,
+  /** Frame `number`'s timecode, and the ruler's label at a time, as the page shows them. */
+  timecode,
+  rulerLabel,
   /** Sets a parameter as its control does; `effectId` null for a script parameter. */
   setParameter,
   /** Resolves with Date.now() once frame `number` is on the canvas. */
