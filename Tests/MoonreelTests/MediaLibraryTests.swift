@@ -147,6 +147,21 @@ import TestSupport
         #expect(abs((video.durationSeconds ?? 0) - 2) < 0.001)
     }
 
+    /// Issue 40 §2i: a take recorded by Moonreel itself (written in fragments, which state
+    /// no frame count, its last frame stretched to meet the sound) still came out with 122
+    /// frames for 120. The copy has as many frames as the recording reports.
+    @Test func aRecordedTakeKeepsItsFrameCount() throws {
+        let take = Fixtures.scratchPath("take.mp4")
+        let library = (take as NSString).deletingLastPathComponent + "/Library"
+        let result = try Moonreel.run(["run", Moonreel.example("record_to_library.lua"), take, library, "60", "2"])
+        #expect(result.status == 0, "\(result.err)")
+        let recorded = try #require(result.out.firstMatch(of: /recorded [\d.]+ s, (\d+) frames/).flatMap { Int($0.1) }, "\(result.out)")
+        let movie = library + "/" + (try #require(Self.files(under: library).first { $0.hasSuffix(".mp4") }))
+        let video = try #require(try Tool.ffprobe(movie).streams.first { $0.codec_type == "video" })
+        #expect(video.frameCount == recorded, "the take has \(recorded) frames, the copy \(video.frameCount ?? -1)")
+        #expect(abs((video.durationSeconds ?? 0) - Double(recorded) / 60) < 0.001)
+    }
+
     /// Names come from the recording's start; a name that is taken (by an earlier recording
     /// of that second, or a file of the user's) is never replaced: " 2", " 3" follow.
     /// `--dry-run` checks a job without writing: a hand-off with deleteSource must neither

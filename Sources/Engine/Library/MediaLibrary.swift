@@ -161,15 +161,19 @@ public final class MediaLibrary {
             try composition.insertTimeRange(TimeRange(start: .zero, duration: asset.duration), of: asset, at: .zero)
             let session = ExportSession(composition: composition, preset: preset)
             session.outputURL = path
-            if !preset.isPassthrough, let frameDuration = MediaLibrary.recordedFrameDuration(asset.path) {
+            let recorded = preset.isPassthrough ? nil : MediaLibrary.recordedFrames(asset.path)
+            if let recorded {
                 let videoComposition = VideoComposition.properties(of: composition)
-                videoComposition.frameDuration = frameDuration
+                videoComposition.frameDuration = recorded.frameDuration
                 session.videoComposition = videoComposition
             }
             // The take's frames, no more: its sound often runs a block longer (an AAC
-            // encoder's last frame), which would otherwise hold the last picture past its end.
-            if let video = asset.tracks(withMediaType: .video).first, !preset.isPassthrough, video.timeRange.end < asset.duration {
-                session.timeRange = TimeRange(start: .zero, duration: video.timeRange.end)
+            // encoder's last frame), and its last frame is stretched to meet it (to 37.5 ms
+            // at 60 fps: a 120-frame take was copied with 122, the last one thrice).
+            if let video = asset.tracks(withMediaType: .video).first, !preset.isPassthrough {
+                let frames = recorded.map { $0.frameDuration * Int64($0.count) }
+                let end = frames.flatMap { $0.value > 0 && $0 <= video.timeRange.end ? $0 : nil } ?? video.timeRange.end
+                if end < asset.duration { session.timeRange = TimeRange(start: .zero, duration: end) }
             }
             session.parentCancellation = cancellation
             var reported = false
@@ -402,14 +406,21 @@ public final class MediaLibrary {
 
     /// The rate the recording's pictures were taken at (its video stream's r_frame_rate):
     /// the average rate of a recording is skewed by where its first picture starts, and an
-    /// export at that rate would snap 60 fps to 59.94. Nil without video or a sane rate.
-    static func recordedFrameDuration(_ path: String) -> MediaTime? {
+    /// export at that rate would snap 60 fps to 59.94; and how many pictures it holds. Nil
+    /// without video or a sane rate.
+    static func recordedFrames(_ path: String) -> (frameDuration: MediaTime, count: Int)? {
         guard let demuxer = try? Demuxer(path: path) else { return nil }
         for index in 0..<demuxer.streamCount {
             guard let stream = demuxer.stream(index), stream.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO else { continue }
             let rate = stream.pointee.r_frame_rate
             guard rate.num > 0, rate.den > 0, Double(rate.num) / Double(rate.den) <= 1000 else { return nil }
-            return MediaTime(value: Int64(rate.den), timescale: rate.num)
+            // A recording is written in fragments, which state no frame count: its packets are counted.
+            var count = 0
+            try? demuxer.forEachPacket { packet in
+                if packet.pointee.stream_index == Int32(index) { count += 1 }
+                return true
+            }
+            return (MediaTime(value: Int64(rate.den), timescale: rate.num), count)
         }
         return nil
     }
