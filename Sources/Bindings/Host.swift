@@ -51,6 +51,23 @@ public final class MoonreelHost {
 
     package var lua: LuaState { scripts.lua }
 
+    /// `effects install`'s trial: applies the effect at `path` once (its `example`, else its
+    /// defaults) and, when it returns a layer, draws one small frame of it, 1 s in. Nil when
+    /// it could not be applied (a parameter without a default, and no example).
+    package func tryEffect(atPath path: String) throws -> (trial: ScriptHost.EffectTrial, drawn: Bool)? {
+        var drawn = false
+        let trial = try scripts.applyEffectOnce(atPath: path) { state in
+            guard let layer = state.object(at: -1, of: api.classes[Layer.self]) as? Layer else { return }
+            do {
+                try LayerProof.draw(layer, at: MediaTime(value: 1, timescale: 1))
+            } catch {
+                throw ScriptError(kind: .runtime, message: "its layer cannot be drawn: \(error)")
+            }
+            drawn = true
+        }
+        return trial.map { ($0, drawn) }
+    }
+
     // MARK: Running
 
     /// Runs the script file at `path` as the `lua` interpreter would: `arg[0]` is `path`,

@@ -332,9 +332,11 @@ static int load_text(lua_State *L) {
 }
 
 // readonly(real, allowed, label): a proxy through which `real`'s fields named in
-// `allowed` (a set, or nil for all) can be read, and nothing written. Nested tables are
-// proxied in turn. Upvalues, which scripts cannot reach, hold the real table.
+// `allowed` (a set, or nil for all) can be read, walked (pairs, #) and nothing written.
+// Nested tables are proxied in turn. Upvalues, which scripts cannot reach, hold the real table.
 static int readonly_index(lua_State *L);
+static int readonly_pairs(lua_State *L);
+static int readonly_length(lua_State *L);
 static int raise_readonly(lua_State *L);
 
 static void push_readonly(lua_State *L, int real, int allowed, const char *label) {
@@ -347,6 +349,14 @@ static void push_readonly(lua_State *L, int real, int allowed, const char *label
     lua_pushstring(L, label);
     lua_pushcclosure(L, readonly_index, 3);
     lua_setfield(L, -2, "__index");
+    lua_pushvalue(L, real);
+    lua_pushvalue(L, allowed);
+    lua_pushstring(L, label);
+    lua_pushcclosure(L, readonly_pairs, 3);
+    lua_setfield(L, -2, "__pairs");
+    lua_pushvalue(L, real);
+    lua_pushcclosure(L, readonly_length, 1);
+    lua_setfield(L, -2, "__len");
     lua_pushstring(L, label);
     lua_pushcclosure(L, raise_readonly, 1);
     lua_setfield(L, -2, "__newindex");
@@ -376,6 +386,51 @@ static int readonly_index(lua_State *L) {
     else lua_pushstring(L, label);
     lua_pushnil(L);
     push_readonly(L, -3, -1, lua_tostring(L, -2));
+    return 1;
+}
+
+// The iterator of pairs(proxy): (proxy, key) → the next allowed key of the real table and
+// its value as __index gives it (a nested table proxied). Upvalues as readonly_index's.
+static int readonly_next(lua_State *L) {
+    lua_settop(L, 2);                                           // proxy key
+    lua_pushvalue(L, lua_upvalueindex(1));                      // proxy key real
+    lua_pushvalue(L, 2);                                        // proxy key real key
+    while (lua_next(L, 3)) {                                    // proxy key real k v
+        int allowed = lua_type(L, lua_upvalueindex(2)) == LUA_TNIL;
+        if (!allowed) {
+            lua_pushvalue(L, -2);
+            allowed = lua_rawget(L, lua_upvalueindex(2)) != LUA_TNIL;
+            lua_pop(L, 1);
+        }
+        if (!allowed) {
+            lua_pop(L, 1);                                      // proxy key real k
+            continue;
+        }
+        if (lua_type(L, -1) != LUA_TTABLE) return 2;
+        const char *label = lua_tostring(L, lua_upvalueindex(3));
+        if (lua_type(L, -2) == LUA_TSTRING) lua_pushfstring(L, "%s.%s", label, lua_tostring(L, -2));
+        else lua_pushstring(L, label);                          // ... k v label
+        lua_pushnil(L);                                         // ... k v label nil
+        push_readonly(L, -3, -1, lua_tostring(L, -2));          // ... k v label nil proxy
+        lua_replace(L, -4);                                     // ... k proxy label nil
+        lua_pop(L, 2);                                          // ... k proxy
+        return 2;
+    }
+    return 0;
+}
+
+static int readonly_pairs(lua_State *L) {
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_pushvalue(L, lua_upvalueindex(2));
+    lua_pushvalue(L, lua_upvalueindex(3));
+    lua_pushcclosure(L, readonly_next, 3);
+    lua_pushvalue(L, 1);
+    lua_pushnil(L);
+    return 3;
+}
+
+static int readonly_length(lua_State *L) {
+    lua_pushinteger(L, (lua_Integer)lua_rawlen(L, lua_upvalueindex(1)));
     return 1;
 }
 

@@ -249,31 +249,63 @@ package final class ScriptHost {
         return try effectInfo(named: module)
     }
 
-    /// Applies the effect at `path` once with its defaults, under the limits, as `effects
-    /// install` does before copying it; false (nothing run) when a parameter has no default.
-    package func applyEffectOnce(atPath path: String) throws -> Bool {
+    /// Applies the effect at `path` once, under the limits, as `effects install` does before
+    /// copying it: with the options its `example` field declares, else with its defaults
+    /// (nil, nothing run, when a parameter has no default and there is no example).
+    /// `check` sees what it returned (on top of the stack) and throws if it does not draw.
+    package func applyEffectOnce(atPath path: String, check: (LuaState) throws -> Void) throws -> EffectTrial? {
         let (module, folder) = try candidate(atPath: path)
         candidateFolder = folder
         defer { candidateFolder = nil }
         let info = try effectInfo(named: module)
-        guard !info.parameters.contains(where: \.required) else { return false }
         let saved = effectBoxes
         effectBoxes = [:]
         defer { effectBoxes = saved }
         let L = lua.L
         let base = lua_gettop(L)
         defer { lua_settop(L, base) }
+        var trial: EffectTrial?
         do {
             try lua.withRunLimits(limits.script) {
-                try lua.load("local effect = require(...); effect{}", chunkName: "=[effects install]")
+                try lua.load(Self.trialSource, chunkName: "=[effects install]")
                 LuaState.push(L, "effects." + module)
-                _ = try lua.call(argumentCount: 1, resultCount: 0)
+                lua_pushboolean(L, info.parameters.contains(where: \.required) ? 1 : 0)
+                _ = try lua.call(argumentCount: 2, resultCount: 2)
+                guard lua_type(L, -2) == LUA_TFUNCTION else { return }
+                trial = lua_toboolean(L, -1) != 0 ? .example : .defaults
+                moon_pop(L, 1)
+                _ = try lua.call(argumentCount: 0, resultCount: 1)
+                try check(lua)
             }
         } catch let error as ScriptError {
-            throw ScriptError(kind: error.kind, message: "applied once with its defaults, it fails: \(error.message)")
+            throw ScriptError(kind: error.kind, message: "applied once with its \(trial == .defaults ? "defaults" : "example"), it fails: \(error.message)")
         }
-        return true
+        return trial
     }
+
+    /// What `applyEffectOnce` applied the effect with.
+    package enum EffectTrial: Sendable { case example, defaults }
+
+    /// (module, needsOptions) → a function applying the effect, and whether with its
+    /// example; nil when options are needed and none are declared.
+    private static let trialSource = """
+        local module, needsOptions = ...
+        local effect = require(module)
+        local example = effect.example
+        if example ~= nil and type(example) ~= "table" then
+          error("example must be a table of the options that make it draw, got " .. type(example), 0)
+        end
+        if example == nil and needsOptions then return nil, nil end
+        local function plain(value, depth)
+          if type(value) ~= "table" then return value end
+          if depth > 16 then error("example is nested more than 16 tables deep", 0) end
+          local copy = {}
+          for key, field in pairs(value) do copy[key] = plain(field, depth + 1) end
+          return copy
+        end
+        local options = plain(example or {}, 0)
+        return function() return effect(options) end, example ~= nil
+        """
 
     /// The module an effect file or folder would be, and the folder it is in.
     private func candidate(atPath path: String) throws -> (module: String, folder: String) {

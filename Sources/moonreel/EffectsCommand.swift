@@ -116,11 +116,11 @@ struct Effects: ParsableCommand {
 
     struct Install: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Copy an effect (NAME.lua, or a NAME folder with init.lua) into your effects folder after checking it loads in the sandbox.",
+            abstract: "Copy an effect (NAME.lua, or a NAME folder with init.lua) into your effects folder after applying it once in the sandbox (its example, else its defaults) and drawing one frame of it.",
             version: moonreelVersion)
         @Argument(help: "The effect file or folder.", completion: .file(extensions: ["lua"])) var path: String
         @Flag(help: "Replace an installed effect of the same name.") var overwrite = false
-        @Flag(help: "Also when that installs an older version, or hides a bundled effect of the same name.") var force = false
+        @Flag(help: "Also when that installs an older version, hides a bundled effect of the same name, or cannot be tried (no example).") var force = false
 
         func run() throws {
             let host = try makeEffectsHost()
@@ -142,13 +142,22 @@ struct Effects: ParsableCommand {
                         throw EffectInstaller.Refusal(description: "it would hide the bundled effect \"\(info.module)\" from every script; pass --force to install it anyway")
                     }
                 }
-                let tried = try host.scripts.applyEffectOnce(atPath: source)
+                let tried = try host.tryEffect(atPath: source)
+                let required = info.parameters.filter(\.required).map(\.name)
+                if tried == nil, !force {
+                    throw EffectInstaller.Refusal(description: "it cannot be tried: \(required.joined(separator: ", ")) \(required.count == 1 ? "has" : "have") no default and it declares no example; "
+                                                  + "add example = { … } (options that make it draw) to the effect, or pass --force to install it untried")
+                }
                 let installed = try EffectInstaller(folder: folder).install(source, as: info.module, overwrite: overwrite)
                 let note = replaced.map { " (replacing \($0.isEmpty ? "an unversioned one" : $0))" } ?? ""
                 print("installed effect \"\(info.module)\" \(info.version.oneLine) at \(installed)\(note.oneLine)")
-                let required = info.parameters.filter(\.required).map(\.name)
-                print(tried ? "  applied once with its defaults: it works"
-                            : "  not applied before installing: \(required.joined(separator: ", ")) \(required.count == 1 ? "has" : "have") no default")
+                if let tried {
+                    let with = tried.trial == .example ? "its example" : "its defaults"
+                    print(tried.drawn ? "  applied once with \(with) and one frame of its layer drawn: it works"
+                                      : "  applied once with \(with): it works (it returned no layer to draw)")
+                } else {
+                    print("  not tried (--force): \(required.joined(separator: ", ")) \(required.count == 1 ? "has" : "have") no default and it declares no example")
+                }
             } catch {
                 printError("moonreel: effects install \(path): \(firstLine(of: error))")
                 throw ExitCode(Exit.failed)

@@ -41,8 +41,8 @@ import TestSupport
     @Test func listShowsTheBundledEffectsWithTheirParameters() throws {
         let result = try moonreel(["effects", "list"])
         #expect(result.status == 0, "\(result.err)")
-        #expect(result.out.contains("lyrics 1.3: Timed lyric lines"))
-        #expect(result.out.contains("watermark 1.0: A logo image and a copyright text line"))
+        #expect(result.out.contains("lyrics 1.4: Timed lyric lines"))
+        #expect(result.out.contains("watermark 1.1: A logo image and a copyright text line"))
         #expect(result.out.contains("  found: bundled\n"))
         #expect(result.out.range(of: #"\n    logoHeight +number +default 0\.1, 0\.01…1 +logo height as a fraction of the video height\n"#,
                                  options: .regularExpression) != nil, "\(result.out)")
@@ -64,7 +64,7 @@ import TestSupport
         let installed = try moonreel(["effects", "install", source])
         #expect(installed.status == 0, "\(installed.err)")
         let target = dataHome + "/moonreel/effects/glow"
-        #expect(installed.out == "installed effect \"glow\" 0.2 at \(target)\n  applied once with its defaults: it works\n")
+        #expect(installed.out == "installed effect \"glow\" 0.2 at \(target)\n  applied once with its defaults and one frame of its layer drawn: it works\n")
         #expect(try FileManager.default.contentsOfDirectory(atPath: target).sorted() == ["README.txt", "init.lua", "shape.lua"])
         #expect(try FileManager.default.contentsOfDirectory(atPath: dataHome + "/moonreel/effects") == ["glow"], "no temporary left")
 
@@ -136,9 +136,42 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: dataHome + "/moonreel/effects/badge.lua"))
         try effect("return av.textLayer{ string = p.text, fontSize = p.size }")
         let working = try moonreel(["effects", "install", badge])
-        #expect(working.status == 0 && working.out.contains("applied once with its defaults: it works"), "\(working.out) \(working.err)")
-        let needsCues = try moonreel(["effects", "install", "--force", try writeGlowEffect()])
-        #expect(needsCues.status == 0 && needsCues.out.contains("applied once with its defaults: it works"), "\(needsCues.out) \(needsCues.err)")
+        #expect(working.status == 0 && working.out.contains("applied once with its defaults and one frame of its layer drawn: it works"), "\(working.out) \(working.err)")
+        let glow = try moonreel(["effects", "install", "--force", try writeGlowEffect()])
+        #expect(glow.status == 0 && glow.out.contains("applied once with its defaults and one frame of its layer drawn: it works"), "\(glow.out) \(glow.err)")
+    }
+
+    /// Issue 40 §2k: an effect whose apply opens a file was installed ("renderSize has no
+    /// default", apply never ran). Without an example it cannot be tried and is refused
+    /// (unless --force); with one, apply runs in the sandbox and its io.open is refused; a
+    /// working one is applied with its example and one frame of its layer drawn.
+    @Test func installTriesTheEffectsExample() throws {
+        let sneaky = work + "/sneaky.lua"
+        let effect = { (example: String) in
+            try """
+                return { name = "sneaky", version = "1.0.0", description = "A frame",
+                  parameters = { { name = "renderSize", type = "table", required = true }, { name = "reads", type = "boolean", default = false } },
+                  \(example)
+                  apply = function(p)
+                    if p.reads then io.open("/etc/hostname") end
+                    return av.textLayer{ string = "hi", frame = { 0, 0, p.renderSize[1], p.renderSize[2] } }
+                  end }
+                """.write(toFile: sneaky, atomically: true, encoding: .utf8)
+        }
+        try effect("")
+        let untried = try moonreel(["effects", "install", sneaky])
+        #expect(untried.status == 1 && untried.err.contains("it cannot be tried: renderSize has no default and it declares no example"), "\(untried.err)")
+        try effect("example = { renderSize = { 320, 180 }, reads = true },")
+        let reads = try moonreel(["effects", "install", sneaky])
+        #expect(reads.status == 1 && reads.err.contains("applied once with its example, it fails: effects/sneaky.lua:") && reads.err.contains("io is not available to effects"), "\(reads.err)")
+        #expect(!FileManager.default.fileExists(atPath: dataHome + "/moonreel/effects/sneaky.lua"))
+        try effect("example = { renderSize = { 320, 180 } },")
+        let works = try moonreel(["effects", "install", sneaky])
+        #expect(works.status == 0 && works.out.contains("applied once with its example and one frame of its layer drawn: it works"), "\(works.out) \(works.err)")
+        let template = work + "/fresh.lua"
+        #expect(try moonreel(["effects", "new", "fresh", "--folder", work]).status == 0)
+        let fresh = try moonreel(["effects", "install", template])
+        #expect(fresh.status == 0 && fresh.out.contains("applied once with its example and one frame of its layer drawn"), "the template declares its example: \(fresh.out) \(fresh.err)")
     }
 
     @Test func singleFileEffectFromMoonreelPathIsListed() throws {

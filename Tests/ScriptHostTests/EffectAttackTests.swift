@@ -176,6 +176,32 @@ import Testing
         #expect(try host.string("local v = require 'effects.victim' return v.apply() .. v.state.n") == "honest1")
     }
 
+    /// Read-only tables can be walked (pairs, #) as they can be read, and no further: the
+    /// allow list holds for pairs, nested tables stay read-only, nothing can be written.
+    @Test func readOnlyTablesCanBeWalkedNotChanged() throws {
+        try project.write("effects/victim.lua", "return { state = { n = 1, list = { 'a', 'b' } }, apply = function() return 'honest' end }")
+        let walked = try host.string("""
+            local v = require 'effects.victim'
+            local keys = {}
+            for key in pairs(v.state) do keys[#keys + 1] = key end
+            table.sort(keys)
+            return table.concat(keys, ',') .. ' ' .. #v.state.list .. ' ' .. v.state.list[2]
+            """)
+        #expect(walked == "list,n 2 b")
+        let (nested, _) = try attack("local victim = require 'effects.victim'\nfor _, t in pairs(victim.state) do if type(t) == 'table' then t[3] = 'c' end end")
+        #expect(nested.message == "effects/attack.lua:2: victim.state.list is read-only in effects")
+        try project.write("effects/lister.lua", """
+            return { apply = function()
+              local names = {}
+              for name in pairs(av) do names[#names + 1] = name end
+              table.sort(names)
+              return table.concat(names, ' ')
+            end }
+            """)
+        let listed = try host.string("return require('effects.lister')()")
+        #expect(listed == "colors layer", "av lists only what effects may use (not asset): \(listed)")
+    }
+
     @Test func pathologicalPatternIsStopped() throws {
         let (error, seconds) = try attack("""
             local s = string.rep("a", 30000)

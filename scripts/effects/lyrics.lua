@@ -37,6 +37,8 @@ return {
     { name = "translationScale", type = "number", min = 0.2, max = 1, default = 0.6, doc = "size of a cue's translation line (cue.translation) against the lyric's; drawn under it, not sung" },
     { name = "karaokeFill", type = "string", default = "auto", doc = "\"word\": each word lights at once when it starts; \"smooth\": a fill sweeps across each word over its time; \"auto\": smooth where the cues say so (ASS \\kf, \\K), else by word" },
   },
+  example = { renderSize = { 1280, 720 }, karaokeColor = "#FFD400",
+              cues = { { text = "Hello, summer night", start = 0.5, finish = 2.5 }, { text = "goodbye", start = 2.5, finish = 4 } } },
 
   apply = function(p)
     if not ({ auto = true, word = true, smooth = true })[p.karaokeFill] then

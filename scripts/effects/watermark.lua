@@ -5,7 +5,7 @@
 --                                 text = "© 2026 Example" })
 return {
   name = "watermark",
-  version = "1.0",
+  version = "1.1",
   description = "A logo image and a copyright text line in the corners of the video",
   author = "Moonreel",
   license = "MIT",
@@ -23,6 +23,7 @@ return {
     { name = "font", type = "string", default = "Noto Sans CJK JP", doc = "font family" },
     { name = "shadow", type = "boolean", default = true, doc = "shadow under the text" },
   },
+  example = { renderSize = { 1280, 720 }, text = "© 2026 Example" },
 
   apply = function(p)
     if type(p.logo) == "string" then

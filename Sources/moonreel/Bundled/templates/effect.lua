@@ -17,6 +17,8 @@ return {
     { name = "color", type = "color", default = "white", doc = "text colour" },
     { name = "fadeIn", type = "number", min = 0, max = 10, default = 0.5, doc = "seconds of fade-in" },
   },
+  -- Options that make it draw: `effects install` applies it with these and draws a frame.
+  example = { renderSize = { 640, 360 }, text = "Hello" },
 
   apply = function(p)
     local width, height = p.renderSize[1] or p.renderSize.width, p.renderSize[2] or p.renderSize.height
