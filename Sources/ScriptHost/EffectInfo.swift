@@ -61,6 +61,8 @@ package struct EffectParameter: Sendable, Equatable {
     package let maximum: Double?
     package let required: Bool
     package let doc: String
+    /// The only values a string parameter takes; empty: any.
+    package var choices: [String] = []
 }
 
 /// One effect `listEffects` found: its metadata, or why it failed to load.
@@ -122,7 +124,8 @@ struct DescriptionReader {
                        EffectParameter(name: parameter.string("name"), type: parameter.string("type"),
                                        defaultValue: parameter.withField("default") { _ in LuaState.string(parameter.L, at: -1) },
                                        minimum: parameter.number("min"), maximum: parameter.number("max"),
-                                       required: parameter.boolean("required"), doc: parameter.string("doc"))
+                                       required: parameter.boolean("required"), doc: parameter.string("doc"),
+                                       choices: parameter.string("choices").split(separator: "\n").map(String.init))
                    },
                    location: string("location"))
     }

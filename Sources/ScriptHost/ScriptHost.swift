@@ -490,6 +490,7 @@ private func declaredParameterList(_ L: OpaquePointer, _ index: Int32) -> [Effec
     var position: lua_Integer = 1
     while lua_rawgeti(L, list, position) == LUA_TTABLE {
         let fields = plainFields(L, -1)
+        let choices = stringList(L, -1, field: "choices")
         moon_pop(L, 1)
         position += 1
         guard case .string(let name) = fields["name"], case .string(let type) = fields["type"] else { continue }
@@ -499,10 +500,28 @@ private func declaredParameterList(_ L: OpaquePointer, _ index: Int32) -> [Effec
         var required = false
         if case .bool(let flag) = fields["required"] { required = flag }
         declared.append(EffectCall.Parameter(name: name, type: type, minimum: number(fields["min"]), maximum: number(fields["max"]),
-                                             defaultValue: fields["default"], required: required, doc: doc))
+                                             defaultValue: fields["default"], required: required, doc: doc, choices: choices))
     }
     moon_pop(L, 1)
     return declared
+}
+
+/// The strings of the list in `field` of the table at `index` (a parameter's `choices`),
+/// read raw; empty when there is none.
+private func stringList(_ L: OpaquePointer, _ index: Int32, field: String) -> [String] {
+    let table = lua_absindex(L, index)
+    LuaState.push(L, field)
+    defer { moon_pop(L, 1) }
+    guard lua_rawget(L, table) == LUA_TTABLE else { return [] }
+    var strings: [String] = []
+    var position: lua_Integer = 1
+    while lua_rawgeti(L, -1, position) == LUA_TSTRING {
+        strings.append(LuaState.string(L, at: -1))
+        moon_pop(L, 1)
+        position += 1
+    }
+    moon_pop(L, 1)
+    return strings
 }
 
 /// The string-keyed fields of the table at `index` whose values are strings, numbers or
@@ -534,6 +553,8 @@ package struct EffectCall: Sendable, Equatable {
         package let defaultValue: ScriptValue?
         package let required: Bool
         package let doc: String
+        /// The only values a string may take (`choices = {…}`); empty: any.
+        package var choices: [String] = []
     }
 
     /// As in `require "effects.MODULE"`.

@@ -80,15 +80,22 @@ struct StudioState {
     var prints: [String] = []
     var error: String?
     var scriptParameters: [StudioEffectCall.Parameter] = []
+    /// What the run and its exports did other than asked (`Diagnostic`), each once.
+    var diagnostics: [Diagnostic] = []
     /// Each file the last run read, as it was when read (nil: it was not there).
     var readFiles: [String: FileIdentity?] = [:]
     var export: [String: any Sendable] = ["state": "idle"]
 
-    func json(title: String) -> Data {
+    func json(title: String, exportRefusal: String?) -> Data {
         var object: [String: Any] = [
             "generation": generation, "script": title, "prints": prints, "export": export,
+            "exportRefusal": exportRefusal ?? NSNull(),
             "error": error.map { ["message": $0] } ?? NSNull(),
             "effects": effects.map(\.json), "scriptParameters": scriptParameters.map(\.json),
+            "diagnostics": diagnostics.prefix(PrintLog.maxLines).map { diagnostic -> [String: Any] in
+                ["kind": diagnostic.kind.rawValue, "level": diagnostic.level.rawValue,
+                 "message": String(diagnostic.description.prefix(PrintLog.maxLineLength)), "time": diagnostic.time ?? NSNull()]
+            },
         ]
         let cueList = cues.prefix(EditOutline.maxLayerSpans).map { ["start": $0.start.seconds, "end": $0.end.seconds, "text": $0.text] }
         object["items"] = items.map { item -> [String: Any] in
@@ -105,6 +112,8 @@ struct StudioEffectCall: Sendable {
     struct Parameter: Sendable {
         let name, type, doc: String
         let minimum, maximum: Double?
+        /// The values a string may take, shown as a list to pick from.
+        let choices: [String]
         let value: ScriptValue
         let changed: Bool
 
@@ -112,6 +121,7 @@ struct StudioEffectCall: Sendable {
             var entry: [String: Any] = ["name": name, "type": type, "doc": doc, "changed": changed, "value": StudioEffectCall.jsonValue(value)]
             if let minimum { entry["min"] = minimum }
             if let maximum { entry["max"] = maximum }
+            if !choices.isEmpty { entry["choices"] = choices }
             return entry
         }
     }
@@ -154,7 +164,7 @@ struct StudioEffectCall: Sendable {
                 value = .string(color.hexString)
             }
             return Parameter(name: declared.name, type: declared.type, doc: declared.doc, minimum: declared.minimum,
-                             maximum: declared.maximum, value: value, changed: overrides[declared.name] != nil)
+                             maximum: declared.maximum, choices: declared.choices, value: value, changed: overrides[declared.name] != nil)
         }
     }
 
@@ -194,6 +204,8 @@ final class ScriptRun {
     private var printed = PrintLog()
     /// What the run printed, as the page shows it.
     var prints: [String] { printed.shown }
+    /// What the run reported (`Diagnostic`), each once.
+    let diagnostics = DiagnosticLog()
     private(set) var cues: [Cue] = []
     private(set) var effectCalls: [StudioEffectCall] = []
     /// Each file the run read, as it was when read: a change the run made itself before
@@ -242,7 +254,7 @@ final class ScriptRun {
         host.api.policy.previewExport = { sessions.append($0) }
         host.api.policy.cuesRead = { [unowned self] in cues += $0 }
         host.onPrint = { [unowned self] line in printed.append(line) }
-        host.onDiagnostic = { [unowned self] diagnostic in printed.append("\(diagnostic.level.rawValue): \(diagnostic) [\(diagnostic.kind.rawValue)]") }
+        host.onDiagnostic = { [unowned self] diagnostic in diagnostics.report(diagnostic) }
         host.scripts.onEffectCall = { [unowned self] call in
             let changes = overrides["\(call.location)#\(call.occurrence)"] ?? [:]
             if effectCalls.count < Self.maxEffectCalls {

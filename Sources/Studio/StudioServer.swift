@@ -205,19 +205,27 @@ final class StudioRoutes: Sendable {
     }
 
     private func parameters(_ body: [UInt8]) -> Response {
-        guard let request = try? JSONDecoder().decode(ParameterChange.self, from: Data(body)) else {
-            return .text(.badRequest, #"parameters needs {"effect": ID, "name": NAME, "value": NUMBER, STRING or BOOLEAN}"#)
+        guard let request = try? JSONDecoder().decode(ParameterChange.self, from: Data(body)),
+              request.resetAll == true || (request.name != nil && (request.value != nil || request.reset == true)) else {
+            return .text(.badRequest, #"parameters needs {"effect": ID, "name": NAME, "value": NUMBER, STRING or BOOLEAN}, "reset": true in place of the value, or {"resetAll": true}"#)
         }
         do {
-            if request.script == true {
-                try session.setScriptParameter(name: request.name, value: request.value.scriptValue)
-            } else {
+            let value = request.reset == true ? nil : request.value?.scriptValue
+            if request.resetAll == true {
+                session.resetParameters()
+            } else if let name = request.name, request.script == true {
+                try session.setScriptParameter(name: name, value: value)
+            } else if let name = request.name {
                 guard let effect = request.effect else { throw StudioError(#"parameters needs "effect": ID or "script": true"#) }
-                try session.setParameter(effect: effect, name: request.name, value: request.value.scriptValue)
+                try session.setParameter(effect: effect, name: name, value: value)
             }
             return .json(session.stateJSON())
         } catch {
-            return .text(.unprocessableEntity, "\(error)".oneLine)
+            // The refusal with the state it left (the value taken back), so the page shows
+            // the values the server uses beside the reason.
+            let state = (try? JSONSerialization.jsonObject(with: session.stateJSON())) ?? [:]
+            let reply = ["error": ["message": "\(error)".oneLine], "state": state] as [String: Any]
+            return .json((try? JSONSerialization.data(withJSONObject: reply)) ?? Data(), status: .unprocessableEntity)
         }
     }
 
@@ -254,8 +262,12 @@ final class StudioRoutes: Sendable {
 
         let effect: String?
         let script: Bool?
-        let name: String
-        let value: Value
+        let name: String?
+        let value: Value?
+        /// Puts back the script's own value of `name`.
+        let reset: Bool?
+        /// Puts back every value the script gives.
+        let resetAll: Bool?
     }
 
     static func split(_ uri: String) -> (String, [String: String]) {

@@ -67,7 +67,14 @@ public final class StudioSession: Sendable {
     }
 
     /// The state as the page reads it (`GET state`).
-    public func stateJSON() -> Data { state.withLock { $0.json(title: title) } }
+    public func stateJSON() -> Data { state.withLock { $0.json(title: title, exportRefusal: exportRefusal) } }
+
+    /// Why the page cannot export, when it cannot: an edit the REPL handed over may change
+    /// while it would be written.
+    private var exportRefusal: String? {
+        guard case .edit = source else { return nil }
+        return "export from the prompt (session:export()): the edit may change while it would be written"
+    }
 
     /// The files the last run read (the script, effects, cues, images, media): what to watch.
     package var watchedFiles: [String: FileIdentity?] { state.withLock { $0.readFiles } }
@@ -85,6 +92,8 @@ public final class StudioSession: Sendable {
             if error == nil {
                 do {
                     items = try result.items.enumerated().map { try StudioItem(id: $0.offset, session: $0.element, options: options) }
+                    // What each export would say of its pictures, as a render would.
+                    for item in result.items { for found in try item.pictureDiagnostics() { run.diagnostics.report(found) } }
                 } catch let failure {
                     error = "\(failure)".oneLine
                 }
@@ -99,6 +108,7 @@ public final class StudioSession: Sendable {
                     state.cues = run.cues
                     state.effects = run.effectCalls
                     state.scriptParameters = run.scriptParameters
+                    state.diagnostics = run.diagnostics.all
                 }
                 return state.generation
             }
@@ -123,28 +133,54 @@ public final class StudioSession: Sendable {
         events.send(["type": "state", "generation": generation])
     }
 
-    /// Changes one of the script's own parameters (`av.parameters`) and runs it again.
-    public func setScriptParameter(name: String, value: ScriptValue) throws {
+    /// Changes one of the script's own parameters (`av.parameters`) and runs it again; nil
+    /// puts back the script's own value.
+    public func setScriptParameter(name: String, value: ScriptValue?) throws {
         try state.withLock { state in
             guard state.scriptParameters.contains(where: { $0.name == name }) else {
                 throw StudioError("the script has no parameter \"\(name)\" the studio can change")
             }
         }
-        scriptOverrides.withLock { $0[name] = value }
-        reload()
+        let before = scriptOverrides.withLock { $0[name] }
+        try change(name, to: value) { value in scriptOverrides.withLock { $0[name] = value } } undo: {
+            scriptOverrides.withLock { $0[name] = before }
+        }
     }
 
-    /// Changes one parameter of one effect call and runs the script again.
-    public func setParameter(effect id: String, name: String, value: ScriptValue) throws {
-        let key = try state.withLock { state -> String in
+    /// Changes one parameter of one effect call and runs the script again; nil puts back
+    /// the value the script gives.
+    public func setParameter(effect id: String, name: String, value: ScriptValue?) throws {
+        let (key, module) = try state.withLock { state -> (String, String) in
             guard let call = state.effects.first(where: { $0.id == id }) else { throw StudioError("no effect call \(id) in the current run") }
             guard call.parameters.contains(where: { $0.name == name }) else {
                 throw StudioError("effect \"\(call.module)\" has no parameter \"\(name)\" the studio can change")
             }
-            return call.key
+            return (call.key, call.module)
         }
-        overrides.withLock { $0[key, default: [:]][name] = value }
+        let before = overrides.withLock { $0[key]?[name] }
+        try change("\(module) \(name)", to: value) { value in overrides.withLock { $0[key, default: [:]][name] = value } } undo: {
+            overrides.withLock { $0[key, default: [:]][name] = before }
+        }
+    }
+
+    /// Puts back every value the script gives, and runs it again.
+    public func resetParameters() {
+        overrides.withLock { $0 = [:] }
+        scriptOverrides.withLock { $0 = [:] }
         reload()
+    }
+
+    /// Sets a value and runs the script again. A value that makes a run that worked fail is
+    /// taken back at once, and its failure is the error: the controls always show what the
+    /// next run uses (a `position` of "Bottom" once stuck, failing every run after it).
+    private func change(_ name: String, to value: ScriptValue?, set: (ScriptValue?) -> Void, undo: () -> Void) throws {
+        let workedBefore = state.withLock { $0.error == nil }
+        set(value)
+        reload()
+        guard workedBefore, let failure = state.withLock({ $0.error }) else { return }
+        undo()
+        reload()
+        throw StudioError("\(name): \(failure) (the value was not kept)")
     }
 
     // MARK: Pictures and sound

@@ -298,7 +298,7 @@ enum EffectText {
         return lines.joined(separator: "\n")
     }
 
-    /// "required", "default 48", "1…1000", joined.
+    /// "required", "default 48", "1…1000", "bottom|middle|top", joined.
     private static func constraint(of parameter: EffectParameter) -> String {
         var parts: [String] = []
         if parameter.required { parts.append("required") }
@@ -306,6 +306,7 @@ enum EffectText {
         if parameter.minimum != nil || parameter.maximum != nil {
             parts.append("\(parameter.minimum.map(number) ?? "")…\(parameter.maximum.map(number) ?? "")")
         }
+        if !parameter.choices.isEmpty { parts.append(parameter.choices.joined(separator: "|")) }
         return parts.joined(separator: ", ")
     }
 

@@ -174,6 +174,25 @@ import TestSupport
         #expect(!page.consoleLines.contains { $0.contains("Uncaught") }, "\(page.consoleLines)")
     }
 
+    /// Issue 40 §1: the run's diagnostics are a list beside the player; a click goes to the
+    /// time of one (a lyric cut to fit, at its cue's start).
+    @Test func aDiagnosticIsOneClickFromItsFrame() throws {
+        let job = try StudioTests.LyricJob()
+        try StudioTests.LyricJob.lyrics(first: String(repeating: "calling out your name across the never-ending summer night ", count: 4))
+            .write(toFile: job.cues, atomically: true, encoding: .utf8)
+        let studio = try StudioProcess(script: job.script, arguments: job.arguments)
+        defer { studio.stop() }
+        let page = try Self.openPage(studio)
+        defer { page.close() }
+        try page.evaluate("studio.seek(3)")
+        try page.waitUntil("!document.querySelector('#diagnostics-box').hidden", timeout: 10)
+        let listed = try page.evaluate("document.querySelector('#diagnostics').textContent") as? String ?? ""
+        #expect(listed.contains("0.5 s") && listed.contains("[textTruncated]"), "\(listed)")
+        try page.evaluate("[...document.querySelectorAll('#diagnostics button')].find((b) => b.textContent.includes('textTruncated')).click()")
+        try page.waitUntil("Math.abs(studio.position - 0.5) < 0.04", timeout: 10)
+        _ = try Self.save(page, "diagnostics")
+    }
+
     @Test func parameterErrorFixAndExport() throws {
         let job = try GreyLyricJob()
         let studio = try StudioProcess(script: job.script, arguments: job.arguments)
@@ -200,6 +219,24 @@ import TestSupport
         let lua = try page.evaluate("document.querySelector('#parameters').textContent") as? String ?? ""
         #expect(lua.contains("position"), "the controls list the effect's parameters")
         _ = try Self.save(page, "parameter-changed")
+
+        // Issue 40 §2j: position is a list of its choices; a bad value (sent as a control
+        // would) is refused, the reason shown and the control back on what the server uses;
+        // the row's reset puts back the script's value.
+        let choices = try page.evaluate("[...document.querySelectorAll('#parameters select option')].map((o) => o.value).join(' ')") as? String
+        #expect(choices?.contains("bottom middle top") == true, "\(choices ?? "nil")")
+        try page.evaluate("studio.setParameter('e0', 'position', 'Bottom')")
+        try page.waitUntil("document.querySelector('#error-banner').textContent.includes('was not kept')", timeout: 15)
+        #expect(try page.evaluate("[...document.querySelectorAll('#parameters select')].some((s) => s.value === 'top')") as? Bool == true)
+        _ = try Self.save(page, "parameter-refused")
+        try page.evaluate("[...document.querySelectorAll('#parameters .parameter')].find((r) => r.textContent.startsWith('position')).querySelector('.reset').click()")
+        try page.waitUntil("[...document.querySelectorAll('#parameters select')].some((s) => s.value === 'bottom')", timeout: 15)
+        for _ in 0..<100 where try Self.brightThirds(page).bottom < 200 { usleep(100_000) }
+        #expect(try Self.brightThirds(page).bottom > 200, "the line is back in the bottom third")
+        _ = try Self.save(page, "parameter-reset")
+        try page.evaluate("studio.setParameter('e0', 'position', 'top')")
+        try page.waitUntil("!document.querySelector('#reset-all').disabled", timeout: 15)
+        for _ in 0..<100 where try Self.brightThirds(page).top < 200 { usleep(100_000) }
 
         // A script error: one line with file and line; the last good picture stays.
         let source = try String(contentsOfFile: job.script, encoding: .utf8)

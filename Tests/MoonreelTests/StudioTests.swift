@@ -258,6 +258,27 @@ import TestSupport
         #expect(before != after, "the picture changed with the parameter")
         let refused = try studio.post("parameters", json: ["effect": effect["id"] as? String ?? "", "name": "cues", "value": 1])
         #expect(refused.status == 422 && refused.text.contains("cues"))
+
+        // Issue 40 §2j: "Bottom" was kept and failed every run after it. A value the run
+        // refuses is taken back at once: the reply says why, and its state has the old value.
+        let id = effect["id"] as? String ?? ""
+        let position = { (state: [String: Any]) in
+            ((state["effects"] as? [[String: Any]])?.first?["parameters"] as? [[String: Any]])?.first { $0["name"] as? String == "position" }
+        }
+        #expect(position(changed.json)?["choices"] as? [String] == ["bottom", "middle", "top"])
+        let bad = try studio.post("parameters", json: ["effect": id, "name": "position", "value": "Bottom"])
+        let reason = (bad.json["error"] as? [String: Any])?["message"] as? String ?? ""
+        #expect(bad.status == 422 && reason.contains("parameter position must be one of \"bottom\", \"middle\", \"top\", got \"Bottom\"") && reason.contains("(the value was not kept)"), "\(bad.text)")
+        let kept = bad.json["state"] as? [String: Any] ?? [:]
+        #expect(kept["error"] is NSNull && position(kept)?["value"] as? String == "top", "the run before it stays: \(kept["error"] ?? "")")
+        #expect(try studio.get("frame?item=0&t=1").body == after, "the picture is the one before the bad value")
+        // A reset puts back the script's own value; reset all, every one.
+        let reset = try studio.post("parameters", json: ["effect": id, "name": "position", "reset": true])
+        #expect(reset.status == 200 && position(reset.json)?["value"] as? String == "bottom" && position(reset.json)?["changed"] as? Bool == false, "\(reset.text)")
+        #expect(try studio.post("parameters", json: ["effect": id, "name": "fadeIn", "value": 0.5]).status == 200)
+        let all = try studio.post("parameters", json: ["resetAll": true])
+        let values = ((all.json["effects"] as? [[String: Any]])?.first?["parameters"] as? [[String: Any]]) ?? []
+        #expect(all.status == 200 && !values.contains { $0["changed"] as? Bool == true }, "\(all.text)")
     }
 
     /// A template's own parameters (av.parameters) are controls too: --set fills them, and a
@@ -297,9 +318,12 @@ import TestSupport
         #expect(changed.status == 200, "\(changed.text)")
         let red = try Self.centre(of: studio.get("frame?item=0&t=1").body)
         #expect(red.r > 200 && red.g < 40, "\(red)")
+        // A bad value is refused with the reason and not kept (issue 40 §2j): the red stays.
         let refused = try studio.post("parameters", json: ["script": true, "name": "tint", "value": "blurple"])
-        #expect(refused.status == 200 && (refused.json["error"] as? [String: Any])?["message"] as? String != nil,
-                "a bad value is the script's error on the page: \(refused.text)")
+        #expect(refused.status == 422 && ((refused.json["error"] as? [String: Any])?["message"] as? String)?.contains("tint") == true,
+                "\(refused.text)")
+        #expect((refused.json["state"] as? [String: Any])?["error"] is NSNull)
+        #expect(try Self.centre(of: studio.get("frame?item=0&t=1").body).r > 200)
     }
 
     /// The centre pixel of a JPEG.
@@ -364,6 +388,8 @@ import TestSupport
             try StudioProcess.request(port: components.port ?? 0, "GET", "/\(token)/\(path)").body
         }
         let first = try #require(try JSONSerialization.jsonObject(with: get("state")) as? [String: Any])
+        // Issue 40 §2j: the page cannot export an edit the REPL may still change, and says why.
+        #expect((first["exportRefusal"] as? String)?.hasPrefix("export from the prompt (session:export())") == true, "\(first["exportRefusal"] ?? "")")
         #expect((first["items"] as? [[String: Any]])?.first?["duration"] as? Double == 2)
         let before = try get("frame?item=0&t=1")
         say("vc = av.videoComposition(comp); p = av.layer{frame = {0, 0, 640, 360}}; v = av.layer{frame = {0, 0, 640, 360}}; p:addSublayer(v)")
@@ -381,5 +407,23 @@ import TestSupport
         try after.write(to: URL(fileURLWithPath: jpeg))
         let centre = try Tool.rgbFrame(jpeg, at: 0).pixel(320, 180)
         #expect(centre.r > 230 && centre.g < 30 && centre.b < 30, "\(centre)")
+    }
+}
+
+extension StudioTests {
+    /// Issue 40 §1: the studio lists the diagnostics of a run beside the player, each with
+    /// its time — a lyric cut to fit at its cue's start — not mixed into the printed lines.
+    @Test func diagnosticsAreListedWithTheirTimes() throws {
+        let job = try LyricJob()
+        let long = String(repeating: "calling out your name across the never-ending summer night ", count: 4)
+        try LyricJob.lyrics(first: long).write(toFile: job.cues, atomically: true, encoding: .utf8)
+        let studio = try StudioProcess(script: job.script, arguments: job.arguments)
+        defer { studio.stop() }
+        let state = try #require(try JSONSerialization.jsonObject(with: studio.get("state").body) as? [String: Any])
+        let diagnostics = state["diagnostics"] as? [[String: Any]] ?? []
+        let cut = diagnostics.first { $0["kind"] as? String == "textTruncated" }
+        #expect(cut?["level"] as? String == "warning" && cut?["time"] as? Double == 0.5, "\(diagnostics)")
+        #expect((cut?["message"] as? String)?.contains("text layer \"cue 1 (\(job.cues):2)\" cuts \"calling out your name") == true, "\(cut ?? [:])")
+        #expect(!(state["prints"] as? [String] ?? []).contains { $0.contains("textTruncated") }, "not among the prints")
     }
 }

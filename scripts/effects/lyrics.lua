@@ -25,25 +25,22 @@ return {
     { name = "strokeColor", type = "color", default = "black", doc = "outline colour" },
     { name = "strokeWidth", type = "number", min = 0, max = 100, doc = "outline width in pixels (0: none); default: a twentieth of the font size, at least 1 (white text with only a shadow vanished on a bright sky)" },
     { name = "shadow", type = "boolean", default = true, doc = "soft dark shadow under the text" },
-    { name = "position", type = "string", default = "bottom", doc = "\"bottom\", \"middle\" or \"top\" third" },
+    { name = "position", type = "string", default = "bottom", choices = { "bottom", "middle", "top" }, doc = "which third of the frame" },
     { name = "frame", type = "table", doc = "{x, y, width, height} of the text box; overrides position" },
     { name = "safeArea", type = "boolean", doc = "keep the lines inside the area vertical-video apps leave free: not in the bottom fifth (captions, music and account names), the right eighth (buttons) or the top twelfth; default: on for frames at least 16:9 tall (9:16 shorts), off otherwise" },
-    { name = "alignment", type = "string", default = "center", doc = "left, center, right or justified" },
+    { name = "alignment", type = "string", default = "center", choices = { "left", "center", "right", "justified" }, doc = "how lines are aligned" },
     { name = "maxLines", type = "integer", min = 1, max = 20, default = 2, doc = "lines a cue may take; a longer one is first drawn smaller (minimumScaleFactor), then cut with an ellipsis and a textTruncated warning" },
     { name = "minimumScaleFactor", type = "number", min = 0.3, max = 1, default = 0.6, doc = "how far a long cue's font may shrink to fit maxLines before it is cut (0.6: to 60 % of fontSize; 1: never)" },
     { name = "fadeIn", type = "number", min = 0, max = 10, default = 0, doc = "seconds of fade-in at each line's start" },
     { name = "fadeOut", type = "number", min = 0, max = 10, default = 0, doc = "seconds of fade-out before each line's finish" },
     { name = "karaokeColor", type = "color", doc = "colour of sung words: by the cues' word times (LRC, ASS \\k, VTT), else swept evenly over each line" },
     { name = "translationScale", type = "number", min = 0.2, max = 1, default = 0.6, doc = "size of a cue's translation line (cue.translation) against the lyric's; drawn under it, not sung" },
-    { name = "karaokeFill", type = "string", default = "auto", doc = "\"word\": each word lights at once when it starts; \"smooth\": a fill sweeps across each word over its time; \"auto\": smooth where the cues say so (ASS \\kf, \\K), else by word" },
+    { name = "karaokeFill", type = "string", default = "auto", choices = { "auto", "word", "smooth" }, doc = "\"word\": each word lights at once when it starts; \"smooth\": a fill sweeps across each word over its time; \"auto\": smooth where the cues say so (ASS \\kf, \\K), else by word" },
   },
   example = { renderSize = { 1280, 720 }, karaokeColor = "#FFD400",
               cues = { { text = "Hello, summer night", start = 0.5, finish = 2.5 }, { text = "goodbye", start = 2.5, finish = 4 } } },
 
   apply = function(p)
-    if not ({ auto = true, word = true, smooth = true })[p.karaokeFill] then
-      error('effect "lyrics": karaokeFill must be "auto", "word" or "smooth", got "' .. p.karaokeFill .. '"', 2)
-    end
     local width, height = p.renderSize[1] or p.renderSize.width, p.renderSize[2] or p.renderSize.height
     -- Sized by the shorter side: a portrait phone video gets lines of as many words as a
     -- landscape one, not a few words cut with an ellipsis.
@@ -64,7 +61,6 @@ return {
     local box = p.frame
     if not box then
       local third = ({ top = 0, middle = 1, bottom = 2 })[p.position]
-      if not third then error('effect "lyrics": position must be "top", "middle" or "bottom", got "' .. p.position .. '"', 2) end
       -- Two lines of text, placed in the middle of the chosen third.
       local textHeight = math.floor(size * 1.35 * p.maxLines)
       local top = math.floor(area[2] + area[4] * third / 3 + (area[4] / 3 - textHeight) / 2)

@@ -244,6 +244,15 @@ public final class ExportSession {
         return MediaTime(seconds: range.duration.seconds * share) ?? range.duration
     }
 
+    /// What an export of this session would say of its pictures, found without planning a
+    /// file: text cut or drawn smaller to fit, and a frame rate chosen. A preview (the
+    /// studio) lists them beside the player.
+    package func pictureDiagnostics() throws -> [Diagnostic] {
+        guard let videoComposition else { return [] }
+        let chosen = videoComposition.renderFrameDuration.note.map { [$0] } ?? []
+        return try chosen + (videoComposition.animationTool.map { try TextFit.diagnostics(under: $0.parentLayer) } ?? [])
+    }
+
     private func note(_ notes: [Diagnostic]) {
         for note in notes { log.report(note) }
     }

@@ -79,6 +79,11 @@ local typePhrases = {
 }
 
 local function expectation(parameter)
+  if parameter.choices then
+    local shown = {}
+    for i, choice in next, parameter.choices do shown[i] = show(choice) end
+    return "one of " .. concat(shown, ", ")
+  end
   local phrase = typePhrases[parameter.type]
   local min, max = parameter.min, parameter.max
   if min and max then return phrase .. " in " .. showNumber(min) .. "…" .. showNumber(max) end
@@ -97,6 +102,12 @@ local function check(parameter, value)
     local ok, color = pcall(function() return rawget(globals, checker.global)[checker.field] end)
     if not ok or type(color) ~= "function" then return type(value) == "string" or type(value) == "table", value end
     return (pcall(color, value)), value
+  end
+  if parameter.choices then
+    for _, choice in next, parameter.choices do
+      if rawequal(choice, value) then return true, value end
+    end
+    return false
   end
   if kind ~= "number" and kind ~= "integer" then return type(value) == kind, value end
   if type(value) ~= "number" or value ~= value then return false end
@@ -196,6 +207,21 @@ local function describe(module, definition, location, label)
       default = rawget(spec, "default"), doc = text("doc", spec, "doc of parameter " .. name),
       required = rawget(spec, "required") == true, allowEmpty = rawget(spec, "allowEmpty") == true,
     }
+    local choices = rawget(spec, "choices")
+    if choices ~= nil then
+      if parameter.type ~= "string" or type(choices) ~= "table" then
+        fail("choices of parameter %s must be a list of strings, for a parameter of type string", name)
+      end
+      parameter.choices = {}
+      local count = 0
+      for _ in next, choices do count = count + 1 end
+      for i = 1, count do
+        local choice = rawget(choices, i)
+        if type(choice) ~= "string" then fail("choices of parameter %s must be a list of strings, got %s", name, show(choice)) end
+        parameter.choices[i] = choice
+      end
+      if count == 0 then fail("choices of parameter %s is empty", name) end
+    end
     if type(parameter.type) ~= "string" or typePhrases[parameter.type] == nil then
       fail("parameter %s has type %s; use number, integer, string, boolean, table, function, color or any",
            name, show(parameter.type))
@@ -231,6 +257,7 @@ local function description(info)
     parameters[i] = {
       name = p.name, type = p.type, min = p.min, max = p.max, doc = p.doc, required = p.required,
       default = p.default ~= nil and show(p.default) or nil,
+      choices = p.choices and concat(p.choices, "\n") or nil,
     }
   end
   local result = copy(info.fields)

@@ -632,13 +632,14 @@ function applyState(state) {
   if (state.generation < generation()) return;     // a reply overtaken by a newer state
   const fresh = state.generation !== generation();
   view.state = state;
-  view.note = null;
+  if (fresh) view.note = null;
   if (!item()) view.item = 0;
   document.title = state.script ? `${state.script} — Moonreel Studio` : 'Moonreel Studio';
   setText($('#script-name'), state.script ?? '');
   setText($('#generation'), `run ${state.generation}`);
   renderBanner();
   renderPrints(state.prints ?? []);
+  renderDiagnostics(state.diagnostics ?? []);
   renderItems();
   renderParameters();
   renderExport(state.export ?? { state: 'idle' });
@@ -684,6 +685,22 @@ function renderPrints(prints) {
   setText($('#print-count'), prints.length ? String(prints.length) : '');
 }
 
+/** What the run did other than asked, each with its time: a click goes there. */
+function renderDiagnostics(diagnostics) {
+  $('#diagnostics-box').hidden = !diagnostics.length;
+  const warnings = diagnostics.filter((entry) => entry.level === 'warning').length;
+  setText($('#diagnostic-count'), diagnostics.length ? `${warnings} warning${warnings === 1 ? '' : 's'}, ${diagnostics.length - warnings} note${diagnostics.length - warnings === 1 ? '' : 's'}` : '');
+  $('#diagnostics').replaceChildren(...diagnostics.map((entry) => {
+    const at = entry.time == null ? '' : `${formatNumber(Math.round(entry.time * 100) / 100)} s`;
+    const button = element('button', { className: `diagnostic ${entry.level}`, disabled: entry.time == null,
+                                        title: entry.time == null ? entry.message : `Go to ${at}` },
+      element('span', { className: 'at mono', textContent: at }),
+      element('span', { className: 'text', textContent: `${entry.message} [${entry.kind}]` }));
+    button.addEventListener('click', () => seek(entry.time));
+    return element('li', {}, button);
+  }));
+}
+
 function renderItems() {
   const items = view.state.items ?? [];
   itemSelect.hidden = items.length < 2;
@@ -717,7 +734,9 @@ function selectItem(index) {
 function renderExport(progress) {
   view.exportState = progress.state;
   const running = progress.state === 'running';
-  exportButton.disabled = running || !item();
+  const refusal = view.state?.exportRefusal;
+  exportButton.disabled = running || !item() || Boolean(refusal);
+  exportButton.title = refusal ?? 'Export the item shown, as the script would';
   const bar = $('#export-progress');
   bar.hidden = !running;
   bar.value = progress.fraction ?? 0;
@@ -748,10 +767,12 @@ const changes = { queue: new Map(), current: null };
 const changeKey = (effect, name) => `${effect ?? ''}\n${name}`;
 const changePending = (key) => changes.queue.has(key) || changes.current === key;
 
-/** Sends a value; `effect` null for one of the script's own parameters. Resolves once applied. */
+/** Sends a value (`undefined`: back to the script's own); `effect` null for one of the
+ *  script's own parameters. Resolves once applied. */
 function setParameter(effect, name, value) {
   const key = changeKey(effect, name);
-  const body = effect == null ? { script: true, name, value } : { effect, name, value };
+  const change = value === undefined ? { reset: true } : { value };
+  const body = effect == null ? { script: true, name, ...change } : { effect, name, ...change };
   return new Promise((resolve) => {
     const waiting = changes.queue.get(key)?.waiters ?? [];
     changes.queue.set(key, { body, waiters: [...waiting, resolve] });
@@ -768,7 +789,11 @@ async function sendChanges() {
     try {
       const reply = await readReply(await postJSON('parameters', change.body));
       if (reply.generation != null) applyState(reply);
-      else showNote(reply.error?.message);
+      else {
+        // Refused: the server took the value back; its state puts the control back too.
+        if (reply.state?.generation != null) applyState(reply.state);
+        showNote(reply.error?.message);
+      }
     } catch (error) {
       showNote(error.message);
     }
@@ -798,11 +823,20 @@ function renderParameters() {
     panelSignature = signature;
     refreshers.clear();
     panel.replaceChildren(...(groups.length
-      ? groups.map(parameterGroup)
+      ? [resetAllButton, ...groups.map(parameterGroup)]
       : [element('p', { className: 'empty', textContent: 'No effect calls or script parameters to adjust.' })]));
   }
   for (const group of groups) refreshers.get(group.effect)(group);
+  resetAllButton.disabled = !groups.some((group) => group.parameters.some((parameter) => parameter.changed));
 }
+
+const resetAllButton = element('button', { id: 'reset-all', className: 'small', textContent: 'Reset all',
+                                           title: 'Put back every value the script gives' });
+resetAllButton.addEventListener('click', async () => {
+  const reply = await readReply(await postJSON('parameters', { resetAll: true }));
+  if (reply.generation != null) applyState(reply);
+  else showNote(reply.error?.message);
+});
 
 function parameterGroup(group) {
   const heading = element('h3', {}, element('span', { className: 'module', textContent: group.module }));
@@ -848,13 +882,16 @@ function parameterControl(effect, parameter) {
   const key = changeKey(effect, parameter.name);
   const send = (value) => setParameter(effect, parameter.name, value);
   const type = parameter.type === 'integer' ? 'number' : parameter.type;  // the number editor steps integers by 1
-  const editor = (editors[type] ?? editors.string)(parameter, send);
+  const editor = (parameter.choices ? editors.choice : editors[type] ?? editors.string)(parameter, send);
   const label = element('label', { textContent: parameter.name });
-  const row = element('div', { className: 'parameter' }, label, editor.inputs);
+  const reset = element('button', { className: 'reset small', textContent: '↺', title: `Put back the script's ${parameter.name}` });
+  reset.addEventListener('click', () => setParameter(effect, parameter.name, undefined));
+  const row = element('div', { className: 'parameter' }, label, editor.inputs, reset);
   return {
     row,
     update(fresh) {
       row.classList.toggle('changed', Boolean(fresh.changed));
+      reset.hidden = !fresh.changed;
       label.title = [fresh.name, fresh.doc, fresh.changed ? '(changed here)' : ''].filter(Boolean).join(' — ');
       // Leave alone what the user is working on or a value still on its way.
       if (!editor.editing() && !changePending(key)) editor.show(fresh.value);
@@ -924,6 +961,17 @@ const editors = {
         setText(code, hex.toUpperCase());
       },
       editing: later.pending,
+    };
+  },
+
+  // A string with fixed values (`choices = {…}` where it is declared): only those can be picked.
+  choice(parameter, send) {
+    const list = element('select', {}, ...parameter.choices.map((choice) => element('option', { value: choice, textContent: choice })));
+    list.addEventListener('change', () => send(list.value));
+    return {
+      inputs: element('div', { className: 'inputs' }, list),
+      show(value) { list.value = String(value); },
+      editing: () => false,
     };
   },
 
