@@ -181,6 +181,9 @@ package struct RunPolicy {
     package var scriptEvents: ((ScriptEvent) -> Void)?
     /// Told the cues of each `av.readCues` (the studio draws them on its timeline).
     package var cuesRead: (([Cue]) -> Void)?
+    /// Cue lists `av.readCues` gave and `cues:remapped(map)` carried through a time map, for
+    /// the `cuesNotRemapped` check at export.
+    package var cueListsRead = 0, cueListsRemapped = 0
     /// Told each diagnostic as it comes: something a binding or an export did other than
     /// exactly as asked (see `report(_:at:)`).
     package var diagnostics: (Diagnostic) -> Void = { _ in }

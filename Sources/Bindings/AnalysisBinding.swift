@@ -227,12 +227,16 @@ extension API {
 
     /// The methods of `av.analyze`'s results (their data stays plain fields).
     func installAnalysisMetatable() {
+        installMethods(API.analysisMetatable, [("silences", "analysis:silences", { [unowned self] call in try silences(call) })])
+    }
+
+    /// A metatable `name` whose `__index` holds `methods` (name, name in errors, body): the
+    /// methods of results that are otherwise plain tables (`av.analyze`'s, `av.readCues`'s).
+    func installMethods(_ name: String, _ methods: [(name: String, qualifiedName: String, body: (LuaCall) throws -> Int32)]) {
         let L = lua.L
-        _ = luaL_newmetatable(L, API.analysisMetatable)          // mt
-        lua_createtable(L, 0, 1)                                 // mt methods
-        lua.setFunction("silences", qualifiedName: "analysis:silences") { [unowned self] call in
-            try silences(call)
-        }
+        _ = luaL_newmetatable(L, name)                           // mt
+        lua_createtable(L, 0, Int32(methods.count))              // mt methods
+        for method in methods { lua.setFunction(method.name, qualifiedName: method.qualifiedName, method.body) }
         lua_setfield(L, -2, "__index")                           // mt
         moon_pop(L, 1)
     }

@@ -44,29 +44,35 @@ extension API {
             try engine(call) { try c.removeTimeRange(r) }
             return 0
         }
-        luaClass.method("removeSilences", of: Composition.self, doc: "comp:removeSilences(ranges [, {margin=0.1}]) → removed: cuts each range (e.g. a:silences{…} of its sound), less `margin` seconds at each side that touches sound, out of every track, picture and sound together; returns the ranges removed (times before the cut). Build the video composition after (docs/analysis.md)") { [unowned self] call, c in
+        luaClass.method("removeSilences", of: Composition.self, doc: "comp:removeSilences(ranges [, {margin=0.1}]) → removed, map: cuts each range (e.g. a:silences{…} of its sound), less `margin` seconds at each side that touches sound, out of every track, picture and sound together; returns the ranges removed (times before the cut) and a TimeMap to carry cues through (cues:remapped(map)). Build the video composition after (docs/analysis.md)") { [unowned self] call, c in
             let silences = try list(call, 2, limit: 1_000_000) { try timeRange(call, $0) }
             var margin = MediaTime(value: 1, timescale: 10)
             try options(call, 3, ["margin": { margin = try self.time(call, $0, allowNegative: false) }])
+            let before = c.duration
             let removed = try engine(call) { try c.removeSilences(silences, margin: margin) }
             if removed.isEmpty {
                 let why = silences.isEmpty ? "it was given no ranges" : "none of the \(silences.count) ranges given is longer than twice the margin (\(format(margin.seconds)) s) inside the composition"
                 try policy.report(Diagnostic(.nothingRemoved, .warning, "removeSilences removed nothing: \(why); the composition is unchanged",
                                              remedy: "check the silences (a:silences{…} finds them from the recording's own levels) or a smaller margin"), at: call.L)
             }
+            if !removed.isEmpty { c.timeMovedBy = "removeSilences" }
             call.pushArray(removed) { push(call, range: $0) }
-            return 1
+            push(call, TimeMapBox(TimeMap.removing(removed, from: before)))
+            return 2
         }
         luaClass.method("insertEmptyTimeRange", of: Composition.self, doc: "comp:insertEmptyTimeRange(range)") { [unowned self] call, c in
             let r = try timeRange(call, 2)
             try engine(call) { try c.insertEmptyTimeRange(r) }
             return 0
         }
-        luaClass.method("scaleTimeRange", of: Composition.self, doc: "comp:scaleTimeRange(range, newDuration)") { [unowned self] call, c in
+        luaClass.method("scaleTimeRange", of: Composition.self, doc: "comp:scaleTimeRange(range, newDuration) → map: a TimeMap to carry cues through (cues:remapped(map))") { [unowned self] call, c in
             let r = try timeRange(call, 2)
             let d = try duration(call, 3)
+            let before = c.duration
             try engine(call) { try c.scaleTimeRange(r, toDuration: d) }
-            return 0
+            if d != r.duration { c.timeMovedBy = "scaleTimeRange" }
+            push(call, TimeMapBox(TimeMap.scaling(r, to: d, in: before)))
+            return 1
         }
         luaClass.method("mutableTrackCompatibleWithTrack", of: Composition.self, readOnly: true, doc: "comp:mutableTrackCompatibleWithTrack(assetTrack) or nil") { [unowned self] call, c in
             let track: AssetTrack = try call.object(2, classes[AssetTrack.self])

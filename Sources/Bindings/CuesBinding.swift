@@ -1,4 +1,5 @@
 import CMoonLua
+import CMoonLuaShim
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,6 +9,8 @@ import MoonreelScriptHost
 /// `av.readCSV` and `av.readCues`: timed text in (CSV, LRC, SRT, WebVTT, ASS/SSA); and
 /// `av.files`, the files of a folder, for batch jobs.
 extension API {
+    static let cueListMetatable = "moonreel.CueList"
+
     var cueFunctions: [AVFunction] {
         [
             ("files", "av.files(folder [, pattern]): the files in folder whose names match a shell pattern (\"*.mov\"; default \"*\"), as folder/name paths in natural order (clip2 before clip10); not subfolders, not hidden files", { [unowned self] call in
@@ -66,6 +69,7 @@ extension API {
                 if strict, let first = problems.first { throw LuaArgumentError("\(call.functionName): \(first.text)") }
                 for problem in problems { try policy.report(problem, at: call.L) }
                 policy.cuesRead?(cues)
+                policy.cueListsRead += 1
                 call.pushArray(cues) { cue in
                     call.pushRecord {
                         call.push(cue.text); call.setField("text")
@@ -87,9 +91,100 @@ extension API {
                         call.setField("words")
                     }
                 }
+                _ = moon_getmetatable_named(call.L, API.cueListMetatable)
+                lua_setmetatable(call.L, -2)
                 return 1
             }),
         ]
+    }
+
+    /// The methods of `av.readCues`'s lists (the cues stay plain tables).
+    func installCueListMetatable() {
+        installMethods(API.cueListMetatable, [("remapped", "cues:remapped", { [unowned self] call in try remapped(call) })])
+    }
+
+    /// `cues:remapped(map)`: a new list with each cue (and its words) where the edit that made
+    /// `map` moved it: the part of it that was kept, from its first kept moment to the end of
+    /// its last. A cue wholly inside removed time is left out, with a note naming it.
+    private func remapped(_ call: LuaCall) throws -> Int32 {
+        guard call.type(1) == LUA_TTABLE else { throw call.typeError(1, expected: "a cue list (call it as cues:remapped(map))") }
+        let map: TimeMapBox = try call.object(2, classes[TimeMapBox.self])
+        let L = call.L
+        var leftOut: [String] = []
+        lua_createtable(L, Int32(min(call.rawLength(1), 1 << 20)), 0)                    // list
+        let list = lua_gettop(L)
+        for index in 0..<call.rawLength(1) {
+            defer { lua_settop(L, list) }
+            guard call.pushElement(of: 1, index + 1) == LUA_TTABLE else { throw call.argumentError(1, "cue \(index + 1) is not a table") }
+            let cue = lua_gettop(L)
+            if let moved = try movedCopy(call, of: cue, through: map.map, label: "cue \(index + 1)") {
+                if lua_getfield(L, cue, "words") == LUA_TTABLE {                   // … copy words
+                    let words = lua_gettop(L)
+                    lua_createtable(L, Int32(min(call.rawLength(words), 1 << 20)), 0)
+                    var kept: lua_Integer = 0
+                    for position in 0..<call.rawLength(words) {
+                        guard call.pushElement(of: words, position + 1) == LUA_TTABLE else { throw call.argumentError(1, "word \(position + 1) of cue \(index + 1) is not a table") }
+                        if try movedCopy(call, of: lua_gettop(L), through: map.map, label: "word \(position + 1) of cue \(index + 1)") != nil {
+                            kept += 1
+                            lua_rawseti(L, -3, kept)                                   // … copy words word
+                        }
+                        call.pop()
+                    }
+                    lua_setfield(L, moved, "words")
+                }
+                call.pop()                                                           // list cue copy
+                lua_rawseti(L, list, lua_Integer(lua_rawlen(L, list)) + 1)
+            } else {
+                leftOut.append(Self.cueName(L, cue, index: index + 1))
+            }
+        }
+        _ = moon_getmetatable_named(L, API.cueListMetatable)
+        lua_setmetatable(L, list)
+        policy.cueListsRemapped += 1
+        if !leftOut.isEmpty {
+            let named = leftOut.prefix(3).joined(separator: ", ") + (leftOut.count > 3 ? " and \(leftOut.count - 3) more" : "")
+            try policy.report(Diagnostic(.cueDropped, .note, "\(named) \(leftOut.count == 1 ? "lies" : "lie") wholly in time the edit removed: left out"), at: L)
+        }
+        return 1
+    }
+
+    /// A copy of the cue or word table at `index` with its start and finish moved through
+    /// `map`, pushed, and its stack index; nil (nothing pushed) when all of it was removed.
+    private func movedCopy(_ call: LuaCall, of index: Int32, through map: TimeMap, label: String) throws -> Int32? {
+        let L = call.L
+        let seconds = { (field: String) throws -> MediaTime in
+            defer { call.pop() }
+            guard lua_getfield(L, index, field) == LUA_TNUMBER, let time = MediaTime(seconds: lua_tonumberx(L, -1, nil)), !time.isNegative else {
+                throw call.argumentError(1, "\(label) has no \(field) in seconds (0 or more)")
+            }
+            return time
+        }
+        let (start, finish) = (try seconds("start"), try seconds("finish"))
+        guard let moved = map.map(TimeRange(from: start, to: MediaTime.max(start, finish))) else { return nil }
+        lua_createtable(L, 0, 8)
+        lua_pushnil(L)
+        while lua_next(L, index) != 0 {                                               // copy key value
+            lua_pushvalue(L, -2)
+            moon_insert(L, -2)
+            lua_rawset(L, -4)
+        }
+        push(call, seconds: moved.start)
+        lua_setfield(L, -2, "start")
+        push(call, seconds: moved.end)
+        lua_setfield(L, -2, "finish")
+        return lua_gettop(L)
+    }
+
+    /// "cue 3 (\"Hello\", episode.srt:12)" for a note.
+    private static func cueName(_ L: OpaquePointer, _ cue: Int32, index: Int) -> String {
+        let field = { (name: String) -> String? in
+            defer { moon_pop(L, 1) }
+            return lua_getfield(L, cue, name) == LUA_TSTRING || lua_type(L, -1) == LUA_TNUMBER ? LuaState.string(L, at: -1) : nil
+        }
+        let text = field("text").map { $0.quotedForMessage(limit: 40) }
+        let place = field("file").flatMap { file in field("line").map { "\(file):\($0)" } }
+        let details = [text, place].compactMap { $0 }.joined(separator: ", ")
+        return "cue \(index)" + (details.isEmpty ? "" : " (\(details))")
     }
 
     /// Timed-text errors already name the file and line; raise them as they are.
@@ -121,5 +216,5 @@ extension API {
 }
 
 extension Binding {
-    static let cues = Binding(functions: { $0.cueFunctions })
+    static let cues = Binding(functions: { $0.cueFunctions }, install: { $0.installCueListMetatable() })
 }

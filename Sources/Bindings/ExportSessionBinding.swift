@@ -165,6 +165,10 @@ extension API {
         }
         if policy.overwriteOutputs { session.overwrite = true }
         if policy.strict { session.strict = true }
+        if let edit = session.composition.timeMovedBy, policy.cueListsRead > policy.cueListsRemapped, session.videoComposition?.animationTool != nil {
+            try policy.report(Diagnostic(.cuesNotRemapped, .warning, "cues read with av.readCues are drawn over a composition whose time \(edit) moved, and were not carried through its map: they show at the file's times",
+                                         remedy: "take the map the edit returns and draw cues:remapped(map) (docs/timed-text.md)"), at: call.L)
+        }
         session.memoryLimit = session.memoryLimit ?? policy.exportMemoryLimit
         session.parentCancellation = exportCancellation
         exportsStarted += 1

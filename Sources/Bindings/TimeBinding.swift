@@ -23,6 +23,32 @@ extension API {
         return luaClass
     }
 
+    func makeTimeMapClass() -> LuaClass {
+        let luaClass = LuaClass("TimeMap", doc: "Where the times of a composition went in an edit that moved them (comp:removeSilences, comp:scaleTimeRange): cues:remapped(map) carries cues through it.")
+        luaClass.describe = { ($0 as? TimeMapBox).map { "TimeMap(\($0.map.pieces.count) kept stretches)" } ?? "TimeMap" }
+        luaClass.method("time", of: TimeMapBox.self, readOnly: true, doc: "map:time(t) → where time t (seconds, before the edit) is now, or nil when it was removed") { [unowned self] call, box in
+            if let moved = box.map.map(try time(call, 2, allowNegative: false)) { push(call, seconds: moved) } else { call.pushNil() }
+            return 1
+        }
+        luaClass.method("range", of: TimeMapBox.self, readOnly: true, doc: "map:range(start, finish) → start, finish now (the part that was kept), or nil when all of it was removed") { [unowned self] call, box in
+            let (start, finish) = (try time(call, 2, allowNegative: false), try time(call, 3, allowNegative: false))
+            guard finish >= start else { throw call.argumentError(3, "finish (\(format(finish.seconds)) s) is before start (\(format(start.seconds)) s)") }
+            guard let moved = box.map.map(TimeRange(from: start, to: finish)) else {
+                call.pushNil()
+                return 1
+            }
+            push(call, seconds: moved.start)
+            push(call, seconds: moved.end)
+            return 2
+        }
+        luaClass.example = """
+            local removed, map = comp:removeSilences(pauses)
+            print(map:time(12.0))                       -- where 12 s of the talk is now
+            local captions = av.readCues("episode.srt"):remapped(map)
+            """
+        return luaClass
+    }
+
     func makeRangeClass() -> LuaClass {
         let luaClass = LuaClass("TimeRange", doc: "A time range: start, duration and finish in seconds.")
         luaClass.describe = { ($0 as? RangeBox).map { "TimeRange(\(format($0.range.start.seconds))…\(format($0.range.end.seconds)) s)" } ?? "TimeRange" }
@@ -170,6 +196,7 @@ extension API {
 }
 
 extension Binding {
-    static let time = Binding(classes: [.init(TimeBox.self) { $0.makeTimeClass() }, .init(RangeBox.self) { $0.makeRangeClass() }],
+    static let time = Binding(classes: [.init(TimeBox.self) { $0.makeTimeClass() }, .init(RangeBox.self) { $0.makeRangeClass() },
+                                        .init(TimeMapBox.self) { $0.makeTimeMapClass() }],
                             functions: { $0.timeFunctions }, install: { $0.installMetamethods() }, addToAV: { $0.installTimeConstants() })
 }

@@ -6,6 +6,7 @@ import MoonreelScriptHost
 /// Boxes that give value types a userdata identity in Lua.
 final class TimeBox { let time: MediaTime; init(_ time: MediaTime) { self.time = time } }
 final class RangeBox { let range: TimeRange; init(_ range: TimeRange) { self.range = range } }
+final class TimeMapBox { let map: TimeMap; init(_ map: TimeMap) { self.map = map } }
 final class TransformBox { let transform: AffineTransform; init(_ transform: AffineTransform) { self.transform = transform } }
 
 /// Conversions between Lua values and engine values, with argument errors worded as Lua's.

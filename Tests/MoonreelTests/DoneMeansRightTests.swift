@@ -211,18 +211,25 @@ extension DoneMeansRightTests {
 }
 
 extension DoneMeansRightTests {
+    /// A 12 s talk (grey picture): 220 Hz "speech" at about −15 dBFS in four phrases, 0.5–2.2,
+    /// 3.0–5.5, 6.4–8.0 and 9.1–11.0 s, over a −38 dBFS pink room tone.
+    static func roomToneTalk() throws -> String {
+        let phrases = [(0.5, 2.2), (3.0, 5.5), (6.4, 8.0), (9.1, 11.0)].map { "between(t,\($0.0),\($0.1))" }.joined(separator: "+")
+        return try Fixtures.cached("room-tone-talk.mp4") { path in
+            try Tool.ffmpeg(["-f", "lavfi", "-i", "color=c=0x404040:size=320x240:rate=30:duration=12",
+                             "-f", "lavfi", "-i", "anoisesrc=color=pink:amplitude=0.08:duration=12:sample_rate=48000:seed=7",
+                             "-f", "lavfi", "-i", "aevalsrc='(\(phrases))*0.25*sin(2*PI*220*t)*(0.55+0.45*sin(2*PI*5*t))':s=48000:d=12",
+                             "-filter_complex", "[1][2]amix=inputs=2:normalize=0[a]", "-map", "0:v", "-map", "[a]",
+                             "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", path])
+        }
+    }
+
     /// §2o: over a −38 dBFS room tone a fixed −40 dBFS threshold found no pause, and
     /// `removeSilences` of nothing said nothing. The threshold now comes from the recording
     /// (its pauses and its speech), with a note; removing nothing is a warning. Checked on
     /// the exported file: ffprobe's length is the talk less the pauses.
     @Test func pausesAreFoundOverARoomTone() throws {
-        let bursts = [(0.5, 2.2), (3.0, 5.5), (6.4, 8.0), (9.1, 11.0)]
-        let inside = bursts.map { "between(t,\($0.0),\($0.1))" }.joined(separator: "+")
-        let talk = try Fixtures.cached("room-tone-talk.m4a") { path in
-            try Tool.ffmpeg(["-f", "lavfi", "-i", "anoisesrc=color=pink:amplitude=0.08:duration=12:sample_rate=48000:seed=7",
-                             "-f", "lavfi", "-i", "aevalsrc='(\(inside))*0.25*sin(2*PI*220*t)*(0.55+0.45*sin(2*PI*5*t))':s=48000:d=12",
-                             "-filter_complex", "[0][1]amix=inputs=2:normalize=0", "-c:a", "aac", "-b:a", "128k", path])
-        }
+        let talk = try Self.roomToneTalk()
         let output = Fixtures.scratchPath("tight.m4a")
         let script = """
             local talk = av.asset(arg[2])
@@ -354,5 +361,54 @@ extension DoneMeansRightTests {
         let kept = try Moonreel.runScript(script, arguments: [asked, android, "card", "keep"])
         #expect(kept.status == 0 && !kept.err.contains("frameRateChosen"), "\(kept.err)")
         #expect(try rate(asked) == "21/2")
+    }
+}
+
+extension DoneMeansRightTests {
+    /// §2n: captions burnt over a talk with its pauses cut out drifted (by up to 11.7 s in
+    /// the trial), with no word. removeSilences returns a time map; cues:remapped(map) moves
+    /// each cue (and its words) to where its speech now is, and drawing cues over moved time
+    /// without one is a cuesNotRemapped warning. Read back from the frames.
+    @Test func captionsFollowTheTalkThroughItsCuts() throws {
+        let talk = try Self.roomToneTalk()
+        let captions = Fixtures.scratchPath("episode.srt")
+        try "1\n00:00:00,600 --> 00:00:02,100\nFIRST\n\n2\n00:00:06,500 --> 00:00:07,900\nTHIRD\n\n3\n00:00:11,300 --> 00:00:11,800\nQUIET\n"
+            .write(toFile: captions, atomically: true, encoding: .utf8)
+        let script = """
+            local talk = av.asset(arg[2])
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(0, talk.durationTime), talk, 0)
+            local removed, map = comp:removeSilences(av.analyze(talk):silences{}, { margin = 0.1 })
+            local cues = av.readCues(arg[3])
+            if arg[4] == "remap" then cues = cues:remapped(map) end
+            for _, cue in ipairs(cues) do print(("%s %.2f %.2f"):format(cue.text, cue.start, cue.finish)) end
+            local vc = av.videoComposition(comp)
+            local size = vc.renderSize
+            local parent, video = av.layer{ frame = { 0, 0, size.width, size.height } }, av.layer{ frame = { 0, 0, size.width, size.height } }
+            parent:addSublayer(video)
+            parent:addSublayer(require("effects.lyrics"){ cues = cues, renderSize = { size.width, size.height } })
+            vc.animationTool = av.animationTool{ videoLayer = video, parentLayer = parent }
+            local session = av.exportSession(comp, "MediumQuality")
+            session.outputURL, session.videoComposition = arg[1], vc
+            assert(session:export())
+            """
+        let drifting = try Moonreel.runScript(script, arguments: [Fixtures.scratchPath("drift.mp4"), talk, captions])
+        #expect(drifting.status == 0 && drifting.err.contains("test.lua:16: cues read with av.readCues are drawn over a composition whose time removeSilences moved") && drifting.err.contains("[cuesNotRemapped]"),
+                "\(drifting.err)")
+        let output = Fixtures.scratchPath("captions.mp4")
+        let remapped = try Moonreel.runScript(script, arguments: [output, talk, captions, "remap"])
+        #expect(remapped.status == 0 && !remapped.err.contains("cuesNotRemapped"), "\(remapped.err)")
+        // Pauses 0–0.4, 2.3–2.9, 5.6–6.3, 8.1–9.0 and 11.1–12 s are cut: THIRD (6.5 s) now
+        // starts 1.7 s earlier; QUIET lay wholly in the last pause and is left out, with a note.
+        #expect(remapped.out == "FIRST 0.20 1.70\nTHIRD 4.80 6.20\n", "\(remapped.out)")
+        #expect(remapped.err.contains("cue 3 (\"QUIET\", \(captions):10) lies wholly in time the edit removed: left out"), "\(remapped.err)")
+        let lowerThird = { (seconds: Double) throws -> Int in
+            let frame = try Tool.rgbFrame(output, at: seconds)
+            var bright = 0
+            for y in frame.height * 2 / 3..<frame.height { for x in 0..<frame.width where frame.pixel(x, y).r > 200 { bright += 1 } }
+            return bright
+        }
+        #expect(try lowerThird(5.5) > 100, "THIRD is on screen with its speech")
+        #expect(try lowerThird(3.0) == 0, "nothing between FIRST and THIRD")
     }
 }

@@ -243,6 +243,9 @@ public final class Composition {
         set { authoredSize = newValue == .zero ? nil : newValue }
     }
     private var authoredSize: Size?
+    /// The edit that last moved its time (`removeSilences`, `scaleTimeRange`), for the
+    /// `cuesNotRemapped` check: cues read for the time before are drawn in the wrong place.
+    package var timeMovedBy: String?
 
     /// An empty composition: no tracks, zero duration.
     public init() {}

@@ -36,6 +36,8 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
         case cueDropped
         /// Cues overlap in time, so they are drawn at once.
         case cuesOverlap
+        /// Cues are drawn over a composition whose time an edit moved, at the file's times.
+        case cuesNotRemapped
         /// A cut was left out because the stretch it would make is too short to see.
         case cutLeftOut
         /// A level was chosen from the media itself (a silence threshold from the room's noise).
