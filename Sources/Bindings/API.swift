@@ -181,6 +181,9 @@ package struct RunPolicy {
     package var scriptEvents: ((ScriptEvent) -> Void)?
     /// Told the cues of each `av.readCues` (the studio draws them on its timeline).
     package var cuesRead: (([Cue]) -> Void)?
+    /// Told the cues of each `cues:remapped(map)`, where they now are (the studio's cue lane
+    /// shows them there, in place of the same file's cues at their file times).
+    package var cuesRemapped: (([Cue]) -> Void)?
     /// Cue lists `av.readCues` gave and `cues:remapped(map)` carried through a time map, for
     /// the `cuesNotRemapped` check at export.
     package var cueListsRead = 0, cueListsRemapped = 0

@@ -110,14 +110,15 @@ extension API {
         guard call.type(1) == LUA_TTABLE else { throw call.typeError(1, expected: "a cue list (call it as cues:remapped(map))") }
         let map: TimeMapBox = try call.object(2, classes[TimeMapBox.self])
         let L = call.L
-        var leftOut: [String] = []
+        var leftOut: [String] = [], moved: [Cue] = []
         lua_createtable(L, Int32(min(call.rawLength(1), 1 << 20)), 0)                    // list
         let list = lua_gettop(L)
         for index in 0..<call.rawLength(1) {
             defer { lua_settop(L, list) }
             guard call.pushElement(of: 1, index + 1) == LUA_TTABLE else { throw call.argumentError(1, "cue \(index + 1) is not a table") }
             let cue = lua_gettop(L)
-            if let moved = try movedCopy(call, of: cue, through: map.map, label: "cue \(index + 1)") {
+            if let copy = try movedCopy(call, of: cue, through: map.map, label: "cue \(index + 1)") {
+                if let drawn = Self.cue(L, copy) { moved.append(drawn) }
                 if lua_getfield(L, cue, "words") == LUA_TTABLE {                   // … copy words
                     let words = lua_gettop(L)
                     lua_createtable(L, Int32(min(call.rawLength(words), 1 << 20)), 0)
@@ -130,7 +131,7 @@ extension API {
                         }
                         call.pop()
                     }
-                    lua_setfield(L, moved, "words")
+                    lua_setfield(L, copy, "words")
                 }
                 call.pop()                                                           // list cue copy
                 lua_rawseti(L, list, lua_Integer(lua_rawlen(L, list)) + 1)
@@ -141,6 +142,7 @@ extension API {
         _ = moon_getmetatable_named(L, API.cueListMetatable)
         lua_setmetatable(L, list)
         policy.cueListsRemapped += 1
+        policy.cuesRemapped?(moved)
         if !leftOut.isEmpty {
             let named = leftOut.prefix(3).joined(separator: ", ") + (leftOut.count > 3 ? " and \(leftOut.count - 3) more" : "")
             try policy.report(Diagnostic(.cueDropped, .note, "\(named) \(leftOut.count == 1 ? "lies" : "lie") wholly in time the edit removed: left out"), at: L)
@@ -173,6 +175,22 @@ extension API {
         push(call, seconds: moved.end)
         lua_setfield(L, -2, "finish")
         return lua_gettop(L)
+    }
+
+    /// The cue a (moved) cue table describes: its text, times and where it was read.
+    private static func cue(_ L: OpaquePointer, _ table: Int32) -> Cue? {
+        let number = { (field: String) -> Double? in
+            defer { moon_pop(L, 1) }
+            return lua_getfield(L, table, field) == LUA_TNUMBER ? lua_tonumberx(L, -1, nil) : nil
+        }
+        let text = { (field: String) -> String? in
+            defer { moon_pop(L, 1) }
+            return lua_getfield(L, table, field) == LUA_TSTRING ? LuaState.string(L, at: -1) : nil
+        }
+        guard let start = number("start").flatMap({ MediaTime(seconds: $0) }), let end = number("finish").flatMap({ MediaTime(seconds: $0) }) else { return nil }
+        var cue = Cue(text: text("text") ?? "", start: start, end: end, identifier: text("id"))
+        if let file = text("file"), let line = number("line") { cue.source = SourceLine(file: file, line: Int(line)) }
+        return cue
     }
 
     /// "cue 3 (\"Hello\", episode.srt:12)" for a note.

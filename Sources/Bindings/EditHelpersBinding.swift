@@ -184,6 +184,7 @@ extension API {
                 if let track = part.videoTrack { push(call, track); call.setField("videoTrack") }
                 if let track = part.audioTrack { push(call, track); call.setField("audioTrack") }
                 if let layer = part.layer { push(call, layer); call.setField("layer") }
+                if let map = part.timeMap { push(call, TimeMapBox(map)); call.setField("map") }
             }
         }
         return 4

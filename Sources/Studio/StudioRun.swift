@@ -253,6 +253,12 @@ final class ScriptRun {
         }
         host.api.policy.previewExport = { sessions.append($0) }
         host.api.policy.cuesRead = { [unowned self] in cues += $0 }
+        // Cues carried through an edit's time map are drawn where they moved: they take the
+        // place of their file's cues on the lane.
+        host.api.policy.cuesRemapped = { [unowned self] moved in
+            let files = Set(moved.compactMap { $0.source?.file })
+            cues = cues.filter { cue in cue.source.map { !files.contains($0.file) } ?? true } + moved
+        }
         host.onPrint = { [unowned self] line in printed.append(line) }
         host.onDiagnostic = { [unowned self] diagnostic in diagnostics.report(diagnostic) }
         host.scripts.onEffectCall = { [unowned self] call in

@@ -412,3 +412,22 @@ extension DoneMeansRightTests {
         #expect(try lowerThird(3.0) == 0, "nothing between FIRST and THIRD")
     }
 }
+
+extension DoneMeansRightTests {
+    /// §2n for sequences: each clip part of av.join (and av.cutToBeats) maps the clip's own
+    /// times to the composition's, so subtitles written for clip 2 follow it.
+    @Test func aJoinedClipsCuesFollowItsPart() throws {
+        let clip = try Fixtures.clip(seconds: 3)
+        let cues = Fixtures.scratchPath("clip2.srt")
+        try "1\n00:00:01,500 --> 00:00:02,000\nSECOND\n\n2\n00:00:00,200 --> 00:00:00,400\nCUT\n".write(toFile: cues, atomically: true, encoding: .utf8)
+        let result = try Moonreel.runScript("""
+            local a = av.asset(arg[1])
+            local comp, vc, mix, parts = av.join({ a, { a, start = 1, duration = 2 } }, { transition = "dissolve", duration = 0.5 })
+            print(parts[1].map:time(1), parts[2].map:time(1.5), parts[2].map:time(0.5))
+            for _, cue in ipairs(av.readCues(arg[2]):remapped(parts[2].map)) do print(cue.text, cue.start, cue.finish) end
+            """, arguments: [clip, cues])
+        // Clip 2 (its 1–3 s) starts at 2.5 s: its 1.5 s is at 3.0 s; its 0.5 s was not used.
+        #expect(result.status == 0 && result.out == "1.0\t3.0\tnil\nSECOND\t3.0\t3.5\n", "\(result.out)\(result.err)")
+        #expect(result.err.contains("cue 1 (\"CUT\"") && result.err.contains("left out"), "\(result.err)")
+    }
+}

@@ -427,3 +427,30 @@ extension StudioTests {
         #expect(!(state["prints"] as? [String] ?? []).contains { $0.contains("textTruncated") }, "not among the prints")
     }
 }
+
+extension StudioTests {
+    /// Issue 40 §2n: the cue lane shows cues where they are drawn: carried through the time
+    /// map of the pauses cut out, not at the file's times.
+    @Test func theCueLaneShowsRemappedCuesWhereTheyAreDrawn() throws {
+        let talk = try DoneMeansRightTests.roomToneTalk()
+        let script = Fixtures.scratchPath("podcast.lua")
+        let captions = (script as NSString).deletingLastPathComponent + "/episode.srt"
+        try "1\n00:00:06,500 --> 00:00:07,900\nTHIRD\n".write(toFile: captions, atomically: true, encoding: .utf8)
+        try """
+            local talk = av.asset(arg[1])
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(0, talk.durationTime), talk, 0)
+            local removed, map = comp:removeSilences(av.analyze(talk):silences{}, { margin = 0.1 })
+            local cues = av.readCues(arg[2]):remapped(map)
+            local session = av.exportSession(comp, "MediumQuality")
+            session.outputURL = arg[3]
+            assert(session:export())
+            """.write(toFile: script, atomically: true, encoding: .utf8)
+        let studio = try StudioProcess(script: script, arguments: [talk, captions, Fixtures.scratchPath("out.mp4")])
+        defer { studio.stop() }
+        let state = try studio.get("state").json
+        let lane = ((state["items"] as? [[String: Any]])?.first?["cues"] as? [[String: Any]]) ?? []
+        #expect(lane.count == 1 && lane.first?["text"] as? String == "THIRD", "\(lane)")
+        #expect(abs((lane.first?["start"] as? Double ?? 0) - 4.8) < 0.001, "drawn at 4.8 s, not the file's 6.5 s: \(lane)")
+    }
+}

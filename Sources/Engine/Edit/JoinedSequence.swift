@@ -24,6 +24,9 @@ public struct JoinedSequence {
         public let audioTrack: CompositionTrack?
         /// A title card's layer, in the animation tool's tree.
         public let layer: Layer?
+        /// For a clip: where its own times are now (the part of the clip used, placed at
+        /// `timeRange`); cues written for the clip go through it. Nil for a title card.
+        public let timeMap: TimeMap?
     }
 
     /// The tracks: the pieces on two alternating video tracks, their sound on two audio tracks
@@ -142,7 +145,10 @@ public struct JoinedSequence {
         let parts = pieces.indices.map { index in
             Part(timeRange: TimeRange(start: starts[index], duration: pieces[index].duration),
                  videoTrack: pieces[index].clip == nil ? nil : placed[index].video, audioTrack: placed[index].audio,
-                 layer: cardLayers[index])
+                 layer: cardLayers[index],
+                 timeMap: pieces[index].clip.map { clip in
+                     TimeMap(pieces: [.init(before: clip.range, after: TimeRange(start: starts[index], duration: clip.range.duration))], end: nil)
+                 })
         }
         return JoinedSequence(composition: composition, videoComposition: videoComposition, audioMix: mix, parts: parts)
     }

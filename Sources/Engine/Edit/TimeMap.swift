@@ -1,5 +1,6 @@
 /// Where the times of a composition went in an edit that moved them (`removeSilences`,
-/// `scaleTimeRange`): each kept stretch of the time before and where it lies now. Cues and
+/// `scaleTimeRange`), or where a clip's times went in a sequence (`av.join`,
+/// `av.cutToBeats` parts): each kept stretch of the time before and where it lies now. Cues and
 /// marks read for the time before are carried through it: an episode's SRT drawn over the
 /// talk with its pauses cut out drifted by up to 11.7 s.
 public struct TimeMap: Sendable, Equatable {
@@ -12,17 +13,19 @@ public struct TimeMap: Sendable, Equatable {
     /// The kept stretches, in order; between them, time that was removed.
     public let pieces: [Piece]
     /// The composition's end before the edit and after it: time past it (a cue after the
-    /// media) moves with it.
-    public let end: (before: MediaTime, after: MediaTime)
+    /// media) moves with it. Nil for a clip placed in a sequence: only its pieces are shown.
+    public let end: (before: MediaTime, after: MediaTime)?
 
     /// A map from these pieces (in order, not overlapping) of a composition that ended at
     /// `end.before` and now ends at `end.after`.
-    public init(pieces: [Piece], end: (before: MediaTime, after: MediaTime)) {
+    public init(pieces: [Piece], end: (before: MediaTime, after: MediaTime)?) {
         self.pieces = pieces
         self.end = end
     }
 
-    public static func == (a: TimeMap, b: TimeMap) -> Bool { a.pieces == b.pieces && a.end == b.end }
+    public static func == (a: TimeMap, b: TimeMap) -> Bool {
+        a.pieces == b.pieces && a.end?.before == b.end?.before && a.end?.after == b.end?.after
+    }
 
     /// Where time `t` (before the edit) is now; nil inside a stretch that was removed.
     public func map(_ t: MediaTime) -> MediaTime? {
@@ -42,6 +45,7 @@ public struct TimeMap: Sendable, Equatable {
 
     /// The pieces, and after them the time past the composition's end.
     private var extended: [Piece] {
+        guard let end else { return pieces }
         let rest = MediaTime(value: 1 << 40, timescale: 1)
         return pieces + [Piece(before: TimeRange(start: end.before, duration: rest), after: TimeRange(start: end.after, duration: rest))]
     }
