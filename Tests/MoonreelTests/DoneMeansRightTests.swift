@@ -431,3 +431,17 @@ extension DoneMeansRightTests {
         #expect(result.err.contains("cue 1 (\"CUT\"") && result.err.contains("left out"), "\(result.err)")
     }
 }
+
+extension DoneMeansRightTests {
+    /// §1 glyphMissing: a character no installed font has was drawn as a box, exit 0. The
+    /// export says which, naming the cue; the rest of the line still draws.
+    @Test func aCharacterNoFontHasIsAWarning() throws {
+        let cues = Fixtures.scratchPath("glyphs.csv")
+        try "id,lyric,start_at,end_at\n1,Sing 𓀀 along,0.2,1.5\n".write(toFile: cues, atomically: true, encoding: .utf8)
+        let output = Fixtures.scratchPath("glyphs.mp4")
+        let result = try Moonreel.run(["run", Self.lyricsExample, try Fixtures.clip(seconds: 2, size: "640x360"), cues, output])
+        #expect(result.status == 0, "\(result.err)")
+        let warning = result.errorLines.first { $0.contains("[glyphMissing]") }
+        #expect(warning?.contains("text layer \"cue 1 (\(cues):2)\" draws \"Sing 𓀀 along\" with 𓀀 U+13000 as boxes: no installed font has it") == true, "\(result.err)")
+    }
+}

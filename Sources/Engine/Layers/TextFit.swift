@@ -17,6 +17,8 @@ package enum TextFit {
             guard let style = layer.textStyle, !style.string.isEmpty, style.fontSize.isFinite, style.fontSize > 0, style.fontSize <= 4096 else { continue }
             let box = layer.properties.bounds.size
             guard box.width >= 1, box.height >= 1, box.width <= Double(PixelLimits.maxSide), box.height <= Double(PixelLimits.maxSide) else { continue }
+            let missing = try layouts.missingCharacters(style)
+            if !missing.isEmpty { found.append(glyphsMissing(missing, layer: layer, style: style)) }
             let drawn = try layouts.fitted(style, box: box)
             let fit = try layouts.fit(drawn, box: box)
             guard fit != .whole || drawn.fontSize < style.fontSize else { continue }
@@ -25,9 +27,21 @@ package enum TextFit {
         return found
     }
 
-    private static func diagnostic(_ fit: TextLayout.Fit, layer: Layer, asked: TextStyle, drawn: TextStyle, box: Size) -> Diagnostic {
-        let name = layer.properties.name.map { "text layer \($0.quotedForMessage(limit: 200))" }
+    private static func glyphsMissing(_ missing: [Unicode.Scalar], layer: Layer, style: TextStyle) -> Diagnostic {
+        let codes = missing.prefix(5).map { "\(String($0)) U+\(String($0.value, radix: 16, uppercase: true))" }.joined(separator: ", ")
+            + (missing.count > 5 ? " and \(missing.count - 5) more" : "")
+        return Diagnostic(.glyphMissing, .warning, "\(name(of: layer, box: layer.properties.bounds.size)) draws \(style.string.quotedForMessage(limit: 80)) with \(codes) as boxes: no installed font has \(missing.count == 1 ? "it" : "them")",
+                          remedy: "install a font that has \(missing.count == 1 ? "it" : "them") (emoji: fonts-noto-color-emoji) or set font to one", time: layer.animations.map(\.animation.timing.beginTime.seconds).min())
+    }
+
+    /// "text layer \"cue 3 (lyrics.csv:4)\"", or where an unnamed one is.
+    private static func name(of layer: Layer, box: Size) -> String {
+        layer.properties.name.map { "text layer \($0.quotedForMessage(limit: 200))" }
             ?? "a text layer at \(shortNumber(layer.properties.frame.x)), \(shortNumber(layer.properties.frame.y)) (\(shortNumber(box.width))×\(shortNumber(box.height)))"
+    }
+
+    private static func diagnostic(_ fit: TextLayout.Fit, layer: Layer, asked: TextStyle, drawn: TextStyle, box: Size) -> Diagnostic {
+        let name = name(of: layer, box: box)
         let size = drawn.fontSize < asked.fontSize
             ? "at \(shortNumber(drawn.fontSize)) px, the smallest its minimumScaleFactor allows (fontSize \(shortNumber(asked.fontSize)))"
             : "at \(shortNumber(drawn.fontSize)) px"

@@ -60,6 +60,24 @@ package final class TextLayout {
         return Double(logical.height) > box.height + 0.5 || Double(logical.width) > box.width + 0.5 ? .overflows : .whole
     }
 
+    /// The characters of `style`'s text that no installed font has: Pango draws each as a
+    /// box with its code in hex, so a lyric with an emoji shows a box where the emoji was.
+    package func missingCharacters(_ style: TextStyle) throws -> [Unicode.Scalar] {
+        let unknown = { (style: TextStyle) throws -> Int32 in
+            let layout = try self.make(style, box: Size(width: 4096, height: 4096))
+            return withExtendedLifetime(layout) { pango_layout_get_unknown_glyphs_count(layout.opaque) }
+        }
+        guard try unknown(style) > 0 else { return [] }
+        // Which ones: each character laid out alone (only for the rare text that has some).
+        var missing: [Unicode.Scalar] = []
+        for scalar in Set(style.string.unicodeScalars).sorted(by: { $0.value < $1.value }) where !scalar.properties.isWhitespace {
+            var alone = style
+            alone.string = String(scalar)
+            if try unknown(alone) > 0 { missing.append(scalar) }
+        }
+        return missing
+    }
+
     /// `style` at the largest whole-pixel font size, down to `fontSize × minimumScaleFactor`,
     /// at which its text is not cut in `box` (found by halving); the style itself when it
     /// is not cut or may not shrink, the smallest size when even that is cut.

@@ -26,6 +26,8 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
         case textShrunk
         /// Text did not fit its layer and was cut (with an ellipsis, or lines left out).
         case textTruncated
+        /// Characters of a text are in no installed font: each is drawn as a box.
+        case glyphMissing
         /// Text runs past its layer's box and is drawn outside it.
         case textOverflow
         /// A cue is never shown (it ends before it starts, or lies outside the composition).
