@@ -10,6 +10,9 @@ import Glibc
 /// it over the old one (what most editors do) is seen, and a file deleted and made again too.
 /// A burst calls back only if a file now differs from the state it was watched in (a run
 /// that wrote a file and then read it set off events, but changed nothing it read).
+/// A folder that is missing, or removed while watched, is waited for from the nearest folder
+/// above it that exists, and watched again once it is back (a script's folder removed and
+/// made again left the studio on "cannot open" until it was restarted).
 final class FileWatcher: @unchecked Sendable {
     /// Changes closer together than this are one change (an editor writes, then renames).
     static let quietTime: Int32 = 80
@@ -20,6 +23,11 @@ final class FileWatcher: @unchecked Sendable {
     /// Watched folder (absolute) → its watch descriptor, and the names watched in it.
     private var folders: [String: Int32] = [:]
     private var names: [Int32: Set<String>] = [:]
+    /// Watches of folders above a missing one, waiting for it to be made.
+    private var ancestors: Set<Int32> = []
+    /// Every event that matters: a watched name written, made, moved or removed; a folder
+    /// removed or moved away (then watched again from above).
+    private static let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF)
     /// Each watched file's state when it was read (nil: it was not there).
     private var states: [String: FileIdentity?] = [:]
     private var thread: Thread?
@@ -46,21 +54,38 @@ final class FileWatcher: @unchecked Sendable {
     func watch(_ files: [String: FileIdentity?]) {
         lock.withLock {
             states = Dictionary(files.map { (Paths.absolute($0.key), $0.value) }) { first, _ in first }
-            var wanted: [String: Set<String>] = [:]
-            for path in states.keys { wanted[Paths.parent(of: path), default: []].insert(Paths.name(of: path)) }
-            for (folder, watch) in folders where wanted[folder] == nil {
-                inotify_rm_watch(descriptor, watch)
-                folders[folder] = nil
-                names[watch] = nil
+            rewatch()
+        }
+    }
+
+    /// Watches each watched file's folder, or, while it is missing, the nearest folder above
+    /// it that exists. Called with the lock held.
+    private func rewatch() {
+        var wanted: [String: Set<String>] = [:]
+        for path in states.keys { wanted[Paths.parent(of: path), default: []].insert(Paths.name(of: path)) }
+        var placed: [String: Int32] = [:], watchedNames: [Int32: Set<String>] = [:], waiting: Set<Int32> = []
+        for (folder, files) in wanted {
+            let watch = inotify_add_watch(descriptor, folder, Self.mask)
+            if watch >= 0 {
+                placed[folder] = watch
+                watchedNames[watch, default: []].formUnion(files)
+                continue
             }
-            let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_ATTRIB)
-            for (folder, files) in wanted {
-                let watch = folders[folder] ?? inotify_add_watch(descriptor, folder, mask)
-                guard watch >= 0 else { continue }  // a folder gone: nothing there can change the run
-                folders[folder] = watch
-                names[watch] = files
+            var above = Paths.parent(of: folder)
+            while true {
+                let watch = inotify_add_watch(descriptor, above, Self.mask)
+                if watch >= 0 {
+                    placed[above] = watch
+                    waiting.insert(watch)
+                    break
+                }
+                let next = Paths.parent(of: above)
+                if next == above { break }
+                above = next
             }
         }
+        for watch in Set(folders.values).subtracting(placed.values) { inotify_rm_watch(descriptor, watch) }
+        (folders, names, ancestors) = (placed, watchedNames, waiting)
     }
 
     func stop() {
@@ -90,27 +115,36 @@ final class FileWatcher: @unchecked Sendable {
             }
             let count = read(descriptor, &buffer, buffer.count)
             guard count > 0 else { continue }
-            if changesWatchedFile(buffer[0..<count]) { pending = true }
+            let (changed, moved) = examine(buffer[0..<count])
+            if moved { lock.withLock { rewatch() } }
+            if changed || moved { pending = true }
         }
     }
 
-    /// Whether the events in `bytes` (struct inotify_event, one after another) name a watched file.
-    private func changesWatchedFile(_ bytes: ArraySlice<UInt8>) -> Bool {
+    /// Whether the events in `bytes` (struct inotify_event, one after another) name a watched
+    /// file, and whether a folder on the way to one was removed, moved or made (watch again).
+    private func examine(_ bytes: ArraySlice<UInt8>) -> (changed: Bool, moved: Bool) {
         var offset = bytes.startIndex
-        var found = false
+        var (changed, moved) = (false, false)
         let headerSize = MemoryLayout<inotify_event>.size
+        let folderGone = UInt32(IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED)
         while offset + headerSize <= bytes.endIndex {
-            let (watch, nameLength) = bytes.withUnsafeBytes { raw -> (Int32, Int) in
+            let (watch, mask, nameLength) = bytes.withUnsafeBytes { raw -> (Int32, UInt32, Int) in
                 let base = offset - bytes.startIndex
                 return (raw.loadUnaligned(fromByteOffset: base, as: Int32.self),
+                        raw.loadUnaligned(fromByteOffset: base + 4, as: UInt32.self),
                         Int(raw.loadUnaligned(fromByteOffset: base + 12, as: UInt32.self)))
             }
             let nameStart = offset + headerSize
             let nameEnd = min(nameStart + nameLength, bytes.endIndex)
             let name = String(decoding: bytes[nameStart..<nameEnd].prefix { $0 != 0 }, as: UTF8.self)
-            if lock.withLock({ names[watch]?.contains(name) ?? false }) { found = true }
+            lock.withLock {
+                if names[watch]?.contains(name) == true { changed = true }
+                if mask & folderGone != 0 && (names[watch] != nil || ancestors.contains(watch)) { moved = true }
+                if ancestors.contains(watch) { moved = true }
+            }
             offset = nameEnd
         }
-        return found
+        return (changed, moved)
     }
 }

@@ -156,6 +156,28 @@ import TestSupport
         #expect((saved["prints"] as? [String])?.contains("saved") == true, "\(saved["prints"] ?? "") \(saved["error"] ?? "")")
     }
 
+    /// Issue 35 §9: the script's folder removed, made again and the script saved there: the
+    /// studio stayed on "cannot open" until restarted. Watches follow the folder back.
+    @Test func aRecreatedFolderIsWatchedAgain() throws {
+        let folder = (Fixtures.scratchPath("x") as NSString).deletingLastPathComponent + "/project"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let script = folder + "/show.lua"
+        try "print('first')\n".write(toFile: script, atomically: true, encoding: .utf8)
+        let studio = try StudioProcess(script: script, arguments: [])
+        defer { studio.stop() }
+        let first = try studio.get("state").json["generation"] as? Int ?? 0
+        try FileManager.default.removeItem(atPath: folder)
+        let gone = try studio.waitForGeneration(after: first)
+        #expect(gone["error"] is String || gone["error"] is [String: Any], "the script is gone: \(gone["error"] ?? "")")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try "print('back')\n".write(toFile: script, atomically: true, encoding: .utf8)
+        let back = try studio.waitForGeneration(after: gone["generation"] as? Int ?? 0)
+        #expect(back["error"] is NSNull && (back["prints"] as? [String]) == ["back"], "\(back["prints"] ?? "") \(back["error"] ?? "")")
+        try "print('saved')\n".write(toFile: script, atomically: true, encoding: .utf8)
+        let saved = try studio.waitForGeneration(after: back["generation"] as? Int ?? 0)
+        #expect((saved["prints"] as? [String]) == ["saved"], "later saves are seen too: \(saved["prints"] ?? "")")
+    }
+
     /// A loopback socket to `port` that has sent half a request head.
     static func halfRequest(port: Int) -> Int32 {
         let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
