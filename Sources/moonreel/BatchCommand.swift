@@ -331,15 +331,25 @@ final class BatchRunner: @unchecked Sendable {
         return (failed, signals.interrupted)
     }
 
-    /// Every row's dry run, as many at a time as there are cores; all problems at once.
+    /// Every row's dry run, all problems at once: the rows shared among one `check-rows`
+    /// process per core, each checking its rows one after another in fresh hosts (a process
+    /// per row took ~2.5 h for 100k rows before the first render). Rows a check process
+    /// could not answer for (it died) get a process each.
     private func check(_ rows: [BatchPlan.Row]) throws {
         let found = Mutex<[(Int, String)]>([])
-        DispatchQueue.concurrentPerform(iterations: rows.count) { index in
-            let row = rows[index]
-            let (status, _, errors) = runProcess(row, extra: ["--dry-run", "--rough-estimate", "--quiet"], register: false)
-            if status != 0 {
-                let line = errors.split(separator: "\n").last.map(String.init) ?? "failed (exit \(status))"
-                found.withLock { $0.append((row.number, line)) }
+        let processes = max(1, min(ProcessInfo.processInfo.activeProcessorCount, rows.count))
+        let share = (rows.count + processes - 1) / max(processes, 1)
+        DispatchQueue.concurrentPerform(iterations: processes) { index in
+            let mine = Array(rows[min(index * share, rows.count)..<min((index + 1) * share, rows.count)])
+            guard !mine.isEmpty, !stopping.load(ordering: .relaxed) else { return }
+            let (answered, problems) = checkInOneProcess(mine)
+            found.withLock { $0 += problems }
+            for row in mine where !answered.contains(row.number) && !stopping.load(ordering: .relaxed) {
+                let (status, _, errors) = runProcess(row, extra: ["--dry-run", "--rough-estimate", "--quiet"], register: false)
+                if status != 0 {
+                    let line = errors.split(separator: "\n").last.map(String.init) ?? "failed (exit \(status))"
+                    found.withLock { $0.append((row.number, line)) }
+                }
             }
         }
         let problems = found.withLock { $0 }
@@ -378,14 +388,45 @@ final class BatchRunner: @unchecked Sendable {
         return result
     }
 
+    /// The rows' dry runs in one `moonreel check-rows` process: the rows it answered for, and
+    /// the problems of those that cannot run.
+    private func checkInOneProcess(_ rows: [BatchPlan.Row]) -> (answered: Set<Int>, problems: [(Int, String)]) {
+        let list = rows.map { ["row": $0.number, "values": $0.values] as [String: Any] }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("moonreel-rows-\(UUID().uuidString).json").path
+        guard let data = try? JSONSerialization.data(withJSONObject: list),
+              (try? Paths.writeFile(String(decoding: data, as: UTF8.self), to: file, replacing: false)) != nil else { return ([], []) }
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.executable)
+        process.arguments = ["check-rows"] + commonArguments + ["--", plan.template, file]
+        let output = Pipe()
+        (process.standardOutput, process.standardError, process.standardInput) = (output, FileHandle.nullDevice, FileHandle.nullDevice)
+        guard (try? process.run()) != nil else { return ([], []) }
+        let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        var answered = Set<Int>(), problems: [(Int, String)] = []
+        for line in lines.split(separator: "\n") {
+            guard let entry = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], let row = entry["row"] as? Int else { continue }
+            answered.insert(row)
+            if let error = entry["error"] as? String { problems.append((row, error)) }
+        }
+        return (answered, problems)
+    }
+
+    /// The options every row's process gets from the batch's own.
+    private var commonArguments: [String] {
+        var arguments = ["--memory-limit", String(common.memoryLimit)]
+        if let limit = common.timeLimit { arguments += ["--time-limit", String(limit)] }
+        if common.overwrite { arguments.append("--overwrite") }
+        if common.strict { arguments.append("--strict") }
+        return arguments
+    }
+
     /// Runs `moonreel run … TEMPLATE` for `row`; its exit status, standard output and error.
     private func runProcess(_ row: BatchPlan.Row, extra: [String], register: Bool) -> (Int32, String, String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.executable)
-        var arguments = ["run"] + extra + ["--memory-limit", String(common.memoryLimit)]
-        if let limit = common.timeLimit { arguments += ["--time-limit", String(limit)] }
-        if common.overwrite { arguments.append("--overwrite") }
-        if common.strict { arguments.append("--strict") }
+        var arguments = ["run"] + extra + commonArguments
         for (name, value) in row.values.sorted(by: { $0.key < $1.key }) { arguments += ["--set", "\(name)=\(value)"] }
         process.arguments = arguments + ["--", plan.template]
         let output = Pipe(), errors = Pipe()
@@ -537,4 +578,47 @@ final class BatchRunner: @unchecked Sendable {
         return object["schema"] as? Int == ProgressDisplay.schema && object["rows"] is [Any] && object["totals"] is [String: Any]
     }
 
+}
+
+/// The batch's check of many rows in one process (`moonreel batch` starts one per core):
+/// each row's dry run in a fresh host, as `moonreel run --dry-run --rough-estimate` does it,
+/// and one JSON line per row: `{"row": N}` or `{"row": N, "error": "…"}`. Not for people.
+struct CheckRows: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "check-rows", abstract: "Check a batch's rows in one process (used by moonreel batch).",
+                                                    shouldDisplay: false)
+    @OptionGroup var common: CommonOptions
+    @Argument(help: "The template.") var template: String
+    @Argument(help: "A JSON array of {\"row\": N, \"values\": {NAME: VALUE}}.") var rows: String
+
+    func run() throws {
+        FFmpegLog.capture()
+        let entries = (try? JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: rows)))) as? [[String: Any]] ?? []
+        for entry in entries {
+            guard let row = entry["row"] as? Int, let values = entry["values"] as? [String: String] else { continue }
+            var answer: [String: Any] = ["row": row]
+            if let problem = check(values) { answer["error"] = problem }
+            guard let line = try? JSONSerialization.data(withJSONObject: answer) else { continue }
+            print(String(decoding: line, as: UTF8.self))
+            fflush(nil)
+        }
+    }
+
+    /// The row's problem, one line, or nil when its dry run passes.
+    private func check(_ values: [String: String]) -> String? {
+        do {
+            let host = try MoonreelHost(limits: common.limits, effectSearchPath: .fromEnvironment())
+            host.overwriteOutputs = common.overwrite
+            host.strict = common.strict
+            host.api.policy.dryRun = true
+            host.api.policy.dryRunSamplesSize = false
+            host.scripts.parameterValues = values
+            host.onPrint = { _ in }
+            _ = try host.run(file: template, arguments: [])
+            return nil
+        } catch let error as ScriptError {
+            return error.message.oneLine
+        } catch {
+            return "\(error)".oneLine
+        }
+    }
 }

@@ -105,6 +105,35 @@ import TestSupport
         #expect(try escape.batch([]).err.contains("cannot be part of a file name"))
     }
 
+    /// Issue 35 §15: the pre-check ran a process per row (~2 h for 100k rows). One
+    /// `check-rows` process per core dry-runs its share, answering for every row, each in a
+    /// fresh host: a row's globals do not reach the next (bench/RESULTS.md has the times).
+    @Test func rowsAreCheckedManyToAProcess() throws {
+        let clip = try Fixtures.clip(seconds: 6)
+        let job = try Job(rows: "id,clip\nr1,\(clip)\n")
+        let folder = (job.rows as NSString).deletingLastPathComponent
+        let template = folder + "/leaky.lua"
+        try """
+            local p = av.parameters{ { name = "clip", type = "string", required = true }, { name = "output", type = "string", required = true } }
+            assert(not seen, "a global of the row before")
+            seen = true
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(0, 1), av.asset(p.clip), 0)
+            local session = av.exportSession(comp, "MediumQuality")
+            session.outputURL = p.output
+            assert(session:export())
+            """.write(toFile: template, atomically: true, encoding: .utf8)
+        let rows = folder + "/rows.json"
+        try #"[{"row": 1, "values": {"clip": "\#(clip)", "output": "\#(folder)/a.mp4"}}, {"row": 2, "values": {"clip": "missing.mp4", "output": "\#(folder)/b.mp4"}}, {"row": 3, "values": {"clip": "\#(clip)", "output": "\#(folder)/c.mp4"}}]"#
+            .write(toFile: rows, atomically: true, encoding: .utf8)
+        let checked = try Moonreel.run(["check-rows", "--", template, rows])
+        let lines = checked.out.split(separator: "\n").map(String.init)
+        #expect(checked.status == 0 && lines.count == 3, "\(checked.out)\(checked.err)")
+        #expect(lines.first == #"{"row":1}"# && lines.last == #"{"row":3}"#, "\(lines)")
+        #expect(lines.dropFirst().first?.contains("missing.mp4") == true, "\(lines)")
+        #expect(!FileManager.default.fileExists(atPath: folder + "/a.mp4"), "a dry run writes nothing")
+    }
+
     @Test func aFailedRowIsRetriedAndReportedWithItsError() throws {
         let clip = try Fixtures.clip(seconds: 6)
         let once = try Job(rows: "id,clip,flaky\nx,\(clip),\(NSTemporaryDirectory())flaky-\(UUID().uuidString)\n")
