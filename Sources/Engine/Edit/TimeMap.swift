@@ -6,7 +6,9 @@
 public struct TimeMap: Sendable, Equatable {
     /// A stretch of the time before, and where it now plays (longer or shorter when scaled).
     public struct Piece: Sendable, Equatable {
+        /// The stretch in the time before the edit.
         public let before: TimeRange
+        /// Where it plays now.
         public let after: TimeRange
     }
 
@@ -23,6 +25,7 @@ public struct TimeMap: Sendable, Equatable {
         self.end = end
     }
 
+    /// The same pieces and the same ends.
     public static func == (a: TimeMap, b: TimeMap) -> Bool {
         a.pieces == b.pieces && a.end?.before == b.end?.before && a.end?.after == b.end?.after
     }
