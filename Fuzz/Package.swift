@@ -16,6 +16,7 @@ let package = Package(
     targets: [
         .executableTarget(name: "MoonreelFuzz", dependencies: [
             .product(name: "MoonreelScripting", package: moonreel), .product(name: "MoonreelEngine", package: moonreel),
+            .product(name: "MoonreelStudio", package: moonreel),
         ]),
     ]
 )

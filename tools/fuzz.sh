@@ -41,4 +41,5 @@ run TimedText timed-text 4096
 run LuaValues lua-values 2048
 run Media media 16384
 run Library library 512
+run Studio studio 1024
 echo "fuzz: no findings"
