@@ -154,6 +154,10 @@ import TestSupport
         try (String(contentsOfFile: script, encoding: .utf8) + "\nprint('saved')\n").write(toFile: script, atomically: true, encoding: .utf8)
         let saved = try studio.waitForGeneration(after: later)
         #expect((saved["prints"] as? [String])?.contains("saved") == true, "\(saved["prints"] ?? "") \(saved["error"] ?? "")")
+        // The run after the save writes its cues while they are watched: that is no change.
+        usleep(2_000_000)
+        let settled = try studio.get("state").json["generation"] as? Int ?? 0
+        #expect(settled == saved["generation"] as? Int ?? 0, "ran \(settled - (saved["generation"] as? Int ?? 0)) more times after the save")
     }
 
     /// Issue 35 §9: the script's folder removed, made again and the script saved there: the
