@@ -445,3 +445,25 @@ extension DoneMeansRightTests {
         #expect(warning?.contains("text layer \"cue 1 (\(cues):2)\" draws \"Sing 𓀀 along\" with 𓀀 U+13000 as boxes: no installed font has it") == true, "\(result.err)")
     }
 }
+
+extension DoneMeansRightTests {
+    /// §1 trackShorter: a clip whose sound runs a second past its pictures, exported whole,
+    /// held its last frame that second without a word. It is a note now, and what it says is
+    /// what the file shows: the frame at 2.5 s is the one at 1.95 s.
+    @Test func aPictureShorterThanItsSoundIsSaid() throws {
+        let clip = try Fixtures.cached("picture-2s-sound-3s.mp4") { path in
+            try Tool.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30:duration=2", "-f", "lavfi", "-i", "sine=duration=3",
+                             "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", path])
+        }
+        let output = Fixtures.scratchPath("held.mp4")
+        let result = try Moonreel.runScript(Moonreel.exportWholeAssetScript, arguments: [clip, output, "MediumQuality"])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.err.contains("the picture ends at 2 s, 1 s before the sound: its last frame stays on from there") && result.err.contains("[trackShorter]"),
+                "\(result.err)")
+        let held = try Tool.rgbFrame(output, at: 2.5), last = try Tool.rgbFrame(output, at: 1.95)
+        #expect(held.meanDifference(last) < 3, "the last picture is held")
+        // A clip whose tracks end together says nothing.
+        let even = try Moonreel.runScript(Moonreel.exportWholeAssetScript, arguments: [try Fixtures.clip(seconds: 2), Fixtures.scratchPath("even.mp4"), "MediumQuality"])
+        #expect(even.status == 0 && !even.err.contains("trackShorter"), "\(even.err)")
+    }
+}

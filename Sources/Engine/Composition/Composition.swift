@@ -24,6 +24,9 @@ public struct SegmentSource: Sendable, Hashable {
     public let dynamicRange: DynamicRange
     /// The Dolby Vision profile ("8.4"), nil without Dolby Vision.
     public let dolbyVision: String?
+    /// The times the stream holds media for in its file (`AssetTrack.timeRange`): a segment
+    /// that asks for more shows the last picture, or silence, past its end.
+    public let mediaRange: TimeRange
 
     init(_ track: AssetTrack) {
         path = track.path
@@ -38,6 +41,7 @@ public struct SegmentSource: Sendable, Hashable {
         isStillImage = track.isStillImage
         dynamicRange = track.color?.dynamicRange ?? .sdr
         dolbyVision = track.color?.dolbyVision
+        mediaRange = track.timeRange
     }
 }
 

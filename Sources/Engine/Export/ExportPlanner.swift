@@ -389,11 +389,40 @@ struct ExportPlanner {
             notes.append(Diagnostic(.sizeRounded, .warning, "renderSize \(scaled) is not made of even whole numbers, which 4:2:0 video needs; the output is \(width)×\(height)"))
         }
         if let chosen = videoComposition.renderFrameDuration.note { notes.append(chosen) }
+        if let gap = trackGap(request, frameDuration: videoComposition.renderFrameDuration.duration) { notes.append(gap) }
         var plan = try VideoPlan.make(composition: composition, videoComposition: videoComposition, range: request.range,
                                       outputWidth: width, outputHeight: height, dynamicRange: request.encodings.dynamicRange)
         plan.encoderFormat = request.encodings.video?.renderedFormat
         plan.pace = request.encodings.video?.pace(for: plan) ?? .renderer
         return (plan, notes)
+    }
+
+    /// A `trackShorter` note when the picture and the sound of an export end more than a
+    /// frame apart: what fills the rest (the last picture held, black, or silence) was not in
+    /// the sources. A whole asset inserted whose sound outlasts its picture by a second held
+    /// the last frame that second, without a word; a take's sound 21 ms longer is within a frame.
+    private func trackGap(_ request: ExportRequest, frameDuration: MediaTime) -> Diagnostic? {
+        guard request.encodings.audio != nil, request.container.holdsAudio else { return nil }
+        let ends = { (type: MediaType) -> (media: MediaTime, placed: MediaTime)? in
+            let segments = composition.tracks(withMediaType: type).flatMap(\.segments).filter { !$0.isEmpty }
+            // A segment asking for more than its source holds ends, as media, where the source does.
+            let media = segments.map { segment -> MediaTime in
+                guard let source = segment.source, !source.isStillImage, segment.sourceRange.duration == segment.targetRange.duration,
+                      segment.sourceRange.end > source.mediaRange.end else { return segment.targetRange.end }
+                return segment.targetRange.start + MediaTime.max(.zero, source.mediaRange.end - segment.sourceRange.start)
+            }.max()
+            guard let media, let placed = segments.map(\.targetRange.end).max() else { return nil }
+            let inRange = { (time: MediaTime) in MediaTime.max(.zero, MediaTime.min(time, request.range.end) - request.range.start) }
+            return (inRange(media), inRange(placed))
+        }
+        guard let pictures = ends(.video), let sound = ends(.audio), abs((pictures.media - sound.media).seconds) > frameDuration.seconds else { return nil }
+        let seconds = { (time: MediaTime) in shortNumber((time.seconds * 100).rounded() / 100) }
+        let message = sound.media < pictures.media
+            ? "the sound ends at \(seconds(sound.media)) s, \(seconds(pictures.media - sound.media)) s before the picture: silence from there"
+            : "the picture ends at \(seconds(pictures.media)) s, \(seconds(sound.media - pictures.media)) s before the sound: "
+                + (pictures.placed > pictures.media ? "its last frame stays on from there" : "black from there")
+        return Diagnostic(.trackShorter, .note, message, remedy: "set timeRange, or trim the longer track, if that is not what you want",
+                          time: MediaTime.min(pictures.media, sound.media).seconds)
     }
 
     /// The audio to mix, or nil for none.

@@ -59,6 +59,8 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
         case sizeRounded
         /// Sound was left out of the output.
         case soundLeftOut
+        /// The picture and the sound end apart: the last picture, black or silence fills the rest.
+        case trackShorter
         /// The output stopped early to stay within a limit.
         case lengthLimited
         /// A loudness target could not be met.
