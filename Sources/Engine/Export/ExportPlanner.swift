@@ -390,11 +390,34 @@ struct ExportPlanner {
         }
         if let chosen = videoComposition.renderFrameDuration.note { notes.append(chosen) }
         if let gap = trackGap(request, frameDuration: videoComposition.renderFrameDuration.duration) { notes.append(gap) }
+        if let repeated = repeatedFrames(videoComposition.renderFrameDuration.duration) { notes.append(repeated) }
         var plan = try VideoPlan.make(composition: composition, videoComposition: videoComposition, range: request.range,
                                       outputWidth: width, outputHeight: height, dynamicRange: request.encodings.dynamicRange)
         plan.encoderFormat = request.encodings.video?.renderedFormat
         plan.pace = request.encodings.video?.pace(for: plan) ?? .renderer
         return (plan, notes)
+    }
+
+    /// A `frameRepeated` note naming the clips whose own rate is under the output's (by more
+    /// than 5 %): each of their pictures is shown in several output frames (a 10.5 fps phone
+    /// clip in a 30 fps render: about three times). Slow motion made with scaleTimeRange is not
+    /// counted here: its rate is the script's choice.
+    private func repeatedFrames(_ frameDuration: MediaTime) -> Diagnostic? {
+        let output = 1 / frameDuration.seconds
+        var slower: [String: Double] = [:]
+        for segment in composition.tracks(withMediaType: .video).flatMap(\.segments) {
+            guard let source = segment.source, !source.isStillImage, source.nominalFrameRate > 0,
+                  segment.sourceRange.duration == segment.targetRange.duration, source.nominalFrameRate < output * 0.95 else { continue }
+            slower[source.path] = source.nominalFrameRate
+        }
+        guard !slower.isEmpty else { return nil }
+        let rate = { (value: Double) in shortNumber((value * 10).rounded() / 10) }
+        let named = slower.sorted { $0.key < $1.key }.prefix(3).map { "\(Paths.name(of: $0.key).quotedForMessage(limit: 60)) (\(rate($0.value)) fps)" }
+            .joined(separator: ", ") + (slower.count > 3 ? " and \(slower.count - 3) more" : "")
+        let most = slower.values.min() ?? output
+        let (shows, their) = slower.count == 1 ? ("shows each of its", "its") : ("show each of their", "their")
+        return Diagnostic(.frameRepeated, .note, "rendered at \(rate(output)) fps, \(named) \(shows) pictures in several frames (up to \(rate(output / most)) times)",
+                          remedy: "set vc.frameDuration to \(their) rate to keep one picture a frame")
     }
 
     /// A `trackShorter` note when the picture and the sound of an export end more than a
