@@ -62,6 +62,17 @@ import TestSupport
         return ((counts?.first as? NSNumber)?.intValue ?? -1, (counts?.last as? NSNumber)?.intValue ?? -1)
     }
 
+    /// The bright pixels of the thirds once `shows` holds for them (the preview catches up
+    /// with a new run within 10 s), or as they are then.
+    static func waitForThirds(_ page: HeadlessChromium, until shows: ((top: Int, bottom: Int)) -> Bool) throws -> (top: Int, bottom: Int) {
+        var thirds = try brightThirds(page)
+        for _ in 0..<100 where !shows(thirds) {
+            usleep(100_000)
+            thirds = try brightThirds(page)
+        }
+        return thirds
+    }
+
     /// The page rectangle of the element `selector` names (x, y, width, height).
     static func rectangle(of selector: String, in page: HeadlessChromium) throws -> [String: Double] {
         let box = try page.evaluate("JSON.stringify(document.querySelector('\(selector)').getBoundingClientRect())") as? String ?? "{}"
@@ -209,12 +220,7 @@ import TestSupport
         try page.evaluate("studio.setParameter('e0', 'position', 'top')")
         try page.waitUntil("studio.generation > \(generation)", timeout: 15)
         try page.waitUntil("(() => { const c = document.querySelector('#player'); return true })()")
-        var moved = (top: 0, bottom: 0)
-        for _ in 0..<100 {
-            moved = try Self.brightThirds(page)
-            if moved.top > 200 { break }
-            usleep(100_000)
-        }
+        let moved = try Self.waitForThirds(page) { $0.top > 200 }
         #expect(moved.top > 200 && moved.bottom == 0, "the line moved to the top third: \(moved)")
         let lua = try page.evaluate("document.querySelector('#parameters').textContent") as? String ?? ""
         #expect(lua.contains("position"), "the controls list the effect's parameters")
@@ -231,12 +237,11 @@ import TestSupport
         _ = try Self.save(page, "parameter-refused")
         try page.evaluate("[...document.querySelectorAll('#parameters .parameter')].find((r) => r.textContent.startsWith('position')).querySelector('.reset').click()")
         try page.waitUntil("[...document.querySelectorAll('#parameters select')].some((s) => s.value === 'bottom')", timeout: 15)
-        for _ in 0..<100 where try Self.brightThirds(page).bottom < 200 { usleep(100_000) }
-        #expect(try Self.brightThirds(page).bottom > 200, "the line is back in the bottom third")
+        #expect(try Self.waitForThirds(page) { $0.bottom > 200 }.bottom > 200, "the line is back in the bottom third")
         _ = try Self.save(page, "parameter-reset")
         try page.evaluate("studio.setParameter('e0', 'position', 'top')")
         try page.waitUntil("!document.querySelector('#reset-all').disabled", timeout: 15)
-        for _ in 0..<100 where try Self.brightThirds(page).top < 200 { usleep(100_000) }
+        _ = try Self.waitForThirds(page) { $0.top > 200 }
 
         // A script error: one line with file and line; the last good picture stays.
         let source = try String(contentsOfFile: job.script, encoding: .utf8)

@@ -388,9 +388,10 @@ struct ExportPlanner {
                   Int(scaled.width) % 2 != 0 || Int(scaled.height) % 2 != 0 || scaled.width != scaled.width.rounded() {
             notes.append(Diagnostic(.sizeRounded, .warning, "renderSize \(scaled) is not made of even whole numbers, which 4:2:0 video needs; the output is \(width)×\(height)"))
         }
-        if let chosen = videoComposition.renderFrameDuration.note { notes.append(chosen) }
-        if let gap = trackGap(request, frameDuration: videoComposition.renderFrameDuration.duration) { notes.append(gap) }
-        if let repeated = repeatedFrames(videoComposition.renderFrameDuration.duration) { notes.append(repeated) }
+        let rendered = videoComposition.renderFrameDuration
+        if let chosen = rendered.note { notes.append(chosen) }
+        if let gap = trackGap(request, frameDuration: rendered.duration) { notes.append(gap) }
+        if let repeated = repeatedFrames(rendered.duration) { notes.append(repeated) }
         var plan = try VideoPlan.make(composition: composition, videoComposition: videoComposition, range: request.range,
                                       outputWidth: width, outputHeight: height, dynamicRange: request.encodings.dynamicRange)
         plan.encoderFormat = request.encodings.video?.renderedFormat
