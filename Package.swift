@@ -5,7 +5,7 @@ let package = Package(
     name: "Moonreel",
     products: [
         // Pure Swift editing API (no Lua): compositions, video compositions, layers, export.
-        .library(name: "MoonreelEngine", targets: ["MoonreelEngine"]),
+        .library(name: "MoonreelEngine", targets: ["MoonreelEngine", "MoonreelInterchange"]),
         // Runs user scripts in-process with the `av` API: the host (limits, sandboxed
         // effects, app functions) and the bindings; no REPL, no libedit.
         .library(name: "MoonreelScripting", targets: ["MoonreelScripting"]),
@@ -37,11 +37,15 @@ let package = Package(
         .target(name: "MoonreelPlatform", path: "Sources/Platform"),
         .target(name: "MoonreelEngine", dependencies: ["MoonreelPlatform", "CMoonFFmpeg", "CMoonAVShim", "CMoonPangoCairo"],
                 path: "Sources/Engine"),
+        // Timelines for editors (OpenTimelineIO, FCPXML, EDL) made from and into the engine's
+        // compositions. A module of its own because it reads XML with FoundationXML, whose C
+        // modules beside FFmpeg's in one module hide FFmpeg's enum constants from it.
+        .target(name: "MoonreelInterchange", dependencies: ["MoonreelEngine"], path: "Sources/Interchange"),
         // Lua with limits, sandboxed effects and typed app functions; knows nothing of video.
         .target(name: "MoonreelScriptHost", dependencies: ["MoonreelPlatform", "CMoonLua", "CMoonLuaShim"],
                 path: "Sources/ScriptHost", resources: [.embedInCode("Lua")]),
         // The `av` module (AVFoundation-shaped bindings of the engine) and the host apps use.
-        .target(name: "MoonreelScripting", dependencies: ["MoonreelEngine", "MoonreelScriptHost", "CMoonLua", "CMoonLuaShim"],
+        .target(name: "MoonreelScripting", dependencies: ["MoonreelEngine", "MoonreelInterchange", "MoonreelScriptHost", "CMoonLua", "CMoonLuaShim"],
                 path: "Sources/Bindings", resources: [.embedInCode("Bundled/effects")]),
         .target(name: "MoonreelREPL", dependencies: ["MoonreelScripting", "MoonreelScriptHost", "MoonreelEngine", "MoonreelPlatform", "CMoonLua", "CMoonLuaShim", "CMoonEdit"],
                 path: "Sources/REPL", resources: [.embedInCode("Lua")]),
@@ -54,7 +58,7 @@ let package = Package(
             .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
         ], path: "Sources/Studio", resources: [.embedInCode("Page")]),
         .executableTarget(name: "moonreel", dependencies: [
-            "MoonreelScripting", "MoonreelREPL", "MoonreelStudio", "MoonreelEngine", "MoonreelScriptHost", "MoonreelPlatform",
+            "MoonreelScripting", "MoonreelREPL", "MoonreelStudio", "MoonreelEngine", "MoonreelInterchange", "MoonreelScriptHost", "MoonreelPlatform",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], resources: [.embedInCode("Bundled/examples"), .embedInCode("Bundled/templates")],
         // The command keeps less of itself resident while it renders: packed relative

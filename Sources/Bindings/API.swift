@@ -62,7 +62,7 @@ package final class API {
     /// is its binding file and one entry here.
     static let bindings: [Binding] = [
         .time, .transform, .asset, .composition, .videoComposition, .audioMix, .exportSession, .imageGenerator,
-        .layer, .animation, .cues, .filter, .editHelpers, .capture, .mediaLibrary, .analysis,
+        .layer, .animation, .cues, .filter, .editHelpers, .capture, .mediaLibrary, .analysis, .timeline,
     ]
 
     /// Pushes `object` as its class (the one of its type, or its nearest ancestor's).
@@ -162,6 +162,9 @@ package struct RunPolicy {
     /// Exports are checked and described (a `planned` event) but nothing is encoded;
     /// `export()` then returns true (the CLI's --dry-run).
     package var dryRun = false
+    /// When set, each export writes its timeline to this path (the second to "NAME-2.otio",
+    /// and so on) instead of rendering, and returns true, "timeline" (the CLI's --timeline).
+    package var timelineOutput: String?
     /// With `dryRun`: constant-quality sizes are measured on a sample of the pictures
     /// (`ExportSession.plan(samplingSize:)`) instead of guessed from the settings alone.
     package var dryRunSamplesSize = true

@@ -1,6 +1,7 @@
 import CMoonLua
 import CMoonLuaShim
 import MoonreelEngine
+import MoonreelInterchange
 import MoonreelScriptHost
 
 /// `av.exportSession(comp, preset)` (AVAssetExportSession).
@@ -180,6 +181,20 @@ extension API {
             previewExport(session)
             call.push(true)
             return 1
+        }
+        if let timeline = policy.timelineOutput {
+            let path = exportsStarted == 1 ? timeline : TimelineFile.numbered(timeline, exportsStarted)
+            try engine(call) {
+                let name = TimelineFile.stem(of: session.outputURL ?? path)
+                let (made, notes) = try Timeline.make(name: name, composition: session.composition,
+                                                      videoComposition: session.videoComposition, audioMix: session.audioMix)
+                try TimelineFile.write(made, to: path, overwrite: policy.overwriteOutputs, readFiles: readFiles) { written in
+                    for note in notes + written { try policy.report(note, at: call.L) }
+                }
+            }
+            call.push(true)
+            call.push("timeline")
+            return 2
         }
         if policy.dryRun {
             do {

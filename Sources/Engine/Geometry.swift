@@ -178,14 +178,14 @@ public struct Color: Sendable, Hashable {
 }
 
 /// A number for messages: whole numbers as integers, others (and huge ones) as Swift prints them.
-func shortNumber(_ value: Double) -> String {
+package func shortNumber(_ value: Double) -> String {
     value.isFinite && value == value.rounded() && abs(value) < 1e15 ? "\(Int(value))" : "\(value)"
 }
 
 package extension String {
     /// A value quoted in a message: at most `limit` characters (elided with "…"), with line
     /// breaks and control characters shown escaped, so a message stays one short line.
-    func quotedForMessage(limit: Int = 60) -> String {
+    package func quotedForMessage(limit: Int = 60) -> String {
         var shown = ""
         for (count, scalar) in unicodeScalars.enumerated() {
             if count == limit - 1, unicodeScalars.count > limit { shown += "…"; break }

@@ -19,6 +19,8 @@ struct ScriptSession {
     var parameterValues: [String: String] = [:]
     /// This process's task in a chunked render (`--chunks`), if it is one.
     var chunkTask: ChunkTask?
+    /// `--timeline PATH`: each export writes its timeline there instead of rendering.
+    var timelineOutput: String?
 
     init(_ common: CommonOptions, dryRun: Bool = false) {
         self.common = common
@@ -47,6 +49,7 @@ struct ScriptSession {
         host.api.policy.dryRunSamplesSize = !roughEstimate
         host.scripts.parameterValues = parameterValues
         host.api.policy.chunkTask = chunkTask
+        host.api.policy.timelineOutput = timelineOutput
         let quiet = common.quiet
         let display = ProgressDisplay(style: common.progressStyle())
         display.attach(to: host)

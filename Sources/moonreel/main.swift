@@ -1,5 +1,6 @@
 import ArgumentParser
 import MoonreelEngine
+import MoonreelInterchange
 import MoonreelScriptHost
 import MoonreelScripting
 import MoonreelPlatform
@@ -85,6 +86,8 @@ struct Run: ParsableCommand {
     var dryRun = false
     @Flag(help: "With --dry-run: estimate sizes from the settings alone, encoding no sample (faster, rougher).")
     var roughEstimate = false
+    @Option(help: ArgumentHelp("Write each export's timeline (.otio, .fcpxml or .edl) instead of rendering it; a second export writes PATH with -2 before the extension, and so on (docs/interchange.md).", valueName: "PATH"))
+    var timeline: String?
     @OptionGroup var chunking: ChunkOptions
     @Argument(help: "The Lua script to run.", completion: .file(extensions: ["lua"])) var script: String
     @Argument(parsing: .captureForPassthrough, help: "Arguments for the script.") var arguments: [String] = []
@@ -101,6 +104,11 @@ struct Run: ParsableCommand {
         var session = ScriptSession(common, dryRun: dryRun)
         session.roughEstimate = roughEstimate
         session.parameterValues = try parameters.values()
+        if let timeline {
+            guard TimelineFormat(path: timeline) != nil else { throw ValidationError("--timeline \(timeline.quotedForMessage()): name a .otio, .fcpxml or .edl file") }
+            guard !dryRun, chunking.chunks == nil else { throw ValidationError("--timeline writes timelines instead of exports: it does not go with --dry-run or --chunks") }
+            session.timelineOutput = timeline
+        }
         if chunking.chunks != nil, !dryRun {
             let chunked = ChunkedRun(options: chunking, common: common, script: script, arguments: arguments, parameterValues: session.parameterValues)
             session.chunkTask = try chunked.task()
@@ -110,7 +118,7 @@ struct Run: ParsableCommand {
     }
 
     static func looksLikeOurs(_ argument: String) -> Bool {
-        ["--overwrite", "--quiet", "--progress", "--memory-limit", "--time-limit", "--dry-run", "--rough-estimate", "--set", "--chunks", "--slurm", "--jobs", "--strict"].contains { argument == $0 || argument.hasPrefix($0 + "=") }
+        ["--overwrite", "--quiet", "--progress", "--memory-limit", "--time-limit", "--dry-run", "--rough-estimate", "--timeline", "--set", "--chunks", "--slurm", "--jobs", "--strict"].contains { argument == $0 || argument.hasPrefix($0 + "=") }
     }
 }
 

@@ -30,14 +30,15 @@ extension Rect: Rampable {
 /// The value of one layer-instruction property over time: `set` values that hold until the
 /// next change, and ramps that move between two values over a range and then hold the end.
 public struct PropertyTimeline<Value: Rampable>: Sendable, Equatable {
-    struct Change: Sendable, Equatable {
-        var start: MediaTime
-        var duration: MediaTime
-        var from: Value
-        var to: Value
+    /// A value set (no duration) or a ramp, from `start`.
+    package struct Change: Sendable, Equatable {
+        package var start: MediaTime
+        package var duration: MediaTime
+        package var from: Value
+        package var to: Value
         var curve: TimingFunction
     }
-    private(set) var changes: [Change] = []
+    package private(set) var changes: [Change] = []
     /// The value before the first change.
     public let defaultValue: Value
     /// How many values and ramps are set (what the timeline weighs).
@@ -267,7 +268,7 @@ public final class VideoComposition {
         public static let fill = Placement.fill(focus: Point(x: 0.5, y: 0.5))
 
         /// What goes after an upright transform to place the picture stored at `stored` size.
-        func transform(for stored: Size, _ upright: AffineTransform, in size: Size) -> AffineTransform {
+        package func transform(for stored: Size, _ upright: AffineTransform, in size: Size) -> AffineTransform {
             let box = upright.apply(Rect(x: 0, y: 0, width: stored.width, height: stored.height))
             guard box.width > 0, box.height > 0 else { return .identity }
             let across = size.width / box.width, down = size.height / box.height

@@ -2,8 +2,13 @@
 public enum SequenceItem {
     /// `range` of an asset; nil: all of it (a still image lasts `Asset.stillImageDuration`).
     case clip(Asset, TimeRange?)
+    /// `range` of an asset played in `duration`: faster when shorter, slower when longer, as
+    /// `scaleTimeRange` plays it (the sound keeps its pitch).
+    case retimedClip(Asset, TimeRange, duration: MediaTime)
     /// A title card, shown for its `duration` over empty video time.
     case titleCard(TitleCard)
+    /// Empty time, this long: the background and silence (a gap in an editor's timeline).
+    case gap(MediaTime)
 }
 
 /// Clips, stills and title cards one after another with transitions between them, built as
@@ -70,6 +75,11 @@ public struct JoinedSequence {
                 if let sound = clip.audio {
                     audio = try track(roll, of: .audio, in: &audioTracks)
                     try audio?.insertTimeRange(clip.range, of: sound, at: range.start)
+                }
+                if piece.duration != clip.range.duration {
+                    for retimed in [video, audio].compactMap({ $0 }) {
+                        try retimed.scaleTimeRange(TimeRange(start: range.start, duration: clip.range.duration), toDuration: piece.duration)
+                    }
                 }
             } else {
                 try video.insertEmptyTimeRange(range)
@@ -147,7 +157,7 @@ public struct JoinedSequence {
                  videoTrack: pieces[index].clip == nil ? nil : placed[index].video, audioTrack: placed[index].audio,
                  layer: cardLayers[index],
                  timeMap: pieces[index].clip.map { clip in
-                     TimeMap(pieces: [.init(before: clip.range, after: TimeRange(start: starts[index], duration: clip.range.duration))], end: nil)
+                     TimeMap(pieces: [.init(before: clip.range, after: TimeRange(start: starts[index], duration: pieces[index].duration))], end: nil)
                  })
         }
         return JoinedSequence(composition: composition, videoComposition: videoComposition, audioMix: mix, parts: parts)
@@ -184,17 +194,30 @@ public struct JoinedSequence {
             switch item {
             case .titleCard(let card):
                 guard card.duration.value > 0 else { throw EngineError("item \(number) (title card) must last more than 0 s") }
-                (clip, self.card, duration, name) = (nil, card, card.duration, "title card \"\(card.title.prefix(30))\"")
+                self.init(clip: nil, card: card, duration: card.duration, name: "title card \"\(card.title.prefix(30))\"")
+            case .gap(let length):
+                guard length.value > 0 else { throw EngineError("item \(number) (a gap) must last more than 0 s") }
+                self.init(clip: nil, card: nil, duration: length, name: "gap")
             case .clip(let asset, let requested):
-                guard let video = asset.tracks(withMediaType: .video).first else {
-                    throw EngineError("item \(number) (\"\(asset.path)\") has no video track; join takes video clips, still images and title cards", kind: .notFound)
-                }
-                let range = requested ?? TimeRange(start: .zero, duration: asset.duration)
-                guard range.duration.value > 0 else { throw EngineError("item \(number) (\"\(asset.path)\") must last more than 0 s") }
-                try video.checkInsideAsset(range)
-                clip = Clip(video: video, audio: withSound ? asset.tracks(withMediaType: .audio).first : nil, range: range)
-                (card, duration, name) = (nil, range.duration, "\"\(asset.path)\"")
+                try self.init(asset, requested ?? TimeRange(start: .zero, duration: asset.duration), playedIn: nil, number: number, withSound: withSound)
+            case .retimedClip(let asset, let range, let played):
+                guard played.value > 0 else { throw EngineError("item \(number) (\"\(asset.path)\") must play for more than 0 s") }
+                try self.init(asset, range, playedIn: played, number: number, withSound: withSound)
             }
+        }
+
+        private init(_ asset: Asset, _ range: TimeRange, playedIn played: MediaTime?, number: Int, withSound: Bool) throws {
+            guard let video = asset.tracks(withMediaType: .video).first else {
+                throw EngineError("item \(number) (\"\(asset.path)\") has no video track; join takes video clips, still images and title cards", kind: .notFound)
+            }
+            guard range.duration.value > 0 else { throw EngineError("item \(number) (\"\(asset.path)\") must last more than 0 s") }
+            try video.checkInsideAsset(range)
+            self.init(clip: Clip(video: video, audio: withSound ? asset.tracks(withMediaType: .audio).first : nil, range: range),
+                      card: nil, duration: played ?? range.duration, name: "\"\(asset.path)\"")
+        }
+
+        private init(clip: Clip?, card: TitleCard?, duration: MediaTime, name: String) {
+            (self.clip, self.card, self.duration, self.name) = (clip, card, duration, name)
         }
 
         var uprightSize: Size? { clip?.video.uprightSize }

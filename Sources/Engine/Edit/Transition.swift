@@ -116,7 +116,7 @@ extension Transition {
 
 extension TimeRange {
     /// The first and second half (split at the exact middle).
-    var halves: (TimeRange, TimeRange) {
+    package var halves: (TimeRange, TimeRange) {
         let middle = start + duration.multiplied(by: MediaTime(value: 1, timescale: 1), dividedBy: MediaTime(value: 2, timescale: 1))
         return (TimeRange(from: start, to: middle), TimeRange(from: middle, to: end))
     }

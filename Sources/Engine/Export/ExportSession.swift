@@ -500,7 +500,7 @@ public final class ExportSession {
 
 package extension String {
     /// Every occurrence of `target` replaced (without Foundation).
-    func replacingAll(_ target: String, with replacement: String) -> String {
+    package func replacingAll(_ target: String, with replacement: String) -> String {
         guard !target.isEmpty else { return self }
         var result = "", rest = self[...]
         while let range = rest.firstRange(of: target) {

@@ -73,6 +73,11 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
         /// A file or device was not as expected but the work went on (a recording's source
         /// left in place, a library journal refused, a device listing that failed).
         case fileNotAsExpected
+        /// Part of an edit has no place in a timeline file (a text layer, a filter, a slide
+        /// transition) and was left out or written in another form.
+        case notInTimeline
+        /// Times were rounded to whole frames for a format that counts frames (an EDL).
+        case timeRounded
     }
 
     /// How much it matters: a note explains; a warning means the result differs from what

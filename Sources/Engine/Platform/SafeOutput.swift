@@ -83,9 +83,9 @@ public final class InputRegistry: Sendable {
 /// symbolic link, a device such as /dev/null, a FIFO: the output path is refused). "Exists" is decided when the file
 /// is moved into place, atomically: an output that appears while exporting (another
 /// export, another program) is not replaced, and the export that loses says so.
-struct SafeOutput: ExportOutput {
-    let path: String
-    let temporaryPath: String
+package struct SafeOutput: ExportOutput {
+    package let path: String
+    package let temporaryPath: String
     let directory: String
     private let overwrite: Bool
     private let inputs: [String]
@@ -98,7 +98,7 @@ struct SafeOutput: ExportOutput {
     /// file unless `overwrite`, and never an input.
     /// `temporarySuffix`: how the temporary name ends; anything but "tmp" is not swept up as
     /// abandoned (a recording interrupted by a crash is the user's only copy).
-    init(path: String, overwrite: Bool, inputs: [String], readFiles: InputRegistry? = nil, temporarySuffix: String = "tmp") throws {
+    package init(path: String, overwrite: Bool, inputs: [String], readFiles: InputRegistry? = nil, temporarySuffix: String = "tmp") throws {
         (self.path, self.overwrite, self.inputs, self.readFiles) = (path, overwrite, inputs, readFiles)
         let name: String
         (directory, name) = try SafeOutput.checkedLocation(of: path)
@@ -208,7 +208,7 @@ struct SafeOutput: ExportOutput {
     /// Makes the temporary file durable, then puts it in place and makes that durable.
     /// Without `overwrite` the move fails if anything appeared at the output meanwhile; the
     /// temporary file is then removed, unless it is a recording's.
-    func commit() throws {
+    package func commit() throws {
         do {
             try SafeOutput.place(temporaryPath, at: path, overwrite: overwrite, inputs: inputs, readFiles: readFiles)
         } catch {
@@ -255,7 +255,7 @@ struct SafeOutput: ExportOutput {
     }
 
     /// Removes the temporary file (a no-op after `commit`).
-    func discard() {
+    package func discard() {
         unlink(temporaryPath)
         let registered = temporaryPath
         pendingTemporaryFiles.withLock { _ = $0.remove(registered) }

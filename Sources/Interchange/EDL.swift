@@ -1,0 +1,101 @@
+import MoonreelEngine
+
+/// A CMX 3600 edit decision list (`.edl`) of one video track: an event per clip, a
+/// dissolve or wipe as the event that brings in the next clip (starting at the transition's
+/// start, as CMX 3600 counts it), a speed change as an M2 line, markers as LOC comments.
+/// Timecode counts whole frames, non-drop, at the timeline's rate (29.97 counts as 30), so
+/// times between frames are rounded, with one `timeRounded` note saying how many.
+enum EDL {
+    static func encode(_ timeline: Timeline, path: (String) -> String) -> (text: String, notes: [Diagnostic]) {
+        var notes: [Diagnostic] = []
+        let videoTracks = timeline.tracks.filter { $0.kind == .video }, audioTracks = timeline.tracks.filter { $0.kind == .audio }
+        let track = videoTracks.first ?? audioTracks.first ?? Timeline.Track(kind: .video, name: "V1", items: [])
+        let withSound = track.kind == .video && audioTracks.first.map { $0.mirrors(track) } == true
+        for other in timeline.tracks where other != track && !(withSound && other == audioTracks.first) {
+            notes.append(Diagnostic(.notInTimeline, .warning, "track \(other.name) is left out: an EDL holds one track (write OTIO or FCPXML to keep it)"))
+        }
+        let frame = timeline.frameDuration.value > 0 ? timeline.frameDuration : MediaTime(value: 1, timescale: 30)
+        let rate = max(1, Int64((1 / frame.seconds).rounded()))
+        var rounded = 0
+        let half = frame.multiplied(by: MediaTime(value: 1, timescale: 1), dividedBy: MediaTime(value: 2, timescale: 1))
+        func frames(_ t: MediaTime) -> Int64 {
+            let count = (t + half).floorDivided(by: frame)
+            if frame * count != t { rounded += 1 }
+            return count
+        }
+        func timecode(_ count: Int64) -> String {
+            let f = count % rate, s = count / rate
+            func two(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
+            return "\(two(s / 3600)):\(two(s / 60 % 60)):\(two(s % 60)):\(two(f))"
+        }
+        let channel = track.kind == .audio ? "AA" : withSound ? "AA/V" : "V"
+        func line(_ number: Int, _ reel: String, _ kind: String, _ source: (Int64, Int64), _ record: (Int64, Int64)) -> String {
+            let n = number < 10 ? "00\(number)" : number < 100 ? "0\(number)" : "\(number)"
+            return "\(n)  \(pad(reel, 8)) \(pad(channel, 5)) \(pad(kind, 8)) \(timecode(source.0)) \(timecode(source.1)) \(timecode(record.0)) \(timecode(record.1))"
+        }
+
+        var lines = ["TITLE: \(timeline.name.isEmpty ? "Moonreel" : String(timeline.name.prefix(70)))", "FCM: NON-DROP FRAME", ""]
+        // Each clip with its place and the transitions around it: a CMX 3600 event runs until the next
+        // transition starts, and the incoming clip's event starts with it.
+        var entries: [(clip: Timeline.Clip, at: MediaTime, into: TimelineTransition?, outgoing: Timeline.Clip?)] = []
+        var at = MediaTime.zero, waiting: TimelineTransition? = nil, last: Timeline.Clip? = nil
+        for item in track.items {
+            switch item {
+            case .gap(let length): (at, last, waiting) = (at + length, nil, nil)
+            case .transition(let t): waiting = last == nil ? nil : t
+            case .clip(let clip):
+                entries.append((clip, at, waiting, waiting == nil ? nil : last))
+                (at, last, waiting) = (at + clip.duration, clip, nil)
+            }
+        }
+        for (number, entry) in entries.enumerated() {
+            let clip = entry.clip, reel = reelName(clip.name), speed = clip.speed
+            let nextIn = number + 1 < entries.count ? entries[number + 1].into?.inOffset ?? .zero : .zero
+            let sourceFor = { (offset: MediaTime) in
+                clip.sourceRange.start + (speed == 1 ? offset : offset.multiplied(by: clip.sourceRange.duration, dividedBy: clip.duration))
+            }
+            let end = entry.at + clip.duration - nextIn
+            var comments = ["* FROM CLIP NAME: \(clip.name)", "* FROM CLIP: \(path(clip.path))", "* SOURCE FILE: \(path(clip.path))"]
+            if let t = entry.into, let outgoing = entry.outgoing {
+                // The outgoing clip holds at the transition's start; the incoming one comes in over it.
+                let start = entry.at - t.inOffset
+                let held = frames(outgoing.sourceRange.end - t.inOffset)
+                lines.append(line(number + 1, reelName(outgoing.name), "C", (held, held), (frames(start), frames(start))))
+                let kind = (t.kind == .wipe ? "W001 " : "D ") + threeDigits(frames(t.duration))
+                lines.append(line(number + 1, reel, kind, (frames(sourceFor(-t.inOffset)), frames(sourceFor(clip.duration - nextIn))), (frames(start), frames(end))))
+                comments = ["* FROM CLIP NAME: \(outgoing.name)", "* TO CLIP NAME: \(clip.name)", "* TO CLIP: \(path(clip.path))", "* SOURCE FILE: \(path(clip.path))"]
+            } else {
+                lines.append(line(number + 1, reel, "C", (frames(clip.sourceRange.start), frames(sourceFor(clip.duration - nextIn))), (frames(entry.at), frames(end))))
+            }
+            if speed != 1 {
+                let shown = (Double(rate) * speed * 10).rounded() / 10
+                lines.append("M2   \(pad(reel, 8))       \(pad(shortNumber(shown), 5))    \(timecode(frames(clip.sourceRange.start)))")
+            }
+            lines += comments
+            for marker in timeline.markers where marker.range.start >= entry.at && marker.range.start < entry.at + clip.duration {
+                lines.append("* LOC: \(timecode(frames(marker.range.start))) RED     \(marker.name.replacingAll("\n", with: " "))")
+            }
+            if !clip.effects.isEmpty {
+                notes.append(Diagnostic(.notInTimeline, .warning, "the \(clip.effects.map(\.name).joined(separator: " and ").lowercased()) ramps of clip \"\(clip.name)\" are left out of the EDL"))
+            }
+        }
+        if rounded > 0 {
+            notes.append(Diagnostic(.timeRounded, .warning, "\(rounded) times of the EDL fall between frames at \(rate) fps and were rounded to the nearest frame",
+                                    remedy: "write OTIO or FCPXML for exact times"))
+        }
+        return (lines.joined(separator: "\n") + "\n", notes)
+    }
+
+    /// Up to 8 letters and digits of the file's name, as CMX 3600 reels are.
+    private static func reelName(_ name: String) -> String {
+        let stem = name.split(separator: ".").dropLast().joined(separator: ".")
+        let letters = (stem.isEmpty ? name : stem).filter { $0.isASCII && ($0.isLetter || $0.isNumber) }
+        return letters.isEmpty ? "AX" : String(letters.prefix(8)).uppercased()
+    }
+
+    private static func pad(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text : text + String(repeating: " ", count: width - text.count)
+    }
+
+    private static func threeDigits(_ n: Int64) -> String { n < 10 ? "00\(n)" : n < 100 ? "0\(n)" : "\(n)" }
+}

@@ -1,0 +1,282 @@
+import MoonreelEngine
+
+/// Final Cut Pro XML 1.10 (`.fcpxml`), which Final Cut Pro and DaVinci Resolve import: the
+/// first video track is the primary storyline (clips, gaps and transitions in a spine); the
+/// first audio track goes with it when it holds the same clips (a clip's own sound), and
+/// every other track's clips are connected clips on lanes above (video) or below (audio).
+/// Times are exact fractions of a second ("1001/30000s").
+enum FCPXML {
+    /// Cross Dissolve's identifier in Final Cut Pro.
+    private static let dissolveID = "FxPlug:4731E73A-8DAC-4113-9A30-AE85B1761265"
+
+    static func encode(_ timeline: Timeline, path: (String) -> String) -> (text: String, notes: [Diagnostic]) {
+        var notes: [Diagnostic] = []
+        let videoTracks = timeline.tracks.filter { $0.kind == .video }, audioTracks = timeline.tracks.filter { $0.kind == .audio }
+        let spineTrack = videoTracks.first ?? audioTracks.first ?? Timeline.Track(kind: .video, name: "V1", items: [])
+        let soundWithPictures = spineTrack.kind == .video && audioTracks.first.map { $0.mirrors(spineTrack) } == true
+        let connected = timeline.tracks.filter { $0 != spineTrack && !(soundWithPictures && $0 == audioTracks.first) }
+
+        // Resources: the format, the dissolve, one asset per file.
+        var resources = [#"<format id="r1" frameDuration="\#(time(timeline.frameDuration))" width="\#(Int(timeline.renderSize.width))" height="\#(Int(timeline.renderSize.height))"/>"#,
+                         #"<effect id="r2" name="Cross Dissolve" uid="\#(dissolveID)"/>"#]
+        var assetIDs: [String: String] = [:]
+        for track in timeline.tracks {
+            for case .clip(let clip) in track.items where assetIDs[clip.path] == nil {
+                let id = "r\(assetIDs.count + 3)"
+                assetIDs[clip.path] = id
+                let hasVideo = videoTracks.contains { $0.clips.contains { $0.path == clip.path } }
+                let hasAudio = audioTracks.contains { $0.clips.contains { $0.path == clip.path } }
+                let extent = clip.availableRange ?? clip.sourceRange
+                resources.append(#"<asset id="\#(id)" name="\#(escape(clip.name))" start="\#(time(extent.start))" duration="\#(time(extent.duration))" hasVideo="\#(hasVideo ? 1 : 0)" hasAudio="\#(hasAudio ? 1 : 0)"\#(hasVideo ? " format=\"r1\"" : "")>"#
+                                 + #"<media-rep kind="original-media" src="\#(escape(path(clip.path)))"/></asset>"#)
+            }
+        }
+
+        // The spine, each element with its place on the timeline, so connected clips and markers find their parent.
+        struct Element { var xml: [String]; let range: TimeRange; let localStart: MediaTime; var anchored: [String] = [] }
+        var elements: [Element] = []
+        var transitions: [(index: Int, xml: String)] = []
+        var cursor = MediaTime.zero
+        for item in spineTrack.items {
+            switch item {
+            case .gap(let length):
+                elements.append(Element(xml: [#"<gap name="Gap" offset="\#(time(cursor))" start="0s" duration="\#(time(length))">"#, "</gap>"],
+                                        range: TimeRange(start: cursor, duration: length), localStart: .zero))
+                cursor = cursor + length
+            case .transition(let t):
+                if t.kind == .wipe { notes.append(Diagnostic(.notInTimeline, .warning, "the wipe at \(shortNumber(cursor.seconds)) s is written as a Cross Dissolve (FCPXML names its wipes by Final Cut's own effects)", time: cursor.seconds)) }
+                transitions.append((elements.count, #"<transition name="Cross Dissolve" offset="\#(time(cursor - t.inOffset))" duration="\#(time(t.duration))"><filter-video ref="r2" name="Cross Dissolve"/></transition>"#))
+            case .clip(let clip):
+                let (open, start) = assetClip(clip, ref: assetIDs[clip.path] ?? "", offset: cursor, lane: nil,
+                                              audioOnly: spineTrack.kind == .audio, videoOnly: spineTrack.kind == .video && !soundWithPictures)
+                elements.append(Element(xml: [open, "</asset-clip>"], range: TimeRange(start: cursor, duration: clip.duration), localStart: start))
+                cursor = cursor + clip.duration
+            }
+        }
+        func anchor(at t: MediaTime) -> Int? {
+            elements.lastIndex { $0.range.start <= t } ?? (elements.isEmpty ? nil : 0)
+        }
+        func local(_ t: MediaTime, in element: Element) -> MediaTime { element.localStart + (t - element.range.start) }
+
+        for (number, track) in connected.enumerated() {
+            let lane = track.kind == .video ? videoTracks.firstIndex(of: track) ?? number + 1 : -((audioTracks.firstIndex(of: track) ?? number) + (soundWithPictures ? 0 : 1))
+            var at = MediaTime.zero
+            for item in track.items {
+                switch item {
+                case .gap(let length): at = at + length
+                case .transition:
+                    notes.append(Diagnostic(.notInTimeline, .warning, "the transition at \(shortNumber(at.seconds)) s on track \(track.name) is left out: FCPXML keeps transitions in the primary storyline (the first video track)", time: at.seconds))
+                case .clip(let clip):
+                    guard let index = anchor(at: at) else { continue }
+                    let (open, _) = assetClip(clip, ref: assetIDs[clip.path] ?? "", offset: local(at, in: elements[index]), lane: lane,
+                                              audioOnly: track.kind == .audio, videoOnly: track.kind == .video)
+                    elements[index].anchored.append(open + "</asset-clip>")
+                    at = at + clip.duration
+                }
+            }
+        }
+        for marker in timeline.markers {
+            guard let index = anchor(at: marker.range.start) else { continue }
+            elements[index].anchored.append(#"<marker start="\#(time(local(marker.range.start, in: elements[index])))" duration="\#(time(marker.range.duration))" value="\#(escape(marker.name))"/>"#)
+        }
+        for track in timeline.tracks {
+            for case .clip(let clip) in track.items where !clip.effects.isEmpty {
+                notes.append(Diagnostic(.notInTimeline, .warning, "the \(clip.effects.map(\.name).joined(separator: " and ").lowercased()) ramps of clip \"\(clip.name)\" on track \(track.name) are left out of the FCPXML"))
+            }
+        }
+
+        var spine: [String] = []
+        for (index, element) in elements.enumerated() {
+            spine += transitions.filter { $0.index == index }.map(\.xml)
+            spine.append(element.xml[0])
+            spine += element.anchored
+            spine.append(element.xml[1])
+        }
+        spine += transitions.filter { $0.index == elements.count }.map(\.xml)
+        let lines = [#"<?xml version="1.0" encoding="UTF-8"?>"#, "<!DOCTYPE fcpxml>", #"<fcpxml version="1.10">"#,
+                     "<resources>"] + resources + ["</resources>", "<library>", #"<event name="Moonreel">"#,
+                     #"<project name="\#(escape(timeline.name))">"#,
+                     #"<sequence format="r1" duration="\#(time(spineTrack.duration))" tcStart="0s" tcFormat="NDF" audioLayout="stereo" audioRate="48k">"#,
+                     "<spine>"] + spine + ["</spine>", "</sequence>", "</project>", "</event>", "</library>", "</fcpxml>"]
+        return (lines.joined(separator: "\n") + "\n", notes)
+    }
+
+    /// An asset-clip's opening tag (and its time map, for a clip that plays faster or
+    /// slower), and the local time its first frame has.
+    private static func assetClip(_ clip: Timeline.Clip, ref: String, offset: MediaTime, lane: Int?, audioOnly: Bool, videoOnly: Bool) -> (String, MediaTime) {
+        let retimed = clip.duration != clip.sourceRange.duration
+        let start = retimed ? MediaTime.zero : clip.sourceRange.start
+        var tag = #"<asset-clip ref="\#(ref)"\#(lane.map { " lane=\"\($0)\"" } ?? "") offset="\#(time(offset))" name="\#(escape(clip.name))" start="\#(time(start))" duration="\#(time(clip.duration))""#
+        if audioOnly { tag += #" srcEnable="audio""# } else if videoOnly { tag += #" srcEnable="video""# }
+        tag += ">"
+        if retimed {
+            tag += #"<timeMap><timept time="0s" value="\#(time(clip.sourceRange.start))" interp="linear"/><timept time="\#(time(clip.duration))" value="\#(time(clip.sourceRange.end))" interp="linear"/></timeMap>"#
+        }
+        return (tag, start)
+    }
+
+    /// "0s", "5s" or "1001/30000s": exact.
+    static func time(_ t: MediaTime) -> String {
+        let r = t.reduced()
+        if r.value == 0 { return "0s" }
+        return r.timescale == 1 ? "\(r.value)s" : "\(r.value)/\(r.timescale)s"
+    }
+
+    static func escape(_ text: String) -> String {
+        var out = ""
+        for character in text {
+            switch character {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "\n": out += "&#10;"
+            default: out.append(character)
+            }
+        }
+        return out
+    }
+
+    // MARK: Reading
+
+    /// The primary storyline (and connected clips, as tracks of their own) of the first
+    /// project in an FCPXML document.
+    static func decode(_ text: String, resolve: (String) -> String) throws -> (Timeline, [Diagnostic]) {
+        let root: XMLElementTree
+        do { root = try XMLElementTree.parse(Array(text.utf8)) } catch {
+            throw EngineError("not FCPXML: \(error)", kind: .decode)
+        }
+        guard root.name == "fcpxml" else { throw EngineError("not FCPXML (the root element is not <fcpxml>)", kind: .decode) }
+        let resources = Dictionary(root.elements(named: "resources").flatMap(\.children).compactMap { element in
+            element.attributes["id"].map { ($0, element) }
+        }, uniquingKeysWith: { first, _ in first })
+        func projects(in element: XMLElementTree) -> [XMLElementTree] {
+            element.name == "project" ? [element] : element.children.flatMap(projects)
+        }
+        guard let project = projects(in: root).first, let sequence = project.elements(named: "sequence").first,
+              let spine = sequence.elements(named: "spine").first else {
+            throw EngineError("the FCPXML holds no project with a sequence", kind: .notFound)
+        }
+        var notes: [Diagnostic] = []
+        let format = resources[sequence.attributes["format"] ?? ""]
+        let frame = try format?.attributes["frameDuration"].map(parseTime) ?? MediaTime(value: 1, timescale: 30)
+        let size = Size(width: Double(format?.attributes["width"] ?? "") ?? 0, height: Double(format?.attributes["height"] ?? "") ?? 0)
+
+        func attribute(_ element: XMLElementTree, _ name: String) throws -> MediaTime? {
+            try element.attributes[name].map(parseTime)
+        }
+        func clip(_ element: XMLElementTree) throws -> Timeline.Clip {
+            let name = element.attributes["name"] ?? ""
+            guard let ref = element.attributes["ref"], let asset = resources[ref] else {
+                throw EngineError("the FCPXML clip \(name.quotedForMessage(limit: 40)) names no asset", kind: .decode)
+            }
+            guard let rep = asset.elements(named: "media-rep").first?.attributes["src"] ?? asset.attributes["src"] else {
+                throw EngineError("the FCPXML asset \(ref) has no media file", kind: .notFound)
+            }
+            let duration = try attribute(element, "duration") ?? .zero
+            var source = TimeRange(start: try attribute(element, "start") ?? .zero, duration: duration)
+            let points = element.elements(named: "timeMap").first?.elements(named: "timept") ?? []
+            if points.count >= 2 {
+                if points.count > 2 { notes.append(Diagnostic(.notInTimeline, .warning, "clip \(name.quotedForMessage(limit: 40)) changes speed more than once: read at its average speed")) }
+                let first = try attribute(points[0], "value") ?? .zero, last = try attribute(points[points.count - 1], "value") ?? .zero
+                source = TimeRange(from: first, to: MediaTime.max(first, last))
+            }
+            let extent = try attribute(asset, "start").flatMap { start in try attribute(asset, "duration").map { TimeRange(start: start, duration: $0) } }
+            return Timeline.Clip(name: name, path: resolve(rep), sourceRange: source, duration: duration, availableRange: extent)
+        }
+
+        var main = Timeline.Track(kind: .video, name: "V1", items: [])
+        var lanes: [Int: [(offset: MediaTime, clip: Timeline.Clip)]] = [:]
+        var markers: [Timeline.Marker] = []
+        var cursor = MediaTime.zero
+        for element in spine.children {
+            let offset = try attribute(element, "offset") ?? cursor
+            let localStart = try attribute(element, "start") ?? .zero
+            switch element.name {
+            case "asset-clip", "clip", "gap":
+                if offset > cursor { main.items.append(.gap(offset - cursor)) }
+                let duration = try attribute(element, "duration") ?? .zero
+                if element.name == "gap" { main.items.append(.gap(duration)) } else if element.name == "asset-clip" {
+                    main.items.append(.clip(try clip(element)))
+                } else {
+                    notes.append(Diagnostic(.notInTimeline, .warning, "the FCPXML <clip> at \(shortNumber(offset.seconds)) s is read as a gap (Moonreel reads asset-clips)"))
+                    main.items.append(.gap(duration))
+                }
+                cursor = offset + duration
+                for child in element.children {
+                    switch child.name {
+                    case "asset-clip":
+                        let lane = Int(child.attributes["lane"] ?? "") ?? 1
+                        let at = offset + ((try attribute(child, "offset") ?? .zero) - localStart)
+                        lanes[lane, default: []].append((at, try clip(child)))
+                    case "marker", "chapter-marker":
+                        let start = offset + ((try attribute(child, "start") ?? .zero) - localStart)
+                        markers.append(Timeline.Marker(name: child.attributes["value"] ?? "", range: TimeRange(start: start, duration: try attribute(child, "duration") ?? .zero)))
+                    case "timeMap":
+                        continue
+                    default:
+                        notes.append(Diagnostic(.notInTimeline, .warning, "the <\(child.name)> of the clip at \(shortNumber(offset.seconds)) s is not read"))
+                    }
+                }
+            case "transition":
+                let duration = try attribute(element, "duration") ?? .zero
+                // The cut is where the next element starts; the transition lies around it.
+                let inOffset = MediaTime.max(.zero, MediaTime.min(duration, cursor - offset))
+                main.items.append(.transition(TimelineTransition(kind: .dissolve, inOffset: inOffset, outOffset: duration - inOffset)))
+            default:
+                notes.append(Diagnostic(.notInTimeline, .warning, "the FCPXML <\(element.name)> at \(shortNumber(offset.seconds)) s is not read"))
+            }
+        }
+        var tracks = [main]
+        // A spine clip plays its sound too unless it says srcEnable="video".
+        let withSound = spine.elements(named: "asset-clip").contains { clip in
+            clip.attributes["srcEnable"] != "video" && resources[clip.attributes["ref"] ?? ""]?.attributes["hasAudio"] == "1"
+        }
+        if withSound { tracks.append(Timeline.Track(kind: .audio, name: "A1", items: main.items)) }
+        for lane in lanes.keys.sorted(by: { abs($0) < abs($1) || (abs($0) == abs($1) && $0 > $1) }) {
+            var items: [Timeline.Item] = [], at = MediaTime.zero
+            let kind: MediaType = lane < 0 ? .audio : .video
+            for (offset, clip) in (lanes[lane] ?? []).sorted(by: { $0.offset < $1.offset }) {
+                if offset > at { items.append(.gap(offset - at)) }
+                items.append(.clip(clip))
+                at = MediaTime.max(at, offset + clip.duration)
+            }
+            tracks.append(Timeline.Track(kind: kind, name: lane < 0 ? "A\(-lane)" : "V\(lane + 1)", items: items))
+        }
+        return (Timeline(name: project.attributes["name"] ?? "", tracks: tracks, markers: markers, frameDuration: frame, renderSize: size), notes)
+    }
+
+    /// "0s", "5s", "1001/30000s" or "2.5s".
+    static func parseTime(_ text: String) throws -> MediaTime {
+        guard text.hasSuffix("s") else { throw EngineError("FCPXML: \(text.quotedForMessage(limit: 30)) is not a time (e.g. \"1001/30000s\")", kind: .decode) }
+        let body = text.dropLast()
+        let parts = body.split(separator: "/", omittingEmptySubsequences: false)
+        if parts.count == 2, let value = Int64(parts[0]), let scale = Int64(parts[1]), scale > 0,
+           let time = MediaTime.checked(value: value, timescale: scale) {
+            return time
+        }
+        if parts.count == 1, let value = Int64(body), let time = MediaTime.checked(value: value, timescale: 1) { return time }
+        if parts.count == 1, let seconds = Double(body), let time = MediaTime(seconds: seconds) { return time }
+        throw EngineError("FCPXML: \(text.quotedForMessage(limit: 30)) is not a time (e.g. \"1001/30000s\")", kind: .decode)
+    }
+}
+
+extension Timeline.Track {
+    /// The track's clips, in order.
+    var clips: [Timeline.Clip] { items.compactMap { if case .clip(let clip) = $0 { clip } else { nil } } }
+
+    /// Whether this track holds the same clips and transitions at the same times as `other`
+    /// (a clip's sound beside its pictures).
+    func mirrors(_ other: Timeline.Track) -> Bool {
+        func shape(_ track: Timeline.Track) -> [String] {
+            track.items.map { item in
+                switch item {
+                case .clip(let clip): "clip \(clip.path) \(clip.sourceRange) \(clip.duration)"
+                case .gap(let length): "gap \(length)"
+                case .transition(let t): "transition \(t.inOffset) \(t.outOffset)"
+                }
+            }
+        }
+        return shape(self) == shape(other)
+    }
+}

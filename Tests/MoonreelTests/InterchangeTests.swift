@@ -1,0 +1,250 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Issue 38: the cut handed to an editor as OpenTimelineIO, FCPXML and a CMX 3600 EDL, and
+/// OpenTimelineIO read back into a composition. OpenTimelineIO itself (from PyPI, with its
+/// FCPXML and CMX 3600 adapters) judges what is written; exports of what is read are judged
+/// by ffprobe and their pixels.
+@Suite struct InterchangeTests {
+    /// Red, green and blue clips of 4 s with a tone, joined with 1 s dissolves: 0.5–3.5 s of
+    /// red, 0.5–4 s of green, 0.5–2.5 s of blue, 6.5 s in all.
+    static let joinScript = """
+        local comp, vc, mix = av.join({ { av.asset(arg[1]), start = 0.5, duration = 3 }, { av.asset(arg[2]), start = 0.5, duration = 3.5 },
+                                        { av.asset(arg[3]), start = 0.5, duration = 2 } }, { transition = "dissolve", duration = 1 })
+        for i = 4, #arg do av.writeTimeline(comp, vc, mix, arg[i]) end
+        print(comp.duration)
+        """
+
+    static func colours() throws -> [String] {
+        try ["red", "lime", "blue"].map { try Fixtures.solid($0, seconds: 4) }
+    }
+
+    /// What OpenTimelineIO reads from a file: per track, each item's kind, name and times (as
+    /// `value/rate` of its own RationalTime, rescaled to `rate`).
+    static func itemsRead(_ path: String, adapter: String? = nil, rate: Int = 30) throws -> [[String]] {
+        let code = """
+            kw = {"rate": \(rate)} if sys.argv[2] == "cmx_3600" else {}
+            t = otio.adapters.read_from_file(sys.argv[1], adapter_name=(sys.argv[2] or None), **kw)
+            while isinstance(t, otio.schema.SerializableCollection): t = t[0]   # FCPXML: library, event, project
+            def f(rt): return str(round(rt.rescaled_to(\(rate)).value, 6))
+            out = []
+            for track in t.tracks:
+                items = []
+                for it in track:
+                    if isinstance(it, otio.schema.Transition):
+                        items.append("transition %s %s %s" % (it.transition_type, f(it.in_offset), f(it.out_offset)))
+                    elif isinstance(it, otio.schema.Gap):
+                        items.append("gap %s" % f(it.source_range.duration))
+                    else:
+                        items.append("clip %s %s %s" % (it.name.strip(), f(it.source_range.start_time), f(it.source_range.duration)))
+                out.append([track.kind] + items)
+            print(json.dumps(out))
+            """
+        let text = try OpenTimelineIOJudge.run(code, [path, adapter ?? ""])
+        return try JSONDecoder().decode([[String]].self, from: Data(text.utf8))
+    }
+
+    @Test func threeClipsWithTwoDissolvesAreThreeClipsAndTwoTransitionsForOpenTimelineIO() throws {
+        let clips = try Self.colours()
+        let otio = Fixtures.scratchPath("cut.otio")
+        let result = try Moonreel.runScript(Self.joinScript, arguments: clips + [otio])
+        #expect(result.status == 0 && result.out == "6.5\n", "\(result.err)")
+        #expect(!result.err.contains("warning"), "a join of clips with dissolves fits a timeline: \(result.err)")
+        let tracks = try Self.itemsRead(otio)
+        let names = clips.map { ($0 as NSString).lastPathComponent }
+        // Cut in the middle of each dissolve: red 0–2.5 s, green 2.5–5 s, blue 5–6.5 s; source ranges in frames at 30 fps.
+        let expected = ["clip \(names[0]) 15.0 75.0", "transition SMPTE_Dissolve 15.0 15.0", "clip \(names[1]) 30.0 75.0",
+                        "transition SMPTE_Dissolve 15.0 15.0", "clip \(names[2]) 30.0 45.0"]
+        #expect(tracks == [["Video"] + expected, ["Audio"] + expected], "\(tracks)")
+        let duration = try OpenTimelineIOJudge.run("print(otio.adapters.read_from_file(sys.argv[1]).duration().to_seconds())", [otio])
+        #expect(duration == "6.5\n")
+        let url = try OpenTimelineIOJudge.run("print(otio.adapters.read_from_file(sys.argv[1]).tracks[0][0].media_reference.target_url)", [otio])
+        #expect(url == "file://" + clips[0] + "\n")
+    }
+
+    /// The FCPXML and the EDL of the same cut, read by OpenTimelineIO's own adapters, hold the
+    /// same clips as the OTIO file: FCPXML cut to cut (the adapter leaves transitions out), the
+    /// EDL event for event as OpenTimelineIO writes CMX 3600 from the OTIO file itself.
+    @Test func fcpxmlAndEDLReadByOpenTimelineIOHoldTheSameClips() throws {
+        let clips = try Self.colours()
+        let otio = Fixtures.scratchPath("cut.otio")
+        let folder = (otio as NSString).deletingLastPathComponent
+        let result = try Moonreel.runScript(Self.joinScript, arguments: clips + [otio, folder + "/cut.fcpxml", folder + "/cut.edl"])
+        #expect(result.status == 0, "\(result.err)")
+        let fromOTIO = try Self.itemsRead(otio)
+        let fromFCPXML = try Self.itemsRead(folder + "/cut.fcpxml")
+        #expect(fromFCPXML.first?.dropFirst().map { $0 } == fromOTIO[0].dropFirst().filter { $0.hasPrefix("clip") }, "\(fromFCPXML)")
+        // OpenTimelineIO's CMX 3600 of our OTIO file, read back beside ours.
+        let theirs = folder + "/theirs.edl"
+        _ = try OpenTimelineIOJudge.run("""
+            t = otio.adapters.read_from_file(sys.argv[1])
+            del t.tracks[1]
+            otio.adapters.write_to_file(t, sys.argv[2], adapter_name="cmx_3600")
+            """, [otio, theirs])
+        let ours = try Self.itemsRead(folder + "/cut.edl", adapter: "cmx_3600"), reference = try Self.itemsRead(theirs, adapter: "cmx_3600")
+        #expect(ours.first == reference.first, "ours \(ours), OpenTimelineIO's \(reference)")
+        #expect(ours.first?.count == 6, "three clips, two dissolves: \(ours)")
+        let edl = try String(contentsOfFile: folder + "/cut.edl", encoding: .utf8)
+        #expect(edl.contains("AA/V  D 030    00:00:00:15 00:00:03:00 00:00:02:00 00:00:04:15"), "\(edl)")
+    }
+
+    /// A timeline made with OpenTimelineIO's own API — clips, a gap, a dissolve, a clip at
+    /// twice its speed — reads into a composition whose export lasts the timeline's duration
+    /// and shows each clip at its time.
+    @Test func anOpenTimelineIOFileReadsIntoAnEditThatExports() throws {
+        let clips = try Self.colours()
+        let otio = Fixtures.scratchPath("made.otio")
+        _ = try OpenTimelineIOJudge.run("""
+            RT, TR = otio.opentime.RationalTime, otio.opentime.TimeRange
+            def clip(path, start, duration):
+                return otio.schema.Clip(name=path.split("/")[-1], source_range=TR(RT(start, 30), RT(duration, 30)),
+                                        media_reference=otio.schema.ExternalReference(target_url="file://" + path))
+            t = otio.schema.Timeline(name="made")
+            v = otio.schema.Track(name="V1", kind=otio.schema.TrackKind.Video)
+            t.tracks.append(v)
+            v.append(clip(sys.argv[1], 30, 45))                      # red, 1.5 s
+            v.append(otio.schema.Transition(transition_type="SMPTE_Dissolve", in_offset=RT(6, 30), out_offset=RT(9, 30)))
+            v.append(clip(sys.argv[2], 15, 30))                      # green, 1 s
+            v.append(otio.schema.Gap(duration=RT(15, 30)))           # black, 0.5 s
+            fast = clip(sys.argv[3], 0, 30)                          # blue, 2 s of media in 1 s
+            fast.effects.append(otio.schema.LinearTimeWarp(time_scalar=2.0))
+            v.append(fast)
+            otio.adapters.write_to_file(t, sys.argv[4])
+            print(t.duration().to_seconds())
+            """, clips + [otio])
+        let output = Fixtures.scratchPath("made.mp4")
+        let result = try Moonreel.runScript("""
+            local comp, vc, mix, markers = av.readTimeline(arg[1])
+            local session = av.exportSession(comp, "HighestQuality")
+            session.outputURL, session.videoComposition, session.audioMix = arg[2], vc, mix
+            assert(session:export())
+            print(comp.duration)
+            """, arguments: [otio, output])
+        #expect(result.status == 0 && result.out == "4.0\n", "\(result.err)")
+        let probe = try Tool.ffprobe(output)
+        #expect(abs((Double(probe.format.duration ?? "") ?? 0) - 4.0) < 0.05, "\(probe.format.duration ?? "?")")
+        func colour(_ t: Double) throws -> (r: Int, g: Int, b: Int) { try Tool.rgbFrame(output, at: t).pixel(160, 120) }
+        let red = try colour(0.5), middle = try colour(1.5), green = try colour(2.2), gap = try colour(2.75), blue = try colour(3.5)
+        #expect(red.r > 230 && red.g < 30, "\(red)")
+        // 0.2 s before the cut, the dissolve that starts 0.2 s earlier is half way through... at 1.5 s (the cut) it is 6 of 15 frames in.
+        #expect(middle.r > 60 && middle.g > 60, "mixed at the cut: \(middle)")
+        #expect(green.g > 230 && green.r < 30, "\(green)")
+        #expect(gap.r < 20 && gap.g < 20 && gap.b < 20, "the gap is black: \(gap)")
+        #expect(blue.b > 230 && blue.r < 30, "\(blue)")
+    }
+
+    /// A removeSilences cut goes out as OTIO and comes back with every cut exact: the
+    /// segments of the composition read back are those written. On the real podcast (its
+    /// silent lead-in and end cut off: one piece, trimmed at both ends) and on a talk over a
+    /// room tone with three pauses (four pieces, picture and sound).
+    @Test(arguments: ["podcast", "talk"]) func aRemoveSilencesCutRoundTripsExactly(recording: String) throws {
+        let (media, pieces) = recording == "podcast"
+            ? (Fixtures.real("09_garageband_podcast_aac_cover_chapters.m4a"), 1) : (try DoneMeansRightTests.roomToneTalk(), 8)
+        let otio = Fixtures.scratchPath("cut.otio")
+        let segments = """
+            local function segments(comp)
+                local out = {}
+                for _, track in ipairs(comp.tracks) do
+                    for _, s in ipairs(track.segments) do
+                        if not s.empty then
+                            out[#out + 1] = string.format("%s %.9f %.9f %.9f", track.mediaType, s.sourceRange.start, s.sourceRange.duration, s.targetRange.start)
+                        end
+                    end
+                end
+                return table.concat(out, "\\n")
+            end
+
+            """
+        let cut = try Moonreel.runScript(segments + """
+            local talk = av.asset(arg[1])
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(0, talk.durationTime), talk, 0)
+            local removed = comp:removeSilences(av.analyze(talk, { video = false }):silences{ minDuration = 0.1 }, { margin = 0.05 })
+            assert(#removed >= 1)
+            av.writeTimeline(comp, nil, arg[2])
+            print(segments(comp))
+            """, arguments: [media, otio])
+        #expect(cut.status == 0, "\(cut.err)")
+        let back = try Moonreel.runScript(segments + """
+            local comp = av.readTimeline(arg[1])
+            print(segments(comp))
+            """, arguments: [otio])
+        #expect(back.status == 0, "\(back.err)")
+        #expect(cut.out.split(separator: "\n").count == pieces, "\(cut.out)")
+        // Read back through av.join's A/B rolls: the same segments, alternating between two tracks.
+        #expect(back.out.split(separator: "\n").sorted() == cut.out.split(separator: "\n").sorted(), "written:\n\(cut.out)\nread back:\n\(back.out)")
+        let tracks = try Self.itemsRead(otio, rate: 48000)
+        #expect(tracks.map(\.first) == (pieces == 1 ? ["Audio"] : ["Video", "Audio"]), "\(tracks)")
+        #expect(tracks.allSatisfy { $0.dropFirst().allSatisfy { $0.hasPrefix("clip ") } && $0.count == max(2, pieces / 2 + 1) }, "\(tracks)")
+    }
+
+    /// What a timeline cannot hold is said, one warning each: a title layer, a filter of the
+    /// whole picture, a slide written as a dissolve; an EDL rounds a cut between frames.
+    @Test func whatATimelineCannotHoldIsSaid() throws {
+        let clips = try Self.colours()
+        let folder = (Fixtures.scratchPath("x") as NSString).deletingLastPathComponent
+        let result = try Moonreel.runScript("""
+            local comp, vc, mix = av.join({ av.asset(arg[1]), { av.asset(arg[2]), duration = 1.01 } }, { transition = "slide", duration = 0.5 })
+            local video, parent = av.layer(), av.layer()
+            video.frame, parent.frame = { 0, 0, 320, 240 }, { 0, 0, 320, 240 }
+            parent:addSublayer(video)
+            parent:addSublayer(av.textLayer{ string = "Day one", frame = { 0, 0, 320, 60 } })
+            vc.animationTool = av.animationTool{ videoLayer = video, parentLayer = parent }
+            vc.filters = { av.filter("colorControls", { saturation = 0 }) }
+            av.writeTimeline(comp, vc, mix, arg[3])
+            av.writeTimeline(comp, vc, mix, arg[4])
+            """, arguments: [clips[0], clips[1], folder + "/notes.otio", folder + "/notes.edl"])
+        #expect(result.status == 0, "\(result.err)")
+        let warnings = result.errorLines.filter { $0.contains("[notInTimeline]") }
+        #expect(warnings.contains { $0.contains("test.lua:8: ") && $0.contains("the text layer \"Day one\" of the animation tool is left out of the timeline") }, "\(result.err)")
+        #expect(warnings.contains { $0.contains("filter \"colorControls\" is left out") }, "\(result.err)")
+        #expect(warnings.contains { $0.contains("is a slide (the pictures move); timelines hold dissolves and wipes, so it is written as a dissolve") }, "\(result.err)")
+        #expect(result.errorLines.contains { $0.contains("test.lua:9: ") && $0.contains("[timeRounded]") && $0.contains("rounded to the nearest frame") }, "\(result.err)")
+        let strict = try Moonreel.runScript("""
+            local comp, vc, mix = av.join({ av.asset(arg[1]), av.asset(arg[2]) }, { transition = "slide", duration = 0.5 })
+            av.writeTimeline(comp, vc, mix, arg[3])
+            """, arguments: [clips[0], clips[1], folder + "/strict.otio"], options: ["--strict"])
+        #expect(strict.status != 0 && strict.err.contains("strict: the transition at"), "\(strict.err)")
+        #expect(!FileManager.default.fileExists(atPath: folder + "/strict.otio"))
+    }
+
+    /// `moonreel run --timeline` writes each export's timeline instead of rendering it, the
+    /// second as NAME-2; paths relative to the timeline's folder read back from anywhere; an
+    /// input is never written over.
+    @Test func runWritesTimelinesInsteadOfExports() throws {
+        let clips = try Self.colours()
+        let folder = (Fixtures.scratchPath("x") as NSString).deletingLastPathComponent
+        let script = Fixtures.scratchPath("two.lua")
+        try """
+            for i = 1, 2 do
+                local comp, vc, mix = av.join({ av.asset(arg[1]), av.asset(arg[2]) }, { transition = "dissolve", duration = 0.5 })
+                local session = av.exportSession(comp, "HighestQuality")
+                session.outputURL, session.videoComposition, session.audioMix = arg[3] .. i .. ".mp4", vc, mix
+                print(session:export())
+            end
+            """.write(toFile: script, atomically: true, encoding: .utf8)
+        let result = try Moonreel.run(["run", "--timeline", folder + "/edit.fcpxml", script, clips[0], clips[1], folder + "/out"])
+        #expect(result.status == 0 && result.out == "true\ttimeline\ntrue\ttimeline\n", "\(result.out) \(result.err)")
+        #expect(FileManager.default.fileExists(atPath: folder + "/edit.fcpxml") && FileManager.default.fileExists(atPath: folder + "/edit-2.fcpxml"))
+        #expect(!FileManager.default.fileExists(atPath: folder + "/out1.mp4"), "nothing rendered")
+        let xml = try String(contentsOfFile: folder + "/edit.fcpxml", encoding: .utf8)
+        #expect(xml.contains("<project name=\"out1\">") && xml.contains("<media-rep kind=\"original-media\" src=\"file://\(clips[0])\"/>"), "\(xml)")
+
+        let relative = Fixtures.scratchPath("rel.otio")
+        let written = try Moonreel.runScript("""
+            local comp, vc, mix = av.join({ av.asset(arg[1]) })
+            av.writeTimeline(comp, vc, mix, arg[2], { relativePaths = true })
+            local ok, err = pcall(av.writeTimeline, comp, vc, mix, arg[1] .. ".otio")
+            print(ok)
+            ok, err = pcall(av.writeTimeline, comp, vc, mix, arg[2])
+            print(ok, err)
+            """, arguments: [clips[0], relative])
+        #expect(written.status == 0, "\(written.err)")
+        #expect(written.out.contains("false\t") && written.out.contains("exists"), "an existing timeline is not replaced: \(written.out)")
+        let url = try OpenTimelineIOJudge.run("print(otio.adapters.read_from_file(sys.argv[1]).tracks[0][0].media_reference.target_url)", [relative])
+        #expect(url.hasPrefix("../") && url.hasSuffix((clips[0] as NSString).lastPathComponent + "\n"), "\(url)")
+        let back = try Moonreel.runScript("local comp = av.readTimeline(arg[1]); print(comp.duration)", arguments: [relative])
+        #expect(back.status == 0 && back.out == "4.0\n", "\(back.err)")
+    }
+}
