@@ -28,7 +28,7 @@ run() {
     cp -n Fuzz/corpus/"$seeds"/* "$corpus"/
     echo "fuzz: $name for ${seconds}s"
     # libFuzzer reports crashes itself; Swift's backtracer would wait on the dead process.
-    SWIFT_BACKTRACE=enable=no FUZZ_TARGET="$name" "$scratch/debug/MoonreelFuzz" "$corpus" -max_total_time="$seconds" -max_len="$max_len" \
+    SWIFT_BACKTRACE=enable=no LSAN_OPTIONS="suppressions=$PWD/Fuzz/lsan-suppressions.txt" FUZZ_TARGET="$name" "$scratch/debug/MoonreelFuzz" "$corpus" -max_total_time="$seconds" -max_len="$max_len" \
         -timeout=10 -rss_limit_mb=4096 -artifact_prefix="$findings/" -print_final_stats=1 2>&1 \
         | grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY|.*deadly signal|.*Test unit written)" || true
     if compgen -G "$findings/*" > /dev/null; then
@@ -42,4 +42,5 @@ run LuaValues lua-values 2048
 run Media media 16384
 run Library library 512
 run Studio studio 1024
+run Timeline timeline 16384
 echo "fuzz: no findings"

@@ -85,6 +85,12 @@ import TestSupport
         let ours = try Self.itemsRead(folder + "/cut.edl", adapter: "cmx_3600"), reference = try Self.itemsRead(theirs, adapter: "cmx_3600")
         #expect(ours.first == reference.first, "ours \(ours), OpenTimelineIO's \(reference)")
         #expect(ours.first?.count == 6, "three clips, two dissolves: \(ours)")
+        // Moonreel reads its FCPXML back: the spine's clips with their sound, the dissolves, 6.5 s.
+        let back = try Moonreel.runScript("""
+            local comp, vc = av.readTimeline(arg[1])
+            print(comp.duration, #comp:tracksWithMediaType("video"), #comp:tracksWithMediaType("audio"), #vc.instructions)
+            """, arguments: [folder + "/cut.fcpxml"])
+        #expect(back.status == 0 && back.out == "6.5\t2\t2\t5\n", "\(back.out) \(back.err)")
         let edl = try String(contentsOfFile: folder + "/cut.edl", encoding: .utf8)
         #expect(edl.contains("AA/V  D 030    00:00:00:15 00:00:03:00 00:00:02:00 00:00:04:15"), "\(edl)")
     }

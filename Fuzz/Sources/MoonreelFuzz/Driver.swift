@@ -1,11 +1,11 @@
-/// One libFuzzer executable for every target: `FUZZ_TARGET` (TimedText, LuaValues, Media, Library or Studio)
+/// One libFuzzer executable for every target: `FUZZ_TARGET` (TimedText, LuaValues, Media, Library, Studio or Timeline)
 /// picks the function each input goes to. SwiftPM names an executable's entry
 /// `<Target>_main` and points `main` at it, so libFuzzer's own `main` is not linked; this
 /// entry starts libFuzzer's driver instead.
 import Glibc
 
 let targets: [String: FuzzTarget] = ["TimedText": fuzzTimedText, "LuaValues": fuzzLuaValues, "Media": fuzzMedia, "Library": fuzzLibrary,
-                                     "Studio": fuzzStudio]
+                                     "Studio": fuzzStudio, "Timeline": fuzzTimeline]
 
 typealias FuzzTarget = @Sendable (UnsafePointer<UInt8>, Int) -> Int32
 
