@@ -20,15 +20,44 @@ public struct SceneAnalysis: Sendable, Equatable {
         (self.frameTimes, self.differences) = (frameTimes, differences)
     }
 
+    /// A frame that differs from the last by less than this repeats its picture. A 10 fps
+    /// phone clip converted to 30 fps shows each picture three times: its repeats measured
+    /// 0.001–0.02 after x264 (crf 23 and 35) and up to 0.07 after MPEG-4 part 2 (q 8), while
+    /// the new pictures differed by 5–14. Real handheld footage changes by 0.02–0.6 a frame
+    /// when nearly still; taking such a frame for a repeat only compares the next with it.
+    static let repeatLevel = 0.15
+
+    /// How far a new picture's neighbour may lie past repeats: a picture shown for longer is
+    /// a still shot, whose own stillness is what a cut into it is measured against. A quarter
+    /// second covers clips of 4 fps and more shown at any rate.
+    static let repeatSpan = 0.25
+
     /// A cut is a score: how far a frame's difference rises above the larger of its
-    /// neighbours' (never above the difference itself).
+    /// neighbours' (never above the difference itself). A neighbour is the nearest new picture
+    /// within `repeatSpan` past repeats, so a new picture after its repeats is compared with the
+    /// pictures around it: at 10 fps shown at 30, every new picture was a spike over two repeats.
     public var scores: [Double] {
         differences.indices.map { index in
             guard index > 0 else { return 0 }
-            let before = differences[index - 1]
-            let after = index + 1 < differences.count ? differences[index + 1] : 0
+            let before = neighbour(of: index, step: -1), after = neighbour(of: index, step: 1)
             return max(0, differences[index] - max(before, after))
         }
+    }
+
+    /// The difference of the nearest frame in direction `step` that is not a repeat, within
+    /// `repeatSpan`; the adjacent frame's when there is none (0 past either end).
+    private func neighbour(of index: Int, step: Int) -> Double {
+        var other = index + step
+        while other > 0, other < differences.count, differences[other] < Self.repeatLevel,
+              abs(frameTimes[other] - frameTimes[index]) <= Self.repeatSpan {
+            other += step
+        }
+        if other > 0, other < differences.count, differences[other] >= Self.repeatLevel,
+           abs(frameTimes[other] - frameTimes[index]) <= Self.repeatSpan {
+            return differences[other]
+        }
+        let adjacent = index + step
+        return adjacent > 0 && adjacent < differences.count ? differences[adjacent] : 0
     }
 
     /// The cuts: the first frame of each new shot, with its score, where the score is at

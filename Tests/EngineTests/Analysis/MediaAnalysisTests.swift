@@ -161,6 +161,25 @@ import TestSupport
         for wanted in expected { #expect(theirs.contains { abs($0 - wanted) < 0.001 }, "scdet \(theirs)") }
     }
 
+    /// Issue 36 §6: the real 10 fps Android clip converted to 30 fps shows each picture three
+    /// times; every new picture after its repeats was reported as a cut (7 to 9 false cuts in
+    /// its 2.4 s). Repeats are not cuts, whatever the codec left of them; a real cut spliced
+    /// in is still found.
+    @Test(arguments: [["-c:v", "libx264", "-crf", "23"], ["-c:v", "mpeg4", "-q:v", "8"]])
+    func repeatedPicturesAreNotCuts(codec: [String]) throws {
+        let clip = Fixtures.real("06_android_rot180_vfr_10fps.mp4")
+        let path = try Fixtures.cached("android-30fps-\(codec[1]).mp4") { path in
+            try Tool.ffmpeg(["-i", clip, "-f", "lavfi", "-i", "testsrc2=size=352x288:rate=30:duration=1",
+                             "-filter_complex", "[0:v]fps=30,scale=352:288,setsar=1[a];[1:v]setsar=1[b];[a][b]concat=n=2:v=1[v]",
+                             "-map", "[v]", "-pix_fmt", "yuv420p"] + codec + [path])
+        }
+        let asset = try Asset(path: path)
+        let scenes = try SceneAnalysis.analyze(#require(asset.tracks(withMediaType: .video).first))
+        let cuts = scenes.cuts().map(\.time)
+        let end = try #require(scenes.frameTimes.last) - 1
+        #expect(cuts.count == 1 && abs((cuts.first ?? 0) - end) < 0.05, "one cut, where the test pattern starts (\(end) s): \(cuts)")
+    }
+
     /// The cache answers a second time without decoding (a changed cached answer comes back as
     /// it was changed), and a changed file is analysed again.
     @Test func theCacheAnswersUntilTheFileChanges() throws {
