@@ -167,7 +167,7 @@ public extension AudioAnalysis {
         // ebur128 reads a silent window as NaN or −∞.
         let loudness = meter.momentary.map { $0.isFinite ? max($0, Self.silenceFloor) : Self.silenceFloor }
 
-        let tracker = BeatTracker(envelope: envelope.combined(), sampleRate: Int(rate))
+        let tracker = BeatTracker(envelope: envelope.combined(), body: envelope.body(), sampleRate: Int(rate))
         let pulse = tracker.tempo()
         let beatFrames = pulse.map(tracker.beats(at:)) ?? []
         let beats = tracker.times(ofBeats: beatFrames)

@@ -62,14 +62,21 @@ final class OnsetEnvelope {
 
     /// The onset envelope: the bands' fluxes, each over its root mean square (or a tenth of
     /// the loudest band's, so a band with nothing in it does not amplify its noise), summed.
-    func combined() -> [Float] {
+    func combined() -> [Float] { sum(of: bandFlux.indices) }
+
+    /// The bass and middle bands alone, summed as in `combined`: kicks, snares, bass and
+    /// chords — what a bar's beats are played with — without the hats and cymbals that
+    /// tick between them.
+    func body() -> [Float] { sum(of: 0..<(bandFlux.count - 1)) }
+
+    private func sum(of bands: Range<Int>) -> [Float] {
         let sizes = bandFlux.map { flux in (flux.reduce(0) { $0 + $1 * $1 } / Float(max(flux.count, 1))).squareRoot() }
         let floor = 0.1 * (sizes.max() ?? 0)
         guard floor > 0 else { return bandFlux.first.map { [Float](repeating: 0, count: $0.count) } ?? [] }
         var sum = [Float](repeating: 0, count: bandFlux[0].count)
-        for (flux, size) in zip(bandFlux, sizes) {
-            let scale = 1 / max(size, floor)
-            for i in sum.indices { sum[i] += flux[i] * scale }
+        for band in bands {
+            let scale = 1 / max(sizes[band], floor)
+            for i in sum.indices { sum[i] += bandFlux[band][i] * scale }
         }
         return sum
     }
