@@ -38,6 +38,30 @@ public struct AudioAnalysis: Sendable, Equatable {
         public init(time: Double, strength: Double) { (self.time, self.strength) = (time, strength) }
     }
 
+    /// The local tempo's range over the track (BPM): the tempo of each stretch of eight beats
+    /// (its median beat interval), from the 5th to the 95th percentile; nil with fewer than
+    /// nine beats.
+    public var tempoRange: ClosedRange<Double>? {
+        guard beats.count >= 9 else { return nil }
+        let local = (0..<(beats.count - 8)).map { start -> Double in
+            let intervals = (start..<(start + 8)).map { beats[$0 + 1] - beats[$0] }.sorted()
+            return 60 / ((intervals[3] + intervals[4]) / 2)
+        }.sorted()
+        let at = { (fraction: Double) in local[min(local.count - 1, max(0, Int((Double(local.count - 1) * fraction).rounded())))] }
+        return at(0.05)...at(0.95)
+    }
+
+    /// Whether the pulse keeps one tempo: its local tempo varies by at most 7 %
+    /// (`steadyRange`); nil with fewer than nine beats. A rubato or an accelerando is not
+    /// steady: a montage cut to its beats will not sit on a grid.
+    public var steady: Bool? { tempoRange.map { $0.upperBound <= $0.lowerBound * Self.steadyRange } }
+
+    /// The largest ratio of fastest to slowest local tempo that is still steady. Measured on
+    /// bench/make_beat_set.py's 22 tracks: 1.007–1.045 on the steady songs and kits (human
+    /// players and 4 ms jitter), 1.18 on a rubato of ±15 % over 50 s (1.11 over 20 s of it)
+    /// and 1.20 on a 96→120 accelerando.
+    public static let steadyRange = 1.07
+
     /// Levels per second (one every 10 ms).
     public static let levelsPerSecond: Int32 = 100
     /// Seconds between loudness readings.

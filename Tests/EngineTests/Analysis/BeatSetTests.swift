@@ -57,6 +57,19 @@ import TestSupport
         #expect(f >= 0.95, "\(track.name): F \(f)")
     }
 
+    /// §3: a rubato of ±15 % is not steady, and its tempo range says how far it wanders; a
+    /// steady kit is steady within a few percent.
+    @Test func aRubatoIsNotSteady() throws {
+        let rubato = try #require(Self.tracks.first { !$0.steady }), steady = try #require(Self.tracks.first { $0.name == "kit_rock95" })
+        let (wandering, _) = try Self.analysis(rubato)
+        #expect(wandering.steady == false, "\(rubato.name): \(String(describing: wandering.tempoRange))")
+        let range = try #require(wandering.tempoRange)
+        #expect(range.upperBound / range.lowerBound > 1.09, "\(range)")
+        let (kept, _) = try Self.analysis(steady)
+        #expect(kept.steady == true, "\(String(describing: kept.tempoRange))")
+        #expect(try #require(kept.tempoRange).upperBound / #require(kept.tempoRange).lowerBound < 1.03)
+    }
+
     @Test func theFixturesAreThere() {
         #expect(Self.tracks.count == 6, "Tests/Fixtures/beats/beats.json lists the six excerpts")
     }
