@@ -116,17 +116,22 @@ extension AudioAnalysis: CacheableAnalysis {
     package var cacheText: String {
         CacheLines.text(kind: "audio", [
             ("tempo", tempo.map { [$0] } ?? []), ("tempoConfidence", [tempoConfidence]), ("duration", [duration]),
+            ("tempoCandidates", tempoCandidates.flatMap { [$0.bpm, $0.score] }),
             ("beats", beats), ("downbeats", downbeats), ("onsets", onsets.flatMap { [$0.time, $0.strength] }),
             ("levels", levels), ("loudness", loudness),
         ])
     }
 
+    /// Nil for an entry written before tempo candidates were kept (it is analysed again).
     package init?(cacheText: String) {
         guard let lines = CacheLines(cacheText, kind: "audio"), let tempo = lines["tempo"], tempo.count <= 1,
+              let candidates = lines["tempoCandidates"], candidates.count % 2 == 0,
               let confidence = lines["tempoConfidence"]?.first, let duration = lines["duration"]?.first,
               let beats = lines["beats"], let downbeats = lines["downbeats"], let onsets = lines["onsets"], onsets.count % 2 == 0,
               let levels = lines["levels"], let loudness = lines["loudness"] else { return nil }
-        self.init(tempo: tempo.first, tempoConfidence: confidence, beats: beats, downbeats: downbeats,
+        self.init(tempo: tempo.first, tempoConfidence: confidence,
+                  tempoCandidates: stride(from: 0, to: candidates.count, by: 2).map { TempoCandidate(bpm: candidates[$0], score: candidates[$0 + 1]) },
+                  beats: beats, downbeats: downbeats,
                   onsets: stride(from: 0, to: onsets.count, by: 2).map { Onset(time: onsets[$0], strength: onsets[$0 + 1]) },
                   levels: levels.map(Float.init), loudness: loudness, duration: duration)
     }

@@ -11,6 +11,20 @@ public struct AudioAnalysis: Sendable, Equatable {
     public var tempo: Double?
     /// How regular the pulse is, 0…1 (its autocorrelation against the onsets' energy).
     public var tempoConfidence: Double
+    /// The tempo found and the next strongest pulses in the music (BPM, up to three), each with
+    /// its strength against the strongest's (0…1): where a half or double tempo, or a 3:2 one,
+    /// was a close call.
+    public var tempoCandidates: [TempoCandidate]
+
+    /// A pulse the music has, and how strong.
+    public struct TempoCandidate: Sendable, Equatable {
+        /// Beats per minute.
+        public var bpm: Double
+        /// Its weighted autocorrelation over the strongest's, 0…1.
+        public var score: Double
+        /// A pulse of `bpm` beats per minute scoring `score`.
+        public init(bpm: Double, score: Double) { (self.bpm, self.score) = (bpm, score) }
+    }
     /// Beat times, seconds.
     public var beats: [Double]
     /// The first beat of each bar, assuming four beats to a bar: the beats of the phase
@@ -70,10 +84,11 @@ public struct AudioAnalysis: Sendable, Equatable {
     public static let silenceFloor = -120.0
 
     /// An analysis with these values (as `analyze` or a cache makes one).
-    public init(tempo: Double?, tempoConfidence: Double, beats: [Double], downbeats: [Double], onsets: [Onset],
+    public init(tempo: Double?, tempoConfidence: Double, tempoCandidates: [TempoCandidate] = [], beats: [Double], downbeats: [Double], onsets: [Onset],
                 levels: [Float], loudness: [Double], duration: Double) {
         self.tempo = tempo
         self.tempoConfidence = tempoConfidence
+        self.tempoCandidates = tempoCandidates
         self.beats = beats
         self.downbeats = downbeats
         self.onsets = onsets
@@ -196,6 +211,7 @@ public extension AudioAnalysis {
         let beatFrames = pulse.map(tracker.beats(at:)) ?? []
         let beats = tracker.times(ofBeats: beatFrames)
         return AudioAnalysis(tempo: BeatTracker.tempo(ofBeats: beats), tempoConfidence: pulse?.confidence ?? 0,
+                             tempoCandidates: pulse?.candidates.map { TempoCandidate(bpm: $0.bpm, score: $0.score) } ?? [],
                              beats: beats, downbeats: tracker.downbeats(ofBeats: beatFrames),
                              onsets: tracker.onsets().map { Onset(time: $0.time, strength: $0.strength) },
                              levels: levels, loudness: loudness, duration: Double(plan.sampleCount) / Double(rate))

@@ -61,7 +61,13 @@ struct BeatTracker {
         let period: Double
         /// How regular the pulse is: its autocorrelation against the envelope's energy (0…1).
         let confidence: Double
+        /// The tempo chosen and the next strongest pulses (BPM), each with its prior-weighted
+        /// autocorrelation over the strongest's.
+        let candidates: [(bpm: Double, score: Double)]
     }
+
+    /// How many tempos `Tempo.candidates` lists.
+    static let candidateCount = 3
 
     /// The tempo, or nil when the audio is too short or has no pulse.
     func tempo() -> Tempo? {
@@ -88,7 +94,8 @@ struct BeatTracker {
             correlation[lag] > 0 && correlation[lag] > correlation[lag - 1] && correlation[lag] >= correlation[lag + 1]
         }
         let weighted = { (lag: Int) -> Double in correlation[lag] * prior(Double(lag)) }
-        guard let best = (shortest...longest).filter(isPeak).max(by: { weighted($0) < weighted($1) }) else { return nil }
+        let peaks = (shortest...longest).filter(isPeak).sorted { weighted($0) > weighted($1) }
+        guard let best = peaks.first else { return nil }
         var period = refinedPeak(correlation, at: best)
         var strength = correlation[best]
         // The faster level when the kicks, snares and chords keep it too: every beat has one
@@ -107,7 +114,15 @@ struct BeatTracker {
             period = refinedPeak(correlation, at: halfPeak)
             strength = max(correlation[halfPeak], 0)
         }
-        return Tempo(period: period, confidence: energy > 0 ? min(max(strength / energy, 0), 1) : 0)
+        // The chosen tempo first, then the strongest other pulses more than 4 % away from it and each other.
+        let bpm = { (lag: Double) in 60 * frameRate / lag }
+        var candidates = [(bpm: bpm(period), score: 1.0)]
+        for peak in peaks where candidates.count < Self.candidateCount {
+            let tempo = bpm(refinedPeak(correlation, at: peak))
+            guard candidates.allSatisfy({ abs($0.bpm / tempo - 1) > 0.04 }) else { continue }
+            candidates.append((tempo, min(max(weighted(peak) / weighted(best), 0), 1)))
+        }
+        return Tempo(period: period, confidence: energy > 0 ? min(max(strength / energy, 0), 1) : 0, candidates: candidates)
     }
 
     /// The mean product of `signal` with itself `lag` frames later.

@@ -70,6 +70,18 @@ import TestSupport
         #expect(try #require(kept.tempoRange).upperBound / #require(kept.tempoRange).lowerBound < 1.03)
     }
 
+    /// §1: the candidates start with the tempo chosen; rock at 95 lists its double (190, where
+    /// the hats tick) close behind — the choice the level rule made.
+    @Test func tempoCandidatesStartWithTheTempoAndShowTheCloseCall() throws {
+        let rock = try #require(Self.tracks.first { $0.name == "kit_rock95" })
+        let (analysis, _) = try Self.analysis(rock)
+        let candidates = analysis.tempoCandidates
+        #expect(candidates.count >= 2 && candidates.count <= 3, "\(candidates)")
+        #expect(abs((candidates.first?.bpm ?? 0) / 95 - 1) < 0.02 && candidates.first?.score == 1, "\(candidates)")
+        #expect(candidates.dropFirst().contains { abs($0.bpm / 190 - 1) < 0.03 && $0.score > 0.5 }, "the double tempo close behind: \(candidates)")
+        #expect(candidates.allSatisfy { (0...1).contains($0.score) })
+    }
+
     @Test func theFixturesAreThere() {
         #expect(Self.tracks.count == 6, "Tests/Fixtures/beats/beats.json lists the six excerpts")
     }
