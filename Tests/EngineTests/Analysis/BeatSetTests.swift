@@ -82,6 +82,15 @@ import TestSupport
         #expect(candidates.allSatisfy { (0...1).contains($0.score) })
     }
 
+    /// §5: onsets are at least 30 ms apart, as documented — the refined times too (four-on-the-
+    /// floor under music had two pairs 22.5 ms apart).
+    @Test(arguments: tracks) func onsetsKeepTheirMinimumGap(_ track: Track) throws {
+        let (analysis, _) = try Self.analysis(track)
+        let gaps = zip(analysis.onsets.dropFirst(), analysis.onsets).map { $0.time - $1.time }
+        #expect(!analysis.onsets.isEmpty)
+        #expect(gaps.allSatisfy { $0 >= BeatTracker.minimumOnsetGap - 1e-9 }, "\(track.name): shortest gap \(gaps.min() ?? 0)")
+    }
+
     @Test func theFixturesAreThere() {
         #expect(Self.tracks.count == 6, "Tests/Fixtures/beats/beats.json lists the six excerpts")
     }
