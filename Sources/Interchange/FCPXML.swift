@@ -153,11 +153,15 @@ enum FCPXML {
         func projects(in element: XMLElementTree) -> [XMLElementTree] {
             element.name == "project" ? [element] : element.children.flatMap(projects)
         }
-        guard let project = projects(in: root).first, let sequence = project.elements(named: "sequence").first,
+        let allProjects = projects(in: root)
+        guard let project = allProjects.first, let sequence = project.elements(named: "sequence").first,
               let spine = sequence.elements(named: "spine").first else {
             throw EngineError("the FCPXML holds no project with a sequence", kind: .notFound)
         }
         var notes: [Diagnostic] = []
+        if allProjects.count > 1 {
+            notes.append(Diagnostic(.notInTimeline, .warning, "the FCPXML holds \(allProjects.count) projects: the first, \((project.attributes["name"] ?? "").quotedForMessage(limit: 40)), is read"))
+        }
         let format = resources[sequence.attributes["format"] ?? ""]
         let frame = try format?.attributes["frameDuration"].map(parseTime) ?? MediaTime(value: 1, timescale: 30)
         let size = Size(width: Double(format?.attributes["width"] ?? "") ?? 0, height: Double(format?.attributes["height"] ?? "") ?? 0)
@@ -268,13 +272,11 @@ extension Timeline.Track {
     /// Whether this track holds the same clips and transitions at the same times as `other`
     /// (a clip's sound beside its pictures).
     func mirrors(_ other: Timeline.Track) -> Bool {
-        func shape(_ track: Timeline.Track) -> [String] {
+        // Clips compared by file, range and length only: a sound's extent and its volume ramps differ from its pictures'.
+        func shape(_ track: Timeline.Track) -> [Timeline.Item] {
             track.items.map { item in
-                switch item {
-                case .clip(let clip): "clip \(clip.path) \(clip.sourceRange) \(clip.duration)"
-                case .gap(let length): "gap \(length)"
-                case .transition(let t): "transition \(t.inOffset) \(t.outOffset)"
-                }
+                guard case .clip(let clip) = item else { return item }
+                return .clip(Timeline.Clip(name: "", path: clip.path, sourceRange: clip.sourceRange, duration: clip.duration))
             }
         }
         return shape(self) == shape(other)

@@ -155,7 +155,7 @@ private struct OTIOReader {
         let name = object["name"] as? String ?? ""
         let place = "track \(track), item \(number)\(name.isEmpty ? "" : " (\(name.quotedForMessage(limit: 40)))")"
         if object["enabled"] as? Bool == false {
-            notes.append(Diagnostic(.notInTimeline, .note, "\(place) is disabled: left out, a gap in its place"))
+            notes.append(Diagnostic(.notInTimeline, .warning, "\(place) is disabled: left out, a gap in its place"))
         }
         switch schema.split(separator: ".").first.map(String.init) ?? "" {
         case "Gap":
