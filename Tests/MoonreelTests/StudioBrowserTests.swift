@@ -204,6 +204,32 @@ import TestSupport
         _ = try Self.save(page, "diagnostics")
     }
 
+    /// A CI run saw the run's own state event reach the page before the reply to a reset: both
+    /// were applied while the change still counted as on its way, so the control stayed on the
+    /// old value. Holding every reply for a second makes that order certain.
+    @Test func aControlShowsTheServersValueWhicheverAnswerComesFirst() throws {
+        let job = try GreyLyricJob()
+        let studio = try StudioProcess(script: job.script, arguments: job.arguments)
+        defer { studio.stop() }
+        let page = try Self.openPage(studio)
+        defer { page.close() }
+        try page.evaluate("""
+            (() => {
+              const send = window.fetch;
+              window.fetch = async (...request) => {
+                const response = await send(...request);
+                if (String(request[0]).endsWith('parameters')) await new Promise((done) => setTimeout(done, 1000));
+                return response;
+              };
+            })()
+            """)
+        let selected = "[...document.querySelectorAll('#parameters select')].some((s) => s.value === '%@')"
+        try page.evaluate("studio.setParameter('e0', 'position', 'top')")
+        try page.waitUntil(String(format: selected, "top"), timeout: 15)
+        try page.evaluate("studio.setParameter('e0', 'position', undefined)")
+        try page.waitUntil(String(format: selected, "bottom"), timeout: 15)
+    }
+
     @Test func parameterErrorFixAndExport() throws {
         let job = try GreyLyricJob()
         let studio = try StudioProcess(script: job.script, arguments: job.arguments)

@@ -786,18 +786,21 @@ async function sendChanges() {
     const [key, change] = changes.queue.entries().next().value;
     changes.queue.delete(key);
     changes.current = key;
+    let reply;
     try {
-      const reply = await readReply(await postJSON('parameters', change.body));
-      if (reply.generation != null) applyState(reply);
-      else {
-        // Refused: the server took the value back; its state puts the control back too.
-        if (reply.state?.generation != null) applyState(reply.state);
-        showNote(reply.error?.message);
-      }
+      reply = await readReply(await postJSON('parameters', change.body));
     } catch (error) {
-      showNote(error.message);
+      reply = { error: { message: error.message } };
     }
+    // The answer is in, so the control shows what the server now uses (a newer value still
+    // queued keeps it): the run's own state event may have come first and been held back.
     changes.current = null;
+    if (reply.generation != null) applyState(reply);
+    else {
+      // Refused: the server took the value back; its state puts the control back too.
+      if (reply.state?.generation != null) applyState(reply.state);
+      showNote(reply.error?.message);
+    }
     for (const resolve of change.waiters) resolve();
   }
   $('#status').hidden = true;
