@@ -29,6 +29,7 @@ public final class Studio: Sendable {
     /// Stops watching and serving.
     public func stop() {
         watcher?.stop()
+        session.stop()
         server.stop()
     }
 }

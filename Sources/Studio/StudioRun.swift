@@ -12,20 +12,42 @@ final class StudioItem: @unchecked Sendable {
     let session: ExportSession
     let outline: EditOutline
     let summary: [String: any Sendable]
+    /// The moving pictures it shows (what preview proxies are made of).
+    let videoSources: [ProxyFiles.Source]
+    /// Proxies its pictures read in place of sources: then they are composed at the preview
+    /// size (a 4K phone clip is not composed at 4K to be shown at 960×540).
+    let proxies: ProxyFiles
+    /// Its compositors were made when it was (an edit the REPL may change afterwards).
+    let frozen: Bool
+    /// Told apart from every other item of this process (what the frame cache keys by).
+    let serial = StudioItem.serials.add(1, ordering: .relaxed).newValue
+    private static let serials = Atomic<Int>(0)
     private let previewSize: (width: Int, height: Int)
     /// Each lane's compositor, made at first use; a compositor serves one thread at a time.
     private let lanes: [PreviewLane: CompositorSlot]
 
     /// `frozen`: every lane's compositor is made now (on the caller's thread), so nothing
     /// reads the edit's objects later; otherwise they are made at first use.
-    init(id: Int, session: ExportSession, options: StudioSession.Options, frozen: Bool = false) throws {
+    init(id: Int, session: ExportSession, options: StudioSession.Options, frozen: Bool = false, proxies: ProxyFiles = ProxyFiles(),
+         proxied: Bool = false) throws {
         self.id = id
         self.session = session
+        self.frozen = frozen
         previewSize = options.previewSize
         outline = EditOutline(composition: session.composition, videoComposition: session.videoComposition, audioMix: session.audioMix)
         lanes = Dictionary(uniqueKeysWithValues: PreviewLane.allCases.map { ($0, CompositorSlot()) })
+        var sources: [ProxyFiles.Source] = []
+        for track in session.composition.tracks(withMediaType: .video) {
+            for case let source? in track.segments.map(\.source) where !source.isStillImage {
+                let found = ProxyFiles.Source(path: source.path, streamIndex: source.streamIndex)
+                if !sources.contains(found) { sources.append(found) }
+            }
+        }
+        videoSources = sources
+        self.proxies = ProxyFiles(proxies.files.filter { sources.contains($0.key) })
         var summary: [String: any Sendable] = [
             "id": id, "output": session.outputURL ?? "", "preset": session.preset.name, "duration": outline.duration,
+            "proxied": proxied && !self.proxies.files.isEmpty,
         ]
         // The picture size, rate and sound come from a compositor like those that render.
         if let probe = try? Compositor(composition: session.composition, videoComposition: session.videoComposition,
@@ -35,7 +57,7 @@ final class StudioItem: @unchecked Sendable {
             summary.merge(["width": shown.width, "height": shown.height, "hasVideo": probe.hasVideo, "hasAudio": probe.hasAudio,
                            "frameDuration": frame, "frameRate": frame > 0 ? 1 / frame : 0,
                            "sampleRate": probe.audioSampleRate, "channels": probe.audioChannelCount]) { $1 }
-            _ = try? lanes[.scrub]?.use(making: { probe }) { _ in }
+            if self.proxies.files.isEmpty { _ = try? lanes[.scrub]?.use(making: { probe }) { _ in } }
         }
         let render = try? (session.videoComposition ?? VideoComposition.properties(of: session.composition)).scaledRenderSize()
         summary["renderWidth"] = Int(render?.width ?? 0)
@@ -46,13 +68,23 @@ final class StudioItem: @unchecked Sendable {
         }
     }
 
+    /// The same export reading `proxies` (its compositors made afresh); a frozen item stays as it is.
+    func reading(_ proxies: ProxyFiles, proxied: Bool) throws -> StudioItem {
+        guard !frozen else { return self }
+        var options = StudioSession.Options()
+        options.previewSize = previewSize
+        return try StudioItem(id: id, session: session, options: options, proxies: proxies, proxied: proxied)
+    }
+
     /// Runs `body` with the lane's compositor, making it first if needed.
     func withCompositor<T>(_ lane: PreviewLane, _ body: (Compositor) throws -> T) throws -> T {
         guard let slot = lanes[lane] else { throw StudioError("no \(lane) lane") }
         // At the render size, like the export, and scaled down once composed: the preview
-        // shows the export's pixels, not a second rendering at another size.
+        // shows the export's pixels, not a second rendering at another size. From proxies,
+        // at the preview size: they are previews already.
         return try slot.use(making: {
-            try Compositor(composition: session.composition, videoComposition: session.videoComposition, audioMix: session.audioMix)
+            try Compositor(composition: session.composition, videoComposition: session.videoComposition, audioMix: session.audioMix,
+                           maxSize: proxies.files.isEmpty ? nil : previewSize, proxies: proxies)
         }, body)
     }
 }
@@ -86,8 +118,9 @@ struct StudioState {
     var readFiles: [String: FileIdentity?] = [:]
     var export: [String: any Sendable] = ["state": "idle"]
 
-    func json(title: String, exportRefusal: String?) -> Data {
+    func json(title: String, exportRefusal: String?, proxies: [[String: Any]]) -> Data {
         var object: [String: Any] = [
+            "proxies": proxies,
             "generation": generation, "script": title, "prints": prints, "export": export,
             "exportRefusal": exportRefusal ?? NSNull(),
             "error": error.map { ["message": $0] } ?? NSNull(),

@@ -25,6 +25,10 @@ public final class StudioSession: Sendable {
         public var strict = false
         /// The script's own parameters as text (`--set NAME=VALUE`).
         public var parameterValues: [String: String] = [:]
+        /// Where preview proxies are kept: sources larger than the preview or with keyframes
+        /// far apart are copied small in the background, and previewed from the copy once it
+        /// is made (nil: the sources always).
+        public var proxies: ProxyCache?
         /// The defaults: no arguments, default limits and search path, a 960×540 preview.
         public init() {}
     }
@@ -51,12 +55,25 @@ public final class StudioSession: Sendable {
     private let overrides = Mutex<[String: [String: ScriptValue]]>([:])
     private let scriptOverrides = Mutex<[String: ScriptValue]>([:])
     private let exportRunning = Atomic<Bool>(false)
+    private let proxies: StudioProxies?
+    /// Pictures sent lately, so stepping and short scrubs do not render them again.
+    private let frameCache: FrameCache
 
     /// A session showing nothing until `reload()` (a script) or `show` (an edit).
     public init(source: Source, options: Options) {
         self.source = source
         self.options = options
+        // An eighth of the memory limit, at most 256 MiB: 1,600 pictures of 960×540.
+        frameCache = FrameCache(budget: min(options.limits.memory / 8, 256 << 20))
+        let events = self.events
+        proxies = options.proxies.map { StudioProxies(cache: $0, events: events) }
+        proxies?.onChange = { [weak self] in self?.proxiesChanged() }
     }
+
+    deinit { proxies?.stop() }
+
+    /// Stops making proxies (the studio stops).
+    public func stop() { proxies?.stop() }
 
     /// The name shown in the page's title bar.
     public var title: String {
@@ -67,7 +84,10 @@ public final class StudioSession: Sendable {
     }
 
     /// The state as the page reads it (`GET state`).
-    public func stateJSON() -> Data { state.withLock { $0.json(title: title, exportRefusal: exportRefusal) } }
+    public func stateJSON() -> Data {
+        let proxyList = proxies?.json ?? []
+        return state.withLock { $0.json(title: title, exportRefusal: exportRefusal, proxies: proxyList) }
+    }
 
     /// Why the page cannot export, when it cannot: an edit the REPL handed over may change
     /// while it would be written.
@@ -91,7 +111,9 @@ public final class StudioSession: Sendable {
             var items: [StudioItem] = []
             if error == nil {
                 do {
-                    items = try result.items.enumerated().map { try StudioItem(id: $0.offset, session: $0.element, options: options) }
+                    let files = proxies?.files ?? ProxyFiles()
+                    items = try result.items.enumerated().map { try StudioItem(id: $0.offset, session: $0.element, options: options, proxies: files) }
+                    items = try items.map { try $0.reading(files, proxied: proxies?.allProxied($0.videoSources) ?? false) }
                     // What each export would say of its pictures, as a render would.
                     for item in result.items { for found in try item.pictureDiagnostics() { run.diagnostics.report(found) } }
                 } catch let failure {
@@ -112,7 +134,25 @@ public final class StudioSession: Sendable {
                 }
                 return state.generation
             }
+            frameCache.removeAll()
+            proxies?.show(items.flatMap(\.videoSources))
             events.onReload?()
+            events.send(["type": "state", "generation": generation])
+        }
+    }
+
+    /// A proxy was made or lost: the items read the proxies there are now, as a new generation
+    /// (the page asks for its picture again; the frame and time stay).
+    private func proxiesChanged() {
+        guard let proxies else { return }
+        runLock.withLock { _ in
+            let files = proxies.files
+            let generation = state.withLock { state -> Int in
+                state.items = state.items.map { item in (try? item.reading(files, proxied: proxies.allProxied(item.videoSources))) ?? item }
+                state.generation += 1
+                return state.generation
+            }
+            frameCache.removeAll()
             events.send(["type": "state", "generation": generation])
         }
     }
@@ -191,10 +231,15 @@ public final class StudioSession: Sendable {
     public func frame(item index: Int, at seconds: Double, lane: PreviewLane, format: StillImageFormat = .jpeg) throws -> (bytes: [UInt8], number: Int64, seconds: Double) {
         let item = try self.item(index)
         guard let time = MediaTime(seconds: max(0, seconds)) else { throw StudioError("time \(seconds) s cannot be shown") }
-        let rendered = try item.withCompositor(lane) { compositor in
-            try compositor.encodedFrame(containing: time, as: format, fitting: options.previewSize, jpegQuality: 2)
+        let picture = try item.withCompositor(lane) { compositor in
+            let key = FrameCache.Key(item: item.serial, number: compositor.frameNumber(containing: time), format: format)
+            if let kept = frameCache.picture(key) { return kept }
+            let rendered = try compositor.encodedFrame(containing: time, as: format, fitting: options.previewSize, jpegQuality: 2)
+            let picture = FrameCache.Picture(bytes: rendered.bytes, number: rendered.number, seconds: rendered.time.seconds)
+            frameCache.keep(picture, as: key)
+            return picture
         }
-        return (rendered.bytes, rendered.number, rendered.time.seconds)
+        return (picture.bytes, picture.number, picture.seconds)
     }
 
     /// Item `index`'s mixed sound from sample `start` on, `count` samples per channel at

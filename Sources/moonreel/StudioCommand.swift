@@ -22,6 +22,7 @@ struct StudioCommand: ParsableCommand {
     @Option(help: "Port to listen on (default: a free one).") var port = 0
     @Option(help: "Preview size: WIDTHxHEIGHT box the pictures fit in (default 960x540).") var scale = "960x540"
     @Flag(help: "Open the page with xdg-open.") var open = false
+    @Flag(help: "Preview from the sources only: make no proxies (see `moonreel proxy`).") var noProxies = false
     @Argument(help: "The Lua script to preview.", completion: .file(extensions: ["lua"])) var script: String
     @Argument(parsing: .captureForPassthrough, help: "Arguments for the script.") var arguments: [String] = []
 
@@ -30,7 +31,10 @@ struct StudioCommand: ParsableCommand {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be 0…65535, got \(port)") }
     }
 
-    func previewSize() throws -> (width: Int, height: Int) {
+    func previewSize() throws -> (width: Int, height: Int) { try Self.previewSize(scale) }
+
+    /// A `--scale` value: the box preview pictures fit in.
+    static func previewSize(_ scale: String) throws -> (width: Int, height: Int) {
         let parts = scale.lowercased().split(separator: "x").compactMap { Int($0) }
         guard parts.count == 2, (16...7680).contains(parts[0]), (16...4320).contains(parts[1]) else {
             throw ValidationError("--scale must be WIDTHxHEIGHT (16…7680 x 16…4320), e.g. 960x540, got \(scale.quotedForMessage())")
@@ -48,6 +52,10 @@ struct StudioCommand: ParsableCommand {
         options.overwriteOutputs = common.overwrite
         options.strict = common.strict
         options.parameterValues = try parameters.values()
+        if !noProxies {
+            options.proxies = ProxyCache.standard(previewSize: options.previewSize)
+            if options.proxies == nil { printError("moonreel: note: neither XDG_CACHE_HOME nor HOME is set: no preview proxies are made") }
+        }
         if !["127.0.0.1", "::1", "localhost"].contains(host) {
             printError("moonreel: warning: listening on \(host): anyone who can reach it and learns the address can watch the preview and run its exports")
         }

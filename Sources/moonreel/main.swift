@@ -22,7 +22,7 @@ struct Moonreel: ParsableCommand {
         commandName: "moonreel",
         abstract: "Edit video with Lua scripts, the way AVFoundation code does.",
         version: moonreelVersion,
-        subcommands: [Run.self, Repl.self, StudioCommand.self, Batch.self, Info.self, Cues.self, Demo.self, Probe.self, Snapshot.self, Record.self, Effects.self, Docs.self,
+        subcommands: [Run.self, Repl.self, StudioCommand.self, Batch.self, Info.self, Cues.self, Demo.self, Probe.self, Snapshot.self, Record.self, Effects.self, Docs.self, ProxyCommand.self,
                       CheckRows.self])
 }
 

@@ -19,11 +19,7 @@ public struct AnalysisCache: Sendable {
     public init(folder: String) { self.folder = folder }
 
     /// `$XDG_CACHE_HOME/moonreel/analysis`, else `~/.cache/moonreel/analysis`; nil with neither set.
-    public static var standard: AnalysisCache? {
-        let environment = { (name: String) in getenv(name).map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } }
-        guard let base = environment("XDG_CACHE_HOME") ?? environment("HOME").map({ $0 + "/.cache" }) else { return nil }
-        return AnalysisCache(folder: base + "/moonreel/analysis")
-    }
+    public static var standard: AnalysisCache? { FileDigest.userCacheFolder("analysis").map(AnalysisCache.init(folder:)) }
 
     /// The audio analysis of `track`, from the cache or made now (and kept).
     public func audio(of track: AssetTrack, cancellation: CancellationFlag? = nil) throws -> AudioAnalysis {
@@ -37,7 +33,7 @@ public struct AnalysisCache: Sendable {
 
     /// Where the analysis of `kind` of `track` is kept.
     public func path(of track: AssetTrack, kind: String) throws -> String {
-        "\(folder)/\(try Self.contentDigest(of: track.path))-\(track.streamIndex)-\(kind)-v\(Self.version).txt"
+        "\(folder)/\(try FileDigest.sha256(of: track.path))-\(track.streamIndex)-\(kind)-v\(Self.version).txt"
     }
 
     /// The analysis of `track` kept under its content's digest, or `analyze()`'s, kept there
@@ -53,27 +49,6 @@ public struct AnalysisCache: Sendable {
         try? Paths.makeFolders(folder, mode: 0o700)
         try? Paths.writeFile(made.cacheText, to: file, replacing: true)
         return made
-    }
-
-    /// The SHA-256 of a file's content, in hex.
-    static func contentDigest(of path: String) throws -> String {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw EngineError("cannot read \(path) (\(systemMessage(errno)))", kind: .io, subject: path) }
-        defer { close(descriptor) }
-        guard let context = av_sha_alloc() else { throw EngineError("out of memory", kind: .limit) }
-        defer { av_free(UnsafeMutableRawPointer(context)) }
-        av_sha_init(context, 256)
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count >= 0 else { throw EngineError("cannot read \(path) (\(systemMessage(errno)))", kind: .io, subject: path) }
-            if count == 0 { break }
-            av_sha_update(context, buffer, count)
-        }
-        var digest = [UInt8](repeating: 0, count: 32)
-        av_sha_final(context, &digest)
-        return hexString(digest)
     }
 }
 

@@ -43,10 +43,11 @@ public final class Compositor {
     /// only when the composition has video media. `maxSize`: the pictures are scaled down
     /// (aspect kept, even sizes) to fit inside it, as a preview wants; nil: the render size
     /// times `renderScale`. The audio is planar float at the sources' rate (48 kHz when
-    /// they differ), stereo unless every source is mono.
+    /// they differ), stereo unless every source is mono. `proxies`: preview copies decoded in
+    /// place of their sources (a preview's; never an export's).
     /// - Throws: `EngineError` naming the instruction, track or setting that cannot be rendered.
     public convenience init(composition: Composition, videoComposition: VideoComposition? = nil, audioMix: AudioMix? = nil,
-                            maxSize: (width: Int, height: Int)? = nil) throws {
+                            maxSize: (width: Int, height: Int)? = nil, proxies: ProxyFiles = ProxyFiles()) throws {
         guard composition.duration.value > 0 else { throw EngineError("the composition is empty: insert media before rendering it") }
         let range = TimeRange(start: .zero, duration: composition.duration)
         let hasVideoMedia = composition.tracks(withMediaType: .video).contains { $0.segments.contains { !$0.isEmpty } }
@@ -55,6 +56,7 @@ public final class Compositor {
             let resolved = videoComposition ?? VideoComposition.properties(of: composition)
             let (width, height) = try Compositor.pictureSize(of: resolved, fitting: maxSize)
             video = try VideoPlan.make(composition: composition, videoComposition: resolved, range: range, outputWidth: width, outputHeight: height)
+            video?.proxies = proxies
         }
         let audio = try AudioPlan.make(composition: composition, audioMix: audioMix, range: range,
                                        spliceFade: AudioPlan.defaultSpliceFade)
@@ -94,6 +96,9 @@ public final class Compositor {
     }
 
     // MARK: Pictures
+
+    /// The number (from the start) of the frame that shows at `time`; 0 without video.
+    public func frameNumber(containing time: MediaTime) -> Int64 { video?.frameNumber(containing: time) ?? 0 }
 
     /// The composed picture at composition time `time`, exactly (no nearest keyframe).
     func frame(at time: MediaTime) throws -> Frame {

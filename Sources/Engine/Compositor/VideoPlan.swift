@@ -43,6 +43,8 @@ struct VideoPlan: Sendable {
     /// What sets the render's pace: how far decoding and drawing work ahead of the
     /// consumer (an export chooses by its encoder's cost).
     var pace = RenderPace.renderer
+    /// Preview copies decoded in place of their sources (none for an export).
+    var proxies = ProxyFiles()
 
     func instruction(at time: MediaTime) -> Instruction? {
         instructions.first { $0.timeRange.contains(time) } ?? instructions.last.flatMap { $0.timeRange.end == time ? $0 : nil }

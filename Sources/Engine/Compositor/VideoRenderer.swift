@@ -107,7 +107,11 @@ final class VideoRenderer {
             guard opacity > 0 else { continue }
             let key = SourceKey(trackID: layer.trackID, path: source.path, stream: source.streamIndex)
             guard let frame = try frameSource(for: source, key: key, at: time).frame(at: segment.sourceTime(at: time)) else { continue }
-            drawables.append(Drawable(frame: frame, transform: layer.transform.value(at: time).concatenating(outputScale),
+            // A preview proxy's frames are stored smaller: brought to the source's stored size first.
+            let stored = frame.width == Int(source.naturalSize.width) && frame.height == Int(source.naturalSize.height)
+                ? AffineTransform.identity
+                : .scale(source.naturalSize.width / Double(frame.width), source.naturalSize.height / Double(frame.height))
+            drawables.append(Drawable(frame: frame, transform: stored.concatenating(layer.transform.value(at: time)).concatenating(outputScale),
                                       opacity: opacity, crop: layer.crop?.value(at: time), trackID: layer.trackID, source: key,
                                       filters: layer.filters.filters(at: time)))
         }
@@ -170,7 +174,8 @@ final class VideoRenderer {
             return existing.reader
         }
         sources = sources.filter { $0.value.lastUsed + idleDecoderLifetime >= time }
-        let created = try VideoFrameSource(path: source.path, streamIndex: source.streamIndex, isStillImage: source.isStillImage,
+        let decoded = plan.proxies.decoded(for: source)
+        let created = try VideoFrameSource(path: decoded.path, streamIndex: decoded.streamIndex, isStillImage: source.isStillImage,
                                            threading: plan.pace.decoderThreading)
         sources[key] = (created, time)
         return created

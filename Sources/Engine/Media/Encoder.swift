@@ -36,9 +36,11 @@ final class Encoder {
     }
 
     /// `liveKeyframeInterval`: set for recordings, which encode as the camera delivers (a
-    /// keyframe every that many frames, no B-frames, no lookahead).
+    /// keyframe every that many frames, no B-frames, no lookahead). `timeBase`: the frames'
+    /// pts count in it (a copy keeping its source's frame times) instead of in frames.
     static func video(_ encoding: VideoEncoding, width: Int, height: Int, frameDuration: MediaTime,
-                      color: ColorDescription, muxer: Muxer, liveKeyframeInterval: Int32? = nil) throws -> Encoder {
+                      color: ColorDescription, muxer: Muxer, liveKeyframeInterval: Int32? = nil,
+                      timeBase: AVRational? = nil) throws -> Encoder {
         let name = encoding.encoderName
         guard let codec = avcodec_find_encoder_by_name(name) else {
             throw EngineError("this FFmpeg has no \(name) encoder; install one built with it (Debian: libavcodec59 with \(name))", kind: .unsupported)
@@ -48,7 +50,7 @@ final class Encoder {
         context.pointee.width = Int32(width)
         context.pointee.height = Int32(height)
         context.pointee.pix_fmt = encoding.pixelFormat
-        context.pointee.time_base = AVRational(num: Int32(clamping: reduced.value), den: reduced.timescale)
+        context.pointee.time_base = timeBase ?? AVRational(num: Int32(clamping: reduced.value), den: reduced.timescale)
         context.pointee.framerate = AVRational(num: reduced.timescale, den: Int32(clamping: reduced.value))
         context.pointee.sample_aspect_ratio = AVRational(num: 1, den: 1)
         if encoding.codec != nil { tagColor(of: context, color) }
@@ -204,11 +206,16 @@ final class Muxer {
     /// Where the latest packet written ends, in seconds: how long the file is so far.
     private(set) var writtenSeconds = 0.0
 
-    init(path: String, container: OutputContainer) throws {
+    convenience init(path: String, container: OutputContainer) throws {
+        try self.init(path: path, muxerName: container.muxerName, name: container.rawValue)
+    }
+
+    /// A file in FFmpeg's container `muxerName` (`name` in messages).
+    init(path: String, muxerName: String, name: String) throws {
         self.path = path
         var maybe: UnsafeMutablePointer<AVFormatContext>? = nil
-        try check(avformat_alloc_output_context2(&maybe, nil, container.muxerName, path), "creating the \(container.rawValue) container", context: "output")
-        guard let context = maybe else { throw EngineError("cannot create a \(container.rawValue) file", kind: .encode, subject: path) }
+        try check(avformat_alloc_output_context2(&maybe, nil, muxerName, path), "creating the \(name) container", context: "output")
+        guard let context = maybe else { throw EngineError("cannot create a \(name) file", kind: .encode, subject: path) }
         self.context = context
         let status = avio_open(&context.pointee.pb, path, AVIO_FLAG_WRITE)
         if status < 0 {

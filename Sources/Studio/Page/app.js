@@ -641,6 +641,7 @@ function applyState(state) {
   renderPrints(state.prints ?? []);
   renderDiagnostics(state.diagnostics ?? []);
   renderItems();
+  renderProxies();
   renderParameters();
   renderExport(state.export ?? { state: 'idle' });
   if (fresh) itemChanged();
@@ -721,12 +722,41 @@ function renderItemInfo() {
   $('#item-info').title = current ? `${current.output} (${current.preset})` : '';
 }
 
+/** Whether the picture comes from proxies, or how far they are. */
+function renderProxies() {
+  const proxies = view.state?.proxies ?? [];
+  const making = proxies.find((proxy) => proxy.state === 'making');
+  const waiting = proxies.filter((proxy) => proxy.state === 'queued').length;
+  const failed = proxies.find((proxy) => proxy.state === 'failed');
+  const badge = $('#proxy-status');
+  let text = '';
+  let title = '';
+  if (item()?.proxied) {
+    text = 'proxy';
+    title = 'Shown from preview proxies (small copies with a keyframe every half second); the export reads the sources';
+  } else if (making) {
+    text = `making proxy ${Math.round(making.fraction * 100)}%`;
+    title = `${making.name}: ${making.message}; the preview reads the source until it is made`;
+  } else if (waiting) {
+    text = 'proxy queued';
+    title = `${waiting} source${waiting === 1 ? '' : 's'} waiting for a proxy`;
+  } else if (failed) {
+    text = 'no proxy';
+    title = `${failed.name}: ${failed.message}`;
+  }
+  badge.hidden = !text;
+  badge.classList.toggle('warn', Boolean(failed) && !item()?.proxied);
+  setText(badge, text);
+  badge.title = title;
+}
+
 function selectItem(index) {
   view.item = index;
   view.inPoint = view.outPoint = null;
   zoom.start = 0;
   zoom.span = null;
   itemChanged();
+  renderProxies();
 }
 
 // Export -----------------------------------------------------------------------------------
@@ -1451,6 +1481,7 @@ function connectEvents(delay = 500) {
   socket.addEventListener('message', (event) => {
     const message = JSON.parse(event.data);
     if (message.type === 'state' && message.generation > generation()) refreshState();
+    if (message.type === 'proxy') refreshState();
     if (message.type === 'export') {
       view.exportEvents++;
       renderExport(message);
@@ -1525,6 +1556,9 @@ window.studio = {
   get audioClock() { return playback.audioClock; },
   get error() { return view.state?.error?.message ?? view.note; },
   get exportState() { return view.exportState; },
+  /** Whether the item shown reads proxies, and each proxy's state as the server tells it. */
+  get proxied() { return Boolean(item()?.proxied); },
+  get proxies() { return view.state?.proxies ?? []; },
   seek,
   play,
   pause,

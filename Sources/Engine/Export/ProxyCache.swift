@@ -1,0 +1,244 @@
+import CMoonFFmpeg
+import CMoonAVShim
+import MoonreelPlatform
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Preview proxies, as editors make them (Resolve's optimized media, Premiere's and Final
+/// Cut's proxies): for a video stream too large or too sparsely keyed to scrub, a small copy
+/// with a keyframe every half second, holding every frame of the source at its exact time
+/// (so a preview reading it shows the same frame at every time). Kept in a folder, named by
+/// the source's content like the analysis cache: a changed source gets a proxy of its own,
+/// and one that no longer matches its check (deleted, cut short, rewritten) is made again.
+/// Previews read them; an export never does.
+public final class ProxyCache: Sendable {
+    /// Where the proxies are kept (made on first use, readable by the user alone).
+    public let folder: String
+    /// A proxy's stored picture fits inside this box, its long side along the long side.
+    public let longSide: Int, shortSide: Int
+
+    /// Bumped whenever proxies are made differently, so old ones are made again.
+    static let version = 1
+    /// A keyframe every half second: a scrub decodes at most 15 frames of 540p at 30 fps
+    /// (bench/RESULTS.md, issue 41: under 40 ms here).
+    static let keyframeSeconds = 0.5
+    /// Sources with keyframes further apart than this are proxied even when small: scrubbing
+    /// them decodes up to this long a run of frames (a 10-second GOP at 1080p: 864 ms p95).
+    static let sparseKeyframeSeconds = 2.0
+    /// x264 at CRF 16, `veryfast`, no B-frames: ≥ 42 dB against the source scaled to the same
+    /// size on the phone fixtures, and made 4–6× faster than real time for 1080p here.
+    static let quality = 16
+
+    /// Each source's content digest, kept while the file is unchanged (hashing a phone's 4K
+    /// video takes a second; the studio asks after every run of the script).
+    private let digests = Mutex<[String: (file: FileIdentity, digest: String)]>([:])
+
+    /// A cache in `folder` for previews that fit inside `previewSize`.
+    public init(folder: String, previewSize: (width: Int, height: Int) = (960, 540)) {
+        self.folder = folder
+        longSide = max(2, max(previewSize.width, previewSize.height))
+        shortSide = max(2, min(previewSize.width, previewSize.height))
+    }
+
+    /// `$XDG_CACHE_HOME/moonreel/proxies`, else `~/.cache/moonreel/proxies`; nil with neither set.
+    public static func standard(previewSize: (width: Int, height: Int) = (960, 540)) -> ProxyCache? {
+        FileDigest.userCacheFolder("proxies").map { ProxyCache(folder: $0, previewSize: previewSize) }
+    }
+
+    /// Whether a preview of a track gains from a proxy, and why.
+    public enum Need: Sendable, Equatable {
+        case needed(reason: String)
+        case notNeeded(reason: String)
+    }
+
+    /// Whether `track` gains from a proxy: a video stream larger than the box, or with
+    /// keyframes more than two seconds apart.
+    public func need(of track: AssetTrack) -> Need {
+        guard track.mediaType == .video, !track.isStillImage else { return .notNeeded(reason: "not a moving picture") }
+        let (width, height) = (Int(track.naturalSize.width), Int(track.naturalSize.height))
+        let size = proxySize(width: width, height: height)
+        if size.width < width || size.height < height {
+            return .needed(reason: "\(width)×\(height) is larger than the \(size.width)×\(size.height) preview")
+        }
+        if let gap = Self.longestKeyframeGap(path: track.path, streamIndex: track.streamIndex), gap > Self.sparseKeyframeSeconds {
+            return .needed(reason: "keyframes up to \(shortNumber(gap)) s apart")
+        }
+        return .notNeeded(reason: "\(width)×\(height) with keyframes at most \(shortNumber(Self.sparseKeyframeSeconds)) s apart")
+    }
+
+    /// The stored size of a proxy of a `width`×`height` stream: fitted in the box, even.
+    func proxySize(width: Int, height: Int) -> (width: Int, height: Int) {
+        let (long, short) = (max(width, height), min(width, height))
+        let fit = min(1, Double(longSide) / Double(max(long, 1)), Double(shortSide) / Double(max(short, 1)))
+        let even = { (value: Int) in max(2, Int((Double(value) * fit / 2).rounded(.down)) * 2) }
+        return (even(width), even(height))
+    }
+
+    /// The longest run between keyframes the container's index lists (MP4 and MOV list
+    /// every frame), in seconds; nil when it lists too few to say.
+    static func longestKeyframeGap(path: String, streamIndex: Int) -> Double? {
+        guard let demuxer = try? Demuxer(path: path), let stream = demuxer.stream(streamIndex) else { return nil }
+        let count = avformat_index_get_entries_count(stream)
+        var (previous, longest, keyframes): (Int64?, Int64, Int) = (nil, 0, 0)
+        for index in 0..<count {
+            guard let entry = avformat_index_get_entry(stream, index), entry.pointee.flags & AVINDEX_KEYFRAME != 0 else { continue }
+            if let previous { longest = max(longest, entry.pointee.timestamp - previous) }
+            previous = entry.pointee.timestamp
+            keyframes += 1
+        }
+        // The stretch after the last keyframe counts too (a file with one keyframe).
+        if let previous, count > 0, let last = avformat_index_get_entry(stream, count - 1) {
+            longest = max(longest, last.pointee.timestamp - previous)
+        }
+        guard keyframes > 0, count > keyframes else { return nil }
+        return Double(longest) * av_q2d(stream.pointee.time_base)
+    }
+
+    // MARK: Kept proxies
+
+    /// Where the proxy of `source` is kept, and its check beside it.
+    public func path(of source: ProxyFiles.Source) throws -> String {
+        "\(folder)/\(try digest(of: source.path))-\(source.streamIndex)-\(longSide)x\(shortSide)-v\(Self.version).nut"
+    }
+
+    private func checkPath(of proxy: String) -> String { proxy + ".check" }
+
+    /// The kept proxy of `source` when it is whole (its size and SHA-256 are those written
+    /// when it was made); nil when there is none. One that fails its check is removed.
+    public func existing(_ source: ProxyFiles.Source) throws -> String? {
+        let proxy = try path(of: source)
+        guard let check = try? TextFile.read(checkPath(of: proxy), kind: "proxy check") else {
+            unlink(proxy)
+            return nil
+        }
+        guard check == (try? Self.check(of: proxy)) else {
+            unlink(proxy)
+            unlink(checkPath(of: proxy))
+            return nil
+        }
+        return proxy
+    }
+
+    /// What a proxy's check file says: its format, size and SHA-256.
+    private static func check(of proxy: String) throws -> String {
+        guard let size = fileSize(proxy) else { throw EngineError("no proxy at \(proxy)", kind: .notFound, subject: proxy) }
+        return "moonreel proxy v\(version)\nbytes \(size)\nsha256 \(try FileDigest.sha256(of: proxy))\n"
+    }
+
+    private func digest(of path: String) throws -> String {
+        guard let file = FileIdentity(path: path) else { return try FileDigest.sha256(of: path) }
+        if let known = digests.withLock({ $0[path] }), known.file.sameFile(as: file, contents: true) { return known.digest }
+        let digest = try FileDigest.sha256(of: path)
+        // Kept only if the file is still the one hashed.
+        if let now = FileIdentity(path: path), now.sameFile(as: file, contents: true) {
+            digests.withLock { $0[path] = (file, digest) }
+        }
+        return digest
+    }
+
+    // MARK: Making one
+
+    /// The proxy of `source`: the kept one, or one made now (`progress` is told the part
+    /// done, 0…1). Written to a temporary file in the folder, read back to check that every
+    /// frame kept its time, then put in place with its check.
+    /// - Throws: `EngineError` when the source cannot be decoded or the proxy not written
+    ///   (`.cancelled` once `cancellation` is set).
+    @discardableResult
+    public func make(_ source: ProxyFiles.Source, progress: (Double) -> Void = { _ in },
+                     cancellation: CancellationFlag? = nil) throws -> String {
+        if let kept = try existing(source) { return kept }
+        let proxy = try path(of: source)
+        let hashed = FileIdentity(path: source.path)
+        do {
+            try Paths.makeFolders(folder, mode: 0o700)
+        } catch {
+            throw EngineError("cannot make the proxy folder \(folder): \(error)", kind: .io, subject: folder)
+        }
+        let temporary = "\(folder)/.\(Paths.name(of: proxy)).\(getpid())-\(UInt64.random(in: 0...UInt64.max)).tmp"
+        defer { unlink(temporary) }
+        let times = try write(source, to: temporary, progress: progress, cancellation: cancellation)
+        try Self.checkTimes(of: temporary, are: times, source: source.path)
+        // A source replaced while it was read: the copy may be of either file.
+        guard let hashed, let now = FileIdentity(path: source.path), now.sameFile(as: hashed, contents: true) else {
+            throw EngineError("\(source.path) changed while its proxy was made; make it again", kind: .io, subject: source.path)
+        }
+        let check = try Self.check(of: temporary)
+        guard rename(temporary, proxy) == 0 else {
+            throw EngineError("cannot put the proxy in place at \(proxy) (\(systemMessage(errno)))", kind: .io, subject: proxy)
+        }
+        do {
+            try Paths.writeFile(check, to: checkPath(of: proxy), replacing: true)
+        } catch {
+            throw EngineError("cannot write the proxy's check \(checkPath(of: proxy)): \(error)", kind: .io, subject: proxy)
+        }
+        progress(1)
+        return proxy
+    }
+
+    /// Decodes `source`, scales each frame into the box and encodes it with its own pts;
+    /// returns the times written.
+    private func write(_ source: ProxyFiles.Source, to path: String, progress: (Double) -> Void,
+                       cancellation: CancellationFlag?) throws -> [MediaTime] {
+        let reader = try StreamReader(path: source.path, streamIndex: source.streamIndex)
+        guard let stream = reader.demuxer.stream(source.streamIndex), stream.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO else {
+            throw EngineError("\(source.path) has no video stream #\(source.streamIndex) to make a proxy of", kind: .notFound, subject: source.path)
+        }
+        let timeBase = reader.timeBase
+        let start = stream.pointee.start_time == MOON_AV_NOPTS_VALUE ? 0 : stream.pointee.start_time
+        let length = stream.pointee.duration > 0 ? Double(stream.pointee.duration) * av_q2d(timeBase)
+            : Double(max(reader.demuxer.context.pointee.duration, 0)) / Double(AV_TIME_BASE)
+        let rate = stream.pointee.avg_frame_rate.isValid ? stream.pointee.avg_frame_rate : stream.pointee.r_frame_rate
+        let frameDuration = rate.isValid ? MediaTime(value: Int64(rate.den), timescale: rate.num) : MediaTime(value: 1, timescale: 30)
+        let muxer = try Muxer(path: path, muxerName: "nut", name: "NUT")
+        let scaler = Scaler(flags: SWS_BICUBIC | SWS_ACCURATE_RND)
+        var encoder: Encoder?
+        var written: [Int64] = []
+        while let frame = try reader.nextFrame() {
+            if cancellation?.isCancelled == true { throw EngineError("making the proxy of \(source.path) was cancelled", kind: .cancelled) }
+            let pts = reader.pts(of: frame)
+            // A repeated or backward time (broken files) cannot be encoded; a preview of the
+            // source shows the later frame at it, as the proxy then does.
+            guard written.last.map({ pts > $0 }) ?? true else { continue }
+            let color = ColorDescription.of(frame)
+            let tenBit = (av_pix_fmt_desc_get(frame.pixelFormat)?.pointee.comp.0.depth ?? 8) > 8
+            let format = tenBit ? AV_PIX_FMT_YUV420P10LE : AV_PIX_FMT_YUV420P
+            let size = proxySize(width: frame.width, height: frame.height)
+            if encoder == nil {
+                let encoding = VideoEncoding(codec: .h264, encoderName: "libx264", pixelFormat: format, rateControl: .quality(crf: Self.quality),
+                                             profile: nil, options: [("preset", "veryfast"), ("bf", "0")],
+                                             keyframeInterval: Self.keyframeSeconds, codecTag: nil)
+                encoder = try Encoder.video(encoding, width: size.width, height: size.height, frameDuration: frameDuration,
+                                            color: color, muxer: muxer, timeBase: timeBase)
+                try muxer.writeHeader(metadata: [:], fastStart: false)
+            }
+            let scaled = try scaler.convert(frame, width: size.width, height: size.height, format: format, sourceColor: color, outputColor: color)
+            scaled.pointer.pointee.pts = pts
+            try encoder?.encode(scaled)
+            written.append(pts)
+            if length > 0 { progress(min(0.99, max(0, Double(pts - start) * av_q2d(timeBase) / length))) }
+        }
+        guard let encoder else { throw EngineError("\(source.path) has no video frame to make a proxy of", kind: .decode, subject: source.path) }
+        try encoder.encode(nil)
+        try muxer.finish()
+        return written.map { MediaTime(pts: $0, timeBase: timeBase) }
+    }
+
+    /// Reads the proxy's packets back: every frame written, at its exact time.
+    private static func checkTimes(of proxy: String, are times: [MediaTime], source: String) throws {
+        let demuxer = try Demuxer(path: proxy)
+        var read: [MediaTime] = []
+        if let stream = demuxer.stream(0) {
+            let timeBase = stream.pointee.time_base
+            try demuxer.forEachPacket { packet in
+                read.append(MediaTime(pts: packet.pointee.pts, timeBase: timeBase))
+                return true
+            }
+        }
+        guard read.sorted() == times else {
+            throw EngineError("the proxy of \(source) does not keep its frame times (\(read.count) of \(times.count) frames read back)",
+                              kind: .encode, subject: source)
+        }
+    }
+}
