@@ -66,22 +66,19 @@ final class StudioProxies: Sendable {
 
     /// The sources the latest run shows: each is checked again in turn (a deleted, damaged or
     /// outdated proxy is made again), the ready ones staying in use meanwhile unless their
-    /// source changed.
+    /// source changed. Called by the run itself, which reads `files` afterwards (nothing is told).
     func show(_ sources: [ProxyFiles.Source]) {
-        var lost = false
         entries.withLock { entries in
             for source in sources {
                 var entry = entries.all[source] ?? Entry()
                 if entries.all[source] == nil { entries.order.append(source) }
                 if entry.state == .ready, let file = entry.file, !(FileIdentity(path: source.path)?.sameFile(as: file.source, contents: true) ?? false) {
                     entry = Entry()
-                    lost = true
                 }
                 if entry.state == .ready { entry.recheck = true } else if entry.state != .making { entry.state = .queued }
                 entries.all[source] = entry
             }
         }
-        if lost { onChange?() }
         wake.lock()
         wake.broadcast()
         wake.unlock()

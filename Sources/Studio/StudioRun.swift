@@ -36,13 +36,7 @@ final class StudioItem: @unchecked Sendable {
         previewSize = options.previewSize
         outline = EditOutline(composition: session.composition, videoComposition: session.videoComposition, audioMix: session.audioMix)
         lanes = Dictionary(uniqueKeysWithValues: PreviewLane.allCases.map { ($0, CompositorSlot()) })
-        var sources: [ProxyFiles.Source] = []
-        for track in session.composition.tracks(withMediaType: .video) {
-            for case let source? in track.segments.map(\.source) where !source.isStillImage {
-                let found = ProxyFiles.Source(path: source.path, streamIndex: source.streamIndex)
-                if !sources.contains(found) { sources.append(found) }
-            }
-        }
+        let sources = Self.videoSources(of: session)
         videoSources = sources
         self.proxies = ProxyFiles(proxies.files.filter { sources.contains($0.key) })
         var summary: [String: any Sendable] = [
@@ -68,6 +62,18 @@ final class StudioItem: @unchecked Sendable {
         }
     }
 
+    /// The moving pictures an export shows, each once.
+    static func videoSources(of session: ExportSession) -> [ProxyFiles.Source] {
+        var sources: [ProxyFiles.Source] = []
+        for track in session.composition.tracks(withMediaType: .video) {
+            for case let source? in track.segments.map(\.source) where !source.isStillImage {
+                let found = ProxyFiles.Source(path: source.path, streamIndex: source.streamIndex)
+                if !sources.contains(found) { sources.append(found) }
+            }
+        }
+        return sources
+    }
+
     /// The same export reading `proxies` (its compositors made afresh); a frozen item stays as it is.
     func reading(_ proxies: ProxyFiles, proxied: Bool) throws -> StudioItem {
         guard !frozen else { return self }
@@ -81,10 +87,14 @@ final class StudioItem: @unchecked Sendable {
         guard let slot = lanes[lane] else { throw StudioError("no \(lane) lane") }
         // At the render size, like the export, and scaled down once composed: the preview
         // shows the export's pixels, not a second rendering at another size. From proxies,
-        // at the preview size: they are previews already.
+        // at twice the preview size at most: a 4K phone clip is not composed at 4K to be
+        // shown at 960×540, yet colours are converted and layers drawn with the detail the
+        // preview shows (at the preview size itself, 4:2:0 colour at half of it lost 4 dB
+        // on the HLG iPhone fixture).
+        let composedSize = (width: previewSize.width * 2, height: previewSize.height * 2)
         return try slot.use(making: {
             try Compositor(composition: session.composition, videoComposition: session.videoComposition, audioMix: session.audioMix,
-                           maxSize: proxies.files.isEmpty ? nil : previewSize, proxies: proxies)
+                           maxSize: proxies.files.isEmpty ? nil : composedSize, proxies: proxies)
         }, body)
     }
 }

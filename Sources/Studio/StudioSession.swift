@@ -111,9 +111,13 @@ public final class StudioSession: Sendable {
             var items: [StudioItem] = []
             if error == nil {
                 do {
+                    // The sources' proxies are checked first: a changed source's is not used.
+                    proxies?.show(result.items.flatMap(StudioItem.videoSources(of:)))
                     let files = proxies?.files ?? ProxyFiles()
-                    items = try result.items.enumerated().map { try StudioItem(id: $0.offset, session: $0.element, options: options, proxies: files) }
-                    items = try items.map { try $0.reading(files, proxied: proxies?.allProxied($0.videoSources) ?? false) }
+                    items = try result.items.enumerated().map { index, session in
+                        try StudioItem(id: index, session: session, options: options, proxies: files,
+                                       proxied: proxies?.allProxied(StudioItem.videoSources(of: session)) ?? false)
+                    }
                     // What each export would say of its pictures, as a render would.
                     for item in result.items { for found in try item.pictureDiagnostics() { run.diagnostics.report(found) } }
                 } catch let failure {
@@ -135,7 +139,6 @@ public final class StudioSession: Sendable {
                 return state.generation
             }
             frameCache.removeAll()
-            proxies?.show(items.flatMap(\.videoSources))
             events.onReload?()
             events.send(["type": "state", "generation": generation])
         }

@@ -204,6 +204,38 @@ import TestSupport
         _ = try Self.save(page, "diagnostics")
     }
 
+    /// Issue 41 §4: on a 1080p source with 10-second GOPs, the proxy takes the source's place
+    /// while the page shows a frame: the same frame number, the picture ≥ 38 dB against the
+    /// one before, and the page says it shows a proxy.
+    @Test func theProxyReplacesTheSourceWithoutAJump() throws {
+        let folder = (Fixtures.scratchPath("x") as NSString).deletingLastPathComponent
+        let source = folder + "/long-gop.mp4"
+        try Tool.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=1920x1080:rate=30:duration=4", "-c:v", "libx264", "-preset", "ultrafast",
+                         "-g", "300", "-pix_fmt", "yuv420p", source])
+        let studio = try StudioProcess(script: Moonreel.example("portrait.lua"), arguments: [folder + "/never.mp4", source])
+        defer { studio.stop() }
+        let page = try Self.openPage(studio)
+        defer { page.close() }
+        try page.evaluate("studio.seek(2.5)")
+        try page.waitUntil("studio.frameNumber === 75", timeout: 15)
+        let before = try page.evaluate("""
+            (() => { window.before = document.querySelector('#player').getContext('2d').getImageData(0, 0, 960, 540).data; return studio.proxied })()
+            """) as? Bool
+        try page.waitUntil("studio.proxied && studio.shownGeneration === studio.generation && studio.frameNumber === 75", timeout: 60)
+        #expect(before == false, "the first picture came from the source")
+        let psnr = try page.evaluate("""
+            (() => {
+              const now = document.querySelector('#player').getContext('2d').getImageData(0, 0, 960, 540).data;
+              let sum = 0, count = 0;
+              for (let i = 0; i < now.length; i += 4) for (let c = 0; c < 3; c++) { const d = now[i + c] - window.before[i + c]; sum += d * d; count++; }
+              return 10 * Math.log10(255 * 255 / Math.max(sum / count, 1e-9));
+            })()
+            """) as? Double ?? 0
+        #expect(psnr >= 38, "the picture changed by \(psnr) dB when the proxy took over")
+        #expect(try page.evaluate("document.querySelector('#proxy-status').textContent") as? String == "proxy")
+        _ = try Self.save(page, "proxied")
+    }
+
     /// A CI run saw the run's own state event reach the page before the reply to a reset: both
     /// were applied while the change still counted as on its way, so the control stayed on the
     /// old value. Holding every reply for a second makes that order certain.

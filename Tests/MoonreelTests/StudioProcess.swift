@@ -13,9 +13,14 @@ final class StudioProcess {
     let token: String
     private let errors = Pipe()
 
-    init(script: String, arguments: [String], options: [String] = []) throws {
+    /// The studio's cache folder (its proxies): a fresh one unless given.
+    let cache: String
+
+    init(script: String, arguments: [String], options: [String] = [], cache: String? = nil) throws {
         process.executableURL = URL(fileURLWithPath: Moonreel.executable)
         process.arguments = ["studio"] + options + [script] + arguments
+        self.cache = cache ?? Fixtures.scratchPath("cache")
+        process.environment = ProcessInfo.processInfo.environment.merging(["XDG_CACHE_HOME": self.cache]) { $1 }
         let output = Pipe()
         process.standardOutput = output
         process.standardError = errors

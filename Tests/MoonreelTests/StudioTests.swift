@@ -85,7 +85,8 @@ import TestSupport
         let job = try LyricJob(clip: realClip.map(Fixtures.real))
         let exported = try Moonreel.run(["run", job.script] + job.arguments)
         #expect(exported.status == 0, "\(exported.err)")
-        let studio = try StudioProcess(script: job.script, arguments: [job.clip, job.cues, job.folder + "/not-written.mp4"])
+        // The sources' own pictures (proxies have a test of their own: ProxyTests).
+        let studio = try StudioProcess(script: job.script, arguments: [job.clip, job.cues, job.folder + "/not-written.mp4"], options: ["--no-proxies"])
         defer { studio.stop() }
         let item = try #require((studio.get("state").json["items"] as? [[String: Any]])?.first)
         let (width, height) = (item["width"] as? Int ?? 0, item["height"] as? Int ?? 0)

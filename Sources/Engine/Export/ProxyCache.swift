@@ -16,8 +16,12 @@ import Glibc
 public final class ProxyCache: Sendable {
     /// Where the proxies are kept (made on first use, readable by the user alone).
     public let folder: String
-    /// A proxy's stored picture fits inside this box, its long side along the long side.
-    public let longSide: Int, shortSide: Int
+    /// A proxy's stored picture fits inside this box, turned to lie as the stream's pictures
+    /// do (a portrait clip's proxy is as sharp as a landscape one's): twice the preview's,
+    /// which the studio composes proxies at. At the preview's size itself, its 4:2:0 colour at
+    /// half that lost detail the preview shows: 33 dB against the source's picture on a
+    /// 1080p test pattern, 37 on the HLG iPhone fixture (issue 41, ProxyTests).
+    public let width: Int, height: Int
 
     /// Bumped whenever proxies are made differently, so old ones are made again.
     static let version = 1
@@ -27,9 +31,9 @@ public final class ProxyCache: Sendable {
     /// Sources with keyframes further apart than this are proxied even when small: scrubbing
     /// them decodes up to this long a run of frames (a 10-second GOP at 1080p: 864 ms p95).
     static let sparseKeyframeSeconds = 2.0
-    /// x264 at CRF 16, `veryfast`, no B-frames: ≥ 42 dB against the source scaled to the same
-    /// size on the phone fixtures, and made 4–6× faster than real time for 1080p here.
-    static let quality = 16
+    /// x264 at CRF 10, no B-frames: studio frames from the proxy of the HLG iPhone fixture are
+    /// ≥ 38 dB against its export (CRF 16: 37).
+    static let quality = 10
 
     /// Each source's content digest, kept while the file is unchanged (hashing a phone's 4K
     /// video takes a second; the studio asks after every run of the script).
@@ -38,8 +42,8 @@ public final class ProxyCache: Sendable {
     /// A cache in `folder` for previews that fit inside `previewSize`.
     public init(folder: String, previewSize: (width: Int, height: Int) = (960, 540)) {
         self.folder = folder
-        longSide = max(2, max(previewSize.width, previewSize.height))
-        shortSide = max(2, min(previewSize.width, previewSize.height))
+        width = max(2, previewSize.width * 2)
+        height = max(2, previewSize.height * 2)
     }
 
     /// `$XDG_CACHE_HOME/moonreel/proxies`, else `~/.cache/moonreel/proxies`; nil with neither set.
@@ -53,25 +57,33 @@ public final class ProxyCache: Sendable {
         case notNeeded(reason: String)
     }
 
-    /// Whether `track` gains from a proxy: a video stream larger than the box, or with
-    /// keyframes more than two seconds apart.
+    /// Whether `track` gains from a proxy: a video stream larger than the box, one with
+    /// keyframes more than two seconds apart, or one larger than the preview that is costly
+    /// to decode (other than 8-bit H.264 up to 30 fps: a phone's HEVC 10-bit or 1080p60).
     public func need(of track: AssetTrack) -> Need {
         guard track.mediaType == .video, !track.isStillImage else { return .notNeeded(reason: "not a moving picture") }
         let (width, height) = (Int(track.naturalSize.width), Int(track.naturalSize.height))
         let size = proxySize(width: width, height: height)
-        if size.width < width || size.height < height {
-            return .needed(reason: "\(width)×\(height) is larger than the \(size.width)×\(size.height) preview")
+        if max(width, height) > max(self.width, self.height) || min(width, height) > min(self.width, self.height) {
+            return .needed(reason: "\(width)×\(height) is larger than the \(size.width)×\(size.height) proxy")
         }
         if let gap = Self.longestKeyframeGap(path: track.path, streamIndex: track.streamIndex), gap > Self.sparseKeyframeSeconds {
             return .needed(reason: "keyframes up to \(shortNumber(gap)) s apart")
         }
-        return .notNeeded(reason: "\(width)×\(height) with keyframes at most \(shortNumber(Self.sparseKeyframeSeconds)) s apart")
+        let largerThanPreview = max(width, height) > max(self.width, self.height) / 2 || min(width, height) > min(self.width, self.height) / 2
+        let costly = [track.codec == "h264" ? nil : track.codec.uppercased(), track.bitsPerComponent > 8 ? "\(track.bitsPerComponent)-bit" : nil,
+                      track.nominalFrameRate > 31 ? "\(shortNumber(track.nominalFrameRate)) fps" : nil].compactMap { $0 }
+        if largerThanPreview, !costly.isEmpty {
+            return .needed(reason: "\(width)×\(height) \(costly.joined(separator: " ")) is costly to decode")
+        }
+        return .notNeeded(reason: "\(width)×\(height) \(track.codec) with keyframes at most \(shortNumber(Self.sparseKeyframeSeconds)) s apart")
     }
 
-    /// The stored size of a proxy of a `width`×`height` stream: fitted in the box, even.
+    /// The stored size of a proxy of a `width`×`height` stream: its long side in the box's
+    /// long side and its short side in the short one; even.
     func proxySize(width: Int, height: Int) -> (width: Int, height: Int) {
         let (long, short) = (max(width, height), min(width, height))
-        let fit = min(1, Double(longSide) / Double(max(long, 1)), Double(shortSide) / Double(max(short, 1)))
+        let fit = min(1, Double(max(self.width, self.height)) / Double(max(long, 1)), Double(min(self.width, self.height)) / Double(max(short, 1)))
         let even = { (value: Int) in max(2, Int((Double(value) * fit / 2).rounded(.down)) * 2) }
         return (even(width), even(height))
     }
@@ -100,7 +112,7 @@ public final class ProxyCache: Sendable {
 
     /// Where the proxy of `source` is kept, and its check beside it.
     public func path(of source: ProxyFiles.Source) throws -> String {
-        "\(folder)/\(try digest(of: source.path))-\(source.streamIndex)-\(longSide)x\(shortSide)-v\(Self.version).nut"
+        "\(folder)/\(try digest(of: source.path))-\(source.streamIndex)-\(width)x\(height)-v\(Self.version).mov"
     }
 
     private func checkPath(of proxy: String) -> String { proxy + ".check" }
@@ -191,7 +203,7 @@ public final class ProxyCache: Sendable {
             : Double(max(reader.demuxer.context.pointee.duration, 0)) / Double(AV_TIME_BASE)
         let rate = stream.pointee.avg_frame_rate.isValid ? stream.pointee.avg_frame_rate : stream.pointee.r_frame_rate
         let frameDuration = rate.isValid ? MediaTime(value: Int64(rate.den), timescale: rate.num) : MediaTime(value: 1, timescale: 30)
-        let muxer = try Muxer(path: path, muxerName: "nut", name: "NUT")
+        let muxer = try Muxer(path: path, container: .mov)
         let scaler = Scaler(flags: SWS_BICUBIC | SWS_ACCURATE_RND)
         var encoder: Encoder?
         var written: [Int64] = []
@@ -207,7 +219,7 @@ public final class ProxyCache: Sendable {
             let size = proxySize(width: frame.width, height: frame.height)
             if encoder == nil {
                 let encoding = VideoEncoding(codec: .h264, encoderName: "libx264", pixelFormat: format, rateControl: .quality(crf: Self.quality),
-                                             profile: nil, options: [("preset", "veryfast"), ("bf", "0")],
+                                             profile: nil, options: [("preset", "ultrafast"), ("bf", "0")],
                                              keyframeInterval: Self.keyframeSeconds, codecTag: nil)
                 encoder = try Encoder.video(encoding, width: size.width, height: size.height, frameDuration: frameDuration,
                                             color: color, muxer: muxer, timeBase: timeBase)

@@ -82,7 +82,13 @@ final class Scaler {
                                        Int32(output.width), Int32(output.height), output.pixelFormat,
                                        flags, nil, nil, nil)
         guard let context else { throw EngineError("cannot convert \(source.pixelFormat) \(source.width)×\(source.height) frames", kind: .unsupported) }
-        if context != previous || configured.map({ $0 != (sourceColor, outputColor) }) ?? true {
+        // The context may have been made anew at the same address: swscale turns a full-range
+        // "yuvj" input into its plain format when the details are set, and the next cached
+        // lookup then sees another format and rebuilds the context with default ranges (an
+        // Android 4K60 clip's frames from the fifth on came out with luma squeezed to limited
+        // range, 30 dB). So the ranges in force are read back, not assumed.
+        if context != previous || configured.map({ $0 != (sourceColor, outputColor) }) ?? true
+            || !Self.hasRanges(context, source: sourceColor, output: outputColor) {
             sws_setColorspaceDetails(context, sws_getCoefficients(sourceColor.swsSpace), sourceColor.range == AVCOL_RANGE_JPEG ? 1 : 0,
                                      sws_getCoefficients(outputColor.swsSpace), outputColor.range == AVCOL_RANGE_JPEG ? 1 : 0,
                                      0, 1 << 16, 1 << 16)
@@ -95,6 +101,16 @@ final class Scaler {
             output.pointer.pointee.color_trc = outputColor.dynamicRange.transfer
             output.pointer.pointee.color_primaries = AVCOL_PRI_BT2020
         }
+    }
+
+    /// Whether `context` converts with the ranges of `source` and `output` now.
+    private static func hasRanges(_ context: OpaquePointer, source: ColorDescription, output: ColorDescription) -> Bool {
+        var (inverse, table): (UnsafeMutablePointer<Int32>?, UnsafeMutablePointer<Int32>?) = (nil, nil)
+        var (sourceRange, outputRange, brightness, contrast, saturation): (Int32, Int32, Int32, Int32, Int32) = (0, 0, 0, 0, 0)
+        guard sws_getColorspaceDetails(context, &inverse, &sourceRange, &table, &outputRange, &brightness, &contrast, &saturation) >= 0 else {
+            return true // not a YUV conversion: no ranges to keep
+        }
+        return sourceRange == (source.range == AVCOL_RANGE_JPEG ? 1 : 0) && outputRange == (output.range == AVCOL_RANGE_JPEG ? 1 : 0)
     }
 }
 

@@ -831,6 +831,9 @@ async function sendChanges() {
       if (reply.state?.generation != null) applyState(reply.state);
       showNote(reply.error?.message);
     }
+    // A reply overtaken by a newer state (a proxy made meanwhile) is not applied: the
+    // controls show that state's values.
+    if (view.state) renderParameters();
     for (const resolve of change.waiters) resolve();
   }
   $('#status').hidden = true;
