@@ -175,6 +175,7 @@ final class StudioRoutes: Sendable {
             let milliseconds = (ContinuousClock.now - started) / .milliseconds(1)
             return Response(status: .ok, contentType: png ? "image/png" : "image/jpeg", body: frame.bytes,
                             headers: [("X-Frame-Time", String(frame.seconds)), ("X-Frame-Number", String(frame.number)),
+                                      ("X-Frame-Cache", frame.cached ? "hit" : "miss"),
                                       ("Server-Timing", "render;dur=\(String(format: "%.1f", milliseconds))")])
         } catch {
             return .text(.unprocessableEntity, "\(error)".oneLine)

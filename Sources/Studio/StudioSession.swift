@@ -231,18 +231,18 @@ public final class StudioSession: Sendable {
     /// The JPEG (or `format`) of item `index`'s frame at `seconds`, with its number and exact start.
     /// `lane` keeps playback and scrubbing on decoders of their own, so one does not make
     /// the other seek.
-    public func frame(item index: Int, at seconds: Double, lane: PreviewLane, format: StillImageFormat = .jpeg) throws -> (bytes: [UInt8], number: Int64, seconds: Double) {
+    public func frame(item index: Int, at seconds: Double, lane: PreviewLane, format: StillImageFormat = .jpeg) throws -> (bytes: [UInt8], number: Int64, seconds: Double, cached: Bool) {
         let item = try self.item(index)
         guard let time = MediaTime(seconds: max(0, seconds)) else { throw StudioError("time \(seconds) s cannot be shown") }
-        let picture = try item.withCompositor(lane) { compositor in
+        let (picture, cached) = try item.withCompositor(lane) { compositor in
             let key = FrameCache.Key(item: item.serial, number: compositor.frameNumber(containing: time), format: format)
-            if let kept = frameCache.picture(key) { return kept }
+            if let kept = frameCache.picture(key) { return (kept, true) }
             let rendered = try compositor.encodedFrame(containing: time, as: format, fitting: options.previewSize, jpegQuality: 2)
             let picture = FrameCache.Picture(bytes: rendered.bytes, number: rendered.number, seconds: rendered.time.seconds)
             frameCache.keep(picture, as: key)
-            return picture
+            return (picture, false)
         }
-        return (picture.bytes, picture.number, picture.seconds)
+        return (picture.bytes, picture.number, picture.seconds, cached)
     }
 
     /// Item `index`'s mixed sound from sample `start` on, `count` samples per channel at

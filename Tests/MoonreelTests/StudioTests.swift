@@ -107,6 +107,36 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: job.folder + "/not-written.mp4"))
     }
 
+    /// Issue 41 §2: a frame shown before is sent again without rendering it (stepping back
+    /// and forth, short scrubs); the kept pictures stay within an eighth of the memory limit
+    /// (here 16 MiB: 2 MiB, some forty pictures), the least recently shown going first; a new
+    /// run of the script renders afresh.
+    @Test func framesShownBeforeAreNotRenderedAgain() throws {
+        let job = try LyricJob(seconds: 4)
+        let studio = try StudioProcess(script: job.script, arguments: job.arguments, options: ["--memory-limit", "16", "--no-proxies"])
+        defer { studio.stop() }
+        let frame = { (time: Double) throws -> (cache: String, bytes: Data) in
+            let response = try studio.get("frame?item=0&t=\(time)")
+            #expect(response.status == 200)
+            return (response.headers["x-frame-cache"] ?? "", response.body)
+        }
+        let first = try frame(1.01)
+        #expect(first.cache == "miss")
+        let again = try frame(1.02)            // the same frame (1.0 to 1.033 s)
+        #expect(again.cache == "hit" && again.bytes == first.bytes)
+        #expect(try frame(1.05).cache == "miss")
+        // 100 frames of this picture (~40 KB each as JPEG) do not fit in 2 MiB.
+        for number in 0..<100 { _ = try frame(Double(number) / 30 + 0.001) }
+        #expect(try frame(99.0 / 30 + 0.001).cache == "hit")
+        #expect(try frame(0.001).cache == "miss", "the oldest went first")
+        // A save runs the script again: its pictures are rendered anew.
+        let generation = try studio.get("state").json["generation"] as? Int ?? 0
+        try (String(contentsOfFile: job.script, encoding: .utf8) + "\n-- saved\n").write(toFile: job.script, atomically: true, encoding: .utf8)
+        let deadline = Date().addingTimeInterval(30)
+        while (try studio.get("state").json["generation"] as? Int ?? 0) == generation, Date() < deadline { usleep(50_000) }
+        #expect(try frame(99.0 / 30 + 0.001).cache == "miss")
+    }
+
     /// PSNR of an image against the frame of `video` at `time`, scaled to its size.
     static func psnr(_ image: String, against video: String, at time: Double, width: Int, height: Int) throws -> Double {
         let result = try Tool.run("ffmpeg", ["-hide_banner", "-nostdin", "-i", video, "-i", image, "-lavfi",
