@@ -62,7 +62,7 @@ package final class API {
     /// is its binding file and one entry here.
     static let bindings: [Binding] = [
         .time, .transform, .asset, .composition, .videoComposition, .audioMix, .exportSession, .imageGenerator,
-        .layer, .animation, .cues, .filter, .editHelpers, .capture, .mediaLibrary, .analysis, .timeline,
+        .layer, .animation, .cues, .filter, .editHelpers, .capture, .mediaLibrary, .analysis, .proxy, .timeline,
     ]
 
     /// Pushes `object` as its class (the one of its type, or its nearest ancestor's).
@@ -174,6 +174,9 @@ package struct RunPolicy {
     /// Where `av.analyze` keeps what it found (the user's cache folder unless the host sets
     /// another; nil: nowhere, every run analyses afresh).
     package var analysisCache: AnalysisCache? = .standard
+    /// Where `av.makeProxy` keeps the studio's preview proxies (the user's cache folder, for
+    /// the default 960×540 preview).
+    package var proxyCache: ProxyCache? = .standard()
     /// Told how each export goes: started, progress, finished or failed (the CLI draws its
     /// bar and writes its JSON lines from these).
     package var exportEvents: ((ExportEvent) -> Void)?

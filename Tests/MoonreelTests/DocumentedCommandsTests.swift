@@ -102,7 +102,7 @@ import TestSupport
 
     /// The subcommands, as `moonreel --help` and each group's help list them.
     static let subcommands: [String: [String]] = [
-        "": ["run", "repl", "studio", "batch", "info", "cues", "effects", "demo", "probe", "snapshot", "record", "docs"],
+        "": ["run", "repl", "studio", "batch", "info", "cues", "effects", "demo", "probe", "snapshot", "record", "docs", "proxy"],
         "cues": ["check"], "effects": ["list", "info", "show", "new", "remove", "install"],
     ]
 

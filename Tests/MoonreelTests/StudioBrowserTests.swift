@@ -121,6 +121,10 @@ import TestSupport
             let dropped = try page.evaluate("studio.framesDropped") as? Int ?? 0
             #expect(shown >= 10, "frames shown while playing 2 s: \(shown)")
             #expect(shown + dropped >= 55, "frames shown (\(shown)) and dropped (\(dropped)) cover the 2 s played")
+            // …and no more than were passed: from the top, the first frame's "previous" (−1) was
+            // read as the last frame of a pass before, and the whole clip counted as dropped.
+            let played = try page.evaluate("studio.position") as? Double ?? 0
+            #expect(shown + dropped <= Int(played * 30) + 2, "\(shown) shown and \(dropped) dropped in \(played) s")
             #expect(try page.evaluate("studio.playing") as? Bool == false)
             let audioRequests = try page.evaluate("performance.getEntriesByType('resource').filter(e => e.name.includes('/audio?')).length") as? Int ?? 0
             #expect(audioRequests > 0, "sound was fetched for playback")

@@ -512,8 +512,9 @@ function presentFrame(origin, now) {
   // Before this run's first picture comes, every frame the clock has reached is waiting
   // (a slow machine's first seconds are otherwise counted as nothing).
   if (frames.firstDue < 0) frames.firstDue = due;
-  const waiting = () => Math.max(0, frames.shown >= 0 ? skippedBetween(frames.shown, due, origin)
-                                                      : skippedBetween(frames.firstDue - 1, due, origin) + 1);
+  // Frames from the run's first due one up to `to` (not included), none shown yet.
+  const sinceFirst = (to) => (to === frames.firstDue ? 0 : skippedBetween(frames.firstDue, to, origin) + 1);
+  const waiting = () => Math.max(0, frames.shown >= 0 ? skippedBetween(frames.shown, due, origin) : sinceFirst(due) + 1);
   if (best < 0) {
     playback.framesWaiting = waiting();
     return;
@@ -524,8 +525,7 @@ function presentFrame(origin, now) {
     frames.ready.delete(sequence);
     if (older !== frame) older.bitmap.close();
   }
-  playback.framesDropped += Math.max(0, frames.shown >= 0 ? skippedBetween(frames.shown, best, origin)
-                                                         : skippedBetween(frames.firstDue - 1, best, origin));
+  playback.framesDropped += Math.max(0, frames.shown >= 0 ? skippedBetween(frames.shown, best, origin) : sinceFirst(best));
   frames.shown = best;
   playback.framesShown++;
   playback.framesWaiting = waiting();
