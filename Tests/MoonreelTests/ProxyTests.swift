@@ -45,10 +45,12 @@ import TestSupport
         let (kept, original) = (try Self.stream(proxy), try Self.stream(source))
         let (width, height) = (Int(kept["width"] ?? "") ?? 0, Int(kept["height"] ?? "") ?? 0)
         #expect(max(width, height) <= 1920 && min(width, height) <= 1080 && width > 0, "\(kept)")
-        // Tags kept; an untagged range is read as limited, and tagged so.
+        // Tags kept (an untagged range is read as limited, and tagged so); HDR is tone-mapped
+        // to BT.709 SDR as previews show it.
+        let hdr = ["arib-std-b67", "smpte2084"].contains(original["color_transfer"] ?? "")
         #expect(kept["color_range"] == (original["color_range"] == "unknown" ? "tv" : original["color_range"]), "\(kept) vs \(original)")
-        #expect(kept["color_transfer"] == original["color_transfer"] || original["color_transfer"] == "unknown", "\(kept) vs \(original)")
-        #expect(kept["pix_fmt"]?.contains("10") == original["pix_fmt"]?.contains("10"), "\(kept) vs \(original)")
+        #expect(kept["color_transfer"] == (hdr ? "bt709" : original["color_transfer"]) || original["color_transfer"] == "unknown", "\(kept) vs \(original)")
+        #expect(kept["pix_fmt"]?.contains("10") == (original["pix_fmt"]?.contains("10") == true && !hdr), "\(kept) vs \(original)")
         // A keyframe every half second (VFR: within a frame of it).
         let keys = try Tool.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "packet=pts_time,flags",
                                             "-of", "csv=p=0", proxy]).out.split(separator: "\n")
@@ -58,6 +60,10 @@ import TestSupport
         // Every frame is the source's, scaled as ffmpeg scales it (stored, unturned). Full-range
         // video once lost its levels from the fifth frame on: swscale rebuilt its context with
         // default ranges after a "yuvj" input's colour details were set (30 dB, see Scaler).
+        // A second time, the kept one.
+        let again = try Self.makeProxy(source, cache: cache)
+        #expect(again.out.contains("proxy kept at \(proxy)"), "\(again.out)")
+        guard !hdr else { return }  // ffmpeg's tone mapping is not ours: studioFramesFromAProxyAreCloseToTheExport judges it
         let stats = Fixtures.scratchPath("psnr.txt")
         try Tool.ffmpeg(["-i", proxy, "-noautorotate", "-i", source, "-lavfi",
                          "[1:v]scale=\(width):\(height):flags=bicubic[s];[0:v][s]psnr=stats_file=\(stats)", "-f", "null", "-"])
@@ -65,9 +71,6 @@ import TestSupport
             line.split(separator: " ").first { $0.hasPrefix("psnr_avg:") }.flatMap { Double($0.dropFirst("psnr_avg:".count)) }
         }
         #expect(psnr.count == (try Self.frameTimes(source)).count && (psnr.min() ?? 0) >= 40, "per-frame PSNR: \(psnr.map { Int($0) })")
-        // A second time, the kept one.
-        let again = try Self.makeProxy(source, cache: cache)
-        #expect(again.out.contains("proxy kept at \(proxy)"), "\(again.out)")
     }
 
     @Test func aDamagedOrDeletedProxyIsMadeAgainAndAChangedSourceGetsItsOwn() throws {
