@@ -17,15 +17,16 @@ import Glibc
 public final class ProxyCache: Sendable {
     /// Where the proxies are kept (made on first use, readable by the user alone).
     public let folder: String
-    /// A proxy's stored picture fits inside this box, turned to lie as the stream's pictures
-    /// do (a portrait clip's proxy is as sharp as a landscape one's): twice the preview's,
-    /// which the studio composes proxies at. At the preview's size itself, its 4:2:0 colour at
-    /// half that lost detail the preview shows: 33 dB against the source's picture on a
-    /// 1080p test pattern, 37 on the HLG iPhone fixture (issue 41, ProxyTests).
+    /// A proxy's picture, upright, fits inside this box: twice the preview's, which the studio
+    /// composes proxies at. At the preview's size itself, its 4:2:0 colour at half that lost
+    /// detail the preview shows (33 dB against the source's picture on a 1080p test pattern,
+    /// 37 on the HLG iPhone fixture; issue 41, ProxyTests). Upright, so a portrait phone clip
+    /// in a landscape preview is not decoded at three times the pixels it is shown with (4K60
+    /// portrait: 14 % of frames dropped from a 1920×1080 proxy).
     public let width: Int, height: Int
 
     /// Bumped whenever proxies are made differently, so old ones are made again.
-    static let version = 1
+    static let version = 2
     /// A keyframe every half second: a scrub decodes at most 15 frames of 540p at 30 fps
     /// (bench/RESULTS.md, issue 41: under 40 ms here).
     static let keyframeSeconds = 0.5
@@ -64,14 +65,16 @@ public final class ProxyCache: Sendable {
     public func need(of track: AssetTrack) -> Need {
         guard track.mediaType == .video, !track.isStillImage else { return .notNeeded(reason: "not a moving picture") }
         let (width, height) = (Int(track.naturalSize.width), Int(track.naturalSize.height))
-        let size = proxySize(width: width, height: height)
-        if max(width, height) > max(self.width, self.height) || min(width, height) > min(self.width, self.height) {
+        let turned = Self.isTurned(track)
+        let size = proxySize(width: width, height: height, turned: turned)
+        let upright = turned ? (width: height, height: width) : (width: width, height: height)
+        if upright.width > self.width || upright.height > self.height {
             return .needed(reason: "\(width)×\(height) is larger than the \(size.width)×\(size.height) proxy")
         }
         if let gap = Self.longestKeyframeGap(path: track.path, streamIndex: track.streamIndex), gap > Self.sparseKeyframeSeconds {
             return .needed(reason: "keyframes up to \(shortNumber(gap)) s apart")
         }
-        let largerThanPreview = max(width, height) > max(self.width, self.height) / 2 || min(width, height) > min(self.width, self.height) / 2
+        let largerThanPreview = upright.width > self.width / 2 || upright.height > self.height / 2
         let costly = [track.codec == "h264" ? nil : track.codec.uppercased(), track.bitsPerComponent > 8 ? "\(track.bitsPerComponent)-bit" : nil,
                       track.nominalFrameRate > 31 ? "\(shortNumber(track.nominalFrameRate)) fps" : nil].compactMap { $0 }
         if largerThanPreview, !costly.isEmpty {
@@ -80,11 +83,14 @@ public final class ProxyCache: Sendable {
         return .notNeeded(reason: "\(width)×\(height) \(track.codec) with keyframes at most \(shortNumber(Self.sparseKeyframeSeconds)) s apart")
     }
 
-    /// The stored size of a proxy of a `width`×`height` stream: its long side in the box's
-    /// long side and its short side in the short one; even.
-    func proxySize(width: Int, height: Int) -> (width: Int, height: Int) {
-        let (long, short) = (max(width, height), min(width, height))
-        let fit = min(1, Double(max(self.width, self.height)) / Double(max(long, 1)), Double(min(self.width, self.height)) / Double(max(short, 1)))
+    /// Whether the track is shown a quarter turned from how it is stored (portrait phone video).
+    static func isTurned(_ track: AssetTrack) -> Bool { abs(track.preferredTransform.b) > 0.5 }
+
+    /// The stored size of a proxy of a `width`×`height` stream (`turned`: shown a quarter
+    /// turned): upright, it fits in the box; even.
+    func proxySize(width: Int, height: Int, turned: Bool) -> (width: Int, height: Int) {
+        let upright = turned ? (height, width) : (width, height)
+        let fit = min(1, Double(self.width) / Double(max(upright.0, 1)), Double(self.height) / Double(max(upright.1, 1)))
         let even = { (value: Int) in max(2, Int((Double(value) * fit / 2).rounded(.down)) * 2) }
         return (even(width), even(height))
     }
@@ -194,6 +200,7 @@ public final class ProxyCache: Sendable {
     /// returns the times written.
     private func write(_ source: ProxyFiles.Source, to path: String, progress: (Double) -> Void,
                        cancellation: CancellationFlag?) throws -> [MediaTime] {
+        let turned = try Asset(path: source.path).tracks.first { $0.streamIndex == source.streamIndex }.map(Self.isTurned) ?? false
         let reader = try StreamReader(path: source.path, streamIndex: source.streamIndex)
         guard let stream = reader.demuxer.stream(source.streamIndex), stream.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO else {
             throw EngineError("\(source.path) has no video stream #\(source.streamIndex) to make a proxy of", kind: .notFound, subject: source.path)
@@ -222,7 +229,7 @@ public final class ProxyCache: Sendable {
             let color = ColorDescription.of(picture)
             let tenBit = (av_pix_fmt_desc_get(picture.pixelFormat)?.pointee.comp.0.depth ?? 8) > 8
             let format = tenBit ? AV_PIX_FMT_YUV420P10LE : AV_PIX_FMT_YUV420P
-            let size = proxySize(width: picture.width, height: picture.height)
+            let size = proxySize(width: picture.width, height: picture.height, turned: turned)
             if encoder == nil {
                 let encoding = VideoEncoding(codec: .h264, encoderName: "libx264", pixelFormat: format, rateControl: .quality(crf: Self.quality),
                                              profile: nil, options: [("preset", "ultrafast"), ("bf", "0")],
