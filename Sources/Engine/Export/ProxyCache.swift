@@ -55,7 +55,10 @@ public final class ProxyCache: Sendable {
 
     /// Whether a preview of a track gains from a proxy, and why.
     public enum Need: Sendable, Equatable {
+        /// A proxy makes its preview smoother; `reason` says what about the source (its size,
+        /// its keyframes, its cost to decode).
         case needed(reason: String)
+        /// The source previews as well as a proxy would; `reason` says why.
         case notNeeded(reason: String)
     }
 
