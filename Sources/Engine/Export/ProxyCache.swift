@@ -22,7 +22,8 @@ public final class ProxyCache: Sendable {
     /// detail the preview shows (33 dB against the source's picture on a 1080p test pattern,
     /// 37 on the HLG iPhone fixture; issue 41, ProxyTests). Upright, so a portrait phone clip
     /// in a landscape preview is not decoded at three times the pixels it is shown with (4K60
-    /// portrait: 14 % of frames dropped from a 1920×1080 proxy).
+    /// portrait from its 1080×606 proxy: 6.8 ms a frame in the studio; the same pictures
+    /// landscape from a 1920×1080 one: 16 ms).
     public let width: Int, height: Int
 
     /// Bumped whenever proxies are made differently, so old ones are made again.
