@@ -26,6 +26,7 @@ extension API {
                     case .needed(let reason):
                         let kept = try model(call) { try cache.existing(source) }
                         let path = try kept ?? model(call) { try cache.make(source, cancellation: exportCancellation) }
+                        if kept == nil { cache.prune(keeping: path) }
                         made.append((track.streamIndex, path, kept == nil, reason))
                     }
                 }

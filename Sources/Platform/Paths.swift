@@ -26,6 +26,18 @@ package enum Paths {
         return (directory == "/" ? "" : directory) + "/" + (path.hasPrefix("./") ? String(path.dropFirst(2)) : path)
     }
 
+    /// The names in `folder` (not "." and ".."); empty when it cannot be read.
+    package static func names(in folder: String) -> [String] {
+        guard let listing = opendir(folder) else { return [] }
+        defer { closedir(listing) }
+        var names: [String] = []
+        while let entry = readdir(listing) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
     /// Makes `path` and every missing folder above it (`mkdir -p`) with `mode`; with
     /// `durably`, each new folder's parent is synced, so the folder survives a power loss.
     /// Throws `SystemError` naming the folder that could not be made.

@@ -18,17 +18,20 @@ struct ProxyCommand: ParsableCommand {
             """)
     @Option(help: "Preview size the proxies are for: WIDTHxHEIGHT, as `moonreel studio --scale` (default 960x540).")
     var scale = "960x540"
+    @Option(help: "The most the proxies folder may hold, in MiB: after a proxy is made the least recently used others go until they fit (default 20480).")
+    var cacheLimit: Int = Int(ProxyCache.defaultByteLimit >> 20)
     @Flag(help: "Print nothing but errors.") var quiet = false
     @Argument(help: "Media files.", completion: .file()) var files: [String]
 
     func validate() throws {
         _ = try StudioCommand.previewSize(scale)
         guard !files.isEmpty else { throw ValidationError("name at least one media file") }
+        guard cacheLimit >= 1, cacheLimit <= 1 << 30 else { throw ValidationError("--cache-limit must be 1…1073741824 MiB, got \(cacheLimit)") }
     }
 
     func run() throws {
         FFmpegLog.capture()
-        guard let cache = ProxyCache.standard(previewSize: try StudioCommand.previewSize(scale)) else {
+        guard let cache = ProxyCache.standard(previewSize: try StudioCommand.previewSize(scale), byteLimit: Int64(cacheLimit) << 20) else {
             printError("moonreel: proxy: neither XDG_CACHE_HOME nor HOME is set: no cache folder to keep proxies in")
             throw ExitCode(Exit.failed)
         }
@@ -72,6 +75,10 @@ struct ProxyCommand: ParsableCommand {
                 let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
                 let speed = seconds > 0 ? String(format: ", %.1f× real time", track.timeRange.duration.seconds / seconds) : ""
                 if !quiet { print(String(format: "%@: proxy made at %@ in %.1f s%@ (%@)", name, made, seconds, speed, reason)) }
+                let pruned = cache.prune(keeping: made)
+                if pruned.count > 0, !quiet {
+                    print("removed \(pruned.count) older prox\(pruned.count == 1 ? "y" : "ies") (\(pruned.bytes >> 20) MiB) to keep \(cache.folder) under \(cacheLimit) MiB")
+                }
             }
         }
     }

@@ -94,6 +94,23 @@ import TestSupport
         #expect(changed != proxy)
     }
 
+    /// The folder stays under its limit: making a proxy removes the least recently used others.
+    @Test func theCacheStaysUnderItsLimit() throws {
+        let cache = Fixtures.scratchPath("cache")
+        let folder = (cache as NSString).deletingLastPathComponent
+        var made: [String] = []
+        for (index, pattern) in ["testsrc2", "testsrc"].enumerated() {
+            let source = folder + "/source-\(index).mp4"
+            try Tool.ffmpeg(["-f", "lavfi", "-i", "\(pattern)=size=1280x720:rate=30:duration=4", "-c:v", "libx264", "-preset", "ultrafast", "-g", "300", source])
+            let result = try Tool.run(Moonreel.executable, ["proxy", "--cache-limit", "1", source], environment: ["XDG_CACHE_HOME": cache])
+            #expect(result.status == 0, "\(result.err)")
+            made.append(result.out.components(separatedBy: "proxy made at ").dropFirst().first?.components(separatedBy: " ").first ?? "")
+            #expect(result.out.contains("removed 1 older proxy") == (index == 1), "\(result.out)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: made[0]) && !FileManager.default.fileExists(atPath: made[0] + ".check"))
+        #expect(FileManager.default.fileExists(atPath: made[1]))
+    }
+
     /// Small files with close keyframes are previewed from themselves.
     @Test func aSmallClipNeedsNoProxy() throws {
         let made = try Self.makeProxy(Fixtures.real("01_iphone4s_portrait_h264_rot90.mov"), cache: Fixtures.scratchPath("cache"))

@@ -42,16 +42,23 @@ public final class ProxyCache: Sendable {
     /// video takes a second; the studio asks after every run of the script).
     private let digests = Mutex<[String: (file: FileIdentity, digest: String)]>([:])
 
-    /// A cache in `folder` for previews that fit inside `previewSize`.
-    public init(folder: String, previewSize: (width: Int, height: Int) = (960, 540)) {
+    /// The most bytes the folder's proxies may take: `prune`, after a proxy is made, removes
+    /// the least recently used others until they fit (a proxy of 1080p takes about 4 MB a second).
+    public let byteLimit: Int64
+    /// 20 GiB: about an hour and a half of 1080p proxies.
+    public static let defaultByteLimit: Int64 = 20 << 30
+
+    /// A cache in `folder` for previews that fit inside `previewSize`, its proxies within `byteLimit`.
+    public init(folder: String, previewSize: (width: Int, height: Int) = (960, 540), byteLimit: Int64 = ProxyCache.defaultByteLimit) {
         self.folder = folder
         width = max(2, previewSize.width * 2)
         height = max(2, previewSize.height * 2)
+        self.byteLimit = byteLimit
     }
 
     /// `$XDG_CACHE_HOME/moonreel/proxies`, else `~/.cache/moonreel/proxies`; nil with neither set.
-    public static func standard(previewSize: (width: Int, height: Int) = (960, 540)) -> ProxyCache? {
-        FileDigest.userCacheFolder("proxies").map { ProxyCache(folder: $0, previewSize: previewSize) }
+    public static func standard(previewSize: (width: Int, height: Int) = (960, 540), byteLimit: Int64 = defaultByteLimit) -> ProxyCache? {
+        FileDigest.userCacheFolder("proxies").map { ProxyCache(folder: $0, previewSize: previewSize, byteLimit: byteLimit) }
     }
 
     /// Whether a preview of a track gains from a proxy, and why.
@@ -141,7 +148,32 @@ public final class ProxyCache: Sendable {
             unlink(checkPath(of: proxy))
             return nil
         }
+        // Used now: the last to go when the folder is over its limit.
+        utimes(checkPath(of: proxy), nil)
         return proxy
+    }
+
+    /// Removes the least recently used proxies (their check file's time: made or last found)
+    /// other than `keeping` until the folder's proxies fit in `byteLimit`; returns how many
+    /// went and their bytes. A proxy open in a preview stays readable until it is closed.
+    @discardableResult
+    public func prune(keeping: String? = nil) -> (count: Int, bytes: Int64) {
+        var proxies: [(path: String, bytes: Int64, used: Int)] = Paths.names(in: folder).filter { $0.hasSuffix(".mov") && !$0.hasPrefix(".") }.compactMap { name in
+            let path = folder + "/" + name
+            var info = stat()
+            guard let bytes = fileSize(path), stat(checkPath(of: path), &info) == 0 else { return (path, fileSize(path) ?? 0, 0) }
+            return (path, bytes, info.st_mtim.tv_sec)
+        }
+        var total = proxies.reduce(0) { $0 + $1.bytes }
+        var removed = (count: 0, bytes: Int64(0))
+        proxies.sort { $0.used < $1.used }
+        for proxy in proxies where total > byteLimit && proxy.path != keeping {
+            unlink(checkPath(of: proxy.path))
+            guard unlink(proxy.path) == 0 else { continue }
+            total -= proxy.bytes
+            removed = (removed.count + 1, removed.bytes + proxy.bytes)
+        }
+        return removed
     }
 
     /// What a proxy's check file says: its format, size and SHA-256.

@@ -22,13 +22,7 @@ func fileSize(_ path: String) -> Int64? {
 
 /// Removes a folder of plain files (an image sequence being written) and the folder.
 func removeDirectory(_ path: String) {
-    if let folder = opendir(path) {
-        while let entry = readdir(folder) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name != "." && name != ".." { unlink("\(path)/\(name)") }
-        }
-        closedir(folder)
-    }
+    for name in Paths.names(in: path) { unlink("\(path)/\(name)") }
     rmdir(path)
 }
 
