@@ -166,7 +166,11 @@ public final class StudioSession: Sendable {
     public func show(composition: Composition, videoComposition: VideoComposition?) throws {
         let session = ExportSession(composition: composition, preset: ExportPreset.named("HighestQuality") ?? ExportPreset.all[0])
         session.videoComposition = videoComposition
-        let item = try StudioItem(id: 0, session: session, options: options, frozen: true)
+        // Proxies ready now are used; one made later is, from the next edit shown.
+        let sources = StudioItem.videoSources(of: session)
+        proxies?.show(sources)
+        let item = try StudioItem(id: 0, session: session, options: options, frozen: true, proxies: proxies?.files ?? ProxyFiles(),
+                                  proxied: proxies?.allProxied(sources) ?? false)
         let generation = state.withLock { state -> Int in
             state.generation += 1
             state.items = [item]

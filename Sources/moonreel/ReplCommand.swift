@@ -59,6 +59,7 @@ private final class REPLStudio {
     init(limits: ScriptLimits) {
         var options = StudioSession.Options()
         options.limits = limits
+        options.proxies = ProxyCache.standard(previewSize: options.previewSize)
         self.options = options
     }
 
