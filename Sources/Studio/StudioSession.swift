@@ -150,8 +150,12 @@ public final class StudioSession: Sendable {
         guard let proxies else { return }
         runLock.withLock { _ in
             let files = proxies.files
+            let shown = state.withLock { $0.items }
+            // Made outside the state lock (each opens its sources): the page's requests go on meanwhile.
+            let reading = shown.map { item in (try? item.reading(files, proxied: proxies.allProxied(item.videoSources))) ?? item }
             let generation = state.withLock { state -> Int in
-                state.items = state.items.map { item in (try? item.reading(files, proxied: proxies.allProxied(item.videoSources))) ?? item }
+                // The REPL may have shown another edit meanwhile: that one stays.
+                if state.items.map(ObjectIdentifier.init) == shown.map(ObjectIdentifier.init) { state.items = reading }
                 state.generation += 1
                 return state.generation
             }

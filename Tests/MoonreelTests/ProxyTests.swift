@@ -178,6 +178,7 @@ import TestSupport
         while !FileManager.default.fileExists(atPath: proxy), Date() < deadline { usleep(100_000) }
         #expect(FileManager.default.fileExists(atPath: proxy), "the proxy was not made again")
         _ = try Self.waitForProxies(studio)
+        #expect(try Self.frameTimes(proxy) == Self.frameTimes(source), "the proxy made again holds every frame")
 
         try Tool.ffmpeg(["-f", "lavfi", "-i", "color=c=blue:size=1280x720:rate=30:duration=4", "-c:v", "libx264", "-preset", "ultrafast", "-g", "300", "-y", source])
         // The watcher runs the script again for its changed input.

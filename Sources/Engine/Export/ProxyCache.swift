@@ -28,8 +28,8 @@ public final class ProxyCache: Sendable {
 
     /// Bumped whenever proxies are made differently, so old ones are made again.
     static let version = 2
-    /// A keyframe every half second: a scrub decodes at most 15 frames of 540p at 30 fps
-    /// (bench/RESULTS.md, issue 41: under 40 ms here).
+    /// A keyframe every half second: a scrub decodes at most 15 frames at 30 fps (1080p from
+    /// its proxy: 69 ms at the 95th percentile to the page, bench/RESULTS.md).
     static let keyframeSeconds = 0.5
     /// Sources with keyframes further apart than this are proxied even when small: scrubbing
     /// them decodes up to this long a run of frames (a 10-second GOP at 1080p: 864 ms p95).
@@ -41,6 +41,9 @@ public final class ProxyCache: Sendable {
     /// Each source's content digest, kept while the file is unchanged (hashing a phone's 4K
     /// video takes a second; the studio asks after every run of the script).
     private let digests = Mutex<[String: (file: FileIdentity, digest: String)]>([:])
+    /// Each proxy found whole, as the file was then: found again unchanged, it is not hashed
+    /// again (the studio looks after every save, and an hour of 1080p is a 13 GB proxy).
+    private let verified = Mutex<[String: FileIdentity]>([:])
 
     /// The most bytes the folder's proxies may take: `prune`, after a proxy is made, removes
     /// the least recently used others until they fit (a proxy of 1080p takes about 4 MB a second).
@@ -82,7 +85,8 @@ public final class ProxyCache: Sendable {
         if upright.width > self.width || upright.height > self.height {
             return .needed(reason: "\(width)×\(height) is larger than the \(size.width)×\(size.height) proxy")
         }
-        if let gap = Self.longestKeyframeGap(path: track.path, streamIndex: track.streamIndex), gap > Self.sparseKeyframeSeconds {
+        let gap = Self.longestKeyframeGap(path: track.path, streamIndex: track.streamIndex)
+        if let gap, gap > Self.sparseKeyframeSeconds {
             return .needed(reason: "keyframes up to \(shortNumber(gap)) s apart")
         }
         let largerThanPreview = upright.width > self.width / 2 || upright.height > self.height / 2
@@ -91,7 +95,9 @@ public final class ProxyCache: Sendable {
         if largerThanPreview, !costly.isEmpty {
             return .needed(reason: "\(width)×\(height) \(costly.joined(separator: " ")) is costly to decode")
         }
-        return .notNeeded(reason: "\(width)×\(height) \(track.codec) with keyframes at most \(shortNumber(Self.sparseKeyframeSeconds)) s apart")
+        // Without an index listing the keyframes (WebM, MPEG-TS) their spacing is not known: said so.
+        let keyframes = gap == nil ? "keyframes not listed by the file" : "keyframes at most \(shortNumber(Self.sparseKeyframeSeconds)) s apart"
+        return .notNeeded(reason: "\(width)×\(height) \(track.codec) with \(keyframes)")
     }
 
     /// Whether the track is shown a quarter turned from how it is stored (portrait phone video).
@@ -143,11 +149,15 @@ public final class ProxyCache: Sendable {
             unlink(proxy)
             return nil
         }
-        guard check == (try? Self.check(of: proxy)) else {
+        let file = FileIdentity(path: proxy)
+        let unchanged = file.map { file in verified.withLock { $0[proxy]?.sameFile(as: file, contents: true) ?? false } } ?? false
+        guard unchanged || check == (try? Self.check(of: proxy)) else {
+            verified.withLock { $0[proxy] = nil }
             unlink(proxy)
             unlink(checkPath(of: proxy))
             return nil
         }
+        if let file { verified.withLock { $0[proxy] = file } }
         // Used now: the last to go when the folder is over its limit.
         utimes(checkPath(of: proxy), nil)
         return proxy
@@ -274,7 +284,9 @@ public final class ProxyCache: Sendable {
                                             color: color, muxer: muxer, timeBase: timeBase)
                 try muxer.writeHeader(metadata: [:], fastStart: false)
             }
-            let scaled = try scaler.convert(picture, width: size.width, height: size.height, format: format, sourceColor: color, outputColor: color)
+            // A source already in the box (1080p with far keyframes) is encoded as decoded.
+            let scaled = picture.width == size.width && picture.height == size.height && picture.pixelFormat == format ? picture
+                : try scaler.convert(picture, width: size.width, height: size.height, format: format, sourceColor: color, outputColor: color)
             scaled.pointer.pointee.pts = pts
             try encoder?.encode(scaled)
             written.append(pts)
