@@ -14,15 +14,12 @@ scratch="$PWD/.build-fuzz"
 # changes (a target added), build from scratch rather than with the stale graph.
 if [[ -e "$scratch/build.db" && Package.swift -nt "$scratch/build.db" ]]; then rm -rf "$scratch"; fi
 mkdir -p "$scratch"
-build() {
-    (cd Fuzz && swift build --scratch-path "$scratch" -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library \
-        -Xcc -fsanitize=address -Xswiftc -use-ld=lld) > "$scratch/build.log" 2>&1
-}
-# From a clean scratch folder the engine's compile jobs can race on the FFmpeg clang module
-# ("cannot find 'AVCOL_RANGE_JPEG' in scope" in two files, then a stop with no summary; seen
-# once in three clean builds here): a second build finds the module made and goes on.
-if ! build && ! build; then
-    grep -v "Cannot export local symbol" "$scratch/build.log" | tail -40 >&2
+if ! (cd Fuzz && swift build --scratch-path "$scratch" -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library \
+        -Xcc -fsanitize=address -Xswiftc -use-ld=lld) > "$scratch/build.log" 2>&1; then
+    # The errors first: a failed build goes on compiling other files, so its last lines are not
+    # where it failed.
+    grep -E "error:" "$scratch/build.log" | sort -u | head -20 >&2
+    grep -v "Cannot export local symbol" "$scratch/build.log" | tail -20 >&2
     echo "fuzz: the build failed" >&2
     exit 1
 fi

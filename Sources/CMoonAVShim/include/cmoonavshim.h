@@ -2,11 +2,11 @@
 #define CMOONAVSHIM_H
 // FFmpeg constants and calls Swift cannot import (macros built from FFERRTAG, UINT64_C,
 // compound literals) or that change between FFmpeg versions.
-#include <libavformat/avformat.h>
-#include <libavcodec/avcodec.h>
-#include <libavutil/avutil.h>
-#include <libavutil/error.h>
-#include <libavfilter/avfilter.h>
+// FFmpeg's headers come through the CMoonFFmpeg module's own header, so the importer finds
+// one owner for FFmpeg's declarations: included here directly they would also belong to this
+// module, and a Swift file importing only CMoonFFmpeg could lose its enum constants
+// ("cannot find 'AVCOL_RANGE_JPEG' in scope") depending on which module a compile job loads first.
+#include "../../CMoonFFmpeg/cmoonffmpeg.h"
 #include <stdint.h>
 
 static const int MOON_AVERROR_EOF = AVERROR_EOF;
