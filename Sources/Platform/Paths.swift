@@ -19,11 +19,15 @@ package enum Paths {
 
     /// `path` made absolute against the working folder (unchanged when it already is).
     package static func absolute(_ path: String) -> String {
-        guard !path.hasPrefix("/") else { return path }
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        guard getcwd(&buffer, buffer.count) != nil else { return path }
-        let directory = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard !path.hasPrefix("/"), let directory = workingFolder else { return path }
         return (directory == "/" ? "" : directory) + "/" + (path.hasPrefix("./") ? String(path.dropFirst(2)) : path)
+    }
+
+    /// The process's working folder; nil when it cannot be read (removed, or too long).
+    package static var workingFolder: String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        guard getcwd(&buffer, buffer.count) != nil else { return nil }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// The names in `folder` (not "." and ".."); empty when it cannot be read.
@@ -36,6 +40,22 @@ package enum Paths {
             if name != "." && name != ".." { names.append(name) }
         }
         return names
+    }
+
+    /// A new empty folder only this user can enter, under `$TMPDIR` (else /tmp), named
+    /// `prefix-XXXXXX`. Throws `SystemError` when it cannot be made.
+    package static func makeTemporaryFolder(prefix: String) throws -> String {
+        let base = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        var template = Array((base + "/" + prefix + "-XXXXXX").utf8CString)
+        guard mkdtemp(&template) != nil else { throw SystemError("cannot make a temporary folder in \(base)", code: errno) }
+        return String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Removes a folder of plain files and the folder (what is left when a file cannot be
+    /// removed stays).
+    package static func removeFolder(_ path: String) {
+        for name in names(in: path) { unlink("\(path)/\(name)") }
+        rmdir(path)
     }
 
     /// Makes `path` and every missing folder above it (`mkdir -p`) with `mode`; with

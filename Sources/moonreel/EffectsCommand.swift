@@ -1,5 +1,6 @@
 import ArgumentParser
 import MoonreelEngine
+import MoonreelPlatform
 import MoonreelScriptHost
 import MoonreelScripting
 #if canImport(Glibc)
@@ -16,7 +17,7 @@ struct Effects: ParsableCommand {
             and the effects bundled with Moonreel.
             """,
         version: moonreelVersion,
-        subcommands: [List.self, Info.self, Show.self, Install.self, Remove.self, New.self],
+        subcommands: [List.self, Info.self, Show.self, Preview.self, Install.self, Remove.self, New.self],
         defaultSubcommand: List.self)
 
     struct List: ParsableCommand {
@@ -114,6 +115,52 @@ struct Effects: ParsableCommand {
         }
     }
 
+    struct Preview: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Render an effect applied with its example over a test pattern (or a file of yours): a still (.png, .jpg, .webp) or a clip (.mp4, .mov, .gif…).",
+            discussion: """
+            An effect returning a layer is drawn over the picture; one returning a list of filters \
+            (a look) is applied to it. The example's renderSize, if the effect takes one, becomes \
+            the preview's size.
+              moonreel effects preview watermark -o watermark.png
+              moonreel effects preview lowerThird --at 2 --with '{ name = "Ann Lee" }' --over talk.mp4 -o ann.mp4
+            """,
+            version: moonreelVersion)
+        @Argument(help: "The effect, as require \"effects.NAME\" finds it from here.", completion: .custom(effectNames)) var name: String
+        @Option(name: [.short, .customLong("output")], help: "The still or clip to write.", completion: .file()) var output: String
+        @Option(help: "Seconds into the picture for a still (default: the effect's previewAt, else 1).") var at: Double?
+        @Option(help: ArgumentHelp("The picture's size, WIDTHxHEIGHT.", valueName: "WxH")) var size = "1280x720"
+        @Option(help: ArgumentHelp("Options over the effect's example, as a Lua table of plain values: '{ text = \"Hi\" }'.", valueName: "table"))
+        var with: String?
+        @Option(help: "A video or image to draw over instead of the generated test pattern (8 s, colour bars and a counter).", completion: .file())
+        var over: String?
+        @OptionGroup var common: CommonOptions
+
+        func run() throws {
+            let (width, height) = try Cues.Check.dimensions(size)
+            if let at { guard at.isFinite, at >= 0 else { throw ValidationError("--at must be a number of seconds from 0, got \(at)") } }
+            let folder: String
+            do { folder = try Paths.makeTemporaryFolder(prefix: "moonreel-preview") } catch {
+                printError("moonreel: effects preview: \(error)")
+                throw ExitCode(Exit.failed)
+            }
+            defer { Paths.removeFolder(folder) }
+            var background = over ?? folder + "/test-pattern.mp4"
+            if over == nil {
+                do { try TestPattern.write(to: background, seconds: 8, width: width, height: height) } catch {
+                    printError("moonreel: effects preview: \(error)")
+                    throw ExitCode(Exit.failed)
+                }
+            } else {
+                background = Paths.absolute(background)
+            }
+            var session = ScriptSession(common)
+            session.effectSearchPath = EffectSearchPath.seenFromCurrentFolder()
+            try session.runBundled(EffectTemplate.preview, name: "effects preview",
+                                   arguments: [name, background, output, at.map { String($0) } ?? "", String(width), String(height), with ?? ""])
+        }
+    }
+
     struct Install: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Copy an effect (NAME.lua, or a NAME folder with init.lua) into your effects folder after applying it once in the sandbox (its example, else its defaults) and drawing one frame of it.",
@@ -166,6 +213,15 @@ struct Effects: ParsableCommand {
     }
 }
 
+extension EffectSearchPath {
+    /// Seen as by a script in the current folder: its effects/ folder comes first.
+    static func seenFromCurrentFolder() -> EffectSearchPath {
+        var searchPath = EffectSearchPath.fromEnvironment()
+        searchPath.scriptDirectory = Paths.workingFolder ?? "."
+        return searchPath
+    }
+}
+
 /// Effect names for shell completion (found, not loaded).
 @Sendable private func effectNames(_ words: [String], _ index: Int, _ prefix: String) -> [String] {
     ((try? makeEffectsHost())?.scripts.effectNames() ?? []).filter { $0.hasPrefix(prefix) }
@@ -215,6 +271,9 @@ struct EffectVersion: Comparable {
 
 /// What `effects new` writes.
 enum EffectTemplate {
+    /// What `effects preview` runs (Bundled/templates/preview.lua).
+    static var preview: String { String(decoding: PackageResources.preview_lua, as: UTF8.self) }
+
     /// The template (Bundled/templates/effect.lua) with NAME filled in.
     static func source(name: String) -> String {
         String(decoding: PackageResources.effect_lua, as: UTF8.self).replacingAll("{{name}}", with: name)
@@ -247,11 +306,7 @@ enum EffectTemplate {
 private func makeEffectsHost() throws -> MoonreelHost {
     FFmpegLog.capture()
     do {
-        // Seen as by a script in the current folder: its effects/ folder comes first.
-        var searchPath = EffectSearchPath.fromEnvironment()
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        searchPath.scriptDirectory = getcwd(&buffer, buffer.count).map { String(cString: $0) } ?? "."
-        return try MoonreelHost(effectSearchPath: searchPath)
+        return try MoonreelHost(effectSearchPath: .seenFromCurrentFolder())
     } catch {
         printError("moonreel: \(error)")
         throw ExitCode(Exit.failed)

@@ -21,6 +21,8 @@ struct ScriptSession {
     var chunkTask: ChunkTask?
     /// `--timeline PATH`: each export writes its timeline there instead of rendering.
     var timelineOutput: String?
+    /// Where `require "effects.NAME"` looks (MOONREEL_PATH and the user's folder by default).
+    var effectSearchPath = EffectSearchPath.fromEnvironment()
 
     init(_ common: CommonOptions, dryRun: Bool = false) {
         self.common = common
@@ -39,7 +41,7 @@ struct ScriptSession {
         FFmpegLog.capture()
         let host: MoonreelHost
         do {
-            host = try MoonreelHost(limits: common.limits, effectSearchPath: .fromEnvironment())
+            host = try MoonreelHost(limits: common.limits, effectSearchPath: effectSearchPath)
         } catch {
             printError("moonreel: \(error)")
             throw ExitCode(Exit.failed)

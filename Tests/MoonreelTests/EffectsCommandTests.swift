@@ -236,4 +236,61 @@ import TestSupport
         #expect(try moonreel(["effects", "remove", "lyrics"]).err.contains("no effect \"lyrics\" is installed"))
         #expect(try moonreel(["effects", "remove", "../../etc"]).err.contains("never paths"))
     }
+
+    // MARK: effects preview
+
+    @Test func previewDrawsTheExampleAtTheSizeAskedOverTheFileGiven() throws {
+        let grey = try EffectPreview.grey(width: 640, height: 360)
+        let image = try EffectPreview.still("watermark", at: 1, with: "{ text = \"PREVIEW PREVIEW\", textHeight = 0.08 }", over: grey, width: 640, height: 360)
+        #expect(image.width == 640 && image.height == 360)
+        // The copyright line is right-aligned along the bottom edge: white there, grey elsewhere.
+        func whitePixels(x: Int, y: Int, width: Int, height: Int) -> Int {
+            var count = 0
+            for row in y..<y + height { for column in x..<x + width where image.pixel(column, row).r > 220 { count += 1 } }
+            return count
+        }
+        let untouched = image.mean(x: 40, y: 40, width: 200, height: 150)
+        #expect(whitePixels(x: 320, y: 300, width: 310, height: 55) > 500, "white text along the bottom right")
+        #expect(whitePixels(x: 0, y: 0, width: 640, height: 250) == 0, "nothing drawn above it")
+        #expect(abs(untouched.r - 128) < 4 && abs(untouched.b - 128) < 4, "top left \(untouched)")
+    }
+
+    @Test func previewAppliesALookAndWritesAClip() throws {
+        let folder = work + "/look/effects"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try """
+            return { name = "dim", version = "1.0.0", parameters = {}, example = {},
+              apply = function() return { av.filter("exposureAdjust", { ev = -2 }) } end }
+            """.write(toFile: folder + "/dim.lua", atomically: true, encoding: .utf8)
+        let output = work + "/look/dim.mp4"
+        let grey = try EffectPreview.grey(width: 320, height: 180)
+        let made = try moonreel(["effects", "preview", "dim", "--size", "320x180", "--over", grey, "-o", output, "--quiet"], in: work + "/look")
+        #expect(made.status == 0, "\(made.err)")
+        let probe = try Tool.ffprobe(output)
+        #expect(probe.video?.width == 320 && probe.video?.height == 180)
+        #expect(abs(probe.duration - 6) < 0.1, "as long as the picture it is drawn over: \(probe.duration)")
+        // Two stops darker: a quarter of the light.
+        let frame = try Tool.rgbFrame(output, at: 1)
+        #expect(frame.mean(x: 100, y: 60, width: 100, height: 60).g < 90, "\(frame.mean(x: 100, y: 60, width: 100, height: 60))")
+    }
+
+    @Test func previewErrorsAreOneLineAndNothingIsReplaced() throws {
+        let output = work + "/kept.png"
+        try "mine".write(toFile: output, atomically: true, encoding: .utf8)
+        let cases: [([String], String)] = [
+            (["nosuch", "-o", work + "/x.png"], "module 'effects.nosuch' not found"),
+            (["watermark", "--with", "{ text = 5 }", "-o", work + "/x.png"], "effect \"watermark\": parameter text must be a string, got 5"),
+            (["watermark", "--with", "os.exit(1)", "-o", work + "/x.png"], "--with must be a Lua table of options"),
+            (["watermark", "--size", "10x10", "-o", work + "/x.png"], "--size must be WIDTHxHEIGHT"),
+            (["watermark", "-o", output], "already exists"),
+        ]
+        for (arguments, message) in cases {
+            let result = try moonreel(["effects", "preview"] + arguments)
+            #expect(result.status != 0 && result.err.contains(message), "\(arguments): \(result.err)")
+            // Option errors come with ArgumentParser's usage line; the effect's own errors are one line.
+            #expect(result.err.split(separator: "\n").count <= (message.hasPrefix("--size") ? 3 : 1), "\(arguments): \(result.err)")
+        }
+        #expect(try String(contentsOfFile: output, encoding: .utf8) == "mine")
+        #expect(!FileManager.default.fileExists(atPath: work + "/x.png"))
+    }
 }

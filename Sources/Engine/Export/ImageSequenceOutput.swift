@@ -136,7 +136,7 @@ final class ImageSequenceOutput: ExportOutput {
 
     /// Removes the hidden folder and whatever frames are still in it.
     func discard() {
-        removeDirectory(temporaryPath)
+        Paths.removeFolder(temporaryPath)
         pendingTemporaryFiles.withLock { _ = $0.remove(temporaryPath) }
     }
 }

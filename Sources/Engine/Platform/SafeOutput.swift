@@ -11,19 +11,13 @@ let pendingTemporaryFiles = Mutex<Set<String>>([])
 
 /// Removes every export temporary file still being written (for a forced exit).
 package func discardPendingExportFiles() {
-    for path in pendingTemporaryFiles.withLock({ $0 }) where unlink(path) != 0 { removeDirectory(path) }
+    for path in pendingTemporaryFiles.withLock({ $0 }) where unlink(path) != 0 { Paths.removeFolder(path) }
 }
 
 /// The size in bytes of the file at `path`, or nil if there is none.
 func fileSize(_ path: String) -> Int64? {
     var info = stat()
     return stat(path, &info) == 0 ? Int64(info.st_size) : nil
-}
-
-/// Removes a folder of plain files (an image sequence being written) and the folder.
-func removeDirectory(_ path: String) {
-    for name in Paths.names(in: path) { unlink("\(path)/\(name)") }
-    rmdir(path)
 }
 
 /// A place an export writes to: a temporary path while it works, then `commit` puts the
@@ -195,7 +189,7 @@ package struct SafeOutput: ExportOutput {
             let file = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
             guard file.hasPrefix(prefix), file.hasSuffix(".tmp"),
                   let pid = Int32(file.dropFirst(prefix.count).prefix { $0 != "-" }) else { continue }
-            if kill(pid, 0) != 0 && errno == ESRCH, unlink("\(directory)/\(file)") != 0 { removeDirectory("\(directory)/\(file)") }
+            if kill(pid, 0) != 0 && errno == ESRCH, unlink("\(directory)/\(file)") != 0 { Paths.removeFolder("\(directory)/\(file)") }
         }
     }
 

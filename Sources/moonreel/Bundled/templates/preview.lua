@@ -1,0 +1,64 @@
+-- moonreel effects preview: an effect applied with its example over the test pattern.
+-- arg: effect name, the picture to draw over (a video or still), output (.png/.jpg/.webp: the frame at `at`; else a
+-- clip as long as the picture), at (seconds, or "" for the effect's previewAt, else 1),
+-- width, height, extra options (Lua table text, or "").
+local name, pattern, output, at, width, height, extra = ...
+width, height = math.tointeger(tonumber(width)), math.tointeger(tonumber(height))
+
+-- The effect's own errors, without this file's line in front.
+local function attempt(call, ...)
+  local results = table.pack(pcall(call, ...))
+  if not results[1] then error((tostring(results[2]):gsub("^effects preview:%d+: ", "")), 0) end
+  return table.unpack(results, 2, results.n)
+end
+
+local effect = attempt(require, "effects." .. name)
+local options = {}
+for key, value in pairs(effect.example or {}) do options[key] = value end
+if extra ~= "" then
+  -- Plain values only: the text runs with no globals at all.
+  local chunk, problem = load("return " .. extra, "=--with", "t", {})
+  if not chunk then error("--with: " .. problem, 0) end
+  local ok, given = pcall(chunk)
+  if not ok or type(given) ~= "table" then error("--with must be a Lua table of options, e.g. '{ text = \"Hi\" }'", 0) end
+  for key, value in pairs(given) do options[key] = value end
+end
+for _, parameter in ipairs(effect.parameters) do
+  -- Drawn at the preview's size, whatever size the example was written for.
+  if parameter.name == "renderSize" then options.renderSize = { width, height } end
+end
+
+-- A picture given with --over is shown for 8 s, as the test pattern is.
+local still = ({ png = true, jpg = true, jpeg = true, webp = true })[(pattern:match("%.(%w+)$") or ""):lower()]
+local comp, vc = av.join({ { av.asset(pattern), duration = still and 8 or nil } },
+                         { renderSize = { width, height }, fit = "fill" })
+
+local made = attempt(effect, options)
+local kind = getmetatable(made) and getmetatable(made).__name or type(made)
+if kind == "moonreel.Layer" or kind == "moonreel.TextLayer" then
+  local parent, video = av.layer{ frame = { 0, 0, width, height } }, av.layer{ frame = { 0, 0, width, height } }
+  parent:addSublayer(video)
+  parent:addSublayer(made)
+  vc.animationTool = av.animationTool{ videoLayer = video, parentLayer = parent }
+elseif type(made) == "table" and #made > 0 then
+  vc.filters = made     -- a look: filters for the whole picture
+else
+  error(('effect "%s" returned %s: a preview needs a layer or a list of filters'):format(name, kind), 0)
+end
+
+local time = tonumber(at) or effect.previewAt or 1
+if math.type(time) == nil or time < 0 then
+  error(('effect "%s": previewAt must be a number of seconds from 0, got %s'):format(name, tostring(time)), 0)
+end
+local extension = output:match("%.([%w]+)$")
+extension = extension and extension:lower()
+if extension == "png" or extension == "jpg" or extension == "jpeg" or extension == "webp" then
+  local generator <close> = av.imageGenerator(comp, { videoComposition = vc })
+  attempt(generator.copyImage, generator, time, output)
+else
+  local session = av.exportSession(comp, "MediumQuality")
+  session.videoComposition, session.outputURL = vc, output
+  local ok, problem = session:export()
+  if not ok then error(problem, 0) end
+end
+print(output)
