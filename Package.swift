@@ -40,7 +40,7 @@ let package = Package(
         // Timelines for editors (OpenTimelineIO, FCPXML, EDL) made from and into the engine's
         // compositions. A module of its own because it reads XML with FoundationXML, whose C
         // modules beside FFmpeg's in one module hide FFmpeg's enum constants from it.
-        .target(name: "MoonreelInterchange", dependencies: ["MoonreelEngine"], path: "Sources/Interchange"),
+        .target(name: "MoonreelInterchange", dependencies: ["MoonreelEngine", "MoonreelPlatform"], path: "Sources/Interchange"),
         // Lua with limits, sandboxed effects and typed app functions; knows nothing of video.
         .target(name: "MoonreelScriptHost", dependencies: ["MoonreelPlatform", "CMoonLua", "CMoonLuaShim"],
                 path: "Sources/ScriptHost", resources: [.embedInCode("Lua")]),

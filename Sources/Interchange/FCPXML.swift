@@ -1,4 +1,5 @@
 import MoonreelEngine
+import MoonreelPlatform
 
 /// Final Cut Pro XML 1.10 (`.fcpxml`), which Final Cut Pro and DaVinci Resolve import: the
 /// first video track is the primary storyline (clips, gaps and transitions in a spine); the
@@ -27,8 +28,8 @@ enum FCPXML {
                 let hasVideo = videoTracks.contains { $0.clips.contains { $0.path == clip.path } }
                 let hasAudio = audioTracks.contains { $0.clips.contains { $0.path == clip.path } }
                 let extent = clip.availableRange ?? clip.sourceRange
-                resources.append(#"<asset id="\#(id)" name="\#(escape(clip.name))" start="\#(time(extent.start))" duration="\#(time(extent.duration))" hasVideo="\#(hasVideo ? 1 : 0)" hasAudio="\#(hasAudio ? 1 : 0)"\#(hasVideo ? " format=\"r1\"" : "")>"#
-                                 + #"<media-rep kind="original-media" src="\#(escape(path(clip.path)))"/></asset>"#)
+                resources.append(#"<asset id="\#(id)" name="\#(clip.name.markupEscaped)" start="\#(time(extent.start))" duration="\#(time(extent.duration))" hasVideo="\#(hasVideo ? 1 : 0)" hasAudio="\#(hasAudio ? 1 : 0)"\#(hasVideo ? " format=\"r1\"" : "")>"#
+                                 + #"<media-rep kind="original-media" src="\#(path(clip.path).markupEscaped)"/></asset>"#)
             }
         }
 
@@ -77,7 +78,7 @@ enum FCPXML {
         }
         for marker in timeline.markers {
             guard let index = anchor(at: marker.range.start) else { continue }
-            elements[index].anchored.append(#"<marker start="\#(time(local(marker.range.start, in: elements[index])))" duration="\#(time(marker.range.duration))" value="\#(escape(marker.name))"/>"#)
+            elements[index].anchored.append(#"<marker start="\#(time(local(marker.range.start, in: elements[index])))" duration="\#(time(marker.range.duration))" value="\#(marker.name.markupEscaped)"/>"#)
         }
         for track in timeline.tracks {
             for case .clip(let clip) in track.items where !clip.effects.isEmpty {
@@ -95,7 +96,7 @@ enum FCPXML {
         spine += transitions.filter { $0.index == elements.count }.map(\.xml)
         let lines = [#"<?xml version="1.0" encoding="UTF-8"?>"#, "<!DOCTYPE fcpxml>", #"<fcpxml version="1.10">"#,
                      "<resources>"] + resources + ["</resources>", "<library>", #"<event name="Moonreel">"#,
-                     #"<project name="\#(escape(timeline.name))">"#,
+                     #"<project name="\#(timeline.name.markupEscaped)">"#,
                      #"<sequence format="r1" duration="\#(time(spineTrack.duration))" tcStart="0s" tcFormat="NDF" audioLayout="stereo" audioRate="48k">"#,
                      "<spine>"] + spine + ["</spine>", "</sequence>", "</project>", "</event>", "</library>", "</fcpxml>"]
         return (lines.joined(separator: "\n") + "\n", notes)
@@ -106,7 +107,7 @@ enum FCPXML {
     private static func assetClip(_ clip: Timeline.Clip, ref: String, offset: MediaTime, lane: Int?, audioOnly: Bool, videoOnly: Bool) -> (String, MediaTime) {
         let retimed = clip.duration != clip.sourceRange.duration
         let start = retimed ? MediaTime.zero : clip.sourceRange.start
-        var tag = #"<asset-clip ref="\#(ref)"\#(lane.map { " lane=\"\($0)\"" } ?? "") offset="\#(time(offset))" name="\#(escape(clip.name))" start="\#(time(start))" duration="\#(time(clip.duration))""#
+        var tag = #"<asset-clip ref="\#(ref)"\#(lane.map { " lane=\"\($0)\"" } ?? "") offset="\#(time(offset))" name="\#(clip.name.markupEscaped)" start="\#(time(start))" duration="\#(time(clip.duration))""#
         if audioOnly { tag += #" srcEnable="audio""# } else if videoOnly { tag += #" srcEnable="video""# }
         tag += ">"
         if retimed {
@@ -120,21 +121,6 @@ enum FCPXML {
         let r = t.reduced()
         if r.value == 0 { return "0s" }
         return r.timescale == 1 ? "\(r.value)s" : "\(r.value)/\(r.timescale)s"
-    }
-
-    static func escape(_ text: String) -> String {
-        var out = ""
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "\n": out += "&#10;"
-            default: out.append(character)
-            }
-        }
-        return out
     }
 
     // MARK: Reading

@@ -17,7 +17,7 @@ struct Effects: ParsableCommand {
             and the effects bundled with Moonreel.
             """,
         version: moonreelVersion,
-        subcommands: [List.self, Info.self, Show.self, Preview.self, Install.self, Remove.self, New.self],
+        subcommands: [List.self, Info.self, Show.self, Preview.self, Gallery.self, Install.self, Remove.self, New.self],
         defaultSubcommand: List.self)
 
     struct List: ParsableCommand {
@@ -158,6 +158,85 @@ struct Effects: ParsableCommand {
             session.effectSearchPath = EffectSearchPath.seenFromCurrentFolder()
             try session.runBundled(EffectTemplate.preview, name: "effects preview",
                                    arguments: [name, background, output, at.map { String($0) } ?? "", String(width), String(height), with ?? ""])
+        }
+    }
+
+    struct Gallery: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write a page of every effect found (its still over the test pattern, parameters and the Lua that calls it): index.html, which works offline, README.md and a picture per effect.",
+            version: moonreelVersion)
+        @Option(name: [.short, .customLong("output")], help: "The folder to write into (made if missing).", completion: .directory) var output: String
+        @Option(help: ArgumentHelp("The size of each still, WIDTHxHEIGHT.", valueName: "WxH")) var size = "640x360"
+        @OptionGroup var common: CommonOptions
+
+        func run() throws {
+            let (width, height) = try Cues.Check.dimensions(size)
+            let listings = try makeEffectsHost().scripts.listEffects()
+            let pages = [output + "/index.html", output + "/README.md"]
+            let pictures = listings.map { output + "/" + EffectsGallery.pictureName(for: $0.module) }
+            if !common.overwrite, let taken = (pages + pictures).first(where: { EffectInstaller.kindOf($0) != .missing }) {
+                printError("moonreel: effects gallery: \(taken) already exists; pass --overwrite to replace what the gallery writes there")
+                throw ExitCode(Exit.failed)
+            }
+            let pattern: String
+            do {
+                try Paths.makeFolders(output)
+                let folder = try Paths.makeTemporaryFolder(prefix: "moonreel-gallery")
+                pattern = folder + "/test-pattern.mp4"
+                try TestPattern.write(to: pattern, seconds: 8, width: width, height: height)
+            } catch {
+                printError("moonreel: effects gallery: \(error)")
+                throw ExitCode(Exit.failed)
+            }
+            defer { Paths.removeFolder(Paths.parent(of: pattern)) }
+            var entries: [EffectsGallery.Entry] = []
+            var failures: [String] = []
+            for (listing, picture) in zip(listings, pictures) {
+                switch listing.info {
+                case .failure(let error):
+                    failures.append("\(listing.module) (\(listing.location)) cannot be loaded: \(error.message.oneLine)")
+                case .success(let info):
+                    do {
+                        let drawn = try Self.draw(info.module, over: pattern, into: picture, width: width, height: height, common: common)
+                        entries.append(.init(info: info, picture: Paths.name(of: picture), kind: drawn.kind, options: drawn.options, at: drawn.at, problem: nil))
+                    } catch {
+                        let problem = firstLine(of: error)
+                        failures.append("\(info.module) not drawn: \(problem)")
+                        entries.append(.init(info: info, picture: nil, kind: "layer", options: "{}", at: 0, problem: problem))
+                    }
+                }
+            }
+            let gallery = EffectsGallery(entries: entries)
+            do {
+                try Paths.writeFile(gallery.html(), to: pages[0], replacing: common.overwrite)
+                try Paths.writeFile(gallery.markdown(), to: pages[1], replacing: common.overwrite)
+            } catch {
+                printError("moonreel: effects gallery: \(error)")
+                throw ExitCode(Exit.failed)
+            }
+            for failure in failures { printError("moonreel: effects gallery: warning: \(failure)") }
+            if !common.quiet { printError("moonreel: effects gallery: \(entries.count - failures.count) effects drawn; open \(pages[0])") }
+            if !failures.isEmpty { throw ExitCode(Exit.failed) }
+        }
+
+        /// Draws one effect's still with the preview's script, in a host of its own (one
+        /// effect's failure or memory is not the next one's).
+        static func draw(_ module: String, over pattern: String, into picture: String, width: Int, height: Int,
+                         common: CommonOptions) throws -> (kind: String, options: String, at: Double) {
+            let host = try MoonreelHost(limits: common.limits, effectSearchPath: .seenFromCurrentFolder())
+            host.overwriteOutputs = common.overwrite
+            let returned = try host.run(source: EffectTemplate.preview, name: "effects gallery",
+                                        arguments: [module, pattern, picture, "", String(width), String(height), ""])
+            guard case .table(let fields)? = returned.first, case .string(let kind)? = fields["kind"], case .string(let options)? = fields["options"] else {
+                throw ScriptError(kind: .runtime, message: "the preview returned no description")
+            }
+            let at: Double
+            switch fields["at"] {
+            case .number(let seconds)?: at = seconds
+            case .integer(let seconds)?: at = Double(seconds)
+            default: at = 1
+            }
+            return (kind, options, at)
         }
     }
 
@@ -354,7 +433,7 @@ enum EffectText {
     }
 
     /// "required", "default 48", "1…1000", "bottom|middle|top", joined.
-    private static func constraint(of parameter: EffectParameter) -> String {
+    static func constraint(of parameter: EffectParameter) -> String {
         var parts: [String] = []
         if parameter.required { parts.append("required") }
         if let value = parameter.defaultValue { parts.append("default \(value)") }
@@ -365,7 +444,7 @@ enum EffectText {
         return parts.joined(separator: ", ")
     }
 
-    private static func number(_ value: Double) -> String {
+    static func number(_ value: Double) -> String {
         value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
     }
 }

@@ -255,6 +255,53 @@ import TestSupport
         #expect(abs(untouched.r - 128) < 4 && abs(untouched.b - 128) < 4, "top left \(untouched)")
     }
 
+    @Test func previewKeepsTheExamplesNestedTables() throws {
+        // lyrics' example holds its cues as tables in a table: read through the effect's
+        // read-only views they crossed back empty, and nothing was drawn.
+        let image = try EffectPreview.still("lyrics", at: 1.5, over: try EffectPreview.grey(width: 640, height: 360), width: 640, height: 360)
+        var sung = 0
+        for y in 240..<360 { for x in 0..<640 where image.pixel(x, y).r > 200 && image.pixel(x, y).b < 100 { sung += 1 } }
+        #expect(sung > 300, "yellow karaoke text in the bottom third: \(sung) pixels")
+    }
+
+    @Test func galleryShowsEveryEffectWithItsStillParametersAndCall() throws {
+        let folder = work + "/gallery-source/effects"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        // A stranger's metadata: markup in it is shown as text, never run.
+        try """
+            return { name = "badge", version = "1.0.0", description = "<script>alert(1)</script> a | red badge",
+              author = "Eve <eve@example.com>", license = "MIT",
+              parameters = { { name = "size", type = "number", default = 40, min = 1, max = 500, doc = "side in *pixels*" } },
+              example = { size = 80 },
+              apply = function(p) return av.layer{ frame = { 0, 0, p.size, p.size }, backgroundColor = "red" } end }
+            """.write(toFile: folder + "/badge.lua", atomically: true, encoding: .utf8)
+        try "return { name = \"broken\", apply = 5 }".write(toFile: folder + "/broken.lua", atomically: true, encoding: .utf8)
+        let output = work + "/gallery"
+        let made = try moonreel(["effects", "gallery", "-o", output], in: work + "/gallery-source")
+        // The broken effect is named and makes the run fail; the others are drawn.
+        #expect(made.status == 1 && made.err.contains("warning: broken") && made.err.contains("apply must be a function"), "\(made.err)")
+        let page = try String(contentsOfFile: output + "/index.html", encoding: .utf8)
+        let markdown = try String(contentsOfFile: output + "/README.md", encoding: .utf8)
+        for name in ["badge", "lyrics", "watermark"] {
+            #expect(page.contains("<h2>\(name)</h2>") && page.contains("src=\"\(name).jpg\""), "\(name) on the page")
+            #expect(markdown.contains("![\(name) at "), "\(name) in the Markdown")
+            #expect(try Tool.ffprobe(output + "/\(name).jpg").video?.width == 640)
+        }
+        #expect(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;") && !page.contains("<script>"))
+        #expect(page.contains("Eve &lt;eve@example.com&gt;"))
+        #expect(markdown.contains("\\<script\\>") && markdown.contains("a \\| red badge"))
+        #expect(page.contains("parent:addSublayer(badge{ size = 80 })"), "the call, with the example's options")
+        #expect(page.contains("default 40, 1…500"))
+        #expect(!page.contains("http"), "nothing fetched from elsewhere")
+        // The badge's red square is in its still's bottom-left corner (Core Animation's origin).
+        let still = try Tool.rgbFrame(output + "/badge.jpg", at: 0)
+        let corner = still.mean(x: 5, y: 300, width: 30, height: 50)
+        #expect(corner.r > 200 && corner.g < 60, "\(corner)")
+        // Run again: nothing is replaced without --overwrite.
+        let again = try moonreel(["effects", "gallery", "-o", output], in: work + "/gallery-source")
+        #expect(again.status == 1 && again.err.contains("already exists"), "\(again.err)")
+    }
+
     @Test func previewAppliesALookAndWritesAClip() throws {
         let folder = work + "/look/effects"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)

@@ -1,7 +1,8 @@
 -- moonreel effects preview: an effect applied with its example over the test pattern.
 -- arg: effect name, the picture to draw over (a video or still), output (.png/.jpg/.webp: the frame at `at`; else a
 -- clip as long as the picture), at (seconds, or "" for the effect's previewAt, else 1),
--- width, height, extra options (Lua table text, or "").
+-- width, height, extra options (Lua table text, or ""). Returns what `effects gallery`
+-- shows: { kind = "layer" | "look", options = the options as Lua text, at = seconds }.
 local name, pattern, output, at, width, height, extra = ...
 width, height = math.tointeger(tonumber(width)), math.tointeger(tonumber(height))
 
@@ -13,8 +14,16 @@ local function attempt(call, ...)
 end
 
 local effect = attempt(require, "effects." .. name)
-local options = {}
-for key, value in pairs(effect.example or {}) do options[key] = value end
+-- The example comes as read-only views of the effect's tables: copied as plain tables, as
+-- `effects install` does, so they cross back into the effect whole.
+local function plain(value, depth)
+  if type(value) ~= "table" then return value end
+  if depth > 16 then error(('effect "%s": example is nested more than 16 tables deep'):format(name), 0) end
+  local copy = {}
+  for key, field in pairs(value) do copy[key] = plain(field, depth + 1) end
+  return copy
+end
+local options = plain(effect.example or {}, 0)
 if extra ~= "" then
   -- Plain values only: the text runs with no globals at all.
   local chunk, problem = load("return " .. extra, "=--with", "t", {})
@@ -61,4 +70,24 @@ else
   local ok, problem = session:export()
   if not ok then error(problem, 0) end
 end
-print(output)
+
+-- The options as a script would write them (renderSize shown as a 1920x1080 video's).
+local function lua(value, depth)
+  if type(value) == "string" then return ("%q"):format(value) end
+  if type(value) ~= "table" then return tostring(value) end
+  if depth > 4 then return "{ … }" end
+  local parts, count = {}, #value
+  for i = 1, count do parts[#parts + 1] = lua(value[i], depth + 1) end
+  local keys = {}
+  for key in pairs(value) do
+    if not (math.type(key) == "integer" and key >= 1 and key <= count) then keys[#keys + 1] = key end
+  end
+  table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
+  for _, key in ipairs(keys) do
+    local shown = type(key) == "string" and key:match("^[%a_][%w_]*$") and key or "[" .. lua(key, depth + 1) .. "]"
+    parts[#parts + 1] = shown .. " = " .. lua(value[key], depth + 1)
+  end
+  return #parts == 0 and "{}" or "{ " .. table.concat(parts, ", ") .. " }"
+end
+if options.renderSize then options.renderSize = { 1920, 1080 } end
+return { kind = vc.filters and #vc.filters > 0 and "look" or "layer", options = lua(options, 0), at = time }
