@@ -1,10 +1,17 @@
-/// The effect scripts shipped inside the binary (scripts/effects, embedded by SwiftPM),
-/// found by `require "effects.NAME"` after the user's own folders.
+/// The effects shipped with Moonreel (scripts/effects, embedded by SwiftPM): what
+/// `require "effects.NAME"` finds when no folder on the search path has NAME.
 enum BundledEffects {
     static var sources: [String: String] {
-        [
-            "lyrics": String(decoding: PackageResources.lyrics_lua, as: UTF8.self),
-            "watermark": String(decoding: PackageResources.watermark_lua, as: UTF8.self),
+        let files: [String: [UInt8]] = [
+            "border": PackageResources.border_lua, "callout": PackageResources.callout_lua,
+            "callToAction": PackageResources.callToAction_lua, "captions": PackageResources.captions_lua,
+            "countdown": PackageResources.countdown_lua, "kenBurns": PackageResources.kenBurns_lua,
+            "logoBug": PackageResources.logoBug_lua, "look": PackageResources.look_lua,
+            "lowerThird": PackageResources.lowerThird_lua, "lyrics": PackageResources.lyrics_lua,
+            "pipFrame": PackageResources.pipFrame_lua, "progressBar": PackageResources.progressBar_lua,
+            "ticker": PackageResources.ticker_lua, "title": PackageResources.title_lua,
+            "vignette": PackageResources.vignette_lua, "watermark": PackageResources.watermark_lua,
         ]
+        return files.mapValues { String(decoding: $0, as: UTF8.self) }
     }
 }

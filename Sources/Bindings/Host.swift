@@ -31,7 +31,8 @@ public final class MoonreelHost {
     public init(limits: ScriptLimits = ScriptLimits(), effectSearchPath: EffectSearchPath = EffectSearchPath()) throws {
         FFmpegLog.capture()  // FFmpeg's messages become parts of errors, not lines on the app's stderr
         let policy = EffectPolicy(allowedGlobals: ["av": API.effectSafeFunctions.sorted()],
-                                  modules: ["moonreel": "av"], colorChecker: GlobalFunction("av", "color"))
+                                  modules: ["moonreel": "av"], colorChecker: GlobalFunction("av", "color"),
+                                  objectTypes: ["image": ObjectType(metatables: ["moonreel.Image"], phrase: "an image (av.image(path))")])
         scripts = try ScriptHost(limits: limits, effectPolicy: policy, searchPath: effectSearchPath,
                                  bundledEffects: BundledEffects.sources)
         api = API(installingIn: scripts.lua)
@@ -52,11 +53,16 @@ public final class MoonreelHost {
     package var lua: LuaState { scripts.lua }
 
     /// `effects install`'s trial: applies the effect at `path` once (its `example`, else its
-    /// defaults) and, when it returns a layer, draws one small frame of it, 1 s in. Nil when
-    /// it could not be applied (a parameter without a default, and no example).
+    /// defaults; image parameters left out get a test picture) and, when it returns a layer,
+    /// draws one small frame of it, 1 s in. Nil when it could not be applied (a parameter
+    /// without a default, and no example).
     package func tryEffect(atPath path: String) throws -> (trial: ScriptHost.EffectTrial, drawn: Bool)? {
         var drawn = false
-        let trial = try scripts.applyEffectOnce(atPath: path) { state in
+        let samples: [String: (LuaState) throws -> Void] = ["image": { [api] state in
+            let picture = ImageBox(ImageSource(pixels: try TestPattern.picture(width: 320, height: 180), description: "the test pattern"))
+            state.push(picture, as: api.classes.luaClass(of: picture))
+        }]
+        let trial = try scripts.applyEffectOnce(atPath: path, samples: samples) { state in
             guard let layer = state.object(at: -1, of: api.classes[Layer.self]) as? Layer else { return }
             do {
                 try LayerProof.draw(layer, at: MediaTime(value: 1, timescale: 1))

@@ -438,6 +438,28 @@ static int raise_readonly(lua_State *L) {
     return luaL_error(L, "%s is read-only in effects", lua_tostring(L, lua_upvalueindex(1)));
 }
 
+int moon_readonly_target(lua_State *L, int index) {
+    index = lua_absindex(L, index);
+    if (lua_type(L, index) != LUA_TTABLE || !lua_getmetatable(L, index)) return 0;
+    lua_pushliteral(L, "__index");
+    int type = lua_rawget(L, -2);                               // mt index
+    if (type != LUA_TFUNCTION || lua_tocfunction(L, -1) != readonly_index) {
+        lua_pop(L, 2);
+        return 0;
+    }
+    lua_getupvalue(L, -1, 2);                                   // mt index allowed
+    int whole = lua_isnil(L, -1);
+    lua_pop(L, 1);
+    if (!whole) {
+        lua_pop(L, 2);
+        return 2;
+    }
+    lua_getupvalue(L, -1, 1);                                   // mt index real
+    lua_replace(L, -3);                                         // real index
+    lua_pop(L, 1);
+    return 1;
+}
+
 static int readonly(lua_State *L) {
     luaL_checktype(L, 1, LUA_TTABLE);
     const char *label = luaL_checkstring(L, 3);

@@ -14,15 +14,30 @@ package struct EffectPolicy: Sendable, Equatable {
     /// The function that checks parameters declared `type = "color"` (it raises on a bad
     /// colour), as a global table and its field; without it any string or table passes.
     package var colorChecker: GlobalFunction?
+    /// Parameter types of the embedder's objects (`type = "image"`), by name.
+    package var objectTypes: [String: ObjectType]
     /// Every effect's `math.random` starts from this seed, so renders are reproducible.
     package var randomSeed: Int
 
     package init(allowedGlobals: [String: [String]] = [:], modules: [String: String] = [:],
-                 colorChecker: GlobalFunction? = nil, randomSeed: Int = 0x4D6F_6F6E) {
+                 colorChecker: GlobalFunction? = nil, objectTypes: [String: ObjectType] = [:], randomSeed: Int = 0x4D6F_6F6E) {
         self.allowedGlobals = allowedGlobals
         self.modules = modules
         self.colorChecker = colorChecker
+        self.objectTypes = objectTypes
         self.randomSeed = randomSeed
+    }
+}
+
+/// A parameter type whose values are engine objects: those whose metatable is named one of
+/// `metatables` (`"moonreel.Image"`), described in messages as `phrase`.
+package struct ObjectType: Sendable, Equatable {
+    package var metatables: [String]
+    package var phrase: String
+
+    package init(metatables: [String], phrase: String) {
+        self.metatables = metatables
+        self.phrase = phrase
     }
 }
 
@@ -53,7 +68,8 @@ package struct EffectInfo: Sendable, Equatable {
 
 package struct EffectParameter: Sendable, Equatable {
     package let name: String
-    /// number, integer, string, boolean, table, function, color or any.
+    /// number, integer, string, boolean, table, function, color, any, or one of the
+    /// embedder's object types (`EffectPolicy.objectTypes`: image).
     package let type: String
     /// The default as a script would write it (`48`, `"white"`, `{1, 1, 1, 1}`), or nil.
     package let defaultValue: String?

@@ -110,6 +110,18 @@ struct LuaBridge {
             guard depth < LuaBridge.maximumDepth else {
                 throw LuaArgumentError("a table nested more than \(LuaBridge.maximumDepth) deep cannot be passed between the script and \(bridge.peerName)")
             }
+            // A read-only view (an effect's table, seen by a script) holds nothing itself:
+            // what it shows is copied, or a copy would arrive empty.
+            try reserve(from, 3)
+            switch moon_readonly_target(from, index) {
+            case 1:
+                defer { moon_pop(from, 1) }
+                return try copyTable(lua_gettop(from), depth: depth)
+            case 2:
+                throw LuaArgumentError("a read-only view of part of a table (such as av) cannot be passed between the script and \(bridge.peerName)")
+            default:
+                break
+            }
             guard let address = lua_topointer(from, index) else { throw refusal(index) }
             if let key = copied[address] {
                 lua_rawgeti(to, copiesIndex, key)

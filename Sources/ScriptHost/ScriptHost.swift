@@ -252,8 +252,11 @@ package final class ScriptHost {
     /// Applies the effect at `path` once, under the limits, as `effects install` does before
     /// copying it: with the options its `example` field declares, else with its defaults
     /// (nil, nothing run, when a parameter has no default and there is no example).
+    /// A parameter of a type in `samples` that the options leave out gets the value its
+    /// function pushes (a test picture for `image`: an example cannot hold an object).
     /// `check` sees what it returned (on top of the stack) and throws if it does not draw.
-    package func applyEffectOnce(atPath path: String, check: (LuaState) throws -> Void) throws -> EffectTrial? {
+    package func applyEffectOnce(atPath path: String, samples: [String: (LuaState) throws -> Void] = [:],
+                                 check: (LuaState) throws -> Void) throws -> EffectTrial? {
         let (module, folder) = try candidate(atPath: path)
         candidateFolder = folder
         defer { candidateFolder = nil }
@@ -269,8 +272,13 @@ package final class ScriptHost {
             try lua.withRunLimits(limits.script) {
                 try lua.load(Self.trialSource, chunkName: "=[effects install]")
                 LuaState.push(L, "effects." + module)
-                lua_pushboolean(L, info.parameters.contains(where: \.required) ? 1 : 0)
-                _ = try lua.call(argumentCount: 2, resultCount: 2)
+                lua_pushboolean(L, info.parameters.contains { $0.required && samples[$0.type] == nil } ? 1 : 0)
+                lua_createtable(L, 0, Int32(samples.count))
+                for (type, push) in samples {
+                    try push(lua)
+                    lua_setfield(L, -2, type)
+                }
+                _ = try lua.call(argumentCount: 3, resultCount: 2)
                 guard lua_type(L, -2) == LUA_TFUNCTION else { return }
                 trial = lua_toboolean(L, -1) != 0 ? .example : .defaults
                 moon_pop(L, 1)
@@ -286,10 +294,10 @@ package final class ScriptHost {
     /// What `applyEffectOnce` applied the effect with.
     package enum EffectTrial: Sendable { case example, defaults }
 
-    /// (module, needsOptions) → a function applying the effect, and whether with its
-    /// example; nil when options are needed and none are declared.
+    /// (module, needsOptions, samples by type) → a function applying the effect, and whether
+    /// with its example; nil when options are needed and none are declared.
     private static let trialSource = """
-        local module, needsOptions = ...
+        local module, needsOptions, samples = ...
         local effect = require(module)
         local example = effect.example
         if example ~= nil and type(example) ~= "table" then
@@ -304,6 +312,9 @@ package final class ScriptHost {
           return copy
         end
         local options = plain(example or {}, 0)
+        for _, parameter in ipairs(effect.parameters) do
+          if options[parameter.name] == nil then options[parameter.name] = samples[parameter.type] end
+        end
         return function() return effect(options) end, example ~= nil
         """
 
@@ -349,7 +360,7 @@ package final class ScriptHost {
         try PackageResources.effect_host_lua.withUnsafeBytes { glue in
             try state.load(bytes: glue, chunkName: "=[moonreel effects]")
         }
-        lua_createtable(L, 0, 6)                                        // glue host
+        lua_createtable(L, 0, 7)                                        // glue host
         try state.callProtected(moon_sandbox_helpers, resultCount: 1)  // glue host helpers
         lua_setfield(L, -2, "helpers")
         // "did you mean fontSize?" for a mistyped parameter, as for properties and methods.
@@ -404,6 +415,20 @@ package final class ScriptHost {
         LuaState.push(L, effectPolicy.colorChecker?.field ?? "")
         lua_setfield(L, -2, "field")
         lua_setfield(L, -2, "colorChecker")
+        lua_createtable(L, 0, Int32(effectPolicy.objectTypes.count))   // glue host objectTypes
+        for (name, objectType) in effectPolicy.objectTypes {
+            lua_createtable(L, 0, 2)
+            LuaState.push(L, objectType.phrase)
+            lua_setfield(L, -2, "phrase")
+            lua_createtable(L, 0, Int32(objectType.metatables.count))
+            for metatable in objectType.metatables {
+                lua_pushboolean(L, 1)
+                lua_setfield(L, -2, metatable)
+            }
+            lua_setfield(L, -2, "metatables")
+            lua_setfield(L, -2, name)
+        }
+        lua_setfield(L, -2, "objectTypes")
         lua_pushinteger(L, lua_Integer(effectPolicy.randomSeed))
         lua_setfield(L, -2, "randomSeed")
         moon_pushglobaltable(L)

@@ -157,7 +157,8 @@ struct Effects: ParsableCommand {
             var session = ScriptSession(common)
             session.effectSearchPath = EffectSearchPath.seenFromCurrentFolder()
             try session.runBundled(EffectTemplate.preview, name: "effects preview",
-                                   arguments: [name, background, output, at.map { String($0) } ?? "", String(width), String(height), with ?? ""])
+                                   arguments: [name, background, output, at.map { String($0) } ?? "", String(width), String(height), with ?? "",
+                                               common.strict ? "strict" : ""])
         }
     }
 

@@ -6,12 +6,13 @@ import TestSupport
 /// `moonreel run`: objects the script hands to an effect are read-only views, and memory
 /// the engine allocates for a script or an effect counts against its limit.
 @Suite struct EffectBoundaryTests {
-    /// Runs `main` beside `effects/probe.lua` holding `effect`, in that folder.
-    func run(main: String, effect: String, options: [String] = []) throws -> (result: Moonreel.Result, directory: String) {
+    /// Runs `main` beside `effects/probe.lua` holding `effect` (and `others`, by name), in that folder.
+    func run(main: String, effect: String, others: [String: String] = [:], options: [String] = []) throws -> (result: Moonreel.Result, directory: String) {
         let script = Fixtures.scratchPath("main.lua")
         let directory = (script as NSString).deletingLastPathComponent
         try FileManager.default.createDirectory(atPath: directory + "/effects", withIntermediateDirectories: true)
         try effect.write(toFile: directory + "/effects/probe.lua", atomically: true, encoding: .utf8)
+        for (name, source) in others { try source.write(toFile: directory + "/effects/\(name).lua", atomically: true, encoding: .utf8) }
         try main.write(toFile: script, atomically: true, encoding: .utf8)
         let result = try Tool.run("/bin/sh", ["-c", "cd \"$1\" && shift && exec \"$@\"", "sh", directory,
                                               Moonreel.executable, "run"] + options + ["main.lua"], timeout: 300)
@@ -60,6 +61,26 @@ import TestSupport
 
     /// The attack from the issue: an effect building animations of a million keyframes in a
     /// loop grew the process to 7 GB; now the engine's keyframes count against the effect's cap.
+    @Test func anEffectsOwnTablesCrossBackWhole() throws {
+        // A script reads the effect's example (a read-only view of the effect's table) and
+        // hands it back: the view used to cross as an empty table, so `size` arrived as {}.
+        let (result, _) = try run(main: """
+            local probe = require "effects.probe"
+            print(probe(probe.example))
+            print(probe{ size = { 1, 2 }, passAv = true })
+            """, effect: """
+            return { name = "probe", parameters = { { name = "size", type = "table", required = true }, { name = "passAv", type = "boolean" } },
+              example = { size = { 640, 360, nested = { 7 } } },
+              apply = function(p)
+                -- An effect's av is a view of part of the script's: refused whole, never sent empty.
+                if p.passAv then return select(2, pcall(require("effects.inner"), { value = av })) end
+                return p.size[1] .. "x" .. p.size[2] .. " " .. tostring(p.size.nested and p.size.nested[1])
+              end }
+            """, others: ["inner": "return { name = \"inner\", apply = function(p) return type(p.value) end }"])
+        #expect(result.out.hasPrefix("640x360 7\n"), "\(result.out) \(result.err)")
+        #expect(result.out.contains("a read-only view of part of a table (such as av) cannot be passed between"), "\(result.out) \(result.err)")
+    }
+
     @Test func engineObjectsCountAgainstTheEffectsMemory() throws {
         let (result, _) = try run(main: "require('effects.probe')()", effect: """
             return { apply = function()

@@ -85,6 +85,32 @@ import TestSupport
         #expect(difference < 1.5, "luma moved by \(difference) on average")
     }
 
+    @Test func whitePointAdjustMultipliesLinearLightByTheColour() throws {
+        let clip = try Fixtures.clip(seconds: 1)
+        let plain = try Tool.rgbFrame(try exportFiltered(clip, ""), at: 0.5)
+        let warm = try Tool.rgbFrame(try exportFiltered(clip, #"vc.filters = { av.filter("CIWhitePointAdjust", { inputColor = { 1, 0.8, 0.6 } }) }"#), at: 0.5)
+        // The sRGB curve (IEC 61966-2-1) both ways, written from the standard.
+        func linear(_ code: Int) -> Double {
+            let v = Double(code) / 255
+            return v <= 0.04045 ? v / 12.92 : pow((v + 0.055) / 1.055, 2.4)
+        }
+        func code(_ light: Double) -> Double { 255 * (light <= 0.0031308 ? 12.92 * light : 1.055 * pow(light, 1 / 2.4) - 0.055) }
+        let gains = (linear(255), linear(204), linear(153))
+        var error = 0.0, count = 0.0
+        for y in stride(from: 8, to: plain.height, by: 16) {
+            for x in stride(from: 8, to: plain.width, by: 16) {
+                let (before, after) = (plain.pixel(x, y), warm.pixel(x, y))
+                error += abs(code(linear(before.r) * gains.0) - Double(after.r)) + abs(code(linear(before.g) * gains.1) - Double(after.g))
+                    + abs(code(linear(before.b) * gains.2) - Double(after.b))
+                count += 3
+            }
+        }
+        // Encoding both to 4:2:0 H.264 costs a few code values at colour edges.
+        #expect(error / count < 3, "mean difference from the formula: \(error / count)")
+        let untouched = try Tool.rgbFrame(try exportFiltered(clip, #"vc.filters = { av.filter("whitePointAdjust") }"#), at: 0.5)
+        #expect(untouched.meanDifference(plain) < 0.5, "white leaves the picture as it is")
+    }
+
     @Test func swapLUTSwapsRedAndBlueOnVideoAndOnALayer() throws {
         let cube = Fixtures.scratchPath("swap.cube")
         try Self.swapCube.write(toFile: cube, atomically: true, encoding: .utf8)

@@ -118,6 +118,10 @@ int moon_open_effect_libraries(lua_State *L);
 // A table of the C helpers the effect sandbox is built from (see ScriptHost/Lua/effect_host.lua).
 // Lua-callable: call it through lua_pcall.
 int moon_sandbox_helpers(lua_State *L);
+// Whether the value at `index` is a read-only view the sandbox made: 0 when it is not; 1 when
+// it shows its whole table, which is pushed (so a copy can carry what the view shows); 2 when
+// it shows only some fields (nothing pushed).
+int moon_readonly_target(lua_State *L, int index);
 // string.find/match/gmatch/gsub with a matcher that counts its steps (pattern.c).
 int moon_str_find(lua_State *L);
 int moon_str_match(lua_State *L);

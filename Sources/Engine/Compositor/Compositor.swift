@@ -120,13 +120,7 @@ public final class Compositor {
         let bgra = try Scaler(flags: SWS_BICUBIC | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT)
             .convert(frame, width: outputWidth, height: outputHeight, format: AV_PIX_FMT_BGRA,
                      outputColor: ColorDescription(space: ColorDescription.of(frame).space, range: AVCOL_RANGE_JPEG))
-        let image = try RGBAImage(width: bgra.width, height: bgra.height)
-        let (pixels, stride) = bgra.plane(0)
-        for y in 0..<image.height {
-            image.row(y).update(from: pixels + y * stride, count: image.width * 4)
-            for x in 0..<image.width { image.row(y)[x * 4 + 3] = 255 }
-        }
-        return image
+        return try RGBAImage(opaqueBGRA: bgra)
     }
 
     /// The composed picture of the frame that contains `time` (times between frames show the

@@ -4,7 +4,7 @@ import Glibc
 import Darwin
 #endif
 
-/// The pointwise colour filters (colorControls, exposureAdjust, colorCube) as functions of
+/// The pointwise colour filters (colorControls, exposureAdjust, whitePointAdjust, colorCube) as functions of
 /// non-linear R'G'B' in 0…1, and how they reach pixels. A run of them becomes one colour
 /// cube, applied in one pass: on Y'CbCr planes each pixel goes to R'G'B', through the cube
 /// and straight back (no converted copy of the frame); on premultiplied BGRA the colour is
@@ -41,6 +41,12 @@ enum ColorFilters {
             let gain = Float(pow(2, filter.number("ev")))
             return { rgb in
                 SIMD3(encodeSRGB(decodeSRGB(rgb.x) * gain), encodeSRGB(decodeSRGB(rgb.y) * gain), encodeSRGB(decodeSRGB(rgb.z) * gain))
+            }
+        case .whitePointAdjust:
+            let white = filter.color
+            let gain = SIMD3(decodeSRGB(Float(white.red)), decodeSRGB(Float(white.green)), decodeSRGB(Float(white.blue)))
+            return { rgb in
+                SIMD3(encodeSRGB(decodeSRGB(rgb.x) * gain.x), encodeSRGB(decodeSRGB(rgb.y) * gain.y), encodeSRGB(decodeSRGB(rgb.z) * gain.z))
             }
         case .colorCube:
             guard let cube = filter.cube else { return { $0 } }

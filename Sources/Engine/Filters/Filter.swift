@@ -13,6 +13,8 @@ public enum FilterKind: String, Sendable, Hashable, CaseIterable {
     case sharpenLuminance
     /// Darker (or lighter) corners (`CIVignette`): `intensity`, `radius`.
     case vignette
+    /// A new white (`CIWhitePointAdjust`): `color`. Warms, cools or tints the picture.
+    case whitePointAdjust
     /// Transparency where pixels are near a key colour (Moonreel's own): `color`,
     /// `similarity`, `blend`. Only for layers and layer instructions.
     case chromaKey
@@ -36,6 +38,7 @@ public enum FilterKind: String, Sendable, Hashable, CaseIterable {
         case .colorCube: "a 3D LUT from a .cube file (Adobe/Resolve format), interpolated tetrahedrally as ffmpeg's lut3d"
         case .sharpenLuminance: "unsharp mask on brightness only: luma + sharpness · (luma − blurred luma), colours kept"
         case .vignette: "darkens towards the corners: colour × (1 − intensity · t²), t going 0…1 from radius/2 to 1 of the way out to a corner"
+        case .whitePointAdjust: "white becomes the colour: each channel of linear light (sRGB curve) is multiplied by the colour's; warm with a pale orange, cool with a pale blue"
         case .chromaKey: "makes pixels near a key colour transparent, by distance in CbCr as ffmpeg's chromakey; for layers and layer instructions"
         }
     }
@@ -59,6 +62,8 @@ public enum FilterKind: String, Sendable, Hashable, CaseIterable {
         case .vignette:
             [.number("intensity", 0, -1...1, "darkening at the corners (negative lightens)"),
              .number("radius", 1, 0...2, "where darkening starts: 0 at the centre, 1 halfway to the corners, 2 nowhere")]
+        case .whitePointAdjust:
+            [.color("color", Color(red: 1, green: 1, blue: 1), "the colour white becomes (white: unchanged)")]
         case .chromaKey:
             [.color("color", Color(red: 0, green: 1, blue: 0), "the key colour"),
              .number("similarity", 0.1, 0.0001...1, "CbCr distance within which pixels become fully transparent"),
@@ -73,7 +78,7 @@ public enum FilterKind: String, Sendable, Hashable, CaseIterable {
     public var makesTransparent: Bool { self == .chromaKey }
 
     /// Filters that change each pixel from its own colour alone (the ones a colour lookup can run).
-    var isPointwiseColor: Bool { self == .colorControls || self == .exposureAdjust || self == .colorCube }
+    var isPointwiseColor: Bool { self == .colorControls || self == .exposureAdjust || self == .colorCube || self == .whitePointAdjust }
 }
 
 /// One setting of a filter kind: its name, what it takes, its default and a line of help.
@@ -209,6 +214,7 @@ public struct Filter: Sendable, Hashable {
         case .colorCube: cube == nil
         case .sharpenLuminance: number("sharpness") == 0 || number("radius") <= 0
         case .vignette: number("intensity") == 0 || number("radius") >= 2
+        case .whitePointAdjust: color.red == 1 && color.green == 1 && color.blue == 1
         case .chromaKey: false
         }
     }

@@ -47,7 +47,7 @@ final class FilterRenderer {
                     try vignetteMask(filter, for: frame).apply(to: try planes(of: frame))
                 case .chromaKey:
                     throw EngineError("\(filter.kind.rawValue) makes pixels transparent, which an opaque video frame cannot show", kind: .unsupported)
-                case .colorControls, .exposureAdjust, .colorCube:
+                case .colorControls, .exposureAdjust, .colorCube, .whitePointAdjust:
                     break // grouped into colour runs
                 }
             }
@@ -74,7 +74,7 @@ final class FilterRenderer {
                     Vignette(filter).apply(to: pixels)
                 case .chromaKey:
                     ChromaKey(filter).apply(to: pixels)
-                case .colorControls, .exposureAdjust, .colorCube:
+                case .colorControls, .exposureAdjust, .colorCube, .whitePointAdjust:
                     break // grouped into colour runs
                 }
             }

@@ -85,6 +85,17 @@ public final class RGBAImage: @unchecked Sendable {
         pixels = memory.assumingMemoryBound(to: UInt8.self)
     }
 
+    /// A copy of a BGRA frame's pixels, made opaque (FFmpeg's alpha byte of a converted
+    /// video picture is not always 255).
+    convenience init(opaqueBGRA frame: Frame) throws {
+        try self.init(width: frame.width, height: frame.height)
+        let (source, sourceStride) = frame.plane(0)
+        for y in 0..<height {
+            row(y).update(from: source + y * sourceStride, count: width * 4)
+            for x in 0..<width { row(y)[x * 4 + 3] = 255 }
+        }
+    }
+
     deinit { free(pixels) }
 
     /// The pixels as a borrowed view, valid while this image is alive.

@@ -5,6 +5,15 @@ import CMoonAVShim
 /// a moving element and a frame counter; `sine`: a tone), encoded to H.264 + AAC. Used by
 /// the built-in demo so Moonreel runs with no media of the user's.
 public enum TestPattern {
+    /// The pattern's first picture, for trying what takes an image (an effect's logo).
+    /// - Throws: `FFmpegError` or `EngineError` when it cannot be made at that size.
+    public static func picture(width: Int, height: Int) throws -> RGBAImage {
+        let chain = try FilterChain(chain: [("testsrc2", "size=\(width)x\(height):rate=1:duration=1"), ("format", "pix_fmts=bgra")],
+                                    sink: "buffersink")
+        guard let frame = try chain.next() else { throw EngineError("the test pattern gave no picture") }
+        return try RGBAImage(opaqueBGRA: frame)
+    }
+
     /// Writes an MP4 test clip (H.264 video, 48 kHz stereo AAC audio) to `path`,
     /// replacing any file there; the file appears only once complete.
     /// - Parameters:

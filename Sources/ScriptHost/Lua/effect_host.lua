@@ -13,8 +13,8 @@ local globals = host.globals
 
 -- Everything below is captured now, before any script runs, so no script can change
 -- what the host (or an effect) gets by replacing a global.
-local type, next, error, tostring, rawget, rawequal, setmetatable =
-      type, next, error, tostring, rawget, rawequal, setmetatable
+local type, next, pairs, error, tostring, rawget, rawequal, setmetatable, getmetatable =
+      type, next, pairs, error, tostring, rawget, rawequal, setmetatable, getmetatable
 local format, sub, gsub, match, byte = string.format, string.sub, string.gsub, string.match, string.byte
 local concat = table.concat
 local floor, huge, mathType, toInteger = math.floor, math.huge, math.type, math.tointeger
@@ -78,6 +78,16 @@ local typePhrases = {
   color = 'a color (a name, "#RRGGBB" or {r, g, b, a})', any = "any value",
 }
 
+-- The embedder's object types (image): a value is one when its metatable is named so.
+local objectTypes = host.objectTypes
+for name, objectType in next, objectTypes do typePhrases[name] = objectType.phrase end
+local objectTypeNames = {}
+for name in next, objectTypes do objectTypeNames[#objectTypeNames + 1] = name end
+table.sort(objectTypeNames)
+local typeNames = { "number", "integer", "string", "boolean", "table", "function", "color", "any" }
+for i = 1, #objectTypeNames do typeNames[#typeNames + 1] = objectTypeNames[i] end
+local typeList = concat(typeNames, ", ", 1, #typeNames - 1) .. " or " .. typeNames[#typeNames]
+
 local function expectation(parameter)
   if parameter.choices then
     local shown = {}
@@ -96,6 +106,11 @@ end
 local function check(parameter, value)
   local kind = parameter.type
   if kind == "any" then return true, value end
+  local objectType = objectTypes[kind]
+  if objectType then
+    local metatable = type(value) == "userdata" and getmetatable(value)
+    return type(metatable) == "table" and objectType.metatables[rawget(metatable, "__name")] == true, value
+  end
   if kind == "color" then
     -- Checked by the function the embedder named (av.color), where this state has it.
     local checker = host.colorChecker
@@ -138,9 +153,13 @@ local function validate(info, options, label)
   local function fail(message, ...) raise(format(label .. ": " .. message, ...)) end
   if options == nil then options = {} end
   if type(options) ~= "table" then fail("options must be a table of name = value, got %s", show(options)) end
-  if not info.declaresParameters then return copy(options) end
+  -- Walked with pairs: options may be a read-only view (an effect's own example, handed
+  -- back), which holds nothing itself.
+  local given = {}
+  for key, value in pairs(options) do given[key] = value end
+  if not info.declaresParameters then return given end
   local params = {}
-  for key, value in next, options do
+  for key, value in next, given do
     if type(key) ~= "string" then fail("options must be name = value pairs, got the %s key %s", type(key), show(key)) end
     if info.byName[key] == nil then
       local near = closestName(key, namesOf(info))
@@ -223,8 +242,7 @@ local function describe(module, definition, location, label)
       if count == 0 then fail("choices of parameter %s is empty", name) end
     end
     if type(parameter.type) ~= "string" or typePhrases[parameter.type] == nil then
-      fail("parameter %s has type %s; use number, integer, string, boolean, table, function, color or any",
-           name, show(parameter.type))
+      fail("parameter %s has type %s; use %s", name, show(parameter.type), typeList)
     end
     for _, bound in next, { "min", "max" } do
       local value = parameter[bound]

@@ -1,9 +1,9 @@
 -- moonreel effects preview: an effect applied with its example over the test pattern.
 -- arg: effect name, the picture to draw over (a video or still), output (.png/.jpg/.webp: the frame at `at`; else a
 -- clip as long as the picture), at (seconds, or "" for the effect's previewAt, else 1),
--- width, height, extra options (Lua table text, or ""). Returns what `effects gallery`
+-- width, height, extra options (Lua table text, or ""), "strict" or "". Returns what `effects gallery`
 -- shows: { kind = "layer" | "look", options = the options as Lua text, at = seconds }.
-local name, pattern, output, at, width, height, extra = ...
+local name, pattern, output, at, width, height, extra, strict = ...
 width, height = math.tointeger(tonumber(width)), math.tointeger(tonumber(height))
 
 -- The effect's own errors, without this file's line in front.
@@ -32,15 +32,24 @@ if extra ~= "" then
   if not ok or type(given) ~= "table" then error("--with must be a Lua table of options, e.g. '{ text = \"Hi\" }'", 0) end
   for key, value in pairs(given) do options[key] = value end
 end
-for _, parameter in ipairs(effect.parameters) do
-  -- Drawn at the preview's size, whatever size the example was written for.
-  if parameter.name == "renderSize" then options.renderSize = { width, height } end
-end
-
 -- A picture given with --over is shown for 8 s, as the test pattern is.
 local still = ({ png = true, jpg = true, jpeg = true, webp = true })[(pattern:match("%.(%w+)$") or ""):lower()]
 local comp, vc = av.join({ { av.asset(pattern), duration = still and 8 or nil } },
                          { renderSize = { width, height }, fit = "fill" })
+
+local picture
+for _, parameter in ipairs(effect.parameters) do
+  -- Drawn at the preview's size, whatever size the example was written for.
+  if parameter.name == "renderSize" then options.renderSize = { width, height } end
+  -- An example cannot hold an image: the first picture of the background stands in.
+  if parameter.type == "image" and options[parameter.name] == nil then
+    if not picture then
+      local generator <close> = av.imageGenerator(comp, { videoComposition = vc })
+      picture = generator:copyCGImageAtTime(0)
+    end
+    options[parameter.name] = picture
+  end
+end
 
 local made = attempt(effect, options)
 local kind = getmetatable(made) and getmetatable(made).__name or type(made)
@@ -62,6 +71,13 @@ end
 local extension = output:match("%.([%w]+)$")
 extension = extension and extension:lower()
 if extension == "png" or extension == "jpg" or extension == "jpeg" or extension == "webp" then
+  -- A still is no export, which would report text cut to fit: said here (--strict: an error).
+  if kind ~= "table" then
+    for _, problem in ipairs(made:textProblems()) do
+      if problem.level == "warning" and strict == "strict" then error(problem.message .. " (--strict)", 0) end
+      io.stderr:write(("moonreel: %s: %s\n"):format(problem.level, problem.message))
+    end
+  end
   local generator <close> = av.imageGenerator(comp, { videoComposition = vc })
   attempt(generator.copyImage, generator, time, output)
 else
@@ -74,6 +90,7 @@ end
 -- The options as a script would write them (renderSize shown as a 1920x1080 video's).
 local function lua(value, depth)
   if type(value) == "string" then return ("%q"):format(value) end
+  if type(value) == "userdata" and (getmetatable(value) or {}).__name == "moonreel.Image" then return 'av.image("picture.png")' end
   if type(value) ~= "table" then return tostring(value) end
   if depth > 4 then return "{ … }" end
   local parts, count = {}, #value
