@@ -158,6 +158,18 @@ extension API {
         luaClass.property("highlightColor", of: TextLayer.self, doc: "karaoke colour of the sung part",
                           get: { [unowned self] call, text in if let c = text.style.highlightColor { push(call, color: c) } else { call.pushNil() } },
                           set: { [unowned self] call, text, index in text.style.highlightColor = call.isNoneOrNil(index) ? nil : try color(call, index) })
+        luaClass.method("preferredFrameSize", of: TextLayer.self, readOnly: true,
+                        doc: "text:preferredFrameSize([width]) → {width, height}: the size its text takes as drawn (CALayer's preferredFrameSize): one line per paragraph, or, when isWrapped (or truncated), wrapped at width (default: the layer's); a layer that size shows it whole, with no textOverflow warning") { [unowned self] call, text in
+            let wrapWidth: Double?
+            if text.style.isWrapped || text.style.truncationMode != .none {
+                wrapWidth = call.isNoneOrNil(2) ? text.properties.bounds.size.width : try bounded(call, 2, 1...Double(PixelLimits.maxSide))
+            } else {
+                wrapWidth = nil
+            }
+            let size = try engine(call) { try TextLayout().measuredSize(text.style, wrapWidth: wrapWidth) }
+            push(call, size: size)
+            return 1
+        }
         luaClass.example = """
             local title = av.textLayer{ string = "きらきら光る", fontSize = 64, foregroundColor = "white",
                                         alignmentMode = "center", frame = {0, 100, 1920, 200},

@@ -73,6 +73,43 @@ import TestSupport
         #expect(odd.err.contains("parameter x has type \"picture\"; use number, integer, string, boolean, table, function, color, any or image"), "\(odd.err)")
     }
 
+    // MARK: Measuring text
+
+    @Test func preferredFrameSizeIsTheSizeTheTextIsDrawnAt() throws {
+        let output = Fixtures.scratchPath("measured.png")
+        let result = try Moonreel.runScript("""
+            local line = av.textLayer{ string = "Hello, summer night", fontSize = 48, foregroundColor = "white" }
+            local size = line:preferredFrameSize()
+            line.frame = { 0, 0, size.width, size.height }
+            local whole = #line:textProblems()
+            line.frame = { 0, 0, size.width - 2, size.height }
+            local narrower = line:textProblems()[1]
+            line.frame = { 0, 0, size.width, size.height }
+            local wrapped = av.textLayer{ string = "Hello, summer night", fontSize = 48, isWrapped = true, frame = { 0, 0, 200, 10 } }
+            print(size.width, size.height, whole, narrower and narrower.kind, wrapped:preferredFrameSize().height, wrapped:preferredFrameSize(4000).height)
+            local comp, vc = av.join({ av.asset(arg[1]) }, { renderSize = { 640, 360 } })
+            local parent, video = av.layer{ frame = { 0, 0, 640, 360 } }, av.layer{ frame = { 0, 0, 640, 360 } }
+            local flipped = av.layer{ frame = { 0, 0, 640, 360 }, isGeometryFlipped = true }
+            parent:addSublayer(video); parent:addSublayer(flipped); flipped:addSublayer(line)
+            vc.animationTool = av.animationTool{ videoLayer = video, parentLayer = parent }
+            local generator <close> = av.imageGenerator(comp, { videoComposition = vc })
+            generator:copyImage(0.5, arg[2])
+            """, arguments: [try Fixtures.solid("black", seconds: 1, size: "640x360", tone: nil), output])
+        try #require(result.status == 0, "\(result.err)")
+        let fields = result.out.split(whereSeparator: \.isWhitespace).map(String.init)
+        try #require(fields.count == 6, "\(result.out)")
+        let (width, height) = (Double(fields[0]) ?? 0, Double(fields[1]) ?? 0)
+        #expect(width > 300 && width < 600 && height > 48 && height < 90, "\(width)×\(height)")
+        #expect(fields[2] == "0" && fields[3] == "textOverflow", "exactly that size shows it whole; 2 px less runs past: \(result.out)")
+        #expect((Double(fields[4]) ?? 0) >= 2 * height && fields[5] == fields[1], "wrapped at 200 px it takes more lines; at 4000 one: \(result.out)")
+        // The ink drawn lies inside the measured box (top-left of the flipped container).
+        let frame = try Tool.rgbFrame(output, at: 0)
+        var right = 0, bottom = 0
+        for y in 0..<360 { for x in 0..<640 where frame.pixel(x, y).g > 128 { right = max(right, x); bottom = max(bottom, y) } }
+        #expect(right > Int(width) - 12 && right <= Int(width), "ink reaches x \(right) of \(width)")
+        #expect(bottom > Int(height) / 2 && bottom <= Int(height), "ink reaches y \(bottom) of \(height)")
+    }
+
     // MARK: logoBug and kenBurns
 
     @Test func theLogoBugFadesInAfterItsDelayInItsCorner() throws {

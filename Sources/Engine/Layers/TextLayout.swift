@@ -38,6 +38,18 @@ package final class TextLayout {
         return Double(logical.height)
     }
 
+    /// The size `style`'s text takes as drawn (`CALayer.preferredFrameSize`): each paragraph
+    /// on one line, or wrapped at `wrapWidth` when it is wrapped or truncated there. A layer
+    /// of that size shows it whole (`fit` says `.whole`).
+    package func measuredSize(_ style: TextStyle, wrapWidth: Double?) throws -> Size {
+        guard !style.string.isEmpty else { return Size(width: 0, height: 0) }
+        let side = Double(PixelLimits.maxSide)
+        let layout = try make(style, box: Size(width: min(max(wrapWidth ?? side, 1), side), height: side))
+        var ink = PangoRectangle(), logical = PangoRectangle()
+        pango_layout_get_pixel_extents(layout.opaque, &ink, &logical)
+        return Size(width: Double(logical.width), height: Double(logical.height))
+    }
+
     /// How much of its text a style shows in a box.
     package enum Fit: Equatable {
         /// All of it, inside the box.
