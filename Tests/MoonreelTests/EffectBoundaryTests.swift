@@ -111,7 +111,10 @@ import TestSupport
             end
             """, effect: "return {}", options: ["--memory-limit", "100"])
         #expect(result.status == 1)
-        #expect(result.errorLines.count == 1 && result.err.contains("main.lua:6: script exceeded its memory limit (100 MiB)"), "\(result.err)")
+        // Line 7 when the call charging the keyframes' values goes over, line 6 when the next
+        // layer does: which one depends on a few bytes of the heap (the script's path is in it).
+        #expect(result.errorLines.count == 1 && (result.err.contains("main.lua:6: script exceeded its memory limit (100 MiB)")
+                                                 || result.err.contains("main.lua:7: script exceeded its memory limit (100 MiB)")), "\(result.err)")
     }
 
     @Test func garbageEngineObjectsAreFreedNotCounted() throws {
