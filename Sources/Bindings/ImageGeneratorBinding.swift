@@ -18,12 +18,14 @@ extension API {
             let at = try time(call, 2, allowNegative: false)
             let path = try filePath(call, 3)
             if policy.overwriteOutputs { g.overwrite = true }
+            try reportDiagnostics(of: g, call)
             try engine(call) { try g.copyImage(at: at, to: path) }
             call.push(path)
             return 1
         }
         luaClass.method("copyCGImageAtTime", of: ImageGenerator.self, doc: "gen:copyCGImageAtTime(t): the composed frame at exactly t as an Image (layer contents, image:write(path)), and that time") { [unowned self] call, g in
             let at = try time(call, 2, allowNegative: false)
+            try reportDiagnostics(of: g, call)
             let pixels = try engine(call) { try g.image(at: at) }
             push(call, ImageBox(ImageSource(pixels: pixels, description: "frame at \(format(at.seconds)) s")))
             push(call, exact: at)
@@ -38,6 +40,12 @@ extension API {
             local picture = generator:copyCGImageAtTime(1)       -- in memory, e.g. for layer contents
             """
         return luaClass
+    }
+
+    /// Says what the generator's pictures show other than asked (text cut to fit…), once,
+    /// at the line that first draws one; under --strict before anything is written.
+    private func reportDiagnostics(of generator: ImageGenerator, _ call: LuaCall) throws {
+        for diagnostic in try engine(call, { try generator.newDiagnostics() }) { try engine(call) { try policy.report(diagnostic, at: call.L) } }
     }
 
     var imageGeneratorFunctions: [AVFunction] {

@@ -157,8 +157,7 @@ struct Effects: ParsableCommand {
             var session = ScriptSession(common)
             session.effectSearchPath = EffectSearchPath.seenFromCurrentFolder()
             try session.runBundled(EffectTemplate.preview, name: "effects preview",
-                                   arguments: [name, background, output, at.map { String($0) } ?? "", String(width), String(height), with ?? "",
-                                               common.strict ? "strict" : ""])
+                                   arguments: [name, background, output, at.map { String($0) } ?? "", String(width), String(height), with ?? ""])
         }
     }
 

@@ -468,4 +468,29 @@ extension DoneMeansRightTests {
         let even = try Moonreel.runScript(Moonreel.exportWholeAssetScript, arguments: [try Fixtures.clip(seconds: 2), Fixtures.scratchPath("even.mp4"), "MediumQuality"])
         #expect(even.status == 0 && !even.err.contains("trackShorter"), "\(even.err)")
     }
+
+    @Test func aStillWithTextCutToFitSaysSoAtItsLine() throws {
+        // copyImage drew a truncated caption and said nothing (an export says textTruncated).
+        let grey = try Fixtures.solid("gray", seconds: 2, size: "320x180", tone: nil)
+        let script = """
+            local comp, vc = av.join({ av.asset(arg[1]) }, { renderSize = { 320, 180 } })
+            local parent, video = av.layer{ frame = { 0, 0, 320, 180 } }, av.layer{ frame = { 0, 0, 320, 180 } }
+            parent:addSublayer(video)
+            parent:addSublayer(av.textLayer{ name = "caption", string = "A caption far too long for its little box", fontSize = 30,
+                                             frame = { 10, 10, 120, 40 }, truncationMode = "end", maxLines = 1 })
+            vc.animationTool = av.animationTool{ videoLayer = video, parentLayer = parent }
+            local generator <close> = av.imageGenerator(comp, { videoComposition = vc })
+            generator:copyImage(0.5, arg[2])
+            generator:copyImage(1, arg[3])
+            """
+        let (first, second) = (Fixtures.scratchPath("a.png"), Fixtures.scratchPath("b.png"))
+        let told = try Moonreel.runScript(script, name: "still.lua", arguments: [grey, first, second])
+        #expect(told.status == 0 && FileManager.default.fileExists(atPath: second), "\(told.err)")
+        let warnings = told.errorLines.filter { $0.contains("[textTruncated]") }
+        #expect(warnings.count == 1 && warnings[0].contains("still.lua:8:") && warnings[0].contains("text layer \"caption\""), "once, at the first still: \(told.err)")
+        let strict = Fixtures.scratchPath("strict.png")
+        let refused = try Moonreel.runScript(script, name: "still.lua", arguments: [grey, strict, strict + ".2.png"], options: ["--strict"])
+        #expect(refused.status != 0 && refused.err.contains("strict: text layer \"caption\""), "\(refused.err)")
+        #expect(!FileManager.default.fileExists(atPath: strict), "under --strict nothing is written")
+    }
 }

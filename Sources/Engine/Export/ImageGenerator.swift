@@ -6,12 +6,13 @@ public final class ImageGenerator {
     /// The composition frames are taken from (AVAssetImageGenerator's `asset`).
     public let composition: Composition
     /// Frozen into a render plan at the first `copyImage`; setting another one starts afresh.
-    public var videoComposition: VideoComposition? { didSet { compositor = nil } }
+    public var videoComposition: VideoComposition? { didSet { (compositor, textChecked) = (nil, false) } }
     /// Whether `copyImage` may replace an existing file (never one of the inputs).
     public var overwrite = false
     /// Files that no image may replace, overwrite or not (see `InputRegistry`).
     public var readFiles: InputRegistry?
     private var compositor: Compositor?
+    private var textChecked = false
 
     /// A generator for `composition`, like `AVAssetImageGenerator(asset:)` with zero tolerance.
     /// `videoComposition` nil: each video track upright at the sources' size, as
@@ -60,6 +61,15 @@ public final class ImageGenerator {
         frame.pointer.pointee.color_range = AVCOL_RANGE_JPEG
         try StillImageWriter.write(frame, as: format, to: output.temporaryPath)
         try output.commit()
+    }
+
+    /// What its pictures show other than asked, as an export would say it (text cut to fit
+    /// or running past its layer, glyphs no font has): checked once per video composition,
+    /// so the first call after one is set returns them and later ones nothing.
+    public func newDiagnostics() throws -> [Diagnostic] {
+        guard !textChecked else { return [] }
+        textChecked = true
+        return try videoComposition?.animationTool.map { try TextFit.diagnostics(under: $0.parentLayer) } ?? []
     }
 
     /// The render core at the render size times `renderScale`, made at first use.

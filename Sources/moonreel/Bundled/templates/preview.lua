@@ -1,9 +1,9 @@
 -- moonreel effects preview: an effect applied with its example over the test pattern.
 -- arg: effect name, the picture to draw over (a video or still), output (.png/.jpg/.webp: the frame at `at`; else a
 -- clip as long as the picture), at (seconds, or "" for the effect's previewAt, else 1),
--- width, height, extra options (Lua table text, or ""), "strict" or "". Returns what `effects gallery`
+-- width, height, extra options (Lua table text, or ""). Returns what `effects gallery`
 -- shows: { kind = "layer" | "look", options = the options as Lua text, at = seconds }.
-local name, pattern, output, at, width, height, extra, strict = ...
+local name, pattern, output, at, width, height, extra = ...
 width, height = math.tointeger(tonumber(width)), math.tointeger(tonumber(height))
 
 -- The effect's own errors, without this file's line in front.
@@ -71,13 +71,6 @@ end
 local extension = output:match("%.([%w]+)$")
 extension = extension and extension:lower()
 if extension == "png" or extension == "jpg" or extension == "jpeg" or extension == "webp" then
-  -- A still is no export, which would report text cut to fit: said here (--strict: an error).
-  if kind ~= "table" then
-    for _, problem in ipairs(made:textProblems()) do
-      if problem.level == "warning" and strict == "strict" then error(problem.message .. " (--strict)", 0) end
-      io.stderr:write(("moonreel: %s: %s\n"):format(problem.level, problem.message))
-    end
-  end
   local generator <close> = av.imageGenerator(comp, { videoComposition = vc })
   attempt(generator.copyImage, generator, time, output)
 else
