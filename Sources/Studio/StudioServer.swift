@@ -151,6 +151,8 @@ final class StudioRoutes: Sendable {
         case (.GET, "state"): return .json(session.stateJSON())
         case (.GET, "frame"): return frame(query)
         case (.GET, "audio"): return audio(query)
+        case (.GET, "effects"): return effects()
+        case (.GET, "effect-still"): return effectStill(query)
         case (.POST, "parameters"): return parameters(body)
         case (.POST, "export"): return export(body)
         default: return .text(.notFound, "not found: \(path)")
@@ -200,6 +202,23 @@ final class StudioRoutes: Sendable {
             return Response(status: .ok, contentType: "application/octet-stream", body: bytes,
                             headers: [("X-Sample-Rate", String(sound.sampleRate)), ("X-Channels", String(sound.channels)),
                                       ("X-Start", String(Double(first) / Double(rate)))])
+        } catch {
+            return .text(.unprocessableEntity, "\(error)".oneLine)
+        }
+    }
+
+    private func effects() -> Response {
+        do { return .json(try session.effects.listJSON()) } catch { return .text(.unprocessableEntity, "\(error)".oneLine) }
+    }
+
+    private func effectStill(_ query: [String: String]) -> Response {
+        guard let name = query["name"], !name.isEmpty else { return .text(.badRequest, "effect-still needs name=EFFECT") }
+        do {
+            let still = try session.effects.still(named: name)
+            // The call as Lua, percent-encoded: a stranger's example must not break the header.
+            let options = still.options.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+            return Response(status: .ok, contentType: "image/jpeg", body: still.jpeg,
+                            headers: [("X-Effect-Kind", still.kind == "look" ? "look" : "layer"), ("X-Effect-Options", options)])
         } catch {
             return .text(.unprocessableEntity, "\(error)".oneLine)
         }

@@ -58,6 +58,8 @@ public final class StudioSession: Sendable {
     private let proxies: StudioProxies?
     /// Pictures sent lately, so stepping and short scrubs do not render them again.
     private let frameCache: FrameCache
+    /// The effects panel: what the script could require, drawn.
+    let effects: StudioEffects
 
     /// A session showing nothing until `reload()` (a script) or `show` (an edit).
     public init(source: Source, options: Options) {
@@ -65,6 +67,9 @@ public final class StudioSession: Sendable {
         self.options = options
         // An eighth of the memory limit, at most 256 MiB: 1,600 pictures of 960×540.
         frameCache = FrameCache(budget: min(options.limits.memory / 8, 256 << 20))
+        var searchPath = options.effectSearchPath
+        if case .script(let path) = source { searchPath.scriptDirectory = Paths.parent(of: Paths.absolute(path)) }
+        effects = StudioEffects(limits: options.limits, searchPath: searchPath)
         let events = self.events
         proxies = options.proxies.map { StudioProxies(cache: $0, events: events) }
         proxies?.onChange = { [weak self] in self?.proxiesChanged() }

@@ -156,7 +156,7 @@ struct Effects: ParsableCommand {
             }
             var session = ScriptSession(common)
             session.effectSearchPath = EffectSearchPath.seenFromCurrentFolder()
-            try session.runBundled(EffectTemplate.preview, name: "effects preview",
+            try session.runBundled(EffectPreview.source, name: "effects preview",
                                    arguments: [name, background, output, at.map { String($0) } ?? "", String(width), String(height), with ?? ""])
         }
     }
@@ -219,24 +219,13 @@ struct Effects: ParsableCommand {
             if !failures.isEmpty { throw ExitCode(Exit.failed) }
         }
 
-        /// Draws one effect's still with the preview's script, in a host of its own (one
-        /// effect's failure or memory is not the next one's).
+        /// Draws one effect's still in a host of its own (one effect's failure or memory is
+        /// not the next one's).
         static func draw(_ module: String, over pattern: String, into picture: String, width: Int, height: Int,
-                         common: CommonOptions) throws -> (kind: String, options: String, at: Double) {
+                         common: CommonOptions) throws -> EffectPreview {
             let host = try MoonreelHost(limits: common.limits, effectSearchPath: .seenFromCurrentFolder())
             host.overwriteOutputs = common.overwrite
-            let returned = try host.run(source: EffectTemplate.preview, name: "effects gallery",
-                                        arguments: [module, pattern, picture, "", String(width), String(height), ""])
-            guard case .table(let fields)? = returned.first, case .string(let kind)? = fields["kind"], case .string(let options)? = fields["options"] else {
-                throw ScriptError(kind: .runtime, message: "the preview returned no description")
-            }
-            let at: Double
-            switch fields["at"] {
-            case .number(let seconds)?: at = seconds
-            case .integer(let seconds)?: at = Double(seconds)
-            default: at = 1
-            }
-            return (kind, options, at)
+            return try host.previewEffect(module, over: pattern, to: picture, width: width, height: height)
         }
     }
 
@@ -350,9 +339,6 @@ struct EffectVersion: Comparable {
 
 /// What `effects new` writes.
 enum EffectTemplate {
-    /// What `effects preview` runs (Bundled/templates/preview.lua).
-    static var preview: String { String(decoding: PackageResources.preview_lua, as: UTF8.self) }
-
     /// The template (Bundled/templates/effect.lua) with NAME filled in.
     static func source(name: String) -> String {
         String(decoding: PackageResources.effect_lua, as: UTF8.self).replacingAll("{{name}}", with: name)

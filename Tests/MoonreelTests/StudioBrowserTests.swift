@@ -208,6 +208,25 @@ import TestSupport
         _ = try Self.save(page, "diagnostics")
     }
 
+    /// Issue 37 §2: opening the effects panel lists every effect the script can require,
+    /// each with its still drawn and the Lua that calls it.
+    @Test func theEffectsPanelShowsEachEffectDrawn() throws {
+        let job = try GreyLyricJob()
+        let studio = try StudioProcess(script: job.script, arguments: job.arguments)
+        defer { studio.stop() }
+        let page = try Self.openPage(studio)
+        defer { page.close() }
+        try page.evaluate("document.querySelector('#effects-panel summary').click()")
+        let drawn = "[...document.querySelectorAll('#effects li img')]"
+        try page.waitUntil("\(drawn).length >= 16 && \(drawn).every((img) => img.complete && img.naturalWidth === 480)", timeout: 180)
+        let code = try page.evaluate("[...document.querySelectorAll('#effects li')].find((li) => li.dataset.name === 'lowerThird').querySelector('pre').textContent") as? String ?? ""
+        #expect(code.contains("local lowerThird = require \"effects.lowerThird\"") && code.contains("parent:addSublayer(lowerThird{"), "\(code)")
+        let look = try page.evaluate("[...document.querySelectorAll('#effects li')].find((li) => li.dataset.name === 'look').querySelector('pre').textContent") as? String ?? ""
+        #expect(look.contains("vc.filters = look{"), "a look is set on the picture: \(look)")
+        #expect(try page.evaluate("document.querySelector('#effect-count').textContent") as? String == String(EffectLibraryTests.names.count))
+        _ = try Self.save(page, "effects-panel")
+    }
+
     /// Issue 41 §4: on a 1080p source with 10-second GOPs, the proxy takes the source's place
     /// while the page shows a frame: the same frame number, the picture ≥ 38 dB against the
     /// one before, and the page says it shows a proxy.

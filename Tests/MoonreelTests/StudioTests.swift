@@ -486,6 +486,44 @@ extension StudioTests {
 }
 
 extension StudioTests {
+    /// Issue 37 §2: the effects panel lists what the script can require (its folder's
+    /// effects and the bundled ones) and draws each with its example.
+    @Test func theEffectsPanelListsAndDrawsTheScriptsEffects() throws {
+        let script = Fixtures.scratchPath("panel.lua")
+        let folder = (script as NSString).deletingLastPathComponent
+        try FileManager.default.createDirectory(atPath: folder + "/effects", withIntermediateDirectories: true)
+        try """
+            return { name = "badge", version = "1.0.0", description = "A red square", example = { size = 80 },
+              parameters = { { name = "size", type = "number", default = 40, min = 1, max = 500 } },
+              apply = function(p) return av.layer{ frame = { 0, 0, p.size, p.size }, backgroundColor = "red" } end }
+            """.write(toFile: folder + "/effects/badge.lua", atomically: true, encoding: .utf8)
+        try "print('no exports')\n".write(toFile: script, atomically: true, encoding: .utf8)
+        let studio = try StudioProcess(script: script, arguments: [])
+        defer { studio.stop() }
+        let listed = try studio.get("effects")
+        let effects = listed.json["effects"] as? [[String: Any]] ?? []
+        let badge = effects.first { $0["name"] as? String == "badge" }
+        #expect((badge?["location"] as? String)?.hasSuffix("effects/badge.lua") == true && badge?["description"] as? String == "A red square", "\(listed.text)")
+        #expect(effects.contains { $0["name"] as? String == "lowerThird" && $0["location"] as? String == "bundled" }, "bundled ones too")
+        let still = try studio.get("effect-still?name=badge")
+        #expect(still.status == 200, "\(still.text)")
+        let options = still.headers.first { $0.key.lowercased() == "x-effect-options" }?.value.removingPercentEncoding
+        #expect(options == "{ size = 80 }", "the call's options: \(options ?? "none")")
+        let picture = Fixtures.scratchPath("badge.jpg")
+        try still.body.write(to: URL(fileURLWithPath: picture))
+        let image = try Tool.rgbFrame(picture, at: 0)
+        #expect(image.width == 480 && image.height == 270)
+        // 80 px square at the bottom-left (Core Animation's origin), red over the pattern.
+        let corner = image.mean(x: 10, y: 200, width: 60, height: 60)
+        #expect(corner.r > 200 && corner.g < 60 && corner.b < 60, "\(corner)")
+        for name in ["nosuch", "../../etc/passwd", "badge.lua"] {
+            let refused = try studio.get("effect-still?name=\(name.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")")
+            #expect(refused.status == 422 && refused.text.contains("no effect"), "\(name): \(refused.status) \(refused.text)")
+        }
+    }
+}
+
+extension StudioTests {
     /// Issue 40 §2n: the cue lane shows cues where they are drawn: carried through the time
     /// map of the pauses cut out, not at the file's times.
     @Test func theCueLaneShowsRemappedCuesWhereTheyAreDrawn() throws {

@@ -1540,6 +1540,59 @@ exportButton.addEventListener('click', startExport);
 itemSelect.addEventListener('change', () => selectItem(Number(itemSelect.value)));
 
 // Test hooks, and a handle for people at the console: the same paths the controls take.
+// The effects panel: listed when first opened, each still drawn by the server on request
+// (one at a time there, kept once drawn), with the Lua that makes it.
+
+let effectsListed = false;
+
+async function listEffects() {
+  effectsListed = true;
+  const list = $('#effects');
+  const response = await fetch('effects', { cache: 'no-store' });
+  if (!response.ok) {
+    list.replaceChildren(element('li', { className: 'problem', textContent: await failureText(response) }));
+    return;
+  }
+  const { effects } = await response.json();
+  setText($('#effect-count'), String(effects.length));
+  list.replaceChildren(...effects.map(effectEntry));
+  for (const entry of list.children) if (entry.dataset.name) await drawEffect(entry);
+}
+
+function effectEntry(effect) {
+  if (effect.error) {
+    return element('li', {}, element('div', { className: 'name', textContent: effect.name }),
+                   element('div', { className: 'problem', textContent: `cannot be loaded: ${effect.error}` }));
+  }
+  const about = [effect.version && `version ${effect.version}`, effect.author && `by ${effect.author}`, effect.license].filter(Boolean).join(' · ');
+  const entry = element('li', {},
+    element('div', { className: 'name', textContent: effect.name }),
+    element('div', { className: 'about', textContent: effect.description }),
+    element('img', { alt: `${effect.name}, drawn with its example` }),
+    element('div', { className: 'about', textContent: about }),
+    element('pre', { textContent: `local ${effect.name} = require "effects.${effect.name}"` }));
+  entry.dataset.name = effect.name;
+  return entry;
+}
+
+async function drawEffect(entry) {
+  const name = entry.dataset.name;
+  const response = await fetch(`effect-still?name=${encodeURIComponent(name)}`, { cache: 'no-store' });
+  if (!response.ok) {
+    entry.querySelector('img').replaceWith(element('div', { className: 'problem', textContent: `not drawn: ${await failureText(response)}` }));
+    return;
+  }
+  const options = decodeURIComponent(response.headers.get('X-Effect-Options') || '{}');
+  const call = `${name}${options.startsWith('{') ? options : `(${options})`}`;
+  const use = response.headers.get('X-Effect-Kind') === 'look' ? `vc.filters = ${call}` : `parent:addSublayer(${call})`;
+  entry.querySelector('pre').textContent = `local ${name} = require "effects.${name}"\n${use}`;
+  entry.querySelector('img').src = URL.createObjectURL(await response.blob());
+}
+
+$('#effects-panel').addEventListener('toggle', (event) => {
+  if (event.target.open && !effectsListed) listEffects();
+});
+
 window.studio = {
   get ready() { return view.ready; },
   get generation() { return view.state?.generation ?? 0; },
