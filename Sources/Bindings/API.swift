@@ -32,12 +32,14 @@ package final class API {
     var rememberedTracks: [SourceKey: AssetTrack] = [:]
     func remember(_ track: AssetTrack) { rememberedTracks[SourceKey(track)] = track }
 
-    /// Functions of `av` that an untrusted effect script may call: they build values and
-    /// layers but open no files and write nothing.
-    package static let effectSafeFunctions: Set<String> = [
+    /// What of `av` an untrusted effect script may use: functions that build values and
+    /// layers but open no files and write nothing, and the constants ported code names
+    /// (`AVCoreAnimationBeginTimeAtZero`).
+    package static let effectSafeNames: Set<String> = [
         "time", "range", "rangeFromTo", "transform", "videoCompositionInstruction", "layerInstruction",
         "audioMixInputParameters", "audioMix", "layer", "textLayer", "keyframeAnimation", "basicAnimation",
         "animationTool", "color", "filter",
+        "version", "zero", "kCMTimeZero", "beginTimeAtZero", "AVCoreAnimationBeginTimeAtZero",
     ]
 
     /// Creates every class and leaves the `av` table as global `av` (and `package.loaded.moonreel`);

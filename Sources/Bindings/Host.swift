@@ -30,7 +30,7 @@ public final class MoonreelHost {
     /// effects bundled with Moonreel).
     public init(limits: ScriptLimits = ScriptLimits(), effectSearchPath: EffectSearchPath = EffectSearchPath()) throws {
         FFmpegLog.capture()  // FFmpeg's messages become parts of errors, not lines on the app's stderr
-        let policy = EffectPolicy(allowedGlobals: ["av": API.effectSafeFunctions.sorted()],
+        let policy = EffectPolicy(allowedGlobals: ["av": API.effectSafeNames.sorted()],
                                   modules: ["moonreel": "av"], colorChecker: GlobalFunction("av", "color"),
                                   objectTypes: ["image": ObjectType(metatables: ["moonreel.Image"], phrase: "an image (av.image(path))")])
         scripts = try ScriptHost(limits: limits, effectPolicy: policy, searchPath: effectSearchPath,

@@ -61,6 +61,24 @@ import TestSupport
 
     /// The attack from the issue: an effect building animations of a million keyframes in a
     /// loop grew the process to 7 GB; now the engine's keyframes count against the effect's cap.
+    @Test func portedEffectsHaveAVsConstantsButNoFiles() throws {
+        // Code ported from iOS writes AVCoreAnimationBeginTimeAtZero; it was "not available".
+        let (result, _) = try run(main: """
+            local layer = require("effects.probe"){}
+            print(layer.animationKeys[1])
+            """, effect: """
+            return { name = "probe", apply = function()
+              local layer = av.layer{ frame = { 0, 0, 10, 10 } }
+              layer:addAnimation(av.basicAnimation{ keyPath = "opacity", fromValue = 0, toValue = 1,
+                                                    beginTime = av.AVCoreAnimationBeginTimeAtZero, duration = 1 }, "fade")
+              assert(av.beginTimeAtZero == av.AVCoreAnimationBeginTimeAtZero and av.zero ~= nil and av.version ~= nil)
+              assert(not pcall(function() return av.asset end), "no files")
+              return layer
+            end }
+            """)
+        #expect(result.status == 0 && result.out.contains("fade"), "\(result.out) \(result.err)")
+    }
+
     @Test func anEffectsOwnTablesCrossBackWhole() throws {
         // A script reads the effect's example (a read-only view of the effect's table) and
         // hands it back: the view used to cross as an empty table, so `size` arrived as {}.
