@@ -158,6 +158,9 @@ struct EffectPackage {
         guard manifest.kind == "folder" || (manifest.kind == "file" && manifest.files.map(\.path) == [manifest.name + ".lua"]) else {
             throw refuse("its kind \(manifest.kind.quotedForMessage()) is not a folder, or a file holding only \(manifest.name).lua")
         }
+        if let twice = Dictionary(grouping: manifest.files.map(\.path), by: { $0 }).first(where: { $0.value.count > 1 })?.key {
+            throw refuse("its manifest lists \(twice.quotedForMessage()) twice")
+        }
         var contents: [String: [UInt8]] = [:]
         for entry in entries.dropFirst() where !entry.isFolder {
             guard contents[entry.path] == nil else { throw refuse("it holds \(entry.path.quotedForMessage()) twice") }

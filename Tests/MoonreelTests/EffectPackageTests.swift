@@ -168,6 +168,23 @@ import TestSupport
             #expect(result.err.hasSuffix("\(problem); it is not installed (make it again with `moonreel effects pack`)\n"), "\(result.err)")
             #expect(result.err.split(separator: "\n").count == 1)
         }
+
+        // A good package cut short, and one with a file appended that its manifest does not list.
+        let source = try writeEffect("box", version: "1.0.0", color: "red", in: work + "/src")
+        #expect(try moonreel(["effects", "pack", source, "-o", "good.moonfx"], in: work).status == 0)
+        let good = try Data(contentsOf: URL(fileURLWithPath: work + "/good.moonfx"))
+        try good.prefix(1500).write(to: URL(fileURLWithPath: work + "/cut.moonfx"))
+        try good.write(to: URL(fileURLWithPath: work + "/extra.moonfx"))
+        try "return {}\n".write(toFile: staging + "/extra.lua", atomically: true, encoding: .utf8)
+        let appended = try Tool.run("/usr/bin/tar", ["--format=ustar", "-C", staging, "-rf", work + "/extra.moonfx", "extra.lua"])
+        try #require(appended.status == 0, "\(appended.err)")
+        for (archive, problem) in [("cut.moonfx", "it ends inside an entry (truncated?)"),
+                                   ("extra.moonfx", #"it holds "extra.lua", which the manifest does not list"#)] {
+            let result = try moonreel(["effects", "install", "../" + archive, "--project"], in: project)
+            #expect(result.status == 1)
+            #expect(result.err == "moonreel: effects install ../\(archive): ../\(archive): \(problem); it is not installed (make it again with `moonreel effects pack`)\n",
+                    "\(result.err)")
+        }
         #expect(!FileManager.default.fileExists(atPath: project + "/effects"))
         #expect(!FileManager.default.fileExists(atPath: project + "/effects.lock"))
         #expect(FileManager.default.fileExists(atPath: work + "/evil/escape.lua"))
@@ -269,6 +286,10 @@ import TestSupport
         try writeEffect("future", version: "1.0.0", color: "red", requires: #"{ moonreel = ">=99" }"#, in: source)
         let future = try moonreel(["effects", "install", source + "/future"], in: project)
         #expect(future.err.hasPrefix("moonreel: effects install \(source)/future: it requires Moonreel >=99, and this is Moonreel "), "\(future.err)")
+        try writeEffect("wrong", version: "1.0.0", color: "red", requires: #"{ effects = { base = 3 } }"#, in: source)
+        let wrong = try moonreel(["effects", "install", source + "/wrong"], in: project)
+        #expect(wrong.status == 1)
+        #expect(wrong.err.hasSuffix(#"requires.effects.base must be a version range such as "^1.2", got 3"# + "\n"), "\(wrong.err)")
         try writeEffect("bad", version: "1.0.0", color: "red", requires: #"{ effects = { base = "soon" } }"#, in: source)
         let bad = try moonreel(["effects", "pack", source + "/bad"], in: work)
         #expect(bad.err == "moonreel: effects pack \(source)/bad: it requires base \"soon\", which is not a version range; write one such as \">=1.2\", \"^1.2\" or \">=1.0 <2\"\n",
