@@ -117,6 +117,13 @@ struct EffectLock: Codable, Equatable {
         }
     }
 
+    /// The versions the lock in `folder` records, by effect; nil without a lock (or with
+    /// one that cannot be read: `effects install` says why).
+    static func versions(in folder: String) -> [String: String]? {
+        guard let lock = try? read(in: folder) else { return nil }
+        return Dictionary(lock.effects.map { ($0.name, $0.version) }, uniquingKeysWith: { first, _ in first })
+    }
+
     /// The lock in `folder`; refused in one line when there is none.
     static func existing(in folder: String) throws -> EffectLock {
         guard let lock = try read(in: folder) else {

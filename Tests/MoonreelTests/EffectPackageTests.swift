@@ -105,12 +105,25 @@ import TestSupport
         #expect(drawn.version == "1.2.0")
         #expect(isRed(drawn.pixel), "\(drawn.pixel)")
 
-        // Moved elsewhere and installed from the lock alone.
+        // Moved elsewhere and installed from the lock alone; until then the locked effect is
+        // not taken from elsewhere (here the user's folder, which has another version).
         try FileManager.default.removeItem(atPath: project + "/effects")
+        try writeEffect("box", version: "0.9.0", color: "blue", in: dataHome + "/moonreel/effects")
+        let unlocked = try moonreel(["run", "use.lua", try Fixtures.solid("black", seconds: 1, size: "320x240", tone: nil), project + "/x.png"], in: project)
+        #expect(unlocked.status == 1)
+        #expect(unlocked.err.contains("use.lua:1: module 'effects.box' is locked at 1.2.0 by ./effects.lock but not installed in ./effects (found: \(dataHome)/moonreel/effects/box/init.lua); run `moonreel effects install --frozen` there"),
+                "\(unlocked.err)")
         let frozen = try moonreel(["effects", "install", "--frozen"], in: project)
         #expect(frozen.status == 0, "\(frozen.err)")
         #expect(frozen.out.hasSuffix("installed the 1 effect effects.lock lists, each matching its SHA-256\n"), "\(frozen.out)")
         #expect(isRed(try render("box", in: project).pixel))
+
+        // Another version put in by hand is not the locked one.
+        try writeEffect("box", version: "1.3.0", color: "blue", in: project + "/effects")
+        let changed = try moonreel(["run", "use.lua", try Fixtures.solid("black", seconds: 1, size: "320x240", tone: nil), project + "/y.png"], in: project)
+        #expect(changed.status == 1)
+        #expect(changed.err.contains("use.lua:1: module 'effects.box' is locked at 1.2.0 by ./effects.lock, but ./effects/box/init.lua is 1.3.0; run `moonreel effects install --frozen` there"),
+                "\(changed.err)")
     }
 
     @Test func aTamperedArchiveIsRefused() throws {
