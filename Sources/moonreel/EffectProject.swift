@@ -175,7 +175,8 @@ enum GitSource {
 
     /// Clones `url` into `folder` and checks out `ref` exactly.
     static func checkout(_ url: String, _ ref: String, into folder: String) throws {
-        try git(["clone", "--quiet", "--no-checkout", "--", url, folder], doing: "cannot clone \(url)")
+        // No ext:: transport: a URL must not name a command to run.
+        try git(["-c", "protocol.ext.allow=never", "clone", "--quiet", "--no-checkout", "--", url, folder], doing: "cannot clone \(url)")
         let commit = try git(["-C", folder, "rev-parse", "--verify", "--quiet", ref + "^{commit}"],
                              doing: "\(url) has no tag or commit \(ref.quotedForMessage())")
         try git(["-C", folder, "-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", commit.trimmingCharacters(in: .whitespacesAndNewlines)],
