@@ -77,13 +77,18 @@ package enum Paths {
     /// then linked into place (an existing file is an error, `EEXIST`) or, `replacing`,
     /// renamed over it (a symbolic link at `path` is replaced, its target left alone).
     package static func writeFile(_ text: String, to path: String, replacing: Bool) throws {
+        try writeFile(Array(text.utf8), to: path, replacing: replacing)
+    }
+
+    /// Writes `bytes` to `path` whole or not at all, as the text version does.
+    package static func writeFile(_ bytes: [UInt8], to path: String, replacing: Bool) throws {
         // Made exclusively under a name nobody can guess: a link planted beside `path`
         // cannot send the bytes elsewhere.
         let temporary = parent(of: path) + "/.\(name(of: path)).moonreel-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).tmp"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw SystemError("cannot write \(path)", code: errno) }
         defer { unlink(temporary) }
-        var bytes = Array(text.utf8)[...]
+        var bytes = bytes[...]
         while !bytes.isEmpty {
             let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
             if written < 0, errno == EINTR { continue }

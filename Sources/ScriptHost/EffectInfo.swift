@@ -64,6 +64,10 @@ package struct EffectInfo: Sendable, Equatable {
     package let parameters: [EffectParameter]
     /// The file it was loaded from, or "bundled".
     package let location: String
+    /// The Moonreel versions it works with, as it declares (`requires = { moonreel = ">=1.0" }`): "" for any.
+    package var requiresMoonreel = ""
+    /// Other effects it needs, each with a version range (`requires = { effects = { other = "^1.2" } }`).
+    package var requiresEffects: [String: String] = [:]
 }
 
 package struct EffectParameter: Sendable, Equatable {
@@ -143,6 +147,10 @@ struct DescriptionReader {
                                        required: parameter.boolean("required"), doc: parameter.string("doc"),
                                        choices: parameter.string("choices").split(separator: "\n").map(String.init))
                    },
-                   location: string("location"))
+                   location: string("location"), requiresMoonreel: string("requiresMoonreel"),
+                   requiresEffects: Dictionary(string("requiresEffects").split(separator: "\n").map { line in
+                       let parts = line.split(separator: " ", maxSplits: 1)
+                       return (String(parts[0]), parts.count > 1 ? String(parts[1]) : "")
+                   }, uniquingKeysWith: { first, _ in first }))
     }
 }

@@ -31,7 +31,7 @@ package enum FileSystem {
     /// A file's exact bytes. Errors read like lua.c's: "cannot open x.lua: No such file...".
     /// With `limit`, a file larger than that many bytes is refused before it is read (and
     /// reading stops there, should it grow meanwhile): `tooLarge` words the refusal.
-    static func read(_ path: String, limit: Int? = nil, tooLarge: (Int64) -> String = { _ in "" }) throws -> [UInt8] {
+    package static func read(_ path: String, limit: Int? = nil, tooLarge: (Int64) -> String = { _ in "" }) throws -> [UInt8] {
         guard let file = fopen(path, "rb") else {
             throw ScriptError(kind: .file, message: "cannot open \(path): \(systemMessage(errno))")
         }

@@ -20,6 +20,10 @@ package final class ScriptHost {
     /// Told of every file the host reads for the script (the script, effects), so that an
     /// embedder can keep outputs from replacing them.
     package var onFileRead: (String) -> Void = { _ in }
+    /// The effect versions a script's folder locks (module → version; nil: no lock), read by
+    /// the embedder (`moonreel` reads its effects.lock). A locked effect is loaded only from
+    /// that folder's effects/ and at that version.
+    package var lockedEffects: (_ folder: String) -> [String: String]? = { _ in nil }
     /// Registers globals (such as `av`) in each new effect state, before its sandbox is
     /// built; `effectPolicy.allowedGlobals` then decides which of their fields effects see.
     package var prepareEffectState: (LuaState) throws -> Void = { _ in }
@@ -345,10 +349,22 @@ package final class ScriptHost {
                                        + (loadingEffects + [module]).map { "effects.\($0)" }.joined(separator: " → "))
         }
         let found = try locator.find(module)
+        let locked = searchPath.scriptDirectory.flatMap { folder in lockedEffects(folder)?[module].map { (folder, $0) } }
+        if let (folder, version) = locked, !found.location.hasPrefix(folder + "/effects/") {
+            throw PositionedFromScript("module 'effects.\(module)' is locked at \(version) by \(folder)/effects.lock but not installed in "
+                                       + "\(folder)/effects (found: \(found.location)); run `moonreel effects install --frozen` there")
+        }
         if found.location != "bundled" { onFileRead(found.location) }
         loadingEffects.append(module)
         defer { loadingEffects.removeLast() }
         let box = try EffectBox(module: module, found: found, host: self, caller: caller)
+        if let (folder, version) = locked {
+            let installed = try box.info(caller: caller).version
+            guard installed == version else {
+                throw PositionedFromScript("module 'effects.\(module)' is locked at \(version) by \(folder)/effects.lock, but \(found.location) is "
+                                           + "\(installed.isEmpty ? "unversioned" : installed); run `moonreel effects install --frozen` there")
+            }
+        }
         effectBoxes[module] = box
         return box
     }

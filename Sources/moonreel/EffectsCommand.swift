@@ -17,15 +17,22 @@ struct Effects: ParsableCommand {
             and the effects bundled with Moonreel.
             """,
         version: moonreelVersion,
-        subcommands: [List.self, Info.self, Show.self, Preview.self, Gallery.self, Install.self, Remove.self, New.self],
+        subcommands: [List.self, Info.self, Show.self, Preview.self, Gallery.self, Install.self, Remove.self, New.self, Pack.self,
+                      Outdated.self, Update.self],
         defaultSubcommand: List.self)
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Every effect found, with its parameters.", version: moonreelVersion)
+        @Flag(help: "Print a JSON array for programs: each effect's name, version, location, requirements and parameters (or its error).")
+        var json = false
 
         func run() throws {
             let host = try makeEffectsHost()
             let listings = host.scripts.listEffects()
+            if json {
+                print(try EffectListingJSON.text(listings, bundled: host.scripts.bundledEffects))
+                return
+            }
             var text: [String] = []
             for listing in listings {
                 switch listing.info {
@@ -229,56 +236,6 @@ struct Effects: ParsableCommand {
         }
     }
 
-    struct Install: ParsableCommand {
-        static let configuration = CommandConfiguration(
-            abstract: "Copy an effect (NAME.lua, or a NAME folder with init.lua) into your effects folder after applying it once in the sandbox (its example, else its defaults) and drawing one frame of it.",
-            version: moonreelVersion)
-        @Argument(help: "The effect file or folder.", completion: .file(extensions: ["lua"])) var path: String
-        @Flag(help: "Replace an installed effect of the same name.") var overwrite = false
-        @Flag(help: "Also when that installs an older version, hides a bundled effect of the same name, or cannot be tried (no example).") var force = false
-
-        func run() throws {
-            let host = try makeEffectsHost()
-            let folder = try userEffectsFolder(for: "effects install")
-            do {
-                let source = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
-                try EffectInstaller.refuseLinks(in: source)
-                let info = try host.scripts.checkEffect(atPath: source)
-                guard EffectVersion(info.version) != nil else {
-                    throw EffectInstaller.Refusal(description: "its version \(info.version.quotedForMessage()) is not a semantic version; "
-                                                  + "declare version = \"1.0.0\" (MAJOR[.MINOR[.PATCH]]) in the effect")
-                }
-                let replaced = try installedVersion(of: info.module, in: folder, host: host)
-                if !force {
-                    if let replaced, let old = EffectVersion(replaced), let new = EffectVersion(info.version), new < old {
-                        throw EffectInstaller.Refusal(description: "it would replace \"\(info.module)\" \(replaced.oneLine) with the older \(info.version.oneLine); pass --force to downgrade")
-                    }
-                    if host.scripts.bundledEffects[info.module] != nil {
-                        throw EffectInstaller.Refusal(description: "it would hide the bundled effect \"\(info.module)\" from every script; pass --force to install it anyway")
-                    }
-                }
-                let tried = try host.tryEffect(atPath: source)
-                let required = info.parameters.filter(\.required).map(\.name)
-                if tried == nil, !force {
-                    throw EffectInstaller.Refusal(description: "it cannot be tried: \(required.joined(separator: ", ")) \(required.count == 1 ? "has" : "have") no default and it declares no example; "
-                                                  + "add example = { … } (options that make it draw) to the effect, or pass --force to install it untried")
-                }
-                let installed = try EffectInstaller(folder: folder).install(source, as: info.module, overwrite: overwrite)
-                let note = replaced.map { " (replacing \($0.isEmpty ? "an unversioned one" : $0))" } ?? ""
-                print("installed effect \"\(info.module)\" \(info.version.oneLine) at \(installed)\(note.oneLine)")
-                if let tried {
-                    let with = tried.trial == .example ? "its example" : "its defaults"
-                    print(tried.drawn ? "  applied once with \(with) and one frame of its layer drawn: it works"
-                                      : "  applied once with \(with): it works (it returned no layer to draw)")
-                } else {
-                    print("  not tried (--force): \(required.joined(separator: ", ")) \(required.count == 1 ? "has" : "have") no default and it declares no example")
-                }
-            } catch {
-                printError("moonreel: effects install \(path): \(firstLine(of: error))")
-                throw ExitCode(Exit.failed)
-            }
-        }
-    }
 }
 
 extension EffectSearchPath {
@@ -291,24 +248,16 @@ extension EffectSearchPath {
 }
 
 /// Effect names for shell completion (found, not loaded).
-@Sendable private func effectNames(_ words: [String], _ index: Int, _ prefix: String) -> [String] {
+@Sendable func effectNames(_ words: [String], _ index: Int, _ prefix: String) -> [String] {
     ((try? makeEffectsHost())?.scripts.effectNames() ?? []).filter { $0.hasPrefix(prefix) }
 }
 
-private func userEffectsFolder(for command: String) throws -> String {
+func userEffectsFolder(for command: String) throws -> String {
     guard let folder = EffectSearchPath.fromEnvironment().userEffectsDirectory else {
         printError("moonreel: \(command): neither XDG_DATA_HOME nor HOME is set, so there is no effects folder")
         throw ExitCode(Exit.failed)
     }
     return folder
-}
-
-/// The version of the effect installed as `module` in `folder`, if one is ("" when it has none).
-private func installedVersion(of module: String, in folder: String, host: MoonreelHost) throws -> String? {
-    for candidate in [folder + "/" + module + ".lua", folder + "/" + module] where EffectInstaller.kindOf(candidate) != .missing {
-        return (try? host.scripts.checkEffect(atPath: candidate))?.version ?? ""
-    }
-    return nil
 }
 
 /// MAJOR[.MINOR[.PATCH]][-PRERELEASE], compared as semantic versions with missing parts 0
@@ -368,7 +317,7 @@ enum EffectTemplate {
     }
 }
 
-private func makeEffectsHost() throws -> MoonreelHost {
+func makeEffectsHost() throws -> MoonreelHost {
     FFmpegLog.capture()
     do {
         return try MoonreelHost(effectSearchPath: .seenFromCurrentFolder())
@@ -379,7 +328,7 @@ private func makeEffectsHost() throws -> MoonreelHost {
 }
 
 /// The message without the list of every place searched that module-not-found errors add.
-private func firstLine(of error: Error) -> String {
+func firstLine(of error: Error) -> String {
     let message = ((error as? ScriptError)?.message ?? "\(error)").oneLine
     guard let places = message.firstRange(of: " not found: ") else { return message }
     return String(message[..<places.lowerBound]) + " not found"
@@ -583,7 +532,8 @@ struct EffectInstaller {
     /// What is at `path` itself: symlinks are reported, not followed.
     static func kindOf(_ path: String) -> FileSystem.Kind { FileSystem.kind(of: path, followingSymlinks: false) }
 
-    private static func remove(_ path: String) {
+    /// Removes a file, or a folder and everything in it (what cannot be removed stays).
+    static func remove(_ path: String) {
         if kindOf(path) == .directory {
             for entry in FileSystem.entries(of: path) { remove(path + "/" + entry) }
             rmdir(path)

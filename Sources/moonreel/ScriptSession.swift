@@ -50,6 +50,7 @@ struct ScriptSession {
         host.api.policy.dryRun = dryRun
         host.api.policy.dryRunSamplesSize = !roughEstimate
         host.scripts.parameterValues = parameterValues
+        host.scripts.lockedEffects = EffectLock.versions(in:)
         host.api.policy.chunkTask = chunkTask
         host.api.policy.timelineOutput = timelineOutput
         let quiet = common.quiet

@@ -103,7 +103,7 @@ import TestSupport
     /// The subcommands, as `moonreel --help` and each group's help list them.
     static let subcommands: [String: [String]] = [
         "": ["run", "repl", "studio", "batch", "info", "cues", "effects", "demo", "probe", "snapshot", "record", "docs", "proxy"],
-        "cues": ["check"], "effects": ["list", "info", "show", "preview", "gallery", "new", "remove", "install"],
+        "cues": ["check"], "effects": ["list", "info", "show", "preview", "gallery", "new", "remove", "install", "pack", "outdated", "update"],
     ]
 
     /// The subcommand a line names (`["effects", "install"]`) and the words after it.

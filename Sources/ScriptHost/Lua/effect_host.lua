@@ -16,7 +16,7 @@ local globals = host.globals
 local type, next, pairs, error, tostring, rawget, rawequal, setmetatable, getmetatable =
       type, next, pairs, error, tostring, rawget, rawequal, setmetatable, getmetatable
 local format, sub, gsub, match, byte = string.format, string.sub, string.gsub, string.match, string.byte
-local concat = table.concat
+local concat, sort = table.concat, table.sort
 local floor, huge, mathType, toInteger = math.floor, math.huge, math.type, math.tointeger
 local utf8Length, utf8Offset = utf8.len, utf8.offset
 local raise = C.raiseFromScript
@@ -206,6 +206,30 @@ local function describe(module, definition, location, label)
     },
   }
   if info.fields.name == "" then info.fields.name = module end
+  info.requires = { moonreel = "", effects = "" }
+  local requires = rawget(definition, "requires")
+  if requires ~= nil then
+    local shape = 'requires must be a table { moonreel = ">=1.0", effects = { name = "^1.2" } }'
+    if type(requires) ~= "table" then fail("%s, got %s", shape, show(requires)) end
+    for key in next, requires do
+      if key ~= "moonreel" and key ~= "effects" then fail("%s, got the key %s", shape, show(key)) end
+    end
+    info.requires.moonreel = text("moonreel", requires, "requires.moonreel")
+    local effects = rawget(requires, "effects")
+    if effects ~= nil and type(effects) ~= "table" then fail("%s, got effects = %s", shape, show(effects)) end
+    local lines = {}
+    for name, range in next, effects or {} do
+      if type(name) ~= "string" or not match(name, "^[%w_%-]+$") then
+        fail("requires.effects is keyed by effect names (letters, digits, '_', '-'), got %s", show(name))
+      end
+      if type(range) ~= "string" or match(range, "[%c]") then
+        fail('requires.effects.%s must be a version range such as "^1.2", got %s', name, show(range))
+      end
+      lines[#lines + 1] = name .. " " .. range
+    end
+    sort(lines)
+    info.requires.effects = concat(lines, "\n")
+  end
   local apply = rawget(definition, "apply")
   if apply ~= nil and type(apply) ~= "function" then fail("apply must be a function, got %s", show(apply)) end
   info.hasApply = apply ~= nil
@@ -280,6 +304,7 @@ local function description(info)
   end
   local result = copy(info.fields)
   result.module, result.location, result.parameters = info.module, info.location, parameters
+  result.requiresMoonreel, result.requiresEffects = info.requires.moonreel, info.requires.effects
   return result
 end
 
