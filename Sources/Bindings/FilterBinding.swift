@@ -98,6 +98,9 @@ extension API {
         .vignette: """
             vc.filters = { av.filter("vignette", { intensity = 0.6, radius = 1 }) }
             """,
+        .whitePointAdjust: """
+            vc.filters = { av.filter("whitePointAdjust", { color = { 1, 0.93, 0.82 } }) }   -- warmer
+            """,
         .chromaKey: """
             local keyed = av.layerInstruction(greenScreenTrack)        -- drawn over the track under it
             keyed.filters = { av.filter("chromaKey", { color = "#00FF00", similarity = 0.12, blend = 0.08 }) }

@@ -48,20 +48,21 @@ import TestSupport
 
     @Test func callToActionShowsItsButtonOnlyWhileOn() throws {
         let grey = try EffectPreview.grey()
-        // Example: "Subscribe" from 0.5 s for 6 s, bottom right: a 237×70 pill at (1000, 607).
+        // Example: "Subscribe" from 0.5 s for 6 s, bottom right: a 215×70 pill at (1022, 607)
+        // (the text's measured 157 px and 29 px of padding each side).
         let shown = try EffectPreview.still("callToAction", at: 2, over: grey)
-        #expect(near(shown.mean(x: 1018, y: 630, width: 16, height: 24), (230, 33, 24)))   // measured (230, 33, 24): #E62117
-        #expect(near(shown.mean(x: 1205, y: 630, width: 16, height: 24), (230, 33, 24)))   // measured (230, 33, 24)
-        #expect(near(shown.mean(x: 1000, y: 560, width: 237, height: 40), (128, 128, 128), 3)) // above it: measured 128
-        // White text in the middle of the button (measured bounding box 1041…1194 × 630…655).
+        #expect(near(shown.mean(x: 1030, y: 630, width: 16, height: 24), (230, 33, 24)))   // measured (230, 33, 24): #E62117
+        #expect(near(shown.mean(x: 1210, y: 630, width: 16, height: 24), (230, 33, 24)))   // measured (230.1, 33, 24)
+        #expect(near(shown.mean(x: 1022, y: 560, width: 215, height: 40), (128, 128, 128), 3)) // above it: measured 128
+        // White text in the middle of the button (measured bounding box 1052…1205 × 629…654).
         var ink = 0
         for y in 620..<665 { for x in 1030..<1210 where min(shown.pixel(x, y).r, shown.pixel(x, y).g, shown.pixel(x, y).b) > 200 { ink += 1 } }
         #expect(ink > 300, "text pixels \(ink)")
         // Before its start and after start + duration (here 0.5 + 3 s): the untouched grey.
         let before = try EffectPreview.still("callToAction", at: 0.3, over: grey)
-        #expect(near(before.mean(x: 1018, y: 630, width: 16, height: 24), (128, 128, 128), 3))  // measured 128
+        #expect(near(before.mean(x: 1030, y: 630, width: 16, height: 24), (128, 128, 128), 3))  // measured 128
         let after = try EffectPreview.still("callToAction", at: 4.5, with: "{ duration = 3 }", over: grey)
-        #expect(near(after.mean(x: 1018, y: 630, width: 16, height: 24), (128, 128, 128), 3))   // measured 128
+        #expect(near(after.mean(x: 1030, y: 630, width: 16, height: 24), (128, 128, 128), 3))   // measured 128
     }
 
     @Test func callToActionOvershootsWhenItPopsIn() throws {
@@ -76,14 +77,14 @@ import TestSupport
         // 0.75 s: 0.25 s into the pop-in, at its 1.15× peak; 2.15 s: at rest between pulses.
         let popping = span(try EffectPreview.still("callToAction", at: 0.75, over: grey))
         let resting = span(try EffectPreview.still("callToAction", at: 2.15, over: grey))
-        #expect(abs(resting - 236) <= 6, "width at rest \(resting)")      // measured 236
-        #expect(popping > resting + 20, "width popping \(popping)")      // measured 272
+        #expect(abs(resting - 214) <= 6, "width at rest \(resting)")      // measured 214
+        #expect(popping > resting + 20, "width popping \(popping)")      // measured 246
     }
 
     @Test func callToActionKeepsOutOfTheShortsOverlaysInPortrait() throws {
         let grey = try EffectPreview.grey(width: 1080, height: 1920)
         let image = try EffectPreview.still("callToAction", at: 2, over: grey, width: 1080, height: 1920)
-        // Measured button 518…880 × 1363…1470: above the bottom fifth (1536), left of the right eighth (945).
+        // Measured button 552…879 × 1363…1470: above the bottom fifth (1536), left of the right eighth (945).
         #expect(near(image.mean(x: 700, y: 1380, width: 20, height: 20), (230, 33, 24)))     // measured (230, 33, 24)
         #expect(near(image.mean(x: 700, y: 1700, width: 300, height: 100), (128, 128, 128), 3)) // measured 128
         #expect(near(image.mean(x: 1000, y: 1380, width: 60, height: 60), (128, 128, 128), 3))  // measured 128

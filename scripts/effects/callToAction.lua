@@ -8,9 +8,9 @@
 --   parent:addSublayer(callToAction{ renderSize = {1080, 1920}, text = "Shop now", position = "bottomCenter",
 --                                    color = "#FFD400", textColor = "black", start = 10, duration = 4 })
 --
--- The button's width follows the text (estimated from its characters; CJK counts double)
--- unless `width` is given; a text too long for the button is first drawn smaller (down to
--- minimumScaleFactor) and otherwise cut with a textTruncated warning, never silently.
+-- The button's width follows the text (measured as drawn) unless `width` is given; a text
+-- too long for the button is first drawn smaller (down to minimumScaleFactor) and otherwise
+-- cut with a textTruncated warning, never silently.
 -- Sizes are fractions of the frame's shorter side, so a portrait 1080x1920 video gets the
 -- same button as a 1920x1080 one.
 return {
@@ -56,19 +56,11 @@ return {
     local buttonHeight = p.height and math.floor(short * p.height + 0.5) or math.floor(size * 2.2 + 0.5)
     local padding = math.floor(math.max(size * 0.9, buttonHeight * p.roundness * 0.8) + 0.5)
 
-    -- The text's width, estimated: wide (CJK, Hangul, full-width, emoji) characters take
-    -- about 1 em, others about 0.62 em in a bold sans.
-    local ems = 0
-    for _, code in utf8.codes(p.text) do
-      local wide = (code >= 0x1100 and code <= 0x115F) or (code >= 0x2E80 and code <= 0xA4CF)
-        or (code >= 0xAC00 and code <= 0xD7A3) or (code >= 0xF900 and code <= 0xFAFF)
-        or (code >= 0xFE30 and code <= 0xFE4F) or (code >= 0xFF00 and code <= 0xFF60)
-        or (code >= 0x1F300 and code <= 0x1FAFF) or code >= 0x20000
-      ems = ems + (wide and 1 or 0.62)
-    end
+    -- The text as drawn on one line at its full size (a text layer's preferredFrameSize).
+    local text = av.textLayer{ string = p.text, font = p.font, fontSize = size, fontWeight = p.fontWeight }:preferredFrameSize()
     local room = width - 2 * margin
     local buttonWidth = p.width and math.floor(width * p.width + 0.5)
-      or math.floor(math.max(ems * size + 2 * padding, buttonHeight * 2) + 0.5)
+      or math.floor(math.max(text.width + 2 * padding, buttonHeight * 2) + 0.5)
     buttonWidth = math.min(buttonWidth, room)
     if buttonWidth < buttonHeight / 2 or buttonHeight > height - 2 * margin then
       error(('effect "callToAction": a %dx%d button does not fit a %dx%d frame with margin %g'):format(buttonWidth, buttonHeight, width, height, p.margin), 2)
@@ -106,16 +98,14 @@ return {
       button.borderWidth = math.max(1, math.floor(short * p.borderWidth + 0.5))
     end
     holder:addSublayer(button)
-    -- One line, centred in the button: its line is about 1.47 font sizes tall (Noto Sans
-    -- CJK); the layer is a little taller so that no font's line overflows it.
-    local lineHeight = math.floor(size * 1.6 + 0.5)
+    -- One line, centred in the button.
     button:addSublayer(av.textLayer{
       string = p.text, font = p.font, fontSize = size, fontWeight = p.fontWeight,
       foregroundColor = p.textColor, alignmentMode = "center",
       -- One line: a text too long is drawn smaller, then cut with "…" (the export warns
       -- textTruncated, naming this layer).
       maxLines = 1, truncationMode = "end", minimumScaleFactor = p.minimumScaleFactor, name = "call to action text",
-      frame = { padding / 2, math.floor((buttonHeight - size * 1.47) / 2), buttonWidth - padding, lineHeight },
+      frame = { padding / 2, math.floor((buttonHeight - text.height) / 2), buttonWidth - padding, text.height },
     })
 
     -- Pop in, hold, shrink away: one keyframe animation over the whole time, so the pieces

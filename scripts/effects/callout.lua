@@ -79,27 +79,21 @@ return {
     local reference = math.min(width, height)
     local size = math.max(6, math.floor(reference * p.fontSize))
 
-    -- The label's width as the engine lays it out: there is no call that measures text, but
-    -- textProblems() says whether a text runs past its box, so it is found by halving.
-    local probe = av.textLayer{ string = p.text, font = p.font, fontSize = size, fontWeight = "bold", frame = { 0, 0, 1, size * 4 } }
-    local low, high = 0, math.min(16000, math.ceil(size * (2 + 1.6 * (utf8.len(p.text) or #p.text))))
-    while high - low > 1 do
-      local middle = (low + high) // 2
-      probe.frame = { 0, 0, middle, size * 4 }
-      local past = false
-      for _, problem in ipairs(probe:textProblems()) do past = past or problem.kind == "textOverflow" end
-      if past then low = middle else high = middle end
+    -- The label measured as drawn (a text layer's preferredFrameSize: one line, whole).
+    local function measure(fontSize)
+      return av.textLayer{ string = p.text, font = p.font, fontSize = fontSize, fontWeight = "bold" }:preferredFrameSize()
     end
+    local label = measure(size)
     local margin = math.floor(reference * 0.03)
     local padX, padY = math.floor(size * 0.55), math.floor(size * 0.38)
     -- A label wider than the frame is drawn smaller (widths grow with the size: no hinting).
     local room = width - 2 * margin - 2 * padX
-    if high > room then
-      size = math.max(4, math.floor(size * room / high))
+    if label.width > room then
+      size = math.max(4, math.floor(size * room / label.width))
       padX, padY = math.floor(size * 0.55), math.floor(size * 0.38)
-      high = math.ceil(high * size / math.max(6, math.floor(reference * p.fontSize)))
+      label = measure(size)
     end
-    local textWidth = high
+    local textWidth = label.width
     local boxWidth, boxHeight = textWidth + 2 * padX, math.floor(size * 0.72 + 2 * padY + size * 0.25)
 
     -- Where the box goes: given, or beside the point (the middle of the path) towards the
@@ -195,23 +189,11 @@ return {
     local box = av.layer{ frame = { math.floor(bx - boxWidth / 2 + 0.5), math.floor(by - boxHeight / 2 + 0.5), boxWidth, boxHeight },
                           backgroundColor = p.boxColor, cornerRadius = math.floor(size * 0.22), name = "callout box" }
     -- Where capitals start below the top of a text layer's box, and how tall the box must
-    -- be, for this font: a line's height is found by halving, as widths are (textProblems
-    -- says when a text is taller than its box); the baseline lies 0.8 of it down and
-    -- capitals are 0.72 em tall, in Noto Sans CJK and DejaVu alike.
-    local function lineMetrics(size, weight)
-      local probe = av.textLayer{ string = "Hg", font = p.font, fontSize = size, fontWeight = weight, frame = { 0, 0, 16000, 1 } }
-      local low, high = 0, math.ceil(size * 4)
-      while high - low > 1 do
-        local middle = (low + high) // 2
-        probe.frame = { 0, 0, 16000, middle }
-        local past = false
-        for _, problem in ipairs(probe:textProblems()) do past = past or problem.kind == "textOverflow" end
-        if past then low = middle else high = middle end
-      end
-      return high * 0.8 - size * 0.72, high + 1
-    end
-    -- Capitals sit in the middle of the label box.
-    local capOffset, lineBox = lineMetrics(size, "bold")
+    -- be: the baseline lies 0.8 of the font's line ("Hg") down and capitals are 0.72 em tall,
+    -- in Noto Sans CJK and DejaVu alike; the box holds the line, or the label's own line when
+    -- a fallback font makes it taller. Capitals sit in the middle of the label box.
+    local fontLine = av.textLayer{ string = "Hg", font = p.font, fontSize = size, fontWeight = "bold" }:preferredFrameSize().height
+    local capOffset, lineBox = fontLine * 0.8 - size * 0.72, math.max(fontLine, label.height) + 1
     box:addSublayer(av.textLayer{
       string = p.text, font = p.font, fontSize = size, fontWeight = "bold", foregroundColor = p.textColor,
       alignmentMode = "center", frame = { padX - 1, math.floor((boxHeight - size * 0.72) / 2 - capOffset + 0.5), textWidth + 2, lineBox },

@@ -161,38 +161,8 @@ return {
     local margin = math.floor(width * 0.06)
     local lineWidth = area[3] - 2 * margin
 
-    -- Text widths as the engine lays them out. There is no call that measures text, but
-    -- textProblems() says which text layers run past their box: every text is tried at once
-    -- in a box of a guessed width, halving the range each round.
-    local function measure(strings, style)
-      local probe, layers, low, high = av.layer{}, {}, {}, {}
-      for i, text in ipairs(strings) do
-        layers[i] = av.textLayer{ string = text, font = style.font, fontSize = style.fontSize, fontWeight = style.fontWeight,
-                                  name = "m" .. i, frame = { 0, 0, 1, style.fontSize * 4 } }
-        probe:addSublayer(layers[i])
-        low[i], high[i] = 0, math.min(16000, math.ceil(style.fontSize * (2 + 1.6 * (utf8.len(text) or #text))))
-      end
-      for _ = 1, 16 do
-        local open = false
-        for i, layer in ipairs(layers) do
-          if high[i] - low[i] > 1 then open = true end
-          layer.frame = { 0, 0, (low[i] + high[i]) // 2, style.fontSize * 4 }
-        end
-        if not open then break end
-        local past = {}
-        for _, problem in ipairs(probe:textProblems()) do
-          local index = problem.kind == "textOverflow" and tonumber(problem.message:match('^text layer "m(%d+)"'))
-          if index then past[index] = true end
-        end
-        for i in ipairs(layers) do
-          local middle = (low[i] + high[i]) // 2
-          if past[i] then low[i] = middle else high[i] = middle end
-        end
-      end
-      return high
-    end
-
-    -- Each distinct word measured once, with the width of a space.
+    -- Each distinct word measured once as drawn (a text layer's preferredFrameSize: one line,
+    -- whole), with the width of a space; the tallest line too (a fallback font's may be).
     local size = p.fontSize or math.max(8, math.floor(reference / 13))
     local distinct, order = {}, { "x", "x x" }
     for index, cue in ipairs(p.cues) do
@@ -200,11 +170,16 @@ return {
         if not distinct[word.text] then distinct[word.text] = true; order[#order + 1] = word.text end
       end
     end
-    local widths, space
+    local widths, space, tallest
     local function measureAll()
-      local measured = measure(order, { font = p.font, fontSize = size, fontWeight = p.fontWeight })
-      widths = {}
-      for i, text in ipairs(order) do widths[text] = measured[i] end
+      local measuring = { font = p.font, fontSize = size, fontWeight = p.fontWeight,
+                          strokeColor = p.strokeColor, strokeWidth = p.strokeWidth or math.max(1, size / 12) }
+      widths, tallest = {}, 0
+      for _, text in ipairs(order) do
+        measuring.string = text
+        local measured = av.textLayer(measuring):preferredFrameSize()
+        widths[text], tallest = measured.width, math.max(tallest, measured.height)
+      end
       space = math.max(1, widths["x x"] - 2 * widths["x"])
     end
     measureAll()
@@ -262,22 +237,11 @@ return {
     local centreX = area[1] + area[3] / 2
     local pitch = math.floor(size * p.lineHeight + 0.5)
     -- Where capitals start below the top of a text layer's box, and how tall the box must
-    -- be, for this font: a line's height is found by halving, as widths are (textProblems
-    -- says when a text is taller than its box); the baseline lies 0.8 of it down and
-    -- capitals are 0.72 em tall, in Noto Sans CJK and DejaVu alike.
-    local function lineMetrics(size, weight)
-      local probe = av.textLayer{ string = "Hg", font = p.font, fontSize = size, fontWeight = weight, frame = { 0, 0, 16000, 1 } }
-      local low, high = 0, math.ceil(size * 4)
-      while high - low > 1 do
-        local middle = (low + high) // 2
-        probe.frame = { 0, 0, 16000, middle }
-        local past = false
-        for _, problem in ipairs(probe:textProblems()) do past = past or problem.kind == "textOverflow" end
-        if past then low = middle else high = middle end
-      end
-      return high * 0.8 - size * 0.72, high + 1
-    end
-    local capTop, boxHeight = lineMetrics(size, p.fontWeight)
+    -- be: the baseline lies 0.8 of the font's line ("Hg") down and capitals are 0.72 em tall,
+    -- in Noto Sans CJK and DejaVu alike; the box holds the line, or the tallest word's when a
+    -- fallback font makes it taller.
+    local fontLine = av.textLayer{ string = "Hg", font = p.font, fontSize = size, fontWeight = p.fontWeight }:preferredFrameSize().height
+    local capTop, boxHeight = fontLine * 0.8 - size * 0.72, math.max(fontLine, tallest) + 1
     local inkMiddle = capTop + size * 0.36
     local style = {
       font = p.font, fontSize = size, fontWeight = p.fontWeight, strokeColor = p.strokeColor, strokeWidth = stroke,

@@ -80,24 +80,15 @@ return {
     end
 
     -- Where capitals start below the top of a text layer's box, and how tall the box must
-    -- be, for this font: a line's height is found by halving, as widths are (textProblems
-    -- says when a text is taller than its box); the baseline lies 0.8 of it down and
-    -- capitals are 0.72 em tall, in Noto Sans CJK and DejaVu alike.
-    local function lineMetrics(size, weight)
-      local probe = av.textLayer{ string = "Hg", font = p.font, fontSize = size, fontWeight = weight, frame = { 0, 0, 16000, 1 } }
-      local low, high = 0, math.ceil(size * 4)
-      while high - low > 1 do
-        local middle = (low + high) // 2
-        probe.frame = { 0, 0, 16000, middle }
-        local past = false
-        for _, problem in ipairs(probe:textProblems()) do past = past or problem.kind == "textOverflow" end
-        if past then low = middle else high = middle end
-      end
-      return high * 0.8 - size * 0.72, high + 1
+    -- be: the baseline lies 0.8 of the font's line ("Hg") down and capitals are 0.72 em tall,
+    -- in Noto Sans CJK and DejaVu alike; the box holds the line, or the text's own line
+    -- (textHeight) when a fallback font makes it taller.
+    local function lineMetrics(fontSize, textHeight)
+      local line = av.textLayer{ string = "Hg", font = p.font, fontSize = fontSize, fontWeight = p.fontWeight }:preferredFrameSize().height
+      return line * 0.8 - fontSize * 0.72, math.max(line, textHeight) + 1
     end
     -- One text layer per number, its digits (as tall as capitals) centred on the disc.
-    local function number(text, index, fontSize, color)
-      local capOffset, boxHeight = lineMetrics(fontSize, p.fontWeight)
+    local function number(text, index, fontSize, color, capOffset, boxHeight)
       local top = cy - capOffset - fontSize * 0.36
       local layer = av.textLayer{
         string = text, font = p.font, fontSize = fontSize, fontWeight = p.fontWeight, foregroundColor = color,
@@ -120,24 +111,23 @@ return {
       end
       container:addSublayer(layer)
     end
-    for k = p.from, 1, -1 do number(tostring(k), p.from - k + 1, size, p.color) end
+    local capOffset, boxHeight = lineMetrics(size, 0)
+    for k = p.from, 1, -1 do number(tostring(k), p.from - k + 1, size, p.color, capOffset, boxHeight) end
     if final then
       -- Drawn smaller when it is wider than the disc's inside (or 0.9 of the frame's width
-      -- without a disc). Text widths are measured as the engine lays them out:
-      -- there is no call that measures text, but textProblems() says whether a text runs
-      -- past its box, so its width is found by halving.
-      local probe = av.textLayer{ string = final, font = p.font, fontSize = size, fontWeight = p.fontWeight, frame = { 0, 0, 1, size * 4 } }
-      local low, high = 0, math.min(16000, math.ceil(size * (2 + 1.6 * (utf8.len(final) or #final))))
-      while high - low > 1 do
-        local middle = (low + high) // 2
-        probe.frame = { 0, 0, middle, size * 4 }
-        local past = false
-        for _, problem in ipairs(probe:textProblems()) do past = past or problem.kind == "textOverflow" end
-        if past then low = middle else high = middle end
+      -- without a disc), measured as drawn (a text layer's preferredFrameSize: one line, whole).
+      local function measure(fontSize)
+        return av.textLayer{ string = final, font = p.font, fontSize = fontSize, fontWeight = p.fontWeight,
+                             strokeColor = p.strokeColor, strokeWidth = p.strokeWidth }:preferredFrameSize()
       end
+      local measured = measure(size)
       local room = p.circle and diameter * 0.8 or width * 0.9
-      local fontSize = high > room and math.max(6, math.floor(size * room / high)) or size
-      number(final, p.from + 1, fontSize, p.finalColor or p.color)
+      local fontSize = size
+      if measured.width > room then
+        fontSize = math.max(6, math.floor(size * room / measured.width))
+        measured = measure(fontSize)
+      end
+      number(final, p.from + 1, fontSize, p.finalColor or p.color, lineMetrics(fontSize, measured.height))
     end
     return container
   end,

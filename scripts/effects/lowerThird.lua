@@ -48,37 +48,6 @@ return {
     local reference = math.min(width, height)
     local role = (p.role and p.role ~= "") and p.role or nil
 
-    -- Text widths as the engine lays them out. There is no call that measures text, but
-    -- textProblems() says which text layers run past their box: every text is tried at once
-    -- in a box of a guessed width, halving the range each round.
-    local function measure(strings, style)
-      local probe, layers, low, high = av.layer{}, {}, {}, {}
-      for i, text in ipairs(strings) do
-        layers[i] = av.textLayer{ string = text, font = style.font, fontSize = style.fontSize, fontWeight = style.fontWeight,
-                                  name = "m" .. i, frame = { 0, 0, 1, style.fontSize * 4 } }
-        probe:addSublayer(layers[i])
-        low[i], high[i] = 0, math.min(16000, math.ceil(style.fontSize * (2 + 1.6 * (utf8.len(text) or #text))))
-      end
-      for _ = 1, 16 do
-        local open = false
-        for i, layer in ipairs(layers) do
-          if high[i] - low[i] > 1 then open = true end
-          layer.frame = { 0, 0, (low[i] + high[i]) // 2, style.fontSize * 4 }
-        end
-        if not open then break end
-        local past = {}
-        for _, problem in ipairs(probe:textProblems()) do
-          local index = problem.kind == "textOverflow" and tonumber(problem.message:match('^text layer "m(%d+)"'))
-          if index then past[index] = true end
-        end
-        for i in ipairs(layers) do
-          local middle = (low[i] + high[i]) // 2
-          if past[i] then low[i] = middle else high[i] = middle end
-        end
-      end
-      return high
-    end
-
     local safe = p.safeArea
     if safe == nil then safe = height >= width * 16 / 9 - 1 end
     local areaRight, areaBottom = width, height
@@ -86,13 +55,20 @@ return {
     local margin = math.floor(reference * p.margin)
     local available = areaRight - 2 * margin
 
-    -- Font sizes, shrunk together when the longer line would not fit the frame's width.
+    -- Font sizes, shrunk together when the longer line would not fit the frame's width. Each
+    -- line is measured as drawn (a text layer's preferredFrameSize: one line, whole).
     local nameSize = math.max(6, math.floor(reference * p.nameSize))
     local roleSize = math.max(6, math.floor(reference * p.roleSize))
-    local nameWidth, roleWidth
+    local nameWidth, nameHeight, roleWidth, roleHeight
     for _ = 1, 3 do
-      nameWidth = measure({ p.name }, { font = p.font, fontSize = nameSize, fontWeight = "bold" })[1]
-      roleWidth = role and measure({ role }, { font = p.font, fontSize = roleSize, fontWeight = "normal" })[1] or 0
+      local measured = av.textLayer{ string = p.name, font = p.font, fontSize = nameSize, fontWeight = "bold" }:preferredFrameSize()
+      nameWidth, nameHeight = measured.width, measured.height
+      if role then
+        measured = av.textLayer{ string = role, font = p.font, fontSize = roleSize, fontWeight = "normal" }:preferredFrameSize()
+        roleWidth, roleHeight = measured.width, measured.height
+      else
+        roleWidth, roleHeight = 0, 0
+      end
       local accent = math.max(3, math.floor(nameSize * 0.14 + 0.5))
       local needed = math.max(nameWidth, roleWidth) + 2 * math.floor(nameSize * 0.6) + accent
       if needed <= available then break end
@@ -101,23 +77,15 @@ return {
     end
 
     -- Where capitals start below the top of a text layer's box, and how tall the box must
-    -- be, for this font: a line's height is found by halving, as widths are (textProblems
-    -- says when a text is taller than its box); the baseline lies 0.8 of it down and
-    -- capitals are 0.72 em tall, in Noto Sans CJK and DejaVu alike.
-    local function lineMetrics(size, weight)
-      local probe = av.textLayer{ string = "Hg", font = p.font, fontSize = size, fontWeight = weight, frame = { 0, 0, 16000, 1 } }
-      local low, high = 0, math.ceil(size * 4)
-      while high - low > 1 do
-        local middle = (low + high) // 2
-        probe.frame = { 0, 0, 16000, middle }
-        local past = false
-        for _, problem in ipairs(probe:textProblems()) do past = past or problem.kind == "textOverflow" end
-        if past then low = middle else high = middle end
-      end
-      return high * 0.8 - size * 0.72, high + 1
+    -- be: the baseline lies 0.8 of the font's line ("Hg") down and capitals are 0.72 em tall,
+    -- in Noto Sans CJK and DejaVu alike; the box holds the line, or the text's own line when
+    -- a fallback font makes it taller.
+    local function lineMetrics(size, weight, textHeight)
+      local line = av.textLayer{ string = "Hg", font = p.font, fontSize = size, fontWeight = weight }:preferredFrameSize().height
+      return line * 0.8 - size * 0.72, math.max(line, textHeight) + 1
     end
-    local nameCap, nameBox = lineMetrics(nameSize, "bold")
-    local roleCap, roleBox = lineMetrics(roleSize, "normal")
+    local nameCap, nameBox = lineMetrics(nameSize, "bold", nameHeight)
+    local roleCap, roleBox = lineMetrics(roleSize, "normal", roleHeight)
     local padX = math.floor(nameSize * 0.6)
     local padTop = math.floor(nameSize * 0.42)
     local accentWidth = math.max(3, math.floor(nameSize * 0.14 + 0.5))

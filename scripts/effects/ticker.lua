@@ -51,37 +51,6 @@ return {
     local reference = math.min(width, height)
     local label = (p.label and p.label:match("%S")) and p.label or nil
 
-    -- Text widths as the engine lays them out. There is no call that measures text, but
-    -- textProblems() says which text layers run past their box: every text is tried at once
-    -- in a box of a guessed width, halving the range each round.
-    local function measure(strings, style)
-      local probe, layers, low, high = av.layer{}, {}, {}, {}
-      for i, s in ipairs(strings) do
-        layers[i] = av.textLayer{ string = s, font = style.font, fontSize = style.fontSize, fontWeight = style.fontWeight,
-                                  name = "m" .. i, frame = { 0, 0, 1, style.fontSize * 4 } }
-        probe:addSublayer(layers[i])
-        low[i], high[i] = 0, math.min(16000, math.ceil(style.fontSize * (2 + 1.6 * (utf8.len(s) or #s))))
-      end
-      for _ = 1, 16 do
-        local open = false
-        for i, layer in ipairs(layers) do
-          if high[i] - low[i] > 1 then open = true end
-          layer.frame = { 0, 0, (low[i] + high[i]) // 2, style.fontSize * 4 }
-        end
-        if not open then break end
-        local past = {}
-        for _, problem in ipairs(probe:textProblems()) do
-          local index = problem.kind == "textOverflow" and tonumber(problem.message:match('^text layer "m(%d+)"'))
-          if index then past[index] = true end
-        end
-        for i in ipairs(layers) do
-          local middle = (low[i] + high[i]) // 2
-          if past[i] then low[i] = middle else high[i] = middle end
-        end
-      end
-      return high
-    end
-
     local bandHeight = math.max(8, math.floor(reference * p.bandHeight))
     local size = math.max(6, math.floor(bandHeight * 0.55))
     local safe = p.safeArea
@@ -91,35 +60,30 @@ return {
     local margin = math.floor(height * p.margin)
     local bandY = p.position == "top" and top + margin or bottom - margin - bandHeight
 
+    -- Texts measured as drawn (a text layer's preferredFrameSize: one line, whole).
+    local function measure(s)
+      return av.textLayer{ string = s, font = p.font, fontSize = size, fontWeight = "bold" }:preferredFrameSize()
+    end
     -- One copy of the text with its separator: the period of the crawl is how much longer
     -- two copies are than one (kerning across the joint included).
     local segment = text .. p.separator
-    local measured = measure({ segment, segment .. segment, label or "x" },
-                             { font = p.font, fontSize = size, fontWeight = "bold" })
-    local copyWidth, period = measured[1], measured[2] - measured[1]
+    local copy = measure(segment)
+    local copyWidth = copy.width
+    local period = measure(segment .. segment).width - copyWidth
     if period > 15000 then
       error(('effect "ticker": parameter text is too long for one band (%d px at %d px; at most 15000): split it'):format(period, size), 2)
     end
-    local labelWidth = label and measured[3] + 2 * math.floor(size * 0.6) or 0
+    local labelSize = label and measure(label)
+    local labelWidth = label and labelSize.width + 2 * math.floor(size * 0.6) or 0
 
     -- Where capitals start below the top of a text layer's box, and how tall the box must
-    -- be, for this font: a line's height is found by halving, as widths are (textProblems
-    -- says when a text is taller than its box); the baseline lies 0.8 of it down and
-    -- capitals are 0.72 em tall, in Noto Sans CJK and DejaVu alike.
-    local function lineMetrics(size, weight)
-      local probe = av.textLayer{ string = "Hg", font = p.font, fontSize = size, fontWeight = weight, frame = { 0, 0, 16000, 1 } }
-      local low, high = 0, math.ceil(size * 4)
-      while high - low > 1 do
-        local middle = (low + high) // 2
-        probe.frame = { 0, 0, 16000, middle }
-        local past = false
-        for _, problem in ipairs(probe:textProblems()) do past = past or problem.kind == "textOverflow" end
-        if past then low = middle else high = middle end
-      end
-      return high * 0.8 - size * 0.72, high + 1
-    end
-    -- The text sits with its capitals' middle on the band's middle.
-    local capOffset, boxHeight = lineMetrics(size, "bold")
+    -- be: the baseline lies 0.8 of the font's line ("Hg") down and capitals are 0.72 em tall,
+    -- in Noto Sans CJK and DejaVu alike; the box holds the line, or the texts' own lines when
+    -- a fallback font makes them taller. The text sits with its capitals' middle on the
+    -- band's middle.
+    local fontLine = measure("Hg").height
+    local capOffset = fontLine * 0.8 - size * 0.72
+    local boxHeight = math.max(fontLine, copy.height, labelSize and labelSize.height or 0) + 1
     local textTop = math.floor((bandHeight - size * 0.72) / 2 - capOffset + 0.5)
 
     -- Laid out from the top, y down (UIKit's way): the container flips its sublayers'

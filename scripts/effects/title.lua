@@ -64,35 +64,15 @@ return {
     local margin = math.floor(width * 0.06)
     local maxWidth = area[3] - 2 * margin
 
-    -- Text widths as the engine lays them out. There is no call that measures text, but
-    -- textProblems() says which text layers run past their box: every text is tried at once
-    -- in a box of a guessed width, halving the range each round.
-    local function measure(strings, style)
-      local probe, layers, low, high = av.layer{}, {}, {}, {}
-      for i, text in ipairs(strings) do
-        layers[i] = av.textLayer{ string = text, font = style.font, fontSize = style.fontSize, fontWeight = style.fontWeight,
-                                  name = "m" .. i, frame = { 0, 0, 1, style.fontSize * 4 } }
-        probe:addSublayer(layers[i])
-        low[i], high[i] = 0, math.min(16000, math.ceil(style.fontSize * (2 + 1.6 * (utf8.len(text) or #text))))
-      end
-      for _ = 1, 16 do
-        local open = false
-        for i, layer in ipairs(layers) do
-          if high[i] - low[i] > 1 then open = true end
-          layer.frame = { 0, 0, (low[i] + high[i]) // 2, style.fontSize * 4 }
-        end
-        if not open then break end
-        local past = {}
-        for _, problem in ipairs(probe:textProblems()) do
-          local index = problem.kind == "textOverflow" and tonumber(problem.message:match('^text layer "m(%d+)"'))
-          if index then past[index] = true end
-        end
-        for i in ipairs(layers) do
-          local middle = (low[i] + high[i]) // 2
-          if past[i] then low[i] = middle else high[i] = middle end
-        end
-      end
-      return high
+    -- A text's size as drawn (a text layer's preferredFrameSize: one line, whole), in the
+    -- font, weight and outline of the layers that draw it; each text measured once (a line's
+    -- letters repeat).
+    local sizes = {}
+    local function measure(text, size, weight)
+      local key = size .. "/" .. tostring(weight) .. "/" .. text
+      sizes[key] = sizes[key] or av.textLayer{ string = text, font = p.font, fontSize = size, fontWeight = weight,
+                                               strokeColor = p.strokeColor, strokeWidth = p.strokeWidth }:preferredFrameSize()
+      return sizes[key]
     end
 
     -- Characters as drawn: a code point with the combining marks, variation selectors and
@@ -116,19 +96,15 @@ return {
     -- A block (title or subtitle): its lines wrapped at spaces to the width, at a size
     -- shrunk when one word is wider than the frame.
     local function block(text, size, weight)
-      local style = { font = p.font, fontSize = size, fontWeight = weight }
-      local paragraphs, words = {}, {}
+      local paragraphs, measured = {}, {}
       for paragraph in (text .. "\n"):gmatch("(.-)\n") do
         local list = {}
-        for word in paragraph:gmatch("%S+") do list[#list + 1] = word; words[#words + 1] = word end
+        for word in paragraph:gmatch("%S+") do list[#list + 1] = word; measured[#measured + 1] = measure(word, size, weight).width end
         paragraphs[#paragraphs + 1] = list
       end
-      words[#words + 1] = "x"
-      words[#words + 1] = "x x"
-      local measured = measure(words, style)
-      local space = math.max(1, measured[#measured] - 2 * measured[#measured - 1])
+      local space = math.max(1, measure("x x", size, weight).width - 2 * measure("x", size, weight).width)
       local widest = 0
-      for i = 1, #words - 2 do widest = math.max(widest, measured[i]) end
+      for _, w in ipairs(measured) do widest = math.max(widest, w) end
       if widest > maxWidth then
         size = math.max(4, math.floor(size * maxWidth / widest))
         return nil, size
@@ -183,58 +159,31 @@ return {
     local inset = math.floor(area[4] * 0.06)
     local blockTop = math.max(area[2] + inset, math.min(centreY - blockHeight / 2, area[2] + area[4] - inset - blockHeight))
 
-    -- Every line's width and, for letter styles, where each of its characters starts: the
+    -- Every line's size and, for letter styles, where each of its characters starts: the
     -- width of the line up to and with it, less its own (so kerning is kept).
     local perLetter = p.inStyle == "letters" or p.inStyle == "typewriter" or p.outStyle == "letters" or p.outStyle == "typewriter"
-    local bySize = {}
     for _, row in ipairs(rows) do
-      local key = row.size .. "/" .. tostring(row.weight)
-      bySize[key] = bySize[key] or { size = row.size, weight = row.weight, strings = {}, rows = {} }
-      local set = bySize[key]
-      set.rows[#set.rows + 1] = row
-      set.strings[#set.strings + 1] = row.text
+      local measured = measure(row.text, row.size, row.weight)
+      row.width, row.height = measured.width, measured.height
       if perLetter then
         row.characters = characters(row.text)
+        row.offsets, row.widths = {}, {}
         local prefix = ""
-        for _, character in ipairs(row.characters) do
+        for k, character in ipairs(row.characters) do
           prefix = prefix .. character
-          set.strings[#set.strings + 1] = prefix
-          set.strings[#set.strings + 1] = character
-        end
-      end
-    end
-    for _, set in pairs(bySize) do
-      local measured = measure(set.strings, { font = p.font, fontSize = set.size, fontWeight = set.weight })
-      local i = 0
-      for _, row in ipairs(set.rows) do
-        i = i + 1
-        row.width = measured[i]
-        if perLetter then
-          row.offsets, row.widths = {}, {}
-          for k in ipairs(row.characters) do
-            row.offsets[k] = measured[i + 1] - measured[i + 2]
-            row.widths[k] = measured[i + 2]
-            i = i + 2
-          end
+          row.widths[k] = measure(character, row.size, row.weight).width
+          row.offsets[k] = measure(prefix, row.size, row.weight).width - row.widths[k]
         end
       end
     end
 
     -- Where capitals start below the top of a text layer's box, and how tall the box must
-    -- be, for this font: a line's height is found by halving, as widths are (textProblems
-    -- says when a text is taller than its box); the baseline lies 0.8 of it down and
-    -- capitals are 0.72 em tall, in Noto Sans CJK and DejaVu alike.
-    local function lineMetrics(size, weight)
-      local probe = av.textLayer{ string = "Hg", font = p.font, fontSize = size, fontWeight = weight, frame = { 0, 0, 16000, 1 } }
-      local low, high = 0, math.ceil(size * 4)
-      while high - low > 1 do
-        local middle = (low + high) // 2
-        probe.frame = { 0, 0, 16000, middle }
-        local past = false
-        for _, problem in ipairs(probe:textProblems()) do past = past or problem.kind == "textOverflow" end
-        if past then low = middle else high = middle end
-      end
-      return high * 0.8 - size * 0.72, high + 1
+    -- be: the baseline lies 0.8 of the font's line ("Hg") down and capitals are 0.72 em tall,
+    -- in Noto Sans CJK and DejaVu alike; the box holds the line, or the row's own line when a
+    -- fallback font makes it taller.
+    local function lineMetrics(row)
+      local line = av.textLayer{ string = "Hg", font = p.font, fontSize = row.size, fontWeight = row.weight }:preferredFrameSize().height
+      return line * 0.8 - row.size * 0.72, math.max(line, row.height) + 1
     end
 
     -- Laid out from the top, y down (UIKit's way): the container flips its sublayers'
@@ -275,7 +224,7 @@ return {
       if p.alignment == "left" then x = area[1] + margin
       elseif p.alignment == "right" then x = area[1] + area[3] - margin - row.width
       else x = area[1] + (area[3] - row.width) / 2 end
-      local capOffset, boxHeight = lineMetrics(row.size, row.weight)
+      local capOffset, boxHeight = lineMetrics(row)
       local top = math.floor(blockTop + row.capTop - capOffset + 0.5)
       if perLetter then
         for k, character in ipairs(row.characters) do
