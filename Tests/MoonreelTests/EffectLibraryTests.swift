@@ -35,9 +35,11 @@ import TestSupport
     @Test(arguments: ["1280x720", "1080x1920"])
     func everyEffectDrawsItsExampleWithoutAWarning(size: String) throws {
         let data = Fixtures.scratchPath("data")
+        // Over a clip made once (the preview's own pattern would be encoded again for each).
+        let pattern = try Fixtures.clip(seconds: 8, size: size)
         for name in Self.names {
             let output = Fixtures.scratchPath("\(name)-\(size).png")
-            let result = try moonreel(["effects", "preview", name, "--size", size, "-o", output, "--strict"], data: data)
+            let result = try moonreel(["effects", "preview", name, "--size", size, "--over", pattern, "-o", output, "--strict"], data: data)
             #expect(result.status == 0 && result.err.isEmpty, "\(name) at \(size): \(result.err)")
         }
     }
