@@ -79,14 +79,31 @@ final class FuzzedStudio: @unchecked Sendable {
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
+        // libFuzzer's timeout alarm (SIGALRM, every second) interrupts these calls: EINTR is
+        // not the studio's answer, so each is tried again (a connect once interrupted
+        // completes in the background: EISCONN/EALREADY then mean connected or on its way).
+        var connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
+        while connected != 0 && (errno == EINTR || errno == EALREADY) {
+            var writable = pollfd(fd: socket, events: Int16(POLLOUT), revents: 0)
+            connected = poll(&writable, 1, 5000) == 1 ? 0 : (errno == EINTR ? -1 : -2)
+            if connected == -1 { errno = EINTR }
+        }
         guard connected == 0 else { return [] }
-        _ = request.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        var sent = 0
+        while sent < request.count {
+            let count = request.withUnsafeBytes { bytes in
+                bytes.baseAddress.map { send(socket, $0 + sent, bytes.count - sent, Int32(MSG_NOSIGNAL)) } ?? -1
+            }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            sent += count
+        }
         var reply: [UInt8] = [], buffer = [UInt8](repeating: 0, count: 65536)
         while reply.count < 1 << 20 {
             let count = recv(socket, &buffer, buffer.count, 0)
+            if count < 0 && errno == EINTR { continue }
             guard count > 0 else { break }
             reply += buffer[0..<count]
         }
