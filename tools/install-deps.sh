@@ -7,14 +7,15 @@
 # the aubio CLI (a second beat tracker the analysis tests compare with; nothing links it),
 # and tesseract (OCR: the tests read rendered text back from the frames; nothing links it),
 # and python3-venv (the timeline tests judge .otio/.fcpxml/.edl files with OpenTimelineIO
-# from PyPI, in a virtual environment they make under ~/.cache; nothing links it).
+# from PyPI, in a virtual environment they make under ~/.cache; nothing links it), and git
+# (`moonreel effects install git+URL@TAG` clones with it; the package tests make repositories).
 set -euo pipefail
 packages=(
   pkg-config liblua5.4-dev
   libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev libavfilter-dev libavdevice-dev
   libpango1.0-dev libcairo2-dev libedit-dev
   fonts-noto-cjk fonts-dejavu-core
-  ffmpeg xvfb pulseaudio python3 python3-venv chromium slurmctld slurmd slurm-client munge aubio-tools tesseract-ocr tesseract-ocr-eng
+  ffmpeg git xvfb pulseaudio python3 python3-venv chromium slurmctld slurmd slurm-client munge aubio-tools tesseract-ocr tesseract-ocr-eng
 )
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
