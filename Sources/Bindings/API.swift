@@ -30,6 +30,9 @@ package final class API {
     private(set) var avFunctions: [AVFunction] = []
     /// Asset tracks seen by insertTimeRange, so `track.segments` can name them.
     var rememberedTracks: [SourceKey: AssetTrack] = [:]
+    /// Text laid out for measuring (`preferredFrameSize`), made once: a Pango font map per
+    /// call cost more than the measuring. The API lives on its state's one thread.
+    lazy var textLayout: TextLayout? = try? TextLayout()
     func remember(_ track: AssetTrack) { rememberedTracks[SourceKey(track)] = track }
 
     /// What of `av` an untrusted effect script may use: functions that build values and

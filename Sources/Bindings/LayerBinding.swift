@@ -166,7 +166,10 @@ extension API {
             } else {
                 wrapWidth = nil
             }
-            let size = try engine(call) { try TextLayout().measuredSize(text.style, wrapWidth: wrapWidth) }
+            let size = try engine(call) {
+                guard let layout = textLayout else { throw EngineError("no text layout could be made (Pango font map)") }
+                return try layout.measuredSize(text.style, wrapWidth: wrapWidth)
+            }
             push(call, size: size)
             return 1
         }
