@@ -62,6 +62,14 @@ extension API {
                               let layers = try array(call, index, of: classes[Layer.self], as: Layer.self, changed: true)
                               try model(call) { try layer.setSublayers(layers) }
                           })
+        luaClass.property("mask", of: Layer.self, doc: "a layer whose alpha decides where this one and its sublayers show (CALayer.mask): placed in this layer's bounds as a sublayer would be, never drawn itself; it must not be a sublayer anywhere; nil: none",
+                          get: { [unowned self] call, layer in
+                              if let mask = layer.mask { push(call, mask) } else { call.pushNil() }
+                          },
+                          set: { [unowned self] call, layer, index in
+                              let mask: Layer? = call.isNoneOrNil(index) ? nil : try call.changedObject(index, classes[Layer.self])
+                              try model(call) { try layer.setMask(mask) }
+                          })
         luaClass.property("superlayer", of: Layer.self) { [unowned self] call, layer in
             if let parent = layer.superlayer { push(call, parent) } else { call.pushNil() }
         }

@@ -13,6 +13,12 @@ public class Layer {
     /// The layer this one is a sublayer of; nil for a root. Held weakly: a tree is kept
     /// alive from its root.
     public private(set) weak var superlayer: Layer?
+    /// The layer whose alpha decides where this one shows (`CALayer.mask`): placed in this
+    /// layer's bounds as a sublayer would be and never drawn itself; where it is opaque the
+    /// layer and its sublayers show, where it is transparent they do not. Set with `setMask`.
+    public private(set) var mask: Layer?
+    /// The layer this one is the mask of (held weakly); a mask has no superlayer.
+    public private(set) weak var maskedLayer: Layer?
     /// Animations in the order added; later ones override earlier ones on the same property.
     public private(set) var animations: [(key: String?, animation: LayerAnimation)] = []
 
@@ -59,13 +65,10 @@ public class Layer {
     /// - Throws: `LayerError` for a cycle, an index outside `0…sublayers.count`, or a tree
     ///   that would exceed `maxLayersPerTree` or `maxTreeDepth`.
     public func insertSublayer(_ layer: Layer, at index: Int) throws {
-        var ancestor: Layer? = self
-        var depth = 0
-        while let current = ancestor {
-            if current === layer { throw LayerError("cannot add a layer inside itself: that would make a cycle") }
-            ancestor = current.superlayer
-            depth += 1
+        if layer.maskedLayer != nil {
+            throw LayerError("the layer is another layer's mask, and a mask cannot be a sublayer: set that layer's mask to nil first")
         }
+        try checkPlacement(of: layer, what: "add a layer inside itself")
         let siblings = sublayers.count - (layer.superlayer === self ? 1 : 0)
         guard (0...siblings).contains(index) else {
             throw LayerError("sublayer index \(index) is out of range 0…\(siblings)")
@@ -73,9 +76,6 @@ public class Layer {
         let root = self.root
         if layer.root !== root, root.subtreeCount + layer.subtreeCount > Self.maxLayersPerTree {
             throw LayerError("a layer tree may hold at most \(Self.maxLayersPerTree) layers")
-        }
-        if depth + layer.height > Self.maxTreeDepth {
-            throw LayerError("a layer tree may be at most \(Self.maxTreeDepth) layers deep")
         }
         layer.removeFromSuperlayer()
         sublayers.insert(layer, at: index)
@@ -98,6 +98,38 @@ public class Layer {
         superlayer = nil
     }
 
+    /// Makes `newMask` this layer's mask (nil: none), as `CALayer.mask`; the old mask is freed.
+    /// - Throws: `LayerError` when `newMask` is a sublayer somewhere, already masks another
+    ///   layer, is this layer or one of its ancestors (a cycle), or would make the tree deeper
+    ///   than `maxTreeDepth`.
+    public func setMask(_ newMask: Layer?) throws {
+        if let newMask, newMask !== mask {
+            if newMask.superlayer != nil {
+                throw LayerError("a mask cannot be a sublayer: remove it from its superlayer first (it is drawn only as the mask)")
+            }
+            if newMask.maskedLayer != nil { throw LayerError("the layer is already another layer's mask; a layer masks one layer") }
+            try checkPlacement(of: newMask, what: "make a layer the mask of itself or of a layer inside it")
+        }
+        mask?.maskedLayer = nil
+        mask = newMask
+        newMask?.maskedLayer = self
+    }
+
+    /// Checks that `layer` can go below this layer: it is not this layer or above it
+    /// (through superlayers and masks: a cycle), and the tree stays within `maxTreeDepth`.
+    private func checkPlacement(of layer: Layer, what: String) throws {
+        var ancestor: Layer? = self
+        var depth = 0
+        while let current = ancestor {
+            if current === layer { throw LayerError("cannot \(what): that would make a cycle") }
+            ancestor = current.superlayer ?? current.maskedLayer
+            depth += 1
+        }
+        if depth + layer.height > Self.maxTreeDepth {
+            throw LayerError("a layer tree may be at most \(Self.maxTreeDepth) layers deep")
+        }
+    }
+
     private func adjustSubtreeCounts(by delta: Int) {
         var ancestor: Layer? = self
         while let current = ancestor {
@@ -112,13 +144,13 @@ public class Layer {
         return top
     }
 
-    /// Levels from this layer to its deepest descendant (1 for a leaf).
+    /// Levels from this layer to its deepest descendant or mask (1 for a leaf).
     private var height: Int {
         var deepest = 0
         var pending: [(Layer, Int)] = [(self, 1)]
         while let (layer, level) = pending.popLast() {
             deepest = max(deepest, level)
-            pending += layer.sublayers.map { ($0, level + 1) }
+            pending += (layer.sublayers + [layer.mask].compactMap { $0 }).map { ($0, level + 1) }
         }
         return deepest
     }

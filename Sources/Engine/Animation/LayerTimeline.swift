@@ -8,6 +8,8 @@ package struct LayerTimeline: Sendable {
         var animations: [LayerAnimation]
         /// What a sound layer shows, picked for each time.
         var sound: SoundVisual?
+        /// The layer's mask, frozen in the space of the layer's bounds.
+        var mask: LayerTimeline?
         /// Index of the superlayer (-1 for the root); layers are in drawing pre-order.
         var parent: Int
         /// One past the index of the last layer of this layer's subtree.
@@ -56,15 +58,24 @@ package struct LayerTimeline: Sendable {
     /// render size's height, as the animation tool's parent layer is); without one, the
     /// root itself is taken as the canvas.
     package init(root: Layer, canvasHeight: Double? = nil, frameDuration: MediaTime = MediaTime(value: 1, timescale: 30)) {
+        self.init(root: root, canvasHeight: canvasHeight, rootLivesInYUpSpace: true, frameDuration: frameDuration)
+    }
+
+    /// `rootLivesInYUpSpace`: false for a mask inside a flipped layer (a mask is placed in its
+    /// layer's bounds, as a sublayer is).
+    private init(root: Layer, canvasHeight: Double?, rootLivesInYUpSpace: Bool, frameDuration: MediaTime) {
         self.canvasHeight = canvasHeight
         self.frameDuration = frameDuration
         var frozen: [FrozenLayer] = []
         var pending: [(layer: Layer, parent: Int)] = [(root, -1)]
         while let (layer, parent) = pending.popLast() {
             let index = frozen.count
-            let yUp = parent < 0 ? true : frozen[parent].livesInYUpSpace != frozen[parent].model.properties.isGeometryFlipped
+            let yUp = parent < 0 ? rootLivesInYUpSpace : frozen[parent].livesInYUpSpace != frozen[parent].model.properties.isGeometryFlipped
+            let mask = layer.mask.map {
+                LayerTimeline(root: $0, canvasHeight: nil, rootLivesInYUpSpace: yUp != layer.properties.isGeometryFlipped, frameDuration: frameDuration)
+            }
             frozen.append(FrozenLayer(model: ResolvedLayer(properties: layer.properties, text: layer.textStyle),
-                                      animations: layer.animations.map(\.animation), sound: layer.soundVisual, parent: parent,
+                                      animations: layer.animations.map(\.animation), sound: layer.soundVisual, mask: mask, parent: parent,
                                       subtreeEnd: index + layer.subtreeCount, livesInYUpSpace: yUp))
             // Stable sort by zPosition; pushed in reverse so the first is frozen first.
             let ordered = layer.sublayers.enumerated().sorted {
@@ -84,7 +95,7 @@ package struct LayerTimeline: Sendable {
             spans = Self.widened(spans)
             visibleSpans.append(spans)
             entries += spans.map { IntervalIndex.Entry(start: $0.start, end: $0.end, payload: visibleSpans.count - 1) }
-            if !spans.isEmpty { changes += layer.animations.flatMap { Self.changeSpans($0.effectPieces) } }
+            if !spans.isEmpty { changes += layer.animations.flatMap { Self.changeSpans($0.effectPieces) } + (layer.mask?.changes ?? []) }
             // A sound layer changes with every frame it shows.
             if layer.sound != nil { changes += spans }
         }
@@ -98,7 +109,10 @@ package struct LayerTimeline: Sendable {
 
     /// The tree resolved at `t`; nil if the root is hidden or fully transparent then.
     /// Hidden and fully transparent layers are left out with their sublayers.
-    package func snapshot(at t: MediaTime) -> LayerSnapshot? {
+    package func snapshot(at t: MediaTime) -> LayerSnapshot? { snapshot(at: t, in: nil) }
+
+    /// `space`: where the root is placed (a mask's layer's bounds); nil: the canvas.
+    private func snapshot(at t: MediaTime, in space: LayerContainer?) -> LayerSnapshot? {
         var open: [(index: Int, snapshot: LayerSnapshot, sublayerSpace: LayerContainer)] = []
         var skipBelow = 0
         func closeTop() {
@@ -114,13 +128,21 @@ package struct LayerTimeline: Sendable {
                 skipBelow = layer.subtreeEnd
                 continue
             }
-            let container = open.last?.sublayerSpace ?? LayerContainer(
+            let container = open.last?.sublayerSpace ?? space ?? LayerContainer(
                 boundsOrigin: .zero, height: canvasHeight ?? resolved.properties.untransformedFrame.maxY, isYUp: true)
             let bounds = resolved.properties.bounds
             let sublayerSpace = LayerContainer(boundsOrigin: bounds.origin, height: bounds.height,
                                                isYUp: layer.livesInYUpSpace != resolved.properties.isGeometryFlipped)
             var snapshot = resolved.snapshot(in: container)
             snapshot.sound = layer.sound?.picture(at: t, frameDuration: frameDuration)
+            if let mask = layer.mask {
+                // A hidden or transparent mask shows none of its layer.
+                guard let shape = mask.snapshot(at: t, in: sublayerSpace) else {
+                    skipBelow = layer.subtreeEnd
+                    continue
+                }
+                snapshot.mask = LayerMask(shape)
+            }
             open.append((index, snapshot, sublayerSpace))
         }
         while open.count > 1 { closeTop() }

@@ -34,19 +34,30 @@ package struct LayerSnapshot: Sendable, Hashable {
     package var filters: [Filter] = []
     /// Drawing order: first drawn first (under later ones); already sorted by zPosition.
     package var sublayers: [LayerSnapshot] = []
+    /// Whose alpha decides where the layer and its sublayers show (`CALayer.mask`), in the
+    /// layer's own coordinates; nil: no mask.
+    package var mask: LayerMask? = nil
 
     /// A layer at `frame` with Core Animation's defaults for everything else.
     package init(frame: Rect) { self.frame = frame }
 
     /// Whether this layer or one below it shows the sound (a drawing that changes every frame).
-    package var showsSound: Bool { sound != nil || sublayers.contains { $0.showsSound } }
+    package var showsSound: Bool { sound != nil || sublayers.contains { $0.showsSound } || mask?.layer.showsSound == true }
 
     /// Whether drawing this layer and its sublayers leaves every pixel under them as it was:
     /// transparent, or holding no text, picture, fill, border or filter anywhere.
     package var drawsNothing: Bool {
-        opacity <= 0 || (text == nil && contents == nil && sound == nil && !isVideoLayer && backgroundColor.alpha <= 0 && borderWidth <= 0
+        opacity <= 0 || mask?.layer.drawsNothing == true || (text == nil && contents == nil && sound == nil && !isVideoLayer && backgroundColor.alpha <= 0 && borderWidth <= 0
                          && filters.isEmpty && sublayers.allSatisfy(\.drawsNothing))
     }
+}
+
+/// A snapshot's mask: a box, since a snapshot cannot hold a snapshot directly.
+package final class LayerMask: Sendable, Hashable {
+    package let layer: LayerSnapshot
+    package init(_ layer: LayerSnapshot) { self.layer = layer }
+    package static func == (a: LayerMask, b: LayerMask) -> Bool { a.layer == b.layer }
+    package func hash(into hasher: inout Hasher) { hasher.combine(layer) }
 }
 
 /// How a layer's contents image (or, on the video layer, the video frame) is placed in its

@@ -137,7 +137,7 @@ package final class LayerRenderer {
         let t = layer.transform
         return layer.text == nil && layer.contents == nil && layer.sound == nil && !layer.isVideoLayer
             && layer.backgroundColor.alpha <= 0 && layer.borderWidth <= 0 && !layer.masksToBounds && layer.filters.isEmpty
-            && layer.opacity >= 1 && t.a == 1 && t.b == 0 && t.c == 0 && t.d == 1
+            && layer.mask == nil && layer.opacity >= 1 && t.a == 1 && t.b == 0 && t.c == 0 && t.d == 1
     }
 
     /// Blends sprites, in order, onto a decoded frame of the output size.
@@ -166,7 +166,7 @@ package final class LayerRenderer {
         if layer.isVideoLayer {
             let fillsOutput = abs(origin.x) < 0.01 && abs(origin.y) < 0.01
                 && abs(layer.frame.width - renderSize.width) < 0.01 && abs(layer.frame.height - renderSize.height) < 0.01
-            guard translatesOnly, layer.opacity >= 1, fillsOutput, layer.borderWidth <= 0, layer.text == nil, layer.filters.isEmpty,
+            guard translatesOnly, layer.opacity >= 1, fillsOutput, layer.borderWidth <= 0, layer.text == nil, layer.filters.isEmpty, layer.mask == nil,
                   !(layer.masksToBounds && layer.cornerRadius > 0) else { return .disqualified }
             overlays += layer.sublayers.map { ($0, origin) }
             return .found
@@ -184,7 +184,8 @@ package final class LayerRenderer {
         // An ancestor of the video must not fade it, warp it, clip it, filter it or draw a border over it.
         let clipsOutput = layer.masksToBounds && !(origin.x <= 0 && origin.y <= 0 && layer.frame.width + origin.x >= renderSize.width
                                                    && layer.frame.height + origin.y >= renderSize.height && layer.cornerRadius <= 0)
-        return translatesOnly && layer.opacity >= 1 && layer.borderWidth <= 0 && !clipsOutput && layer.filters.isEmpty ? .found : .disqualified
+        return translatesOnly && layer.opacity >= 1 && layer.borderWidth <= 0 && !clipsOutput && layer.filters.isEmpty && layer.mask == nil
+            ? .found : .disqualified
     }
 
     /// One overlay subtree as sprites (one, or a karaoke line's parts). The drawing is cached
@@ -245,6 +246,7 @@ package final class LayerRenderer {
     private func isPlainText(_ layer: LayerSnapshot) -> Bool {
         layer.sublayers.isEmpty && layer.contents == nil && layer.sound == nil && !layer.isVideoLayer && layer.backgroundColor.alpha <= 0
             && layer.borderWidth <= 0 && !layer.masksToBounds && layer.transform.isIdentity && scale.x == scale.y && layer.filters.isEmpty
+            && layer.mask == nil
     }
 
     /// The one rule for drawings: at most four times the output's pixels (and a size a
@@ -300,6 +302,11 @@ package final class LayerRenderer {
             guard let child = try drawnBounds(sublayer, parent: toTarget) else { continue }
             result = union(result, layer.masksToBounds ? intersection(child, toTarget.apply(box)) : child)
         }
+        if let mask = layer.mask {
+            // Nothing shows outside the mask's ink.
+            guard let drawn = result, let shown = try drawnBounds(mask.layer, parent: toTarget) else { return nil }
+            result = intersection(drawn, shown)
+        }
         // A blur spreads the drawing past its edges.
         let spread = (layer.filters.map(\.spread).max() ?? 0) * deviceScale(toTarget.a, toTarget.b, toTarget.c, toTarget.d)
         return result.map { Rect(x: $0.x - spread, y: $0.y - spread, width: $0.width + 2 * spread, height: $0.height + 2 * spread) }
@@ -329,7 +336,7 @@ package final class LayerRenderer {
         defer { cairo_restore(cr) }
         var matrix = cairo_matrix_t(xx: local.a, yx: local.b, xy: local.c, yy: local.d, x0: local.tx, y0: local.ty)
         cairo_transform(cr, &matrix)
-        let grouped = layer.opacity < 1
+        let grouped = layer.opacity < 1 || layer.mask != nil
         if grouped { cairo_push_group(cr) }
 
         let bounds = Rect(x: 0, y: 0, width: layer.frame.width, height: layer.frame.height)
@@ -379,7 +386,22 @@ package final class LayerRenderer {
             cairo_set_line_width(cr, width)
             cairo_stroke(cr)
         }
-        if grouped {
+        guard grouped else { return }
+        guard let mask = layer.mask else {
+            cairo_pop_group_to_source(cr)
+            return cairo_paint_with_alpha(cr, layer.opacity)
+        }
+        // Core Animation's mask: the group shown through the mask's alpha, then faded.
+        guard let content = cairo_pop_group(cr) else { return }
+        defer { cairo_pattern_destroy(content) }
+        cairo_push_group(cr)
+        try draw(mask.layer, on: cr, video: nil)
+        guard let shape = cairo_pop_group(cr) else { return }
+        defer { cairo_pattern_destroy(shape) }
+        if layer.opacity < 1 { cairo_push_group(cr) }
+        cairo_set_source(cr, content)
+        cairo_mask(cr, shape)
+        if layer.opacity < 1 {
             cairo_pop_group_to_source(cr)
             cairo_paint_with_alpha(cr, layer.opacity)
         }

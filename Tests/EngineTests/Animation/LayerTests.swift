@@ -39,6 +39,30 @@ import Testing
         #expect(root.sublayers.count == 1 && root.subtreeCount == 2 && b.superlayer == nil)
     }
 
+    /// `CALayer.mask`: a mask belongs to one layer and to no tree of sublayers; no cycle
+    /// through masks.
+    @Test func aMaskIsNobodysSublayerAndMakesNoCycle() throws {
+        let root = Layer(), picture = Layer(), shape = Layer(), inner = Layer()
+        try root.addSublayer(picture)
+        try shape.addSublayer(inner)
+        try picture.setMask(shape)
+        #expect(picture.mask === shape && shape.maskedLayer === picture && shape.superlayer == nil)
+        #expect(throws: LayerError("the layer is another layer's mask, and a mask cannot be a sublayer: set that layer's mask to nil first")) {
+            try root.addSublayer(shape)
+        }
+        #expect(throws: LayerError("the layer is already another layer's mask; a layer masks one layer")) { try root.setMask(shape) }
+        #expect(throws: LayerError("a mask cannot be a sublayer: remove it from its superlayer first (it is drawn only as the mask)")) {
+            try picture.setMask(inner)
+        }
+        #expect(throws: LayerError("cannot make a layer the mask of itself or of a layer inside it: that would make a cycle")) {
+            try inner.setMask(root)   // root → picture → (mask) shape → inner → (mask) root
+        }
+        #expect(throws: LayerError("cannot add a layer inside itself: that would make a cycle")) { try inner.addSublayer(root) }
+        try picture.setMask(nil)
+        #expect(picture.mask == nil && shape.maskedLayer == nil)
+        try root.addSublayer(shape)   // free again
+    }
+
     @Test func treeSizeIsCapped() throws {
         let root = Layer()
         let big = Layer()

@@ -71,6 +71,32 @@ import Testing
         return shot
     }
 
+    /// A mask is placed in its layer's bounds (y up there unless the layer is flipped), its
+    /// animations play, its changes count, and a transparent mask leaves its layer out.
+    @Test func aMaskIsFrozenInItsLayersBounds() throws {
+        let root = Layer(), picture = Layer(), shape = Layer()
+        root.frame = Rect(x: 0, y: 0, width: 200, height: 100)
+        picture.frame = Rect(x: 50, y: 0, width: 100, height: 100)
+        shape.frame = Rect(x: 0, y: 0, width: 100, height: 40)   // at the bottom in y-up space
+        shape.backgroundColor = .white
+        try root.addSublayer(picture)
+        try picture.setMask(shape)
+        let fade = try KeyframeAnimation(keyPath: .opacity, values: numbers([1, 0]), keyTimes: [0, 1],
+                                         timing: AnimationTiming(beginTime: seconds(1), duration: seconds(1), fillMode: .forwards, isRemovedOnCompletion: false))
+        try shape.addAnimation(.keyframe(fade), forKey: nil)
+        let timeline = LayerTimeline(root: root, canvasHeight: 100)
+        let mask = try #require(timeline.snapshot(at: .zero)?.sublayers.first?.mask?.layer)
+        #expect(mask.frame == Rect(x: 0, y: 60, width: 100, height: 40))
+        #expect(abs((timeline.snapshot(at: seconds(1.5))?.sublayers.first?.mask?.layer.opacity ?? 0) - 0.5) < 1e-9)
+        #expect(timeline.snapshot(at: seconds(2))?.sublayers.isEmpty == true)   // the mask is gone, and so is its layer
+        #expect(!timeline.isStatic(over: TimeRange(start: seconds(1.2), duration: seconds(0.2))))
+        #expect(timeline.isStatic(over: TimeRange(start: seconds(0.2), duration: seconds(0.5))))
+
+        picture.isGeometryFlipped = true
+        let flipped = LayerTimeline(root: root, canvasHeight: 100)
+        #expect(flipped.snapshot(at: .zero)?.sublayers.first?.mask?.layer.frame == Rect(x: 0, y: 0, width: 100, height: 40))
+    }
+
     @Test func hiddenParentHidesItsSubtreeInTheIndex() throws {
         let root = Layer(), group = Layer(), child = Layer()
         try root.addSublayer(group)

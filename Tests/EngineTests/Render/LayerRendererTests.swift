@@ -177,6 +177,55 @@ import CMoonFFmpeg
         turned.transform = .rotation(0.5)
         #expect(try renderer.overlaySprites(for: root([video, turned]))?.count == 1)
     }
+
+    /// Core Animation's mask: the layer shows through the mask's alpha (a circle, a half
+    /// transparent strip), placed in the layer's own bounds, with the layer's opacity on top.
+    @Test func aMaskShowsTheLayerOnlyThroughItsAlpha() throws {
+        var picture = layer(20, 8, 40, 40, background: .white)
+        var circle = layer(0, 0, 20, 20, background: .white)
+        circle.cornerRadius = 10
+        var strip = layer(20, 0, 20, 40, background: Color(red: 0, green: 0, blue: 0, alpha: 0.5))
+        var shape = layer(0, 0, 40, 40)
+        shape.sublayers = [circle, strip]
+        picture.mask = LayerMask(shape)
+        let canvas = try draw(root([picture]), png: "mask.png")
+        #expect(canvas.pixel(x: 30, y: 18).red == 255)                 // inside the circle (in the layer's bounds)
+        #expect(canvas.pixel(x: 21, y: 9).red == 0)                    // the circle's corner
+        #expect(canvas.pixel(x: 30, y: 38).red == 0)                   // below the circle, left of the strip
+        #expect(abs(Int(canvas.pixel(x: 50, y: 38).red) - 128) <= 1)   // half through the strip, whatever its colour
+        #expect(canvas.pixel(x: 10, y: 18).red == 0)                   // outside the layer
+
+        picture.opacity = 0.5
+        let faded = try draw(root([picture]))
+        #expect(abs(Int(faded.pixel(x: 30, y: 18).red) - 128) <= 1 && abs(Int(faded.pixel(x: 50, y: 38).red) - 64) <= 1)
+
+        // A mask that draws nothing hides the layer, and the sprites say so.
+        var empty = picture
+        empty.mask = LayerMask(layer(0, 0, 40, 40))
+        #expect(empty.drawsNothing)
+    }
+
+    @Test func aMaskedOverlayAsASpriteMatchesTheGeneralPath() throws {
+        var video = layer(0, 0, 64, 48)
+        video.isVideoLayer = true
+        var badge = layer(10, 10, 30, 20, background: .white)
+        var half = layer(0, 0, 15, 20, background: .white)
+        half.cornerRadius = 4
+        badge.mask = LayerMask(half)
+        let tree = root([video, badge])
+        let sprites = try #require(try renderer.overlaySprites(for: tree))
+        let frame = TestYUVFrame(width: 64, height: 48, y: 16, u: 128, v: 128)
+        frame.withImage { renderer.blend(sprites, onto: $0) }
+        #expect(frame.luma[20 * 64 + 17] > 200 && frame.luma[20 * 64 + 30] == 16) // left half shows, right half not
+        let canvas = try draw(tree)
+        #expect(canvas.pixel(x: 17, y: 20).red == 255 && canvas.pixel(x: 30, y: 20).red == 0)
+        #expect(canvas.pixel(x: 10, y: 10).red == 0) // the mask's rounded corner
+
+        // A masked video layer is never the fast path's full-frame video.
+        var maskedVideo = video
+        maskedVideo.mask = LayerMask(layer(0, 0, 32, 48, background: .white))
+        #expect(try renderer.overlaySprites(for: root([maskedVideo, badge])) == nil)
+    }
 }
 
 @Suite struct FastPathAgreementTests {
@@ -298,4 +347,5 @@ import CMoonFFmpeg
         }
         #expect(xs.min() == sprite.x && ys.min() == sprite.y && xs.max() == sprite.x + sprite.image.width - 1)
     }
+
 }
