@@ -46,7 +46,7 @@ let package = Package(
                 path: "Sources/ScriptHost", resources: [.embedInCode("Lua")]),
         // The `av` module (AVFoundation-shaped bindings of the engine) and the host apps use.
         .target(name: "MoonreelScripting", dependencies: ["MoonreelEngine", "MoonreelInterchange", "MoonreelScriptHost", "CMoonLua", "CMoonLuaShim"],
-                path: "Sources/Bindings", resources: [.embedInCode("Bundled/effects"), .embedInCode("Bundled/preview.lua")]),
+                path: "Sources/Bindings", resources: [.embedInCode("Bundled/effects"), .embedInCode("Bundled/preview.lua"), .embedInCode("Bundled/transition.lua")]),
         .target(name: "MoonreelREPL", dependencies: ["MoonreelScripting", "MoonreelScriptHost", "MoonreelEngine", "MoonreelPlatform", "CMoonLua", "CMoonLuaShim", "CMoonEdit"],
                 path: "Sources/REPL", resources: [.embedInCode("Lua")]),
         // The live preview (`moonreel studio`, the REPL's :studio): an HTTP and WebSocket

@@ -40,7 +40,7 @@ extension API {
 
     var editHelperFunctions: [AVFunction] {
         [
-            ("join", "av.join(items [, {transition=, duration=, direction=, transitions=, renderSize=, fit=\"fit\"|\"fill\", focus={x, y}}]) → comp, vc, mix, parts: clips ({asset, start=, duration=}), stills and title cards one after another with transitions (\"none\", \"dissolve\", \"slide\", \"wipe\", \"fadeThroughBlack\") and the sound crossfaded", { [unowned self] call in
+            ("join", "av.join(items [, {transition=, duration=, direction=, transitions=, renderSize=, fit=\"fit\"|\"fill\", focus={x, y}}]) → comp, vc, mix, parts: clips ({asset, start=, duration=}), stills and title cards one after another with transitions (\"none\", \"dissolve\", \"slide\", \"wipe\", \"fadeThroughBlack\", or a transition effect's name: clockWipe, irisWipe, push… with its options as {name, option=}) and the sound crossfaded (docs/edit-helpers.md)", { [unowned self] call in
                 try join(call)
             }),
             ("cutToBeats", "av.cutToBeats(clips, beats [, {every=1, transition=, transitionDuration=0.25, music=, duration=, renderSize=, fit=, focus=}]) → comp, vc, mix, parts: a montage cut on every `every`-th beat (seconds, e.g. av.analyze(song).beats), the clips taken in turn (each going on where it last stopped), over `music` (an asset or audio track, in place of the clips' sound); lasts `duration` (default: the music, else up to the last beat) (docs/analysis.md)", { [unowned self] call in
@@ -89,11 +89,12 @@ extension API {
 
     private func join(_ call: LuaCall) throws -> Int32 {
         let items = try sequenceItems(call, 1)
-        var kind = Transition.Kind.none, length = MediaTime(value: 1, timescale: 1)
+        var common = PlannedTransition(kind: .none), length = MediaTime(value: 1, timescale: 1)
         var direction: Transition.Direction? = nil, perJoin: [PlannedTransition]? = nil, renderSize: Size? = nil
         var fit = FitChoice(default: .fit)
+        defer { release([common] + (perJoin ?? [])) }
         try options(call, 2, [
-            "transition": { kind = try self.transitionKind(call, $0) },
+            "transition": { common = try self.plannedTransition(call, $0) },
             "duration": { length = try self.duration(call, $0) },
             "direction": { direction = try self.choice(call, $0, Transition.Direction.self) },
             "transitions": { perJoin = try self.transitionList(call, $0) },
@@ -102,12 +103,21 @@ extension API {
             "focus": { fit.focus = try self.focus(call, $0) },
         ])
         let placement = try fit.placement(call, 2)
-        // Entries without their own duration take `duration`, whatever order the table's fields are read in.
-        let transitions = perJoin?.map { Transition($0.kind, duration: $0.duration ?? length, direction: $0.direction) } ?? Array(repeating: Transition(kind, duration: length, direction: direction), count: items.count - 1)
-        guard transitions.count == items.count - 1 else {
-            throw call.argumentError(2, "field 'transitions': \(items.count) items need \(items.count - 1) transitions, one per join; got \(transitions.count)")
+        // Entries without their own duration or direction take the call's, whatever order the table's fields are read in.
+        common.direction = common.direction ?? direction
+        let planned = (perJoin ?? Array(repeating: common, count: items.count - 1)).map { entry in
+            var entry = entry
+            entry.duration = entry.duration ?? (perJoin == nil ? common.duration : nil) ?? length
+            return entry
         }
-        let joined = try engine(call) { try JoinedSequence.make(items, transitions: transitions, renderSize: renderSize, placement: placement) }
+        guard planned.count == items.count - 1 else {
+            throw call.argumentError(2, "field 'transitions': \(items.count) items need \(items.count - 1) transitions, one per join; got \(planned.count)")
+        }
+        let transitions = planned.map { Transition($0.kind, duration: $0.duration ?? length, direction: $0.direction) }
+        let drawing = transitionDrawing(call) { planned[$0] }
+        let joined = try engine(call) {
+            try JoinedSequence.make(items, transitions: transitions, renderSize: renderSize, placement: placement, drawing: drawing)
+        }
         for case .clip(let asset, _) in items { asset.tracks.forEach(remember) }
         return push(call, joined)
     }
@@ -121,7 +131,7 @@ extension API {
             return (asset, range)
         }
         let beats = try beatTimes(call, 2)
-        var every = 1, kind = Transition.Kind.none, length = MediaTime(value: 1, timescale: 4)
+        var every = 1, planned = PlannedTransition(kind: .none), length = MediaTime(value: 1, timescale: 4)
         var music: AssetTrack? = nil, total: MediaTime? = nil, renderSize: Size? = nil
         var fit = FitChoice(default: .fit)
         try options(call, 3, [
@@ -129,7 +139,7 @@ extension API {
                 every = try call.integer(value)
                 guard (1...1000).contains(every) else { throw call.argumentError(value, "must be a whole number of beats from 1 to 1000, got \(every)") }
             },
-            "transition": { kind = try self.transitionKind(call, $0) },
+            "transition": { planned = try self.plannedTransition(call, $0) },
             "transitionDuration": { length = try self.duration(call, $0) },
             "music": { music = try self.musicTrack(call, $0) },
             "duration": { total = try self.duration(call, $0) },
@@ -137,16 +147,17 @@ extension API {
             "fit": { try fit.readFit(call, $0) },
             "focus": { fit.focus = try self.focus(call, $0) },
         ])
+        defer { release([planned]) }
         let placement = try fit.placement(call, 3)
         guard !beats.isEmpty else {
             throw call.argumentError(2, "the beat list is empty, so there is nothing to cut on (downbeats are empty when no bar was found); give beat times in seconds, e.g. av.analyze(song).beats")
         }
         let cuts = beats.enumerated().filter { $0.offset % every == 0 }.map(\.element)
         let duration = total ?? music.map(\.timeRange.duration) ?? beats[beats.count - 1]
-        let transition = kind == .none ? Transition.cut : Transition(kind, duration: length)
+        let transition = planned.kind == .none ? Transition.cut : Transition(planned.kind, duration: planned.duration ?? length, direction: planned.direction)
         let made = try engine(call) {
             try BeatMontage.make(clips: clips, cuts: cuts, duration: duration, transition: transition, music: music,
-                                 renderSize: renderSize, placement: placement)
+                                 renderSize: renderSize, placement: placement, drawing: transitionDrawing(call) { _ in planned })
         }
         for note in made.notes { try policy.report(note, at: call.L) }
         clips.forEach { $0.asset.tracks.forEach(remember) }
@@ -226,44 +237,6 @@ extension API {
             throw call.argumentError(index, "give range, or start and duration, not both")
         }
         return .clip(file, range ?? TimeRange(start: start, duration: length ?? file.duration - start))
-    }
-
-    private func transitionKind(_ call: LuaCall, _ index: Int32) throws -> Transition.Kind {
-        let name = try call.string(index)
-        if name == "cut" { return .none }
-        guard let kind = Transition.Kind(rawValue: name) else {
-            let names = Transition.Kind.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
-            throw call.argumentError(index, "unknown transition \(name.quotedForMessage()) (use \(names); \"cut\" is \"none\")")
-        }
-        return kind
-    }
-
-    /// A join's transition as written; a missing duration is the call's `duration`.
-    private typealias PlannedTransition = (kind: Transition.Kind, duration: MediaTime?, direction: Transition.Direction?)
-
-    /// One transition per join: names, or `{name, duration=, direction=}`.
-    private func transitionList(_ call: LuaCall, _ index: Int32) throws -> [PlannedTransition] {
-        guard call.type(index) == LUA_TTABLE else { throw call.typeError(index, expected: "array of transitions") }
-        let count = min(call.rawLength(index), 10_000)
-        return try (0..<count).map { offset in
-            call.pushElement(of: index, offset + 1)
-            defer { call.pop() }
-            let entry = call.absolute(-1)
-            do {
-                guard call.type(entry) == LUA_TTABLE else { return (try transitionKind(call, entry), nil, nil) }
-                call.pushElement(of: entry, 1)
-                defer { call.pop() }
-                let kind = try transitionKind(call, call.absolute(-1))
-                var duration: MediaTime? = nil, direction: Transition.Direction? = nil
-                try options(call, entry, [
-                    "duration": { duration = try self.duration(call, $0) },
-                    "direction": { direction = try self.choice(call, $0, Transition.Direction.self) },
-                ], positional: 1)
-                return (kind, duration, direction)
-            } catch let error as LuaArgumentError {
-                throw call.argumentError(index, "transition \(offset + 1): \(error.message.argumentReason)", cause: error)
-            }
-        }
     }
 
     // MARK: av.pictureInPicture

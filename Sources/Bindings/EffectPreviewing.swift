@@ -10,6 +10,22 @@ package struct EffectPreview: Sendable {
     /// Seconds into the picture the still shows.
     package let at: Double
 
+    package init(kind: String, options: String, at: Double) { (self.kind, self.options, self.at) = (kind, options, at) }
+
+    /// How a script uses effect `module` drawn so: a layer goes over the video, a look onto
+    /// the picture, a transition by name into a join (its options are then the join's entry).
+    package func usage(of module: String) -> String {
+        let variable = module.split(separator: ".").last.map(String.init) ?? module
+        let identifier = variable.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") } && !(variable.first?.isNumber ?? true) ? variable : "effect"
+        if kind == "transition" {
+            return "-- a transition: by name in av.join or av.cutToBeats\n"
+                + "local comp, vc, mix = av.join({ clip, nextClip }, { transitions = { \(options) }, duration = 1 })"
+        }
+        let call = identifier + (options.hasPrefix("{") ? options : "(" + options + ")")
+        let require = "local \(identifier) = require \"effects.\(module.luaEscaped)\""
+        return require + "\n" + (kind == "look" ? "vc.filters = \(call)" : "parent:addSublayer(\(call))")
+    }
+
     /// The drawing script: arguments name, picture, output, at ("" for the effect's own),
     /// width, height, extra options ("" or a Lua table's text).
     package static var source: String { String(decoding: PackageResources.preview_lua, as: UTF8.self) }
@@ -33,4 +49,9 @@ extension MoonreelHost {
         default: return EffectPreview(kind: kind, options: shown, at: 1)
         }
     }
+}
+
+private extension String {
+    /// As a Lua double-quoted string's contents.
+    var luaEscaped: String { replacingAll("\\", with: "\\\\").replacingAll("\"", with: "\\\"") }
 }

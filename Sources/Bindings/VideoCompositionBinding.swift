@@ -104,6 +104,18 @@ extension API {
             l.setCropRectangleRamp(from: try rect(call, 2), to: try rect(call, 3), over: try timeRange(call, 4), curve: try curve(call, 5))
             return 0
         }
+        luaClass.property("mask", of: LayerInstruction.self, doc: "a layer over the whole frame (render-size coordinates, y up unless flipped, animations at composition times) whose alpha the track is drawn through, as layer.mask; nil (default): all of it. A Moonreel addition: it is how wipes are drawn",
+                          get: { [unowned self] call, l in
+                              if let mask = l.mask { push(call, mask) } else { call.pushNil() }
+                          },
+                          set: { [unowned self] call, l, index in
+                              guard !call.isNoneOrNil(index) else { l.mask = nil; return }
+                              let mask: Layer = try call.changedObject(index, classes[Layer.self])
+                              guard mask.superlayer == nil, mask.maskedLayer == nil else {
+                                  throw call.argumentError(index, "a mask must not be a sublayer or another layer's mask: it is drawn only as the mask")
+                              }
+                              l.mask = mask
+                          })
         luaClass.alias("setTransformRampFromStartTransform", of: "setTransformRamp")
         luaClass.alias("setOpacityRampFromStartOpacity", of: "setOpacityRamp")
         luaClass.alias("setCropRectangleRampFromStartCropRectangle", of: "setCropRectangleRamp")

@@ -11,10 +11,8 @@ final class StudioEffects: Sendable {
     /// A drawn still and the call that makes it.
     struct Still: Sendable {
         let jpeg: [UInt8]
-        /// "layer" or "look".
-        let kind: String
-        /// The options as Lua (the example's).
-        let options: String
+        /// The Lua that uses the effect as drawn (`EffectPreview.usage(of:)`).
+        let usage: String
     }
 
     /// The stills' size: the panel shows them a column wide.
@@ -69,7 +67,7 @@ final class StudioEffects: Sendable {
             let picture = folder + "/still.jpg"
             defer { unlink(picture) }
             let drawn = try host.previewEffect(name, over: folder + "/test-pattern.mp4", to: picture, width: Self.size.width, height: Self.size.height)
-            let still = Still(jpeg: Array(try Data(contentsOf: URL(fileURLWithPath: picture))), kind: drawn.kind, options: drawn.options)
+            let still = Still(jpeg: Array(try Data(contentsOf: URL(fileURLWithPath: picture))), usage: drawn.usage(of: name))
             drawing.stills[name] = still
             return still
         }

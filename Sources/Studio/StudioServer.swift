@@ -215,10 +215,9 @@ final class StudioRoutes: Sendable {
         guard let name = query["name"], !name.isEmpty else { return .text(.badRequest, "effect-still needs name=EFFECT") }
         do {
             let still = try session.effects.still(named: name)
-            // The call as Lua, percent-encoded: a stranger's example must not break the header.
-            let options = still.options.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
-            return Response(status: .ok, contentType: "image/jpeg", body: still.jpeg,
-                            headers: [("X-Effect-Kind", still.kind == "look" ? "look" : "layer"), ("X-Effect-Options", options)])
+            // The Lua that uses it, percent-encoded: a stranger's example must not break the header.
+            let usage = still.usage.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+            return Response(status: .ok, contentType: "image/jpeg", body: still.jpeg, headers: [("X-Effect-Usage", usage)])
         } catch {
             return .text(.unprocessableEntity, "\(error)".oneLine)
         }

@@ -1,5 +1,6 @@
 import MoonreelPlatform
 import MoonreelScriptHost
+import MoonreelScripting
 
 /// `moonreel effects gallery`: each effect's preview still, what it says of itself, its
 /// parameters and the Lua that calls it, as a page that works offline (index.html: no
@@ -10,7 +11,7 @@ struct EffectsGallery {
         let info: EffectInfo
         /// The still's file name beside the page; nil when the effect could not be drawn.
         let picture: String?
-        /// "layer" (drawn over the video) or "look" (filters for the whole picture).
+        /// "layer" (drawn over the video), "look" (filters for the whole picture) or "transition".
         let kind: String
         /// The options the still was drawn with, as Lua.
         let options: String
@@ -27,13 +28,9 @@ struct EffectsGallery {
         String(module.map { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) ? $0 : "_" }) + ".jpg"
     }
 
-    /// How a script uses it: a layer goes over the video, a look onto the picture.
+    /// How a script uses it.
     static func usage(_ entry: Entry) -> String {
-        let variable = entry.info.module.split(separator: ".").last.map(String.init) ?? entry.info.module
-        let identifier = variable.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") } && !(variable.first?.isNumber ?? true) ? variable : "effect"
-        let call = identifier + (entry.options.hasPrefix("{") ? entry.options : "(" + entry.options + ")")
-        let require = "local \(identifier) = require \"effects.\(entry.info.module.luaEscaped)\""
-        return require + "\n" + (entry.kind == "look" ? "vc.filters = \(call)" : "parent:addSublayer(\(call))")
+        EffectPreview(kind: entry.kind, options: entry.options, at: 0).usage(of: entry.info.module)
     }
 
     func html() -> String {
@@ -130,9 +127,4 @@ struct EffectsGallery {
         }
         return escaped
     }
-}
-
-private extension String {
-    /// As a Lua double-quoted string's contents.
-    var luaEscaped: String { replacingAll("\\", with: "\\\\").replacingAll("\"", with: "\\\"") }
 }

@@ -493,7 +493,7 @@ import TestSupport
         #expect(result.status == 0, "\(result.err)")
         let lines = result.out.split(separator: "\n").map(String.init)
         let expected = [
-            "unknown transition \"fade\" (use \"none\", \"dissolve\", \"slide\", \"wipe\", \"fadeThroughBlack\"; \"cut\" is \"none\")",
+            "join: join 1: unknown transition \"fade\" (use \"none\", \"dissolve\", \"slide\", \"wipe\", \"fadeThroughBlack\"; \"cut\" is \"none\"; or a transition effect's name: moonreel effects list shows them)",
             "join: item 1 (\"" + clip + "\") lasts 2 s, shorter than its transitions (0 s in + 2.5 s out)",
             "nothing to join: the array is empty",
             "unknown option \"transiton\" (options: direction, duration, fit, focus, renderSize, transition, transitions)",

@@ -223,6 +223,8 @@ import TestSupport
         #expect(code.contains("local lowerThird = require \"effects.lowerThird\"") && code.contains("parent:addSublayer(lowerThird{"), "\(code)")
         let look = try page.evaluate("[...document.querySelectorAll('#effects li')].find((li) => li.dataset.name === 'look').querySelector('pre').textContent") as? String ?? ""
         #expect(look.contains("vc.filters = look{"), "a look is set on the picture: \(look)")
+        let wipe = try page.evaluate("[...document.querySelectorAll('#effects li')].find((li) => li.dataset.name === 'clockWipe').querySelector('pre').textContent") as? String ?? ""
+        #expect(wipe.contains("av.join({ clip, nextClip }, { transitions = { { \"clockWipe\""), "a transition goes into a join: \(wipe)")
         #expect(try page.evaluate("document.querySelector('#effect-count').textContent") as? String == String(EffectLibraryTests.names.count))
         _ = try Self.save(page, "effects-panel")
     }

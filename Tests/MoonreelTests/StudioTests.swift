@@ -507,8 +507,8 @@ extension StudioTests {
         #expect(effects.contains { $0["name"] as? String == "lowerThird" && $0["location"] as? String == "bundled" }, "bundled ones too")
         let still = try studio.get("effect-still?name=badge")
         #expect(still.status == 200, "\(still.text)")
-        let options = still.headers.first { $0.key.lowercased() == "x-effect-options" }?.value.removingPercentEncoding
-        #expect(options == "{ size = 80 }", "the call's options: \(options ?? "none")")
+        let usage = still.headers.first { $0.key.lowercased() == "x-effect-usage" }?.value.removingPercentEncoding
+        #expect(usage == "local badge = require \"effects.badge\"\nparent:addSublayer(badge{ size = 80 })", "the call: \(usage ?? "none")")
         let picture = Fixtures.scratchPath("badge.jpg")
         try still.body.write(to: URL(fileURLWithPath: picture))
         let image = try Tool.rgbFrame(picture, at: 0)

@@ -4,7 +4,7 @@
 --   local comp, vc, mix, parts = av.join({ av.asset("a.mov"), { av.asset("photo.jpg"), duration = 5 } })
 --   local kenBurns = require "effects.kenBurns"
 --   parent:addSublayer(kenBurns{ renderSize = {1920, 1080}, image = av.image("photo.jpg"),
---                                start = parts[2].start, duration = 5,
+--                                start = parts[2].timeRange.start, duration = 5,
 --                                from = { zoom = 1, x = 0.5, y = 0.5 }, to = { zoom = 1.3, x = 0.65, y = 0.4 } })
 --
 -- A framing is the point of the photo (x, y: fractions from its top-left) shown at the centre

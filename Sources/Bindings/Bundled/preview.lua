@@ -51,9 +51,26 @@ for _, parameter in ipairs(effect.parameters) do
   end
 end
 
-local made = attempt(effect, options)
-local kind = getmetatable(made) and getmetatable(made).__name or type(made)
-if kind == "moonreel.Layer" or kind == "moonreel.TextLayer" then
+local made, kind, transitionStart, transitionEntry
+if effect.kind == "transition" then
+  -- A transition joins the picture to a 4 s title card, drawn by the
+  -- effect with its options; the join gives renderSize, start and duration.
+  local entry = { name }
+  for key, value in pairs(options) do
+    if key ~= "renderSize" and key ~= "start" then entry[key] = value end
+  end
+  transitionEntry = entry
+  local parts
+  comp, vc, _, parts = av.join({ { av.asset(pattern), duration = still and 8 or nil }, av.titleCard{ title = "Next", duration = 4, backgroundColor = "#1E3A8A" } },
+                               { transitions = { entry }, renderSize = { width, height }, fit = "fill" })
+  transitionStart, kind = parts[2].timeRange.start, "transition"
+else
+  made = attempt(effect, options)
+  kind = getmetatable(made) and getmetatable(made).__name or type(made)
+end
+if kind == "transition" then
+  -- drawn by the join
+elseif kind == "moonreel.Layer" or kind == "moonreel.TextLayer" then
   local parent, video = av.layer{ frame = { 0, 0, width, height } }, av.layer{ frame = { 0, 0, width, height } }
   parent:addSublayer(video)
   parent:addSublayer(made)
@@ -65,6 +82,8 @@ else
 end
 
 local time = tonumber(at) or effect.previewAt or 1
+-- A transition's previewAt counts from its start.
+if transitionStart and tonumber(at) == nil then time = transitionStart + time end
 if math.type(time) == nil or time < 0 then
   error(('effect "%s": previewAt must be a number of seconds from 0, got %s'):format(name, tostring(time)), 0)
 end
@@ -100,4 +119,6 @@ local function lua(value, depth)
   return #parts == 0 and "{}" or "{ " .. table.concat(parts, ", ") .. " }"
 end
 if options.renderSize then options.renderSize = { 1920, 1080 } end
-return { kind = vc.filters and #vc.filters > 0 and "look" or "layer", options = lua(options, 0), at = time }
+-- A transition is shown as the join's entry: { "name", duration = …, its options }.
+return { kind = transitionStart and "transition" or vc.filters and #vc.filters > 0 and "look" or "layer",
+         options = lua(transitionEntry or options, 0), at = time }

@@ -17,6 +17,9 @@ public class Layer {
     /// layer's bounds as a sublayer would be and never drawn itself; where it is opaque the
     /// layer and its sublayers show, where it is transparent they do not. Set with `setMask`.
     public private(set) var mask: Layer?
+    /// Whether the layer shows where its mask is transparent instead of where it is opaque
+    /// (not Core Animation's: a transition's other side is drawn through the same mask so).
+    public private(set) var maskIsInverted = false
     /// The layer this one is the mask of (held weakly); a mask has no superlayer.
     public private(set) weak var maskedLayer: Layer?
     /// Animations in the order added; later ones override earlier ones on the same property.
@@ -102,7 +105,7 @@ public class Layer {
     /// - Throws: `LayerError` when `newMask` is a sublayer somewhere, already masks another
     ///   layer, is this layer or one of its ancestors (a cycle), or would make the tree deeper
     ///   than `maxTreeDepth`.
-    public func setMask(_ newMask: Layer?) throws {
+    public func setMask(_ newMask: Layer?, inverted: Bool = false) throws {
         if let newMask, newMask !== mask {
             if newMask.superlayer != nil {
                 throw LayerError("a mask cannot be a sublayer: remove it from its superlayer first (it is drawn only as the mask)")
@@ -112,6 +115,7 @@ public class Layer {
         }
         mask?.maskedLayer = nil
         mask = newMask
+        maskIsInverted = newMask != nil && inverted
         newMask?.maskedLayer = self
     }
 

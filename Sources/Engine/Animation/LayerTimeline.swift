@@ -10,6 +10,7 @@ package struct LayerTimeline: Sendable {
         var sound: SoundVisual?
         /// The layer's mask, frozen in the space of the layer's bounds.
         var mask: LayerTimeline?
+        var maskIsInverted = false
         /// Index of the superlayer (-1 for the root); layers are in drawing pre-order.
         var parent: Int
         /// One past the index of the last layer of this layer's subtree.
@@ -75,7 +76,8 @@ package struct LayerTimeline: Sendable {
                 LayerTimeline(root: $0, canvasHeight: nil, rootLivesInYUpSpace: yUp != layer.properties.isGeometryFlipped, frameDuration: frameDuration)
             }
             frozen.append(FrozenLayer(model: ResolvedLayer(properties: layer.properties, text: layer.textStyle),
-                                      animations: layer.animations.map(\.animation), sound: layer.soundVisual, mask: mask, parent: parent,
+                                      animations: layer.animations.map(\.animation), sound: layer.soundVisual, mask: mask,
+                                      maskIsInverted: layer.maskIsInverted, parent: parent,
                                       subtreeEnd: index + layer.subtreeCount, livesInYUpSpace: yUp))
             // Stable sort by zPosition; pushed in reverse so the first is frozen first.
             let ordered = layer.sublayers.enumerated().sorted {
@@ -136,12 +138,13 @@ package struct LayerTimeline: Sendable {
             var snapshot = resolved.snapshot(in: container)
             snapshot.sound = layer.sound?.picture(at: t, frameDuration: frameDuration)
             if let mask = layer.mask {
-                // A hidden or transparent mask shows none of its layer.
-                guard let shape = mask.snapshot(at: t, in: sublayerSpace) else {
+                if let shape = mask.snapshot(at: t, in: sublayerSpace) {
+                    snapshot.mask = LayerMask(shape, inverted: layer.maskIsInverted)
+                } else if !layer.maskIsInverted {
+                    // A hidden or transparent mask shows none of its layer (an inverted one, all).
                     skipBelow = layer.subtreeEnd
                     continue
                 }
-                snapshot.mask = LayerMask(shape)
             }
             open.append((index, snapshot, sublayerSpace))
         }

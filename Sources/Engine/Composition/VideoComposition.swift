@@ -101,6 +101,11 @@ public final class LayerInstruction {
     public var crop: PropertyTimeline<Rect>? = nil
     /// Filters of the track's picture, before it is placed; radii in render-size pixels.
     public var filters = FilterStack()
+    /// Where the track shows: a layer tree over the whole frame (placed as the animation tool's
+    /// parent layer is: render-size coordinates, y up unless flipped; animations at composition
+    /// times) whose alpha the placed picture is drawn through, as a layer's `mask`; nil shows it
+    /// all. AVFoundation's layer instructions have none: a custom compositor's wipe needs one.
+    public var mask: Layer? = nil
 
     /// Draws composition track `trackID`, untransformed and opaque, like
     /// `AVMutableVideoCompositionLayerInstruction(assetTrack:)`.

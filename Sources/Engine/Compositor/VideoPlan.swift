@@ -10,6 +10,8 @@ struct VideoPlan: Sendable {
         let opacity: PropertyTimeline<Double>
         let crop: PropertyTimeline<Rect>?
         let filters: FilterStack
+        /// Where the track shows (`LayerInstruction.mask`), frozen.
+        let mask: LayerTimeline?
     }
     struct Instruction: Sendable {
         let timeRange: TimeRange
@@ -94,7 +96,8 @@ extension VideoPlan {
                 }
                 try layer.filters.check("\(name).layerInstructions[\(layers.count + 1)].filters")
                 layers.append(Layer(trackID: trackID, segments: track.segments, transform: layer.transform,
-                                    opacity: layer.opacity, crop: layer.crop, filters: layer.filters))
+                                    opacity: layer.opacity, crop: layer.crop, filters: layer.filters,
+                                    mask: layer.mask.map { LayerTimeline(root: $0, canvasHeight: size.height, frameDuration: frameDuration) }))
             }
             frozen.append(Instruction(timeRange: r, background: instruction.backgroundColor, layers: layers))
         }

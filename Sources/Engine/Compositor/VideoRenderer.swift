@@ -78,6 +78,8 @@ final class VideoRenderer {
         let source: SourceKey
         /// The layer instruction's filters at this time.
         let filters: [Filter]
+        /// Where it shows (the layer instruction's mask at this time); nil: everywhere.
+        let mask: LayerSnapshot?
 
         /// Whether its filters can make it partly transparent (then only the general path draws it).
         var isKeyed: Bool { filters.contains { $0.kind.makesTransparent && !$0.isIdentity } }
@@ -105,6 +107,9 @@ final class VideoRenderer {
                   let source = segment.source else { continue }
             let opacity = min(max(layer.opacity.value(at: time), 0), 1)
             guard opacity > 0 else { continue }
+            let mask = layer.mask?.snapshot(at: time)
+            // A hidden or transparent mask shows none of the track.
+            guard layer.mask == nil || mask?.drawsNothing == false else { continue }
             let key = SourceKey(trackID: layer.trackID, path: source.path, stream: source.streamIndex)
             guard let frame = try frameSource(for: source, key: key, at: time).frame(at: segment.sourceTime(at: time)) else { continue }
             // A preview proxy's frames are stored smaller: brought to the source's stored size first.
@@ -113,7 +118,7 @@ final class VideoRenderer {
                 : .scale(source.naturalSize.width / Double(frame.width), source.naturalSize.height / Double(frame.height))
             drawables.append(Drawable(frame: frame, transform: stored.concatenating(layer.transform.value(at: time)).concatenating(outputScale),
                                       opacity: opacity, crop: layer.crop?.value(at: time), trackID: layer.trackID, source: key,
-                                      filters: layer.filters.filters(at: time)))
+                                      filters: layer.filters.filters(at: time), mask: mask))
         }
         var video = try compose(drawables, background: instruction?.background ?? .black)
         if !plan.filters.isEmpty {
@@ -127,9 +132,7 @@ final class VideoRenderer {
     /// a full-frame video become cached sprites blended straight onto the YUV frame; any
     /// other tree is drawn whole with cairo.
     private func drawLayers(_ tree: LayerSnapshot, around video: Frame) throws -> Frame {
-        let renderer = try layerRenderer ?? LayerRenderer(renderSize: plan.renderSize, outputWidth: plan.outputWidth,
-                                                          outputHeight: plan.outputHeight)
-        layerRenderer = renderer
+        let renderer = try overlayRenderer()
         renderer.beginFrame()
         if let sprites = try renderer.overlaySprites(for: tree) {
             guard !sprites.isEmpty else { return video }
@@ -148,6 +151,13 @@ final class VideoRenderer {
         try renderer.render(tree, video: picture.bgraPixels, into: canvas.bgraPixels)
         return try toOutput(canvasScaler.convert(canvas, width: plan.outputWidth, height: plan.outputHeight, format: AV_PIX_FMT_YUV420P,
                                                  sourceColor: full, outputColor: compositorColor))
+    }
+
+    private func overlayRenderer() throws -> LayerRenderer {
+        let renderer = try layerRenderer ?? LayerRenderer(renderSize: plan.renderSize, outputWidth: plan.outputWidth,
+                                                          outputHeight: plan.outputHeight)
+        layerRenderer = renderer
+        return renderer
     }
 
     /// Copies `frame` into a pooled buffer when another holder (the decoder) shares its own.
@@ -189,7 +199,7 @@ final class VideoRenderer {
         if visible.count == 1, let only = visible.first, coversOutput(only) {
             return try fastPath(only)
         }
-        if visible.allSatisfy({ fillsOutput($0) && !$0.isKeyed }), let mixed = try planePath(Array(visible), background: background) {
+        if visible.allSatisfy({ fillsOutput($0) && !$0.isKeyed && $0.mask == nil }), let mixed = try planePath(Array(visible), background: background) {
             return mixed
         }
         return try generalPath(Array(visible), background: background)
@@ -229,7 +239,7 @@ final class VideoRenderer {
     }
 
     private func coversOutput(_ d: Drawable) -> Bool {
-        d.opacity >= 1 && fillsOutput(d) && !d.isKeyed
+        d.opacity >= 1 && fillsOutput(d) && !d.isKeyed && d.mask == nil
     }
 
     /// Whether the layer, uncropped and axis-aligned, fills the output exactly.
@@ -303,7 +313,18 @@ final class VideoRenderer {
                                                  outputColor: compositorColor))
     }
 
+    /// One layer, through its mask when it has one (the mask drawn over the whole output).
     private func draw(_ d: Drawable, on cr: OpaquePointer) throws {
+        guard let mask = d.mask else { return try paint(d, on: cr) }
+        let shape = try overlayRenderer().renderAlone(mask)
+        cairo_push_group(cr)
+        try paint(d, on: cr)
+        cairo_pop_group_to_source(cr)
+        let surface = try CairoSurface(drawingInto: shape.view)
+        withExtendedLifetime(shape) { cairo_mask_surface(cr, surface.pointer, 0, 0) }
+    }
+
+    private func paint(_ d: Drawable, on cr: OpaquePointer) throws {
         let scaler = layerScalers[d.trackID] ?? Scaler(flags: SWS_BILINEAR)
         layerScalers[d.trackID] = scaler
         let sdr = try frame(d.frame, in: .sdr, source: d.source)
@@ -357,7 +378,7 @@ extension VideoPlan {
             guard layer.opacity.value(at: time) > 0, let shown = layer.segments.first(where: { $0.targetRange.contains(time) })?.source else { return nil }
             return (layer, shown)
         }
-        guard let (top, shown) = showing.first, shown == source, top.opacity.value(at: time) >= 1, top.crop == nil,
+        guard let (top, shown) = showing.first, shown == source, top.opacity.value(at: time) >= 1, top.crop == nil, top.mask == nil,
               top.filters.filters(at: time).isEmpty else { return false }
         let outputScale = AffineTransform.scale(Double(outputWidth) / renderSize.width, Double(outputHeight) / renderSize.height)
         let upright = source.preferredTransform.apply(Rect(x: 0, y: 0, width: source.naturalSize.width, height: source.naturalSize.height))

@@ -36,10 +36,12 @@ public enum BeatMontage {
     /// each filled by the next of `clips` in turn (asset and optional range). A clip used again
     /// goes on from where its last stretch ended, from the start of its range again when what
     /// is left is too short. With a transition, its middle is on the cut. `music`: an audio
-    /// track laid from 0 under the whole montage, in place of the clips' own sound.
+    /// track laid from 0 under the whole montage, in place of the clips' own sound. `drawing`:
+    /// a transition effect's motions for each join, as `JoinedSequence.make` takes them.
     public static func make(clips: [(asset: Asset, range: TimeRange?)], cuts: [MediaTime], duration: MediaTime,
                             transition: Transition = .cut, music: AssetTrack? = nil, renderSize: Size? = nil,
-                            placement: VideoComposition.Placement = .fit) throws -> Made {
+                            placement: VideoComposition.Placement = .fit,
+                            drawing: TransitionDrawing? = nil) throws -> Made {
         guard !clips.isEmpty else { throw EngineError("no clips to cut to the beat", kind: .invalidArgument) }
         guard duration.value > 0 else { throw EngineError("the montage must last more than 0 s", kind: .invalidArgument) }
         let (bounds, leftOut) = self.bounds(cuts: cuts.sorted(), duration: duration)
@@ -72,7 +74,7 @@ public enum BeatMontage {
         }
         let notes = leftOut.isEmpty ? [] : [Self.leftOutNote(leftOut)]
         let joined = try JoinedSequence.make(items, transitions: Array(repeating: transition, count: items.count - 1),
-                                             renderSize: renderSize, placement: placement, withSound: music == nil)
+                                             renderSize: renderSize, placement: placement, withSound: music == nil, drawing: drawing)
         if let music {
             let laid = TimeRange(start: music.timeRange.start, duration: MediaTime.min(duration, music.timeRange.duration))
             try joined.composition.addMutableTrack(mediaType: .audio).insertTimeRange(laid, of: music, at: .zero)

@@ -49,8 +49,12 @@ public struct JoinedSequence {
     /// `renderSize`: nil takes the first clip's upright size (1920×1080 if there is none);
     /// `placement`: how pictures of another shape go into it (fitted by default);
     /// `withSound`: false leaves the clips' sound out (a montage laid over music).
+    /// `drawing`: for a join (its number from 0, its time range and the frame's size), what a
+    /// transition effect makes each side do, in place of the transition's own motions (the
+    /// sound crossfades as under a dissolve); nil for a join it does not draw.
     public static func make(_ items: [SequenceItem], transitions: [Transition], renderSize: Size? = nil,
-                            placement: VideoComposition.Placement = .fit, withSound: Bool = true) throws -> JoinedSequence {
+                            placement: VideoComposition.Placement = .fit, withSound: Bool = true,
+                            drawing: TransitionDrawing? = nil) throws -> JoinedSequence {
         guard !items.isEmpty else { throw EngineError("nothing to join: give at least one clip, still or title card") }
         guard transitions.count == items.count - 1 else {
             throw EngineError("\(items.count) items need \(items.count - 1) transitions, got \(transitions.count)")
@@ -134,16 +138,26 @@ public struct JoinedSequence {
             let transition = transitions[index], range = TimeRange(from: starts[index + 1], to: end(index))
             guard range.duration.value > 0 else { continue }
             let incomingOnTop = pieces[index + 1].card != nil
-            let (outgoing, incoming) = transition.motions(over: range, in: size, incomingOnTop: incomingOnTop)
-            // The outgoing clip is drawn on top; a title card is above both, in the animation tool.
+            let drawn = try drawing?(index, range, size)
+            var (outgoing, incoming) = drawn ?? transition.motions(over: range, in: size, incomingOnTop: incomingOnTop)
+            // The outgoing clip is drawn on top unless the incoming one asks to be or alone is
+            // masked. A title card is above both, in the animation tool (a later card above an
+            // earlier one); the built-in motions allow for that, an effect's are made to.
+            let wantsIncomingOnTop = drawn != nil && TransitionMotion.incomingIsOnTop(outgoing, incoming)
+            if drawn != nil, pieces[index + 1].card != nil, !wantsIncomingOnTop {
+                incoming.goUnder(outgoing)
+            } else if drawn != nil, pieces[index].card != nil, pieces[index + 1].card == nil, wantsIncomingOnTop {
+                outgoing.goUnder(incoming)
+            }
             let instruction = VideoCompositionInstruction(timeRange: range)
             for (side, motion) in [(index, outgoing), (index + 1, incoming)] {
                 if let clip = layerInstruction(side) {
-                    clip.layer.apply(motion, over: range, placement: clip.placement, shown: clip.shown)
+                    try clip.layer.apply(motion, over: range, placement: clip.placement, shown: clip.shown, in: size)
                     instruction.layerInstructions.append(clip.layer)
                 }
                 try cardLayers[side]?.apply(motion, over: range, in: size)
             }
+            if wantsIncomingOnTop { instruction.layerInstructions.reverse() }
             instructions.append(instruction)
             // The sound crossfades under the transition (dips through silence with the picture's fade through black).
             let (fadeOut, fadeIn) = transition.kind == .fadeThroughBlack ? range.halves : (range, range)

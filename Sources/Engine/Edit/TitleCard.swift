@@ -88,6 +88,30 @@ extension Layer {
             try animate(.position, .point(Point(x: centre.x + offset.from.x, y: centre.y + offset.from.y)),
                         .point(Point(x: centre.x + offset.to.x, y: centre.y + offset.to.y)), over: range)
         }
+        if let scale = motion.scale {
+            try animate(.transformScale, .number(scale.from), .number(scale.to), over: range)
+        }
+        if let blur = motion.blur {
+            // Named by when it starts, so a card's blurs in and out are two filters.
+            var gaussian = Filter(.gaussianBlur)
+            gaussian.name = "transitionBlur\(range.start.value)_\(range.start.timescale)"
+            properties.filters.append(gaussian)
+            try animate(.filterParameter(filter: gaussian.name, parameter: "radius"), .number(blur.from), .number(blur.to), over: range)
+        }
+        if let mask = motion.mask ?? motion.inverseMask {
+            // The mask is drawn in a y-up frame-sized space, as a layer instruction's is, and
+            // only during the transition: the card shows whole before and after it.
+            let space = Layer(), during = Layer()
+            for layer in [space, during] { layer.frame = Rect(x: 0, y: 0, width: properties.frame.width, height: properties.frame.height) }
+            space.isGeometryFlipped = !properties.isGeometryFlipped
+            try during.show(only: range)
+            try during.addSublayer(mask)
+            try space.addSublayer(during)
+            if motion.mask != nil { space.backgroundColor = .white }
+            try space.addAnimation(.basic(BasicAnimation(keyPath: .backgroundColor, fromValue: .color(.clear), toValue: .color(.clear),
+                                                         timing: AnimationTiming(beginTime: range.start, duration: range.duration))), forKey: nil)
+            try setMask(space, inverted: motion.mask == nil)
+        }
         if let visible = motion.visible {
             // Bounds and position move together, so the sublayers stay where they are while
             // the part of them the layer shows (it masks to its bounds) changes.

@@ -60,13 +60,52 @@ public struct Transition: Sendable, Equatable {
 /// What a transition does to one side (the outgoing or the incoming picture) over its time
 /// range, in render pixels: opacity changes, a move, and the part of the frame it still
 /// shows. Applied alike to a layer instruction (video) and to a title card's layer.
-struct TransitionMotion {
-    struct OpacityRamp { let from, to: Double; let range: TimeRange }
-    var opacity: [OpacityRamp] = []
+/// What a transition effect makes each side of a join do (its number from 0, its time range
+/// and the frame's size), in place of the transition's own motions; nil: the transition's own.
+public typealias TransitionDrawing = (_ join: Int, _ range: TimeRange, _ size: Size) throws -> (outgoing: TransitionMotion, incoming: TransitionMotion)?
+
+/// A transition drawn by an effect (`av.join`'s transitions by name) gives one for each side.
+public struct TransitionMotion {
+    /// Whether the incoming side of `outgoing` → `incoming` is drawn over the outgoing one: when
+    /// it asks to be, or when it alone is masked.
+    static func incomingIsOnTop(_ outgoing: TransitionMotion, _ incoming: TransitionMotion) -> Bool {
+        incoming.isOnTop || (incoming.mask != nil && outgoing.mask == nil)
+    }
+
+    public struct OpacityRamp {
+        public let from, to: Double
+        public let range: TimeRange
+        public init(from: Double, to: Double, range: TimeRange) { (self.from, self.to, self.range) = (from, to, range) }
+    }
+    public var opacity: [OpacityRamp] = []
     /// Offset from the picture's place at the start and at the end of the range.
-    var offset: (from: Point, to: Point)?
+    public var offset: (from: Point, to: Point)?
+    /// Scale about the frame's centre at the start and at the end of the range (before the offset).
+    public var scale: (from: Double, to: Double)?
+    /// Gaussian blur radius (render pixels) at the start and at the end of the range.
+    public var blur: (from: Double, to: Double)?
     /// The part of the frame the picture shows at the start and at the end of the range.
     var visible: (from: Rect, to: Rect)?
+    /// Where the picture shows (a `LayerInstruction.mask`: render-size coordinates, y up
+    /// unless flipped, animations at composition times); a masked side is drawn on top.
+    public var mask: Layer?
+    /// Drawn over the other side (the incoming picture's choice; the outgoing one is on top
+    /// otherwise, unless only the incoming one is masked).
+    public var isOnTop = false
+    /// A title card drawn over the side that should be on top shows through the inverse of
+    /// that side's mask (cards are always drawn over clips).
+    var inverseMask: Layer?
+
+    /// No change: the picture as it is, all of it.
+    public init() {}
+
+    /// Makes this side, drawn over `other` though it should be under it (a title card), look
+    /// as if it were: it shows through the inverse of `other`'s mask and fades in as `other`
+    /// fades out (both are opaque pictures), unless it has a mask or fades of its own.
+    mutating func goUnder(_ other: TransitionMotion) {
+        if mask == nil { inverseMask = other.mask }
+        if opacity.isEmpty { opacity = other.opacity.map { OpacityRamp(from: 1 - $0.from, to: 1 - $0.to, range: $0.range) } }
+    }
 }
 
 extension Transition {
@@ -126,14 +165,25 @@ extension LayerInstruction {
     /// Applies `motion` over `range` to a picture placed by `placement` (its upright, fitted
     /// transform) whose stored frame is `stored`.
     /// `shown`: the part of the placed picture inside the frame, in render coordinates.
-    func apply(_ motion: TransitionMotion, over range: TimeRange, placement: AffineTransform, shown picture: Rect) {
+    func apply(_ motion: TransitionMotion, over range: TimeRange, placement: AffineTransform, shown picture: Rect, in size: Size) throws {
         for ramp in motion.opacity {
             opacity.ramp(from: ramp.from, to: ramp.to, over: ramp.range)
         }
-        if let offset = motion.offset {
-            transform.ramp(from: placement.concatenating(.translation(offset.from.x, offset.from.y)),
-                           to: placement.concatenating(.translation(offset.to.x, offset.to.y)), over: range)
+        if motion.offset != nil || motion.scale != nil {
+            let offset = motion.offset ?? (.zero, .zero), scale = motion.scale ?? (1, 1)
+            let moved = { (s: Double, by: Point) in
+                placement.concatenating(.scale(s, s, about: Point(x: size.width / 2, y: size.height / 2))).concatenating(.translation(by.x, by.y))
+            }
+            // Every entry of the matrix is linear in the scale and the offset: one ramp is exact.
+            transform.ramp(from: moved(scale.from, offset.from), to: moved(scale.to, offset.to), over: range)
         }
+        if let blur = motion.blur {
+            var gaussian = Filter(.gaussianBlur)
+            gaussian.name = "transitionBlur"
+            filters.filters.append(gaussian)
+            try filters.setRamp(from: blur.from, to: blur.to, parameter: "radius", filter: gaussian.name, over: range)
+        }
+        mask = motion.mask
         if let (from, to) = motion.visible.map({ ($0.from, $0.to) }), let toStored = placement.inverted() {
             // The crop is in stored pixels and must stay inside the picture (outside it the
             // renderer would repeat edge pixels). Where the visible part meets the picture's

@@ -47,7 +47,7 @@ package struct LayerSnapshot: Sendable, Hashable {
     /// Whether drawing this layer and its sublayers leaves every pixel under them as it was:
     /// transparent, or holding no text, picture, fill, border or filter anywhere.
     package var drawsNothing: Bool {
-        opacity <= 0 || mask?.layer.drawsNothing == true || (text == nil && contents == nil && sound == nil && !isVideoLayer && backgroundColor.alpha <= 0 && borderWidth <= 0
+        opacity <= 0 || mask?.hidesAll == true || (text == nil && contents == nil && sound == nil && !isVideoLayer && backgroundColor.alpha <= 0 && borderWidth <= 0
                          && filters.isEmpty && sublayers.allSatisfy(\.drawsNothing))
     }
 }
@@ -55,9 +55,17 @@ package struct LayerSnapshot: Sendable, Hashable {
 /// A snapshot's mask: a box, since a snapshot cannot hold a snapshot directly.
 package final class LayerMask: Sendable, Hashable {
     package let layer: LayerSnapshot
-    package init(_ layer: LayerSnapshot) { self.layer = layer }
-    package static func == (a: LayerMask, b: LayerMask) -> Bool { a.layer == b.layer }
-    package func hash(into hasher: inout Hasher) { hasher.combine(layer) }
+    /// The layer shows where the mask is transparent instead (`Layer.maskIsInverted`).
+    package let isInverted: Bool
+    package init(_ layer: LayerSnapshot, inverted: Bool = false) { (self.layer, isInverted) = (layer, inverted) }
+    package static func == (a: LayerMask, b: LayerMask) -> Bool { a.layer == b.layer && a.isInverted == b.isInverted }
+    package func hash(into hasher: inout Hasher) {
+        hasher.combine(layer)
+        hasher.combine(isInverted)
+    }
+
+    /// Whether the layer under it shows nowhere.
+    var hidesAll: Bool { !isInverted && layer.drawsNothing }
 }
 
 /// How a layer's contents image (or, on the video layer, the video frame) is placed in its

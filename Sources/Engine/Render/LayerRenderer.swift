@@ -99,6 +99,16 @@ package final class LayerRenderer {
         }
     }
 
+    /// The tree drawn alone over transparency, at the output size: a mask's alpha.
+    package func renderAlone(_ root: LayerSnapshot) throws -> RGBAImage {
+        let canvas = try RGBAImage(width: outputWidth, height: outputHeight)
+        try CairoContext(drawingInto: canvas.view).draw { cr in
+            cairo_scale(cr, scale.x, scale.y)
+            try draw(root, on: cr, video: nil)
+        }
+        return canvas
+    }
+
     // MARK: Fast path
 
     /// The layers drawn above the video layer, as sprites in output pixels, or nil when
@@ -302,7 +312,7 @@ package final class LayerRenderer {
             guard let child = try drawnBounds(sublayer, parent: toTarget) else { continue }
             result = union(result, layer.masksToBounds ? intersection(child, toTarget.apply(box)) : child)
         }
-        if let mask = layer.mask {
+        if let mask = layer.mask, !mask.isInverted {
             // Nothing shows outside the mask's ink.
             guard let drawn = result, let shown = try drawnBounds(mask.layer, parent: toTarget) else { return nil }
             result = intersection(drawn, shown)
@@ -396,6 +406,17 @@ package final class LayerRenderer {
         defer { cairo_pattern_destroy(content) }
         cairo_push_group(cr)
         try draw(mask.layer, on: cr, video: nil)
+        if mask.isInverted {
+            // Opaque where the mask is transparent: white with the mask's drawing taken out.
+            guard let drawn = cairo_pop_group(cr) else { return }
+            defer { cairo_pattern_destroy(drawn) }
+            cairo_push_group(cr)
+            cairo_set_source_rgba(cr, 1, 1, 1, 1)
+            cairo_paint(cr)
+            cairo_set_operator(cr, CAIRO_OPERATOR_DEST_OUT)
+            cairo_set_source(cr, drawn)
+            cairo_paint(cr)
+        }
         guard let shape = cairo_pop_group(cr) else { return }
         defer { cairo_pattern_destroy(shape) }
         if layer.opacity < 1 { cairo_push_group(cr) }

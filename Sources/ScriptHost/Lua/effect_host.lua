@@ -75,7 +75,7 @@ end
 local typePhrases = {
   number = "a number", integer = "an integer", string = "a string", boolean = "a boolean",
   table = "a table", ["function"] = "a function",
-  color = 'a color (a name, "#RRGGBB" or {r, g, b, a})', any = "any value",
+  color = 'a color (a name, "#RRGGBB" or {r, g, b, a})', any = "any value", point = "a point {x, y}",
 }
 
 -- The embedder's object types (image): a value is one when its metatable is named so.
@@ -84,7 +84,7 @@ for name, objectType in next, objectTypes do typePhrases[name] = objectType.phra
 local objectTypeNames = {}
 for name in next, objectTypes do objectTypeNames[#objectTypeNames + 1] = name end
 table.sort(objectTypeNames)
-local typeNames = { "number", "integer", "string", "boolean", "table", "function", "color", "any" }
+local typeNames = { "number", "integer", "string", "boolean", "table", "function", "color", "point", "any" }
 for i = 1, #objectTypeNames do typeNames[#typeNames + 1] = objectTypeNames[i] end
 local typeList = concat(typeNames, ", ", 1, #typeNames - 1) .. " or " .. typeNames[#typeNames]
 
@@ -117,6 +117,19 @@ local function check(parameter, value)
     local ok, color = pcall(function() return rawget(globals, checker.global)[checker.field] end)
     if not ok or type(color) ~= "function" then return type(value) == "string" or type(value) == "table", value end
     return (pcall(color, value)), value
+  end
+  if kind == "point" then
+    -- {x, y} or {x =, y =}, each within min…max: passed on as both.
+    if type(value) ~= "table" then return false end
+    local x, y = rawget(value, 1), rawget(value, 2)
+    if x == nil and y == nil then x, y = rawget(value, "x"), rawget(value, "y") end
+    for _, coordinate in next, { x, y } do
+      if type(coordinate) ~= "number" or coordinate ~= coordinate or (parameter.min and coordinate < parameter.min)
+         or (parameter.max and coordinate > parameter.max) then
+        return false
+      end
+    end
+    return true, { x, y, x = x, y = y }
   end
   if parameter.choices then
     for _, choice in next, parameter.choices do
@@ -172,6 +185,8 @@ local function validate(info, options, label)
     if value == nil then
       if parameter.required then fail("parameter %s is required (%s)", parameter.name, expectation(parameter)) end
       value = parameter.default
+      -- A default is valid (checked when the effect loaded): converted as a given value is.
+      if value ~= nil then value = select(2, check(parameter, value)) end
       params[parameter.name] = type(value) == "table" and copy(value) or value
     else
       local fits, converted = check(parameter, value)
@@ -189,6 +204,14 @@ local function validate(info, options, label)
 end
 
 -- Reads an effect's metadata (raw reads only: the table is the effect's) and checks it.
+-- What av.join gives every transition effect for each join, declared for it unless it
+-- declares them itself.
+local transitionParameters = {
+  { name = "renderSize", type = "table", required = true, doc = "{width, height} of the video composition (the join gives it)" },
+  { name = "start", type = "number", min = 0, max = 86400, default = 0, doc = "seconds into the composition the transition starts (the join gives it)" },
+  { name = "duration", type = "number", min = 0.001, max = 3600, default = 1, doc = "seconds the transition lasts (the join gives it)" },
+}
+
 local function describe(module, definition, location, label)
   label = label or format('effect "%s"', module)
   local function fail(message, ...) raise(format(label .. ": " .. message, ...)) end
@@ -202,9 +225,12 @@ local function describe(module, definition, location, label)
     fields = {
       name = text("name", definition), version = text("version", definition),
       description = text("description", definition), author = text("author", definition),
-      license = text("license", definition),
+      license = text("license", definition), kind = text("kind", definition),
     },
   }
+  if info.fields.kind ~= "" and info.fields.kind ~= "transition" then
+    fail('kind must be "transition" (an effect that draws the joins of av.join) or left out, got %s', show(info.fields.kind))
+  end
   if info.fields.name == "" then info.fields.name = module end
   info.requires = { moonreel = "", effects = "" }
   local requires = rawget(definition, "requires")
@@ -273,8 +299,8 @@ local function describe(module, definition, location, label)
       if value ~= nil and (type(value) ~= "number" or value ~= value) then
         fail("%s of parameter %s must be a number, got %s", bound, name, show(value))
       end
-      if value ~= nil and parameter.type ~= "number" and parameter.type ~= "integer" then
-        fail("parameter %s has a %s, but only numbers have ranges", name, bound)
+      if value ~= nil and parameter.type ~= "number" and parameter.type ~= "integer" and parameter.type ~= "point" then
+        fail("parameter %s has a %s, but only numbers and points have ranges", name, bound)
       end
     end
     if parameter.default ~= nil and not check(parameter, parameter.default) then
@@ -288,6 +314,15 @@ local function describe(module, definition, location, label)
   for key in next, parameters or {} do
     if mathType(key) ~= "integer" or key < 1 or key >= index then
       fail("parameters must be a list { { name = ... }, ... }, got a table with the key %s", show(key))
+    end
+  end
+  if info.fields.kind == "transition" then
+    for _, given in next, transitionParameters do
+      if not info.byName[given.name] then
+        info.parameters[index] = copy(given)
+        info.byName[given.name] = info.parameters[index]
+        index = index + 1
+      end
     end
   end
   return info, apply

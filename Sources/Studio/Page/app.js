@@ -1582,10 +1582,7 @@ async function drawEffect(entry) {
     entry.querySelector('img').replaceWith(element('div', { className: 'problem', textContent: `not drawn: ${await failureText(response)}` }));
     return;
   }
-  const options = decodeURIComponent(response.headers.get('X-Effect-Options') || '{}');
-  const call = `${name}${options.startsWith('{') ? options : `(${options})`}`;
-  const use = response.headers.get('X-Effect-Kind') === 'look' ? `vc.filters = ${call}` : `parent:addSublayer(${call})`;
-  entry.querySelector('pre').textContent = `local ${name} = require "effects.${name}"\n${use}`;
+  entry.querySelector('pre').textContent = decodeURIComponent(response.headers.get('X-Effect-Usage') || '');
   entry.querySelector('img').src = URL.createObjectURL(await response.blob());
 }
 

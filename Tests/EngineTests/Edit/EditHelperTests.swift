@@ -25,13 +25,13 @@ import Testing
     /// A 100×200 portrait picture pillarboxed in a 400×200 frame (x 150…250): the edge of a
     /// wipe crosses the picture only from 3/8 to 5/8 of the transition, and the crop (in
     /// stored pixels) moves only then, in a straight line, never outside the picture.
-    @Test func wipeCropsAPillarboxedPictureOnlyWhileTheEdgeCrossesIt() {
+    @Test func wipeCropsAPillarboxedPictureOnlyWhileTheEdgeCrossesIt() throws {
         let stored = Size(width: 100, height: 200), size = Size(width: 400, height: 200)
         let placement = VideoComposition.Placement.fit.transform(for: stored, .identity, in: size)
         let range = TimeRange(start: seconds(0), duration: seconds(4))
         let (outgoing, _) = Transition(.wipe, duration: range.duration).motions(over: range, in: size, incomingOnTop: false)
         let layer = LayerInstruction(trackID: 1)
-        layer.apply(outgoing, over: range, placement: placement, shown: placement.apply(Rect(x: 0, y: 0, width: stored.width, height: stored.height)))
+        try layer.apply(outgoing, over: range, placement: placement, shown: placement.apply(Rect(x: 0, y: 0, width: stored.width, height: stored.height)), in: size)
         let crop = { (t: Double) in layer.crop?.value(at: self.seconds(t)) }
         #expect(crop(0) == Rect(x: 0, y: 0, width: 100, height: 200))
         #expect(crop(1.4) == Rect(x: 0, y: 0, width: 100, height: 200))
