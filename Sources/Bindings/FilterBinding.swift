@@ -177,10 +177,7 @@ extension API {
         case .color:
             return .color(try color(call, index))
         case .file:
-            guard !lua.isSandboxed else {
-                throw call.argumentError(index, "effects cannot read files, and a LUT is read from one: make the filter in the script and pass it in")
-            }
-            let path = try filePath(call, index)
+            let path = try readablePath(call, index)
             readFiles.record(path)
             do { return .cube(try ColorCube.read(path: path)) } catch let error as FilterError {
                 throw call.argumentError(index, error.message, cause: error)

@@ -61,6 +61,11 @@ package final class LuaState {
     var foreignStop: (message: String, stop: ScriptStop)?
     /// An effect's state: its module name (for messages) and the limits of each call into it.
     package internal(set) var effectName: String?
+    /// An effect's state: where its source was found (a path, or "bundled"), and the folder
+    /// of an effect that is a folder (`NAME/init.lua`), whose files it may read
+    /// (`EffectAssets`); nil for a single file or a bundled effect.
+    package internal(set) var effectLocation: String?
+    package internal(set) var effectFolder: String?
     var entryLimits: RunLimits?
     var entryDepth = 0
     /// Registry references that proxies in other states no longer need.

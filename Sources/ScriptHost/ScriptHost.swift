@@ -399,7 +399,13 @@ package final class ScriptHost {
             try box.pushHandles(into: state)
             return 3
         }
-        if !state.isSandboxed {
+        if state.isSandboxed {
+            // effect.asset("grain.png"): the path of a file the effect ships, or a refusal.
+            state.setFunction("asset") { [unowned state] call in
+                call.push(try EffectAssets.resolve(call, in: state))
+                return 1
+            }
+        } else {
             state.setFunction("observeEffectCall") { [unowned self] call in
                 try observeEffectCall(call)
             }

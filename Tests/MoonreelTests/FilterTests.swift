@@ -239,7 +239,7 @@ import TestSupport
         #expect(result.errorLines.map(Self.fromScriptName) == ["test.lua:8: videoComposition.filters: chromaKey makes pixels transparent, and nothing lies under the composed video; put it on a layer instruction (li.filters) or a layer"], "\(result.err)")
     }
 
-    @Test func effectsMakeFiltersButReadNoLUTFiles() throws {
+    @Test func effectsMakeFiltersButReadOnlyTheLUTFilesTheyShip() throws {
         let directory = (Fixtures.scratchPath("main.lua") as NSString).deletingLastPathComponent
         try FileManager.default.createDirectory(atPath: directory + "/effects", withIntermediateDirectories: true)
         let cube = directory + "/swap.cube"
@@ -271,7 +271,7 @@ import TestSupport
         let result = Moonreel.Result(status: run.status, out: run.out, err: run.err)
         #expect(result.status == 0, "\(result.err)")
         #expect(result.out == """
-            effects/soften.lua:2: bad argument #2 to 'filter' (field 'path': effects cannot read files, and a LUT is read from one: make the filter in the script and pass it in)
+            effects/soften.lua:2: bad argument #2 to 'filter' (field 'path': effects read only the files they ship: pass effect.asset("NAME") of a file in the effect's folder, not "look.cube")
             false\t3\tFilter(gaussianBlur, radius 4)
 
             """, "\(result.out)")
