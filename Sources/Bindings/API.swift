@@ -41,7 +41,7 @@ package final class API {
     package static let effectSafeNames: Set<String> = [
         "time", "range", "rangeFromTo", "transform", "videoCompositionInstruction", "layerInstruction",
         "audioMixInputParameters", "audioMix", "layer", "textLayer", "keyframeAnimation", "basicAnimation",
-        "animationTool", "color", "filter", "image",
+        "animationTool", "color", "filter", "image", "audioWaveformLayer", "audioSpectrumLayer",
         "version", "zero", "kCMTimeZero", "beginTimeAtZero", "AVCoreAnimationBeginTimeAtZero",
     ]
 

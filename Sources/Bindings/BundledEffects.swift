@@ -3,7 +3,8 @@
 enum BundledEffects {
     static var sources: [String: String] {
         let files: [String: [UInt8]] = [
-            "border": PackageResources.border_lua, "callout": PackageResources.callout_lua,
+            "audiogram": PackageResources.audiogram_lua, "border": PackageResources.border_lua,
+            "callout": PackageResources.callout_lua,
             "callToAction": PackageResources.callToAction_lua, "captions": PackageResources.captions_lua,
             "countdown": PackageResources.countdown_lua, "filmGrain": PackageResources.filmGrain_lua,
             "glitch": PackageResources.glitch_lua, "kenBurns": PackageResources.kenBurns_lua,

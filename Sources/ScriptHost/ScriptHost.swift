@@ -278,7 +278,8 @@ package final class ScriptHost {
                 LuaState.push(L, "effects." + module)
                 lua_pushboolean(L, info.parameters.contains { $0.required && samples[$0.type] == nil } ? 1 : 0)
                 lua_createtable(L, 0, Int32(samples.count))
-                for (type, push) in samples {
+                // Made only for the types the effect declares (a test clip is encoded for one).
+                for (type, push) in samples where info.parameters.contains(where: { $0.type == type }) {
                     try push(lua)
                     lua_setfield(L, -2, type)
                 }
