@@ -280,6 +280,28 @@ import TestSupport
         expectColor(frame.mean(x: 120, y: 80, width: 80, height: 80), (137, 137, 137), "the effect's filtered layer")
     }
 
+    @Test func grainAndGlitchDrawAnewEveryFrameAndTheSameInEveryExport() throws {
+        // A glitch on the whole (moving) picture, and grain on an opaque grey layer over it,
+        // whose drawing would otherwise be kept while nothing animates: every frame of the
+        // layer is its own, and a second export is the same, frame for frame.
+        let clip = try Fixtures.clip(seconds: 1, size: "320x240")
+        let setup = """
+            vc.filters = { av.filter("glitch", { intensity = 1, rate = 0, shift = 4, bands = 6, bandOffset = 30 }) }
+            local parent, video = av.layer{ frame = { 0, 0, 320, 240 } }, av.layer{ frame = { 0, 0, 320, 240 } }
+            parent:addSublayer(video)
+            parent:addSublayer(av.layer{ frame = { 40, 40, 200, 100 }, backgroundColor = "#606060", filters = { av.filter("grain", { amount = 0.5 }) } })
+            vc.animationTool = av.animationTool{ videoLayer = video, parentLayer = parent }
+            """
+        let (first, second) = (try exportFiltered(clip, setup), try exportFiltered(clip, setup))
+        func hashes(_ path: String, crop: String) throws -> [String] {
+            try Tool.run("/usr/bin/ffmpeg", ["-loglevel", "error", "-i", path, "-an", "-vf", "crop=\(crop)", "-f", "framemd5", "-"]).out
+                .split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap { $0.split(separator: ",").last.map(String.init) }
+        }
+        let layer = try hashes(first, crop: "200:100:40:100")
+        #expect(layer.count == 30 && Set(layer).count == 30, "every frame of the grained layer its own: \(Set(layer).count) of \(layer.count)")
+        #expect(try hashes(first, crop: "320:240:0:0") == (try hashes(second, crop: "320:240:0:0")), "the same export twice: the same frames")
+    }
+
     @Test func exampleScriptGradesFocusesAndTitles() throws {
         let cube = Fixtures.scratchPath("swap.cube")
         try Self.swapCube.write(toFile: cube, atomically: true, encoding: .utf8)

@@ -66,7 +66,7 @@ struct Grain {
     }
 
     /// The noise of every pixel of a `width`×`height` picture, row by row (mean 0, standard
-    /// deviation `deviation`).
+    /// deviation `deviation`), worked out in bands of rows at once on a large picture.
     func field(width: Int, height: Int) -> [Float] {
         // Grid coordinate of each pixel centre along one axis: the cell before it, the weight
         // of the cell after it, and 1 / the standard deviation that mix leaves along it.
@@ -87,16 +87,24 @@ struct Grain {
         // The cells the picture touches: from −1 (a pixel before the first centre) on.
         let columns = (xs.first.last ?? 0) + 3, rows = (ys.first.last ?? 0) + 3
         var cells = [Float](repeating: 0, count: columns * rows)
-        for row in 0..<rows { for column in 0..<columns { cells[row * columns + column] = cellValue(column - 1, row - 1) } }
+        cells.withUnsafeMutableBufferPointer { cells in
+            RowBands.run(rows: rows, pixels: columns * rows) { band in
+                for row in band { for column in 0..<columns { cells[row * columns + column] = cellValue(column - 1, row - 1) } }
+            }
+        }
         var noise = [Float](repeating: 0, count: width * height)
-        for y in 0..<height {
-            let (r, wy) = (ys.first[y] + 1, ys.weight[y])
-            let gainY = ys.gain[y] * deviation
-            for x in 0..<width {
-                let (c, wx) = (xs.first[x] + 1, xs.weight[x])
-                let top = cells[r * columns + c] * (1 - wx) + cells[r * columns + c + 1] * wx
-                let bottom = cells[(r + 1) * columns + c] * (1 - wx) + cells[(r + 1) * columns + c + 1] * wx
-                noise[y * width + x] = (top * (1 - wy) + bottom * wy) * xs.gain[x] * gainY
+        noise.withUnsafeMutableBufferPointer { noise in
+            RowBands.run(rows: height, pixels: width * height) { band in
+                for y in band {
+                    let (r, wy) = (ys.first[y] + 1, ys.weight[y])
+                    let gainY = ys.gain[y] * deviation
+                    for x in 0..<width {
+                        let (c, wx) = (xs.first[x] + 1, xs.weight[x])
+                        let top = cells[r * columns + c] * (1 - wx) + cells[r * columns + c + 1] * wx
+                        let bottom = cells[(r + 1) * columns + c] * (1 - wx) + cells[(r + 1) * columns + c + 1] * wx
+                        noise[y * width + x] = (top * (1 - wy) + bottom * wy) * xs.gain[x] * gainY
+                    }
+                }
             }
         }
         return noise
@@ -111,9 +119,11 @@ struct Grain {
         let coding = YUVCoding(image)
         let lumaOf = coding.lumaTable
         let noise = field(width: image.width, height: image.height)
-        for y in 0..<image.height {
-            let row = UnsafeMutableRawPointer(image.luma + y * image.lumaStride).assumingMemoryBound(to: Sample.self)
-            for x in 0..<image.width { row[x] = Sample(coding.lumaCode(lumaOf[Int(row[x])] + noise[y * image.width + x])) }
+        RowBands.run(rows: image.height, pixels: image.width * image.height) { band in
+            for y in band {
+                let row = UnsafeMutableRawPointer(image.luma + y * image.lumaStride).assumingMemoryBound(to: Sample.self)
+                for x in 0..<image.width { row[x] = Sample(coding.lumaCode(lumaOf[Int(row[x])] + noise[y * image.width + x])) }
+            }
         }
     }
 
@@ -221,38 +231,41 @@ struct Glitch {
         let coding = YUVCoding(image)
         let (lumaOf, chromaOf) = (coding.lumaTable, coding.chromaTable)
         let width = image.width
-        var rgb = [SIMD3<Float>](repeating: .zero, count: 2 * width)
-        var out = [SIMD3<Float>](repeating: .zero, count: 2 * width)
-        for cy in 0..<image.chromaHeight {
-            let cbRow = UnsafeMutableRawPointer(image.cb + cy * image.cbStride).assumingMemoryBound(to: Sample.self)
-            let crRow = UnsafeMutableRawPointer(image.cr + cy * image.crStride).assumingMemoryBound(to: Sample.self)
-            let rows = 2 * cy + 1 < image.height ? 2 : 1
-            let lumaRows = (0..<rows).map { UnsafeMutableRawPointer(image.luma + (2 * cy + $0) * image.lumaStride).assumingMemoryBound(to: Sample.self) }
-            for (r, luma) in lumaRows.enumerated() {
-                for x in 0..<width {
-                    rgb[r * width + x] = SIMD3(repeating: lumaOf[Int(luma[x])])
-                        + coding.rgbOffset(cb: chromaOf[Int(cbRow[x / 2])], cr: chromaOf[Int(crRow[x / 2])])
-                }
-                let offset = rowOffsets.isEmpty ? 0 : rowOffsets[2 * cy + r]
-                for x in 0..<width {
-                    let (sr, sg, sb) = sources(x, row: offset, width: width)
-                    let value = SIMD3(rgb[r * width + sr].x, rgb[r * width + sg].y, rgb[r * width + sb].z)
-                    out[r * width + x] = value
-                    luma[x] = Sample(coding.lumaCode(coding.luma(of: value)))
-                }
-            }
-            for cx in 0..<image.chromaWidth {
-                var sum = SIMD2<Float>.zero, count: Float = 0
-                for r in 0..<rows {
-                    for x in 2 * cx..<min(2 * cx + 2, width) {
-                        let value = out[r * width + x]
-                        let outLuma = coding.luma(of: value)
-                        sum += SIMD2(value.z - outLuma, value.x - outLuma)
-                        count += 1
+        // Each band of row pairs at once on a large picture, with scratch rows of its own.
+        RowBands.run(rows: image.chromaHeight, pixels: width * image.height) { band in
+            var rgb = [SIMD3<Float>](repeating: .zero, count: 2 * width)
+            var out = [SIMD3<Float>](repeating: .zero, count: 2 * width)
+            for cy in band {
+                let cbRow = UnsafeMutableRawPointer(image.cb + cy * image.cbStride).assumingMemoryBound(to: Sample.self)
+                let crRow = UnsafeMutableRawPointer(image.cr + cy * image.crStride).assumingMemoryBound(to: Sample.self)
+                let rows = 2 * cy + 1 < image.height ? 2 : 1
+                let lumaRows = (0..<rows).map { UnsafeMutableRawPointer(image.luma + (2 * cy + $0) * image.lumaStride).assumingMemoryBound(to: Sample.self) }
+                for (r, luma) in lumaRows.enumerated() {
+                    for x in 0..<width {
+                        rgb[r * width + x] = SIMD3(repeating: lumaOf[Int(luma[x])])
+                            + coding.rgbOffset(cb: chromaOf[Int(cbRow[x / 2])], cr: chromaOf[Int(crRow[x / 2])])
+                    }
+                    let offset = rowOffsets.isEmpty ? 0 : rowOffsets[2 * cy + r]
+                    for x in 0..<width {
+                        let (sr, sg, sb) = sources(x, row: offset, width: width)
+                        let value = SIMD3(rgb[r * width + sr].x, rgb[r * width + sg].y, rgb[r * width + sb].z)
+                        out[r * width + x] = value
+                        luma[x] = Sample(coding.lumaCode(coding.luma(of: value)))
                     }
                 }
-                let codes = coding.chromaCodes(differences: sum, count: count)
-                (cbRow[cx], crRow[cx]) = (Sample(codes.cb), Sample(codes.cr))
+                for cx in 0..<image.chromaWidth {
+                    var sum = SIMD2<Float>.zero, count: Float = 0
+                    for r in 0..<rows {
+                        for x in 2 * cx..<min(2 * cx + 2, width) {
+                            let value = out[r * width + x]
+                            let outLuma = coding.luma(of: value)
+                            sum += SIMD2(value.z - outLuma, value.x - outLuma)
+                            count += 1
+                        }
+                    }
+                    let codes = coding.chromaCodes(differences: sum, count: count)
+                    (cbRow[cx], crRow[cx]) = (Sample(codes.cb), Sample(codes.cr))
+                }
             }
         }
     }

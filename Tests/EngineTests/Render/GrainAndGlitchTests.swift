@@ -83,6 +83,22 @@ import Testing
         #expect(later[0].clock == 1.5 && later[1].clock == 0 && later[1] == Filter(.vignette))
     }
 
+    @Test func aLayerWithGrainIsNeverStaticAndItsSnapshotsCarryTheirTime() throws {
+        var properties = LayerProperties()
+        properties.frame = Rect(x: 0, y: 0, width: 100, height: 50)
+        properties.filters = [Filter(.grain)]
+        let root = Layer(properties: LayerProperties())
+        try root.addSublayer(Layer(properties: properties))
+        let timeline = LayerTimeline(root: root)
+        #expect(!timeline.isStatic(over: TimeRange(start: .zero, duration: MediaTime(value: 1, timescale: 1))))
+        let (early, late) = (timeline.snapshot(at: MediaTime(value: 1, timescale: 2)), timeline.snapshot(at: MediaTime(value: 2, timescale: 3)))
+        #expect(early?.sublayers.first?.filters.first?.clock == 0.5 && late?.sublayers.first?.filters.first?.clock == 2.0 / 3)
+        properties.filters = [Filter(.vignette)]
+        let still = Layer(properties: LayerProperties())
+        try still.addSublayer(Layer(properties: properties))
+        #expect(LayerTimeline(root: still).isStatic(over: TimeRange(start: .zero, duration: MediaTime(value: 1, timescale: 1))))
+    }
+
     // MARK: glitch
 
     /// BGRA, black left of `edge` and white from it.
