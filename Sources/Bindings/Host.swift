@@ -45,7 +45,7 @@ public final class MoonreelHost {
         let readFiles = api.readFiles
         scripts.onFileRead = { readFiles.record($0) }
         // Each effect's state gets an `av` of its own; the policy shows effects the safe part.
-        scripts.prepareEffectState = { state in _ = API(installingIn: state) }
+        scripts.prepareEffectState = { [api] state in _ = API(installingIn: state, cancellation: api.exportCancellation) }
         try installPrint()
         let callbacks = callbacks
         api.policy.exportEvents = { event in callbacks.report(event) }

@@ -167,6 +167,13 @@ package final class LuaState {
     }
 
     package var budget: UnsafeMutablePointer<moon_budget> { moon_budget_of(L) }
+
+    /// Seconds left before the running call's wall-clock limit (nil: none set): what a long
+    /// Swift call, during which the count hook cannot run, must stop by.
+    package var secondsLeft: Double? {
+        let deadline = budget.pointee.deadline
+        return deadline > 0 ? max(0, deadline - moon_monotonic_now()) : nil
+    }
     package var memoryUsed: Int { moon_memory_used(L) }
     /// Bytes the Lua heap may hold while Lua code runs (0: unlimited). Host code (Swift
     /// functions and the host between runs) is not capped: an allocation error there would

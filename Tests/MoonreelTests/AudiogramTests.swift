@@ -96,4 +96,23 @@ import TestSupport
         #expect(run.out.contains("effect \"audiogram\": parameter sound is required (an asset (av.asset(path)))"), "\(run.out)")
         #expect(run.out.contains("audiogram\t5"), "cover, title, track, fill and sound: \(run.out)")
     }
+
+    @Test func measuringALongSoundStopsAtTheEffectsTimeLimit() throws {
+        // An hour of sound: decoding it runs no Lua, so the count hook cannot stop it; the
+        // call's deadline does (here the run's 0.5 s, less than the effect's own 5 s).
+        let hour = Fixtures.scratchPath("hour.wav")
+        try Tool.ffmpeg(["-f", "lavfi", "-i", "sine=f=220:d=3600:sample_rate=8000", "-c:a", "pcm_s16le", hour])
+        let script = Fixtures.scratchPath("long.lua")
+        try """
+            require("effects.audiogram"){ renderSize = { 640, 360 }, sound = av.asset(arg[1]) }
+            """.write(toFile: script, atomically: true, encoding: .utf8)
+        let started = Date()
+        let run = try Moonreel.run(["run", "--time-limit", "0.5", script, hour])
+        let seconds = Date().timeIntervalSince(started)
+        #expect(seconds < 3, "stopped near its limit: \(seconds) s")
+        // An optimised build may measure the hour in time; a debug one never does.
+        #expect(run.status == 0 || (run.err.hasPrefix("effects/audiogram.lua:") && run.err.contains(
+            ": audioWaveformLayer: measuring the sound took longer than this effect call may run (0.5 s); give it a shorter clip (minutes of sound, not hours)\n")),
+            "\(run.err)")
+    }
 }
