@@ -17,8 +17,9 @@ package final class API {
     /// adds: the script, effects); no output may replace one of them.
     package let readFiles = InputRegistry()
     /// Cancels every export of this host from now on (Ctrl-C in `moonreel run`); the REPL
-    /// cancels single statements' exports itself instead.
-    package let exportCancellation = CancellationFlag()
+    /// cancels single statements' exports itself instead. Effects' states share the script's,
+    /// so a run's cancel or time limit also stops their long calls (measuring a sound).
+    package let exportCancellation: CancellationFlag
     /// How many exports the script has started (names each one's chunk folder).
     var exportsStarted = 0
 
@@ -41,14 +42,15 @@ package final class API {
     package static let effectSafeNames: Set<String> = [
         "time", "range", "rangeFromTo", "transform", "videoCompositionInstruction", "layerInstruction",
         "audioMixInputParameters", "audioMix", "layer", "textLayer", "keyframeAnimation", "basicAnimation",
-        "animationTool", "color", "filter",
+        "animationTool", "color", "filter", "image", "audioWaveformLayer", "audioSpectrumLayer",
         "version", "zero", "kCMTimeZero", "beginTimeAtZero", "AVCoreAnimationBeginTimeAtZero",
     ]
 
     /// Creates every class and leaves the `av` table as global `av` (and `package.loaded.moonreel`);
     /// the state keeps the API alive.
-    package init(installingIn lua: LuaState) {
+    package init(installingIn lua: LuaState, cancellation: CancellationFlag = CancellationFlag()) {
         self.lua = lua
+        exportCancellation = cancellation
         for binding in API.bindings {
             for declared in binding.classes { classes.add(declared.make(self), for: declared.objects) }
         }

@@ -136,10 +136,24 @@ extension API {
         }
         guard var source else { throw call.argumentError(1, "track is required: a composition, an asset or an audio track") }
         if case .mix(let composition, _) = source { source = .mix(composition, mix) }
-        let visual = try engine(call) {
-            try SoundVisual.measure(source, style: spectrum ? .spectrum : style,
-                                    spectrum: SoundVisual.Spectrum(bars: bars, frequencies: low...high, smoothing: smoothing),
-                                    window: window, waveformBars: bars, colors: colors, cancellation: exportCancellation)
+        // Decoding the sound runs no Lua, so no count hook: the run's cancel (and time limit)
+        // stops it, and in an effect so does the deadline of the call it runs in (5 s); the
+        // hook then stops the effect at its next instruction.
+        let deadline = lua.isSandboxed ? lua.secondsLeft.map { seconds in
+            let flag = CancellationFlag(parent: exportCancellation)
+            runAfter(seconds: seconds) { flag.cancel() }
+            return flag
+        } : nil
+        let visual: SoundVisual
+        do {
+            visual = try engine(call) {
+                try SoundVisual.measure(source, style: spectrum ? .spectrum : style,
+                                        spectrum: SoundVisual.Spectrum(bars: bars, frequencies: low...high, smoothing: smoothing),
+                                        window: window, waveformBars: bars, colors: colors, cancellation: deadline ?? exportCancellation)
+            }
+        } catch where deadline?.isCancelled == true && !exportCancellation.isCancelled {
+            throw LuaArgumentError("\(call.functionName): measuring the sound took longer than this effect call may run "
+                                   + "(\(format(lua.budget.pointee.time_limit)) s); give it a shorter clip (minutes of sound, not hours)")
         }
         let made = SoundLayer(visual: visual)
         do { try applyProperties(call, properties, to: made, of: classes[Layer.self]) } catch let error as LuaArgumentError {

@@ -3,9 +3,11 @@
 enum BundledEffects {
     static var sources: [String: String] {
         let files: [String: [UInt8]] = [
-            "border": PackageResources.border_lua, "callout": PackageResources.callout_lua,
+            "audiogram": PackageResources.audiogram_lua, "border": PackageResources.border_lua,
+            "callout": PackageResources.callout_lua,
             "callToAction": PackageResources.callToAction_lua, "captions": PackageResources.captions_lua,
-            "countdown": PackageResources.countdown_lua, "kenBurns": PackageResources.kenBurns_lua,
+            "countdown": PackageResources.countdown_lua, "filmGrain": PackageResources.filmGrain_lua,
+            "glitch": PackageResources.glitch_lua, "kenBurns": PackageResources.kenBurns_lua,
             "logoBug": PackageResources.logoBug_lua, "look": PackageResources.look_lua,
             "lowerThird": PackageResources.lowerThird_lua, "lyrics": PackageResources.lyrics_lua,
             "pipFrame": PackageResources.pipFrame_lua, "progressBar": PackageResources.progressBar_lua,

@@ -105,6 +105,13 @@ extension API {
             local keyed = av.layerInstruction(greenScreenTrack)        -- drawn over the track under it
             keyed.filters = { av.filter("chromaKey", { color = "#00FF00", similarity = 0.12, blend = 0.08 }) }
             """,
+        .grain: """
+            vc.filters = { av.filter("grain", { amount = 0.3, size = 1.5, seed = 7 }) }
+            vc:setFilterRamp("grain", "amount", 0.6, 0.2, av.range(0, 3))   -- heavy grain settling over 3 s
+            """,
+        .glitch: """
+            vc.filters = { av.filter("glitch", { intensity = 0.8, shift = 12, bands = 6, rate = 1, burst = 0.3, seed = 3 }) }
+            """,
     ]
 
     /// The reference line of a parameter: what it takes, its range and default, its meaning.
@@ -170,10 +177,7 @@ extension API {
         case .color:
             return .color(try color(call, index))
         case .file:
-            guard !lua.isSandboxed else {
-                throw call.argumentError(index, "effects cannot read files, and a LUT is read from one: make the filter in the script and pass it in")
-            }
-            let path = try filePath(call, index)
+            let path = try readablePath(call, index)
             readFiles.record(path)
             do { return .cube(try ColorCube.read(path: path)) } catch let error as FilterError {
                 throw call.argumentError(index, error.message, cause: error)

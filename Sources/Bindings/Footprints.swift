@@ -16,7 +16,8 @@ extension API {
         classes[Layer.self].footprint = { object in
             guard let layer = object as? Layer else { return record }
             let text = (layer as? TextLayer)?.style.string.utf8.count ?? 0
-            return 2 * record + text + 8 * layer.sublayers.count + record * layer.filters.count
+            let sound = (layer as? SoundLayer)?.visual.storedBytes ?? 0
+            return 2 * record + text + sound + 8 * layer.sublayers.count + record * layer.filters.count
                 + layer.animations.reduce(0) { $0 + record + ($1.key?.utf8.count ?? 0) + $1.animation.footprint }
         }
         classes[TextLayer.self].footprint = classes[Layer.self].footprint

@@ -1,6 +1,7 @@
 import CMoonLua
 import CMoonLuaShim
 import MoonreelEngine
+import MoonreelPlatform
 import Synchronization
 @_exported import MoonreelScriptHost
 
@@ -32,7 +33,8 @@ public final class MoonreelHost {
         FFmpegLog.capture()  // FFmpeg's messages become parts of errors, not lines on the app's stderr
         let policy = EffectPolicy(allowedGlobals: ["av": API.effectSafeNames.sorted()],
                                   modules: ["moonreel": "av"], colorChecker: GlobalFunction("av", "color"),
-                                  objectTypes: ["image": ObjectType(metatables: ["moonreel.Image"], phrase: "an image (av.image(path))")])
+                                  objectTypes: ["image": ObjectType(metatables: ["moonreel.Image"], phrase: "an image (av.image(path))"),
+                                                "asset": ObjectType(metatables: ["moonreel.Asset"], phrase: "an asset (av.asset(path))")])
         scripts = try ScriptHost(limits: limits, effectPolicy: policy, searchPath: effectSearchPath,
                                  bundledEffects: BundledEffects.sources)
         api = API(installingIn: scripts.lua)
@@ -43,7 +45,7 @@ public final class MoonreelHost {
         let readFiles = api.readFiles
         scripts.onFileRead = { readFiles.record($0) }
         // Each effect's state gets an `av` of its own; the policy shows effects the safe part.
-        scripts.prepareEffectState = { state in _ = API(installingIn: state) }
+        scripts.prepareEffectState = { [api] state in _ = API(installingIn: state, cancellation: api.exportCancellation) }
         try installPrint()
         let callbacks = callbacks
         api.policy.exportEvents = { event in callbacks.report(event) }
@@ -53,14 +55,24 @@ public final class MoonreelHost {
     package var lua: LuaState { scripts.lua }
 
     /// `effects install`'s trial: applies the effect at `path` once (its `example`, else its
-    /// defaults; image parameters left out get a test picture) and, when it returns a layer,
+    /// defaults; image parameters left out get a test picture, asset parameters a short test
+    /// clip with a tone, made in a temporary folder removed afterwards) and, when it returns a layer,
     /// draws one small frame of it, 1 s in. Nil when it could not be applied (a parameter
     /// without a default, and no example).
     package func tryEffect(atPath path: String) throws -> (trial: ScriptHost.EffectTrial, drawn: Bool)? {
         var drawn = false
+        var clipFolder: String?
+        defer { if let clipFolder { Paths.removeFolder(clipFolder) } }
         let samples: [String: (LuaState) throws -> Void] = ["image": { [api] state in
             let picture = ImageBox(ImageSource(pixels: try TestPattern.picture(width: 320, height: 180), description: "the test pattern"))
             state.push(picture, as: api.classes.luaClass(of: picture))
+        }, "asset": { [api] state in
+            // 4 s of the test pattern with its 440 Hz tone, small: a sound to show and a length.
+            let folder = try Paths.makeTemporaryFolder(prefix: "moonreel-trial")
+            clipFolder = folder
+            try TestPattern.write(to: folder + "/test-pattern.mp4", seconds: 4, width: 160, height: 90)
+            let clip = try Asset(path: folder + "/test-pattern.mp4")
+            state.push(clip, as: api.classes.luaClass(of: clip))
         }]
         let trial = try scripts.applyEffectOnce(atPath: path, samples: samples) { state in
             guard let layer = state.object(at: -1, of: api.classes[Layer.self]) as? Layer else { return }

@@ -334,8 +334,8 @@ extension API {
                 pushColorValue(call, made)
                 return 1
             }),
-            ("image", "av.image(path): a PNG, JPEG or WebP for layer contents", { [unowned self] call in
-                let path = try filePath(call, 1)
+            ("image", "av.image(path): a PNG, JPEG or WebP for layer contents (in an effect: a file it ships, av.image(effect.asset(\"grain.png\")))", { [unowned self] call in
+                let path = try readablePath(call, 1)
                 readFiles.record(path)
                 do {
                     let size = try ImageLoader.pixelSize(of: path)

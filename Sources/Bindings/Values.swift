@@ -169,6 +169,17 @@ extension API {
 
     // MARK: Files
 
+    /// A file to read, in a script as `filePath`; in an effect's state only a file the effect
+    /// ships (`effect.asset("grain.png")`: its real path inside the effect's folder).
+    func readablePath(_ call: LuaCall, _ index: Int32) throws -> String {
+        guard lua.isSandboxed else { return try filePath(call, index) }
+        let path = try call.string(index)
+        guard !path.utf8.contains(0), EffectAssets.isShipped(path, by: lua) else {
+            throw call.argumentError(index, "effects read only the files they ship: pass effect.asset(\"NAME\") of a file in the effect's folder, not \(path.quotedForMessage())")
+        }
+        return path
+    }
+
     /// A file path argument: a plain path or a `file://` URL (percent-escapes decoded), as
     /// code ported from AVFoundation passes URLs.
     func filePath(_ call: LuaCall, _ index: Int32) throws -> String {

@@ -22,6 +22,8 @@ final class EffectBox {
         self.module = module
         lua = try LuaState(memoryLimit: host.limits.effectMemory, engineObjects: host.lua.engineObjects, sandboxed: true)
         lua.effectName = module
+        lua.effectLocation = found.location
+        lua.effectFolder = EffectAssets.folder(ofEffectAt: found.location)
         lua.entryLimits = host.limits.effect
         lua.shareInterrupts(with: host.lua)
         try lua.callProtected(moon_open_effect_libraries)

@@ -61,6 +61,11 @@ package final class LuaState {
     var foreignStop: (message: String, stop: ScriptStop)?
     /// An effect's state: its module name (for messages) and the limits of each call into it.
     package internal(set) var effectName: String?
+    /// An effect's state: where its source was found (a path, or "bundled"), and the folder
+    /// of an effect that is a folder (`NAME/init.lua`), whose files it may read
+    /// (`EffectAssets`); nil for a single file or a bundled effect.
+    package internal(set) var effectLocation: String?
+    package internal(set) var effectFolder: String?
     var entryLimits: RunLimits?
     var entryDepth = 0
     /// Registry references that proxies in other states no longer need.
@@ -162,6 +167,13 @@ package final class LuaState {
     }
 
     package var budget: UnsafeMutablePointer<moon_budget> { moon_budget_of(L) }
+
+    /// Seconds left before the running call's wall-clock limit (nil: none set): what a long
+    /// Swift call, during which the count hook cannot run, must stop by.
+    package var secondsLeft: Double? {
+        let deadline = budget.pointee.deadline
+        return deadline > 0 ? max(0, deadline - moon_monotonic_now()) : nil
+    }
     package var memoryUsed: Int { moon_memory_used(L) }
     /// Bytes the Lua heap may hold while Lua code runs (0: unlimited). Host code (Swift
     /// functions and the host between runs) is not capped: an allocation error there would

@@ -278,7 +278,8 @@ package final class ScriptHost {
                 LuaState.push(L, "effects." + module)
                 lua_pushboolean(L, info.parameters.contains { $0.required && samples[$0.type] == nil } ? 1 : 0)
                 lua_createtable(L, 0, Int32(samples.count))
-                for (type, push) in samples {
+                // Made only for the types the effect declares (a test clip is encoded for one).
+                for (type, push) in samples where info.parameters.contains(where: { $0.type == type }) {
                     try push(lua)
                     lua_setfield(L, -2, type)
                 }
@@ -399,7 +400,13 @@ package final class ScriptHost {
             try box.pushHandles(into: state)
             return 3
         }
-        if !state.isSandboxed {
+        if state.isSandboxed {
+            // effect.asset("grain.png"): the path of a file the effect ships, or a refusal.
+            state.setFunction("asset") { [unowned state] call in
+                call.push(try EffectAssets.resolve(call, in: state))
+                return 1
+            }
+        } else {
             state.setFunction("observeEffectCall") { [unowned self] call in
                 try observeEffectCall(call)
             }

@@ -216,7 +216,7 @@ import TestSupport
             """, arguments: [cube])
         #expect(result.status == 0, "\(result.err)")
         #expect(result.out.split(separator: "\n").map(Self.fromScriptName) == [
-            #"test.lua:2: bad argument #1 to 'filter' (unknown filter "gausianBlur"; did you mean gaussianBlur? (filters: gaussianBlur, colorControls, exposureAdjust, colorCube, sharpenLuminance, vignette, whitePointAdjust, chromaKey))"#,
+            #"test.lua:2: bad argument #1 to 'filter' (unknown filter "gausianBlur"; did you mean gaussianBlur? (filters: gaussianBlur, colorControls, exposureAdjust, colorCube, sharpenLuminance, vignette, whitePointAdjust, chromaKey, grain, glitch))"#,
             #"test.lua:3: bad argument #2 to 'filter' (gaussianBlur has no parameter "radious"; did you mean radius? (parameters: radius))"#,
             "test.lua:4: bad argument #2 to 'filter' (field 'saturation': saturation must be in 0…3, got 9)",
             #"test.lua:5: bad argument #2 to 'filter' (field 'path': \#(cube):3: a table line needs three numbers (red green blue), got "1 0")"#,
@@ -239,7 +239,7 @@ import TestSupport
         #expect(result.errorLines.map(Self.fromScriptName) == ["test.lua:8: videoComposition.filters: chromaKey makes pixels transparent, and nothing lies under the composed video; put it on a layer instruction (li.filters) or a layer"], "\(result.err)")
     }
 
-    @Test func effectsMakeFiltersButReadNoLUTFiles() throws {
+    @Test func effectsMakeFiltersButReadOnlyTheLUTFilesTheyShip() throws {
         let directory = (Fixtures.scratchPath("main.lua") as NSString).deletingLastPathComponent
         try FileManager.default.createDirectory(atPath: directory + "/effects", withIntermediateDirectories: true)
         let cube = directory + "/swap.cube"
@@ -271,13 +271,35 @@ import TestSupport
         let result = Moonreel.Result(status: run.status, out: run.out, err: run.err)
         #expect(result.status == 0, "\(result.err)")
         #expect(result.out == """
-            effects/soften.lua:2: bad argument #2 to 'filter' (field 'path': effects cannot read files, and a LUT is read from one: make the filter in the script and pass it in)
+            effects/soften.lua:2: bad argument #2 to 'filter' (field 'path': effects read only the files they ship: pass effect.asset("NAME") of a file in the effect's folder, not "look.cube")
             false\t3\tFilter(gaussianBlur, radius 4)
 
             """, "\(result.out)")
         // The effect's layer covers the video, greyed (the swap leaves grey grey): luma of #E6781E.
         let frame = try Tool.rgbFrame(directory + "/out.mp4", at: 0.5)
         expectColor(frame.mean(x: 120, y: 80, width: 80, height: 80), (137, 137, 137), "the effect's filtered layer")
+    }
+
+    @Test func grainAndGlitchDrawAnewEveryFrameAndTheSameInEveryExport() throws {
+        // A glitch on the whole (moving) picture, and grain on an opaque grey layer over it,
+        // whose drawing would otherwise be kept while nothing animates: every frame of the
+        // layer is its own, and a second export is the same, frame for frame.
+        let clip = try Fixtures.clip(seconds: 1, size: "320x240")
+        let setup = """
+            vc.filters = { av.filter("glitch", { intensity = 1, rate = 0, shift = 4, bands = 6, bandOffset = 30 }) }
+            local parent, video = av.layer{ frame = { 0, 0, 320, 240 } }, av.layer{ frame = { 0, 0, 320, 240 } }
+            parent:addSublayer(video)
+            parent:addSublayer(av.layer{ frame = { 40, 40, 200, 100 }, backgroundColor = "#606060", filters = { av.filter("grain", { amount = 0.5 }) } })
+            vc.animationTool = av.animationTool{ videoLayer = video, parentLayer = parent }
+            """
+        let (first, second) = (try exportFiltered(clip, setup), try exportFiltered(clip, setup))
+        func hashes(_ path: String, crop: String) throws -> [String] {
+            try Tool.run("/usr/bin/ffmpeg", ["-loglevel", "error", "-i", path, "-an", "-vf", "crop=\(crop)", "-f", "framemd5", "-"]).out
+                .split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap { $0.split(separator: ",").last.map(String.init) }
+        }
+        let layer = try hashes(first, crop: "200:100:40:100")
+        #expect(layer.count == 30 && Set(layer).count == 30, "every frame of the grained layer its own: \(Set(layer).count) of \(layer.count)")
+        #expect(try hashes(first, crop: "320:240:0:0") == (try hashes(second, crop: "320:240:0:0")), "the same export twice: the same frames")
     }
 
     @Test func exampleScriptGradesFocusesAndTitles() throws {

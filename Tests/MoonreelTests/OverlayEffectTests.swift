@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// The overlay effects (progressBar, callToAction, border, pipFrame) and the looks
-/// (vignette, look), each rendered as `moonreel effects preview` renders it and read back by
+/// (vignette, look, filmGrain, glitch), each rendered as `moonreel effects preview` renders it and read back by
 /// pixel. Figures in the comments are what the frozen binary drew for the same options.
 @Suite struct OverlayEffectTests {
     /// Within `tolerance` of each channel of `expected`.
@@ -200,5 +200,85 @@ import TestSupport
         #expect(warm.r - warm.b > 20 && cool.b - cool.r > 12)
         let mono = try graded("mono")
         #expect(near(mono, (128, 128, 128), 3), "mono \(mono)")          // measured 128
+    }
+
+    // MARK: filmGrain
+
+    /// Mean and standard deviation of the green channel over a box.
+    func spread(_ image: Image, x: Int, y: Int, width: Int, height: Int) -> (mean: Double, deviation: Double) {
+        let values = (y..<y + height).flatMap { yy in (x..<x + width).map { Double(image.pixel($0, yy).g) } }
+        let mean = values.reduce(0, +) / Double(values.count)
+        return (mean, (values.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(values.count)).squareRoot())
+    }
+
+    @Test func filmGrainGrowsWithAmountKeepsTheMeanAndChangesEveryFrame() throws {
+        let grey = try EffectPreview.grey()
+        let box = (x: 400, y: 200, width: 480, height: 320)
+        let plain = try EffectPreview.still("filmGrain", at: 1, with: "{ amount = 0 }", over: grey)
+        let light = try EffectPreview.still("filmGrain", at: 1, with: "{ amount = 0.2 }", over: grey)
+        let heavy = try EffectPreview.still("filmGrain", at: 1, with: "{ amount = 0.6 }", over: grey)
+        let base = spread(plain, x: box.x, y: box.y, width: box.width, height: box.height)
+        let (lightSpread, heavySpread) = (spread(light, x: box.x, y: box.y, width: box.width, height: box.height),
+                                          spread(heavy, x: box.x, y: box.y, width: box.width, height: box.height))
+        #expect(base.deviation < 1, "amount 0 is the picture as it was: σ \(base.deviation)")
+        // σ = amount · 0.12 of black to white: about 6 levels at 0.2 and 18 at 0.6 (full-range RGB).
+        #expect(lightSpread.deviation > 4 && lightSpread.deviation < 9, "amount 0.2: σ \(lightSpread.deviation)")
+        #expect(heavySpread.deviation > 2.5 * lightSpread.deviation, "amount 0.6: σ \(heavySpread.deviation)")
+        #expect(abs(lightSpread.mean - base.mean) <= 2 && abs(heavySpread.mean - base.mean) <= 2,
+                "mean \(base.mean) → \(lightSpread.mean), \(heavySpread.mean)")
+        // The next frame has other grain; the same frame again the same grain.
+        let next = try EffectPreview.still("filmGrain", at: 1 + 1.0 / 30, with: "{ amount = 0.2 }", over: grey)
+        let again = try EffectPreview.still("filmGrain", at: 1, with: "{ amount = 0.2 }", over: grey)
+        #expect(light.meanDifference(next) > 2, "two frames differ: \(light.meanDifference(next))")
+        #expect(light.pixels == again.pixels, "the same seed and time give the same pixels")
+    }
+
+    // MARK: glitch
+
+    /// A clip black left of x 640 and white from it.
+    func edgeClip() throws -> String {
+        let path = Fixtures.scratchPath("edge.mp4")
+        try Tool.ffmpeg(["-f", "lavfi", "-i", "color=c=black:size=1280x720:rate=30:duration=3,drawbox=x=640:y=0:w=640:h=720:c=white:t=fill",
+                         "-pix_fmt", "yuv420p", "-crf", "0", path])
+        return path
+    }
+
+    /// The first x of row `y` where a channel passes 128.
+    func rise(_ image: Image, row y: Int, _ channel: KeyPath<(r: Int, g: Int, b: Int), Int>) -> Int {
+        (0..<image.width).first { image.pixel($0, y)[keyPath: channel] > 128 } ?? -1
+    }
+
+    @Test func glitchSplitsRedAndBlueByTheShiftAndSlidesBands() throws {
+        let edge = try edgeClip()
+        let split = try EffectPreview.still("glitch", at: 1, with: "{ mode = \"continuous\", intensity = 1, shift = 20, bands = 0 }", over: edge)
+        for y in [100, 360, 600] {
+            let (red, green, blue) = (rise(split, row: y, \.r), rise(split, row: y, \.g), rise(split, row: y, \.b))
+            #expect(abs(red - 660) <= 2 && abs(green - 640) <= 2 && abs(blue - 620) <= 2, "row \(y): red \(red), green \(green), blue \(blue)")
+        }
+        let options = "{ mode = \"continuous\", intensity = 1, shift = 0, bands = 8, bandOffset = 100, seed = 4 }"
+        let banded = try EffectPreview.still("glitch", at: 1, with: options, over: edge)
+        let edges = (0..<720).map { rise(banded, row: $0, \.g) }
+        let moved = edges.filter { abs($0 - 640) > 2 }.count
+        #expect(moved > 10 && moved < 600, "some bands of rows slid, not the whole picture: \(moved) rows")
+        #expect(try EffectPreview.still("glitch", at: 1, with: options, over: edge).pixels == banded.pixels, "the same seed: the same pixels")
+        #expect(try EffectPreview.still("glitch", at: 1, with: "{ mode = \"continuous\", intensity = 1, shift = 0, bands = 8, bandOffset = 100, seed = 5 }",
+                                        over: edge).pixels != banded.pixels, "another seed: other bands")
+        // Intensity 0 is the untouched picture (as grain with amount 0 is).
+        let off = try EffectPreview.still("glitch", at: 1, with: "{ mode = \"continuous\", intensity = 0 }", over: edge)
+        #expect(off.pixels == (try EffectPreview.still("filmGrain", at: 1, with: "{ amount = 0 }", over: edge)).pixels)
+        #expect(rise(off, row: 360, \.r) == rise(off, row: 360, \.b))
+    }
+
+    @Test func glitchBurstsStrikeOnlyAtTheirSeededMoments() throws {
+        let edge = try edgeClip()
+        // 2 strikes a second, 0.1 s each: a fifth of the frames are struck, and they repeat.
+        let options = "{ mode = \"bursts\", intensity = 1, rate = 2, burst = 0.1, shift = 20, bands = 0, seed = 9 }"
+        var struck = 0
+        for frame in 0..<20 {
+            let still = try EffectPreview.still("glitch", at: Double(frame) / 10, with: options, over: edge, width: 320, height: 180)
+            // Small: render pixels are the preview's, so the split is 40 px apart at any size.
+            if rise(still, row: 90, \.r) - rise(still, row: 90, \.b) > 20 { struck += 1 }
+        }
+        #expect(struck >= 2 && struck <= 8, "\(struck) of 20 samples struck")
     }
 }

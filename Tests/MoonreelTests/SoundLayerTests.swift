@@ -82,4 +82,15 @@ import TestSupport
             #expect(result.status != 0 && result.errorLines.count == 1 && result.err.contains(message), "\(statement): \(result.err)")
         }
     }
+
+    @Test func theSoundALayerKeepsCountsAgainstTheMemoryLimit() throws {
+        // 10 minutes kept at 32 kHz, 16 bits: 38 MB, more than a 32 MiB limit allows.
+        let long = Fixtures.scratchPath("long.wav")
+        try Tool.ffmpeg(["-f", "lavfi", "-i", "sine=f=220:d=600:sample_rate=16000", "-c:a", "pcm_s16le", long])
+        let script = Fixtures.scratchPath("sound.lua")
+        try "local layer = av.audioWaveformLayer{ track = av.asset(arg[1]), frame = { 0, 0, 100, 100 } }\n"
+            .write(toFile: script, atomically: true, encoding: .utf8)
+        let result = try Moonreel.run(["run", "--memory-limit", "32", script, long])
+        #expect(result.status == 1 && result.err.contains("sound.lua:1: script exceeded its memory limit (32 MiB)"), "\(result.err)")
+    }
 }

@@ -49,6 +49,10 @@ for _, parameter in ipairs(effect.parameters) do
     end
     options[parameter.name] = picture
   end
+  -- Nor a sound: the background itself stands in (the test pattern has a tone).
+  if parameter.type == "asset" and options[parameter.name] == nil then
+    options[parameter.name] = av.asset(pattern)
+  end
 end
 
 local made, kind, transitionStart, transitionEntry
@@ -103,6 +107,7 @@ end
 local function lua(value, depth)
   if type(value) == "string" then return ("%q"):format(value) end
   if type(value) == "userdata" and (getmetatable(value) or {}).__name == "moonreel.Image" then return 'av.image("picture.png")' end
+  if type(value) == "userdata" and (getmetatable(value) or {}).__name == "moonreel.Asset" then return 'av.asset("episode.m4a")' end
   if type(value) ~= "table" then return tostring(value) end
   if depth > 4 then return "{ … }" end
   local parts, count = {}, #value

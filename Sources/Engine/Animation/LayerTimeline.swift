@@ -100,6 +100,8 @@ package struct LayerTimeline: Sendable {
             if !spans.isEmpty { changes += layer.animations.flatMap { Self.changeSpans($0.effectPieces) } + (layer.mask?.changes ?? []) }
             // A sound layer changes with every frame it shows.
             if layer.sound != nil { changes += spans }
+            // So does one whose filters draw anew at every time (grain, glitch).
+            if layer.model.properties.filters.contains(where: \.kind.changesOverTime) { changes += spans }
         }
         visibility = IntervalIndex(entries)
         self.visibleSpans = visibleSpans
@@ -136,6 +138,7 @@ package struct LayerTimeline: Sendable {
             let sublayerSpace = LayerContainer(boundsOrigin: bounds.origin, height: bounds.height,
                                                isYUp: layer.livesInYUpSpace != resolved.properties.isGeometryFlipped)
             var snapshot = resolved.snapshot(in: container)
+            if !snapshot.filters.isEmpty { snapshot.filters = snapshot.filters.map { $0.drawn(at: t) } }
             snapshot.sound = layer.sound?.picture(at: t, frameDuration: frameDuration)
             if let mask = layer.mask {
                 if let shape = mask.snapshot(at: t, in: sublayerSpace) {

@@ -51,7 +51,7 @@ enum ColorFilters {
         case .colorCube:
             guard let cube = filter.cube else { return { $0 } }
             return { cube.lookup($0).clamped(lowerBound: .zero, upperBound: .one) }
-        case .gaussianBlur, .sharpenLuminance, .vignette, .chromaKey:
+        case .gaussianBlur, .sharpenLuminance, .vignette, .chromaKey, .grain, .glitch:
             return { $0 }
         }
     }
@@ -99,10 +99,7 @@ extension ColorCube {
 
     private func apply<Sample: FixedWidthInteger & UnsignedInteger>(to image: PlanarYUVImage, _: Sample.Type) {
         let coding = YUVCoding(image)
-        let (kr, kg, kb) = (coding.kr, coding.kg, coding.kb)
-        // Code value → Y' or chroma, once per code instead of once per sample.
-        let lumaOf = (0...Int(coding.maximum)).map { coding.luma(Float($0)) }
-        let chromaOf = (0...Int(coding.maximum)).map { coding.chroma(Float($0)) }
+        let (lumaOf, chromaOf) = (coding.lumaTable, coding.chromaTable)
         withSampler { sample in
             RowBands.run(rows: image.chromaHeight, pixels: image.width * image.height) { band in
                 for cy in band {
@@ -113,24 +110,22 @@ extension ColorCube {
                     let rows = 2 * cy + 1 < image.height ? 2 : 1
                     let bottom = UnsafeMutableRawPointer(image.luma + (2 * cy + rows - 1) * image.lumaStride).assumingMemoryBound(to: Sample.self)
                     for cx in 0..<image.chromaWidth {
-                        let (cb, cr) = (chromaOf[Int(cbRow[cx])], chromaOf[Int(crRow[cx])])
                         // R'G'B' = Y' + this, for every pixel of the block.
-                        let red = 2 * (1 - kr) * cr, blue = 2 * (1 - kb) * cb
-                        let offset = SIMD3(red, -(kr * red + kb * blue) / kg, blue)
+                        let offset = coding.rgbOffset(cb: chromaOf[Int(cbRow[cx])], cr: chromaOf[Int(crRow[cx])])
                         var sum = SIMD2<Float>.zero, count: Float = 0
                         // Plain loops, no helper function: a closure here kept boxes alive per block.
                         for rowIndex in 0..<rows {
                             let row = rowIndex == 0 ? top : bottom
                             for x in 2 * cx..<min(2 * cx + 2, image.width) {
                                 let out = sample(SIMD3(repeating: lumaOf[Int(row[x])]) + offset)
-                                let outLuma = kr * out.x + kg * out.y + kb * out.z
+                                let outLuma = coding.luma(of: out)
                                 row[x] = Sample(coding.lumaCode(outLuma))
                                 sum += SIMD2(out.z - outLuma, out.x - outLuma)
                                 count += 1
                             }
                         }
-                        cbRow[cx] = Sample(coding.chromaCode(sum.x / count / (2 * (1 - kb))))
-                        crRow[cx] = Sample(coding.chromaCode(sum.y / count / (2 * (1 - kr))))
+                        let codes = coding.chromaCodes(differences: sum, count: count)
+                        (cbRow[cx], crRow[cx]) = (Sample(codes.cb), Sample(codes.cr))
                     }
                 }
             }
@@ -186,6 +181,24 @@ struct YUVCoding {
         let weights = image.matrix.weights
         (kr, kb) = (Float(weights.red), Float(weights.blue))
         kg = 1 - kr - kb
+    }
+
+    /// Code value → Y', and → chroma: looked up once per code instead of worked out per sample.
+    var lumaTable: [Float] { (0...Int(maximum)).map { luma(Float($0)) } }
+    var chromaTable: [Float] { (0...Int(maximum)).map { chroma(Float($0)) } }
+
+    /// What R'G'B' adds to Y' for chroma (Cb, Cr): the same for every pixel of a 2×2 block.
+    @inline(__always) func rgbOffset(cb: Float, cr: Float) -> SIMD3<Float> {
+        let red = 2 * (1 - kr) * cr, blue = 2 * (1 - kb) * cb
+        return SIMD3(red, -(kr * red + kb * blue) / kg, blue)
+    }
+
+    /// Y' of an R'G'B' colour.
+    @inline(__always) func luma(of rgb: SIMD3<Float>) -> Float { kr * rgb.x + kg * rgb.y + kb * rgb.z }
+
+    /// Cb and Cr code values of the average of (B' − Y', R' − Y') differences summed `count` times.
+    @inline(__always) func chromaCodes(differences sum: SIMD2<Float>, count: Float) -> (cb: Int, cr: Int) {
+        (chromaCode(sum.x / count / (2 * (1 - kb))), chromaCode(sum.y / count / (2 * (1 - kr))))
     }
 
     @inline(__always) func luma(_ code: Float) -> Float { (code - black) / lumaScale }

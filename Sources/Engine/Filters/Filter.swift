@@ -18,9 +18,20 @@ public enum FilterKind: String, Sendable, Hashable, CaseIterable {
     /// Transparency where pixels are near a key colour (Moonreel's own): `color`,
     /// `similarity`, `blend`. Only for layers and layer instructions.
     case chromaKey
+    /// Film grain: luma noise, new every frame (Moonreel's own): `amount`, `size`, `seed`.
+    case grain
+    /// A digital glitch (Moonreel's own): red and blue split sideways, bands of rows offset,
+    /// in seeded strikes: `intensity`, `shift`, `bands`, `bandOffset`, `rate`, `burst`, `seed`.
+    case glitch
 
     /// Core Image's name, which scripts ported from iOS pass ("CIGaussianBlur").
-    public var coreImageName: String? { self == .chromaKey ? nil : "CI" + rawValue.prefix(1).uppercased() + rawValue.dropFirst() }
+    public var coreImageName: String? {
+        self == .chromaKey || changesOverTime ? nil : "CI" + rawValue.prefix(1).uppercased() + rawValue.dropFirst()
+    }
+
+    /// Whether the filter draws differently at every time (its noise is a function of the
+    /// time too): grain and glitch. Whoever takes filters at a time sets their `clock`.
+    public var changesOverTime: Bool { self == .grain || self == .glitch }
 
     /// The kind a name means: ours, or Core Image's.
     public init?(named name: String) {
@@ -40,6 +51,8 @@ public enum FilterKind: String, Sendable, Hashable, CaseIterable {
         case .vignette: "darkens towards the corners: colour × (1 − intensity · t²), t going 0…1 from radius/2 to 1 of the way out to a corner"
         case .whitePointAdjust: "white becomes the colour: each channel of linear light (sRGB curve) is multiplied by the colour's; warm with a pale orange, cool with a pale blue"
         case .chromaKey: "makes pixels near a key colour transparent, by distance in CbCr as ffmpeg's chromakey; for layers and layer instructions"
+        case .grain: "film grain: luma noise of standard deviation amount · 0.12, in grains `size` pixels across, a new pattern every frame (the same for the same seed and time); colours kept"
+        case .glitch: "during seeded strikes (rate a second, burst long; rate 0: always) red moves shift pixels right and blue as far left, and `bands` bands of rows slide sideways by up to bandOffset, all times intensity"
         }
     }
 
@@ -68,6 +81,18 @@ public enum FilterKind: String, Sendable, Hashable, CaseIterable {
             [.color("color", Color(red: 0, green: 1, blue: 0), "the key colour"),
              .number("similarity", 0.1, 0.0001...1, "CbCr distance within which pixels become fully transparent"),
              .number("blend", 0.05, 0...1, "distance over which transparency fades back to opaque; 0 a hard edge")]
+        case .grain:
+            [.number("amount", 0.3, 0...1, "how strong: the noise's standard deviation is amount · 0.12 of black to white; 0 none"),
+             .number("size", 1.5, 0.5...16, "grain size in render-size pixels (at most a picture pixel's worth finer)"),
+             .number("seed", 0, 0...4_294_967_295, "picks the pattern; the same seed and time give the same grain")]
+        case .glitch:
+            [.number("intensity", 0.6, 0...1, "how strong: scales the channel split and the band offsets; 0 none"),
+             .number("shift", 10, 0...200, "render-size pixels red moves right and blue moves left, at intensity 1"),
+             .number("bands", 5, 0...32, "bands of rows slid sideways in each pattern (rounded to a whole number)"),
+             .number("bandOffset", 60, 0...2000, "the largest sideways slide of a band, render-size pixels at intensity 1"),
+             .number("rate", 1.5, 0...30, "strikes a second, at seeded moments; 0: glitching all the time"),
+             .number("burst", 0.25, 0.02...10, "seconds each strike lasts"),
+             .number("seed", 0, 0...4_294_967_295, "picks the strike times and the bands; the same seed and time give the same pixels")]
         }
     }
 
@@ -151,6 +176,9 @@ public struct Filter: Sendable, Hashable {
     public var name: String
     /// Every parameter that has a value (all but an unset LUT file).
     public private(set) var values: [String: FilterValue]
+    /// Seconds of composition time the filter is drawn at, for the kinds that change over
+    /// time (`FilterKind.changesOverTime`); 0 for the others, so equal settings stay equal.
+    public private(set) var clock: Double = 0
 
     /// A filter of `kind` with every parameter at its default, like `CIFilter(name:)`.
     public init(_ kind: FilterKind) {
@@ -173,6 +201,14 @@ public struct Filter: Sendable, Hashable {
             throw FilterError("\(kind.rawValue) \(parameter.name) takes \(parameter.kind.noun), not \(value.noun)")
         }
         values[parameter.name] = value
+    }
+
+    /// This filter as drawn at `time`: its clock set when its kind changes over time.
+    public func drawn(at time: MediaTime) -> Filter {
+        guard kind.changesOverTime else { return self }
+        var timed = self
+        timed.clock = time.seconds
+        return timed
     }
 
     /// Sets a number parameter known to exist, clamped to its range (eased ramps may overshoot).
@@ -216,6 +252,8 @@ public struct Filter: Sendable, Hashable {
         case .vignette: number("intensity") == 0 || number("radius") >= 2
         case .whitePointAdjust: color.red == 1 && color.green == 1 && color.blue == 1
         case .chromaKey: false
+        case .grain: number("amount") == 0
+        case .glitch: number("intensity") == 0 || (number("shift") == 0 && (number("bands") < 0.5 || number("bandOffset") == 0))
         }
     }
 
@@ -224,6 +262,7 @@ public struct Filter: Sendable, Hashable {
     var spread: Double {
         switch kind {
         case .gaussianBlur: 3 * number("radius")
+        case .glitch: number("shift") * number("intensity")
         default: 0
         }
     }

@@ -45,6 +45,13 @@ final class FilterRenderer {
                 case .vignette:
                     try check(av_frame_make_writable(frame.pointer), "preparing a frame for filters")
                     try vignetteMask(filter, for: frame).apply(to: try planes(of: frame))
+                case .grain:
+                    try check(av_frame_make_writable(frame.pointer), "preparing a frame for filters")
+                    Grain(filter, pixelScale: pixelScale).apply(to: try planes(of: frame))
+                case .glitch:
+                    guard let glitch = Glitch(filter, width: frame.width, height: frame.height, pixelScale: pixelScale) else { break }
+                    try check(av_frame_make_writable(frame.pointer), "preparing a frame for filters")
+                    glitch.apply(to: try planes(of: frame))
                 case .chromaKey:
                     throw EngineError("\(filter.kind.rawValue) makes pixels transparent, which an opaque video frame cannot show", kind: .unsupported)
                 case .colorControls, .exposureAdjust, .colorCube, .whitePointAdjust:
@@ -74,6 +81,10 @@ final class FilterRenderer {
                     Vignette(filter).apply(to: pixels)
                 case .chromaKey:
                     ChromaKey(filter).apply(to: pixels)
+                case .grain:
+                    Grain(filter, pixelScale: pixelScale).apply(to: pixels)
+                case .glitch:
+                    Glitch(filter, width: pixels.width, height: pixels.height, pixelScale: pixelScale)?.apply(to: pixels)
                 case .colorControls, .exposureAdjust, .colorCube, .whitePointAdjust:
                     break // grouped into colour runs
                 }

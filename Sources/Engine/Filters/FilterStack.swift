@@ -44,16 +44,17 @@ public struct FilterStack: Sendable, Equatable {
         timelines[key, default: PropertyTimeline(defaultValue: start)].ramp(from: start, to: end, over: range, curve: curve)
     }
 
-    /// The filters with their parameters at `time`.
+    /// The filters with their parameters at `time` (and the clock of those that change over
+    /// time set to it).
     public func filters(at time: MediaTime) -> [Filter] {
-        guard !timelines.isEmpty else { return filters }
+        guard !timelines.isEmpty else { return filters.map { $0.drawn(at: time) } }
         return filters.map { filter in
             var changed = filter
             for parameter in filter.kind.parameters {
                 guard let timeline = timelines[ParameterKey(filter: filter.name, parameter: parameter.name)] else { continue }
                 changed.setClamped(parameter.name, timeline.value(at: time, before: filter.number(parameter.name)))
             }
-            return changed
+            return changed.drawn(at: time)
         }
     }
 

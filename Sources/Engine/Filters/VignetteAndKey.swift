@@ -43,8 +43,7 @@ struct Vignette {
 
         private func apply<Sample: FixedWidthInteger & UnsignedInteger>(to image: PlanarYUVImage, _: Sample.Type) {
             let coding = YUVCoding(image)
-            let lumaOf = (0...Int(coding.maximum)).map { coding.luma(Float($0)) }
-            let chromaOf = (0...Int(coding.maximum)).map { coding.chroma(Float($0)) }
+            let (lumaOf, chromaOf) = (coding.lumaTable, coding.chromaTable)
             let chromaWidth = image.chromaWidth
             RowBands.run(rows: image.chromaHeight, pixels: width * height) { band in
                 for cy in band {

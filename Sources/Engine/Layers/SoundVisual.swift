@@ -54,6 +54,9 @@ public final class SoundVisual: Sendable {
     let start: MediaTime
     let samples: [Int16]
 
+    /// Bytes of the signal kept (2 a sample, 64 KB a second): what the layer weighs.
+    public var storedBytes: Int { samples.count * MemoryLayout<Int16>.stride }
+
     /// The signal's sample rate: spectra reach 16 kHz.
     public static let sampleRate: Int32 = 32_000
 

@@ -106,14 +106,18 @@ final class WorkerThread: @unchecked Sendable {
 /// Set from any thread (a Ctrl-C handler, a progress callback); checked by every stage.
 public final class CancellationFlag: Sendable {
     private let flag = Atomic<Bool>(false)
+    private let parent: CancellationFlag?
     /// A flag that is not set.
-    public init() {}
+    public init() { parent = nil }
+    /// A flag of its own that also reads as set whenever `parent` is (work under a deadline
+    /// of its own that the whole run's cancel must stop too).
+    public init(parent: CancellationFlag) { self.parent = parent }
     /// Sets the flag (from any thread); work that checks it stops at its next check.
     public func cancel() { flag.store(true, ordering: .relaxed) }
     /// Clears the flag, so the work it is shared with can run again.
     public func reset() { flag.store(false, ordering: .relaxed) }
-    /// Whether the flag is set.
-    public var isCancelled: Bool { flag.load(ordering: .relaxed) }
+    /// Whether the flag (or its parent) is set.
+    public var isCancelled: Bool { flag.load(ordering: .relaxed) || parent?.isCancelled == true }
 }
 
 /// Runs `body` once, `seconds` from now, on a detached thread of its own (a deadline that

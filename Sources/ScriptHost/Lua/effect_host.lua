@@ -440,6 +440,9 @@ setmetatable(globals, {
   end,
   __metatable = false,
 })
+-- What an effect knows of itself: effect.asset("grain.png") is the path of a file it ships
+-- (an effect that is a folder: NAME/init.lua and its files), for av.image and LUT filters.
+globals.effect = { asset = host.asset }
 local modules, requirable = {}, {'"effects.NAME"'}
 for name, global in next, host.modules do
   modules[name] = rawget(globals, global) or false
