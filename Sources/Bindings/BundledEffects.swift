@@ -14,7 +14,7 @@ enum BundledEffects {
             "ticker": PackageResources.ticker_lua, "title": PackageResources.title_lua,
             "vignette": PackageResources.vignette_lua, "watermark": PackageResources.watermark_lua,
             "blurDissolve": PackageResources.blurDissolve_lua, "clockWipe": PackageResources.clockWipe_lua,
-            "directionalWipe": PackageResources.directionalWipe_lua, "irisWipe": PackageResources.irisWipe_lua,
+            "directionalWipe": PackageResources.directionalWipe_lua, "irisWipe": PackageResources.irisWipe_lua, "lumaWipe": PackageResources.lumaWipe_lua,
             "push": PackageResources.push_lua, "radialWipe": PackageResources.radialWipe_lua, "zoom": PackageResources.zoom_lua,
         ]
         return files.mapValues { String(decoding: $0, as: UTF8.self) }

@@ -105,6 +105,12 @@ extension API {
             local keyed = av.layerInstruction(greenScreenTrack)        -- drawn over the track under it
             keyed.filters = { av.filter("chromaKey", { color = "#00FF00", similarity = 0.12, blend = 0.08 }) }
             """,
+        .lumaThreshold: """
+            -- A luma wipe's mask: a grey picture whose dark parts show first as the threshold rises.
+            local mask = av.layer{ frame = { 0, 0, 1920, 1080 }, contents = av.image("clouds.png"),
+                                   filters = { av.filter("lumaThreshold", { threshold = 0, softness = 0.1, name = "wipe" }) } }
+            mask:addAnimation(av.basicAnimation{ keyPath = "filters.wipe.threshold", fromValue = -0.05, toValue = 1.05, beginTime = 4, duration = 1 })
+            """,
         .grain: """
             vc.filters = { av.filter("grain", { amount = 0.3, size = 1.5, seed = 7 }) }
             vc:setFilterRamp("grain", "amount", 0.6, 0.2, av.range(0, 3))   -- heavy grain settling over 3 s

@@ -334,7 +334,7 @@ extension API {
                 pushColorValue(call, made)
                 return 1
             }),
-            ("image", "av.image(path): a PNG, JPEG or WebP for layer contents (in an effect: a file it ships, av.image(effect.asset(\"grain.png\")))", { [unowned self] call in
+            ("image", "av.image(path): a PNG, JPEG, WebP or binary PGM (a luma wipe's grey picture) for layer contents (in an effect: a file it ships, av.image(effect.asset(\"grain.png\")))", { [unowned self] call in
                 let path = try readablePath(call, 1)
                 readFiles.record(path)
                 do {

@@ -216,7 +216,7 @@ import TestSupport
             """, arguments: [cube])
         #expect(result.status == 0, "\(result.err)")
         #expect(result.out.split(separator: "\n").map(Self.fromScriptName) == [
-            #"test.lua:2: bad argument #1 to 'filter' (unknown filter "gausianBlur"; did you mean gaussianBlur? (filters: gaussianBlur, colorControls, exposureAdjust, colorCube, sharpenLuminance, vignette, whitePointAdjust, chromaKey, grain, glitch))"#,
+            #"test.lua:2: bad argument #1 to 'filter' (unknown filter "gausianBlur"; did you mean gaussianBlur? (filters: gaussianBlur, colorControls, exposureAdjust, colorCube, sharpenLuminance, vignette, whitePointAdjust, chromaKey, lumaThreshold, grain, glitch))"#,
             #"test.lua:3: bad argument #2 to 'filter' (gaussianBlur has no parameter "radious"; did you mean radius? (parameters: radius))"#,
             "test.lua:4: bad argument #2 to 'filter' (field 'saturation': saturation must be in 0…3, got 9)",
             #"test.lua:5: bad argument #2 to 'filter' (field 'path': \#(cube):3: a table line needs three numbers (red green blue), got "1 0")"#,

@@ -60,6 +60,17 @@ import TestSupport
         #expect(isBlue(soft.pixel(160, 60)) && isRed(soft.pixel(160, 200)))
     }
 
+    /// A luma wipe through Kdenlive's real clock luma (Tests/Fixtures/lumas): dark at 12
+    /// o'clock, lighter clockwise, so the blue sweeps round as the threshold rises.
+    @Test func aLumaWipeShowsTheDarkestPartsFirst() throws {
+        let luma = Moonreel.checkout + "/Tests/Fixtures/lumas/clock.pgm"
+        let shots = try stills("{ \"lumaWipe\", image = av.image(\"\(luma)\"), softness = 0.05 }", at: [1.25, 1.75])
+        #expect(isBlue(shots[0].pixel(200, 30)) && isRed(shots[0].pixel(80, 180)) && isRed(shots[0].pixel(240, 180)))
+        #expect(isRed(shots[1].pixel(80, 60)) && isBlue(shots[1].pixel(240, 180)) && isBlue(shots[1].pixel(80, 200)))
+        let inverted = try stills("{ \"lumaWipe\", image = av.image(\"\(luma)\"), invert = true }", at: [1.25])
+        #expect(isBlue(inverted[0].pixel(80, 60)) && isRed(inverted[0].pixel(200, 30)))
+    }
+
     @Test func anIrisOpensAndClosesAboutItsCentre() throws {
         let opening = try stills("{ \"irisWipe\", center = { 0.25, 0.5 } }", at: [1.3])[0]
         #expect(isBlue(opening.pixel(80, 120)) && isRed(opening.pixel(300, 20)) && isRed(opening.pixel(300, 220)))

@@ -51,7 +51,7 @@ enum ColorFilters {
         case .colorCube:
             guard let cube = filter.cube else { return { $0 } }
             return { cube.lookup($0).clamped(lowerBound: .zero, upperBound: .one) }
-        case .gaussianBlur, .sharpenLuminance, .vignette, .chromaKey, .grain, .glitch:
+        case .gaussianBlur, .sharpenLuminance, .vignette, .chromaKey, .lumaThreshold, .grain, .glitch:
             return { $0 }
         }
     }

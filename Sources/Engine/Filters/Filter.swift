@@ -18,6 +18,10 @@ public enum FilterKind: String, Sendable, Hashable, CaseIterable {
     /// Transparency where pixels are near a key colour (Moonreel's own): `color`,
     /// `similarity`, `blend`. Only for layers and layer instructions.
     case chromaKey
+    /// Transparency where pixels are lighter than a threshold (Moonreel's own): `threshold`,
+    /// `softness`, `invert`. A grey picture through it, the threshold rising, is a luma wipe's
+    /// mask. Only for layers and layer instructions.
+    case lumaThreshold
     /// Film grain: luma noise, new every frame (Moonreel's own): `amount`, `size`, `seed`.
     case grain
     /// A digital glitch (Moonreel's own): red and blue split sideways, bands of rows offset,
@@ -26,7 +30,7 @@ public enum FilterKind: String, Sendable, Hashable, CaseIterable {
 
     /// Core Image's name, which scripts ported from iOS pass ("CIGaussianBlur").
     public var coreImageName: String? {
-        self == .chromaKey || changesOverTime ? nil : "CI" + rawValue.prefix(1).uppercased() + rawValue.dropFirst()
+        self == .chromaKey || self == .lumaThreshold || changesOverTime ? nil : "CI" + rawValue.prefix(1).uppercased() + rawValue.dropFirst()
     }
 
     /// Whether the filter draws differently at every time (its noise is a function of the
@@ -51,6 +55,7 @@ public enum FilterKind: String, Sendable, Hashable, CaseIterable {
         case .vignette: "darkens towards the corners: colour × (1 − intensity · t²), t going 0…1 from radius/2 to 1 of the way out to a corner"
         case .whitePointAdjust: "white becomes the colour: each channel of linear light (sRGB curve) is multiplied by the colour's; warm with a pale orange, cool with a pale blue"
         case .chromaKey: "makes pixels near a key colour transparent, by distance in CbCr as ffmpeg's chromakey; for layers and layer instructions"
+        case .lumaThreshold: "pixels darker than the threshold stay, lighter ones become transparent, across a band `softness` wide: alpha × clamp((threshold − luma) / softness + ½); with invert, lighter ones stay. A grey picture through it as the threshold rises from 0 to 1 is a luma wipe's mask"
         case .grain: "film grain: luma noise of standard deviation amount · 0.12, in grains `size` pixels across, a new pattern every frame (the same for the same seed and time); colours kept"
         case .glitch: "during seeded strikes (rate a second, burst long; rate 0: always) red moves shift pixels right and blue as far left, and `bands` bands of rows slide sideways by up to bandOffset, all times intensity"
         }
@@ -81,6 +86,10 @@ public enum FilterKind: String, Sendable, Hashable, CaseIterable {
             [.color("color", Color(red: 0, green: 1, blue: 0), "the key colour"),
              .number("similarity", 0.1, 0.0001...1, "CbCr distance within which pixels become fully transparent"),
              .number("blend", 0.05, 0...1, "distance over which transparency fades back to opaque; 0 a hard edge")]
+        case .lumaThreshold:
+            [.number("threshold", 0.5, -1...2, "the luma (0 black … 1 white) at which pixels turn transparent; below 0 none stays, above 1 all"),
+             .number("softness", 0.05, 0...1, "the width of luma over which they fade out; 0 a hard edge"),
+             .number("invert", 0, 0...1, "1: lighter pixels stay and darker ones go (0 or 1)")]
         case .grain:
             [.number("amount", 0.3, 0...1, "how strong: the noise's standard deviation is amount · 0.12 of black to white; 0 none"),
              .number("size", 1.5, 0.5...16, "grain size in render-size pixels (at most a picture pixel's worth finer)"),
@@ -100,7 +109,7 @@ public enum FilterKind: String, Sendable, Hashable, CaseIterable {
     public func parameter(_ name: String) -> FilterParameter? { parameters.first { $0.name == name || $0.coreImageKey == name } }
 
     /// Whether the filter can make pixels transparent (which an opaque video frame cannot show).
-    public var makesTransparent: Bool { self == .chromaKey }
+    public var makesTransparent: Bool { self == .chromaKey || self == .lumaThreshold }
 
     /// Filters that change each pixel from its own colour alone (the ones a colour lookup can run).
     var isPointwiseColor: Bool { self == .colorControls || self == .exposureAdjust || self == .colorCube || self == .whitePointAdjust }
@@ -251,7 +260,7 @@ public struct Filter: Sendable, Hashable {
         case .sharpenLuminance: number("sharpness") == 0 || number("radius") <= 0
         case .vignette: number("intensity") == 0 || number("radius") >= 2
         case .whitePointAdjust: color.red == 1 && color.green == 1 && color.blue == 1
-        case .chromaKey: false
+        case .chromaKey, .lumaThreshold: false
         case .grain: number("amount") == 0
         case .glitch: number("intensity") == 0 || (number("shift") == 0 && (number("bands") < 0.5 || number("bandOffset") == 0))
         }

@@ -52,7 +52,7 @@ final class FilterRenderer {
                     guard let glitch = Glitch(filter, width: frame.width, height: frame.height, pixelScale: pixelScale) else { break }
                     try check(av_frame_make_writable(frame.pointer), "preparing a frame for filters")
                     glitch.apply(to: try planes(of: frame))
-                case .chromaKey:
+                case .chromaKey, .lumaThreshold:
                     throw EngineError("\(filter.kind.rawValue) makes pixels transparent, which an opaque video frame cannot show", kind: .unsupported)
                 case .colorControls, .exposureAdjust, .colorCube, .whitePointAdjust:
                     break // grouped into colour runs
@@ -81,6 +81,8 @@ final class FilterRenderer {
                     Vignette(filter).apply(to: pixels)
                 case .chromaKey:
                     ChromaKey(filter).apply(to: pixels)
+                case .lumaThreshold:
+                    LumaThreshold(filter).apply(to: pixels)
                 case .grain:
                     Grain(filter, pixelScale: pixelScale).apply(to: pixels)
                 case .glitch:

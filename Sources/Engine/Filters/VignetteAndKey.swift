@@ -69,6 +69,31 @@ struct Vignette {
     }
 }
 
+/// `lumaThreshold`: each pixel stays as far as its luma (BT.709 of R'G'B', or 1 − that with
+/// `invert`) lies below `threshold`, fading over `softness`. On premultiplied BGRA, in place.
+struct LumaThreshold {
+    let threshold: Float
+    let softness: Float
+    let inverted: Bool
+
+    init(_ filter: Filter) {
+        threshold = Float(filter.number("threshold"))
+        softness = Float(filter.number("softness"))
+        inverted = filter.number("invert") >= 0.5
+    }
+
+    /// How opaque a colour stays (0…1).
+    @inline(__always)
+    func opacity(_ rgb: SIMD3<Float>) -> Float {
+        let luma = (rgb * SIMD3(0.2126, 0.7152, 0.0722)).sum()
+        let level = inverted ? 1 - luma : luma
+        guard softness > 0.0001 else { return level < threshold ? 1 : 0 }
+        return min(max((threshold - level) / softness + 0.5, 0), 1)
+    }
+
+    func apply(to pixels: BGRAPixels) { pixels.fade(by: opacity) }
+}
+
 /// `chromaKey`: pixels whose chroma (Cb, Cr in BT.709, −½…½) lies within `similarity` of
 /// the key colour's become transparent, fading back to opaque over `blend`; the distance is
 /// ffmpeg chromakey's, √((ΔCb² + ΔCr²) / 2). On premultiplied BGRA, in place.
@@ -100,12 +125,17 @@ struct ChromaKey {
         return min(max((distance - similarity) / blend, 0), 1)
     }
 
-    func apply(to pixels: BGRAPixels) {
-        pixels.forEachColor { _, _, rgb, _, p in
-            let kept = opacity(rgb)
-            guard kept < 1 else { return }
-            // Premultiplied: colour and alpha fade together.
-            for channel in 0..<4 { p[channel] = UInt8(Float(p[channel]) * kept + 0.5) }
+    func apply(to pixels: BGRAPixels) { pixels.fade(by: opacity) }
+}
+
+extension BGRAPixels {
+    /// Fades each pixel to the opacity `kept` gives its colour (R'G'B' 0…1); premultiplied,
+    /// so colour and alpha fade together.
+    func fade(by kept: (SIMD3<Float>) -> Float) {
+        forEachColor { _, _, rgb, _, p in
+            let opacity = kept(rgb)
+            guard opacity < 1 else { return }
+            for channel in 0..<4 { p[channel] = UInt8(Float(p[channel]) * opacity + 0.5) }
         }
     }
 }

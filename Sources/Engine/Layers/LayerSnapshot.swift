@@ -112,7 +112,7 @@ public struct ImageSource: Sendable, Hashable {
     /// path) when they first draw it.
     public let pixels: RGBAImage?
 
-    /// An image file (PNG, JPEG or WebP) and its upright pixel size, which
+    /// An image file (PNG, JPEG, WebP or PGM) and its upright pixel size, which
     /// `ImageLoader.pixelSize(of:)` reads from the header. The file is not opened here; a
     /// missing or damaged file makes the export fail when it is first drawn.
     public init(path: String, width: Int, height: Int) {

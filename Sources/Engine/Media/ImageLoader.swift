@@ -7,7 +7,8 @@ import CMoonFFmpeg
 import CMoonAVShim
 import MoonreelPlatform
 
-/// Still images for layer contents (PNG, JPEG, WebP). The size comes from the file's
+/// Still images for layer contents (PNG, JPEG, WebP; binary PGM, the grey pictures luma wipes
+/// are made from). The size comes from the file's
 /// header, so it is cheap and is checked against the engine's limits (16384 pixels a side,
 /// 100 megapixels) before anything is decoded; decoding goes through FFmpeg (the format's
 /// pipe demuxer, its decoder, swscale to BGRA) and ends premultiplied, turned upright by
@@ -15,7 +16,7 @@ import MoonreelPlatform
 /// `image "logo.png": not an image (…)`.
 public enum ImageLoader {
     /// The image formats recognised.
-    package enum Kind: String, Sendable { case png, jpeg, webp }
+    package enum Kind: String, Sendable { case png, jpeg, webp, pgm }
 
     /// What the header says: format, stored pixel size and EXIF orientation.
     package struct Header: Sendable {
@@ -50,8 +51,11 @@ public enum ImageLoader {
         } else if head.count >= 16, head[0..<4].elementsEqual("RIFF".utf8), head[8..<12].elementsEqual("WEBP".utf8) {
             kind = .webp
             size = webpSize(head)
+        } else if head.count >= 3, head[0] == UInt8(ascii: "P"), head[1] == UInt8(ascii: "5"), isPNMSpace(head[2]) {
+            kind = .pgm
+            size = pgmSize(file.read(at: 0, count: 1024))
         } else {
-            throw fail(head.isEmpty ? "not an image (empty file)" : "not an image (not PNG, JPEG or WebP)")
+            throw fail(head.isEmpty ? "not an image (empty file)" : "not an image (not PNG, JPEG, WebP or PGM)")
         }
         guard let (width, height) = size else { throw fail("not an image (damaged \(kind.rawValue.uppercased()) header)") }
         do {
@@ -63,7 +67,7 @@ public enum ImageLoader {
     }
 
     /// The upright pixel size, for `ImageSource` (header only).
-    /// - Throws: `EngineError` when the file cannot be read, is not a PNG, JPEG or WebP
+    /// - Throws: `EngineError` when the file cannot be read, is not a PNG, JPEG, WebP or PGM
     ///   image, has a damaged header, or is larger than 16384 pixels a side or 100 megapixels.
     public static func pixelSize(of path: String) throws -> Size {
         try probe(path).uprightSize
@@ -79,6 +83,33 @@ public enum ImageLoader {
         } catch let error as FFmpegError {
             throw EngineError("image \"\(path)\": not an image (\(FFmpegError.text(for: error.code)), \(error.operation))", kind: .decode, subject: path)
         }
+    }
+
+    private static func isPNMSpace(_ byte: UInt8) -> Bool { byte == 0x20 || (0x09...0x0D).contains(byte) }
+
+    /// Width and height of a binary PGM ("P5", then width, height and the largest value as
+    /// decimal numbers between blanks and `#` comments), or nil when the header is damaged.
+    private static func pgmSize(_ head: [UInt8]) -> (Int, Int)? {
+        var numbers: [Int] = [], index = 2
+        while numbers.count < 3, index < head.count {
+            let byte = head[index]
+            if byte == UInt8(ascii: "#") {
+                while index < head.count, head[index] != 0x0A { index += 1 }
+            } else if (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) {
+                var value = 0
+                while index < head.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(head[index]), value < 1 << 24 {
+                    value = value * 10 + Int(head[index] - UInt8(ascii: "0"))
+                    index += 1
+                }
+                numbers.append(value)
+                continue
+            } else if !isPNMSpace(byte) {
+                return nil
+            }
+            index += 1
+        }
+        guard numbers.count == 3, numbers[0] > 0, numbers[1] > 0, (1...65535).contains(numbers[2]) else { return nil }
+        return (numbers[0], numbers[1])
     }
 
     private static func bigEndian(_ bytes: [UInt8], _ offset: Int, _ count: Int) -> Int {

@@ -68,6 +68,22 @@ import Testing
         #expect(red.pixel(x: 1, y: 1) == (0, 0, 255, 255))
     }
 
+    /// Luma below the threshold stays, above it goes, across the softness band (half way at
+    /// the threshold itself); inverted, the other way round.
+    @Test func lumaThresholdKeepsWhatIsDarkerThanIt() throws {
+        var filter = Filter(.lumaThreshold)
+        try filter.set("threshold", .number(0.5))
+        try filter.set("softness", .number(0.2))
+        let opacity = { (grey: Float, kernel: LumaThreshold) in kernel.opacity(SIMD3(repeating: grey)) }
+        let kernel = LumaThreshold(filter)
+        #expect(opacity(0.3, kernel) == 1 && opacity(0.7, kernel) == 0 && abs(opacity(0.5, kernel) - 0.5) < 1e-5 && abs(opacity(0.45, kernel) - 0.75) < 1e-5)
+        try filter.set("invert", .number(1))
+        #expect(opacity(0.3, LumaThreshold(filter)) == 0 && opacity(0.8, LumaThreshold(filter)) == 1)
+        let grey = try solidImage(width: 2, height: 2, red: 230, green: 230, blue: 230, alpha: 255)
+        LumaThreshold(Filter(.lumaThreshold)).apply(to: grey.view)   // 0.9 above 0.5 ± 0.025: gone
+        #expect(grey.pixel(x: 0, y: 0) == (0, 0, 0, 0))
+    }
+
     @Test func vignetteDarkensCornersAndLeavesTheCentre() throws {
         var filter = Filter(.vignette)
         try filter.set("intensity", .number(1))

@@ -45,6 +45,30 @@ import CMoonPangoCairo
         #expect(abs(Int(b.red) - 0x20) <= 4 && abs(Int(b.green) - 0x40) <= 4 && abs(Int(b.blue) - 0xD0) <= 4)
     }
 
+    /// Binary PGM (the grey pictures of luma wipes: MLT's and Kdenlive's lumas), 8 and 16
+    /// bits, with a comment in the header; a damaged header is named.
+    @Test func greyPGMPicturesLoadAtEightAndSixteenBits() throws {
+        func write(_ name: String, _ header: String, _ samples: [UInt8]) -> String {
+            let path = scratchPath(name)
+            let file = fopen(path, "wb")
+            let bytes = Array(header.utf8) + samples
+            _ = bytes.withUnsafeBufferPointer { fwrite($0.baseAddress, 1, $0.count, file) }
+            fclose(file)
+            return path
+        }
+        // 4×2: a ramp in the top row, white below.
+        let eight = write("ramp.pgm", "P5\n# CREATOR: a test\n4 2\n255\n", [0, 85, 170, 255, 255, 255, 255, 255])
+        let image = try ImageLoader.load(eight)
+        #expect((image.width, image.height) == (4, 2))
+        #expect((0..<4).map { Int(image.pixel(x: $0, y: 0).green) } == [0, 85, 170, 255] && image.pixel(x: 0, y: 1).alpha == 255)
+        let sixteen = write("ramp16.pgm", "P5 2 1 65535\n", [0x80, 0x00, 0xFF, 0xFF])
+        let wide = try ImageLoader.load(sixteen)
+        #expect(abs(Int(wide.pixel(x: 0, y: 0).red) - 128) <= 1 && wide.pixel(x: 1, y: 0).red == 255)
+        let damaged = write("damaged.pgm", "P5\n4 x 2\n", [])
+        #expect(throws: EngineError.self) { try ImageLoader.load(damaged) }
+        do { _ = try ImageLoader.load(damaged) } catch { #expect("\(error)" == "image \"\(damaged)\": not an image (damaged PGM header)") }
+    }
+
     @Test func refusesNonImagesAndHugeHeadersNamingTheFile() throws {
         let text = scratchPath("notes.png")
         let garbage = fopen(text, "w")
@@ -52,7 +76,7 @@ import CMoonPangoCairo
         fclose(garbage)
         #expect(throws: EngineError.self) { try ImageLoader.load(text) }
         do { _ = try ImageLoader.load(text) } catch {
-            #expect("\(error)" == "image \"\(text)\": not an image (not PNG, JPEG or WebP)")
+            #expect("\(error)" == "image \"\(text)\": not an image (not PNG, JPEG, WebP or PGM)")
         }
 
         // A valid PNG signature and IHDR claiming 40000×40000: refused from the header.
