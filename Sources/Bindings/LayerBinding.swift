@@ -144,7 +144,8 @@ extension API {
                               set: { call, text, index in text.style[keyPath: keyPath] = try read(call, index) })
         }
         style("string", \.string, doc: "the text (UTF-8)", push: { $0.push($1) }, read: { [unowned self] in try text($0, $1) })
-        style("font", \.fontFamily, doc: "font family, e.g. \"Noto Sans CJK JP\"", push: { $0.push($1) }, read: { try $0.string($1) })
+        style("font", \.fontFamily, doc: "font family, e.g. \"Noto Sans CJK JP\", or a .ttf/.otf/.ttc file's path (in an effect: a file it ships, effect.asset(\"Inter.ttf\")), whose family is used",
+              push: { $0.push($1) }, read: { [unowned self] in try fontFamily($0, $1) })
         style("fontSize", \.fontSize, doc: "pixels", push: { $0.push($1) }, read: { [unowned self] in try bounded($0, $1, 1...2000) })
         style("fontWeight", \.fontWeight, doc: "100…900 or \"bold\"/\"normal\"", push: { $0.push($1) }, read: { [unowned self] in try weight($0, $1) })
         style("isItalic", \.isItalic, doc: "italic or oblique", push: { $0.push($1) }, read: { try $0.boolean($1) })

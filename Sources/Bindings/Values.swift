@@ -180,6 +180,19 @@ extension API {
         return path
     }
 
+    /// A text layer's font: a family name as given, or the path of a font file (.ttf, .otf,
+    /// .ttc, read as `readablePath` allows: in an effect, one it ships), whose family is
+    /// added to the fonts and used.
+    func fontFamily(_ call: LuaCall, _ index: Int32) throws -> String {
+        let name = try call.string(index)
+        guard FontFiles.isFontFile(name) else { return name }
+        let path = try readablePath(call, index)
+        readFiles.record(path)
+        do { return try FontFiles.family(registering: path) } catch let error as EngineError {
+            throw call.argumentError(index, error.message, cause: error)
+        }
+    }
+
     /// A file path argument: a plain path or a `file://` URL (percent-escapes decoded), as
     /// code ported from AVFoundation passes URLs.
     func filePath(_ call: LuaCall, _ index: Int32) throws -> String {

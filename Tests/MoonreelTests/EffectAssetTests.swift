@@ -125,4 +125,77 @@ import TestSupport
         let (left, right) = try render(in: project)
         #expect(left.r > 200 && left.b < 50 && right.b > 200 && right.r < 50, "\(left) \(right)")
     }
+
+    /// DejaVu Serif Bold renamed "Moonreel Srf" (its name table patched in place, same
+    /// length): a font no system has installed, so it draws only if its file is read.
+    static func unknownFont(at path: String) throws {
+        let system = "/usr/share/fonts/truetype/dejavu/DejaVuSerif-Bold.ttf"
+        try #require(FileManager.default.fileExists(atPath: system), "tools/install-deps.sh installs fonts-dejavu")
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: system)))
+        for (from, to) in [("DejaVu Serif", "Moonreel Srf")] {
+            for encode in [{ (text: String) in Array(text.utf8) }, { (text: String) in Array(text.utf16).flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] } }] {
+                let (old, new) = (encode(from), encode(to))
+                var index = 0
+                while index + old.count <= bytes.count {
+                    if Array(bytes[index..<index + old.count]) == old { bytes.replaceSubrange(index..<index + old.count, with: new) }
+                    index += 1
+                }
+            }
+        }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+    }
+
+    @Test func anEffectWritesInAFontItShips() throws {
+        let project = work + "/typed"
+        let folder = project + "/effects/typed"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try Self.unknownFont(at: folder + "/serif.ttf")
+        try "not a font\n".write(toFile: folder + "/broken.ttf", atomically: true, encoding: .utf8)
+        try """
+            return { name = "typed", version = "1.0.0", example = {},
+              parameters = { { name = "font", type = "string", default = "serif.ttf", doc = "a family, or a font file it ships" } },
+              apply = function(p)
+                local font = p.font:match("%.ttf$") and not p.font:match("^/") and effect.asset(p.font) or p.font
+                local line = av.textLayer{ string = "Hello WORLD", font = font, fontSize = 60, foregroundColor = "white" }
+                local size = line:preferredFrameSize()
+                line.frame = { 20, 20, size.width, size.height }
+                return line
+              end }
+            """.write(toFile: folder + "/init.lua", atomically: true, encoding: .utf8)
+        try """
+            local typed = require "effects.typed"
+            print(select(2, pcall(typed, { font = "/usr/share/fonts/truetype/dejavu/DejaVuSerif-Bold.ttf" })))
+            print(select(2, pcall(typed, { font = "broken.ttf" })))
+            local line = typed{ font = arg[3] }
+            print(line.font, math.floor(line.frame[3]))
+            local comp, vc = av.join({ av.asset(arg[1]) }, { renderSize = { 640, 360 } })
+            local parent, video = av.layer{ frame = { 0, 0, 640, 360 } }, av.layer{ frame = { 0, 0, 640, 360 } }
+            parent:addSublayer(video); parent:addSublayer(line)
+            vc.animationTool = av.animationTool{ videoLayer = video, parentLayer = parent }
+            local generator <close> = av.imageGenerator(comp, { videoComposition = vc })
+            generator:copyImage(0.5, arg[2])
+            """.write(toFile: project + "/draw.lua", atomically: true, encoding: .utf8)
+        let black = try Fixtures.solid("black", seconds: 1, size: "640x360", tone: nil)
+        func draw(_ font: String) throws -> (out: String, right: Int) {
+            let still = project + "/\(font).png"
+            let run = try moonreel(["run", "draw.lua", black, still, font], in: project)
+            try #require(run.status == 0, "\(run.err)")
+            let frame = try Tool.rgbFrame(still, at: 0)
+            let right = (0..<640).last { x in (0..<360).contains { frame.pixel(x, $0).g > 128 } } ?? 0
+            return (run.out, right)
+        }
+        let shipped = try draw("serif.ttf"), unknown = try draw("Moonreel Srf")
+        let lines = shipped.out.split(separator: "\n").map(String.init)
+        try #require(lines.count == 3, "\(shipped.out)")
+        #expect(lines[0] == "effects/typed/init.lua:5: bad argument #1 to 'textLayer' (property 'font': effects read only the files they ship: pass effect.asset(\"NAME\") of a file in the effect's folder, not \"/usr/share/fonts/truetype/dejavu/DejaVuSerif-Bold.ttf\")",
+                "\(lines[0])")
+        #expect(lines[1].hasPrefix("effects/typed/init.lua:5: bad argument #1 to 'textLayer' (property 'font': \"") && lines[1].hasSuffix("broken.ttf\" is not a font file (TrueType or OpenType) that can be read)"),
+                "\(lines[1])")
+        // Its family, read from the file; measured and drawn in it: bold serif, wider than
+        // the fallback the same name gets where the file was not read.
+        #expect(lines[2].hasPrefix("Moonreel Srf\t"), "\(lines[2])")
+        #expect(shipped.right > unknown.right + 40, "the shipped font's ink reaches x \(shipped.right), the fallback's \(unknown.right)")
+        let measured = Int(lines[2].split(separator: "\t").last ?? "") ?? 0
+        #expect(abs(measured + 20 - shipped.right) < 12, "measured \(measured) px wide from x 20, ink to \(shipped.right)")
+    }
 }

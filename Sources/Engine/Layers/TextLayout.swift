@@ -13,6 +13,8 @@ import CMoonPangoCairo
 package final class TextLayout {
     private let fontMap: GObjectReference
     private let context: GObjectReference
+    /// `FontFiles.generation` when the font map last looked at the fonts.
+    private var fontGeneration = FontFiles.generation.load(ordering: .relaxed)
 
     package init() throws {
         fontMap = try GObjectReference(UnsafeMutableRawPointer(pango_cairo_font_map_new()), what: "a font map")
@@ -109,6 +111,13 @@ package final class TextLayout {
 
     /// `style` laid out in a box of `box` pixels (a text taller than the box is not cut here).
     func make(_ style: TextStyle, box: Size) throws -> GObjectReference {
+        let generation = FontFiles.generation.load(ordering: .relaxed)
+        if generation != fontGeneration {
+            // A font file was added since: the font map forgets what fonts it had found.
+            pango_fc_font_map_config_changed(OpaquePointer(fontMap.pointer))
+            pango_context_changed(context.opaque)
+            fontGeneration = generation
+        }
         let layout = try GObjectReference(UnsafeMutableRawPointer(pango_layout_new(context.opaque)), what: "a text layout")
         let pango = layout.opaque
 

@@ -81,6 +81,12 @@ import Testing
         let stack = FilterStack([Filter(.grain), Filter(.vignette)])
         let later = stack.filters(at: MediaTime(value: 3, timescale: 2))
         #expect(later[0].clock == 1.5 && later[1].clock == 0 && later[1] == Filter(.vignette))
+        // The amount ramps like any number parameter, and the ramped filter keeps its clock.
+        var ramped = FilterStack([Filter(.grain)])
+        try ramped.setRamp(from: 0, to: 0.8, parameter: "amount", filter: "grain", over: TimeRange(start: .zero, duration: MediaTime(value: 2, timescale: 1)))
+        let halfway = ramped.filters(at: MediaTime(value: 1, timescale: 1))[0]
+        #expect(abs(halfway.number("amount") - 0.4) < 1e-9 && halfway.clock == 1)
+        #expect(ramped.filters(at: .zero)[0].isIdentity, "amount 0 at the start: skipped")
     }
 
     @Test func aLayerWithGrainIsNeverStaticAndItsSnapshotsCarryTheirTime() throws {
