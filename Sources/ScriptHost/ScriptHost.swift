@@ -23,7 +23,8 @@ package final class ScriptHost {
     /// The effect versions a script's folder locks (module → version; nil: no lock), read by
     /// the embedder (`moonreel` reads its effects.lock). A locked effect is loaded only from
     /// that folder's effects/ and at that version.
-    package var lockedEffects: (_ folder: String) -> [String: String]? = { _ in nil }
+    /// A lock that cannot be read throws (the `require` fails saying why).
+    package var lockedEffects: (_ folder: String) throws -> [String: String]? = { _ in nil }
     /// Registers globals (such as `av`) in each new effect state, before its sandbox is
     /// built; `effectPolicy.allowedGlobals` then decides which of their fields effects see.
     package var prepareEffectState: (LuaState) throws -> Void = { _ in }
@@ -350,7 +351,12 @@ package final class ScriptHost {
                                        + (loadingEffects + [module]).map { "effects.\($0)" }.joined(separator: " → "))
         }
         let found = try locator.find(module)
-        let locked = searchPath.scriptDirectory.flatMap { folder in lockedEffects(folder)?[module].map { (folder, $0) } }
+        let locked: (String, String)?
+        do {
+            locked = try searchPath.scriptDirectory.flatMap { folder in try lockedEffects(folder)?[module].map { (folder, $0) } }
+        } catch {
+            throw PositionedFromScript("module 'effects.\(module)': \(error)")
+        }
         if let (folder, version) = locked, !found.location.hasPrefix(folder + "/effects/") {
             throw PositionedFromScript("module 'effects.\(module)' is locked at \(version) by \(folder)/effects.lock but not installed in "
                                        + "\(folder)/effects (found: \(found.location)); run `moonreel effects install --frozen` there")

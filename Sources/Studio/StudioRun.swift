@@ -286,6 +286,7 @@ final class ScriptRun {
         defer { readFiles = host.api.readFiles.statesWhenRead.mapValues { $0 }.merging([path: script]) { read, _ in read } }
         host.strict = options.strict
         host.scripts.parameterValues = options.parameterValues
+        host.scripts.lockedEffects = options.lockedEffects
         host.scripts.parameterOverrides = scriptOverrides
         defer {
             let declared = host.scripts.declaredParameters ?? []

@@ -29,6 +29,9 @@ public final class StudioSession: Sendable {
         /// far apart are copied small in the background, and previewed from the copy once it
         /// is made (nil: the sources always).
         public var proxies: ProxyCache?
+        /// The effect versions a script's folder locks (its effects.lock), as `moonreel run`
+        /// reads them; nil: none. Throws for a lock that cannot be read.
+        public var lockedEffects: @Sendable (_ folder: String) throws -> [String: String]? = { _ in nil }
         /// The defaults: no arguments, default limits and search path, a 960×540 preview.
         public init() {}
     }

@@ -117,10 +117,10 @@ struct EffectLock: Codable, Equatable {
         }
     }
 
-    /// The versions the lock in `folder` records, by effect; nil without a lock (or with
-    /// one that cannot be read: `effects install` says why).
-    static func versions(in folder: String) -> [String: String]? {
-        guard let lock = try? read(in: folder) else { return nil }
+    /// The versions the lock in `folder` records, by effect; nil without a lock. A lock that
+    /// cannot be read is refused (a script must not run unlocked because its lock is damaged).
+    @Sendable static func versions(in folder: String) throws -> [String: String]? {
+        guard let lock = try read(in: folder) else { return nil }
         return Dictionary(lock.effects.map { ($0.name, $0.version) }, uniquingKeysWith: { first, _ in first })
     }
 

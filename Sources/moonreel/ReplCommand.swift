@@ -32,6 +32,7 @@ struct Repl: ParsableCommand {
             probe: { path in ProbeReport.text(try Asset(path: path)) },
             configureHost: { host in
                 host.overwriteOutputs = overwrite
+                host.scripts.lockedEffects = EffectLock.versions(in:)
                 display.attach(to: host)
                 display.quiet = quiet
                 host.onDiagnostic = { display.report($0) }

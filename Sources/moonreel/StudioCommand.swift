@@ -48,6 +48,7 @@ struct StudioCommand: ParsableCommand {
         options.arguments = arguments.first == "--" ? Array(arguments.dropFirst()) : arguments
         options.limits = common.limits
         options.effectSearchPath = .fromEnvironment()
+        options.lockedEffects = EffectLock.versions(in:)
         options.previewSize = try previewSize()
         options.overwriteOutputs = common.overwrite
         options.strict = common.strict

@@ -124,6 +124,16 @@ import TestSupport
         #expect(changed.status == 1)
         #expect(changed.err.contains("use.lua:1: module 'effects.box' is locked at 1.2.0 by ./effects.lock, but ./effects/box/init.lua is 1.3.0; run `moonreel effects install --frozen` there"),
                 "\(changed.err)")
+        // The REPL reads the lock as `run` does (a script loaded there finds its effects/).
+        try "require \"effects.box\"\n".write(toFile: project + "/need.lua", atomically: true, encoding: .utf8)
+        let typed = try Tool.run("/bin/sh", ["-c", "cd \"$1\" && printf ':load need.lua\\n' | \"$2\" repl", "sh", project, Moonreel.executable],
+                                 environment: ["XDG_DATA_HOME": dataHome, "MOONREEL_PATH": ""], timeout: 60)
+        #expect(typed.err.contains("module 'effects.box' is locked at 1.2.0 by ./effects.lock, but ./effects/box/init.lua is 1.3.0"), "\(typed.out) \(typed.err)")
+        // A lock that cannot be read stops the require instead of being passed over.
+        try "{ \"lockVersion\": 1, \"effects\": [ { \"name\": \"box\" ".write(toFile: project + "/effects.lock", atomically: true, encoding: .utf8)
+        let damaged = try moonreel(["run", "use.lua", try Fixtures.solid("black", seconds: 1, size: "320x240", tone: nil), project + "/z.png"], in: project)
+        #expect(damaged.status == 1 && damaged.err.split(separator: "\n").count == 1, "\(damaged.err)")
+        #expect(damaged.err.contains("use.lua:1: module 'effects.box': ./effects.lock cannot be read ("), "\(damaged.err)")
     }
 
     @Test func aTamperedArchiveIsRefused() throws {
