@@ -183,6 +183,12 @@ enum GitSource {
                 doing: "cannot check out \(ref) of \(url)")
     }
 
+    /// The tags of `url` that are semantic versions newer than `locked`, newest first; a
+    /// pre-release (`2.0.0-beta.1`) only when `locked` is one, as npm's latest leaves them out.
+    static func newerVersionTags(of url: String, than locked: EffectVersion) throws -> [(tag: String, version: EffectVersion)] {
+        try versionTags(of: url).filter { $0.version > locked && ($0.version.prerelease == nil || locked.prerelease != nil) }
+    }
+
     /// The tags of `url` that are semantic versions (`v1.2.0` or `1.2.0`), newest first.
     static func versionTags(of url: String) throws -> [(tag: String, version: EffectVersion)] {
         let listing = try git(["ls-remote", "--tags", "--refs", "--", url], doing: "cannot list the tags of \(url)")

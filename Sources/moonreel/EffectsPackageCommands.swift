@@ -108,7 +108,7 @@ extension Effects {
                 var rows: [[String]] = []
                 for entry in lock.effects where entry.source.hasPrefix("git+") {
                     let (url, _) = try GitSource.parse(entry.source)
-                    guard let latest = try GitSource.versionTags(of: url).first, let locked = EffectVersion(entry.version), latest.version > locked else { continue }
+                    guard let locked = EffectVersion(entry.version), let latest = try GitSource.newerVersionTags(of: url, than: locked).first else { continue }
                     rows.append([entry.name, entry.version, latest.tag])
                 }
                 guard !rows.isEmpty else {
@@ -144,12 +144,12 @@ extension Effects {
                 let installer = EffectPackageInstaller(host: host, folder: here + "/effects", overwrite: true)
                 for entry in lock.effects where entry.source.hasPrefix("git+") && (name == nil || entry.name == name) {
                     let (url, _) = try GitSource.parse(entry.source)
-                    // What the other locked effects accept of this one.
-                    let ranges = lock.effects.filter { $0.name != entry.name }.compactMap { other in
-                        (try? host.scripts.effectInfo(named: other.name))?.requiresEffects[entry.name].flatMap(EffectVersionRange.init)
+                    // What the other locked effects accept of this one (one that cannot be read stops the update).
+                    let ranges = try lock.effects.filter { $0.name != entry.name }.compactMap { other in
+                        try host.scripts.effectInfo(named: other.name).requiresEffects[entry.name].flatMap(EffectVersionRange.init)
                     }
                     guard let locked = EffectVersion(entry.version),
-                          let newest = try GitSource.versionTags(of: url).first(where: { tag in tag.version > locked && ranges.allSatisfy { $0.contains(tag.version) } }) else {
+                          let newest = try GitSource.newerVersionTags(of: url, than: locked).first(where: { tag in ranges.allSatisfy { $0.contains(tag.version) } }) else {
                         print("\(entry.name) \(entry.version.oneLine): no newer version tag it can move to")
                         continue
                     }

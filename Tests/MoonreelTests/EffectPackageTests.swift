@@ -240,7 +240,8 @@ import TestSupport
 
         let outdated = try moonreel(["effects", "outdated"], in: project)
         #expect(outdated.status == 0, "\(outdated.err)")
-        #expect(outdated.out == "name  locked  latest\nfill  1.0.0   v2.0.0-beta\n", "\(outdated.out)")
+        // A pre-release is not the latest for a project on releases (as npm's latest).
+        #expect(outdated.out == "name  locked  latest\nfill  1.0.0   v1.1.0\n", "\(outdated.out)")
 
         // Another project pins 1.0.0 and keeps it.
         let other = try folder("other")
