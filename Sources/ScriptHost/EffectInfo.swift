@@ -72,7 +72,7 @@ package struct EffectInfo: Sendable, Equatable {
 
 package struct EffectParameter: Sendable, Equatable {
     package let name: String
-    /// number, integer, string, boolean, table, function, color, point, any, or one of the
+    /// number, integer, string, boolean, table, function, color, point, size, any, or one of the
     /// embedder's object types (`EffectPolicy.objectTypes`: image).
     package let type: String
     /// The default as a script would write it (`48`, `"white"`, `{1, 1, 1, 1}`), or nil.

@@ -73,7 +73,7 @@ import TestSupport
             return { name = "odd", parameters = { { name = "x", type = "picture" } }, apply = function() end }
             """.write(toFile: folder + "/odd.lua", atomically: true, encoding: .utf8)
         let odd = try moonreel(["effects", "install", folder + "/odd.lua"], data: Fixtures.scratchPath("data"))
-        #expect(odd.err.contains("parameter x has type \"picture\"; use number, integer, string, boolean, table, function, color, point, any, asset or image"), "\(odd.err)")
+        #expect(odd.err.contains("parameter x has type \"picture\"; use number, integer, string, boolean, table, function, color, point, size, any, asset or image"), "\(odd.err)")
     }
 
     // MARK: Measuring text

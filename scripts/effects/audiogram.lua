@@ -25,7 +25,7 @@ return {
   author = "Moonreel",
   license = "MIT",
   parameters = {
-    { name = "renderSize", type = "table", required = true, doc = "{width, height} of the video composition" },
+    { name = "renderSize", type = "size", min = 64, max = 16384, required = true, doc = "{width, height} of the video composition" },
     { name = "sound", type = "asset", required = true, doc = "av.asset(path) of the clip whose sound is shown (laid from 0 s)" },
     { name = "cover", type = "image", doc = "av.image(path) of the cover art (cropped to a square); nil: a square of accentColor" },
     { name = "title", type = "string", default = "Episode 42: Night trains", doc = "the episode's title (bold, up to two lines)" },
@@ -47,10 +47,7 @@ return {
   previewAt = 3,
 
   apply = function(p)
-    local width, height = p.renderSize[1] or p.renderSize.width, p.renderSize[2] or p.renderSize.height
-    if type(width) ~= "number" or type(height) ~= "number" or width < 64 or height < 64 then
-      error('effect "audiogram": parameter renderSize must be {width, height} of at least 64 pixels each', 2)
-    end
+    local width, height = p.renderSize.width, p.renderSize.height
     local short = math.min(width, height)
     local margin = math.floor(short * 0.07 + 0.5)
     local layout = width >= height * 1.25 and "landscape" or (height >= width * 1.25 and "portrait" or "square")

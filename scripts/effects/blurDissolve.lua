@@ -18,7 +18,7 @@ return {
   previewAt = 0.5,
 
   apply = function(p)
-    local height = p.renderSize[2] or p.renderSize.height
+    local height = p.renderSize.height
     local strongest = math.min(200, p.radius * height / 1080)
     return {
       outgoing = { blur = { 0, strongest }, opacity = { 1, 0 } },

@@ -20,7 +20,7 @@ return {
   author = "Moonreel",
   license = "MIT",
   parameters = {
-    { name = "renderSize", type = "table", required = true, doc = "{width, height} of the video composition" },
+    { name = "renderSize", type = "size", min = 16, max = 16384, required = true, doc = "{width, height} of the video composition" },
     { name = "style", type = "string", default = "solid", choices = { "solid", "double", "polaroid" }, doc = "solid: one band; double: a band and a thin line inside it; polaroid: a band with a thicker bottom edge that takes the caption" },
     { name = "width", type = "number", min = 0.001, max = 0.25, default = 0.03, doc = "width of the band, fraction of the frame's shorter side (at least 1 pixel)" },
     { name = "color", type = "color", default = "white", doc = "colour of the band" },
@@ -38,7 +38,7 @@ return {
   example = { renderSize = { 1280, 720 }, style = "double", cornerRadius = 0.03 },
 
   apply = function(p)
-    local width, height = p.renderSize[1] or p.renderSize.width, p.renderSize[2] or p.renderSize.height
+    local width, height = p.renderSize.width, p.renderSize.height
     local short = math.min(width, height)
     local band = math.max(1, math.floor(short * p.width + 0.5))
     local bottom = band

@@ -20,7 +20,7 @@ return {
   author = "Moonreel",
   license = "MIT",
   parameters = {
-    { name = "renderSize", type = "table", required = true, doc = "{width, height} of the video composition" },
+    { name = "renderSize", type = "size", min = 16, max = 16384, required = true, doc = "{width, height} of the video composition" },
     { name = "text", type = "string", default = "Subscribe", doc = "the words on the button" },
     { name = "start", type = "number", min = 0, max = 86400, default = 1, doc = "composition time in seconds at which the button pops in" },
     { name = "duration", type = "number", min = 0.2, max = 86400, default = 4, doc = "seconds it is shown, pop-in and exit included" },
@@ -49,7 +49,7 @@ return {
   previewAt = 2,
 
   apply = function(p)
-    local width, height = p.renderSize[1] or p.renderSize.width, p.renderSize[2] or p.renderSize.height
+    local width, height = p.renderSize.width, p.renderSize.height
     local short = math.min(width, height)
     local size = math.max(8, math.floor(short * p.textHeight + 0.5))
     local margin = math.floor(short * p.margin + 0.5)

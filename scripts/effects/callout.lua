@@ -24,7 +24,7 @@ return {
   author = "Moonreel",
   license = "MIT",
   parameters = {
-    { name = "renderSize", type = "table", required = true, doc = "{width, height} of the video composition" },
+    { name = "renderSize", type = "size", min = 16, max = 16384, required = true, doc = "{width, height} of the video composition" },
     { name = "text", type = "string", default = "Look here", doc = "the label" },
     { name = "target", type = "table", default = { 0.62, 0.42 }, doc = "{x, y}: the point, fractions of the frame from its top-left corner; ignored with a path" },
     { name = "path", type = "table", doc = "keyframes { { time =, x =, y = }, … } that the point follows: times in seconds of the video, increasing; x and y fractions of the frame" },
@@ -45,10 +45,7 @@ return {
   previewAt = 1.5,
 
   apply = function(p)
-    local width, height = p.renderSize[1] or p.renderSize.width, p.renderSize[2] or p.renderSize.height
-    if type(width) ~= "number" or type(height) ~= "number" or width < 16 or height < 16 then
-      error('effect "callout": parameter renderSize must be {width, height} of at least 16 pixels each', 2)
-    end
+    local width, height = p.renderSize.width, p.renderSize.height
     local function fractionPair(value, name)
       local x, y = value[1] or value.x, value[2] or value.y
       if type(x) ~= "number" or type(y) ~= "number" or x < 0 or x > 1 or y < 0 or y > 1 then

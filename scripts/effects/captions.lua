@@ -26,7 +26,7 @@ return {
   license = "MIT",
   parameters = {
     { name = "cues", type = "table", required = true, doc = "cues {text=, start=, finish=, words=} from av.readCues (words: {text=, start=, finish=, firstCharacter=, lastCharacter=})" },
-    { name = "renderSize", type = "table", required = true, doc = "{width, height} of the video composition" },
+    { name = "renderSize", type = "size", min = 16, max = 16384, required = true, doc = "{width, height} of the video composition" },
     { name = "lines", type = "integer", min = 1, max = 3, default = 2, doc = "lines shown at a time (a page)" },
     { name = "wordsPerLine", type = "integer", min = 1, max = 30, default = 4, doc = "at most this many words on a line (fewer when they do not fit the width)" },
     { name = "position", type = "string", default = "bottom", choices = { "bottom", "middle", "top" }, doc = "which third of the frame (of the free area in 9:16) the page is centred in" },
@@ -49,10 +49,7 @@ return {
   previewAt = 1.5,
 
   apply = function(p)
-    local width, height = p.renderSize[1] or p.renderSize.width, p.renderSize[2] or p.renderSize.height
-    if type(width) ~= "number" or type(height) ~= "number" or width < 16 or height < 16 then
-      error('effect "captions": parameter renderSize must be {width, height} of at least 16 pixels each', 2)
-    end
+    local width, height = p.renderSize.width, p.renderSize.height
     local reference = math.min(width, height)
 
     -- Capitals for Latin (with Latin-1 and Extended-A accents), Greek and Cyrillic:

@@ -27,7 +27,7 @@ return {
   previewAt = 0.4,
 
   apply = function(p)
-    local width, height = p.renderSize[1] or p.renderSize.width, p.renderSize[2] or p.renderSize.height
+    local width, height = p.renderSize.width, p.renderSize.height
     local cx, cy = p.center.x, p.center.y
     -- Counter-clockwise is the clockwise wipe mirrored left to right.
     local mirrored = not p.clockwise

@@ -16,7 +16,7 @@ return {
   author = "Moonreel",
   license = "MIT",
   parameters = {
-    { name = "renderSize", type = "table", required = true, doc = "{width, height} of the video composition" },
+    { name = "renderSize", type = "size", min = 16, max = 16384, required = true, doc = "{width, height} of the video composition" },
     { name = "from", type = "integer", min = 1, max = 999, default = 3, doc = "the first number shown" },
     { name = "step", type = "number", min = 0.1, max = 60, default = 1, doc = "seconds each number is shown" },
     { name = "start", type = "number", min = 0, default = 0.5, doc = "seconds: when the first number pops in" },
@@ -41,10 +41,7 @@ return {
   previewAt = 1,
 
   apply = function(p)
-    local width, height = p.renderSize[1] or p.renderSize.width, p.renderSize[2] or p.renderSize.height
-    if type(width) ~= "number" or type(height) ~= "number" or width < 16 or height < 16 then
-      error('effect "countdown": parameter renderSize must be {width, height} of at least 16 pixels each', 2)
-    end
+    local width, height = p.renderSize.width, p.renderSize.height
     local reference = math.min(width, height)
     local cx, cy = width / 2, height / 2
     local size = math.max(6, math.floor(reference * p.size))

@@ -25,7 +25,7 @@ return {
   previewAt = 0.5,
 
   apply = function(p)
-    local width, height = p.renderSize[1] or p.renderSize.width, p.renderSize[2] or p.renderSize.height
+    local width, height = p.renderSize.width, p.renderSize.height
     local degrees = p.direction and ({ right = 0, down = 90, left = 180, up = 270 })[p.direction] or p.angle
     local ux, uy = math.cos(math.rad(degrees)), math.sin(math.rad(degrees))
     -- Where the frame's corners lie along the way the edge travels; the blur reaches 2 × softness.

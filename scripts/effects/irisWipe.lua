@@ -26,7 +26,7 @@ return {
   previewAt = 0.5,
 
   apply = function(p)
-    local width, height = p.renderSize[1] or p.renderSize.width, p.renderSize[2] or p.renderSize.height
+    local width, height = p.renderSize.width, p.renderSize.height
     local cx, cy = p.center.x * width, p.center.y * height
     -- Half-extents that reach the farthest corner (plus the blur, which eats into the edge).
     local dx, dy = math.max(cx, width - cx) + p.softness * 2, math.max(cy, height - cy) + p.softness * 2

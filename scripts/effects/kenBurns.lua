@@ -17,7 +17,7 @@ return {
   author = "Moonreel",
   license = "MIT",
   parameters = {
-    { name = "renderSize", type = "table", required = true, doc = "{width, height} of the video composition" },
+    { name = "renderSize", type = "size", min = 16, max = 16384, required = true, doc = "{width, height} of the video composition" },
     { name = "image", type = "image", required = true, doc = "av.image(path) of the photo" },
     { name = "start", type = "number", min = 0, max = 36000, default = 0, doc = "seconds into the video it appears" },
     { name = "duration", type = "number", min = 0.04, max = 36000, default = 5, doc = "seconds it is shown and moves" },
@@ -30,7 +30,7 @@ return {
   previewAt = 3,
 
   apply = function(p)
-    local width, height = p.renderSize[1] or p.renderSize.width, p.renderSize[2] or p.renderSize.height
+    local width, height = p.renderSize.width, p.renderSize.height
     local function framing(value, name)
       if type(value.zoom) ~= "number" or value.zoom < 0.1 or value.zoom > 100 then
         error(('effect "kenBurns": %s.zoom must be a number in 0.1…100, got %s'):format(name, tostring(value.zoom)), 0)

@@ -10,7 +10,7 @@ return {
   author = "Moonreel",
   license = "MIT",
   parameters = {
-    { name = "renderSize", type = "table", required = true, doc = "{width, height} of the video composition" },
+    { name = "renderSize", type = "size", min = 16, max = 16384, required = true, doc = "{width, height} of the video composition" },
     { name = "logo", type = "image", required = true, doc = "av.image(path) of the logo (a PNG with transparency looks best)" },
     { name = "corner", type = "string", default = "topRight", choices = { "topLeft", "topRight", "bottomLeft", "bottomRight" }, doc = "which corner" },
     { name = "size", type = "number", min = 0.02, max = 0.5, default = 0.08, doc = "logo height as a fraction of the frame's shorter side" },
@@ -24,7 +24,7 @@ return {
   previewAt = 2,
 
   apply = function(p)
-    local width, height = p.renderSize[1] or p.renderSize.width, p.renderSize[2] or p.renderSize.height
+    local width, height = p.renderSize.width, p.renderSize.height
     local shorter = math.min(width, height)
     local logoHeight = math.max(1, math.floor(shorter * p.size + 0.5))
     local logoWidth = math.max(1, math.floor(logoHeight * p.logo.size.width / p.logo.size.height + 0.5))

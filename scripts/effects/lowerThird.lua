@@ -19,7 +19,7 @@ return {
   author = "Moonreel",
   license = "MIT",
   parameters = {
-    { name = "renderSize", type = "table", required = true, doc = "{width, height} of the video composition" },
+    { name = "renderSize", type = "size", min = 16, max = 16384, required = true, doc = "{width, height} of the video composition" },
     { name = "name", type = "string", default = "Ana Ribeiro", doc = "the person's name (large, bold)" },
     { name = "role", type = "string", doc = "the second, smaller line (title, place…); nil or \"\" for none" },
     { name = "start", type = "number", min = 0, default = 1, doc = "seconds: when it starts sliding in" },
@@ -41,10 +41,7 @@ return {
   previewAt = 2,
 
   apply = function(p)
-    local width, height = p.renderSize[1] or p.renderSize.width, p.renderSize[2] or p.renderSize.height
-    if type(width) ~= "number" or type(height) ~= "number" or width < 16 or height < 16 then
-      error('effect "lowerThird": parameter renderSize must be {width, height} of at least 16 pixels each', 2)
-    end
+    local width, height = p.renderSize.width, p.renderSize.height
     local reference = math.min(width, height)
     local role = (p.role and p.role ~= "") and p.role or nil
 

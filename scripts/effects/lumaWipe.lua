@@ -27,7 +27,7 @@ return {
   previewAt = 0.5,
 
   apply = function(p)
-    local width, height = p.renderSize[1] or p.renderSize.width, p.renderSize[2] or p.renderSize.height
+    local width, height = p.renderSize.width, p.renderSize.height
     local mask = av.layer{ frame = { 0, 0, width, height }, contents = p.image, contentsGravity = "resize" }
     -- The threshold passes the whole band: at the start no pixel is under it, at the end every one.
     local from, to = -p.softness / 2 - 0.001, 1 + p.softness / 2 + 0.001

@@ -17,7 +17,7 @@ return {
   license = "MIT",
   parameters = {
     { name = "cues", type = "table", required = true, doc = "cues {text=, start=, finish=, words=} from av.readCues" },
-    { name = "renderSize", type = "table", required = true, doc = "{width, height} of the video composition" },
+    { name = "renderSize", type = "size", min = 16, max = 16384, required = true, doc = "{width, height} of the video composition" },
     { name = "font", type = "string", default = "Noto Sans CJK JP", doc = "font family (fontconfig falls back per glyph)" },
     { name = "fontSize", type = "number", min = 1, max = 1000, doc = "pixels; default: a fourteenth of the frame's shorter side (its height in landscape, its width in portrait)" },
     { name = "fontWeight", type = "any", default = "bold", doc = "100…900, \"normal\" or \"bold\"" },
@@ -41,7 +41,7 @@ return {
               cues = { { text = "Hello, summer night", start = 0.5, finish = 2.5 }, { text = "goodbye", start = 2.5, finish = 4 } } },
 
   apply = function(p)
-    local width, height = p.renderSize[1] or p.renderSize.width, p.renderSize[2] or p.renderSize.height
+    local width, height = p.renderSize.width, p.renderSize.height
     -- Sized by the shorter side: a portrait phone video gets lines of as many words as a
     -- landscape one, not a few words cut with an ellipsis.
     local size = p.fontSize or math.max(12, math.floor(math.min(width, height) / 14))

@@ -30,7 +30,7 @@ return {
   author = "Moonreel",
   license = "MIT",
   parameters = {
-    { name = "renderSize", type = "table", required = true, doc = "{width, height} of the video composition" },
+    { name = "renderSize", type = "size", min = 16, max = 16384, required = true, doc = "{width, height} of the video composition" },
     { name = "rect", type = "table", doc = "{x, y, width, height} of the inset, fractions 0…1 of the frame from its top-left corner; default: placed by corner, scale, margin and aspect as av.pictureInPicture places it" },
     { name = "corner", type = "string", default = "bottomRight", choices = { "topLeft", "topRight", "bottomLeft", "bottomRight" }, doc = "without rect: the corner, as av.pictureInPicture's" },
     { name = "scale", type = "number", min = 0.05, max = 1, default = 0.3, doc = "without rect: the inset's width as a fraction of the frame's, as av.pictureInPicture's" },
@@ -55,7 +55,7 @@ return {
   example = { renderSize = { 1280, 720 }, corner = "topRight", label = "Screen share" },
 
   apply = function(p)
-    local width, height = p.renderSize[1] or p.renderSize.width, p.renderSize[2] or p.renderSize.height
+    local width, height = p.renderSize.width, p.renderSize.height
     local short = math.min(width, height)
     local function round(v) return math.floor(v + 0.5) end
 

@@ -17,7 +17,7 @@ return {
   author = "Moonreel",
   license = "MIT",
   parameters = {
-    { name = "renderSize", type = "table", required = true, doc = "{width, height} of the video composition" },
+    { name = "renderSize", type = "size", min = 16, max = 16384, required = true, doc = "{width, height} of the video composition" },
     { name = "duration", type = "number", min = 0.01, max = 86400, required = true, doc = "seconds the bar takes to fill (e.g. comp.duration)" },
     { name = "start", type = "number", min = 0, max = 86400, default = 0, doc = "composition time in seconds at which the bar starts filling" },
     { name = "position", type = "string", default = "bottom", choices = { "bottom", "top" }, doc = "which edge the bar runs along" },
@@ -32,7 +32,7 @@ return {
   previewAt = 4,
 
   apply = function(p)
-    local width, height = p.renderSize[1] or p.renderSize.width, p.renderSize[2] or p.renderSize.height
+    local width, height = p.renderSize.width, p.renderSize.height
     local gap = math.floor(math.min(width, height) * p.margin + 0.5)
     local thick = math.max(2, math.floor(height * p.thickness + 0.5))
     local length = width - 2 * gap       -- at least half the width: margin ≤ a quarter of the shorter side

@@ -22,7 +22,7 @@ return {
   previewAt = 0.5,
 
   apply = function(p)
-    local width, height = p.renderSize[1] or p.renderSize.width, p.renderSize[2] or p.renderSize.height
+    local width, height = p.renderSize.width, p.renderSize.height
     local steps = { left = { -width, 0 }, right = { width, 0 }, up = { 0, -height }, down = { 0, height } }
     -- Offsets are in the frame's pixels, y down.
     local dx, dy = table.unpack(steps[p.direction])

@@ -19,7 +19,7 @@ return {
   author = "Moonreel",
   license = "MIT",
   parameters = {
-    { name = "renderSize", type = "table", required = true, doc = "{width, height} of the video composition" },
+    { name = "renderSize", type = "size", min = 16, max = 16384, required = true, doc = "{width, height} of the video composition" },
     { name = "text", type = "string", default = "Moonreel news ticker", doc = "the crawling text (one line; line breaks become spaces)" },
     { name = "separator", type = "string", default = "  •  ", doc = "put between repeats of the text" },
     { name = "label", type = "string", doc = "text of the box at the band's left end, e.g. \"BREAKING\"; nil or \"\" for none" },
@@ -42,10 +42,7 @@ return {
   previewAt = 2,
 
   apply = function(p)
-    local width, height = p.renderSize[1] or p.renderSize.width, p.renderSize[2] or p.renderSize.height
-    if type(width) ~= "number" or type(height) ~= "number" or width < 16 or height < 16 then
-      error('effect "ticker": parameter renderSize must be {width, height} of at least 16 pixels each', 2)
-    end
+    local width, height = p.renderSize.width, p.renderSize.height
     local text = p.text:gsub("[\r\n\t]+", " ")
     if not text:match("%S") then error('effect "ticker": parameter text must have something to show, got "' .. p.text .. '"', 2) end
     local reference = math.min(width, height)

@@ -23,7 +23,7 @@ return {
   author = "Moonreel",
   license = "MIT",
   parameters = {
-    { name = "renderSize", type = "table", required = true, doc = "{width, height} of the video composition" },
+    { name = "renderSize", type = "size", min = 16, max = 16384, required = true, doc = "{width, height} of the video composition" },
     { name = "title", type = "string", default = "Title", doc = "the title (\"\\n\" starts another line)" },
     { name = "subtitle", type = "string", doc = "a smaller line under the title; nil or \"\" for none" },
     { name = "start", type = "number", min = 0, default = 0.5, doc = "seconds: when it starts coming in" },
@@ -50,10 +50,7 @@ return {
   previewAt = 2.5,
 
   apply = function(p)
-    local width, height = p.renderSize[1] or p.renderSize.width, p.renderSize[2] or p.renderSize.height
-    if type(width) ~= "number" or type(height) ~= "number" or width < 16 or height < 16 then
-      error('effect "title": parameter renderSize must be {width, height} of at least 16 pixels each', 2)
-    end
+    local width, height = p.renderSize.width, p.renderSize.height
     local reference = math.min(width, height)
     local safe = p.safeArea
     if safe == nil then safe = height >= width * 16 / 9 - 1 end

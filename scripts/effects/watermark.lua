@@ -10,7 +10,7 @@ return {
   author = "Moonreel",
   license = "MIT",
   parameters = {
-    { name = "renderSize", type = "table", required = true, doc = "{width, height} of the video composition" },
+    { name = "renderSize", type = "size", min = 16, max = 16384, required = true, doc = "{width, height} of the video composition" },
     { name = "logo", type = "any", doc = "av.image(path) of the logo, or nil for none" },
     { name = "logoCorner", type = "string", default = "topLeft", choices = { "topLeft", "topRight", "bottomLeft", "bottomRight" }, doc = "which corner the logo is in" },
     { name = "logoHeight", type = "number", min = 0.01, max = 1, default = 0.1, doc = "logo height as a fraction of the video height" },
@@ -29,7 +29,7 @@ return {
     if type(p.logo) == "string" then
       error(('effect "watermark": logo must be an image: pass av.image("%s")'):format(p.logo), 2)
     end
-    local width, height = p.renderSize[1] or p.renderSize.width, p.renderSize[2] or p.renderSize.height
+    local width, height = p.renderSize.width, p.renderSize.height
     local margin = math.floor(height * p.margin)
     -- Laid out from the top, y down (UIKit's way): the container flips its sublayers'
     -- geometry, so it can sit in any Core Animation tree (origin bottom-left, y up).

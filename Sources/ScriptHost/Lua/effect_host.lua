@@ -76,6 +76,7 @@ local typePhrases = {
   number = "a number", integer = "an integer", string = "a string", boolean = "a boolean",
   table = "a table", ["function"] = "a function",
   color = 'a color (a name, "#RRGGBB" or {r, g, b, a})', any = "any value", point = "a point {x, y}",
+  size = "a size {width, height}",
 }
 
 -- The embedder's object types (image): a value is one when its metatable is named so.
@@ -84,7 +85,7 @@ for name, objectType in next, objectTypes do typePhrases[name] = objectType.phra
 local objectTypeNames = {}
 for name in next, objectTypes do objectTypeNames[#objectTypeNames + 1] = name end
 table.sort(objectTypeNames)
-local typeNames = { "number", "integer", "string", "boolean", "table", "function", "color", "point", "any" }
+local typeNames = { "number", "integer", "string", "boolean", "table", "function", "color", "point", "size", "any" }
 for i = 1, #objectTypeNames do typeNames[#typeNames + 1] = objectTypeNames[i] end
 local typeList = concat(typeNames, ", ", 1, #typeNames - 1) .. " or " .. typeNames[#typeNames]
 
@@ -118,18 +119,20 @@ local function check(parameter, value)
     if not ok or type(color) ~= "function" then return type(value) == "string" or type(value) == "table", value end
     return (pcall(color, value)), value
   end
-  if kind == "point" then
-    -- {x, y} or {x =, y =}, each within min…max: passed on as both.
+  if kind == "point" or kind == "size" then
+    -- {x, y} or {x =, y =} ({width, height} or {width =, height =}), each within min…max
+    -- (a size's above 0): passed on both ways.
     if type(value) ~= "table" then return false end
-    local x, y = rawget(value, 1), rawget(value, 2)
-    if x == nil and y == nil then x, y = rawget(value, "x"), rawget(value, "y") end
-    for _, coordinate in next, { x, y } do
-      if type(coordinate) ~= "number" or coordinate ~= coordinate or (parameter.min and coordinate < parameter.min)
-         or (parameter.max and coordinate > parameter.max) then
+    local first, second = kind == "point" and "x" or "width", kind == "point" and "y" or "height"
+    local a, b = rawget(value, 1), rawget(value, 2)
+    if a == nil and b == nil then a, b = rawget(value, first), rawget(value, second) end
+    for _, number in next, { a, b } do
+      if type(number) ~= "number" or number ~= number or (parameter.min and number < parameter.min)
+         or (parameter.max and number > parameter.max) or (kind == "size" and not (number > 0 and number < math.huge)) then
         return false
       end
     end
-    return true, { x, y, x = x, y = y }
+    return true, { a, b, [first] = a, [second] = b }
   end
   if parameter.choices then
     for _, choice in next, parameter.choices do
@@ -207,7 +210,7 @@ end
 -- What av.join gives every transition effect for each join, declared for it unless it
 -- declares them itself.
 local transitionParameters = {
-  { name = "renderSize", type = "table", required = true, doc = "{width, height} of the video composition (the join gives it)" },
+  { name = "renderSize", type = "size", min = 16, max = 16384, required = true, doc = "{width, height} of the video composition (the join gives it)" },
   { name = "start", type = "number", min = 0, max = 86400, default = 0, doc = "seconds into the composition the transition starts (the join gives it)" },
   { name = "duration", type = "number", min = 0.001, max = 3600, default = 1, doc = "seconds the transition lasts (the join gives it)" },
 }
@@ -299,8 +302,8 @@ local function describe(module, definition, location, label)
       if value ~= nil and (type(value) ~= "number" or value ~= value) then
         fail("%s of parameter %s must be a number, got %s", bound, name, show(value))
       end
-      if value ~= nil and parameter.type ~= "number" and parameter.type ~= "integer" and parameter.type ~= "point" then
-        fail("parameter %s has a %s, but only numbers and points have ranges", name, bound)
+      if value ~= nil and parameter.type ~= "number" and parameter.type ~= "integer" and parameter.type ~= "point" and parameter.type ~= "size" then
+        fail("parameter %s has a %s, but only numbers, points and sizes have ranges", name, bound)
       end
     end
     if parameter.default ~= nil and not check(parameter, parameter.default) then

@@ -12,7 +12,7 @@ return {
   author = "",
   license = "MIT",
   parameters = {
-    { name = "renderSize", type = "table", required = true, doc = "{width, height} of the video composition" },
+    { name = "renderSize", type = "size", min = 16, max = 16384, required = true, doc = "{width, height} of the video composition" },
     { name = "text", type = "string", default = "Hello", doc = "what to write" },
     { name = "color", type = "color", default = "white", doc = "text colour" },
     { name = "fadeIn", type = "number", min = 0, max = 10, default = 0.5, doc = "seconds of fade-in" },
@@ -21,7 +21,7 @@ return {
   example = { renderSize = { 640, 360 }, text = "Hello" },
 
   apply = function(p)
-    local width, height = p.renderSize[1] or p.renderSize.width, p.renderSize[2] or p.renderSize.height
+    local width, height = p.renderSize.width, p.renderSize.height
     local size = math.floor(height / 12)
     -- Laid out from the top, y down: the container flips its sublayers' geometry.
     local container = av.layer{ frame = { 0, 0, width, height }, isGeometryFlipped = true }
