@@ -46,6 +46,11 @@ public final class MoonreelHost {
         scripts.onFileRead = { readFiles.record($0) }
         // Each effect's state gets an `av` of its own; the policy shows effects the safe part.
         scripts.prepareEffectState = { [api] state in _ = API(installingIn: state, cancellation: api.exportCancellation) }
+        // At the script line that called the effect: the script's state is inside that call.
+        scripts.onEffectReport = { [api, unowned scripts] effect, isWarning, message, remedy in
+            try api.policy.report(Diagnostic(.effectAdjusted, isWarning ? .warning : .note, "effect \"\(effect)\": \(message)", remedy: remedy),
+                                  at: scripts.lua.L)
+        }
         try installPrint()
         let callbacks = callbacks
         api.policy.exportEvents = { event in callbacks.report(event) }

@@ -98,7 +98,8 @@ private struct TimelineBuilder {
         }
         let layers = [a.trackID, b.trackID].flatMap { layerInstructions(of: $0, over: overlap) }
         if layers.contains(where: { $0.crop.map { ramps($0.timing) } ?? false }) { return .wipe }
-        if layers.contains(where: { ramps($0.opacity.timing) || ramps($0.transform.timing) }) { return .dissolve }
+        // A transition effect's mask or blur has no place in a timeline: the nearest is a dissolve.
+        if layers.contains(where: { ramps($0.opacity.timing) || ramps($0.transform.timing) || $0.mask != nil || !$0.filters.isEmpty }) { return .dissolve }
         return nil
     }
 
@@ -161,7 +162,9 @@ private struct TimelineBuilder {
         let layers = [a.trackID, b.trackID].flatMap { layerInstructions(of: $0, over: join.overlap) }
         let inside = { (spans: [RampSpan]) in spans.contains { $0.duration > .zero && join.overlap.contains($0.start) } }
         let fades = layers.filter { inside($0.opacity.timing) }.count
-        let what = layers.contains(where: { inside($0.transform.timing) }) ? "a slide (the pictures move)"
+        let what = layers.contains(where: { $0.mask != nil }) ? "drawn through a mask (a transition effect such as a clock or luma wipe)"
+            : layers.contains(where: { !$0.filters.isEmpty }) ? "filtered (a transition effect's blur)"
+            : layers.contains(where: { inside($0.transform.timing) }) ? "a slide or zoom (the pictures move)"
             : fades > 1 && join.kind == .dissolve ? "a fade through black" : nil
         guard let what else { return }
         notes.append(Diagnostic(.notInTimeline, .warning, "the transition at \(shortNumber(join.overlap.start.seconds)) s is \(what); timelines hold dissolves and wipes, so it is written as a \(join.kind.rawValue)",

@@ -25,6 +25,10 @@ package final class ScriptHost {
     /// that folder's effects/ and at that version.
     /// A lock that cannot be read throws (the `require` fails saying why).
     package var lockedEffects: (_ folder: String) throws -> [String: String]? = { _ in nil }
+    /// Told what an effect says it did other than as asked (`effect.warn(message [, remedy])`
+    /// or `effect.note`): the effect's name, whether it is a warning, the message and remedy,
+    /// each one line (an effect is a stranger's code). Throwing fails the effect's call.
+    package var onEffectReport: (_ effect: String, _ isWarning: Bool, _ message: String, _ remedy: String?) throws -> Void = { _, _, _, _ in }
     /// Registers globals (such as `av`) in each new effect state, before its sandbox is
     /// built; `effectPolicy.allowedGlobals` then decides which of their fields effects see.
     package var prepareEffectState: (LuaState) throws -> Void = { _ in }
@@ -411,6 +415,14 @@ package final class ScriptHost {
             state.setFunction("asset") { [unowned state] call in
                 call.push(try EffectAssets.resolve(call, in: state))
                 return 1
+            }
+            // effect.warn / effect.note: what it did other than asked, for the run's report.
+            for (name, isWarning) in [("warn", true), ("note", false)] {
+                state.setFunction(name) { [unowned self, unowned state] call in
+                    let line = { (text: String) in String(text.map { $0.isNewline || $0 == "\t" ? " " : $0 }.prefix(500)) }
+                    try onEffectReport(state.effectName ?? "?", isWarning, line(try call.string(1)), try call.optionalString(2).map(line))
+                    return 0
+                }
             }
         } else {
             state.setFunction("observeEffectCall") { [unowned self] call in

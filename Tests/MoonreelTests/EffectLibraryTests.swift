@@ -174,5 +174,31 @@ import TestSupport
                 "halfway: red left of the centre, blue right of it")
         #expect(mean(images[3]).b > 235 && mean(images[3]).r < 20, "end: all blue \(mean(images[3]))")
         #expect(abs(mean(images[4]).r - 128) < 4, "after its time: the video")
+        #expect(!result.err.contains("effectAdjusted"), "framings inside the photo: nothing to say")
+    }
+
+    /// What an effect does other than asked is in the run's report at the line that called
+    /// it (effect.warn / effect.note): kenBurns framing past the photo's edge; under --strict
+    /// the run fails there. A stranger's text is one line.
+    @Test func anEffectSaysWhatItDidOtherThanAsked() throws {
+        let photo = Fixtures.scratchPath("wide.png")
+        try Tool.ffmpeg(["-f", "lavfi", "-i", "color=c=red:size=400x225", "-frames:v", "1", photo])
+        let folder = Fixtures.scratchPath("says"), script = folder + "/frame.lua"
+        try FileManager.default.createDirectory(atPath: folder + "/effects", withIntermediateDirectories: true)
+        try """
+            return { name = "chatty", apply = function(p) effect.note("picked\\nthe blue\\tone", "give color") return av.layer{} end }
+            """.write(toFile: folder + "/effects/chatty.lua", atomically: true, encoding: .utf8)
+        try """
+            local kenBurns = require "effects.kenBurns"
+            local drift = kenBurns{ renderSize = { 640, 360 }, image = av.image(arg[1]), from = { zoom = 1, x = 0.2, y = 0.5 } }
+            require("effects.chatty"){}
+            """.write(toFile: script, atomically: true, encoding: .utf8)
+        let result = try Moonreel.run(["run", script, photo])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.errorLines.contains { $0.contains("frame.lua:2: effect \"kenBurns\": the from framing (zoom 1 at 0.2, 0.5) shows past the photo's left edge")
+                                             && $0.hasSuffix("[effectAdjusted]") && $0.contains("warning") }, "\(result.err)")
+        #expect(result.errorLines.contains { $0.contains("frame.lua:3: effect \"chatty\": picked the blue one; give color") }, "one line: \(result.err)")
+        let strict = try Moonreel.run(["run", "--strict", script, photo])
+        #expect(strict.status == 1 && strict.err.contains("strict: effect \"kenBurns\": the from framing"), "\(strict.err)")
     }
 }

@@ -205,7 +205,7 @@ import TestSupport
         let warnings = result.errorLines.filter { $0.contains("[notInTimeline]") }
         #expect(warnings.contains { $0.contains("test.lua:8: ") && $0.contains("the text layer \"Day one\" of the animation tool is left out of the timeline") }, "\(result.err)")
         #expect(warnings.contains { $0.contains("filter \"colorControls\" is left out") }, "\(result.err)")
-        #expect(warnings.contains { $0.contains("is a slide (the pictures move); timelines hold dissolves and wipes, so it is written as a dissolve") }, "\(result.err)")
+        #expect(warnings.contains { $0.contains("is a slide or zoom (the pictures move); timelines hold dissolves and wipes, so it is written as a dissolve") }, "\(result.err)")
         #expect(result.errorLines.contains { $0.contains("test.lua:9: ") && $0.contains("[timeRounded]") && $0.contains("rounded to the nearest frame") }, "\(result.err)")
         let strict = try Moonreel.runScript("""
             local comp, vc, mix = av.join({ av.asset(arg[1]), av.asset(arg[2]) }, { transition = "slide", duration = 0.5 })

@@ -128,6 +128,23 @@ import TestSupport
         #expect(isRed(open.pixel(60, 60)))
     }
 
+    /// A timeline holds dissolves and wipes: a transition effect is written as a dissolve,
+    /// and said to be.
+    @Test func aTimelineSaysWhatItWritesInPlaceOfAnEffect() throws {
+        let folder = (Fixtures.scratchPath("x") as NSString).deletingLastPathComponent
+        let result = try Moonreel.runScript("""
+            local comp, vc, mix = av.join({ av.asset(arg[1]), av.asset(arg[2]) }, { transition = "clockWipe", duration = 0.5 })
+            av.writeTimeline(comp, vc, mix, arg[3])
+            local comp2, vc2, mix2 = av.join({ av.asset(arg[1]), av.asset(arg[2]) }, { transition = "blurDissolve", duration = 0.5 })
+            av.writeTimeline(comp2, vc2, mix2, arg[4])
+            """, name: "timeline.lua", arguments: [red, blue, folder + "/wipe.otio", folder + "/blur.otio"])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.errorLines.contains { $0.contains("timeline.lua:2: ") && $0.contains("[notInTimeline]") && $0.contains("drawn through a mask (a transition effect such as a clock or luma wipe); timelines hold dissolves and wipes, so it is written as a dissolve") }, "\(result.err)")
+        #expect(result.errorLines.contains { $0.contains("timeline.lua:4: ") && $0.contains("filtered (a transition effect's blur)") }, "\(result.err)")
+        let written = try String(contentsOfFile: folder + "/wipe.otio", encoding: .utf8)
+        #expect(written.contains("\"OTIO_SCHEMA\": \"Transition.1\"") || written.contains("Transition.1"), "a transition is written")
+    }
+
     @Test func mistakesAreOneLineNamingTheJoinAndTheEffect() throws {
         let base = Fixtures.scratchPath("transition-effects"), folder = base + "/effects"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)

@@ -9,7 +9,8 @@
 --
 -- A framing is the point of the photo (x, y: fractions from its top-left) shown at the centre
 -- of the frame and how far it is zoomed in (1: the photo just covers the frame). A point near
--- an edge at a low zoom shows past the photo's edge: the effect frames what it is asked to.
+-- an edge at a low zoom shows past the photo's edge: the effect frames what it is asked to
+-- and warns (effectAdjusted) that backgroundColor shows there.
 return {
   name = "kenBurns",
   version = "1.0.0",
@@ -46,6 +47,18 @@ return {
     -- At zoom 1 the photo just covers the frame (aspect fill), centred.
     local cover = math.max(width / p.image.size.width, height / p.image.size.height)
     local photoWidth, photoHeight = p.image.size.width * cover, p.image.size.height * cover
+    -- The frame's half-width and half-height in fractions of the photo, at each framing.
+    for _, named in ipairs({ { "from", from }, { "to", to } }) do
+      local name, f = named[1], named[2]
+      local across, down = width / photoWidth / (2 * f.zoom), height / photoHeight / (2 * f.zoom)
+      local past = (f.x - across < -1e-9 and "left") or (f.x + across > 1 + 1e-9 and "right")
+                   or (f.y - down < -1e-9 and "top") or (f.y + down > 1 + 1e-9 and "bottom")
+      if past then
+        effect.warn(("the %s framing (zoom %g at %g, %g) shows past the photo's %s edge, where backgroundColor fills the frame"):format(name, f.zoom, f.x, f.y, past),
+                    ("zoom in further or move x, y towards the middle: at zoom %g, x stays within %.3f…%.3f and y within %.3f…%.3f")
+                      :format(f.zoom, math.min(across, 0.5), math.max(1 - across, 0.5), math.min(down, 0.5), math.max(1 - down, 0.5)))
+      end
+    end
     local container = av.layer{ frame = { 0, 0, width, height }, isGeometryFlipped = true, masksToBounds = true,
                                 backgroundColor = p.backgroundColor, opacity = 0 }
     local photo = av.layer{ contents = p.image, contentsGravity = "resize",

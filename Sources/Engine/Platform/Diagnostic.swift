@@ -78,6 +78,9 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
         case notInTimeline
         /// Times were rounded to whole frames for a format that counts frames (an EDL).
         case timeRounded
+        /// An effect did other than it was asked and says so (`effect.warn`, `effect.note`):
+        /// a framing past a picture's edge, a value it had to change.
+        case effectAdjusted
     }
 
     /// How much it matters: a note explains; a warning means the result differs from what

@@ -444,8 +444,10 @@ setmetatable(globals, {
   __metatable = false,
 })
 -- What an effect knows of itself: effect.asset("grain.png") is the path of a file it ships
--- (an effect that is a folder: NAME/init.lua and its files), for av.image and LUT filters.
-globals.effect = { asset = host.asset }
+-- (an effect that is a folder: NAME/init.lua and its files), for av.image and LUT filters;
+-- effect.warn(message [, remedy]) and effect.note(…) put what it did other than asked in the
+-- run's report, at the script line that called it.
+globals.effect = { asset = host.asset, warn = host.warn, note = host.note }
 local modules, requirable = {}, {'"effects.NAME"'}
 for name, global in next, host.modules do
   modules[name] = rawget(globals, global) or false
