@@ -51,15 +51,19 @@ extension API {
     func transitionList(_ call: LuaCall, _ index: Int32) throws -> [PlannedTransition] {
         guard call.type(index) == LUA_TTABLE else { throw call.typeError(index, expected: "array of transitions") }
         let count = min(call.rawLength(index), 10_000)
-        return try (0..<count).map { offset in
+        var planned: [PlannedTransition] = []
+        for offset in 0..<count {
             call.pushElement(of: index, offset + 1)
             defer { call.pop() }
             do {
-                return try plannedTransition(call, call.absolute(-1))
-            } catch let error as LuaArgumentError {
+                planned.append(try plannedTransition(call, call.absolute(-1)))
+            } catch {
+                release(planned)   // the entries read so far hold references to their tables
+                guard let error = error as? LuaArgumentError else { throw error }
                 throw call.argumentError(index, "transition \(offset + 1): \(error.message.argumentReason)", cause: error)
             }
         }
+        return planned
     }
 
     /// Frees the registry references the planned transitions hold.
