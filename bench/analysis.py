@@ -202,7 +202,7 @@ def score_track(t, res, setdir):
             r['downbeat_f'] = round(float(mir_eval.beat.f_measure(refd, estd, f_measure_threshold=0.07)), 4) \
                 if len(estd) else 0.0
             r['n_downbeats'] = len(estd)
-            for k in ('tempoConfidence', 'beatConfidence', 'steady', 'meter', 'tempoCandidates'):
+            for k in ('tempoConfidence', 'beatConfidence', 'steady', 'meter', 'meterConfidence', 'tempoCandidates'):
                 if k in d:
                     r[k] = d[k]
             on = np.array(sorted(d.get('onsets', [])), float)

@@ -28,6 +28,7 @@ local parts = {
 if a.beatConfidence ~= nil then parts[#parts + 1] = '"beatConfidence":' .. num(a.beatConfidence) end
 if a.steady ~= nil then parts[#parts + 1] = '"steady":' .. (a.steady and "true" or "false") end
 if a.meter ~= nil then parts[#parts + 1] = '"meter":' .. num(a.meter) end
+if a.meterConfidence ~= nil then parts[#parts + 1] = '"meterConfidence":' .. num(a.meterConfidence) end
 if type(a.tempoCandidates) == "table" then
   parts[#parts + 1] = '"tempoCandidates":' .. list(a.tempoCandidates, function(c)
     if type(c) == "table" then return "[" .. num(c.tempo or c[1]) .. "," .. num(c.score or c[2]) .. "]" end

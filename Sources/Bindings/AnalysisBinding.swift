@@ -10,7 +10,7 @@ extension API {
 
     var analysisFunctions: [AVFunction] {
         [
-            ("analyze", "av.analyze(assetOrTrack [, {audio=, video=, sceneThreshold=}]): what the media holds, as plain data: tempo (BPM), tempoRange ({slowest, fastest} local BPM), steady (false for a rubato or an accelerando), tempoCandidates ({bpm=, score=}: the tempo and the next strongest pulses), tempoConfidence, beats, downbeats (seconds), onsets ({time=, strength=}), levels (dBFS every 10 ms), loudness (momentary LUFS every 100 ms), sceneCuts ({time=, score=}), and a:silences{threshold=, minDuration=0.3} (ranges; the threshold from the recording's own pauses and speech unless given); cached per file content, so a second run decodes nothing (docs/analysis.md)", { [unowned self] call in
+            ("analyze", "av.analyze(assetOrTrack [, {audio=, video=, sceneThreshold=}]): what the media holds, as plain data: tempo (BPM), tempoRange ({slowest, fastest} local BPM), steady (false for a rubato or an accelerando), tempoCandidates ({bpm=, score=}: the tempo and the next strongest pulses), tempoConfidence, beats, downbeats (seconds), meter (3 or 4 beats to a bar) and meterConfidence (0…1), onsets ({time=, strength=}), levels (dBFS every 10 ms), loudness (momentary LUFS every 100 ms), sceneCuts ({time=, score=}), and a:silences{threshold=, minDuration=0.3} (ranges; the threshold from the recording's own pauses and speech unless given); cached per file content, so a second run decodes nothing (docs/analysis.md)", { [unowned self] call in
                 let (audioTrack, videoTrack) = try analysedTracks(call)
                 var wantsAudio = audioTrack != nil, wantsVideo = videoTrack != nil
                 var sceneThreshold = SceneAnalysis.defaultThreshold
@@ -223,6 +223,8 @@ extension API {
                 call.push(audio.tempoConfidence); call.setField("tempoConfidence")
                 call.pushArray(audio.beats) { call.push($0) }; call.setField("beats")
                 call.pushArray(audio.downbeats) { call.push($0) }; call.setField("downbeats")
+                if let meter = audio.meter { call.push(meter); call.setField("meter") }
+                call.push(audio.meterConfidence); call.setField("meterConfidence")
                 call.pushArray(audio.onsets) { onset in
                     call.pushRecord {
                         call.push(onset.time); call.setField("time")

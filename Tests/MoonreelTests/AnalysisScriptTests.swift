@@ -33,6 +33,7 @@ import TestSupport
             print("onsets", string.format("%.2f", a.onsets[1].time))
             print("cuts", #a.sceneCuts, string.format("%.3f", a.sceneCuts[1].time))
             print("loudness", #a.loudness, a.loudnessInterval, #a.levels, a.levelInterval)
+            print("meter", math.type(a.meter), a.meterConfidence >= 0 and a.meterConfidence <= 1, #a.downbeats > 0)
             for _, r in ipairs(a:silences{ threshold = -50, minDuration = 0.3 }) do
               print(string.format("silence %.2f %.2f", r.start, r.finish))
             end
@@ -46,10 +47,11 @@ import TestSupport
         #expect(lines.contains("beats\t9\t0.50") && lines.contains("onsets\t0.50"), "\(first.out)")
         #expect(lines.contains("cuts\t1\t2.000"), "\(first.out)")
         #expect(lines.contains("loudness\t60\t0.1\t600\t0.01"), "\(first.out)")
+        #expect(lines.contains("meter\tinteger\ttrue\ttrue"), "\(first.out)")
         #expect(lines.filter { $0.hasPrefix("silence") } == ["silence 0.00 0.50", "silence 5.00 6.00"], "\(first.out)")
         #expect(lines.contains("audio only\ttrue\ttrue"), "\(first.out)")
         let kept = try FileManager.default.contentsOfDirectory(atPath: cache + "/moonreel/analysis")
-        #expect(kept.filter { $0.hasSuffix("-audio-v1.txt") }.count == 1 && kept.filter { $0.hasSuffix("-scenes-v1.txt") }.count == 1, "\(kept)")
+        #expect(kept.filter { $0.hasSuffix("-audio-v2.txt") }.count == 1 && kept.filter { $0.hasSuffix("-scenes-v2.txt") }.count == 1, "\(kept)")
         let again = try Self.run(script, cache: cache, arguments: [Self.musicVideo()])
         #expect(again.out == first.out)
     }

@@ -13,7 +13,7 @@ public struct AnalysisCache: Sendable {
     public let folder: String
 
     /// Bumped whenever an analysis method changes what it finds, so old results are not reused.
-    static let version = 1
+    static let version = 2
 
     /// A cache in `folder`.
     public init(folder: String) { self.folder = folder }
@@ -92,21 +92,24 @@ extension AudioAnalysis: CacheableAnalysis {
         CacheLines.text(kind: "audio", [
             ("tempo", tempo.map { [$0] } ?? []), ("tempoConfidence", [tempoConfidence]), ("duration", [duration]),
             ("tempoCandidates", tempoCandidates.flatMap { [$0.bpm, $0.score] }),
-            ("beats", beats), ("downbeats", downbeats), ("onsets", onsets.flatMap { [$0.time, $0.strength] }),
+            ("beats", beats), ("downbeats", downbeats),
+            ("meter", meter.map { [$0] } ?? []), ("meterConfidence", [meterConfidence]), ("onsets", onsets.flatMap { [$0.time, $0.strength] }),
             ("levels", levels), ("loudness", loudness),
         ])
     }
 
-    /// Nil for an entry written before tempo candidates were kept (it is analysed again).
+    /// Nil for an entry written before tempo candidates or the meter were kept (it is analysed again).
     package init?(cacheText: String) {
         guard let lines = CacheLines(cacheText, kind: "audio"), let tempo = lines["tempo"], tempo.count <= 1,
               let candidates = lines["tempoCandidates"], candidates.count % 2 == 0,
               let confidence = lines["tempoConfidence"]?.first, let duration = lines["duration"]?.first,
-              let beats = lines["beats"], let downbeats = lines["downbeats"], let onsets = lines["onsets"], onsets.count % 2 == 0,
+              let beats = lines["beats"], let downbeats = lines["downbeats"],
+              let meter = lines["meter"], meter.count <= 1, meter.allSatisfy({ $0 == 3 || $0 == 4 }),
+              let meterConfidence = lines["meterConfidence"]?.first, let onsets = lines["onsets"], onsets.count % 2 == 0,
               let levels = lines["levels"], let loudness = lines["loudness"] else { return nil }
         self.init(tempo: tempo.first, tempoConfidence: confidence,
                   tempoCandidates: stride(from: 0, to: candidates.count, by: 2).map { TempoCandidate(bpm: candidates[$0], score: candidates[$0 + 1]) },
-                  beats: beats, downbeats: downbeats,
+                  beats: beats, downbeats: downbeats, meter: meter.first.map { Int($0) }, meterConfidence: meterConfidence,
                   onsets: stride(from: 0, to: onsets.count, by: 2).map { Onset(time: onsets[$0], strength: onsets[$0 + 1]) },
                   levels: levels.map(Float.init), loudness: loudness, duration: duration)
     }

@@ -27,9 +27,13 @@ public struct AudioAnalysis: Sendable, Equatable {
     }
     /// Beat times, seconds.
     public var beats: [Double]
-    /// The first beat of each bar, assuming four beats to a bar: the beats of the phase
-    /// whose onsets are clearly strongest; empty when none stands out.
+    /// The first beat of each bar (every `meter`-th beat, at the phase where the kick lands and
+    /// the chords and bass change); empty with fewer than eight beats.
     public var downbeats: [Double]
+    /// Beats to a bar, 3 or 4; nil when there are no bars (fewer than eight beats).
+    public var meter: Int?
+    /// How clearly the meter's accent beats the other meter's, 0…1 (0: as strong).
+    public var meterConfidence: Double
     /// Where notes, hits and words start, with their strength (0…1, the onset envelope's
     /// height over its range).
     public var onsets: [Onset]
@@ -84,13 +88,15 @@ public struct AudioAnalysis: Sendable, Equatable {
     public static let silenceFloor = -120.0
 
     /// An analysis with these values (as `analyze` or a cache makes one).
-    public init(tempo: Double?, tempoConfidence: Double, tempoCandidates: [TempoCandidate] = [], beats: [Double], downbeats: [Double], onsets: [Onset],
-                levels: [Float], loudness: [Double], duration: Double) {
+    public init(tempo: Double?, tempoConfidence: Double, tempoCandidates: [TempoCandidate] = [], beats: [Double], downbeats: [Double],
+                meter: Int? = nil, meterConfidence: Double = 0, onsets: [Onset], levels: [Float], loudness: [Double], duration: Double) {
         self.tempo = tempo
         self.tempoConfidence = tempoConfidence
         self.tempoCandidates = tempoCandidates
         self.beats = beats
         self.downbeats = downbeats
+        self.meter = meter
+        self.meterConfidence = meterConfidence
         self.onsets = onsets
         self.levels = levels
         self.loudness = loudness
@@ -210,9 +216,12 @@ public extension AudioAnalysis {
         let pulse = tracker.tempo()
         let beatFrames = pulse.map(tracker.beats(at:)) ?? []
         let beats = tracker.times(ofBeats: beatFrames)
+        let bars = BarTracker.bars(ofBeats: beatFrames, bassFlux: envelope.bass(), chroma: envelope.chroma,
+                                   bassSpectrum: envelope.bassSpectrum, bassWidth: envelope.bassBins)
         return AudioAnalysis(tempo: BeatTracker.tempo(ofBeats: beats), tempoConfidence: pulse?.confidence ?? 0,
                              tempoCandidates: pulse?.candidates.map { TempoCandidate(bpm: $0.bpm, score: $0.score) } ?? [],
-                             beats: beats, downbeats: tracker.downbeats(ofBeats: beatFrames),
+                             beats: beats, downbeats: bars?.downbeats.compactMap { beats.indices.contains($0) ? beats[$0] : nil } ?? [],
+                             meter: bars?.meter, meterConfidence: bars?.confidence ?? 0,
                              onsets: tracker.onsets().map { Onset(time: $0.time, strength: $0.strength) },
                              levels: levels, loudness: loudness, duration: Double(plan.sampleCount) / Double(rate))
     }

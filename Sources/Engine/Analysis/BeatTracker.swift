@@ -2,7 +2,7 @@
 import Glibc
 #endif
 
-/// Tempo, beats, downbeats and onsets from an onset envelope, by documented methods:
+/// Tempo, beats and onsets from an onset envelope (the bars are `BarTracker`'s), by documented methods:
 /// the tempo is the autocorrelation peak of the envelope weighted by a log-normal prior
 /// around 120 BPM; the beats are the best path of beats at that tempo through the envelope
 /// (dynamic programming, D. P. W. Ellis, "Beat Tracking by Dynamic Programming", 2007);
@@ -43,7 +43,8 @@ struct BeatTracker {
         self.body = body.map { Self.standardised($0.map(Double.init)) } ?? standardised
     }
 
-    private static func standardised(_ values: [Double]) -> [Double] {
+    /// `values` minus their mean over their standard deviation (zeros when they are all alike).
+    static func standardised(_ values: [Double]) -> [Double] {
         let mean = values.reduce(0, +) / Double(max(values.count, 1))
         let deviation = (values.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(max(values.count, 1))).squareRoot()
         return values.map { deviation > 0 ? ($0 - mean) / deviation : 0 }
@@ -207,23 +208,6 @@ struct BeatTracker {
         }
         let interval = covariance / variance
         return interval > 0 ? 60 / interval : nil
-    }
-
-    /// Downbeats, assuming four beats to a bar: the beats of the phase whose onsets are
-    /// clearly the strongest (10 % over the next); none when no phase stands out.
-    func downbeats(ofBeats frames: [Double]) -> [Double] {
-        guard frames.count >= 8 else { return [] }
-        var accents = [Double](repeating: 0, count: 4), counts = [Double](repeating: 0, count: 4)
-        for (i, frame) in frames.enumerated() {
-            let index = min(max(Int(frame.rounded()), 0), envelope.count - 1)
-            accents[i % 4] += Double(envelope[index])
-            counts[i % 4] += 1
-        }
-        let means = (0..<4).map { accents[$0] / max(counts[$0], 1) }
-        let ranked = means.enumerated().sorted { $0.element > $1.element }
-        guard ranked[0].element > 1.1 * ranked[1].element else { return [] }
-        let phase = ranked[0].offset
-        return frames.enumerated().filter { $0.offset % 4 == phase }.map { seconds($0.element) }
     }
 
     /// Onsets as (seconds, strength 0…1): envelope frames that are the highest within the

@@ -26,6 +26,20 @@ final class OnsetEnvelope {
     /// The first bin of each band, and the end.
     private let bandStarts: [Int]
 
+    /// What a bar's first beat is heard by besides its kick (`BarTracker`): each spectrum's
+    /// pitch-class profile (its log magnitudes from `chromaRange`, each bin counted to the
+    /// nearest semitone's class; 12 values a spectrum) and its bass band's log magnitudes
+    /// (`bassBins` values a spectrum), where chord and bass-note changes show.
+    private(set) var chroma: [Float] = []
+    private(set) var bassSpectrum: [Float] = []
+    /// Frequencies whose bins count to the pitch classes, Hz: above the kick's thump, and up to
+    /// where the chords' fundamentals and first overtones end (the bins are 43–47 Hz wide, so
+    /// lower notes blur into their neighbours).
+    static let chromaRange = 80.0...2000.0
+    /// The pitch class of each bin in `chromaRange` (others -1), and the bass band's width in bins.
+    private let pitchClass: [Int]
+    var bassBins: Int { max(bandStarts[1] - bandStarts[0], 0) }
+
     private let spectrum: RealSpectrum
     private var pending: [Float]
     private var previous: [Float]
@@ -42,6 +56,12 @@ final class OnsetEnvelope {
         let binWidth = Double(sampleRate) / Double(length)
         bandStarts = [1] + Self.bandEdges.map { max(2, Int(($0 / binWidth).rounded())) } + [length / 2 + 1]
         bandFlux = Array(repeating: [], count: Self.bandEdges.count + 1)
+        pitchClass = (0...(length / 2)).map { bin in
+            let frequency = Double(bin) * binWidth
+            guard Self.chromaRange.contains(frequency) else { return -1 }
+            let midi = Int((12 * log2(frequency / 440) + 69).rounded())
+            return ((midi % 12) + 12) % 12
+        }
     }
 
     /// Takes the next mono samples.
@@ -69,6 +89,9 @@ final class OnsetEnvelope {
     /// tick between them.
     func body() -> [Float] { sum(of: 0..<(bandFlux.count - 1)) }
 
+    /// The bass band's flux alone: the kicks (and bass notes) that mark a bar's first beat.
+    func bass() -> [Float] { bandFlux.first ?? [] }
+
     private func sum(of bands: Range<Int>) -> [Float] {
         let sizes = bandFlux.map { flux in (flux.reduce(0) { $0 + $1 * $1 } / Float(max(flux.count, 1))).squareRoot() }
         let floor = 0.1 * (sizes.max() ?? 0)
@@ -84,6 +107,10 @@ final class OnsetEnvelope {
     private func measure(from start: Int) {
         spectrum.measure(pending, from: start)
         for (k, magnitude) in spectrum.magnitudes.enumerated() { current[k] = log1pf(Self.compression * magnitude) }
+        var profile = [Float](repeating: 0, count: 12)
+        for (k, pitch) in pitchClass.enumerated() where pitch >= 0 { profile[pitch] += current[k] }
+        chroma.append(contentsOf: profile)
+        bassSpectrum.append(contentsOf: current[bandStarts[0]..<(bandStarts[0] + bassBins)])
         for band in bandFlux.indices {
             let bins = bandStarts[band]..<max(bandStarts[band], bandStarts[band + 1])
             var flux: Float = 0
