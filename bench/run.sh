@@ -4,7 +4,7 @@
 # tool's time as a multiple of the encode floor (libx264 alone on frames decoded beforehand)
 # and peak memory as one Markdown table (with the machine and the number of runs).
 # Usage: RUNS=N bench/run.sh [JOB...]   (default: cut passthrough dissolve lyrics watermark smartcut)
-# jobs: cut passthrough dissolve lyrics watermark smartcut blur lut, and the long lyrics-10min smartcut-10min
+# jobs: cut passthrough dissolve wipe lyrics watermark smartcut blur lut, and the long lyrics-10min smartcut-10min
 # smartrender (RUNS=1 is plenty), analysis. The peer is the ffmpeg CLI (for analysis: aubio and ffmpeg), except for smartcut* and smartrender,
 # whose target is a multiple of the same export re-encoded whole by Moonreel's HighestQuality.
 # Needs a release build (swift build -c release) and the ffmpeg CLI.
@@ -119,6 +119,15 @@ for job in "${jobs[@]}"; do
         "$moonreel run --overwrite --progress none scripts/examples/concat_fade.lua $work/dissolve-moonreel.mp4 $source_clip $source_clip 6" \
         "ffmpeg -hide_banner -loglevel error -y -t 6 -i $source_clip -t 6 -i $source_clip -filter_complex '[0:v][1:v]xfade=transition=fade:duration=1:offset=5,format=yuv420p[v];[0:a][1:a]acrossfade=d=1,afade=t=out:st=8:d=3[a]' -map '[v]' -map '[a]' -c:v libx264 -crf 18 -preset medium -c:a aac -b:a 192k $work/dissolve-ffmpeg.mp4" \
         "$floor" ;;
+    wipe) # two 6 s pieces joined by a 1 s clock wipe and an iris (transition effects, drawn through masks) vs xfade's radial and circleopen
+      floor=$(floor_command 0 11)
+      for pair in "clockWipe radial" "irisWipe circleopen"; do
+        set -- $pair
+        compare "$1 (vs ffmpeg xfade $2)" \
+          "$moonreel run --overwrite --progress none bench/wipe.lua $work/$1-moonreel.mp4 $source_clip 6 $1" \
+          "ffmpeg -hide_banner -loglevel error -y -t 6 -i $source_clip -ss 1 -t 6 -i $source_clip -filter_complex '[0:v][1:v]xfade=transition=$2:duration=1:offset=5,format=yuv420p[v];[0:a][1:a]acrossfade=d=1[a]' -map '[v]' -map '[a]' -c:v libx264 -crf 18 -preset medium -c:a aac -b:a 192k $work/$1-ffmpeg.mp4" \
+          "$floor"
+      done ;;
     watermark) # a logo (PNG with alpha) and a © line: the watermark effect vs overlay + drawtext
       floor=$(floor_command 0 20)
       logo="$work/logo.png"
