@@ -31,7 +31,7 @@ if a.meter ~= nil then parts[#parts + 1] = '"meter":' .. num(a.meter) end
 if a.meterConfidence ~= nil then parts[#parts + 1] = '"meterConfidence":' .. num(a.meterConfidence) end
 if type(a.tempoCandidates) == "table" then
   parts[#parts + 1] = '"tempoCandidates":' .. list(a.tempoCandidates, function(c)
-    if type(c) == "table" then return "[" .. num(c.tempo or c[1]) .. "," .. num(c.score or c[2]) .. "]" end
+    if type(c) == "table" then return "[" .. num(c.bpm or c[1]) .. "," .. num(c.score or c[2]) .. "]" end
     return num(c)
   end)
 end
