@@ -184,7 +184,7 @@ import CMoonFFmpeg
         var picture = layer(20, 8, 40, 40, background: .white)
         var circle = layer(0, 0, 20, 20, background: .white)
         circle.cornerRadius = 10
-        var strip = layer(20, 0, 20, 40, background: Color(red: 0, green: 0, blue: 0, alpha: 0.5))
+        let strip = layer(20, 0, 20, 40, background: Color(red: 0, green: 0, blue: 0, alpha: 0.5))
         var shape = layer(0, 0, 40, 40)
         shape.sublayers = [circle, strip]
         picture.mask = LayerMask(shape)
