@@ -97,13 +97,13 @@ public struct AffineTransform: Sendable, Hashable, CustomStringConvertible {
     }
     /// A scale by factors `sx`, `sy` about the origin (`CGAffineTransform(scaleX:y:)`);
     /// negative factors mirror.
-    /// Scales about `point`, which stays where it is.
-    public static func scale(_ sx: Double, _ sy: Double, about point: Point) -> AffineTransform {
-        AffineTransform.translation(-point.x, -point.y).concatenating(.scale(sx, sy)).concatenating(.translation(point.x, point.y))
-    }
-
     public static func scale(_ sx: Double, _ sy: Double) -> AffineTransform {
         AffineTransform(a: sx, b: 0, c: 0, d: sy, tx: 0, ty: 0)
+    }
+
+    /// A scale by `sx`, `sy` about `point`, which stays where it is.
+    public static func scale(_ sx: Double, _ sy: Double, about point: Point) -> AffineTransform {
+        AffineTransform.translation(-point.x, -point.y).concatenating(.scale(sx, sy)).concatenating(.translation(point.x, point.y))
     }
     /// Rotation by `radians`; positive turns clockwise on screen (y down), as in Core Graphics
     /// on iOS, where UIKit's flipped coordinates give the same picture.

@@ -72,11 +72,18 @@ public struct TransitionMotion {
         incoming.isOnTop || (incoming.mask != nil && outgoing.mask == nil)
     }
 
+    /// The picture's opacity going from `from` to `to` (0…1) over `range`, then held.
     public struct OpacityRamp {
-        public let from, to: Double
+        /// The opacity at the start of `range`.
+        public let from: Double
+        /// The opacity at its end.
+        public let to: Double
+        /// When it changes (composition time).
         public let range: TimeRange
+        /// A ramp from `from` to `to` over `range`.
         public init(from: Double, to: Double, range: TimeRange) { (self.from, self.to, self.range) = (from, to, range) }
     }
+    /// Opacity changes, in order (none: opaque throughout).
     public var opacity: [OpacityRamp] = []
     /// Offset from the picture's place at the start and at the end of the range.
     public var offset: (from: Point, to: Point)?
