@@ -115,8 +115,8 @@ extension API {
 
     /// An effect's drawing: a mask layer (where the incoming picture shows), or
     /// `{ incoming = side, outgoing = side }`, a side being `{ mask =, opacity = {from, to},
-    /// scale = {from, to}, blur = {from, to}, offset = {{x, y}, {x, y}} }` (and, incoming,
-    /// `onTop = true` to be drawn over the outgoing picture).
+    /// scale = {from, to}, blur = {from, to}, offset = {{x, y}, {x, y}}, timing = "easeInEaseOut" }`
+    /// (and, incoming, `onTop = true` to be drawn over the outgoing picture).
     /// `effect` names the join and the effect for messages.
     private func drawnSides(_ call: LuaCall, _ index: Int32, effect: String, over range: TimeRange) throws -> (outgoing: TransitionMotion, incoming: TransitionMotion) {
         let problem = { (what: String) in LuaArgumentError("\(call.functionName): \(effect) \(what)") }
@@ -147,8 +147,9 @@ extension API {
                     case "scale": motion.scale = try pair(call, value) { try self.number(call, $0, in: 0.001...1000) }
                     case "blur": motion.blur = try pair(call, value) { try self.number(call, $0, in: 0...200) }
                     case "offset": motion.offset = try pair(call, value) { try self.point(call, $0) }
+                    case "timing": motion.timing = try self.curve(call, value)
                     case "onTop" where name == "incoming": motion.isOnTop = try call.boolean(value)
-                    default: throw problem("returned \(name).\(key); a side has mask, opacity, scale, blur and offset (and the incoming one onTop)")
+                    default: throw problem("returned \(name).\(key); a side has mask, opacity, scale, blur, offset and timing (and the incoming one onTop)")
                     }
                 } catch let error as LuaArgumentError {
                     throw problem("returned \(name).\(key): \(error.message.argumentReason)")

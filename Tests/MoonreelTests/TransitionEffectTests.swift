@@ -85,6 +85,11 @@ import TestSupport
         let blur = try stills("\"blurDissolve\"", at: [1.5])[0]
         let mixed = blur.pixel(160, 120)
         #expect(abs(mixed.r - mixed.b) < 30 && mixed.r > 90, "\(mixed)")
+        // Eased in and out, a push is a quarter of the way at 0.33 of the time, not a third.
+        let eased = try stills("{ \"push\", direction = \"up\" }", at: [1.333])[0]
+        let linear = try stills("{ \"push\", direction = \"up\", easing = \"linear\" }", at: [1.333])[0]
+        #expect(isRed(eased.pixel(160, 170)) && isBlue(eased.pixel(160, 195)), "eased: the edge near y = 240 · 0.75 = 180")
+        #expect(isRed(linear.pixel(160, 150)) && isBlue(linear.pixel(160, 170)), "linear: the edge near y = 240 · 0.67 = 160")
         let zoom = try stills("\"zoom\"", at: [1.25])[0]
         let early = zoom.pixel(160, 120)
         #expect(early.r > early.b, "the red still shows more than the blue a quarter of the way: \(early)")

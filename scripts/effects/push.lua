@@ -17,6 +17,7 @@ return {
     { name = "direction", type = "string", default = "left", choices = { "left", "right", "up", "down" }, doc = "the way both pictures move (left: the next one comes in from the right)" },
     { name = "parallax", type = "number", min = 0, max = 1, default = 0, doc = "how much less the last picture moves: 0 as far as the next one, 1 not at all (the next slides over it)" },
     { name = "dim", type = "number", min = 0, max = 1, default = 0, doc = "how dark the last picture gets by the end (0: not at all, 1: black)" },
+    { name = "easing", type = "string", default = "easeInEaseOut", choices = { "linear", "easeIn", "easeOut", "easeInEaseOut" }, doc = "how the move speeds up and slows down" },
   },
   example = { renderSize = { 1280, 720 }, start = 0, duration = 1, parallax = 0.5, dim = 0.4 },
   previewAt = 0.5,
@@ -28,8 +29,8 @@ return {
     local dx, dy = table.unpack(steps[p.direction])
     local kept = 1 - p.parallax
     return {
-      outgoing = { offset = { { 0, 0 }, { dx * kept, dy * kept } }, opacity = { 1, 1 - p.dim } },
-      incoming = { offset = { { -dx, -dy }, { 0, 0 } }, onTop = true },
+      outgoing = { offset = { { 0, 0 }, { dx * kept, dy * kept } }, opacity = { 1, 1 - p.dim }, timing = p.easing },
+      incoming = { offset = { { -dx, -dy }, { 0, 0 } }, onTop = true, timing = p.easing },
     }
   end,
 }

@@ -77,7 +77,7 @@ extension Layer {
         func animate(_ keyPath: AnimatableKeyPath, _ from: AnimatableValue, _ to: AnimatableValue, over range: TimeRange) throws {
             guard range.duration.value > 0 else { return }
             let animation = try BasicAnimation(keyPath: keyPath, fromValue: from, toValue: to,
-                                               timing: AnimationTiming(beginTime: range.start, duration: range.duration))
+                                               timing: AnimationTiming(beginTime: range.start, duration: range.duration, timingFunction: motion.timing))
             try addAnimation(.basic(animation), forKey: nil)
         }
         for ramp in motion.opacity {

@@ -96,6 +96,9 @@ public struct TransitionMotion {
     /// Where the picture shows (a `LayerInstruction.mask`: render-size coordinates, y up
     /// unless flipped, animations at composition times); a masked side is drawn on top.
     public var mask: Layer?
+    /// How the opacity, scale, offset and blur changes speed up and slow down (linear by
+    /// default; a mask animates with its own timing).
+    public var timing: TimingFunction = .linear
     /// Drawn over the other side (the incoming picture's choice; the outgoing one is on top
     /// otherwise, unless only the incoming one is masked).
     public var isOnTop = false
@@ -174,7 +177,7 @@ extension LayerInstruction {
     /// `shown`: the part of the placed picture inside the frame, in render coordinates.
     func apply(_ motion: TransitionMotion, over range: TimeRange, placement: AffineTransform, shown picture: Rect, in size: Size) throws {
         for ramp in motion.opacity {
-            opacity.ramp(from: ramp.from, to: ramp.to, over: ramp.range)
+            opacity.ramp(from: ramp.from, to: ramp.to, over: ramp.range, curve: motion.timing)
         }
         if motion.offset != nil || motion.scale != nil {
             let offset = motion.offset ?? (.zero, .zero), scale = motion.scale ?? (1, 1)
@@ -182,13 +185,13 @@ extension LayerInstruction {
                 placement.concatenating(.scale(s, s, about: Point(x: size.width / 2, y: size.height / 2))).concatenating(.translation(by.x, by.y))
             }
             // Every entry of the matrix is linear in the scale and the offset: one ramp is exact.
-            transform.ramp(from: moved(scale.from, offset.from), to: moved(scale.to, offset.to), over: range)
+            transform.ramp(from: moved(scale.from, offset.from), to: moved(scale.to, offset.to), over: range, curve: motion.timing)
         }
         if let blur = motion.blur {
             var gaussian = Filter(.gaussianBlur)
             gaussian.name = "transitionBlur"
             filters.filters.append(gaussian)
-            try filters.setRamp(from: blur.from, to: blur.to, parameter: "radius", filter: gaussian.name, over: range)
+            try filters.setRamp(from: blur.from, to: blur.to, parameter: "radius", filter: gaussian.name, over: range, curve: motion.timing)
         }
         mask = motion.mask
         if let (from, to) = motion.visible.map({ ($0.from, $0.to) }), let toStored = placement.inverted() {
