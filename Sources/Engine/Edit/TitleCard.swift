@@ -77,7 +77,8 @@ extension Layer {
         func animate(_ keyPath: AnimatableKeyPath, _ from: AnimatableValue, _ to: AnimatableValue, over range: TimeRange) throws {
             guard range.duration.value > 0 else { return }
             let animation = try BasicAnimation(keyPath: keyPath, fromValue: from, toValue: to,
-                                               timing: AnimationTiming(beginTime: range.start, duration: range.duration, timingFunction: motion.timing))
+                                               timing: AnimationTiming(beginTime: range.start, duration: range.duration,
+                                                                       timingFunction: motion.timing == .linear ? nil : motion.timing))
             try addAnimation(.basic(animation), forKey: nil)
         }
         for ramp in motion.opacity {
