@@ -118,6 +118,7 @@ extension API {
         let joined = try engine(call) {
             try JoinedSequence.make(items, transitions: transitions, renderSize: renderSize, placement: placement, drawing: drawing)
         }
+        for note in joined.notes { try policy.report(note, at: call.L) }
         for case .clip(let asset, _) in items { asset.tracks.forEach(remember) }
         return push(call, joined)
     }

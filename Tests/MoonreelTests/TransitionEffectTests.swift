@@ -103,6 +103,11 @@ import TestSupport
         let isLime = { (p: (r: Int, g: Int, b: Int)) in p.g > 200 && p.r < 60 && p.b < 60 }
         #expect(isBlue(fromCard.pixel(240, 60)) && isBlue(fromCard.pixel(240, 180)))
         #expect(isLime(fromCard.pixel(80, 180)) && isLime(fromCard.pixel(80, 60)))
+        // A push draws the incoming clip on top; a card cannot be put under it, and that is said.
+        let pushed = try Moonreel.runScript("""
+            av.join({ \(card), av.asset(arg[1]) }, { transition = { "push", parallax = 0.5 }, duration = 1 })
+            """, name: "push.lua", arguments: [red])
+        #expect(pushed.status == 0 && pushed.errorLines.contains { $0.contains("push.lua:1: join 1: the transition draws the incoming clip over the title card") && $0.contains("[optionIgnored]") }, "\(pushed.err)")
         let intoCard = try stills("\"clockWipe\"", at: [1.45], second: card)[0]
         #expect(isLime(intoCard.pixel(240, 60)) && isLime(intoCard.pixel(240, 180)))
         #expect(isRed(intoCard.pixel(80, 180)) && isRed(intoCard.pixel(80, 60)))

@@ -79,7 +79,7 @@ public enum BeatMontage {
             let laid = TimeRange(start: music.timeRange.start, duration: MediaTime.min(duration, music.timeRange.duration))
             try joined.composition.addMutableTrack(mediaType: .audio).insertTimeRange(laid, of: music, at: .zero)
         }
-        return Made(sequence: joined, notes: notes)
+        return Made(sequence: joined, notes: notes + joined.notes)
     }
 
     /// One note for all the cuts left out (a hand-made list may hold thousands), naming the first few.

@@ -44,6 +44,9 @@ public struct JoinedSequence {
     public let audioMix: AudioMix
     /// Where each item ended up, in the order of the items.
     public let parts: [Part]
+    /// What the joins do other than their transitions ask (a title card that cannot go
+    /// under a clip an effect draws on top).
+    public var notes: [Diagnostic] = []
 
     /// Joins `items`; `transitions[i]` goes between items i and i+1 (one per join).
     /// `renderSize`: nil takes the first clip's upright size (1920×1080 if there is none);
@@ -123,6 +126,7 @@ public struct JoinedSequence {
             return (layer, transform, shown)
         }
         var instructions: [VideoCompositionInstruction] = []
+        var notes: [Diagnostic] = []
         let mix = AudioMix(inputParameters: audioTracks.map { AudioMixInputParameters(trackID: $0.trackID) })
         let volume = { (index: Int) in mix.inputParameters.first { $0.trackID == placed[index].audio?.trackID } }
         for index in pieces.indices {
@@ -148,6 +152,12 @@ public struct JoinedSequence {
                 incoming.goUnder(outgoing)
             } else if drawn != nil, pieces[index].card != nil, pieces[index + 1].card == nil, wantsIncomingOnTop {
                 outgoing.goUnder(incoming)
+                // A mask and fades have their inverse; a clip put on top to cover a moving card has not.
+                if incoming.mask == nil, incoming.isOnTop {
+                    notes.append(Diagnostic(.optionIgnored, .warning,
+                        "join \(index + 1): the transition draws the incoming clip over the title card, but title cards are drawn over clips: where the two overlap the card shows",
+                        remedy: "use a transition that masks or fades, or put the card after the clip", time: range.start.seconds))
+                }
             }
             let instruction = VideoCompositionInstruction(timeRange: range)
             for (side, motion) in [(index, outgoing), (index + 1, incoming)] {
@@ -174,7 +184,9 @@ public struct JoinedSequence {
                      TimeMap(pieces: [.init(before: clip.range, after: TimeRange(start: starts[index], duration: pieces[index].duration))], end: nil)
                  })
         }
-        return JoinedSequence(composition: composition, videoComposition: videoComposition, audioMix: mix, parts: parts)
+        var joined = JoinedSequence(composition: composition, videoComposition: videoComposition, audioMix: mix, parts: parts)
+        joined.notes = notes
+        return joined
     }
 
     /// Where each piece starts: where the previous one ends, less the transition between them.
