@@ -261,7 +261,8 @@ async function pumpStill() {
 const CHUNK = 1;             // seconds of sound per request
 const SOUND_AHEAD = 2;       // seconds of sound kept scheduled
 const SOUND_LEAD = 0.05;     // seconds from the first sound's arrival to its start
-const FRAMES_IN_FLIGHT = 2;
+const FRAMES_IN_FLIGHT = 3;
+const FRAMES_LEAD = 2;       // frames asked for beyond where the clock will be when they come
 const PASS = 2 ** 26;        // frame sequence numbers: pass × PASS + frame number
 
 const playback = {
@@ -278,11 +279,19 @@ const playback = {
   framesDropped: 0,
   framesWaiting: 0,                // passed since the last frame shown, none newer come yet
   lags: [],                  // clock minus the start of each frame drawn, seconds
+  phase: {},                 // phaseShift's lock on where ticks fall in frames
 };
 
-function clockNow() {
-  if (!playback.audioClock) return performance.now() / 1000;
+/** The run's clock in seconds at `at` (a performance.now() time: a tick's is its frame's
+ *  vsync time). With sound it is the AudioContext's time of the sample heard at `at`.
+ *  `currentTime` moves in steps of the device's buffer (10.7 ms in headless Chromium against
+ *  16.7 ms frames at 60 fps: pictures skipped and repeated at random), so the clock is the
+ *  context's last output timestamp carried on by the page's own clock. */
+function clockNow(at = performance.now()) {
+  if (!playback.audioClock) return at / 1000;
   const context = playback.context;
+  const stamp = context.getOutputTimestamp?.();
+  if (stamp?.performanceTime > 0) return stamp.contextTime + (at - stamp.performanceTime) / 1000;
   // Sound leaves the graph this long before it is heard: the picture follows the ear.
   return context.currentTime - (context.outputLatency || 0) - (context.baseLatency || 0);
 }
@@ -296,7 +305,7 @@ function mediaAt(origin, elapsed) {
   return { time: origin.start + (over % length), pass: 1 + Math.floor(over / length) };
 }
 
-const runElapsed = () => Math.max(0, clockNow() - playback.origin.clock);
+const runElapsed = (at) => Math.max(0, clockNow(at) - playback.origin.clock);
 
 function loopBounds() {
   return { start: view.inPoint ?? 0, end: view.outPoint ?? duration() };
@@ -338,6 +347,7 @@ function stopRun() {
     source.stop();
   }
   playback.sources.clear();
+  playback.phase = { x: 0, y: 0 };
   const { frames } = playback;
   for (const frame of frames.ready.values()) frame.bitmap.close();
   frames.ready.clear();
@@ -355,10 +365,12 @@ async function startRun() {
   if (view.loop && (view.position < start || view.position >= end)) view.position = start;
   const origin = { clock: 0, position: view.position, loop: view.loop, start, end };
   playback.audioClock = false;
+  const pictures = preroll(origin, run);
   if (current.hasAudio && (await runningAudioContext(current)) && run === playback.run) {
     // The first second of sound comes before the clock starts, so none of it is cut.
     const first = chunkAt(origin, 0);
     const buffer = await fetchSound(first.time, first.length);
+    await pictures;
     if (run !== playback.run) return;
     if (buffer) {
       playback.audioClock = true;
@@ -370,6 +382,7 @@ async function startRun() {
       return;
     }
   }
+  await pictures;
   if (run !== playback.run) return;
   origin.clock = performance.now() / 1000;
   playback.origin = origin;
@@ -454,12 +467,12 @@ function schedule(buffer, when) {
   playback.sources.add(source);
 }
 
-function tick() {
+function tick(vsync) {
   if (!playback.playing) return;
   playback.tick = requestAnimationFrame(tick);
   const origin = playback.origin;
-  if (!origin) return;                             // the run's first sound is on its way
-  const elapsed = runElapsed();
+  if (!origin) return;                             // the run's first sound and pictures are on their way
+  const elapsed = runElapsed(vsync);
   const now = mediaAt(origin, elapsed);
   if (!origin.loop && now.time >= duration()) {
     pause();                                       // stops on the last frame
@@ -467,21 +480,61 @@ function tick() {
   }
   view.position = clampTime(now.time);
   if (showsPictures()) {
-    presentFrame(origin, now);
-    requestFrame(origin, elapsed);
+    presentFrame(origin, now, mediaAt(origin, elapsed + phaseShift(vsync, now.time)));
+    requestFrames(origin, elapsed);
   }
   updateReadouts();
 }
 
-function requestFrame(origin, elapsed) {
+/** Seconds to move the time a tick shows so that ticks fall mid-frame, when the screen
+ *  refreshes at the frame rate (60 fps on a 60 Hz screen). Ticks there keep one place in
+ *  their frames; near a frame's start, a tick's few milliseconds of jitter show that frame
+ *  or its neighbour at random (one repeated, the next skipped). Moved, a picture is at most
+ *  half a frame off the sound. Other rates: no move (nothing to lock to). */
+function phaseShift(vsync, time) {
+  const lock = playback.phase;
+  const frame = frameDuration();
+  if (lock.vsync !== undefined) lock.interval = lock.interval ? 0.9 * lock.interval + 0.1 * (vsync - lock.vsync) / 1000 : (vsync - lock.vsync) / 1000;
+  lock.vsync = vsync;
+  if (!lock.interval || Math.abs(lock.interval - frame) > 0.05 * frame) return 0;
+  // Where in its frame a tick falls, averaged round the circle (0.99 and 0.01 are neighbours).
+  const angle = 2 * Math.PI * (time / frame);
+  lock.x = 0.95 * lock.x + 0.05 * Math.cos(angle);
+  lock.y = 0.95 * lock.y + 0.05 * Math.sin(angle);
+  const place = Math.atan2(lock.y, lock.x) / (2 * Math.PI);
+  return (0.5 - (place - Math.floor(place))) * frame;
+}
+
+/** Asks, in order, for the frames from where the clock will be when a reply comes to
+ *  FRAMES_LEAD beyond: a late tick or a slow reply then skips none. */
+function requestFrames(origin, elapsed) {
   const { frames } = playback;
-  if (frames.inFlight >= FRAMES_IN_FLIGHT) return;
-  const ahead = mediaAt(origin, elapsed + frames.latency);
+  for (let lead = 0; lead <= FRAMES_LEAD && frames.inFlight < FRAMES_IN_FLIGHT; lead++) {
+    requestFrameAt(origin, elapsed + frames.latency + lead * frameDuration(), playback.run);
+  }
+}
+
+/** Asks for the frame a run shows `elapsed` seconds in, unless it or a later one was asked for. */
+function requestFrameAt(origin, elapsed, run) {
+  const { frames } = playback;
+  const ahead = mediaAt(origin, elapsed);
   const number = frameAt(origin.loop ? ahead.time : Math.min(ahead.time, lastFrameStart()));
   const sequence = ahead.pass * PASS + number;
-  if (sequence <= frames.requested) return;
+  if (sequence <= frames.requested) return null;
   frames.requested = sequence;
-  requestPlaybackFrame(sequence, number, playback.run);
+  return requestPlaybackFrame(sequence, number, run);
+}
+
+/** The run's first pictures, up to where its first tick asks, fetched before its clock
+ *  starts: a run does not start with frames still to come (7 of a 60 fps run's first 30
+ *  were dropped). */
+function preroll(origin, run) {
+  if (!showsPictures()) return Promise.resolve();
+  const asked = [];
+  for (let elapsed = 0; elapsed <= playback.frames.latency + FRAMES_LEAD * frameDuration(); elapsed += frameDuration()) {
+    asked.push(requestFrameAt(origin, elapsed, run));
+  }
+  return Promise.all(asked);
 }
 
 async function requestPlaybackFrame(sequence, number, run) {
@@ -501,12 +554,13 @@ async function requestPlaybackFrame(sequence, number, run) {
   }
 }
 
-/** Draws the newest frame that has come and whose time has come; older ones are let go.
+/** Draws the newest frame that has come and whose time (`shown`: the clock's, phase-locked)
+ *  has come; older ones are let go.
  *  Frames the clock has passed while none came count as dropped at once (a starved server
  *  shows in the counter while it lasts, not only once a frame comes). */
-function presentFrame(origin, now) {
+function presentFrame(origin, now, shown) {
   const { frames } = playback;
-  const due = now.pass * PASS + frameAt(now.time);
+  const due = shown.pass * PASS + frameAt(shown.time);
   let best = -1;
   for (const sequence of frames.ready.keys()) if (sequence <= due && sequence > best) best = sequence;
   // Before this run's first picture comes, every frame the clock has reached is waiting
