@@ -21,9 +21,11 @@ extension TimedTextError: KindedError {
 }
 
 extension ExportError: KindedError {
-    /// The export's own kinds, said as the engine's (`session.errorKind` keeps the export's).
-    package var errorKindName: String { EngineError.Kind(exportKind: kind).rawValue }
-    package var errorSubject: String? { nil }
+    /// The kind of the error that made the export fail (a source that cannot be decoded is
+    /// `decode`), else the export's own said as the engine's (`session.errorKind` keeps the
+    /// export's).
+    package var errorKindName: String { (underlying as? KindedError)?.errorKindName ?? EngineError.Kind(exportKind: kind).rawValue }
+    package var errorSubject: String? { (underlying as? KindedError)?.errorSubject }
 }
 
 extension EngineError.Kind {

@@ -205,9 +205,9 @@ extension API {
                 }
                 policy.exportEvents?(.planned(session, summary))
             } catch {
-                let failure = error as? ExportError ?? ExportError(.invalidRequest, "\(error)")
+                let failure = ExportError.wrapping(error, as: .invalidRequest)
                 call.pushNil()
-                call.push(LuaState.scriptPosition(call.L) + failure.message.oneLine)
+                call.pushError(failure, at: LuaState.scriptPosition(call.L))
                 return 2
             }
             // Scripts that print "made out.mp4" can tell: nothing was made (see av.dryRun).
@@ -238,13 +238,13 @@ extension API {
             }
         } catch {
             let position = LuaState.scriptPosition(call.L)
-            let failure = error as? ExportError ?? ExportError(.renderFailed, "\(error)")
+            let failure = ExportError.wrapping(error, as: .renderFailed)
             policy.exportEvents?(.failed(session, failure, position: position))
             reportDiagnostics(of: session, call)
             if let callbackError { throw callbackError }
             // Positioned at the export call, so error(err, 0) and assert still name the line.
             call.pushNil()
-            call.push(position + failure.message.oneLine)
+            call.pushError(failure, at: position)
             return 2
         }
         let elapsed = ContinuousClock.now - startTime

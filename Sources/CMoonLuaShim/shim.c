@@ -42,17 +42,9 @@ int moon_raise_from_script(lua_State *L) {
 #define ERRORS_KEY "moonreel.errorfields"
 enum { ERROR_MEMORY = 64 };
 
-// ... message kind subject -> raises "where" .. message (or the message as it is, when it
-// already names its place), remembering the fields.
-static int raise_kinded(lua_State *L, int positioned) {
-    int subject = lua_gettop(L), kind = subject - 1, message = subject - 2;
-    if (positioned) {
-        lua_pushvalue(L, message);
-    } else {
-        luaL_where(L, 1);
-        lua_pushvalue(L, message);
-        lua_concat(L, 2);
-    }                                                           // ... message kind subject text
+// Remembers the kind, subject and message at those indices for the error text on top of
+// the stack, which stays there.
+static void remember_error(lua_State *L, int message, int kind, int subject) {
     int text = lua_gettop(L);
     lua_Integer count = 0;
     if (lua_getfield(L, LUA_REGISTRYINDEX, ERRORS_KEY) == LUA_TTABLE) {
@@ -79,8 +71,32 @@ static int raise_kinded(lua_State *L, int positioned) {
     lua_pushvalue(L, text);
     lua_rotate(L, -2, 1);                                       // ... text errors text fields
     lua_rawset(L, -3);
-    lua_pushvalue(L, text);
+    lua_pop(L, 1);                                              // ... text
+}
+
+// ... message kind subject -> raises "where" .. message (or the message as it is, when it
+// already names its place), remembering the fields.
+static int raise_kinded(lua_State *L, int positioned) {
+    int subject = lua_gettop(L), kind = subject - 1, message = subject - 2;
+    if (positioned) {
+        lua_pushvalue(L, message);
+    } else {
+        luaL_where(L, 1);
+        lua_pushvalue(L, message);
+        lua_concat(L, 2);
+    }
+    remember_error(L, message, kind, subject);
     return lua_error(L);
+}
+
+void moon_push_kinded_error(lua_State *L, const char *where) {
+    int subject = lua_gettop(L), kind = subject - 1, message = subject - 2;
+    lua_pushstring(L, where);
+    lua_pushvalue(L, message);
+    lua_concat(L, 2);                                           // ... message kind subject text
+    remember_error(L, message, kind, subject);
+    lua_replace(L, message);
+    lua_pop(L, 2);                                              // ... text
 }
 
 // Pushes the fields table remembered for the error text at `index` and returns 1, or pushes

@@ -152,6 +152,16 @@ package struct LuaCall {
     package func push(_ object: AnyObject, as luaClass: LuaClass) { LuaState.push(L, object, as: luaClass) }
     package func pushValue(_ index: Int32) { lua_pushvalue(L, index) }
 
+    /// Pushes `error`'s one-line message after `position` for a function that returns its
+    /// failure (`nil, err`): the text answers `err.kind`, `err.subject` and `err.message` as
+    /// a raised error's does.
+    package func pushError(_ error: any KindedError, at position: String) {
+        LuaState.push(L, "\(error)".oneLine)
+        LuaState.push(L, error.errorKindName)
+        if let subject = error.errorSubject { LuaState.push(L, subject) } else { lua_pushnil(L) }
+        moon_push_kinded_error(L, position)
+    }
+
     /// Pushes a new array table filled by `element`, which pushes exactly one value.
     package func pushArray<S: Sequence>(_ items: S, _ element: (S.Element) -> Void) {
         lua_createtable(L, 0, 0)

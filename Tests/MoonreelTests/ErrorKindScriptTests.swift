@@ -52,6 +52,31 @@ import TestSupport
         #expect(out[4].hasPrefix("nil\tnotFound\tstring\t") && out[4].hasSuffix("/kinds.lua:9: input \"/no/such.mp4\": no such file"), "\(out[4])")
     }
 
+    /// Issue 39 §3: a source that could be opened but not decoded when the export read it
+    /// (changed on disk in between, as on a shared drive) failed the export as
+    /// `renderFailed`, and the script saw no kind (the returned text had none; raised, it
+    /// read `encode`). The export keeps the failure under it: `err.kind` is the decoder's.
+    @Test func aSourceThatCannotBeDecodedDuringAnExportIsADecodeFailure() throws {
+        let folder = (Fixtures.scratchPath("x") as NSString).deletingLastPathComponent
+        let source = folder + "/changed.mov"
+        try? FileManager.default.removeItem(atPath: source)
+        try FileManager.default.copyItem(atPath: Fixtures.real("01_iphone4s_portrait_h264_rot90.mov"), toPath: source)
+        let out = try lines("""
+            local asset = av.asset(arg[1])
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(0, 1), asset, 0)
+            local file = assert(io.open(arg[1], "wb")); file:write(string.rep("not a movie ", 4096)); file:close()
+            local session = av.exportSession(comp, "HighestQuality")
+            session.outputURL = arg[2]
+            local ok, err = session:export()
+            print(ok, session.errorKind, err.kind, err.subject == arg[1], err.message == session.error)
+            print(err)
+            """, arguments: [source, folder + "/never.mp4"])
+        #expect(out[0] == "nil\trenderFailed\tdecode\ttrue\ttrue", "\(out)")
+        #expect(out[1].contains("kinds.lua:7: input \"") && out[1].contains("changed.mov\": not a media file"), "\(out[1])")
+        #expect(!FileManager.default.fileExists(atPath: folder + "/never.mp4"))
+    }
+
     @Test func theCommandLineStillPrintsOneLine() throws {
         let result = try Moonreel.runScript("local a = av.asset('/no/such.mp4')", name: "kinds.lua")
         #expect(result.status == 1)

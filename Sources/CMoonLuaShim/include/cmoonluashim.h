@@ -30,8 +30,13 @@ int moon_gc(lua_State *L, int what, int a);
 // into its caller) and is raised as it is.
 #define MOON_RAISE_KINDED_VALUE (-5)
 
+// Replaces the message, kind and subject on top of the stack with the text `where` ..
+// message, remembered as an error's (its `err.kind`, `err.subject` and `err.message` answer),
+// for an error a function returns rather than raises (`nil, err`). Needs 3 free slots.
+void moon_push_kinded_error(lua_State *L, const char *where);
+
 // Pushes the kind and subject remembered for the error text at `index` (a string raised
-// with MOON_RAISE_KINDED), or two nils.
+// with MOON_RAISE_KINDED or pushed by moon_push_kinded_error), or two nils.
 void moon_push_error_fields(lua_State *L, int index);
 
 typedef int (*moon_swift_fn)(lua_State *L);

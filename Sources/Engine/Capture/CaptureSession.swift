@@ -178,7 +178,7 @@ public final class CaptureSession: @unchecked Sendable {
             }
             event = .finished(summary)
         } catch {
-            let failure = error as? ExportError ?? ExportError(.renderFailed, "\(error)")
+            let failure = ExportError.wrapping(error, as: .renderFailed)
             state.withLock {
                 $0.error = failure
                 $0.status = .failed
@@ -326,13 +326,13 @@ private final class Recording: @unchecked Sendable {
                            MediaTime(value: nextSample ?? 0, timescale: outputFormat.audio.sampleRate))
         try ExportError.Kind.verificationFailed.tag {
             do { _ = try Asset(path: output.temporaryPath) } catch {
-                throw EngineError("the recording failed verification (\(error)); it was kept as \(output.temporaryPath.quotedForMessage(limit: 200))", kind: .encode, subject: output.temporaryPath)
+                throw EngineError("the recording failed verification (\(error)); it was kept as \(output.temporaryPath.quotedForMessage(limit: 200))", kind: .encode, subject: output.temporaryPath, underlying: error)
             }
         }
         let size = fileSize(output.temporaryPath) ?? 0
         try ExportError.Kind.outputUnavailable.tag {
             do { try output.commit() } catch {
-                throw EngineError("\(error); the recording was kept as \(output.temporaryPath.quotedForMessage(limit: 200))", kind: .encode, subject: output.temporaryPath)
+                throw EngineError("\(error); the recording was kept as \(output.temporaryPath.quotedForMessage(limit: 200))", kind: .encode, subject: output.temporaryPath, underlying: error)
             }
         }
         let summary = CaptureSummary(
@@ -358,8 +358,8 @@ private final class Recording: @unchecked Sendable {
         if let ffmpeg = error as? FFmpegError, ffmpeg.code == MOON_AVERROR_ENOSPC {
             return ExportError(.diskFull, "output \(output.path.quotedForMessage(limit: 200)): the disk is full; \(kept)")
         }
-        let tagged = error as? ExportError ?? ExportError(.renderFailed, "\(error)")
-        return ExportError(tagged.kind, "\(tagged.message); \(kept)")
+        let tagged = ExportError.wrapping(error, as: .renderFailed)
+        return ExportError(tagged.kind, "\(tagged.message); \(kept)", underlying: tagged.underlying)
     }
 
     /// Stops at maxDuration (every stream full) or before maxFileSize (a fragment of headroom).

@@ -182,7 +182,7 @@ public final class ExportSession {
             progress = 1
         } catch {
             let failure = isCancelled ? ExportError(.cancelled, "export cancelled")
-                : error as? ExportError ?? ExportError(.renderFailed, "\(error)")
+                : ExportError.wrapping(error, as: .renderFailed)
             status = failure.kind == .cancelled ? .cancelled : .failed
             self.error = failure
             throw failure
@@ -324,7 +324,7 @@ public final class ExportSession {
             return ExportError(.diskFull, "output \"\(output.path)\": the disk is full; nothing was replaced (free some space and export again)")
         }
         if let tagged = error as? ExportError { return tagged }
-        return ExportError(.renderFailed, "\(error)".replacingAll(output.temporaryPath, with: output.path))
+        return ExportError(.renderFailed, "\(error)".replacingAll(output.temporaryPath, with: output.path), underlying: error)
     }
 
     /// The audio plan with its loudness gain measured (when `loudness` is set), and a note

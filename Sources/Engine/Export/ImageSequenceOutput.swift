@@ -121,7 +121,7 @@ final class ImageSequenceOutput: ExportOutput {
         do {
             _ = try ImageLoader.pixelSize(of: first)
         } catch {
-            throw EngineError("the first frame failed verification (\(error)); the output was not replaced", kind: .encode)
+            throw EngineError("the first frame failed verification (\(error)); the output was not replaced", kind: .encode, underlying: error)
         }
     }
 

@@ -12,7 +12,7 @@ struct OutputVerifier {
         do {
             written = try Asset(path: path)
         } catch {
-            throw EngineError("the exported file failed verification (\(error)); the output was not replaced", kind: .encode)
+            throw EngineError("the exported file failed verification (\(error)); the output was not replaced", kind: .encode, underlying: error)
         }
         if let limit = fileLengthLimit, let size = fileSize(path), size > limit {
             throw EngineError("the exported file came out at \(size) bytes, over fileLengthLimit (\(limit)); the output was not replaced", kind: .limit)

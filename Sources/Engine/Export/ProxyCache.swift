@@ -219,7 +219,7 @@ public final class ProxyCache: Sendable {
         do {
             try Paths.makeFolders(folder, mode: 0o700)
         } catch {
-            throw EngineError("cannot make the proxy folder \(folder): \(error)", kind: .io, subject: folder)
+            throw EngineError("cannot make the proxy folder \(folder): \(error)", kind: .io, subject: folder, underlying: error)
         }
         let temporary = "\(folder)/.\(Paths.name(of: proxy)).\(getpid())-\(UInt64.random(in: 0...UInt64.max)).tmp"
         defer { unlink(temporary) }
@@ -236,7 +236,7 @@ public final class ProxyCache: Sendable {
         do {
             try Paths.writeFile(check, to: checkPath(of: proxy), replacing: true)
         } catch {
-            throw EngineError("cannot write the proxy's check \(checkPath(of: proxy)): \(error)", kind: .io, subject: proxy)
+            throw EngineError("cannot write the proxy's check \(checkPath(of: proxy)): \(error)", kind: .io, subject: proxy, underlying: error)
         }
         progress(1)
         return proxy

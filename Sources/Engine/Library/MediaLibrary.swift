@@ -147,7 +147,7 @@ public final class MediaLibrary {
         } catch {
             staging.remove("\(token).\(fileType)")
             staging.remove("\(token).journal.tmp")
-            throw EngineError("library \(folder.quotedForMessage(limit: 200)): \(error); \(source.quotedForMessage(limit: 200)) was kept", kind: .io, subject: folder)
+            throw EngineError("library \(folder.quotedForMessage(limit: 200)): \(error); \(source.quotedForMessage(limit: 200)) was kept", kind: .io, subject: folder, underlying: error)
         }
         return try complete(journal, in: staging, recovered: false, sourceTrusted: true)
     }
@@ -181,7 +181,7 @@ public final class MediaLibrary {
                 if !reported { reported = true; MediaLibrary.reach(.exporting) }
             }
         } catch {
-            throw EngineError("exporting \(asset.path.quotedForMessage(limit: 200)) for the library failed (\(error)); the recording was kept", kind: .encode, subject: asset.path)
+            throw EngineError("exporting \(asset.path.quotedForMessage(limit: 200)) for the library failed (\(error)); the recording was kept", kind: .encode, subject: asset.path, underlying: error)
         }
     }
 
@@ -191,7 +191,7 @@ public final class MediaLibrary {
         let kept = "the recording \(name.quotedForMessage(limit: 200)) was kept"
         let copy: Asset
         do { copy = try Asset(path: path) } catch {
-            throw EngineError("the library copy of \(name.quotedForMessage(limit: 200)) cannot be reopened (\(error)); \(kept)", kind: .decode, subject: name)
+            throw EngineError("the library copy of \(name.quotedForMessage(limit: 200)) cannot be reopened (\(error)); \(kept)", kind: .decode, subject: name, underlying: error)
         }
         let tolerance = max(0.1, source.duration.seconds * 0.02)
         guard abs(copy.duration.seconds - source.duration.seconds) <= tolerance else {

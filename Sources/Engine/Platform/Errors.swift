@@ -40,12 +40,17 @@ public struct EngineError: Error, CustomStringConvertible, Sendable {
     public let kind: Kind
     /// The file path, property or input the message names, when there is one.
     public let subject: String?
+    /// The error this one reports, when it wraps another (a library's copy that cannot be
+    /// reopened: the `FFmpegError` that said why).
+    public let underlying: (any Error)?
 
-    /// An error with the given message, of `kind` (a wrong argument unless said), about `subject`.
-    public init(_ message: String, kind: Kind = .invalidArgument, subject: String? = nil) {
+    /// An error with the given message, of `kind` (a wrong argument unless said), about
+    /// `subject`, reporting `underlying`.
+    public init(_ message: String, kind: Kind = .invalidArgument, subject: String? = nil, underlying: (any Error)? = nil) {
         self.message = message
         self.kind = kind
         self.subject = subject
+        self.underlying = underlying
     }
 
     /// The message.
@@ -79,9 +84,7 @@ public struct ExportError: Error, CustomStringConvertible, Sendable {
 
         /// Runs `body`, giving any error it throws this kind (an `ExportError` keeps its own).
         func tag<T>(_ body: () throws -> T) throws -> T {
-            do { return try body() } catch let error as ExportError { throw error } catch {
-                throw ExportError(self, "\(error)")
-            }
+            do { return try body() } catch { throw ExportError.wrapping(error, as: self) }
         }
     }
 
@@ -89,11 +92,22 @@ public struct ExportError: Error, CustomStringConvertible, Sendable {
     public let kind: Kind
     /// One line for people, naming the setting, file or time concerned.
     public let message: String
+    /// The error that made the export fail, when it was not the export's own: a source that
+    /// cannot be decoded is a `renderFailed` export over an `FFmpegError` of kind `decode`,
+    /// and scripts read that kind (`err.kind == "decode"`), not the export's.
+    public let underlying: (any Error)?
 
-    /// An error of `kind` with `message`.
-    public init(_ kind: Kind, _ message: String) {
+    /// An error of `kind` with `message`, caused by `underlying` when there is one.
+    public init(_ kind: Kind, _ message: String, underlying: (any Error)? = nil) {
         self.kind = kind
         self.message = message
+        self.underlying = underlying
+    }
+
+    /// `error` as an export's failure: an `ExportError` as it is, any other as one of `kind`
+    /// with its message, and kept as the underlying error.
+    public static func wrapping(_ error: any Error, as kind: Kind) -> ExportError {
+        error as? ExportError ?? ExportError(kind, "\(error)", underlying: error)
     }
 
     public var description: String { message }
