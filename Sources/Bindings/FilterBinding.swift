@@ -185,7 +185,7 @@ extension API {
         case .file:
             let path = try readablePath(call, index)
             readFiles.record(path)
-            do { return .cube(try ColorCube.read(path: path)) } catch let error as FilterError {
+            do { return .cube(try ColorCube.read(path: path)) } catch let error as EngineError {
                 throw call.argumentError(index, error.message, cause: error)
             }
         }
@@ -247,7 +247,9 @@ extension API {
     }
 
     private func filterStackChange(_ call: LuaCall, _ body: () throws -> Void) throws {
-        do { try body() } catch let error as FilterError { throw LuaArgumentError("\(call.functionName): \(error.message)") }
+        do { try body() } catch let error as EngineError {
+            throw LuaArgumentError("\(call.functionName): \(error.message)", kind: error.kind.rawValue, subject: error.subject)
+        }
     }
 
     /// Lists the kinds' classes, and adds the filter properties and methods to layers, video

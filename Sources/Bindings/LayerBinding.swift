@@ -236,10 +236,8 @@ extension API {
 
     /// Runs a layer-model call, turning its errors into Lua errors naming the function.
     func model<T>(_ call: LuaCall, _ body: () throws -> T) throws -> T {
-        do { return try body() } catch let error as LayerError {
-            throw LuaArgumentError("\(call.functionName): \(error.message)")
-        } catch let error as AnimationError {
-            throw LuaArgumentError("\(call.functionName): \(error.message)")
+        do { return try body() } catch let error as EngineError {
+            throw LuaArgumentError("\(call.functionName): \(error.message)", kind: error.kind.rawValue, subject: error.subject)
         }
     }
 

@@ -77,6 +77,32 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: folder + "/never.mp4"))
     }
 
+    /// Issue 39 §3: the layer, animation and filter models threw errors of no kind, so a
+    /// malformed LUT file and a layer tree too deep read as a wrong argument. They are the
+    /// engine's errors now, with the kind of what went wrong.
+    @Test func layerAndFilterRefusalsSayTheirKind() throws {
+        let lut = Fixtures.scratchPath("broken.cube")
+        try "LUT_3D_SIZE 2\n1 0\n".write(toFile: lut, atomically: true, encoding: .utf8)
+        let out = try lines("""
+            local _, cube = pcall(av.filter, "colorCube", { path = arg[1] })
+            print(cube.kind, cube.subject == arg[1], cube.message)
+            local root = av.layer{}
+            local deepest, ok, deep = root, true, nil
+            for _ = 1, 1001 do
+              local inner = av.layer{}
+              ok, deep = pcall(deepest.addSublayer, deepest, inner)
+              if not ok then break end
+              deepest = inner
+            end
+            print(deep.kind, deep.message)
+            local _, timing = pcall(av.keyframeAnimation, { keyPath = "opacity", values = {0, 1}, keyTimes = {0, 0.5, 1} })
+            print(timing.kind)
+            """, arguments: [lut])
+        #expect(out[0].hasPrefix("decode\ttrue\tbad argument #2 to 'filter' (") && out[0].contains("broken.cube:2: a table line needs three numbers"), "\(out[0])")
+        #expect(out[1] == "limit\taddSublayer: a layer tree may be at most 1000 layers deep", "\(out[1])")
+        #expect(out[2] == "invalidArgument", "\(out[2])")
+    }
+
     @Test func theCommandLineStillPrintsOneLine() throws {
         let result = try Moonreel.runScript("local a = av.asset('/no/such.mp4')", name: "kinds.lua")
         #expect(result.status == 1)

@@ -79,17 +79,17 @@ public enum AnimatableKeyPath: Sendable, Hashable {
         let parts = name.split(separator: ".", omittingEmptySubsequences: false)
         if parts.first == "filters" {
             guard parts.count == 3, !parts[1].isEmpty, !parts[2].isEmpty else {
-                throw AnimationError("keyPath \(name.quotedForMessage()) must be filters.NAME.PARAMETER (e.g. \"filters.gaussianBlur.radius\")")
+                throw EngineError("keyPath \(name.quotedForMessage()) must be filters.NAME.PARAMETER (e.g. \"filters.gaussianBlur.radius\")")
             }
             self = .filterParameter(filter: String(parts[1]), parameter: String(parts[2]))
             return
         }
         let names = Self.named.map(\.name).joined(separator: ", ")
-        throw AnimationError("unknown keyPath \(name.quotedForMessage()) (animatable: \(names), filters.NAME.PARAMETER)")
+        throw EngineError("unknown keyPath \(name.quotedForMessage()) (animatable: \(names), filters.NAME.PARAMETER)")
     }
 
     /// The kind of value the property takes; animation values must be of this kind
-    /// (animations check it when built and throw `AnimationError` otherwise).
+    /// (animations check it when built and throw `EngineError` otherwise).
     public var valueKind: AnimatableValue.Kind {
         switch self {
         case .opacity, .transformScale, .transformScaleX, .transformScaleY, .transformRotation,
@@ -115,7 +115,7 @@ public enum AnimatableKeyPath: Sendable, Hashable {
     /// Checks that `value` suits this key path; `what` names the value in the message.
     func check(_ value: AnimatableValue, _ what: String) throws {
         guard value.kind == valueKind else {
-            throw AnimationError("\(what) is a \(value.kind.rawValue), but keyPath \(rawValue) takes a \(valueKind.rawValue)")
+            throw EngineError("\(what) is a \(value.kind.rawValue), but keyPath \(rawValue) takes a \(valueKind.rawValue)")
         }
     }
 }

@@ -20,7 +20,7 @@ public enum FillMode: String, Sendable, Hashable, CaseIterable {
 /// `beginTime = 0` is the composition's start (AVFoundation's epsilon trick is not needed).
 ///
 /// The values are checked when an animation is built (`BasicAnimation`,
-/// `KeyframeAnimation`), which throws `AnimationError` for a non-positive duration, a
+/// `KeyframeAnimation`), which throws `EngineError` for a non-positive duration, a
 /// speed outside `speedRange`, a negative repeat count, both `repeatCount` and
 /// `repeatDuration` set, or times beyond `maxActiveSeconds`.
 public struct AnimationTiming: Sendable, Hashable {
@@ -75,21 +75,21 @@ public struct AnimationTiming: Sendable, Hashable {
     }
 
     func validate() throws {
-        guard duration.value > 0 else { throw AnimationError("duration must be positive, got \(duration.seconds)") }
+        guard duration.value > 0 else { throw EngineError("duration must be positive, got \(duration.seconds)") }
         guard Self.speedRange.contains(speed) else {
-            throw AnimationError("speed must lie in \(Self.speedRange.lowerBound)…\(Self.speedRange.upperBound), got \(speed)")
+            throw EngineError("speed must lie in \(Self.speedRange.lowerBound)…\(Self.speedRange.upperBound), got \(speed)")
         }
-        guard repeatCount >= 0, !repeatCount.isNaN else { throw AnimationError("repeatCount must be 0 or more, got \(repeatCount)") }
+        guard repeatCount >= 0, !repeatCount.isNaN else { throw EngineError("repeatCount must be 0 or more, got \(repeatCount)") }
         if let repeatDuration {
-            guard repeatDuration.value > 0 else { throw AnimationError("repeatDuration must be positive, got \(repeatDuration.seconds)") }
-            guard repeatCount == 0 else { throw AnimationError("set repeatCount or repeatDuration, not both") }
+            guard repeatDuration.value > 0 else { throw EngineError("repeatDuration must be positive, got \(repeatDuration.seconds)") }
+            guard repeatCount == 0 else { throw EngineError("set repeatCount or repeatDuration, not both") }
         }
         // Checked in seconds before any exact arithmetic, which would trap on overflow.
         let passes = repeatCount.isInfinite ? 1 : max(repeatCount, 1)
         let activeSeconds = repeatDuration?.seconds ?? (autoreverses ? 2 : 1) * duration.seconds * passes
         let magnitudes = [beginTime.seconds, timeOffset.seconds, activeSeconds, activeSeconds / speed]
         guard magnitudes.allSatisfy({ abs($0) <= Self.maxActiveSeconds }) else {
-            throw AnimationError("the animation's times must stay within \(Self.maxActiveSeconds) s; use repeatCount = infinity to repeat for ever")
+            throw EngineError("the animation's times must stay within \(Self.maxActiveSeconds) s; use repeatCount = infinity to repeat for ever")
         }
     }
 

@@ -20,7 +20,7 @@ public struct BasicAnimation: Sendable {
     private let end: AnimatableValue?
 
     /// Builds and checks the animation.
-    /// - Throws: `AnimationError` when a value's kind does not suit `keyPath`, when all
+    /// - Throws: `EngineError` when a value's kind does not suit `keyPath`, when all
     ///   three values are set, when `byValue` is given for a discrete property (string,
     ///   boolean, image), when `byValue` is a transform that cannot be inverted (with
     ///   `toValue` alone), or when `timing` is invalid (see `AnimationTiming`).
@@ -30,10 +30,10 @@ public struct BasicAnimation: Sendable {
             if let value { try keyPath.check(value, name) }
         }
         guard fromValue == nil || toValue == nil || byValue == nil else {
-            throw AnimationError("set at most two of fromValue, toValue and byValue")
+            throw EngineError("set at most two of fromValue, toValue and byValue")
         }
         if byValue != nil, keyPath.valueKind.isDiscrete {
-            throw AnimationError("byValue needs a value that can be added; keyPath \(keyPath.rawValue) takes a \(keyPath.valueKind.rawValue)")
+            throw EngineError("byValue needs a value that can be added; keyPath \(keyPath.rawValue) takes a \(keyPath.valueKind.rawValue)")
         }
         try timing.validate()
         self.keyPath = keyPath
@@ -44,7 +44,7 @@ public struct BasicAnimation: Sendable {
         switch (fromValue, toValue, byValue) {
         case (let from?, nil, let by?): (start, end) = (from, from.adding(by))
         case (nil, let to?, let by?):
-            guard let from = to.subtracting(by) else { throw AnimationError("byValue cannot be undone (its transform is not invertible)") }
+            guard let from = to.subtracting(by) else { throw EngineError("byValue cannot be undone (its transform is not invertible)") }
             (start, end) = (from, to)
         default: (start, end) = (fromValue, toValue)
         }

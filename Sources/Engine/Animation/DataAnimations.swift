@@ -8,8 +8,8 @@ public extension KeyframeAnimation {
                       rise: MediaTime, fall: MediaTime) throws -> KeyframeAnimation {
         try checkNumeric(keyPath)
         let sorted = beats.filter { !$0.isNegative }.sorted()
-        guard let last = sorted.last else { throw AnimationError("a pulse needs at least one beat") }
-        guard rise.value > 0, fall.value > 0 else { throw AnimationError("rise and fall must last more than 0 s") }
+        guard let last = sorted.last else { throw EngineError("a pulse needs at least one beat") }
+        guard rise.value > 0, fall.value > 0 else { throw EngineError("rise and fall must last more than 0 s") }
         var times: [MediaTime] = [], values: [Double] = []
         for (index, beat) in sorted.enumerated() {
             let next = index + 1 < sorted.count ? sorted[index + 1] - rise : nil
@@ -31,9 +31,9 @@ public extension KeyframeAnimation {
     static func envelope(keyPath: AnimatableKeyPath, levels: [Double], interval: MediaTime, start: MediaTime,
                          floor: Double, ceiling: Double, from: Double, to: Double) throws -> KeyframeAnimation {
         try checkNumeric(keyPath)
-        guard !levels.isEmpty else { throw AnimationError("the envelope has no values") }
-        guard interval.value > 0 else { throw AnimationError("the interval must be more than 0 s") }
-        guard floor < ceiling else { throw AnimationError("floor (\(floor)) must be below ceiling (\(ceiling))") }
+        guard !levels.isEmpty else { throw EngineError("the envelope has no values") }
+        guard interval.value > 0 else { throw EngineError("the interval must be more than 0 s") }
+        guard floor < ceiling else { throw EngineError("floor (\(floor)) must be below ceiling (\(ceiling))") }
         let values = levels.map { level -> AnimatableValue in
             let position = min(max((level - floor) / (ceiling - floor), 0), 1)
             return .number(from + (to - from) * (position.isNaN ? 0 : position))
@@ -46,7 +46,7 @@ public extension KeyframeAnimation {
 
     private static func checkNumeric(_ keyPath: AnimatableKeyPath) throws {
         guard keyPath.valueKind == .number else {
-            throw AnimationError("\(keyPath.rawValue) is a \(keyPath.valueKind.rawValue); only number properties (opacity, transform.scale, …) can follow the sound")
+            throw EngineError("\(keyPath.rawValue) is a \(keyPath.valueKind.rawValue); only number properties (opacity, transform.scale, …) can follow the sound")
         }
     }
 }

@@ -60,9 +60,9 @@ public struct KeyframeAnimation: Sendable {
                 tensionValues: [Double] = [], continuityValues: [Double] = [], biasValues: [Double] = [],
                 timing: AnimationTiming = AnimationTiming()) throws {
         guard values.count <= Self.maxKeyframes else {
-            throw AnimationError("values has \(values.count) entries; an animation may have at most \(Self.maxKeyframes)")
+            throw EngineError("values has \(values.count) entries; an animation may have at most \(Self.maxKeyframes)", kind: .limit)
         }
-        guard !values.isEmpty else { throw AnimationError("values must not be empty") }
+        guard !values.isEmpty else { throw EngineError("values must not be empty") }
         for (index, value) in values.enumerated() {
             try keyPath.check(value, "value \(index + 1) of \(values.count)")
         }
@@ -74,11 +74,11 @@ public struct KeyframeAnimation: Sendable {
         }
         let segmentCount = count - 1
         if !timingFunctions.isEmpty, timingFunctions.count != segmentCount {
-            throw AnimationError("timingFunctions has \(timingFunctions.count) entries but \(count) values make \(segmentCount) segments")
+            throw EngineError("timingFunctions has \(timingFunctions.count) entries but \(count) values make \(segmentCount) segments")
         }
         for (name, list) in [("tensionValues", tensionValues), ("continuityValues", continuityValues), ("biasValues", biasValues)]
         where !list.isEmpty && list.count != count {
-            throw AnimationError("\(name) has \(list.count) entries but values has \(count)")
+            throw EngineError("\(name) has \(list.count) entries but values has \(count)")
         }
         self.keyPath = keyPath
         self.values = values
@@ -104,14 +104,14 @@ public struct KeyframeAnimation: Sendable {
         // Discrete mode also takes Apple's form, with the end of the last value.
         guard keyTimes.count == valueCount || (discrete && keyTimes.count == valueCount + 1) else {
             let expected = discrete ? "\(valueCount) or \(valueCount + 1)" : "\(valueCount)"
-            throw AnimationError("values has \(valueCount) entries but keyTimes has \(keyTimes.count) (expected \(expected))")
+            throw EngineError("values has \(valueCount) entries but keyTimes has \(keyTimes.count) (expected \(expected))")
         }
         // As in Core Animation, key times outside 0…1 are taken as they are: before the
         // first the first value shows, and those past 1 are never reached (a list of lyric
         // times longer than the animation's duration).
         let ordered = zip(keyTimes, keyTimes.dropFirst()).allSatisfy { $0 <= $1 }
         guard keyTimes.allSatisfy(\.isFinite), ordered else {
-            throw AnimationError("keyTimes must be non-decreasing numbers, got \(keyTimes.prefix(8))\(keyTimes.count > 8 ? "…" : "")")
+            throw EngineError("keyTimes must be non-decreasing numbers, got \(keyTimes.prefix(8))\(keyTimes.count > 8 ? "…" : "")")
         }
     }
 

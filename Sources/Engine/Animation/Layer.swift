@@ -57,7 +57,7 @@ public class Layer {
 
     /// Adds `layer` on top of the sublayers (`CALayer.addSublayer`), taking it from its
     /// current superlayer; adding a sublayer again moves it to the top.
-    /// - Throws: `LayerError` when `layer` is this layer or one of its ancestors (a cycle),
+    /// - Throws: `EngineError` when `layer` is this layer or one of its ancestors (a cycle),
     ///   or when the tree would exceed `maxLayersPerTree` or `maxTreeDepth`.
     public func addSublayer(_ layer: Layer) throws {
         try insertSublayer(layer, at: sublayers.count - (layer.superlayer === self ? 1 : 0))
@@ -65,20 +65,20 @@ public class Layer {
 
     /// Inserts `layer` at `index` of `sublayers` (counted without `layer` itself if it is
     /// already a sublayer here), taking it from its current superlayer.
-    /// - Throws: `LayerError` for a cycle, an index outside `0…sublayers.count`, or a tree
+    /// - Throws: `EngineError` for a cycle, an index outside `0…sublayers.count`, or a tree
     ///   that would exceed `maxLayersPerTree` or `maxTreeDepth`.
     public func insertSublayer(_ layer: Layer, at index: Int) throws {
         if layer.maskedLayer != nil {
-            throw LayerError("the layer is another layer's mask, and a mask cannot be a sublayer: set that layer's mask to nil first")
+            throw EngineError("the layer is another layer's mask, and a mask cannot be a sublayer: set that layer's mask to nil first")
         }
         try checkPlacement(of: layer, what: "add a layer inside itself")
         let siblings = sublayers.count - (layer.superlayer === self ? 1 : 0)
         guard (0...siblings).contains(index) else {
-            throw LayerError("sublayer index \(index) is out of range 0…\(siblings)")
+            throw EngineError("sublayer index \(index) is out of range 0…\(siblings)")
         }
         let root = self.root
         if layer.root !== root, root.subtreeCount + layer.subtreeCount > Self.maxLayersPerTree {
-            throw LayerError("a layer tree may hold at most \(Self.maxLayersPerTree) layers")
+            throw EngineError("a layer tree may hold at most \(Self.maxLayersPerTree) layers", kind: .limit)
         }
         layer.removeFromSuperlayer()
         sublayers.insert(layer, at: index)
@@ -87,7 +87,7 @@ public class Layer {
     }
 
     /// Replaces all sublayers (the `sublayers` property of the scripting API).
-    /// - Throws: `LayerError` as `addSublayer(_:)`; the layers before the one refused stay added.
+    /// - Throws: `EngineError` as `addSublayer(_:)`; the layers before the one refused stay added.
     public func setSublayers(_ layers: [Layer]) throws {
         for layer in sublayers { layer.removeFromSuperlayer() }
         for layer in layers { try addSublayer(layer) }
@@ -102,15 +102,15 @@ public class Layer {
     }
 
     /// Makes `newMask` this layer's mask (nil: none), as `CALayer.mask`; the old mask is freed.
-    /// - Throws: `LayerError` when `newMask` is a sublayer somewhere, already masks another
+    /// - Throws: `EngineError` when `newMask` is a sublayer somewhere, already masks another
     ///   layer, is this layer or one of its ancestors (a cycle), or would make the tree deeper
     ///   than `maxTreeDepth`.
     public func setMask(_ newMask: Layer?, inverted: Bool = false) throws {
         if let newMask, newMask !== mask {
             if newMask.superlayer != nil {
-                throw LayerError("a mask cannot be a sublayer: remove it from its superlayer first (it is drawn only as the mask)")
+                throw EngineError("a mask cannot be a sublayer: remove it from its superlayer first (it is drawn only as the mask)")
             }
-            if newMask.maskedLayer != nil { throw LayerError("the layer is already another layer's mask; a layer masks one layer") }
+            if newMask.maskedLayer != nil { throw EngineError("the layer is already another layer's mask; a layer masks one layer") }
             try checkPlacement(of: newMask, what: "make a layer the mask of itself or of a layer inside it")
         }
         mask?.maskedLayer = nil
@@ -125,12 +125,12 @@ public class Layer {
         var ancestor: Layer? = self
         var depth = 0
         while let current = ancestor {
-            if current === layer { throw LayerError("cannot \(what): that would make a cycle") }
+            if current === layer { throw EngineError("cannot \(what): that would make a cycle") }
             ancestor = current.superlayer ?? current.maskedLayer
             depth += 1
         }
         if depth + layer.height > Self.maxTreeDepth {
-            throw LayerError("a layer tree may be at most \(Self.maxTreeDepth) layers deep")
+            throw EngineError("a layer tree may be at most \(Self.maxTreeDepth) layers deep", kind: .limit)
         }
     }
 
@@ -165,13 +165,13 @@ public class Layer {
     /// A nil key never replaces anything (`CALayer.add(_:forKey:)`). As in Core Animation,
     /// `properties` keep their model values; the animation changes only what is drawn, at
     /// composition times (see `AnimationTiming`).
-    /// - Throws: `LayerError` when the key path is for text layers only and this is not a
+    /// - Throws: `EngineError` when the key path is for text layers only and this is not a
     ///   `TextLayer`, when it names a filter parameter the layer's filters do not have or
     ///   a value is out of that parameter's range, or when the layer already holds
     ///   `maxAnimationsPerLayer` animations.
     public func addAnimation(_ animation: LayerAnimation, forKey key: String?) throws {
         if animation.keyPath.isTextOnly, textStyle == nil {
-            throw LayerError("keyPath \(animation.keyPath.rawValue) applies to text layers only")
+            throw EngineError("keyPath \(animation.keyPath.rawValue) applies to text layers only")
         }
         if case .filterParameter(let name, let parameter) = animation.keyPath {
             let ends: [AnimatableValue?]
@@ -180,13 +180,13 @@ public class Layer {
             case .basic(let basic): ends = [basic.fromValue, basic.toValue]
             }
             let numbers = ends.compactMap { $0?.number }
-            do { try Filter.checkNumberParameter(parameter, of: name, among: properties.filters, values: numbers) } catch let error as FilterError {
-                throw LayerError("keyPath \(animation.keyPath.rawValue): \(error.message)")
+            do { try Filter.checkNumberParameter(parameter, of: name, among: properties.filters, values: numbers) } catch let error as EngineError {
+                throw EngineError("keyPath \(animation.keyPath.rawValue): \(error.message)", kind: error.kind, subject: error.subject)
             }
         }
         if let key { removeAnimation(forKey: key) }
         guard animations.count < Self.maxAnimationsPerLayer else {
-            throw LayerError("a layer may hold at most \(Self.maxAnimationsPerLayer) animations")
+            throw EngineError("a layer may hold at most \(Self.maxAnimationsPerLayer) animations", kind: .limit)
         }
         animations.append((key, animation))
     }

@@ -12,13 +12,13 @@ public struct TimingFunction: Sendable, Hashable {
 
     /// Control points as in `CAMediaTimingFunction(controlPoints:)`. The x coordinates must
     /// lie in 0…1 so that the curve is a function of time; y may overshoot (a bounce).
-    /// - Throws: `AnimationError` when a coordinate is not finite or an x lies outside 0…1.
+    /// - Throws: `EngineError` when a coordinate is not finite or an x lies outside 0…1.
     public init(controlPoints x1: Double, _ y1: Double, _ x2: Double, _ y2: Double) throws {
         guard [x1, y1, x2, y2].allSatisfy(\.isFinite) else {
-            throw AnimationError("timing function control points must be finite numbers")
+            throw EngineError("timing function control points must be finite numbers")
         }
         guard (0...1).contains(x1), (0...1).contains(x2) else {
-            throw AnimationError("timing function control point x values must lie in 0…1, got \(x1) and \(x2)")
+            throw EngineError("timing function control point x values must lie in 0…1, got \(x1) and \(x2)")
         }
         (self.x1, self.y1, self.x2, self.y2) = (x1, y1, x2, y2)
     }
@@ -50,7 +50,7 @@ public struct TimingFunction: Sendable, Hashable {
     public init(named name: String) throws {
         guard let match = TimingFunction.namedFunctions.first(where: { $0.name == name }) else {
             let names = TimingFunction.namedFunctions.map(\.name).joined(separator: ", ")
-            throw AnimationError("unknown timing function \(name.quotedForMessage()) (known: \(names))")
+            throw EngineError("unknown timing function \(name.quotedForMessage()) (known: \(names))")
         }
         self = match.function
     }

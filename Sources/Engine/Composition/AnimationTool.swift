@@ -12,13 +12,13 @@ public final class AnimationTool {
     public let parentLayer: Layer
 
     /// Makes the tool, like `AVVideoCompositionCoreAnimationTool(postProcessingAsVideoLayer:in:)`.
-    /// - Throws: `LayerError` when `videoLayer` is neither `parentLayer` nor in its tree (add it
+    /// - Throws: `EngineError` when `videoLayer` is neither `parentLayer` nor in its tree (add it
     ///   with `parentLayer.addSublayer(videoLayer)` first).
     public init(videoLayer: Layer, parentLayer: Layer) throws {
         var ancestor: Layer? = videoLayer
         while let layer = ancestor, layer !== parentLayer { ancestor = layer.superlayer }
         guard ancestor != nil else {
-            throw LayerError("videoLayer must be parentLayer or one of its sublayers (use parentLayer:addSublayer(videoLayer))")
+            throw EngineError("videoLayer must be parentLayer or one of its sublayers (use parentLayer:addSublayer(videoLayer))")
         }
         self.videoLayer = videoLayer
         self.parentLayer = parentLayer

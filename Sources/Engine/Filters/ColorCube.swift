@@ -103,14 +103,14 @@ public final class ColorCube: Sendable, Hashable {
     public static func read(path: String) throws -> ColorCube {
         let text: String
         do { text = TextFile.withoutByteOrderMark(try TextFile.read(path, kind: "LUT")) } catch let error as TimedTextError {
-            throw FilterError(error.description)
+            throw EngineError(error.description, kind: error.kind, subject: error.file)
         }
         return try parse(text, fileName: path)
     }
 
     static func parse(_ text: String, fileName: String) throws -> ColorCube {
-        func failure(_ line: Int?, _ message: String) -> FilterError {
-            FilterError(TimedTextError(file: fileName, line: line, message).description)
+        func failure(_ line: Int?, _ message: String) -> EngineError {
+            EngineError(TimedTextError(file: fileName, line: line, message).description, kind: .decode, subject: fileName)
         }
         var size: Int?
         var domainMin = SIMD3<Float>.zero, domainMax = SIMD3<Float>.one
@@ -158,7 +158,7 @@ public final class ColorCube: Sendable, Hashable {
     }
 
     private static func triple(_ words: ArraySlice<Substring>, line: Int, what: String,
-                               _ failure: (Int?, String) -> FilterError) throws -> SIMD3<Float> {
+                               _ failure: (Int?, String) -> EngineError) throws -> SIMD3<Float> {
         let numbers = words.compactMap { Float($0) }.filter(\.isFinite)
         guard words.count == 3, numbers.count == 3 else {
             throw failure(line, "\(what) needs three numbers (red green blue), got \(words.joined(separator: " ").quotedForMessage())")

@@ -165,15 +165,6 @@ public enum FilterValue: Sendable, Hashable {
     case cube(ColorCube)
 }
 
-/// A filter refused: an unknown parameter, a value out of range, a bad LUT file.
-public struct FilterError: Error, CustomStringConvertible, Hashable, Sendable {
-    /// One line saying what was refused and what is accepted.
-    public let message: String
-    /// An error with `message`.
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
-}
-
 /// One filter with its settings, as a `CIFilter` with its input values. A value: layers,
 /// video compositions and layer instructions keep copies, as Core Animation copies a
 /// layer's filters, and renderers read them on other threads.
@@ -203,11 +194,11 @@ public struct Filter: Sendable, Hashable {
         switch (parameter.kind, value) {
         case (.number(let range, _), .number(let number)):
             guard number.isFinite, range.contains(number) else {
-                throw FilterError("\(kind.rawValue) \(parameter.name) must be in \(shortNumber(range.lowerBound))…\(shortNumber(range.upperBound)), got \(shortNumber(number))")
+                throw EngineError("\(kind.rawValue) \(parameter.name) must be in \(shortNumber(range.lowerBound))…\(shortNumber(range.upperBound)), got \(shortNumber(number))")
             }
         case (.color, .color), (.file, .cube): break
         default:
-            throw FilterError("\(kind.rawValue) \(parameter.name) takes \(parameter.kind.noun), not \(value.noun)")
+            throw EngineError("\(kind.rawValue) \(parameter.name) takes \(parameter.kind.noun), not \(value.noun)")
         }
         values[parameter.name] = value
     }
@@ -229,7 +220,7 @@ public struct Filter: Sendable, Hashable {
     /// The parameter called `name`; the error lists the kind's parameters.
     public func parameterNamed(_ name: String) throws -> FilterParameter {
         guard let parameter = kind.parameter(name) else {
-            throw FilterError("\(kind.rawValue) has no parameter \(name.quotedForMessage()) (parameters: \(kind.parameters.map(\.name).joined(separator: ", ")))")
+            throw EngineError("\(kind.rawValue) has no parameter \(name.quotedForMessage()) (parameters: \(kind.parameters.map(\.name).joined(separator: ", ")))")
         }
         return parameter
     }

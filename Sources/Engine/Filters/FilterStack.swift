@@ -27,7 +27,7 @@ public struct FilterStack: Sendable, Equatable {
     ///   - parameter: The parameter's name or Core Image key ("radius", "inputRadius").
     ///   - name: The `name` of the one filter changed.
     ///   - time: Composition time.
-    /// - Throws: `FilterError` when no single filter has that name, the parameter is not a number
+    /// - Throws: `EngineError` when no single filter has that name, the parameter is not a number
     ///   of it, or the value is out of range.
     public mutating func setValue(_ value: Double, parameter: String, filter name: String, at time: MediaTime) throws {
         let key = try checkedKey(parameter, of: name, values: [value])
@@ -37,7 +37,7 @@ public struct FilterStack: Sendable, Equatable {
     /// Moves a number parameter from `start` to `end` over `range` (eased by `curve`, linear by
     /// default), then holds `end`; before the ramp, the filter's own value or the previous change
     /// holds.
-    /// - Throws: `FilterError` as `setValue(_:parameter:filter:at:)` does.
+    /// - Throws: `EngineError` as `setValue(_:parameter:filter:at:)` does.
     public mutating func setRamp(from start: Double, to end: Double, parameter: String, filter name: String,
                                  over range: TimeRange, curve: TimingFunction = .linear) throws {
         let key = try checkedKey(parameter, of: name, values: [start, end])
@@ -62,8 +62,8 @@ public struct FilterStack: Sendable, Equatable {
     /// after a ramp was set); `owner` names the stack in the message.
     func check(_ owner: String) throws {
         for key in timelines.keys.sorted(by: { ($0.filter, $0.parameter) < ($1.filter, $1.parameter) }) {
-            do { _ = try checkedKey(key.parameter, of: key.filter, values: []) } catch let error as FilterError {
-                throw FilterError("\(owner): \(error.message)")
+            do { _ = try checkedKey(key.parameter, of: key.filter, values: []) } catch let error as EngineError {
+                throw EngineError("\(owner): \(error.message)", kind: error.kind, subject: error.subject)
             }
         }
     }
@@ -82,13 +82,13 @@ extension Filter {
         let named = filters.filter { $0.name == name }
         guard let filter = named.first else {
             let names = filters.map { $0.name.quotedForMessage() }
-            throw FilterError("no filter named \(name.quotedForMessage()) (\(names.isEmpty ? "there are no filters" : "filters: " + names.joined(separator: ", ")))")
+            throw EngineError("no filter named \(name.quotedForMessage()) (\(names.isEmpty ? "there are no filters" : "filters: " + names.joined(separator: ", ")))")
         }
         guard named.count == 1 else {
-            throw FilterError("\(named.count) filters are named \(name.quotedForMessage()); give each its own name (filter.name = \"…\") to change one")
+            throw EngineError("\(named.count) filters are named \(name.quotedForMessage()); give each its own name (filter.name = \"…\") to change one")
         }
         let found = try filter.parameterNamed(parameter)
-        guard case .number = found.kind else { throw FilterError("\(filter.kind.rawValue) \(parameter) is not a number, so it cannot change over time") }
+        guard case .number = found.kind else { throw EngineError("\(filter.kind.rawValue) \(parameter) is not a number, so it cannot change over time") }
         var probe = filter
         for value in values { try probe.set(parameter, .number(value)) }
         return found.name

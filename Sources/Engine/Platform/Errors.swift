@@ -57,6 +57,14 @@ public struct EngineError: Error, CustomStringConvertible, Sendable {
     public var description: String { message }
 }
 
+extension EngineError: Equatable {
+    /// Two errors are the same when they say the same of the same subject, of the same
+    /// kind (what each wraps is not compared).
+    public static func == (a: EngineError, b: EngineError) -> Bool {
+        a.message == b.message && a.kind == b.kind && a.subject == b.subject
+    }
+}
+
 /// Why an export failed: a kind an embedder can act on, and the one-line message for people.
 public struct ExportError: Error, CustomStringConvertible, Sendable {
     /// What went wrong, in terms an app can act on (retry, ask for another path, free space…).

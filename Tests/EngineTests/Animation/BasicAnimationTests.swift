@@ -18,7 +18,7 @@ import Testing
         #expect(try middle(from: 0, current: 8) == 4)              // 0 → current
         #expect(try middle(to: 10, current: 5) == 7.5)             // current → 10
         #expect(try middle(by: 2, current: 5) == 6)                // 5 → 7
-        #expect(throws: AnimationError("set at most two of fromValue, toValue and byValue")) {
+        #expect(throws: EngineError("set at most two of fromValue, toValue and byValue")) {
             try middle(from: 0, to: 1, by: 1, current: 0)
         }
     }
@@ -54,7 +54,7 @@ import Testing
         let swap = try BasicAnimation(keyPath: .string, fromValue: .string("a"), toValue: .string("b"), timing: timing)
         #expect(swap.value(at: seconds(0.999), current: nil) == .string("a"))
         #expect(swap.value(at: seconds(1), current: nil) == .string("b"))
-        #expect(throws: AnimationError("byValue needs a value that can be added; keyPath string takes a string")) {
+        #expect(throws: EngineError("byValue needs a value that can be added; keyPath string takes a string")) {
             try BasicAnimation(keyPath: .string, byValue: .string("x"))
         }
     }

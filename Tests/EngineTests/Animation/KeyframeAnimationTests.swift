@@ -194,35 +194,35 @@ import Testing
 
     @Test func validationMessages() throws {
         let timing = AnimationTiming(duration: seconds(1))
-        #expect(throws: AnimationError("values has 3 entries but keyTimes has 5 (expected 3)")) {
+        #expect(throws: EngineError("values has 3 entries but keyTimes has 5 (expected 3)")) {
             try opacity([0, 1, 0], keyTimes: [0, 0.2, 0.4, 0.6, 1], timing: timing)
         }
-        #expect(throws: AnimationError("values has 3 entries but keyTimes has 5 (expected 3 or 4)")) {
+        #expect(throws: EngineError("values has 3 entries but keyTimes has 5 (expected 3 or 4)")) {
             try opacity([0, 1, 0], keyTimes: [0, 0.2, 0.4, 0.6, 1], mode: .discrete, timing: timing)
         }
-        #expect(throws: AnimationError("keyTimes must be non-decreasing numbers, got [0.0, 0.6, 0.4]")) {
+        #expect(throws: EngineError("keyTimes must be non-decreasing numbers, got [0.0, 0.6, 0.4]")) {
             try opacity([0, 1, 0], keyTimes: [0, 0.6, 0.4], mode: .discrete, timing: timing)
         }
-        #expect(throws: AnimationError("keyTimes must be non-decreasing numbers, got [0.0, nan]")) {
+        #expect(throws: EngineError("keyTimes must be non-decreasing numbers, got [0.0, nan]")) {
             try opacity([0, 1], keyTimes: [0, .nan], timing: timing)
         }
-        #expect(throws: AnimationError("value 2 of 2 is a point, but keyPath opacity takes a number")) {
+        #expect(throws: EngineError("value 2 of 2 is a point, but keyPath opacity takes a number")) {
             try KeyframeAnimation(keyPath: .opacity, values: [.number(0), .point(.zero)], timing: timing)
         }
-        #expect(throws: AnimationError("timingFunctions has 1 entries but 3 values make 2 segments")) {
+        #expect(throws: EngineError("timingFunctions has 1 entries but 3 values make 2 segments")) {
             try KeyframeAnimation(keyPath: .opacity, values: numbers([0, 1, 0]), timingFunctions: [.easeIn], timing: timing)
         }
-        #expect(throws: AnimationError("duration must be positive, got 0.0")) {
+        #expect(throws: EngineError("duration must be positive, got 0.0")) {
             try opacity([0, 1], timing: AnimationTiming(duration: .zero))
         }
-        #expect(throws: AnimationError("set repeatCount or repeatDuration, not both")) {
+        #expect(throws: EngineError("set repeatCount or repeatDuration, not both")) {
             try opacity([0, 1], timing: AnimationTiming(duration: seconds(1), repeatCount: 2, repeatDuration: seconds(3)))
         }
-        #expect(throws: AnimationError.self) {
+        #expect(throws: EngineError.self) {
             try opacity([0, 1], timing: AnimationTiming(duration: seconds(1), repeatCount: 1e12))
         }
-        #expect(throws: AnimationError("values must not be empty")) { try opacity([], timing: timing) }
-        #expect(throws: AnimationError.self) { try AnimatableKeyPath(named: "opacty") }
+        #expect(throws: EngineError("values must not be empty")) { try opacity([], timing: timing) }
+        #expect(throws: EngineError.self) { try AnimatableKeyPath(named: "opacty") }
         #expect(try AnimatableKeyPath(named: "transform.rotation.z") == .transformRotation)
         #expect(try AnimatableKeyPath(named: "hidden") == .isHidden)
     }

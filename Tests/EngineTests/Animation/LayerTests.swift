@@ -27,14 +27,14 @@ import Testing
         let root = Layer(), a = Layer(), b = Layer()
         try root.addSublayer(a)
         try a.addSublayer(b)
-        #expect(throws: LayerError("cannot add a layer inside itself: that would make a cycle")) { try b.addSublayer(root) }
-        #expect(throws: LayerError.self) { try a.addSublayer(a) }
+        #expect(throws: EngineError("cannot add a layer inside itself: that would make a cycle")) { try b.addSublayer(root) }
+        #expect(throws: EngineError.self) { try a.addSublayer(a) }
         try root.addSublayer(b)             // moves b from a to root
         #expect(a.sublayers.isEmpty && root.sublayers.map { $0 === b } == [false, true])
         #expect(b.superlayer === root && root.subtreeCount == 3)
         try root.insertSublayer(b, at: 0)
         #expect(root.sublayers.first === b)
-        #expect(throws: LayerError("sublayer index 5 is out of range 0…2")) { try root.insertSublayer(Layer(), at: 5) }
+        #expect(throws: EngineError("sublayer index 5 is out of range 0…2")) { try root.insertSublayer(Layer(), at: 5) }
         b.removeFromSuperlayer()
         #expect(root.sublayers.count == 1 && root.subtreeCount == 2 && b.superlayer == nil)
     }
@@ -47,17 +47,17 @@ import Testing
         try shape.addSublayer(inner)
         try picture.setMask(shape)
         #expect(picture.mask === shape && shape.maskedLayer === picture && shape.superlayer == nil)
-        #expect(throws: LayerError("the layer is another layer's mask, and a mask cannot be a sublayer: set that layer's mask to nil first")) {
+        #expect(throws: EngineError("the layer is another layer's mask, and a mask cannot be a sublayer: set that layer's mask to nil first")) {
             try root.addSublayer(shape)
         }
-        #expect(throws: LayerError("the layer is already another layer's mask; a layer masks one layer")) { try root.setMask(shape) }
-        #expect(throws: LayerError("a mask cannot be a sublayer: remove it from its superlayer first (it is drawn only as the mask)")) {
+        #expect(throws: EngineError("the layer is already another layer's mask; a layer masks one layer")) { try root.setMask(shape) }
+        #expect(throws: EngineError("a mask cannot be a sublayer: remove it from its superlayer first (it is drawn only as the mask)")) {
             try picture.setMask(inner)
         }
-        #expect(throws: LayerError("cannot make a layer the mask of itself or of a layer inside it: that would make a cycle")) {
+        #expect(throws: EngineError("cannot make a layer the mask of itself or of a layer inside it: that would make a cycle")) {
             try inner.setMask(root)   // root → picture → (mask) shape → inner → (mask) root
         }
-        #expect(throws: LayerError("cannot add a layer inside itself: that would make a cycle")) { try inner.addSublayer(root) }
+        #expect(throws: EngineError("cannot add a layer inside itself: that would make a cycle")) { try inner.addSublayer(root) }
         try picture.setMask(nil)
         #expect(picture.mask == nil && shape.maskedLayer == nil)
         try root.addSublayer(shape)   // free again
@@ -69,7 +69,7 @@ import Testing
         for _ in 0..<(Layer.maxLayersPerTree - 2) { try big.addSublayer(Layer()) }
         try root.addSublayer(big)            // exactly at the limit
         #expect(root.subtreeCount == Layer.maxLayersPerTree)
-        #expect(throws: LayerError("a layer tree may hold at most 100000 layers")) { try root.addSublayer(Layer()) }
+        #expect(throws: EngineError("a layer tree may hold at most 100000 layers", kind: .limit)) { try root.addSublayer(Layer()) }
     }
 
     @Test func animationsByKey() throws {
@@ -85,7 +85,7 @@ import Testing
         box.removeAllAnimations()
         #expect(box.animations.isEmpty)
         let text = try KeyframeAnimation(keyPath: .string, values: [.string("x")])
-        #expect(throws: LayerError("keyPath string applies to text layers only")) { try box.addAnimation(.keyframe(text), forKey: nil) }
+        #expect(throws: EngineError("keyPath string applies to text layers only")) { try box.addAnimation(.keyframe(text), forKey: nil) }
         try TextLayer().addAnimation(.keyframe(text), forKey: nil)
     }
 

@@ -37,9 +37,9 @@ import Testing
 
     @Test func namesAndErrors() throws {
         #expect(try TimingFunction(named: "easeOut") == .easeOut)
-        #expect(throws: AnimationError("unknown timing function \"bounce\" (known: linear, easeIn, easeOut, easeInEaseOut, default)")) {
+        #expect(throws: EngineError("unknown timing function \"bounce\" (known: linear, easeIn, easeOut, easeInEaseOut, default)")) {
             try TimingFunction(named: "bounce")
         }
-        #expect(throws: AnimationError.self) { try TimingFunction(controlPoints: 1.5, 0, 0.5, 1) }
+        #expect(throws: EngineError.self) { try TimingFunction(controlPoints: 1.5, 0, 0.5, 1) }
     }
 }

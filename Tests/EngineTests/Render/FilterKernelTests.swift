@@ -31,7 +31,7 @@ import Testing
             ("LUT_3D_SIZE 2\n0 0 nan\n", "bad.cube:2: a table line needs three numbers (red green blue), got \"0 0 nan\""),
         ]
         for (text, message) in cases {
-            #expect(throws: FilterError(message)) { try ColorCube.parse(text, fileName: "bad.cube") }
+            #expect(throws: EngineError(message, kind: .decode, subject: "bad.cube")) { try ColorCube.parse(text, fileName: "bad.cube") }
         }
     }
 
@@ -120,14 +120,14 @@ import Testing
         try stack.setRamp(from: 0, to: 20, parameter: "radius", filter: "soft", over: TimeRange(start: .zero, duration: MediaTime(value: 2, timescale: 1)))
         #expect(stack.filters(at: MediaTime(value: 1, timescale: 2)).first?.number("radius") == 5)
         #expect(stack.filters(at: MediaTime(value: 9, timescale: 1)).first?.number("radius") == 20)
-        #expect(throws: FilterError("no filter named \"blur\" (filters: \"soft\")")) {
+        #expect(throws: EngineError("no filter named \"blur\" (filters: \"soft\")")) {
             try stack.setValue(3, parameter: "radius", filter: "blur", at: .zero)
         }
-        #expect(throws: FilterError("gaussianBlur radius must be in 0…200, got 300")) {
+        #expect(throws: EngineError("gaussianBlur radius must be in 0…200, got 300")) {
             try stack.setValue(300, parameter: "radius", filter: "soft", at: .zero)
         }
         stack.filters = [blur, blur]
-        #expect(throws: FilterError("videoComposition.filters: 2 filters are named \"soft\"; give each its own name (filter.name = \"…\") to change one")) {
+        #expect(throws: EngineError("videoComposition.filters: 2 filters are named \"soft\"; give each its own name (filter.name = \"…\") to change one")) {
             try stack.check("videoComposition.filters")
         }
     }
@@ -136,6 +136,6 @@ import Testing
         let path = try AnimatableKeyPath(named: "filters.soft.radius")
         #expect(path == .filterParameter(filter: "soft", parameter: "radius") && path.rawValue == "filters.soft.radius")
         #expect(try AnimatableKeyPath(named: "transform.scale").rawValue == "transform.scale")
-        #expect(throws: AnimationError.self) { try AnimatableKeyPath(named: "filters.soft") }
+        #expect(throws: EngineError.self) { try AnimatableKeyPath(named: "filters.soft") }
     }
 }
