@@ -192,7 +192,7 @@ extension API {
     @discardableResult
     func engine<T>(_ call: LuaCall, _ body: () throws -> T) throws -> T {
         do { return try body() } catch let error as EngineError {
-            throw LuaArgumentError("\(call.functionName): \(error.message)", kind: error.kind.rawValue, subject: error.subject)
+            throw LuaArgumentError("\(call.functionName): \(error.scriptMessage)", kind: error.kind.rawValue, subject: error.subject)
         }
     }
 

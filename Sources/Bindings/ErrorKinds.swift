@@ -8,6 +8,19 @@ import MoonreelPlatform
 extension EngineError: KindedError {
     package var errorKindName: String { kind.rawValue }
     package var errorSubject: String? { subject }
+    package var scriptMessage: String { message + (remedy?.luaAdvice ?? "") }
+}
+
+extension EngineError.Remedy {
+    /// The remedy in Lua's terms (the engine says it in Swift's).
+    var luaAdvice: String {
+        switch self {
+        case .setRenderSize: " (e.g. vc.renderSize = {1920, 1080}; av.videoComposition(comp) takes it from the composition)"
+        case .setFrameDuration: " (e.g. vc.frameDuration = av.time(1, 30))"
+        case .makeVideoComposition: " (av.videoComposition(comp) makes them)"
+        case .nameTimelineFormat: ", or with format = \"otio\""
+        }
+    }
 }
 
 extension FFmpegError: KindedError {
@@ -26,6 +39,11 @@ extension ExportError: KindedError {
     /// export's).
     package var errorKindName: String { (underlying as? KindedError)?.errorKindName ?? EngineError.Kind(exportKind: kind).rawValue }
     package var errorSubject: String? { (underlying as? KindedError)?.errorSubject }
+    /// The message with the error it wraps said as scripts read that one.
+    package var scriptMessage: String {
+        guard let underlying = underlying as? KindedError else { return message }
+        return message.replacingAll("\(underlying)", with: underlying.scriptMessage)
+    }
 }
 
 extension EngineError.Kind {

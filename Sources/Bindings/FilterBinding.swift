@@ -248,7 +248,7 @@ extension API {
 
     private func filterStackChange(_ call: LuaCall, _ body: () throws -> Void) throws {
         do { try body() } catch let error as EngineError {
-            throw LuaArgumentError("\(call.functionName): \(error.message)", kind: error.kind.rawValue, subject: error.subject)
+            throw LuaArgumentError("\(call.functionName): \(error.scriptMessage)", kind: error.kind.rawValue, subject: error.subject)
         }
     }
 

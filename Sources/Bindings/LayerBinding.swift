@@ -237,7 +237,7 @@ extension API {
     /// Runs a layer-model call, turning its errors into Lua errors naming the function.
     func model<T>(_ call: LuaCall, _ body: () throws -> T) throws -> T {
         do { return try body() } catch let error as EngineError {
-            throw LuaArgumentError("\(call.functionName): \(error.message)", kind: error.kind.rawValue, subject: error.subject)
+            throw LuaArgumentError("\(call.functionName): \(error.scriptMessage)", kind: error.kind.rawValue, subject: error.subject)
         }
     }
 

@@ -28,7 +28,7 @@ public enum TimelineFile {
     public static func write(_ timeline: Timeline, to path: String, format: TimelineFormat? = nil, relativePaths: Bool = false,
                              overwrite: Bool = false, readFiles: InputRegistry? = nil, approve: ([Diagnostic]) throws -> Void) throws {
         guard let format = format ?? TimelineFormat(path: path) else {
-            throw EngineError("\(path.quotedForMessage()): name the format with the extension .otio, .fcpxml or .edl, or with format = \"otio\"", kind: .invalidArgument)
+            throw EngineError("\(path.quotedForMessage()): name the format with the extension .otio, .fcpxml or .edl", kind: .invalidArgument, remedy: .nameTimelineFormat)
         }
         let folder = absolutePath(path).split(separator: "/").dropLast().joined(separator: "/")
         let reference = { (media: String) -> String in

@@ -156,7 +156,7 @@ package struct LuaCall {
     /// failure (`nil, err`): the text answers `err.kind`, `err.subject` and `err.message` as
     /// a raised error's does.
     package func pushError(_ error: any KindedError, at position: String) {
-        LuaState.push(L, "\(error)".oneLine)
+        LuaState.push(L, error.scriptMessage.oneLine)
         LuaState.push(L, error.errorKindName)
         if let subject = error.errorSubject { LuaState.push(L, subject) } else { lua_pushnil(L) }
         moon_push_kinded_error(L, position)

@@ -111,6 +111,13 @@ package protocol KindedError: Error {
     var errorKindName: String { get }
     /// The file path, property or input concerned, if any.
     var errorSubject: String? { get }
+    /// The message as scripts read it: remedies in Lua's terms (the description unless the
+    /// error says otherwise).
+    var scriptMessage: String { get }
+}
+
+extension KindedError {
+    package var scriptMessage: String { "\(self)" }
 }
 
 /// Thrown by Swift functions called from Lua; the dispatcher turns it into a Lua error

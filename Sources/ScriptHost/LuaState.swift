@@ -113,7 +113,7 @@ package final class LuaState {
             push(L, error.message.oneLine)
             return MOON_RAISE_FROM_SCRIPT
         } catch let error as KindedError {
-            push(L, "\(error)".oneLine)                      // message
+            push(L, error.scriptMessage.oneLine)            // message
             push(L, error.errorKindName)                    // message kind
             if let subject = error.errorSubject { push(L, subject) } else { lua_pushnil(L) } // message kind subject
             return MOON_RAISE_KINDED

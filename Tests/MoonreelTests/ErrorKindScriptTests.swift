@@ -103,6 +103,20 @@ import TestSupport
         #expect(out[2] == "invalidArgument", "\(out[2])")
     }
 
+    /// Issue 39 §3: a remedy the engine names is said in Lua's terms to scripts.
+    @Test func remediesAreSaidInLua() throws {
+        let out = try lines("""
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(0, 1), av.asset(arg[1]), 0)
+            local session = av.exportSession(comp, "HighestQuality")
+            session.outputURL = arg[2]
+            session.videoComposition = av.videoComposition{}
+            local _, err = session:export()
+            print(err.kind, err.message)
+            """, arguments: [try Fixtures.solid("0x404040", seconds: 1, size: "320x240"), Fixtures.scratchPath("never.mp4")])
+        #expect(out[0].hasPrefix("invalidArgument\t") && out[0].contains("videoComposition.renderSize must be set (e.g. vc.renderSize = {1920, 1080}; av.videoComposition(comp) takes it from the composition)"), "\(out[0])")
+    }
+
     @Test func theCommandLineStillPrintsOneLine() throws {
         let result = try Moonreel.runScript("local a = av.asset('/no/such.mp4')", name: "kinds.lua")
         #expect(result.status == 1)

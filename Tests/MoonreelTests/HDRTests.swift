@@ -162,7 +162,7 @@ import TestSupport
         #expect(try Tool.ffprobe(toneMapped).video?.pix_fmt == "yuv420p")
         let refused = try Moonreel.runScript(Self.export, name: "hdr.lua",
                                              arguments: [Self.sources.hlg, Fixtures.scratchPath("x.mp4"), "HighestQuality", "keep"])
-        #expect(refused.status == 1 && refused.err.contains("hdr = \"keep\" needs an HEVC preset"), "\(refused.err)")
+        #expect(refused.status == 1 && refused.err.contains("keeping HDR (hdr \"keep\") needs an HEVC preset"), "\(refused.err)")
     }
 
     /// White text over a clip, exported with `preset`; returns the mean luma code inside the

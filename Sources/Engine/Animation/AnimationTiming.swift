@@ -89,7 +89,7 @@ public struct AnimationTiming: Sendable, Hashable {
         let activeSeconds = repeatDuration?.seconds ?? (autoreverses ? 2 : 1) * duration.seconds * passes
         let magnitudes = [beginTime.seconds, timeOffset.seconds, activeSeconds, activeSeconds / speed]
         guard magnitudes.allSatisfy({ abs($0) <= Self.maxActiveSeconds }) else {
-            throw EngineError("the animation's times must stay within \(Self.maxActiveSeconds) s; use repeatCount = infinity to repeat for ever")
+            throw EngineError("the animation's times must stay within \(Self.maxActiveSeconds) s; set repeatCount to infinity to repeat for ever")
         }
     }
 

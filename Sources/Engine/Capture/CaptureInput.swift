@@ -55,7 +55,7 @@ final class CaptureInput: @unchecked Sendable {
         }
         label = "\(device.mediaType == .video ? "camera" : "microphone") \"\(device.uniqueID)\""
         guard device.mediaType == .audio || (frameRate.isFinite && frameRate > 0 && frameRate <= 1000) else {
-            throw EngineError("\(label): cannot record at \(frameRate) fps; choose a rate above 0 and at most 1000 (device:format{ frameRate = })", subject: label)
+            throw EngineError("\(label): cannot record at \(frameRate) fps; choose a rate above 0 and at most 1000 (the format's frameRate)", subject: label)
         }
         guard let inputFormat = av_find_input_format(device.backend.inputFormatName) else {
             throw EngineError("\(label): this FFmpeg has no \(device.backend.rawValue) input (install libavdevice with it)", kind: .unsupported, subject: label)

@@ -60,10 +60,10 @@ extension VideoPlan {
                      outputWidth: Int, outputHeight: Int, dynamicRange: DynamicRange = .sdr) throws -> VideoPlan {
         let size = videoComposition.renderSize
         guard size != .zero else {
-            throw EngineError("videoComposition.renderSize must be set (e.g. vc.renderSize = {1920, 1080}; av.videoComposition(comp) takes it from the composition)")
+            throw EngineError("videoComposition.renderSize must be set", remedy: .setRenderSize)
         }
         guard videoComposition.frameDuration != .zero else {
-            throw EngineError("videoComposition.frameDuration must be set (e.g. vc.frameDuration = av.time(1, 30))")
+            throw EngineError("videoComposition.frameDuration must be set", remedy: .setFrameDuration)
         }
         guard size.width >= 1, size.height >= 1, size.width <= Double(PixelLimits.maxSide), size.height <= Double(PixelLimits.maxSide),
               size.width * size.height <= Double(PixelLimits.maxPixels) else {

@@ -59,7 +59,7 @@ public struct PictureInPicture {
             throw EngineError("\"\(asset.path)\" has no video track to show in the inset", kind: .notFound)
         }
         guard !videoComposition.instructions.isEmpty else {
-            throw EngineError("the video composition has no instructions to add the inset to (av.videoComposition(comp) makes them)")
+            throw EngineError("the video composition has no instructions to add the inset to", remedy: .makeVideoComposition)
         }
         let range = requested ?? TimeRange(start: .zero, duration: asset.duration)
         guard range.duration.value > 0 else { throw EngineError("the inset must last more than 0 s") }

@@ -337,7 +337,7 @@ struct ExportPlanner {
         case .keep:
             guard canKeep else {
                 let writes = codec.map { "8-bit \($0.rawValue)" } ?? "8-bit pictures"
-                throw EngineError("hdr = \"keep\" needs an HEVC preset or 10-bit videoSettings (codec hevc, prores, vp9 or av1 with a 10-bit pixelFormat); this export writes \(writes)", kind: .unsupported)
+                throw EngineError("keeping HDR (hdr \"keep\") needs an HEVC preset or 10-bit videoSettings (codec hevc, prores, vp9 or av1 with a 10-bit pixelFormat); this export writes \(writes)", kind: .unsupported)
             }
             return sources.contains(where: \.isHDR) ? kept : .sdr
         case .auto:

@@ -43,18 +43,46 @@ public struct EngineError: Error, CustomStringConvertible, Sendable {
     /// The error this one reports, when it wraps another (a library's copy that cannot be
     /// reopened: the `FFmpegError` that said why).
     public let underlying: (any Error)?
+    /// The change that makes the request work, when there is one to name: front ends say it
+    /// in their own terms (``description`` in Swift's, the Lua bindings in Lua's).
+    public let remedy: Remedy?
+
+    /// Changes that make a refused request work, named rather than worded.
+    public enum Remedy: String, Sendable, CaseIterable {
+        /// Give the video composition a render size, or make it from the composition.
+        case setRenderSize
+        /// Give the video composition a frame duration.
+        case setFrameDuration
+        /// Make the video composition from the composition: that gives it its instructions.
+        case makeVideoComposition
+        /// Name the timeline file's format.
+        case nameTimelineFormat
+
+        /// The remedy in Swift's terms, as it ends ``EngineError/description``.
+        public var advice: String {
+            switch self {
+            case .setRenderSize:
+                " (e.g. videoComposition.renderSize = Size(width: 1920, height: 1080); VideoComposition.properties(of:) takes it from the composition)"
+            case .setFrameDuration: " (e.g. videoComposition.frameDuration = MediaTime(value: 1, timescale: 30))"
+            case .makeVideoComposition: " (VideoComposition.properties(of:) makes them)"
+            case .nameTimelineFormat: ", or with the format argument (.otio)"
+            }
+        }
+    }
 
     /// An error with the given message, of `kind` (a wrong argument unless said), about
-    /// `subject`, reporting `underlying`.
-    public init(_ message: String, kind: Kind = .invalidArgument, subject: String? = nil, underlying: (any Error)? = nil) {
+    /// `subject`, reporting `underlying`, curable by `remedy`.
+    public init(_ message: String, kind: Kind = .invalidArgument, subject: String? = nil, underlying: (any Error)? = nil,
+                remedy: Remedy? = nil) {
         self.message = message
         self.kind = kind
         self.subject = subject
         self.underlying = underlying
+        self.remedy = remedy
     }
 
-    /// The message.
-    public var description: String { message }
+    /// The message, and the remedy in Swift's terms.
+    public var description: String { message + (remedy?.advice ?? "") }
 }
 
 extension EngineError: Equatable {
