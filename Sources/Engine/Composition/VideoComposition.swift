@@ -210,7 +210,7 @@ public final class VideoComposition {
         let shown = shortNumber((rate * 10).rounded() / 10)
         return (MediaTime(value: 1, timescale: Int32(chosen)),
                 Diagnostic(.frameRateChosen, .note, "the video is rendered at \(chosen) fps: its sources average \(shown) fps, no standard rate, and its layers, transitions or ramps would move at \(shown) fps",
-                           remedy: "set vc.frameDuration to choose the rate yourself (av.time(\(frameDuration.value), \(frameDuration.timescale)) keeps the sources')"))
+                           remedy: "set the video composition's frameDuration to choose the rate yourself (\(frameDuration.value)/\(frameDuration.timescale) s keeps the sources')"))
     }
 
     /// The rates an animated render may be given.

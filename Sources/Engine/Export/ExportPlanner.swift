@@ -418,7 +418,7 @@ struct ExportPlanner {
         let most = slower.values.min() ?? output
         let (shows, their) = slower.count == 1 ? ("shows each of its", "its") : ("show each of their", "their")
         return Diagnostic(.frameRepeated, .note, "rendered at \(rate(output)) fps, \(named) \(shows) pictures in several frames (up to \(rate(output / most)) times)",
-                          remedy: "set vc.frameDuration to \(their) rate to keep one picture a frame")
+                          remedy: "set the video composition's frameDuration to \(their) rate to keep one picture a frame")
     }
 
     /// A `trackShorter` note when the picture and the sound of an export end more than a
