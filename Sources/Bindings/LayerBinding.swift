@@ -280,39 +280,6 @@ extension API {
         return value
     }
 
-    func bounded(_ call: LuaCall, _ index: Int32, _ range: ClosedRange<Double>) throws -> Double {
-        let value = try finite(call, index)
-        guard range.contains(value) else { throw call.argumentError(index, "value must be in \(format(range.lowerBound))…\(format(range.upperBound)), got \(format(value))") }
-        return value
-    }
-
-    func nonNegative(_ call: LuaCall, _ index: Int32) throws -> Double { try bounded(call, index, 0...100_000) }
-
-    /// Text for a text layer: capped in length before anything is laid out.
-    func text(_ call: LuaCall, _ index: Int32) throws -> String {
-        let value = call.type(index) == LUA_TNUMBER ? format(try call.number(index)) : try call.string(index)
-        guard value.unicodeScalars.count <= 65_536 else {
-            throw call.argumentError(index, "text is \(value.unicodeScalars.count) characters long; at most \(65_536) are drawn")
-        }
-        return value
-    }
-
-    func weight(_ call: LuaCall, _ index: Int32) throws -> Int {
-        if call.type(index) == LUA_TSTRING {
-            switch try call.string(index) {
-            case "thin": return 100
-            case "light": return 300
-            case "normal", "regular": return 400
-            case "medium": return 500
-            case "semibold": return 600
-            case "bold": return 700
-            case "heavy", "black": return 900
-            case let other: throw call.argumentError(index, "unknown font weight \(other.quotedForMessage()) (100…900, \"normal\", \"bold\", …)")
-            }
-        }
-        return Int(try bounded(call, index, 100...1000))
-    }
-
     var layerFunctions: [AVFunction] {
         [
             ("layer", "av.layer{frame=, backgroundColor=, contents=, opacity=, ...}", { [unowned self] call in

@@ -150,18 +150,6 @@ extension API {
         return (try call.integer(index), nil)
     }
 
-    /// A number in 0…1 (opacities).
-    func unit(_ call: LuaCall, _ index: Int32) throws -> Double {
-        let value = try finite(call, index)
-        guard (0...1).contains(value) else { throw call.argumentError(index, "value must be in 0…1, got \(format(value))") }
-        return value
-    }
-
-    /// Optional ramp timing (linear by default): a name or Bézier points {x1, y1, x2, y2}.
-    func curve(_ call: LuaCall, _ index: Int32) throws -> TimingFunction {
-        call.isNoneOrNil(index) ? .linear : try timingFunction(call, index)
-    }
-
     /// An array of objects of one class.
     /// The objects in the array at `index`; `changed`: the call changes them (see `LuaCall.changedObject`).
     func array<T: AnyObject>(_ call: LuaCall, _ index: Int32, of luaClass: LuaClass, as type: T.Type, changed: Bool = false) throws -> [T] {
