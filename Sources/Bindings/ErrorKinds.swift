@@ -12,7 +12,7 @@ extension EngineError: KindedError {
 }
 
 extension EngineError.Remedy {
-    /// The remedy in Lua's terms (the engine says it in Swift's).
+    /// The remedy in Lua's terms (the engine says it in plain words).
     var luaAdvice: String {
         switch self {
         case .setRenderSize: " (e.g. vc.renderSize = {1920, 1080}; av.videoComposition(comp) takes it from the composition)"

@@ -44,7 +44,7 @@ public struct EngineError: Error, CustomStringConvertible, Sendable {
     /// reopened: the `FFmpegError` that said why).
     public let underlying: (any Error)?
     /// The change that makes the request work, when there is one to name: front ends say it
-    /// in their own terms (``description`` in Swift's, the Lua bindings in Lua's).
+    /// in their own terms (``description`` in plain words, the Lua bindings in Lua's).
     public let remedy: Remedy?
 
     /// Changes that make a refused request work, named rather than worded.
@@ -58,14 +58,13 @@ public struct EngineError: Error, CustomStringConvertible, Sendable {
         /// Name the timeline file's format.
         case nameTimelineFormat
 
-        /// The remedy in Swift's terms, as it ends ``EngineError/description``.
+        /// The remedy in plain words, as it ends ``EngineError/description``.
         public var advice: String {
             switch self {
-            case .setRenderSize:
-                " (e.g. videoComposition.renderSize = Size(width: 1920, height: 1080); VideoComposition.properties(of:) takes it from the composition)"
-            case .setFrameDuration: " (e.g. videoComposition.frameDuration = MediaTime(value: 1, timescale: 30))"
-            case .makeVideoComposition: " (VideoComposition.properties(of:) makes them)"
-            case .nameTimelineFormat: ", or with the format argument (.otio)"
+            case .setRenderSize: " (e.g. 1920×1080; a video composition made from the composition takes its size)"
+            case .setFrameDuration: " (e.g. 1/30 s)"
+            case .makeVideoComposition: " (a video composition made from the composition has them)"
+            case .nameTimelineFormat: ", or name the format (otio, fcpxml or edl)"
             }
         }
     }
@@ -81,7 +80,7 @@ public struct EngineError: Error, CustomStringConvertible, Sendable {
         self.remedy = remedy
     }
 
-    /// The message, and the remedy in Swift's terms.
+    /// The message, and the remedy in plain words.
     public var description: String { message + (remedy?.advice ?? "") }
 }
 

@@ -66,10 +66,10 @@ import TestSupport
     }
 }
 
-/// Issue 39 §3: the engine's messages are in its own terms; the Lua bindings say remedies in
+/// Issue 39 §3: the engine's messages are in plain words; the Lua bindings say remedies in
 /// Lua's (`vc.renderSize = {1920, 1080}` was in the engine's text, for Swift apps too).
 @Suite struct EngineMessageTests {
-    @Test func aRemedyIsSaidInSwiftsTerms() throws {
+    @Test func aRemedyIsSaidInPlainWords() throws {
         let second = TimeRange(start: .zero, duration: MediaTime(value: 1, timescale: 1))
         let unsized = VideoComposition(renderSize: .zero, frameDuration: MediaTime(value: 1, timescale: 30))
         #expect {
@@ -77,7 +77,7 @@ import TestSupport
         } throws: { error in
             guard let error = error as? EngineError else { return false }
             return error.remedy == .setRenderSize && error.message == "videoComposition.renderSize must be set"
-                && "\(error)".contains("VideoComposition.properties(of:)") && !"\(error)".contains("av.")
+                && "\(error)".contains("made from the composition takes its size") && !"\(error)".contains("av.")
         }
     }
 }
