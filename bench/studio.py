@@ -301,11 +301,16 @@ def playback(browser, length, plays):
             while (studio.playing) {{
               await tick();
               if (first === null && studio.framesShown > 0) first = performance.now();
+              // The position stops at the last frame's start: the pace is read while it moves.
               const position = studio.position;
-              if (position > 0 && studio.playing) {{ moving ??= [performance.now(), position]; last = [performance.now(), position]; }}
+              if (position > 0 && studio.playing && position > (last?.[1] ?? 0)) {{ moving ??= [performance.now(), position]; last = [performance.now(), position]; }}
               if (early === null && studio.position > {early}) early = studio.framesShown;
-              if (studio.framesDropped > dropped) drops.push([Math.round(studio.position * 1000) / 1000, studio.framesDropped - dropped]);
-              dropped = studio.framesDropped;
+              // Frames waiting count as dropped until a newer one comes, and may be taken back
+              // when it does: only new highs are new drops.
+              if (studio.framesDropped > dropped) {{
+                drops.push([Math.round(studio.position * 1000) / 1000, studio.framesDropped - dropped]);
+                dropped = studio.framesDropped;
+              }}
             }}
             const end = performance.now();
             // The clock's pace: how far the item's time moved while the wall's moved.

@@ -135,7 +135,7 @@ extension API {
                 try s.session.startRecording(to: path)
             } catch {
                 call.pushNil()
-                call.push(LuaState.scriptPosition(call.L) + "\(error)".oneLine)
+                call.pushError(error, at: LuaState.scriptPosition(call.L))
                 return 2
             }
             call.push(true)

@@ -38,11 +38,11 @@ extension ExportError: KindedError {
     /// `decode`), else the export's own said as the engine's (`session.errorKind` keeps the
     /// export's).
     package var errorKindName: String { (underlying as? KindedError)?.errorKindName ?? EngineError.Kind(exportKind: kind).rawValue }
-    package var errorSubject: String? { (underlying as? KindedError)?.errorSubject }
-    /// The message with the error it wraps said as scripts read that one.
+    package var errorSubject: String? { subject ?? (underlying as? KindedError)?.errorSubject }
+    /// The message with the remedy of the error it wraps said in Lua's terms.
     package var scriptMessage: String {
-        guard let underlying = underlying as? KindedError else { return message }
-        return message.replacingAll("\(underlying)", with: underlying.scriptMessage)
+        guard let remedy = (underlying as? EngineError)?.remedy else { return message }
+        return message.replacingAll(remedy.advice, with: remedy.luaAdvice)
     }
 }
 

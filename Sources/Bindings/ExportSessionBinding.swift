@@ -80,7 +80,7 @@ extension API {
         addLoudnessProperties(to: luaClass)
         addWriterSettings(to: luaClass)
         luaClass.property("status", of: ExportSession.self, doc: "waiting, exporting, completed, failed or cancelled") { call, e in call.push(e.status.rawValue) }
-        luaClass.property("error", of: ExportSession.self) { call, e in if let error = e.error { call.push(error.message) } else { call.pushNil() } }
+        luaClass.property("error", of: ExportSession.self) { call, e in if let error = e.error { call.push(error.scriptMessage) } else { call.pushNil() } }
         luaClass.property("errorKind", of: ExportSession.self) { call, e in if let error = e.error { call.push(error.kind.rawValue) } else { call.pushNil() } }
         luaClass.property("progress", of: ExportSession.self, doc: "0…1") { call, e in call.push(e.progress) }
         luaClass.property("strict", of: ExportSession.self, doc: "true: any warning fails the export before its file is written (errorKind \"strict\"); --strict sets it for every export",

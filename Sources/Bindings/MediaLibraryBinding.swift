@@ -60,7 +60,7 @@ extension API {
                 return 1
             } catch {
                 call.pushNil()
-                call.push(LuaState.scriptPosition(call.L) + "\(error)".oneLine)
+                call.pushError(error, at: LuaState.scriptPosition(call.L))
                 return 2
             }
         }

@@ -10,7 +10,7 @@ extension API {
         [
             ("makeProxy", "av.makeProxy(assetOrPath) → {{stream=, path=, made=, reason=}, …}: the preview proxy of each moving picture of the file that needs one (larger than 1920×1080, keyframes over 2 s apart, or costly to decode), made now or found in the cache (path nil and made false where none is needed; reason says why; a dry run makes nothing); the studio previews from them (docs/studio.md); effects cannot", { [unowned self] call in
                 guard !lua.isSandboxed else { throw LuaArgumentError("\(call.functionName): effects cannot read or write files") }
-                let media: Asset = try (try? call.object(1, classes[Asset.self])) ?? model(call) { try Asset(path: try filePath(call, 1)) }
+                let media: Asset = try (try? call.object(1, classes[Asset.self])) ?? Asset(path: try filePath(call, 1))
                 guard let cache = policy.proxyCache else {
                     throw call.argumentError(1, "no cache folder for proxies (neither XDG_CACHE_HOME nor HOME is set)")
                 }
@@ -22,10 +22,10 @@ extension API {
                         made.append((track.streamIndex, nil, false, reason))
                     case .needed(let reason) where policy.dryRun:
                         // A dry run (a batch's check of every row) says where it would be, making nothing.
-                        made.append((track.streamIndex, try model(call) { try cache.path(of: source) }, false, reason))
+                        made.append((track.streamIndex, try cache.path(of: source), false, reason))
                     case .needed(let reason):
-                        let kept = try model(call) { try cache.existing(source) }
-                        let path = try kept ?? model(call) { try cache.make(source, cancellation: exportCancellation) }
+                        let kept = try cache.existing(source)
+                        let path = try kept ?? cache.make(source, cancellation: exportCancellation)
                         if kept == nil { cache.prune(keeping: path) }
                         made.append((track.streamIndex, path, kept == nil, reason))
                     }

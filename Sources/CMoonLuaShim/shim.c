@@ -90,6 +90,7 @@ static int raise_kinded(lua_State *L, int positioned) {
 }
 
 void moon_push_kinded_error(lua_State *L, const char *where) {
+    lua_checkstack(L, 4);                                       // the text, the errors, a record, a value
     int subject = lua_gettop(L), kind = subject - 1, message = subject - 2;
     lua_pushstring(L, where);
     lua_pushvalue(L, message);

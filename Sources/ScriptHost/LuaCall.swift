@@ -154,8 +154,12 @@ package struct LuaCall {
 
     /// Pushes `error`'s one-line message after `position` for a function that returns its
     /// failure (`nil, err`): the text answers `err.kind`, `err.subject` and `err.message` as
-    /// a raised error's does.
-    package func pushError(_ error: any KindedError, at position: String) {
+    /// a raised error's does (an error of no kind is the text alone).
+    package func pushError(_ error: any Error, at position: String) {
+        guard let error = error as? KindedError else {
+            LuaState.push(L, position + "\(error)".oneLine)
+            return
+        }
         LuaState.push(L, error.scriptMessage.oneLine)
         LuaState.push(L, error.errorKindName)
         if let subject = error.errorSubject { LuaState.push(L, subject) } else { lua_pushnil(L) }

@@ -2,6 +2,7 @@ import Foundation
 import MoonreelEngine
 import MoonreelPlatform
 import MoonreelScripting
+import MoonreelScriptHost
 import Synchronization
 
 /// What the studio shows of one script: the exports its last good run would have written,
@@ -330,7 +331,7 @@ public final class StudioSession: Sendable {
                 setExport(["state": "finished", "item": index, "fraction": 1.0,
                            "message": String(format: "wrote %@ in %.1f s", output, seconds)])
             } catch {
-                setExport(["state": "failed", "item": index, "fraction": 0.0, "message": "\(error)".oneLine])
+                setExport(["state": "failed", "item": index, "fraction": 0.0, "message": ((error as? KindedError)?.scriptMessage ?? "\(error)").oneLine])
             }
         }
         thread.start()

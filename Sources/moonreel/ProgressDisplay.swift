@@ -147,7 +147,7 @@ final class ProgressDisplay {
         case .failed(_, let error, let position):
             let (file, line) = Self.place(in: position)
             emit(["event": "\"error\"", "output": jsonString(output), "kind": jsonString(error.kind.rawValue),
-                  "message": jsonString(error.message), "file": file.map(jsonString) ?? "null", "line": line.map(String.init) ?? "null"])
+                  "message": jsonString(error.scriptMessage), "file": file.map(jsonString) ?? "null", "line": line.map(String.init) ?? "null"])
             endLine()
         }
     }

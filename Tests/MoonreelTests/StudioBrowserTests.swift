@@ -197,7 +197,7 @@ import TestSupport
               const frame = 1 / studio.frameRate;
               let x = 0, y = 0;
               for (const lag of studio.lags) { x += Math.cos(2 * Math.PI * lag / frame); y += Math.sin(2 * Math.PI * lag / frame); }
-              const length = Math.hypot(x, y) / studio.lags.length;
+              const length = Math.min(1, Math.hypot(x, y) / studio.lags.length);
               return JSON.stringify({ frames: Math.sqrt(-2 * Math.log(length)) / (2 * Math.PI), drawn: studio.lags.length });
             })()
             """) as? String ?? "{}"

@@ -32,7 +32,8 @@ int moon_gc(lua_State *L, int what, int a);
 
 // Replaces the message, kind and subject on top of the stack with the text `where` ..
 // message, remembered as an error's (its `err.kind`, `err.subject` and `err.message` answer),
-// for an error a function returns rather than raises (`nil, err`). Needs 3 free slots.
+// for an error a function returns rather than raises (`nil, err`). Uses 4 more stack slots
+// at most (it makes sure of them).
 void moon_push_kinded_error(lua_State *L, const char *where);
 
 // Pushes the kind and subject remembered for the error text at `index` (a string raised

@@ -18,7 +18,7 @@ public final class AnimationTool {
         var ancestor: Layer? = videoLayer
         while let layer = ancestor, layer !== parentLayer { ancestor = layer.superlayer }
         guard ancestor != nil else {
-            throw EngineError("videoLayer must be parentLayer or one of its sublayers (use parentLayer:addSublayer(videoLayer))")
+            throw EngineError("videoLayer must be parentLayer or one of its sublayers (add it to parentLayer's sublayers)")
         }
         self.videoLayer = videoLayer
         self.parentLayer = parentLayer

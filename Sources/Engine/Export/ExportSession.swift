@@ -324,7 +324,10 @@ public final class ExportSession {
             return ExportError(.diskFull, "output \"\(output.path)\": the disk is full; nothing was replaced (free some space and export again)")
         }
         if let tagged = error as? ExportError { return tagged }
-        return ExportError(.renderFailed, "\(error)".replacingAll(output.temporaryPath, with: output.path), underlying: error)
+        // The encoder and muxer name the temporary file, which is gone: the user's is the output.
+        let aboutOutput = (error as? FFmpegError)?.subject?.contains(output.temporaryPath) ?? false
+        return ExportError(.renderFailed, "\(error)".replacingAll(output.temporaryPath, with: output.path), underlying: error,
+                           subject: aboutOutput ? output.path : nil)
     }
 
     /// The audio plan with its loudness gain measured (when `loudness` is set), and a note

@@ -86,9 +86,9 @@ public struct EngineError: Error, CustomStringConvertible, Sendable {
 
 extension EngineError: Equatable {
     /// Two errors are the same when they say the same of the same subject, of the same
-    /// kind (what each wraps is not compared).
+    /// kind, with the same remedy (what each wraps is not compared).
     public static func == (a: EngineError, b: EngineError) -> Bool {
-        a.message == b.message && a.kind == b.kind && a.subject == b.subject
+        a.message == b.message && a.kind == b.kind && a.subject == b.subject && a.remedy == b.remedy
     }
 }
 
@@ -131,12 +131,16 @@ public struct ExportError: Error, CustomStringConvertible, Sendable {
     /// cannot be decoded is a `renderFailed` export over an `FFmpegError` of kind `decode`,
     /// and scripts read that kind (`err.kind == "decode"`), not the export's.
     public let underlying: (any Error)?
+    /// The file or input the failure concerns when the export knows it better than the error
+    /// it wraps (the output, where an encoder named its temporary file); nil: the wrapped one's.
+    public let subject: String?
 
-    /// An error of `kind` with `message`, caused by `underlying` when there is one.
-    public init(_ kind: Kind, _ message: String, underlying: (any Error)? = nil) {
+    /// An error of `kind` with `message`, caused by `underlying` when there is one, about `subject`.
+    public init(_ kind: Kind, _ message: String, underlying: (any Error)? = nil, subject: String? = nil) {
         self.kind = kind
         self.message = message
         self.underlying = underlying
+        self.subject = subject
     }
 
     /// `error` as an export's failure: an `ExportError` as it is, any other as one of `kind`

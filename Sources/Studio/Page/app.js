@@ -155,7 +155,7 @@ async function refreshState() {
 }
 
 /** Frame `number` of the current item as a bitmap, with the server's number and start time. */
-async function fetchFrame(number, lane) {
+async function fetchFrame(number, lane, signal) {
   const itemIndex = view.item;
   const requested = generation();
   // The middle of the frame (or of what is left of a last, partial one): no rounding puts
@@ -163,7 +163,7 @@ async function fetchFrame(number, lane) {
   const start = frameStart(number);
   const time = start + Math.min(frameDuration(), duration() - start) / 2;
   // lane: the server keeps playback and scrubbing on decoders of their own.
-  const response = await fetch(`frame?item=${itemIndex}&t=${time.toFixed(6)}&lane=${lane}`, { cache: 'no-store' });
+  const response = await fetch(`frame?item=${itemIndex}&t=${time.toFixed(6)}&lane=${lane}`, { cache: 'no-store', signal });
   if (!response.ok) throw new Error(await failureText(response));
   return {
     number: Number(response.headers.get('X-Frame-Number')),
@@ -254,15 +254,18 @@ async function pumpStill() {
 // the master and pictures follow it), else performance.now(). Run time maps to the item's
 // time straight on, or around the loop range; a pass counts the times round.
 //
-// Pictures are asked for where the clock will be when a reply typically comes (at most two
-// in flight), held until the clock reaches them, then drawn; every frame number passed
-// over between two frames drawn is counted dropped. The clock never waits for pictures.
+// Pictures are asked for in order, from where the clock will be when a reply typically comes
+// to FRAMES_LEAD frames beyond (FRAMES_IN_FLIGHT at most), held until the clock reaches them
+// (phaseShift may draw one up to half a frame early), then drawn; every frame number passed
+// over between two frames drawn is counted dropped. The clock waits only for a run's first
+// pictures (a second at most), never for a picture once it runs.
 
 const CHUNK = 1;             // seconds of sound per request
 const SOUND_AHEAD = 2;       // seconds of sound kept scheduled
 const SOUND_LEAD = 0.05;     // seconds from the first sound's arrival to its start
 const FRAMES_IN_FLIGHT = 3;
 const FRAMES_LEAD = 2;       // frames asked for beyond where the clock will be when they come
+const PREROLL_WAIT = 1;      // seconds a run's start waits at most for its first pictures
 const PASS = 2 ** 26;        // frame sequence numbers: pass × PASS + frame number
 
 const playback = {
@@ -279,7 +282,10 @@ const playback = {
   framesDropped: 0,
   framesWaiting: 0,                // passed since the last frame shown, none newer come yet
   lags: [],                  // clock minus the start of each frame drawn, seconds
-  phase: {},                 // phaseShift's lock on where ticks fall in frames
+  phase: {},                 // phaseShift's lock on where ticks fall in frames (a run's)
+  tickInterval: 0,           // seconds between vsyncs, averaged (kept from run to run)
+  lastElapsed: 0,            // the run's clock at the last tick: it never goes back
+  abort: new AbortController(),  // the run's picture requests, aborted when it stops
 };
 
 /** The run's clock in seconds at `at` (a performance.now() time: a tick's is its frame's
@@ -291,7 +297,12 @@ function clockNow(at = performance.now()) {
   if (!playback.audioClock) return at / 1000;
   const context = playback.context;
   const stamp = context.getOutputTimestamp?.();
-  if (stamp?.performanceTime > 0) return stamp.contextTime + (at - stamp.performanceTime) / 1000;
+  // Only while the context runs: a suspended one's stamp must not run the pictures on past
+  // the sound. (Between two stamps the page's clock carries on, as video players carry the
+  // sound card's clock; changing formulas there would make the pictures jump.)
+  if (context.state === 'running' && stamp?.performanceTime > 0) {
+    return stamp.contextTime + (at - stamp.performanceTime) / 1000;
+  }
   // Sound leaves the graph this long before it is heard: the picture follows the ear.
   return context.currentTime - (context.outputLatency || 0) - (context.baseLatency || 0);
 }
@@ -348,6 +359,9 @@ function stopRun() {
   }
   playback.sources.clear();
   playback.phase = { x: 0, y: 0 };
+  playback.lastElapsed = 0;
+  playback.abort.abort();
+  playback.abort = new AbortController();
   const { frames } = playback;
   for (const frame of frames.ready.values()) frame.bitmap.close();
   frames.ready.clear();
@@ -365,7 +379,7 @@ async function startRun() {
   if (view.loop && (view.position < start || view.position >= end)) view.position = start;
   const origin = { clock: 0, position: view.position, loop: view.loop, start, end };
   playback.audioClock = false;
-  const pictures = preroll(origin, run);
+  const pictures = Promise.race([preroll(origin, run), new Promise((resolve) => setTimeout(resolve, PREROLL_WAIT * 1000))]);
   if (current.hasAudio && (await runningAudioContext(current)) && run === playback.run) {
     // The first second of sound comes before the clock starts, so none of it is cut.
     const first = chunkAt(origin, 0);
@@ -472,7 +486,8 @@ function tick(vsync) {
   playback.tick = requestAnimationFrame(tick);
   const origin = playback.origin;
   if (!origin) return;                             // the run's first sound and pictures are on their way
-  const elapsed = runElapsed(vsync);
+  // Never back within a run: a late output timestamp must not show an earlier frame again.
+  const elapsed = playback.lastElapsed = Math.max(playback.lastElapsed, runElapsed(vsync));
   const now = mediaAt(origin, elapsed);
   if (!origin.loop && now.time >= duration()) {
     pause();                                       // stops on the last frame
@@ -480,7 +495,7 @@ function tick(vsync) {
   }
   view.position = clampTime(now.time);
   if (showsPictures()) {
-    presentFrame(origin, now, mediaAt(origin, elapsed + phaseShift(vsync, now.time)));
+    presentFrame(origin, now, mediaAt(origin, elapsed + phaseShift(vsync, now, elapsed)));
     requestFrames(origin, elapsed);
   }
   updateReadouts();
@@ -491,64 +506,82 @@ function tick(vsync) {
  *  their frames; near a frame's start, a tick's few milliseconds of jitter show that frame
  *  or its neighbour at random (one repeated, the next skipped). Moved, a picture is at most
  *  half a frame off the sound. Other rates: no move (nothing to lock to). */
-function phaseShift(vsync, time) {
+function phaseShift(vsync, now, elapsed) {
   const lock = playback.phase;
   const frame = frameDuration();
-  if (lock.vsync !== undefined) lock.interval = lock.interval ? 0.9 * lock.interval + 0.1 * (vsync - lock.vsync) / 1000 : (vsync - lock.vsync) / 1000;
+  const interval = lock.vsync === undefined ? 0 : (vsync - lock.vsync) / 1000;
   lock.vsync = vsync;
-  if (!lock.interval || Math.abs(lock.interval - frame) > 0.05 * frame) return 0;
-  // Where in its frame a tick falls, averaged round the circle (0.99 and 0.01 are neighbours).
-  const angle = 2 * Math.PI * (time / frame);
-  lock.x = 0.95 * lock.x + 0.05 * Math.cos(angle);
-  lock.y = 0.95 * lock.y + 0.05 * Math.sin(angle);
+  // A missed vsync (a tick twice as long) says nothing of the screen's rate.
+  if (interval > 0 && (!playback.tickInterval || interval < 1.5 * playback.tickInterval)) {
+    playback.tickInterval = playback.tickInterval ? 0.9 * playback.tickInterval + 0.1 * interval : interval;
+  }
+  if (!playback.tickInterval || Math.abs(playback.tickInterval - frame) > 0.05 * frame) return 0;
+  // A loop's wrap moves the ticks' place in the frames (a loop need not be whole frames).
+  if (lock.pass !== now.pass) Object.assign(lock, { pass: now.pass, x: 0, y: 0 });
+  // Before the clock starts (the first sound's lead) every tick reads 0: nothing to learn.
+  if (elapsed > 0) {
+    // Where in its frame a tick falls, averaged round the circle (0.99 and 0.01 are neighbours).
+    const angle = 2 * Math.PI * (now.time / frame);
+    lock.x = 0.95 * lock.x + 0.05 * Math.cos(angle);
+    lock.y = 0.95 * lock.y + 0.05 * Math.sin(angle);
+  }
+  if (!lock.x && !lock.y) return 0;
   const place = Math.atan2(lock.y, lock.x) / (2 * Math.PI);
   return (0.5 - (place - Math.floor(place))) * frame;
 }
+
+/** Seconds between the frames asked for: a frame's, or a tick's when frames come much faster
+ *  than the screen shows them (120 fps on 60 Hz: only every other one can be drawn). A step
+ *  a little over a frame would skip frame numbers now and then. */
+const requestStep = () => (playback.tickInterval > 1.5 * frameDuration() ? playback.tickInterval : frameDuration());
 
 /** Asks, in order, for the frames from where the clock will be when a reply comes to
  *  FRAMES_LEAD beyond: a late tick or a slow reply then skips none. */
 function requestFrames(origin, elapsed) {
   const { frames } = playback;
   for (let lead = 0; lead <= FRAMES_LEAD && frames.inFlight < FRAMES_IN_FLIGHT; lead++) {
-    requestFrameAt(origin, elapsed + frames.latency + lead * frameDuration(), playback.run);
+    requestFrameAt(origin, elapsed + frames.latency + lead * requestStep(), playback.run);
   }
 }
 
-/** Asks for the frame a run shows `elapsed` seconds in, unless it or a later one was asked for. */
-function requestFrameAt(origin, elapsed, run) {
+/** Asks for the frame a run shows `elapsed` seconds in, unless it or a later one was asked
+ *  for; `timed`: its reply counts in how long replies take. */
+function requestFrameAt(origin, elapsed, run, timed = true) {
   const { frames } = playback;
   const ahead = mediaAt(origin, elapsed);
   const number = frameAt(origin.loop ? ahead.time : Math.min(ahead.time, lastFrameStart()));
   const sequence = ahead.pass * PASS + number;
   if (sequence <= frames.requested) return null;
   frames.requested = sequence;
-  return requestPlaybackFrame(sequence, number, run);
+  return requestPlaybackFrame(sequence, number, run, timed);
 }
 
-/** The run's first pictures, up to where its first tick asks, fetched before its clock
- *  starts: a run does not start with frames still to come (7 of a 60 fps run's first 30
- *  were dropped). */
+/** The run's first pictures, up to where its first tick asks (FRAMES_IN_FLIGHT + FRAMES_LEAD
+ *  at most), fetched before its clock starts: a run does not start with frames still to
+ *  come (7 of a 60 fps run's first 30 were dropped). They wait behind one another at the
+ *  server, so their replies do not count in how long a reply takes. */
 function preroll(origin, run) {
   if (!showsPictures()) return Promise.resolve();
   const asked = [];
-  for (let elapsed = 0; elapsed <= playback.frames.latency + FRAMES_LEAD * frameDuration(); elapsed += frameDuration()) {
-    asked.push(requestFrameAt(origin, elapsed, run));
-  }
+  const until = Math.min(playback.frames.latency + FRAMES_LEAD * requestStep(), (FRAMES_IN_FLIGHT + FRAMES_LEAD - 1) * requestStep());
+  for (let elapsed = 0; elapsed <= until + 1e-9; elapsed += requestStep()) asked.push(requestFrameAt(origin, elapsed, run, false));
   return Promise.all(asked);
 }
 
-async function requestPlaybackFrame(sequence, number, run) {
+async function requestPlaybackFrame(sequence, number, run, timed) {
   const { frames } = playback;
   frames.inFlight++;
   const asked = performance.now();
   try {
-    const frame = await fetchFrame(number, 'play');
+    const frame = await fetchFrame(number, 'play', playback.abort.signal);
     // How long replies take: how far ahead of the clock to ask.
-    frames.latency = clamp(0.8 * frames.latency + 0.2 * ((performance.now() - asked) / 1000), 0.01, 0.5);
+    if (timed && run === playback.run) {
+      frames.latency = clamp(0.8 * frames.latency + 0.2 * ((performance.now() - asked) / 1000), 0.01, 0.5);
+    }
     if (run !== playback.run || sequence <= frames.shown) frame.bitmap.close();
     else frames.ready.set(sequence, frame);
   } catch (error) {
-    console.warn('frame:', error.message);
+    if (error.name !== 'AbortError') console.warn('frame:', error.message);
   } finally {
     if (run === playback.run) frames.inFlight--;
   }
