@@ -44,6 +44,25 @@ struct ExportRequest {
     var tags: [String: String] = [:]
 }
 
+/// An export planned: its request, the pictures and sound its writer makes, and the file
+/// settings every writer honours. Made once per export, before any frame is written.
+struct ExportPlan {
+    let request: ExportRequest
+    let composition: Composition
+    /// The pictures to compose (nil for the strategies that copy them, or without video).
+    let video: VideoPlan?
+    /// What planning the pictures settled that the user should hear (a size rounded, a rate chosen).
+    let videoNotes: [Diagnostic]
+    /// The sound to mix, its loudness not yet measured (`settledAudio` measures it).
+    let audio: AudioPlan?
+    /// The session's tags (a chunk piece adds its own, `request.tags`).
+    let metadata: [String: String]
+    /// The index at the front of the file (`shouldOptimizeForNetworkUse`).
+    let fastStart: Bool
+    let fileLengthLimit: Int64?
+    let memoryLimit: Int64?
+}
+
 /// Turns an export session's settings into an `ExportRequest` (and into the plans the
 /// render core takes), reading the settings only: the one place an export's settings,
 /// preset and container become encoders, with every combination that cannot work refused,
@@ -184,6 +203,26 @@ struct ExportPlanner {
         var request = ExportRequest(output: output, container: container, range: range, preset: preset, encodings: partEncodings, strategy: strategy, notes: [])
         if case .piece(let index) = task.role { request.tags[ChunkLayout.identityTag] = layout.identity(of: index) }
         return request
+    }
+
+    /// What the request's writer needs: the pictures for the strategies that compose them
+    /// (a chunked render's sound task plans them too, for their notes), the sound for those
+    /// that mix it.
+    func plan(_ request: ExportRequest) throws -> ExportPlan {
+        var (video, videoNotes): (VideoPlan?, [Diagnostic]) = (nil, [])
+        var audio: AudioPlan?
+        switch request.strategy {
+        case .reencode, .piece, .sound:
+            (video, videoNotes) = try videoPlan(request)
+            audio = try audioPlan(request)
+        case .smartCut:
+            audio = try audioPlan(request)
+        case .passthrough, .join, .nothing:
+            break
+        }
+        return ExportPlan(request: request, composition: composition, video: video, videoNotes: videoNotes, audio: audio,
+                          metadata: session.metadata, fastStart: session.shouldOptimizeForNetworkUse,
+                          fileLengthLimit: session.fileLengthLimit, memoryLimit: session.memoryLimit)
     }
 
     /// `timeRange` clipped to the composition, or all of it.

@@ -110,7 +110,7 @@ public final class ExportSession {
         case fileLengthLimit
     }
     /// Why the export ended before the end of its range; nil when it wrote all of it.
-    public private(set) var stoppedBy: StopReason?
+    public var stoppedBy: StopReason? { context.stoppedBy }
     /// How long the written output is, once the export has completed.
     public private(set) var outputDuration: MediaTime?
 
@@ -119,27 +119,27 @@ public final class ExportSession {
     /// Why the export failed (or was cancelled), with a kind to act on.
     public private(set) var error: ExportError?
     /// How much is done, 0…1 (AVAssetExportSession's `progress`); 1 once completed.
-    public private(set) var progress = 0.0
+    public var progress: Double { context.progress }
     /// What the export did other than exactly as asked (a size rounded, sound left out, a
     /// line of text cut), each once, in the order they came.
     public var diagnostics: [Diagnostic] { log.all }
     /// Any warning among `diagnostics` fails the export before its output is committed
     /// (kind `.strict`); nothing is replaced. Notes never fail it.
     public var strict = false
-    let log = DiagnosticLog()
+    private var log: DiagnosticLog { context.log }
     /// This export's cancellation flag: `cancel()` sets it. It is `Sendable`, so another thread
     /// can hold it and cancel the export while `export` runs.
-    public let cancellation = CancellationFlag()
+    public var cancellation: CancellationFlag { context.cancellation }
     /// A flag shared by every export of a host (Ctrl-C); cancels this export too when set.
-    public var parentCancellation: CancellationFlag?
+    public var parentCancellation: CancellationFlag? {
+        get { context.parentCancellation }
+        set { context.parentCancellation = newValue }
+    }
+    /// What this session shares with its writer while it runs.
+    private let context = ExportContext()
     /// This process's share of a chunked render (`moonreel run --chunks`): one piece of the
     /// pictures, the sound, or the join into `outputURL`; nil: the whole export.
     package var chunkTask: ChunkTask?
-
-    private var isCancelled: Bool {
-        if parentCancellation?.isCancelled == true { cancellation.cancel() }
-        return cancellation.isCancelled
-    }
 
     /// Containers, GIF, and image sequences (png, jpg, webp: `frames/%05d.png`).
     public static let fileTypes = OutputContainer.allCases.map(\.rawValue)
@@ -179,9 +179,9 @@ public final class ExportSession {
         do {
             try run(report)
             status = .completed
-            progress = 1
+            context.progress = 1
         } catch {
-            let failure = isCancelled ? ExportError(.cancelled, "export cancelled")
+            let failure = context.isCancelled ? ExportError(.cancelled, "export cancelled")
                 : ExportError.wrapping(error, as: .renderFailed)
             status = failure.kind == .cancelled ? .cancelled : .failed
             self.error = failure
@@ -269,38 +269,19 @@ public final class ExportSession {
     }
 
     private func run(_ report: (ExportProgress) throws -> Void) throws {
-        let request = try ExportPlanner(session: self).request()
+        let planner = ExportPlanner(session: self)
+        let request = try planner.request()
         note(request.notes)
-        if case .nothing = request.strategy { return }
+        guard let writer = request.writer(of: composition) else { return }
         try checkText(request)
         let output = request.output
         FFmpegLog.capture()
         defer { output.discard() } // no-op once the file has been renamed into place
-        var written = request.range.duration
+        let written: MediaTime
         do {
-            switch request.strategy {
-            case .passthrough:
-                try PassthroughWriter(composition: composition, range: request.range, container: request.container,
-                                      isCancelled: { [unowned self] in isCancelled }).write(to: output.temporaryPath, metadata: metadata,
-                                                                        fastStart: shouldOptimizeForNetworkUse, report: report)
-            case .smartCut(let cut):
-                try cut.write(to: output.temporaryPath, container: request.container, preset: preset,
-                              audio: try request.encodings.audio.flatMap { encoding in try settledAudioPlan(request).map { (encoding, $0) } },
-                              duration: request.range.duration, metadata: metadata, fastStart: shouldOptimizeForNetworkUse,
-                              cancellation: cancellation, isCancelled: { [unowned self] in isCancelled }, report: report)
-            case .reencode:
-                written = try render(request, report: report)
-            case .piece(let encoded, let kept):
-                written = try render(request, part: .pictures(encoded, kept: kept), report: report)
-            case .sound:
-                written = try render(request, part: .sound, report: report)
-            case .join(let layout, let hasSound):
-                try PassthroughWriter(composition: layout.joinedComposition(hasSound: hasSound, duration: request.range.duration), range: TimeRange(start: .zero, duration: request.range.duration),
-                                      container: request.container, isCancelled: { [unowned self] in isCancelled })
-                    .write(to: output.temporaryPath, metadata: metadata, fastStart: shouldOptimizeForNetworkUse, report: report)
-            case .nothing:
-                return
-            }
+            let plan = try planner.plan(request)
+            note(plan.videoNotes)
+            written = try writer.write(plan, context: context, report: report)
         } catch {
             throw ExportSession.describe(error, writing: output)
         }
@@ -314,7 +295,7 @@ public final class ExportSession {
                               + "; \(output.path) was not written")
         }
         try ExportError.Kind.outputUnavailable.tag { try output.commit() }
-        if case .join(let layout, _) = request.strategy { layout.removeFiles() }
+        writer.outputCommitted()
     }
 
     /// Errors while writing name the output the user asked for, not the temporary file,
@@ -329,176 +310,6 @@ public final class ExportSession {
         return ExportError(.renderFailed, "\(error)".replacingAll(output.temporaryPath, with: output.path), underlying: error,
                            subject: aboutOutput ? output.path : nil)
     }
-
-    /// The audio plan with its loudness gain measured (when `loudness` is set), and a note
-    /// when the mix cannot reach the target, rather than a silent miss. A lossy encoding's
-    /// peaks are read back from a trial encode: when they pass the ceiling, the limiter's
-    /// ceiling goes down by as much (and a little more), at most `peakTrials` times.
-    private func settledAudioPlan(_ request: ExportRequest) throws -> AudioPlan? {
-        guard var plan = try ExportPlanner(session: self).audioPlan(request) else { return nil }
-        guard let target = plan.loudness else { return plan }
-        var settled = try target.gain(for: plan, cancellation: cancellation)
-        plan.settledLoudness = settled
-        if let encoding = request.encodings.audio, encoding.bitRate != nil {
-            var extraHeadroom = 0.0
-            for trial in 1...Self.peakTrials {
-                let peak = try EncodedPeak.truePeak(of: plan, encoding: encoding, container: request.container, cancellation: cancellation)
-                guard peak > target.truePeak else { break }
-                guard trial < Self.peakTrials else {
-                    log.report(Diagnostic(.loudnessMissed, .warning, "loudness: the encoded sound peaks at \((peak * 10).rounded() / 10) dBTP, over the \(target.truePeak) dBTP ceiling (the \(encoding.codec.rawValue) encoder overshoots the limiter)",
-                                          remedy: "give a lower truePeakLimit or a higher audio bit rate"))
-                    break
-                }
-                extraHeadroom += peak - target.truePeak + Self.peakMargin
-                settled = try target.gain(for: plan, cancellation: cancellation, extraHeadroom: extraHeadroom)
-                plan.settledLoudness = settled
-            }
-        }
-        if abs(settled.expected - target.integrated) > 1, let reason = settled.heldBack {
-            log.report(Diagnostic(.loudnessMissed, .warning, "loudness: the mix reaches about \((settled.expected * 10).rounded() / 10) LUFS, not \(target.integrated): \(reason)"))
-        }
-        return plan
-    }
-
-    /// Trial encodes at most: the overshoot grows little as the ceiling drops, so the second
-    /// lands under it; the third only confirms.
-    private static let peakTrials = 3
-    /// How far under the ceiling a corrected trial aims (dB): a tenth of a dB, the precision
-    /// the ceiling is given in.
-    private static let peakMargin = 0.1
-
-    // MARK: Re-encoding
-
-    /// What a render writes: all of the request, or a chunked render's part of it.
-    private enum RenderedPart {
-        case whole
-        /// These output frames encoded, without sound; the file keeps those at `kept`
-        /// (positions among them), the others only warm the encoder up.
-        case pictures(Range<Int64>, kept: Range<Int64>)
-        /// The sound alone.
-        case sound
-    }
-
-    /// Renders and writes the request; returns the duration written (less than the range
-    /// when `fileLengthLimit` ended it).
-    private func render(_ request: ExportRequest, part: RenderedPart = .whole, report: (ExportProgress) throws -> Void) throws -> MediaTime {
-        var (videoPlan, notes) = try ExportPlanner(session: self).videoPlan(request)
-        note(notes)
-        var frames = videoPlan.map { 0..<$0.frameCount }
-        switch part {
-        case .whole: break
-        case .pictures(let numbers, _): frames = numbers
-        case .sound: (videoPlan, frames) = (nil, nil)
-        }
-        // Before any picture, encoder or palette is made.
-        let budget = try memoryLimit.flatMap { limit in try videoPlan.map { try ExportMemoryBudget(limit: limit, plan: $0) } }
-        let audioPlan = try settledAudioPlan(request)
-        guard videoPlan != nil || audioPlan != nil else {
-            throw EngineError(request.container == .m4a ? "the composition has no audio to export" : "the composition has no video or audio media", kind: .notFound)
-        }
-        if !request.container.holdsAudio, composition.tracks(withMediaType: .audio).contains(where: { $0.segments.contains { !$0.isEmpty } }) {
-            log.report(Diagnostic(.soundLeftOut, .warning, "\(request.output.path): \(request.container.noun) holds no sound; the audio was left out",
-                                  remedy: "export to a container with sound (mp4, mov) to keep it"))
-        }
-        let sequence = request.output as? ImageSequenceOutput
-        if let sequence, let plan = videoPlan, let note = try ExportError.Kind.outputUnavailable.tag({ try sequence.checkNames(frameCount: plan.frameCount) }) {
-            log.report(Diagnostic(.fileNotAsExpected, .note, note))
-        }
-        sequence?.sizeLimit = fileLengthLimit
-        // A GIF's palette comes from a first pass over every frame: that pass is the first half of the progress.
-        let gifPalette = try videoPlan.flatMap { plan in
-            try request.container == .gif ? makeGIFPalette(plan, range: request.range, report: report) : nil
-        }
-        let progressStart = gifPalette == nil ? 0.0 : 0.5
-        let writer = try sequence == nil ? ContainerWriter(
-            path: request.output.temporaryPath, container: request.container,
-            video: request.encodings.video.flatMap { encoding in videoPlan.map { (encoding, $0) } },
-            audio: request.encodings.audio.flatMap { encoding in audioPlan.map { (encoding, $0) } },
-            gifPalette: gifPalette, metadata: metadata.merging(request.tags) { $1 }, fastStart: shouldOptimizeForNetworkUse, sizeLimit: fileLengthLimit) : nil
-        if case .pictures(_, let kept) = part { writer?.keepVideoFrames(kept) }
-
-        let compositor = Compositor(video: videoPlan, audio: audioPlan, range: request.range)
-        let pictures = try videoPlan.map { _ in try compositor.frameStream(frames: frames, cancellation: cancellation) }
-        defer { pictures?.stop() }
-        let sound = try audioPlan.map { _ in try compositor.audioStream(blockSize: writer?.audioFrameSize ?? 1024, cancellation: cancellation) }
-        defer { sound?.stop() }
-        var framesWritten: Int64 = 0
-        var samplesWritten: Int64 = 0
-        var lastReported = -1.0
-        let frameCount = frames.map { Int64($0.count) } ?? 0
-        let sampleCount = audioPlan?.sampleCount ?? 0
-        let never = MediaTime(value: Int64.max / 4, timescale: 1)
-        while true {
-            if isCancelled { throw EngineError("export cancelled", kind: .cancelled) }
-            // Feed whichever stream is behind in time, so the muxer interleaves cheaply.
-            let videoTime = videoPlan.map { $0.frameDuration * framesWritten } ?? never
-            let audioTime = audioPlan.map { MediaTime(value: samplesWritten, timescale: $0.format.sampleRate) } ?? never
-            let videoDone = videoPlan == nil || framesWritten >= frameCount
-            let audioDone = audioPlan == nil || samplesWritten >= sampleCount
-            if videoDone && audioDone { break }
-            if writer?.isAtSizeLimit == true || sequence?.isAtSizeLimit == true {
-                stoppedBy = .fileLengthLimit
-                break
-            }
-            var fits = true
-            if !videoDone && (audioDone || videoTime <= audioTime) {
-                guard let frame = try pictures?.next() else { throw EngineError("video ended early", kind: .internal) }
-                fits = try sequence?.write(frame) ?? writer?.write(video: frame) ?? false
-                if fits { framesWritten += 1 }
-                try budget?.check(framesWritten: framesWritten)
-            } else {
-                guard let block = try sound?.next() else { throw EngineError("audio ended early", kind: .internal) }
-                fits = try writer?.write(audio: block, pts: samplesWritten) ?? false
-                if fits { samplesWritten += Int64(block.first?.count ?? 0) }
-            }
-            if !fits {
-                stoppedBy = .fileLengthLimit
-                break
-            }
-            let fraction = min(videoPlan == nil ? 1 : Double(framesWritten) / Double(max(frameCount, 1)),
-                               audioPlan == nil ? 1 : Double(samplesWritten) / Double(max(sampleCount, 1)))
-            if fraction - lastReported >= 0.002 || fraction >= 1 {
-                lastReported = fraction
-                progress = progressStart + (1 - progressStart) * fraction
-                try report(ExportProgress(fraction: progress, framesWritten: framesWritten, frameCount: frameCount,
-                                          mediaSecondsWritten: fraction * request.range.duration.seconds))
-            }
-        }
-        let tooSmall = ExportError(.invalidRequest, "fileLengthLimit (\(fileLengthLimit ?? 0) bytes) is too small for even the first frame and the file's header and index; raise it")
-        do {
-            try writer?.finish()
-        } catch {
-            // A GIF holds its frames in the palette stage: with none of them fitting, the
-            // muxer has nothing to finish and FFmpeg's "Invalid argument" would say nothing.
-            if stoppedBy != nil, writer?.hasEmptyStream == true { throw tooSmall }
-            throw error
-        }
-        if stoppedBy != nil, writer?.hasEmptyStream == true || sequence?.framesWritten == 0 { throw tooSmall }
-        if stoppedBy != nil {
-            let images = videoPlan.map { $0.frameDuration * Int64(sequence?.framesWritten ?? 0) } ?? .zero
-            let length = writer.flatMap { MediaTime(seconds: $0.writtenSeconds, timescale: 1000) } ?? images
-            log.report(Diagnostic(.lengthLimited, .warning, "\(request.output.path): stopped at \(length.seconds) s of \(request.range.duration.seconds) s to stay within fileLengthLimit (\(fileLengthLimit ?? 0) bytes)"))
-            return length
-        }
-        if case .pictures(_, let kept) = part, let videoPlan { return videoPlan.frameDuration * Int64(kept.count) }
-        return request.range.duration
-    }
-
-    /// A GIF's first pass: every frame rendered once into `palettegen`.
-    private func makeGIFPalette(_ plan: VideoPlan, range: TimeRange, report: (ExportProgress) throws -> Void) throws -> Frame {
-        let frames = try Compositor(video: plan, audio: nil, range: range).frameStream(cancellation: cancellation)
-        defer { frames.stop() }
-        var index: Int64 = 0
-        return try GIFPalette.palette(width: plan.outputWidth, height: plan.outputHeight) {
-            if isCancelled { throw EngineError("export cancelled", kind: .cancelled) }
-            guard let frame = try frames.next() else { return nil }
-            index += 1
-            progress = 0.5 * Double(index) / Double(max(plan.frameCount, 1))
-            try report(ExportProgress(fraction: progress, framesWritten: 0, frameCount: plan.frameCount, mediaSecondsWritten: 0))
-            return frame
-        }
-    }
-
 }
 
 package extension String {

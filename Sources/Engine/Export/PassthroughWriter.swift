@@ -11,11 +11,9 @@ import CMoonAVShim
 struct PassthroughWriter {
     let composition: Composition
     let range: TimeRange
-    let container: OutputContainer
-    let isCancelled: () -> Bool
 
-    func write(to path: String, metadata: [String: String], fastStart: Bool,
-               report: (ExportProgress) throws -> Void) throws {
+    func write(to path: String, container: OutputContainer, metadata: [String: String], fastStart: Bool,
+               isCancelled: () -> Bool, report: (ExportProgress) throws -> Void) throws {
         let muxer = try Muxer(path: path, container: container)
         var cursors: [PacketCursor] = []
         for track in composition.tracks where track.segments.contains(where: { !$0.isEmpty }) {
