@@ -69,8 +69,8 @@ struct ExportPlan {
 /// saying what would, before any file exists.
 struct ExportPlanner {
     let session: ExportSession
-    private var composition: Composition { session.composition }
-    private var preset: ExportPreset { session.preset }
+    var composition: Composition { session.composition }
+    var preset: ExportPreset { session.preset }
 
     /// Settings, combinations, output path and range, checked before any work. Without
     /// `makingOutput` (estimates) nothing is made or checked at the output path, an unset or
@@ -115,11 +115,12 @@ struct ExportPlanner {
             }
             let encodings = try encodings(for: container, preset: encodingPreset)
             if makingOutput, let task = session.chunkTask {
-                if let reason = chunkRefusal(strategy: strategy, container: container, encodings: encodings) {
+                let chunks = ChunkPlanner(planner: self, task: task)
+                if let reason = chunks.refusal(strategy: strategy, container: container, encodings: encodings) {
                     guard task.role == .join else { return ExportRequest(nothing: outputPath, container: container, range: range, preset: preset, encodings: encodings) }
                     notes.append(Diagnostic(.encodingChanged, .note, "\(outputPath) is rendered whole by the join task, not in pieces: \(reason)"))
                 } else {
-                    return try chunkRequest(task, outputPath: outputPath, container: container, range: range, preset: encodingPreset, encodings: encodings)
+                    return try chunks.request(outputPath: outputPath, container: container, range: range, preset: encodingPreset, encodings: encodings)
                 }
             }
             let output: any ExportOutput = !makingOutput ? PlannedOutput(path: outputPath) : try ExportError.Kind.outputUnavailable.tag {
@@ -134,75 +135,15 @@ struct ExportPlanner {
         }
     }
 
-    // MARK: Chunked renders
-
-    /// Why this export cannot be rendered in pieces, or nil when it can.
-    private func chunkRefusal(strategy: ExportRequest.Strategy, container: OutputContainer, encodings: Encodings) -> String? {
-        guard case .reencode = strategy else {
-            let copier = preset.isPassthrough || preset.isSmartCut ? preset.name : "smartRendering"
-            return "\(copier) copies the source's packets, which is already fast"
+    /// What the layers' text loses (cut to fit, or past its box), told once per export
+    /// that draws pictures or joins them (a chunked render's join says it for its pieces).
+    func textNotes(_ request: ExportRequest) throws -> [Diagnostic] {
+        switch request.strategy {
+        case .reencode, .piece, .join: break
+        case .passthrough, .smartCut, .sound, .nothing: return []
         }
-        guard container.holdsVideoCodecs, encodings.video != nil else { return "\(container.noun) is not a video file that pieces can be joined into" }
-        // Matroska keeps no decoding times or frame count, which the packet copy needs.
-        guard container != .mkv, container != .webm else { return "pieces cannot be joined into \(container.noun) by copying packets (an .mp4 or .mov can)" }
-        guard session.fileLengthLimit == nil else { return "fileLengthLimit needs the whole file written in order" }
-        return nil
-    }
-
-    /// This task's share of the export: the layout every task computes alike from the edit,
-    /// and the piece, sound or join it does.
-    private func chunkRequest(_ task: ChunkTask, outputPath: String, container: OutputContainer, range: TimeRange,
-                              preset: ExportPreset, encodings: Encodings) throws -> ExportRequest {
-        let planned = ExportRequest(nothing: outputPath, container: container, range: range, preset: preset, encodings: encodings)
-        guard let video = try videoPlan(planned).0, let videoEncoding = encodings.video else {
-            return planned // chunkRefusal let only video through
-        }
-        let hasSound = try audioPlan(planned) != nil
-        let gop = videoEncoding.keyframeInterval.map { Int64(max(1, ($0 / video.frameDuration.seconds).rounded())) } ?? 1
-        let key = ChunkTask.key(of: [
-            task.runKey, outputPath, container.rawValue, "\(range)", "\(encodings.video.map { "\($0)" } ?? "")",
-            "\(encodings.audio.map { "\($0)" } ?? "")", "\(video.outputWidth)x\(video.outputHeight)", "\(video.frameCount)", "\(task.pieces)",
-            ChunkLayout.describeFiles(Array(Set((session.readFiles?.paths ?? []) + composition.sourcePaths))),
-        ].joined(separator: "\n"))
-        let layout = ChunkLayout(pieces: ChunkLayout.split(frameCount: video.frameCount, into: task.pieces, gop: gop),
-                                 frameDuration: video.frameDuration, gop: gop, warmsUp: session.videoSettings?.deterministic == true,
-                                 folder: task.folder, key: key, fileExtension: container.rawValue)
-        let strategy: ExportRequest.Strategy, path: String, part: String
-        switch task.role {
-        case .piece(let index):
-            guard layout.pieces.indices.contains(index) else { return planned }
-            let frames = layout.encodedFrames(of: index)
-            (strategy, path, part) = (.piece(encoded: frames.encoded, kept: frames.kept), layout.piecePath(index),
-                                      "piece \(index + 1) of \(layout.pieces.count)")
-        case .sound:
-            guard hasSound else { return planned }
-            (strategy, path, part) = (.sound, layout.soundPath, "the sound")
-        case .join:
-            let output = try ExportError.Kind.outputUnavailable.tag {
-                try SafeOutput(path: outputPath, overwrite: session.overwrite, inputs: composition.sourcePaths, readFiles: session.readFiles)
-            }
-            return ExportRequest(output: output, container: container, range: range, preset: preset, encodings: encodings,
-                                 strategy: .join(layout, hasSound: hasSound), notes: [])
-        }
-        // The output's place is checked by every task, so a wrong path fails before any rendering.
-        try ExportError.Kind.outputUnavailable.tag {
-            _ = try SafeOutput.checkedLocation(of: outputPath)
-            try SafeOutput.checkReplaceable(outputPath, overwrite: session.overwrite, inputs: composition.sourcePaths, readFiles: session.readFiles)
-        }
-        // A part rendered by an earlier run of the same edit is kept (its name says so).
-        guard fileSize(path) == nil else {
-            return ExportRequest(nothing: outputPath, container: container, range: range, preset: preset, encodings: encodings,
-                                 notes: [Diagnostic(.encodingChanged, .note, "\(part) of \(outputPath) is already rendered, kept from an earlier run of the same edit")])
-        }
-        try ExportError.Kind.outputUnavailable.tag { try Paths.makeFolders(task.folder) }
-        let output = try ExportError.Kind.outputUnavailable.tag {
-            try SafeOutput(path: path, overwrite: true, inputs: composition.sourcePaths, readFiles: session.readFiles)
-        }
-        let partEncodings = Encodings(video: strategy.isSound ? nil : videoEncoding.stitchable,
-                                      audio: strategy.isSound ? encodings.audio : nil, dynamicRange: encodings.dynamicRange)
-        var request = ExportRequest(output: output, container: container, range: range, preset: preset, encodings: partEncodings, strategy: strategy, notes: [])
-        if case .piece(let index) = task.role { request.tags[ChunkLayout.identityTag] = layout.identity(of: index) }
-        return request
+        guard let tool = session.videoComposition?.animationTool else { return [] }
+        return try TextFit.diagnostics(under: tool.parentLayer)
     }
 
     /// What the request's writer needs: the pictures for the strategies that compose them

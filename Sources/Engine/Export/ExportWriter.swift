@@ -1,3 +1,15 @@
+/// Progress of a running export, reported on the thread that called `export`.
+public struct ExportProgress: Sendable {
+    /// How much of the export is done, 0…1 (a GIF's palette pass is the first half).
+    public let fraction: Double
+    /// Video frames encoded so far.
+    public let framesWritten: Int64
+    /// Video frames the export will write (0 without video).
+    public let frameCount: Int64
+    /// Seconds of output written so far (for speed as a multiple of real time).
+    public let mediaSecondsWritten: Double
+}
+
 /// Makes an export's file from its plan: one conformer for each way a file is made (packets
 /// copied, GOPs copied and the cuts re-encoded, every frame encoded, pieces joined). The
 /// session runs the line around it: plan, write, verify, commit.
