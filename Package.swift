@@ -4,8 +4,9 @@ import PackageDescription
 let package = Package(
     name: "Moonreel",
     products: [
-        // Pure Swift editing API (no Lua): compositions, video compositions, layers, export.
-        .library(name: "MoonreelEngine", targets: ["MoonreelEngine", "MoonreelInterchange"]),
+        // Pure Swift editing API (no Lua): compositions, video compositions, layers, export
+        // (and the platform module whose CancellationFlag its exports take).
+        .library(name: "MoonreelEngine", targets: ["MoonreelEngine", "MoonreelInterchange", "MoonreelPlatform"]),
         // Runs user scripts in-process with the `av` API: the host (limits, sandboxed
         // effects, app functions) and the bindings; no REPL, no libedit.
         .library(name: "MoonreelScripting", targets: ["MoonreelScripting"]),
@@ -67,7 +68,7 @@ let package = Package(
         // 1.3 MiB less for the loader to search).
         linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
                                        "-Xlinker", "--no-export-dynamic"])]),
-        .testTarget(name: "EngineTests", dependencies: ["MoonreelEngine", "CMoonAVShim", "CMoonFFmpeg", "TestSupport"]),
+        .testTarget(name: "EngineTests", dependencies: ["MoonreelEngine", "MoonreelPlatform", "CMoonAVShim", "CMoonFFmpeg", "TestSupport"]),
         .testTarget(name: "ScriptHostTests", dependencies: ["MoonreelScriptHost"]),
         // The pty driver is run from the checkout by the REPL tests, not built.
         .testTarget(name: "MoonreelTests", dependencies: ["MoonreelScripting", "MoonreelREPL", "MoonreelEngine", "MoonreelScriptHost", "TestSupport"], exclude: ["Fixtures/pty_session.py", "Fixtures/pieces.lua"]),

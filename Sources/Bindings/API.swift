@@ -2,6 +2,7 @@ import CMoonLua
 import CMoonLuaShim
 import MoonreelEngine
 import MoonreelScriptHost
+import MoonreelPlatform
 
 /// The `av` API of one Lua state: every Lua-visible class and the `av` table. Each binding
 /// file (`…Binding.swift`) declares its part as a `Binding` value (its classes with the Swift

@@ -2,6 +2,7 @@ import CMoonLua
 import CMoonLuaShim
 import MoonreelEngine
 import MoonreelScriptHost
+import MoonreelPlatform
 
 /// `av.analyze`: the facts of a piece of media as plain Lua data (tempo, beats, onsets,
 /// levels, loudness, scene cuts), cached per file content (docs/analysis.md).

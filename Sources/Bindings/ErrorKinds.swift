@@ -1,6 +1,7 @@
 import MoonreelEngine
 import MoonreelScriptHost
 import MoonreelPlatform
+import Glibc
 
 // The Engine's errors tell scripts their kind: a binding that throws one raises the same
 // one-line string as ever, and that string answers `err.kind` and `err.subject`.
@@ -61,7 +62,8 @@ extension EngineError.Kind {
 }
 
 extension SystemError: KindedError {
-    /// A failed system call (making a folder, syncing a file): input or output.
-    package var errorKindName: String { EngineError.Kind.io.rawValue }
+    /// A failed system call: a limit when the system is out of a resource (a thread that
+    /// cannot start, memory), else input or output (making a folder, syncing a file).
+    package var errorKindName: String { (code == EAGAIN || code == ENOMEM ? EngineError.Kind.limit : .io).rawValue }
     package var errorSubject: String? { nil }
 }

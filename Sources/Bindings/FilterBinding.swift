@@ -1,6 +1,7 @@
 import CMoonLua
 import MoonreelEngine
 import MoonreelScriptHost
+import MoonreelPlatform
 
 /// `av.filter` (CIFilter) and where filters go: `layer.filters` (CALayer.filters),
 /// `vc.filters` and `li.filters`, with `setFilterValue`/`setFilterRamp` on the latter two.

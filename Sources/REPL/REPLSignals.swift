@@ -4,6 +4,7 @@ import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
+import MoonreelPlatform
 
 /// Ctrl-C and SIGTERM for the REPL, received on a thread of their own (sigwait) like
 /// `moonreel run`'s, but a Ctrl-C returns to the prompt instead of ending the program:
@@ -63,7 +64,7 @@ final class REPLSignals: Sendable {
             var byte: UInt8 = 1
             _ = write(wakeWriter, &byte, 1)
         case .giveUp:
-            discardPendingExportFiles()
+            PendingFiles.discardAll()
             let message = "\nmoonreel: interrupted three times; stopped at once\n"
             _ = message.withCString { write(STDERR_FILENO, $0, strlen($0)) }
             _exit(130)

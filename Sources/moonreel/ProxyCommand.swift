@@ -4,6 +4,7 @@ import MoonreelEngine
 #if canImport(Glibc)
 import Glibc
 #endif
+import MoonreelPlatform
 
 struct ProxyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -7,6 +7,7 @@ import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
+import MoonreelPlatform
 
 /// One `moonreel run`: the host, Ctrl-C handling, progress display and error reporting.
 struct ScriptSession {
@@ -143,7 +144,7 @@ final class SignalWatcher: Sendable {
         let watcher = SignalWatcher()
         SignalListener.start { _ in
             if watcher.signals.add(1, ordering: .sequentiallyConsistent).newValue > 1 {
-                discardPendingExportFiles()
+                PendingFiles.discardAll()
                 printError("\nmoonreel: interrupted again; stopped at once\n", newline: false)
                 _exit(Exit.interrupted)
             }

@@ -1,17 +1,19 @@
 import Foundation
 import Testing
 
-/// The engine's folders are layers that read bottom-up — platform → media → the edit model
-/// → the render core → export and capture → the library — and no file uses a type that a
-/// folder above its own declares (a renderer that knew about export files, say, could not
-/// serve a preview).
+/// The engine's folders are layers that read bottom-up, each allowed to use only the folders
+/// below it — errors, then media, then the edit model from the inside out (timing → cues →
+/// filters → animation → layers → composition), then the render core, the edit helpers,
+/// export and capture, and the library — so no file uses a type that a folder above its own
+/// declares (a renderer that knew about export files, say, could not serve a preview) and
+/// no two folders use each other.
 @Suite struct LayeringTests {
     static let layers: [String: Int] = [
-        "Platform": 0, "Media": 1,
-        "Composition": 2, "Animation": 2, "Layers": 2, "Cues": 2, "Filters": 2, "Edit": 2,
-        "Render": 3, "Compositor": 3,
-        "Export": 4, "Capture": 4, "Analysis": 4,
-        "Library": 5,
+        "Errors": 0, "Media": 1,
+        "Timing": 2, "Cues": 3, "Filters": 4, "Animation": 5, "Layers": 6, "Composition": 7,
+        "Render": 8, "Compositor": 9, "Edit": 10,
+        "Export": 11, "Capture": 11, "Analysis": 11,
+        "Library": 12,
     ]
 
     static var engine: URL {

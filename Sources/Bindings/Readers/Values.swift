@@ -2,6 +2,7 @@ import CMoonLua
 import CMoonLuaShim
 import MoonreelEngine
 import MoonreelScriptHost
+import MoonreelPlatform
 
 /// Boxes that give value types a userdata identity in Lua.
 final class TimeBox { let time: MediaTime; init(_ time: MediaTime) { self.time = time } }

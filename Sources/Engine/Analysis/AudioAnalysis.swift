@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import MoonreelPlatform
 
 /// What an audio track holds, measured once: its tempo and beats, its onsets, its level
 /// every 10 ms and its momentary loudness every 100 ms. Plain values (seconds in the

@@ -1,4 +1,5 @@
 import CMoonFFmpeg
+import MoonreelPlatform
 
 /// How much each frame of a video track differs from the last, for finding cuts. Frames are
 /// compared as small grey pictures (160 pixels wide): the mean absolute difference of their

@@ -1,3 +1,4 @@
+import MoonreelPlatform
 /// Takes the audio a sound layer shows, once, when the layer is made.
 public extension SoundVisual {
     /// Where the sound comes from: a composition's mix (as `audioMix` mixes it, in the

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CMoonFFmpeg
 import CMoonAVShim
+import MoonreelPlatform
 
 /// What a capture device delivers, like `AVMediaType` for capture.
 public enum CaptureMediaType: String, Sendable, CaseIterable {

@@ -4,6 +4,7 @@ import Glibc
 import CMoonFFmpeg
 import CMoonAVShim
 import Synchronization
+import MoonreelPlatform
 
 /// What an input thread hands the writer: a converted picture or block of samples stamped
 /// on the session's timeline, or the end of that input.

@@ -4,6 +4,7 @@ import Glibc
 import CMoonFFmpeg
 import CMoonAVShim
 import Synchronization
+import MoonreelPlatform
 
 /// How a recording went, for the finished event and `stopRecording()`.
 public struct CaptureSummary: Sendable {

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Synchronization
+import MoonreelPlatform
 
 /// Makes a stop reach the input threads of a recording in bounded time, whoever asks for it
 /// (`requestStop`, Ctrl-C through the parent flag, a failure to start).

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CMoonFFmpeg
 import CMoonAVShim
+import MoonreelPlatform
 
 /// V4L2 cameras (/dev/video*), with their formats read through the driver's ioctls.
 enum V4L2Devices {

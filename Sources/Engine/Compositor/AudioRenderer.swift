@@ -1,3 +1,4 @@
+import MoonreelPlatform
 extension AudioFormat {
     /// The sources' common rate when they share one, else 48 kHz; stereo unless all are mono.
     static func forSources(_ sources: [SegmentSource]) -> AudioFormat {

@@ -1,4 +1,5 @@
 import CMoonFFmpeg
+import MoonreelPlatform
 
 /// The render core: from a composition, its video composition and audio mix it gives the
 /// composed pictures (at an exact time, or a range in order) and the mixed sound, with no

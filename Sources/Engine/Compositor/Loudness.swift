@@ -3,6 +3,7 @@ import CMoonAVShim
 #if canImport(Glibc)
 import Glibc
 #endif
+import MoonreelPlatform
 
 /// EBU R128 figures of a mix (ITU-R BS.1770 integrated loudness, as libavfilter's `ebur128`
 /// measures them).

@@ -1,4 +1,5 @@
 import Foundation
+import MoonreelPlatform
 
 /// The true peak of a mix once encoded. A lossy encoder rebuilds the waveform from bands it
 /// quantised, and its peaks come out higher than the ones it was given: a limited mix held

@@ -1,3 +1,4 @@
+import MoonreelPlatform
 /// How much memory an export may take: its pictures in flight (decoded, composed, queued,
 /// held by the encoder), the render caches and the encoders' buffers all count against
 /// `ExportSession.memoryLimit`. Pictures that could not fit even alone are refused before

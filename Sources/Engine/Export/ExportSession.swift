@@ -1,5 +1,6 @@
 import CMoonFFmpeg
 import CMoonAVShim
+import MoonreelPlatform
 
 /// Exports a composition to a file, like `AVAssetExportSession`: re-encodes through the
 /// render pipeline (or copies packets for `Passthrough`) into a temporary file beside the

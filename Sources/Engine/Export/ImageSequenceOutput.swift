@@ -94,7 +94,7 @@ final class ImageSequenceOutput: ExportOutput {
             guard mkdir(temporaryPath, 0o755) == 0 else {
                 throw EngineError("output \(path.quotedForMessage(limit: 200)): cannot create a folder for the frames (\(systemMessage(errno)))", kind: .io, subject: path)
             }
-            pendingTemporaryFiles.withLock { _ = $0.insert(temporaryPath) }
+            PendingFiles.started(temporaryPath)
         }
         let file = "\(temporaryPath)/\(pattern.name(framesWritten + 1))"
         try StillImageWriter.write(frame, as: format, to: file)
@@ -137,6 +137,6 @@ final class ImageSequenceOutput: ExportOutput {
     /// Removes the hidden folder and whatever frames are still in it.
     func discard() {
         Paths.removeFolder(temporaryPath)
-        pendingTemporaryFiles.withLock { _ = $0.remove(temporaryPath) }
+        PendingFiles.finished(temporaryPath)
     }
 }

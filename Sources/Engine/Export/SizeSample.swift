@@ -1,4 +1,5 @@
 import CMoonFFmpeg
+import MoonreelPlatform
 
 /// A constant-quality export's size depends on its pictures more than on anything in its
 /// settings (a still title takes a tenth of what camera footage takes at the same CRF), so

@@ -1,5 +1,6 @@
 import CMoonFFmpeg
 import CMoonAVShim
+import MoonreelPlatform
 
 /// Why a composition cannot be smart-cut; the export then re-encodes everything and says so.
 struct SmartCutUnavailable: Error, CustomStringConvertible {

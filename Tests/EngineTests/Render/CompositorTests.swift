@@ -1,3 +1,4 @@
+import MoonreelPlatform
 import Foundation
 import Synchronization
 import Testing

@@ -6,7 +6,7 @@ import Synchronization
 /// A blocking first-in first-out queue with a fixed capacity: the pipeline's back-pressure,
 /// which keeps memory flat however long the export is. Capacity 0 is a hand-over: `push`
 /// returns once the consumer has taken the item, so the producer holds one item at a time.
-final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
+package final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     // All state is guarded by `mutex`; the two conditions wake producers and consumers.
     private var items: [Element] = []
     private var closed = false
@@ -16,7 +16,7 @@ final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     private var notEmpty = pthread_cond_t()
     private var notFull = pthread_cond_t()
 
-    init(capacity: Int) {
+    package init(capacity: Int) {
         self.capacity = max(capacity, 1)
         handsOver = capacity == 0
         pthread_mutex_init(&mutex, nil)
@@ -33,7 +33,7 @@ final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     /// Waits for room (in a hand-over, until the consumer has taken the item); returns false
     /// if the queue was closed (the consumer gave up).
     @discardableResult
-    func push(_ item: Element) -> Bool {
+    package func push(_ item: Element) -> Bool {
         pthread_mutex_lock(&mutex)
         defer { pthread_mutex_unlock(&mutex) }
         while items.count >= capacity && !closed { pthread_cond_wait(&notFull, &mutex) }
@@ -48,7 +48,7 @@ final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
 
     /// Adds the item only if there is room now: false when full or closed (a real-time
     /// producer drops rather than waits).
-    func tryPush(_ item: Element) -> Bool {
+    package func tryPush(_ item: Element) -> Bool {
         pthread_mutex_lock(&mutex)
         defer { pthread_mutex_unlock(&mutex) }
         guard items.count < capacity, !closed else { return false }
@@ -58,7 +58,7 @@ final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     }
 
     /// Waits for an item; nil once the queue is closed and drained.
-    func pop() -> Element? {
+    package func pop() -> Element? {
         pthread_mutex_lock(&mutex)
         defer { pthread_mutex_unlock(&mutex) }
         while items.isEmpty && !closed { pthread_cond_wait(&notEmpty, &mutex) }
@@ -69,7 +69,7 @@ final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
     }
 
     /// Wakes every waiter; pushes fail from now on, pops drain what is left.
-    func close() {
+    package func close() {
         pthread_mutex_lock(&mutex)
         closed = true
         pthread_cond_broadcast(&notEmpty)
@@ -80,12 +80,12 @@ final class BoundedQueue<Element: Sendable>: @unchecked Sendable {
 
 /// A dedicated OS thread (not a pool thread: pipeline stages block on queues and on
 /// FFmpeg for seconds at a time).
-final class WorkerThread: @unchecked Sendable {
+package final class WorkerThread: @unchecked Sendable {
     // `thread` is written once by pthread_create before anyone can call join().
     private var thread = pthread_t()
     private let body: @Sendable () -> Void
 
-    init(_ body: @escaping @Sendable () -> Void) throws {
+    package init(_ body: @escaping @Sendable () -> Void) throws {
         self.body = body
         let retained = Unmanaged.passRetained(self).toOpaque()
         let status = pthread_create(&thread, nil, { raw in
@@ -96,11 +96,11 @@ final class WorkerThread: @unchecked Sendable {
         }, retained)
         if status != 0 {
             Unmanaged<WorkerThread>.fromOpaque(retained).release()
-            throw EngineError("cannot start a render thread (error \(status))", kind: .limit)
+            throw SystemError("cannot start a render thread", code: status)
         }
     }
 
-    func join() { pthread_join(thread, nil) }
+    package func join() { pthread_join(thread, nil) }
 }
 
 /// Set from any thread (a Ctrl-C handler, a progress callback); checked by every stage.

@@ -5,15 +5,6 @@ import CMoonAVShim
 import Synchronization
 import MoonreelPlatform
 
-/// Temporary files being written right now, so a second Ctrl-C (which exits at once)
-/// can still remove them.
-let pendingTemporaryFiles = Mutex<Set<String>>([])
-
-/// Removes every export temporary file still being written (for a forced exit).
-package func discardPendingExportFiles() {
-    for path in pendingTemporaryFiles.withLock({ $0 }) where unlink(path) != 0 { Paths.removeFolder(path) }
-}
-
 /// The size in bytes of the file at `path`, or nil if there is none.
 func fileSize(_ path: String) -> Int64? {
     var info = stat()
@@ -96,7 +87,7 @@ package struct SafeOutput: ExportOutput {
         keepsTemporaryFile = temporarySuffix != "tmp"
         if !keepsTemporaryFile {
             let registered = temporaryPath
-            pendingTemporaryFiles.withLock { _ = $0.insert(registered) }
+            PendingFiles.started(registered)
         }
     }
 
@@ -204,7 +195,7 @@ package struct SafeOutput: ExportOutput {
             throw error
         }
         let registered = temporaryPath
-        pendingTemporaryFiles.withLock { _ = $0.remove(registered) }
+        PendingFiles.finished(registered)
         try? Paths.sync(folder: directory)
     }
 
@@ -246,7 +237,7 @@ package struct SafeOutput: ExportOutput {
     package func discard() {
         unlink(temporaryPath)
         let registered = temporaryPath
-        pendingTemporaryFiles.withLock { _ = $0.remove(registered) }
+        PendingFiles.finished(registered)
     }
 
 }

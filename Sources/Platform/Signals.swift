@@ -52,7 +52,7 @@ package enum TerminationDeadline {
     /// `__gc` finalizers, message handlers).
     package static func arm(seconds: Double, message: String, exitCode: Int32) {
         runAfter(seconds: seconds) {
-            discardPendingExportFiles()
+            PendingFiles.discardAll()
             fflush(nil) // what the script printed before is kept, in a pipe or a file too
             // A progress bar may hold the terminal's line: end it first, only there.
             let line = (isatty(STDERR_FILENO) != 0 ? "\n" : "") + message + "\n"

@@ -15,18 +15,18 @@ package struct FileIdentity: Equatable, Sendable {
         self.init(info)
     }
 
-    init(_ info: stat) {
+    package init(_ info: stat) {
         (device, inode, size) = (UInt64(info.st_dev), UInt64(info.st_ino), Int64(info.st_size))
         modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
     }
 
-    init(text: String) {
+    package init(text: String) {
         let numbers = text.split(separator: ":").map { Int64($0) ?? 0 }
         guard numbers.count == 4 else { return }
         (device, inode, size, modified) = (UInt64(bitPattern: numbers[0]), UInt64(bitPattern: numbers[1]), numbers[2], numbers[3])
     }
 
-    var text: String { "\(Int64(bitPattern: device)):\(Int64(bitPattern: inode)):\(size):\(modified)" }
+    package var text: String { "\(Int64(bitPattern: device)):\(Int64(bitPattern: inode)):\(size):\(modified)" }
 
     package func sameFile(as other: FileIdentity, contents: Bool = false) -> Bool {
         device == other.device && inode == other.inode && (!contents || (size == other.size && modified == other.modified))
