@@ -34,6 +34,46 @@ public struct Size: Sendable, Hashable, CustomStringConvertible {
     public static let zero = Size(width: 0, height: 0)
     /// Whole pixels, for messages: "1920×1080".
     public var description: String { "\(Int(width.rounded()))×\(Int(height.rounded()))" }
+
+    /// How a picture's sides are rounded to pixels.
+    public enum PixelSides: Sendable {
+        /// Even numbers, at least 2 (4:2:0 video stores colour for 2×2 pixels).
+        case even
+        /// Any whole number, at least 1 (GIFs, image files, stills).
+        case whole
+    }
+
+    /// The pixels a picture of this size is drawn at: scaled down (aspect kept, never up) to
+    /// fit inside `box` when given, then rounded down to `sides`. Exports, previews and stills
+    /// all size their pictures by this one rule, so a frame grabbed for a thumbnail is the
+    /// export's frame. A side a hair under a whole number from floating point (1919.9999999
+    /// after a scale) counts as that number.
+    public func pixels(fitting box: Size? = nil, sides: PixelSides) -> (width: Int, height: Int) {
+        var scale = 1.0
+        if let box { scale = min(1, box.width / max(width, 1), box.height / max(height, 1)) }
+        func side(_ length: Double) -> Int {
+            let scaled = length * scale + 1e-9
+            guard scaled.isFinite, scaled < Double(Int32.max) else { return sides == .even ? 2 : 1 }
+            return sides == .even ? max(2, Int(scaled / 2) * 2) : max(1, Int(scaled))
+        }
+        return (side(width), side(height))
+    }
+
+    /// The warning a picture of this render size (times its scale) gives when drawn at
+    /// `pixels` rounded to `sides`, or nil when nothing was rounded (a scale down to a
+    /// preset's box is asked for, not rounded).
+    public func roundingNote(to pixels: (width: Int, height: Int), sides: PixelSides) -> Diagnostic? {
+        let whole = width == width.rounded() && height == height.rounded()
+        let shown = whole ? description : "\(width)×\(height)"
+        switch sides {
+        case .whole where !whole:
+            return Diagnostic(.sizeRounded, .warning, "renderSize \(shown) is not made of whole pixels; the output is \(pixels.width)×\(pixels.height)")
+        case .even where !whole || Int(width) % 2 != 0 || Int(height) % 2 != 0:
+            return Diagnostic(.sizeRounded, .warning, "renderSize \(shown) is not made of even whole numbers, which 4:2:0 video needs; the output is \(pixels.width)×\(pixels.height)")
+        default:
+            return nil
+        }
+    }
 }
 
 /// A rectangle in pixels, like `CGRect`: an origin corner and a size. The origin is the

@@ -56,6 +56,38 @@ import TestSupport
         #expect(try Data(contentsOf: URL(fileURLWithPath: directory + "/31.png")) != atFrame)
     }
 
+    /// One sizing rule for every picture: a render size that scales to half pixels gives a
+    /// still of the GIF export's size (it was rounded up where the export rounds down), and a
+    /// video export the nearest even size below.
+    @Test func aStillHasTheExportsSizeWhenTheScaleLeavesHalfPixels() throws {
+        let directory = (Fixtures.scratchPath("stills-size") as NSString).deletingLastPathComponent
+        let result = try Moonreel.runScript("""
+            local directory = arg[1]
+            local comp = av.composition()
+            comp:addMutableTrack("video"):insertTimeRange(av.range(0, 0.5), av.asset(arg[2]):tracksWithMediaType("video")[1], 0)
+            local vc = av.videoComposition{ renderSize = {321, 241}, renderScale = 0.5, frameDuration = av.time(1, 10) }
+            vc.instructions = { av.videoCompositionInstruction{ timeRange = av.range(0, 0.5),
+              layerInstructions = { av.layerInstruction(comp:tracksWithMediaType("video")[1]) } } }
+            av.imageGenerator(comp, { videoComposition = vc }):copyImage(0, directory .. "/still.png")
+            for _, name in ipairs({ "out.gif", "out.mp4" }) do
+              local session = av.exportSession(comp, "HighestQuality")
+              session.outputURL, session.videoComposition = directory .. "/" .. name, vc
+              assert(session:export())
+            end
+            """, name: "sizes.lua", arguments: [directory, try Fixtures.clip(seconds: 1)])
+        #expect(result.status == 0, "\(result.err)")
+        let still = try Tool.rgbFrame(directory + "/still.png", at: 0)
+        let gif = try Tool.rgbFrame(directory + "/out.gif", at: 0)
+        let video = try Tool.rgbFrame(directory + "/out.mp4", at: 0)
+        #expect(still.width == 160 && still.height == 120, "still \(still.width)×\(still.height)")
+        #expect(gif.width == still.width && gif.height == still.height, "GIF \(gif.width)×\(gif.height)")
+        #expect(video.width == 160 && video.height == 120, "video \(video.width)×\(video.height)")
+        // Each of the three says what it rounded, at the line that asked for the picture.
+        #expect(result.err.contains("sizes.lua:7: renderSize 160.5×120.5 is not made of whole pixels; the output is 160×120 [sizeRounded]"), "\(result.err)")
+        #expect(result.err.contains("sizes.lua:11: renderSize 160.5×120.5 is not made of whole pixels; the output is 160×120 [sizeRounded]"), "\(result.err)")
+        #expect(result.err.contains("sizes.lua:11: renderSize 160.5×120.5 is not made of even whole numbers, which 4:2:0 video needs; the output is 160×120 [sizeRounded]"), "\(result.err)")
+    }
+
     @Test func aNewVideoCompositionIsUsedFromTheNextImage() throws {
         let directory = (Fixtures.scratchPath("stills") as NSString).deletingLastPathComponent
         let result = try Moonreel.runScript("""

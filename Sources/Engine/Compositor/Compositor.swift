@@ -72,28 +72,23 @@ public final class Compositor {
 
     /// The render size times `renderScale`, fitted inside `maxSize` when given, in even
     /// whole pixels (4:2:0 pictures need them).
-    static func pictureSize(of videoComposition: VideoComposition, fitting maxSize: (width: Int, height: Int)?) throws -> (Int, Int) {
-        let scaled = try videoComposition.scaledRenderSize()
-        return try fitted(width: scaled.width, height: scaled.height, inside: maxSize)
+    static func pictureSize(of videoComposition: VideoComposition, fitting maxSize: (width: Int, height: Int)?) throws -> (width: Int, height: Int) {
+        try fitted(videoComposition.scaledRenderSize(), inside: maxSize)
     }
 
-    /// `width`×`height` scaled down (aspect kept) to fit inside `maxSize` when given, in even
-    /// whole pixels (4:2:0 pictures need them).
-    static func fitted(width: Double, height: Double, inside maxSize: (width: Int, height: Int)?) throws -> (Int, Int) {
-        var (width, height) = (width, height)
-        if let maxSize {
-            guard maxSize.width >= 2, maxSize.height >= 2 else { throw EngineError("maxSize must be at least 2×2 pixels, got \(maxSize.width)×\(maxSize.height)") }
-            let fit = min(1, Double(maxSize.width) / max(width, 1), Double(maxSize.height) / max(height, 1))
-            (width, height) = (width * fit, height * fit)
+    /// `size` scaled down (aspect kept) to fit inside `maxSize` when given, in even whole
+    /// pixels (4:2:0 pictures need them), by the rule every picture is sized by
+    /// (`Size.pixels(fitting:sides:)`).
+    static func fitted(_ size: Size, inside maxSize: (width: Int, height: Int)?) throws -> (width: Int, height: Int) {
+        if let maxSize, maxSize.width < 2 || maxSize.height < 2 {
+            throw EngineError("maxSize must be at least 2×2 pixels, got \(maxSize.width)×\(maxSize.height)")
         }
-        let even = { (value: Double) in max(2, Int((value / 2).rounded(.down)) * 2) }
-        return (even(width), even(height))
+        return size.pixels(fitting: maxSize.map { Size(width: Double($0.width), height: Double($0.height)) }, sides: .even)
     }
 
     /// `width`×`height` scaled down (aspect kept) to fit inside `maxSize`, in even whole pixels.
     public static func fitted(width: Int, height: Int, inside maxSize: (width: Int, height: Int)) throws -> (width: Int, height: Int) {
-        let (fittedWidth, fittedHeight) = try fitted(width: Double(width), height: Double(height), inside: maxSize)
-        return (fittedWidth, fittedHeight)
+        try fitted(Size(width: Double(width), height: Double(height)), inside: maxSize)
     }
 
     // MARK: Pictures

@@ -361,12 +361,11 @@ struct ExportPlanner {
         // Only video with a codec is 4:2:0; a GIF's and an image's pixels are whole, at any size.
         let isCodedVideo = request.container.holdsVideoCodecs
         let (width, height) = request.preset.outputSize(for: scaled, evenSides: isCodedVideo)
+        // Sources' own sizes are even already; only a render size the user set can be odd.
         var notes: [Diagnostic] = []
-        if !isCodedVideo, scaled.width != scaled.width.rounded() || scaled.height != scaled.height.rounded() {
-            notes.append(Diagnostic(.sizeRounded, .warning, "renderSize \(scaled) is not made of whole pixels; the output is \(width)×\(height)"))
-        } else if isCodedVideo, session.videoComposition != nil,
-                  Int(scaled.width) % 2 != 0 || Int(scaled.height) % 2 != 0 || scaled.width != scaled.width.rounded() {
-            notes.append(Diagnostic(.sizeRounded, .warning, "renderSize \(scaled) is not made of even whole numbers, which 4:2:0 video needs; the output is \(width)×\(height)"))
+        if !isCodedVideo || session.videoComposition != nil,
+           let rounded = scaled.roundingNote(to: (width, height), sides: isCodedVideo ? .even : .whole) {
+            notes.append(rounded)
         }
         let rendered = videoComposition.renderFrameDuration
         if let chosen = rendered.note { notes.append(chosen) }

@@ -63,21 +63,23 @@ public final class ImageGenerator {
         try output.commit()
     }
 
-    /// What its pictures show other than asked, as an export would say it (text cut to fit
-    /// or running past its layer, glyphs no font has): checked once per video composition,
-    /// so the first call after one is set returns them and later ones nothing.
+    /// What its pictures show other than asked, as an export would say it (a render size
+    /// rounded to whole pixels, text cut to fit or running past its layer, glyphs no font
+    /// has): checked once per video composition, so the first call after one is set returns
+    /// them and later ones nothing.
     public func newDiagnostics() throws -> [Diagnostic] {
-        guard !textChecked else { return [] }
+        guard !textChecked, let videoComposition else { return [] }
         textChecked = true
-        return try videoComposition?.animationTool.map { try TextFit.diagnostics(under: $0.parentLayer) } ?? []
+        let scaled = try videoComposition.scaledRenderSize()
+        let rounded = scaled.roundingNote(to: scaled.pixels(sides: .whole), sides: .whole)
+        return try (rounded.map { [$0] } ?? []) + (videoComposition.animationTool.map { try TextFit.diagnostics(under: $0.parentLayer) } ?? [])
     }
 
     /// The render core at the render size times `renderScale`, made at first use.
     private func currentCompositor() throws -> Compositor {
         if let compositor { return compositor }
         let videoComposition = self.videoComposition ?? VideoComposition.properties(of: composition)
-        let size = try videoComposition.scaledRenderSize()
-        let width = max(1, Int(size.width.rounded())), height = max(1, Int(size.height.rounded()))
+        let (width, height) = try videoComposition.scaledRenderSize().pixels(sides: .whole)
         let plan = try VideoPlan.make(composition: composition, videoComposition: videoComposition,
                                       range: TimeRange(start: .zero, duration: composition.duration),
                                       outputWidth: width, outputHeight: height)

@@ -68,13 +68,8 @@ public struct ExportPreset: Sendable, Hashable {
     /// render size, and with `evenSides` rounded down to even numbers, as 4:2:0 video needs
     /// (at least 2×2); GIFs and images keep odd sides (at least 1×1).
     public func outputSize(for render: Size, evenSides: Bool = true) -> (width: Int, height: Int) {
-        var scale = 1.0
-        if let box = boundingBox {
-            let portrait = render.height > render.width
-            let (boxWidth, boxHeight) = portrait ? (box.height, box.width) : (box.width, box.height)
-            scale = min(1, boxWidth / render.width, boxHeight / render.height)
-        }
-        func side(_ v: Double) -> Int { evenSides ? max(2, Int(v * scale / 2 + 1e-9) * 2) : max(1, Int(v * scale + 1e-9)) }
-        return (side(render.width), side(render.height))
+        // A preset's box is landscape; a portrait render fits the box turned.
+        let box = boundingBox.map { render.height > render.width ? Size(width: $0.height, height: $0.width) : $0 }
+        return render.pixels(fitting: box, sides: evenSides ? .even : .whole)
     }
 }
