@@ -5,7 +5,7 @@ import MoonreelPlatform
 struct ChunkPlanner {
     let planner: ExportPlanner
     let task: ChunkTask
-    private var session: ExportSession { planner.session }
+    private var settings: ExportSettings { planner.settings }
     private var composition: Composition { planner.composition }
 
     /// Why this export cannot be rendered in pieces, or nil when it can.
@@ -18,7 +18,7 @@ struct ChunkPlanner {
         guard container.holdsVideoCodecs, encodings.video != nil else { return "\(container.noun) is not a video file that pieces can be joined into" }
         // Matroska keeps no decoding times or frame count, which the packet copy needs.
         guard container != .mkv, container != .webm else { return "pieces cannot be joined into \(container.noun) by copying packets (an .mp4 or .mov can)" }
-        guard session.fileLengthLimit == nil else { return "fileLengthLimit needs the whole file written in order" }
+        guard settings.fileLengthLimit == nil else { return "fileLengthLimit needs the whole file written in order" }
         return nil
     }
 
@@ -35,10 +35,10 @@ struct ChunkPlanner {
         let key = ChunkTask.key(of: [
             task.runKey, outputPath, container.rawValue, "\(range)", "\(encodings.video.map { "\($0)" } ?? "")",
             "\(encodings.audio.map { "\($0)" } ?? "")", "\(video.outputWidth)x\(video.outputHeight)", "\(video.frameCount)", "\(task.pieces)",
-            ChunkLayout.describeFiles(Array(Set((session.readFiles?.paths ?? []) + composition.sourcePaths))),
+            ChunkLayout.describeFiles(Array(Set((settings.readFiles?.paths ?? []) + composition.sourcePaths))),
         ].joined(separator: "\n"))
         let layout = ChunkLayout(pieces: ChunkLayout.split(frameCount: video.frameCount, into: task.pieces, gop: gop),
-                                 frameDuration: video.frameDuration, gop: gop, warmsUp: session.videoSettings?.deterministic == true,
+                                 frameDuration: video.frameDuration, gop: gop, warmsUp: settings.videoSettings?.deterministic == true,
                                  folder: task.folder, key: key, fileExtension: container.rawValue)
         let strategy: ExportRequest.Strategy, path: String, part: String
         switch task.role {
@@ -52,7 +52,7 @@ struct ChunkPlanner {
             (strategy, path, part) = (.sound, layout.soundPath, "the sound")
         case .join:
             let output = try ExportError.Kind.outputUnavailable.tag {
-                try SafeOutput(path: outputPath, overwrite: session.overwrite, inputs: composition.sourcePaths, readFiles: session.readFiles)
+                try SafeOutput(path: outputPath, overwrite: settings.overwrite, inputs: composition.sourcePaths, readFiles: settings.readFiles)
             }
             return ExportRequest(output: output, container: container, range: range, preset: preset, encodings: encodings,
                                  strategy: .join(layout, hasSound: hasSound), notes: [])
@@ -60,7 +60,7 @@ struct ChunkPlanner {
         // The output's place is checked by every task, so a wrong path fails before any rendering.
         try ExportError.Kind.outputUnavailable.tag {
             _ = try SafeOutput.checkedLocation(of: outputPath)
-            try SafeOutput.checkReplaceable(outputPath, overwrite: session.overwrite, inputs: composition.sourcePaths, readFiles: session.readFiles)
+            try SafeOutput.checkReplaceable(outputPath, overwrite: settings.overwrite, inputs: composition.sourcePaths, readFiles: settings.readFiles)
         }
         // A part rendered by an earlier run of the same edit is kept (its name says so).
         guard fileSize(path) == nil else {
@@ -69,7 +69,7 @@ struct ChunkPlanner {
         }
         try ExportError.Kind.outputUnavailable.tag { try Paths.makeFolders(task.folder) }
         let output = try ExportError.Kind.outputUnavailable.tag {
-            try SafeOutput(path: path, overwrite: true, inputs: composition.sourcePaths, readFiles: session.readFiles)
+            try SafeOutput(path: path, overwrite: true, inputs: composition.sourcePaths, readFiles: settings.readFiles)
         }
         let partEncodings = Encodings(video: strategy.isSound ? nil : videoEncoding.stitchable,
                                       audio: strategy.isSound ? encodings.audio : nil, dynamicRange: encodings.dynamicRange)

@@ -6,7 +6,7 @@ extension ExportSession {
     /// `samplingSize`, a constant-quality video's size is measured on a few short bursts of
     /// its own pictures, encoded at its own settings (`SizeSample`; some seconds at 1080p).
     public func plan(samplingSize: Bool = false) throws -> ExportSummary {
-        let planner = ExportPlanner(session: self)
+        let planner = ExportPlanner(settings: settings)
         let request = try planner.request()
         request.output.discard()
         note(request.notes)
@@ -27,7 +27,7 @@ extension ExportSession {
     /// ranges, and what their codec (or the one they will get, by the preset and the
     /// output's type as set now) takes. Combinations with the container are checked at export.
     public func checkSettings(video: VideoSettings?, audio: AudioSettings?) throws {
-        let planner = ExportPlanner(session: self)
+        let planner = ExportPlanner(settings: settings)
         let container = outputFileType.flatMap(OutputContainer.init(rawValue:)) ?? outputURL.flatMap { try? planner.container(for: $0) }
         if let video {
             try video.check(for: preset.video.flatMap { planner.videoCodec(video, presetVideo: $0, container: container) } ?? video.codec)
@@ -39,7 +39,7 @@ extension ExportSession {
     /// quality the estimate `--dry-run` prints (`ExportSummary.estimatedBytes`). nil when it
     /// cannot be told: Passthrough, or settings the export would refuse.
     public var estimatedOutputFileLength: Int64? {
-        let planner = ExportPlanner(session: self)
+        let planner = ExportPlanner(settings: settings)
         guard let request = try? planner.request(makingOutput: false) else { return nil }
         return (try? planner.summary(of: request))?.summary.estimatedBytes
     }
@@ -48,7 +48,7 @@ extension ExportSession {
     /// `maxDuration`): the exported range when there is no limit or it fits, else that
     /// part of it the limit holds by `estimatedOutputFileLength`; nil when unknown.
     public var maxDuration: MediaTime? {
-        guard let range = try? ExportPlanner(session: self).range() else { return nil }
+        guard let range = try? ExportPlanner(settings: settings).range() else { return nil }
         guard let limit = fileLengthLimit else { return range.duration }
         guard let estimate = estimatedOutputFileLength, estimate > 0 else { return nil }
         let share = min(1, Double(max(limit - 8192, 0)) / Double(estimate))

@@ -10,7 +10,7 @@ struct Encodings {
 }
 
 /// What an export will do, settled from its session's settings before any file is made.
-/// Nothing in it changes afterwards, and making it changes nothing in the session.
+/// Nothing in it changes afterwards, and making it changes nothing in the settings.
 struct ExportRequest {
     /// How the output is made.
     enum Strategy {
@@ -63,14 +63,41 @@ struct ExportPlan {
     let memoryLimit: Int64?
 }
 
-/// Turns an export session's settings into an `ExportRequest` (and into the plans the
-/// render core takes), reading the settings only: the one place an export's settings,
-/// preset and container become encoders, with every combination that cannot work refused,
-/// saying what would, before any file exists.
+/// An export session's settings as one value, taken when an export (or a dry run, or an
+/// estimate) starts: what the planner reads, so planning depends on nothing that a script
+/// can change while it runs and can be tried without a settings.
+struct ExportSettings {
+    let composition: Composition
+    let preset: ExportPreset
+    var outputURL: String?
+    var outputFileType: String?
+    var videoComposition: VideoComposition?
+    var audioMix: AudioMix?
+    var timeRange: TimeRange?
+    var shouldOptimizeForNetworkUse = false
+    var metadata: [String: String] = [:]
+    var overwrite = false
+    var readFiles: InputRegistry?
+    var hdr = ExportSession.HDRMode.auto
+    var smartRendering: Bool?
+    var audioSpliceFade = ExportSession.defaultAudioSpliceFade
+    var loudness: LoudnessNormalization?
+    var videoSettings: VideoSettings?
+    var audioSettings: AudioSettings?
+    var fileLengthLimit: Int64?
+    var memoryLimit: Int64?
+    var chunkTask: ChunkTask?
+}
+
+/// Turns an export's settings into an `ExportRequest` (and into the plans the render core
+/// takes), reading the settings only: the one place an export's settings, preset and
+/// container become encoders, with every combination that cannot work refused, saying what
+/// would, before any file exists. Nothing here but `request` (which makes the output's
+/// temporary file) touches the disk.
 struct ExportPlanner {
-    let session: ExportSession
-    var composition: Composition { session.composition }
-    var preset: ExportPreset { session.preset }
+    let settings: ExportSettings
+    var composition: Composition { settings.composition }
+    var preset: ExportPreset { settings.preset }
 
     /// Settings, combinations, output path and range, checked before any work. Without
     /// `makingOutput` (estimates) nothing is made or checked at the output path, an unset or
@@ -79,14 +106,14 @@ struct ExportPlanner {
         try ExportError.Kind.invalidRequest.tag { () throws -> ExportRequest in
             let container: OutputContainer, outputPath: String
             if makingOutput {
-                guard let path = session.outputURL else { throw EngineError("set outputURL before exporting") }
+                guard let path = settings.outputURL else { throw EngineError("set outputURL before exporting") }
                 (outputPath, container) = (path, try self.container(for: path))
             } else {
-                outputPath = session.outputURL ?? ""
-                container = (try? self.container(for: outputPath)) ?? session.outputFileType.flatMap(OutputContainer.init(rawValue:))
+                outputPath = settings.outputURL ?? ""
+                container = (try? self.container(for: outputPath)) ?? settings.outputFileType.flatMap(OutputContainer.init(rawValue:))
                     ?? (preset.video == nil ? .m4a : .mp4)
             }
-            if preset.isPassthrough, session.loudness != nil {
+            if preset.isPassthrough, settings.loudness != nil {
                 throw EngineError("loudness needs the audio mixed again, but Passthrough copies it as it is; use another preset (AppleM4A, HighestQuality…)", kind: .unsupported)
             }
             let range = try range()
@@ -95,7 +122,7 @@ struct ExportPlanner {
             var strategy = ExportRequest.Strategy.reencode
             if preset.isPassthrough {
                 strategy = .passthrough
-            } else if makingOutput, preset.isSmartCut || (session.smartRendering == true && preset.video != nil) {
+            } else if makingOutput, preset.isSmartCut || (settings.smartRendering == true && preset.video != nil) {
                 let name = preset.isSmartCut ? "SmartCut" : "smartRendering"
                 switch try smartCut(range: range, container: container, outputPath: outputPath) {
                 case .success(let writer):
@@ -114,7 +141,7 @@ struct ExportPlanner {
                 }
             }
             let encodings = try encodings(for: container, preset: encodingPreset)
-            if makingOutput, let task = session.chunkTask {
+            if makingOutput, let task = settings.chunkTask {
                 let chunks = ChunkPlanner(planner: self, task: task)
                 if let reason = chunks.refusal(strategy: strategy, container: container, encodings: encodings) {
                     guard task.role == .join else { return ExportRequest(nothing: outputPath, container: container, range: range, preset: preset, encodings: encodings) }
@@ -125,10 +152,10 @@ struct ExportPlanner {
             }
             let output: any ExportOutput = !makingOutput ? PlannedOutput(path: outputPath) : try ExportError.Kind.outputUnavailable.tag {
                 if let format = container.stillImageFormat {
-                    return try ImageSequenceOutput(path: outputPath, format: format, overwrite: session.overwrite,
-                                                   inputs: composition.sourcePaths, readFiles: session.readFiles)
+                    return try ImageSequenceOutput(path: outputPath, format: format, overwrite: settings.overwrite,
+                                                   inputs: composition.sourcePaths, readFiles: settings.readFiles)
                 }
-                return try SafeOutput(path: outputPath, overwrite: session.overwrite, inputs: composition.sourcePaths, readFiles: session.readFiles)
+                return try SafeOutput(path: outputPath, overwrite: settings.overwrite, inputs: composition.sourcePaths, readFiles: settings.readFiles)
             }
             return ExportRequest(output: output, container: container, range: range, preset: encodingPreset,
                                  encodings: encodings, strategy: strategy, notes: notes)
@@ -142,7 +169,7 @@ struct ExportPlanner {
         case .reencode, .piece, .join: break
         case .passthrough, .smartCut, .sound, .nothing: return []
         }
-        guard let tool = session.videoComposition?.animationTool else { return [] }
+        guard let tool = settings.videoComposition?.animationTool else { return [] }
         return try TextFit.diagnostics(under: tool.parentLayer)
     }
 
@@ -162,8 +189,8 @@ struct ExportPlanner {
             break
         }
         return ExportPlan(request: request, composition: composition, video: video, videoNotes: videoNotes, audio: audio,
-                          metadata: session.metadata, fastStart: session.shouldOptimizeForNetworkUse,
-                          fileLengthLimit: session.fileLengthLimit, memoryLimit: session.memoryLimit)
+                          metadata: settings.metadata, fastStart: settings.shouldOptimizeForNetworkUse,
+                          fileLengthLimit: settings.fileLengthLimit, memoryLimit: settings.memoryLimit)
     }
 
     /// `timeRange` clipped to the composition, or all of it.
@@ -171,7 +198,7 @@ struct ExportPlanner {
         let duration = composition.duration
         guard duration.value > 0 else { throw EngineError("the composition is empty: insert media before exporting") }
         let whole = TimeRange(start: .zero, duration: duration)
-        return try session.timeRange.map { requested -> TimeRange in
+        return try settings.timeRange.map { requested -> TimeRange in
             guard let clipped = requested.intersection(whole) else {
                 throw EngineError("timeRange \(requested) is outside the composition (0…\(duration.seconds) s)")
             }
@@ -182,7 +209,7 @@ struct ExportPlanner {
     /// `outputFileType`, else the output name's extension (AppleM4A: m4a without one).
     func container(for path: String) throws -> OutputContainer {
         let known = ExportSession.fileTypes.joined(separator: ", ")
-        if let type = session.outputFileType {
+        if let type = settings.outputFileType {
             guard let container = OutputContainer(rawValue: type) else {
                 throw EngineError("outputFileType must be one of \(known), got \"\(type)\"")
             }
@@ -198,11 +225,11 @@ struct ExportPlanner {
     /// The smart cut of the range (smart rendering with a video composition), or why the
     /// composition cannot be copied.
     private func smartCut(range: TimeRange, container: OutputContainer, outputPath: String) throws -> Result<SmartCutWriter, SmartCutUnavailable> {
-        if preset.isSmartCut, session.videoSettings != nil || session.fileLengthLimit != nil {
+        if preset.isSmartCut, settings.videoSettings != nil || settings.fileLengthLimit != nil {
             throw EngineError("SmartCut copies the source's video: videoSettings and fileLengthLimit need a re-encoding preset such as HighestQuality", kind: .unsupported)
         }
         do {
-            guard session.videoSettings == nil, session.fileLengthLimit == nil else {
+            guard settings.videoSettings == nil, settings.fileLengthLimit == nil else {
                 throw SmartCutUnavailable("videoSettings and fileLengthLimit need every frame encoded")
             }
             try SmartCutWriter.checkCopyable(into: container)
@@ -222,12 +249,12 @@ struct ExportPlanner {
     /// SmartCut preset without a video composition). The SmartCut preset keeps the sources'
     /// HDR (its encoded frames match the source); other presets render as they always do.
     private func smartRenderedPictures(range: TimeRange, container: OutputContainer, outputPath: String) throws -> VideoPlan? {
-        guard !preset.isSmartCut || session.videoComposition != nil else { return nil }
-        guard session.smartRendering != false else { throw SmartCutUnavailable("a video composition redraws every frame (smartRendering is off)") }
+        guard !preset.isSmartCut || settings.videoComposition != nil else { return nil }
+        guard settings.smartRendering != false else { throw SmartCutUnavailable("a video composition redraws every frame (smartRendering is off)") }
         var encodings = try encodings(for: container, preset: preset)
         if preset.isSmartCut {
             let ranges = Set(composition.tracks(withMediaType: .video).flatMap { $0.segments.compactMap { $0.source?.dynamicRange } })
-            let kept = ranges.count == 1 && session.hdr != .toneMap ? ranges.first ?? .sdr : .sdr
+            let kept = ranges.count == 1 && settings.hdr != .toneMap ? ranges.first ?? .sdr : .sdr
             encodings = Encodings(video: encodings.video, audio: nil, dynamicRange: kept)
         }
         let planned = ExportRequest(nothing: outputPath, container: container, range: range, preset: preset, encodings: encodings)
@@ -239,12 +266,12 @@ struct ExportPlanner {
     /// Settles codecs, quality, formats and the dynamic range, and refuses every
     /// combination that cannot work, saying what would, before any file exists.
     func encodings(for container: OutputContainer, preset encodingPreset: ExportPreset) throws -> Encodings {
-        let videoSettings = session.videoSettings, audioSettings = session.audioSettings
+        let videoSettings = settings.videoSettings, audioSettings = settings.audioSettings
         if preset.isPassthrough {
             guard videoSettings == nil, audioSettings == nil else {
                 throw EngineError("Passthrough copies packets as they are: videoSettings and audioSettings need a re-encoding preset such as HighestQuality", kind: .unsupported)
             }
-            guard session.fileLengthLimit == nil else { throw EngineError("fileLengthLimit needs a re-encoding preset: Passthrough copies whole packets as they are", kind: .unsupported) }
+            guard settings.fileLengthLimit == nil else { throw EngineError("fileLengthLimit needs a re-encoding preset: Passthrough copies whole packets as they are", kind: .unsupported) }
             guard container.holdsVideoCodecs || container == .m4a else {
                 throw EngineError("Passthrough copies packets: it writes mov, mp4, m4v, m4a, mkv or webm, not \(container.rawValue) (use a re-encoding preset)", kind: .unsupported)
             }
@@ -311,7 +338,7 @@ struct ExportPlanner {
         let kept: DynamicRange = sources == [.pq] || sources == [.pq, .sdr] ? .pq : .hlg
         let tenBit = chosenFormat.map { $0 != .yuv420p } ?? (codec == .hevc || codec == .prores)
         let canKeep = tenBit && codec != nil && codec != .h264
-        switch session.hdr {
+        switch settings.hdr {
         case .toneMap:
             return .sdr
         case .keep:
@@ -355,15 +382,15 @@ struct ExportPlanner {
     func videoPlan(_ request: ExportRequest) throws -> (VideoPlan?, notes: [Diagnostic]) {
         let hasVideoMedia = composition.tracks(withMediaType: .video).contains { $0.segments.contains { !$0.isEmpty } }
         let rendersVideo = request.encodings.video != nil || request.container.isImageSequence
-        guard !preset.isPassthrough, rendersVideo, hasVideoMedia || session.videoComposition != nil else { return (nil, []) }
-        let videoComposition = session.videoComposition ?? VideoComposition.properties(of: composition)
+        guard !preset.isPassthrough, rendersVideo, hasVideoMedia || settings.videoComposition != nil else { return (nil, []) }
+        let videoComposition = settings.videoComposition ?? VideoComposition.properties(of: composition)
         let scaled = try videoComposition.scaledRenderSize()
         // Only video with a codec is 4:2:0; a GIF's and an image's pixels are whole, at any size.
         let isCodedVideo = request.container.holdsVideoCodecs
         let (width, height) = request.preset.outputSize(for: scaled, evenSides: isCodedVideo)
         // Sources' own sizes are even already; only a render size the user set can be odd.
         var notes: [Diagnostic] = []
-        if !isCodedVideo || session.videoComposition != nil,
+        if !isCodedVideo || settings.videoComposition != nil,
            let rounded = scaled.roundingNote(to: (width, height), sides: isCodedVideo ? .even : .whole) {
             notes.append(rounded)
         }
@@ -431,9 +458,9 @@ struct ExportPlanner {
     /// The audio to mix, or nil for none.
     func audioPlan(_ request: ExportRequest) throws -> AudioPlan? {
         guard let encoding = request.encodings.audio else { return nil }
-        return try AudioPlan.make(composition: composition, audioMix: session.audioMix, range: request.range,
-                                  spliceFade: session.audioSpliceFade, loudness: session.loudness) {
-            encoding.outputFormat(from: $0, settings: self.session.audioSettings ?? AudioSettings())
+        return try AudioPlan.make(composition: composition, audioMix: settings.audioMix, range: request.range,
+                                  spliceFade: settings.audioSpliceFade, loudness: settings.loudness) {
+            encoding.outputFormat(from: $0, settings: self.settings.audioSettings ?? AudioSettings())
         }
     }
 }

@@ -153,8 +153,18 @@ public final class ExportSession {
         (copy.timeRange, copy.shouldOptimizeForNetworkUse, copy.metadata, copy.overwrite) = (timeRange, shouldOptimizeForNetworkUse, metadata, overwrite)
         (copy.readFiles, copy.hdr, copy.audioSpliceFade, copy.loudness) = (readFiles, hdr, audioSpliceFade, loudness)
         (copy.videoSettings, copy.audioSettings, copy.fileLengthLimit, copy.memoryLimit) = (videoSettings, audioSettings, fileLengthLimit, memoryLimit)
-        copy.parentCancellation = parentCancellation
+        (copy.smartRendering, copy.strict, copy.parentCancellation) = (smartRendering, strict, parentCancellation)
         return copy
+    }
+
+    /// The settings as they are now, for the planner.
+    var settings: ExportSettings {
+        ExportSettings(composition: composition, preset: preset, outputURL: outputURL, outputFileType: outputFileType,
+                       videoComposition: videoComposition, audioMix: audioMix, timeRange: timeRange,
+                       shouldOptimizeForNetworkUse: shouldOptimizeForNetworkUse, metadata: metadata, overwrite: overwrite,
+                       readFiles: readFiles, hdr: hdr, smartRendering: smartRendering, audioSpliceFade: audioSpliceFade,
+                       loudness: loudness, videoSettings: videoSettings, audioSettings: audioSettings,
+                       fileLengthLimit: fileLengthLimit, memoryLimit: memoryLimit, chunkTask: chunkTask)
     }
 
     /// Runs the export to completion. Blocks; `progress` is called on this thread.
@@ -184,7 +194,7 @@ public final class ExportSession {
     }
 
     private func run(_ report: (ExportProgress) throws -> Void) throws {
-        let planner = ExportPlanner(session: self)
+        let planner = ExportPlanner(settings: settings)
         let request = try planner.request()
         note(request.notes)
         guard let writer = request.writer(of: composition) else { return }

@@ -18,7 +18,7 @@ import TestSupport
             settings.preset = speed
             session.videoSettings = settings
         }
-        let planner = ExportPlanner(session: session)
+        let planner = ExportPlanner(settings: session.settings)
         let request = try planner.request(makingOutput: false)
         return try #require(try planner.videoPlan(request).0).pace
     }
