@@ -75,6 +75,7 @@ let package = Package(
                                        "-Xlinker", "--no-export-dynamic"])]),
         .testTarget(name: "EngineTests", dependencies: ["MoonreelEngine", "CMoonAVShim", "CMoonFFmpeg", "TestSupport"]),
         .testTarget(name: "ScriptHostTests", dependencies: ["MoonreelScriptHost"]),
+        .testTarget(name: "FarmTests", dependencies: ["MoonreelFarm"]),
         // The pty driver is run from the checkout by the REPL tests, not built.
         .testTarget(name: "MoonreelTests", dependencies: ["MoonreelScripting", "MoonreelREPL", "MoonreelEngine", "MoonreelScriptHost", "TestSupport"], exclude: ["Fixtures/pty_session.py", "Fixtures/pieces.lua"]),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
