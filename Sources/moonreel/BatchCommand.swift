@@ -53,7 +53,7 @@ struct Batch: ParsableCommand {
         FFmpegLog.capture()
         do {
             // Before any row runs: a report that could not be written must not cost the batch.
-            if let report { try BatchRunner.checkReportPath(report, overwrite: common.overwrite, inputs: [template, rows]) }
+            if let report { try BatchReport(schema: ProgressDisplay.schema).checkPath(report, overwrite: common.overwrite, inputs: [template, rows]) }
             let plan = try BatchPlan(template: template, declared: try Self.declaredParameters(of: template, limits: common.limits).map(\.name),
                                      rowsFile: rows, records: { try Self.records(in: rows) }, pattern: pattern, shared: try parameters.values())
             let runner = BatchRunner(plan: plan, common: common, jobs: jobs ?? ProcessInfo.processInfo.activeProcessorCount, retry: retry, chunks: chunks)
@@ -377,62 +377,10 @@ final class BatchRunner: @unchecked Sendable {
         lock.withLock { _ = writeOut(String(decoding: data, as: UTF8.self) + "\n") }
     }
 
-    /// The JSON report: each row and the totals; written whole (an exclusive temporary file
-    /// beside it, renamed into place) and only where `checkReportPath` allows.
+    /// The JSON report: each row and the totals.
     func writeReport(to path: String, overwrite: Bool, inputs: [String]) throws {
-        let rows = plan.rows.map { row -> [String: Any] in
-            let result = results[row.number] ?? RowResult(status: .interrupted)
-            var entry: [String: Any] = ["row": row.number, "status": result.status.rawValue, "output": row.output,
-                                        "seconds": result.roundedSeconds, "attempts": result.attempts]
-            entry["error"] = result.error?.json ?? NSNull()
-            entry["diagnostics"] = result.diagnostics.map(\.json)
-            return entry
-        }
-        var totals: [String: Any] = ["rows": plan.rows.count]
-        totals["warnings"] = results.values.reduce(0) { $0 + $1.warnings }
-        totals["rowsWithWarnings"] = results.values.filter { $0.warnings > 0 }.count
-        for status in RowStatus.allCases {
-            totals[status.rawValue] = results.values.filter { $0.status == status }.count
-        }
-        let data = try JSONSerialization.data(withJSONObject: ["schema": ProgressDisplay.schema, "rows": rows, "totals": totals],
-                                              options: [.prettyPrinted, .sortedKeys])
-        try Self.checkReportPath(path, overwrite: overwrite, inputs: inputs)
-        do {
-            try Paths.writeFile(String(decoding: data, as: UTF8.self), to: path, replacing: true)
-        } catch {
-            throw BatchError("cannot write the report: \(error)")
-        }
+        try BatchReport(schema: ProgressDisplay.schema).write(to: path, rows: plan.rows, results: lock.withLock { results }, overwrite: overwrite, inputs: inputs)
     }
-
-    /// The report's path follows the output rule: never an input or anything but a regular
-    /// file, and an existing file only with `overwrite` — or when it is a report an earlier
-    /// run of a batch wrote (its schema, rows and totals), since running the same command
-    /// again is how a batch resumes.
-    static func checkReportPath(_ path: String, overwrite: Bool, inputs: [String]) throws {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return }
-        let shown = path.quotedForMessage(limit: 200)
-        guard (info.st_mode & S_IFMT) == S_IFREG else {
-            throw BatchError("report \(shown) exists and is not a regular file (a link, a folder or a device); choose another name")
-        }
-        for input in inputs {
-            var inputInfo = stat()
-            if stat(input, &inputInfo) == 0, inputInfo.st_dev == info.st_dev, inputInfo.st_ino == info.st_ino {
-                throw BatchError("report \(shown) is the input \(input.quotedForMessage()); choose another name")
-            }
-        }
-        guard overwrite || isBatchReport(path) else {
-            throw BatchError("report \(shown) already exists and is not a batch report; choose another name, or pass --overwrite to replace it (and render every row again)")
-        }
-    }
-
-    /// Whether the file at `path` is a report `writeReport` wrote.
-    static func isBatchReport(_ path: String) -> Bool {
-        guard let data = FileManager.default.contents(atPath: path),
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return false }
-        return object["schema"] as? Int == ProgressDisplay.schema && object["rows"] is [Any] && object["totals"] is [String: Any]
-    }
-
 }
 
 /// The batch's check of many rows in one process (`moonreel batch` starts one per core):
