@@ -110,6 +110,39 @@ public struct RowResult: Sendable, Equatable {
     public static func reportsDone(_ output: String, writing path: String) -> Bool {
         ProgressEvents(output).named("done").contains { $0["output"] as? String == path }
     }
+
+    /// A row rendered by `attempt` (one `moonreel run --progress json` of it), again up to
+    /// `retries` times while it fails and the batch is not stopping. A run that Ctrl-C
+    /// stopped (`isStopping`, or its exit status `interruptedStatus`) after its export was
+    /// committed (a `done` event for `output`, and the file whole by `isWhole`) is done;
+    /// otherwise the last attempt's error is kept, or its last line on standard error.
+    public static func rendering(_ output: String, retries: Int, interruptedStatus: Int32, isStopping: () -> Bool,
+                                 isWhole: (String) -> Bool, attempt: () -> Subprocess.Finished) -> RowResult {
+        var result = RowResult(status: .failed)
+        let started = Date()
+        while result.attempts <= retries, !isStopping() {
+            result.attempts += 1
+            let ended = attempt()
+            result.diagnostics = RowDiagnostic.all(in: ended.output)
+            if ended.status == 0 {
+                result.status = .done
+                result.error = nil
+                break
+            }
+            if isStopping() || ended.status == interruptedStatus {
+                result.status = .interrupted
+                // Stopped after its export was committed: the output is whole, the row is done.
+                if reportsDone(ended.output, writing: output), isWhole(output) {
+                    (result.status, result.error) = (.done, nil)
+                    break
+                }
+            }
+            result.error = RowError.first(in: ended.output)
+                ?? RowError(kind: "script", message: ended.errors.split(separator: "\n").last.map(String.init) ?? "exit \(ended.status)")
+        }
+        result.seconds = Date().timeIntervalSince(started)
+        return result
+    }
 }
 
 /// The JSON lines of a `--progress json` run; other lines are passed over.

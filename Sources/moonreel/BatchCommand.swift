@@ -266,32 +266,12 @@ final class BatchRunner: @unchecked Sendable {
 
     /// Renders one row, again up to `retry` times; the last attempt's error.
     private func render(_ row: BatchPlan.Row) -> RowResult {
-        var result = RowResult(status: .failed)
-        let started = Date()
-        while result.attempts <= retry, !processes.isStopping {
-            result.attempts += 1
-            // A row in pieces shares the cores with the rows running beside it.
-            let pieces = chunks.map { ["--chunks", String($0), "--jobs", String(max(1, ProcessInfo.processInfo.activeProcessorCount / jobs))] } ?? []
-            let ended = renderInGroup(row, extra: ["--progress", "json"] + pieces)
-            result.diagnostics = RowDiagnostic.all(in: ended.output)
-            if ended.status == 0 {
-                result.status = .done
-                result.error = nil
-                break
-            }
-            if processes.isStopping || ended.status == Exit.interrupted {
-                result.status = .interrupted
-                // Stopped after its export was committed: the output is whole, the row is done.
-                if RowResult.reportsDone(ended.output, writing: row.output), Self.isComplete(row.output) {
-                    (result.status, result.error) = (.done, nil)
-                    break
-                }
-            }
-            result.error = RowError.first(in: ended.output)
-                ?? RowError(kind: "script", message: ended.errors.split(separator: "\n").last.map(String.init) ?? "exit \(ended.status)")
+        // A row in pieces shares the cores with the rows running beside it.
+        let pieces = chunks.map { ["--chunks", String($0), "--jobs", String(max(1, ProcessInfo.processInfo.activeProcessorCount / jobs))] } ?? []
+        return RowResult.rendering(row.output, retries: retry, interruptedStatus: Exit.interrupted, isStopping: { processes.isStopping },
+                                   isWhole: Self.isComplete) {
+            renderInGroup(row, extra: ["--progress", "json"] + pieces)
         }
-        result.seconds = Date().timeIntervalSince(started)
-        return result
     }
 
     /// The rows' dry runs in one `moonreel check-rows` process: the rows it answered for, and

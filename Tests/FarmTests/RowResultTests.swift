@@ -49,4 +49,40 @@ import Testing
     @Test func statusesAreNamedAsTheReportNamesThem() {
         #expect(RowStatus.allCases.map(\.rawValue) == ["done", "skipped", "failed", "interrupted"])
     }
+
+    /// `rendering` with attempts that end as `runs` say, one after another.
+    func render(_ runs: [Subprocess.Finished], retries: Int, stopping: Bool = false, whole: Bool = true) -> (result: RowResult, runs: Int) {
+        var next = 0
+        let result = RowResult.rendering("out/a.mp4", retries: retries, interruptedStatus: 130, isStopping: { stopping && next > 0 },
+                                         isWhole: { _ in whole }) {
+            defer { next += 1 }
+            return runs[min(next, runs.count - 1)]
+        }
+        return (result, next)
+    }
+
+    static let failed = Subprocess.Finished(status: 1, output: #"{"event":"error","kind":"export","message":"disk full"}"#, errors: "moonreel: disk full\n")
+    static let succeeded = Subprocess.Finished(status: 0, output: "", errors: "")
+
+    @Test func aFailedRowIsRetriedUntilItSucceeds() {
+        let (result, runs) = render([Self.failed, Self.succeeded], retries: 2)
+        #expect(runs == 2 && result.status == .done && result.attempts == 2 && result.error == nil)
+    }
+
+    @Test func aRowThatKeepsFailingKeepsItsLastError() {
+        let (result, runs) = render([Self.failed], retries: 2)
+        #expect(runs == 3 && result.status == .failed && result.attempts == 3)
+        #expect(result.error == RowError(kind: "export", message: "disk full"))
+        let silent = render([Subprocess.Finished(status: 1, output: "", errors: "first\nmoonreel: the cause\n")], retries: 0).result
+        #expect(silent.error == RowError(kind: "script", message: "moonreel: the cause"))
+        #expect(render([Subprocess.Finished(status: 9, output: "", errors: "")], retries: 0).result.error?.message == "exit 9")
+    }
+
+    @Test func aRowStoppedAfterItsExportWasCommittedIsDone() {
+        let committed = Subprocess.Finished(status: 130, output: #"{"event":"done","output":"out/a.mp4"}"#, errors: "")
+        #expect(render([committed], retries: 3).result.status == .done)
+        #expect(render([committed], retries: 3, whole: false).result.status == .interrupted)
+        let stopped = render([Self.failed], retries: 3, stopping: true)
+        #expect(stopped.runs == 1 && stopped.result.status == .interrupted && stopped.result.error?.message == "disk full")
+    }
 }
