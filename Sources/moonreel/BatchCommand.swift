@@ -236,30 +236,13 @@ final class BatchRunner: @unchecked Sendable {
         return (failed, signals.interrupted)
     }
 
-    /// Every row's dry run, all problems at once: the rows shared among one `check-rows`
-    /// process per core, each checking its rows one after another in fresh hosts (a process
-    /// per row took ~2.5 h for 100k rows before the first render). Rows a check process
-    /// could not answer for (it died) get a process each.
+    /// Every row's dry run (BatchCheck), all problems at once.
     private func check(_ rows: [BatchPlan.Row]) throws {
-        let found = Mutex<[(Int, String)]>([])
-        let processCount = max(1, min(ProcessInfo.processInfo.activeProcessorCount, rows.count))
-        let share = (rows.count + processCount - 1) / max(processCount, 1)
-        DispatchQueue.concurrentPerform(iterations: processCount) { index in
-            let mine = Array(rows[min(index * share, rows.count)..<min((index + 1) * share, rows.count)])
-            guard !mine.isEmpty, !processes.isStopping else { return }
-            let (answered, problems) = checkInOneProcess(mine)
-            found.withLock { $0 += problems }
-            for row in mine where !answered.contains(row.number) && !processes.isStopping {
-                let ended = finished(rowProcess(row, extra: ["--dry-run", "--rough-estimate", "--quiet"]), in: nil)
-                if ended.status != 0 {
-                    let line = ended.errors.split(separator: "\n").last.map(String.init) ?? "failed (exit \(ended.status))"
-                    found.withLock { $0.append((row.number, line)) }
-                }
-            }
-        }
-        let problems = found.withLock { $0 }
+        let check = BatchCheck(executable: Self.executable, template: plan.template, options: common.runOptions,
+                               processes: ProcessInfo.processInfo.activeProcessorCount)
+        let problems = check.problems(of: rows, isStopping: { [processes] in processes.isStopping })
         guard problems.isEmpty || processes.isStopping else {
-            let lines = problems.sorted { $0.0 < $1.0 }.map { "row \($0.0): \($0.1)" }
+            let lines = problems.map { "row \($0.row): \($0.problem)" }
             throw BatchError("\(problems.count) of \(rows.count) rows cannot run; nothing was rendered:\n  " + lines.joined(separator: "\n  "))
         }
     }
@@ -274,54 +257,24 @@ final class BatchRunner: @unchecked Sendable {
         }
     }
 
-    /// The rows' dry runs in one `moonreel check-rows` process: the rows it answered for, and
-    /// the problems of those that cannot run.
-    private func checkInOneProcess(_ rows: [BatchPlan.Row]) -> (answered: Set<Int>, problems: [(Int, String)]) {
-        let list = rows.map { ["row": $0.number, "values": $0.values] as [String: Any] }
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("moonreel-rows-\(UUID().uuidString).json").path
-        guard let data = try? JSONSerialization.data(withJSONObject: list),
-              (try? Paths.writeFile(String(decoding: data, as: UTF8.self), to: file, replacing: false)) != nil else { return ([], []) }
-        defer { try? FileManager.default.removeItem(atPath: file) }
-        var checker = Subprocess(Self.executable, ["check-rows"] + common.runOptions.arguments() + ["--", plan.template, file])
-        checker.errors = .discard
-        guard let lines = try? checker.run().output else { return ([], []) }
-        var answered = Set<Int>(), problems: [(Int, String)] = []
-        for line in lines.split(separator: "\n") {
-            guard let entry = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], let row = entry["row"] as? Int else { continue }
-            answered.insert(row)
-            if let error = entry["error"] as? String { problems.append((row, error)) }
-        }
-        return (answered, problems)
-    }
-
-    /// `moonreel run … TEMPLATE` for `row`, with `extra` options first.
-    private func rowProcess(_ row: BatchPlan.Row, extra: [String]) -> Subprocess {
-        Subprocess(Self.executable, ["run"] + extra + common.runOptions.arguments() + row.runArguments(template: plan.template))
-    }
-
-    /// Runs `process` to its end (in `group`, if given); one that could not start ends as a
-    /// failure that says why.
-    private func finished(_ process: Subprocess, in group: ProcessGroup?, onStart: () -> Void = {},
-                          onLine: (@Sendable (Data) -> Void)? = nil) -> Subprocess.Finished {
-        do {
-            return try process.run(in: group, onStart: onStart, onLine: onLine)
-        } catch {
-            return Subprocess.Finished(status: error == .interrupted ? Exit.interrupted : Exit.failed, output: "",
-                                       errors: "cannot start \(Self.executable): \(error)")
-        }
-    }
-
-    /// Renders `row` among the batch's processes (Ctrl-C interrupts it); under JSON progress
-    /// its events are passed on as they come, with the row's number.
+    /// Renders `row` (`moonreel run … TEMPLATE`, `extra` options first) among the batch's
+    /// processes, so Ctrl-C interrupts it; under JSON progress its events are passed on as
+    /// they come, with the row's number. One that could not start fails saying why.
     private func renderInGroup(_ row: BatchPlan.Row, extra: [String]) -> Subprocess.Finished {
+        let run = Subprocess(Self.executable, ["run"] + extra + common.runOptions.arguments() + row.runArguments(template: plan.template))
         let forward: @Sendable (Data) -> Void = { [self] line in
             guard var event = try? JSONSerialization.jsonObject(with: line) as? [String: Any] else { return }
             event["row"] = row.number
             emit(event)
         }
-        return finished(rowProcess(row, extra: extra), in: processes, onStart: { [self] in
-            if json { emit(["event": "row", "row": row.number, "status": "started", "output": row.output]) }
-        }, onLine: json ? forward : nil)
+        do {
+            return try run.run(in: processes, onStart: { [self] in
+                if json { emit(["event": "row", "row": row.number, "status": "started", "output": row.output]) }
+            }, onLine: json ? forward : nil)
+        } catch {
+            return Subprocess.Finished(status: error == .interrupted ? Exit.interrupted : Exit.failed, output: "",
+                                       errors: "cannot start \(Self.executable): \(error)")
+        }
     }
 
     /// Whether an output is there from an earlier run, whole: a media file that opens and

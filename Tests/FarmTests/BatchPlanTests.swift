@@ -85,3 +85,34 @@ import Testing
         #expect(RunOptions(memoryLimit: 2048).arguments() == ["--memory-limit", "2048"])
     }
 }
+
+/// How a batch's rows are shared among its check processes, and what a check process's
+/// answers say; no check is run.
+@Suite struct BatchCheckTests {
+    func check(processes: Int) -> BatchCheck {
+        BatchCheck(executable: "/opt/moonreel", template: "t.lua", options: RunOptions(memoryLimit: 256), processes: processes)
+    }
+
+    func rows(_ count: Int) -> [BatchPlan.Row] {
+        (0..<count).map { BatchPlan.Row(number: $0 + 1, output: "\($0).mp4", values: [:]) }
+    }
+
+    @Test func rowsAreSharedInOrderAmongAtMostOneProcessPerCore() {
+        #expect(check(processes: 2).shares(rows(5)).map { $0.map(\.number) } == [[1, 2, 3], [4, 5]])
+        #expect(check(processes: 4).shares(rows(2)).map { $0.map(\.number) } == [[1], [2]])
+        #expect(check(processes: 3).shares(rows(7)).map(\.count) == [3, 3, 1])
+        #expect(check(processes: 0).shares(rows(3)).map(\.count) == [3])
+        #expect(check(processes: 2).shares([]).isEmpty)
+    }
+
+    @Test func aCheckProcessAnswersForEachRowItChecked() {
+        let (answered, problems) = BatchCheck.answers(in: """
+            {"row": 1}
+            moonreel: a note, not an answer
+            {"row": 3, "error": "t.lua:4: clip not found"}
+            {"error": "no row"}
+            """)
+        #expect(answered == [1, 3])
+        #expect(problems.map(\.row) == [3] && problems.map(\.problem) == ["t.lua:4: clip not found"])
+    }
+}
