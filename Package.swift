@@ -13,6 +13,9 @@ let package = Package(
         // The live preview server and page (`moonreel studio`), for apps that want it; not
         // part of MoonreelScripting, so embedding scripts links no web server.
         .library(name: "MoonreelStudio", targets: ["MoonreelStudio"]),
+        // Batches, chunked renders and Slurm as a library: the plans, job scripts, child
+        // processes and row results behind `moonreel batch` and `moonreel run --chunks`.
+        .library(name: "MoonreelFarm", targets: ["MoonreelFarm"]),
         .executable(name: "moonreel", targets: ["moonreel"]),
     ],
     dependencies: [
@@ -58,8 +61,11 @@ let package = Package(
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
         ], path: "Sources/Studio", resources: [.embedInCode("Page")]),
+        // Plans batches and chunked renders, writes Slurm job scripts and runs child processes;
+        // knows nothing of Lua (the command reads a template's parameters and hands them over).
+        .target(name: "MoonreelFarm", dependencies: ["MoonreelEngine", "MoonreelPlatform"], path: "Sources/Farm"),
         .executableTarget(name: "moonreel", dependencies: [
-            "MoonreelScripting", "MoonreelREPL", "MoonreelStudio", "MoonreelEngine", "MoonreelInterchange", "MoonreelScriptHost", "MoonreelPlatform",
+            "MoonreelFarm", "MoonreelScripting", "MoonreelREPL", "MoonreelStudio", "MoonreelEngine", "MoonreelInterchange", "MoonreelScriptHost", "MoonreelPlatform",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], resources: [.embedInCode("Bundled/examples"), .embedInCode("Bundled/templates")],
         // The command keeps less of itself resident while it renders: packed relative
@@ -70,6 +76,7 @@ let package = Package(
                                        "-Xlinker", "--no-export-dynamic"])]),
         .testTarget(name: "EngineTests", dependencies: ["MoonreelEngine", "MoonreelPlatform", "CMoonAVShim", "CMoonFFmpeg", "TestSupport"]),
         .testTarget(name: "ScriptHostTests", dependencies: ["MoonreelScriptHost"]),
+        .testTarget(name: "FarmTests", dependencies: ["MoonreelFarm"]),
         // The pty driver is run from the checkout by the REPL tests, not built.
         .testTarget(name: "MoonreelTests", dependencies: ["MoonreelScripting", "MoonreelREPL", "MoonreelEngine", "MoonreelScriptHost", "TestSupport"], exclude: ["Fixtures/pty_session.py", "Fixtures/pieces.lua"]),
         .target(name: "TestSupport", path: "Tests/TestSupport"),

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MoonreelEngine
+import MoonreelFarm
 import MoonreelPlatform
 import MoonreelScripting
 import Synchronization
@@ -52,14 +53,16 @@ struct Batch: ParsableCommand {
         FFmpegLog.capture()
         do {
             // Before any row runs: a report that could not be written must not cost the batch.
-            if let report { try BatchRunner.checkReportPath(report, overwrite: common.overwrite, inputs: [template, rows]) }
-            let plan = try BatchPlan(template: template, rowsFile: rows, pattern: pattern, shared: try parameters.values(), limits: common.limits)
+            if let report { try BatchReport(schema: ProgressDisplay.schema).checkPath(report, overwrite: common.overwrite, inputs: [template, rows]) }
+            let plan = try BatchPlan(template: template, declared: try Self.declaredParameters(of: template, limits: common.limits).map(\.name),
+                                     rowsFile: rows, records: { try Self.records(in: rows) }, pattern: pattern, shared: try parameters.values())
             let runner = BatchRunner(plan: plan, common: common, jobs: jobs ?? ProcessInfo.processInfo.activeProcessorCount, retry: retry, chunks: chunks)
             let outcome: (failed: Int, interrupted: Bool)
             if slurm {
-                let cluster = SlurmSubmission(partition: partition, rowsPerTask: rowsPerTask, maxRunning: maxRunning, emit: emit, wait: !noWait,
-                                              folder: folder ?? "moonreel-batch-\(Self.timestamp())")
-                outcome = try runner.run(on: cluster)
+                let cluster = SlurmBatchPlan(executable: BatchRunner.executable, template: template, options: common.runOptions,
+                                             folder: folder ?? "moonreel-batch-\(Self.timestamp())", workingFolder: FileManager.default.currentDirectoryPath,
+                                             partition: partition, rowsPerTask: rowsPerTask, maxRunning: maxRunning)
+                outcome = try runner.run(on: cluster, submitting: !emit, waiting: !noWait)
             } else {
                 outcome = try runner.run()
             }
@@ -68,6 +71,9 @@ struct Batch: ParsableCommand {
             if outcome.failed > 0 { throw ExitCode(Exit.failed) }
         } catch let error as BatchError {
             printError("moonreel: batch: " + error.message)
+            throw ExitCode(Exit.failed)
+        } catch let error as SlurmError {
+            printError("moonreel: batch: " + error.description.oneLine)
             throw ExitCode(Exit.failed)
         }
     }
@@ -79,63 +85,6 @@ extension Batch {
         var parts = tm()
         gmtime_r(&now, &parts)
         return String(format: "%04d%02d%02d-%02d%02d%02d", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec)
-    }
-}
-
-/// A batch failure said before or instead of rendering (one line, or a list with row numbers).
-struct BatchError: Error {
-    let message: String
-    init(_ message: String) { self.message = message }
-}
-
-/// What a batch will run: each row's parameter values and output, checked for clashes.
-struct BatchPlan {
-    struct Row {
-        /// 1-based, as people count data rows (the header is not one).
-        let number: Int
-        let output: String
-        /// `--set` values: the row's columns that the template declares, and `output`.
-        let values: [String: String]
-    }
-
-    let template: String
-    let rows: [Row]
-
-    /// `shared`: `--set` values for every row; a row's own column of the same name wins.
-    init(template: String, rowsFile: String, pattern: String, shared: [String: String] = [:], limits: ScriptLimits) throws {
-        self.template = template
-        let declared = try Self.declaredParameters(of: template, limits: limits)
-        guard declared.contains(where: { $0.name == "output" }) else {
-            throw BatchError("\(template) declares no parameter \"output\"; a batch template takes its output from --out (add { name = \"output\", type = \"string\", required = true } to its av.parameters)")
-        }
-        let names = Set(declared.map(\.name))
-        if let unknown = shared.keys.sorted().first(where: { !names.contains($0) || $0 == "output" }) {
-            throw BatchError(unknown == "output" ? "--set output: each row's output comes from --out"
-                             : "--set \(unknown): \(template) declares no parameter \(unknown) (it declares \(declared.map(\.name).joined(separator: ", ")))")
-        }
-        let records = try Self.records(in: rowsFile)
-        var problems: [String] = []
-        var rows: [Row] = []
-        var owners: [String: Int] = [:]
-        for (index, record) in records.enumerated() {
-            let number = index + 1
-            do {
-                let output = try Self.output(pattern, record)
-                if let first = owners[Paths.absolute(output)] {
-                    problems.append("rows \(first) and \(number) both write \(output)")
-                    continue
-                }
-                owners[Paths.absolute(output)] = number
-                var values = shared.merging(record.filter { names.contains($0.key) && $0.key != "output" }) { _, row in row }
-                values["output"] = output
-                rows.append(Row(number: number, output: output, values: values))
-            } catch let error as BatchError {
-                problems.append("row \(number): \(error.message)")
-            }
-        }
-        guard problems.isEmpty else { throw BatchError("\(problems.count) problem\(problems.count == 1 ? "" : "s") before anything ran:\n  " + problems.joined(separator: "\n  ")) }
-        guard !rows.isEmpty else { throw BatchError("\(rowsFile) has no rows") }
-        self.rows = rows
     }
 
     /// The template's parameters (a run that stops at its av.parameters call and writes nothing).
@@ -176,53 +125,20 @@ struct BatchPlan {
             throw BatchError("\(error)".oneLine)
         }
     }
-
-    /// `pattern` with each `{column}` replaced by the row's value. A value with a slash (or
-    /// a NUL) is refused: a row cannot send its output to another folder.
-    static func output(_ pattern: String, _ record: [String: String]) throws -> String {
-        var output = ""
-        var rest = Substring(pattern)
-        while let open = rest.firstIndex(of: "{") {
-            output += rest[..<open]
-            guard let close = rest[open...].firstIndex(of: "}") else { throw BatchError("--out has a { without }") }
-            let name = String(rest[rest.index(after: open)..<close])
-            guard let value = record[name] else {
-                throw BatchError("--out names column {\(name)}, which this row does not have (columns: \(record.keys.sorted().joined(separator: ", ")))")
-            }
-            guard !value.isEmpty, !value.contains("/"), !value.contains("\0"), value != ".", value != ".." else {
-                throw BatchError("column \(name) is \(value.quotedForMessage()), which cannot be part of a file name")
-            }
-            output += value
-            rest = rest[rest.index(after: close)...]
-        }
-        return output + rest
-    }
 }
 
 /// Runs a batch's rows as `moonreel run` processes, `jobs` at a time.
 final class BatchRunner: @unchecked Sendable {
-    enum Status: String { case done, skipped, failed, interrupted }
-
-    struct Result {
-        var status: Status
-        var seconds = 0.0
-        var attempts = 0
-        var error: [String: Any]?
-        /// The row's `diagnostic` events (its last attempt's), as they came.
-        var diagnostics: [[String: Any]] = []
-        var warnings: Int { diagnostics.filter { $0["level"] as? String == "warning" }.count }
-    }
-
     let plan: BatchPlan
     let common: CommonOptions
     let jobs: Int
     let retry: Int
     private let lock = NSLock()
-    private var results: [Int: Result] = [:]
+    private var results: [Int: RowResult] = [:]
     /// The diagnostic lines already printed (a batch says each once, not once per row).
     private var shownDiagnostics: Set<String> = []
-    private var running: [Int: Process] = [:]
-    private let stopping = Atomic<Bool>(false)
+    /// The rows rendering here; Ctrl-C interrupts them and starts no more.
+    private let processes = ProcessGroup()
     let json: Bool
 
     /// Each row's export in this many pieces (`moonreel run --chunks`), or whole.
@@ -242,7 +158,7 @@ final class BatchRunner: @unchecked Sendable {
     private func checkedPendingRows() throws -> [BatchPlan.Row] {
         let pending = plan.rows.filter { row in
             guard !common.overwrite, Self.isComplete(row.output) else { return true }
-            record(row, Result(status: .skipped))
+            record(row, RowResult(status: .skipped))
             return false
         }
         // An output there but cut short is neither trusted nor replaced unasked.
@@ -260,18 +176,21 @@ final class BatchRunner: @unchecked Sendable {
 
     /// Runs the rows on a Slurm cluster: every attempt is an array job of the rows still
     /// missing, so a task that died (a node down, a task cancelled) costs only its rows.
-    func run(on cluster: SlurmSubmission) throws -> (failed: Int, interrupted: Bool) {
+    /// Without `submitting` (`--emit`) the job scripts are only written; without `waiting`
+    /// (`--no-wait`) the first attempt is submitted and left to run.
+    func run(on cluster: SlurmBatchPlan, submitting: Bool, waiting: Bool) throws -> (failed: Int, interrupted: Bool) {
+        let slurm = Slurm()
         let signals = SignalWatcher.start { [self] in
-            stopping.store(true, ordering: .relaxed)
-            cluster.cancel()
+            processes.interruptAll()
+            slurm.cancel()
         }
         var missing = try checkedPendingRows()
         var attempt = 0
         let started = Date()
         while !missing.isEmpty, attempt <= retry, !signals.interrupted {
             attempt += 1
-            let job = try cluster.submit(missing, template: plan.template, common: common, attempt: attempt, chunks: chunks)
-            guard let job, cluster.wait else {
+            let job = try cluster.submit(missing, attempt: attempt, chunks: chunks, on: submitting ? slurm : nil)
+            guard let job, waiting else {
                 if !common.quiet {
                     printError(job.map { "moonreel: batch: submitted Slurm job \($0) (\(missing.count) rows) from \(cluster.folder); run the same command again to collect" }
                                ?? (chunks == nil ? "moonreel: batch: wrote \(cluster.folder)/task-\(attempt).sh; submit it with: sbatch \(cluster.folder)/task-\(attempt).sh"
@@ -281,15 +200,15 @@ final class BatchRunner: @unchecked Sendable {
                 return (0, false)
             }
             if !common.quiet, !json { printError("moonreel: batch: Slurm job \(job): \(missing.count) rows in \(cluster.folder)") }
-            try cluster.waitUntilDone(job)
+            try slurm.waitUntilDone(job)
             missing = missing.filter { !Self.isComplete($0.output) }
         }
         let seconds = Date().timeIntervalSince(started)
         for row in plan.rows where results[row.number] == nil {
             let done = Self.isComplete(row.output)
-            var result = Result(status: done ? .done : (signals.interrupted ? .interrupted : .failed), seconds: done ? seconds : 0, attempts: attempt)
+            var result = RowResult(status: done ? .done : (signals.interrupted ? .interrupted : .failed), seconds: done ? seconds : 0, attempts: attempt)
             if !done, !signals.interrupted {
-                result.error = ["kind": "slurm", "message": "no output after \(attempt) attempt\(attempt == 1 ? "" : "s"); see \(cluster.folder)/logs"]
+                result.error = RowError(kind: "slurm", message: "no output after \(attempt) attempt\(attempt == 1 ? "" : "s"); see \(cluster.folder)/logs")
             }
             record(row, result)
         }
@@ -300,183 +219,61 @@ final class BatchRunner: @unchecked Sendable {
 
     private func summarize(interrupted: Bool) {
         guard !common.quiet, !json else { return }
-        let count = { (status: Status) in self.results.values.filter { $0.status == status }.count }
+        let count = { (status: RowStatus) in self.results.values.filter { $0.status == status }.count }
         let warned = results.values.filter { $0.warnings > 0 }.count
         printError("moonreel: batch: \(count(.done)) done" + (warned > 0 ? " (\(warned) with warnings)" : "") + ", \(count(.skipped)) skipped (already there), \(count(.failed)) failed"
                    + (interrupted ? ", \(count(.interrupted)) not run (interrupted)" : ""))
     }
 
     func run() throws -> (failed: Int, interrupted: Bool) {
-        let signals = SignalWatcher.start { [self] in stopAll() }
+        let signals = SignalWatcher.start { [self] in processes.interruptAll() }
         let pending = try checkedPendingRows()
-        let queue = DispatchQueue(label: "moonreel.batch", attributes: .concurrent)
-        let slots = DispatchSemaphore(value: jobs)
-        let group = DispatchGroup()
-        for row in pending {
-            slots.wait()
-            if stopping.load(ordering: .relaxed) {
-                slots.signal()
-                record(row, Result(status: .interrupted))
-                continue
-            }
-            group.enter()
-            queue.async { [self] in
-                defer { slots.signal(); group.leave() }
-                record(row, render(row))
-            }
+        LocalPool(jobs: jobs).run(pending, isStopping: { processes.isStopping }, notStarted: { record($0, RowResult(status: .interrupted)) }) { [self] row in
+            record(row, render(row))
         }
-        group.wait()
         summarize(interrupted: signals.interrupted)
         let failed = results.values.filter { $0.status == .failed || $0.status == .interrupted }.count
         return (failed, signals.interrupted)
     }
 
-    /// Every row's dry run, all problems at once: the rows shared among one `check-rows`
-    /// process per core, each checking its rows one after another in fresh hosts (a process
-    /// per row took ~2.5 h for 100k rows before the first render). Rows a check process
-    /// could not answer for (it died) get a process each.
+    /// Every row's dry run (BatchCheck), all problems at once.
     private func check(_ rows: [BatchPlan.Row]) throws {
-        let found = Mutex<[(Int, String)]>([])
-        let processes = max(1, min(ProcessInfo.processInfo.activeProcessorCount, rows.count))
-        let share = (rows.count + processes - 1) / max(processes, 1)
-        DispatchQueue.concurrentPerform(iterations: processes) { index in
-            let mine = Array(rows[min(index * share, rows.count)..<min((index + 1) * share, rows.count)])
-            guard !mine.isEmpty, !stopping.load(ordering: .relaxed) else { return }
-            let (answered, problems) = checkInOneProcess(mine)
-            found.withLock { $0 += problems }
-            for row in mine where !answered.contains(row.number) && !stopping.load(ordering: .relaxed) {
-                let (status, _, errors) = runProcess(row, extra: ["--dry-run", "--rough-estimate", "--quiet"], register: false)
-                if status != 0 {
-                    let line = errors.split(separator: "\n").last.map(String.init) ?? "failed (exit \(status))"
-                    found.withLock { $0.append((row.number, line)) }
-                }
-            }
-        }
-        let problems = found.withLock { $0 }
-        guard problems.isEmpty || stopping.load(ordering: .relaxed) else {
-            let lines = problems.sorted { $0.0 < $1.0 }.map { "row \($0.0): \($0.1)" }
+        let check = BatchCheck(executable: Self.executable, template: plan.template, options: common.runOptions,
+                               processes: ProcessInfo.processInfo.activeProcessorCount)
+        let problems = check.problems(of: rows, isStopping: { [processes] in processes.isStopping })
+        guard problems.isEmpty || processes.isStopping else {
+            let lines = problems.map { "row \($0.row): \($0.problem)" }
             throw BatchError("\(problems.count) of \(rows.count) rows cannot run; nothing was rendered:\n  " + lines.joined(separator: "\n  "))
         }
     }
 
     /// Renders one row, again up to `retry` times; the last attempt's error.
-    private func render(_ row: BatchPlan.Row) -> Result {
-        var result = Result(status: .failed)
-        let started = Date()
-        while result.attempts <= retry, !stopping.load(ordering: .relaxed) {
-            result.attempts += 1
-            // A row in pieces shares the cores with the rows running beside it.
-            let pieces = chunks.map { ["--chunks", String($0), "--jobs", String(max(1, ProcessInfo.processInfo.activeProcessorCount / jobs))] } ?? []
-            let (status, output, errors) = runProcess(row, extra: ["--progress", "json"] + pieces, register: true)
-            result.diagnostics = Self.events(in: output, named: "diagnostic").map { $0.filter { $0.key != "schema" && $0.key != "event" } }
-            if status == 0 {
-                result.status = .done
-                result.error = nil
-                break
-            }
-            if stopping.load(ordering: .relaxed) || status == Exit.interrupted {
-                result.status = .interrupted
-                // Stopped after its export was committed: the output is whole, the row is done.
-                if Self.events(in: output, named: "done").contains(where: { $0["output"] as? String == row.output }), Self.isComplete(row.output) {
-                    (result.status, result.error) = (.done, nil)
-                    break
-                }
-            }
-            result.error = Self.errorEvent(in: output) ?? ["kind": "script", "message": errors.split(separator: "\n").last.map(String.init) ?? "exit \(status)"]
+    private func render(_ row: BatchPlan.Row) -> RowResult {
+        // A row in pieces shares the cores with the rows running beside it.
+        let pieces = chunks.map { ["--chunks", String($0), "--jobs", String(max(1, ProcessInfo.processInfo.activeProcessorCount / jobs))] } ?? []
+        return RowResult.rendering(row.output, retries: retry, interruptedStatus: Exit.interrupted, isStopping: { processes.isStopping },
+                                   isWhole: Self.isComplete) {
+            renderInGroup(row, extra: ["--progress", "json"] + pieces)
         }
-        result.seconds = Date().timeIntervalSince(started)
-        return result
     }
 
-    /// The rows' dry runs in one `moonreel check-rows` process: the rows it answered for, and
-    /// the problems of those that cannot run.
-    private func checkInOneProcess(_ rows: [BatchPlan.Row]) -> (answered: Set<Int>, problems: [(Int, String)]) {
-        let list = rows.map { ["row": $0.number, "values": $0.values] as [String: Any] }
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("moonreel-rows-\(UUID().uuidString).json").path
-        guard let data = try? JSONSerialization.data(withJSONObject: list),
-              (try? Paths.writeFile(String(decoding: data, as: UTF8.self), to: file, replacing: false)) != nil else { return ([], []) }
-        defer { try? FileManager.default.removeItem(atPath: file) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.executable)
-        process.arguments = ["check-rows"] + commonArguments + ["--", plan.template, file]
-        let output = Pipe()
-        (process.standardOutput, process.standardError, process.standardInput) = (output, FileHandle.nullDevice, FileHandle.nullDevice)
-        guard (try? process.run()) != nil else { return ([], []) }
-        let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        var answered = Set<Int>(), problems: [(Int, String)] = []
-        for line in lines.split(separator: "\n") {
-            guard let entry = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], let row = entry["row"] as? Int else { continue }
-            answered.insert(row)
-            if let error = entry["error"] as? String { problems.append((row, error)) }
+    /// Renders `row` (`moonreel run … TEMPLATE`, `extra` options first) among the batch's
+    /// processes, so Ctrl-C interrupts it; under JSON progress its events are passed on as
+    /// they come, with the row's number. One that could not start fails saying why.
+    private func renderInGroup(_ row: BatchPlan.Row, extra: [String]) -> Subprocess.Finished {
+        let run = Subprocess(Self.executable, ["run"] + extra + common.runOptions.arguments() + row.runArguments(template: plan.template))
+        let forward: @Sendable (Data) -> Void = { [self] line in
+            guard var event = try? JSONSerialization.jsonObject(with: line) as? [String: Any] else { return }
+            event["row"] = row.number
+            emit(event)
         }
-        return (answered, problems)
-    }
-
-    /// The options every row's process gets from the batch's own.
-    private var commonArguments: [String] {
-        var arguments = ["--memory-limit", String(common.memoryLimit)]
-        if let limit = common.timeLimit { arguments += ["--time-limit", String(limit)] }
-        if common.overwrite { arguments.append("--overwrite") }
-        if common.strict { arguments.append("--strict") }
-        return arguments
-    }
-
-    /// Runs `moonreel run … TEMPLATE` for `row`; its exit status, standard output and error.
-    private func runProcess(_ row: BatchPlan.Row, extra: [String], register: Bool) -> (Int32, String, String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.executable)
-        var arguments = ["run"] + extra + commonArguments
-        for (name, value) in row.values.sorted(by: { $0.key < $1.key }) { arguments += ["--set", "\(name)=\(value)"] }
-        process.arguments = arguments + ["--", plan.template]
-        let output = Pipe(), errors = Pipe()
-        (process.standardOutput, process.standardError, process.standardInput) = (output, errors, FileHandle.nullDevice)
-        do { try process.run() } catch { return (Exit.failed, "", "cannot start \(Self.executable): \(error)") }
-        if register {
-            lock.withLock { running[row.number] = process }
-            if json { emit(["event": "row", "row": row.number, "status": "started", "output": row.output]) }
-        }
-        // Both pipes at once, so a chatty row cannot block on a full one; a rendering row's
-        // JSON events are passed on as they come, with the row's number.
-        let out = Mutex(Data())
-        let forward = register && json
-        let readers = DispatchGroup()
-        readers.enter()
-        DispatchQueue.global().async { [self] in
-            var pending = Data()
-            while case let chunk = output.fileHandleForReading.availableData, !chunk.isEmpty {
-                out.withLock { $0.append(chunk) }
-                guard forward else { continue }
-                pending.append(chunk)
-                while let newline = pending.firstIndex(of: 10) {
-                    let line = pending[pending.startIndex..<newline]
-                    pending = Data(pending[pending.index(after: newline)...])
-                    if var event = try? JSONSerialization.jsonObject(with: line) as? [String: Any] {
-                        event["row"] = row.number
-                        emit(event)
-                    }
-                }
-            }
-            readers.leave()
-        }
-        let err = errors.fileHandleForReading.readDataToEndOfFile()
-        readers.wait()
-        process.waitUntilExit()
-        if register { lock.withLock { running[row.number] = nil } }
-        return (process.terminationStatus, String(decoding: out.withLock { $0 }, as: UTF8.self), String(decoding: err, as: UTF8.self))
-    }
-
-    /// The first `error` event of a row's `--progress json` output: the cause (an export's
-    /// failure, with its kind and the export call's line, comes before the script's own).
-    static func errorEvent(in output: String) -> [String: Any]? {
-        events(in: output, named: "error").first.map { $0.filter { ["kind", "message", "file", "line"].contains($0.key) } }
-    }
-
-    /// The events called `name` among a row's `--progress json` lines, in order.
-    static func events(in output: String, named name: String) -> [[String: Any]] {
-        output.split(separator: "\n").compactMap { line in
-            guard let event = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], event["event"] as? String == name else { return nil }
-            return event
+        do {
+            return try run.run(in: processes, onStart: { [self] in
+                if json { emit(["event": "row", "row": row.number, "status": "started", "output": row.output]) }
+            }, onLine: json ? forward : nil)
+        } catch {
+            return Subprocess.Finished(status: error == .interrupted ? Exit.interrupted : Exit.failed, output: "",
+                                       errors: "cannot start \(Self.executable): \(error)")
         }
     }
 
@@ -486,21 +283,20 @@ final class BatchRunner: @unchecked Sendable {
         Asset.isWhole(path)
     }
 
-    func record(_ row: BatchPlan.Row, _ result: Result) {
+    func record(_ row: BatchPlan.Row, _ result: RowResult) {
         lock.withLock { results[row.number] = result }
         if json {
             var event: [String: Any] = ["event": "row", "row": row.number, "status": result.status.rawValue, "output": row.output,
-                                        "seconds": (result.seconds * 1000).rounded() / 1000]
-            if let error = result.error { event["error"] = error }
+                                        "seconds": result.roundedSeconds]
+            if let error = result.error { event["error"] = error.json }
             emit(event)
         } else if !common.quiet {
-            let detail = result.error.flatMap { $0["message"] as? String }.map { ": " + $0 } ?? ""
+            let detail = result.error.map { ": " + $0.message } ?? ""
             let warned = result.warnings > 0 ? " (\(result.warnings) warning\(result.warnings == 1 ? "" : "s"))" : ""
             printError("moonreel: batch: row \(row.number) \(result.status.rawValue)\(warned) \(row.output)\(detail)".oneLine)
             // Each distinct diagnostic once, with the first row that had it.
             for diagnostic in result.diagnostics {
-                let place = (diagnostic["file"] as? String).map { "\($0):\(diagnostic["line"] as? Int ?? 0): " } ?? ""
-                let line = "\(diagnostic["level"] as? String ?? "note"): \(place)\(diagnostic["message"] as? String ?? "") [\(diagnostic["kind"] as? String ?? "")]"
+                let line = diagnostic.summary
                 guard lock.withLock({ shownDiagnostics.insert(line).inserted }) else { continue }
                 printError("moonreel: batch: row \(row.number): \(line)".oneLine)
             }
@@ -514,70 +310,10 @@ final class BatchRunner: @unchecked Sendable {
         lock.withLock { _ = writeOut(String(decoding: data, as: UTF8.self) + "\n") }
     }
 
-    /// Ctrl-C: every running row is interrupted (it removes its unfinished file), none starts.
-    private func stopAll() {
-        stopping.store(true, ordering: .relaxed)
-        for process in lock.withLock({ Array(running.values) }) where process.isRunning {
-            kill(process.processIdentifier, SIGINT)
-        }
-    }
-
-    /// The JSON report: each row and the totals; written whole (an exclusive temporary file
-    /// beside it, renamed into place) and only where `checkReportPath` allows.
+    /// The JSON report: each row and the totals.
     func writeReport(to path: String, overwrite: Bool, inputs: [String]) throws {
-        let rows = plan.rows.map { row -> [String: Any] in
-            let result = results[row.number] ?? Result(status: .interrupted)
-            var entry: [String: Any] = ["row": row.number, "status": result.status.rawValue, "output": row.output,
-                                        "seconds": (result.seconds * 1000).rounded() / 1000, "attempts": result.attempts]
-            entry["error"] = result.error ?? NSNull()
-            entry["diagnostics"] = result.diagnostics
-            return entry
-        }
-        var totals: [String: Any] = ["rows": plan.rows.count]
-        totals["warnings"] = results.values.reduce(0) { $0 + $1.warnings }
-        totals["rowsWithWarnings"] = results.values.filter { $0.warnings > 0 }.count
-        for status in [Status.done, .skipped, .failed, .interrupted] {
-            totals[status.rawValue] = results.values.filter { $0.status == status }.count
-        }
-        let data = try JSONSerialization.data(withJSONObject: ["schema": ProgressDisplay.schema, "rows": rows, "totals": totals],
-                                              options: [.prettyPrinted, .sortedKeys])
-        try Self.checkReportPath(path, overwrite: overwrite, inputs: inputs)
-        do {
-            try Paths.writeFile(String(decoding: data, as: UTF8.self), to: path, replacing: true)
-        } catch {
-            throw BatchError("cannot write the report: \(error)")
-        }
+        try BatchReport(schema: ProgressDisplay.schema).write(to: path, rows: plan.rows, results: lock.withLock { results }, overwrite: overwrite, inputs: inputs)
     }
-
-    /// The report's path follows the output rule: never an input or anything but a regular
-    /// file, and an existing file only with `overwrite` — or when it is a report an earlier
-    /// run of a batch wrote (its schema, rows and totals), since running the same command
-    /// again is how a batch resumes.
-    static func checkReportPath(_ path: String, overwrite: Bool, inputs: [String]) throws {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return }
-        let shown = path.quotedForMessage(limit: 200)
-        guard (info.st_mode & S_IFMT) == S_IFREG else {
-            throw BatchError("report \(shown) exists and is not a regular file (a link, a folder or a device); choose another name")
-        }
-        for input in inputs {
-            var inputInfo = stat()
-            if stat(input, &inputInfo) == 0, inputInfo.st_dev == info.st_dev, inputInfo.st_ino == info.st_ino {
-                throw BatchError("report \(shown) is the input \(input.quotedForMessage()); choose another name")
-            }
-        }
-        guard overwrite || isBatchReport(path) else {
-            throw BatchError("report \(shown) already exists and is not a batch report; choose another name, or pass --overwrite to replace it (and render every row again)")
-        }
-    }
-
-    /// Whether the file at `path` is a report `writeReport` wrote.
-    static func isBatchReport(_ path: String) -> Bool {
-        guard let data = FileManager.default.contents(atPath: path),
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return false }
-        return object["schema"] as? Int == ProgressDisplay.schema && object["rows"] is [Any] && object["totals"] is [String: Any]
-    }
-
 }
 
 /// The batch's check of many rows in one process (`moonreel batch` starts one per core):

@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
 import MoonreelEngine
+import MoonreelFarm
 import MoonreelPlatform
+import Synchronization
 
 /// `moonreel run --chunks N`: each export of the script rendered in N pieces by tasks of
 /// their own (here, `--jobs` at a time, or as Slurm jobs), its sound by one more task, then
@@ -39,204 +41,76 @@ struct ChunkOptions: ParsableArguments {
     }
 }
 
-/// The folder of a chunked run's pieces, job scripts and logs. Moonreel works only in a
-/// folder that is new, empty or marked as one of its own (an earlier, unfinished run of
-/// the same command), and once the output is joined removes only the files its tasks make
-/// there: whatever else is in it (the output itself, if it was written there) stays.
-struct ChunkFolder {
-    /// The mark of a folder Moonreel made for a chunked run (its first file, its last removed).
-    static let markName = ".moonreel-chunks"
-
-    let path: String
-    let pieces: Int
-    /// `moonreel-chunks/SCRIPT-KEY`, whose parent Moonreel made too.
-    let isDefault: Bool
-
-    /// Makes the folder, or takes over one that is empty or already Moonreel's; refuses one
-    /// that holds anything else.
-    func claim() throws {
-        var info = stat()
-        if stat(path, &info) == 0 {
-            guard (info.st_mode & S_IFMT) == S_IFDIR else { throw ChunkFolderError("--chunk-folder \(path.quotedForMessage(limit: 200)) is not a folder") }
-            if access(path + "/" + Self.markName, F_OK) != 0, let first = Self.entries(of: path).first {
-                throw ChunkFolderError("--chunk-folder \(path.quotedForMessage(limit: 200)) already holds files Moonreel did not make "
-                                       + "(\(first.quotedForMessage(limit: 80)), …): give a new or empty folder; Moonreel clears its chunk folder once the output is joined")
-            }
-        }
-        try Paths.makeFolders(path + "/logs")
-        do {
-            try Paths.writeFile("A chunked render's pieces, job scripts and logs (moonreel run --chunks); moonreel removes them once the output is joined.\n",
-                                to: path + "/" + Self.markName, replacing: false)
-        } catch let error as SystemError where error.code == EEXIST {}
-    }
-
-    /// The files a chunked run's tasks make here: task logs (one per task here, one per array
-    /// task and the join's on Slurm), the job scripts and the join's status. The pieces and
-    /// the sound the join removes itself, each export's folder with them.
-    var madeFiles: [String] {
-        let logs = (1...max(pieces, 1)).map { "piece-\($0).log" } + ["sound.log", "join.log"] + (0...max(pieces, 1)).map { "task-\($0).log" }
-        return logs.map { "logs/" + $0 } + ["pieces.sh", "join.sh", "join.status"]
-    }
-
-    /// Removes what the run made, then each folder it made if that leaves it empty.
-    func removeWhatMoonreelMade() {
-        for name in madeFiles { unlink(path + "/" + name) }
-        rmdir(path + "/logs")
-        for name in Self.entries(of: path) where name.hasPrefix("export-") && name.dropFirst(7).allSatisfy(\.isNumber) { rmdir(path + "/" + name) }
-        unlink(path + "/" + Self.markName)
-        rmdir(path)
-        if isDefault { rmdir(Paths.parent(of: path)) }
-    }
-
-    static func entries(of folder: String) -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
-    }
-}
-
-struct ChunkFolderError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
-
 /// A task that failed: its name, the last line it wrote (moonreel's error) and its log.
 struct TaskFailure {
     let task, cause, log: String
-}
-
-/// The task processes running on this machine; Ctrl-C interrupts them (each removes its
-/// unfinished file) and starts no more.
-final class TaskProcesses: @unchecked Sendable {
-    private let lock = NSLock()
-    private var running: [Process] = []
-    private var stopping = false
-
-    private var failed: [TaskFailure] = []
-
-    var isStopping: Bool { lock.withLock { stopping } }
-    /// What went wrong in the tasks that failed, one line each.
-    var failures: [TaskFailure] { lock.withLock { failed } }
-    func recordFailure(_ failure: TaskFailure) { lock.withLock { failed.append(failure) } }
-
-    func interruptAll() {
-        let processes = lock.withLock { stopping = true; return running }
-        for process in processes where process.isRunning { kill(process.processIdentifier, SIGINT) }
-    }
-
-    /// Runs a task to its end; its output goes to `log` (nil: this process's own output).
-    func run(_ words: [String], log: String?) -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: words[0])
-        process.arguments = Array(words.dropFirst())
-        process.standardInput = FileHandle.nullDevice
-        if let log {
-            guard FileManager.default.createFile(atPath: log, contents: nil), let handle = FileHandle(forWritingAtPath: log) else { return Exit.failed }
-            (process.standardOutput, process.standardError) = (handle, handle)
-        }
-        let started: Bool = lock.withLock {
-            guard !stopping, (try? process.run()) != nil else { return false }
-            running.append(process)
-            return true
-        }
-        guard started else { return isStopping ? Exit.interrupted : Exit.failed }
-        process.waitUntilExit()
-        return process.terminationStatus
-    }
 }
 
 /// Runs the tasks of one chunked run and reports on them.
 struct ChunkedRun {
     let options: ChunkOptions
     let common: CommonOptions
-    let script: String
-    let arguments: [String]
-    let parameterValues: [String: String]
-    let pieces: Int
+    let plan: ChunkPlan
 
     init(options: ChunkOptions, common: CommonOptions, script: String, arguments: [String], parameterValues: [String: String]) {
-        (self.options, self.common, self.script, self.arguments, self.parameterValues) = (options, common, script, arguments, parameterValues)
-        pieces = options.chunks ?? 1
+        (self.options, self.common) = (options, common)
+        plan = ChunkPlan(executable: BatchRunner.executable, script: script, arguments: arguments, parameterValues: parameterValues,
+                         pieces: options.chunks ?? 1, chunkFolder: options.chunkFolder, options: common.runOptions, progress: common.progress?.rawValue)
     }
 
-    /// What the run was given: the same in every task, different for another script,
-    /// argument or parameter value.
-    var runKey: String {
-        ChunkTask.key(of: ([Paths.absolute(script), "\(pieces)"] + arguments + parameterValues.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" })
-            .joined(separator: "\u{0}"))
-    }
-
-    var folder: String {
-        Paths.absolute(options.chunkFolder ?? "moonreel-chunks/\(Paths.name(of: script).split(separator: ".").first.map(String.init) ?? "script")-\(runKey)")
-    }
-
-    var chunkFolder: ChunkFolder { ChunkFolder(path: folder, pieces: pieces, isDefault: options.chunkFolder == nil) }
+    var folder: String { plan.folder }
+    var pieces: Int { plan.pieces }
 
     /// This process's task, for a task process.
     func task() throws -> ChunkTask? {
-        try options.role().map { ChunkTask(role: $0, pieces: pieces, folder: folder, runKey: runKey) }
+        try options.role().map { ChunkTask(role: $0, pieces: pieces, folder: folder, runKey: plan.runKey) }
     }
 
-    /// The command line of one task.
-    func command(_ role: String) -> [String] {
-        var words = [BatchRunner.executable, "run", "--chunks", String(pieces), "--chunk-task", role, "--chunk-folder", folder,
-                     "--memory-limit", String(common.memoryLimit)]
-        // Render tasks write to their logs: notes, not progress.
-        if role != "join" { words += ["--progress", "none"] }
-        if let limit = common.timeLimit { words += ["--time-limit", String(limit)] }
-        if common.overwrite { words.append("--overwrite") }
-        if common.strict { words.append("--strict") }
-        if role == "join", let progress = common.progress { words += ["--progress", progress.rawValue] }
-        for (name, value) in parameterValues.sorted(by: { $0.key < $1.key }) { words += ["--set", "\(name)=\(value)"] }
-        return words + ["--", Paths.absolute(script)] + arguments
+    /// Runs the task `role` to its end (among `group`'s, so Ctrl-C interrupts it); its output
+    /// goes to `log` (nil: this process's own output). Its exit status.
+    private func runTask(_ role: String, log: String?, in group: ProcessGroup) -> Int32 {
+        let words = plan.command(role)
+        var task = Subprocess(words[0], Array(words.dropFirst()))
+        (task.log, task.output, task.errors) = (log, .inherit, .inherit)
+        do {
+            return try task.run(in: group).status
+        } catch {
+            return error == .interrupted ? Exit.interrupted : Exit.failed
+        }
     }
-
-    var renderTasks: [(role: String, name: String)] {
-        (1...pieces).map { ("piece:\($0)", "piece \($0) of \(pieces)") } + [("sound", "sound")]
-    }
-
-    func logPath(_ role: String) -> String { folder + "/logs/" + role.replacingOccurrences(of: ":", with: "-") + ".log" }
 
     func run() throws {
         do {
-            try chunkFolder.claim()
+            try plan.chunkFolder.claim()
         } catch {
             printError("moonreel: chunks: \(error)".oneLine)
             throw ExitCode(Exit.failed)
         }
         if options.slurm { return try runOnSlurm() }
-        let jobs = options.jobs ?? ProcessInfo.processInfo.activeProcessorCount
-        let running = TaskProcesses()
+        let running = ProcessGroup()
+        let failures = Mutex<[TaskFailure]>([])
         let signals = SignalWatcher.start { running.interruptAll() }
         let started = Date()
-        let slots = DispatchSemaphore(value: jobs)
-        let group = DispatchGroup()
-        for task in renderTasks {
-            slots.wait()
-            if running.isStopping { slots.signal(); break }
-            group.enter()
-            DispatchQueue.global().async {
-                defer { slots.signal(); group.leave() }
-                let taskStart = Date()
-                let status = running.run(command(task.role), log: logPath(task.role))
-                if status == 0 {
-                    let kept = (try? String(contentsOfFile: logPath(task.role), encoding: .utf8))?.contains("kept from an earlier run") == true
-                    if !common.quiet { printError("moonreel: chunks: \(task.name) " + (kept ? "kept from an earlier run" : "done in \(Self.seconds(since: taskStart))")) }
-                } else {
-                    running.recordFailure(TaskFailure(task: task.name, cause: lastLine(of: logPath(task.role)), log: logPath(task.role)))
-                }
+        LocalPool(jobs: options.jobs ?? ProcessInfo.processInfo.activeProcessorCount).run(plan.renderTasks, isStopping: { running.isStopping }) { task in
+            let taskStart = Date()
+            let log = plan.logPath(task.role)
+            if runTask(task.role, log: log, in: running) == 0 {
+                let kept = (try? String(contentsOfFile: log, encoding: .utf8))?.contains("kept from an earlier run") == true
+                if !common.quiet { printError("moonreel: chunks: \(task.name) " + (kept ? "kept from an earlier run" : "done in \(Self.seconds(since: taskStart))")) }
+            } else {
+                failures.withLock { $0.append(TaskFailure(task: task.name, cause: lastLine(of: log), log: log)) }
             }
         }
-        group.wait()
         if signals.interrupted {
             printError("moonreel: interrupted; the pieces rendered are kept in \(folder): run the same command again to render only the rest")
             throw ExitCode(Exit.interrupted)
         }
-        try reportFailures(running.failures)
-        let status = running.run(command("join"), log: nil)
-        guard status == 0 else {
+        try reportFailures(failures.withLock { $0 })
+        guard runTask("join", log: nil, in: running) == 0 else {
             printError("moonreel: chunks: the join failed; the pieces are kept in \(folder)")
             throw ExitCode(signals.interrupted ? Exit.interrupted : Exit.failed)
         }
-        chunkFolder.removeWhatMoonreelMade()
+        plan.chunkFolder.removeWhatMoonreelMade()
         if !common.quiet { printError("moonreel: chunks: \(pieces) pieces and the sound rendered and joined in \(Self.seconds(since: started))") }
     }
 
@@ -268,44 +142,29 @@ struct ChunkedRun {
     /// An array job for the pieces and the sound (task N is the sound), and the join as a job
     /// that starts only once all of them succeeded (`afterok`); waits for the join.
     private func runOnSlurm() throws {
-        let cluster = SlurmSubmission(partition: options.partition, rowsPerTask: 1, maxRunning: nil, emit: false, wait: true, folder: folder)
-        func header(_ name: String) throws -> JobScript {
-            var job = JobScript()
-            try job.comment("Written by moonreel run --chunks \(pieces) --slurm for \(Paths.name(of: script)); logs in \(folder)/logs")
-            job.code("#SBATCH --job-name=\(name)")
-            try job.directive("chdir", FileManager.default.currentDirectoryPath)
-            if let partition = options.partition { try job.directive("partition", partition) }
-            return job
-        }
-        let status = folder + "/join.status"
-        var piecesJob: JobScript, joinJob: JobScript
+        let slurm = Slurm()
+        let status = plan.joinStatusPath
+        let scripts: (pieces: JobScript, join: JobScript)
         do {
-            piecesJob = try header("moonreel-pieces")
-            piecesJob.code("#SBATCH --array=0-\(pieces)")
-            piecesJob.code("#SBATCH --requeue")
-            try piecesJob.log(to: "\(folder)/logs/task-", eachTaskSuffix: ".log")
-            piecesJob.code("case \"$SLURM_ARRAY_TASK_ID\" in")
-            for (index, task) in renderTasks.enumerated() { try piecesJob.command(command(task.role), prefix: "\(index)) exec ", suffix: " ;;") }
-            piecesJob.code("esac")
-            joinJob = try header("moonreel-join")
-            try joinJob.log(to: "\(folder)/logs/join.log")
-            try joinJob.command(command("join"))
-            joinJob.code("echo $? > " + (try JobScript.shellWord(status)))
+            scripts = try plan.slurmScripts(workingFolder: FileManager.default.currentDirectoryPath, partition: options.partition)
         } catch let error as BatchError {
             printError("moonreel: chunks: \(error.message)")
             throw ExitCode(Exit.failed)
         }
         unlink(status)
         let started = Date()
-        let signals = SignalWatcher.start { cluster.cancel() }
+        let signals = SignalWatcher.start { slurm.cancel() }
         let join: String
         do {
-            let array = try cluster.submit(script: folder + "/pieces.sh", job: piecesJob)
-            join = try cluster.submit(script: folder + "/join.sh", job: joinJob, after: array)
+            let array = try slurm.submit(script: folder + "/pieces.sh", job: scripts.pieces)
+            join = try slurm.submit(script: folder + "/join.sh", job: scripts.join, after: array)
             if !common.quiet { printError("moonreel: chunks: Slurm job \(array) renders \(pieces) pieces and the sound, job \(join) joins them (\(folder))") }
-            try cluster.waitUntilDone(join)
+            try slurm.waitUntilDone(join)
         } catch let error as BatchError {
             printError("moonreel: chunks: \(error.message)")
+            throw ExitCode(Exit.failed)
+        } catch let error as SlurmError {
+            printError("moonreel: chunks: \(error.description.oneLine)")
             throw ExitCode(Exit.failed)
         }
         if signals.interrupted {
@@ -315,13 +174,13 @@ struct ChunkedRun {
         let log = (try? String(contentsOfFile: folder + "/logs/join.log", encoding: .utf8)) ?? ""
         let joined = (try? String(contentsOfFile: status, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) == "0"
         if !joined {
-            let failed = renderTasks.indices.filter { Self.failedLog(folder + "/logs/task-\($0).log") }
-            try reportFailures(failed.map { TaskFailure(task: renderTasks[$0].name, cause: lastLine(of: folder + "/logs/task-\($0).log"), log: folder + "/logs/task-\($0).log") })
+            let failed = plan.renderTasks.enumerated().filter { Self.failedLog(plan.slurmLogPath($0.offset)) }
+            try reportFailures(failed.map { TaskFailure(task: $0.element.name, cause: lastLine(of: plan.slurmLogPath($0.offset)), log: plan.slurmLogPath($0.offset)) })
             printError("moonreel: chunks: the join did not succeed: \(lastLine(of: folder + "/logs/join.log")); the pieces are kept in \(folder)")
             throw ExitCode(Exit.failed)
         }
         if !log.isEmpty { FileHandle.standardError.write(Data(log.utf8)) }
-        chunkFolder.removeWhatMoonreelMade()
+        plan.chunkFolder.removeWhatMoonreelMade()
         if !common.quiet { printError("moonreel: chunks: \(pieces) pieces and the sound rendered on Slurm and joined in \(Self.seconds(since: started))") }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import MoonreelFarm
 import MoonreelScripting
 import MoonreelEngine
 import MoonreelPlatform
@@ -202,12 +203,12 @@ enum GitSource {
 
     @discardableResult
     private static func git(_ arguments: [String], doing what: String) throws -> String {
-        let (status, out, err) = SlurmSubmission.command("git", arguments)
-        guard status == 0 else {
-            let reason = err.split(separator: "\n").first.map(String.init) ?? "git exited with \(status)"
+        let ended = Subprocess.runCommand("git", arguments)
+        guard ended.status == 0 else {
+            let reason = ended.errors.split(separator: "\n").first.map(String.init) ?? "git exited with \(ended.status)"
             throw EffectInstaller.Refusal(description: "\(what) (\(reason.oneLine))")
         }
-        return out
+        return ended.output
     }
 }
 

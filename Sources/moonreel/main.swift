@@ -1,5 +1,6 @@
 import ArgumentParser
 import MoonreelEngine
+import MoonreelFarm
 import MoonreelInterchange
 import MoonreelScriptHost
 import MoonreelScripting
@@ -41,6 +42,9 @@ struct CommonOptions: ParsableArguments {
     var strict = false
 
     var limits: ScriptLimits { ScriptLimits(memory: memoryLimit << 20, script: RunLimits(seconds: timeLimit)) }
+
+    /// The options a batch's rows and a chunked run's tasks get from this command.
+    var runOptions: RunOptions { RunOptions(memoryLimit: memoryLimit, timeLimit: timeLimit, overwrite: overwrite, strict: strict) }
 
     func validate() throws {
         if let timeLimit, !(timeLimit.isFinite && timeLimit > 0 && timeLimit <= 1e9) {
