@@ -13,7 +13,7 @@ public struct AnalysisCache: Sendable {
     public let folder: String
 
     /// Bumped whenever an analysis method changes what it finds, so old results are not reused.
-    static let version = 3
+    static let version = 4
 
     /// A cache in `folder`.
     public init(folder: String) { self.folder = folder }
