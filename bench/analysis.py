@@ -123,7 +123,21 @@ def children_cpu():
     return r.ru_utime + r.ru_stime
 
 
-def run_tool(tool, path, moonreel):
+def run_tool(tool, path, moonreel, cache_dir=None):
+    cached = os.path.join(cache_dir, '%s-%s.json' % (tool, os.path.basename(path))) if cache_dir and tool != 'moonreel' \
+        else None
+    if cached and os.path.exists(cached):
+        with open(cached) as fh:
+            return json.load(fh)
+    d = run_tool_fresh(tool, path, moonreel)
+    if cached and 'error' not in d:
+        os.makedirs(cache_dir, exist_ok=True)
+        with open(cached, 'w') as fh:
+            json.dump(d, fh)
+    return d
+
+
+def run_tool_fresh(tool, path, moonreel):
     c0 = children_cpu()
     t0 = time.perf_counter()
     if tool == 'moonreel':
@@ -338,6 +352,8 @@ def main():
     ap.add_argument('--tools', default=','.join(TOOLS))
     ap.add_argument('--tracks', help='comma-separated names (default: all)')
     ap.add_argument('--json', help='write per-track results here (default: SET/results-<time>.json)')
+    ap.add_argument('--reuse', metavar='DIR', help='keep the other tools\' outputs (not Moonreel\'s) in DIR and read '
+                    'them from there on later runs (their times are then those of the first run)')
     ap.add_argument('--verbose', '-v', action='store_true', help='also print the per-track table')
     ap.add_argument('--worker', nargs=2, metavar=('TOOL', 'FILE'), help=argparse.SUPPRESS)
     ap.add_argument('--missing', default='', help=argparse.SUPPRESS)
@@ -369,7 +385,7 @@ def main():
         path = os.path.join(a.set, t['audio'])
         res = {}
         for tool in [x for x in TOOLS if x in needs]:
-            res[tool] = run_tool(tool, path, a.moonreel)
+            res[tool] = run_tool(tool, path, a.moonreel, a.reuse)
         row = score_track(t, res, a.set)
         row['tools'] = {k: v for k, v in row['tools'].items() if k in tools}
         rows.append(row)

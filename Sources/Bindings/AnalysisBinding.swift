@@ -11,18 +11,21 @@ extension API {
 
     var analysisFunctions: [AVFunction] {
         [
-            ("analyze", "av.analyze(assetOrTrack [, {audio=, video=, sceneThreshold=}]): what the media holds, as plain data: tempo (BPM), tempoRange ({slowest, fastest} local BPM), steady (false for a rubato or an accelerando), tempoCandidates ({bpm=, score=}: the tempo and the next strongest pulses), tempoConfidence, beats, downbeats (seconds), meter (3 or 4 beats to a bar) and meterConfidence (0…1), onsets ({time=, strength=}), levels (dBFS every 10 ms), loudness (momentary LUFS every 100 ms), sceneCuts ({time=, score=}), and a:silences{threshold=, minDuration=0.3} (ranges; the threshold from the recording's own pauses and speech unless given); cached per file content, so a second run decodes nothing (docs/analysis.md)", { [unowned self] call in
+            ("analyze", "av.analyze(assetOrTrack [, {audio=, video=, sceneThreshold=, tempoRange={min, max}}]): what the media holds, as plain data: tempo (BPM; within the tempoRange option's BPM when given), tempoRange ({slowest, fastest} local BPM), steady (false for a rubato or an accelerando), tempoCandidates ({bpm=, score=}: the tempo and the next strongest pulses), tempoConfidence, beatConfidence (0…1: how far independent trackers agree with the beats, with the pulse's regularity), beats, downbeats (seconds), meter (3 or 4 beats to a bar) and meterConfidence (0…1), onsets ({time=, strength=}), levels (dBFS every 10 ms), loudness (momentary LUFS every 100 ms), sceneCuts ({time=, score=}), and a:silences{threshold=, minDuration=0.3} (ranges; the threshold from the recording's own pauses and speech unless given); cached per file content, so a second run decodes nothing (docs/analysis.md)", { [unowned self] call in
                 let (audioTrack, videoTrack) = try analysedTracks(call)
                 var wantsAudio = audioTrack != nil, wantsVideo = videoTrack != nil
                 var sceneThreshold = SceneAnalysis.defaultThreshold
+                var tempos: ClosedRange<Double>?
                 try options(call, 2, [
+                    "tempoRange": { index in tempos = try self.tempoRange(call, index) },
                     "audio": { wantsAudio = try call.boolean($0) && audioTrack != nil },
                     "video": { wantsVideo = try call.boolean($0) && videoTrack != nil },
                     "sceneThreshold": { sceneThreshold = try self.percentage(call, $0) },
                 ])
                 // Without a cache folder (no HOME), each run analyses afresh.
                 let audio = try wantsAudio ? audioTrack.map { track in
-                    try policy.analysisCache?.audio(of: track, cancellation: exportCancellation) ?? AudioAnalysis.analyze(track, cancellation: exportCancellation)
+                    try policy.analysisCache?.audio(of: track, tempos: tempos, cancellation: exportCancellation)
+                        ?? AudioAnalysis.analyze(track, tempos: tempos, cancellation: exportCancellation)
                 } : nil
                 let scenes = try wantsVideo ? videoTrack.map { track in
                     try policy.analysisCache?.scenes(of: track, cancellation: exportCancellation) ?? SceneAnalysis.analyze(track, cancellation: exportCancellation)
@@ -206,6 +209,16 @@ extension API {
         return value
     }
 
+    /// `tempoRange = {min, max}`: BPM, min < max, both within the tempos the tracker considers.
+    private func tempoRange(_ call: LuaCall, _ index: Int32) throws -> ClosedRange<Double> {
+        let bounds = try list(call, index, limit: 2) { try self.finite(call, $0) }
+        let allowed = AudioAnalysis.consideredTempos
+        guard bounds.count == 2, bounds[0] < bounds[1], allowed.contains(bounds[0]), allowed.contains(bounds[1]) else {
+            throw call.argumentError(index, "must be {min, max} in BPM with min < max, both within \(Int(allowed.lowerBound))…\(Int(allowed.upperBound))")
+        }
+        return bounds[0]...bounds[1]
+    }
+
     private func push(_ call: LuaCall, audio: AudioAnalysis?, scenes: SceneAnalysis?, sceneThreshold: Double) {
         call.pushRecord {
             if let audio {
@@ -222,6 +235,7 @@ extension API {
                 }
                 call.setField("tempoCandidates")
                 call.push(audio.tempoConfidence); call.setField("tempoConfidence")
+                call.push(audio.beatConfidence); call.setField("beatConfidence")
                 call.pushArray(audio.beats) { call.push($0) }; call.setField("beats")
                 call.pushArray(audio.downbeats) { call.push($0) }; call.setField("downbeats")
                 if let meter = audio.meter { call.push(meter); call.setField("meter") }

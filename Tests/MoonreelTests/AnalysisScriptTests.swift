@@ -51,7 +51,7 @@ import TestSupport
         #expect(lines.filter { $0.hasPrefix("silence") } == ["silence 0.00 0.50", "silence 5.00 6.00"], "\(first.out)")
         #expect(lines.contains("audio only\ttrue\ttrue"), "\(first.out)")
         let kept = try FileManager.default.contentsOfDirectory(atPath: cache + "/moonreel/analysis")
-        #expect(kept.filter { $0.hasSuffix("-audio-v2.txt") }.count == 1 && kept.filter { $0.hasSuffix("-scenes-v2.txt") }.count == 1, "\(kept)")
+        #expect(kept.filter { $0.hasSuffix("-audio-v4.txt") }.count == 1 && kept.filter { $0.hasSuffix("-scenes-v4.txt") }.count == 1, "\(kept)")
         let again = try Self.run(script, cache: cache, arguments: [Self.musicVideo()])
         #expect(again.out == first.out)
     }
@@ -65,9 +65,37 @@ import TestSupport
         #expect(result.status == 0 && result.out == "120.0 1\n", "\(result.out) \(result.err)")
     }
 
+    /// `tempoRange` keeps the tempo within it (the clicks at 120 BPM read at half within 40–80),
+    /// and is cached apart from the analysis without it; `beatConfidence` is high on clicks.
+    @Test func aTempoRangeIsKeptAndCachedApart() throws {
+        let script = """
+            local slow = av.analyze(av.asset(arg[1]), { video = false, tempoRange = { 40, 80 } })
+            local plain = av.analyze(av.asset(arg[1]), { video = false })
+            print(string.format("%.1f %.1f %s", slow.tempo, plain.tempo, plain.beatConfidence > 0.8 and plain.beatConfidence <= 1))
+            """
+        let result = try Self.run(script, cache: Fixtures.scratchPath("cache-range"), arguments: [Self.musicVideo()])
+        #expect(result.status == 0 && result.out == "60.0 120.0 true\n", "\(result.out) \(result.err)")
+    }
+
+    /// docs/analysis.md's pick.lua, as printed there: a steady kit is cut on a grid, the rubato
+    /// (`steady` false) on its beats as found.
+    @Test func theDocumentedFallbackRuns() throws {
+        let text = try String(contentsOfFile: Moonreel.checkout + "/docs/analysis.md", encoding: .utf8)
+        let start = try #require(text.range(of: "```lua\n-- pick.lua"))
+        let end = try #require(text.range(of: "\n```", range: start.upperBound..<text.endIndex))
+        let script = String(text[text.index(start.lowerBound, offsetBy: 7)..<end.lowerBound])
+        let beats = ((Fixtures.real("x") as NSString).deletingLastPathComponent as NSString).deletingLastPathComponent + "/beats/"
+        let steady = try Self.run(script, cache: Fixtures.scratchPath("cache-pick"), arguments: [beats + "kit_rock95.ogg"])
+        #expect(steady.status == 0 && steady.out == "grid\t8\n", "\(steady.out) \(steady.err)")
+        let rubato = try Self.run(script, cache: Fixtures.scratchPath("cache-pick"), arguments: [beats + "kit_rubato100.ogg"])
+        #expect(rubato.status == 0 && rubato.out.hasPrefix("beats\t"), "\(rubato.out) \(rubato.err)")
+    }
+
     @Test(arguments: [
         ("av.analyze(nil)", "bad argument #1 to 'analyze' (Asset or AssetTrack expected, got nil)"),
         ("av.analyze(av.asset(arg[1]), { tempo = 120 })", "unknown option \"tempo\""),
+        ("av.analyze(av.asset(arg[1]), { tempoRange = { 120, 100 } })", "field 'tempoRange': must be {min, max} in BPM with min < max, both within 40…240"),
+        ("av.analyze(av.asset(arg[1]), { tempoRange = { 20, 100 } })", "field 'tempoRange': must be {min, max} in BPM with min < max, both within 40…240"),
         ("av.analyze(av.asset(arg[1]), { sceneThreshold = 400 })", "field 'sceneThreshold': must be between 0 and 100"),
         ("av.analyze(av.asset(arg[1])):silences{ threshold = 3 }", "field 'threshold': must be a level in dBFS, 0 or below"),
         ("av.analyze(av.asset(arg[1])).silences(5)", "(the result of av.analyze (call it as a:silences{…}) expected, got number)"),

@@ -13,7 +13,7 @@ public struct AnalysisCache: Sendable {
     public let folder: String
 
     /// Bumped whenever an analysis method changes what it finds, so old results are not reused.
-    static let version = 2
+    static let version = 4
 
     /// A cache in `folder`.
     public init(folder: String) { self.folder = folder }
@@ -21,9 +21,11 @@ public struct AnalysisCache: Sendable {
     /// `$XDG_CACHE_HOME/moonreel/analysis`, else `~/.cache/moonreel/analysis`; nil with neither set.
     public static var standard: AnalysisCache? { FileDigest.userCacheFolder("analysis").map(AnalysisCache.init(folder:)) }
 
-    /// The audio analysis of `track`, from the cache or made now (and kept).
-    public func audio(of track: AssetTrack, cancellation: CancellationFlag? = nil) throws -> AudioAnalysis {
-        try cached(track, kind: "audio") { try AudioAnalysis.analyze(track, cancellation: cancellation) }
+    /// The audio analysis of `track` (its beats within `tempos` BPM when given), from the
+    /// cache or made now (and kept; each tempo range apart).
+    public func audio(of track: AssetTrack, tempos: ClosedRange<Double>? = nil, cancellation: CancellationFlag? = nil) throws -> AudioAnalysis {
+        let kind = tempos.map { "audio-bpm\($0.lowerBound)-\($0.upperBound)" } ?? "audio"
+        return try cached(track, kind: kind) { try AudioAnalysis.analyze(track, tempos: tempos, cancellation: cancellation) }
     }
 
     /// The scene analysis of `track`, from the cache or made now (and kept).
@@ -90,7 +92,8 @@ private struct CacheLines {
 extension AudioAnalysis: CacheableAnalysis {
     package var cacheText: String {
         CacheLines.text(kind: "audio", [
-            ("tempo", tempo.map { [$0] } ?? []), ("tempoConfidence", [tempoConfidence]), ("duration", [duration]),
+            ("tempo", tempo.map { [$0] } ?? []), ("tempoConfidence", [tempoConfidence]), ("beatConfidence", [beatConfidence]),
+            ("duration", [duration]),
             ("tempoCandidates", tempoCandidates.flatMap { [$0.bpm, $0.score] }),
             ("beats", beats), ("downbeats", downbeats),
             ("meter", meter.map { [$0] } ?? []), ("meterConfidence", [meterConfidence]), ("onsets", onsets.flatMap { [$0.time, $0.strength] }),
@@ -98,18 +101,18 @@ extension AudioAnalysis: CacheableAnalysis {
         ])
     }
 
-    /// Nil for an entry written before tempo candidates or the meter were kept (it is analysed again).
+    /// Nil for an entry written before tempo candidates, the meter or the beat confidence were kept (it is analysed again).
     package init?(cacheText: String) {
         guard let lines = CacheLines(cacheText, kind: "audio"), let tempo = lines["tempo"], tempo.count <= 1,
               let candidates = lines["tempoCandidates"], candidates.count % 2 == 0,
-              let confidence = lines["tempoConfidence"]?.first, let duration = lines["duration"]?.first,
+              let confidence = lines["tempoConfidence"]?.first, let beatConfidence = lines["beatConfidence"]?.first, let duration = lines["duration"]?.first,
               let beats = lines["beats"], let downbeats = lines["downbeats"],
               let meter = lines["meter"], meter.count <= 1, meter.allSatisfy({ $0 == 3 || $0 == 4 }),
               let meterConfidence = lines["meterConfidence"]?.first, let onsets = lines["onsets"], onsets.count % 2 == 0,
               let levels = lines["levels"], let loudness = lines["loudness"] else { return nil }
         self.init(tempo: tempo.first, tempoConfidence: confidence,
                   tempoCandidates: stride(from: 0, to: candidates.count, by: 2).map { TempoCandidate(bpm: candidates[$0], score: candidates[$0 + 1]) },
-                  beats: beats, downbeats: downbeats, meter: meter.first.map { Int($0) }, meterConfidence: meterConfidence,
+                  beatConfidence: beatConfidence, beats: beats, downbeats: downbeats, meter: meter.first.map { Int($0) }, meterConfidence: meterConfidence,
                   onsets: stride(from: 0, to: onsets.count, by: 2).map { Onset(time: onsets[$0], strength: onsets[$0 + 1]) },
                   levels: levels.map(Float.init), loudness: loudness, duration: duration)
     }

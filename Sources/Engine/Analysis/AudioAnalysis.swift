@@ -26,6 +26,10 @@ public struct AudioAnalysis: Sendable, Equatable {
         /// A pulse of `bpm` beats per minute scoring `score`.
         public init(bpm: Double, score: Double) { (self.bpm, self.score) = (bpm, score) }
     }
+    /// How far the beats can be trusted, 0…1: the geometric mean of `tempoConfidence` and how
+    /// well independent trackers (one on each band's onsets alone) agree with the beats and
+    /// with each other (`BeatTracker.confidence(ofCommittee:pulse:)`); 0 without beats.
+    public var beatConfidence: Double
     /// Beat times, seconds.
     public var beats: [Double]
     /// The first beat of each bar (every `meter`-th beat, at the phase where the kick lands and
@@ -81,6 +85,9 @@ public struct AudioAnalysis: Sendable, Equatable {
     /// and 1.20 on a 96→120 accelerando.
     public static let steadyRange = 1.07
 
+    /// The tempos the beats may be at, BPM (a `tempos` range given to `analyze` lies within).
+    public static let consideredTempos = BeatTracker.tempoRange
+
     /// Levels per second (one every 10 ms).
     public static let levelsPerSecond: Int32 = 100
     /// Seconds between loudness readings.
@@ -89,11 +96,12 @@ public struct AudioAnalysis: Sendable, Equatable {
     public static let silenceFloor = -120.0
 
     /// An analysis with these values (as `analyze` or a cache makes one).
-    public init(tempo: Double?, tempoConfidence: Double, tempoCandidates: [TempoCandidate] = [], beats: [Double], downbeats: [Double],
+    public init(tempo: Double?, tempoConfidence: Double, tempoCandidates: [TempoCandidate] = [], beatConfidence: Double = 0, beats: [Double], downbeats: [Double],
                 meter: Int? = nil, meterConfidence: Double = 0, onsets: [Onset], levels: [Float], loudness: [Double], duration: Double) {
         self.tempo = tempo
         self.tempoConfidence = tempoConfidence
         self.tempoCandidates = tempoCandidates
+        self.beatConfidence = beatConfidence
         self.beats = beats
         self.downbeats = downbeats
         self.meter = meter
@@ -171,7 +179,15 @@ public extension AudioAnalysis {
     /// Analyses `track` (an audio track) from its first sample to its last: one decoding
     /// pass, mixed down to mono for the onsets, its own channels for levels and loudness.
     /// Analysis runs at 44.1 or 48 kHz (other rates are resampled to 48 kHz).
-    static func analyze(_ track: AssetTrack, cancellation: CancellationFlag? = nil) throws -> AudioAnalysis {
+    /// `tempos` narrows the tempos the beats may be at (BPM, within `BeatTracker.tempoRange`):
+    /// a script that knows the music is 80–100 BPM keeps a half or double tempo out. With no
+    /// pulse in the range, there is no tempo and no beats.
+    static func analyze(_ track: AssetTrack, tempos: ClosedRange<Double>? = nil, cancellation: CancellationFlag? = nil) throws -> AudioAnalysis {
+        if let tempos, !(tempos.lowerBound.isFinite && tempos.upperBound.isFinite && Self.consideredTempos.contains(tempos.lowerBound)
+                         && Self.consideredTempos.contains(tempos.upperBound) && tempos.lowerBound < tempos.upperBound) {
+            throw EngineError("a tempo range of \(tempos.lowerBound)…\(tempos.upperBound) BPM is not a range within \(Int(Self.consideredTempos.lowerBound))…\(Int(Self.consideredTempos.upperBound))", kind: .invalidArgument)
+        }
+        let allowed = tempos ?? Self.consideredTempos
         guard track.mediaType == .audio else {
             throw EngineError("track \(track.trackID) of \(track.path) is \(track.mediaType.rawValue), not audio", kind: .invalidArgument)
         }
@@ -213,15 +229,17 @@ public extension AudioAnalysis {
         // ebur128 reads a silent window as NaN or −∞.
         let loudness = meter.momentary.map { $0.isFinite ? max($0, Self.silenceFloor) : Self.silenceFloor }
 
-        let tracker = BeatTracker(envelope: envelope.combined(), body: envelope.body(), sampleRate: Int(rate))
+        let tracker = BeatTracker(envelope: envelope.combined(), body: envelope.body(), sampleRate: Int(rate), allowedTempos: allowed)
         let pulse = tracker.tempo()
         let beatFrames = pulse.map(tracker.beats(at:)) ?? []
         let beats = tracker.times(ofBeats: beatFrames)
+        let committee = [beats] + envelope.bands().map { BeatTracker.independentBeats(in: $0, sampleRate: Int(rate), allowedTempos: allowed) }
+        let beatConfidence = BeatTracker.confidence(ofCommittee: committee, pulse: pulse?.confidence ?? 0)
         let bars = BarTracker.bars(ofBeats: beatFrames, bassFlux: envelope.bass(), chroma: envelope.chroma,
                                    bassSpectrum: envelope.bassSpectrum, bassWidth: envelope.bassBins)
         return AudioAnalysis(tempo: BeatTracker.tempo(ofBeats: beats), tempoConfidence: pulse?.confidence ?? 0,
                              tempoCandidates: pulse?.candidates.map { TempoCandidate(bpm: $0.bpm, score: $0.score) } ?? [],
-                             beats: beats, downbeats: bars?.downbeats.compactMap { beats.indices.contains($0) ? beats[$0] : nil } ?? [],
+                             beatConfidence: beatConfidence, beats: beats, downbeats: bars?.downbeats.compactMap { beats.indices.contains($0) ? beats[$0] : nil } ?? [],
                              meter: bars?.meter, meterConfidence: bars?.confidence ?? 0,
                              onsets: tracker.onsets().map { Onset(time: $0.time, strength: $0.strength) },
                              levels: levels, loudness: loudness, duration: Double(plan.sampleCount) / Double(rate))

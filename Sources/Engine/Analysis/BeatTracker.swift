@@ -29,15 +29,18 @@ struct BeatTracker {
 
     let envelope: [Float]
     let sampleRate: Int
+    /// The tempos this tracker may choose, BPM (`tempoRange` unless a script narrows it).
+    let allowedTempos: ClosedRange<Double>
     /// The envelope as doubles, and minus its mean over its standard deviation (each made once).
     private let values: [Double]
     private let standardised: [Double]
     /// The bass and middle bands' envelope, standardised: what the metrical level is read from.
     private let body: [Double]
 
-    init(envelope: [Float], body: [Float]? = nil, sampleRate: Int) {
+    init(envelope: [Float], body: [Float]? = nil, sampleRate: Int, allowedTempos: ClosedRange<Double> = Self.tempoRange) {
         self.envelope = envelope
         self.sampleRate = sampleRate
+        self.allowedTempos = allowedTempos
         values = envelope.map(Double.init)
         standardised = Self.standardised(values)
         self.body = body.map { Self.standardised($0.map(Double.init)) } ?? standardised
@@ -70,13 +73,13 @@ struct BeatTracker {
     /// How many tempos `Tempo.candidates` lists.
     static let candidateCount = 3
 
-    /// The tempo, or nil when the audio is too short or has no pulse.
+    /// The tempo (within `allowedTempos`), or nil when the audio is too short or has no pulse there.
     func tempo() -> Tempo? {
         // Smoothed (a Gaussian of 1.5 frames, ≈ 8 ms), so peaks one or two frames wide still
         // meet when the period is a fractional number of frames.
         let signal = Self.smoothed(standardised, deviation: 1.5)
-        let shortest = Int((frameRate * 60 / Self.tempoRange.upperBound).rounded(.down))
-        let longest = Int((frameRate * 60 / Self.tempoRange.lowerBound).rounded(.up))
+        let shortest = Int((frameRate * 60 / allowedTempos.upperBound).rounded(.down))
+        let longest = Int((frameRate * 60 / allowedTempos.lowerBound).rounded(.up))
         guard signal.count > 2 * longest, shortest >= 2 else { return nil }
         var correlation = [Double](repeating: 0, count: longest + 2)
         let energy = signal.reduce(0) { $0 + $1 * $1 } / Double(signal.count)
@@ -95,7 +98,8 @@ struct BeatTracker {
             correlation[lag] > 0 && correlation[lag] > correlation[lag - 1] && correlation[lag] >= correlation[lag + 1]
         }
         let weighted = { (lag: Int) -> Double in correlation[lag] * prior(Double(lag)) }
-        let peaks = (shortest...longest).filter(isPeak).sorted { weighted($0) > weighted($1) }
+        let bpm = { (lag: Double) in 60 * frameRate / lag }
+        let peaks = (shortest...longest).filter { isPeak($0) && allowedTempos.contains(bpm(Double($0))) }.sorted { weighted($0) > weighted($1) }
         guard let best = peaks.first else { return nil }
         var period = refinedPeak(correlation, at: best)
         var strength = correlation[best]
@@ -109,14 +113,13 @@ struct BeatTracker {
             return ((center - 1)...(center + 1)).map { Self.autocorrelation(bodySignal, lag: $0) }.max() ?? 0
         }
         let half = Int((period / 2).rounded())
-        if half - 1 >= shortest - 1, half + 1 <= longest + 1, bodyPulse(period) > 0,
+        if half - 1 >= shortest - 1, half + 1 <= longest + 1, allowedTempos.contains(bpm(period / 2)), bodyPulse(period) > 0,
            bodyPulse(period / 2) >= Self.doubleTempoStrength * bodyPulse(period),
            let halfPeak = ((half - 1)...(half + 1)).max(by: { correlation[$0] < correlation[$1] }) {
             period = refinedPeak(correlation, at: halfPeak)
             strength = max(correlation[halfPeak], 0)
         }
         // The chosen tempo first, then the strongest other pulses more than 4 % away from it and each other.
-        let bpm = { (lag: Double) in 60 * frameRate / lag }
         var candidates = [(bpm: bpm(period), score: 1.0)]
         for peak in peaks where candidates.count < Self.candidateCount {
             let tempo = bpm(refinedPeak(correlation, at: peak))
@@ -192,6 +195,47 @@ struct BeatTracker {
         return path[first...last].map { refinedPeak(values, near: $0) }
     }
 
+    /// How far two beat sequences (seconds, sorted) agree: mir_eval's beat F-measure of one
+    /// against the other, each beat matched once within `window` seconds (sorted lists, so
+    /// matching in order is the largest matching); 0 when either is empty.
+    static func agreement(_ one: [Double], _ other: [Double], window: Double = 0.07) -> Double {
+        guard !one.isEmpty, !other.isEmpty else { return 0 }
+        var matched = 0, j = 0
+        for beat in one {
+            while j < other.count, other[j] < beat - window { j += 1 }
+            if j < other.count, abs(other[j] - beat) <= window { matched += 1; j += 1 }
+        }
+        return 2 * Double(matched) / Double(one.count + other.count)
+    }
+
+    /// How far beats found by a committee of trackers can be trusted, 0…1: the mean agreement
+    /// of every pair of the committee's beat sequences (the first is the beats given; the
+    /// others from other onset functions, each with its own tempo), as Zapata et al. ("Assigning
+    /// a confidence threshold on automatic beat annotation", 2012) rate a committee, times the
+    /// pulse's regularity (`Tempo.confidence`), square-rooted. On bench/make_beat_set.py's 22
+    /// tracks (bench/RESULTS.md, 2026-11-29 afternoon) it tells the tracks with beat F ≥ 0.8 from
+    /// the rest with an AUC of 0.73 (agreement alone 0.68, regularity alone 0.68): chosen
+    /// among seven combinations on that same set, and far from a sure separation, since the
+    /// trackers there mostly err together, at the same wrong metrical level.
+    static func confidence(ofCommittee committee: [[Double]], pulse: Double) -> Double {
+        guard committee.first?.isEmpty == false else { return 0 }
+        var total = 0.0, pairs = 0
+        for i in committee.indices {
+            for j in committee.indices where j > i {
+                total += agreement(committee[i], committee[j])
+                pairs += 1
+            }
+        }
+        let agreeing = pairs > 0 ? total / Double(pairs) : 1
+        return (min(max(pulse, 0), 1) * agreeing).squareRoot()
+    }
+
+    /// The beats (seconds) a tracker of its own finds in `envelope` alone, tempo and all.
+    static func independentBeats(in envelope: [Float], sampleRate: Int, allowedTempos: ClosedRange<Double>) -> [Double] {
+        let tracker = BeatTracker(envelope: envelope, sampleRate: sampleRate, allowedTempos: allowedTempos)
+        return tracker.tempo().map { tracker.times(ofBeats: tracker.beats(at: $0)) } ?? []
+    }
+
     /// Seconds of beat frames.
     func times(ofBeats frames: [Double]) -> [Double] { frames.map(seconds) }
 
@@ -210,29 +254,33 @@ struct BeatTracker {
         return interval > 0 ? 60 / interval : nil
     }
 
-    /// Onsets as (seconds, strength 0…1): envelope frames that are the highest within the
-    /// 30 ms before them and rise 7 % of the envelope's range over its average of ±100 ms,
-    /// at least 30 ms apart.
+    /// Onsets as (seconds, strength 0…1), picked as Böck's SuperFlux picks them: frames of the
+    /// envelope (smoothed over 1.5 frames, ≈ 8 ms, as for the tempo) that are the highest within
+    /// 30 ms on either side and rise `onsetDelta` over their mean of ±100 ms, at least 30 ms
+    /// apart. The envelope is measured against its `onsetScalePercentile` (not its one loudest
+    /// peak, which left the rest of a track under a threshold set by one hit). The strength is
+    /// the envelope's height there over its whole range.
     func onsets() -> [(time: Double, strength: Double)] {
         guard let low = envelope.min(), let high = envelope.max(), high > low else { return [] }
-        let normalised = envelope.map { Double(($0 - low) / (high - low)) }
-        let before = max(1, Int((Self.minimumOnsetGap * frameRate).rounded())), average = max(1, Int((0.1 * frameRate).rounded()))
-        let wait = before
+        let sorted = envelope.sorted()
+        let typical = Double(sorted[min(sorted.count - 1, Int(Double(sorted.count) * Self.onsetScalePercentile))] - low)
+        let scale = typical > 0 ? typical : Double(high - low)
+        let signal = Self.smoothed(envelope.map { Double($0 - low) / scale }, deviation: 1.5)
+        let reach = max(1, Int((Self.minimumOnsetGap * frameRate).rounded())), average = max(1, Int((0.1 * frameRate).rounded()))
         var prefix = [0.0]
-        for value in normalised { prefix.append(prefix[prefix.count - 1] + value) }
+        for value in signal { prefix.append(prefix[prefix.count - 1] + value) }
         var found: [(time: Double, strength: Double)] = []
-        var lastFrame = -wait - 1
-        for t in normalised.indices where t - lastFrame > wait {
-            let value = normalised[t]
-            let window = max(0, t - before)...t
-            guard normalised[window].allSatisfy({ $0 <= value }) else { continue }
-            let from = max(0, t - average), to = min(normalised.count, t + average + 1)
-            let mean = (prefix[to] - prefix[from]) / Double(to - from)
-            guard value >= mean + 0.07 else { continue }
+        var lastFrame = -reach - 1
+        for t in signal.indices where t - lastFrame > reach {
+            let value = signal[t]
+            guard signal[max(0, t - reach)...min(signal.count - 1, t + reach)].allSatisfy({ $0 <= value }) else { continue }
+            let from = max(0, t - average), to = min(signal.count, t + average + 1)
+            guard value >= (prefix[to] - prefix[from]) / Double(to - from) + Self.onsetDelta else { continue }
             lastFrame = t
+            let height = envelope[max(0, t - 1)...min(envelope.count - 1, t + 1)].max() ?? envelope[t]
             // The refined peak may move up to two frames: the 30 ms minimum holds between the
             // times given (two picks 22.5 ms apart were seen under music), keeping the stronger.
-            let onset = (time: seconds(refinedPeak(normalised, near: t)), strength: value)
+            let onset = (time: seconds(refinedPeak(signal, near: t)), strength: Double((height - low) / (high - low)))
             if let last = found.last, onset.time - last.time < Self.minimumOnsetGap {
                 if onset.strength > last.strength { found[found.count - 1] = onset }
                 continue
@@ -241,6 +289,17 @@ struct BeatTracker {
         }
         return found
     }
+
+    /// The envelope's level that onset thresholds are measured against: its 99th percentile.
+    /// With its maximum (librosa's normalisation), mean onset F on bench/make_beat_set.py's 22
+    /// tracks was 0.61 against librosa's onsets and 0.62 against aubio's, with twice their count;
+    /// with the 99th percentile (and `onsetDelta` 0.1, the smoothing and the 30 ms after),
+    /// 0.85 and 0.85 at their count. The 95th gave 0.79–0.85. Chosen on that same set among
+    /// 35 settings (bench/RESULTS.md, 2026-11-29 afternoon).
+    static let onsetScalePercentile = 0.99
+    /// How far over its ±100 ms mean a peak must rise, in `onsetScalePercentile` units: 0.2
+    /// gave F 0.72 (too few, 0.56 of librosa's count), 0.1 gave 0.85 (the same count).
+    static let onsetDelta = 0.1
 
     /// The shortest gap between two onsets, seconds (librosa's default wait).
     static let minimumOnsetGap = 0.03

@@ -82,17 +82,21 @@ final class OnsetEnvelope {
 
     /// The onset envelope: the bands' fluxes, each over its root mean square (or a tenth of
     /// the loudest band's, so a band with nothing in it does not amplify its noise), summed.
-    func combined() -> [Float] { sum(of: bandFlux.indices) }
+    func combined() -> [Float] { sum(of: Array(bandFlux.indices)) }
 
     /// The bass and middle bands alone, summed as in `combined`: kicks, snares, bass and
     /// chords — what a bar's beats are played with — without the hats and cymbals that
     /// tick between them.
-    func body() -> [Float] { sum(of: 0..<(bandFlux.count - 1)) }
+    func body() -> [Float] { sum(of: Array(0..<(bandFlux.count - 1))) }
 
     /// The bass band's flux alone: the kicks (and bass notes) that mark a bar's first beat.
     func bass() -> [Float] { bandFlux.first ?? [] }
 
-    private func sum(of bands: Range<Int>) -> [Float] {
+    /// Each band's flux alone (bass, middle, treble), scaled as in `combined`: what the
+    /// independent beat trackers of `BeatTracker.agreement` listen to.
+    func bands() -> [[Float]] { bandFlux.indices.map { sum(of: [$0]) } }
+
+    private func sum(of bands: [Int]) -> [Float] {
         let sizes = bandFlux.map { flux in (flux.reduce(0) { $0 + $1 * $1 } / Float(max(flux.count, 1))).squareRoot() }
         let floor = 0.1 * (sizes.max() ?? 0)
         guard floor > 0 else { return bandFlux.first.map { [Float](repeating: 0, count: $0.count) } ?? [] }
