@@ -60,9 +60,9 @@ package final class API {
         for binding in API.bindings { binding.install?(self) }
         avFunctions = API.bindings.flatMap { $0.functions(self) }
         installAVTable()
-        // The state holds closures into this API (which reaches the state unowned): it lives
-        // as long as the state, whatever the embedder keeps.
-        lua.keepAlive(self)
+        // Every binding finds this API from its call (`call.api()`), and it lives as long as
+        // the state (which it reaches unowned), whatever the embedder keeps.
+        lua.setContext(self)
     }
 
     /// Every binding, in dependency order (a parent class before its children): a new type

@@ -12,6 +12,15 @@ package struct LuaCall {
         self.functionName = functionName
     }
 
+    /// The object the host set as this state's context (`LuaState.setContext`), as `T`: how
+    /// a Swift function finds its API from the call rather than capturing it. Without one
+    /// (a host that never set it, or set another type) it throws an internal error, which
+    /// is raised at the script's line as any other; it never traps.
+    package func context<T: AnyObject>(_ type: T.Type = T.self) throws -> T {
+        guard let object = LuaState.from(L)?.context(T.self) else { throw MissingContext(functionName: functionName, type: "\(T.self)") }
+        return object
+    }
+
     package var count: Int32 { lua_gettop(L) }
     package func type(_ index: Int32) -> Int32 { lua_type(L, index) }
     package func isNoneOrNil(_ index: Int32) -> Bool { lua_type(L, index) <= LUA_TNIL }
@@ -185,4 +194,14 @@ package struct LuaCall {
 
     /// Sets `name` of the table just below the value on top of the stack to that value.
     package func setField(_ name: String) { lua_setfield(L, -2, name) }
+}
+
+/// `LuaCall.context` found nothing of the type asked for: a host that registered functions
+/// needing a context without setting one (a bug in Moonreel, not in the script).
+package struct MissingContext: Error, CustomStringConvertible {
+    package let functionName: String
+    package let type: String
+    package var description: String {
+        "internal error: '\(functionName)' found no \(type) in its Lua state (the host set no context)"
+    }
 }
