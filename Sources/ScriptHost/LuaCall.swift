@@ -175,21 +175,22 @@ package struct LuaCall {
         moon_push_kinded_error(L, position)
     }
 
-    /// Pushes a new array table filled by `element`, which pushes exactly one value.
-    package func pushArray<S: Sequence>(_ items: S, _ element: (S.Element) -> Void) {
+    /// Pushes a new array table filled by `element`, which pushes exactly one value (if it
+    /// throws, the unfinished table is left on the stack, under the error the call raises).
+    package func pushArray<S: Sequence>(_ items: S, _ element: (S.Element) throws -> Void) rethrows {
         lua_createtable(L, 0, 0)
         var i: lua_Integer = 1
         for item in items {
-            element(item)
+            try element(item)
             lua_rawseti(L, -2, i)
             i += 1
         }
     }
 
     /// Pushes a new table with string keys; `fill` sets its fields with `setField`.
-    package func pushRecord(_ fill: () -> Void) {
+    package func pushRecord(_ fill: () throws -> Void) rethrows {
         lua_createtable(L, 0, 4)
-        fill()
+        try fill()
     }
 
     /// Sets `name` of the table just below the value on top of the stack to that value.
