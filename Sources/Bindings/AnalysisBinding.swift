@@ -18,7 +18,7 @@ extension API {
                 try call.options(2, [
                     "audio": { wantsAudio = try call.boolean($0) && audioTrack != nil },
                     "video": { wantsVideo = try call.boolean($0) && videoTrack != nil },
-                    "sceneThreshold": { sceneThreshold = try api.percentage(call, $0) },
+                    "sceneThreshold": { sceneThreshold = try call.percentage($0) },
                 ])
                 // Without a cache folder (no HOME), each run analyses afresh.
                 let audio = try wantsAudio ? audioTrack.map { track in
@@ -201,12 +201,6 @@ extension API {
         return found
     }
 
-    private func percentage(_ call: LuaCall, _ index: Int32) throws -> Double {
-        let value = try call.number(index)
-        guard value.isFinite, (0...100).contains(value) else { throw call.argumentError(index, "must be between 0 and 100, got \(value)") }
-        return value
-    }
-
     private func push(_ call: LuaCall, audio: AudioAnalysis?, scenes: SceneAnalysis?, sceneThreshold: Double) {
         call.pushRecord {
             if let audio {
@@ -310,6 +304,14 @@ extension API {
             call.setField("threshold")
         }
         return 1
+    }
+}
+
+private extension LuaCall {
+    func percentage(_ index: Int32) throws -> Double {
+        let value = try number(index)
+        guard value.isFinite, (0...100).contains(value) else { throw argumentError(index, "must be between 0 and 100, got \(value)") }
+        return value
     }
 }
 

@@ -61,8 +61,7 @@ extension API {
     var audioMixFunctions: [AVFunction] {
         [
             ("audioMixInputParameters", "av.audioMixInputParameters(compositionTrack, assetTrack or trackID)", { call in
-                let api = try call.api()
-                let (id, source) = try api.trackReference(call, 1, mediaType: .audio)
+                let (id, source) = try call.trackReference(1, mediaType: .audio)
                 let made = AudioMixInputParameters(trackID: id)
                 made.source = source
                 try call.push(made)

@@ -32,19 +32,16 @@ extension API {
         luaClass.property("backend", of: CaptureDevice.self, doc: CaptureBackend.allCases.map(\.rawValue).joined(separator: ", ")) { call, d in call.push(d.backend.rawValue) }
         luaClass.property("mediaType", of: CaptureDevice.self, doc: "\"video\" or \"audio\"") { call, d in call.push(d.mediaType.rawValue) }
         luaClass.property("formats", of: CaptureDevice.self, doc: "array of {width=, height=, pixelFormat=, frameRateRanges={{min, max}…}} or {sampleRate=, channels=}") { call, d in
-            let api = try call.api()
-            call.pushArray(d.formats) { api.push(call, captureFormat: $0) }
+            call.pushArray(d.formats) { call.push(captureFormat: $0) }
         }
         luaClass.property("activeFormat", of: CaptureDevice.self, doc: "the format it records in (set with format{})") { call, d in
-            let api = try call.api()
-            if let format = d.activeFormat { api.push(call, captureFormat: format) } else { call.pushNil() }
+            if let format = d.activeFormat { call.push(captureFormat: format) } else { call.pushNil() }
         }
         luaClass.property("activeFrameRate", of: CaptureDevice.self, doc: "frames per second it records at (video)") { call, d in
             if d.mediaType == .video { call.push(d.recordingFormat.frameRate) } else { call.pushNil() }
         }
         luaClass.method("format", of: CaptureDevice.self,
                         doc: "device:format{width=, height=, frameRate=} (video) or {sampleRate=, channels=} (audio): picks the format to record in and returns it; an error lists the formats there are") { call, d in
-            let api = try call.api()
             let table: Int32 = 2
             guard call.type(table) == LUA_TTABLE else { throw call.typeError(table, expected: "table {width=, height=, frameRate=} or {sampleRate=, channels=}") }
             let known = d.mediaType == .video ? ["width", "height", "frameRate"] : ["sampleRate", "channels"]
@@ -59,7 +56,7 @@ extension API {
                                    frameRate: try call.field(table, "frameRate", 0) { try call.finite(-1) },
                                    sampleRate: try integer("sampleRate"), channels: try integer("channels"))
             }
-            api.push(call, captureFormat: format)
+            call.push(captureFormat: format)
             return 1
         }
         luaClass.example = """
@@ -186,7 +183,7 @@ extension API {
                 try callBack(call, s, "onStarted") { call.push(path) }
             case .finished(let result):
                 summary = result
-                try callBack(call, s, "onFinished") { push(call, summary: result) }
+                try callBack(call, s, "onFinished") { call.push(summary: result) }
             case .failed(let error):
                 failure = error
                 try callBack(call, s, "onError") { call.push(error.message); call.push(error.kind.rawValue) }
@@ -204,7 +201,7 @@ extension API {
             call.push(position + "the recording ended without a result")
             return 2
         }
-        push(call, summary: summary)
+        call.push(summary: summary)
         return 1
     }
 
@@ -224,36 +221,6 @@ extension API {
         }
     }
 
-    private func push(_ call: LuaCall, summary: CaptureSummary) {
-        call.pushRecord {
-            call.push(summary.path); call.setField("path")
-            call.push(summary.duration.seconds); call.setField("duration")
-            call.push(Int(summary.videoFrames)); call.setField("videoFrames")
-            call.push(Int(summary.droppedVideoFrames)); call.setField("droppedVideoFrames")
-            call.push(Int(summary.audioSamples)); call.setField("audioSamples")
-            call.push(Int(summary.droppedAudioSamples)); call.setField("droppedAudioSamples")
-            call.push(Int(summary.fileSize)); call.setField("fileSize")
-            call.push(summary.reason.rawValue); call.setField("reason")
-        }
-    }
-
-    private func push(_ call: LuaCall, captureFormat format: CaptureFormat) {
-        call.pushRecord {
-            if format.mediaType == .video {
-                call.push(format.width); call.setField("width")
-                call.push(format.height); call.setField("height")
-                call.push(format.pixelFormat); call.setField("pixelFormat")
-                call.pushArray(format.frameRateRanges) { range in
-                    call.pushArray([range.minimum, range.maximum]) { call.push($0) }
-                }
-                call.setField("frameRateRanges")
-            } else {
-                call.push(format.sampleRate); call.setField("sampleRate")
-                call.push(format.channels); call.setField("channels")
-            }
-            call.push(format.description); call.setField("description")
-        }
-    }
 
     /// Capture opens devices and writes files: none of it is reachable from an effect.
     private func checkNotSandboxed(_ call: LuaCall) throws {
@@ -290,6 +257,39 @@ extension API {
             try call.push(ScriptCaptureSession())
             return 1
          })]
+    }
+}
+
+private extension LuaCall {
+    func push(captureFormat format: CaptureFormat) {
+        pushRecord {
+            if format.mediaType == .video {
+                push(format.width); setField("width")
+                push(format.height); setField("height")
+                push(format.pixelFormat); setField("pixelFormat")
+                pushArray(format.frameRateRanges) { range in
+                    pushArray([range.minimum, range.maximum]) { push($0) }
+                }
+                setField("frameRateRanges")
+            } else {
+                push(format.sampleRate); setField("sampleRate")
+                push(format.channels); setField("channels")
+            }
+            push(format.description); setField("description")
+        }
+    }
+
+    func push(summary: CaptureSummary) {
+        pushRecord {
+            push(summary.path); setField("path")
+            push(summary.duration.seconds); setField("duration")
+            push(Int(summary.videoFrames)); setField("videoFrames")
+            push(Int(summary.droppedVideoFrames)); setField("droppedVideoFrames")
+            push(Int(summary.audioSamples)); setField("audioSamples")
+            push(Int(summary.droppedAudioSamples)); setField("droppedAudioSamples")
+            push(Int(summary.fileSize)); setField("fileSize")
+            push(summary.reason.rawValue); setField("reason")
+        }
     }
 }
 

@@ -182,16 +182,6 @@ extension API {
         return luaClass
     }
 
-    /// A composition, or an asset taken whole as a composition (AVFoundation accepts any
-    /// AVAsset where a composition is expected).
-    func compositionOrAsset(_ call: LuaCall, _ index: Int32) throws -> Composition {
-        if let comp: Composition = try? call.object(index, Composition.self) { return comp }
-        guard let file: Asset = try? call.object(index, Asset.self) else { throw call.typeError(index, expected: "Composition or Asset") }
-        let whole = Composition()
-        try call.engine { try whole.insertTimeRange(TimeRange(start: .zero, duration: file.duration), of: file, at: .zero) }
-        return whole
-    }
-
     var compositionFunctions: [AVFunction] {
         [("composition", "av.composition(): an empty composition", { call in
             try call.push(Composition())
@@ -214,6 +204,18 @@ package extension String {
         let thousandths = Int((abs(value) * 1000).rounded())
         let fraction = String(thousandths % 1000)
         self = (value < 0 ? "-" : "") + "\(thousandths / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
+    }
+}
+
+extension LuaCall {
+    /// A composition, or an asset taken whole as a composition (AVFoundation accepts any
+    /// AVAsset where a composition is expected).
+    func compositionOrAsset(_ index: Int32) throws -> Composition {
+        if let comp: Composition = try? object(index, Composition.self) { return comp }
+        guard let file: Asset = try? object(index, Asset.self) else { throw typeError(index, expected: "Composition or Asset") }
+        let whole = Composition()
+        try engine { try whole.insertTimeRange(TimeRange(start: .zero, duration: file.duration), of: file, at: .zero) }
+        return whole
     }
 }
 

@@ -292,7 +292,7 @@ extension API {
         }),
         ("exportSession", "av.exportSession(compositionOrAsset, preset): presets \(ExportPreset.names.joined(separator: ", "))", { call in
             let api = try call.api()
-            let source = try api.compositionOrAsset(call, 1)
+            let source = try call.compositionOrAsset(1)
             let name = call.isNoneOrNil(2) ? "HighestQuality" : try call.string(2)
             guard let preset = ExportPreset.named(AppleNames.presetName(name)) else {
                 throw call.argumentError(2, "unknown preset \(name.quotedForMessage())\(NameSuggestion.hint(for: name, among: ExportPreset.names)) (known: \(ExportPreset.names.joined(separator: ", ")))")

@@ -29,17 +29,16 @@ extension API {
                       get: { call, box in call.push(box.filter.name) },
                       set: { call, box, index in
                           let api = try call.api()
-                          let name = try api.filterName(call, index)
+                          let name = try call.filterName(index)
                           try api.changeFilter(call, box) { $0.name = name }
                       })
         base.property("kind", of: FilterBox.self, doc: "the kind: " + FilterKind.allCases.map(\.rawValue).joined(separator: ", ")) { call, box in
             call.push(box.filter.kind.rawValue)
         }
         base.property("parameters", of: FilterBox.self, doc: "a table of every parameter's value") { call, box in
-            let api = try call.api()
             call.pushRecord {
                 for parameter in box.filter.kind.parameters {
-                    api.pushFilterValue(call, box.filter.values[parameter.name])
+                    call.pushFilterValue(box.filter.values[parameter.name])
                     call.setField(parameter.name)
                 }
             }
@@ -54,7 +53,7 @@ extension API {
         base.method("value", of: FilterBox.self, readOnly: true, doc: "f:value(key): a parameter's value (CIFilter's value(forKey:))") { call, box in
             let api = try call.api()
             let parameter = try api.filterParameter(call, 2, named: try call.string(2), of: box.filter.kind)
-            api.pushFilterValue(call, box.filter.values[parameter.name])
+            call.pushFilterValue(box.filter.values[parameter.name])
             return 1
         }
         base.alias("valueForKey", of: "value")
@@ -70,7 +69,7 @@ extension API {
             let luaClass = LuaClass(name, parent: base, doc: "av.filter(\"\(kind.rawValue)\"): \(kind.summary).\(coreImage)")
             for parameter in kind.parameters {
                 luaClass.property(parameter.name, of: FilterBox.self, doc: parameterDoc(parameter, of: kind),
-                                  get: { call, box in try call.api().pushFilterValue(call, box.filter.values[parameter.name]) },
+                                  get: { call, box in call.pushFilterValue(box.filter.values[parameter.name]) },
                                   set: { call, box, index in
                                       let api = try call.api()
                                       let value = try api.filterValue(call, index, parameter)
@@ -161,14 +160,6 @@ extension API {
                                      remedy: "assign the filters again to use the change"), at: call.L)
     }
 
-    private func filterName(_ call: LuaCall, _ index: Int32) throws -> String {
-        let name = try call.string(index)
-        guard !name.isEmpty, name.count <= 64, !name.contains(".") else {
-            throw call.argumentError(index, "a filter name must be 1…64 characters without dots (it is part of key paths such as filters.NAME.radius), got \(name.quotedForMessage())")
-        }
-        return name
-    }
-
     /// The parameter `key` names (its own name or Core Image's "inputRadius").
     private func filterParameter(_ call: LuaCall, _ index: Int32, named key: String, of kind: FilterKind) throws -> FilterParameter {
         if let parameter = kind.parameter(key) { return parameter }
@@ -196,34 +187,19 @@ extension API {
         }
     }
 
-    private func pushFilterValue(_ call: LuaCall, _ value: FilterValue?) {
-        switch value {
-        case .number(let n): call.push(n)
-        case .color(let c): call.push(color: c)
-        case .cube(let cube): call.push(cube.path)
-        case nil: call.pushNil()
-        }
-    }
-
     func pushFilter(_ call: LuaCall, _ filter: Filter) {
         call.push(FilterBox(filter), as: filterKinds[filter.kind] ?? classes[FilterBox.self])
-    }
-
-    /// An array of filter objects, copied (the objects are marked, so a later change to one
-    /// gets a note). nil is no filters.
-    func filterList(_ call: LuaCall, _ index: Int32) throws -> [Filter] {
-        guard !call.isNoneOrNil(index) else { return [] }
-        let boxes = try call.array(index, of: FilterBox.self)
-        for box in boxes { box.isCopied = true }
-        return boxes.map(\.filter)
     }
 
     /// `filters`, `setFilterValue` and `setFilterRamp` of a class whose objects hold a
     /// `FilterStack` (video compositions and layer instructions).
     private func addFilterStack<T: AnyObject>(to luaClass: LuaClass, _ type: T.Type, _ stack: ReferenceWritableKeyPath<T, FilterStack>, doc: String) {
         luaClass.property("filters", of: T.self, doc: doc,
-                          get: { call, object in let api = try call.api(); call.pushArray(object[keyPath: stack].filters) { api.pushFilter(call, $0) } },
-                          set: { call, object, index in object[keyPath: stack].filters = try call.api().filterList(call, index) })
+                          get: { call, object in
+                              let api = try call.api()
+                              call.pushArray(object[keyPath: stack].filters) { api.pushFilter(call, $0) }
+                          },
+                          set: { call, object, index in object[keyPath: stack].filters = try call.filterList(index) })
         luaClass.method("setFilterValue", of: T.self, doc: "obj:setFilterValue(filter or name, key, value, atTime): the parameter holds value from atTime on") { call, object in
             let api = try call.api()
             let (name, key) = try api.filterParameterReference(call, object[keyPath: stack].filters)
@@ -264,8 +240,11 @@ extension API {
     func completeFilterClasses() {
         for kind in FilterKind.allCases { if let luaClass = filterKinds[kind] { classes.add(variant: luaClass) } }
         classes[Layer.self].property("filters", of: Layer.self, doc: "av.filter objects applied to the layer and its sublayers as drawn, in order (copies; animate filters.NAME.PARAM)",
-                       get: { call, layer in let api = try call.api(); call.pushArray(layer.filters) { api.pushFilter(call, $0) } },
-                       set: { call, layer, index in layer.filters = try call.api().filterList(call, index) })
+                       get: { call, layer in
+                           let api = try call.api()
+                           call.pushArray(layer.filters) { api.pushFilter(call, $0) }
+                       },
+                       set: { call, layer, index in layer.filters = try call.filterList(index) })
         addFilterStack(to: classes[VideoComposition.self], VideoComposition.self, \.filters,
                        doc: "av.filter objects applied to every composed frame, in order, before the animation tool's layers (copies)")
         addFilterStack(to: classes[LayerInstruction.self], LayerInstruction.self, \.filters,
@@ -289,7 +268,7 @@ extension API {
                         if let parameter {
                             try made.set(parameter.name, try api.filterValue(call, call.absolute(-1), parameter))
                         } else {
-                            made.name = try api.filterName(call, call.absolute(-1))
+                            made.name = try call.filterName(call.absolute(-1))
                         }
                     } catch let error as LuaArgumentError {
                         // The value's own check numbers its stack slot; name the table and field.
@@ -308,6 +287,36 @@ extension FilterValue {
     var footprint: Int {
         if case .cube(let cube) = self { return cube.byteCount }
         return 16
+    }
+}
+
+private extension LuaCall {
+    func pushFilterValue(_ value: FilterValue?) {
+        switch value {
+        case .number(let n): push(n)
+        case .color(let c): push(color: c)
+        case .cube(let cube): push(cube.path)
+        case nil: pushNil()
+        }
+    }
+
+    func filterName(_ index: Int32) throws -> String {
+        let name = try string(index)
+        guard !name.isEmpty, name.count <= 64, !name.contains(".") else {
+            throw argumentError(index, "a filter name must be 1…64 characters without dots (it is part of key paths such as filters.NAME.radius), got \(name.quotedForMessage())")
+        }
+        return name
+    }
+}
+
+extension LuaCall {
+    /// An array of filter objects, copied (the objects are marked, so a later change to one
+    /// gets a note). nil is no filters.
+    func filterList(_ index: Int32) throws -> [Filter] {
+        guard !isNoneOrNil(index) else { return [] }
+        let boxes = try array(index, of: FilterBox.self)
+        for box in boxes { box.isCopied = true }
+        return boxes.map(\.filter)
     }
 }
 

@@ -53,7 +53,7 @@ extension API {
     var imageGeneratorFunctions: [AVFunction] {
         [("imageGenerator", "av.imageGenerator(compositionOrAsset [, {videoComposition=}])", { call in
             let api = try call.api()
-            let generator = ImageGenerator(composition: try api.compositionOrAsset(call, 1))
+            let generator = ImageGenerator(composition: try call.compositionOrAsset(1))
             generator.readFiles = api.readFiles
             try call.applyProperties(2, to: generator, of: ImageGenerator.self)
             try call.push(generator)

@@ -49,7 +49,7 @@ extension API {
             "transitions": { perJoin = try self.transitionList(call, $0) },
             "renderSize": { renderSize = try call.size($0) },
             "fit": { try fit.readFit(call, $0) },
-            "focus": { fit.focus = try self.focus(call, $0) },
+            "focus": { fit.focus = try call.focus($0) },
         ])
         let placement = try fit.placement(call, 2)
         // Entries without their own duration or direction take the call's, whatever order the table's fields are read in.
@@ -95,7 +95,7 @@ extension API {
             "duration": { total = try call.duration($0) },
             "renderSize": { renderSize = try call.size($0) },
             "fit": { try fit.readFit(call, $0) },
-            "focus": { fit.focus = try self.focus(call, $0) },
+            "focus": { fit.focus = try call.focus($0) },
         ])
         defer { release([planned]) }
         let placement = try fit.placement(call, 3)

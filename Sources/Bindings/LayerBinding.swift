@@ -237,17 +237,6 @@ extension API {
         return luaClass
     }
 
-    /// A colour as a table `{r=, g=, b=, a=}` with the methods of `av.color` values.
-    func pushColorValue(_ call: LuaCall, _ value: Color) {
-        call.pushRecord {
-            for (name, component) in [("r", value.red), ("g", value.green), ("b", value.blue), ("a", value.alpha)] {
-                call.push(component); call.setField(name)
-            }
-        }
-        _ = moon_getmetatable_named(call.L, API.colorMetatable)
-        lua_setmetatable(call.L, -2)
-    }
-
     /// The metatable of colour values (named, so colours keep their methods when they are
     /// passed to an effect's state).
     func installColorMetatable() {
@@ -256,10 +245,9 @@ extension API {
         lua_createtable(L, 0, 2)                                 // color mt methods
         for name in ["withAlphaComponent", "colorWithAlphaComponent"] {
             lua.setFunction(name, qualifiedName: name) { call in
-                let api = try call.api()
                 var changed = try call.color(1)
                 changed.alpha = try call.unit(2)
-                api.pushColorValue(call, changed)
+                call.pushColorValue(changed)
                 return 1
             }
         }
@@ -284,10 +272,9 @@ extension API {
                 return 1
             }),
             ("color", "av.color(name, \"#RRGGBB\" or {r, g, b, a} [, alpha]): a colour value; c:withAlphaComponent(a) gives it another alpha (UIColor's colorWithAlphaComponent)", { call in
-                let api = try call.api()
                 var made = try call.color(1)
                 if !call.isNoneOrNil(2) { made.alpha = try call.unit(2) }
-                api.pushColorValue(call, made)
+                call.pushColorValue(made)
                 return 1
             }),
             ("image", "av.image(path): a PNG, JPEG, WebP or binary PGM (a luma wipe's grey picture) for layer contents (in an effect: a file it ships, av.image(effect.asset(\"grain.png\")))", { call in
@@ -317,6 +304,19 @@ extension API {
                 return 1
             }),
         ]
+    }
+}
+
+extension LuaCall {
+    /// A colour as a table `{r=, g=, b=, a=}` with the methods of `av.color` values.
+    func pushColorValue(_ value: Color) {
+        pushRecord {
+            for (name, component) in [("r", value.red), ("g", value.green), ("b", value.blue), ("a", value.alpha)] {
+                push(component); setField(name)
+            }
+        }
+        _ = moon_getmetatable_named(L, API.colorMetatable)
+        lua_setmetatable(L, -2)
     }
 }
 

@@ -5,7 +5,7 @@ import MoonreelScriptHost
 /// `av.loudness`, an export session's loudness target and an audio mix's ducking.
 extension API {
     func loudness(_ call: LuaCall) throws -> Int32 {
-        let source = try compositionOrAsset(call, 1)
+        let source = try call.compositionOrAsset(1)
         var mix: AudioMix? = nil, range: TimeRange? = nil
         try call.options(2, [
             "audioMix": { mix = try call.object($0, self.classes[AudioMix.self]) },
@@ -52,7 +52,7 @@ extension API {
     func addDucking(to luaClass: LuaClass) {
         luaClass.property("ducking", of: AudioMixInputParameters.self,
                           doc: "sidechain ducking: {under=track or {tracks}, amount=-12 (dB), threshold=-35 (dBFS), attack=0.05, hold=0.3, release=0.4, window=0.01 (seconds)}, or nil; see p:setDucking",
-                          get: { call, p in try call.api().pushDucking(call, p.ducking) },
+                          get: { call, p in call.pushDucking(p.ducking) },
                           set: { call, p, index in p.ducking = try call.api().ducking(call, index) })
         luaClass.method("setDucking", of: AudioMixInputParameters.self,
                         doc: "p:setDucking{under=, amount=, threshold=, attack=, hold=, release=}: while the level of the `under` tracks is at or above threshold, this track goes down by amount dB over attack seconds (a straight line in dB); after hold seconds below it, back up over release; nil removes it") { call, p in
@@ -90,7 +90,7 @@ extension API {
     /// A track reference or an array of them.
     func sidechains(_ call: LuaCall, _ index: Int32) throws -> [Ducking.Sidechain] {
         let reference = { (at: Int32) in
-            let (id, source) = try self.trackReference(call, at, mediaType: .audio)
+            let (id, source) = try call.trackReference(at, mediaType: .audio)
             return Ducking.Sidechain(trackID: id, source: source)
         }
         guard call.type(index) == LUA_TTABLE else { return [try reference(index)] }
@@ -102,14 +102,17 @@ extension API {
         }
     }
 
-    func pushDucking(_ call: LuaCall, _ ducking: Ducking?) {
-        guard let ducking else { call.pushNil(); return }
-        call.pushRecord {
-            call.pushArray(ducking.under) { call.push($0.trackID) }; call.setField("under")
-            call.push(ducking.amount); call.setField("amount")
-            call.push(ducking.threshold); call.setField("threshold")
+}
+
+extension LuaCall {
+    func pushDucking(_ ducking: Ducking?) {
+        guard let ducking else { pushNil(); return }
+        pushRecord {
+            pushArray(ducking.under) { push($0.trackID) }; setField("under")
+            push(ducking.amount); setField("amount")
+            push(ducking.threshold); setField("threshold")
             for (name, value) in [("attack", ducking.attack), ("hold", ducking.hold), ("release", ducking.release), ("window", ducking.window)] {
-                call.push(value.seconds); call.setField(name)
+                push(value.seconds); setField(name)
             }
         }
     }

@@ -17,8 +17,7 @@ extension API {
         luaClass.property("path", of: MediaLibrary.self, doc: "the library folder") { call, library in call.push(library.folder) }
         luaClass.property("recovered", of: MediaLibrary.self,
                           doc: "items that opening the library finished for a run that was killed during the hand-off") { call, library in
-            let api = try call.api()
-            call.pushArray(library.recovered) { api.push(call, libraryItem: $0) }
+            call.pushArray(library.recovered) { call.push(libraryItem: $0) }
         }
         luaClass.property("warnings", of: MediaLibrary.self,
                           doc: "hand-offs of killed runs that opening could not finish (their files are kept and tried again next time)") { call, library in
@@ -58,7 +57,7 @@ extension API {
                 if let reason = item.sourceDeletionError {
                     try api.policy.report(Diagnostic(.fileNotAsExpected, .warning, "added \(item.path.quotedForMessage(limit: 200)); the source \(source.quotedForMessage(limit: 200)) could not be deleted: \(reason)"), at: call.L)
                 }
-                api.push(call, libraryItem: item)
+                call.push(libraryItem: item)
                 return 1
             } catch {
                 call.pushNil()
@@ -85,23 +84,6 @@ extension API {
         return try call.filePath(-1)
     }
 
-    private func push(_ call: LuaCall, libraryItem item: LibraryItem) {
-        call.pushRecord {
-            call.push(item.path); call.setField("path")
-            call.push(item.sidecarPath); call.setField("sidecar")
-            call.push(item.sourcePath); call.setField("source")
-            call.push(item.presetName); call.setField("preset")
-            call.push(item.duration); call.setField("duration")
-            call.push(item.recordingStarted); call.setField("recordingStarted")
-            call.push(item.recordingEnded); call.setField("recordingEnded")
-            call.push(item.exported); call.setField("exported")
-            call.pushArray(item.streams) { call.push($0) }; call.setField("streams")
-            call.push(item.sourceDeleted); call.setField("sourceDeleted")
-            if let reason = item.sourceDeletionError { call.push(reason); call.setField("sourceDeletionError") }
-            call.push(item.recovered); call.setField("recovered")
-        }
-    }
-
     var mediaLibraryFunctions: [AVFunction] {
         [("mediaLibrary", "av.mediaLibrary(folder): opens (or makes) a library folder for finished recordings, finishing hand-offs a killed run left", { call in
             let folder = try call.filePath(1)
@@ -109,6 +91,25 @@ extension API {
             try call.push(library)
             return 1
         })]
+    }
+}
+
+private extension LuaCall {
+    func push(libraryItem item: LibraryItem) {
+        pushRecord {
+            push(item.path); setField("path")
+            push(item.sidecarPath); setField("sidecar")
+            push(item.sourcePath); setField("source")
+            push(item.presetName); setField("preset")
+            push(item.duration); setField("duration")
+            push(item.recordingStarted); setField("recordingStarted")
+            push(item.recordingEnded); setField("recordingEnded")
+            push(item.exported); setField("exported")
+            pushArray(item.streams) { push($0) }; setField("streams")
+            push(item.sourceDeleted); setField("sourceDeleted")
+            if let reason = item.sourceDeletionError { push(reason); setField("sourceDeletionError") }
+            push(item.recovered); setField("recovered")
+        }
     }
 }
 

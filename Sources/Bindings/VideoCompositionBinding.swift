@@ -130,26 +130,6 @@ extension API {
         return luaClass
     }
 
-    /// The track a layer instruction or audio mix parameters apply to: a composition track,
-    /// an asset track (as AVFoundation takes; matched to the composition track holding its
-    /// media when exported) or a track ID.
-    func trackReference(_ call: LuaCall, _ index: Int32, mediaType: MediaType) throws -> (Int, SourceReference?) {
-        if let track: CompositionTrack = try? call.object(index, CompositionTrack.self) {
-            guard track.mediaType == mediaType else {
-                throw call.argumentError(index, "track \(track.trackID) is \(track.mediaType.withArticle) track, not \(mediaType.withArticle) track")
-            }
-            return (track.trackID, nil)
-        }
-        if let track: AssetTrack = try? call.object(index, AssetTrack.self) {
-            guard track.mediaType == mediaType else {
-                throw call.argumentError(index, "asset track \(track.trackID) is \(track.mediaType.withArticle) track, not \(mediaType.withArticle) track")
-            }
-            return (track.trackID, SourceReference(track))
-        }
-        guard call.type(index) == LUA_TNUMBER else { throw call.typeError(index, expected: "CompositionTrack, AssetTrack or track ID") }
-        return (try call.integer(index), nil)
-    }
-
     /// The `fit` and `focus` options of av.videoComposition and av.join, read in any order.
     struct FitChoice {
         var fit: VideoComposition.Placement
@@ -178,15 +158,6 @@ extension API {
         }
     }
 
-    /// `{x, y}`: the point of a picture (0…1 across and down) kept in view when it fills the frame.
-    func focus(_ call: LuaCall, _ index: Int32) throws -> Point {
-        let focus = try call.point(index)
-        guard (0...1).contains(focus.x), (0...1).contains(focus.y) else {
-            throw call.argumentError(index, "focus must be {x, y} with each in 0…1 (a point of the picture: {0.5, 0.5} is its centre), got {\(format(focus.x)), \(format(focus.y))}")
-        }
-        return focus
-    }
-
     var videoCompositionFunctions: [AVFunction] {
         [
             ("videoComposition", "av.videoComposition{renderSize=, frameDuration=} or av.videoComposition(comp [, {renderSize=, fit=\"fit\"|\"fill\"|\"none\", focus={x, y}, filters=}])", { call in
@@ -207,11 +178,11 @@ extension API {
                         call.pop()
                         if call.pushField(of: 2, "fit") != LUA_TNIL { try fit.readFit(call, -1) }
                         call.pop()
-                        if call.pushField(of: 2, "focus") != LUA_TNIL { fit.focus = try api.focus(call, -1) }
+                        if call.pushField(of: 2, "focus") != LUA_TNIL { fit.focus = try call.focus(-1) }
                         call.pop()
                         call.pushField(of: 2, "filters")
                         defer { call.pop() }
-                        do { filters = try api.filterList(call, call.absolute(-1)) } catch let error as LuaArgumentError {
+                        do { filters = try call.filterList(call.absolute(-1)) } catch let error as LuaArgumentError {
                             throw call.argumentError(2, "field 'filters': \(error.message.argumentReason)", cause: error)
                         }
                     }
@@ -237,8 +208,7 @@ extension API {
                 return 1
             }),
             ("layerInstruction", "av.layerInstruction(compositionTrack, assetTrack or trackID)", { call in
-                let api = try call.api()
-                let (id, source) = try api.trackReference(call, 1, mediaType: .video)
+                let (id, source) = try call.trackReference(1, mediaType: .video)
                 let made = LayerInstruction(trackID: id)
                 made.source = source
                 try call.push(made)
@@ -251,6 +221,37 @@ extension API {
 extension MediaType {
     /// "a video", "an audio": for messages.
     var withArticle: String { (rawValue.first.map { "aeiou".contains($0) } ?? false ? "an " : "a ") + rawValue }
+}
+
+extension LuaCall {
+    /// `{x, y}`: the point of a picture (0…1 across and down) kept in view when it fills the frame.
+    func focus(_ index: Int32) throws -> Point {
+        let focus = try point(index)
+        guard (0...1).contains(focus.x), (0...1).contains(focus.y) else {
+            throw argumentError(index, "focus must be {x, y} with each in 0…1 (a point of the picture: {0.5, 0.5} is its centre), got {\(format(focus.x)), \(format(focus.y))}")
+        }
+        return focus
+    }
+
+    /// The track a layer instruction or audio mix parameters apply to: a composition track,
+    /// an asset track (as AVFoundation takes; matched to the composition track holding its
+    /// media when exported) or a track ID.
+    func trackReference(_ index: Int32, mediaType: MediaType) throws -> (Int, SourceReference?) {
+        if let track: CompositionTrack = try? object(index, CompositionTrack.self) {
+            guard track.mediaType == mediaType else {
+                throw argumentError(index, "track \(track.trackID) is \(track.mediaType.withArticle) track, not \(mediaType.withArticle) track")
+            }
+            return (track.trackID, nil)
+        }
+        if let track: AssetTrack = try? object(index, AssetTrack.self) {
+            guard track.mediaType == mediaType else {
+                throw argumentError(index, "asset track \(track.trackID) is \(track.mediaType.withArticle) track, not \(mediaType.withArticle) track")
+            }
+            return (track.trackID, SourceReference(track))
+        }
+        guard type(index) == LUA_TNUMBER else { throw typeError(index, expected: "CompositionTrack, AssetTrack or track ID") }
+        return (try integer(index), nil)
+    }
 }
 
 extension Binding {

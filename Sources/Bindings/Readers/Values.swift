@@ -97,14 +97,7 @@ extension LuaCall {
     }
 
     /// A size reads as `s.width`, `s.height` and `s[1]`, `s[2]`.
-    func push(size value: Size) {
-        pushRecord {
-            push(value.width); setField("width")
-            push(value.height); setField("height")
-            push(value.width); lua_rawseti(L, -2, 1)
-            push(value.height); lua_rawseti(L, -2, 2)
-        }
-    }
+    func push(size value: Size) { pushPair(("width", value.width), ("height", value.height)) }
 
     func push(rect value: Rect) {
         pushRecord {
@@ -115,12 +108,16 @@ extension LuaCall {
         }
     }
 
-    func push(point value: Point) {
+    func push(point value: Point) { pushPair(("x", value.x), ("y", value.y)) }
+
+    /// Two named numbers that also read as `[1]` and `[2]` (fields first, as before).
+    private func pushPair(_ first: (name: String, value: Double), _ second: (name: String, value: Double)) {
         pushRecord {
-            push(value.x); setField("x")
-            push(value.y); setField("y")
-            push(value.x); lua_rawseti(L, -2, 1)
-            push(value.y); lua_rawseti(L, -2, 2)
+            for (name, value) in [first, second] {
+                push(value); setField(name)
+            }
+            push(first.value); lua_rawseti(L, -2, 1)
+            push(second.value); lua_rawseti(L, -2, 2)
         }
     }
 
