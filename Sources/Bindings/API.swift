@@ -7,7 +7,7 @@ import MoonreelPlatform
 /// The `av` API of one Lua state: every Lua-visible class and the `av` table. Each binding
 /// file (`…Binding.swift`) declares its part as a `Binding` value (its classes with the Swift
 /// type of their objects, its `av` functions); `API.bindings` lists them all, and classes are
-/// found by their objects' type (`classes[Asset.self]`, `push(call, asset)`). How exports run
+/// found by their objects' type (`classes[Asset.self]`, `call.push(asset)`). How exports run
 /// and whom they tell is the host's `RunPolicy`.
 package final class API {
     unowned let lua: LuaState
@@ -61,9 +61,9 @@ package final class API {
         for binding in API.bindings { binding.install?(self) }
         avFunctions = API.bindings.flatMap { $0.functions(self) }
         installAVTable()
-        // The state holds closures into this API (which reaches the state unowned): it lives
-        // as long as the state, whatever the embedder keeps.
-        lua.keepAlive(self)
+        // Every binding finds this API from its call (`call.api()`), and it lives as long as
+        // the state (which it reaches unowned), whatever the embedder keeps.
+        lua.setContext(self)
     }
 
     /// Every binding, in dependency order (a parent class before its children): a new type
@@ -72,9 +72,6 @@ package final class API {
         .time, .transform, .asset, .composition, .videoComposition, .audioMix, .exportSession, .imageGenerator,
         .layer, .animation, .cues, .filter, .editHelpers, .capture, .mediaLibrary, .analysis, .proxy, .timeline,
     ]
-
-    /// Pushes `object` as its class (the one of its type, or its nearest ancestor's).
-    func push(_ call: LuaCall, _ object: AnyObject) { call.push(object, as: classes.luaClass(of: object)) }
 
     private func installAVTable() {
         let L = lua.L
@@ -88,11 +85,12 @@ package final class API {
         // A near miss (`av.exportsession`) says what was meant; other absent names are nil.
         let names = avFunctions.map(\.name)
         lua_createtable(L, 0, 1)
-        lua.setFunction("__index", qualifiedName: "av") { [unowned self] call in
+        lua.setFunction("__index", qualifiedName: "av") { call in
+            let api = try call.api()
             // `av.dryRun`: whether exports only check and describe (the host sets it after
             // installing this table, so it is read when asked).
             if call.type(2) == LUA_TSTRING, try call.string(2) == "dryRun" {
-                call.push(policy.dryRun)
+                call.push(api.policy.dryRun)
                 return 1
             }
             guard call.type(2) == LUA_TSTRING, let near = NameSuggestion.closest(to: try call.string(2), among: names) else {
@@ -127,6 +125,15 @@ package final class API {
 
     /// `av.parameters` is Lua (the effect host's parameter checks; MoonreelHost installs it).
     static let parametersHelp = "av.parameters{ { name=, type=, default=, min=, max=, required=, doc= }, … }: the script's own parameters, declared and checked as an effect's (number, integer, string, boolean, color); returns their values, filled from --set NAME=VALUE (moonreel run, studio) or the defaults (docs/scripting.md)"
+}
+
+extension LuaCall {
+    /// The `av` API of the state this call runs in: how a binding reaches the classes, the
+    /// host's policy and what the run has read, without capturing the API.
+    func api() throws -> API { try context(API.self) }
+
+    /// Pushes `object` as its class (the one of its type, or its nearest ancestor's).
+    func push(_ object: AnyObject) throws { push(object, as: try api().classes.luaClass(of: object)) }
 }
 
 /// An `av` function: its name, one line of help and its body.
@@ -275,6 +282,7 @@ extension LuaClass {
     /// A method whose body receives `self` already typed (argument 1).
     func method<T: AnyObject>(_ name: String, of type: T.Type, readOnly: Bool = false, doc: String = "",
                               _ body: @escaping (LuaCall, T) throws -> Int32) {
+        // The class, not the API: each method checks its `self` against its own class.
         method(name, doc: doc, readOnly: readOnly) { [unowned self] call in
             let object: T = try call.object(1, self)
             return try body(call, object)

@@ -11,73 +11,75 @@ extension API {
 
     var analysisFunctions: [AVFunction] {
         [
-            ("analyze", "av.analyze(assetOrTrack [, {audio=, video=, sceneThreshold=, tempoRange={min, max}}]): what the media holds, as plain data: tempo (BPM; within the tempoRange option's BPM when given), tempoRange ({slowest, fastest} local BPM), steady (false for a rubato or an accelerando), tempoCandidates ({bpm=, score=}: the tempo and the next strongest pulses), tempoConfidence, beatConfidence (0…1: how far independent trackers agree with the beats, with the pulse's regularity), beats, downbeats (seconds), meter (3 or 4 beats to a bar) and meterConfidence (0…1), onsets ({time=, strength=}), levels (dBFS every 10 ms), loudness (momentary LUFS every 100 ms), sceneCuts ({time=, score=}), and a:silences{threshold=, minDuration=0.3} (ranges; the threshold from the recording's own pauses and speech unless given); cached per file content, so a second run decodes nothing (docs/analysis.md)", { [unowned self] call in
-                let (audioTrack, videoTrack) = try analysedTracks(call)
+            ("analyze", "av.analyze(assetOrTrack [, {audio=, video=, sceneThreshold=, tempoRange={min, max}}]): what the media holds, as plain data: tempo (BPM; within the tempoRange option's BPM when given), tempoRange ({slowest, fastest} local BPM), steady (false for a rubato or an accelerando), tempoCandidates ({bpm=, score=}: the tempo and the next strongest pulses), tempoConfidence, beatConfidence (0…1: how far independent trackers agree with the beats, with the pulse's regularity), beats, downbeats (seconds), meter (3 or 4 beats to a bar) and meterConfidence (0…1), onsets ({time=, strength=}), levels (dBFS every 10 ms), loudness (momentary LUFS every 100 ms), sceneCuts ({time=, score=}), and a:silences{threshold=, minDuration=0.3} (ranges; the threshold from the recording's own pauses and speech unless given); cached per file content, so a second run decodes nothing (docs/analysis.md)", { call in
+                let api = try call.api()
+                let (audioTrack, videoTrack) = try api.analysedTracks(call)
                 var wantsAudio = audioTrack != nil, wantsVideo = videoTrack != nil
                 var sceneThreshold = SceneAnalysis.defaultThreshold
                 var tempos: ClosedRange<Double>?
-                try options(call, 2, [
-                    "tempoRange": { index in tempos = try self.tempoRange(call, index) },
+                try call.options(2, [
+                    "tempoRange": { index in tempos = try Self.tempoRange(call, index) },
                     "audio": { wantsAudio = try call.boolean($0) && audioTrack != nil },
                     "video": { wantsVideo = try call.boolean($0) && videoTrack != nil },
-                    "sceneThreshold": { sceneThreshold = try self.percentage(call, $0) },
+                    "sceneThreshold": { sceneThreshold = try call.percentage($0) },
                 ])
                 // Without a cache folder (no HOME), each run analyses afresh.
                 let audio = try wantsAudio ? audioTrack.map { track in
-                    try policy.analysisCache?.audio(of: track, tempos: tempos, cancellation: exportCancellation)
-                        ?? AudioAnalysis.analyze(track, tempos: tempos, cancellation: exportCancellation)
+                    try api.policy.analysisCache?.audio(of: track, tempos: tempos, cancellation: api.exportCancellation)
+                        ?? AudioAnalysis.analyze(track, tempos: tempos, cancellation: api.exportCancellation)
                 } : nil
                 let scenes = try wantsVideo ? videoTrack.map { track in
-                    try policy.analysisCache?.scenes(of: track, cancellation: exportCancellation) ?? SceneAnalysis.analyze(track, cancellation: exportCancellation)
+                    try api.policy.analysisCache?.scenes(of: track, cancellation: api.exportCancellation) ?? SceneAnalysis.analyze(track, cancellation: api.exportCancellation)
                 } : nil
-                push(call, audio: audio, scenes: scenes, sceneThreshold: sceneThreshold)
+                api.push(call, audio: audio, scenes: scenes, sceneThreshold: sceneThreshold)
                 return 1
             }),
-            ("pulse", "av.pulse(layer, beats [, {keyPath=\"transform.scale\", from=1, amount=0.06, rise=0.05, fall=0.2, key=\"pulse\"}]) → animation: the layer's number property peaks at from + amount exactly on each beat (seconds), rising over `rise` and falling back over `fall` seconds; added to the layer under `key`", { [unowned self] call in
-                let target: Layer = try call.object(1, classes[Layer.self])
-                let beats = try beatTimes(call, 2)
+            ("pulse", "av.pulse(layer, beats [, {keyPath=\"transform.scale\", from=1, amount=0.06, rise=0.05, fall=0.2, key=\"pulse\"}]) → animation: the layer's number property peaks at from + amount exactly on each beat (seconds), rising over `rise` and falling back over `fall` seconds; added to the layer under `key`", { call in
+                let api = try call.api()
+                let target: Layer = try call.object(1, Layer.self)
+                let beats = try api.beatTimes(call, 2)
                 var keyPath = AnimatableKeyPath.transformScale, from = 1.0, amount = 0.06, key = "pulse"
                 var rise = MediaTime(value: 1, timescale: 20), fall = MediaTime(value: 1, timescale: 5)
-                try options(call, 3, [
-                    "keyPath": { index in keyPath = try self.model(call) { try AnimatableKeyPath(named: try call.string(index)) } },
-                    "from": { from = try self.finite(call, $0) },
-                    "amount": { amount = try self.finite(call, $0) },
-                    "rise": { rise = try self.duration(call, $0) },
-                    "fall": { fall = try self.duration(call, $0) },
+                try call.options(3, [
+                    "keyPath": { index in keyPath = try call.model { try AnimatableKeyPath(named: try call.string(index)) } },
+                    "from": { from = try call.finite($0) },
+                    "amount": { amount = try call.finite($0) },
+                    "rise": { rise = try call.duration($0) },
+                    "fall": { fall = try call.duration($0) },
                     "key": { key = try call.string($0) },
                 ])
-                let made = try model(call) {
+                let made = try call.model {
                     try KeyframeAnimation.pulse(keyPath: keyPath, beats: beats, from: from, amount: amount, rise: rise, fall: fall)
                 }
-                try model(call) { try target.addAnimation(.keyframe(made), forKey: key) }
-                push(call, AnimationBox(made))
+                try call.model { try target.addAnimation(.keyframe(made), forKey: key) }
+                try call.push(AnimationBox(made))
                 return 1
             }),
-            ("envelopeAnimation", "av.envelopeAnimation(levels [, {keyPath=\"opacity\", interval=0.1, start=0, floor=-60, ceiling=0, from=0, to=1}]) → animation: a number property following levels (dB or LUFS, one every `interval` seconds from `start`, e.g. av.analyze(song).loudness): `floor` and below give `from`, `ceiling` and above `to`; add it with layer:addAnimation", { [unowned self] call in
-                let levels = try list(call, 1, limit: KeyframeAnimation.maxKeyframes) { try self.finite(call, $0) }
+            ("envelopeAnimation", "av.envelopeAnimation(levels [, {keyPath=\"opacity\", interval=0.1, start=0, floor=-60, ceiling=0, from=0, to=1}]) → animation: a number property following levels (dB or LUFS, one every `interval` seconds from `start`, e.g. av.analyze(song).loudness): `floor` and below give `from`, `ceiling` and above `to`; add it with layer:addAnimation", { call in
+                let levels = try call.list(1, limit: KeyframeAnimation.maxKeyframes) { try call.finite($0) }
                 var keyPath = AnimatableKeyPath.opacity, interval = MediaTime(value: 1, timescale: 10), start = MediaTime.zero
                 var floor = -60.0, ceiling = 0.0, from = 0.0, to = 1.0
-                try options(call, 2, [
-                    "keyPath": { index in keyPath = try self.model(call) { try AnimatableKeyPath(named: try call.string(index)) } },
-                    "interval": { interval = try self.duration(call, $0) },
-                    "start": { start = try self.time(call, $0, allowNegative: false) },
-                    "floor": { floor = try self.finite(call, $0) },
-                    "ceiling": { ceiling = try self.finite(call, $0) },
-                    "from": { from = try self.finite(call, $0) },
-                    "to": { to = try self.finite(call, $0) },
+                try call.options(2, [
+                    "keyPath": { index in keyPath = try call.model { try AnimatableKeyPath(named: try call.string(index)) } },
+                    "interval": { interval = try call.duration($0) },
+                    "start": { start = try call.time($0, allowNegative: false) },
+                    "floor": { floor = try call.finite($0) },
+                    "ceiling": { ceiling = try call.finite($0) },
+                    "from": { from = try call.finite($0) },
+                    "to": { to = try call.finite($0) },
                 ])
-                let made = try model(call) {
+                let made = try call.model {
                     try KeyframeAnimation.envelope(keyPath: keyPath, levels: levels, interval: interval, start: start,
                                                    floor: floor, ceiling: ceiling, from: from, to: to)
                 }
-                push(call, AnimationBox(made))
+                try call.push(AnimationBox(made))
                 return 1
             }),
-            ("audioSpectrumLayer", "av.audioSpectrumLayer{track=, audioMix=, bars=32, frequencyRange={40, 16000}, smoothing=0.5, colors=, frame=, …}: a layer of bars, one per frequency band (spaced in pitch), as loud as the band in the sound playing at each frame; track: a composition (its mix, with audioMix), an asset or an audio track (laid from 0) (docs/analysis.md)", { [unowned self] call in
-                try soundLayer(call, spectrum: true)
+            ("audioSpectrumLayer", "av.audioSpectrumLayer{track=, audioMix=, bars=32, frequencyRange={40, 16000}, smoothing=0.5, colors=, frame=, …}: a layer of bars, one per frequency band (spaced in pitch), as loud as the band in the sound playing at each frame; track: a composition (its mix, with audioMix), an asset or an audio track (laid from 0) (docs/analysis.md)", { call in
+                try call.api().soundLayer(call, spectrum: true)
             }),
-            ("audioWaveformLayer", "av.audioWaveformLayer{track=, audioMix=, style=\"line\"|\"bars\"|\"mirror\", window=, bars=64, colors=, frame=, …}: a layer showing the waveform: a line of the sound playing during the frame (or `window` seconds from its start), or peak bars over window seconds (2 s) centred on it; track as for audioSpectrumLayer (docs/analysis.md)", { [unowned self] call in
-                try soundLayer(call, spectrum: false)
+            ("audioWaveformLayer", "av.audioWaveformLayer{track=, audioMix=, style=\"line\"|\"bars\"|\"mirror\", window=, bars=64, colors=, frame=, …}: a layer showing the waveform: a line of the sound playing during the frame (or `window` seconds from its start), or peak bars over window seconds (2 s) centred on it; track as for audioSpectrumLayer (docs/analysis.md)", { call in
+                try call.api().soundLayer(call, spectrum: false)
             }),
         ]
     }
@@ -104,7 +106,7 @@ extension API {
                 let ends = try (1...2).map { entry -> Double in
                     call.pushElement(of: value, entry)
                     defer { call.pop() }
-                    return try self.finite(call, -1)
+                    return try call.finite(-1)
                 }
                 guard ends[0] > 0, ends[0] < ends[1], ends[1] <= 24000 else { throw call.argumentError(value, "must be {low, high} with 0 < low < high ≤ 24000 Hz") }
                 (low, high) = (ends[0], ends[1])
@@ -115,11 +117,11 @@ extension API {
             }
         } else {
             readers["style"] = { value in
-                style = try self.choice(call, value, SoundVisual.Style.self)
+                style = try call.choice(value, SoundVisual.Style.self)
                 guard style != .spectrum else { throw call.argumentError(value, "a spectrum is av.audioSpectrumLayer; a waveform's style is \"line\", \"bars\" or \"mirror\"") }
             }
             readers["window"] = { value in
-                let seconds = try self.duration(call, value).seconds
+                let seconds = try call.duration(value).seconds
                 guard seconds <= 60 else { throw call.argumentError(value, "must be at most 60 s, got \(format(seconds))") }
                 window = seconds
             }
@@ -150,7 +152,7 @@ extension API {
         } : nil
         let visual: SoundVisual
         do {
-            visual = try engine(call) {
+            visual = try call.engine {
                 try SoundVisual.measure(source, style: spectrum ? .spectrum : style,
                                         spectrum: SoundVisual.Spectrum(bars: bars, frequencies: low...high, smoothing: smoothing),
                                         window: window, waveformBars: bars, colors: colors, cancellation: deadline ?? exportCancellation)
@@ -160,42 +162,42 @@ extension API {
                                    + "(\(format(lua.budget.pointee.time_limit)) s); give it a shorter clip (minutes of sound, not hours)")
         }
         let made = SoundLayer(visual: visual)
-        do { try applyProperties(call, properties, to: made, of: classes[Layer.self]) } catch let error as LuaArgumentError {
+        do { try call.applyProperties(properties, to: made, of: Layer.self) } catch let error as LuaArgumentError {
             throw call.argumentError(1, error.message.argumentReason, cause: error)   // the script's table, not the copy
         }
-        push(call, made)
+        try call.push(made)
         return 1
     }
 
     /// A composition (its mix), an asset (its first audio track) or an audio track.
     private func soundSource(_ call: LuaCall, _ index: Int32) throws -> SoundVisual.Source {
-        if let whole: Composition = try? call.object(index, classes[Composition.self]) { return .mix(whole, nil) }
-        if let track: AssetTrack = try? call.object(index, classes[AssetTrack.self]) {
+        if let whole: Composition = try? call.object(index, Composition.self) { return .mix(whole, nil) }
+        if let track: AssetTrack = try? call.object(index, AssetTrack.self) {
             guard track.mediaType == .audio else { throw call.argumentError(index, "track \(track.trackID) is \(track.mediaType.rawValue), not audio") }
             return .track(track)
         }
-        guard let media: Asset = try? call.object(index, classes[Asset.self]) else { throw call.typeError(index, expected: "Composition, Asset or audio AssetTrack") }
+        guard let media: Asset = try? call.object(index, Asset.self) else { throw call.typeError(index, expected: "Composition, Asset or audio AssetTrack") }
         guard let track = media.tracks(withMediaType: .audio).first else { throw call.argumentError(index, "\(media.path.quotedForMessage()) has no audio track") }
         return .track(track)
     }
 
     /// One colour or an array of them (a colour's own {r, g, b} array starts with a number).
     private func colorList(_ call: LuaCall, _ index: Int32) throws -> [Color] {
-        guard call.type(index) == LUA_TTABLE, call.rawLength(index) > 0 else { return [try color(call, index)] }
+        guard call.type(index) == LUA_TTABLE, call.rawLength(index) > 0 else { return [try call.color(index)] }
         let firstIsNumber = call.pushElement(of: index, 1) == LUA_TNUMBER
         call.pop()
-        guard !firstIsNumber else { return [try color(call, index)] }
-        return try list(call, index, limit: 64) { try color(call, $0) }
+        guard !firstIsNumber else { return [try call.color(index)] }
+        return try call.list(index, limit: 64) { try call.color($0) }
     }
 
     /// The audio and video track `av.analyze` looks at: a track itself, or an asset's first of each.
     private func analysedTracks(_ call: LuaCall) throws -> (audio: AssetTrack?, video: AssetTrack?) {
-        if let track: AssetTrack = try? call.object(1, classes[AssetTrack.self]) {
+        if let track: AssetTrack = try? call.object(1, AssetTrack.self) {
             if track.mediaType == .audio { return (track, nil) }
             if track.mediaType == .video, !track.isStillImage { return (nil, track) }
             throw call.argumentError(1, "track \(track.trackID) is a \(track.isStillImage ? "still image" : track.mediaType.rawValue) track; only audio and video tracks can be analysed")
         }
-        guard let media: Asset = try? call.object(1, classes[Asset.self]) else { throw call.typeError(1, expected: "Asset or AssetTrack") }
+        guard let media: Asset = try? call.object(1, Asset.self) else { throw call.typeError(1, expected: "Asset or AssetTrack") }
         let found = (media.tracks(withMediaType: .audio).first, media.tracks(withMediaType: .video).first { !$0.isStillImage })
         guard found.0 != nil || found.1 != nil else {
             throw call.argumentError(1, "\(media.path.quotedForMessage()) has no audio track or moving picture to analyse")
@@ -203,15 +205,9 @@ extension API {
         return found
     }
 
-    private func percentage(_ call: LuaCall, _ index: Int32) throws -> Double {
-        let value = try call.number(index)
-        guard value.isFinite, (0...100).contains(value) else { throw call.argumentError(index, "must be between 0 and 100, got \(value)") }
-        return value
-    }
-
     /// `tempoRange = {min, max}`: BPM, min < max, both within the tempos the tracker considers.
-    private func tempoRange(_ call: LuaCall, _ index: Int32) throws -> ClosedRange<Double> {
-        let bounds = try list(call, index, limit: 2) { try self.finite(call, $0) }
+    private static func tempoRange(_ call: LuaCall, _ index: Int32) throws -> ClosedRange<Double> {
+        let bounds = try call.list(index, limit: 2) { try call.finite($0) }
         let allowed = AudioAnalysis.consideredTempos
         guard bounds.count == 2, bounds[0] < bounds[1], allowed.contains(bounds[0]), allowed.contains(bounds[1]) else {
             throw call.argumentError(index, "must be {min, max} in BPM with min < max, both within \(Int(allowed.lowerBound))…\(Int(allowed.upperBound))")
@@ -269,7 +265,7 @@ extension API {
 
     /// The methods of `av.analyze`'s results (their data stays plain fields).
     func installAnalysisMetatable() {
-        installMethods(API.analysisMetatable, [("silences", "analysis:silences", { [unowned self] call in try silences(call) })])
+        installMethods(API.analysisMetatable, [("silences", "analysis:silences", { call in try call.api().silences(call) })])
     }
 
     /// A metatable `name` whose `__index` holds `methods` (name, name in errors, body): the
@@ -292,10 +288,10 @@ extension API {
             call.pop()
             throw call.argumentError(1, "this analysis has no audio levels (the media has no audio track, or it was analysed with audio = false)")
         }
-        let levels = try list(call, call.absolute(-1), limit: Int.max) { Float(try call.number($0)) }
+        let levels = try call.list(call.absolute(-1), limit: Int.max) { Float(try call.number($0)) }
         call.pop()
         var threshold: Double?, shortest = 0.3
-        try options(call, 2, [
+        try call.options(2, [
             "threshold": { value in
                 let level = try call.number(value)
                 guard level.isFinite, level <= 0 else { throw call.argumentError(value, "must be a level in dBFS, 0 or below, got \(level)") }
@@ -317,12 +313,20 @@ extension API {
             }
         }
         let found = threshold.map { AudioAnalysis.silences(in: levels, threshold: $0, minimumDuration: shortest) } ?? []
-        call.pushArray(found) { push(call, range: $0) }
+        try call.pushArray(found) { try call.push(range: $0) }
         if let threshold {
             call.push(threshold)
             call.setField("threshold")
         }
         return 1
+    }
+}
+
+private extension LuaCall {
+    func percentage(_ index: Int32) throws -> Double {
+        let value = try number(index)
+        guard value.isFinite, (0...100).contains(value) else { throw argumentError(index, "must be between 0 and 100, got \(value)") }
+        return value
     }
 }
 

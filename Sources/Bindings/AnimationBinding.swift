@@ -57,9 +57,10 @@ extension API {
         }
         for name in Self.animationProperties {
             luaClass.property(name, of: AnimationBox.self, doc: Self.animationPropertyDocs[name] ?? "",
-                              get: { [unowned self] call, box in pushAnimationProperty(call, box.spec, name) },
-                              set: { [unowned self] call, box, index in
-                                  let value = try readAnimationProperty(call, index, name, keyPath: box.spec.keyPath)
+                              get: { call, box in try call.api().pushAnimationProperty(call, box.spec, name) },
+                              set: { call, box, index in
+                                  let api = try call.api()
+                                  let value = try api.readAnimationProperty(call, index, name, keyPath: box.spec.keyPath)
                                   box.update { value(&$0) }
                               })
         }
@@ -106,19 +107,19 @@ extension API {
         "removedOnCompletion": "the same as isRemovedOnCompletion (Objective-C's name)",
     ]
 
-    private func pushAnimationProperty(_ call: LuaCall, _ s: AnimationBox.Spec, _ name: String) {
+    private func pushAnimationProperty(_ call: LuaCall, _ s: AnimationBox.Spec, _ name: String) throws {
         switch name {
         case "keyPath": call.push(s.keyPath.rawValue)
-        case "values": call.pushArray(s.values) { pushAnimatable(call, $0) }
+        case "values": try call.pushArray(s.values) { try pushAnimatable(call, $0) }
         case "keyTimes": if let times = s.keyTimes { call.pushArray(times) { call.push($0) } } else { call.pushNil() }
         case "calculationMode": call.push(s.calculationMode.rawValue)
-        case "timingFunctions": call.pushArray(s.timingFunctions) { pushTiming(call, $0) }
+        case "timingFunctions": call.pushArray(s.timingFunctions) { call.pushTiming($0) }
         case "tensionValues": call.pushArray(s.tensionValues) { call.push($0) }
         case "continuityValues": call.pushArray(s.continuityValues) { call.push($0) }
         case "biasValues": call.pushArray(s.biasValues) { call.push($0) }
-        case "fromValue": if let v = s.fromValue { pushAnimatable(call, v) } else { call.pushNil() }
-        case "toValue": if let v = s.toValue { pushAnimatable(call, v) } else { call.pushNil() }
-        case "byValue": if let v = s.byValue { pushAnimatable(call, v) } else { call.pushNil() }
+        case "fromValue": if let v = s.fromValue { try pushAnimatable(call, v) } else { call.pushNil() }
+        case "toValue": if let v = s.toValue { try pushAnimatable(call, v) } else { call.pushNil() }
+        case "byValue": if let v = s.byValue { try pushAnimatable(call, v) } else { call.pushNil() }
         case "beginTime": call.push(s.timing.beginTime.seconds)
         case "duration": call.push(s.timing.duration.seconds)
         case "speed": call.push(s.timing.speed)
@@ -127,7 +128,7 @@ extension API {
         case "repeatDuration": if let d = s.timing.repeatDuration { call.push(d.seconds) } else { call.pushNil() }
         case "autoreverses": call.push(s.timing.autoreverses)
         case "fillMode": call.push(s.timing.fillMode.rawValue)
-        case "timingFunction": if let f = s.timing.timingFunction { pushTiming(call, f) } else { call.pushNil() }
+        case "timingFunction": if let f = s.timing.timingFunction { call.pushTiming(f) } else { call.pushNil() }
         case "isRemovedOnCompletion", "removedOnCompletion": call.push(s.timing.isRemovedOnCompletion)
         default: call.pushNil()
         }
@@ -138,22 +139,22 @@ extension API {
                                        keyPath: AnimatableKeyPath) throws -> (inout AnimationBox.Spec) -> Void {
         switch name {
         case "keyPath":
-            let path = try model(call) { try AnimatableKeyPath(named: try call.string(index)) }
+            let path = try call.model { try AnimatableKeyPath(named: try call.string(index)) }
             return { $0.keyPath = path }
         case "values":
-            let values = try list(call, index, limit: KeyframeAnimation.maxKeyframes) { try animatable(call, $0, keyPath) }
+            let values = try call.list(index, limit: KeyframeAnimation.maxKeyframes) { try animatable(call, $0, keyPath) }
             return { $0.values = values }
         case "keyTimes":
-            let times = call.isNoneOrNil(index) ? nil : try list(call, index, limit: KeyframeAnimation.maxKeyframes + 1) { try finite(call, $0) }
+            let times = call.isNoneOrNil(index) ? nil : try call.list(index, limit: KeyframeAnimation.maxKeyframes + 1) { try call.finite($0) }
             return { $0.keyTimes = times }
         case "calculationMode":
-            let mode = try choice(call, index, CalculationMode.self)
+            let mode = try call.choice(index, CalculationMode.self)
             return { $0.calculationMode = mode }
         case "timingFunctions":
-            let functions = try list(call, index, limit: KeyframeAnimation.maxKeyframes) { try timingFunction(call, $0) }
+            let functions = try call.list(index, limit: KeyframeAnimation.maxKeyframes) { try call.timingFunction($0) }
             return { $0.timingFunctions = functions }
         case "tensionValues", "continuityValues", "biasValues":
-            let numbers = try list(call, index, limit: KeyframeAnimation.maxKeyframes) { try finite(call, $0) }
+            let numbers = try call.list(index, limit: KeyframeAnimation.maxKeyframes) { try call.finite($0) }
             return { spec in
                 switch name {
                 case "tensionValues": spec.tensionValues = numbers
@@ -171,35 +172,35 @@ extension API {
                 }
             }
         case "beginTime":
-            let t = try time(call, index)
+            let t = try call.time(index)
             return { $0.timing.beginTime = t }
         case "duration":
-            let d = try duration(call, index)
+            let d = try call.duration(index)
             return { $0.timing.duration = d }
         case "speed":
-            let v = try finite(call, index)
+            let v = try call.finite(index)
             return { $0.timing.speed = v }
         case "timeOffset":
-            let t = try time(call, index)
+            let t = try call.time(index)
             return { $0.timing.timeOffset = t }
         case "repeatCount":
             let count = try call.number(index)
             guard !count.isNaN else { throw call.argumentError(index, "repeatCount must be a number, got nan") }
             return { $0.timing.repeatCount = count }
         case "repeatDuration":
-            let d = call.isNoneOrNil(index) ? nil : try duration(call, index)
+            let d = call.isNoneOrNil(index) ? nil : try call.duration(index)
             return { $0.timing.repeatDuration = d }
         case "autoreverses":
             let flag = try call.boolean(index)
             return { $0.timing.autoreverses = flag }
         case "fillMode":
-            let mode = try choice(call, index, FillMode.self)
+            let mode = try call.choice(index, FillMode.self)
             return { $0.timing.fillMode = mode }
         case "isRemovedOnCompletion", "removedOnCompletion":
             let flag = try call.boolean(index)
             return { $0.timing.isRemovedOnCompletion = flag }
         default: // "timingFunction"
-            let function = call.isNoneOrNil(index) ? nil : try timingFunction(call, index)
+            let function = call.isNoneOrNil(index) ? nil : try call.timingFunction(index)
             return { $0.timing.timingFunction = function }
         }
     }
@@ -207,48 +208,30 @@ extension API {
     /// A Lua value as the kind of value `keyPath` animates.
     func animatable(_ call: LuaCall, _ index: Int32, _ keyPath: AnimatableKeyPath) throws -> AnimatableValue {
         switch keyPath.valueKind {
-        case .number: return .number(try finite(call, index))
-        case .point: return .point(try point(call, index))
-        case .size: return .size(try size(call, index, positive: false))
-        case .rect: return .rect(try rect(call, index))
-        case .color: return .color(try color(call, index))
-        case .transform: return .transform(try affineTransform(call, index))
-        case .string: return .string(try text(call, index))
+        case .number: return .number(try call.finite(index))
+        case .point: return .point(try call.point(index))
+        case .size: return .size(try call.size(index, positive: false))
+        case .rect: return .rect(try call.rect(index))
+        case .color: return .color(try call.color(index))
+        case .transform: return .transform(try call.affineTransform(index))
+        case .string: return .string(try call.text(index))
         case .bool: return .bool(try call.boolean(index))
-        case .image: return .image((try call.object(index, classes[ImageBox.self], as: ImageBox.self)).source)
+        case .image: return .image((try call.object(index, ImageBox.self)).source)
         }
     }
 
-    func pushAnimatable(_ call: LuaCall, _ value: AnimatableValue) {
+    func pushAnimatable(_ call: LuaCall, _ value: AnimatableValue) throws {
         switch value {
         case .number(let v): call.push(v)
-        case .point(let p): push(call, point: p)
-        case .size(let s): push(call, size: s)
-        case .rect(let r): push(call, rect: r)
-        case .color(let c): push(call, color: c)
-        case .transform(let t): push(call, transform: t)
+        case .point(let p): call.push(point: p)
+        case .size(let s): call.push(size: s)
+        case .rect(let r): call.push(rect: r)
+        case .color(let c): call.push(color: c)
+        case .transform(let t): try call.push(transform: t)
         case .string(let s): call.push(s)
         case .bool(let b): call.push(b)
-        case .image(let source): push(call, ImageBox(source))
+        case .image(let source): try call.push(ImageBox(source))
         }
-    }
-
-    /// An array read element by element with `element(index)`; refuses more than `limit`.
-    func list<T>(_ call: LuaCall, _ index: Int32, limit: Int, _ element: (Int32) throws -> T) throws -> [T] {
-        guard call.type(index) == LUA_TTABLE else { throw call.typeError(index, expected: "array") }
-        let table = call.absolute(index)
-        let count = call.rawLength(table)
-        guard count <= limit else { throw call.argumentError(index, "array has \(count) entries; at most \(limit) are allowed") }
-        var items: [T] = []
-        items.reserveCapacity(count)
-        for i in 0..<count {
-            call.pushElement(of: table, i + 1)
-            defer { call.pop() }
-            do { items.append(try element(call.absolute(-1))) } catch let error as LuaArgumentError {
-                throw call.argumentError(index, "entry \(i + 1): \(error.message.argumentReason)", cause: error)
-            }
-        }
-        return items
     }
 
     /// Builds an animation from a constructor table: keyPath first (it decides how values
@@ -258,7 +241,7 @@ extension API {
         guard call.pushField(of: 1, "keyPath") == LUA_TSTRING else {
             throw call.argumentError(1, "keyPath is required (e.g. keyPath = \"opacity\")")
         }
-        let keyPath = try model(call) { try AnimatableKeyPath(named: try call.string(-1)) }
+        let keyPath = try call.model { try AnimatableKeyPath(named: try call.string(-1)) }
         call.pop()
         var spec = AnimationBox.Spec(isKeyframe: keyframe, keyPath: keyPath)
         let allowed = Set(Self.animationProperties).subtracting(keyframe ? ["fromValue", "toValue", "byValue"]
@@ -301,12 +284,14 @@ extension API {
 
     var animationFunctions: [AVFunction] {
         [
-            ("keyframeAnimation", "av.keyframeAnimation{keyPath=, values=, keyTimes=, calculationMode=, timingFunctions=, beginTime=, duration=, repeatCount=, autoreverses=, fillMode=}", { [unowned self] call in
-                push(call, try animation(call, keyframe: true))
+            ("keyframeAnimation", "av.keyframeAnimation{keyPath=, values=, keyTimes=, calculationMode=, timingFunctions=, beginTime=, duration=, repeatCount=, autoreverses=, fillMode=}", { call in
+                let api = try call.api()
+                try call.push(try api.animation(call, keyframe: true))
                 return 1
             }),
-            ("basicAnimation", "av.basicAnimation{keyPath=, fromValue=, toValue=, byValue=, beginTime=, duration=, ...}", { [unowned self] call in
-                push(call, try animation(call, keyframe: false))
+            ("basicAnimation", "av.basicAnimation{keyPath=, fromValue=, toValue=, byValue=, beginTime=, duration=, ...}", { call in
+                let api = try call.api()
+                try call.push(try api.animation(call, keyframe: false))
                 return 1
             }),
         ]

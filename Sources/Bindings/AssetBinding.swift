@@ -11,22 +11,22 @@ extension API {
             let kinds = asset.tracks.map(\.mediaType.rawValue).joined(separator: ", ")
             return "Asset(\"\(asset.path)\", \(format(asset.duration.seconds)) s, tracks: \(kinds))"
         }
-        luaClass.property("duration", of: Asset.self, doc: "seconds") { [unowned self] call, a in push(call, seconds: a.duration) }
-        luaClass.property("durationTime", of: Asset.self, doc: "exact duration") { [unowned self] call, a in push(call, exact: a.duration) }
+        luaClass.property("duration", of: Asset.self, doc: "seconds") { call, a in call.push(seconds: a.duration) }
+        luaClass.property("durationTime", of: Asset.self, doc: "exact duration") { call, a in try call.push(exact: a.duration) }
         luaClass.property("url", of: Asset.self, doc: "the file's path") { call, a in call.push(a.path) }
-        luaClass.property("tracks", of: Asset.self, doc: "every track") { [unowned self] call, a in
-            call.pushArray(a.tracks) { push(call, $0) }
+        luaClass.property("tracks", of: Asset.self, doc: "every track") { call, a in
+            try call.pushArray(a.tracks) { try call.push($0) }
         }
         luaClass.property("metadata", of: Asset.self, doc: "container tags") { call, a in
             call.pushRecord { for (key, value) in a.metadata { call.push(value); call.setField(key) } }
         }
-        luaClass.method("tracksWithMediaType", of: Asset.self, readOnly: true, doc: "asset:tracksWithMediaType(\"video\"): array, maybe empty") { [unowned self] call, a in
-            let type = try mediaType(call, 2)
-            call.pushArray(a.tracks(withMediaType: type)) { push(call, $0) }
+        luaClass.method("tracksWithMediaType", of: Asset.self, readOnly: true, doc: "asset:tracksWithMediaType(\"video\"): array, maybe empty") { call, a in
+            let type = try call.mediaType(2)
+            try call.pushArray(a.tracks(withMediaType: type)) { try call.push($0) }
             return 1
         }
-        luaClass.method("trackWithTrackID", of: Asset.self, readOnly: true, doc: "asset:trackWithTrackID(id) or nil") { [unowned self] call, a in
-            if let track = a.track(withID: try call.integer(2)) { push(call, track) } else { call.pushNil() }
+        luaClass.method("trackWithTrackID", of: Asset.self, readOnly: true, doc: "asset:trackWithTrackID(id) or nil") { call, a in
+            if let track = a.track(withID: try call.integer(2)) { try call.push(track) } else { call.pushNil() }
             return 1
         }
         luaClass.example = """
@@ -47,10 +47,10 @@ extension API {
         }
         luaClass.property("mediaType", of: AssetTrack.self) { call, t in call.push(t.mediaType.rawValue) }
         luaClass.property("trackID", of: AssetTrack.self) { call, t in call.push(t.trackID) }
-        luaClass.property("timeRange", of: AssetTrack.self) { [unowned self] call, t in push(call, range: t.timeRange) }
-        luaClass.property("naturalSize", of: AssetTrack.self, doc: "stored size, before the preferred transform") { [unowned self] call, t in push(call, size: t.naturalSize) }
-        luaClass.property("preferredTransform", of: AssetTrack.self, doc: "maps the stored frame upright, top-left at (0, 0)") { [unowned self] call, t in
-            push(call, transform: t.preferredTransform)
+        luaClass.property("timeRange", of: AssetTrack.self) { call, t in try call.push(range: t.timeRange) }
+        luaClass.property("naturalSize", of: AssetTrack.self, doc: "stored size, before the preferred transform") { call, t in call.push(size: t.naturalSize) }
+        luaClass.property("preferredTransform", of: AssetTrack.self, doc: "maps the stored frame upright, top-left at (0, 0)") { call, t in
+            try call.push(transform: t.preferredTransform)
         }
         luaClass.property("nominalFrameRate", of: AssetTrack.self) { call, t in call.push(t.nominalFrameRate) }
         luaClass.property("naturalTimeScale", of: AssetTrack.self) { call, t in call.push(Int(t.naturalTimeScale)) }
@@ -69,8 +69,8 @@ extension API {
                 if let dolbyVision = color.dolbyVision { call.push(dolbyVision); call.setField("dolbyVision") }
             }
         }
-        luaClass.property("asset", of: AssetTrack.self) { [unowned self] call, t in
-            if let owner = t.asset { push(call, owner) } else { call.pushNil() }
+        luaClass.property("asset", of: AssetTrack.self) { call, t in
+            if let owner = t.asset { try call.push(owner) } else { call.pushNil() }
         }
         luaClass.document([
             "mediaType": "\"video\", \"audio\", \"subtitle\", \"text\", \"image\" (cover art) or \"metadata\"",
@@ -91,19 +91,11 @@ extension API {
         return luaClass
     }
 
-    func mediaType(_ call: LuaCall, _ index: Int32) throws -> MediaType {
-        let name = try call.string(index)
-        guard let type = MediaType(rawValue: AppleNames.mediaType(name)) else {
-            let known = MediaType.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
-            throw call.argumentError(index, "unknown media type \(name.quotedForMessage()) (expected \(known))")
-        }
-        return type
-    }
-
     var assetFunctions: [AVFunction] {
         [
-            ("asset", "av.asset(path [, {try = true}]): open a media file; with try = true a file that cannot be opened (missing, truncated, not media) gives nil, the one-line message and the error's kind (\"notFound\", \"decode\"…) instead of an error, for batch jobs that skip it", { [unowned self] call in
-                let path = try filePath(call, 1)
+            ("asset", "av.asset(path [, {try = true}]): open a media file; with try = true a file that cannot be opened (missing, truncated, not media) gives nil, the one-line message and the error's kind (\"notFound\", \"decode\"…) instead of an error, for batch jobs that skip it", { call in
+                let api = try call.api()
+                let path = try call.filePath(1)
                 var tries = false
                 if !call.isNoneOrNil(2) {
                     guard call.type(2) == LUA_TTABLE else { throw call.typeError(2, expected: "table {try=}") }
@@ -112,9 +104,9 @@ extension API {
                         tries = try call.boolean(-1)
                     }
                 }
-                readFiles.record(path)
+                api.readFiles.record(path)
                 do {
-                    push(call, try Asset(path: path))
+                    try call.push(try Asset(path: path))
                     return 1
                 } catch {
                     let message = "\(error)".oneLine

@@ -19,11 +19,11 @@ extension API {
                               }
                               p.audioTimePitchAlgorithm = algorithm
                           })
-        luaClass.method("setVolume", of: AudioMixInputParameters.self, doc: "p:setVolume(v, atTime); 1 = unchanged") { [unowned self] call, p in
-            p.setVolume(try volume(call, 2), at: try time(call, 3)); return 0
+        luaClass.method("setVolume", of: AudioMixInputParameters.self, doc: "p:setVolume(v, atTime); 1 = unchanged") { call, p in
+            p.setVolume(try call.volume(2), at: try call.time(3)); return 0
         }
-        luaClass.method("setVolumeRamp", of: AudioMixInputParameters.self, doc: "p:setVolumeRamp(v0, v1, range [, timing])") { [unowned self] call, p in
-            p.setVolumeRamp(from: try volume(call, 2), to: try volume(call, 3), over: try timeRange(call, 4), curve: try curve(call, 5))
+        luaClass.method("setVolumeRamp", of: AudioMixInputParameters.self, doc: "p:setVolumeRamp(v0, v1, range [, timing])") { call, p in
+            p.setVolumeRamp(from: try call.volume(2), to: try call.volume(3), over: try call.timeRange(4), curve: try call.curve(5))
             return 0
         }
         luaClass.alias("setVolumeRampFromStartVolume", of: "setVolumeRamp")
@@ -45,9 +45,9 @@ extension API {
         let luaClass = LuaClass("AudioMix", doc: "How the audio tracks are mixed.")
         luaClass.describe = { ($0 as? AudioMix).map { "AudioMix(\($0.inputParameters.count) input parameters)" } ?? "AudioMix" }
         luaClass.property("inputParameters", of: AudioMix.self,
-                          get: { [unowned self] call, m in call.pushArray(m.inputParameters) { push(call, $0) } },
-                          set: { [unowned self] call, m, index in
-                              m.inputParameters = try array(call, index, of: classes[AudioMixInputParameters.self], as: AudioMixInputParameters.self)
+                          get: { call, m in try call.pushArray(m.inputParameters) { try call.push($0) } },
+                          set: { call, m, index in
+                              m.inputParameters = try call.array(index, of: AudioMixInputParameters.self)
                           })
         luaClass.document([
             "inputParameters": "one av.audioMixInputParameters per track whose volume changes",
@@ -58,25 +58,19 @@ extension API {
         return luaClass
     }
 
-    func volume(_ call: LuaCall, _ index: Int32) throws -> Double {
-        let value = try finite(call, index)
-        guard (0...16).contains(value) else { throw call.argumentError(index, "volume must be in 0…16, got \(format(value))") }
-        return value
-    }
-
     var audioMixFunctions: [AVFunction] {
         [
-            ("audioMixInputParameters", "av.audioMixInputParameters(compositionTrack, assetTrack or trackID)", { [unowned self] call in
-                let (id, source) = try trackReference(call, 1, mediaType: .audio)
+            ("audioMixInputParameters", "av.audioMixInputParameters(compositionTrack, assetTrack or trackID)", { call in
+                let (id, source) = try call.trackReference(1, mediaType: .audio)
                 let made = AudioMixInputParameters(trackID: id)
                 made.source = source
-                push(call, made)
+                try call.push(made)
                 return 1
             }),
-            ("audioMix", "av.audioMix{inputParameters={...}}", { [unowned self] call in
+            ("audioMix", "av.audioMix{inputParameters={...}}", { call in
                 let made = AudioMix()
-                try applyProperties(call, 1, to: made, of: classes[AudioMix.self])
-                push(call, made)
+                try call.applyProperties(1, to: made, of: AudioMix.self)
+                try call.push(made)
                 return 1
             }),
         ]

@@ -31,17 +31,17 @@ extension API {
         luaClass.property("localizedName", of: CaptureDevice.self, doc: "a name for people, e.g. \"Virtual camera (testsrc2)\"") { call, d in call.push(d.localizedName) }
         luaClass.property("backend", of: CaptureDevice.self, doc: CaptureBackend.allCases.map(\.rawValue).joined(separator: ", ")) { call, d in call.push(d.backend.rawValue) }
         luaClass.property("mediaType", of: CaptureDevice.self, doc: "\"video\" or \"audio\"") { call, d in call.push(d.mediaType.rawValue) }
-        luaClass.property("formats", of: CaptureDevice.self, doc: "array of {width=, height=, pixelFormat=, frameRateRanges={{min, max}…}} or {sampleRate=, channels=}") { [unowned self] call, d in
-            call.pushArray(d.formats) { push(call, captureFormat: $0) }
+        luaClass.property("formats", of: CaptureDevice.self, doc: "array of {width=, height=, pixelFormat=, frameRateRanges={{min, max}…}} or {sampleRate=, channels=}") { call, d in
+            call.pushArray(d.formats) { call.push(captureFormat: $0) }
         }
-        luaClass.property("activeFormat", of: CaptureDevice.self, doc: "the format it records in (set with format{})") { [unowned self] call, d in
-            if let format = d.activeFormat { push(call, captureFormat: format) } else { call.pushNil() }
+        luaClass.property("activeFormat", of: CaptureDevice.self, doc: "the format it records in (set with format{})") { call, d in
+            if let format = d.activeFormat { call.push(captureFormat: format) } else { call.pushNil() }
         }
         luaClass.property("activeFrameRate", of: CaptureDevice.self, doc: "frames per second it records at (video)") { call, d in
             if d.mediaType == .video { call.push(d.recordingFormat.frameRate) } else { call.pushNil() }
         }
         luaClass.method("format", of: CaptureDevice.self,
-                        doc: "device:format{width=, height=, frameRate=} (video) or {sampleRate=, channels=} (audio): picks the format to record in and returns it; an error lists the formats there are") { [unowned self] call, d in
+                        doc: "device:format{width=, height=, frameRate=} (video) or {sampleRate=, channels=} (audio): picks the format to record in and returns it; an error lists the formats there are") { call, d in
             let table: Int32 = 2
             guard call.type(table) == LUA_TTABLE else { throw call.typeError(table, expected: "table {width=, height=, frameRate=} or {sampleRate=, channels=}") }
             let known = d.mediaType == .video ? ["width", "height", "frameRate"] : ["sampleRate", "channels"]
@@ -50,13 +50,13 @@ extension API {
                     throw call.argumentError(table, "unknown \(d.mediaType.rawValue) format field \(key.quotedForMessage()) (known: \(known.joined(separator: ", ")))")
                 }
             }
-            func integer(_ name: String) throws -> Int? { try field(call, table, name, 0) { try call.integer(-1) } }
-            let format = try engine(call) {
+            func integer(_ name: String) throws -> Int? { try call.field(table, name, 0) { try call.integer(-1) } }
+            let format = try call.engine {
                 try d.selectFormat(width: try integer("width"), height: try integer("height"),
-                                   frameRate: try field(call, table, "frameRate", 0) { try finite(call, -1) },
+                                   frameRate: try call.field(table, "frameRate", 0) { try call.finite(-1) },
                                    sampleRate: try integer("sampleRate"), channels: try integer("channels"))
             }
-            push(call, captureFormat: format)
+            call.push(captureFormat: format)
             return 1
         }
         luaClass.example = """
@@ -72,8 +72,8 @@ extension API {
             guard let s = object as? ScriptCaptureSession else { return "CaptureSession" }
             return "CaptureSession(\(s.session.inputs.map(\.uniqueID).joined(separator: ", ")), \(s.session.status.rawValue))"
         }
-        luaClass.property("inputs", of: ScriptCaptureSession.self) { [unowned self] call, s in
-            call.pushArray(s.session.inputs) { push(call, $0) }
+        luaClass.property("inputs", of: ScriptCaptureSession.self) { call, s in
+            try call.pushArray(s.session.inputs) { try call.push($0) }
         }
         luaClass.property("presetName", of: ScriptCaptureSession.self, doc: "export preset that encodes the recording (default MediumQuality)",
                           get: { call, s in call.push(s.session.preset?.name ?? "MediumQuality") },
@@ -101,14 +101,15 @@ extension API {
         }
         luaClass.property("status", of: ScriptCaptureSession.self, doc: "waiting, recording, finished or failed") { call, s in call.push(s.session.status.rawValue) }
         luaClass.property("error", of: ScriptCaptureSession.self) { call, s in if let e = s.session.error { call.push(e.message) } else { call.pushNil() } }
-        luaClass.method("addInput", of: ScriptCaptureSession.self, doc: "session:addInput(device): one camera or screen and one microphone") { [unowned self] call, s in
-            let device: CaptureDevice = try call.object(2, classes[CaptureDevice.self])
-            try engine(call) { try s.session.addInput(device) }
+        luaClass.method("addInput", of: ScriptCaptureSession.self, doc: "session:addInput(device): one camera or screen and one microphone") { call, s in
+            let device: CaptureDevice = try call.object(2, CaptureDevice.self)
+            try call.engine { try s.session.addInput(device) }
             return 0
         }
         luaClass.method("startRecording", of: ScriptCaptureSession.self,
-                        doc: "session:startRecording(path, {maxDuration=, maxFileSize=}): starts writing a fragmented MP4 and returns; true, or nil and a message") { [unowned self] call, s in
-            let path = try filePath(call, 2)
+                        doc: "session:startRecording(path, {maxDuration=, maxFileSize=}): starts writing a fragmented MP4 and returns; true, or nil and a message") { call, s in
+            let api = try call.api()
+            let path = try call.filePath(2)
             if !call.isNoneOrNil(3) {
                 guard call.type(3) == LUA_TTABLE else { throw call.typeError(3, expected: "table {maxDuration=, maxFileSize=}") }
                 try call.forEachField(of: 3) { key in
@@ -116,21 +117,21 @@ extension API {
                         throw call.argumentError(3, "unknown recording option \(key.quotedForMessage()) (known: maxDuration, maxFileSize)")
                     }
                 }
-                s.session.maxDuration = try field(call, 3, "maxDuration", 0) { try duration(call, -1) }
-                s.session.maxFileSize = try field(call, 3, "maxFileSize", 0) { () throws -> Int64 in
+                s.session.maxDuration = try call.field(3, "maxDuration", 0) { try call.duration(-1) }
+                s.session.maxFileSize = try call.field(3, "maxFileSize", 0) { () throws -> Int64 in
                     let bytes = try call.integer(-1)
                     guard bytes >= 256 * 1024 else { throw call.argumentError(-1, "maxFileSize must be at least 262144 bytes, got \(bytes)") }
                     return Int64(bytes)
                 }
             }
-            guard !policy.dryRun else {
+            guard !api.policy.dryRun else {
                 call.pushNil()
                 call.push(LuaState.scriptPosition(call.L) + "startRecording does nothing in a dry run (nothing was recorded)")
                 return 2
             }
-            if policy.overwriteOutputs { s.session.overwrite = true }
-            s.session.readFiles = readFiles
-            s.session.parentCancellation = exportCancellation
+            if api.policy.overwriteOutputs { s.session.overwrite = true }
+            s.session.readFiles = api.readFiles
+            s.session.parentCancellation = api.exportCancellation
             do {
                 try s.session.startRecording(to: path)
             } catch {
@@ -142,13 +143,14 @@ extension API {
             return 1
         }
         luaClass.method("wait", of: ScriptCaptureSession.self,
-                        doc: "session:wait(): runs the callbacks as the recording goes and returns when it ends (maxDuration, maxFileSize): the summary, or nil and a message") { [unowned self] call, s in
-            try finishRecording(call, s)
+                        doc: "session:wait(): runs the callbacks as the recording goes and returns when it ends (maxDuration, maxFileSize): the summary, or nil and a message") { call, s in
+            try call.api().finishRecording(call, s)
         }
         luaClass.method("stopRecording", of: ScriptCaptureSession.self,
-                        doc: "session:stopRecording(): stops, finishes the file and moves it into place: the summary, or nil and a message") { [unowned self] call, s in
+                        doc: "session:stopRecording(): stops, finishes the file and moves it into place: the summary, or nil and a message") { call, s in
+            let api = try call.api()
             s.session.requestStop()
-            return try finishRecording(call, s)
+            return try api.finishRecording(call, s)
         }
         luaClass.document([
             "inputs": "the devices added with addInput",
@@ -181,7 +183,7 @@ extension API {
                 try callBack(call, s, "onStarted") { call.push(path) }
             case .finished(let result):
                 summary = result
-                try callBack(call, s, "onFinished") { push(call, summary: result) }
+                try callBack(call, s, "onFinished") { call.push(summary: result) }
             case .failed(let error):
                 failure = error
                 try callBack(call, s, "onError") { call.push(error.message); call.push(error.kind.rawValue) }
@@ -199,7 +201,7 @@ extension API {
             call.push(position + "the recording ended without a result")
             return 2
         }
-        push(call, summary: summary)
+        call.push(summary: summary)
         return 1
     }
 
@@ -219,36 +221,6 @@ extension API {
         }
     }
 
-    private func push(_ call: LuaCall, summary: CaptureSummary) {
-        call.pushRecord {
-            call.push(summary.path); call.setField("path")
-            call.push(summary.duration.seconds); call.setField("duration")
-            call.push(Int(summary.videoFrames)); call.setField("videoFrames")
-            call.push(Int(summary.droppedVideoFrames)); call.setField("droppedVideoFrames")
-            call.push(Int(summary.audioSamples)); call.setField("audioSamples")
-            call.push(Int(summary.droppedAudioSamples)); call.setField("droppedAudioSamples")
-            call.push(Int(summary.fileSize)); call.setField("fileSize")
-            call.push(summary.reason.rawValue); call.setField("reason")
-        }
-    }
-
-    private func push(_ call: LuaCall, captureFormat format: CaptureFormat) {
-        call.pushRecord {
-            if format.mediaType == .video {
-                call.push(format.width); call.setField("width")
-                call.push(format.height); call.setField("height")
-                call.push(format.pixelFormat); call.setField("pixelFormat")
-                call.pushArray(format.frameRateRanges) { range in
-                    call.pushArray([range.minimum, range.maximum]) { call.push($0) }
-                }
-                call.setField("frameRateRanges")
-            } else {
-                call.push(format.sampleRate); call.setField("sampleRate")
-                call.push(format.channels); call.setField("channels")
-            }
-            call.push(format.description); call.setField("description")
-        }
-    }
 
     /// Capture opens devices and writes files: none of it is reachable from an effect.
     private func checkNotSandboxed(_ call: LuaCall) throws {
@@ -256,32 +228,68 @@ extension API {
     }
 
     var captureFunctions: [AVFunction] {
-        [("captureDevices", "av.captureDevices(\"video\" | \"audio\"): the cameras and screens, or the microphones (lavfi virtual ones always)", { [unowned self] call in
-            try checkNotSandboxed(call)
-            let type = try choice(call, 1, CaptureMediaType.self)
+        [("captureDevices", "av.captureDevices(\"video\" | \"audio\"): the cameras and screens, or the microphones (lavfi virtual ones always)", { call in
+            let api = try call.api()
+            try api.checkNotSandboxed(call)
+            let type = try call.choice(1, CaptureMediaType.self)
             let listing = CaptureDevices.listing(type)
-            for problem in listing.problems { try policy.report(Diagnostic(.fileNotAsExpected, .note, problem), at: call.L) }
-            call.pushArray(listing.devices) { push(call, $0) }
+            for problem in listing.problems { try api.policy.report(Diagnostic(.fileNotAsExpected, .note, problem), at: call.L) }
+            try call.pushArray(listing.devices) { try call.push($0) }
             return 1
          }),
-         ("captureDevice", "av.captureDevice(uniqueID): the device with this ID (e.g. \"lavfi:testsrc2\", \"v4l2:/dev/video0\"), or the default \"video\" or \"audio\" device", { [unowned self] call in
-            try checkNotSandboxed(call)
+         ("captureDevice", "av.captureDevice(uniqueID): the device with this ID (e.g. \"lavfi:testsrc2\", \"v4l2:/dev/video0\"), or the default \"video\" or \"audio\" device", { call in
+            let api = try call.api()
+            try api.checkNotSandboxed(call)
             let id = try call.string(1)
-            let device = try engine(call) { () throws -> CaptureDevice in
+            let device = try call.engine { () throws -> CaptureDevice in
                 if let type = CaptureMediaType(rawValue: id) {
                     guard let first = CaptureDevices.list(type).first else { throw EngineError("there is no \(id) capture device", kind: .notFound) }
                     return first
                 }
                 return try CaptureDevices.device(id)
             }
-            push(call, device)
+            try call.push(device)
             return 1
          }),
-         ("captureSession", "av.captureSession(): a session that records its inputs to a movie file", { [unowned self] call in
-            try checkNotSandboxed(call)
-            push(call, ScriptCaptureSession())
+         ("captureSession", "av.captureSession(): a session that records its inputs to a movie file", { call in
+            let api = try call.api()
+            try api.checkNotSandboxed(call)
+            try call.push(ScriptCaptureSession())
             return 1
          })]
+    }
+}
+
+private extension LuaCall {
+    func push(captureFormat format: CaptureFormat) {
+        pushRecord {
+            if format.mediaType == .video {
+                push(format.width); setField("width")
+                push(format.height); setField("height")
+                push(format.pixelFormat); setField("pixelFormat")
+                pushArray(format.frameRateRanges) { range in
+                    pushArray([range.minimum, range.maximum]) { push($0) }
+                }
+                setField("frameRateRanges")
+            } else {
+                push(format.sampleRate); setField("sampleRate")
+                push(format.channels); setField("channels")
+            }
+            push(format.description); setField("description")
+        }
+    }
+
+    func push(summary: CaptureSummary) {
+        pushRecord {
+            push(summary.path); setField("path")
+            push(summary.duration.seconds); setField("duration")
+            push(Int(summary.videoFrames)); setField("videoFrames")
+            push(Int(summary.droppedVideoFrames)); setField("droppedVideoFrames")
+            push(Int(summary.audioSamples)); setField("audioSamples")
+            push(Int(summary.droppedAudioSamples)); setField("droppedAudioSamples")
+            push(Int(summary.fileSize)); setField("fileSize")
+            push(summary.reason.rawValue); setField("reason")
+        }
     }
 }
 

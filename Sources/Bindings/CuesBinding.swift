@@ -13,8 +13,8 @@ extension API {
 
     var cueFunctions: [AVFunction] {
         [
-            ("files", "av.files(folder [, pattern]): the files in folder whose names match a shell pattern (\"*.mov\"; default \"*\"), as folder/name paths in natural order (clip2 before clip10); not subfolders, not hidden files", { [unowned self] call in
-                let folder = try filePath(call, 1)
+            ("files", "av.files(folder [, pattern]): the files in folder whose names match a shell pattern (\"*.mov\"; default \"*\"), as folder/name paths in natural order (clip2 before clip10); not subfolders, not hidden files", { call in
+                let folder = try call.filePath(1)
                 let pattern = try call.optionalString(2) ?? "*"
                 guard FileSystem.kind(of: folder) == .directory else {
                     throw call.argumentError(1, "\(folder.quotedForMessage()) is not a folder")
@@ -27,18 +27,20 @@ extension API {
                 call.pushArray(names.sorted(by: API.naturalOrder)) { call.push(prefix + $0) }
                 return 1
             }),
-            ("readCSV", "av.readCSV(path): array of rows keyed by the header (quoted fields, UTF-8, BOM)", { [unowned self] call in
-                let path = try filePath(call, 1)
-                readFiles.record(path)
-                let table = try timedText(call) { try CSVReader.read(path: path) }
+            ("readCSV", "av.readCSV(path): array of rows keyed by the header (quoted fields, UTF-8, BOM)", { call in
+                let api = try call.api()
+                let path = try call.filePath(1)
+                api.readFiles.record(path)
+                let table = try api.timedText(call) { try CSVReader.read(path: path) }
                 call.pushArray(table.rows) { row in
                     call.pushRecord { for (key, value) in row { call.push(value); call.setField(key) } }
                 }
                 return 1
             }),
-            ("readCues", "av.readCues(path [, {format=, duration=, strict=}]): cues {text=, start=, finish=, id=, translation=, file=, line= (where it was read), words={text=, start=, finish=, firstCharacter=, lastCharacter=, sweeps=}} from CSV, LRC, SRT, WebVTT or ASS/SSA; a bad block is dropped, and overlapping cues and cues past `duration` noted (strict = true: the error) (docs/timed-text.md)", { [unowned self] call in
-                let path = try filePath(call, 1)
-                readFiles.record(path)
+            ("readCues", "av.readCues(path [, {format=, duration=, strict=}]): cues {text=, start=, finish=, id=, translation=, file=, line= (where it was read), words={text=, start=, finish=, firstCharacter=, lastCharacter=, sweeps=}} from CSV, LRC, SRT, WebVTT or ASS/SSA; a bad block is dropped, and overlapping cues and cues past `duration` noted (strict = true: the error) (docs/timed-text.md)", { call in
+                let api = try call.api()
+                let path = try call.filePath(1)
+                api.readFiles.record(path)
                 var format: CueFormat? = nil
                 var total: MediaTime? = nil
                 var strict = false
@@ -47,8 +49,8 @@ extension API {
                     try call.forEachField(of: 2) { key in
                         do {
                             switch key {
-                            case "format": format = try choice(call, call.absolute(-1), CueFormat.self)
-                            case "duration": total = try duration(call, call.absolute(-1))
+                            case "format": format = try call.choice(call.absolute(-1), CueFormat.self)
+                            case "duration": total = try call.duration(call.absolute(-1))
                             case "strict": strict = try call.boolean(-1)
                             default: throw call.argumentError(2, "unknown readCues option \(key.quotedForMessage()) (format, duration, strict)")
                             }
@@ -59,17 +61,17 @@ extension API {
                     }
                 }
                 var log = CueLog(strict: strict)
-                let cues = try timedText(call) { try CueReader.read(path: path, format: format, totalDuration: total, log: &log) }
-                for note in log.notes { try policy.report(note, at: call.L) }
+                let cues = try api.timedText(call) { try CueReader.read(path: path, format: format, totalDuration: total, log: &log) }
+                for note in log.notes { try api.policy.report(note, at: call.L) }
                 if cues.isEmpty {
-                    try policy.report(Diagnostic(.cuesEmpty, .warning, "\(path) holds no cue: no line of it will be shown",
+                    try api.policy.report(Diagnostic(.cuesEmpty, .warning, "\(path) holds no cue: no line of it will be shown",
                                                  remedy: "check that it is the right file and not empty"), at: call.L)
                 }
                 let problems = CueCheck.problems(in: cues, duration: total, file: path)
                 if strict, let first = problems.first { throw LuaArgumentError("\(call.functionName): \(first.text)") }
-                for problem in problems { try policy.report(problem, at: call.L) }
-                policy.cuesRead?(cues)
-                policy.cueListsRead += 1
+                for problem in problems { try api.policy.report(problem, at: call.L) }
+                api.policy.cuesRead?(cues)
+                api.policy.cueListsRead += 1
                 call.pushArray(cues) { cue in
                     call.pushRecord {
                         call.push(cue.text); call.setField("text")
@@ -100,7 +102,7 @@ extension API {
 
     /// The methods of `av.readCues`'s lists (the cues stay plain tables).
     func installCueListMetatable() {
-        installMethods(API.cueListMetatable, [("remapped", "cues:remapped", { [unowned self] call in try remapped(call) })])
+        installMethods(API.cueListMetatable, [("remapped", "cues:remapped", { call in try call.api().remapped(call) })])
     }
 
     /// `cues:remapped(map)`: a new list with each cue (and its words) where the edit that made
@@ -108,7 +110,7 @@ extension API {
     /// its last. A cue wholly inside removed time is left out, with a note naming it.
     private func remapped(_ call: LuaCall) throws -> Int32 {
         guard call.type(1) == LUA_TTABLE else { throw call.typeError(1, expected: "a cue list (call it as cues:remapped(map))") }
-        let map: TimeMapBox = try call.object(2, classes[TimeMapBox.self])
+        let map: TimeMapBox = try call.object(2, TimeMapBox.self)
         let L = call.L
         var leftOut: [String] = [], moved: [Cue] = []
         lua_createtable(L, Int32(min(call.rawLength(1), 1 << 20)), 0)                    // list
@@ -170,9 +172,9 @@ extension API {
             moon_insert(L, -2)
             lua_rawset(L, -4)
         }
-        push(call, seconds: moved.start)
+        call.push(seconds: moved.start)
         lua_setfield(L, -2, "start")
-        push(call, seconds: moved.end)
+        call.push(seconds: moved.end)
         lua_setfield(L, -2, "finish")
         return lua_gettop(L)
     }

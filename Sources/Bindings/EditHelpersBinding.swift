@@ -8,23 +8,23 @@ import MoonreelScriptHost
 extension API {
     var editHelperFunctions: [AVFunction] {
         [
-            ("join", "av.join(items [, {transition=, duration=, direction=, transitions=, renderSize=, fit=\"fit\"|\"fill\", focus={x, y}}]) → comp, vc, mix, parts: clips ({asset, start=, duration=}), stills and title cards one after another with transitions (\"none\", \"dissolve\", \"slide\", \"wipe\", \"fadeThroughBlack\", or a transition effect's name: clockWipe, irisWipe, push… with its options as {name, option=}) and the sound crossfaded (docs/edit-helpers.md)", { [unowned self] call in
-                try join(call)
+            ("join", "av.join(items [, {transition=, duration=, direction=, transitions=, renderSize=, fit=\"fit\"|\"fill\", focus={x, y}}]) → comp, vc, mix, parts: clips ({asset, start=, duration=}), stills and title cards one after another with transitions (\"none\", \"dissolve\", \"slide\", \"wipe\", \"fadeThroughBlack\", or a transition effect's name: clockWipe, irisWipe, push… with its options as {name, option=}) and the sound crossfaded (docs/edit-helpers.md)", { call in
+                try call.api().join(call)
             }),
-            ("cutToBeats", "av.cutToBeats(clips, beats [, {every=1, transition=, transitionDuration=0.25, music=, duration=, renderSize=, fit=, focus=}]) → comp, vc, mix, parts: a montage cut on every `every`-th beat (seconds, e.g. av.analyze(song).beats), the clips taken in turn (each going on where it last stopped), over `music` (an asset or audio track, in place of the clips' sound); lasts `duration` (default: the music, else up to the last beat) (docs/analysis.md)", { [unowned self] call in
-                try cutToBeats(call)
+            ("cutToBeats", "av.cutToBeats(clips, beats [, {every=1, transition=, transitionDuration=0.25, music=, duration=, renderSize=, fit=, focus=}]) → comp, vc, mix, parts: a montage cut on every `every`-th beat (seconds, e.g. av.analyze(song).beats), the clips taken in turn (each going on where it last stopped), over `music` (an asset or audio track, in place of the clips' sound); lasts `duration` (default: the music, else up to the last beat) (docs/analysis.md)", { call in
+                try call.api().cutToBeats(call)
             }),
-            ("titleCard", "av.titleCard{title=, subtitle=, duration=, backgroundColor=, textColor=, font=, fontSize=}: text on a colour, a piece for av.join", { [unowned self] call in
+            ("titleCard", "av.titleCard{title=, subtitle=, duration=, backgroundColor=, textColor=, font=, fontSize=}: text on a colour, a piece for av.join", { call in
                 let made = TitleCard(title: "")
-                try applyProperties(call, 1, to: made, of: classes[TitleCard.self])
-                push(call, made)
+                try call.applyProperties(1, to: made, of: TitleCard.self)
+                try call.push(made)
                 return 1
             }),
-            ("pictureInPicture", "av.pictureInPicture(comp, vc, clip [, {at=, corner=, scale=, margin=, borderWidth=, borderColor=}]) → layerInstruction, videoTrack, audioTrack: the clip small in a corner, on top of every instruction it overlaps", { [unowned self] call in
-                try pictureInPicture(call)
+            ("pictureInPicture", "av.pictureInPicture(comp, vc, clip [, {at=, corner=, scale=, margin=, borderWidth=, borderColor=}]) → layerInstruction, videoTrack, audioTrack: the clip small in a corner, on top of every instruction it overlaps", { call in
+                try call.api().pictureInPicture(call)
             }),
-            ("loudness", "av.loudness(asset or comp [, {audioMix=, timeRange=}]) → {integrated=, truePeak=, range=} (LUFS, dBTP, LU) or nil without audio: EBU R128, as libavfilter's ebur128 measures", { [unowned self] call in
-                try loudness(call)
+            ("loudness", "av.loudness(asset or comp [, {audioMix=, timeRange=}]) → {integrated=, truePeak=, range=} (LUFS, dBTP, LU) or nil without audio: EBU R128, as libavfilter's ebur128 measures", { call in
+                try call.api().loudness(call)
             }),
         ]
     }

@@ -15,7 +15,7 @@ extension API {
         luaClass.property("presetName", of: ExportSession.self) { call, e in call.push(e.preset.name) }
         luaClass.property("outputURL", of: ExportSession.self, doc: "output file path",
                           get: { call, e in if let url = e.outputURL { call.push(url) } else { call.pushNil() } },
-                          set: { [unowned self] call, e, index in e.outputURL = try filePath(call, index) })
+                          set: { call, e, index in e.outputURL = try call.filePath(index) })
         luaClass.property("outputFileType", of: ExportSession.self,
                           doc: "\"mov\", \"mp4\", \"m4v\", \"m4a\", \"mkv\", \"webm\", \"gif\", or \"png\", \"jpg\", \"webp\" image sequences (default: the outputURL's extension)",
                           get: { call, e in if let type = e.outputFileType { call.push(type) } else { call.pushNil() } },
@@ -27,14 +27,14 @@ extension API {
                               e.outputFileType = type
                           })
         luaClass.property("videoComposition", of: ExportSession.self,
-                          get: { [unowned self] call, e in if let v = e.videoComposition { push(call, v) } else { call.pushNil() } },
-                          set: { [unowned self] call, e, index in e.videoComposition = try call.optionalObject(index, classes[VideoComposition.self]) })
+                          get: { call, e in if let v = e.videoComposition { try call.push(v) } else { call.pushNil() } },
+                          set: { call, e, index in e.videoComposition = try call.optionalObject(index, VideoComposition.self) })
         luaClass.property("audioMix", of: ExportSession.self,
-                          get: { [unowned self] call, e in if let m = e.audioMix { push(call, m) } else { call.pushNil() } },
-                          set: { [unowned self] call, e, index in e.audioMix = try call.optionalObject(index, classes[AudioMix.self]) })
+                          get: { call, e in if let m = e.audioMix { try call.push(m) } else { call.pushNil() } },
+                          set: { call, e, index in e.audioMix = try call.optionalObject(index, AudioMix.self) })
         luaClass.property("timeRange", of: ExportSession.self, doc: "part of the composition to export (default: all)",
-                          get: { [unowned self] call, e in if let r = e.timeRange { push(call, range: r) } else { call.pushNil() } },
-                          set: { [unowned self] call, e, index in e.timeRange = call.isNoneOrNil(index) ? nil : try timeRange(call, index) })
+                          get: { call, e in if let r = e.timeRange { try call.push(range: r) } else { call.pushNil() } },
+                          set: { call, e, index in e.timeRange = call.isNoneOrNil(index) ? nil : try call.timeRange(index) })
         luaClass.property("shouldOptimizeForNetworkUse", of: ExportSession.self, doc: "put the index (moov) first",
                           get: { call, e in call.push(e.shouldOptimizeForNetworkUse) },
                           set: { call, e, index in e.shouldOptimizeForNetworkUse = try call.boolean(index) })
@@ -70,11 +70,11 @@ extension API {
         luaClass.property("hdr", of: ExportSession.self,
                           doc: "HDR (HLG, PQ) sources: \"auto\" (default) keeps HDR with HEVC presets and tone-maps to SDR with H.264 ones, \"keep\" (10-bit HEVC, ProRes, VP9 or AV1), \"toneMap\" (docs/color-and-hdr.md)",
                           get: { call, e in call.push(e.hdr.rawValue) },
-                          set: { [unowned self] call, e, index in e.hdr = try choice(call, index, ExportSession.HDRMode.self) })
+                          set: { call, e, index in e.hdr = try call.choice(index, ExportSession.HDRMode.self) })
         luaClass.property("audioSpliceFade", of: ExportSession.self, doc: "seconds of fade at each side of an audio cut against clicks (0: off)",
                           get: { call, e in call.push(e.audioSpliceFade.seconds) },
-                          set: { [unowned self] call, e, index in
-                              let seconds = try bounded(call, index, 0...0.1)
+                          set: { call, e, index in
+                              let seconds = try call.bounded(index, 0...0.1)
                               e.audioSpliceFade = MediaTime(seconds: seconds) ?? .zero
                           })
         addLoudnessProperties(to: luaClass)
@@ -87,20 +87,22 @@ extension API {
                           get: { call, e in call.push(e.strict) },
                           set: { call, e, index in e.strict = try call.boolean(index) })
         luaClass.property("diagnostics", of: ExportSession.self,
-                          doc: "what the last export (or dry run) did other than as asked, each once: {kind=, level=\"note\"|\"warning\", message=, remedy=, dataFile=, dataLine=, time=} (docs/diagnostics.md)") { [unowned self] call, e in
-            call.pushArray(e.diagnostics) { pushDiagnostic(call, $0) }
+                          doc: "what the last export (or dry run) did other than as asked, each once: {kind=, level=\"note\"|\"warning\", message=, remedy=, dataFile=, dataLine=, time=} (docs/diagnostics.md)") { call, e in
+            let api = try call.api()
+            call.pushArray(e.diagnostics) { api.pushDiagnostic(call, $0) }
         }
-        luaClass.method("export", of: ExportSession.self, doc: "ex:export{progress=function(fraction) end}: true, or nil and a message") { [unowned self] call, e in
-            try export(call, e, options: 2)
+        luaClass.method("export", of: ExportSession.self, doc: "ex:export{progress=function(fraction) end}: true, or nil and a message") { call, e in
+            try call.api().export(call, e, options: 2)
         }
-        luaClass.method("exportAsynchronously", of: ExportSession.self, doc: "ex:exportAsynchronously(function(session) end): exports, then calls back with the finished session (check session.status); Lua runs one thing at a time, so this returns after the callback") { [unowned self] call, e in
+        luaClass.method("exportAsynchronously", of: ExportSession.self, doc: "ex:exportAsynchronously(function(session) end): exports, then calls back with the finished session (check session.status); Lua runs one thing at a time, so this returns after the callback") { call, e in
+            let api = try call.api()
             guard call.type(2) == LUA_TFUNCTION else { throw call.typeError(2, expected: "completion function") }
             call.pop(call.count - 2)                              // session, callback
-            _ = try export(call, e, options: nil)
+            _ = try api.export(call, e, options: nil)
             call.pop(call.count - 2)                              // session, callback
             call.pushValue(2)
             call.pushValue(1)
-            try lua.call(argumentCount: 1, resultCount: 0)
+            try api.lua.call(argumentCount: 1, resultCount: 0)
             return 0
         }
         luaClass.alias("exportAsynchronouslyWithCompletionHandler", of: "exportAsynchronously")
@@ -184,7 +186,7 @@ extension API {
         }
         if let timeline = policy.timelineOutput {
             let path = exportsStarted == 1 ? timeline : TimelineFile.numbered(timeline, exportsStarted)
-            try engine(call) {
+            try call.engine {
                 let name = TimelineFile.stem(of: session.outputURL ?? path)
                 let (made, notes) = try Timeline.make(name: name, composition: session.composition,
                                                       videoComposition: session.videoComposition, audioMix: session.audioMix)
@@ -285,18 +287,19 @@ extension API {
     }
 
     var exportFunctions: [AVFunction] {
-        [("event", "av.event{name=, …}: tells the program running the script something (a JSON line {\"event\":\"script\",\"name\":…} under --progress json; nothing otherwise)", { [unowned self] call in
-            try sendEvent(call)
+        [("event", "av.event{name=, …}: tells the program running the script something (a JSON line {\"event\":\"script\",\"name\":…} under --progress json; nothing otherwise)", { call in
+            try call.api().sendEvent(call)
         }),
-        ("exportSession", "av.exportSession(compositionOrAsset, preset): presets \(ExportPreset.names.joined(separator: ", "))", { [unowned self] call in
-            let source = try compositionOrAsset(call, 1)
+        ("exportSession", "av.exportSession(compositionOrAsset, preset): presets \(ExportPreset.names.joined(separator: ", "))", { call in
+            let api = try call.api()
+            let source = try call.compositionOrAsset(1)
             let name = call.isNoneOrNil(2) ? "HighestQuality" : try call.string(2)
             guard let preset = ExportPreset.named(AppleNames.presetName(name)) else {
                 throw call.argumentError(2, "unknown preset \(name.quotedForMessage())\(NameSuggestion.hint(for: name, among: ExportPreset.names)) (known: \(ExportPreset.names.joined(separator: ", ")))")
             }
             let session = ExportSession(composition: source, preset: preset)
-            session.readFiles = readFiles
-            push(call, session)
+            session.readFiles = api.readFiles
+            try call.push(session)
             return 1
         })]
     }

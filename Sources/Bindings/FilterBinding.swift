@@ -24,34 +24,37 @@ extension API {
     /// kept in `filterKinds`.
     func makeFilterClasses() -> LuaClass {
         let base = LuaClass("Filter", doc: "A filter (CIFilter) made by av.filter(name, {parameters}), for layer.filters, vc.filters and li.filters (docs/filters.md). Each kind below is a Filter with its own parameters.")
-        base.describe = { [unowned self] object in (object as? FilterBox).map { describe($0.filter) } ?? "Filter" }
+        base.describe = { object in (object as? FilterBox).map { API.describe($0.filter) } ?? "Filter" }
         base.footprint = { object in 256 + ((object as? FilterBox)?.filter.values.values.reduce(0) { $0 + $1.footprint } ?? 0) }
         base.property("name", of: FilterBox.self, doc: "what key paths and ramps call it (filters.NAME.radius); the kind's name unless set",
                       get: { call, box in call.push(box.filter.name) },
-                      set: { [unowned self] call, box, index in
-                          let name = try filterName(call, index)
-                          try changeFilter(call, box) { $0.name = name }
+                      set: { call, box, index in
+                          let api = try call.api()
+                          let name = try call.filterName(index)
+                          try api.changeFilter(call, box) { $0.name = name }
                       })
         base.property("kind", of: FilterBox.self, doc: "the kind: " + FilterKind.allCases.map(\.rawValue).joined(separator: ", ")) { call, box in
             call.push(box.filter.kind.rawValue)
         }
-        base.property("parameters", of: FilterBox.self, doc: "a table of every parameter's value") { [unowned self] call, box in
+        base.property("parameters", of: FilterBox.self, doc: "a table of every parameter's value") { call, box in
             call.pushRecord {
                 for parameter in box.filter.kind.parameters {
-                    pushFilterValue(call, box.filter.values[parameter.name])
+                    call.pushFilterValue(box.filter.values[parameter.name])
                     call.setField(parameter.name)
                 }
             }
         }
-        base.method("setValue", of: FilterBox.self, doc: "f:setValue(value, key): CIFilter's setValue(_:forKey:); key is a parameter or its Core Image name (\"inputRadius\")") { [unowned self] call, box in
-            let parameter = try filterParameter(call, 3, named: try call.string(3), of: box.filter.kind)
-            let value = try filterValue(call, 2, parameter)
-            try changeFilter(call, box) { try $0.set(parameter.name, value) }
+        base.method("setValue", of: FilterBox.self, doc: "f:setValue(value, key): CIFilter's setValue(_:forKey:); key is a parameter or its Core Image name (\"inputRadius\")") { call, box in
+            let api = try call.api()
+            let parameter = try api.filterParameter(call, 3, named: try call.string(3), of: box.filter.kind)
+            let value = try api.filterValue(call, 2, parameter)
+            try api.changeFilter(call, box) { try $0.set(parameter.name, value) }
             return 0
         }
-        base.method("value", of: FilterBox.self, readOnly: true, doc: "f:value(key): a parameter's value (CIFilter's value(forKey:))") { [unowned self] call, box in
-            let parameter = try filterParameter(call, 2, named: try call.string(2), of: box.filter.kind)
-            pushFilterValue(call, box.filter.values[parameter.name])
+        base.method("value", of: FilterBox.self, readOnly: true, doc: "f:value(key): a parameter's value (CIFilter's value(forKey:))") { call, box in
+            let api = try call.api()
+            let parameter = try api.filterParameter(call, 2, named: try call.string(2), of: box.filter.kind)
+            call.pushFilterValue(box.filter.values[parameter.name])
             return 1
         }
         base.alias("valueForKey", of: "value")
@@ -67,10 +70,11 @@ extension API {
             let luaClass = LuaClass(name, parent: base, doc: "av.filter(\"\(kind.rawValue)\"): \(kind.summary).\(coreImage)")
             for parameter in kind.parameters {
                 luaClass.property(parameter.name, of: FilterBox.self, doc: parameterDoc(parameter, of: kind),
-                                  get: { [unowned self] call, box in pushFilterValue(call, box.filter.values[parameter.name]) },
-                                  set: { [unowned self] call, box, index in
-                                      let value = try filterValue(call, index, parameter)
-                                      try changeFilter(call, box) { try $0.set(parameter.name, value) }
+                                  get: { call, box in call.pushFilterValue(box.filter.values[parameter.name]) },
+                                  set: { call, box, index in
+                                      let api = try call.api()
+                                      let value = try api.filterValue(call, index, parameter)
+                                      try api.changeFilter(call, box) { try $0.set(parameter.name, value) }
                                   })
             }
             luaClass.example = Self.filterExamples[kind] ?? ""
@@ -135,7 +139,7 @@ extension API {
     }
 
     /// "Filter(gaussianBlur, radius 8)", with the name when it is not the kind's.
-    func describe(_ filter: Filter) -> String {
+    static func describe(_ filter: Filter) -> String {
         let settings = filter.kind.parameters.compactMap { parameter -> String? in
             switch filter.values[parameter.name] {
             case .number(let n): "\(parameter.name) \(format(n))"
@@ -157,14 +161,6 @@ extension API {
                                      remedy: "assign the filters again to use the change"), at: call.L)
     }
 
-    private func filterName(_ call: LuaCall, _ index: Int32) throws -> String {
-        let name = try call.string(index)
-        guard !name.isEmpty, name.count <= 64, !name.contains(".") else {
-            throw call.argumentError(index, "a filter name must be 1…64 characters without dots (it is part of key paths such as filters.NAME.radius), got \(name.quotedForMessage())")
-        }
-        return name
-    }
-
     /// The parameter `key` names (its own name or Core Image's "inputRadius").
     private func filterParameter(_ call: LuaCall, _ index: Int32, named key: String, of kind: FilterKind) throws -> FilterParameter {
         if let parameter = kind.parameter(key) { return parameter }
@@ -176,15 +172,15 @@ extension API {
     private func filterValue(_ call: LuaCall, _ index: Int32, _ parameter: FilterParameter) throws -> FilterValue {
         switch parameter.kind {
         case .number(let range, _):
-            let value = try finite(call, index)
+            let value = try call.finite(index)
             guard range.contains(value) else {
                 throw call.argumentError(index, "\(parameter.name) must be in \(format(range.lowerBound))…\(format(range.upperBound)), got \(format(value))")
             }
             return .number(value)
         case .color:
-            return .color(try color(call, index))
+            return .color(try call.color(index))
         case .file:
-            let path = try readablePath(call, index)
+            let path = try call.readablePath(index)
             readFiles.record(path)
             do { return .cube(try ColorCube.read(path: path)) } catch let error as EngineError {
                 throw call.argumentError(index, error.message, cause: error)
@@ -192,45 +188,32 @@ extension API {
         }
     }
 
-    private func pushFilterValue(_ call: LuaCall, _ value: FilterValue?) {
-        switch value {
-        case .number(let n): call.push(n)
-        case .color(let c): push(call, color: c)
-        case .cube(let cube): call.push(cube.path)
-        case nil: call.pushNil()
-        }
-    }
-
     func pushFilter(_ call: LuaCall, _ filter: Filter) {
         call.push(FilterBox(filter), as: filterKinds[filter.kind] ?? classes[FilterBox.self])
-    }
-
-    /// An array of filter objects, copied (the objects are marked, so a later change to one
-    /// gets a note). nil is no filters.
-    func filterList(_ call: LuaCall, _ index: Int32) throws -> [Filter] {
-        guard !call.isNoneOrNil(index) else { return [] }
-        let boxes = try array(call, index, of: classes[FilterBox.self], as: FilterBox.self)
-        for box in boxes { box.isCopied = true }
-        return boxes.map(\.filter)
     }
 
     /// `filters`, `setFilterValue` and `setFilterRamp` of a class whose objects hold a
     /// `FilterStack` (video compositions and layer instructions).
     private func addFilterStack<T: AnyObject>(to luaClass: LuaClass, _ type: T.Type, _ stack: ReferenceWritableKeyPath<T, FilterStack>, doc: String) {
         luaClass.property("filters", of: T.self, doc: doc,
-                          get: { [unowned self] call, object in call.pushArray(object[keyPath: stack].filters) { pushFilter(call, $0) } },
-                          set: { [unowned self] call, object, index in object[keyPath: stack].filters = try filterList(call, index) })
-        luaClass.method("setFilterValue", of: T.self, doc: "obj:setFilterValue(filter or name, key, value, atTime): the parameter holds value from atTime on") { [unowned self] call, object in
-            let (name, key) = try filterParameterReference(call, object[keyPath: stack].filters)
-            let value = try finite(call, 4), at = try time(call, 5)
-            try filterStackChange(call) { try object[keyPath: stack].setValue(value, parameter: key, filter: name, at: at) }
+                          get: { call, object in
+                              let api = try call.api()
+                              call.pushArray(object[keyPath: stack].filters) { api.pushFilter(call, $0) }
+                          },
+                          set: { call, object, index in object[keyPath: stack].filters = try call.filterList(index) })
+        luaClass.method("setFilterValue", of: T.self, doc: "obj:setFilterValue(filter or name, key, value, atTime): the parameter holds value from atTime on") { call, object in
+            let api = try call.api()
+            let (name, key) = try api.filterParameterReference(call, object[keyPath: stack].filters)
+            let value = try call.finite(4), at = try call.time(5)
+            try api.filterStackChange(call) { try object[keyPath: stack].setValue(value, parameter: key, filter: name, at: at) }
             return 0
         }
-        luaClass.method("setFilterRamp", of: T.self, doc: "obj:setFilterRamp(filter or name, key, from, to, range [, timing]): the parameter moves from one value to the other over range, then holds") { [unowned self] call, object in
-            let (name, key) = try filterParameterReference(call, object[keyPath: stack].filters)
-            let (from, to) = (try finite(call, 4), try finite(call, 5))
-            let (range, timing) = (try timeRange(call, 6), try curve(call, 7))
-            try filterStackChange(call) { try object[keyPath: stack].setRamp(from: from, to: to, parameter: key, filter: name, over: range, curve: timing) }
+        luaClass.method("setFilterRamp", of: T.self, doc: "obj:setFilterRamp(filter or name, key, from, to, range [, timing]): the parameter moves from one value to the other over range, then holds") { call, object in
+            let api = try call.api()
+            let (name, key) = try api.filterParameterReference(call, object[keyPath: stack].filters)
+            let (from, to) = (try call.finite(4), try call.finite(5))
+            let (range, timing) = (try call.timeRange(6), try call.curve(7))
+            try api.filterStackChange(call) { try object[keyPath: stack].setRamp(from: from, to: to, parameter: key, filter: name, over: range, curve: timing) }
             return 0
         }
     }
@@ -238,7 +221,7 @@ extension API {
     /// Arguments 2 and 3 of setFilterValue/setFilterRamp: the filter's name and its parameter.
     private func filterParameterReference(_ call: LuaCall, _ filters: [Filter]) throws -> (String, String) {
         let name: String
-        if let box: FilterBox = try? call.object(2, classes[FilterBox.self]) { name = box.filter.name } else {
+        if let box: FilterBox = try? call.object(2, FilterBox.self) { name = box.filter.name } else {
             guard call.type(2) == LUA_TSTRING else { throw call.typeError(2, expected: "Filter or filter name") }
             name = try call.string(2)
         }
@@ -258,8 +241,11 @@ extension API {
     func completeFilterClasses() {
         for kind in FilterKind.allCases { if let luaClass = filterKinds[kind] { classes.add(variant: luaClass) } }
         classes[Layer.self].property("filters", of: Layer.self, doc: "av.filter objects applied to the layer and its sublayers as drawn, in order (copies; animate filters.NAME.PARAM)",
-                       get: { [unowned self] call, layer in call.pushArray(layer.filters) { pushFilter(call, $0) } },
-                       set: { [unowned self] call, layer, index in layer.filters = try filterList(call, index) })
+                       get: { call, layer in
+                           let api = try call.api()
+                           call.pushArray(layer.filters) { api.pushFilter(call, $0) }
+                       },
+                       set: { call, layer, index in layer.filters = try call.filterList(index) })
         addFilterStack(to: classes[VideoComposition.self], VideoComposition.self, \.filters,
                        doc: "av.filter objects applied to every composed frame, in order, before the animation tool's layers (copies)")
         addFilterStack(to: classes[LayerInstruction.self], LayerInstruction.self, \.filters,
@@ -267,7 +253,8 @@ extension API {
     }
 
     var filterFunctions: [AVFunction] {
-        [("filter", "av.filter(name [, {parameters}]): a filter (CIFilter) for layer.filters, vc.filters or li.filters; names: \(FilterKind.allCases.map(\.rawValue).joined(separator: ", ")) (or Core Image's, \"CIGaussianBlur\")", { [unowned self] call in
+        [("filter", "av.filter(name [, {parameters}]): a filter (CIFilter) for layer.filters, vc.filters or li.filters; names: \(FilterKind.allCases.map(\.rawValue).joined(separator: ", ")) (or Core Image's, \"CIGaussianBlur\")", { call in
+            let api = try call.api()
             let requested = try call.string(1)
             guard let kind = FilterKind(named: requested) else {
                 let names = FilterKind.allCases.map(\.rawValue)
@@ -277,12 +264,12 @@ extension API {
             if !call.isNoneOrNil(2) {
                 guard call.type(2) == LUA_TTABLE else { throw call.typeError(2, expected: "table of \(kind.rawValue) parameters") }
                 try call.forEachField(of: 2) { key in
-                    let parameter = key == "name" ? nil : try filterParameter(call, 2, named: key, of: kind)
+                    let parameter = key == "name" ? nil : try api.filterParameter(call, 2, named: key, of: kind)
                     do {
                         if let parameter {
-                            try made.set(parameter.name, try filterValue(call, call.absolute(-1), parameter))
+                            try made.set(parameter.name, try api.filterValue(call, call.absolute(-1), parameter))
                         } else {
-                            made.name = try filterName(call, call.absolute(-1))
+                            made.name = try call.filterName(call.absolute(-1))
                         }
                     } catch let error as LuaArgumentError {
                         // The value's own check numbers its stack slot; name the table and field.
@@ -290,7 +277,7 @@ extension API {
                     }
                 }
             }
-            pushFilter(call, made)
+            api.pushFilter(call, made)
             return 1
         })]
     }
@@ -301,6 +288,36 @@ extension FilterValue {
     var footprint: Int {
         if case .cube(let cube) = self { return cube.byteCount }
         return 16
+    }
+}
+
+private extension LuaCall {
+    func pushFilterValue(_ value: FilterValue?) {
+        switch value {
+        case .number(let n): push(n)
+        case .color(let c): push(color: c)
+        case .cube(let cube): push(cube.path)
+        case nil: pushNil()
+        }
+    }
+
+    func filterName(_ index: Int32) throws -> String {
+        let name = try string(index)
+        guard !name.isEmpty, name.count <= 64, !name.contains(".") else {
+            throw argumentError(index, "a filter name must be 1…64 characters without dots (it is part of key paths such as filters.NAME.radius), got \(name.quotedForMessage())")
+        }
+        return name
+    }
+}
+
+extension LuaCall {
+    /// An array of filter objects, copied (the objects are marked, so a later change to one
+    /// gets a note). nil is no filters.
+    func filterList(_ index: Int32) throws -> [Filter] {
+        guard !isNoneOrNil(index) else { return [] }
+        let boxes = try array(index, of: FilterBox.self)
+        for box in boxes { box.isCopied = true }
+        return boxes.map(\.filter)
     }
 }
 

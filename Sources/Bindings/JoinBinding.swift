@@ -10,25 +10,25 @@ extension API {
         luaClass.describe = { ($0 as? TitleCard).map { "TitleCard(\($0.title.quotedForMessage(limit: 30)), \(format($0.duration.seconds)) s)" } ?? "TitleCard" }
         luaClass.property("title", of: TitleCard.self, doc: "the main line (\"\\n\" starts another)",
                           get: { call, card in call.push(card.title) },
-                          set: { [unowned self] call, card, index in card.title = try text(call, index) })
+                          set: { call, card, index in card.title = try call.text(index) })
         luaClass.property("subtitle", of: TitleCard.self, doc: "a smaller line under the title, or nil",
                           get: { call, card in if let subtitle = card.subtitle { call.push(subtitle) } else { call.pushNil() } },
-                          set: { [unowned self] call, card, index in card.subtitle = call.isNoneOrNil(index) ? nil : try text(call, index) })
+                          set: { call, card, index in card.subtitle = call.isNoneOrNil(index) ? nil : try call.text(index) })
         luaClass.property("duration", of: TitleCard.self, doc: "seconds on screen, transitions included (3 by default)",
                           get: { call, card in call.push(card.duration.seconds) },
-                          set: { [unowned self] call, card, index in card.duration = try duration(call, index) })
+                          set: { call, card, index in card.duration = try call.duration(index) })
         luaClass.property("backgroundColor", of: TitleCard.self, doc: "the card's colour (black by default)",
-                          get: { [unowned self] call, card in push(call, color: card.backgroundColor) },
-                          set: { [unowned self] call, card, index in card.backgroundColor = try color(call, index) })
+                          get: { call, card in call.push(color: card.backgroundColor) },
+                          set: { call, card, index in card.backgroundColor = try call.color(index) })
         luaClass.property("textColor", of: TitleCard.self, doc: "white by default",
-                          get: { [unowned self] call, card in push(call, color: card.textColor) },
-                          set: { [unowned self] call, card, index in card.textColor = try color(call, index) })
+                          get: { call, card in call.push(color: card.textColor) },
+                          set: { call, card, index in card.textColor = try call.color(index) })
         luaClass.property("font", of: TitleCard.self, doc: "font family (Noto Sans CJK JP by default)",
                           get: { call, card in call.push(card.font) },
                           set: { call, card, index in card.font = try call.string(index) })
         luaClass.property("fontSize", of: TitleCard.self, doc: "the title's size in pixels; nil: a tenth of the frame's shorter side (the subtitle is half)",
                           get: { call, card in if let size = card.fontSize { call.push(size) } else { call.pushNil() } },
-                          set: { [unowned self] call, card, index in card.fontSize = call.isNoneOrNil(index) ? nil : try bounded(call, index, 1...1000) })
+                          set: { call, card, index in card.fontSize = call.isNoneOrNil(index) ? nil : try call.bounded(index, 1...1000) })
         luaClass.example = """
             local card = av.titleCard{ title = "Day one", subtitle = "Lisbon", duration = 3, backgroundColor = "navy" }
             local comp, vc, mix = av.join({ card, av.asset("walk.mov") }, { transition = "fadeThroughBlack" })
@@ -42,14 +42,14 @@ extension API {
         var direction: Transition.Direction? = nil, perJoin: [PlannedTransition]? = nil, renderSize: Size? = nil
         var fit = FitChoice(default: .fit)
         defer { release([common] + (perJoin ?? [])) }
-        try options(call, 2, [
+        try call.options(2, [
             "transition": { common = try self.plannedTransition(call, $0) },
-            "duration": { length = try self.duration(call, $0) },
-            "direction": { direction = try self.choice(call, $0, Transition.Direction.self) },
+            "duration": { length = try call.duration($0) },
+            "direction": { direction = try call.choice($0, Transition.Direction.self) },
             "transitions": { perJoin = try self.transitionList(call, $0) },
-            "renderSize": { renderSize = try self.size(call, $0) },
+            "renderSize": { renderSize = try call.size($0) },
             "fit": { try fit.readFit(call, $0) },
-            "focus": { fit.focus = try self.focus(call, $0) },
+            "focus": { fit.focus = try call.focus($0) },
         ])
         let placement = try fit.placement(call, 2)
         // Entries without their own duration or direction take the call's, whatever order the table's fields are read in.
@@ -64,12 +64,12 @@ extension API {
         }
         let transitions = planned.map { Transition($0.kind, duration: $0.duration ?? length, direction: $0.direction) }
         let drawing = transitionDrawing(call) { planned[$0] }
-        let joined = try engine(call) {
+        let joined = try call.engine {
             try JoinedSequence.make(items, transitions: transitions, renderSize: renderSize, placement: placement, drawing: drawing)
         }
         for note in joined.notes { try policy.report(note, at: call.L) }
         for case .clip(let asset, _) in items { asset.tracks.forEach(remember) }
-        return push(call, joined)
+        return try push(call, joined: joined)
     }
 
     /// `av.cutToBeats(clips, beats, options)`.
@@ -84,18 +84,18 @@ extension API {
         var every = 1, planned = PlannedTransition(kind: .none), length = MediaTime(value: 1, timescale: 4)
         var music: AssetTrack? = nil, total: MediaTime? = nil, renderSize: Size? = nil
         var fit = FitChoice(default: .fit)
-        try options(call, 3, [
+        try call.options(3, [
             "every": { value in
                 every = try call.integer(value)
                 guard (1...1000).contains(every) else { throw call.argumentError(value, "must be a whole number of beats from 1 to 1000, got \(every)") }
             },
             "transition": { planned = try self.plannedTransition(call, $0) },
-            "transitionDuration": { length = try self.duration(call, $0) },
+            "transitionDuration": { length = try call.duration($0) },
             "music": { music = try self.musicTrack(call, $0) },
-            "duration": { total = try self.duration(call, $0) },
-            "renderSize": { renderSize = try self.size(call, $0) },
+            "duration": { total = try call.duration($0) },
+            "renderSize": { renderSize = try call.size($0) },
             "fit": { try fit.readFit(call, $0) },
-            "focus": { fit.focus = try self.focus(call, $0) },
+            "focus": { fit.focus = try call.focus($0) },
         ])
         defer { release([planned]) }
         let placement = try fit.placement(call, 3)
@@ -105,19 +105,19 @@ extension API {
         let cuts = beats.enumerated().filter { $0.offset % every == 0 }.map(\.element)
         let duration = total ?? music.map(\.timeRange.duration) ?? beats[beats.count - 1]
         let transition = planned.kind == .none ? Transition.cut : Transition(planned.kind, duration: planned.duration ?? length, direction: planned.direction)
-        let made = try engine(call) {
+        let made = try call.engine {
             try BeatMontage.make(clips: clips, cuts: cuts, duration: duration, transition: transition, music: music,
                                  renderSize: renderSize, placement: placement, drawing: transitionDrawing(call) { _ in planned })
         }
         for note in made.notes { try policy.report(note, at: call.L) }
         clips.forEach { $0.asset.tracks.forEach(remember) }
         music.map(remember)
-        return push(call, made.sequence)
+        return try push(call, joined: made.sequence)
     }
 
     /// An array of increasing times in seconds at `index`.
     func beatTimes(_ call: LuaCall, _ index: Int32) throws -> [MediaTime] {
-        let times = try list(call, index, limit: 1_000_000) { try time(call, $0, allowNegative: false) }
+        let times = try call.list(index, limit: 1_000_000) { try call.time($0, allowNegative: false) }
         for (entry, (earlier, later)) in zip(times, times.dropFirst()).enumerated() where later <= earlier {
             throw call.argumentError(index, "beat \(entry + 2) (\(format(later.seconds)) s) is not after beat \(entry + 1) (\(format(earlier.seconds)) s); beats go in order")
         }
@@ -126,8 +126,8 @@ extension API {
 
     /// An audio track, or an asset's first.
     func musicTrack(_ call: LuaCall, _ index: Int32) throws -> AssetTrack {
-        if let track: AssetTrack = try? call.object(index, classes[AssetTrack.self]), track.mediaType == .audio { return track }
-        guard let song: Asset = try? call.object(index, classes[Asset.self]) else { throw call.typeError(index, expected: "Asset or audio AssetTrack") }
+        if let track: AssetTrack = try? call.object(index, AssetTrack.self), track.mediaType == .audio { return track }
+        guard let song: Asset = try? call.object(index, Asset.self) else { throw call.typeError(index, expected: "Asset or audio AssetTrack") }
         guard let track = song.tracks(withMediaType: .audio).first else {
             throw call.argumentError(index, "\(song.path.quotedForMessage()) has no audio track")
         }
@@ -135,17 +135,17 @@ extension API {
     }
 
     /// Pushes a joined sequence as comp, vc, mix and parts.
-    func push(_ call: LuaCall, _ joined: JoinedSequence) -> Int32 {
-        push(call, joined.composition)
-        push(call, joined.videoComposition)
-        push(call, joined.audioMix)
-        call.pushArray(joined.parts) { part in
-            call.pushRecord {
-                push(call, range: part.timeRange); call.setField("timeRange")
-                if let track = part.videoTrack { push(call, track); call.setField("videoTrack") }
-                if let track = part.audioTrack { push(call, track); call.setField("audioTrack") }
-                if let layer = part.layer { push(call, layer); call.setField("layer") }
-                if let map = part.timeMap { push(call, TimeMapBox(map)); call.setField("map") }
+    func push(_ call: LuaCall, joined: JoinedSequence) throws -> Int32 {
+        try call.push(joined.composition)
+        try call.push(joined.videoComposition)
+        try call.push(joined.audioMix)
+        try call.pushArray(joined.parts) { part in
+            try call.pushRecord {
+                try call.push(range: part.timeRange); call.setField("timeRange")
+                if let track = part.videoTrack { try call.push(track); call.setField("videoTrack") }
+                if let track = part.audioTrack { try call.push(track); call.setField("audioTrack") }
+                if let layer = part.layer { try call.push(layer); call.setField("layer") }
+                if let map = part.timeMap { try call.push(TimeMapBox(map)); call.setField("map") }
             }
         }
         return 4
@@ -170,18 +170,18 @@ extension API {
 
     /// An asset, a title card, or `{asset, start=, duration=}` / `{asset, range=}`.
     func sequenceItem(_ call: LuaCall, _ index: Int32) throws -> SequenceItem {
-        if let card: TitleCard = try? call.object(index, classes[TitleCard.self]) { return .titleCard(card) }
-        if let file: Asset = try? call.object(index, classes[Asset.self]) { return .clip(file, nil) }
+        if let card: TitleCard = try? call.object(index, TitleCard.self) { return .titleCard(card) }
+        if let file: Asset = try? call.object(index, Asset.self) { return .clip(file, nil) }
         guard call.type(index) == LUA_TTABLE else { throw call.typeError(index, expected: "Asset, TitleCard or {asset, start=, duration=}") }
         call.pushElement(of: index, 1)
-        let first: Asset? = try? call.object(-1, classes[Asset.self])
+        let first: Asset? = try? call.object(-1, Asset.self)
         call.pop()
         guard let file = first else { throw call.argumentError(index, "a clip table starts with its asset: {asset, start=, duration=}") }
         var start = MediaTime.zero, length: MediaTime? = nil, range: TimeRange? = nil
-        try options(call, index, [
-            "start": { start = try self.time(call, $0, allowNegative: false) },
-            "duration": { length = try self.duration(call, $0) },
-            "range": { range = try self.timeRange(call, $0) },
+        try call.options(index, [
+            "start": { start = try call.time($0, allowNegative: false) },
+            "duration": { length = try call.duration($0) },
+            "range": { range = try call.timeRange($0) },
         ], positional: 1)
         if range != nil, length != nil || start != .zero {
             throw call.argumentError(index, "give range, or start and duration, not both")

@@ -5,13 +5,13 @@ import MoonreelScriptHost
 /// `av.loudness`, an export session's loudness target and an audio mix's ducking.
 extension API {
     func loudness(_ call: LuaCall) throws -> Int32 {
-        let source = try compositionOrAsset(call, 1)
+        let source = try call.compositionOrAsset(1)
         var mix: AudioMix? = nil, range: TimeRange? = nil
-        try options(call, 2, [
+        try call.options(2, [
             "audioMix": { mix = try call.object($0, self.classes[AudioMix.self]) },
-            "timeRange": { range = try self.timeRange(call, $0) },
+            "timeRange": { range = try call.timeRange($0) },
         ])
-        guard let measured = try engine(call, { try source.loudness(audioMix: mix, range: range) }) else {
+        guard let measured = try call.engine({ try source.loudness(audioMix: mix, range: range) }) else {
             call.pushNil()
             return 1
         }
@@ -28,16 +28,16 @@ extension API {
         luaClass.property("loudness", of: ExportSession.self,
                           doc: "target integrated loudness in LUFS (EBU R128; e.g. -14, -16, -23), or nil (default) to leave the mix as it is; the mix is measured first, then one gain brings it there with its peaks held under truePeakLimit",
                           get: { call, e in if let target = e.loudness { call.push(target.integrated) } else { call.pushNil() } },
-                          set: { [unowned self] call, e, index in
+                          set: { call, e, index in
                               guard !call.isNoneOrNil(index) else { e.loudness = nil; return }
-                              let target = try bounded(call, index, LoudnessNormalization.integratedRange)
+                              let target = try call.bounded(index, LoudnessNormalization.integratedRange)
                               e.loudness = LoudnessNormalization(integrated: target, truePeak: e.loudness?.truePeak ?? -1)
                           })
         luaClass.property("truePeakLimit", of: ExportSession.self,
                           doc: "with loudness: the ceiling for peaks in dBTP (-1 by default; -20…0)",
                           get: { call, e in call.push(e.loudness?.truePeak ?? -1) },
-                          set: { [unowned self] call, e, index in
-                              let ceiling = try bounded(call, index, LoudnessNormalization.truePeakRange)
+                          set: { call, e, index in
+                              let ceiling = try call.bounded(index, LoudnessNormalization.truePeakRange)
                               guard var target = e.loudness else {
                                   throw call.argumentError(index, "set session.loudness (the target in LUFS) before truePeakLimit")
                               }
@@ -52,11 +52,12 @@ extension API {
     func addDucking(to luaClass: LuaClass) {
         luaClass.property("ducking", of: AudioMixInputParameters.self,
                           doc: "sidechain ducking: {under=track or {tracks}, amount=-12 (dB), threshold=-35 (dBFS), attack=0.05, hold=0.3, release=0.4, window=0.01 (seconds)}, or nil; see p:setDucking",
-                          get: { [unowned self] call, p in pushDucking(call, p.ducking) },
-                          set: { [unowned self] call, p, index in p.ducking = try ducking(call, index) })
+                          get: { call, p in call.pushDucking(p.ducking) },
+                          set: { call, p, index in p.ducking = try call.api().ducking(call, index) })
         luaClass.method("setDucking", of: AudioMixInputParameters.self,
-                        doc: "p:setDucking{under=, amount=, threshold=, attack=, hold=, release=}: while the level of the `under` tracks is at or above threshold, this track goes down by amount dB over attack seconds (a straight line in dB); after hold seconds below it, back up over release; nil removes it") { [unowned self] call, p in
-            p.ducking = try ducking(call, 2)
+                        doc: "p:setDucking{under=, amount=, threshold=, attack=, hold=, release=}: while the level of the `under` tracks is at or above threshold, this track goes down by amount dB over attack seconds (a straight line in dB); after hold seconds below it, back up over release; nil removes it") { call, p in
+            let api = try call.api()
+            p.ducking = try api.ducking(call, 2)
             return 0
         }
     }
@@ -66,19 +67,19 @@ extension API {
         guard call.type(index) == LUA_TTABLE else { throw call.typeError(index, expected: "ducking table {under=, amount=, …} or nil") }
         var settings = Ducking(under: [])
         let seconds = { (value: Int32) in
-            let t = try self.time(call, value, allowNegative: false)
+            let t = try call.time(value, allowNegative: false)
             guard t <= Ducking.maximumTime else { throw call.argumentError(value, "at most \(Ducking.maximumTime.seconds) s, got \(t.seconds)") }
             return t
         }
-        try options(call, index, [
+        try call.options(index, [
             "under": { settings.under = try self.sidechains(call, $0) },
-            "amount": { settings.amount = try self.bounded(call, $0, Ducking.amountRange) },
-            "threshold": { settings.threshold = try self.bounded(call, $0, Ducking.thresholdRange) },
+            "amount": { settings.amount = try call.bounded($0, Ducking.amountRange) },
+            "threshold": { settings.threshold = try call.bounded($0, Ducking.thresholdRange) },
             "attack": { settings.attack = try seconds($0) },
             "hold": { settings.hold = try seconds($0) },
             "release": { settings.release = try seconds($0) },
             "window": {
-                settings.window = try self.time(call, $0)
+                settings.window = try call.time($0)
                 guard Ducking.windowRange.contains(settings.window) else { throw call.argumentError($0, "window must be 0.001…1 s, got \(settings.window.seconds)") }
             },
         ])
@@ -89,7 +90,7 @@ extension API {
     /// A track reference or an array of them.
     func sidechains(_ call: LuaCall, _ index: Int32) throws -> [Ducking.Sidechain] {
         let reference = { (at: Int32) in
-            let (id, source) = try self.trackReference(call, at, mediaType: .audio)
+            let (id, source) = try call.trackReference(at, mediaType: .audio)
             return Ducking.Sidechain(trackID: id, source: source)
         }
         guard call.type(index) == LUA_TTABLE else { return [try reference(index)] }
@@ -101,14 +102,17 @@ extension API {
         }
     }
 
-    func pushDucking(_ call: LuaCall, _ ducking: Ducking?) {
-        guard let ducking else { call.pushNil(); return }
-        call.pushRecord {
-            call.pushArray(ducking.under) { call.push($0.trackID) }; call.setField("under")
-            call.push(ducking.amount); call.setField("amount")
-            call.push(ducking.threshold); call.setField("threshold")
+}
+
+extension LuaCall {
+    func pushDucking(_ ducking: Ducking?) {
+        guard let ducking else { pushNil(); return }
+        pushRecord {
+            pushArray(ducking.under) { push($0.trackID) }; setField("under")
+            push(ducking.amount); setField("amount")
+            push(ducking.threshold); setField("threshold")
             for (name, value) in [("attack", ducking.attack), ("hold", ducking.hold), ("release", ducking.release), ("window", ducking.window)] {
-                call.push(value.seconds); call.setField(name)
+                push(value.seconds); setField(name)
             }
         }
     }

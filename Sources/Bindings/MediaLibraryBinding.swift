@@ -16,16 +16,17 @@ extension API {
         }
         luaClass.property("path", of: MediaLibrary.self, doc: "the library folder") { call, library in call.push(library.folder) }
         luaClass.property("recovered", of: MediaLibrary.self,
-                          doc: "items that opening the library finished for a run that was killed during the hand-off") { [unowned self] call, library in
-            call.pushArray(library.recovered) { push(call, libraryItem: $0) }
+                          doc: "items that opening the library finished for a run that was killed during the hand-off") { call, library in
+            call.pushArray(library.recovered) { call.push(libraryItem: $0) }
         }
         luaClass.property("warnings", of: MediaLibrary.self,
                           doc: "hand-offs of killed runs that opening could not finish (their files are kept and tried again next time)") { call, library in
             call.pushArray(library.warnings) { call.push($0) }
         }
         luaClass.method("add", of: MediaLibrary.self,
-                        doc: "library:add(pathOrSummary, {preset=, deleteSource=}): exports the recording with the preset (default HighestQuality), verifies the copy, moves it in under a date-based name with a JSON sidecar and, with deleteSource = true, deletes the recording once both are synced; the item, or nil and a message (the recording is kept)") { [unowned self] call, library in
-            let source = try recordingPath(call, 2)
+                        doc: "library:add(pathOrSummary, {preset=, deleteSource=}): exports the recording with the preset (default HighestQuality), verifies the copy, moves it in under a date-based name with a JSON sidecar and, with deleteSource = true, deletes the recording once both are synced; the item, or nil and a message (the recording is kept)") { call, library in
+            let api = try call.api()
+            let source = try api.recordingPath(call, 2)
             var presetName = "HighestQuality", deleteSource = false
             if !call.isNoneOrNil(3) {
                 guard call.type(3) == LUA_TTABLE else { throw call.typeError(3, expected: "table {preset=, deleteSource=}") }
@@ -34,29 +35,29 @@ extension API {
                         throw call.argumentError(3, "unknown library option \(key.quotedForMessage()) (known: \(API.mediaLibraryOptions.joined(separator: ", ")))")
                     }
                 }
-                presetName = try field(call, 3, "preset", 0) { try call.string(-1) } ?? presetName
-                deleteSource = try field(call, 3, "deleteSource", 0) { try call.boolean(-1) } ?? false
+                presetName = try call.field(3, "preset", 0) { try call.string(-1) } ?? presetName
+                deleteSource = try call.field(3, "deleteSource", 0) { try call.boolean(-1) } ?? false
             }
             guard let preset = ExportPreset.named(AppleNames.presetName(presetName)) else {
                 throw call.argumentError(3, "unknown preset \(presetName.quotedForMessage()) (known: \(ExportPreset.names.joined(separator: ", ")))")
             }
             // A dry run writes nothing: no export, no move, and above all no deleted source.
-            if policy.dryRun {
+            if api.policy.dryRun {
                 call.pushNil()
                 call.push(LuaState.scriptPosition(call.L) + "library:add does nothing in a dry run (\(source.quotedForMessage()) was not handed off)")
                 return 2
             }
             do {
-                let item = try library.add(recording: source, preset: preset, deleteSource: deleteSource, cancellation: exportCancellation)
-                if exportCancellation.isCancelled {
+                let item = try library.add(recording: source, preset: preset, deleteSource: deleteSource, cancellation: api.exportCancellation)
+                if api.exportCancellation.isCancelled {
                     // Past its commit point a hand-off finishes whatever comes: say what it did.
-                    try policy.report(Diagnostic(.fileNotAsExpected, .note, "the run was interrupted after the hand-off of \(source.quotedForMessage(limit: 200)) was committed; it was finished: the movie is at \(item.path.quotedForMessage(limit: 200))"
+                    try api.policy.report(Diagnostic(.fileNotAsExpected, .note, "the run was interrupted after the hand-off of \(source.quotedForMessage(limit: 200)) was committed; it was finished: the movie is at \(item.path.quotedForMessage(limit: 200))"
                                                  + (item.sourceDeleted ? " and the recording was deleted" : " and the recording was kept")), at: call.L)
                 }
                 if let reason = item.sourceDeletionError {
-                    try policy.report(Diagnostic(.fileNotAsExpected, .warning, "added \(item.path.quotedForMessage(limit: 200)); the source \(source.quotedForMessage(limit: 200)) could not be deleted: \(reason)"), at: call.L)
+                    try api.policy.report(Diagnostic(.fileNotAsExpected, .warning, "added \(item.path.quotedForMessage(limit: 200)); the source \(source.quotedForMessage(limit: 200)) could not be deleted: \(reason)"), at: call.L)
                 }
-                push(call, libraryItem: item)
+                call.push(libraryItem: item)
                 return 1
             } catch {
                 call.pushNil()
@@ -74,39 +75,41 @@ extension API {
 
     /// A recording argument: a path, or a capture summary (its `path`).
     private func recordingPath(_ call: LuaCall, _ index: Int32) throws -> String {
-        guard call.type(index) == LUA_TTABLE else { return try filePath(call, index) }
+        guard call.type(index) == LUA_TTABLE else { return try call.filePath(index) }
         guard call.pushField(of: index, "path") == LUA_TSTRING else {
             call.pop()
             throw call.typeError(index, expected: "path or recording summary {path=}")
         }
         defer { call.pop() }
-        return try filePath(call, -1)
-    }
-
-    private func push(_ call: LuaCall, libraryItem item: LibraryItem) {
-        call.pushRecord {
-            call.push(item.path); call.setField("path")
-            call.push(item.sidecarPath); call.setField("sidecar")
-            call.push(item.sourcePath); call.setField("source")
-            call.push(item.presetName); call.setField("preset")
-            call.push(item.duration); call.setField("duration")
-            call.push(item.recordingStarted); call.setField("recordingStarted")
-            call.push(item.recordingEnded); call.setField("recordingEnded")
-            call.push(item.exported); call.setField("exported")
-            call.pushArray(item.streams) { call.push($0) }; call.setField("streams")
-            call.push(item.sourceDeleted); call.setField("sourceDeleted")
-            if let reason = item.sourceDeletionError { call.push(reason); call.setField("sourceDeletionError") }
-            call.push(item.recovered); call.setField("recovered")
-        }
+        return try call.filePath(-1)
     }
 
     var mediaLibraryFunctions: [AVFunction] {
-        [("mediaLibrary", "av.mediaLibrary(folder): opens (or makes) a library folder for finished recordings, finishing hand-offs a killed run left", { [unowned self] call in
-            let folder = try filePath(call, 1)
-            let library = try engine(call) { try MediaLibrary(folder: folder) }
-            push(call, library)
+        [("mediaLibrary", "av.mediaLibrary(folder): opens (or makes) a library folder for finished recordings, finishing hand-offs a killed run left", { call in
+            let folder = try call.filePath(1)
+            let library = try call.engine { try MediaLibrary(folder: folder) }
+            try call.push(library)
             return 1
         })]
+    }
+}
+
+private extension LuaCall {
+    func push(libraryItem item: LibraryItem) {
+        pushRecord {
+            push(item.path); setField("path")
+            push(item.sidecarPath); setField("sidecar")
+            push(item.sourcePath); setField("source")
+            push(item.presetName); setField("preset")
+            push(item.duration); setField("duration")
+            push(item.recordingStarted); setField("recordingStarted")
+            push(item.recordingEnded); setField("recordingEnded")
+            push(item.exported); setField("exported")
+            pushArray(item.streams) { push($0) }; setField("streams")
+            push(item.sourceDeleted); setField("sourceDeleted")
+            if let reason = item.sourceDeletionError { push(reason); setField("sourceDeletionError") }
+            push(item.recovered); setField("recovered")
+        }
     }
 }
 

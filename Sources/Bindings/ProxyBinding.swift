@@ -8,10 +8,11 @@ import MoonreelScriptHost
 extension API {
     var proxyFunctions: [AVFunction] {
         [
-            ("makeProxy", "av.makeProxy(assetOrPath) → {{stream=, path=, made=, reason=}, …}: the preview proxy of each moving picture of the file that needs one (larger than 1920×1080, keyframes over 2 s apart, or costly to decode), made now or found in the cache (path nil and made false where none is needed; reason says why; a dry run makes nothing); the studio previews from them (docs/studio.md); effects cannot", { [unowned self] call in
-                guard !lua.isSandboxed else { throw LuaArgumentError("\(call.functionName): effects cannot read or write files") }
-                let media: Asset = try (try? call.object(1, classes[Asset.self])) ?? Asset(path: try filePath(call, 1))
-                guard let cache = policy.proxyCache else {
+            ("makeProxy", "av.makeProxy(assetOrPath) → {{stream=, path=, made=, reason=}, …}: the preview proxy of each moving picture of the file that needs one (larger than 1920×1080, keyframes over 2 s apart, or costly to decode), made now or found in the cache (path nil and made false where none is needed; reason says why; a dry run makes nothing); the studio previews from them (docs/studio.md); effects cannot", { call in
+                let api = try call.api()
+                guard !api.lua.isSandboxed else { throw LuaArgumentError("\(call.functionName): effects cannot read or write files") }
+                let media: Asset = try (try? call.object(1, Asset.self)) ?? Asset(path: try call.filePath(1))
+                guard let cache = api.policy.proxyCache else {
                     throw call.argumentError(1, "no cache folder for proxies (neither XDG_CACHE_HOME nor HOME is set)")
                 }
                 var made: [(stream: Int, path: String?, made: Bool, reason: String)] = []
@@ -20,12 +21,12 @@ extension API {
                     switch cache.need(of: track) {
                     case .notNeeded(let reason):
                         made.append((track.streamIndex, nil, false, reason))
-                    case .needed(let reason) where policy.dryRun:
+                    case .needed(let reason) where api.policy.dryRun:
                         // A dry run (a batch's check of every row) says where it would be, making nothing.
                         made.append((track.streamIndex, try cache.path(of: source), false, reason))
                     case .needed(let reason):
                         let kept = try cache.existing(source)
-                        let path = try kept ?? cache.make(source, cancellation: exportCancellation)
+                        let path = try kept ?? cache.make(source, cancellation: api.exportCancellation)
                         if kept == nil { cache.prune(keeping: path) }
                         made.append((track.streamIndex, path, kept == nil, reason))
                     }

@@ -26,19 +26,19 @@ extension API {
     func makeTimeMapClass() -> LuaClass {
         let luaClass = LuaClass("TimeMap", doc: "Where the times of a composition went in an edit that moved them (comp:removeSilences, comp:scaleTimeRange): cues:remapped(map) carries cues through it.")
         luaClass.describe = { ($0 as? TimeMapBox).map { "TimeMap(\($0.map.pieces.count) kept stretches)" } ?? "TimeMap" }
-        luaClass.method("time", of: TimeMapBox.self, readOnly: true, doc: "map:time(t) → where time t (seconds, before the edit) is now, or nil when it was removed") { [unowned self] call, box in
-            if let moved = box.map.map(try time(call, 2, allowNegative: false)) { push(call, seconds: moved) } else { call.pushNil() }
+        luaClass.method("time", of: TimeMapBox.self, readOnly: true, doc: "map:time(t) → where time t (seconds, before the edit) is now, or nil when it was removed") { call, box in
+            if let moved = box.map.map(try call.time(2, allowNegative: false)) { call.push(seconds: moved) } else { call.pushNil() }
             return 1
         }
-        luaClass.method("range", of: TimeMapBox.self, readOnly: true, doc: "map:range(start, finish) → start, finish now (the part that was kept), or nil when all of it was removed") { [unowned self] call, box in
-            let (start, finish) = (try time(call, 2, allowNegative: false), try time(call, 3, allowNegative: false))
+        luaClass.method("range", of: TimeMapBox.self, readOnly: true, doc: "map:range(start, finish) → start, finish now (the part that was kept), or nil when all of it was removed") { call, box in
+            let (start, finish) = (try call.time(2, allowNegative: false), try call.time(3, allowNegative: false))
             guard finish >= start else { throw call.argumentError(3, "finish (\(format(finish.seconds)) s) is before start (\(format(start.seconds)) s)") }
             guard let moved = box.map.map(TimeRange(from: start, to: finish)) else {
                 call.pushNil()
                 return 1
             }
-            push(call, seconds: moved.start)
-            push(call, seconds: moved.end)
+            call.push(seconds: moved.start)
+            call.push(seconds: moved.end)
             return 2
         }
         luaClass.example = """
@@ -52,14 +52,14 @@ extension API {
     func makeRangeClass() -> LuaClass {
         let luaClass = LuaClass("TimeRange", doc: "A time range: start, duration and finish in seconds.")
         luaClass.describe = { ($0 as? RangeBox).map { "TimeRange(\(format($0.range.start.seconds))…\(format($0.range.end.seconds)) s)" } ?? "TimeRange" }
-        luaClass.property("start", of: RangeBox.self) { [unowned self] call, box in push(call, seconds: box.range.start) }
-        luaClass.property("duration", of: RangeBox.self) { [unowned self] call, box in push(call, seconds: box.range.duration) }
-        luaClass.property("finish", of: RangeBox.self) { [unowned self] call, box in push(call, seconds: box.range.end) }
-        luaClass.property("startTime", of: RangeBox.self) { [unowned self] call, box in push(call, exact: box.range.start) }
-        luaClass.property("durationTime", of: RangeBox.self) { [unowned self] call, box in push(call, exact: box.range.duration) }
-        luaClass.property("finishTime", of: RangeBox.self) { [unowned self] call, box in push(call, exact: box.range.end) }
-        luaClass.method("containsTime", of: RangeBox.self, readOnly: true, doc: "r:containsTime(t)") { [unowned self] call, box in
-            call.push(box.range.contains(try time(call, 2)))
+        luaClass.property("start", of: RangeBox.self) { call, box in call.push(seconds: box.range.start) }
+        luaClass.property("duration", of: RangeBox.self) { call, box in call.push(seconds: box.range.duration) }
+        luaClass.property("finish", of: RangeBox.self) { call, box in call.push(seconds: box.range.end) }
+        luaClass.property("startTime", of: RangeBox.self) { call, box in try call.push(exact: box.range.start) }
+        luaClass.property("durationTime", of: RangeBox.self) { call, box in try call.push(exact: box.range.duration) }
+        luaClass.property("finishTime", of: RangeBox.self) { call, box in try call.push(exact: box.range.end) }
+        luaClass.method("containsTime", of: RangeBox.self, readOnly: true, doc: "r:containsTime(t)") { call, box in
+            call.push(box.range.contains(try call.time(2)))
             return 1
         }
         luaClass.document([
@@ -77,70 +77,38 @@ extension API {
     func installMetamethods() {
         let L = lua.L
         _ = moon_getmetatable_named(L, "moonreel.Time")
-        lua.setFunction("__add", qualifiedName: "+") { [unowned self] call in
-            push(call, exact: try time(call, 1) + time(call, 2)); return 1
+        lua.setFunction("__add", qualifiedName: "+") { call in
+            try call.push(exact: try call.time(1) + call.time(2)); return 1
         }
-        lua.setFunction("__sub", qualifiedName: "-") { [unowned self] call in
-            push(call, exact: try time(call, 1) - time(call, 2)); return 1
+        lua.setFunction("__sub", qualifiedName: "-") { call in
+            try call.push(exact: try call.time(1) - call.time(2)); return 1
         }
-        lua.setFunction("__unm", qualifiedName: "-") { [unowned self] call in
-            push(call, exact: -(try time(call, 1))); return 1
+        lua.setFunction("__unm", qualifiedName: "-") { call in
+            try call.push(exact: -(try call.time(1))); return 1
         }
-        lua.setFunction("__mul", qualifiedName: "*") { [unowned self] call in
+        lua.setFunction("__mul", qualifiedName: "*") { call in
             let (timeIndex, countIndex): (Int32, Int32) = call.type(1) == LUA_TNUMBER ? (2, 1) : (1, 2)
-            let t = try time(call, timeIndex)
+            let t = try call.time(timeIndex)
             let count = try call.integer(countIndex)
             let (product, overflow) = t.value.multipliedReportingOverflow(by: Int64(count))
             guard !overflow, abs(Double(product) / Double(t.timescale)) < 1e9 else {
                 throw call.argumentError(countIndex, "time × \(count) is too large")
             }
-            push(call, exact: MediaTime(value: product, timescale: t.timescale)); return 1
+            try call.push(exact: MediaTime(value: product, timescale: t.timescale)); return 1
         }
-        lua.setFunction("__eq", qualifiedName: "==") { [unowned self] call in
-            call.push(try time(call, 1) == time(call, 2)); return 1
+        lua.setFunction("__eq", qualifiedName: "==") { call in
+            call.push(try call.time(1) == call.time(2)); return 1
         }
-        lua.setFunction("__lt", qualifiedName: "<") { [unowned self] call in
-            call.push(try time(call, 1) < time(call, 2)); return 1
+        lua.setFunction("__lt", qualifiedName: "<") { call in
+            call.push(try call.time(1) < call.time(2)); return 1
         }
-        lua.setFunction("__le", qualifiedName: "<=") { [unowned self] call in
-            call.push(try time(call, 1) <= time(call, 2)); return 1
+        lua.setFunction("__le", qualifiedName: "<=") { call in
+            call.push(try call.time(1) <= call.time(2)); return 1
         }
         moon_pop(L, 1)
     }
 
-    /// A CMTime timescale: a positive 32-bit integer.
-    private func timescale(_ call: LuaCall, _ index: Int32) throws -> Int32 {
-        let scale = try call.integer(index)
-        guard scale > 0, scale <= Int(Int32.max) else {
-            throw call.argumentError(index, "timescale must be a positive 32-bit integer, got \(scale)")
-        }
-        return Int32(scale)
-    }
 
-    private func time(_ call: LuaCall, _ index: Int32, seconds: Double, timescale: Int32) throws -> MediaTime {
-        // Kept in the timescale asked for, as CMTimeMakeWithSeconds does (not reduced).
-        guard abs(seconds) < 1e9 else { throw call.argumentError(index, "time \(format(seconds)) s is too large") }
-        return MediaTime(value: Int64((seconds * Double(timescale)).rounded()), timescale: timescale)
-    }
-
-    /// `{start=, duration=}` or `{start=, finish=}` (CMTimeRangeMake, CMTimeRangeFromTimeToTime).
-    private func rangeTable(_ call: LuaCall, _ index: Int32) throws -> TimeRange {
-        var start: MediaTime?, duration: MediaTime?, finish: MediaTime?
-        try call.forEachField(of: index) { key in
-            switch key {
-            case "start": start = try time(call, -1)
-            case "duration": duration = try time(call, -1)
-            case "finish": finish = try time(call, -1)
-            default: throw call.argumentError(index, "unknown range field \(key.quotedForMessage()) (use start with duration or finish)")
-            }
-        }
-        guard let start, (duration == nil) != (finish == nil) else {
-            throw call.argumentError(index, "a range table needs start and either duration or finish")
-        }
-        let range = duration.map { TimeRange(start: start, duration: $0) } ?? TimeRange(from: start, to: finish ?? start)
-        guard !range.duration.isNegative else { throw call.argumentError(index, "the range ends before it starts") }
-        return range
-    }
 
     /// Values `av` carries for ports: kCMTimeZero and AVCoreAnimationBeginTimeAtZero (Apple's
     /// tiny positive number meaning "time 0" to Core Animation; here beginTime 0 already is).
@@ -157,41 +125,78 @@ extension API {
 
     var timeFunctions: [AVFunction] {
         [
-            ("time", "av.time(value, timescale): the exact time value/timescale seconds (CMTimeMake); a fractional value is seconds rounded to the timescale (CMTimeMakeWithSeconds)", { [unowned self] call in
-                let scale = try timescale(call, 2)
+            ("time", "av.time(value, timescale): the exact time value/timescale seconds (CMTimeMake); a fractional value is seconds rounded to the timescale (CMTimeMakeWithSeconds)", { call in
+                let scale = try call.timescale(2)
                 if call.type(1) == LUA_TNUMBER, let seconds = try? call.number(1), seconds.isFinite, seconds != seconds.rounded() {
-                    push(call, exact: try time(call, 1, seconds: seconds, timescale: scale))
+                    try call.push(exact: try call.time(1, seconds: seconds, timescale: scale))
                     return 1
                 }
                 let value = try call.integer(1)
                 let exact = MediaTime(value: Int64(value), timescale: scale)
                 guard abs(exact.seconds) < 1e9 else { throw call.argumentError(1, "time \(exact.seconds) s is too large") }
-                push(call, exact: exact)
+                try call.push(exact: exact)
                 return 1
             }),
-            ("timeWithSeconds", "av.timeWithSeconds(seconds, timescale): seconds rounded to the timescale (CMTimeMakeWithSeconds)", { [unowned self] call in
-                push(call, exact: try time(call, 1, seconds: try finite(call, 1), timescale: try timescale(call, 2)))
+            ("timeWithSeconds", "av.timeWithSeconds(seconds, timescale): seconds rounded to the timescale (CMTimeMakeWithSeconds)", { call in
+                try call.push(exact: try call.time(1, seconds: try call.finite(1), timescale: try call.timescale(2)))
                 return 1
             }),
-            ("range", "av.range(start, duration), av.range{start=, duration=} or av.range{start=, finish=}: a time range", { [unowned self] call in
+            ("range", "av.range(start, duration), av.range{start=, duration=} or av.range{start=, finish=}: a time range", { call in
                 if call.type(1) == LUA_TTABLE, call.isNoneOrNil(2) {
-                    push(call, range: try rangeTable(call, 1))
+                    try call.push(range: try call.rangeTable(1))
                     return 1
                 }
-                let start = try time(call, 1)
-                let length = try time(call, 2)
+                let start = try call.time(1)
+                let length = try call.time(2)
                 guard !length.isNegative else { throw call.argumentError(2, "duration must not be negative, got \(length.seconds)") }
-                push(call, range: TimeRange(start: start, duration: length))
+                try call.push(range: TimeRange(start: start, duration: length))
                 return 1
             }),
-            ("rangeFromTo", "av.rangeFromTo(start, finish): the range between two times", { [unowned self] call in
-                let start = try time(call, 1)
-                let finish = try time(call, 2)
+            ("rangeFromTo", "av.rangeFromTo(start, finish): the range between two times", { call in
+                let start = try call.time(1)
+                let finish = try call.time(2)
                 guard finish >= start else { throw call.argumentError(2, "finish \(finish.seconds) is before start \(start.seconds)") }
-                push(call, range: TimeRange(from: start, to: finish))
+                try call.push(range: TimeRange(from: start, to: finish))
                 return 1
             }),
         ]
+    }
+}
+
+/// Times and ranges as `av.time` and `av.range` read them.
+private extension LuaCall {
+    /// A CMTime timescale: a positive 32-bit integer.
+    func timescale(_ index: Int32) throws -> Int32 {
+        let scale = try integer(index)
+        guard scale > 0, scale <= Int(Int32.max) else {
+            throw argumentError(index, "timescale must be a positive 32-bit integer, got \(scale)")
+        }
+        return Int32(scale)
+    }
+
+    func time(_ index: Int32, seconds: Double, timescale: Int32) throws -> MediaTime {
+        // Kept in the timescale asked for, as CMTimeMakeWithSeconds does (not reduced).
+        guard abs(seconds) < 1e9 else { throw argumentError(index, "time \(format(seconds)) s is too large") }
+        return MediaTime(value: Int64((seconds * Double(timescale)).rounded()), timescale: timescale)
+    }
+
+    /// `{start=, duration=}` or `{start=, finish=}` (CMTimeRangeMake, CMTimeRangeFromTimeToTime).
+    func rangeTable(_ index: Int32) throws -> TimeRange {
+        var start: MediaTime?, duration: MediaTime?, finish: MediaTime?
+        try forEachField(of: index) { key in
+            switch key {
+            case "start": start = try time(-1)
+            case "duration": duration = try time(-1)
+            case "finish": finish = try time(-1)
+            default: throw argumentError(index, "unknown range field \(key.quotedForMessage()) (use start with duration or finish)")
+            }
+        }
+        guard let start, (duration == nil) != (finish == nil) else {
+            throw argumentError(index, "a range table needs start and either duration or finish")
+        }
+        let range = duration.map { TimeRange(start: start, duration: $0) } ?? TimeRange(from: start, to: finish ?? start)
+        guard !range.duration.isNegative else { throw argumentError(index, "the range ends before it starts") }
+        return range
     }
 }
 

@@ -9,33 +9,33 @@ import MoonreelScriptHost
 extension API {
     var timelineFunctions: [AVFunction] {
         [
-            ("writeTimeline", "av.writeTimeline(comp, vc [, mix], path [, {format=\"otio\"|\"fcpxml\"|\"edl\", name=, cues=, relativePaths=false}]): writes the edit as a timeline an editor opens (DaVinci Resolve, Premiere, Final Cut): clips with their exact source ranges, gaps, dissolves and wipes, speed changes, cues as markers; what the format cannot hold (layers, filters, a slide) is reported, one diagnostic each (docs/interchange.md)", { [unowned self] call in
-                try writeTimeline(call)
+            ("writeTimeline", "av.writeTimeline(comp, vc [, mix], path [, {format=\"otio\"|\"fcpxml\"|\"edl\", name=, cues=, relativePaths=false}]): writes the edit as a timeline an editor opens (DaVinci Resolve, Premiere, Final Cut): clips with their exact source ranges, gaps, dissolves and wipes, speed changes, cues as markers; what the format cannot hold (layers, filters, a slide) is reported, one diagnostic each (docs/interchange.md)", { call in
+                try call.api().writeTimeline(call)
             }),
-            ("readTimeline", "av.readTimeline(path) → comp, vc, mix, markers: an OpenTimelineIO (.otio) or FCPXML timeline as a composition (its first video track with transitions and the clips' sound, every audio track), ready to export; markers: {name=, start=, duration=, comment=}; what is not read is reported (docs/interchange.md)", { [unowned self] call in
-                try readTimeline(call)
+            ("readTimeline", "av.readTimeline(path) → comp, vc, mix, markers: an OpenTimelineIO (.otio) or FCPXML timeline as a composition (its first video track with transitions and the clips' sound, every audio track), ready to export; markers: {name=, start=, duration=, comment=}; what is not read is reported (docs/interchange.md)", { call in
+                try call.api().readTimeline(call)
             }),
         ]
     }
 
     private func writeTimeline(_ call: LuaCall) throws -> Int32 {
-        let composition: Composition = try call.object(1, classes[Composition.self])
-        let videoComposition: VideoComposition? = try call.optionalObject(2, classes[VideoComposition.self])
+        let composition: Composition = try call.object(1, Composition.self)
+        let videoComposition: VideoComposition? = try call.optionalObject(2, VideoComposition.self)
         var mix: AudioMix? = nil, pathIndex: Int32 = 3
         if call.type(3) != LUA_TSTRING {
-            mix = try call.optionalObject(3, classes[AudioMix.self])
+            mix = try call.optionalObject(3, AudioMix.self)
             pathIndex = 4
         }
-        let path = try filePath(call, pathIndex)
+        let path = try call.filePath(pathIndex)
         var format: TimelineFormat? = nil, name: String? = nil, cues: [Cue] = [], relativePaths = false
-        try options(call, pathIndex + 1, [
-            "format": { format = try self.choice(call, $0, TimelineFormat.self) },
+        try call.options(pathIndex + 1, [
+            "format": { format = try call.choice($0, TimelineFormat.self) },
             "name": { name = try call.string($0) },
             "cues": { cues = try self.cueRecords(call, $0) },
             "relativePaths": { relativePaths = try call.boolean($0) },
         ])
         let title = name ?? TimelineFile.stem(of: path)
-        try engine(call) {
+        try call.engine {
             let (timeline, notes) = try Timeline.make(name: title, composition: composition, videoComposition: videoComposition, audioMix: mix, cues: cues)
             try TimelineFile.write(timeline, to: path, format: format, relativePaths: relativePaths,
                                    overwrite: policy.overwriteOutputs, readFiles: readFiles) { written in
@@ -46,9 +46,9 @@ extension API {
     }
 
     private func readTimeline(_ call: LuaCall) throws -> Int32 {
-        let path = try filePath(call, 1)
+        let path = try call.filePath(1)
         readFiles.record(path)
-        let assembly = try engine(call) {
+        let assembly = try call.engine {
             let (timeline, notes) = try TimelineFile.read(path)
             for note in notes { try policy.report(note, at: call.L) }
             let assembly = try TimelineAssembly.make(timeline)
@@ -58,9 +58,9 @@ extension API {
         for track in assembly.composition.tracks {
             for source in Set(track.segments.compactMap { $0.source?.path }) { readFiles.record(source) }
         }
-        push(call, assembly.composition)
-        push(call, assembly.videoComposition)
-        push(call, assembly.audioMix)
+        try call.push(assembly.composition)
+        try call.push(assembly.videoComposition)
+        try call.push(assembly.audioMix)
         call.pushArray(assembly.markers) { marker in
             call.pushRecord {
                 call.push(marker.name); call.setField("name")
@@ -87,8 +87,8 @@ extension API {
             }
             var text = "", start = MediaTime.zero, finish = MediaTime.zero
             try field("text") { text = try call.string($0) }
-            try field("start") { start = try self.time(call, $0, allowNegative: false) }
-            try field("finish") { finish = try self.time(call, $0, allowNegative: false) }
+            try field("start") { start = try call.time($0, allowNegative: false) }
+            try field("finish") { finish = try call.time($0, allowNegative: false) }
             return Cue(text: text, start: start, end: finish)
         }
     }

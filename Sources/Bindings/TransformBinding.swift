@@ -11,26 +11,26 @@ extension API {
             luaClass.property(name, of: TransformBox.self) { call, box in call.push(box.transform[keyPath: read]) }
         }
         luaClass.property("isIdentity", of: TransformBox.self) { call, box in call.push(box.transform.isIdentity) }
-        luaClass.method("translated", of: TransformBox.self, readOnly: true, doc: "t:translated(x, y)") { [unowned self] call, box in
-            push(call, transform: box.transform.translatedBy(try finite(call, 2), try finite(call, 3))); return 1
+        luaClass.method("translated", of: TransformBox.self, readOnly: true, doc: "t:translated(x, y)") { call, box in
+            try call.push(transform: box.transform.translatedBy(try call.finite(2), try call.finite(3))); return 1
         }
-        luaClass.method("scaled", of: TransformBox.self, readOnly: true, doc: "t:scaled(sx [, sy])") { [unowned self] call, box in
-            let sx = try finite(call, 2)
-            let sy = call.isNoneOrNil(3) ? sx : try finite(call, 3)
-            push(call, transform: box.transform.scaledBy(sx, sy)); return 1
+        luaClass.method("scaled", of: TransformBox.self, readOnly: true, doc: "t:scaled(sx [, sy])") { call, box in
+            let sx = try call.finite(2)
+            let sy = call.isNoneOrNil(3) ? sx : try call.finite(3)
+            try call.push(transform: box.transform.scaledBy(sx, sy)); return 1
         }
-        luaClass.method("rotated", of: TransformBox.self, readOnly: true, doc: "t:rotated(radians), clockwise on screen") { [unowned self] call, box in
-            push(call, transform: box.transform.rotatedBy(try finite(call, 2))); return 1
+        luaClass.method("rotated", of: TransformBox.self, readOnly: true, doc: "t:rotated(radians), clockwise on screen") { call, box in
+            try call.push(transform: box.transform.rotatedBy(try call.finite(2))); return 1
         }
-        luaClass.method("concat", of: TransformBox.self, readOnly: true, doc: "t:concat(u): t then u") { [unowned self] call, box in
-            push(call, transform: box.transform.concatenating(try affineTransform(call, 2))); return 1
+        luaClass.method("concat", of: TransformBox.self, readOnly: true, doc: "t:concat(u): t then u") { call, box in
+            try call.push(transform: box.transform.concatenating(try call.affineTransform(2))); return 1
         }
-        luaClass.method("inverted", of: TransformBox.self, readOnly: true, doc: "t:inverted(), or an error if not invertible") { [unowned self] call, box in
+        luaClass.method("inverted", of: TransformBox.self, readOnly: true, doc: "t:inverted(), or an error if not invertible") { call, box in
             guard let inverse = box.transform.inverted() else { throw LuaArgumentError("transform \(box.transform) is not invertible") }
-            push(call, transform: inverse); return 1
+            try call.push(transform: inverse); return 1
         }
-        luaClass.method("apply", of: TransformBox.self, readOnly: true, doc: "t:apply{x, y}: the transformed point") { [unowned self] call, box in
-            push(call, point: box.transform.apply(try point(call, 2))); return 1
+        luaClass.method("apply", of: TransformBox.self, readOnly: true, doc: "t:apply{x, y}: the transformed point") { call, box in
+            call.push(point: box.transform.apply(try call.point(2))); return 1
         }
         luaClass.document([
             "a": "x scale and rotation part: x' = a·x + c·y + tx", "b": "y' = b·x + d·y + ty", "c": "x' = a·x + c·y + tx",
@@ -47,8 +47,8 @@ extension API {
     }
 
     var transformFunction: AVFunction {
-        ("transform", "av.transform() or av.transform{a, b, c, d, tx, ty}", { [unowned self] call in
-            push(call, transform: call.isNoneOrNil(1) ? .identity : try affineTransform(call, 1))
+        ("transform", "av.transform() or av.transform{a, b, c, d, tx, ty}", { call in
+            try call.push(transform: call.isNoneOrNil(1) ? .identity : try call.affineTransform(1))
             return 1
         })
     }

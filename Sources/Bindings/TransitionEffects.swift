@@ -27,11 +27,11 @@ extension API {
         let name = call.absolute(-1)
         var planned = PlannedTransition(kind: try kind(call, name), effect: try effectName(call, name))
         let readers: [String: (Int32) throws -> Void] = [
-            "duration": { planned.duration = try self.duration(call, $0) },
-            "direction": { planned.direction = try self.choice(call, $0, Transition.Direction.self) },
+            "duration": { planned.duration = try call.duration($0) },
+            "direction": { planned.direction = try call.choice($0, Transition.Direction.self) },
         ]
         guard planned.effect != nil else {
-            try options(call, index, readers, positional: 1)
+            try call.options(index, readers, positional: 1)
             return planned
         }
         // The effect checks its own parameters: the entry goes to it whole.
@@ -87,12 +87,13 @@ extension API {
     /// What the transition effects among `planned` (the transition of join i) draw, or nil
     /// when no join has one. Each effect is called when its join's time range is known.
     func transitionDrawing(_ call: LuaCall, _ planned: @escaping (Int) -> PlannedTransition?) -> TransitionDrawing {
-        { [unowned self] join, range, size in
+        { join, range, size in
+            let api = try call.api()
             guard let transition = planned(join), let effect = transition.effect else { return nil }
             let L = call.L
             let base = lua_gettop(L)
             defer { lua_settop(L, base) }
-            try lua.load(String(decoding: PackageResources.transition_lua, as: UTF8.self), chunkName: "=transition")
+            try api.lua.load(String(decoding: PackageResources.transition_lua, as: UTF8.self), chunkName: "=transition")
             call.push(effect.name)
             call.pushRecord {
                 call.pushArray([size.width, size.height]) { call.push($0) }
@@ -104,11 +105,11 @@ extension API {
             if let entry = effect.entry { lua_rawgeti(L, MOON_LUA_REGISTRYINDEX, lua_Integer(entry)) } else { call.pushNil() }
             call.push(Transition.Kind.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))
             do {
-                try lua.call(argumentCount: 4, resultCount: 1)
+                try api.lua.call(argumentCount: 4, resultCount: 1)
             } catch let error as ScriptError {
                 throw LuaArgumentError("\(call.functionName): join \(join + 1): \(error.message)")
             }
-            let sides = try drawnSides(call, lua_gettop(L), effect: "join \(join + 1): transition effect \"\(effect.name)\"", over: range)
+            let sides = try api.drawnSides(call, lua_gettop(L), effect: "join \(join + 1): transition effect \"\(effect.name)\"", over: range)
             return (sides.outgoing, sides.incoming)
         }
     }
@@ -120,7 +121,7 @@ extension API {
     /// `effect` names the join and the effect for messages.
     private func drawnSides(_ call: LuaCall, _ index: Int32, effect: String, over range: TimeRange) throws -> (outgoing: TransitionMotion, incoming: TransitionMotion) {
         let problem = { (what: String) in LuaArgumentError("\(call.functionName): \(effect) \(what)") }
-        if let mask = try? call.object(index, classes[Layer.self], as: Layer.self) {
+        if let mask = try? call.object(index, Layer.self) {
             var incoming = TransitionMotion()
             incoming.mask = try checkedMask(mask, problem)
             return (TransitionMotion(), incoming)
@@ -140,14 +141,14 @@ extension API {
                 let value = call.absolute(-1)
                 do {
                     switch key {
-                    case "mask": motion.mask = try checkedMask(try call.object(value, classes[Layer.self], as: Layer.self), problem)
+                    case "mask": motion.mask = try checkedMask(try call.object(value, Layer.self), problem)
                     case "opacity":
-                        let (from, to) = try pair(call, value) { try self.unit(call, $0) }
+                        let (from, to) = try pair(call, value) { try call.unit($0) }
                         motion.opacity = [.init(from: from, to: to, range: range)]
                     case "scale": motion.scale = try pair(call, value) { try self.number(call, $0, in: 0.001...1000) }
                     case "blur": motion.blur = try pair(call, value) { try self.number(call, $0, in: 0...200) }
-                    case "offset": motion.offset = try pair(call, value) { try self.point(call, $0) }
-                    case "timing": motion.timing = try self.curve(call, value)
+                    case "offset": motion.offset = try pair(call, value) { try call.point($0) }
+                    case "timing": motion.timing = try call.curve(value)
                     case "onTop" where name == "incoming": motion.isOnTop = try call.boolean(value)
                     default: throw problem("returned \(name).\(key); a side has mask, opacity, scale, blur, offset and timing (and the incoming one onTop)")
                     }
@@ -171,7 +172,7 @@ extension API {
     }
 
     private func number(_ call: LuaCall, _ index: Int32, in range: ClosedRange<Double>) throws -> Double {
-        let value = try finite(call, index)
+        let value = try call.finite(index)
         guard range.contains(value) else {
             throw call.argumentError(index, "must be in \(shortNumber(range.lowerBound))…\(shortNumber(range.upperBound)), got \(shortNumber(value))")
         }

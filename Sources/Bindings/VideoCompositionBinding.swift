@@ -12,12 +12,12 @@ extension API {
             return "VideoComposition(\(v.renderSize), \(format((1 / v.frameDuration.seconds * 1000).rounded() / 1000)) fps, \(v.instructions.count) instruction\(v.instructions.count == 1 ? "" : "s"))"
         }
         luaClass.property("renderSize", of: VideoComposition.self,
-                          get: { [unowned self] call, v in push(call, size: v.renderSize) },
-                          set: { [unowned self] call, v, index in v.renderSize = try size(call, index) })
+                          get: { call, v in call.push(size: v.renderSize) },
+                          set: { call, v, index in v.renderSize = try call.size(index) })
         luaClass.property("frameDuration", of: VideoComposition.self, doc: "seconds per frame (av.time(1, 30) for 30 fps)",
-                          get: { [unowned self] call, v in push(call, exact: v.frameDuration) },
-                          set: { [unowned self] call, v, index in
-                              let d = try duration(call, index)
+                          get: { call, v in try call.push(exact: v.frameDuration) },
+                          set: { call, v, index in
+                              let d = try call.duration(index)
                               guard d >= MediaTime(value: 1, timescale: 1000), d <= MediaTime(value: 10, timescale: 1) else {
                                   throw call.argumentError(index, "frameDuration must be between 1/1000 s and 10 s, got \(d.seconds)")
                               }
@@ -25,18 +25,18 @@ extension API {
                           })
         luaClass.property("renderScale", of: VideoComposition.self,
                           get: { call, v in call.push(v.renderScale) },
-                          set: { [unowned self] call, v, index in
-                              let scale = try finite(call, index)
+                          set: { call, v, index in
+                              let scale = try call.finite(index)
                               guard scale > 0, scale <= 4 else { throw call.argumentError(index, "renderScale must be in (0, 4], got \(format(scale))") }
                               v.renderScale = scale
                           })
         luaClass.property("animationTool", of: VideoComposition.self, doc: "av.animationTool{videoLayer=, parentLayer=}: layers around the video",
-                          get: { [unowned self] call, v in if let tool = v.animationTool { push(call, tool) } else { call.pushNil() } },
-                          set: { [unowned self] call, v, index in v.animationTool = try call.optionalObject(index, classes[AnimationTool.self]) })
+                          get: { call, v in if let tool = v.animationTool { try call.push(tool) } else { call.pushNil() } },
+                          set: { call, v, index in v.animationTool = try call.optionalObject(index, AnimationTool.self) })
         luaClass.property("instructions", of: VideoComposition.self,
-                          get: { [unowned self] call, v in call.pushArray(v.instructions) { push(call, $0) } },
-                          set: { [unowned self] call, v, index in
-                              v.instructions = try array(call, index, of: classes[VideoCompositionInstruction.self], as: VideoCompositionInstruction.self)
+                          get: { call, v in try call.pushArray(v.instructions) { try call.push($0) } },
+                          set: { call, v, index in
+                              v.instructions = try call.array(index, of: VideoCompositionInstruction.self)
                           })
         luaClass.document([
             "renderSize": "{width, height} of the frames (required; av.videoComposition(comp) sets it)",
@@ -59,15 +59,15 @@ extension API {
             return "VideoCompositionInstruction(\(format(i.timeRange.start.seconds))…\(format(i.timeRange.end.seconds)) s, \(i.layerInstructions.count) layer\(i.layerInstructions.count == 1 ? "" : "s"))"
         }
         luaClass.property("timeRange", of: VideoCompositionInstruction.self,
-                          get: { [unowned self] call, i in push(call, range: i.timeRange) },
-                          set: { [unowned self] call, i, index in i.timeRange = try timeRange(call, index) })
+                          get: { call, i in try call.push(range: i.timeRange) },
+                          set: { call, i, index in i.timeRange = try call.timeRange(index) })
         luaClass.property("backgroundColor", of: VideoCompositionInstruction.self,
-                          get: { [unowned self] call, i in push(call, color: i.backgroundColor) },
-                          set: { [unowned self] call, i, index in i.backgroundColor = try color(call, index) })
+                          get: { call, i in call.push(color: i.backgroundColor) },
+                          set: { call, i, index in i.backgroundColor = try call.color(index) })
         luaClass.property("layerInstructions", of: VideoCompositionInstruction.self, doc: "first is drawn on top",
-                          get: { [unowned self] call, i in call.pushArray(i.layerInstructions) { push(call, $0) } },
-                          set: { [unowned self] call, i, index in
-                              i.layerInstructions = try array(call, index, of: classes[LayerInstruction.self], as: LayerInstruction.self)
+                          get: { call, i in try call.pushArray(i.layerInstructions) { try call.push($0) } },
+                          set: { call, i, index in
+                              i.layerInstructions = try call.array(index, of: LayerInstruction.self)
                           })
         luaClass.document([
             "timeRange": "the part of the composition it covers",
@@ -83,34 +83,34 @@ extension API {
         let luaClass = LuaClass("LayerInstruction", doc: "Transform, opacity and crop of one composition track over time.")
         luaClass.describe = { ($0 as? LayerInstruction).map { "LayerInstruction(track \($0.trackID))" } ?? "LayerInstruction" }
         luaClass.property("trackID", of: LayerInstruction.self) { call, l in call.push(l.trackID) }
-        luaClass.method("setTransform", of: LayerInstruction.self, doc: "li:setTransform(t, atTime)") { [unowned self] call, l in
-            l.transform.set(try affineTransform(call, 2), at: try time(call, 3)); return 0
+        luaClass.method("setTransform", of: LayerInstruction.self, doc: "li:setTransform(t, atTime)") { call, l in
+            l.transform.set(try call.affineTransform(2), at: try call.time(3)); return 0
         }
-        luaClass.method("setTransformRamp", of: LayerInstruction.self, doc: "li:setTransformRamp(t0, t1, range [, timing])") { [unowned self] call, l in
-            l.transform.ramp(from: try affineTransform(call, 2), to: try affineTransform(call, 3), over: try timeRange(call, 4), curve: try curve(call, 5))
+        luaClass.method("setTransformRamp", of: LayerInstruction.self, doc: "li:setTransformRamp(t0, t1, range [, timing])") { call, l in
+            l.transform.ramp(from: try call.affineTransform(2), to: try call.affineTransform(3), over: try call.timeRange(4), curve: try call.curve(5))
             return 0
         }
-        luaClass.method("setOpacity", of: LayerInstruction.self, doc: "li:setOpacity(o, atTime)") { [unowned self] call, l in
-            l.opacity.set(try unit(call, 2), at: try time(call, 3)); return 0
+        luaClass.method("setOpacity", of: LayerInstruction.self, doc: "li:setOpacity(o, atTime)") { call, l in
+            l.opacity.set(try call.unit(2), at: try call.time(3)); return 0
         }
-        luaClass.method("setOpacityRamp", of: LayerInstruction.self, doc: "li:setOpacityRamp(o0, o1, range [, timing])") { [unowned self] call, l in
-            l.opacity.ramp(from: try unit(call, 2), to: try unit(call, 3), over: try timeRange(call, 4), curve: try curve(call, 5))
+        luaClass.method("setOpacityRamp", of: LayerInstruction.self, doc: "li:setOpacityRamp(o0, o1, range [, timing])") { call, l in
+            l.opacity.ramp(from: try call.unit(2), to: try call.unit(3), over: try call.timeRange(4), curve: try call.curve(5))
             return 0
         }
-        luaClass.method("setCropRectangle", of: LayerInstruction.self, doc: "li:setCropRectangle(rect, atTime), in stored pixels") { [unowned self] call, l in
-            l.setCropRectangle(try rect(call, 2), at: try time(call, 3)); return 0
+        luaClass.method("setCropRectangle", of: LayerInstruction.self, doc: "li:setCropRectangle(rect, atTime), in stored pixels") { call, l in
+            l.setCropRectangle(try call.rect(2), at: try call.time(3)); return 0
         }
-        luaClass.method("setCropRectangleRamp", of: LayerInstruction.self, doc: "li:setCropRectangleRamp(r0, r1, range [, timing])") { [unowned self] call, l in
-            l.setCropRectangleRamp(from: try rect(call, 2), to: try rect(call, 3), over: try timeRange(call, 4), curve: try curve(call, 5))
+        luaClass.method("setCropRectangleRamp", of: LayerInstruction.self, doc: "li:setCropRectangleRamp(r0, r1, range [, timing])") { call, l in
+            l.setCropRectangleRamp(from: try call.rect(2), to: try call.rect(3), over: try call.timeRange(4), curve: try call.curve(5))
             return 0
         }
         luaClass.property("mask", of: LayerInstruction.self, doc: "a layer over the whole frame (render-size coordinates, y up unless flipped, animations at composition times) whose alpha the track is drawn through, as layer.mask; nil (default): all of it. A Moonreel addition: it is how wipes are drawn",
-                          get: { [unowned self] call, l in
-                              if let mask = l.mask { push(call, mask) } else { call.pushNil() }
+                          get: { call, l in
+                              if let mask = l.mask { try call.push(mask) } else { call.pushNil() }
                           },
-                          set: { [unowned self] call, l, index in
+                          set: { call, l, index in
                               guard !call.isNoneOrNil(index) else { l.mask = nil; return }
-                              let mask: Layer = try call.changedObject(index, classes[Layer.self])
+                              let mask: Layer = try call.changedObject(index, Layer.self)
                               guard mask.superlayer == nil, mask.maskedLayer == nil else {
                                   throw call.argumentError(index, "a mask must not be a sublayer or another layer's mask: it is drawn only as the mask")
                               }
@@ -128,46 +128,6 @@ extension API {
             li:setOpacityRamp(1, 0, av.range(comp.duration - 1, 1)) -- fade out over the last second
             """
         return luaClass
-    }
-
-    /// The track a layer instruction or audio mix parameters apply to: a composition track,
-    /// an asset track (as AVFoundation takes; matched to the composition track holding its
-    /// media when exported) or a track ID.
-    func trackReference(_ call: LuaCall, _ index: Int32, mediaType: MediaType) throws -> (Int, SourceReference?) {
-        if let track: CompositionTrack = try? call.object(index, classes[CompositionTrack.self]) {
-            guard track.mediaType == mediaType else {
-                throw call.argumentError(index, "track \(track.trackID) is \(track.mediaType.withArticle) track, not \(mediaType.withArticle) track")
-            }
-            return (track.trackID, nil)
-        }
-        if let track: AssetTrack = try? call.object(index, classes[AssetTrack.self]) {
-            guard track.mediaType == mediaType else {
-                throw call.argumentError(index, "asset track \(track.trackID) is \(track.mediaType.withArticle) track, not \(mediaType.withArticle) track")
-            }
-            return (track.trackID, SourceReference(track))
-        }
-        guard call.type(index) == LUA_TNUMBER else { throw call.typeError(index, expected: "CompositionTrack, AssetTrack or track ID") }
-        return (try call.integer(index), nil)
-    }
-
-    /// An array of objects of one class.
-    /// The objects in the array at `index`; `changed`: the call changes them (see `LuaCall.changedObject`).
-    func array<T: AnyObject>(_ call: LuaCall, _ index: Int32, of luaClass: LuaClass, as type: T.Type, changed: Bool = false) throws -> [T] {
-        guard call.type(index) == LUA_TTABLE else { throw call.typeError(index, expected: "array of \(luaClass.name)") }
-        let table = call.absolute(index)
-        let count = call.rawLength(table)
-        guard count <= 100_000 else { throw call.argumentError(index, "too many entries (\(count))") }
-        var items: [T] = []
-        for i in 1...max(count, 1) where count > 0 {
-            call.pushElement(of: table, i)
-            defer { call.pop() }
-            guard let item: T = try? call.object(call.absolute(-1), luaClass) else {
-                throw call.argumentError(index, "entry \(i) is a \(call.typeName(-1)), expected \(luaClass.name)")
-            }
-            if changed { _ = try call.changedObject(call.absolute(-1), luaClass, as: T.self) }
-            items.append(item)
-        }
-        return items
     }
 
     /// The `fit` and `focus` options of av.videoComposition and av.join, read in any order.
@@ -198,19 +158,11 @@ extension API {
         }
     }
 
-    /// `{x, y}`: the point of a picture (0…1 across and down) kept in view when it fills the frame.
-    func focus(_ call: LuaCall, _ index: Int32) throws -> Point {
-        let focus = try point(call, index)
-        guard (0...1).contains(focus.x), (0...1).contains(focus.y) else {
-            throw call.argumentError(index, "focus must be {x, y} with each in 0…1 (a point of the picture: {0.5, 0.5} is its centre), got {\(format(focus.x)), \(format(focus.y))}")
-        }
-        return focus
-    }
-
     var videoCompositionFunctions: [AVFunction] {
         [
-            ("videoComposition", "av.videoComposition{renderSize=, frameDuration=} or av.videoComposition(comp [, {renderSize=, fit=\"fit\"|\"fill\"|\"none\", focus={x, y}, filters=}])", { [unowned self] call in
-                if let source: Composition = try? call.object(1, classes[Composition.self]) {
+            ("videoComposition", "av.videoComposition{renderSize=, frameDuration=} or av.videoComposition(comp [, {renderSize=, fit=\"fit\"|\"fill\"|\"none\", focus={x, y}, filters=}])", { call in
+                let api = try call.api()
+                if let source: Composition = try? call.object(1, Composition.self) {
                     var render: Size? = nil
                     var fit = FitChoice(default: .natural)
                     var filters: [Filter] = []
@@ -222,15 +174,15 @@ extension API {
                                 throw call.argumentError(2, "unknown option \(key.quotedForMessage())\(NameSuggestion.hint(for: key, among: known)) (\(known.joined(separator: ", ")))")
                             }
                         }
-                        if call.pushField(of: 2, "renderSize") != LUA_TNIL { render = try size(call, -1) }
+                        if call.pushField(of: 2, "renderSize") != LUA_TNIL { render = try call.size(-1) }
                         call.pop()
                         if call.pushField(of: 2, "fit") != LUA_TNIL { try fit.readFit(call, -1) }
                         call.pop()
-                        if call.pushField(of: 2, "focus") != LUA_TNIL { fit.focus = try focus(call, -1) }
+                        if call.pushField(of: 2, "focus") != LUA_TNIL { fit.focus = try call.focus(-1) }
                         call.pop()
                         call.pushField(of: 2, "filters")
                         defer { call.pop() }
-                        do { filters = try filterList(call, call.absolute(-1)) } catch let error as LuaArgumentError {
+                        do { filters = try call.filterList(call.absolute(-1)) } catch let error as LuaArgumentError {
                             throw call.argumentError(2, "field 'filters': \(error.message.argumentReason)", cause: error)
                         }
                     }
@@ -239,27 +191,27 @@ extension API {
                     }
                     let made = VideoComposition.properties(of: source, renderSize: render, placement: try fit.placement(call, 2))
                     made.filters.filters = filters
-                    for note in made.notes { try policy.report(note, at: call.L) }
-                    push(call, made)
+                    for note in made.notes { try api.policy.report(note, at: call.L) }
+                    try call.push(made)
                     return 1
                 }
                 // Unset until the script sets them; exporting without them fails as in AVFoundation.
                 let made = VideoComposition(renderSize: .zero, frameDuration: .zero)
-                try applyProperties(call, 1, to: made, of: classes[VideoComposition.self])
-                push(call, made)
+                try call.applyProperties(1, to: made, of: VideoComposition.self)
+                try call.push(made)
                 return 1
             }),
-            ("videoCompositionInstruction", "av.videoCompositionInstruction{timeRange=, backgroundColor=, layerInstructions=}", { [unowned self] call in
+            ("videoCompositionInstruction", "av.videoCompositionInstruction{timeRange=, backgroundColor=, layerInstructions=}", { call in
                 let made = VideoCompositionInstruction(timeRange: TimeRange(start: .zero, duration: .zero))
-                try applyProperties(call, 1, to: made, of: classes[VideoCompositionInstruction.self])
-                push(call, made)
+                try call.applyProperties(1, to: made, of: VideoCompositionInstruction.self)
+                try call.push(made)
                 return 1
             }),
-            ("layerInstruction", "av.layerInstruction(compositionTrack, assetTrack or trackID)", { [unowned self] call in
-                let (id, source) = try trackReference(call, 1, mediaType: .video)
+            ("layerInstruction", "av.layerInstruction(compositionTrack, assetTrack or trackID)", { call in
+                let (id, source) = try call.trackReference(1, mediaType: .video)
                 let made = LayerInstruction(trackID: id)
                 made.source = source
-                push(call, made)
+                try call.push(made)
                 return 1
             }),
         ]
@@ -269,6 +221,37 @@ extension API {
 extension MediaType {
     /// "a video", "an audio": for messages.
     var withArticle: String { (rawValue.first.map { "aeiou".contains($0) } ?? false ? "an " : "a ") + rawValue }
+}
+
+extension LuaCall {
+    /// `{x, y}`: the point of a picture (0…1 across and down) kept in view when it fills the frame.
+    func focus(_ index: Int32) throws -> Point {
+        let focus = try point(index)
+        guard (0...1).contains(focus.x), (0...1).contains(focus.y) else {
+            throw argumentError(index, "focus must be {x, y} with each in 0…1 (a point of the picture: {0.5, 0.5} is its centre), got {\(format(focus.x)), \(format(focus.y))}")
+        }
+        return focus
+    }
+
+    /// The track a layer instruction or audio mix parameters apply to: a composition track,
+    /// an asset track (as AVFoundation takes; matched to the composition track holding its
+    /// media when exported) or a track ID.
+    func trackReference(_ index: Int32, mediaType: MediaType) throws -> (Int, SourceReference?) {
+        if let track: CompositionTrack = try? object(index, CompositionTrack.self) {
+            guard track.mediaType == mediaType else {
+                throw argumentError(index, "track \(track.trackID) is \(track.mediaType.withArticle) track, not \(mediaType.withArticle) track")
+            }
+            return (track.trackID, nil)
+        }
+        if let track: AssetTrack = try? object(index, AssetTrack.self) {
+            guard track.mediaType == mediaType else {
+                throw argumentError(index, "asset track \(track.trackID) is \(track.mediaType.withArticle) track, not \(mediaType.withArticle) track")
+            }
+            return (track.trackID, SourceReference(track))
+        }
+        guard type(index) == LUA_TNUMBER else { throw typeError(index, expected: "CompositionTrack, AssetTrack or track ID") }
+        return (try integer(index), nil)
+    }
 }
 
 extension Binding {

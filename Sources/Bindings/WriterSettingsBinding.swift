@@ -11,11 +11,11 @@ extension API {
                          doc: "{codec=\"h264\"|\"hevc\"|\"prores\"|\"vp9\"|\"av1\", crf= or qp= (constant quantizer) or bitRate= (bits/s), preset=\"medium\", profile=, "
                             + "pixelFormat=\"yuv420p\"|\"yuv420p10le\"|\"yuv422p10le\"|\"yuv444p10le\", keyframeInterval= (s), maxBitRate=, bufferSize=, deterministic=true (h264: the same frames every run)}; "
                             + "unset keys inherit the preset (docs/export-settings.md)",
-                         read: { [unowned self] in try videoSettings($0, $1) }, push: { [unowned self] (call, settings: VideoSettings) in push(call, settings) },
+                         read: { try $0.api().videoSettings($0, $1) }, push: { (call, settings: VideoSettings) in try call.api().push(call, settings: settings) },
                          check: { try $0.checkSettings(video: $1, audio: nil) })
         settingsProperty(luaClass, "audioSettings", \.audioSettings,
                          doc: "{codec=\"aac\"|\"opus\"|\"flac\"|\"pcm\"|\"mp3\", bitRate= (bits/s), sampleRate= (Hz), channels=1|2}; unset keys inherit",
-                         read: { [unowned self] in try audioSettings($0, $1) }, push: { [unowned self] (call, settings: AudioSettings) in push(call, settings) },
+                         read: { try $0.api().audioSettings($0, $1) }, push: { (call, settings: AudioSettings) in try call.api().push(call, settings: settings) },
                          check: { try $0.checkSettings(video: nil, audio: $1) })
         luaClass.property("fileLengthLimit", of: ExportSession.self,
                           doc: "most bytes the output may take (nil: no limit); the export ends cleanly before the next packet would pass it",
@@ -49,10 +49,10 @@ extension API {
     /// the setter's argument error), given back as the table of the keys that were set.
     private func settingsProperty<Settings>(_ luaClass: LuaClass, _ name: String, _ keyPath: ReferenceWritableKeyPath<ExportSession, Settings?>,
                                             doc: String, read: @escaping (LuaCall, Int32) throws -> Settings?,
-                                            push: @escaping (LuaCall, Settings) -> Void,
+                                            push: @escaping (LuaCall, Settings) throws -> Void,
                                             check: @escaping (ExportSession, Settings) throws -> Void) {
         luaClass.property(name, of: ExportSession.self, doc: doc,
-                          get: { call, e in if let settings = e[keyPath: keyPath] { push(call, settings) } else { call.pushNil() } },
+                          get: { call, e in if let settings = e[keyPath: keyPath] { try push(call, settings) } else { call.pushNil() } },
                           set: { call, e, index in
                               let settings = try read(call, index)
                               if let settings {
@@ -73,12 +73,12 @@ extension API {
             case "bitRate": settings.bitRate = try whole(call, key)
             case "maxBitRate": settings.maxBitRate = try whole(call, key)
             case "bufferSize": settings.bufferSize = try whole(call, key)
-            case "preset": settings.preset = try text(call, key)
+            case "preset": settings.preset = try settingText(call, key)
             // ProRes profiles read as numbers too: profile = 4444.
-            case "profile": settings.profile = call.type(-1) == LUA_TNUMBER ? String(try whole(call, key)) : try text(call, key)
+            case "profile": settings.profile = call.type(-1) == LUA_TNUMBER ? String(try whole(call, key)) : try settingText(call, key)
             case "pixelFormat": settings.pixelFormat = try named(call, key, VideoSettings.PixelFormat.self)
             case "deterministic": settings.deterministic = try call.boolean(-1)
-            default: settings.keyframeInterval = try seconds(call, key)
+            default: settings.keyframeInterval = try settingSeconds(call, key)
             }
         }
         return settings
@@ -120,21 +120,21 @@ extension API {
         return value
     }
 
-    private func text(_ call: LuaCall, _ key: String) throws -> String {
+    private func settingText(_ call: LuaCall, _ key: String) throws -> String {
         guard call.type(-1) == LUA_TSTRING else { throw LuaArgumentError("\(key) must be a string, got \(call.typeName(-1))") }
         return try call.string(-1)
     }
 
     private func named<T: RawRepresentable & CaseIterable>(_ call: LuaCall, _ key: String, _ type: T.Type) throws -> T where T.RawValue == String {
-        let name = try text(call, key)
+        let name = try settingText(call, key)
         guard let value = T(rawValue: name) else {
             throw LuaArgumentError("\(key) must be one of \(T.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")), got \(name.quotedForMessage())")
         }
         return value
     }
 
-    private func seconds(_ call: LuaCall, _ key: String) throws -> Double {
-        do { return try time(call, -1).seconds } catch let error as LuaArgumentError {
+    private func settingSeconds(_ call: LuaCall, _ key: String) throws -> Double {
+        do { return try call.time(-1).seconds } catch let error as LuaArgumentError {
             throw LuaArgumentError("\(key): \(error.message.argumentReason)")
         }
     }
@@ -143,7 +143,7 @@ extension API {
         call.type(-1) == LUA_TNUMBER ? format((try? call.number(-1)) ?? .nan) : call.typeName(-1)
     }
 
-    private func push(_ call: LuaCall, _ settings: VideoSettings) {
+    private func push(_ call: LuaCall, settings: VideoSettings) {
         call.pushRecord {
             if let codec = settings.codec { call.push(codec.rawValue); call.setField("codec") }
             if let crf = settings.crf { call.push(crf); call.setField("crf") }
@@ -159,7 +159,7 @@ extension API {
         }
     }
 
-    private func push(_ call: LuaCall, _ settings: AudioSettings) {
+    private func push(_ call: LuaCall, settings: AudioSettings) {
         call.pushRecord {
             if let codec = settings.codec { call.push(codec.rawValue); call.setField("codec") }
             if let bitRate = settings.bitRate { call.push(bitRate); call.setField("bitRate") }

@@ -12,6 +12,15 @@ package struct LuaCall {
         self.functionName = functionName
     }
 
+    /// The object the host set as this state's context (`LuaState.setContext`), as `T`: how
+    /// a Swift function finds its API from the call rather than capturing it. Without one
+    /// (a host that never set it, or set another type) it throws an internal error, which
+    /// is raised at the script's line as any other; it never traps.
+    package func context<T: AnyObject>(_ type: T.Type = T.self) throws -> T {
+        guard let object = LuaState.from(L)?.context(T.self) else { throw MissingContext(functionName: functionName, type: "\(T.self)") }
+        return object
+    }
+
     package var count: Int32 { lua_gettop(L) }
     package func type(_ index: Int32) -> Int32 { lua_type(L, index) }
     package func isNoneOrNil(_ index: Int32) -> Bool { lua_type(L, index) <= LUA_TNIL }
@@ -166,23 +175,34 @@ package struct LuaCall {
         moon_push_kinded_error(L, position)
     }
 
-    /// Pushes a new array table filled by `element`, which pushes exactly one value.
-    package func pushArray<S: Sequence>(_ items: S, _ element: (S.Element) -> Void) {
+    /// Pushes a new array table filled by `element`, which pushes exactly one value (if it
+    /// throws, the unfinished table is left on the stack, under the error the call raises).
+    package func pushArray<S: Sequence>(_ items: S, _ element: (S.Element) throws -> Void) rethrows {
         lua_createtable(L, 0, 0)
         var i: lua_Integer = 1
         for item in items {
-            element(item)
+            try element(item)
             lua_rawseti(L, -2, i)
             i += 1
         }
     }
 
     /// Pushes a new table with string keys; `fill` sets its fields with `setField`.
-    package func pushRecord(_ fill: () -> Void) {
+    package func pushRecord(_ fill: () throws -> Void) rethrows {
         lua_createtable(L, 0, 4)
-        fill()
+        try fill()
     }
 
     /// Sets `name` of the table just below the value on top of the stack to that value.
     package func setField(_ name: String) { lua_setfield(L, -2, name) }
+}
+
+/// `LuaCall.context` found nothing of the type asked for: a host that registered functions
+/// needing a context without setting one (a bug in Moonreel, not in the script).
+package struct MissingContext: Error, CustomStringConvertible {
+    package let functionName: String
+    package let type: String
+    package var description: String {
+        "internal error: '\(functionName)' found no \(type) in its Lua state (the host set no context)"
+    }
 }

@@ -37,8 +37,9 @@ package final class LuaState {
     private var configuredMemoryLimit: Int
     /// How many `load`/`call`s are running (refusals are counted from the outermost).
     private var protectedDepth = 0
-    /// Objects that must live as long as the state (an API registered in it).
-    private var attachments: [AnyObject] = []
+    /// What the host hung on the state for its Swift functions to find (`LuaCall.context`):
+    /// the `av` API, so a binding reaches it from the call instead of capturing it.
+    private var context: AnyObject?
 
     /// Owners and weights of the engine objects this state's scripts reached (shared by the
     /// states of one host).
@@ -143,8 +144,15 @@ package final class LuaState {
         releasedReferences.removeAll()
     }
 
-    /// Keeps `object` alive as long as the state (an API whose functions it holds).
-    package func keepAlive(_ object: AnyObject) { attachments.append(object) }
+    /// Makes `object` what `LuaCall.context` finds for every call into this state (and its
+    /// coroutines), and keeps it alive as long as the state: one object, set by the host
+    /// once it has registered its functions; a second replaces the first.
+    package func setContext(_ object: AnyObject) {
+        context = object
+    }
+
+    /// The state's context if it is a `T` (see `setContext`).
+    package func context<T: AnyObject>(_ type: T.Type) -> T? { context as? T }
 
     /// Makes `other`'s interrupter stop this state too (an effect's state, its host's script).
     func shareInterrupts(with other: LuaState) {

@@ -36,6 +36,31 @@ import CMoonLuaShim
         #expect(results == 1 && LuaState.string(lua.L, at: -1) == "still here")
     }
 
+    /// A Swift function finds the host's context from its call, in a coroutine too; without
+    /// one it raises a clear internal error at the script's line instead of trapping.
+    @Test func functionsFindTheirContextFromTheCall() throws {
+        final class Host { let name = "the host" }
+        let lua = try LuaState()
+        moon_newtable(lua.L)
+        lua.setFunction("name") { call in
+            call.push(try call.context(Host.self).name)
+            return 1
+        }
+        lua.setGlobal("host")
+        #expect { try lua.run("return host.name()", chunkName: "=t") } throws: {
+            "\($0)".contains("t:1: internal error: 'name' found no Host in its Lua state")
+        }
+        var host: Host? = Host()
+        lua.setContext(try #require(host))
+        weak var kept = host
+        host = nil
+        #expect(kept != nil)
+        try lua.callProtected(luaopen_coroutine, resultCount: 1)
+        lua.setGlobal("coroutine")
+        let results = try lua.run("return host.name(), coroutine.wrap(host.name)()", chunkName: "=t")
+        #expect(results == 2 && LuaState.string(lua.L, at: -2) == "the host" && LuaState.string(lua.L, at: -1) == "the host")
+    }
+
     /// Swift reads tables raw: an `__index` that raises never runs from a Swift frame.
     @Test func swiftReadsTablesWithoutMetamethods() throws {
         let lua = try LuaState()

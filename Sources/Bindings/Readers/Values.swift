@@ -11,172 +11,173 @@ final class TimeMapBox { let map: TimeMap; init(_ map: TimeMap) { self.map = map
 final class TransformBox { let transform: AffineTransform; init(_ transform: AffineTransform) { self.transform = transform } }
 
 /// Conversions between Lua values and engine values, with argument errors worded as Lua's.
-extension API {
+extension LuaCall {
     // MARK: Time
 
     /// A time: seconds as a number, or an exact `av.time`. NaN, ±inf and absurd values are refused.
-    func time(_ call: LuaCall, _ index: Int32, allowNegative: Bool = true) throws -> MediaTime {
-        if let box: TimeBox = try? call.object(index, classes[TimeBox.self]) {
-            guard allowNegative || !box.time.isNegative else { throw call.argumentError(index, "time must not be negative, got \(box.time.seconds)") }
+    func time(_ index: Int32, allowNegative: Bool = true) throws -> MediaTime {
+        let timeClass = try api().classes[TimeBox.self]
+        if let box: TimeBox = try? object(index, timeClass) {
+            guard allowNegative || !box.time.isNegative else { throw argumentError(index, "time must not be negative, got \(box.time.seconds)") }
             return box.time
         }
-        guard call.type(index) == LUA_TNUMBER else { throw call.typeError(index, expected: "time (seconds or av.time)") }
-        let seconds = try call.number(index)
-        guard seconds.isFinite else { throw call.argumentError(index, "time must be a finite number of seconds, got \(format(seconds))") }
-        guard abs(seconds) < 1e9 else { throw call.argumentError(index, "time \(format(seconds)) s is too large") }
-        guard allowNegative || seconds >= 0 else { throw call.argumentError(index, "time must not be negative, got \(format(seconds))") }
-        guard let value = MediaTime(seconds: seconds) else { throw call.argumentError(index, "not a time: \(seconds)") }
+        guard type(index) == LUA_TNUMBER else { throw typeError(index, expected: "time (seconds or av.time)") }
+        let seconds = try number(index)
+        guard seconds.isFinite else { throw argumentError(index, "time must be a finite number of seconds, got \(format(seconds))") }
+        guard abs(seconds) < 1e9 else { throw argumentError(index, "time \(format(seconds)) s is too large") }
+        guard allowNegative || seconds >= 0 else { throw argumentError(index, "time must not be negative, got \(format(seconds))") }
+        guard let value = MediaTime(seconds: seconds) else { throw argumentError(index, "not a time: \(seconds)") }
         return value
     }
 
     /// A positive duration (seconds or av.time).
-    func duration(_ call: LuaCall, _ index: Int32) throws -> MediaTime {
-        let value = try time(call, index)
-        guard value.value > 0 else { throw call.argumentError(index, "duration must be positive, got \(value.seconds)") }
+    func duration(_ index: Int32) throws -> MediaTime {
+        let value = try time(index)
+        guard value.value > 0 else { throw argumentError(index, "duration must be positive, got \(value.seconds)") }
         return value
     }
 
     /// Times are returned as seconds (numbers); exact values through the `…Time` fields.
-    func push(_ call: LuaCall, seconds t: MediaTime) { call.push(t.seconds) }
-    func push(_ call: LuaCall, exact t: MediaTime) { push(call, TimeBox(t)) }
+    func push(seconds t: MediaTime) { push(t.seconds) }
+    func push(exact t: MediaTime) throws { try push(TimeBox(t)) }
 
     // MARK: Ranges
 
     /// A range: `av.range(...)` or a table `{start=, duration=}` / `{start, duration}`.
-    func timeRange(_ call: LuaCall, _ index: Int32) throws -> TimeRange {
-        if let box: RangeBox = try? call.object(index, classes[RangeBox.self]) { return box.range }
-        guard call.type(index) == LUA_TTABLE else { throw call.typeError(index, expected: "range") }
-        let table = call.absolute(index)
-        let start = try field(call, table, "start", 1) { try self.time(call, -1) }
-        let length = try field(call, table, "duration", 2) { try self.time(call, -1) }
-        guard let start, let length else { throw call.argumentError(index, "range needs start and duration") }
-        guard !length.isNegative else { throw call.argumentError(index, "range duration must not be negative, got \(length.seconds)") }
+    func timeRange(_ index: Int32) throws -> TimeRange {
+        let rangeClass = try api().classes[RangeBox.self]
+        if let box: RangeBox = try? object(index, rangeClass) { return box.range }
+        guard type(index) == LUA_TTABLE else { throw typeError(index, expected: "range") }
+        let table = absolute(index)
+        let start = try field(table, "start", 1) { try time(-1) }
+        let length = try field(table, "duration", 2) { try time(-1) }
+        guard let start, let length else { throw argumentError(index, "range needs start and duration") }
+        guard !length.isNegative else { throw argumentError(index, "range duration must not be negative, got \(length.seconds)") }
         return TimeRange(start: start, duration: length)
     }
 
-    func push(_ call: LuaCall, range value: TimeRange) { push(call, RangeBox(value)) }
+    func push(range value: TimeRange) throws { try push(RangeBox(value)) }
 
     // MARK: Geometry
 
     /// `{w, h}` or `{width=, height=}`.
-    func size(_ call: LuaCall, _ index: Int32, positive: Bool = true) throws -> Size {
-        guard call.type(index) == LUA_TTABLE else { throw call.typeError(index, expected: "size {width, height}") }
-        let table = call.absolute(index)
-        let width = try field(call, table, "width", 1) { try self.finite(call, -1) }
-        let height = try field(call, table, "height", 2) { try self.finite(call, -1) }
-        guard let width, let height else { throw call.argumentError(index, "size needs width and height") }
+    func size(_ index: Int32, positive: Bool = true) throws -> Size {
+        guard type(index) == LUA_TTABLE else { throw typeError(index, expected: "size {width, height}") }
+        let table = absolute(index)
+        let width = try field(table, "width", 1) { try finite(-1) }
+        let height = try field(table, "height", 2) { try finite(-1) }
+        guard let width, let height else { throw argumentError(index, "size needs width and height") }
         if positive, width <= 0 || height <= 0 || width > 65536 || height > 65536 {
-            throw call.argumentError(index, "size must be between 1 and 65536 on each side, got \(format(width))×\(format(height))")
+            throw argumentError(index, "size must be between 1 and 65536 on each side, got \(format(width))×\(format(height))")
         }
         return Size(width: width, height: height)
     }
 
     /// `{x, y, w, h}` or `{x=, y=, width=, height=}`.
-    func rect(_ call: LuaCall, _ index: Int32) throws -> Rect {
-        guard call.type(index) == LUA_TTABLE else { throw call.typeError(index, expected: "rect {x, y, width, height}") }
-        let table = call.absolute(index)
+    func rect(_ index: Int32) throws -> Rect {
+        guard type(index) == LUA_TTABLE else { throw typeError(index, expected: "rect {x, y, width, height}") }
+        let table = absolute(index)
         let values = try [("x", 1), ("y", 2), ("width", 3), ("height", 4)].map { name, position in
-            try field(call, table, name, position) { try self.finite(call, -1) }
+            try field(table, name, position) { try finite(-1) }
         }
         guard let x = values[0], let y = values[1], let w = values[2], let h = values[3] else {
-            throw call.argumentError(index, "rect needs x, y, width and height")
+            throw argumentError(index, "rect needs x, y, width and height")
         }
-        guard w >= 0, h >= 0 else { throw call.argumentError(index, "rect width and height must not be negative") }
+        guard w >= 0, h >= 0 else { throw argumentError(index, "rect width and height must not be negative") }
         return Rect(x: x, y: y, width: w, height: h)
     }
 
-    func point(_ call: LuaCall, _ index: Int32) throws -> Point {
-        guard call.type(index) == LUA_TTABLE else { throw call.typeError(index, expected: "point {x, y}") }
-        let table = call.absolute(index)
-        guard let x = try field(call, table, "x", 1, { try self.finite(call, -1) }),
-              let y = try field(call, table, "y", 2, { try self.finite(call, -1) }) else {
-            throw call.argumentError(index, "point needs x and y")
+    func point(_ index: Int32) throws -> Point {
+        guard type(index) == LUA_TTABLE else { throw typeError(index, expected: "point {x, y}") }
+        let table = absolute(index)
+        guard let x = try field(table, "x", 1, { try finite(-1) }),
+              let y = try field(table, "y", 2, { try finite(-1) }) else {
+            throw argumentError(index, "point needs x and y")
         }
         return Point(x: x, y: y)
     }
 
     /// A size reads as `s.width`, `s.height` and `s[1]`, `s[2]`.
-    func push(_ call: LuaCall, size value: Size) {
-        call.pushRecord {
-            call.push(value.width); call.setField("width")
-            call.push(value.height); call.setField("height")
-            call.push(value.width); lua_rawseti(call.L, -2, 1)
-            call.push(value.height); lua_rawseti(call.L, -2, 2)
-        }
-    }
+    func push(size value: Size) { pushPair(("width", value.width), ("height", value.height)) }
 
-    func push(_ call: LuaCall, rect value: Rect) {
-        call.pushRecord {
+    func push(rect value: Rect) {
+        pushRecord {
             for (name, v, i) in [("x", value.x, 1), ("y", value.y, 2), ("width", value.width, 3), ("height", value.height, 4)] {
-                call.push(v); call.setField(name)
-                call.push(v); lua_rawseti(call.L, -2, lua_Integer(i))
+                push(v); setField(name)
+                push(v); lua_rawseti(L, -2, lua_Integer(i))
             }
         }
     }
 
-    func push(_ call: LuaCall, point value: Point) {
-        call.pushRecord {
-            call.push(value.x); call.setField("x")
-            call.push(value.y); call.setField("y")
-            call.push(value.x); lua_rawseti(call.L, -2, 1)
-            call.push(value.y); lua_rawseti(call.L, -2, 2)
+    func push(point value: Point) { pushPair(("x", value.x), ("y", value.y)) }
+
+    /// Two named numbers that also read as `[1]` and `[2]` (fields first, as before).
+    private func pushPair(_ first: (name: String, value: Double), _ second: (name: String, value: Double)) {
+        pushRecord {
+            for (name, value) in [first, second] {
+                push(value); setField(name)
+            }
+            push(first.value); lua_rawseti(L, -2, 1)
+            push(second.value); lua_rawseti(L, -2, 2)
         }
     }
 
     // MARK: Transforms
 
     /// An `av.transform` or a table `{a, b, c, d, tx, ty}`.
-    func affineTransform(_ call: LuaCall, _ index: Int32) throws -> AffineTransform {
-        if let box: TransformBox = try? call.object(index, classes[TransformBox.self]) { return box.transform }
-        guard call.type(index) == LUA_TTABLE else { throw call.typeError(index, expected: "transform") }
-        let table = call.absolute(index)
+    func affineTransform(_ index: Int32) throws -> AffineTransform {
+        let transformClass = try api().classes[TransformBox.self]
+        if let box: TransformBox = try? object(index, transformClass) { return box.transform }
+        guard type(index) == LUA_TTABLE else { throw typeError(index, expected: "transform") }
+        let table = absolute(index)
         let names = ["a", "b", "c", "d", "tx", "ty"]
         var values: [Double] = []
         for (position, name) in names.enumerated() {
-            guard let v = try field(call, table, name, position + 1, { try self.finite(call, -1) }) else {
-                throw call.argumentError(index, "transform needs a, b, c, d, tx and ty")
+            guard let v = try field(table, name, position + 1, { try finite(-1) }) else {
+                throw argumentError(index, "transform needs a, b, c, d, tx and ty")
             }
             values.append(v)
         }
         return AffineTransform(a: values[0], b: values[1], c: values[2], d: values[3], tx: values[4], ty: values[5])
     }
 
-    func push(_ call: LuaCall, transform value: AffineTransform) { push(call, TransformBox(value)) }
+    func push(transform value: AffineTransform) throws { try push(TransformBox(value)) }
 
     // MARK: Colours
 
     /// "#RRGGBB", "#RRGGBBAA", a CSS-like name, or `{r, g, b, a}` in 0…1.
-    func color(_ call: LuaCall, _ index: Int32) throws -> Color {
-        if call.type(index) == LUA_TSTRING {
-            let text = try call.string(index)
+    func color(_ index: Int32) throws -> Color {
+        if type(index) == LUA_TSTRING {
+            let text = try string(index)
             guard let color = Color(css: text) ?? AppleNames.colors[text] else {
-                throw call.argumentError(index, "unknown colour \(text.quotedForMessage()) (use \"#RRGGBB\", \"#RRGGBBAA\", a name such as \"white\" or \"systemRed\", or {r, g, b, a})")
+                throw argumentError(index, "unknown colour \(text.quotedForMessage()) (use \"#RRGGBB\", \"#RRGGBBAA\", a name such as \"white\" or \"systemRed\", or {r, g, b, a})")
             }
             return color
         }
-        guard call.type(index) == LUA_TTABLE else { throw call.typeError(index, expected: "colour") }
-        let table = call.absolute(index)
+        guard type(index) == LUA_TTABLE else { throw typeError(index, expected: "colour") }
+        let table = absolute(index)
         var components: [Double] = []
         for (position, name) in ["r", "g", "b", "a"].enumerated() {
-            let v = try field(call, table, name, position + 1) { try self.finite(call, -1) } ?? (name == "a" ? 1 : nil)
-            guard let v else { throw call.argumentError(index, "colour table needs r, g and b") }
-            guard (0...1).contains(v) else { throw call.argumentError(index, "colour components must be in 0…1, got \(format(v))") }
+            let v = try field(table, name, position + 1) { try finite(-1) } ?? (name == "a" ? 1 : nil)
+            guard let v else { throw argumentError(index, "colour table needs r, g and b") }
+            guard (0...1).contains(v) else { throw argumentError(index, "colour components must be in 0…1, got \(format(v))") }
             components.append(v)
         }
         return Color(red: components[0], green: components[1], blue: components[2], alpha: components[3])
     }
 
-    func push(_ call: LuaCall, color value: Color) { call.push(value.hexString) }
+    func push(color value: Color) { push(value.hexString) }
 
     // MARK: Files
 
     /// A file to read, in a script as `filePath`; in an effect's state only a file the effect
     /// ships (`effect.asset("grain.png")`: its real path inside the effect's folder).
-    func readablePath(_ call: LuaCall, _ index: Int32) throws -> String {
-        guard lua.isSandboxed else { return try filePath(call, index) }
-        let path = try call.string(index)
+    func readablePath(_ index: Int32) throws -> String {
+        let lua = try api().lua
+        guard lua.isSandboxed else { return try filePath(index) }
+        let path = try string(index)
         guard !path.utf8.contains(0), EffectAssets.isShipped(path, by: lua) else {
-            throw call.argumentError(index, "effects read only the files they ship: pass effect.asset(\"NAME\") of a file in the effect's folder, not \(path.quotedForMessage())")
+            throw argumentError(index, "effects read only the files they ship: pass effect.asset(\"NAME\") of a file in the effect's folder, not \(path.quotedForMessage())")
         }
         return path
     }
@@ -184,38 +185,38 @@ extension API {
     /// A text layer's font: a family name as given, or the path of a font file (.ttf, .otf,
     /// .ttc, read as `readablePath` allows: in an effect, one it ships), whose family is
     /// added to the fonts and used.
-    func fontFamily(_ call: LuaCall, _ index: Int32) throws -> String {
-        let name = try call.string(index)
+    func fontFamily(_ index: Int32) throws -> String {
+        let name = try string(index)
         guard FontFiles.isFontFile(name) else { return name }
-        let path = try readablePath(call, index)
-        readFiles.record(path)
+        let path = try readablePath(index)
+        try api().readFiles.record(path)
         do { return try FontFiles.family(registering: path) } catch let error as EngineError {
-            throw call.argumentError(index, error.message, cause: error)
+            throw argumentError(index, error.message, cause: error)
         }
     }
 
     /// A file path argument: a plain path or a `file://` URL (percent-escapes decoded), as
     /// code ported from AVFoundation passes URLs.
-    func filePath(_ call: LuaCall, _ index: Int32) throws -> String {
+    func filePath(_ index: Int32) throws -> String {
         // Every function that opens a file names it here: none may run in an effect's state.
-        guard !lua.isSandboxed else { throw LuaArgumentError("\(call.functionName): effects cannot read or write files") }
-        let text = try call.string(index)
+        guard try !api().lua.isSandboxed else { throw LuaArgumentError("\(functionName): effects cannot read or write files") }
+        let text = try string(index)
         // A name is used as given or refused: C would end it at a NUL, and a Swift string
         // would turn bytes that are not UTF-8 into U+FFFD, naming another file.
         var length = 0
-        if let raw = lua_tolstring(call.L, index, &length) {
+        if let raw = lua_tolstring(L, index, &length) {
             let bytes = UnsafeRawBufferPointer(start: raw, count: length)
             if let nul = bytes.firstIndex(of: 0) {
-                throw call.argumentError(index, "a file name cannot contain a NUL byte (byte \(nul + 1) of \(text.quotedForMessage()))")
+                throw argumentError(index, "a file name cannot contain a NUL byte (byte \(nul + 1) of \(text.quotedForMessage()))")
             }
             guard String(validating: bytes.bindMemory(to: UInt8.self), as: UTF8.self) != nil else {
-                throw call.argumentError(index, "file name \(text.quotedForMessage()) is not valid UTF-8; Moonreel reads and writes UTF-8 names")
+                throw argumentError(index, "file name \(text.quotedForMessage()) is not valid UTF-8; Moonreel reads and writes UTF-8 names")
             }
         }
         guard text.hasPrefix("file://") else { return text }
         var rest = Substring(text.dropFirst("file://".count))
         if rest.hasPrefix("localhost/") { rest = rest.dropFirst("localhost".count) }
-        guard rest.hasPrefix("/") else { throw call.argumentError(index, "a file URL must name an absolute path (file:///…), got \"\(text)\"") }
+        guard rest.hasPrefix("/") else { throw argumentError(index, "a file URL must name an absolute path (file:///…), got \"\(text)\"") }
         var bytes: [UInt8] = []
         var utf8 = rest.utf8[...]
         while let byte = utf8.popFirst() {
@@ -226,50 +227,50 @@ extension API {
                 bytes.append(byte)
             }
         }
-        guard !bytes.contains(0) else { throw call.argumentError(index, "a file URL must not contain %00") }
+        guard !bytes.contains(0) else { throw argumentError(index, "a file URL must not contain %00") }
         guard let decoded = String(validating: bytes, as: UTF8.self) else {
-            throw call.argumentError(index, "file URL \(text.quotedForMessage()) is not valid UTF-8 once decoded; Moonreel reads and writes UTF-8 names")
+            throw argumentError(index, "file URL \(text.quotedForMessage()) is not valid UTF-8 once decoded; Moonreel reads and writes UTF-8 names")
         }
         return decoded
     }
 
     // MARK: Helpers
 
-    func finite(_ call: LuaCall, _ index: Int32) throws -> Double {
-        let value = try call.number(index)
-        guard value.isFinite else { throw call.argumentError(index, "number must be finite, got \(format(value))") }
+    func finite(_ index: Int32) throws -> Double {
+        let value = try number(index)
+        guard value.isFinite else { throw argumentError(index, "number must be finite, got \(format(value))") }
         return value
     }
 
     /// Reads `table.name`, or `table[position]` when the name is absent; nil if neither.
-    func field<T>(_ call: LuaCall, _ table: Int32, _ name: String, _ position: Int, _ read: () throws -> T) throws -> T? {
-        var type = call.pushField(of: table, name)
+    func field<T>(_ table: Int32, _ name: String, _ position: Int, _ read: () throws -> T) throws -> T? {
+        var type = pushField(of: table, name)
         if type == LUA_TNIL {
-            call.pop()
-            type = call.pushElement(of: table, position)
+            pop()
+            type = pushElement(of: table, position)
         }
-        defer { call.pop() }
+        defer { pop() }
         if type == LUA_TNIL { return nil }
         do { return try read() } catch let error as LuaArgumentError {
-            throw call.argumentError(table, "field '\(name)': \(error.message.argumentReason)", cause: error)
+            throw argumentError(table, "field '\(name)': \(error.message.argumentReason)", cause: error)
         }
     }
 
     /// Applies a constructor's property table through the class's setters, so `{...}` and
     /// later assignment check values the same way.
-    func applyProperties(_ call: LuaCall, _ index: Int32, to object: AnyObject, of luaClass: LuaClass) throws {
-        guard !call.isNoneOrNil(index) else { return }
-        guard call.type(index) == LUA_TTABLE else { throw call.typeError(index, expected: "table of \(luaClass.name) properties") }
+    func applyProperties(_ index: Int32, to object: AnyObject, of luaClass: LuaClass) throws {
+        guard !isNoneOrNil(index) else { return }
+        guard type(index) == LUA_TTABLE else { throw typeError(index, expected: "table of \(luaClass.name) properties") }
         let properties = luaClass.allProperties
-        try call.forEachField(of: index) { key in
+        try forEachField(of: index) { key in
             guard let property = properties[key] else {
-                throw call.argumentError(index, "unknown \(luaClass.name) property \(key.quotedForMessage())\(NameSuggestion.hint(for: key, among: properties.keys))")
+                throw argumentError(index, "unknown \(luaClass.name) property \(key.quotedForMessage())\(NameSuggestion.hint(for: key, among: properties.keys))")
             }
-            guard let setter = property.set else { throw call.argumentError(index, "\(luaClass.name) property '\(key)' is read-only") }
+            guard let setter = property.set else { throw argumentError(index, "\(luaClass.name) property '\(key)' is read-only") }
             do {
-                try setter(call, object, call.absolute(-1))
+                try setter(self, object, absolute(-1))
             } catch let error as LuaArgumentError {
-                throw call.argumentError(index, "property '\(key)': \(error.message.argumentReason)", cause: error)
+                throw argumentError(index, "property '\(key)': \(error.message.argumentReason)", cause: error)
             }
         }
     }
@@ -320,5 +321,54 @@ extension Color {
             return digits.count == 1 ? "0" + digits : digits
         }
         return "#" + hex(red) + hex(green) + hex(blue) + (alpha < 1 ? hex(alpha) : "")
+    }
+}
+
+/// Engine calls made by bindings, and arrays and names read from arguments.
+extension LuaCall {
+    /// Runs an engine call, turning its errors into Lua errors that name the function.
+    @discardableResult
+    func engine<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch let error as EngineError {
+            throw LuaArgumentError("\(functionName): \(error.scriptMessage)", kind: error.kind.rawValue, subject: error.subject)
+        }
+    }
+
+    /// Runs a layer-model call, turning its errors into Lua errors naming the function.
+    func model<T>(_ body: () throws -> T) throws -> T { try engine(body) }
+
+    /// An array read element by element with `element(index)`; refuses more than `limit`.
+    func list<T>(_ index: Int32, limit: Int, _ element: (Int32) throws -> T) throws -> [T] {
+        guard type(index) == LUA_TTABLE else { throw typeError(index, expected: "array") }
+        let table = absolute(index)
+        let count = rawLength(table)
+        guard count <= limit else { throw argumentError(index, "array has \(count) entries; at most \(limit) are allowed") }
+        var items: [T] = []
+        items.reserveCapacity(count)
+        for i in 0..<count {
+            pushElement(of: table, i + 1)
+            defer { pop() }
+            do { items.append(try element(absolute(-1))) } catch let error as LuaArgumentError {
+                throw argumentError(index, "entry \(i + 1): \(error.message.argumentReason)", cause: error)
+            }
+        }
+        return items
+    }
+
+    func choice<T: RawRepresentable & CaseIterable>(_ index: Int32, _ type: T.Type) throws -> T where T.RawValue == String {
+        let name = try string(index)
+        guard let value = T(rawValue: name) ?? T(rawValue: AppleNames.enumerationValue(name)) else {
+            throw argumentError(index, "unknown value \(name.quotedForMessage()) (expected \(T.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")))")
+        }
+        return value
+    }
+
+    func mediaType(_ index: Int32) throws -> MediaType {
+        let name = try string(index)
+        guard let type = MediaType(rawValue: AppleNames.mediaType(name)) else {
+            let known = MediaType.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+            throw argumentError(index, "unknown media type \(name.quotedForMessage()) (expected \(known))")
+        }
+        return type
     }
 }
