@@ -31,6 +31,10 @@ extension API {
                 let scenes = try wantsVideo ? videoTrack.map { track in
                     try api.policy.analysisCache?.scenes(of: track, cancellation: api.exportCancellation) ?? SceneAnalysis.analyze(track, cancellation: api.exportCancellation)
                 } : nil
+                if let tempos, let audio, audio.tempo == nil {
+                    try api.policy.report(Diagnostic(.pulseNotFound, .warning, "no pulse between \(format(tempos.lowerBound)) and \(format(tempos.upperBound)) BPM, so no tempo and no beats",
+                                                     remedy: "widen tempoRange, or leave it out"), at: call.L)
+                }
                 api.push(call, audio: audio, scenes: scenes, sceneThreshold: sceneThreshold)
                 return 1
             }),

@@ -1,7 +1,9 @@
 import MoonreelEngine
 import MoonreelScriptHost
 import MoonreelPlatform
+#if canImport(Glibc)
 import Glibc
+#endif
 
 // The Engine's errors tell scripts their kind: a binding that throws one raises the same
 // one-line string as ever, and that string answers `err.kind` and `err.subject`.

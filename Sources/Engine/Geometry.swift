@@ -46,8 +46,8 @@ public struct Size: Sendable, Hashable, CustomStringConvertible {
     /// The pixels a picture of this size is drawn at: scaled down (aspect kept, never up) to
     /// fit inside `box` when given, then rounded down to `sides`. Exports, previews and stills
     /// all size their pictures by this one rule, so a frame grabbed for a thumbnail is the
-    /// export's frame. A side a hair under a whole number from floating point (1919.9999999
-    /// after a scale) counts as that number.
+    /// export's frame. A side a hair under a whole number from floating point (a billionth
+    /// of a pixel short, after a scale) counts as that number.
     public func pixels(fitting box: Size? = nil, sides: PixelSides) -> (width: Int, height: Int) {
         var scale = 1.0
         if let box { scale = min(1, box.width / max(width, 1), box.height / max(height, 1)) }
@@ -59,17 +59,19 @@ public struct Size: Sendable, Hashable, CustomStringConvertible {
         return (side(width), side(height))
     }
 
-    /// The warning a picture of this render size (times its scale) gives when drawn at
-    /// `pixels` rounded to `sides`, or nil when nothing was rounded (a scale down to a
-    /// preset's box is asked for, not rounded).
-    public func roundingNote(to pixels: (width: Int, height: Int), sides: PixelSides) -> Diagnostic? {
+    /// The warning a picture of this size gives when drawn at `pixels` rounded to `sides`, or
+    /// nil when nothing was rounded (a scale down to a preset's box is asked for, not
+    /// rounded). `name` says whose size it is: the render size (times its scale) a script
+    /// set, or the sources'.
+    public func roundingNote(to pixels: (width: Int, height: Int), sides: PixelSides, name: String = "renderSize") -> Diagnostic? {
+        guard width.isFinite, height.isFinite, abs(width) < Double(Int32.max), abs(height) < Double(Int32.max) else { return nil }
         let whole = width == width.rounded() && height == height.rounded()
         let shown = whole ? description : "\(width)×\(height)"
         switch sides {
         case .whole where !whole:
-            return Diagnostic(.sizeRounded, .warning, "renderSize \(shown) is not made of whole pixels; the output is \(pixels.width)×\(pixels.height)")
+            return Diagnostic(.sizeRounded, .warning, "\(name) \(shown) is not made of whole pixels; the output is \(pixels.width)×\(pixels.height)")
         case .even where !whole || Int(width) % 2 != 0 || Int(height) % 2 != 0:
-            return Diagnostic(.sizeRounded, .warning, "renderSize \(shown) is not made of even whole numbers, which 4:2:0 video needs; the output is \(pixels.width)×\(pixels.height)")
+            return Diagnostic(.sizeRounded, .warning, "\(name) \(shown) is not made of even whole numbers, which 4:2:0 video needs; the output is \(pixels.width)×\(pixels.height)")
         default:
             return nil
         }

@@ -20,7 +20,9 @@ public struct JobScript: Sendable, Equatable {
 
     /// `value`, if a job script can carry it; `what` names it in the refusal.
     public static func checked(_ value: String, _ what: @autoclosure () -> String) throws -> String {
-        guard !value.contains(where: { $0 == "\n" || $0 == "\r" || $0 == "\0" || $0 == "\u{2028}" || $0 == "\u{2029}" }) else {
+        // Scalars, not Characters: "\r\n" is one Character, equal to neither "\r" nor "\n".
+        let lineEnds: Set<Unicode.Scalar> = ["\n", "\r", "\0", "\u{0B}", "\u{0C}", "\u{85}", "\u{2028}", "\u{2029}"]
+        guard !value.unicodeScalars.contains(where: lineEnds.contains) else {
             throw BatchError("\(what()) \(value.quotedForMessage(limit: 200)) holds a line break or a NUL, which a Slurm job script cannot carry; rename it")
         }
         return value
@@ -49,18 +51,18 @@ public struct JobScript: Sendable, Equatable {
 
     /// The words of a command line, each quoted, after `prefix` (shell code of Moonreel's own,
     /// such as `exec` or a `case` label) and before `suffix` (its own code again).
-    public mutating func command(_ words: [String], prefix: String = "", suffix: String = "") throws {
+    package mutating func command(_ words: [String], prefix: String = "", suffix: String = "") throws {
         body.append(prefix + (try words.map(Self.shellWord).joined(separator: " ")) + suffix)
     }
 
     /// `#SBATCH --option` or `#SBATCH --option=value` unquoted, for Moonreel's own values
     /// (a job name, an array's range): literals and numbers, never a user's value.
-    public mutating func ownDirective(_ option: String, _ value: String? = nil) {
+    package mutating func ownDirective(_ option: String, _ value: String? = nil) {
         header.append("#SBATCH --" + option + (value.map { "=" + $0 } ?? ""))
     }
 
     /// Shell code of Moonreel's own: literals and numbers, never a user's value.
-    public mutating func code(_ line: String) {
+    package mutating func code(_ line: String) {
         body.append(line)
     }
 

@@ -31,7 +31,8 @@ public struct SlurmBatchPlan: Sendable {
     public init(executable: String, template: String, options: RunOptions, folder: String, workingFolder: String,
                 partition: String?, rowsPerTask: Int, maxRunning: Int?) {
         (self.executable, self.template, self.options, self.workingFolder) = (executable, template, options, workingFolder)
-        (self.partition, self.rowsPerTask, self.maxRunning) = (partition, rowsPerTask, maxRunning)
+        // At least one row a task: a stride of 0 never ends.
+        (self.partition, self.rowsPerTask, self.maxRunning) = (partition, max(1, rowsPerTask), maxRunning)
         self.folder = Paths.absolute(folder)
     }
 

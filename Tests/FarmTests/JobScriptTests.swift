@@ -22,7 +22,7 @@ import Testing
     }
 
     @Test func lineBreaksAndNULsAreRefusedNamingTheValue() {
-        for value in ["two\nlines", "carriage\rreturn", "nul\0byte", "line\u{2028}separator", "para\u{2029}graph"] {
+        for value in ["two\nlines", "carriage\rreturn", "nul\0byte", "line\u{2028}separator", "para\u{2029}graph", "crlf\r\nline", "vertical\u{0B}tab", "next\u{85}line"] {
             #expect(throws: BatchError.self) { try JobScript.shellWord(value) }
             #expect(throws: BatchError.self) { try JobScript.directiveWord(value) }
         }

@@ -77,6 +77,23 @@ import TestSupport
         #expect(result.status == 0 && result.out == "60.0 120.0 true\n", "\(result.out) \(result.err)")
     }
 
+    /// A range narrower than the step between two whole lags still finds the pulse in it (it
+    /// found none: 120 BPM lies between the lags of 119.7 and 121.0 BPM), and a range with no
+    /// pulse in it says so at the script's line instead of giving no beats in silence.
+    @Test func aNarrowTempoRangeFindsItsPulseAndAnEmptyOneSaysSo() throws {
+        let script = """
+            local narrow = av.analyze(av.asset(arg[1]), { video = false, tempoRange = { 119.9, 120.1 } })
+            print(string.format("%.1f %d", narrow.tempo or 0, #narrow.beats))
+            local none = av.analyze(av.asset(arg[1]), { video = false, tempoRange = { 200, 240 } })
+            print(none.tempo, #none.beats)
+            """
+        let result = try Self.run(script, cache: Fixtures.scratchPath("cache-narrow"), arguments: [Self.musicVideo()])
+        let lines = result.out.split(separator: "\n")
+        #expect(result.status == 0 && lines.first == "120.0 \(lines.first?.split(separator: " ").last ?? "")" && (Int(lines.first?.split(separator: " ").last ?? "") ?? 0) > 4, "\(result.out) \(result.err)")
+        #expect(lines.last == "nil\t0", "\(result.out)")
+        #expect(result.err.contains(":3: no pulse between 200 and 240 BPM, so no tempo and no beats; widen tempoRange, or leave it out [pulseNotFound]"), "\(result.err)")
+    }
+
     /// docs/analysis.md's pick.lua, as printed there: a steady kit is cut on a grid, the rubato
     /// (`steady` false) on its beats as found.
     @Test func theDocumentedFallbackRuns() throws {

@@ -99,7 +99,10 @@ struct BeatTracker {
         }
         let weighted = { (lag: Int) -> Double in correlation[lag] * prior(Double(lag)) }
         let bpm = { (lag: Double) in 60 * frameRate / lag }
-        let peaks = (shortest...longest).filter { isPeak($0) && allowedTempos.contains(bpm(Double($0))) }.sorted { weighted($0) > weighted($1) }
+        // A peak's tempo is its refined period's: a narrow tempo range may fall between two
+        // whole lags (0.9 BPM apart near 100 BPM, 5 near 240).
+        let peaks = (shortest...longest).filter { isPeak($0) && allowedTempos.contains(bpm(refinedPeak(correlation, at: $0))) }
+            .sorted { weighted($0) > weighted($1) }
         guard let best = peaks.first else { return nil }
         var period = refinedPeak(correlation, at: best)
         var strength = correlation[best]
@@ -264,7 +267,9 @@ struct BeatTracker {
         guard let low = envelope.min(), let high = envelope.max(), high > low else { return [] }
         let sorted = envelope.sorted()
         let typical = Double(sorted[min(sorted.count - 1, Int(Double(sorted.count) * Self.onsetScalePercentile))] - low)
-        let scale = typical > 0 ? typical : Double(high - low)
+        // Never under a tenth of the range: in a quiet recording with a few hits (room tone,
+        // speech) the percentile is the noise floor, and every ripple of it would rise enough.
+        let scale = max(typical, 0.1 * Double(high - low))
         let signal = Self.smoothed(envelope.map { Double($0 - low) / scale }, deviation: 1.5)
         let reach = max(1, Int((Self.minimumOnsetGap * frameRate).rounded())), average = max(1, Int((0.1 * frameRate).rounded()))
         var prefix = [0.0]

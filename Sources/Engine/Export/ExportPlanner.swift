@@ -10,7 +10,7 @@ struct Encodings {
 }
 
 /// What an export will do, settled from its session's settings before any file is made.
-/// Nothing in it changes afterwards, and making it changes nothing in the settings.
+/// Nothing in it changes afterwards, and making it changes nothing in the session.
 struct ExportRequest {
     /// How the output is made.
     enum Strategy {
@@ -65,7 +65,7 @@ struct ExportPlan {
 
 /// An export session's settings as one value, taken when an export (or a dry run, or an
 /// estimate) starts: what the planner reads, so planning depends on nothing that a script
-/// can change while it runs and can be tried without a settings.
+/// can change while it runs and can be tried without a session.
 struct ExportSettings {
     let composition: Composition
     let preset: ExportPreset
@@ -388,10 +388,11 @@ struct ExportPlanner {
         // Only video with a codec is 4:2:0; a GIF's and an image's pixels are whole, at any size.
         let isCodedVideo = request.container.holdsVideoCodecs
         let (width, height) = request.preset.outputSize(for: scaled, evenSides: isCodedVideo)
-        // Sources' own sizes are even already; only a render size the user set can be odd.
+        // Without a video composition of the script's, the size is the sources' (an odd-sized
+        // VP9 file, a composition's naturalSize).
         var notes: [Diagnostic] = []
-        if !isCodedVideo || settings.videoComposition != nil,
-           let rounded = scaled.roundingNote(to: (width, height), sides: isCodedVideo ? .even : .whole) {
+        if let rounded = scaled.roundingNote(to: (width, height), sides: isCodedVideo ? .even : .whole,
+                                             name: settings.videoComposition == nil ? "the video's size" : "renderSize") {
             notes.append(rounded)
         }
         let rendered = videoComposition.renderFrameDuration
