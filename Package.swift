@@ -9,9 +9,9 @@ let package = Package(
         .library(name: "MoonreelEngine", targets: ["MoonreelEngine", "MoonreelInterchange", "MoonreelPlatform"]),
         // Runs user scripts in-process with the `av` API: the host (limits, sandboxed
         // effects, app functions) and the bindings; no REPL, no libedit.
-        .library(name: "MoonreelScripting", targets: ["MoonreelScripting"]),
+        .library(name: "MoonreelBindings", targets: ["MoonreelBindings"]),
         // The live preview server and page (`moonreel studio`), for apps that want it; not
-        // part of MoonreelScripting, so embedding scripts links no web server.
+        // part of MoonreelBindings, so embedding scripts links no web server.
         .library(name: "MoonreelStudio", targets: ["MoonreelStudio"]),
         // Batches, chunked renders and Slurm as a library: the plans, job scripts, child
         // processes and row results behind `moonreel batch` and `moonreel run --chunks`.
@@ -49,15 +49,15 @@ let package = Package(
         .target(name: "MoonreelScriptHost", dependencies: ["MoonreelPlatform", "CMoonLua", "CMoonLuaShim"],
                 path: "Sources/ScriptHost", resources: [.embedInCode("Lua")]),
         // The `av` module (AVFoundation-shaped bindings of the engine) and the host apps use.
-        .target(name: "MoonreelScripting", dependencies: ["MoonreelEngine", "MoonreelInterchange", "MoonreelScriptHost", "CMoonLua", "CMoonLuaShim"],
+        .target(name: "MoonreelBindings", dependencies: ["MoonreelEngine", "MoonreelInterchange", "MoonreelScriptHost", "CMoonLua", "CMoonLuaShim"],
                 path: "Sources/Bindings", resources: [.embedInCode("Bundled/effects"), .embedInCode("Bundled/preview.lua"), .embedInCode("Bundled/transition.lua")]),
-        .target(name: "MoonreelREPL", dependencies: ["MoonreelScripting", "MoonreelScriptHost", "MoonreelEngine", "MoonreelPlatform", "CMoonLua", "CMoonLuaShim", "CMoonEdit"],
+        .target(name: "MoonreelREPL", dependencies: ["MoonreelBindings", "MoonreelScriptHost", "MoonreelEngine", "MoonreelPlatform", "CMoonLua", "CMoonLuaShim", "CMoonEdit"],
                 path: "Sources/REPL", resources: [.embedInCode("Lua")]),
         // The live preview (`moonreel studio`, the REPL's :studio): an HTTP and WebSocket
         // server on SwiftNIO and the page it serves. A target of its own so apps that embed
-        // MoonreelScripting link no web server.
+        // MoonreelBindings link no web server.
         .target(name: "MoonreelStudio", dependencies: [
-            "MoonreelScripting", "MoonreelEngine", "MoonreelPlatform",
+            "MoonreelBindings", "MoonreelEngine", "MoonreelPlatform",
             .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"),
         ], path: "Sources/Studio", resources: [.embedInCode("Page")]),
@@ -65,7 +65,7 @@ let package = Package(
         // knows nothing of Lua (the command reads a template's parameters and hands them over).
         .target(name: "MoonreelFarm", dependencies: ["MoonreelEngine", "MoonreelPlatform"], path: "Sources/Farm"),
         .executableTarget(name: "moonreel", dependencies: [
-            "MoonreelFarm", "MoonreelScripting", "MoonreelREPL", "MoonreelStudio", "MoonreelEngine", "MoonreelInterchange", "MoonreelScriptHost", "MoonreelPlatform",
+            "MoonreelFarm", "MoonreelBindings", "MoonreelREPL", "MoonreelStudio", "MoonreelEngine", "MoonreelInterchange", "MoonreelScriptHost", "MoonreelPlatform",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], resources: [.embedInCode("Bundled/examples"), .embedInCode("Bundled/templates")],
         // The command keeps less of itself resident while it renders: packed relative
@@ -78,7 +78,7 @@ let package = Package(
         .testTarget(name: "ScriptHostTests", dependencies: ["MoonreelScriptHost"]),
         .testTarget(name: "FarmTests", dependencies: ["MoonreelFarm"]),
         // The pty driver is run from the checkout by the REPL tests, not built.
-        .testTarget(name: "MoonreelTests", dependencies: ["MoonreelScripting", "MoonreelREPL", "MoonreelEngine", "MoonreelScriptHost", "TestSupport"], exclude: ["Fixtures/pty_session.py", "Fixtures/pieces.lua"]),
+        .testTarget(name: "MoonreelTests", dependencies: ["MoonreelBindings", "MoonreelREPL", "MoonreelEngine", "MoonreelScriptHost", "TestSupport"], exclude: ["Fixtures/pty_session.py", "Fixtures/pieces.lua"]),
         .target(name: "TestSupport", path: "Tests/TestSupport"),
     ]
 )

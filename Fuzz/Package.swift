@@ -15,7 +15,7 @@ let package = Package(
     dependencies: [.package(path: "..")],
     targets: [
         .executableTarget(name: "MoonreelFuzz", dependencies: [
-            .product(name: "MoonreelScripting", package: moonreel), .product(name: "MoonreelEngine", package: moonreel),
+            .product(name: "MoonreelBindings", package: moonreel), .product(name: "MoonreelEngine", package: moonreel),
             .product(name: "MoonreelStudio", package: moonreel),
         ]),
     ]

@@ -12,7 +12,7 @@ let package = Package(
         .executableTarget(
             name: "LyricJobs",
             dependencies: [
-                .product(name: "MoonreelScripting", package: "Moonreel"),
+                .product(name: "MoonreelBindings", package: "Moonreel"),
                 .product(name: "MoonreelEngine", package: "Moonreel"),
             ],
             resources: [.copy("scripts")]),

@@ -32,7 +32,8 @@ public struct RowError: Sendable, Equatable {
 
     /// The error's fields as the report and `row` events carry them.
     public var json: [String: Any] {
-        var fields: [String: Any] = ["kind": kind, "message": message]
+        // An event that came without a kind goes on without one.
+        var fields: [String: Any] = kind.isEmpty ? ["message": message] : ["kind": kind, "message": message]
         if let file { fields["file"] = file }
         if let line { fields["line"] = line }
         return fields

@@ -1,6 +1,6 @@
 import MoonreelEngine
 import MoonreelScriptHost
-import MoonreelScripting
+import MoonreelBindings
 import CMoonLua
 import CMoonLuaShim
 #if canImport(Glibc)

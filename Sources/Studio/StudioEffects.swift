@@ -1,7 +1,7 @@
 import Foundation
 import MoonreelEngine
 import MoonreelPlatform
-import MoonreelScripting
+import MoonreelBindings
 import Synchronization
 
 /// The studio's effects panel: every effect the script could `require` (as `moonreel effects

@@ -1,7 +1,7 @@
 import Foundation
 import MoonreelEngine
 import MoonreelPlatform
-import MoonreelScripting
+import MoonreelBindings
 import Synchronization
 
 /// One export the script would run, as the studio previews it: its session (for the real

@@ -1,6 +1,6 @@
 import Foundation
 import MoonreelEngine
-import MoonreelScripting
+import MoonreelBindings
 import NIOCore
 import NIOHTTP1
 import NIOPosix

@@ -1,7 +1,7 @@
 import Foundation
 import MoonreelEngine
 import MoonreelPlatform
-import MoonreelScripting
+import MoonreelBindings
 import MoonreelScriptHost
 import Synchronization
 

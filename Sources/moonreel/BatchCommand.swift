@@ -3,7 +3,7 @@ import Foundation
 import MoonreelEngine
 import MoonreelFarm
 import MoonreelPlatform
-import MoonreelScripting
+import MoonreelBindings
 import Synchronization
 
 struct Batch: ParsableCommand {
@@ -272,8 +272,9 @@ final class BatchRunner: @unchecked Sendable {
                 if json { emit(["event": "row", "row": row.number, "status": "started", "output": row.output]) }
             }, onLine: json ? forward : nil)
         } catch {
+            // A row Ctrl-C kept from starting is interrupted, not failed: it has no error of its own.
             return Subprocess.Finished(status: error == .interrupted ? Exit.interrupted : Exit.failed, output: "",
-                                       errors: "cannot start \(Self.executable): \(error)")
+                                       errors: error == .interrupted ? "" : "cannot start \(Self.executable): \(error)")
         }
     }
 

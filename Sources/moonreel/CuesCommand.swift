@@ -1,6 +1,6 @@
 import ArgumentParser
 import MoonreelEngine
-import MoonreelScripting
+import MoonreelBindings
 import MoonreelScriptHost
 
 struct Cues: ParsableCommand {

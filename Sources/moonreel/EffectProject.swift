@@ -1,6 +1,6 @@
 import Foundation
 import MoonreelFarm
-import MoonreelScripting
+import MoonreelBindings
 import MoonreelEngine
 import MoonreelPlatform
 import MoonreelScriptHost

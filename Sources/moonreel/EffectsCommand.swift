@@ -2,7 +2,7 @@ import ArgumentParser
 import MoonreelEngine
 import MoonreelPlatform
 import MoonreelScriptHost
-import MoonreelScripting
+import MoonreelBindings
 #if canImport(Glibc)
 import Glibc
 #endif

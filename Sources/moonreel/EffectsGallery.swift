@@ -1,6 +1,6 @@
 import MoonreelPlatform
 import MoonreelScriptHost
-import MoonreelScripting
+import MoonreelBindings
 
 /// `moonreel effects gallery`: each effect's preview still, what it says of itself, its
 /// parameters and the Lua that calls it, as a page that works offline (index.html: no

@@ -3,7 +3,7 @@ import Foundation
 import MoonreelEngine
 import MoonreelPlatform
 import MoonreelScriptHost
-import MoonreelScripting
+import MoonreelBindings
 
 extension Effects {
     struct Install: ParsableCommand {

@@ -1,6 +1,6 @@
 import ArgumentParser
 import MoonreelEngine
-import MoonreelScripting
+import MoonreelBindings
 
 struct Info: ParsableCommand {
     static let configuration = CommandConfiguration(

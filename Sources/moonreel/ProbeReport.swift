@@ -1,6 +1,6 @@
 import MoonreelEngine
 import MoonreelScriptHost
-import MoonreelScripting
+import MoonreelBindings
 
 /// `moonreel probe`: what the engine sees in a file, as text or JSON.
 enum ProbeReport {

@@ -1,7 +1,7 @@
 import ArgumentParser
 import MoonreelEngine
 import MoonreelScriptHost
-import MoonreelScripting
+import MoonreelBindings
 import MoonreelREPL
 import MoonreelStudio
 #if canImport(Glibc)

@@ -3,7 +3,7 @@ import MoonreelEngine
 import MoonreelFarm
 import MoonreelInterchange
 import MoonreelScriptHost
-import MoonreelScripting
+import MoonreelBindings
 import MoonreelPlatform
 import MoonreelREPL
 #if canImport(Glibc)

@@ -1,6 +1,6 @@
 import Foundation
 import MoonreelEngine
-import MoonreelScripting
+import MoonreelBindings
 import Testing
 import TestSupport
 

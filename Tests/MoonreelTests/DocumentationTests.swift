@@ -1,7 +1,7 @@
 import Foundation
 import MoonreelEngine
 import MoonreelScriptHost
-import MoonreelScripting
+import MoonreelBindings
 import Testing
 import TestSupport
 

@@ -1,6 +1,6 @@
 import Foundation
 import Synchronization
-import MoonreelScripting
+import MoonreelBindings
 import Testing
 import TestSupport
 

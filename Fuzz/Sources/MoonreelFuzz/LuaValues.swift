@@ -1,5 +1,5 @@
 import Foundation
-import MoonreelScripting
+import MoonreelBindings
 
 /// Lua values built from the input (nil, booleans, extreme integers and floats, strings of any
 /// bytes, nested tables, tables whose metamethods raise, Moonreel objects, functions) passed to

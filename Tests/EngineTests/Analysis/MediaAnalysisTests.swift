@@ -85,6 +85,19 @@ import TestSupport
         #expect(analysis.onsets.allSatisfy { (0...1).contains($0.strength) })
     }
 
+    /// Two hits in 20 s of room tone are two onsets: with the envelope measured against its
+    /// 99th percentile alone, that was the noise floor, and its every ripple was an onset.
+    @Test func twoHitsInRoomToneAreTwoOnsets() throws {
+        let hits = [5.0, 14.0]
+        let sound = hits.map { "gte(t,\($0))*0.5*exp(-30*(t-\($0)))*sin(2*PI*1000*t)" }.joined(separator: "+")
+        let path = try Fixtures.cached("analysis-two-hits.wav") { path in
+            try Tool.ffmpeg(["-f", "lavfi", "-i", "aevalsrc='\(sound)+0.005*(2*random(0)-1)':s=44100:d=20", "-c:a", "pcm_s16le", path])
+        }
+        let onsets = try AudioAnalysis.analyze(Self.audioTrack(path)).onsets
+        #expect(hits.allSatisfy { hit in onsets.contains { abs($0.time - hit) <= 0.02 } }, "\(onsets.prefix(8))")
+        #expect(onsets.count <= hits.count + 1, "\(onsets.count) onsets for \(hits.count) hits: \(onsets.prefix(8))")
+    }
+
     /// AAC's priming delay is accounted for: the beats of the same music in an M4A are where they are in the WAV.
     @Test func compressedAudioKeepsTheBeatTimes() throws {
         let wav = try AudioAnalysis.analyze(Self.audioTrack(Self.music(.drums, bpm: 128)))

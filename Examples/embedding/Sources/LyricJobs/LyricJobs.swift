@@ -6,8 +6,8 @@
 //  4. a broken script, reported as a typed error.
 // Exit status 0 when every step did what it should (CI runs this).
 import Foundation
-import MoonreelEngine      // only for TestPattern, to make a clip; hosting needs just MoonreelScripting
-import MoonreelScripting
+import MoonreelEngine      // only for TestPattern, to make a clip; hosting needs just MoonreelBindings
+import MoonreelBindings
 
 @main
 struct LyricJobs {
