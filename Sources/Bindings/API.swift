@@ -56,7 +56,6 @@ package final class API {
             for declared in binding.classes { classes.add(declared.make(self), for: declared.objects) }
         }
         for binding in API.bindings { binding.completeClasses?(self) }
-        installFootprints()
         for luaClass in classes.all { lua.register(luaClass) }
         for binding in API.bindings { binding.install?(self) }
         avFunctions = API.bindings.flatMap { $0.functions(self) }

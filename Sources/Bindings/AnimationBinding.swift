@@ -55,6 +55,12 @@ extension API {
             let kind = s.isKeyframe ? "KeyframeAnimation(\(s.values.count) values, \(s.calculationMode.rawValue)" : "BasicAnimation("
             return "\(kind)\(s.isKeyframe ? ", " : "")\(s.keyPath.rawValue), \(format(s.timing.beginTime.seconds))+\(format(s.timing.duration.seconds)) s)"
         }
+        luaClass.footprint = { object in
+            guard let spec = (object as? AnimationBox)?.spec else { return Footprint.record }
+            return Footprint.record + spec.values.reduce(0) { $0 + $1.footprint }
+                + 8 * ((spec.keyTimes?.count ?? 0) + spec.tensionValues.count + spec.continuityValues.count + spec.biasValues.count)
+                + MemoryLayout<TimingFunction>.stride * spec.timingFunctions.count
+        }
         for name in Self.animationProperties {
             luaClass.property(name, of: AnimationBox.self, doc: Self.animationPropertyDocs[name] ?? "",
                               get: { call, box in try call.api().pushAnimationProperty(call, box.spec, name) },

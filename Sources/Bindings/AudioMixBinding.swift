@@ -7,6 +7,9 @@ extension API {
     func makeAudioMixInputParametersClass() -> LuaClass {
         let luaClass = LuaClass("AudioMixInputParameters", doc: "Volume over time for one audio track, and how it plays when time-scaled.")
         luaClass.describe = { ($0 as? AudioMixInputParameters).map { "AudioMixInputParameters(track \($0.trackID))" } ?? "AudioMixInputParameters" }
+        luaClass.footprint = { object in
+            Footprint.record + 64 * ((object as? AudioMixInputParameters)?.volume.changeCount ?? 0)
+        }
         luaClass.property("trackID", of: AudioMixInputParameters.self) { call, p in call.push(p.trackID) }
         luaClass.property("audioTimePitchAlgorithm", of: AudioMixInputParameters.self,
                           doc: "how time-scaled audio plays: \"spectral\" or \"timeDomain\" keep the pitch (default), \"varispeed\" lets it follow the speed",
@@ -44,6 +47,9 @@ extension API {
     func makeAudioMixClass() -> LuaClass {
         let luaClass = LuaClass("AudioMix", doc: "How the audio tracks are mixed.")
         luaClass.describe = { ($0 as? AudioMix).map { "AudioMix(\($0.inputParameters.count) input parameters)" } ?? "AudioMix" }
+        luaClass.footprint = { object in
+            Footprint.record + 8 * ((object as? AudioMix)?.inputParameters.count ?? 0)
+        }
         luaClass.property("inputParameters", of: AudioMix.self,
                           get: { call, m in try call.pushArray(m.inputParameters) { try call.push($0) } },
                           set: { call, m, index in

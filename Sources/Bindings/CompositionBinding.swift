@@ -13,6 +13,10 @@ extension API {
             let count = c.tracks.count
             return "Composition(\(count) track\(count == 1 ? "" : "s"), \(String(format3: c.duration.seconds)) s\(sizeText))"
         }
+        luaClass.footprint = { object in
+            guard let composition = object as? Composition else { return Footprint.record }
+            return Footprint.record + composition.tracks.reduce(0) { $0 + Footprint.record + MemoryLayout<TrackSegment>.stride * $1.segments.count }
+        }
         luaClass.property("duration", of: Composition.self) { call, c in call.push(seconds: c.duration) }
         luaClass.property("durationTime", of: Composition.self) { call, c in try call.push(exact: c.duration) }
         luaClass.property("tracks", of: Composition.self) { call, c in
@@ -109,6 +113,9 @@ extension API {
         luaClass.describe = { object in
             guard let t = object as? CompositionTrack else { return "CompositionTrack" }
             return "CompositionTrack(#\(t.trackID) \(t.mediaType.rawValue), \(t.segments.count) segment\(t.segments.count == 1 ? "" : "s"), \(String(format3: t.duration.seconds)) s)"
+        }
+        luaClass.footprint = { object in
+            Footprint.record + MemoryLayout<TrackSegment>.stride * ((object as? CompositionTrack)?.segments.count ?? 0)
         }
         luaClass.property("trackID", of: CompositionTrack.self) { call, t in call.push(t.trackID) }
         luaClass.property("mediaType", of: CompositionTrack.self) { call, t in call.push(t.mediaType.rawValue) }

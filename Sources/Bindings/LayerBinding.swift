@@ -17,6 +17,13 @@ extension API {
             let kind = layer is TextLayer ? "TextLayer" : "Layer"
             return "\(kind)(\(format(f.x)), \(format(f.y)), \(format(f.width))×\(format(f.height)), \(layer.sublayers.count) sublayers, \(layer.animations.count) animations)"
         }
+        luaClass.footprint = { object in
+            guard let layer = object as? Layer else { return Footprint.record }
+            let text = (layer as? TextLayer)?.style.string.utf8.count ?? 0
+            let sound = (layer as? SoundLayer)?.visual.storedBytes ?? 0
+            return 2 * Footprint.record + text + sound + 8 * layer.sublayers.count + Footprint.record * layer.filters.count
+                + layer.animations.reduce(0) { $0 + Footprint.record + ($1.key?.utf8.count ?? 0) + $1.animation.footprint }
+        }
         func geometry<Value>(_ name: String, _ keyPath: WritableKeyPath<LayerProperties, Value>, doc: String,
                              push: @escaping (LuaCall, Value) throws -> Void, read: @escaping (LuaCall, Int32) throws -> Value) {
             luaClass.property(name, of: Layer.self, doc: doc,
@@ -196,6 +203,10 @@ extension API {
     func makeImageClass() -> LuaClass {
         let luaClass = LuaClass("Image", doc: "A still image file (PNG, JPEG, WebP) for layer contents.")
         luaClass.describe = { ($0 as? ImageBox).map { "Image(\"\($0.source.path)\", \($0.source.width)×\($0.source.height))" } ?? "Image" }
+        luaClass.footprint = { object in
+            guard let source = (object as? ImageBox)?.source else { return Footprint.record }
+            return Footprint.record + source.path.utf8.count + (source.pixels == nil ? 0 : 4 * source.width * source.height)
+        }
         luaClass.property("url", of: ImageBox.self) { call, box in call.push(box.source.path) }
         luaClass.method("write", of: ImageBox.self, doc: "image:write(path): saves the picture as .png, .jpg or .webp (an existing file only with --overwrite)") { call, box in
             let api = try call.api()

@@ -11,6 +11,10 @@ extension API {
             guard let v = object as? VideoComposition else { return "VideoComposition" }
             return "VideoComposition(\(v.renderSize), \(format((1 / v.frameDuration.seconds * 1000).rounded() / 1000)) fps, \(v.instructions.count) instruction\(v.instructions.count == 1 ? "" : "s"))"
         }
+        luaClass.footprint = { object in
+            guard let videoComposition = object as? VideoComposition else { return Footprint.record }
+            return Footprint.record + Footprint.record * videoComposition.instructions.count + videoComposition.filters.footprint
+        }
         luaClass.property("renderSize", of: VideoComposition.self,
                           get: { call, v in call.push(size: v.renderSize) },
                           set: { call, v, index in v.renderSize = try call.size(index) })
@@ -58,6 +62,9 @@ extension API {
             guard let i = object as? VideoCompositionInstruction else { return "VideoCompositionInstruction" }
             return "VideoCompositionInstruction(\(format(i.timeRange.start.seconds))…\(format(i.timeRange.end.seconds)) s, \(i.layerInstructions.count) layer\(i.layerInstructions.count == 1 ? "" : "s"))"
         }
+        luaClass.footprint = { object in
+            Footprint.record + 8 * ((object as? VideoCompositionInstruction)?.layerInstructions.count ?? 0)
+        }
         luaClass.property("timeRange", of: VideoCompositionInstruction.self,
                           get: { call, i in try call.push(range: i.timeRange) },
                           set: { call, i, index in i.timeRange = try call.timeRange(index) })
@@ -82,6 +89,11 @@ extension API {
     func makeLayerInstructionClass() -> LuaClass {
         let luaClass = LuaClass("LayerInstruction", doc: "Transform, opacity and crop of one composition track over time.")
         luaClass.describe = { ($0 as? LayerInstruction).map { "LayerInstruction(track \($0.trackID))" } ?? "LayerInstruction" }
+        luaClass.footprint = { object in
+            guard let instruction = object as? LayerInstruction else { return Footprint.record }
+            let changes = instruction.transform.changeCount + instruction.opacity.changeCount + (instruction.crop?.changeCount ?? 0)
+            return Footprint.record + 2 * MemoryLayout<AffineTransform>.stride * changes + instruction.filters.footprint
+        }
         luaClass.property("trackID", of: LayerInstruction.self) { call, l in call.push(l.trackID) }
         luaClass.method("setTransform", of: LayerInstruction.self, doc: "li:setTransform(t, atTime)") { call, l in
             l.transform.set(try call.affineTransform(2), at: try call.time(3)); return 0
