@@ -81,8 +81,11 @@ extension DoneMeansRightTests {
     @Test func aRowWhoseOutputWasCommittedIsDoneAfterCtrlC() throws {
         let clip = try Fixtures.clip(seconds: 2)
         let job = try BatchTests.Job(rows: "id,clip,duration\nr1,\(clip),0.5\nr2,\(clip),0.5\n")
-        // The rows linger after exporting, so the interrupt comes after both commits.
-        try (BatchTests.template + "\nlocal t = os.clock() while os.clock() - t < 20 do end\n").write(toFile: job.template, atomically: true, encoding: .utf8)
+        // The rows linger after exporting, so the interrupt comes after both commits; only
+        // once the output is there (not in the batch's pre-check, a dry run), since the wait
+        // spends CPU.
+        let linger = "\nlocal made = io.open(p.output)\nif made then made:close() local t = os.clock() while os.clock() - t < 20 do end end\n"
+        try (BatchTests.template + linger).write(toFile: job.template, atomically: true, encoding: .utf8)
         let batch = Process()
         batch.executableURL = URL(fileURLWithPath: Moonreel.executable)
         batch.arguments = ["batch", job.template, job.rows, "--out", job.folder + "/out/{id}.mp4", "--jobs", "2", "--report", job.folder + "/report.json"]

@@ -89,6 +89,18 @@ struct ExportSettings {
     var chunkTask: ChunkTask?
 }
 
+extension ExportSession {
+    /// The settings as they are now, for the planner.
+    var settings: ExportSettings {
+        ExportSettings(composition: composition, preset: preset, outputURL: outputURL, outputFileType: outputFileType,
+                       videoComposition: videoComposition, audioMix: audioMix, timeRange: timeRange,
+                       shouldOptimizeForNetworkUse: shouldOptimizeForNetworkUse, metadata: metadata, overwrite: overwrite,
+                       readFiles: readFiles, hdr: hdr, smartRendering: smartRendering, audioSpliceFade: audioSpliceFade,
+                       loudness: loudness, videoSettings: videoSettings, audioSettings: audioSettings,
+                       fileLengthLimit: fileLengthLimit, memoryLimit: memoryLimit, chunkTask: chunkTask)
+    }
+}
+
 /// Turns an export's settings into an `ExportRequest` (and into the plans the render core
 /// takes), reading the settings only: the one place an export's settings, preset and
 /// container become encoders, with every combination that cannot work refused, saying what

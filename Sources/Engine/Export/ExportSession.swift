@@ -157,16 +157,6 @@ public final class ExportSession {
         return copy
     }
 
-    /// The settings as they are now, for the planner.
-    var settings: ExportSettings {
-        ExportSettings(composition: composition, preset: preset, outputURL: outputURL, outputFileType: outputFileType,
-                       videoComposition: videoComposition, audioMix: audioMix, timeRange: timeRange,
-                       shouldOptimizeForNetworkUse: shouldOptimizeForNetworkUse, metadata: metadata, overwrite: overwrite,
-                       readFiles: readFiles, hdr: hdr, smartRendering: smartRendering, audioSpliceFade: audioSpliceFade,
-                       loudness: loudness, videoSettings: videoSettings, audioSettings: audioSettings,
-                       fileLengthLimit: fileLengthLimit, memoryLimit: memoryLimit, chunkTask: chunkTask)
-    }
-
     /// Runs the export to completion. Blocks; `progress` is called on this thread.
     public func export(progress report: (ExportProgress) throws -> Void = { _ in }) throws {
         guard status == .waiting else {
