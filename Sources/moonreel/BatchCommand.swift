@@ -56,19 +56,34 @@ struct Batch: ParsableCommand {
             if let report { try BatchReport(schema: ProgressDisplay.schema).checkPath(report, overwrite: common.overwrite, inputs: [template, rows]) }
             let plan = try BatchPlan(template: template, declared: try Self.declaredParameters(of: template, limits: common.limits).map(\.name),
                                      rowsFile: rows, records: { try Self.records(in: rows) }, pattern: pattern, shared: try parameters.values())
-            let runner = BatchRunner(plan: plan, common: common, jobs: jobs ?? ProcessInfo.processInfo.activeProcessorCount, retry: retry, chunks: chunks)
-            let outcome: (failed: Int, interrupted: Bool)
+            let printer = BatchPrinter(common: common)
+            let batch = BatchRun(plan: plan, executable: Self.executable, options: common.runOptions, jobs: jobs ?? ProcessInfo.processInfo.activeProcessorCount,
+                                 retries: retry, chunks: chunks, forwardsProgress: printer.json, interruptedStatus: Exit.interrupted, report: printer.say)
+            let signals = SignalWatcher.start { batch.interrupt() }
+            var failed = 0
             if slurm {
-                let cluster = SlurmBatchPlan(executable: BatchRunner.executable, template: template, options: common.runOptions,
+                let cluster = SlurmBatchPlan(executable: Self.executable, template: template, options: common.runOptions,
                                              folder: folder ?? "moonreel-batch-\(Self.timestamp())", workingFolder: FileManager.default.currentDirectoryPath,
                                              partition: partition, rowsPerTask: rowsPerTask, maxRunning: maxRunning)
-                outcome = try runner.run(on: cluster, submitting: !emit, waiting: !noWait)
+                switch try batch.run(on: cluster, submitting: !emit, waiting: !noWait) {
+                case .finished(let count, _):
+                    failed = count
+                    printer.summarize(batch.rowResults, interrupted: signals.interrupted)
+                case .submitted(let job, let rows):
+                    if !common.quiet { printError("moonreel: batch: submitted Slurm job \(job) (\(rows) rows) from \(cluster.folder); run the same command again to collect") }
+                case .written(let attempt, _):
+                    if !common.quiet { printError(submitCommand(folder: cluster.folder, attempt: attempt)) }
+                }
             } else {
-                outcome = try runner.run()
+                failed = try batch.run()
+                printer.summarize(batch.rowResults, interrupted: signals.interrupted)
             }
-            if let report { try runner.writeReport(to: report, overwrite: common.overwrite, inputs: [template, rows]) }
-            if outcome.interrupted { throw ExitCode(Exit.interrupted) }
-            if outcome.failed > 0 { throw ExitCode(Exit.failed) }
+            if let report {
+                try BatchReport(schema: ProgressDisplay.schema).write(to: report, rows: plan.rows, results: batch.rowResults,
+                                                                      overwrite: common.overwrite, inputs: [template, rows])
+            }
+            if signals.interrupted { throw ExitCode(Exit.interrupted) }
+            if failed > 0 { throw ExitCode(Exit.failed) }
         } catch let error as BatchError {
             printError("moonreel: batch: " + error.message)
             throw ExitCode(Exit.failed)
@@ -80,6 +95,17 @@ struct Batch: ParsableCommand {
 }
 
 extension Batch {
+    static var executable: String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    }
+
+    /// How to submit the job scripts `--emit` wrote.
+    func submitCommand(folder: String, attempt: Int) -> String {
+        chunks == nil ? "moonreel: batch: wrote \(folder)/task-\(attempt).sh; submit it with: sbatch \(folder)/task-\(attempt).sh"
+            : "moonreel: batch: wrote \(folder)/pieces-\(attempt).sh and join-\(attempt).sh; submit them with: "
+            + "sbatch --dependency=afterany:$(sbatch --parsable \(folder)/pieces-\(attempt).sh) \(folder)/join-\(attempt).sh"
+    }
+
     static func timestamp() -> String {
         var now = time(nil)
         var parts = tm()
@@ -127,165 +153,35 @@ extension Batch {
     }
 }
 
-/// Runs a batch's rows as `moonreel run` processes, `jobs` at a time.
-final class BatchRunner: @unchecked Sendable {
-    let plan: BatchPlan
+/// Says a batch's steps: a line for people on standard error per row (each distinct
+/// diagnostic once, with the first row that had it), or JSON events on standard output.
+final class BatchPrinter {
     let common: CommonOptions
-    let jobs: Int
-    let retry: Int
-    private let lock = NSLock()
-    private var results: [Int: RowResult] = [:]
+    let json: Bool
     /// The diagnostic lines already printed (a batch says each once, not once per row).
     private var shownDiagnostics: Set<String> = []
-    /// The rows rendering here; Ctrl-C interrupts them and starts no more.
-    private let processes = ProcessGroup()
-    let json: Bool
 
-    /// Each row's export in this many pieces (`moonreel run --chunks`), or whole.
-    let chunks: Int?
-
-    init(plan: BatchPlan, common: CommonOptions, jobs: Int, retry: Int, chunks: Int?) {
-        (self.plan, self.common, self.jobs, self.retry, self.chunks) = (plan, common, jobs, retry, chunks)
+    init(common: CommonOptions) {
+        self.common = common
         json = common.progressStyle() == .json
     }
 
-    static var executable: String {
-        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-    }
-
-    /// The rows to render, checked: rows already done (an earlier, interrupted batch) are
-    /// neither checked nor run again; the others' folders are made and their dry runs pass.
-    private func checkedPendingRows() throws -> [BatchPlan.Row] {
-        let pending = plan.rows.filter { row in
-            guard !common.overwrite, Self.isComplete(row.output) else { return true }
-            record(row, RowResult(status: .skipped))
-            return false
-        }
-        // An output there but cut short is neither trusted nor replaced unasked.
-        let broken = common.overwrite ? [] : pending.filter { FileManager.default.fileExists(atPath: $0.output) }
-        if !broken.isEmpty {
-            throw BatchError("\(broken.count) output\(broken.count == 1 ? " is" : "s are") there but not whole (cut short, or not media); nothing was rendered:\n  "
-                             + broken.map { "row \($0.number): \($0.output): remove it, or pass --overwrite, to render it again" }.joined(separator: "\n  "))
-        }
-        for folder in Set(pending.map { Paths.parent(of: $0.output) }) {
-            do { try Paths.makeFolders(folder) } catch { throw BatchError("\(error)") }
-        }
-        try check(pending)
-        return pending
-    }
-
-    /// Runs the rows on a Slurm cluster: every attempt is an array job of the rows still
-    /// missing, so a task that died (a node down, a task cancelled) costs only its rows.
-    /// Without `submitting` (`--emit`) the job scripts are only written; without `waiting`
-    /// (`--no-wait`) the first attempt is submitted and left to run.
-    func run(on cluster: SlurmBatchPlan, submitting: Bool, waiting: Bool) throws -> (failed: Int, interrupted: Bool) {
-        let slurm = Slurm()
-        let signals = SignalWatcher.start { [self] in
-            processes.interruptAll()
-            slurm.cancel()
-        }
-        var missing = try checkedPendingRows()
-        var attempt = 0
-        let started = Date()
-        while !missing.isEmpty, attempt <= retry, !signals.interrupted {
-            attempt += 1
-            let job = try cluster.submit(missing, attempt: attempt, chunks: chunks, on: submitting ? slurm : nil)
-            guard let job, waiting else {
-                if !common.quiet {
-                    printError(job.map { "moonreel: batch: submitted Slurm job \($0) (\(missing.count) rows) from \(cluster.folder); run the same command again to collect" }
-                               ?? (chunks == nil ? "moonreel: batch: wrote \(cluster.folder)/task-\(attempt).sh; submit it with: sbatch \(cluster.folder)/task-\(attempt).sh"
-                                   : "moonreel: batch: wrote \(cluster.folder)/pieces-\(attempt).sh and join-\(attempt).sh; submit them with: "
-                                   + "sbatch --dependency=afterany:$(sbatch --parsable \(cluster.folder)/pieces-\(attempt).sh) \(cluster.folder)/join-\(attempt).sh"))
-                }
-                return (0, false)
-            }
-            if !common.quiet, !json { printError("moonreel: batch: Slurm job \(job): \(missing.count) rows in \(cluster.folder)") }
-            try slurm.waitUntilDone(job)
-            missing = missing.filter { !Self.isComplete($0.output) }
-        }
-        let seconds = Date().timeIntervalSince(started)
-        for row in plan.rows where results[row.number] == nil {
-            let done = Self.isComplete(row.output)
-            var result = RowResult(status: done ? .done : (signals.interrupted ? .interrupted : .failed), seconds: done ? seconds : 0, attempts: attempt)
-            if !done, !signals.interrupted {
-                result.error = RowError(kind: "slurm", message: "no output after \(attempt) attempt\(attempt == 1 ? "" : "s"); see \(cluster.folder)/logs")
-            }
-            record(row, result)
-        }
-        summarize(interrupted: signals.interrupted)
-        let failed = results.values.filter { $0.status == .failed || $0.status == .interrupted }.count
-        return (failed, signals.interrupted)
-    }
-
-    private func summarize(interrupted: Bool) {
-        guard !common.quiet, !json else { return }
-        let count = { (status: RowStatus) in self.results.values.filter { $0.status == status }.count }
-        let warned = results.values.filter { $0.warnings > 0 }.count
-        printError("moonreel: batch: \(count(.done)) done" + (warned > 0 ? " (\(warned) with warnings)" : "") + ", \(count(.skipped)) skipped (already there), \(count(.failed)) failed"
-                   + (interrupted ? ", \(count(.interrupted)) not run (interrupted)" : ""))
-    }
-
-    func run() throws -> (failed: Int, interrupted: Bool) {
-        let signals = SignalWatcher.start { [self] in processes.interruptAll() }
-        let pending = try checkedPendingRows()
-        LocalPool(jobs: jobs).run(pending, isStopping: { processes.isStopping }, notStarted: { record($0, RowResult(status: .interrupted)) }) { [self] row in
-            record(row, render(row))
-        }
-        summarize(interrupted: signals.interrupted)
-        let failed = results.values.filter { $0.status == .failed || $0.status == .interrupted }.count
-        return (failed, signals.interrupted)
-    }
-
-    /// Every row's dry run (BatchCheck), all problems at once.
-    private func check(_ rows: [BatchPlan.Row]) throws {
-        let check = BatchCheck(executable: Self.executable, template: plan.template, options: common.runOptions,
-                               processes: ProcessInfo.processInfo.activeProcessorCount)
-        let problems = check.problems(of: rows, isStopping: { [processes] in processes.isStopping })
-        guard problems.isEmpty || processes.isStopping else {
-            let lines = problems.map { "row \($0.row): \($0.problem)" }
-            throw BatchError("\(problems.count) of \(rows.count) rows cannot run; nothing was rendered:\n  " + lines.joined(separator: "\n  "))
-        }
-    }
-
-    /// Renders one row, again up to `retry` times; the last attempt's error.
-    private func render(_ row: BatchPlan.Row) -> RowResult {
-        // A row in pieces shares the cores with the rows running beside it.
-        let pieces = chunks.map { ["--chunks", String($0), "--jobs", String(max(1, ProcessInfo.processInfo.activeProcessorCount / jobs))] } ?? []
-        return RowResult.rendering(row.output, retries: retry, interruptedStatus: Exit.interrupted, isStopping: { processes.isStopping },
-                                   isWhole: Self.isComplete) {
-            renderInGroup(row, extra: ["--progress", "json"] + pieces)
-        }
-    }
-
-    /// Renders `row` (`moonreel run … TEMPLATE`, `extra` options first) among the batch's
-    /// processes, so Ctrl-C interrupts it; under JSON progress its events are passed on as
-    /// they come, with the row's number. One that could not start fails saying why.
-    private func renderInGroup(_ row: BatchPlan.Row, extra: [String]) -> Subprocess.Finished {
-        let run = Subprocess(Self.executable, ["run"] + extra + common.runOptions.arguments() + row.runArguments(template: plan.template))
-        let forward: @Sendable (Data) -> Void = { [self] line in
-            guard var event = try? JSONSerialization.jsonObject(with: line) as? [String: Any] else { return }
+    /// Says `event`; BatchRun hands events over one at a time.
+    func say(_ event: BatchRun.Event) {
+        switch event {
+        case .started(let row):
+            if json { emit(["event": "row", "row": row.number, "status": "started", "output": row.output]) }
+        case .progress(let row, var event):
             event["row"] = row.number
             emit(event)
-        }
-        do {
-            return try run.run(in: processes, onStart: { [self] in
-                if json { emit(["event": "row", "row": row.number, "status": "started", "output": row.output]) }
-            }, onLine: json ? forward : nil)
-        } catch {
-            // A row Ctrl-C kept from starting is interrupted, not failed: it has no error of its own.
-            return Subprocess.Finished(status: error == .interrupted ? Exit.interrupted : Exit.failed, output: "",
-                                       errors: error == .interrupted ? "" : "cannot start \(Self.executable): \(error)")
+        case .ended(let row, let result):
+            ended(row, result)
+        case .waitingForSlurm(let job, let rows, let folder):
+            if !common.quiet, !json { printError("moonreel: batch: Slurm job \(job): \(rows) rows in \(folder)") }
         }
     }
 
-    /// Whether an output is there from an earlier run, whole: a media file that opens and
-    /// whose packets reach the duration it states (a truncated one was skipped as done).
-    static func isComplete(_ path: String) -> Bool {
-        Asset.isWhole(path)
-    }
-
-    func record(_ row: BatchPlan.Row, _ result: RowResult) {
-        lock.withLock { results[row.number] = result }
+    private func ended(_ row: BatchPlan.Row, _ result: RowResult) {
         if json {
             var event: [String: Any] = ["event": "row", "row": row.number, "status": result.status.rawValue, "output": row.output,
                                         "seconds": result.roundedSeconds]
@@ -295,25 +191,26 @@ final class BatchRunner: @unchecked Sendable {
             let detail = result.error.map { ": " + $0.message } ?? ""
             let warned = result.warnings > 0 ? " (\(result.warnings) warning\(result.warnings == 1 ? "" : "s"))" : ""
             printError("moonreel: batch: row \(row.number) \(result.status.rawValue)\(warned) \(row.output)\(detail)".oneLine)
-            // Each distinct diagnostic once, with the first row that had it.
-            for diagnostic in result.diagnostics {
-                let line = diagnostic.summary
-                guard lock.withLock({ shownDiagnostics.insert(line).inserted }) else { continue }
-                printError("moonreel: batch: row \(row.number): \(line)".oneLine)
+            for diagnostic in result.diagnostics where shownDiagnostics.insert(diagnostic.summary).inserted {
+                printError("moonreel: batch: row \(row.number): \(diagnostic.summary)".oneLine)
             }
         }
+    }
+
+    /// The totals, for people.
+    func summarize(_ results: [Int: RowResult], interrupted: Bool) {
+        guard !common.quiet, !json else { return }
+        let count = { (status: RowStatus) in results.values.filter { $0.status == status }.count }
+        let warned = results.values.filter { $0.warnings > 0 }.count
+        printError("moonreel: batch: \(count(.done)) done" + (warned > 0 ? " (\(warned) with warnings)" : "") + ", \(count(.skipped)) skipped (already there), \(count(.failed)) failed"
+                   + (interrupted ? ", \(count(.interrupted)) not run (interrupted)" : ""))
     }
 
     private func emit(_ event: [String: Any]) {
         var object = event
         object["schema"] = ProgressDisplay.schema
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return }
-        lock.withLock { _ = writeOut(String(decoding: data, as: UTF8.self) + "\n") }
-    }
-
-    /// The JSON report: each row and the totals.
-    func writeReport(to path: String, overwrite: Bool, inputs: [String]) throws {
-        try BatchReport(schema: ProgressDisplay.schema).write(to: path, rows: plan.rows, results: lock.withLock { results }, overwrite: overwrite, inputs: inputs)
+        _ = writeOut(String(decoding: data, as: UTF8.self) + "\n")
     }
 }
 

@@ -54,7 +54,7 @@ struct ChunkedRun {
 
     init(options: ChunkOptions, common: CommonOptions, script: String, arguments: [String], parameterValues: [String: String]) {
         (self.options, self.common) = (options, common)
-        plan = ChunkPlan(executable: BatchRunner.executable, script: script, arguments: arguments, parameterValues: parameterValues,
+        plan = ChunkPlan(executable: Batch.executable, script: script, arguments: arguments, parameterValues: parameterValues,
                          pieces: options.chunks ?? 1, chunkFolder: options.chunkFolder, options: common.runOptions, progress: common.progress?.rawValue)
     }
 
