@@ -77,6 +77,7 @@ public struct BatchCheck: Sendable {
         let ended: Subprocess.Finished
         do { ended = try run.run() } catch { return "cannot start \(executable): \(error)" }
         guard ended.status != 0 else { return nil }
-        return ended.errors.split(separator: "\n").last.map(String.init) ?? "failed (exit \(ended.status))"
+        guard ended.signal == nil else { return "its dry run was \(ended.ending)" }
+        return ended.errors.split(separator: "\n").last.map(String.init) ?? "failed (\(ended.ending))"
     }
 }

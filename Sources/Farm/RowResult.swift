@@ -39,6 +39,17 @@ public struct RowError: Sendable, Equatable {
         return fields
     }
 
+    /// The error of a run that ended without a JSON error event: killed (a signal, most often
+    /// the system out of memory, gives no last words), or its last line on standard error.
+    public init(_ ended: Subprocess.Finished) {
+        if let signal = ended.signal {
+            let memory = signal == SIGKILL ? "; the system may have run out of memory: run fewer rows at once (--jobs) or lower --memory-limit" : ""
+            self.init(kind: "killed", message: "moonreel run was \(ended.ending)\(memory)")
+        } else {
+            self.init(kind: "script", message: ended.errors.split(separator: "\n").last.map(String.init) ?? ended.ending)
+        }
+    }
+
     /// The first `error` event of a row's `--progress json` output.
     public static func first(in output: String) -> RowError? {
         ProgressEvents(output).named("error").first.map { event in
@@ -138,8 +149,7 @@ public struct RowResult: Sendable, Equatable {
                     break
                 }
             }
-            result.error = RowError.first(in: ended.output)
-                ?? RowError(kind: "script", message: ended.errors.split(separator: "\n").last.map(String.init) ?? "exit \(ended.status)")
+            result.error = RowError.first(in: ended.output) ?? RowError(ended)
         }
         result.seconds = Date().timeIntervalSince(started)
         return result

@@ -16,16 +16,29 @@ public struct Subprocess: Sendable {
 
     /// How a child ended and what it said.
     public struct Finished: Sendable, Equatable {
-        /// The exit status (or the signal's number, for a child a signal ended).
+        /// The exit status, or 128 + the signal's number for a child a signal ended (as a
+        /// shell says it: 130 for Ctrl-C, 137 for a kill).
         public let status: Int32
+        /// The signal that ended the child, or nil when it exited.
+        public let signal: Int32?
         /// Its standard output, when captured.
         public let output: String
         /// Its standard error, when captured.
         public let errors: String
 
         /// A child's end, as given.
-        public init(status: Int32, output: String, errors: String) {
-            (self.status, self.output, self.errors) = (status, output, errors)
+        public init(status: Int32, signal: Int32? = nil, output: String, errors: String) {
+            (self.status, self.signal, self.output, self.errors) = (status, signal, output, errors)
+        }
+
+        /// How it ended, for a message: `exit 3`, or `killed by SIGKILL (signal 9)`, which
+        /// is how the system's out-of-memory killer ends a process.
+        public var ending: String {
+            guard let signal else { return "exit \(status)" }
+            let names: [Int32: String] = [SIGHUP: "SIGHUP", SIGINT: "SIGINT", SIGQUIT: "SIGQUIT", SIGILL: "SIGILL", SIGABRT: "SIGABRT",
+                                          SIGBUS: "SIGBUS", SIGFPE: "SIGFPE", SIGKILL: "SIGKILL", SIGSEGV: "SIGSEGV", SIGPIPE: "SIGPIPE",
+                                          SIGTERM: "SIGTERM", SIGXCPU: "SIGXCPU"]
+            return "killed by \(names[signal] ?? "a signal") (signal \(signal))"
         }
     }
 
@@ -111,8 +124,9 @@ public struct Subprocess: Sendable {
         readers.wait()
         process.waitUntilExit()
         group?.finished(process)
-        return Finished(status: process.terminationStatus, output: String(decoding: captured.withLock { $0 }, as: UTF8.self),
-                        errors: String(decoding: errorText, as: UTF8.self))
+        let signal = process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil
+        return Finished(status: signal.map { 128 + $0 } ?? process.terminationStatus, signal: signal,
+                        output: String(decoding: captured.withLock { $0 }, as: UTF8.self), errors: String(decoding: errorText, as: UTF8.self))
     }
 
     private static func stream(_ destination: Destination, pipe: Pipe, own: FileHandle) -> Any {

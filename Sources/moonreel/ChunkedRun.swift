@@ -67,15 +67,15 @@ struct ChunkedRun {
     }
 
     /// Runs the task `role` to its end (among `group`'s, so Ctrl-C interrupts it); its output
-    /// goes to `log` (nil: this process's own output). Its exit status.
-    private func runTask(_ role: String, log: String?, in group: ProcessGroup) -> Int32 {
+    /// goes to `log` (nil: this process's own output). How it ended.
+    private func runTask(_ role: String, log: String?, in group: ProcessGroup) -> Subprocess.Finished {
         let words = plan.command(role)
         var task = Subprocess(words[0], Array(words.dropFirst()))
         (task.log, task.output, task.errors) = (log, .inherit, .inherit)
         do {
-            return try task.run(in: group).status
+            return try task.run(in: group)
         } catch {
-            return error == .interrupted ? Exit.interrupted : Exit.failed
+            return Subprocess.Finished(status: error == .interrupted ? Exit.interrupted : Exit.failed, output: "", errors: "\(error)")
         }
     }
 
@@ -94,11 +94,14 @@ struct ChunkedRun {
         LocalPool(jobs: options.jobs ?? ProcessInfo.processInfo.activeProcessorCount).run(plan.renderTasks, isStopping: { running.isStopping }) { task in
             let taskStart = Date()
             let log = plan.logPath(task.role)
-            if runTask(task.role, log: log, in: running) == 0 {
+            let ended = runTask(task.role, log: log, in: running)
+            if ended.status == 0 {
                 let kept = (try? String(contentsOfFile: log, encoding: .utf8))?.contains("kept from an earlier run") == true
                 if !common.quiet { printError("moonreel: chunks: \(task.name) " + (kept ? "kept from an earlier run" : "done in \(Self.seconds(since: taskStart))")) }
             } else {
-                failures.withLock { $0.append(TaskFailure(task: task.name, cause: lastLine(of: log), log: log)) }
+                // A task killed outright (out of memory, say) leaves no last words in its log.
+                let cause = ended.signal == nil ? lastLine(of: log) : "it was \(ended.ending)"
+                failures.withLock { $0.append(TaskFailure(task: task.name, cause: cause, log: log)) }
             }
         }
         if signals.interrupted {
@@ -106,7 +109,7 @@ struct ChunkedRun {
             throw ExitCode(Exit.interrupted)
         }
         try reportFailures(failures.withLock { $0 })
-        guard runTask("join", log: nil, in: running) == 0 else {
+        guard runTask("join", log: nil, in: running).status == 0 else {
             printError("moonreel: chunks: the join failed; the pieces are kept in \(folder)")
             throw ExitCode(signals.interrupted ? Exit.interrupted : Exit.failed)
         }

@@ -78,6 +78,14 @@ import Testing
         #expect(render([Subprocess.Finished(status: 9, output: "", errors: "")], retries: 0).result.error?.message == "exit 9")
     }
 
+    @Test func aRowKilledOutrightSaysSoAndNotItsLastLine() {
+        let killed = Subprocess.Finished(status: 137, signal: SIGKILL, output: "", errors: "rendering 40 %\n")
+        #expect(render([killed], retries: 0).result.error == RowError(kind: "killed", message: "moonreel run was killed by SIGKILL (signal 9); "
+                                                                          + "the system may have run out of memory: run fewer rows at once (--jobs) or lower --memory-limit"))
+        let crashed = Subprocess.Finished(status: 139, signal: SIGSEGV, output: "", errors: "")
+        #expect(render([crashed], retries: 0).result.error == RowError(kind: "killed", message: "moonreel run was killed by SIGSEGV (signal 11)"))
+    }
+
     @Test func aRowStoppedAfterItsExportWasCommittedIsDone() {
         let committed = Subprocess.Finished(status: 130, output: #"{"event":"done","output":"out/a.mp4"}"#, errors: "")
         #expect(render([committed], retries: 3).result.status == .done)

@@ -10,6 +10,13 @@ import Testing
         #expect(ended == Subprocess.Finished(status: 3, output: "out\n", errors: "err\n"))
     }
 
+    @Test func aChildASignalEndedSaysWhichAsAShellWould() throws {
+        let ended = try Subprocess("/bin/sh", ["-c", "kill -KILL $$"]).run()
+        #expect(ended.signal == SIGKILL && ended.status == 128 + SIGKILL && ended.ending == "killed by SIGKILL (signal 9)")
+        let exited = try Subprocess("/bin/sh", ["-c", "exit 9"]).run()
+        #expect(exited.signal == nil && exited.status == 9 && exited.ending == "exit 9")
+    }
+
     @Test func eachWholeLineIsHandedOnAsItComes() throws {
         let lines = Mutex<[String]>([])
         _ = try Subprocess("/bin/sh", ["-c", "printf 'one\\ntwo\\nthree'"]).run(onLine: { line in
@@ -36,7 +43,7 @@ import Testing
     @Test func anInterruptedGroupStopsItsChildrenAndStartsNoMore() throws {
         let group = ProcessGroup()
         let started = DispatchSemaphore(value: 0)
-        let status = Mutex<Int32?>(nil)
+        let status = Mutex<(status: Int32, signal: Int32?)?>(nil)
         let done = DispatchSemaphore(value: 0)
         DispatchQueue.global().async {
             // A child that takes SIGINT's default whatever it inherited (the Dispatch thread
@@ -45,13 +52,14 @@ import Testing
             let sleeper = Subprocess.command("python3", ["-c", "import signal, time; signal.signal(signal.SIGINT, signal.SIG_DFL); "
                                                          + "signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT]); print('ready', flush=True); time.sleep(30)"])
             let ended = try? sleeper.run(in: group, onLine: { _ in started.signal() })
-            status.withLock { $0 = ended?.status }
+            status.withLock { $0 = ended.map { ($0.status, $0.signal) } }
             done.signal()
         }
         started.wait()
         group.interruptAll()
         #expect(done.wait(timeout: .now() + 10) == .success)
-        #expect(status.withLock { $0 } == SIGINT)
+        // As a shell says it: 130, what moonreel itself exits with when Ctrl-C stops it.
+        #expect(status.withLock { $0?.status } == 128 + SIGINT && status.withLock { $0?.signal } == SIGINT)
         #expect(group.isStopping)
         #expect(throws: Subprocess.StartFailure.interrupted) { try Subprocess("/bin/true", []).run(in: group) }
     }

@@ -283,3 +283,5 @@ public final class AssetTrack: @unchecked Sendable {
         return transform
     }
 }
+
+package func buildTimesProbe20803() {}
