@@ -39,8 +39,8 @@ package final class StreamEncoder {
     /// keyframe every that many frames, no B-frames, no lookahead). `timeBase`: the frames'
     /// pts count in it (a copy keeping its source's frame times) instead of in frames.
     package static func video(_ encoding: VideoEncoding, width: Int, height: Int, frameDuration: MediaTime,
-                      color: ColorDescription, muxer: Muxer, liveKeyframeInterval: Int32? = nil,
-                      timeBase: AVRational? = nil) throws -> StreamEncoder {
+                              color: ColorDescription, muxer: Muxer, liveKeyframeInterval: Int32? = nil,
+                              timeBase: AVRational? = nil) throws -> StreamEncoder {
         let name = encoding.encoderName
         guard let codec = avcodec_find_encoder_by_name(name) else {
             throw EngineError("this FFmpeg has no \(name) encoder; install one built with it (Debian: libavcodec59 with \(name))", kind: .unsupported)

@@ -70,7 +70,7 @@ package final class Scaler {
 
     /// Converts `source` into a new frame of the given size and format.
     package func convert(_ source: Frame, width: Int, height: Int, format: AVPixelFormat,
-                 sourceColor: ColorDescription? = nil, outputColor: ColorDescription) throws -> Frame {
+                         sourceColor: ColorDescription? = nil, outputColor: ColorDescription) throws -> Frame {
         let output = try Frame(width: width, height: height, format: format)
         try convert(source, into: output, sourceColor: sourceColor ?? .of(source), outputColor: outputColor)
         return output

@@ -60,7 +60,7 @@ package enum StillImageWriter {
     /// `scalers` lets a caller that encodes frame after frame (a preview) keep the swscale
     /// contexts instead of making two per picture.
     package static func encode(_ frame: Frame, as format: StillImageFormat, size: (width: Int, height: Int)? = nil,
-                       jpegQuality: Int32 = 2, scalers: StillImageScalers = StillImageScalers()) throws -> [UInt8] {
+                               jpegQuality: Int32 = 2, scalers: StillImageScalers = StillImageScalers()) throws -> [UInt8] {
         var source = frame
         let sourceSpace = ColorDescription.of(frame).space
         if let size {

@@ -34,8 +34,8 @@ public enum TestPattern {
         let format = AudioFormat(sampleRate: 48000, channels: 2)
         let color = ColorDescription.forOutput(width: width, height: height)
         let video = try StreamEncoder.video(VideoEncoding.make(.h264, settings: VideoSettings(), preset: preset, container: .mp4, keepsHDR: false),
-                                      width: width, height: height,
-                                      frameDuration: MediaTime(value: 1, timescale: Int32(rate)), color: color, muxer: muxer)
+                                            width: width, height: height,
+                                            frameDuration: MediaTime(value: 1, timescale: Int32(rate)), color: color, muxer: muxer)
         let audio = try StreamEncoder.audio(AudioEncoding.make(.aac, settings: AudioSettings(), preset: preset), format: format, muxer: muxer)
         try muxer.writeHeader(metadata: ["title": "Moonreel test pattern"], fastStart: true)
         let pictures = try FilterChain(chain: [("testsrc2", "size=\(width)x\(height):rate=\(rate):duration=\(seconds)"),

@@ -277,8 +277,8 @@ private final class Recording: @unchecked Sendable {
         // A keyframe a second: each fragment starts with one, so a killed recording loses at most a second.
         videoEncoder = try camera.map { _ in
             try StreamEncoder.video(try VideoEncoding.make(videoCodec, settings: VideoSettings(), preset: preset, container: container, keepsHDR: false),
-                              width: video.width, height: video.height, frameDuration: frameDuration, color: video.color,
-                              muxer: muxer, liveKeyframeInterval: Int32(max(1, rate.rounded())))
+                                    width: video.width, height: video.height, frameDuration: frameDuration, color: video.color,
+                                    muxer: muxer, liveKeyframeInterval: Int32(max(1, rate.rounded())))
         }
         audioEncoder = try microphone.map { _ in
             try StreamEncoder.audio(try AudioEncoding.make(.aac, settings: AudioSettings(), preset: preset), format: format.audio, muxer: muxer)

@@ -21,7 +21,7 @@ final class ContainerWriter {
         self.muxer = muxer
         videoEncoder = try video.map {
             try StreamEncoder.video($0.encoding, width: $0.plan.outputWidth, height: $0.plan.outputHeight,
-                              frameDuration: $0.plan.frameDuration, color: $0.plan.outputColor, muxer: muxer)
+                                    frameDuration: $0.plan.frameDuration, color: $0.plan.outputColor, muxer: muxer)
         }
         audioEncoder = try audio.map { try StreamEncoder.audio($0.encoding, format: $0.plan.format, muxer: muxer) }
         (sampleFormat, audioFormat) = (audio?.encoding.sampleFormat ?? AV_SAMPLE_FMT_FLTP, audio?.plan.format)

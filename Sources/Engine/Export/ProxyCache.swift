@@ -284,7 +284,7 @@ public final class ProxyCache: Sendable {
                                              profile: nil, options: [("preset", "ultrafast"), ("bf", "0")],
                                              keyframeInterval: Self.keyframeSeconds, codecTag: nil)
                 encoder = try StreamEncoder.video(encoding, width: size.width, height: size.height, frameDuration: frameDuration,
-                                            color: color, muxer: muxer, timeBase: timeBase)
+                                                  color: color, muxer: muxer, timeBase: timeBase)
                 try muxer.writeHeader(metadata: [:], fastStart: false)
             }
             // A source already in the box (1080p with far keyframes) is encoded as decoded.

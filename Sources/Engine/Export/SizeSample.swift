@@ -27,7 +27,7 @@ enum SizeSample {
             let first = (plan.frameCount - length) * (2 * burst + 1) / (2 * count)
             let muxer = try Muxer(path: "/dev/null", container: .mkv)
             let encoder = try StreamEncoder.video(encoding, width: plan.outputWidth, height: plan.outputHeight, frameDuration: plan.frameDuration,
-                                            color: plan.outputColor, muxer: muxer)
+                                                  color: plan.outputColor, muxer: muxer)
             try muxer.writeHeader(metadata: [:], fastStart: false)
             let frames = try compositor.frameStream(frames: first..<first + length, cancellation: cancellation)
             defer { frames.stop() }

@@ -149,12 +149,12 @@ package struct VideoEncoding: Sendable {
     }
 
     package static let gif = VideoEncoding(codec: nil, encoderName: "gif", pixelFormat: AV_PIX_FMT_PAL8, rateControl: .fixed,
-                                   profile: nil, options: [], keyframeInterval: nil, codecTag: nil)
+                                           profile: nil, options: [], keyframeInterval: nil, codecTag: nil)
 
     /// For `codec` with `settings` over the preset's values. `keepsHDR`: HDR is kept, so an
     /// unset pixel format is 10-bit.
     package static func make(_ codec: VideoSettings.Codec, settings: VideoSettings, preset: ExportPreset, container: OutputContainer,
-                     keepsHDR: Bool) throws -> VideoEncoding {
+                             keepsHDR: Bool) throws -> VideoEncoding {
         try settings.check(for: codec)
         let encoderName = try availableEncoder(codec)
         let format = settings.chosenPixelFormat(for: codec) ?? (codec == .prores ? .yuv422p10le : keepsHDR ? .yuv420p10le : .yuv420p)

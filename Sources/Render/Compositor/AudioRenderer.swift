@@ -59,7 +59,7 @@ extension AudioPlan {
     /// Freezes the composition's audio tracks and the mix for one export (nil: no audio).
     /// `outputFormat` turns the sources' common format into the one written (a codec's rates, the settings' channels).
     package static func make(composition: Composition, audioMix: AudioMix?, range: TimeRange, spliceFade: MediaTime,
-                     loudness: LoudnessNormalization? = nil, outputFormat: (AudioFormat) -> AudioFormat = { $0 }) throws -> AudioPlan? {
+                             loudness: LoudnessNormalization? = nil, outputFormat: (AudioFormat) -> AudioFormat = { $0 }) throws -> AudioPlan? {
         let tracks = composition.tracks(withMediaType: .audio).filter { $0.segments.contains { !$0.isEmpty } }
         guard !tracks.isEmpty else { return nil }
         let resolved = { (p: AudioMixInputParameters) in composition.resolvedTrackID(p.trackID, source: p.source, mediaType: .audio) }

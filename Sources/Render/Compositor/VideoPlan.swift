@@ -59,7 +59,7 @@ extension VideoPlan {
     /// Validates `videoComposition` against `composition` and freezes both, with errors
     /// that name the offending instruction or track.
     package static func make(composition: Composition, videoComposition: VideoComposition, range: TimeRange,
-                     outputWidth: Int, outputHeight: Int, dynamicRange: DynamicRange = .sdr) throws -> VideoPlan {
+                             outputWidth: Int, outputHeight: Int, dynamicRange: DynamicRange = .sdr) throws -> VideoPlan {
         let size = videoComposition.renderSize
         guard size != .zero else {
             throw EngineError("videoComposition.renderSize must be set", remedy: .setRenderSize)
