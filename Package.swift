@@ -57,7 +57,7 @@ let package = Package(
         .target(name: "MoonreelAnalysis", dependencies: ["MoonreelRender", "MoonreelComposition", "MoonreelMedia", "MoonreelPlatform", "CMoonFFmpeg"],
                 path: "Sources/Analysis"),
         // The top of the engine: edit helpers, export, capture and the library; re-exports
-        // the layers below, so `import MoonreelEngine` brings them all.
+        // the targets below, so `import MoonreelEngine` brings them all.
         .target(name: "MoonreelEngine", dependencies: ["MoonreelAnalysis", "MoonreelRender", "MoonreelComposition", "MoonreelMedia",
                                                        "MoonreelPlatform", "CMoonFFmpeg", "CMoonAVShim"],
                 path: "Sources/Engine"),
