@@ -6,7 +6,8 @@ let package = Package(
     products: [
         // Pure Swift editing API (no Lua): compositions, video compositions, layers, export
         // (and the platform module whose CancellationFlag its exports take).
-        .library(name: "MoonreelEngine", targets: ["MoonreelEngine", "MoonreelInterchange", "MoonreelPlatform"]),
+        .library(name: "MoonreelEngine", targets: ["MoonreelEngine", "MoonreelMedia", "MoonreelComposition", "MoonreelRender",
+                                                  "MoonreelAnalysis", "MoonreelInterchange", "MoonreelPlatform"]),
         // Runs user scripts in-process with the `av` API: the host (limits, sandboxed
         // effects, app functions) and the bindings; no REPL, no libedit.
         .library(name: "MoonreelBindings", targets: ["MoonreelBindings"]),
@@ -39,7 +40,26 @@ let package = Package(
         .target(name: "CMoonAVShim", dependencies: ["CMoonFFmpeg"]),
         // Paths, folders, syncing and errno messages, once for every module.
         .target(name: "MoonreelPlatform", path: "Sources/Platform"),
-        .target(name: "MoonreelEngine", dependencies: ["MoonreelPlatform", "CMoonFFmpeg", "CMoonAVShim", "CMoonPangoCairo"],
+        // The engine in layers, each a target that may use only the ones below it (as FFmpeg's
+        // libavformat, libavcodec and libavfilter are libraries). Errors, media time and
+        // geometry, and FFmpeg wrapped: assets, decoders, encoders, muxers, images.
+        .target(name: "MoonreelMedia", dependencies: ["MoonreelPlatform", "CMoonFFmpeg", "CMoonAVShim", "CMoonPangoCairo"],
+                path: "Sources/Media"),
+        // The edit model from the inside out: timing, cues, filters, animation, layers and
+        // the compositions, video compositions and audio mixes made of them.
+        .target(name: "MoonreelComposition", dependencies: ["MoonreelMedia", "MoonreelPlatform", "CMoonFFmpeg"],
+                path: "Sources/Composition"),
+        // The render core: layer, text, filter and audio renderers and the compositor that
+        // gives a composition's pictures and sound, with no file anywhere.
+        .target(name: "MoonreelRender", dependencies: ["MoonreelComposition", "MoonreelMedia", "MoonreelPlatform", "CMoonFFmpeg", "CMoonAVShim", "CMoonPangoCairo"],
+                path: "Sources/Render"),
+        // Measures of sound and pictures (beats, onsets, loudness, scenes), cached by file.
+        .target(name: "MoonreelAnalysis", dependencies: ["MoonreelRender", "MoonreelComposition", "MoonreelMedia", "MoonreelPlatform", "CMoonFFmpeg"],
+                path: "Sources/Analysis"),
+        // The top of the engine: edit helpers, export, capture and the library; re-exports
+        // the targets below, so `import MoonreelEngine` brings them all.
+        .target(name: "MoonreelEngine", dependencies: ["MoonreelAnalysis", "MoonreelRender", "MoonreelComposition", "MoonreelMedia",
+                                                       "MoonreelPlatform", "CMoonFFmpeg", "CMoonAVShim"],
                 path: "Sources/Engine"),
         // Timelines for editors (OpenTimelineIO, FCPXML, EDL) made from and into the engine's
         // compositions. A module of its own because it reads XML with FoundationXML, whose C
@@ -74,7 +94,7 @@ let package = Package(
         // 1.3 MiB less for the loader to search).
         linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
                                        "-Xlinker", "--no-export-dynamic"])]),
-        .testTarget(name: "EngineTests", dependencies: ["MoonreelEngine", "MoonreelPlatform", "CMoonAVShim", "CMoonFFmpeg", "TestSupport"]),
+        .testTarget(name: "EngineTests", dependencies: ["MoonreelEngine", "MoonreelAnalysis", "MoonreelRender", "MoonreelComposition", "MoonreelMedia", "MoonreelPlatform", "CMoonAVShim", "CMoonFFmpeg", "TestSupport"]),
         .testTarget(name: "ScriptHostTests", dependencies: ["MoonreelScriptHost"]),
         .testTarget(name: "FarmTests", dependencies: ["MoonreelFarm"]),
         // The pty driver is run from the checkout by the REPL tests, not built.

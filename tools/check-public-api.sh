@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Checks the public interface of the libraries an app imports (MoonreelEngine, MoonreelInterchange,
-# MoonreelScriptHost, MoonreelBindings, MoonreelFarm) from SwiftPM's symbol graphs: every public
-# declaration has a documentation comment, and none mentions a C type or a raw pointer.
+# Checks the public interface of the libraries an app imports (MoonreelEngine with the engine
+# targets it re-exports, MoonreelInterchange, MoonreelScriptHost, MoonreelBindings, MoonreelFarm)
+# from SwiftPM's symbol graphs: every public declaration has a documentation comment, and none
+# mentions a C type or a raw pointer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The symbol graphs cover every module, the test targets' too: build them first.
@@ -15,4 +16,4 @@ dump=$(swift package dump-symbol-graph --skip-synthesized-members --minimum-acce
 }
 folder=$(echo "$dump" | sed -n 's/^Files written to //p' | tail -1)
 [ -n "$folder" ] || { echo "$dump" >&2; echo "check-public-api: no symbol graph folder in the output above" >&2; exit 1; }
-exec python3 tools/public_api.py "$folder" MoonreelEngine MoonreelInterchange MoonreelScriptHost MoonreelBindings MoonreelFarm
+exec python3 tools/public_api.py "$folder" MoonreelMedia MoonreelComposition MoonreelRender MoonreelAnalysis MoonreelEngine MoonreelInterchange MoonreelScriptHost MoonreelBindings MoonreelFarm

@@ -7,27 +7,39 @@ import Testing
 /// export and capture, and the library — so no file uses a type that a folder above its own
 /// declares (a renderer that knew about export files, say, could not serve a preview) and
 /// no two folders use each other.
+///
+/// The layers are grouped into targets (MoonreelMedia, MoonreelComposition, MoonreelRender,
+/// MoonreelAnalysis, MoonreelEngine), so the compiler holds the order between targets; this
+/// test holds it between the folders within one.
 @Suite struct LayeringTests {
+    /// By folder under Sources (a target's own folder holds its lowest layer).
     static let layers: [String: Int] = [
-        "Errors": 0, "Media": 1,
-        "Timing": 2, "Cues": 3, "Filters": 4, "Animation": 5, "Layers": 6, "Composition": 7,
-        "Render": 8, "Compositor": 9, "Edit": 10,
-        "Export": 11, "Capture": 11, "Analysis": 11,
-        "Library": 12,
+        "Media/Errors": 0, "Media": 1, "Media/Encoding": 1,
+        "Composition/Timing": 2, "Composition/Cues": 3, "Composition/Filters": 4, "Composition/Animation": 5,
+        "Composition/Layers": 6, "Composition": 7,
+        "Render": 8, "Render/Text": 8, "Render/Compositor": 9,
+        "Engine": 10, "Engine/Edit": 10,
+        "Engine/Export": 11, "Engine/Capture": 11, "Analysis": 11,
+        "Engine/Library": 12,
     ]
+    static let targets = ["Media", "Composition", "Render", "Analysis", "Engine"]
 
-    static var engine: URL {
+    static var sources: URL {
         var url = URL(fileURLWithPath: #filePath)
         for _ in 0..<3 { url.deleteLastPathComponent() }
-        return url.appendingPathComponent("Sources/Engine")
+        return url.appendingPathComponent("Sources")
     }
 
     @Test func noFolderUsesATypeOfAFolderAboveIt() throws {
-        let root = Self.engine.path
-        let paths = try #require(FileManager.default.enumerator(atPath: root)?.allObjects as? [String]).filter { $0.hasSuffix(".swift") }
+        let root = Self.sources.path
+        var paths: [String] = []
+        for target in Self.targets {
+            let files = try #require(FileManager.default.enumerator(atPath: root + "/" + target)?.allObjects as? [String])
+            paths += files.filter { $0.hasSuffix(".swift") }.map { target + "/" + $0 }
+        }
         var sources: [(path: String, layer: Int, text: String)] = []
         for path in paths {
-            let folder = path.contains("/") ? String(path.prefix { $0 != "/" }) : "Media" // MediaTime, Geometry
+            let folder = (path as NSString).deletingLastPathComponent
             let layer = try #require(Self.layers[folder], "\(path): a folder with no layer; add it to LayeringTests.layers")
             let text = try String(contentsOfFile: root + "/" + path, encoding: .utf8)
             // Comments may name anything.

@@ -4,6 +4,7 @@ import Glibc
 import CMoonFFmpeg
 import CMoonAVShim
 import MoonreelPlatform
+import MoonreelMedia
 
 /// What a capture device delivers, like `AVMediaType` for capture.
 public enum CaptureMediaType: String, Sendable, CaseIterable {

@@ -5,6 +5,7 @@ import CMoonFFmpeg
 import CMoonAVShim
 import Synchronization
 import MoonreelPlatform
+import MoonreelMedia
 
 /// What an input thread hands the writer: a converted picture or block of samples stamped
 /// on the session's timeline, or the end of that input.
@@ -32,7 +33,7 @@ final class CaptureInput: @unchecked Sendable {
     let frameRate: Double
     let label: String
     private let demuxer: Demuxer
-    private let decoder: Decoder
+    private let decoder: StreamDecoder
     private let streamIndex: Int32
     /// Samples the writer could not take in time (audio; the writer counts missing pictures).
     let droppedSamples = Atomic<Int64>(0)
@@ -74,7 +75,7 @@ final class CaptureInput: @unchecked Sendable {
             throw EngineError("\(label): delivers no \(device.mediaType.rawValue)", kind: .unsupported, subject: label)
         }
         streamIndex = Int32(index)
-        decoder = try Decoder(stream: stream, label: label)
+        decoder = try StreamDecoder(stream: stream, label: label)
     }
 
     /// The name and options libavdevice opens the device with, in the chosen format.

@@ -5,6 +5,7 @@ import CMoonFFmpeg
 import CMoonAVShim
 import Synchronization
 import MoonreelPlatform
+import MoonreelMedia
 
 /// How a recording went, for the finished event and `stopRecording()`.
 public struct CaptureSummary: Sendable {
@@ -229,8 +230,8 @@ private final class Recording: @unchecked Sendable {
     private let microphone: CaptureInput?
     private let output: SafeOutput
     private let muxer: Muxer
-    private let videoEncoder: Encoder?
-    private let audioEncoder: Encoder?
+    private let videoEncoder: StreamEncoder?
+    private let audioEncoder: StreamEncoder?
     private let maxFrames: Int64?
     private let maxSamples: Int64?
     private let maxFileSize: Int64?
@@ -275,12 +276,12 @@ private final class Recording: @unchecked Sendable {
         let videoCodec = VideoSettings.Codec(rawValue: (preset.video ?? .h264).rawValue) ?? .h264
         // A keyframe a second: each fragment starts with one, so a killed recording loses at most a second.
         videoEncoder = try camera.map { _ in
-            try Encoder.video(try VideoEncoding.make(videoCodec, settings: VideoSettings(), preset: preset, container: container, keepsHDR: false),
-                              width: video.width, height: video.height, frameDuration: frameDuration, color: video.color,
-                              muxer: muxer, liveKeyframeInterval: Int32(max(1, rate.rounded())))
+            try StreamEncoder.video(try VideoEncoding.make(videoCodec, settings: VideoSettings(), preset: preset, container: container, keepsHDR: false),
+                                    width: video.width, height: video.height, frameDuration: frameDuration, color: video.color,
+                                    muxer: muxer, liveKeyframeInterval: Int32(max(1, rate.rounded())))
         }
         audioEncoder = try microphone.map { _ in
-            try Encoder.audio(try AudioEncoding.make(.aac, settings: AudioSettings(), preset: preset), format: format.audio, muxer: muxer)
+            try StreamEncoder.audio(try AudioEncoding.make(.aac, settings: AudioSettings(), preset: preset), format: format.audio, muxer: muxer)
         }
         try muxer.writeHeader(metadata: [:], fastStart: false, fragmented: true)
     }

@@ -4,6 +4,7 @@ import Glibc
 import CMoonFFmpeg
 import CMoonAVShim
 import MoonreelPlatform
+import MoonreelMedia
 
 /// V4L2 cameras (/dev/video*), with their formats read through the driver's ioctls.
 enum V4L2Devices {

@@ -1,3 +1,6 @@
+import MoonreelComposition
+import MoonreelMedia
+
 /// Clips cut to the beat: a joined sequence whose cuts land on given times (beats from
 /// `AudioAnalysis`, every one or every few), the clips taken in turn, over music.
 public enum BeatMontage {

@@ -1,3 +1,6 @@
+import MoonreelComposition
+import MoonreelMedia
+
 /// One piece of a joined sequence.
 public enum SequenceItem {
     /// `range` of an asset; nil: all of it (a still image lasts `Asset.stillImageDuration`).

@@ -1,3 +1,6 @@
+import MoonreelComposition
+import MoonreelMedia
+
 /// A second clip shown small in a corner of a video composition, built from ordinary parts:
 /// new composition tracks for its media, one layer instruction placing it (upright, scaled,
 /// moved into the corner), put on top in every instruction it overlaps (they are split at

@@ -1,3 +1,6 @@
+import MoonreelComposition
+import MoonreelMedia
+
 public extension Composition {
     /// Cuts the pauses out of a talk: each of `silences` (composition time, e.g. from
     /// `AudioAnalysis.silences`), less `margin` at each side that touches sound, is removed from

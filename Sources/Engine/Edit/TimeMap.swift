@@ -1,3 +1,5 @@
+import MoonreelMedia
+
 /// Where the times of a composition went in an edit that moved them (`removeSilences`,
 /// `scaleTimeRange`), or where a clip's times went in a sequence (`av.join`,
 /// `av.cutToBeats` parts): each kept stretch of the time before and where it lies now. Cues and

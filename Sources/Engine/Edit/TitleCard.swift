@@ -1,3 +1,7 @@
+import MoonreelComposition
+import MoonreelMedia
+import MoonreelRender
+
 /// Text on a colour, shown for `duration` as a piece of a joined sequence. It is made of
 /// ordinary layers in the video composition's animation tool (a coloured layer holding a
 /// title and a subtitle text layer) over empty video time, as AVFoundation apps make them.

@@ -1,3 +1,6 @@
+import MoonreelComposition
+import MoonreelMedia
+
 /// How one piece of a joined sequence gives way to the next (see `JoinedSequence`).
 public struct Transition: Sendable, Equatable {
     /// What the pictures do during the transition.
@@ -218,13 +221,6 @@ extension TimeRange {
 }
 
 extension Rect {
-    /// This rect limited to `bounds`; a zero-size rect on the nearest edge when they do not meet.
-    func clamped(to bounds: Rect) -> Rect {
-        let x0 = min(max(x, bounds.x), bounds.maxX), x1 = min(max(maxX, bounds.x), bounds.maxX)
-        let y0 = min(max(y, bounds.y), bounds.maxY), y1 = min(max(maxY, bounds.y), bounds.maxY)
-        return Rect(x: x0, y: y0, width: max(x1 - x0, 0), height: max(y1 - y0, 0))
-    }
-
     /// The fractions in (0, 1) at which an edge of a rect moving in a straight line from
     /// `from` to `to` meets a line of `bounds`' edges.
     static func crossings(from: Rect, to: Rect, edgesOf bounds: Rect) -> [Double] {

@@ -1,3 +1,5 @@
+import MoonreelComposition
+import MoonreelMedia
 import MoonreelPlatform
 
 /// A chunked render's planning (`moonreel run --chunks`): whether an export can be rendered

@@ -2,6 +2,8 @@ import CMoonFFmpeg
 #if canImport(Glibc)
 import Glibc
 #endif
+import MoonreelComposition
+import MoonreelMedia
 
 /// One process's share of a chunked render (`moonreel run --chunks N`). Every task runs the
 /// same script; each of its exports is then split at GOP boundaries into N video pieces that

@@ -1,12 +1,14 @@
 import CMoonFFmpeg
+import MoonreelMedia
+import MoonreelRender
 
 /// A media file an export is writing: the muxer, an encoder per stream and, for a GIF, the
 /// palette stage; it keeps the file under `fileLengthLimit` by ending it cleanly (every
 /// encoder drained, the index written) before the next packets would pass it.
 final class ContainerWriter {
     private let muxer: Muxer
-    private let videoEncoder: Encoder?
-    private let audioEncoder: Encoder?
+    private let videoEncoder: StreamEncoder?
+    private let audioEncoder: StreamEncoder?
     private let palette: GIFPalette?
     private let sampleFormat: AVSampleFormat
     private let audioFormat: AudioFormat?
@@ -18,10 +20,10 @@ final class ContainerWriter {
         muxer.sizeLimit = sizeLimit
         self.muxer = muxer
         videoEncoder = try video.map {
-            try Encoder.video($0.encoding, width: $0.plan.outputWidth, height: $0.plan.outputHeight,
-                              frameDuration: $0.plan.frameDuration, color: $0.plan.outputColor, muxer: muxer)
+            try StreamEncoder.video($0.encoding, width: $0.plan.outputWidth, height: $0.plan.outputHeight,
+                                    frameDuration: $0.plan.frameDuration, color: $0.plan.outputColor, muxer: muxer)
         }
-        audioEncoder = try audio.map { try Encoder.audio($0.encoding, format: $0.plan.format, muxer: muxer) }
+        audioEncoder = try audio.map { try StreamEncoder.audio($0.encoding, format: $0.plan.format, muxer: muxer) }
         (sampleFormat, audioFormat) = (audio?.encoding.sampleFormat ?? AV_SAMPLE_FMT_FLTP, audio?.plan.format)
         palette = try video.flatMap { video in
             try gifPalette.map { try GIFPalette(palette: $0, width: video.plan.outputWidth, height: video.plan.outputHeight,

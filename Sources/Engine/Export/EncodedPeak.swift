@@ -1,5 +1,8 @@
 import Foundation
+import MoonreelComposition
+import MoonreelMedia
 import MoonreelPlatform
+import MoonreelRender
 
 /// The true peak of a mix once encoded. A lossy encoder rebuilds the waveform from bands it
 /// quantised, and its peaks come out higher than the ones it was given: a limited mix held

@@ -1,3 +1,6 @@
+import MoonreelMedia
+import MoonreelRender
+
 /// What an export would do, found without writing it: the dry run, the size and length
 /// estimates, and the checks settings get as they are set.
 extension ExportSession {

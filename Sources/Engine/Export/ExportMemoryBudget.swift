@@ -1,4 +1,6 @@
+import MoonreelMedia
 import MoonreelPlatform
+import MoonreelRender
 /// How much memory an export may take: its pictures in flight (decoded, composed, queued,
 /// held by the encoder), the render caches and the encoders' buffers all count against
 /// `ExportSession.memoryLimit`. Pictures that could not fit even alone are refused before

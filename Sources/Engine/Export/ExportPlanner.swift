@@ -1,5 +1,8 @@
 import CMoonFFmpeg
+import MoonreelComposition
+import MoonreelMedia
 import MoonreelPlatform
+import MoonreelRender
 
 /// The encoders an export uses and the dynamic range it writes.
 struct Encodings {
@@ -516,13 +519,6 @@ extension VideoPlan {
                 }.max() ?? 0
             }.reduce(0, +)
         }.max() ?? 0
-    }
-}
-
-extension VideoSettings {
-    /// The pixel format these settings ask for with `codec`: their own, or their profile's.
-    func chosenPixelFormat(for codec: Codec) -> PixelFormat? {
-        pixelFormat ?? profile.flatMap { name in codec.profiles.first { $0.name == name }?.pixelFormats.first }
     }
 }
 

@@ -1,6 +1,9 @@
-import CMoonFFmpeg
 import CMoonAVShim
+import CMoonFFmpeg
+import MoonreelComposition
+import MoonreelMedia
 import MoonreelPlatform
+import MoonreelRender
 
 /// Exports a composition to a file, like `AVAssetExportSession`: re-encodes through the
 /// render pipeline (or copies packets for `Passthrough`) into a temporary file beside the

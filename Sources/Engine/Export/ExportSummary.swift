@@ -2,6 +2,7 @@ import CMoonFFmpeg
 #if canImport(Glibc)
 import Glibc
 #endif
+import MoonreelMedia
 
 /// What an export would write, from `ExportSession.plan()` (a dry run): sizes, rates, codecs
 /// and a rough size.

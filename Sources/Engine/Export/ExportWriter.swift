@@ -1,4 +1,7 @@
+import MoonreelComposition
+import MoonreelMedia
 import MoonreelPlatform
+import MoonreelRender
 /// Progress of a running export, reported on the thread that called `export`.
 public struct ExportProgress: Sendable {
     /// How much of the export is done, 0…1 (a GIF's palette pass is the first half).

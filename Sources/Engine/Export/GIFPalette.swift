@@ -1,5 +1,6 @@
-import CMoonFFmpeg
 import CMoonAVShim
+import CMoonFFmpeg
+import MoonreelMedia
 
 /// GIF colours made as ffmpeg's `palettegen`/`paletteuse` make them: a first pass over
 /// every frame builds one 256-colour palette for the whole clip (`palettegen`, which keeps

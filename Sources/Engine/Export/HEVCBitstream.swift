@@ -1,3 +1,5 @@
+import MoonreelMedia
+
 /// The pieces of HEVC's bitstream a smart cut rewrites. x265 cannot be told which
 /// parameter-set ids to use, so the re-encoded frames' VPS, SPS and PPS are renumbered to
 /// ids the source does not use, and so is every slice header that names its PPS. x265 is

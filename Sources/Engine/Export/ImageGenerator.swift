@@ -1,4 +1,7 @@
 import CMoonFFmpeg
+import MoonreelComposition
+import MoonreelMedia
+import MoonreelRender
 
 /// Renders single composed frames to PNG, JPEG or WebP files, like `AVAssetImageGenerator` with zero
 /// tolerance: the frame at exactly the requested time, through the same renderer as export.

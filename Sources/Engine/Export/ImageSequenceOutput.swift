@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Synchronization
 import MoonreelPlatform
+import MoonreelMedia
 
 /// The names of an image sequence: `frames/%05d.png` → `frames/00001.png`, `00002.png`, …
 /// numbered from 1, as ffmpeg writes and reads them. The file name holds exactly one frame

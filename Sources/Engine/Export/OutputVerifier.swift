@@ -1,3 +1,5 @@
+import MoonreelMedia
+
 /// Reads a finished export back before it replaces anything at the output path: a file must
 /// open as media, fit `fileLengthLimit` and last as long as what was written (within 0.2 s);
 /// an image sequence checks its own frames. Any failure leaves the user's file as it was.

@@ -1,5 +1,7 @@
-import CMoonFFmpeg
 import CMoonAVShim
+import CMoonFFmpeg
+import MoonreelComposition
+import MoonreelMedia
 
 /// The `Passthrough` preset: packets are copied, never decoded, so quality is untouched
 /// and it runs at disk speed. Cuts can only start on a keyframe: the first segment starts

@@ -5,6 +5,9 @@ import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
+import MoonreelComposition
+import MoonreelMedia
+import MoonreelRender
 
 /// Preview proxies, as editors make them (Resolve's optimized media, Premiere's and Final
 /// Cut's proxies): for a video stream too large or too sparsely keyed to scrub, a small copy
@@ -263,7 +266,7 @@ public final class ProxyCache: Sendable {
         // frame shown (its conversion, at the source's size, before the picture is scaled).
         // That conversion was most of a 10-bit HLG iPhone frame's 54 ms in the studio.
         let toneMapper = ColorConverter(to: .sdr)
-        var encoder: Encoder?
+        var encoder: StreamEncoder?
         var written: [Int64] = []
         while let frame = try reader.nextFrame() {
             if cancellation?.isCancelled == true { throw EngineError("making the proxy of \(source.path) was cancelled", kind: .cancelled) }
@@ -280,8 +283,8 @@ public final class ProxyCache: Sendable {
                 let encoding = VideoEncoding(codec: .h264, encoderName: "libx264", pixelFormat: format, rateControl: .quality(crf: Self.quality),
                                              profile: nil, options: [("preset", "ultrafast"), ("bf", "0")],
                                              keyframeInterval: Self.keyframeSeconds, codecTag: nil)
-                encoder = try Encoder.video(encoding, width: size.width, height: size.height, frameDuration: frameDuration,
-                                            color: color, muxer: muxer, timeBase: timeBase)
+                encoder = try StreamEncoder.video(encoding, width: size.width, height: size.height, frameDuration: frameDuration,
+                                                  color: color, muxer: muxer, timeBase: timeBase)
                 try muxer.writeHeader(metadata: [:], fastStart: false)
             }
             // A source already in the box (1080p with far keyframes) is encoded as decoded.

@@ -1,3 +1,6 @@
+import MoonreelMedia
+import MoonreelRender
+
 /// Composes and encodes every frame and mixes the sound: a re-encoding export, and a chunked
 /// render's pieces and sound. A GIF's palette comes from a pass over every frame first.
 struct ReencodeWriter: ExportWriter {

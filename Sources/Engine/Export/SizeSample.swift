@@ -1,5 +1,7 @@
 import CMoonFFmpeg
+import MoonreelMedia
 import MoonreelPlatform
+import MoonreelRender
 
 /// A constant-quality export's size depends on its pictures more than on anything in its
 /// settings (a still title takes a tenth of what camera footage takes at the same CRF), so
@@ -24,8 +26,8 @@ enum SizeSample {
         for burst in 0..<count {
             let first = (plan.frameCount - length) * (2 * burst + 1) / (2 * count)
             let muxer = try Muxer(path: "/dev/null", container: .mkv)
-            let encoder = try Encoder.video(encoding, width: plan.outputWidth, height: plan.outputHeight, frameDuration: plan.frameDuration,
-                                            color: plan.outputColor, muxer: muxer)
+            let encoder = try StreamEncoder.video(encoding, width: plan.outputWidth, height: plan.outputHeight, frameDuration: plan.frameDuration,
+                                                  color: plan.outputColor, muxer: muxer)
             try muxer.writeHeader(metadata: [:], fastStart: false)
             let frames = try compositor.frameStream(frames: first..<first + length, cancellation: cancellation)
             defer { frames.stop() }

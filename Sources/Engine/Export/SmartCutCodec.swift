@@ -1,5 +1,6 @@
-import CMoonFFmpeg
 import CMoonAVShim
+import CMoonFFmpeg
+import MoonreelMedia
 
 /// What a smart cut does differently for H.264 and HEVC: reading the source's decoder
 /// configuration, the pictures a copy may start at, the matched encoder, and joining that

@@ -1,6 +1,9 @@
-import CMoonFFmpeg
 import CMoonAVShim
+import CMoonFFmpeg
+import MoonreelComposition
+import MoonreelMedia
 import MoonreelPlatform
+import MoonreelRender
 
 /// Why a composition cannot be smart-cut; the export then re-encodes everything and says so.
 struct SmartCutUnavailable: Error, CustomStringConvertible {
@@ -416,7 +419,7 @@ extension SmartCutWriter {
         try check(moon_set_extradata(stream.pointee.codecpar, sampleEntry, Int32(sampleEntry.count)), "setting the parameter sets", context: "output")
         stream.pointee.codecpar.pointee.codec_tag = codec.codecTag
         try check(moon_copy_display_matrix(stream, sourceStream), "copying the display matrix", context: "output")
-        let audioEncoder = try audio.map { try Encoder.audio($0.encoding, format: $0.plan.format, muxer: muxer) }
+        let audioEncoder = try audio.map { try StreamEncoder.audio($0.encoding, format: $0.plan.format, muxer: muxer) }
         try muxer.writeHeader(metadata: metadata, fastStart: fastStart)
         let sound = try audio.map { audio in
             try Compositor(video: nil, audio: audio.plan, range: TimeRange(start: audio.plan.start, duration: duration)).audioStream(blockSize: audioEncoder?.frameSize ?? 1024, cancellation: cancellation)
@@ -639,7 +642,7 @@ private final class PacketConverter {
 private final class SmartCutOutput {
     private let muxer: Muxer
     private let videoStream: Int32
-    private let audio: (plan: AudioPlan, sampleFormat: AVSampleFormat, encoder: Encoder, sound: RenderStream<[[Float]]>)?
+    private let audio: (plan: AudioPlan, sampleFormat: AVSampleFormat, encoder: StreamEncoder, sound: RenderStream<[[Float]]>)?
     private let duration: MediaTime
     private let isCancelled: () -> Bool
     private let report: (ExportProgress) throws -> Void
@@ -647,7 +650,7 @@ private final class SmartCutOutput {
     private var samplesWritten: Int64 = 0
     private var lastReported = 0.0
 
-    init(muxer: Muxer, videoStream: Int32, audio: (AudioPlan, AVSampleFormat, Encoder, RenderStream<[[Float]]>)?, duration: MediaTime,
+    init(muxer: Muxer, videoStream: Int32, audio: (AudioPlan, AVSampleFormat, StreamEncoder, RenderStream<[[Float]]>)?, duration: MediaTime,
          isCancelled: @escaping () -> Bool, report: @escaping (ExportProgress) throws -> Void) {
         (self.muxer, self.videoStream, self.duration, self.isCancelled, self.report) = (muxer, videoStream, duration, isCancelled, report)
         self.audio = audio.map { (plan: $0.0, sampleFormat: $0.1, encoder: $0.2, sound: $0.3) }

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CMoonFFmpeg
 import MoonreelPlatform
+import MoonreelMedia
 
 /// A media library's hidden folder `.moonreel-import`, where hand-offs stage their copies and
 /// journals. It is opened once, never through a symbolic link, and every later step goes

@@ -4,6 +4,8 @@ import Glibc
 import CMoonAVShim
 import MoonreelPlatform
 import CMoonFFmpeg
+import MoonreelComposition
+import MoonreelMedia
 
 /// One recording handed to a `MediaLibrary`: where it now lives and what its sidecar says.
 public struct LibraryItem: Sendable {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 @testable import MoonreelEngine
+@testable import MoonreelAnalysis
 
 /// Issue 36: beats at the level a drummer taps, on music with known beats that nobody here
 /// made the truth of — drum kits laid at known times under real music, and a recorded song

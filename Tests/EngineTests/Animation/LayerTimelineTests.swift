@@ -1,4 +1,5 @@
 @testable import MoonreelEngine
+@testable import MoonreelComposition
 import Testing
 
 @Suite struct LayerTimelineTests {

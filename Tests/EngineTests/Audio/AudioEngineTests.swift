@@ -2,6 +2,8 @@ import Foundation
 import Testing
 import TestSupport
 @testable import MoonreelEngine
+@testable import MoonreelMedia
+@testable import MoonreelRender
 
 /// The audio mixer below the export: plans, segment placement, time scaling, volume and the
 /// limiter, checked on the rendered float samples themselves (no encoder in the way).

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 @testable import MoonreelEngine
+@testable import MoonreelRender
 
 /// Sidechain ducking and loudness normalisation, on the mixer's own float output: music is
 /// a 440 Hz sine, "speech" a 1 kHz tone, each read apart from the mix by its own frequency.

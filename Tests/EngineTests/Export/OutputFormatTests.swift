@@ -4,6 +4,7 @@ import CMoonAVShim
 import CMoonFFmpeg
 import Testing
 @testable import MoonreelEngine
+@testable import MoonreelMedia
 
 /// The container table says what FFmpeg's muxers take, and image sequences are named safely.
 @Suite struct OutputFormatTests {

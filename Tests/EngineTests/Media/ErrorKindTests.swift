@@ -3,6 +3,7 @@ import Testing
 import TestSupport
 import CMoonAVShim
 @testable import MoonreelEngine
+@testable import MoonreelMedia
 
 /// Errors say their kind (issue 22 §4): FFmpeg's codes map to the engine's kinds, and opening
 /// files reports a missing file, a truncated one and a folder as such.

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 import TestSupport
 @testable import MoonreelEngine
+@testable import MoonreelRender
 
 /// The render core: pictures and sound with no file, checked against the export that uses
 /// it (decoded by the ffmpeg CLI) and against itself (random access against in order).

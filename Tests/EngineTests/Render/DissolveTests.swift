@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 @testable import MoonreelEngine
+@testable import MoonreelRender
 
 /// Dissolves and full-frame opacity ramps are mixed on the Y'CbCr planes: against the ideal
 /// mix of the two pictures (computed in Double from the very frames the renderer blends),

@@ -4,6 +4,7 @@ import CMoonAVShim
 import CMoonFFmpeg
 import Testing
 @testable import MoonreelEngine
+@testable import MoonreelComposition
 
 /// The filters' pieces without Lua or export: .cube parsing, the kernels on Y'CbCr planes
 /// and on premultiplied BGRA, the blur graph's retuning, ramps, key paths.

@@ -2,6 +2,7 @@ import CMoonAVShim
 import CMoonFFmpeg
 import Testing
 @testable import MoonreelEngine
+@testable import MoonreelMedia
 
 /// Pooled pictures: the copy made before drawing holds the same pixels in a buffer of its
 /// own, leaves the other holder's picture alone, and its memory comes back for the next one.

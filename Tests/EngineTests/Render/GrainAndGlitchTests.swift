@@ -4,6 +4,8 @@ import CMoonAVShim
 import CMoonFFmpeg
 import Testing
 @testable import MoonreelEngine
+@testable import MoonreelComposition
+@testable import MoonreelMedia
 
 /// The filters that change with every frame, on planes and on BGRA without Lua or export:
 /// grain's strength, mean and reproducibility; glitch's channel split, bands and strikes.

@@ -1,5 +1,7 @@
 import Testing
 @testable import MoonreelEngine
+@testable import MoonreelMedia
+@testable import MoonreelRender
 
 /// A yuv420p frame in test-owned memory.
 final class TestYUVFrame {

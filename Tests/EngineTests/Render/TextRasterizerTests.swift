@@ -1,5 +1,6 @@
 import Testing
 @testable import MoonreelEngine
+@testable import MoonreelMedia
 
 @Suite struct TextRasterizerTests {
     let rasterizer: TextRasterizer

@@ -1,5 +1,6 @@
 import Testing
 @testable import MoonreelEngine
+@testable import MoonreelMedia
 
 /// The HDR → SDR tone curve alone: its pieces, their joins, and the pixel loop that applies it.
 @Suite struct ToneCurveTests {

@@ -1,0 +1,287 @@
+import CMoonFFmpeg
+import CMoonAVShim
+
+/// The kind of a track, like `AVMediaType`; the raw values are the lower-case names.
+public enum MediaType: String, Sendable, CaseIterable {
+    /// Moving pictures (a still image file is a video track too, see `isStillImage`).
+    case video
+    /// Sound.
+    case audio
+    /// Subtitles other than MP4 timed text (SubRip, WebVTT, ASS, DVD and Blu-ray pictures).
+    case subtitle
+    /// MP4/QuickTime timed text (`mov_text`, `AVMediaType.text`).
+    case text
+    /// Cover art and other still pictures stored as a one-frame "video" stream.
+    case image
+    /// Timed metadata and data streams (chapters, iPhone `mebx`, GoPro telemetry).
+    case metadata
+}
+
+/// A media file opened for reading, like `AVURLAsset`: its duration and tracks.
+/// Probing happens once at creation; readers open their own handles later.
+public final class Asset: @unchecked Sendable {
+    // Immutable after init; safe to share across threads.
+    /// The file path, as given to `init(path:)`.
+    public let path: String
+    /// Where the last audio or video track ends (from the container's duration, or by
+    /// reading the packets when the header has none); `stillImageDuration` for a photo.
+    public let duration: MediaTime
+    /// FFmpeg's name for the container ("mov,mp4,m4a,3gp,3g2,mj2", "matroska,webm",
+    /// "image2", "png_pipe", …).
+    public let formatName: String
+    /// The container's metadata tags as FFmpeg reads them ("title", "creation_time", …).
+    public let metadata: [String: String]
+    /// Every stream of the file in stream order, including subtitle, cover-art and data
+    /// tracks.
+    public private(set) var tracks: [AssetTrack] = []
+    /// How long a still image lasts when inserted whole (`asset.duration`); any other
+    /// duration can be inserted too.
+    public static let stillImageDuration = MediaTime(value: 5, timescale: 1)
+    /// A photo rather than a movie: its one video track shows the same picture throughout.
+    public var isStillImage: Bool { tracks.contains { $0.isStillImage } }
+
+    /// Opens and probes the file (`AVURLAsset(url:)` with its properties loaded): movies,
+    /// audio files and still images (PNG, JPEG, WebP).
+    /// - Throws: `FFmpegError` when the file cannot be opened or probed, `EngineError` when
+    ///   it has no audio or video stream.
+    public init(path: String) throws {
+        self.path = path
+        let demuxer = try Demuxer(path: path)
+        let format = demuxer.context.pointee
+        formatName = format.iformat.map { String(cString: $0.pointee.name) } ?? "unknown"
+        metadata = Asset.dictionary(format.metadata)
+        let stillFormat = formatName == "image2" || formatName.hasSuffix("_pipe")
+        var built: [AssetTrack] = []
+        for index in 0..<demuxer.streamCount {
+            guard let stream = demuxer.stream(index) else { continue }
+            let isStill = stillFormat && demuxer.streamCount == 1 && stream.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO
+                && stream.pointee.nb_frames <= 1
+            let orientation = isStill ? ((try? ImageLoader.probe(path))?.orientation ?? .up) : nil
+            built.append(AssetTrack(stream: stream, index: index, path: path, stillOrientation: orientation))
+        }
+        var end = MediaTime.zero
+        for track in built where track.mediaType == .video || track.mediaType == .audio {
+            end = MediaTime.max(end, track.timeRange.end)
+        }
+        if end == .zero, format.duration > 0 {
+            end = MediaTime(value: format.duration, timescale: AV_TIME_BASE)
+        }
+        if built.allSatisfy({ $0.timeRange.duration == .zero }) {
+            end = try Asset.scanDuration(demuxer, tracks: &built)
+        }
+        duration = end
+        tracks = built
+        for track in tracks {
+            track.asset = self
+            track.assetDuration = end
+        }
+        if !tracks.contains(where: { $0.mediaType == .video || $0.mediaType == .audio }) {
+            throw EngineError("input \"\(path)\": contains no audio or video stream", kind: .decode, subject: path)
+        }
+    }
+
+    /// The tracks of one media type, in stream order (`AVAsset.tracks(withMediaType:)`).
+    public func tracks(withMediaType type: MediaType) -> [AssetTrack] { tracks.filter { $0.mediaType == type } }
+    /// The track with `trackID` `id`; nil when there is none (`AVAsset.track(withTrackID:)`).
+    public func track(withID id: Int) -> AssetTrack? { tracks.first { $0.trackID == id } }
+
+    static func dictionary(_ dict: OpaquePointer?) -> [String: String] {
+        var result: [String: String] = [:]
+        var entry: UnsafeMutablePointer<AVDictionaryEntry>? = nil
+        while let next = av_dict_get(dict, "", entry, AV_DICT_IGNORE_SUFFIX) {
+            result[String(cString: next.pointee.key)] = String(cString: next.pointee.value)
+            entry = next
+        }
+        return result
+    }
+
+    /// Whether the file at `path` opens as media and its packets reach the duration its
+    /// header states (within a quarter of a second): a file cut short (a killed copy, a full
+    /// disk, a truncated download) often keeps its header and loses its last packets.
+    package static func isWhole(_ path: String) -> Bool {
+        guard let asset = try? Asset(path: path), asset.duration > .zero, let demuxer = try? Demuxer(path: path) else { return false }
+        var end = MediaTime.zero
+        let timed = Set(asset.tracks.filter { $0.mediaType == .video || $0.mediaType == .audio }.map(\.streamIndex))
+        try? demuxer.forEachPacket { packet in
+            let index = Int(packet.pointee.stream_index)
+            guard timed.contains(index), let stream = demuxer.stream(index), packet.pointee.pts != MOON_AV_NOPTS_VALUE else { return true }
+            end = MediaTime.max(end, MediaTime(pts: packet.pointee.pts + max(packet.pointee.duration, 0), timeBase: stream.pointee.time_base))
+            return true
+        }
+        // The container's own figure (Matroska's Duration), which a cut file keeps; the
+        // asset's own is measured from the packets when the streams state none.
+        let stated = demuxer.context.pointee.duration > 0
+            ? MediaTime(value: demuxer.context.pointee.duration, timescale: AV_TIME_BASE) : asset.duration
+        return end + MediaTime(value: 1, timescale: 4) >= stated
+    }
+
+    /// Files without a duration in their header (Chrome's MediaRecorder WebM) are measured
+    /// by reading packet timestamps to the end; only packets are read, nothing is decoded.
+    private static func scanDuration(_ demuxer: Demuxer, tracks: inout [AssetTrack]) throws -> MediaTime {
+        var ends = [Int: MediaTime]()
+        try demuxer.forEachPacket { packet in
+            let index = Int(packet.pointee.stream_index)
+            guard let stream = demuxer.stream(index), packet.pointee.pts != MOON_AV_NOPTS_VALUE else { return true }
+            let end = MediaTime(pts: packet.pointee.pts + max(packet.pointee.duration, 0), timeBase: stream.pointee.time_base)
+            ends[index] = MediaTime.max(ends[index] ?? .zero, end)
+            return true
+        }
+        var overall = MediaTime.zero
+        for track in tracks {
+            guard let end = ends[track.streamIndex] else { continue }
+            track.timeRange = TimeRange(from: track.timeRange.start, to: end)
+            if track.mediaType == .video || track.mediaType == .audio { overall = MediaTime.max(overall, end) }
+        }
+        return overall
+    }
+}
+
+/// One stream of an asset, like `AVAssetTrack`.
+public final class AssetTrack: @unchecked Sendable {
+    // Written only while the owning Asset is being created; immutable once published.
+    /// The asset the track belongs to; weak, so nil once the asset is released.
+    public weak var asset: Asset?
+    /// The asset's file path.
+    public let path: String
+    /// FFmpeg's 0-based index of the stream in the file.
+    public let streamIndex: Int
+    /// 1-based, as in the container for MP4/MOV (FFmpeg's stream id when it has one).
+    public let trackID: Int
+    /// What the track holds.
+    public let mediaType: MediaType
+    /// Where the track's media lies in the asset's time (`AVAssetTrack.timeRange`); the
+    /// start may be after zero. Zero duration when the file does not say.
+    public internal(set) var timeRange: TimeRange
+    /// The duration of the asset this track belongs to: insertions may reach that far.
+    public internal(set) var assetDuration: MediaTime = .zero
+    /// Stored (coded) picture size, before the preferred transform.
+    public let naturalSize: Size
+    /// Maps the stored frame onto the upright picture with its top-left corner at (0, 0).
+    public let preferredTransform: AffineTransform
+    /// Frames per second as the file states it (average rate, else the base rate); 30 for a
+    /// still image, 0 for tracks other than video.
+    public let nominalFrameRate: Double
+    /// Units per second of the stream's time base (`AVAssetTrack.naturalTimeScale`), e.g.
+    /// 90000 or the sample rate.
+    public let naturalTimeScale: Int32
+    /// FFmpeg's codec name: "h264", "hevc", "aac", "mjpeg", "mov_text", …
+    public let codec: String
+    /// Samples per second of an audio track; 0 for other tracks.
+    public let sampleRate: Int
+    /// Number of audio channels; 0 for other tracks.
+    public let channelCount: Int
+    /// FFmpeg's pixel format name of a video track ("yuv420p", "yuv420p10le"); empty for
+    /// other tracks.
+    public let pixelFormat: String
+    /// Bits per colour sample of a video track (8, 10, …); 0 for other tracks.
+    public let bitsPerComponent: Int
+    /// How the video's numbers are to be read as colours (nil for other media types).
+    public let color: VideoColor?
+    /// Number of frames (or packets) the container declares; 0 when it does not say.
+    public let frameCount: Int
+    /// A photo (JPEG, PNG, WebP…) as a video track: one picture that can be inserted for
+    /// any duration; `timeRange` is a nominal `Asset.stillImageDuration`.
+    public let isStillImage: Bool
+    let timeBase: AVRational
+
+    init(stream: UnsafeMutablePointer<AVStream>, index: Int, path: String, stillOrientation: ExifOrientation? = nil) {
+        let parameters = stream.pointee.codecpar.pointee
+        self.path = path
+        streamIndex = index
+        trackID = stream.pointee.id > 0 ? Int(stream.pointee.id) : index + 1
+        timeBase = stream.pointee.time_base
+        naturalTimeScale = timeBase.num == 1 ? timeBase.den : Int32(clamping: Int64(timeBase.den) / Int64(max(timeBase.num, 1)))
+        codec = avcodec_get_name(parameters.codec_id).map { String(cString: $0) } ?? "unknown"
+        let isCoverArt = stream.pointee.disposition & AV_DISPOSITION_ATTACHED_PIC != 0
+        switch parameters.codec_type {
+        case AVMEDIA_TYPE_VIDEO: mediaType = isCoverArt ? .image : .video
+        case AVMEDIA_TYPE_AUDIO: mediaType = .audio
+        case AVMEDIA_TYPE_SUBTITLE: mediaType = parameters.codec_id == AV_CODEC_ID_MOV_TEXT ? .text : .subtitle
+        default: mediaType = .metadata
+        }
+        naturalSize = Size(width: Double(parameters.width), height: Double(parameters.height))
+        sampleRate = Int(parameters.sample_rate)
+        channelCount = Int(parameters.ch_layout.nb_channels)
+        let format = AVPixelFormat(parameters.format)
+        if mediaType == .video, let descriptor = av_pix_fmt_desc_get(format) {
+            pixelFormat = String(cString: descriptor.pointee.name)
+            bitsPerComponent = Int(descriptor.pointee.comp.0.depth)
+            color = VideoColor(parameters: parameters, stream: stream)
+        } else {
+            pixelFormat = ""
+            bitsPerComponent = 0
+            color = nil
+        }
+        let rate = stream.pointee.avg_frame_rate.isValid ? stream.pointee.avg_frame_rate : stream.pointee.r_frame_rate
+        frameCount = Int(stream.pointee.nb_frames)
+        isStillImage = stillOrientation != nil
+        if let stillOrientation {
+            nominalFrameRate = 30
+            timeRange = TimeRange(start: .zero, duration: Asset.stillImageDuration)
+            preferredTransform = AssetTrack.upright(stillOrientation.transform, size: naturalSize)
+            return
+        }
+        nominalFrameRate = mediaType == .video ? rate.doubleValue : 0
+        let start = stream.pointee.start_time != MOON_AV_NOPTS_VALUE
+            ? MediaTime(pts: stream.pointee.start_time, timeBase: timeBase) : .zero
+        var duration = MediaTime.zero
+        if stream.pointee.duration > 0 {
+            duration = MediaTime(pts: stream.pointee.duration, timeBase: timeBase)
+        }
+        timeRange = TimeRange(start: start, duration: duration)
+        preferredTransform = AssetTrack.uprightTransform(
+            displayMatrix: moon_stream_display_matrix(stream), size: naturalSize)
+    }
+
+    /// One frame at the nominal rate (1/30 s when the rate is unknown): gaps shorter than
+    /// this are timestamp jitter, not missing pictures.
+    package var nominalFrameDuration: MediaTime {
+        guard nominalFrameRate >= 1, nominalFrameRate <= 1000 else { return MediaTime(value: 1, timescale: 30) }
+        return MediaTime(seconds: 1 / nominalFrameRate) ?? MediaTime(value: 1, timescale: 30)
+    }
+
+    /// Refuses ranges that leave the asset (not merely this track's media), with timestamps
+    /// rounded from seconds given a millisecond of slack.
+    package func checkInsideAsset(_ range: TimeRange) throws {
+        if isStillImage {
+            guard !range.start.isNegative else { throw EngineError("a still image starts at 0 s; got a range from \(range.start.seconds) s") }
+            return
+        }
+        let slack = MediaTime(value: 1, timescale: 1000)
+        let earliest = MediaTime.min(.zero, timeRange.start)
+        guard range.start >= earliest - slack, range.end <= assetDuration + slack else {
+            throw EngineError("time range \(range.start.seconds)…\(range.end.seconds) s is outside the asset (\(earliest.seconds)…\(assetDuration.seconds) s)")
+        }
+    }
+
+    /// Display size: the natural size after the preferred transform.
+    public var uprightSize: Size { preferredTransform.apply(Rect(x: 0, y: 0, width: naturalSize.width, height: naturalSize.height)).size }
+
+    /// True when the upright picture is taller than wide (a phone video shot upright).
+    public var isPortrait: Bool { uprightSize.height > uprightSize.width }
+
+    /// The display matrix's rotation/flip, with the translation recomputed so the picture's
+    /// top-left lands at (0, 0) (iPhone files carry that translation, FFmpeg and Android don't).
+    static func uprightTransform(displayMatrix: UnsafePointer<Int32>?, size: Size) -> AffineTransform {
+        guard let m = displayMatrix else { return .identity }
+        // 16.16 fixed point; snap to exact quarter turns, the only rotations cameras write.
+        func component(_ i: Int) -> Double {
+            let value = Double(m[i]) / 65536
+            for snap in [-1.0, 0, 1] where abs(value - snap) < 1e-3 { return snap }
+            return value
+        }
+        return upright(AffineTransform(a: component(0), b: component(1), c: component(3), d: component(4), tx: 0, ty: 0), size: size)
+    }
+
+    /// `turn` with the translation that puts the turned picture's top-left corner at (0, 0).
+    static func upright(_ turn: AffineTransform, size: Size) -> AffineTransform {
+        var transform = turn
+        guard transform.determinant != 0 else { return .identity }
+        let box = transform.apply(Rect(x: 0, y: 0, width: size.width, height: size.height))
+        transform.tx = -box.x
+        transform.ty = -box.y
+        return transform
+    }
+}
+
+package func buildTimesProbe20803() {}

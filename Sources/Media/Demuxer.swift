@@ -1,0 +1,161 @@
+import CMoonFFmpeg
+import CMoonAVShim
+#if canImport(Glibc)
+import Glibc
+#endif
+import MoonreelPlatform
+
+/// Owns one opened input (`AVFormatContext`). Not thread-safe: one owner at a time.
+package final class Demuxer {
+    package let context: UnsafeMutablePointer<AVFormatContext>
+    package let path: String
+    /// Set to 1 from any thread to make blocking reads return (AVERROR_EXIT).
+    package let interruptFlag: UnsafeMutablePointer<Int32>
+
+    /// Opens and probes `path`, with errors that say what is wrong with the file.
+    package init(path: String) throws {
+        self.path = path
+        try Demuxer.checkReadableFile(path)
+        interruptFlag = .allocate(capacity: 1)
+        interruptFlag.initialize(to: 0)
+        var options: OpaquePointer? = nil
+        let (opened, openStatus) = Demuxer.open(path, format: nil, options: &options, interruptFlag: interruptFlag)
+        guard let context = opened else {
+            interruptFlag.deallocate()
+            throw openStatus == 0 ? EngineError("input \"\(path)\": out of memory", kind: .limit, subject: path) : Demuxer.describeOpenFailure(path: path, code: openStatus)
+        }
+        self.context = context
+        let infoStatus = avformat_find_stream_info(context, nil)
+        if infoStatus < 0 {
+            throw EngineError("input \"\(path)\": cannot read stream information (\(FFmpegError.text(for: infoStatus))); the file may be truncated or corrupt", kind: .decode, subject: path)
+        }
+    }
+
+    /// Opens a capture device through a libavdevice input format (`label` names it in errors).
+    package init(device name: String, format: UnsafePointer<AVInputFormat>, options: [String: String], label: String) throws {
+        path = name
+        interruptFlag = .allocate(capacity: 1)
+        interruptFlag.initialize(to: 0)
+        var dictionary: OpaquePointer? = nil
+        defer { av_dict_free(&dictionary) }
+        for (key, value) in options { av_dict_set(&dictionary, key, value, 0) }
+        let (maybeOpened, openStatus) = Demuxer.open(name, format: format, options: &dictionary, interruptFlag: interruptFlag)
+        guard let opened = maybeOpened else {
+            interruptFlag.deallocate()
+            let logged = FFmpegError.lastLogLine()
+            let reason = openStatus == 0 ? "out of memory" : logged.isEmpty ? FFmpegError.text(for: openStatus) : logged
+            throw EngineError("\(label): cannot open the device: \(reason); check that it exists and is not in use", kind: .notFound, subject: label)
+        }
+        self.context = opened
+        let infoStatus = avformat_find_stream_info(opened, nil)
+        if infoStatus < 0 {
+            throw EngineError("\(label): the device delivers nothing readable (\(FFmpegError.text(for: infoStatus)))", kind: .decode, subject: label)
+        }
+    }
+
+    /// Opens an input whose blocking reads `interruptFlag` can stop: the context, or nil
+    /// and FFmpeg's status (0 when the context could not even be allocated).
+    private static func open(_ url: String, format: UnsafePointer<AVInputFormat>?, options: inout OpaquePointer?,
+                             interruptFlag: UnsafeMutablePointer<Int32>) -> (UnsafeMutablePointer<AVFormatContext>?, Int32) {
+        guard let context = avformat_alloc_context() else { return (nil, 0) }
+        moon_set_interrupt(context, interruptFlag)
+        moon_av_clear_last_log()
+        var maybeContext: UnsafeMutablePointer<AVFormatContext>? = context
+        let status = avformat_open_input(&maybeContext, url, format, &options)
+        return status >= 0 ? (maybeContext, status) : (nil, status)
+    }
+
+    deinit {
+        var maybeContext: UnsafeMutablePointer<AVFormatContext>? = context
+        avformat_close_input(&maybeContext)
+        interruptFlag.deallocate()
+    }
+
+    package var streamCount: Int { Int(context.pointee.nb_streams) }
+
+    /// The file's tag `key` (container metadata), if it has one.
+    package func tag(_ key: String) -> String? {
+        av_dict_get(context.pointee.metadata, key, nil, 0).map { String(cString: $0.pointee.value) }
+    }
+
+    /// Calls `body` with each packet read from here on, until it returns false or the file
+    /// ends (or fails to read); nothing is decoded.
+    package func forEachPacket(_ body: (UnsafeMutablePointer<AVPacket>) throws -> Bool) throws {
+        guard let packet = av_packet_alloc() else { throw EngineError("out of memory", kind: .limit) }
+        var owned: UnsafeMutablePointer<AVPacket>? = packet
+        defer { av_packet_free(&owned) }
+        while av_read_frame(context, packet) >= 0 {
+            defer { av_packet_unref(packet) }
+            guard try body(packet) else { return }
+        }
+    }
+
+    package func stream(_ index: Int) -> UnsafeMutablePointer<AVStream>? {
+        guard index >= 0, index < streamCount else { return nil }
+        return context.pointee.streams[index]
+    }
+
+    static func checkReadableFile(_ path: String) throws {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            let code = errno
+            let reason = code == ENOENT ? "no such file" : systemMessage(code)
+            throw EngineError("input \"\(path)\": \(reason)", kind: code == ENOENT ? .notFound : .io, subject: path)
+        }
+        if (info.st_mode & S_IFMT) == S_IFDIR { throw EngineError("input \"\(path)\": is a directory, not a media file", kind: .io, subject: path) }
+        if info.st_size == 0 { throw EngineError("input \"\(path)\": the file is empty (0 bytes)", kind: .decode, subject: path) }
+        guard access(path, R_OK) == 0 else { throw EngineError("input \"\(path)\": permission denied", kind: .io, subject: path) }
+    }
+
+    private static func describeOpenFailure(path: String, code: Int32) -> EngineError {
+        let logged = FFmpegError.lastLogLine()
+        if logged.contains("moov atom not found") && startsWithISOBox(path) {
+            return EngineError("input \"\(path)\": moov atom not found (file truncated? an interrupted recording loses its index)", kind: .decode, subject: path)
+        }
+        if code == MOON_AVERROR_EOF {
+            return EngineError("input \"\(path)\": the file ends inside its header (truncated?)", kind: .decode, subject: path)
+        }
+        if code == MOON_AVERROR_INVALIDDATA || code == MOON_AVERROR_EINVAL {
+            let why = logged.isEmpty ? "" : " (\(logged))"
+            return EngineError("input \"\(path)\": not a media file FFmpeg can read, or the file is corrupt or truncated\(why)", kind: .decode, subject: path)
+        }
+        let detail = logged.isEmpty ? FFmpegError.text(for: code) : "\(logged) (\(FFmpegError.text(for: code)))"
+        return EngineError("input \"\(path)\": cannot open: \(detail)",
+                           kind: FFmpegError.kind(code: code, operation: "opening", context: "input"), subject: path)
+    }
+}
+
+/// Whether the file begins like an MP4/QuickTime file (a known box type at bytes 4–7), to
+/// tell a truncated recording from, say, a text file named ".mp4".
+private func startsWithISOBox(_ path: String) -> Bool {
+    guard let file = fopen(path, "rb") else { return false }
+    defer { fclose(file) }
+    var header = [UInt8](repeating: 0, count: 8)
+    guard fread(&header, 1, 8, file) == 8 else { return false }
+    let type = String(decoding: header[4..<8], as: UTF8.self)
+    return ["ftyp", "wide", "free", "mdat", "moov", "skip", "pnot"].contains(type)
+}
+
+extension AVRational {
+    package var isValid: Bool { num != 0 && den > 0 }
+    var doubleValue: Double { den == 0 ? 0 : Double(num) / Double(den) }
+}
+
+extension MediaTime {
+    /// Time of `pts` counted in an FFmpeg time base (the named hand-off from FFmpeg time).
+    package init(pts: Int64, timeBase: AVRational) {
+        // A damaged file can carry an unusable time base or absurd timestamps: clamp
+        // rather than trap (the value is then visibly wrong, and checked downstream).
+        self.init(value: MediaTime.clamped(Int128(pts) * Int128(Swift.max(timeBase.num, 1))), timescale: Swift.max(timeBase.den, 1))
+    }
+
+    /// This time counted in an FFmpeg time base, rounded to nearest (hand-off to FFmpeg time);
+    /// clamped, never trapping, for absurd times or time bases.
+    package func pts(in timeBase: AVRational) -> Int64 {
+        let product = Int128(value) * Int128(Swift.max(timeBase.den, 1))
+        let divisor = Int128(timescale) * Int128(Swift.max(timeBase.num, 1))
+        var (quotient, remainder) = product.quotientAndRemainder(dividingBy: divisor)
+        if remainder != 0, remainder.magnitude * 2 >= divisor.magnitude { quotient += remainder > 0 ? 1 : -1 }
+        return MediaTime.clamped(quotient)
+    }
+}

@@ -1,0 +1,66 @@
+import MoonreelComposition
+import MoonreelMedia
+
+/// Whether each text layer of a tree shows all of its text, checked once before an export
+/// renders (so a dry run says it too): a line drawn smaller to fit is noted, one that does
+/// not fit its layer even at its smallest allowed size is cut, and a text that runs past its
+/// layer is drawn outside it.
+/// Model values are checked (the string, style and bounds a layer was given), not animated ones.
+package enum TextFit {
+    /// A `textTruncated` or `textOverflow` warning for each text layer under `root` (itself
+    /// included) that is not hidden and does not show its text whole inside its bounds, and
+    /// a `textShrunk` note for one drawn below its `fontSize` to fit.
+    package static func diagnostics(under root: Layer) throws -> [Diagnostic] {
+        let layouts = try TextLayout()
+        var found: [Diagnostic] = []
+        var pending = [root]
+        while let layer = pending.popLast() {
+            guard !layer.properties.isHidden else { continue }
+            pending += layer.sublayers.reversed()
+            guard let style = layer.textStyle, !style.string.isEmpty, style.fontSize.isFinite, style.fontSize > 0, style.fontSize <= 4096 else { continue }
+            let box = layer.properties.bounds.size
+            guard box.width >= 1, box.height >= 1, box.width <= Double(PixelLimits.maxSide), box.height <= Double(PixelLimits.maxSide) else { continue }
+            let missing = try layouts.missingCharacters(style)
+            if !missing.isEmpty { found.append(glyphsMissing(missing, layer: layer, style: style)) }
+            let drawn = try layouts.fitted(style, box: box)
+            let fit = try layouts.fit(drawn, box: box)
+            guard fit != .whole || drawn.fontSize < style.fontSize else { continue }
+            found.append(diagnostic(fit, layer: layer, asked: style, drawn: drawn, box: box))
+        }
+        return found
+    }
+
+    private static func glyphsMissing(_ missing: [Unicode.Scalar], layer: Layer, style: TextStyle) -> Diagnostic {
+        let codes = missing.prefix(5).map { "\(String($0)) U+\(String($0.value, radix: 16, uppercase: true))" }.joined(separator: ", ")
+            + (missing.count > 5 ? " and \(missing.count - 5) more" : "")
+        return Diagnostic(.glyphMissing, .warning, "\(name(of: layer, box: layer.properties.bounds.size)) draws \(style.string.quotedForMessage(limit: 80)) with \(codes) as boxes: no installed font has \(missing.count == 1 ? "it" : "them")",
+                          remedy: "install a font that has \(missing.count == 1 ? "it" : "them") (emoji: fonts-noto-color-emoji) or set font to one", time: layer.animations.map(\.animation.timing.beginTime.seconds).min())
+    }
+
+    /// "text layer \"cue 3 (lyrics.csv:4)\"", or where an unnamed one is.
+    private static func name(of layer: Layer, box: Size) -> String {
+        layer.properties.name.map { "text layer \($0.quotedForMessage(limit: 200))" }
+            ?? "a text layer at \(shortNumber(layer.properties.frame.x)), \(shortNumber(layer.properties.frame.y)) (\(shortNumber(box.width))×\(shortNumber(box.height)))"
+    }
+
+    private static func diagnostic(_ fit: TextLayout.Fit, layer: Layer, asked: TextStyle, drawn: TextStyle, box: Size) -> Diagnostic {
+        let name = name(of: layer, box: box)
+        let size = drawn.fontSize < asked.fontSize
+            ? "at \(shortNumber(drawn.fontSize)) px, the smallest its minimumScaleFactor allows (fontSize \(shortNumber(asked.fontSize)))"
+            : "at \(shortNumber(drawn.fontSize)) px"
+        // Where it first shows: its earliest animation (a lyric line's), else the start.
+        let time = layer.animations.map(\.animation.timing.beginTime.seconds).min()
+        switch fit {
+        case .whole:
+            return Diagnostic(.textShrunk, .note, "\(name) draws \(asked.string.quotedForMessage(limit: 80)) at \(shortNumber(drawn.fontSize)) px (fontSize \(shortNumber(asked.fontSize))) so that it fits",
+                              time: time)
+        case .truncated:
+            let limit = asked.maxLines > 0 ? "\(asked.maxLines) line\(asked.maxLines == 1 ? "" : "s")" : "its box"
+            return Diagnostic(.textTruncated, .warning, "\(name) cuts \(asked.string.quotedForMessage(limit: 80)) to \(limit) \(size)",
+                              remedy: "shorten the text, or give it more lines (maxLines), a wider frame, a smaller fontSize or minimumScaleFactor", time: time)
+        case .overflows:
+            return Diagnostic(.textOverflow, .warning, "\(name) draws \(asked.string.quotedForMessage(limit: 80)) \(size) past its \(shortNumber(box.width))×\(shortNumber(box.height)) box",
+                              remedy: "make its frame larger, or set isWrapped, maxLines and truncationMode to keep it inside", time: time)
+        }
+    }
+}
