@@ -59,11 +59,12 @@ public struct Size: Sendable, Hashable, CustomStringConvertible {
         return (side(width), side(height))
     }
 
-    /// The warning a picture of this size gives when drawn at `pixels` rounded to `sides`, or
-    /// nil when nothing was rounded (a scale down to a preset's box is asked for, not
-    /// rounded). `name` says whose size it is: the render size (times its scale) a script
-    /// set, or the sources'.
-    public func roundingNote(to pixels: (width: Int, height: Int), sides: PixelSides, name: String = "renderSize") -> Diagnostic? {
+    /// What a picture of this size says when drawn at `pixels`, or nil when nothing was
+    /// rounded: a warning when the size itself is not whole (or even, for `sides` even) —
+    /// `name` says whose size it is: the render size (times its scale) a script set, or the
+    /// sources' — and a note when fitting it into `box` (a preset's) gave a fraction of a
+    /// pixel, so the output's shape differs a little from the picture's.
+    public func roundingNote(to pixels: (width: Int, height: Int), sides: PixelSides, name: String = "renderSize", fitting box: Size? = nil) -> Diagnostic? {
         guard width.isFinite, height.isFinite, abs(width) < Double(Int32.max), abs(height) < Double(Int32.max) else { return nil }
         let whole = width == width.rounded() && height == height.rounded()
         let shown = whole ? description : "\(width)×\(height)"
@@ -73,8 +74,24 @@ public struct Size: Sendable, Hashable, CustomStringConvertible {
         case .even where !whole || Int(width) % 2 != 0 || Int(height) % 2 != 0:
             return Diagnostic(.sizeRounded, .warning, "\(name) \(shown) is not made of even whole numbers, which 4:2:0 video needs; the output is \(pixels.width)×\(pixels.height)")
         default:
-            return nil
+            break
         }
+        guard let box, width > 0, height > 0 else { return nil }
+        let scale = min(1, box.width / width, box.height / height)
+        let fitted = (width: width * scale, height: height * scale)
+        // Within a millionth of a pixel is exact (the scale is a quotient of whole sizes).
+        guard abs(fitted.width - Double(pixels.width)) > 1e-6 || abs(fitted.height - Double(pixels.height)) > 1e-6 else { return nil }
+        let fittedShape = fitted.width / fitted.height, outputShape = Double(pixels.width) / Double(pixels.height)
+        let off = abs(outputShape / fittedShape - 1) * 100
+        let sidesRule = sides == .even ? "even whole pixels, as 4:2:0 video needs" : "whole pixels"
+        return Diagnostic(.sizeRounded, .note, "\(name) \(description) fitted into the preset's \(box) box is \(shortPixels(fitted.width))×\(shortPixels(fitted.height)); "
+                          + "the output is \(pixels.width)×\(pixels.height) (\(sidesRule)), its shape \(shortPixels(off)) % off the picture's")
+    }
+
+    /// A pixel count for a message: at most two decimals, none when whole (303.75, 540).
+    private func shortPixels(_ value: Double) -> String {
+        let hundredths = (value * 100).rounded()
+        return hundredths.truncatingRemainder(dividingBy: 100) == 0 ? String(Int(hundredths / 100)) : String(hundredths / 100)
     }
 }
 

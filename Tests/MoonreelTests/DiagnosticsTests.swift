@@ -43,6 +43,34 @@ import TestSupport
         #expect(try Tool.ffprobe(output + "1.mp4").streams.first { $0.codec_type == "video" }?.width == 160)
     }
 
+    /// A preset's box that fits a picture at a fraction of a pixel: the output's sides are
+    /// rounded, so its shape is a little off the picture's, and the export says so (a note);
+    /// a picture the box fits exactly says nothing.
+    @Test func aPresetsBoxThatFitsAtAFractionOfAPixelIsANote() throws {
+        let clip = try Fixtures.clip(seconds: 1)
+        let output = Fixtures.scratchPath("fitted")
+        let script = """
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(0, 0.3), av.asset(arg[1]), 0)
+            for i, size in ipairs({ { 1080, 1350 }, { 1080, 1920 } }) do
+              local vc = av.videoComposition(comp)
+              vc.renderSize = size
+              local session = av.exportSession(comp, "960x540")
+              session.outputURL = arg[2] .. i .. ".mp4"
+              session.videoComposition = vc
+              assert(session:export())
+              print(i, #session.diagnostics)
+            end
+            """
+        let result = try Moonreel.runScript(script, name: "fitted.lua", arguments: [clip, output])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.err.contains("fitted.lua:9: renderSize 1080×1350 fitted into the preset's 540×960 box is 540×675; the output is 540×674 "
+                                    + "(even whole pixels, as 4:2:0 video needs), its shape 0.15 % off the picture's [sizeRounded]"), "\(result.err)")
+        #expect(result.out.contains("1\t1") && result.out.contains("2\t0"), "the exact fit says nothing: \(result.out)")
+        let video = try #require(try Tool.ffprobe(output + "1.mp4").streams.first { $0.codec_type == "video" })
+        #expect(video.width == 540 && video.height == 674)
+    }
+
     @Test func strictFailsTheExportBeforeItsFileIsWritten() throws {
         let clip = try Fixtures.clip(seconds: 1)
         let output = Fixtures.scratchPath("odd")

@@ -42,9 +42,13 @@ import TestSupport
         let output = Fixtures.scratchPath("out.\(c.ext)")
         let result = try Moonreel.runScript(Self.exportScript, name: "export.lua", arguments: [source, output, c.preset])
         try #require(result.status == 0, "\(c.file): \(result.err)")
-        // A size 4:2:0 video cannot hold is rounded, and said to be.
-        let rounded = c.file.hasPrefix("11_") || c.file.hasPrefix("13_")
+        // A size 4:2:0 video cannot hold is rounded, and said to be; so is a screen recording
+        // that the preset's box fits at a fraction of a pixel.
+        let rounded = c.file.hasPrefix("11_") || c.file.hasPrefix("13_") || c.file.hasPrefix("07_")
         #expect(result.err.contains("the video's size") == rounded && result.err.contains("[sizeRounded]") == rounded, "\(c.file): \(result.err)")
+        if c.file.hasPrefix("07_") {
+            #expect(result.err.contains("the video's size 3026×1386 fitted into the preset's 640×480 box is 640×293.14; the output is 640×292"), "\(result.err)")
+        }
         let probe = try Tool.ffprobe(output)
         let sourceProbe = try Tool.ffprobe(source)
         #expect(abs(probe.duration - sourceProbe.duration) < 0.15 || sourceProbe.duration == 0, "\(probe.duration) vs \(sourceProbe.duration)")

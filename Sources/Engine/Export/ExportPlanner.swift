@@ -407,7 +407,8 @@ struct ExportPlanner {
         // VP9 file, a composition's naturalSize).
         var notes: [Diagnostic] = []
         if let rounded = scaled.roundingNote(to: (width, height), sides: isCodedVideo ? .even : .whole,
-                                             name: settings.videoComposition == nil ? "the video's size" : "renderSize") {
+                                             name: settings.videoComposition == nil ? "the video's size" : "renderSize",
+                                             fitting: request.preset.box(for: scaled)) {
             notes.append(rounded)
         }
         let rendered = videoComposition.renderFrameDuration

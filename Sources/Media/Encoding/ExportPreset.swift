@@ -68,8 +68,12 @@ public struct ExportPreset: Sendable, Hashable {
     /// render size, and with `evenSides` rounded down to even numbers, as 4:2:0 video needs
     /// (at least 2×2); GIFs and images keep odd sides (at least 1×1).
     public func outputSize(for render: Size, evenSides: Bool = true) -> (width: Int, height: Int) {
-        // A preset's box is landscape; a portrait render fits the box turned.
-        let box = boundingBox.map { render.height > render.width ? Size(width: $0.height, height: $0.width) : $0 }
-        return render.pixels(fitting: box, sides: evenSides ? .even : .whole)
+        render.pixels(fitting: box(for: render), sides: evenSides ? .even : .whole)
+    }
+
+    /// The box a render of this size is fitted into, or nil when the preset keeps the size.
+    /// A preset's box is landscape; a portrait render fits the box turned.
+    public func box(for render: Size) -> Size? {
+        boundingBox.map { render.height > render.width ? Size(width: $0.height, height: $0.width) : $0 }
     }
 }
