@@ -232,11 +232,12 @@ public extension AudioAnalysis {
         // ebur128 reads a silent window as NaN or −∞.
         let loudness = meter.momentary.map { $0.isFinite ? max($0, Self.silenceFloor) : Self.silenceFloor }
 
-        let tracker = BeatTracker(envelope: envelope.combined(), body: envelope.body(), sampleRate: Int(rate), allowedTempos: allowed)
+        let bands = envelope.bands()
+        let tracker = BeatTracker(envelope: envelope.combined(), body: envelope.body(), treble: bands.last, sampleRate: Int(rate), allowedTempos: allowed)
         let pulse = tracker.tempo()
         let beatFrames = pulse.map(tracker.beats(at:)) ?? []
         let beats = tracker.times(ofBeats: beatFrames)
-        let committee = [beats] + envelope.bands().map { BeatTracker.independentBeats(in: $0, sampleRate: Int(rate), allowedTempos: allowed) }
+        let committee = [beats] + bands.map { BeatTracker.independentBeats(in: $0, sampleRate: Int(rate), allowedTempos: allowed) }
         let beatConfidence = BeatTracker.confidence(ofCommittee: committee, pulse: pulse?.confidence ?? 0)
         let bars = BarTracker.bars(ofBeats: beatFrames, bassFlux: envelope.bass(), chroma: envelope.chroma,
                                    bassSpectrum: envelope.bassSpectrum, bassWidth: envelope.bassBins)

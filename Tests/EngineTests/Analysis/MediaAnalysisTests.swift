@@ -19,6 +19,10 @@ import TestSupport
         /// The same with swung eighths (the off-beat hat two thirds through the beat) and a
         /// noise floor at about −29 dBFS.
         case swungDrumsInNoise
+        /// Kick on 1 and 3, snare on 2 and 4, and a bass and chord note on every eighth, no
+        /// hats: the body of the music pulses at twice the tempo, the snare's backbeat says
+        /// the beat (90 and 120 read 180 and 240 before the backbeat was heard).
+        case backbeatOverEighths
     }
 
     /// An aevalsrc expression for `pattern` at `bpm`; register 0 holds the time since the music began.
@@ -37,6 +41,12 @@ import TestSupport
                 : "if(lt(\(since(0, p)),\(2 * p / 3)),\(since(0, p)),\(since(0, p))-\(2 * p / 3))"
             let hat = "0.12*(2*random(2)-1)*exp(-(\(eighth))*250)"
             body = [kick(since(0, 4 * p), 0.9), kick(since(2 * p, 4 * p), 0.6), snare, hat].joined(separator: "+")
+        case .backbeatOverEighths:
+            let kick = { (m: String, gain: Double) in "\(gain)*sin(2*PI*55*\(m))*exp(-\(m)*18)" }
+            let snare = "0.35*(2*random(1)-1)*exp(-\(since(p, 2 * p))*30)"
+            let eighth = since(0, p / 2)
+            let notes = "0.3*sin(2*PI*110*\(eighth))*exp(-\(eighth)*20)+0.15*sin(2*PI*440*\(eighth))*exp(-\(eighth)*20)"
+            body = [kick(since(0, 4 * p), 0.9), kick(since(2 * p, 4 * p), 0.6), snare, notes].joined(separator: "+")
         }
         let noise = pattern == .swungDrumsInNoise ? "+0.06*(2*random(3)-1)" : ""
         return "st(0,t-\(musicStart));gte(ld(0),0)*(\(body))\(noise)"
