@@ -97,6 +97,8 @@ let package = Package(
         .testTarget(name: "EngineTests", dependencies: ["MoonreelEngine", "MoonreelAnalysis", "MoonreelRender", "MoonreelComposition", "MoonreelMedia", "MoonreelPlatform", "CMoonAVShim", "CMoonFFmpeg", "TestSupport"]),
         .testTarget(name: "ScriptHostTests", dependencies: ["MoonreelScriptHost"]),
         .testTarget(name: "FarmTests", dependencies: ["MoonreelFarm"]),
+        // The av module's readers and errors in process: no binary, no media.
+        .testTarget(name: "BindingsTests", dependencies: ["MoonreelBindings", "MoonreelScriptHost"]),
         // The studio's routes as a pure function of the request: no server, socket or script run.
         .testTarget(name: "StudioRoutesTests", dependencies: ["MoonreelStudio", .product(name: "NIOHTTP1", package: "swift-nio")]),
         // The pty driver is run from the checkout by the REPL tests, not built.

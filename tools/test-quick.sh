@@ -1,6 +1,6 @@
 #!/bin/sh
 # The edit loop's suite, under 90 s here: every module's own tests (the engine's, the
-# script host's, the batch library's and the studio's routes, which start no moonreel, browser, cluster or
+# script host's, the bindings' readers, the batch library's and the studio's routes, which start no moonreel, browser, cluster or
 # capture) and one end-to-end run of the real `moonreel` binary for each of its main
 # paths: a lyric video read back by OCR, a timeline judged by OpenTimelineIO, a batch's
 # pre-check, the studio's page behind its token, an export's dry run. The whole suite (what
@@ -10,4 +10,4 @@ set -e
 cd "$(dirname "$0")/.."
 swift build --build-tests
 end_to_end='DoneMeansRightTests/aLongLyricOnPortraitVideoKeepsEveryWord|InterchangeTests/threeClipsWithTwoDissolves|BatchTests/rowsAreCheckedManyToAProcess|StudioTests/servesOnlyItsPageUnderItsTokenAndHost|EverydayUseTests/dryRunChecksAndDescribesWithoutEncoding'
-exec swift test --skip-build --filter "^(EngineTests|ScriptHostTests|FarmTests|StudioRoutesTests)\.|$end_to_end" "$@"
+exec swift test --skip-build --filter "^(EngineTests|ScriptHostTests|FarmTests|StudioRoutesTests|BindingsTests)\.|$end_to_end" "$@"
