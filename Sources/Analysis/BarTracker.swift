@@ -3,28 +3,36 @@ import Glibc
 #endif
 
 /// The meter (3 or 4 beats to a bar) and the bars' first beats, from the beats and what is
-/// heard at each: a bar's first beat is where the kick lands and where the chord and the
-/// bass note change (Goto's chord-change and drum-pattern cues; madmom's bar tracker learns
-/// the same from beat-synchronous spectral and harmonic features). Each beat gets three
-/// accents — the bass band's flux at it, the change of the pitch-class profile and of the
-/// bass spectrum from the beat before to the beat after it — each standardised over the
-/// beats and summed with `weights`. For each meter and phase, the accent of the beats at
-/// that phase over the mean, times the square root of their number (a t-statistic, so a
-/// grouping in fours, with fewer beats a phase, does not win on chance peaks), scores how
-/// well the accent repeats with that period; the best meter and phase are taken.
+/// heard at each: a bar's first beat is where the kick lands, the chord and the bass note
+/// change and a crash may ring, and not where the snare marks the backbeat (Goto's
+/// chord-change and drum-pattern cues; madmom's bar tracker learns the same from
+/// beat-synchronous spectral and harmonic features). Each beat gets accents — the bass,
+/// middle and treble bands' flux at it (kick, snare, cymbal), the change of the pitch-class
+/// profile and of the bass spectrum from the beat before to the beat after it — each
+/// standardised over the beats and summed with `weights` (the snare's negative). For each
+/// meter and phase, the accent of the beats at that phase over the mean, times the square
+/// root of their number (a t-statistic, so a grouping in fours, with fewer beats a phase,
+/// does not win on chance peaks), scores how well the accent repeats with that period; the
+/// best meter and phase are taken.
 struct BarTracker {
-    /// The accents' weights: the kick's flux, the chord change, the bass note's change. The
-    /// bass change weighs half: it mostly repeats the chord change. Measured on
-    /// bench/make_beat_set.py's 22 tracks with Moonreel's beats (mean downbeat F): the kick
-    /// alone 0.45, chords alone 0.39, bass alone 0.26, kick and chords 0.49, the three at
-    /// these weights 0.56, at 1, 1, 1 0.49 (the differences between the last three are
-    /// within a track or two of chance).
-    static let weights = (kick: 1.0, harmony: 1.0, bass: 0.5)
+    /// The accents' weights: the kick's flux, the chord change, the bass note's change, the
+    /// snare's flux (the middle band, 200–2000 Hz) and a cymbal's (the treble band). Each is
+    /// ±1 or 0, no value tuned: a bar's first beat has the kick and, at a section's start, the
+    /// crash; the snare marks the backbeat, 2 and 4, so it counts against (Goto 2001's drum
+    /// patterns). The bass note's change is left out (chosen on the set below): it mostly
+    /// repeats the chord change. On bench/make_beat_set.py's 22 tracks with Moonreel's beats (tracks at downbeat F ≥ 0.8,
+    /// mean F): the kick, chords and bass at 1, 1, ½ 12, 0.59 (the weights before); with the
+    /// snare and cymbal 13, 0.66; without the bass as here 15, 0.74 (three kits gained: two
+    /// had their downbeats on a snare beat; their patterns repeat every two beats, so 1
+    /// against 3 rests on weak cues). The best of a grid of 72 weightings, each chosen on the
+    /// other 21 tracks and scored on the one left out: 13, 0.65.
+    static let weights = (kick: 1.0, harmony: 1.0, bass: 0.0, snare: -1.0, cymbal: 1.0)
     /// Three beats to a bar only when its score is this many times four's: most music is in
     /// four, and grouping the beats of a 4/4 bar in threes still finds chance accents. On the
-    /// 22 tracks, three's score over four's was 8.5 on the waltz (2.2 on its 20 s CI excerpt:
-    /// a slim margin) and 0.01–1.7 on the 21 in four (1.7 rock with its kick on 1 and 3, 1.7 a
-    /// metal excerpt whose beats are at 2/3 of the tempo). One waltz: a weak calibration.
+    /// 22 tracks, three's score over four's is 4.0 on the waltz and 0.02–1.85 on the 21 in
+    /// four (1.85 a kick on every beat under eighth hats, 1.52 a metal excerpt with a 3 + 3 + 2
+    /// syncopation); with the kick, chords and bass alone it was 8.5 and up to 1.7. One
+    /// waltz: a weak calibration.
     static let tripleStrength = 2.0
     /// Fewer beats than this give no bars (two bars of four).
     static let minimumBeats = 8
@@ -40,9 +48,10 @@ struct BarTracker {
     }
 
     /// The bars of `beats` (envelope frames, ascending) given, for each envelope frame, the
-    /// bass band's flux, 12 pitch-class values and `bassWidth` bass-band log magnitudes;
-    /// nil with fewer than `minimumBeats` beats or no frames.
-    static func bars(ofBeats beats: [Double], bassFlux: [Float], chroma: [Float], bassSpectrum: [Float], bassWidth: Int) -> Bars? {
+    /// bass band's flux, 12 pitch-class values, `bassWidth` bass-band log magnitudes and the
+    /// middle and treble bands' flux (left out, they weigh nothing); nil with fewer than
+    /// `minimumBeats` beats or no frames.
+    static func bars(ofBeats beats: [Double], bassFlux: [Float], chroma: [Float], bassSpectrum: [Float], bassWidth: Int, middleFlux: [Float] = [], trebleFlux: [Float] = []) -> Bars? {
         let frameCount = bassFlux.count
         guard beats.count >= minimumBeats, frameCount > 0, chroma.count >= 12 * frameCount,
               bassWidth >= 0, bassSpectrum.count >= bassWidth * frameCount else { return nil }
@@ -50,11 +59,16 @@ struct BarTracker {
             guard beat.isFinite else { return 0 }
             return Int(min(max(beat.rounded(), 0), Double(frameCount - 1)))
         }
-        // The kick: the bass flux's highest within two frames (≈ 11 ms) of the beat.
-        let kick = frames.map { frame -> Double in
-            let window = max(0, frame - 2)...min(frameCount - 1, frame + 2)
-            return Double(window.map { bassFlux[$0] }.max() ?? 0)
+        // A band's flux at each beat: its highest within two frames (≈ 11 ms) of it (0 for a
+        // band not given). The kick is the bass band's, the snare the middle's, a cymbal the treble's.
+        let peak = { (flux: [Float]) -> [Double] in
+            frames.map { frame in
+                guard flux.count == frameCount else { return 0 }
+                let window = max(0, frame - 2)...min(frameCount - 1, frame + 2)
+                return Double(window.map { flux[$0] }.max() ?? 0)
+            }
         }
+        let (kick, snare, cymbal) = (peak(bassFlux), peak(middleFlux), peak(trebleFlux))
         // Each beat's span: to the next beat (the last as long as the one before it).
         let spans = frames.indices.map { i -> Range<Int> in
             let start = frames[i]
@@ -64,7 +78,11 @@ struct BarTracker {
         let harmony = changes(spans.map { mean(of: chroma, width: 12, over: $0) })
         let bass = changes(spans.map { mean(of: bassSpectrum, width: bassWidth, over: $0) })
         let (kickZ, harmonyZ, bassZ) = (BeatTracker.standardised(kick), BeatTracker.standardised(harmony), BeatTracker.standardised(bass))
-        let accent = beats.indices.map { weights.kick * kickZ[$0] + weights.harmony * harmonyZ[$0] + weights.bass * bassZ[$0] }
+        let (snareZ, cymbalZ) = (BeatTracker.standardised(snare), BeatTracker.standardised(cymbal))
+        let accent = beats.indices.map {
+            weights.kick * kickZ[$0] + weights.harmony * harmonyZ[$0] + weights.bass * bassZ[$0]
+                + weights.snare * snareZ[$0] + weights.cymbal * cymbalZ[$0]
+        }
         let overall = accent.reduce(0, +) / Double(accent.count)
 
         // The score of each phase of a meter: the mean accent there over the whole mean, times √count.
