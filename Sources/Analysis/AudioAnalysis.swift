@@ -240,7 +240,6 @@ public extension AudioAnalysis {
         let committee = [beats] + bands.map { BeatTracker.independentBeats(in: $0, sampleRate: Int(rate), allowedTempos: allowed) }
         let beatConfidence = BeatTracker.confidence(ofCommittee: committee, pulse: pulse?.confidence ?? 0)
         let bars = BarTracker.bars(ofBeats: beatFrames, bassFlux: envelope.bass(), chroma: envelope.chroma,
-                                   bassSpectrum: envelope.bassSpectrum, bassWidth: envelope.bassBins,
                                    middleFlux: bands.count > 2 ? bands[1] : [], trebleFlux: bands.count > 2 ? bands[2] : [])
         return AudioAnalysis(tempo: BeatTracker.tempo(ofBeats: beats), tempoConfidence: pulse?.confidence ?? 0,
                              tempoCandidates: pulse?.candidates.map { TempoCandidate(bpm: $0.bpm, score: $0.score) } ?? [],

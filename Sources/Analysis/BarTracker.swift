@@ -3,30 +3,30 @@ import Glibc
 #endif
 
 /// The meter (3 or 4 beats to a bar) and the bars' first beats, from the beats and what is
-/// heard at each: a bar's first beat is where the kick lands, the chord and the bass note
-/// change and a crash may ring, and not where the snare marks the backbeat (Goto's
+/// heard at each: a bar's first beat is where the kick lands, the chord changes and a crash
+/// may ring, and not where the snare marks the backbeat (Goto's
 /// chord-change and drum-pattern cues; madmom's bar tracker learns the same from
 /// beat-synchronous spectral and harmonic features). Each beat gets accents — the bass,
-/// middle and treble bands' flux at it (kick, snare, cymbal), the change of the pitch-class
-/// profile and of the bass spectrum from the beat before to the beat after it — each
-/// standardised over the beats and summed with `weights` (the snare's negative). For each
+/// middle and treble bands' flux at it (kick, snare, cymbal) and the change of the
+/// pitch-class profile from the beat before to the beat after it — each standardised over
+/// the beats and summed with `weights` (the snare's negative). For each
 /// meter and phase, the accent of the beats at that phase over the mean, times the square
 /// root of their number (a t-statistic, so a grouping in fours, with fewer beats a phase,
 /// does not win on chance peaks), scores how well the accent repeats with that period; the
 /// best meter and phase are taken.
 struct BarTracker {
-    /// The accents' weights: the kick's flux, the chord change, the bass note's change, the
-    /// snare's flux (the middle band, 200–2000 Hz) and a cymbal's (the treble band). Each is
-    /// ±1 or 0, no value tuned: a bar's first beat has the kick and, at a section's start, the
-    /// crash; the snare marks the backbeat, 2 and 4, so it counts against (Goto 2001's drum
-    /// patterns). The bass note's change is left out (chosen on the set below): it mostly
-    /// repeats the chord change. On bench/make_beat_set.py's 22 tracks with Moonreel's beats (tracks at downbeat F ≥ 0.8,
+    /// The accents' weights: the kick's flux, the chord change, the snare's flux (the middle
+    /// band, 200–2000 Hz) and a cymbal's (the treble band). Each is ±1, no value tuned: a
+    /// bar's first beat has the kick and, at a section's start, the crash; the snare marks the
+    /// backbeat, 2 and 4, so it counts against (Goto 2001's drum patterns). The bass note's
+    /// change, an accent before, is left out (chosen on the set below): it mostly repeats the
+    /// chord change. On bench/make_beat_set.py's 22 tracks with Moonreel's beats (tracks at downbeat F ≥ 0.8,
     /// mean F): the kick, chords and bass at 1, 1, ½ 12, 0.59 (the weights before); with the
     /// snare and cymbal 13, 0.66; without the bass as here 15, 0.74 (three kits gained: two
     /// had their downbeats on a snare beat; their patterns repeat every two beats, so 1
     /// against 3 rests on weak cues). The best of a grid of 72 weightings, each chosen on the
     /// other 21 tracks and scored on the one left out: 13, 0.65.
-    static let weights = (kick: 1.0, harmony: 1.0, bass: 0.0, snare: -1.0, cymbal: 1.0)
+    static let weights = (kick: 1.0, harmony: 1.0, snare: -1.0, cymbal: 1.0)
     /// Three beats to a bar only when its score is this many times four's: most music is in
     /// four, and grouping the beats of a 4/4 bar in threes still finds chance accents. On the
     /// 22 tracks, three's score over four's is 4.0 on the waltz and 0.02–1.85 on the 21 in
@@ -48,13 +48,11 @@ struct BarTracker {
     }
 
     /// The bars of `beats` (envelope frames, ascending) given, for each envelope frame, the
-    /// bass band's flux, 12 pitch-class values, `bassWidth` bass-band log magnitudes and the
-    /// middle and treble bands' flux (left out, they weigh nothing); nil with fewer than
-    /// `minimumBeats` beats or no frames.
-    static func bars(ofBeats beats: [Double], bassFlux: [Float], chroma: [Float], bassSpectrum: [Float], bassWidth: Int, middleFlux: [Float] = [], trebleFlux: [Float] = []) -> Bars? {
+    /// bass band's flux, 12 pitch-class values and the middle and treble bands' flux (left
+    /// out, they weigh nothing); nil with fewer than `minimumBeats` beats or no frames.
+    static func bars(ofBeats beats: [Double], bassFlux: [Float], chroma: [Float], middleFlux: [Float] = [], trebleFlux: [Float] = []) -> Bars? {
         let frameCount = bassFlux.count
-        guard beats.count >= minimumBeats, frameCount > 0, chroma.count >= 12 * frameCount,
-              bassWidth >= 0, bassSpectrum.count >= bassWidth * frameCount else { return nil }
+        guard beats.count >= minimumBeats, frameCount > 0, chroma.count >= 12 * frameCount else { return nil }
         let frames = beats.map { beat -> Int in
             guard beat.isFinite else { return 0 }
             return Int(min(max(beat.rounded(), 0), Double(frameCount - 1)))
@@ -76,12 +74,10 @@ struct BarTracker {
             return start..<max(end, start + 1)
         }
         let harmony = changes(spans.map { mean(of: chroma, width: 12, over: $0) })
-        let bass = changes(spans.map { mean(of: bassSpectrum, width: bassWidth, over: $0) })
-        let (kickZ, harmonyZ, bassZ) = (BeatTracker.standardised(kick), BeatTracker.standardised(harmony), BeatTracker.standardised(bass))
+        let (kickZ, harmonyZ) = (BeatTracker.standardised(kick), BeatTracker.standardised(harmony))
         let (snareZ, cymbalZ) = (BeatTracker.standardised(snare), BeatTracker.standardised(cymbal))
         let accent = beats.indices.map {
-            weights.kick * kickZ[$0] + weights.harmony * harmonyZ[$0] + weights.bass * bassZ[$0]
-                + weights.snare * snareZ[$0] + weights.cymbal * cymbalZ[$0]
+            weights.kick * kickZ[$0] + weights.harmony * harmonyZ[$0] + weights.snare * snareZ[$0] + weights.cymbal * cymbalZ[$0]
         }
         let overall = accent.reduce(0, +) / Double(accent.count)
 

@@ -27,19 +27,16 @@ final class OnsetEnvelope {
     /// The first bin of each band, and the end.
     private let bandStarts: [Int]
 
-    /// What a bar's first beat is heard by besides its kick (`BarTracker`): each spectrum's
+    /// What a bar's first beat is heard by besides its drums (`BarTracker`): each spectrum's
     /// pitch-class profile (its log magnitudes from `chromaRange`, each bin counted to the
-    /// nearest semitone's class; 12 values a spectrum) and its bass band's log magnitudes
-    /// (`bassBins` values a spectrum), where chord and bass-note changes show.
+    /// nearest semitone's class; 12 values a spectrum), where chord changes show.
     private(set) var chroma: [Float] = []
-    private(set) var bassSpectrum: [Float] = []
     /// Frequencies whose bins count to the pitch classes, Hz: above the kick's thump, and up to
     /// where the chords' fundamentals and first overtones end (the bins are 43–47 Hz wide, so
     /// lower notes blur into their neighbours).
     static let chromaRange = 80.0...2000.0
-    /// The pitch class of each bin in `chromaRange` (others -1), and the bass band's width in bins.
+    /// The pitch class of each bin in `chromaRange` (others -1).
     private let pitchClass: [Int]
-    var bassBins: Int { max(bandStarts[1] - bandStarts[0], 0) }
 
     private let spectrum: RealSpectrum
     private var pending: [Float]
@@ -115,7 +112,6 @@ final class OnsetEnvelope {
         var profile = [Float](repeating: 0, count: 12)
         for (k, pitch) in pitchClass.enumerated() where pitch >= 0 { profile[pitch] += current[k] }
         chroma.append(contentsOf: profile)
-        bassSpectrum.append(contentsOf: current[bandStarts[0]..<(bandStarts[0] + bassBins)])
         for band in bandFlux.indices {
             let bins = bandStarts[band]..<max(bandStarts[band], bandStarts[band + 1])
             var flux: Float = 0

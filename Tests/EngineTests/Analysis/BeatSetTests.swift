@@ -200,11 +200,11 @@ import TestSupport
             for pitch in [0, 4, 7] { chroma[12 * frame + (pitch + 5 * chord) % 12] = 1 }
         }
         let bass = [Float](repeating: 0, count: frames)
-        let bars = try #require(BarTracker.bars(ofBeats: beats, bassFlux: bass, chroma: chroma, bassSpectrum: [], bassWidth: 0))
+        let bars = try #require(BarTracker.bars(ofBeats: beats, bassFlux: bass, chroma: chroma))
         #expect(bars.meter == meter)
         #expect(bars.downbeats == Array(stride(from: 1, to: 24, by: meter)), "\(bars.downbeats)")
         #expect(bars.confidence > 0.5, "\(bars.confidence)")
-        #expect(BarTracker.bars(ofBeats: Array(beats.prefix(7)), bassFlux: bass, chroma: chroma, bassSpectrum: [], bassWidth: 0) == nil)
+        #expect(BarTracker.bars(ofBeats: Array(beats.prefix(7)), bassFlux: bass, chroma: chroma) == nil)
     }
 
     @Test func theFixturesAreThere() {
