@@ -41,5 +41,8 @@ for file in "$work"/old/*.m*; do
     echo "$name: DIFFERENT"; different=$((different + 1))
   fi
 done
+for file in "$work"/new/*.m*; do
+  [ -f "$work/old/$(basename "$file")" ] || { echo "$(basename "$file"): only the new build wrote it"; different=$((different + 1)); }
+done
 echo "$same the same, $different different"
 [ "$different" -eq 0 ]
