@@ -31,9 +31,14 @@ extension API {
                 let scenes = try wantsVideo ? videoTrack.map { track in
                     try api.policy.analysisCache?.scenes(of: track, cancellation: api.exportCancellation) ?? SceneAnalysis.analyze(track, cancellation: api.exportCancellation)
                 } : nil
-                if let tempos, let audio, audio.tempo == nil {
-                    try api.policy.report(Diagnostic(.pulseNotFound, .warning, "no pulse between \(format(tempos.lowerBound)) and \(format(tempos.upperBound)) BPM, so no tempo and no beats",
-                                                     remedy: "widen tempoRange, or leave it out"), at: call.L)
+                if let audio, audio.tempo == nil {
+                    // Asked for a range: a warning (the range may be wrong). Over every tempo
+                    // considered: a note (speech, room tone, music without a steady beat), so a
+                    // job that cuts to beats sees why it had none.
+                    let range = tempos ?? AudioAnalysis.consideredTempos
+                    try api.policy.report(Diagnostic(.pulseNotFound, tempos == nil ? .note : .warning,
+                                                     "no pulse between \(format(range.lowerBound)) and \(format(range.upperBound)) BPM, so no tempo and no beats",
+                                                     remedy: tempos == nil ? "check the result's tempo before using its beats" : "widen tempoRange, or leave it out"), at: call.L)
                 }
                 api.push(call, audio: audio, scenes: scenes, sceneThreshold: sceneThreshold)
                 return 1

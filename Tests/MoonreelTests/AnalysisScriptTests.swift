@@ -94,6 +94,20 @@ import TestSupport
         #expect(result.err.contains(":3: no pulse between 200 and 240 BPM, so no tempo and no beats; widen tempoRange, or leave it out [pulseNotFound]"), "\(result.err)")
     }
 
+    /// A real phone clip with no steady beat has no pulse in the tempos considered: no beats, and a note at
+    /// the script's line saying so (a job that cuts to beats sees why it had none); a note, so
+    /// `--strict` still runs.
+    @Test func soundWithNoPulseSaysSoAsANote() throws {
+        let script = """
+            local a = av.analyze(av.asset(arg[1]), { video = false })
+            print(a.tempo, #a.beats)
+            """
+        let result = try Self.run(script, cache: Fixtures.scratchPath("cache-tone"), arguments: [Fixtures.real("03_iphone_trimmed_hevc10_editlist_vfr.mp4")])
+        #expect(result.status == 0 && result.out == "nil\t0\n", "\(result.out) \(result.err)")
+        #expect(result.err.contains("moonreel: note: ") && result.err.contains(":1: no pulse between 40 and 240 BPM, so no tempo and no beats; "
+                                                                                 + "check the result's tempo before using its beats [pulseNotFound]"), "\(result.err)")
+    }
+
     /// docs/analysis.md's pick.lua, as printed there: a steady kit is cut on a grid, the rubato
     /// (`steady` false) on its beats as found.
     @Test func theDocumentedFallbackRuns() throws {

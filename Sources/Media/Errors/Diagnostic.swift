@@ -46,7 +46,7 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
         case thresholdChosen
         /// An edit that takes parts out found nothing to take out.
         case nothingRemoved
-        /// No pulse in the tempos a script allowed: no tempo and no beats.
+        /// No pulse in the tempos considered (or a script allowed): no tempo and no beats.
         case pulseNotFound
         /// A clip's pictures are shown in several output frames (its rate is under the output's).
         case frameRepeated
