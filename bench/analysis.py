@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Scores av.analyze's beats, tempo, downbeats and onsets beside essentia, aubio and librosa (issue 36).
+"""Scores av.analyze's beats, tempo, downbeats and onsets beside essentia, aubio, librosa and madmom (issue 36).
 
     python3 bench/analysis.py [--set /work/beatdata/set] [--moonreel .build/debug/moonreel] [--verbose]
 
@@ -11,7 +11,9 @@ another (the wall time includes start-up, imports and decoding, as a script woul
 * essentia: RhythmExtractor2013(method='multifeature') on MonoLoader's 44.1 kHz mono;
 * aubio: `aubio.tempo('default', 1024, 512)` for beats and tempo, `aubio.onset('default', 1024, 512)`
   for onsets (aubio's own defaults);
-* librosa: `librosa.load` (22.05 kHz), `beat.beat_track`, `onset.onset_detect(units='time')`.
+* librosa: `librosa.load` (22.05 kHz), `beat.beat_track`, `onset.onset_detect(units='time')`;
+* madmom: `RNNDownBeatProcessor` and `DBNDownBeatTrackingProcessor(beats_per_bar=[3, 4])` (beats,
+  downbeats and meter from one model), run in its own venv (bench/install-madmom.sh: it needs NumPy < 2).
 
 Scores (mir_eval): beat F-measure (+-70 ms, no beats trimmed at the start), tempo at the annotated
 level (the tool's tempo within 4 % of the median of the annotated beat intervals; double/half
@@ -39,7 +41,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PACKAGES = ['numpy', 'soundfile', 'mido', 'mir_eval', 'librosa', 'essentia', 'aubio']
-TOOLS = ['moonreel', 'essentia', 'aubio', 'librosa']
+TOOLS = ['moonreel', 'essentia', 'aubio', 'librosa', 'madmom']
+MADMOM_VENV = '/work/venv-madmom'  # bench/install-madmom.sh: madmom needs NumPy < 2, the others >= 2
 
 
 # ---------------------------------------------------------------- venv
@@ -110,6 +113,20 @@ def worker(tool, path):
         onsets = librosa.onset.onset_detect(y=y, sr=sr, units='time')
         out = dict(tempo=float(np.atleast_1d(tempo)[0]), beats=[float(t) for t in beats],
                    onsets=[float(t) for t in onsets], duration=len(y) / sr)
+    elif tool == 'madmom':
+        import numpy as np
+        np.int, np.float = int, float  # its compiled modules predate NumPy 1.24 (bench/install-madmom.sh)
+        from madmom.features.downbeats import RNNDownBeatProcessor, DBNDownBeatTrackingProcessor
+        t1 = time.perf_counter()
+        # The joint beat and downbeat model (Böck et al. 2016) with its DBN over 3 and 4 beats a bar:
+        # one network gives both, so beats and bars are not two guesses that can disagree.
+        activations = RNNDownBeatProcessor()(path)
+        found = DBNDownBeatTrackingProcessor(beats_per_bar=[3, 4], fps=100)(activations)
+        beats = [float(t) for t, _ in found]
+        positions = [int(b) for _, b in found]
+        out = dict(tempo=60.0 / float(np.median(np.diff(beats))) if len(beats) > 1 else None, beats=beats,
+                   downbeats=[float(t) for t, b in found if int(b) == 1],
+                   meter=max(positions) if positions else None, duration=len(activations) / 100.0)
     else:
         raise SystemExit('unknown tool %s' % tool)
     out['compute_s'] = time.perf_counter() - t1
@@ -148,7 +165,8 @@ def run_tool_fresh(tool, path, moonreel):
         finally:
             shutil.rmtree(cache, ignore_errors=True)
     else:
-        r = subprocess.run([sys.executable, os.path.abspath(__file__), '--worker', tool, path], capture_output=True,
+        python = os.path.join(MADMOM_VENV, 'bin', 'python') if tool == 'madmom' else sys.executable
+        r = subprocess.run([python, os.path.abspath(__file__), '--worker', tool, path], capture_output=True,
                            text=True)
     wall = time.perf_counter() - t0
     cpu = children_cpu() - c0
@@ -186,6 +204,25 @@ def level(est, ref):
     return 'other'
 
 
+def bar_phase(ref_downbeats, ref_beats, est_downbeats):
+    """Which beat of the annotated bar the tool's downbeats fall on most often (1 = the annotated
+    downbeat, 2 = a beat later …), or None: tells a bar a beat off from bars not found."""
+    import numpy as np
+    if len(est_downbeats) == 0 or len(ref_downbeats) == 0 or len(ref_beats) < 2:
+        return None
+    counts = {}
+    for t in est_downbeats:
+        i = int(np.argmin(np.abs(ref_beats - t)))
+        if abs(ref_beats[i] - t) > 0.07:
+            continue
+        bar_start = ref_downbeats[ref_downbeats <= ref_beats[i] + 1e-6]
+        if len(bar_start) == 0:
+            continue
+        position = 1 + int(np.sum((ref_beats >= bar_start[-1] - 1e-6) & (ref_beats < ref_beats[i] - 1e-6)))
+        counts[position] = counts.get(position, 0) + 1
+    return max(counts, key=counts.get) if counts else None
+
+
 def score_track(t, res, setdir):
     import numpy as np
     import mir_eval
@@ -211,11 +248,15 @@ def score_track(t, res, setdir):
                  per60_s=round(d['wall_s'] / max(1e-9, d.get('duration') or 1) * 60, 3),
                  cpu_per60_s=round(d['cpu_s'] / max(1e-9, d.get('duration') or 1) * 60, 3),
                  duration=d.get('duration'))
-        if tool == 'moonreel':
-            estd = np.array(sorted(d.get('downbeats', [])), float)
+        if 'downbeats' in d:
+            estd = np.array(sorted(d['downbeats']), float)
             r['downbeat_f'] = round(float(mir_eval.beat.f_measure(refd, estd, f_measure_threshold=0.07)), 4) \
                 if len(estd) else 0.0
             r['n_downbeats'] = len(estd)
+            r['downbeat_phase'] = bar_phase(refd, ref, estd)
+            if d.get('meter') is not None:
+                r['meter'] = d['meter']
+        if tool == 'moonreel':
             for k in ('tempoConfidence', 'beatConfidence', 'steady', 'meter', 'meterConfidence', 'tempoCandidates'):
                 if k in d:
                     r[k] = d[k]
@@ -275,6 +316,19 @@ def summarise(rows, tools):
     line('downbeat F, mean (±70 ms)',
          lambda t: fmt(np.mean(per(t, 'downbeat_f'))) if per(t, 'downbeat_f') and per(t, 'downbeat_f')[0] is not None
          else 'no downbeats')
+    line('downbeat F ≥ 0.8', lambda t: '%d of %d' % (sum(1 for f in per(t, 'downbeat_f') if f >= 0.8),
+                                                     len(per(t, 'downbeat_f'))) if per(t, 'downbeat_f') else '–')
+
+    def phases(t):
+        ph = [p for p in per(t, 'downbeat_phase') if p is not None]
+        return ', '.join('beat %d: %d' % (k, ph.count(k)) for k in sorted(set(ph))) or '–'
+
+    line('… where the downbeats fall in the annotated bar (tracks)', phases)
+    line('meter as annotated', lambda t: '%d of %d' % (
+        sum(1 for r in rows if t in r['tools'] and r['tools'][t].get('meter') is not None
+            and int(r['tools'][t]['meter']) == r['meter']),
+        sum(1 for r in rows if t in r['tools'] and r['tools'][t].get('meter') is not None))
+        if any(r['tools'].get(t, {}).get('meter') is not None for r in rows) else '–')
     line('… tracks with no downbeats', lambda t: ('%d of %d' % (per(t, 'n_downbeats').count(0),
                                                                  len(per(t, 'n_downbeats'))))
          if per(t, 'n_downbeats') and per(t, 'n_downbeats')[0] is not None else '–')
@@ -316,6 +370,20 @@ def summarise(rows, tools):
         if mt:
             extra.append('`meter` right on %d of %d tracks' % (sum(1 for a, b in mt if a and int(a) == b), len(mt)))
     return out + '\n' + '\n'.join(extra)
+
+
+def downbeat_table(rows, tools):
+    tools = [t for t in tools if any('downbeat_f' in r['tools'].get(t, {}) for r in rows)]
+    lines = ['| track | meter | ' + ' | '.join('%s downbeat F (beat of the bar, meter)' % t for t in tools) + ' |',
+             '|---|---|' + '---|' * len(tools)]
+    for r in rows:
+        cells = []
+        for t in tools:
+            x = r['tools'].get(t, {})
+            cells.append('%s (%s, %s)' % (fmt(x.get('downbeat_f')), x.get('downbeat_phase') or '–',
+                                          fmt(x.get('meter'), 0)) if 'downbeat_f' in x else '–')
+        lines.append('| %s | %s | %s |' % (r['name'], r['meter'], ' | '.join(cells)))
+    return '\n'.join(lines)
 
 
 def per_track_table(rows, tools):
@@ -368,6 +436,9 @@ def main():
         if t != 'moonreel' and t in missing:
             print('%s is not installed: left out' % t, file=sys.stderr)
             tools.remove(t)
+    if 'madmom' in tools and not os.access(os.path.join(MADMOM_VENV, 'bin', 'python'), os.X_OK):
+        print('madmom is not installed (bench/install-madmom.sh): left out', file=sys.stderr)
+        tools.remove('madmom')
     if 'moonreel' in tools and not os.access(a.moonreel, os.X_OK):
         raise SystemExit('no moonreel binary at %s' % a.moonreel)
     manifest = os.path.join(a.set, 'set.json')
@@ -399,6 +470,7 @@ def main():
     print(summarise(rows, tools))
     if a.verbose:
         print('\n' + per_track_table(rows, tools))
+        print('\n' + downbeat_table(rows, tools))
     jpath = a.json or os.path.join(a.set, 'results-%s.json' % time.strftime('%Y%m%d-%H%M%S'))
     with open(jpath, 'w') as fh:
         json.dump(dict(set=a.set, moonreel=a.moonreel, tools=tools, missing=sorted(missing), cores=os.cpu_count(),

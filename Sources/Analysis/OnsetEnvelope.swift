@@ -29,7 +29,10 @@ final class OnsetEnvelope {
 
     /// What a bar's first beat is heard by besides its drums (`BarTracker`): each spectrum's
     /// pitch-class profile (its log magnitudes from `chromaRange`, each bin counted to the
-    /// nearest semitone's class; 12 values a spectrum), where chord changes show.
+    /// nearest semitone's class; 12 values a spectrum, over the largest of them), where chord
+    /// changes show. Each profile is scaled to its largest class, as chroma features usually
+    /// are (Müller 2015, §3.1.2), so that a beat's profile is the shape of its frames, not that
+    /// of its loudest ones: a distorted guitar's attack outweighed the chord it held.
     private(set) var chroma: [Float] = []
     /// Frequencies whose bins count to the pitch classes, Hz: above the kick's thump, and up to
     /// where the chords' fundamentals and first overtones end (the bins are 43–47 Hz wide, so
@@ -111,7 +114,8 @@ final class OnsetEnvelope {
         for (k, magnitude) in spectrum.magnitudes.enumerated() { current[k] = log1pf(Self.compression * magnitude) }
         var profile = [Float](repeating: 0, count: 12)
         for (k, pitch) in pitchClass.enumerated() where pitch >= 0 { profile[pitch] += current[k] }
-        chroma.append(contentsOf: profile)
+        let loudest = profile.max() ?? 0
+        chroma.append(contentsOf: loudest > 0 ? profile.map { $0 / loudest } : profile)
         for band in bandFlux.indices {
             let bins = bandStarts[band]..<max(bandStarts[band], bandStarts[band + 1])
             var flux: Float = 0
