@@ -51,7 +51,7 @@ import TestSupport
         #expect(lines.filter { $0.hasPrefix("silence") } == ["silence 0.00 0.50", "silence 5.00 6.00"], "\(first.out)")
         #expect(lines.contains("audio only\ttrue\ttrue"), "\(first.out)")
         let kept = try FileManager.default.contentsOfDirectory(atPath: cache + "/moonreel/analysis")
-        #expect(kept.filter { $0.hasSuffix("-audio-v5.txt") }.count == 1 && kept.filter { $0.hasSuffix("-scenes-v5.txt") }.count == 1, "\(kept)")
+        #expect(kept.filter { $0.hasSuffix("-audio-v6.txt") }.count == 1 && kept.filter { $0.hasSuffix("-scenes-v6.txt") }.count == 1, "\(kept)")
         let again = try Self.run(script, cache: cache, arguments: [Self.musicVideo()])
         #expect(again.out == first.out)
     }
