@@ -115,23 +115,35 @@ struct TransitionFinder {
     /// The block-mean picture of a `width`×`height` grey picture.
     static func blocks(of luma: [UInt8], width: Int, height: Int) -> [Float] {
         let columns = width / blockSize, rows = height / blockSize
-        var picture = [Float](repeating: 0, count: columns * rows)
-        for row in 0..<rows * blockSize {
-            for column in 0..<columns * blockSize {
-                picture[(row / blockSize) * columns + column / blockSize] += Float(luma[row * width + column])
+        var sums = [UInt32](repeating: 0, count: columns * rows)
+        luma.withUnsafeBufferPointer { pixels in
+            for row in 0..<rows * blockSize {
+                let line = row * width, blockRow = (row / blockSize) * columns
+                for column in 0..<columns {
+                    var sum: UInt32 = 0
+                    for pixel in line + column * blockSize..<line + (column + 1) * blockSize { sum += UInt32(pixels[pixel]) }
+                    sums[blockRow + column] += sum
+                }
             }
         }
         let area = Float(blockSize * blockSize)
-        return picture.map { $0 / area }
+        return sums.map { Float($0) / area }
     }
 
     /// Takes the next frame: its small picture (from `blocks`) shown at `time` seconds.
     mutating func add(_ picture: [Float], time: Double) {
         guard !picture.isEmpty else { return }
         let count = Double(picture.count)
-        let mean = picture.reduce(0.0) { $0 + Double($1) } / count
-        let variance = picture.reduce(0.0) { $0 + (Double($1) - mean) * (Double($1) - mean) } / count
-        let step = kept.last.map { last in zip(picture, last).reduce(0.0) { $0 + Double(abs($1.0 - $1.1)) } / count } ?? 0
+        var sum = 0.0, squares = 0.0, change = 0.0
+        picture.withUnsafeBufferPointer { values in
+            for value in values { sum += Double(value); squares += Double(value) * Double(value) }
+            if let last = kept.last, last.count == values.count {
+                last.withUnsafeBufferPointer { last in
+                    for i in 0..<values.count { change += Double(abs(values[i] - last[i])) }
+                }
+            }
+        }
+        let mean = sum / count, variance = max(0, squares / count - mean * mean), step = change / count
         times.append(time); means.append(mean); variances.append(variance); spreads.append(variance.squareRoot()); steps.append(step)
         kept.append(picture)
         let longest = Self.windowDurations.last ?? 0
@@ -168,13 +180,18 @@ struct TransitionFinder {
     /// when they are not a dissolve.
     private func dissolveMisfit(from start: Int, to end: Int) -> Double? {
         let first = picture(start), last = picture(end)
+        guard first.count == last.count else { return nil }
         let count = Double(first.count)
-        var covariance = 0.0, endDifference = 0.0
-        for i in first.indices {
-            covariance += (Double(first[i]) - means[start]) * (Double(last[i]) - means[end])
-            endDifference += Double(abs(last[i] - first[i]))
+        var products = 0.0, endDifference = 0.0
+        first.withUnsafeBufferPointer { first in
+            last.withUnsafeBufferPointer { last in
+                for i in 0..<first.count {
+                    products += Double(first[i]) * Double(last[i])
+                    endDifference += Double(abs(last[i] - first[i]))
+                }
+            }
         }
-        covariance /= count
+        let covariance = products / count - means[start] * means[end]
         endDifference /= count
         let (before, after) = (variances[start], variances[end])
         let differenceVariance = before + after - 2 * covariance
