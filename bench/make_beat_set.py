@@ -629,6 +629,26 @@ HARD_BEDS = [('bed_journeys_end', 'journeys_end', 150, 30), ('bed_knolls', 'knol
              ('bed_the_king_is_dead', 'the_king_is_dead', 150, 30)]
 
 
+def write_kit_track(out, tracks, name, kit, pat, y, beats, bars, nominal, music, mstart, mdb, dur, steady, hard, meter,
+                    kind, silent=''):
+    """Mixes a rendered kit `y` with its music bed, writes the audio and the truth, appends the track's entry; returns
+    its tempo."""
+    x = mix(y, bed(music, mstart, dur), mdb)
+    write_wav(os.path.join(out, name + '.wav'), x)
+    write_truth(os.path.join(out, name + '.beats'), beats)
+    write_truth(os.path.join(out, name + '.downbeats'), bars)
+    tempo = nominal if nominal else round(60.0 / float(np.median(np.diff(beats))), 3)
+    tracks.append(dict(
+        name=name, audio=name + '.wav', beats=name + '.beats', downbeats=name + '.downbeats',
+        meter=meter, tempo=tempo, steady=steady, kind=kind,
+        source='Hydrogen %s kit (%s pattern, hits jittered sd 4 ms, velocity sd 1 dB)%s mixed with Wesnoth music '
+               '"%s.ogg" from %d s, music %+d dB against the kit (integrated loudness), mix at -14 LUFS' % (
+                   KIT_FILES[kit]['dir'], pat, silent, music, mstart, mdb),
+        licence='%s; %s' % (KIT_LIC[kit], LIC_WESNOTH), hard=hard, music_pulse=bed_pulse(music),
+        tempo_range=[round(float(60 / np.max(np.diff(beats))), 2), round(float(60 / np.min(np.diff(beats))), 2)]))
+    return tempo
+
+
 def build_hard(out, log):
     tracks = []
     for i, (name, kit, pat, fn, nominal, music, mstart, mdb, dur, steady, hard, meter, gaps) in enumerate(HARD_MIXES):
@@ -637,20 +657,8 @@ def build_hard(out, log):
             ia, ib, f = int(a * SR), int(b * SR), int(0.02 * SR)
             y[ia:ia + f] *= np.linspace(1, 0, f)
             y[ia + f:ib] = 0
-        m = bed(music, mstart, dur)
-        x = mix(y, m, mdb)
-        write_wav(os.path.join(out, name + '.wav'), x)
-        write_truth(os.path.join(out, name + '.beats'), beats)
-        write_truth(os.path.join(out, name + '.downbeats'), bars)
-        tempo = nominal if nominal else round(60.0 / float(np.median(np.diff(beats))), 3)
-        tracks.append(dict(
-            name=name, audio=name + '.wav', beats=name + '.beats', downbeats=name + '.downbeats',
-            meter=meter, tempo=tempo, steady=steady, kind='kit-hard',
-            source='Hydrogen %s kit (%s pattern, hits jittered sd 4 ms, velocity sd 1 dB)%s mixed with Wesnoth music '
-                   '"%s.ogg" from %d s, music %+d dB against the kit (integrated loudness), mix at -14 LUFS' % (
-                       KIT_FILES[kit]['dir'], pat, ', silent at %s s' % gaps if gaps else '', music, mstart, mdb),
-            licence='%s; %s' % (KIT_LIC[kit], LIC_WESNOTH), hard=hard, music_pulse=bed_pulse(music),
-            tempo_range=[round(float(60 / np.max(np.diff(beats))), 2), round(float(60 / np.min(np.diff(beats))), 2)]))
+        tempo = write_kit_track(out, tracks, name, kit, pat, y, beats, bars, nominal, music, mstart, mdb, dur, steady, hard,
+                                meter=meter, kind='kit-hard', silent=', silent at %s s' % gaps if gaps else '')
         log.append('%s: %d beats, tempo %s, %s' % (name, len(beats), tempo, hard))
     for name, music, start, dur in HARD_BEDS:
         x = bed(music, start, dur)
@@ -718,20 +726,8 @@ def build_mixes(out, log):
     tracks = []
     for i, (name, kit, pat, fn, nominal, music, mstart, mdb, dur, steady, hard) in enumerate(MIXES):
         y, beats, bars = render_kit(kit, pat, fn, dur, seed=1000 + i, t_start=0.3)
-        m = bed(music, mstart, dur)
-        x = mix(y, m, mdb)
-        write_wav(os.path.join(out, name + '.wav'), x)
-        write_truth(os.path.join(out, name + '.beats'), beats)
-        write_truth(os.path.join(out, name + '.downbeats'), bars)
-        tempo = nominal if nominal else round(60.0 / float(np.median(np.diff(beats))), 3)
-        tracks.append(dict(
-            name=name, audio=name + '.wav', beats=name + '.beats', downbeats=name + '.downbeats',
-            meter=PATTERNS[pat][0], tempo=tempo, steady=steady, kind='kit',
-            source='Hydrogen %s kit (%s pattern, hits jittered sd 4 ms, velocity sd 1 dB) mixed with Wesnoth music '
-                   '"%s.ogg" from %d s, music %+d dB against the kit (integrated loudness), mix at -14 LUFS' % (
-                       KIT_FILES[kit]['dir'], pat, music, mstart, mdb),
-            licence='%s; %s' % (KIT_LIC[kit], LIC_WESNOTH), hard=hard, music_pulse=bed_pulse(music),
-            tempo_range=[round(float(60 / np.max(np.diff(beats))), 2), round(float(60 / np.min(np.diff(beats))), 2)]))
+        tempo = write_kit_track(out, tracks, name, kit, pat, y, beats, bars, nominal, music, mstart, mdb, dur, steady, hard,
+                                meter=PATTERNS[pat][0], kind='kit')
         log.append('%s: %d beats, tempo %s, %s' % (name, len(beats), tempo, hard))
     # a quiet intro: 25 s of music with soft hi-hat ticks on the beat at about -20 LUFS, then the kit
     name = 'kit_quiet_intro110'
