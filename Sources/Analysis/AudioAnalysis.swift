@@ -234,14 +234,16 @@ public extension AudioAnalysis {
 
         let bands = envelope.bands()
         let tracker = BeatTracker(envelope: envelope.combined(), body: envelope.body(), treble: bands.last, sampleRate: Int(rate), allowedTempos: allowed)
-        let pulse = tracker.tempo()
+        let found = tracker.tempo()
+        // A pulse no stronger than chance (a steady tone, noise, hiss) gives no tempo and no beats.
+        let pulse = found.flatMap { $0.significance >= BeatTracker.minimumPulseSignificance ? $0 : nil }
         let beatFrames = pulse.map(tracker.beats(at:)) ?? []
         let beats = tracker.times(ofBeats: beatFrames)
-        let committee = [beats] + bands.map { BeatTracker.independentBeats(in: $0, sampleRate: Int(rate), allowedTempos: allowed) }
+        let committee = beats.isEmpty ? [beats] : [beats] + bands.map { BeatTracker.independentBeats(in: $0, sampleRate: Int(rate), allowedTempos: allowed) }
         let beatConfidence = BeatTracker.confidence(ofCommittee: committee, pulse: pulse?.confidence ?? 0)
         let bars = BarTracker.bars(ofBeats: beatFrames, bassFlux: envelope.bass(), chroma: envelope.chroma,
                                    middleFlux: bands.count > 2 ? bands[1] : [], trebleFlux: bands.count > 2 ? bands[2] : [])
-        return AudioAnalysis(tempo: BeatTracker.tempo(ofBeats: beats), tempoConfidence: pulse?.confidence ?? 0,
+        return AudioAnalysis(tempo: BeatTracker.tempo(ofBeats: beats), tempoConfidence: found?.confidence ?? 0,
                              tempoCandidates: pulse?.candidates.map { TempoCandidate(bpm: $0.bpm, score: $0.score) } ?? [],
                              beatConfidence: beatConfidence, beats: beats, downbeats: bars?.downbeats.compactMap { beats.indices.contains($0) ? beats[$0] : nil } ?? [],
                              meter: bars?.meter, meterConfidence: bars?.confidence ?? 0,

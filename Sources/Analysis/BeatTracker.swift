@@ -81,6 +81,30 @@ struct BeatTracker {
         /// The tempo chosen and the next strongest pulses (BPM), each with its prior-weighted
         /// autocorrelation over the strongest's.
         let candidates: [(bpm: Double, score: Double)]
+        /// How far the strongest pulse in the tempos considered (whatever its level: the highest
+        /// autocorrelation peak over the envelope's energy) stands above chance, in standard
+        /// errors of the autocorrelation of a random envelope as long (`significance(of:frames:)`).
+        let significance: Double
+    }
+
+    /// A pulse less significant than this is no pulse: `analyze` gives no tempo and no beats.
+    /// Four standard errors of a random envelope's autocorrelation. Measured (bench/RESULTS.md,
+    /// 2026-11-29 night, issue 36 §3) on bench/make_no_pulse_set.sh's sounds: steady sine tones
+    /// 0.04–0.19 (a 4 s AAC tone at 440 Hz 0.11: it got 180 BPM and 13 beats before), white,
+    /// pink and brown noise and hiss at −60 dBFS 1.6–2.4; against every track with beat F ≥ 0.8
+    /// of `make_beat_set.py --hard` (38 of 61, the base set's 22 among them) at 7.8 or more (a
+    /// ritardando; the next 12.4) and the 6 CI excerpts at 8.2 or more (the rubato): 1.7 times
+    /// the loudest noise, 1.9 times under the weakest pulse tracked right. A log sweep (4.3), a
+    /// steady chord (5.7), a linear sweep (6.2) and the real podcast of fixture 09 (12.6) stay above.
+    static let minimumPulseSignificance = 4.0
+
+    /// How many standard errors `strongest` (an autocorrelation over the energy) is of a random
+    /// envelope's autocorrelation over `frames` frames: its standard error is 1/√n, n the
+    /// independent values, which the 1.5-frame Gaussian smoothing makes one per 2√π·1.5 ≈ 5.3
+    /// frames (the smoothing's equivalent width).
+    static func significance(of strongest: Double, frames: Int) -> Double {
+        let independent = Double(frames) / (2 * Double.pi.squareRoot() * 1.5)
+        return max(strongest, 0) * independent.squareRoot()
     }
 
     /// How many tempos `Tempo.candidates` lists.
@@ -164,7 +188,9 @@ struct BeatTracker {
             guard candidates.allSatisfy({ abs($0.bpm / tempo - 1) > 0.04 }) else { continue }
             candidates.append((tempo, min(max(weighted(peak) / weighted(best), 0), 1)))
         }
-        return Tempo(period: period, confidence: energy > 0 ? min(max(strength / energy, 0), 1) : 0, candidates: candidates)
+        let strongest = energy > 0 ? min(max((peaks.map { correlation[$0] }.max() ?? 0) / energy, 0), 1) : 0
+        return Tempo(period: period, confidence: energy > 0 ? min(max(strength / energy, 0), 1) : 0, candidates: candidates,
+                     significance: Self.significance(of: strongest, frames: signal.count))
     }
 
     /// The strongest autocorrelation of `signal` within a frame of `lag`.
