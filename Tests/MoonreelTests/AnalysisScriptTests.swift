@@ -51,7 +51,9 @@ import TestSupport
         #expect(lines.filter { $0.hasPrefix("silence") } == ["silence 0.00 0.50", "silence 5.00 6.00"], "\(first.out)")
         #expect(lines.contains("audio only\ttrue\ttrue"), "\(first.out)")
         let kept = try FileManager.default.contentsOfDirectory(atPath: cache + "/moonreel/analysis")
-        #expect(kept.filter { $0.hasSuffix("-audio-v4.txt") }.count == 1 && kept.filter { $0.hasSuffix("-scenes-v4.txt") }.count == 1, "\(kept)")
+        // One file of each kind, whatever version of the cache wrote it.
+        let files = { (kind: String) in kept.filter { $0.range(of: "-\(kind)-v[0-9]+\\.txt$", options: .regularExpression) != nil }.count }
+        #expect(files("audio") == 1 && files("scenes") == 1, "\(kept)")
         let again = try Self.run(script, cache: cache, arguments: [Self.musicVideo()])
         #expect(again.out == first.out)
     }

@@ -73,6 +73,16 @@ import TestSupport
         #expect(try #require(kept.tempoRange).upperBound / #require(kept.tempoRange).lowerBound < 1.03)
     }
 
+    /// §2: a rubato's beats follow its swings: one period for the whole excerpt put beats
+    /// between the hits where it ran fastest and slowest (F 0.78 on the set's whole track);
+    /// read stretch by stretch, every beat is on its hit.
+    @Test func aRubatoIsTrackedThroughItsSwings() throws {
+        let rubato = try #require(Self.tracks.first { !$0.steady })
+        let (analysis, truth) = try Self.analysis(rubato)
+        let f = Self.fMeasure(reference: truth, estimated: analysis.beats)
+        #expect(f >= 0.95, "\(rubato.name): F \(f)")
+    }
+
     /// §1: the candidates start with the tempo chosen; rock at 95 lists its double (190, where
     /// the hats tick) close behind — the choice the level rule made.
     @Test func tempoCandidatesStartWithTheTempoAndShowTheCloseCall() throws {
