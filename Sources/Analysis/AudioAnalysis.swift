@@ -68,13 +68,7 @@ public struct AudioAnalysis: Sendable, Equatable {
     /// (its median beat interval), from the 5th to the 95th percentile; nil with fewer than
     /// nine beats.
     public var tempoRange: ClosedRange<Double>? {
-        guard beats.count >= 9 else { return nil }
-        let local = (0..<(beats.count - 8)).map { start -> Double in
-            let intervals = (start..<(start + 8)).map { beats[$0 + 1] - beats[$0] }.sorted()
-            return 60 / ((intervals[3] + intervals[4]) / 2)
-        }.sorted()
-        let at = { (fraction: Double) in local[min(local.count - 1, max(0, Int((Double(local.count - 1) * fraction).rounded())))] }
-        return at(0.05)...at(0.95)
+        BeatTracker.spread(of: BeatTracker.stretchPeriods(ofBeats: beats).map { 60 / $0 })
     }
 
     /// Whether the pulse keeps one tempo: its local tempo varies by at most 7 %
