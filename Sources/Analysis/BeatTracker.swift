@@ -297,10 +297,11 @@ struct BeatTracker {
     private func localPeriods(around period: Double) -> [Double]? {
         let signal = Self.smoothed(standardised, deviation: 1.5)
         let window = Int((Self.localWindow * frameRate).rounded()), step = Int((Self.localStep * frameRate).rounded())
-        let shortestLag = max(2, Int((period / Self.localReach).rounded(.down)))
-        let longestLag = Int((period * Self.localReach).rounded(.up))
+        // Within the reach and within the tempos a script allowed (`tempoRange`).
+        let shortestLag = max(2, Int((period / Self.localReach).rounded(.down)), Int((frameRate * 60 / allowedTempos.upperBound).rounded(.up)))
+        let longestLag = min(Int((period * Self.localReach).rounded(.up)), Int((frameRate * 60 / allowedTempos.lowerBound).rounded(.down)))
         let blocksPerWindow = window / max(step, 1)
-        guard step > 0, blocksPerWindow >= 2, window > 2 * longestLag + 2, signal.count >= window + step else { return nil }
+        guard step > 0, blocksPerWindow >= 2, longestLag > shortestLag, window > 2 * longestLag + 2, signal.count >= window + step else { return nil }
         // Each step's products at every lag, once: a window's correlation is the sum of its
         // steps' (the windows overlap twelvefold).
         let lags = (shortestLag - 1)...(longestLag + 1)
