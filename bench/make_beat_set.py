@@ -21,6 +21,15 @@ Two kinds of track, both from Debian packages (install them first):
   from Battle for Wesnoth whose own pulse is weak (measured), with small random timing (sd 4 ms)
   and velocity variation. The truth is the pattern's nominal beat grid.
 
+``--hard`` (issue 36 §3: a set where trackers fail, so a confidence can be measured; build it into its own folder,
+/work/beatdata/set-hard) adds to those 22: the guitar stem of each checked song alone (no drums, no bass) over a
+stretch whose windows all passed the check on the mix (the stems play in sync, so the grid holds), up to two more
+30 s excerpts of the mix from checked stretches not cut before, 23 kits (``HARD_MIXES``: kits 12-20 dB under the
+music, shuffle and jazz swing, 6/8 and 12/8, 3/4 plain, sparse and jazz, half-time, a sparse kick and rim, a reggae
+one drop, bossa nova, a syncopated breakbeat, tempo jumps, a ritardando, breaks of 17-23 s where only the music plays
+while the grid goes on) and three pieces of music alone whose own pulse is weak (``HARD_BEDS``, truth empty: any beat
+found there scores F 0).
+
 Output (default /work/beatdata/set): NAME.wav (44.1 kHz mono 16-bit), NAME.beats, NAME.downbeats
 (one time a line, seconds) and set.json, a list of
 {name, audio, beats, downbeats, meter, tempo, steady, kind, source, licence, ...}.
@@ -289,7 +298,7 @@ def librosa_check(x, beats, per):
     return {'librosa_beats': len(lb), 'on_grid_beats': on, 'on_half_beats': half}
 
 
-def build_charts(out, log, excerpt=45.0, per_song=2, only=None):
+def build_charts(out, log, excerpt=45.0, per_song=2, only=None, hard=False):
     tracks = []
     rejected = []
     for pack, lic in (('sectoid', LIC_SECTOID), ('muldjord', LIC_MULDJORD)):
@@ -346,6 +355,8 @@ def build_charts(out, log, excerpt=45.0, per_song=2, only=None):
                     licence=lic, offset_ms=round(c['off'] * 1000), excerpt=[round(s, 3), round(e, 3)],
                     check=chk, hard=''))
             c['cuts'] = cuts
+            if hard:
+                tracks.extend(stem_excerpts(out, d, c, song, slug, pack, lic, log))
             if slug == 'feelings':
                 tracks.extend(build_quiet_intro_chart(out, c, song, lic, log))
     return tracks, rejected
@@ -434,6 +445,27 @@ PATTERNS = {
     'soft': (4, [('kick', 0, 0), ('kick', 2, -3), ('rim', 1, -6), ('rim', 3, -6)] +
              [('ride', k, -10) for k in range(4)]),
     'ticks': (4, [('hat', k, -6 if k else -3) for k in range(4)]),
+    # --hard: swing, compound and odd meters, sparse and syncopated grooves
+    'shuffle': (4, [('kick', 0, 0), ('kick', 2, -1), ('snare', 1, -1), ('snare', 3, -1)] +
+                [('hat', k + f, -7 if f == 0 else -10) for k in range(4) for f in (0, 2 / 3)]),
+    'jazz_ride': (4, [('ride', 0, -4), ('ride', 1, -4), ('ride', 1 + 2 / 3, -8), ('ride', 2, -4), ('ride', 3, -4),
+                      ('ride', 3 + 2 / 3, -8), ('hat', 1, -10), ('hat', 3, -10), ('kick', 0, -14), ('kick', 2, -14),
+                      ('snare', 2 + 2 / 3, -14)]),
+    'six8': (2, [('kick', 0, 0), ('snare', 1, -2)] + [('hat', k / 3, -7 if k % 3 == 0 else -11) for k in range(6)]),
+    'twelve8': (4, [('kick', 0, 0), ('kick', 2, -2), ('snare', 1, -2), ('snare', 3, -2)] +
+                [('ride', k / 3, -8 if k % 3 == 0 else -12) for k in range(12)]),
+    'waltz_sparse': (3, [('kick', 0, 0), ('rim', 1, -10), ('rim', 2, -10)]),
+    'jazz_waltz': (3, [('ride', 0, -4), ('ride', 1, -4), ('ride', 1 + 2 / 3, -9), ('ride', 2, -4), ('hat', 1, -11),
+                       ('kick', 0, -10)]),
+    'sparse': (4, [('kick', 0, 0), ('rim', 2, -4)]),
+    'one_drop': (4, [('kick', 2, 0), ('rim', 2, -3)] + [('hat', k + 0.5, -6) for k in range(4)] +
+                 [('hat', k, -15) for k in range(4)]),
+    'bossa': (4, [('kick', 0, -2), ('kick', 1.5, -6), ('kick', 2, -2), ('kick', 3.5, -6), ('rim', 0, -5),
+                  ('rim', 1.5, -5), ('rim', 3, -5)] + [('hat', k / 2, -13) for k in range(8)]),
+    'breakbeat': (4, [('kick', 0, 0), ('kick', 1.75, -3), ('kick', 2.5, -2), ('snare', 1, -1), ('snare', 3, -1),
+                      ('snare', 2.25, -12), ('snare', 3.75, -12)] + [('hat', k / 4, -10 if k % 2 else -8) for k in range(16)]),
+    'halftime808': (4, [('kick', 0, 0), ('kick', 1.75, -3), ('kick', 2.5, -4), ('clap', 2, -2)] +
+                    [('hat', k / 4, -12 if k % 2 else -9) for k in range(16)]),
 }
 
 
@@ -529,24 +561,173 @@ MIXES = [
 ]
 
 
+def steps(*pairs):
+    """A tempo that jumps: steps((0, 100), (25, 132)) is 100 BPM until 25 s, then 132."""
+    def fn(t):
+        t = np.asarray(t, float)
+        v = np.full_like(t, pairs[0][1])
+        for at, bpm in pairs[1:]:
+            v = np.where(t >= at, bpm, v)
+        return v
+    return fn
+
+
+# --hard: where trackers fail. name, kit, pattern, tempo (fn), nominal tempo, music, music start, music over
+# kit dB, duration, steady, hard, meter (beats to a bar of the truth), stretches without drums [(from, to) s]
+HARD_MIXES = [
+    ('hard_rock100_under12', 'colombo', 'rock', const(100), 100, 'the_deep_path', 70, 12, 40, True,
+     'rock at 100 BPM, the kit 12 dB under the music', 4, []),
+    ('hard_rock88_under16', 'gmrock', 'rock', const(88), 88, 'heroes_rite', 70, 16, 40, True,
+     'rock at 88 BPM, the kit 16 dB under the music', 4, []),
+    ('hard_four124_under20', 'gmrock', 'four_rock', const(124), 124, 'the_city_falls', 60, 20, 40, True,
+     'four-on-the-floor at 124 BPM, the kit 20 dB under the music', 4, []),
+    ('hard_four118_under14', 'tr808', 'four808', const(118), 118, 'elvish-theme', 60, 14, 40, True,
+     '808 four-on-the-floor at 118 BPM, 14 dB under the music', 4, []),
+    ('hard_shuffle96', 'colombo', 'shuffle', const(96), 96, 'journeys_end', 80, 0, 40, True,
+     'shuffle at 96 BPM (swung eighths on the hats, triplet feel)', 4, []),
+    ('hard_shuffle84_under10', 'gmrock', 'shuffle', const(84), 84, 'knolls', 80, 10, 40, True,
+     'shuffle at 84 BPM, 10 dB under the music', 4, []),
+    ('hard_jazz140', 'gmrock', 'jazz_ride', const(140), 140, 'silvan_sanctuary', 60, 2, 40, True,
+     'swing ride pattern at 140 BPM, feathered kick, hat on 2 and 4', 4, []),
+    ('hard_six8_66', 'colombo', 'six8', const(66), 66, 'into_the_shadows', 70, 0, 40, True,
+     '6/8 at 66 dotted quarters a minute (eighths at 198): two beats to a bar', 2, []),
+    ('hard_twelve8_56', 'gmrock', 'twelve8', const(56), 56, 'the_king_is_dead', 70, 3, 40, True,
+     '12/8 slow blues at 56 BPM (triplet ride)', 4, []),
+    ('hard_waltz96_under6', 'gmrock', 'waltz', const(96), 96, 'the_dangerous_symphony', 60, 6, 40, True,
+     '3/4 at 96 BPM, 6 dB under the music', 3, []),
+    ('hard_waltz_sparse120', 'colombo', 'waltz_sparse', const(120), 120, 'the_deep_path', 120, 4, 40, True,
+     'sparse 3/4 at 120 BPM: kick on 1, soft rims on 2 and 3', 3, []),
+    ('hard_jazzwaltz168', 'gmrock', 'jazz_waltz', const(168), 168, 'heroes_rite', 120, 3, 40, True,
+     'jazz waltz at 168 BPM (ride, hat on 2)', 3, []),
+    ('hard_halftime75', 'gmrock', 'halftime', const(75), 75, 'the_city_falls', 110, 3, 40, True,
+     'half-time groove at 75 BPM (snare on 3, eighth hats)', 4, []),
+    ('hard_halftime808_72', 'tr808', 'halftime808', const(72), 72, 'elvish-theme', 100, 3, 40, True,
+     '808 half-time at 72 BPM with sixteenth hats (clap on 3)', 4, []),
+    ('hard_sparse100', 'colombo', 'sparse', const(100), 100, 'knolls', 120, 3, 40, True,
+     'sparse: a kick on 1 and a rim on 3 at 100 BPM, nothing else', 4, []),
+    ('hard_onedrop76', 'colombo', 'one_drop', const(76), 76, 'journeys_end', 120, 2, 40, True,
+     'reggae one drop at 76 BPM: kick and rim on 3 only, hats off the beat', 4, []),
+    ('hard_bossa132', 'colombo', 'bossa', const(132), 132, 'silvan_sanctuary', 100, 3, 40, True,
+     'bossa nova at 132 BPM: syncopated kick and clave rims', 4, []),
+    ('hard_breakbeat102', 'gmrock', 'breakbeat', const(102), 102, 'into_the_shadows', 110, 2, 40, True,
+     'syncopated breakbeat at 102 BPM with sixteenth hats and ghost notes', 4, []),
+    ('hard_step100_132', 'gmrock', 'rock', steps((0, 100), (20.3, 132)), None, 'the_king_is_dead', 110, -2, 40, False,
+     'tempo jumps from 100 to 132 BPM at 20 s', 4, []),
+    ('hard_step140_105', 'colombo', 'four_rock', steps((0, 140), (20.3, 105)), None, 'the_dangerous_symphony', 100, -2,
+     40, False, 'tempo jumps from 140 to 105 BPM at 20 s', 4, []),
+    ('hard_rit130_90', 'colombo', 'rock', (lambda t: 130 - 40 * np.clip(np.asarray(t, float) / 40.0, 0, 1)), None,
+     'the_deep_path', 160, -2, 40, False, 'ritardando 130 -> 90 BPM over 40 s', 4, []),
+    ('hard_break110', 'colombo', 'rock', const(110), 110, 'heroes_rite', 160, 0, 45, True,
+     'rock at 110 BPM with 17 s of music alone in the middle (12-29 s): the grid goes on through it', 4, [(12, 29)]),
+    ('hard_break126', 'tr808', 'four808', const(126), 126, 'the_city_falls', 160, 2, 45, True,
+     '808 at 126 BPM: the kit only in the first 10 s and the last 12 s', 4, [(10, 33)]),
+]
+
+# --hard: music alone, no drums: pieces whose own pulse is weak (bed_pulse): no beat to find. Their truth is empty
+# (beat F is 0 whatever a tracker finds), so they count among the tracks a confidence should put low.
+HARD_BEDS = [('bed_journeys_end', 'journeys_end', 150, 30), ('bed_knolls', 'knolls', 150, 30),
+             ('bed_the_king_is_dead', 'the_king_is_dead', 150, 30)]
+
+
+def write_kit_track(out, tracks, name, kit, pat, y, beats, bars, nominal, music, mstart, mdb, dur, steady, hard, meter,
+                    kind, silent=''):
+    """Mixes a rendered kit `y` with its music bed, writes the audio and the truth, appends the track's entry; returns
+    its tempo."""
+    x = mix(y, bed(music, mstart, dur), mdb)
+    write_wav(os.path.join(out, name + '.wav'), x)
+    write_truth(os.path.join(out, name + '.beats'), beats)
+    write_truth(os.path.join(out, name + '.downbeats'), bars)
+    tempo = nominal if nominal else round(60.0 / float(np.median(np.diff(beats))), 3)
+    tracks.append(dict(
+        name=name, audio=name + '.wav', beats=name + '.beats', downbeats=name + '.downbeats',
+        meter=meter, tempo=tempo, steady=steady, kind=kind,
+        source='Hydrogen %s kit (%s pattern, hits jittered sd 4 ms, velocity sd 1 dB)%s mixed with Wesnoth music '
+               '"%s.ogg" from %d s, music %+d dB against the kit (integrated loudness), mix at -14 LUFS' % (
+                   KIT_FILES[kit]['dir'], pat, silent, music, mstart, mdb),
+        licence='%s; %s' % (KIT_LIC[kit], LIC_WESNOTH), hard=hard, music_pulse=bed_pulse(music),
+        tempo_range=[round(float(60 / np.max(np.diff(beats))), 2), round(float(60 / np.min(np.diff(beats))), 2)]))
+    return tempo
+
+
+def build_hard(out, log):
+    tracks = []
+    for i, (name, kit, pat, fn, nominal, music, mstart, mdb, dur, steady, hard, meter, gaps) in enumerate(HARD_MIXES):
+        y, beats, bars = render_kit(kit, pat, fn, dur, seed=3000 + i, t_start=0.3)
+        for a, b in gaps:  # the drummer lays out (20 ms fades); the grid goes on
+            ia, ib, f = int(a * SR), int(b * SR), int(0.02 * SR)
+            y[ia:ia + f] *= np.linspace(1, 0, f)
+            y[ia + f:ib] = 0
+        tempo = write_kit_track(out, tracks, name, kit, pat, y, beats, bars, nominal, music, mstart, mdb, dur, steady, hard,
+                                meter=meter, kind='kit-hard', silent=', silent at %s s' % gaps if gaps else '')
+        log.append('%s: %d beats, tempo %s, %s' % (name, len(beats), tempo, hard))
+    for name, music, start, dur in HARD_BEDS:
+        x = bed(music, start, dur)
+        x *= 10 ** ((-14 - lufs(x)) / 20)
+        write_wav(os.path.join(out, name + '.wav'), np.clip(x, -0.99, 0.99))
+        write_truth(os.path.join(out, name + '.beats'), [])
+        write_truth(os.path.join(out, name + '.downbeats'), [])
+        tracks.append(dict(name=name, audio=name + '.wav', beats=name + '.beats', downbeats=name + '.downbeats',
+                           meter=None, tempo=None, steady=None, kind='bed', licence=LIC_WESNOTH,
+                           source='Wesnoth music "%s.ogg" from %d s alone, at -14 LUFS' % (music, start),
+                           hard='music alone with a weak pulse of its own (%.2f): no beat to find, truth empty' %
+                                bed_pulse(music), music_pulse=bed_pulse(music)))
+        log.append('%s: music alone, pulse %.2f' % (name, bed_pulse(music)))
+    return tracks
+
+
+def stem_excerpts(out, song_dir, c, song, slug, pack, lic, log, excerpt=30.0):
+    """--hard: the guitar stem alone (no drums, no bass) over a stretch where the mix's grid was checked (the stems
+    play in sync, so the grid holds for each), and further excerpts of the mix after the ones already cut."""
+    tracks = []
+    runs = sorted([r for r in good_runs(c['wins'], c['W'], c['H']) if r[1] - r[0] >= excerpt + 1], key=lambda r: r[0] - r[1])
+    if not runs:
+        return tracks
+    g = decode(os.path.join(song_dir, 'guitar.ogg'))
+    used = [(s, s + 45.0) for s in c.get('cuts', [])]
+    picks = [('fof_%s_guitar' % slug, g, runs[0][0] + 0.5, 'the guitar stem alone')]
+    extra = 0
+    for a, b in runs:
+        s = a + 0.5
+        while s + excerpt <= b and extra < 2:
+            if all(s + excerpt <= p or s >= q for p, q in used):
+                extra += 1
+                picks.append(('fof_%s_mix%d' % (slug, extra), c['x'], s, 'song.ogg+guitar.ogg mixed, 30 s'))
+                used.append((s, s + excerpt))
+            s += 5.0
+    for name, x, s, what in picks:
+        e = s + excerpt
+        seg = x[int(s * SR):int(e * SR)].copy()
+        if len(seg) < int(excerpt * SR) * 0.9 or lufs(seg) < -45:
+            log.append('%s: left out (too short or silent: %.1f LUFS)' % (name, lufs(seg) if len(seg) else -70))
+            continue
+        seg *= 10 ** ((-14 - lufs(seg)) / 20)
+        pk = np.abs(seg).max()
+        if pk > 0.99:
+            seg *= 0.99 / pk
+        bt = c['beats'][(c['beats'] >= s) & (c['beats'] < e)] - s
+        db = c['bars'][(c['bars'] >= s) & (c['bars'] < e)] - s
+        write_wav(os.path.join(out, name + '.wav'), seg)
+        write_truth(os.path.join(out, name + '.beats'), bt)
+        write_truth(os.path.join(out, name + '.downbeats'), db)
+        tracks.append(dict(
+            name=name, audio=name + '.wav', beats=name + '.beats', downbeats=name + '.downbeats',
+            meter=max(set(c['meters']), key=c['meters'].count), tempo=round(60.0 / float(np.median(np.diff(bt))), 3),
+            steady=True, kind='chart-hard' if 'guitar' in name else 'chart',
+            source='Frets on Fire song "%s" (Debian fretsonfire-songs-%s): %s, %.1f-%.1f s (a stretch whose 10 s '
+                   'windows all passed the check on the mix); beats from notes.mid\'s tempo map shifted by %+.0f ms' % (
+                       song, pack, what, s, e, c['off'] * 1000),
+            licence=lic, offset_ms=round(c['off'] * 1000), excerpt=[round(s, 3), round(e, 3)],
+            hard='no drums: the guitar alone' if 'guitar' in name else ''))
+        log.append('%s: %.1f-%.1f s, %s' % (name, s, e, what))
+    return tracks
+
+
 def build_mixes(out, log):
     tracks = []
     for i, (name, kit, pat, fn, nominal, music, mstart, mdb, dur, steady, hard) in enumerate(MIXES):
         y, beats, bars = render_kit(kit, pat, fn, dur, seed=1000 + i, t_start=0.3)
-        m = bed(music, mstart, dur)
-        x = mix(y, m, mdb)
-        write_wav(os.path.join(out, name + '.wav'), x)
-        write_truth(os.path.join(out, name + '.beats'), beats)
-        write_truth(os.path.join(out, name + '.downbeats'), bars)
-        tempo = nominal if nominal else round(60.0 / float(np.median(np.diff(beats))), 3)
-        tracks.append(dict(
-            name=name, audio=name + '.wav', beats=name + '.beats', downbeats=name + '.downbeats',
-            meter=PATTERNS[pat][0], tempo=tempo, steady=steady, kind='kit',
-            source='Hydrogen %s kit (%s pattern, hits jittered sd 4 ms, velocity sd 1 dB) mixed with Wesnoth music '
-                   '"%s.ogg" from %d s, music %+d dB against the kit (integrated loudness), mix at -14 LUFS' % (
-                       KIT_FILES[kit]['dir'], pat, music, mstart, mdb),
-            licence='%s; %s' % (KIT_LIC[kit], LIC_WESNOTH), hard=hard, music_pulse=bed_pulse(music),
-            tempo_range=[round(float(60 / np.max(np.diff(beats))), 2), round(float(60 / np.min(np.diff(beats))), 2)]))
+        tempo = write_kit_track(out, tracks, name, kit, pat, y, beats, bars, nominal, music, mstart, mdb, dur, steady, hard,
+                                meter=PATTERNS[pat][0], kind='kit')
         log.append('%s: %d beats, tempo %s, %s' % (name, len(beats), tempo, hard))
     # a quiet intro: 25 s of music with soft hi-hat ticks on the beat at about -20 LUFS, then the kit
     name = 'kit_quiet_intro110'
@@ -691,6 +872,10 @@ def main():
     ap.add_argument('--only-fixtures', action='store_true', help='reuse the set in --out, only write the fixtures')
     ap.add_argument('--skip-charts', action='store_true')
     ap.add_argument('--skip-mixes', action='store_true')
+    ap.add_argument('--hard', action='store_true',
+                    help='add tracks where trackers fail (issue 36 §3): kits far under music, swing, 6/8, 3/4, sparse and '
+                         'syncopated grooves, tempo jumps, breaks without drums, music alone, guitar stems alone, more '
+                         'chart excerpts (build into another folder: /work/beatdata/set-hard)')
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     mpath = os.path.join(a.out, 'set.json')
@@ -698,10 +883,12 @@ def main():
         log = []
         tracks, rejected = [], []
         if not a.skip_charts:
-            t, rejected = build_charts(a.out, log)
+            t, rejected = build_charts(a.out, log, hard=a.hard)
             tracks += t
         if not a.skip_mixes:
             tracks += build_mixes(a.out, log)
+            if a.hard:
+                tracks += build_hard(a.out, log)
         with open(mpath, 'w') as fh:
             json.dump(tracks, fh, indent=1)
         with open(os.path.join(a.out, 'build.log'), 'w') as fh:

@@ -68,13 +68,7 @@ public struct AudioAnalysis: Sendable, Equatable {
     /// (its median beat interval), from the 5th to the 95th percentile; nil with fewer than
     /// nine beats.
     public var tempoRange: ClosedRange<Double>? {
-        guard beats.count >= 9 else { return nil }
-        let local = (0..<(beats.count - 8)).map { start -> Double in
-            let intervals = (start..<(start + 8)).map { beats[$0 + 1] - beats[$0] }.sorted()
-            return 60 / ((intervals[3] + intervals[4]) / 2)
-        }.sorted()
-        let at = { (fraction: Double) in local[min(local.count - 1, max(0, Int((Double(local.count - 1) * fraction).rounded())))] }
-        return at(0.05)...at(0.95)
+        BeatTracker.spread(of: BeatTracker.stretchPeriods(ofBeats: beats).map { 60 / $0 })
     }
 
     /// Whether the pulse keeps one tempo: its local tempo varies by at most 7 %
@@ -234,14 +228,16 @@ public extension AudioAnalysis {
 
         let bands = envelope.bands()
         let tracker = BeatTracker(envelope: envelope.combined(), body: envelope.body(), treble: bands.last, sampleRate: Int(rate), allowedTempos: allowed)
-        let pulse = tracker.tempo()
+        let found = tracker.tempo()
+        // A pulse no stronger than chance (a steady tone, noise, hiss) gives no tempo and no beats.
+        let pulse = found.flatMap { $0.significance >= BeatTracker.minimumPulseSignificance ? $0 : nil }
         let beatFrames = pulse.map(tracker.beats(at:)) ?? []
         let beats = tracker.times(ofBeats: beatFrames)
-        let committee = [beats] + bands.map { BeatTracker.independentBeats(in: $0, sampleRate: Int(rate), allowedTempos: allowed) }
+        let committee = beats.isEmpty ? [beats] : [beats] + bands.map { BeatTracker.independentBeats(in: $0, sampleRate: Int(rate), allowedTempos: allowed) }
         let beatConfidence = BeatTracker.confidence(ofCommittee: committee, pulse: pulse?.confidence ?? 0)
         let bars = BarTracker.bars(ofBeats: beatFrames, bassFlux: envelope.bass(), chroma: envelope.chroma,
                                    middleFlux: bands.count > 2 ? bands[1] : [], trebleFlux: bands.count > 2 ? bands[2] : [])
-        return AudioAnalysis(tempo: BeatTracker.tempo(ofBeats: beats), tempoConfidence: pulse?.confidence ?? 0,
+        return AudioAnalysis(tempo: BeatTracker.tempo(ofBeats: beats), tempoConfidence: found?.confidence ?? 0,
                              tempoCandidates: pulse?.candidates.map { TempoCandidate(bpm: $0.bpm, score: $0.score) } ?? [],
                              beatConfidence: beatConfidence, beats: beats, downbeats: bars?.downbeats.compactMap { beats.indices.contains($0) ? beats[$0] : nil } ?? [],
                              meter: bars?.meter, meterConfidence: bars?.confidence ?? 0,

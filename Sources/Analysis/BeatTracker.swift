@@ -81,6 +81,30 @@ struct BeatTracker {
         /// The tempo chosen and the next strongest pulses (BPM), each with its prior-weighted
         /// autocorrelation over the strongest's.
         let candidates: [(bpm: Double, score: Double)]
+        /// How far the strongest pulse in the tempos considered (whatever its level: the highest
+        /// autocorrelation peak over the envelope's energy) stands above chance, in standard
+        /// errors of the autocorrelation of a random envelope as long (`significance(of:frames:)`).
+        let significance: Double
+    }
+
+    /// A pulse less significant than this is no pulse: `analyze` gives no tempo and no beats.
+    /// Four standard errors of a random envelope's autocorrelation. Measured (bench/RESULTS.md,
+    /// 2026-11-29 night, issue 36 §3) on bench/make_no_pulse_set.sh's sounds: steady sine tones
+    /// 0.04–0.19 (a 4 s AAC tone at 440 Hz 0.11: it got 180 BPM and 13 beats before), white,
+    /// pink and brown noise and hiss at −60 dBFS 1.6–2.4; against every track with beat F ≥ 0.8
+    /// of `make_beat_set.py --hard` (38 of 61, the base set's 22 among them) at 7.8 or more (a
+    /// ritardando; the next 12.4) and the 6 CI excerpts at 8.2 or more (the rubato): 1.7 times
+    /// the loudest noise, 1.9 times under the weakest pulse tracked right. A log sweep (4.3), a
+    /// steady chord (5.7), a linear sweep (6.2) and the real podcast of fixture 09 (12.6) stay above.
+    static let minimumPulseSignificance = 4.0
+
+    /// How many standard errors `strongest` (an autocorrelation over the energy) is of a random
+    /// envelope's autocorrelation over `frames` frames: its standard error is 1/√n, n the
+    /// independent values, which the 1.5-frame Gaussian smoothing makes one per 2√π·1.5 ≈ 5.3
+    /// frames (the smoothing's equivalent width).
+    static func significance(of strongest: Double, frames: Int) -> Double {
+        let independent = Double(frames) / (2 * Double.pi.squareRoot() * 1.5)
+        return max(strongest, 0) * independent.squareRoot()
     }
 
     /// How many tempos `Tempo.candidates` lists.
@@ -164,7 +188,9 @@ struct BeatTracker {
             guard candidates.allSatisfy({ abs($0.bpm / tempo - 1) > 0.04 }) else { continue }
             candidates.append((tempo, min(max(weighted(peak) / weighted(best), 0), 1)))
         }
-        return Tempo(period: period, confidence: energy > 0 ? min(max(strength / energy, 0), 1) : 0, candidates: candidates)
+        let strongest = energy > 0 ? min(max((peaks.map { correlation[$0] }.max() ?? 0) / energy, 0), 1) : 0
+        return Tempo(period: period, confidence: energy > 0 ? min(max(strength / energy, 0), 1) : 0, candidates: candidates,
+                     significance: Self.significance(of: strongest, frames: signal.count))
     }
 
     /// The strongest autocorrelation of `signal` within a frame of `lag`.
@@ -202,33 +228,44 @@ struct BeatTracker {
         }
     }
 
-    /// Beat frames (fractional) at `tempo`: the path through the envelope that best
-    /// combines strong onsets with steady spacing, without the leading and trailing beats
-    /// that fall where nothing sounds.
+    /// Beat frames (fractional) at `tempo`: the path through the envelope that best combines
+    /// strong onsets with steady spacing, without the leading and trailing beats that fall
+    /// where nothing sounds. Where the tempo moves (a rubato, an accelerando: that path's
+    /// local tempo varies by more than `AudioAnalysis.steadyRange`), the path is found again
+    /// with the envelope's own period at each moment (`localPeriods`): one period for all put
+    /// beats between the hits where a rubato ran fastest and slowest (beat F 0.78 on the
+    /// ±15 % rubato of bench/make_beat_set.py; 1.00 so).
     func beats(at tempo: Tempo) -> [Double] {
+        guard !standardised.isEmpty, tempo.period >= 2 else { return [] }
+        let steady = beatPath(period: tempo.period, local: nil)
+        guard tempoMoves(along: steady), let local = localPeriods(around: tempo.period) else { return steady }
+        return beatPath(period: tempo.period, local: local)
+    }
+
+    /// The best beat path at `period` frames, or at `local[t]` frames at each frame `t` when given.
+    private func beatPath(period: Double, local: [Double]?) -> [Double] {
         let signal = standardised
-        let period = tempo.period
         let count = signal.count
-        guard count > 0, period >= 2 else { return [] }
+        let (shortest, longest) = (local?.min() ?? period, local?.max() ?? period)
         var score = [Double](repeating: 0, count: count)
         var backlink = [Int](repeating: -1, count: count)
-        let nearest = Int((period / 2).rounded()), farthest = Int((2 * period).rounded())
-        // What a gap of d frames costs for straying from the period.
-        let penalty = (0...farthest).map { d -> Double in
-            let spacing = log(Double(max(d, 1)) / period)
-            return Self.tightness * spacing * spacing
-        }
+        let nearest = max(1, Int((shortest / 2).rounded())), farthest = Int((2 * longest).rounded())
+        // What a gap of d frames costs for straying from the period: α · log(d / period)².
+        let logGaps = (0...farthest).map { log(Double(max($0, 1))) }
+        let logPeriods = local?.map { log($0) }
         for t in 0..<count {
             var bestScore = -Double.infinity, bestFrame = -1
+            let logPeriod = logPeriods?[t] ?? log(period)
             for previous in max(0, t - farthest)..<max(0, t - nearest + 1) {
-                let candidate = score[previous] - penalty[t - previous]
+                let spacing = logGaps[t - previous] - logPeriod
+                let candidate = score[previous] - Self.tightness * spacing * spacing
                 if candidate > bestScore { (bestScore, bestFrame) = (candidate, previous) }
             }
             score[t] = signal[t] + (bestFrame >= 0 ? max(bestScore, 0) : 0)
             backlink[t] = bestScore > 0 ? bestFrame : -1
         }
         // The path ends on the best-scoring frame within the last beat period.
-        let tail = max(0, count - Int(period.rounded(.up)))..<count
+        let tail = max(0, count - Int((local?.last ?? period).rounded(.up)))..<count
         guard var frame = tail.max(by: { score[$0] < score[$1] }) else { return [] }
         var path: [Int] = []
         while frame >= 0 {
@@ -242,6 +279,103 @@ struct BeatTracker {
         guard let first = onBeats.firstIndex(where: { $0 >= threshold }),
               let last = onBeats.lastIndex(where: { $0 >= threshold }) else { return [] }
         return path[first...last].map { refinedPeak(values, near: $0) }
+    }
+
+    /// Whether the local tempo along `beats` (frames) varies by more than
+    /// `AudioAnalysis.steadyRange`, as `AudioAnalysis.steady` judges it.
+    private func tempoMoves(along beats: [Double]) -> Bool {
+        guard let range = Self.spread(of: Self.stretchPeriods(ofBeats: beats)), range.lowerBound > 0 else { return false }
+        return range.upperBound / range.lowerBound > AudioAnalysis.steadyRange
+    }
+
+    /// The beat period at each envelope frame: the strongest pulse within `localReach` of
+    /// `period` in each `localWindow` seconds of the envelope, every `localStep` seconds,
+    /// smoothed (a median, then a mean, of three), linear between the windows' middles and
+    /// held at the ends; nil when the envelope is shorter than two windows. Read from the
+    /// envelope, not from beats found at one period: those slip off the hits exactly where the
+    /// tempo strays, and their intervals then mislead.
+    private func localPeriods(around period: Double) -> [Double]? {
+        let signal = Self.smoothed(standardised, deviation: 1.5)
+        let window = Int((Self.localWindow * frameRate).rounded()), step = Int((Self.localStep * frameRate).rounded())
+        // Within the reach and within the tempos a script allowed (`tempoRange`).
+        let shortestLag = max(2, Int((period / Self.localReach).rounded(.down)), Int((frameRate * 60 / allowedTempos.upperBound).rounded(.up)))
+        let longestLag = min(Int((period * Self.localReach).rounded(.up)), Int((frameRate * 60 / allowedTempos.lowerBound).rounded(.down)))
+        let blocksPerWindow = window / max(step, 1)
+        guard step > 0, blocksPerWindow >= 2, longestLag > shortestLag, window > 2 * longestLag + 2, signal.count >= window + step else { return nil }
+        // Each step's products at every lag, once: a window's correlation is the sum of its
+        // steps' (the windows overlap twelvefold).
+        let lags = (shortestLag - 1)...(longestLag + 1)
+        let blocks = signal.count / step
+        var products = [[Double]](repeating: [Double](repeating: 0, count: longestLag + 2), count: blocks)
+        signal.withUnsafeBufferPointer { s in
+            for block in 0..<blocks {
+                for lag in lags {
+                    let (start, end) = (block * step, min((block + 1) * step, s.count - lag))
+                    guard start < end else { continue }
+                    var sum = 0.0
+                    for i in start..<end { sum += s[i] * s[i + lag] }
+                    products[block][lag] = sum
+                }
+            }
+        }
+        var middles: [Double] = [], found: [Double] = []
+        var correlation = [Double](repeating: 0, count: longestLag + 2)
+        for first in 0...(blocks - blocksPerWindow) {
+            for lag in lags {
+                correlation[lag] = products[first..<(first + blocksPerWindow)].reduce(0) { $0 + $1[lag] }
+            }
+            guard let best = (shortestLag...longestLag).max(by: { correlation[$0] < correlation[$1] }),
+                  correlation[best] > 0 else { continue }
+            middles.append(Double(first * step + blocksPerWindow * step / 2))
+            found.append(refinedPeak(correlation, at: best))
+        }
+        guard found.count >= 3 else { return nil }
+        // One window misled by a fill or a break does not bend the beats.
+        let medians = found.indices.map { i -> Double in
+            guard i > 0, i + 1 < found.count else { return found[i] }
+            return found[(i - 1)...(i + 1)].sorted()[1]
+        }
+        let smooth = medians.indices.map { i -> Double in
+            let near = medians[max(0, i - 1)...min(medians.count - 1, i + 1)]
+            return near.reduce(0, +) / Double(near.count)
+        }
+        var periods = [Double](repeating: 0, count: signal.count)
+        var k = 0
+        for t in periods.indices {
+            let frame = Double(t)
+            while k + 1 < middles.count, middles[k + 1] <= frame { k += 1 }
+            let next = min(k + 1, middles.count - 1)
+            let along = middles[next] > middles[k] ? min(max((frame - middles[k]) / (middles[next] - middles[k]), 0), 1) : 0
+            periods[t] = smooth[k] + (smooth[next] - smooth[k]) * along
+        }
+        return periods
+    }
+
+    /// How long a stretch the local tempo is read from, seconds: at least six beats down to
+    /// 60 BPM, few enough that a rubato's swing (±15 % over 17 s on the evaluation set) shows.
+    static let localWindow = 6.0
+    /// How often the local tempo is read, seconds.
+    static let localStep = 0.5
+    /// How far a stretch's period may stray from the track's: 30 % either way, so the tempo's
+    /// half, double and 3:2 stay out of reach.
+    static let localReach = 1.3
+
+    /// Each stretch of eight beats' median interval, in the beats' unit (frames or seconds):
+    /// the local tempo that `steady` and `tempoRange` judge; empty with fewer than nine beats.
+    static func stretchPeriods(ofBeats beats: [Double]) -> [Double] {
+        guard beats.count >= 9 else { return [] }
+        return (0..<(beats.count - 8)).map { start in
+            let intervals = (start..<(start + 8)).map { beats[$0 + 1] - beats[$0] }.sorted()
+            return (intervals[3] + intervals[4]) / 2
+        }
+    }
+
+    /// The 5th to the 95th percentile of `values`; nil when empty.
+    static func spread(of values: [Double]) -> ClosedRange<Double>? {
+        let sorted = values.sorted()
+        guard !sorted.isEmpty else { return nil }
+        let at = { (fraction: Double) in sorted[min(sorted.count - 1, max(0, Int((Double(sorted.count - 1) * fraction).rounded())))] }
+        return at(0.05)...at(0.95)
     }
 
     /// How far two beat sequences (seconds, sorted) agree: mir_eval's beat F-measure of one

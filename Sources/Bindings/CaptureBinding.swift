@@ -130,6 +130,7 @@ extension API {
                 return 2
             }
             if api.policy.overwriteOutputs { s.session.overwrite = true }
+            s.session.strict = api.policy.strict
             s.session.readFiles = api.readFiles
             s.session.parentCancellation = api.exportCancellation
             do {
@@ -139,6 +140,8 @@ extension API {
                 call.pushError(error, at: LuaState.scriptPosition(call.L))
                 return 2
             }
+            // Only notes and (without strict) warnings are left: a strict session refused to start on a warning.
+            for diagnostic in s.session.diagnostics { try api.policy.report(diagnostic, at: call.L) }
             call.push(true)
             return 1
         }

@@ -94,6 +94,8 @@ public final class BatchRun: @unchecked Sendable {
             attempt += 1
             let job = try cluster.submit(missing, attempt: attempt, chunks: chunks, on: submitting ? slurm : nil)
             guard let job, waiting else {
+                // Not run yet, not failed or interrupted: the report says so of each row.
+                lock.withLock { for row in missing { results[row.number] = RowResult(status: job == nil ? .written : .submitted, attempts: attempt) } }
                 return job.map { .submitted(job: $0, rows: missing.count) } ?? .written(attempt: attempt, rows: missing.count)
             }
             say(.waitingForSlurm(job: job, rows: missing.count, folder: cluster.folder))

@@ -10,6 +10,10 @@ public enum RowStatus: String, Sendable, CaseIterable {
     case failed
     /// Stopped by Ctrl-C, or never started because of it.
     case interrupted
+    /// Handed to Slurm and left to run (`--no-wait`): the same command collects it later.
+    case submitted
+    /// In a job script written for Slurm and not submitted (`--emit`).
+    case written
 }
 
 /// Why a row failed: the first `error` event of its run (an export's failure, with its

@@ -80,6 +80,7 @@ struct Record: ParsableCommand {
             // recording file stays playable up to its last fragment).
             _ = SignalWatcher.start { session.requestStop() }
             try session.startRecording(to: path)
+            if !quiet { for diagnostic in session.diagnostics { printError(ProgressDisplay.line(diagnostic)) } }
         } catch {
             printError("moonreel: \(error)".oneLine)
             throw ExitCode(Exit.failed)

@@ -43,6 +43,27 @@ import TestSupport
         }
     }
 
+    /// A report written before the rows run says so: `written` after `--emit` (the job script
+    /// only), `submitted` after `--no-wait` (left to Slurm); it said `interrupted`, as if
+    /// Ctrl-C had stopped them. Running the same command again collects them as `done`.
+    @Test func aReportBeforeTheRowsRunSaysWhereTheyAre() throws {
+        try MachineLoad.heavy {
+            let job = try Self.job(rows: 2, seconds: 1)
+            func statuses() throws -> [String] { try (job.report()["rows"] as? [[String: Any]] ?? []).compactMap { $0["status"] as? String } }
+            let emitted = try Moonreel.run(Self.slurmBatchArguments(job, ["--emit"]))
+            #expect(emitted.status == 0, "\(emitted.err)")
+            #expect(try statuses() == ["written", "written"])
+            #expect((try job.report()["totals"] as? [String: Any])?["interrupted"] as? Int == 0)
+            let cluster = try SlurmCluster()
+            defer { cluster.stop() }
+            let submitted = try Tool.run(Moonreel.executable, Self.slurmBatchArguments(job, ["--no-wait"]), environment: cluster.environment, timeout: 60)
+            #expect(submitted.status == 0, "\(submitted.err)")
+            #expect(try statuses() == ["submitted", "submitted"])
+            try Self.runSlurmBatch(job, on: cluster, [])
+            #expect(try statuses().allSatisfy { $0 == "done" || $0 == "skipped" } && statuses().count == 2)
+        }
+    }
+
     @Test func aCancelledOrKilledTaskCostsOnlyItsRows() throws {
         try MachineLoad.heavy {
             let cluster = try SlurmCluster()

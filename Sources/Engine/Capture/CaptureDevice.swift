@@ -231,9 +231,10 @@ public enum CaptureDevices {
                           + "; list them with `moonreel record --list`", kind: .notFound, subject: id)
     }
 
-    /// libavfilter's `testsrc2`: any size; these are the usual ones.
+    /// libavfilter's `testsrc2`: any size; these are the usual ones (1280×1024, a 5:4
+    /// webcam's, is the one a preset's box fits at a fraction of a pixel).
     static func virtualCamera() -> CaptureDevice {
-        let sizes = [(320, 240), (640, 480), (1280, 720), (1920, 1080)]
+        let sizes = [(320, 240), (640, 480), (1280, 720), (1280, 1024), (1920, 1080)]
         return CaptureDevice(backend: .lavfi, mediaType: .video, name: "testsrc2", localizedName: "Virtual camera (testsrc2)",
                              formats: sizes.map { .video(width: $0.0, height: $0.1, pixelFormat: "yuv420p", frameRates: [FrameRateRange(1, 120)]) })
     }

@@ -86,6 +86,11 @@ public final class CaptureSession: @unchecked Sendable {
     public var maxFileSize: Int64?
     /// A flag shared by everything a host runs (Ctrl-C); stops this recording too when set.
     public var parentCancellation: CancellationFlag?
+    /// What the recording does other than exactly as asked, known once it starts: a camera
+    /// picture that the preset's box fits at a fraction of a pixel is rounded (`sizeRounded`).
+    public private(set) var diagnostics: [Diagnostic] = []
+    /// Warnings are errors: a recording that would give one does not start (`--strict`).
+    public var strict = false
 
     private struct State {
         var status = Status.waiting
@@ -142,6 +147,10 @@ public final class CaptureSession: @unchecked Sendable {
             let recording = try ExportError.Kind.renderFailed.tag {
                 try Recording(inputs: opened, preset: preset, output: output, container: container,
                               maxDuration: maxDuration, maxFileSize: maxFileSize, stop: stopFlag, parentStop: parentCancellation)
+            }
+            diagnostics = recording.sizeNote.map { [$0] } ?? []
+            if strict, let warning = diagnostics.first(where: { $0.level == .warning }) {
+                throw ExportError(.strict, "strict: \(warning.text)")
             }
             state.withLock { $0.status = .recording }
             events.push(.event(.started(path: path)))
@@ -225,6 +234,8 @@ private final class Recording: @unchecked Sendable {
     // Created on the caller's thread, then used only by the writer thread.
     let queue: BoundedQueue<CapturedMedia>
     let outputFormat: CaptureOutputFormat
+    /// Why the picture's size is not the camera's fitted exactly into the preset's box, if it is not.
+    let sizeNote: Diagnostic?
     private let inputs: [CaptureInput]
     private let camera: CaptureInput?
     private let microphone: CaptureInput?
@@ -256,7 +267,9 @@ private final class Recording: @unchecked Sendable {
         let camera = inputs.first { $0.device.mediaType == .video }
         let microphone = inputs.first { $0.device.mediaType == .audio }
         (self.camera, self.microphone) = (camera, microphone)
-        let size = camera.map { preset.outputSize(for: Size(width: Double($0.format.width), height: Double($0.format.height))) } ?? (width: 2, height: 2)
+        let picture = camera.map { Size(width: Double($0.format.width), height: Double($0.format.height)) }
+        let size = picture.map { preset.outputSize(for: $0) } ?? (width: 2, height: 2)
+        sizeNote = picture?.roundingNote(to: size, sides: .even, name: "the camera's picture", fitting: picture.flatMap(preset.box(for:)))
         let frameDuration = CaptureSession.frameDuration(forRate: camera?.frameRate ?? 30)
         let format = CaptureOutputFormat(
             video: .init(width: size.width, height: size.height, frameDuration: frameDuration,
