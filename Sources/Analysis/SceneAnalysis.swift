@@ -6,20 +6,24 @@ import MoonreelPlatform
 /// compared as small grey pictures (160 pixels wide): the mean absolute difference of their
 /// luma, 0…100 (libavfilter's `scdet` measure). A cut is a spike: a frame that differs from
 /// the last far more than its neighbours differ from theirs, so a pan or a zoom, where every
-/// frame differs a little, is not one.
+/// frame differs a little, is not one. Gradual changes, dissolves and fades, are
+/// `transitions` (see TransitionFinder).
 public struct SceneAnalysis: Sendable, Equatable {
     /// Presentation time of each frame, seconds.
     public var frameTimes: [Double]
     /// Each frame's difference from the one before (0 for the first), 0…100.
     public var differences: [Double]
+    /// The dissolves and fades, by time.
+    public var transitions: [SceneTransition]
 
     /// The default threshold of `cuts`: scdet's default score.
     public static let defaultThreshold = 10.0
     static let comparedWidth = 160
 
-    /// An analysis of frames at `frameTimes` (seconds) differing by `differences` (0…100) from the one before.
-    public init(frameTimes: [Double], differences: [Double]) {
-        (self.frameTimes, self.differences) = (frameTimes, differences)
+    /// An analysis of frames at `frameTimes` (seconds) differing by `differences` (0…100) from
+    /// the one before, with the `transitions` found among them.
+    public init(frameTimes: [Double], differences: [Double], transitions: [SceneTransition] = []) {
+        (self.frameTimes, self.differences, self.transitions) = (frameTimes, differences, transitions)
     }
 
     /// A frame that differs from the last by less than this repeats its picture. A 10 fps
@@ -63,9 +67,12 @@ public struct SceneAnalysis: Sendable, Equatable {
     }
 
     /// The cuts: the first frame of each new shot, with its score, where the score is at
-    /// least `threshold` (0…100).
+    /// least `threshold` (0…100), except inside a transition: a fade through black drops fast
+    /// enough at 0.3 s to spike, and is one change, not a cut and a fade.
     public func cuts(threshold: Double = SceneAnalysis.defaultThreshold) -> [(time: Double, score: Double)] {
-        zip(frameTimes, scores).filter { $0.1 >= threshold }.map { (time: $0.0, score: $0.1) }
+        zip(frameTimes, scores).filter { time, score in
+            score >= threshold && !transitions.contains { time >= $0.time && time <= $0.time + $0.duration }
+        }.map { (time: $0.0, score: $0.1) }
     }
 
     /// Decodes every frame of `track` (a video track) once.
@@ -80,6 +87,7 @@ public struct SceneAnalysis: Sendable, Equatable {
         let width = comparedWidth, height = min(max(2, Int((Double(width) * min(aspect, 2) / 2).rounded()) * 2), 2 * comparedWidth)
         var times: [Double] = [], differences: [Double] = []
         var previous: [UInt8]?
+        var finder = TransitionFinder()
         while let frame = try reader.nextFrame() {
             if cancellation?.isCancelled == true { throw EngineError("analysis cancelled", kind: .cancelled) }
             let grey = try scaler.convert(frame, width: width, height: height, format: AV_PIX_FMT_GRAY8,
@@ -97,8 +105,9 @@ public struct SceneAnalysis: Sendable, Equatable {
                 differences.append(0)
             }
             times.append(reader.time(of: frame).seconds)
+            finder.add(TransitionFinder.blocks(of: luma, width: width, height: height), time: times[times.count - 1])
             previous = luma
         }
-        return SceneAnalysis(frameTimes: times, differences: differences)
+        return SceneAnalysis(frameTimes: times, differences: differences, transitions: finder.transitions())
     }
 }

@@ -11,7 +11,7 @@ extension API {
 
     var analysisFunctions: [AVFunction] {
         [
-            ("analyze", "av.analyze(assetOrTrack [, {audio=, video=, sceneThreshold=, tempoRange={min, max}}]): what the media holds, as plain data: tempo (BPM; within the tempoRange option's BPM when given), tempoRange ({slowest, fastest} local BPM), steady (false for a rubato or an accelerando), tempoCandidates ({bpm=, score=}: the tempo and the next strongest pulses), tempoConfidence, beatConfidence (0…1: how far independent trackers agree with the beats, with the pulse's regularity), beats, downbeats (seconds), meter (3 or 4 beats to a bar) and meterConfidence (0…1), onsets ({time=, strength=}), levels (dBFS every 10 ms), loudness (momentary LUFS every 100 ms), sceneCuts ({time=, score=}), and a:silences{threshold=, minDuration=0.3} (ranges; the threshold from the recording's own pauses and speech unless given); cached per file content, so a second run decodes nothing (docs/analysis.md)", { call in
+            ("analyze", "av.analyze(assetOrTrack [, {audio=, video=, sceneThreshold=, tempoRange={min, max}}]): what the media holds, as plain data: tempo (BPM; within the tempoRange option's BPM when given), tempoRange ({slowest, fastest} local BPM), steady (false for a rubato or an accelerando), tempoCandidates ({bpm=, score=}: the tempo and the next strongest pulses), tempoConfidence, beatConfidence (0…1: how far independent trackers agree with the beats, with the pulse's regularity), beats, downbeats (seconds), meter (3 or 4 beats to a bar) and meterConfidence (0…1), onsets ({time=, strength=}), levels (dBFS every 10 ms), loudness (momentary LUFS every 100 ms), sceneCuts ({time=, score=}: the first frame of each new shot), transitions ({time=, duration=, kind=}: each dissolve, kind = \"dissolve\", and fade out of a shot into a flat picture and/or out of one into a shot, kind = \"fade\", one item when at most 1 s of flat picture lies between; time is the last frame before it), and a:silences{threshold=, minDuration=0.3} (ranges; the threshold from the recording's own pauses and speech unless given); cached per file content, so a second run decodes nothing (docs/analysis.md)", { call in
                 let api = try call.api()
                 let (audioTrack, videoTrack) = try api.analysedTracks(call)
                 var wantsAudio = audioTrack != nil, wantsVideo = videoTrack != nil
@@ -266,6 +266,14 @@ extension API {
                     }
                 }
                 call.setField("sceneCuts")
+                call.pushArray(scenes.transitions) { transition in
+                    call.pushRecord {
+                        call.push(transition.time); call.setField("time")
+                        call.push(transition.duration); call.setField("duration")
+                        call.push(transition.kind.rawValue); call.setField("kind")
+                    }
+                }
+                call.setField("transitions")
             }
         }
         _ = moon_getmetatable_named(call.L, API.analysisMetatable)

@@ -58,6 +58,23 @@ import TestSupport
         #expect(again.out == first.out)
     }
 
+    /// Issue 36 §6: a script reads each dissolve and fade as `{time, duration, kind}` in
+    /// `transitions` beside the cuts, the same from the cache the second time.
+    @Test func aScriptReadsTransitionsBesideCuts() throws {
+        let script = """
+            local a = av.analyze(av.asset(arg[1]), { audio = false })
+            for _, t in ipairs(a.transitions) do print(string.format("%s %.1f %.1f", t.kind, t.time, t.duration)) end
+            print("cuts", #a.sceneCuts)
+            """
+        let cache = Fixtures.scratchPath("cache-transitions")
+        let first = try Self.run(script, cache: cache, arguments: [Fixtures.realTransitions()])
+        #expect(first.status == 0, "\(first.err)")
+        let lines = first.out.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3 && lines[0].hasPrefix("dissolve 0.") && lines[1].hasPrefix("fade 1.9 0.") && lines[2] == "cuts\t1", "\(first.out)")
+        let again = try Self.run(script, cache: cache, arguments: [Fixtures.realTransitions()])
+        #expect(again.out == first.out)
+    }
+
     /// With no cache folder to be had (no HOME, no XDG_CACHE_HOME: a bare container), the
     /// analysis still runs, and simply is not kept.
     @Test func withoutACacheFolderTheAnalysisStillRuns() throws {

@@ -305,6 +305,29 @@ public enum Fixtures {
         return try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0 != name }
     }
 
+    /// Where `realTransitions` changes shot: a dissolve, a fade through black (seconds), and
+    /// the hard cut, this long before the end.
+    public static let realDissolve = (time: 0.9, duration: 0.8), realFade = (time: 1.9, duration: 0.6), realCutBeforeEnd = 1.5
+
+    /// Four real shots at 320x180, 30 fps, joined by ffmpeg's xfade and concat (issue 36 §6):
+    /// the iPhone's handheld building (fixture 03) dissolves into the view from a moving car
+    /// (12), which fades through black into the Pixel's handheld selfie (05), cut to the
+    /// iPhone 4S's wall (01). The times are `realDissolve`, `realFade` and `realCutBeforeEnd`.
+    public static func realTransitions() throws -> String {
+        try cached("real-transitions.mp4") { path in
+            let shots = ["03_iphone_trimmed_hevc10_editlist_vfr.mp4", "12_vp9_profile2_10bit.webm",
+                         "05_pixel_motionphoto_hevc_rot270_2videotracks.mp4", "01_iphone4s_portrait_h264_rot90.mov"]
+            let lengths = [1.7, 1.6, 1.6, realCutBeforeEnd]
+            let scaled = zip(shots.indices, lengths).map { index, length in
+                "[\(index):v]trim=0:\(length),setpts=PTS-STARTPTS,fps=30,scale=320:180:force_original_aspect_ratio=increase,crop=320:180,setsar=1,format=yuv420p,settb=AVTB[s\(index)]"
+            }
+            let joins = "[s0][s1]xfade=transition=fade:duration=\(realDissolve.duration):offset=\(realDissolve.time)[j1];"
+                + "[j1][s2]xfade=transition=fadeblack:duration=\(realFade.duration):offset=\(realFade.time)[j2];[j2][s3]concat=n=2:v=1:a=0[v]"
+            try Tool.ffmpeg(shots.flatMap { ["-i", real($0)] } + ["-filter_complex", (scaled + [joins]).joined(separator: ";"),
+                            "-map", "[v]", "-c:v", "libx264", "-preset", "ultrafast", "-crf", "20", path])
+        }
+    }
+
     /// `Tests/Fixtures/real/NAME`: the real phone, browser and broken files the repository
     /// carries (their licences and provenance beside them), so every clone runs every test.
     public static func real(_ name: String) -> String {

@@ -203,6 +203,35 @@ import TestSupport
         #expect(cuts.count == 1 && abs((cuts.first ?? 0) - end) < 0.05, "one cut, where the test pattern starts (\(end) s): \(cuts)")
     }
 
+    /// Issue 36 §6: dissolves and fades were never reported. Real shots joined by ffmpeg
+    /// (`Fixtures.realTransitions`: a handheld shot dissolving into one from a moving car, a
+    /// fade through black into a handheld selfie, a hard cut): each transition is found with
+    /// its kind, its start within 0.1 s and its length within 0.2 s; the cut stays one cut, and
+    /// no cut is reported inside the transitions.
+    @Test func aDissolveAndAFadeBetweenRealShotsAreTransitionsAndACutStaysACut() throws {
+        let asset = try Asset(path: Fixtures.realTransitions())
+        let scenes = try SceneAnalysis.analyze(#require(asset.tracks(withMediaType: .video).first))
+        let found = scenes.transitions
+        try #require(found.count == 2, "\(found)")
+        for (transition, (kind, wanted)) in zip(found, [(SceneTransition.Kind.dissolve, Fixtures.realDissolve), (.fade, Fixtures.realFade)]) {
+            #expect(transition.kind == kind && abs(transition.time - wanted.time) <= 0.1 && abs(transition.duration - wanted.duration) <= 0.2,
+                    "\(transition) for a \(kind) at \(wanted)")
+        }
+        let end = try #require(scenes.frameTimes.last) + 1.0 / 30
+        let cuts = scenes.cuts().map(\.time)
+        #expect(cuts.count == 1 && abs((cuts.first ?? 0) - (end - Fixtures.realCutBeforeEnd)) < 0.05, "one cut, \(Fixtures.realCutBeforeEnd) s before the end: \(cuts)")
+    }
+
+    /// Real clips as recorded, handheld and from a car, with their shake, exposure and the
+    /// car's two real cuts (fixture 12), hold no dissolve or fade.
+    @Test(arguments: ["01_iphone4s_portrait_h264_rot90.mov", "03_iphone_trimmed_hevc10_editlist_vfr.mp4", "04_android12_portrait_4k60_rot90_yuvj.mp4",
+                      "05_pixel_motionphoto_hevc_rot270_2videotracks.mp4", "06_android_rot180_vfr_10fps.mp4", "12_vp9_profile2_10bit.webm"])
+    func unEditedRealClipsHaveNoTransitions(name: String) throws {
+        let asset = try Asset(path: Fixtures.real(name))
+        let scenes = try SceneAnalysis.analyze(#require(asset.tracks(withMediaType: .video).first))
+        #expect(scenes.transitions.isEmpty, "\(scenes.transitions)")
+    }
+
     /// The cache answers a second time without decoding (a changed cached answer comes back as
     /// it was changed), and a changed file is analysed again.
     @Test func theCacheAnswersUntilTheFileChanges() throws {
