@@ -267,11 +267,12 @@ import TestSupport
 
     /// Issue 41 §4: on a 1080p source with 10-second GOPs, the proxy takes the source's place
     /// while the page shows a frame: the same frame number, the picture ≥ 38 dB against the
-    /// one before, and the page says it shows a proxy.
+    /// one before, and the page says it shows a proxy. The source lasts 20 s so that its proxy
+    /// is still being made when the first frame shows (a CI run made a 4 s one's first).
     @Test func theProxyReplacesTheSourceWithoutAJump() throws {
         let folder = (Fixtures.scratchPath("x") as NSString).deletingLastPathComponent
         let source = folder + "/long-gop.mp4"
-        try Tool.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=1920x1080:rate=30:duration=4", "-c:v", "libx264", "-preset", "ultrafast",
+        try Tool.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=1920x1080:rate=30:duration=20", "-c:v", "libx264", "-preset", "ultrafast",
                          "-g", "300", "-pix_fmt", "yuv420p", source])
         let studio = try StudioProcess(script: Moonreel.example("portrait.lua"), arguments: [folder + "/never.mp4", source])
         defer { studio.stop() }
