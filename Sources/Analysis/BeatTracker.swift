@@ -89,7 +89,7 @@ struct BeatTracker {
 
     /// A pulse less significant than this is no pulse: `analyze` gives no tempo and no beats.
     /// Four standard errors of a random envelope's autocorrelation. Measured (bench/RESULTS.md,
-    /// 2026-11-29 night, issue 36 §3) on bench/make_no_pulse_set.sh's sounds: steady sine tones
+    /// 2026-11-29, tenth session, issue 36 §3) on bench/make_no_pulse_set.sh's sounds: steady sine tones
     /// 0.04–0.19 (a 4 s AAC tone at 440 Hz 0.11: it got 180 BPM and 13 beats before), white,
     /// pink and brown noise and hiss at −60 dBFS 1.6–2.4; against every track with beat F ≥ 0.8
     /// of `make_beat_set.py --hard` (38 of 61, the base set's 22 among them) at 7.8 or more (a
