@@ -136,6 +136,7 @@ public final class BatchRun: @unchecked Sendable {
         // An output there but cut short is neither trusted nor replaced unasked.
         let broken = options.overwrite ? [] : pending.filter { FileManager.default.fileExists(atPath: $0.output) }
         if !broken.isEmpty {
+            holdBack(pending, failing: Dictionary(broken.map { ($0.number, RowError(kind: "output", message: "\($0.output) is there but not whole (cut short, or not media)")) }) { first, _ in first })
             throw BatchError("\(broken.count) output\(broken.count == 1 ? " is" : "s are") there but not whole (cut short, or not media); nothing was rendered:\n  "
                              + broken.map { "row \($0.number): \($0.output): remove it, or pass --overwrite, to render it again" }.joined(separator: "\n  "))
         }
@@ -146,12 +147,21 @@ public final class BatchRun: @unchecked Sendable {
         return pending
     }
 
+    /// Records why nothing is rendered, for the report: each row with a problem failed with
+    /// it, the others held back (said once, in the batch's error, not row by row).
+    private func holdBack(_ rows: [BatchPlan.Row], failing problems: [Int: RowError]) {
+        lock.withLock {
+            for row in rows { results[row.number] = problems[row.number].map { RowResult(status: .failed, error: $0) } ?? RowResult(status: .held) }
+        }
+    }
+
     /// Every row's dry run (BatchCheck), all problems at once.
     private func check(_ rows: [BatchPlan.Row]) throws {
         let check = BatchCheck(executable: executable, template: plan.template, options: options,
                                processes: ProcessInfo.processInfo.activeProcessorCount)
         let problems = check.problems(of: rows, isStopping: { [processes] in processes.isStopping })
         guard problems.isEmpty || processes.isStopping else {
+            holdBack(rows, failing: Dictionary(problems.map { ($0.row, RowError(kind: "check", message: $0.problem)) }) { first, _ in first })
             let lines = problems.map { "row \($0.row): \($0.problem)" }
             throw BatchError("\(problems.count) of \(rows.count) rows cannot run; nothing was rendered:\n  " + lines.joined(separator: "\n  "))
         }

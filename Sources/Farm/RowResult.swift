@@ -14,6 +14,9 @@ public enum RowStatus: String, Sendable, CaseIterable {
     case submitted
     /// In a job script written for Slurm and not submitted (`--emit`).
     case written
+    /// Not rendered because other rows cannot run (their outputs cut short, or their dry runs
+    /// failed): a batch renders nothing until every row can run.
+    case held
 }
 
 /// Why a row failed: the first `error` event of its run (an export's failure, with its

@@ -60,28 +60,37 @@ struct Batch: ParsableCommand {
             let batch = BatchRun(plan: plan, executable: Self.executable, options: common.runOptions, jobs: jobs ?? ProcessInfo.processInfo.activeProcessorCount,
                                  retries: retry, chunks: chunks, forwardsProgress: printer.json, interruptedStatus: Exit.interrupted, report: printer.say)
             let signals = SignalWatcher.start { batch.interrupt() }
-            var failed = 0
-            if slurm {
-                let cluster = SlurmBatchPlan(executable: Self.executable, template: template, options: common.runOptions,
-                                             folder: folder ?? "moonreel-batch-\(Self.timestamp())", workingFolder: FileManager.default.currentDirectoryPath,
-                                             partition: partition, rowsPerTask: rowsPerTask, maxRunning: maxRunning)
-                switch try batch.run(on: cluster, submitting: !emit, waiting: !noWait) {
-                case .finished(let count, _):
-                    failed = count
-                    printer.summarize(batch.rowResults, interrupted: signals.interrupted)
-                case .submitted(let job, let rows):
-                    if !common.quiet { printError("moonreel: batch: submitted Slurm job \(job) (\(rows) rows) from \(cluster.folder); run the same command again to collect") }
-                case .written(let attempt, _):
-                    if !common.quiet { printError(submitCommand(folder: cluster.folder, attempt: attempt)) }
+            let writeReport = { [self] in
+                if let report {
+                    try BatchReport(schema: ProgressDisplay.schema).write(to: report, rows: plan.rows, results: batch.rowResults,
+                                                                          overwrite: common.overwrite, inputs: [template, rows])
                 }
-            } else {
-                failed = try batch.run()
-                printer.summarize(batch.rowResults, interrupted: signals.interrupted)
             }
-            if let report {
-                try BatchReport(schema: ProgressDisplay.schema).write(to: report, rows: plan.rows, results: batch.rowResults,
-                                                                      overwrite: common.overwrite, inputs: [template, rows])
+            var failed = 0
+            do {
+                if slurm {
+                    let cluster = SlurmBatchPlan(executable: Self.executable, template: template, options: common.runOptions,
+                                                 folder: folder ?? "moonreel-batch-\(Self.timestamp())", workingFolder: FileManager.default.currentDirectoryPath,
+                                                 partition: partition, rowsPerTask: rowsPerTask, maxRunning: maxRunning)
+                    switch try batch.run(on: cluster, submitting: !emit, waiting: !noWait) {
+                    case .finished(let count, _):
+                        failed = count
+                        printer.summarize(batch.rowResults, interrupted: signals.interrupted)
+                    case .submitted(let job, let rows):
+                        if !common.quiet { printError("moonreel: batch: submitted Slurm job \(job) (\(rows) rows) from \(cluster.folder); run the same command again to collect") }
+                    case .written(let attempt, _):
+                        if !common.quiet { printError(submitCommand(folder: cluster.folder, attempt: attempt)) }
+                    }
+                } else {
+                    failed = try batch.run()
+                    printer.summarize(batch.rowResults, interrupted: signals.interrupted)
+                }
+            } catch let error as BatchError where !batch.rowResults.isEmpty {
+                // Rows that cannot run stop the batch before it renders: the report says which, and why.
+                do { try writeReport() } catch { printError("moonreel: batch: \(error)".oneLine) }
+                throw error
             }
+            try writeReport()
             if signals.interrupted { throw ExitCode(Exit.interrupted) }
             if failed > 0 { throw ExitCode(Exit.failed) }
         } catch let error as BatchError {

@@ -24,7 +24,7 @@ import Testing
         let text = try report.text(rows: Self.rows, results: results)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
         let totals = try #require(object["totals"] as? [String: Int])
-        #expect(totals == ["rows": 3, "done": 1, "skipped": 0, "failed": 1, "interrupted": 0, "submitted": 0, "written": 0, "warnings": 1, "rowsWithWarnings": 1])
+        #expect(totals == ["rows": 3, "done": 1, "skipped": 0, "failed": 1, "interrupted": 0, "submitted": 0, "written": 0, "held": 0, "warnings": 1, "rowsWithWarnings": 1])
         let entries = try #require(object["rows"] as? [[String: Any]])
         #expect(entries.map { $0["status"] as? String } == ["done", "failed", "interrupted"])
         #expect(entries[0]["seconds"] as? Double == 1.0 && entries[1]["attempts"] as? Int == 2)

@@ -37,8 +37,15 @@ import Testing
 
     func run(_ takes: [String], retries: Int = 0) throws -> (failed: Int, results: [Int: RowResult], events: [String]) {
         let events = Mutex<[String]>([])
-        let batch = BatchRun(plan: try plan(takes), executable: try executable(), options: RunOptions(memoryLimit: 512, timeLimit: nil, overwrite: false, strict: false),
-                             jobs: 2, retries: retries, chunks: nil, forwardsProgress: true, interruptedStatus: 130) { event in
+        let batch = try self.batch(takes, retries: retries) { line in events.withLock { $0.append(line) } }
+        let failed = try batch.run()
+        return (failed, batch.rowResults, events.withLock { $0 })
+    }
+
+    /// A batch of `takes` run by the stand-in script, saying each event as a line to `say`.
+    func batch(_ takes: [String], retries: Int = 0, say: @escaping @Sendable (String) -> Void = { _ in }) throws -> BatchRun {
+        BatchRun(plan: try plan(takes), executable: try executable(), options: RunOptions(memoryLimit: 512, timeLimit: nil, overwrite: false, strict: false),
+                 jobs: 2, retries: retries, chunks: nil, forwardsProgress: true, interruptedStatus: 130) { event in
             let line: String
             switch event {
             case .started(let row): line = "started \(row.number)"
@@ -46,10 +53,8 @@ import Testing
             case .ended(let row, let result): line = "ended \(row.number) \(result.status.rawValue)"
             case .waitingForSlurm(let job, _, _): line = "slurm \(job)"
             }
-            events.withLock { $0.append(line) }
+            say(line)
         }
-        let failed = try batch.run()
-        return (failed, batch.rowResults, events.withLock { $0 })
     }
 
     @Test func everyRowRunsAndEachStepIsReportedInItsRowsOrder() throws {
@@ -77,9 +82,13 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try FileManager.default.createDirectory(atPath: folder + "/out", withIntermediateDirectories: true)
         try "not a video".write(toFile: folder + "/out/2.mp4", atomically: true, encoding: .utf8)
+        let batch = try batch(["a", "b"])
         #expect(throws: BatchError("1 output is there but not whole (cut short, or not media); nothing was rendered:\n  "
                                    + "row 2: \(folder)/out/2.mp4: remove it, or pass --overwrite, to render it again")) {
-            _ = try run(["a", "b"])
+            _ = try batch.run()
         }
+        // For the report: the row in the way failed, the other was held back.
+        #expect(batch.rowResults.mapValues(\.status) == [1: RowStatus.held, 2: .failed])
+        #expect(batch.rowResults[2]?.error?.kind == "output")
     }
 }

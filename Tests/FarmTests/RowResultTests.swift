@@ -47,7 +47,7 @@ import Testing
     }
 
     @Test func statusesAreNamedAsTheReportNamesThem() {
-        #expect(RowStatus.allCases.map(\.rawValue) == ["done", "skipped", "failed", "interrupted", "submitted", "written"])
+        #expect(RowStatus.allCases.map(\.rawValue) == ["done", "skipped", "failed", "interrupted", "submitted", "written", "held"])
     }
 
     /// `rendering` with attempts that end as `runs` say, one after another.

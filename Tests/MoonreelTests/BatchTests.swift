@@ -90,9 +90,15 @@ import TestSupport
     @Test func everyProblemIsReportedBeforeAnythingRenders() throws {
         let clip = try Fixtures.clip(seconds: 6)
         let job = try Job(rows: "id,clip,start,duration\nok,\(clip),0,1\nnofile,missing.mp4,0,1\nlate,\(clip),9,1\nshort,\(clip),0,-2\n")
-        let result = try job.batch([])
+        let result = try job.batch(["--report", job.folder + "/report.json"])
         #expect(result.status == 1)
         #expect(result.err.contains("3 of 4 rows cannot run; nothing was rendered"), "\(result.err)")
+        // The report says so too (it was not written): the rows that cannot run failed the
+        // check, with why; the row that could run was held back.
+        let rows = try job.report()["rows"] as? [[String: Any]] ?? []
+        #expect(rows.map { $0["status"] as? String } == ["held", "failed", "failed", "failed"], "\(rows)")
+        #expect(rows.dropFirst().allSatisfy { ($0["error"] as? [String: Any])?["kind"] as? String == "check" })
+        #expect(((rows.last?["error"] as? [String: Any])?["message"] as? String)?.contains("parameter duration must be a number ≥ 0.1, got -2") == true)
         #expect(result.err.contains("row 2: ") && result.err.contains("missing.mp4"))
         #expect(result.err.contains("row 3: ") && result.err.contains("outside the asset"))
         #expect(result.err.contains("row 4: ") && result.err.contains("parameter duration must be a number ≥ 0.1, got -2"))
