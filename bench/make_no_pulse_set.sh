@@ -1,7 +1,9 @@
 #!/bin/sh
 # Sounds with no pulse to find (issue 36 §3): av.analyze should give them no tempo and no beats.
-# Synthetic ones made here with ffmpeg's generators, plus the real speech and room sound among
-# Tests/Fixtures/real. Usage: bench/make_no_pulse_set.sh [OUT] (default /work/beatdata/nopulse);
+# Synthetic ones made here with ffmpeg's generators, real read speech and spoken digits from
+# Debian's pocketsphinx-testdata (LibriVox, public domain; apt-get install pocketsphinx-testdata),
+# and the room sound of Tests/Fixtures/real 03. Fixture 09, a podcast's jingle, has a real beat
+# (an onset every 0.32 s): it is here as jingle_09, which should keep its beats. Usage: bench/make_no_pulse_set.sh [OUT] (default /work/beatdata/nopulse);
 # then bench/no_pulse.sh OUT MOONREEL prints each file's tempoConfidence and beats.
 set -eu
 out=${1:-/work/beatdata/nopulse}
@@ -21,6 +23,11 @@ g brown_noise_20s.wav -f lavfi -i "anoisesrc=color=brown:amplitude=0.5:duration=
 g hiss_60dB_10s.wav -f lavfi -i "anoisesrc=color=white:amplitude=0.001:duration=10:sample_rate=48000:seed=4"
 g hiss_silence_aac_10s.m4a -f lavfi -i "anoisesrc=color=pink:amplitude=0.0003:duration=10:sample_rate=48000:seed=5" -c:a aac
 g silence_10s.wav -f lavfi -i "anullsrc=r=48000:cl=mono" -t 10
-cp "$here/Tests/Fixtures/real/09_garageband_podcast_aac_cover_chapters.m4a" "$out/speech_09.m4a"
+cp "$here/Tests/Fixtures/real/09_garageband_podcast_aac_cover_chapters.m4a" "$out/jingle_09.m4a"
+speech=/usr/share/pocketsphinx/test/data
+for f in "$speech"/librivox/*.wav; do echo "file '$f'"; done > "$out/librivox.txt"
+g speech_librivox_25s.wav -f concat -safe 0 -i "$out/librivox.txt"
+rm "$out/librivox.txt"
+g speech_digits_4s.wav -f s16le -ar 16000 -ac 1 -i "$speech/numbers.raw"
 cp "$here/Tests/Fixtures/real/03_iphone_trimmed_hevc10_editlist_vfr.mp4" "$out/room_03.mp4"
 ls "$out"

@@ -15,7 +15,7 @@ public struct AnalysisCache: Sendable {
     public let folder: String
 
     /// Bumped whenever an analysis method changes what it finds, so old results are not reused.
-    static let version = 6
+    static let version = 7
 
     /// A cache in `folder`.
     public init(folder: String) { self.folder = folder }
@@ -122,17 +122,18 @@ extension AudioAnalysis: CacheableAnalysis {
 
 extension SceneAnalysis: CacheableAnalysis {
     package var cacheText: String {
-        CacheLines.text(kind: "scenes", [("frameTimes", frameTimes), ("differences", differences),
+        CacheLines.text(kind: "scenes", [("frameTimes", frameTimes), ("differences", differences), ("colourChanges", colourChanges),
                                          ("transitions", transitions.flatMap { [$0.time, $0.duration, Self.kindCodes.firstIndex(of: $0.kind).map(Double.init) ?? 0] })])
     }
 
     /// A transition's kind as a number in the cache: its place here.
     private static let kindCodes = SceneTransition.Kind.allCases
 
-    /// Nil for an entry written before transitions were kept (it is analysed again).
+    /// Nil for an entry written before transitions and colour changes were kept (it is analysed again).
     package init?(cacheText: String) {
         guard let lines = CacheLines(cacheText, kind: "scenes"), let times = lines["frameTimes"],
               let differences = lines["differences"], times.count == differences.count,
+              let colourChanges = lines["colourChanges"], colourChanges.count == times.count,
               let numbers = lines["transitions"], numbers.count % 3 == 0 else { return nil }
         var transitions: [SceneTransition] = []
         for start in stride(from: 0, to: numbers.count, by: 3) {
@@ -140,6 +141,6 @@ extension SceneAnalysis: CacheableAnalysis {
             guard let index = Int(exactly: code), Self.kindCodes.indices.contains(index) else { return nil }
             transitions.append(SceneTransition(time: numbers[start], duration: numbers[start + 1], kind: Self.kindCodes[index]))
         }
-        self.init(frameTimes: times, differences: differences, transitions: transitions)
+        self.init(frameTimes: times, differences: differences, colourChanges: colourChanges, transitions: transitions)
     }
 }

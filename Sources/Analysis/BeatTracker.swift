@@ -91,11 +91,12 @@ struct BeatTracker {
     /// Four standard errors of a random envelope's autocorrelation. Measured (bench/RESULTS.md,
     /// 2026-11-29, tenth session, issue 36 §3) on bench/make_no_pulse_set.sh's sounds: steady sine tones
     /// 0.04–0.19 (a 4 s AAC tone at 440 Hz 0.11: it got 180 BPM and 13 beats before), white,
-    /// pink and brown noise and hiss at −60 dBFS 1.6–2.4; against every track with beat F ≥ 0.8
+    /// pink and brown noise and hiss at −60 dBFS 1.6–2.4, real read speech 2.7 and spoken
+    /// digits 3.9 (pocketsphinx's LibriVox and digit recordings); against every track with beat F ≥ 0.8
     /// of `make_beat_set.py --hard` (38 of 61, the base set's 22 among them) at 7.8 or more (a
     /// ritardando; the next 12.4) and the 6 CI excerpts at 8.2 or more (the rubato): 1.7 times
     /// the loudest noise, 1.9 times under the weakest pulse tracked right. A log sweep (4.3), a
-    /// steady chord (5.7), a linear sweep (6.2) and the real podcast of fixture 09 (12.6) stay above.
+    /// steady chord (5.7) and a linear sweep (6.2) stay above.
     static let minimumPulseSignificance = 4.0
 
     /// How many standard errors `strongest` (an autocorrelation over the energy) is of a random
