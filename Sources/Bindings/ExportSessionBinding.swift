@@ -32,7 +32,7 @@ extension API {
         luaClass.property("audioMix", of: ExportSession.self,
                           get: { call, e in if let m = e.audioMix { try call.push(m) } else { call.pushNil() } },
                           set: { call, e, index in e.audioMix = try call.optionalObject(index, AudioMix.self) })
-        luaClass.property("timeRange", of: ExportSession.self, doc: "part of the composition to export (default: all)",
+        luaClass.property("timeRange", of: ExportSession.self, doc: "part of the composition to export (default: all); a range past its end writes the part inside, with a rangeClipped warning",
                           get: { call, e in if let r = e.timeRange { try call.push(range: r) } else { call.pushNil() } },
                           set: { call, e, index in e.timeRange = call.isNoneOrNil(index) ? nil : try call.timeRange(index) })
         luaClass.property("shouldOptimizeForNetworkUse", of: ExportSession.self, doc: "put the index (moov) first",

@@ -160,7 +160,7 @@ extension API {
         style("foregroundColor", \.foregroundColor, doc: "text colour", push: { $0.push(color: $1) }, read: { try $0.color($1) })
         style("alignmentMode", \.alignment, doc: TextAlignment.allCases.map(\.rawValue).joined(separator: ", "), push: { $0.push($1.rawValue) }, read: { try $0.choice($1, TextAlignment.self) })
         style("isWrapped", \.isWrapped, doc: "wrap inside the layer's width", push: { $0.push($1) }, read: { try $0.boolean($1) })
-        style("maxLines", \.maxLines, doc: "0: unlimited", push: { $0.push($1) }, read: { Int(try $0.bounded($1, 0...1000)) })
+        style("maxLines", \.maxLines, doc: "0: unlimited", push: { $0.push($1) }, read: { try $0.whole($1, 0...1000) })
         style("minimumScaleFactor", \.minimumScaleFactor, doc: "0.1…1: how far the font may shrink so the text fits before it is cut (UILabel's); 1: never",
               push: { $0.push($1) }, read: { try $0.bounded($1, 0.1...1) })
         style("truncationMode", \.truncationMode, doc: TruncationMode.allCases.map(\.rawValue).joined(separator: ", "), push: { $0.push($1.rawValue) }, read: { try $0.choice($1, TruncationMode.self) })
@@ -171,7 +171,7 @@ extension API {
         style("shadowRadius", \.shadowRadius, doc: "blur radius in pixels", push: { $0.push($1) }, read: { try $0.bounded($1, 0...200) })
         style("strokeColor", \.strokeColor, doc: "outline colour", push: { $0.push(color: $1) }, read: { try $0.color($1) })
         style("strokeWidth", \.strokeWidth, doc: "outline width in pixels (0: none)", push: { $0.push($1) }, read: { try $0.bounded($1, 0...200) })
-        style("highlightedScalars", \.highlightedScalars, doc: "karaoke: leading characters drawn in highlightColor", push: { $0.push($1) }, read: { Int(try $0.bounded($1, 0...Double(65_536))) })
+        style("highlightedScalars", \.highlightedScalars, doc: "karaoke: leading characters drawn in highlightColor", push: { $0.push($1) }, read: { try $0.whole($1, 0...65_536) })
         luaClass.property("highlightColor", of: TextLayer.self, doc: "karaoke colour of the sung part",
                           get: { call, text in if let c = text.style.highlightColor { call.push(color: c) } else { call.pushNil() } },
                           set: { call, text, index in text.style.highlightColor = call.isNoneOrNil(index) ? nil : try call.color(index) })

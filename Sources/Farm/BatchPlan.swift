@@ -66,13 +66,18 @@ public struct BatchPlan: Sendable {
     public let template: String
     /// The rows, in the order of the rows file.
     public let rows: [Row]
+    /// What the batch as a whole leaves out: columns that reach no row (a mistyped
+    /// parameter name is a warning: every row gets the parameter's default instead).
+    public let diagnostics: [RowDiagnostic]
 
     /// Plans a batch. `declared` are the template's parameter names, in its order; `records`
     /// reads the rows file (`rowsFile`, named in messages) once the parameters are checked;
     /// `pattern` (`--out`) names each row's output from its columns; `shared` are `--set`
-    /// values for every row, which a row's own column of the same name overrides.
+    /// values for every row, which a row's own column of the same name overrides;
+    /// `suggest` names the parameter a column not declared was likely meant to be, among those
+    /// no column or `--set` gives.
     public init(template: String, declared: [String], rowsFile: String, records: () throws -> [[String: String]],
-                pattern: String, shared: [String: String] = [:]) throws {
+                pattern: String, shared: [String: String] = [:], suggest: (String, [String]) -> String? = { _, _ in nil }) throws {
         self.template = template
         guard declared.contains("output") else {
             throw BatchError("\(template) declares no parameter \"output\"; a batch template takes its output from --out (add { name = \"output\", type = \"string\", required = true } to its av.parameters)")
@@ -85,7 +90,8 @@ public struct BatchPlan: Sendable {
         var problems: [String] = []
         var rows: [Row] = []
         var owners: [String: Int] = [:]
-        for (index, record) in try records().enumerated() {
+        let records = try records()
+        for (index, record) in records.enumerated() {
             let number = index + 1
             do {
                 let output = try Self.output(pattern, record)
@@ -104,6 +110,44 @@ public struct BatchPlan: Sendable {
         guard problems.isEmpty else { throw BatchError("\(problems.count) problem\(problems.count == 1 ? "" : "s") before anything ran:\n  " + problems.joined(separator: "\n  ")) }
         guard !rows.isEmpty else { throw BatchError("\(rowsFile) has no rows") }
         self.rows = rows
+        diagnostics = Self.unusedColumns(records, declared: declared, shared: shared, pattern: pattern, template: template,
+                                         rowsFile: rowsFile, suggest: suggest)
+    }
+
+    /// A warning for each column that is no parameter and not in `pattern` but near the name
+    /// of a parameter nothing gives (a header's `Title` for `title`), and one note naming
+    /// the other columns no row uses.
+    private static func unusedColumns(_ records: [[String: String]], declared: [String], shared: [String: String], pattern: String,
+                                      template: String, rowsFile: String, suggest: (String, [String]) -> String?) -> [RowDiagnostic] {
+        let columns = Set(records.flatMap(\.keys))
+        let unused = columns.subtracting(declared).subtracting(patternColumns(pattern)).sorted()
+        let ungiven = declared.filter { $0 != "output" && shared[$0] == nil && !columns.contains($0) }
+        let diagnostic = { (level: String, message: String) in
+            RowDiagnostic(event: ["level": level, "kind": Diagnostic.Kind.optionIgnored.rawValue, "message": message, "file": rowsFile, "line": 1])
+        }
+        var diagnostics: [RowDiagnostic] = []
+        var unmatched: [String] = []
+        for column in unused {
+            if let meant = suggest(column, ungiven) {
+                diagnostics.append(diagnostic("warning", "column \(column.quotedForMessage()) is no parameter of \(template) and no row gives \(meant), "
+                                              + "so every row gets \(meant)'s default; did you mean \(meant)? (rename the column)"))
+            } else {
+                unmatched.append(column)
+            }
+        }
+        if !unmatched.isEmpty {
+            let list = unmatched.map { $0.quotedForMessage() }.joined(separator: ", ")
+            diagnostics.append(diagnostic("note", "column\(unmatched.count == 1 ? "" : "s") \(list) \(unmatched.count == 1 ? "is" : "are") no parameter of \(template) "
+                                          + "(it declares \(declared.joined(separator: ", "))) and not in --out: no row uses \(unmatched.count == 1 ? "it" : "them")"))
+        }
+        return diagnostics
+    }
+
+    /// The columns `pattern` names in braces.
+    private static func patternColumns(_ pattern: String) -> Set<String> {
+        Set(pattern.split(separator: "{", omittingEmptySubsequences: false).dropFirst().compactMap { part in
+            part.firstIndex(of: "}").map { String(part[..<$0]) }
+        })
     }
 
     /// `pattern` with each `{column}` replaced by the row's value. A value with a slash (or

@@ -13,8 +13,8 @@ public struct BatchReport: Sendable {
     public init(schema: Int) { self.schema = schema }
 
     /// The report's text: each row (a row with no result was not run: interrupted), then
-    /// the totals by status and of warnings.
-    public func text(rows: [BatchPlan.Row], results: [Int: RowResult]) throws -> String {
+    /// the totals by status and of warnings, and what the batch as a whole left out.
+    public func text(rows: [BatchPlan.Row], results: [Int: RowResult], diagnostics: [RowDiagnostic] = []) throws -> String {
         let entries = rows.map { row -> [String: Any] in
             let result = results[row.number] ?? RowResult(status: .interrupted)
             var entry: [String: Any] = ["row": row.number, "status": result.status.rawValue, "output": row.output,
@@ -29,15 +29,17 @@ public struct BatchReport: Sendable {
         for status in RowStatus.allCases {
             totals[status.rawValue] = results.values.filter { $0.status == status }.count
         }
-        let data = try JSONSerialization.data(withJSONObject: ["schema": schema, "rows": entries, "totals": totals],
+        let data = try JSONSerialization.data(withJSONObject: ["schema": schema, "rows": entries, "totals": totals,
+                                                               "diagnostics": diagnostics.map(\.json)],
                                               options: [.prettyPrinted, .sortedKeys])
         return String(decoding: data, as: UTF8.self)
     }
 
     /// Writes the report whole (an exclusive temporary file beside it, renamed into place),
     /// and only where `checkPath` allows.
-    public func write(to path: String, rows: [BatchPlan.Row], results: [Int: RowResult], overwrite: Bool, inputs: [String]) throws {
-        let text = try text(rows: rows, results: results)
+    public func write(to path: String, rows: [BatchPlan.Row], results: [Int: RowResult], diagnostics: [RowDiagnostic] = [],
+                      overwrite: Bool, inputs: [String]) throws {
+        let text = try text(rows: rows, results: results, diagnostics: diagnostics)
         try checkPath(path, overwrite: overwrite, inputs: inputs)
         do {
             try Paths.writeFile(text, to: path, replacing: true)

@@ -4,6 +4,7 @@ import MoonreelEngine
 import MoonreelFarm
 import MoonreelPlatform
 import MoonreelBindings
+import MoonreelScriptHost
 import Synchronization
 
 struct Batch: ParsableCommand {
@@ -55,16 +56,23 @@ struct Batch: ParsableCommand {
             // Before any row runs: a report that could not be written must not cost the batch.
             if let report { try BatchReport(schema: ProgressDisplay.schema).checkPath(report, overwrite: common.overwrite, inputs: [template, rows]) }
             let plan = try BatchPlan(template: template, declared: try Self.declaredParameters(of: template, limits: common.limits).map(\.name),
-                                     rowsFile: rows, records: { try Self.records(in: rows) }, pattern: pattern, shared: try parameters.values())
+                                     rowsFile: rows, records: { try Self.records(in: rows) }, pattern: pattern, shared: try parameters.values(),
+                                     suggest: { NameSuggestion.closest(to: $0, among: $1) })
             let printer = BatchPrinter(common: common)
+            printer.say(plan.diagnostics)
             let batch = BatchRun(plan: plan, executable: Self.executable, options: common.runOptions, jobs: jobs ?? ProcessInfo.processInfo.activeProcessorCount,
                                  retries: retry, chunks: chunks, forwardsProgress: printer.json, interruptedStatus: Exit.interrupted, report: printer.say)
             let signals = SignalWatcher.start { batch.interrupt() }
-            let writeReport = { [self] in
+            let writeReport = { [self] (results: [Int: RowResult]) in
                 if let report {
-                    try BatchReport(schema: ProgressDisplay.schema).write(to: report, rows: plan.rows, results: batch.rowResults,
+                    try BatchReport(schema: ProgressDisplay.schema).write(to: report, rows: plan.rows, results: results, diagnostics: plan.diagnostics,
                                                                           overwrite: common.overwrite, inputs: [template, rows])
                 }
+            }
+            if common.strict, let first = plan.diagnostics.first(where: { $0.level == "warning" }) {
+                // Every row held back, and the report says why.
+                try writeReport(Dictionary(uniqueKeysWithValues: plan.rows.map { ($0.number, RowResult(status: .held)) }))
+                throw BatchError("\(first.summary) (--strict: nothing was run)")
             }
             var failed = 0
             do {
@@ -87,10 +95,10 @@ struct Batch: ParsableCommand {
                 }
             } catch let error as BatchError where !batch.rowResults.isEmpty {
                 // Rows that cannot run stop the batch before it renders: the report says which, and why.
-                do { try writeReport() } catch { printError("moonreel: batch: \(error)".oneLine) }
+                do { try writeReport(batch.rowResults) } catch { printError("moonreel: batch: \(error)".oneLine) }
                 throw error
             }
-            try writeReport()
+            try writeReport(batch.rowResults)
             if signals.interrupted { throw ExitCode(Exit.interrupted) }
             if failed > 0 { throw ExitCode(Exit.failed) }
         } catch let error as BatchError {
@@ -202,6 +210,17 @@ final class BatchPrinter {
             printError("moonreel: batch: row \(row.number) \(result.status.rawValue)\(warned) \(row.output)\(detail)".oneLine)
             for diagnostic in result.diagnostics where shownDiagnostics.insert(diagnostic.summary).inserted {
                 printError("moonreel: batch: row \(row.number): \(diagnostic.summary)".oneLine)
+            }
+        }
+    }
+
+    /// What the batch as a whole leaves out, before any row runs.
+    func say(_ diagnostics: [RowDiagnostic]) {
+        for diagnostic in diagnostics {
+            if json {
+                emit(diagnostic.json.merging(["event": "diagnostic"]) { _, new in new })
+            } else if !common.quiet {
+                printError("moonreel: batch: \(diagnostic.summary)".oneLine)
             }
         }
     }

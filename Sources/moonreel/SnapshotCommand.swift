@@ -34,15 +34,22 @@ struct Snapshot: ParsableCommand {
 
     /// The times of a contact sheet's frames: `count` spread evenly (each at the middle of
     /// its share of the video, so neither the black first frame nor the last is favoured), or
-    /// one every `every` from the start; at most `limit`.
-    static func sheetTimes(duration: MediaTime, count: Int?, every: MediaTime?, limit: Int) -> [MediaTime] {
+    /// one every `every` from the start; more than `limit` (the grid's tiles, or 400) is
+    /// refused, not cut: a sheet cut short would show only the video's start.
+    static func sheetTimes(duration: MediaTime, count: Int?, every: MediaTime?, limit: Int, grid: String?) throws -> [MediaTime] {
+        let holder = grid.map { "a \($0) grid holds \(limit)" } ?? "a sheet holds at most \(limit)"
         if let count {
-            let shares = min(count, limit)
-            return (0..<shares).compactMap { MediaTime(seconds: duration.seconds * (Double($0) + 0.5) / Double(shares)) }
+            guard count <= limit else { throw ValidationError("--count \(count) frames: \(holder); give --count \(limit) or a larger --grid") }
+            return (0..<count).compactMap { MediaTime(seconds: duration.seconds * (Double($0) + 0.5) / Double(count)) }
         }
         guard let every else { return [] }
         var times: [MediaTime] = [], time = MediaTime.zero
-        while time < duration, times.count < limit {
+        while time < duration {
+            guard times.count < limit else {
+                let fitting = (duration.seconds / Double(limit) * 10).rounded(.up) / 10
+                throw ValidationError("--every \(every.seconds) s over the video's \(CueCheck.clock(duration)) is more than \(limit) frames: \(holder); "
+                                      + "give --every \(fitting) or more\(grid == nil ? "" : ", or a larger --grid")")
+            }
             times.append(time)
             time = time + every
         }
@@ -91,7 +98,8 @@ struct Snapshot: ParsableCommand {
                     print("\(output) (\(size.width)×\(size.height), \(at.seconds) s)")
                 }
             } else {
-                let times = Self.sheetTimes(duration: composition.duration, count: count, every: step, limit: grid.map { $0.columns * $0.rows } ?? 400)
+                let times = try Self.sheetTimes(duration: composition.duration, count: count, every: step,
+                                                limit: grid.map { $0.columns * $0.rows } ?? 400, grid: self.grid)
                 let columns = grid?.columns ?? Int(Double(times.count).squareRoot().rounded(.up))
                 let gap = 8
                 // --sheet-width: the tiles share what the gaps leave.
@@ -102,6 +110,8 @@ struct Snapshot: ParsableCommand {
                 let spacing = step.map { "every \($0.seconds) s" } ?? "spread over \(CueCheck.clock(composition.duration))"
                 print("\(output) (\(image.width)×\(image.height), \(tiles.count) frames \(spacing))")
             }
+        } catch let error as ValidationError {
+            throw error
         } catch {
             printError("moonreel: \(error)")
             throw ExitCode(Exit.failed)

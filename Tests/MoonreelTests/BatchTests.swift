@@ -111,6 +111,31 @@ import TestSupport
         #expect(try escape.batch([]).err.contains("cannot be part of a file name"))
     }
 
+    /// Done means right: a header's `Duration` for the parameter `duration` was dropped in
+    /// silence, and every row rendered the default. It is a warning naming the column and the
+    /// parameter meant (in the report too), a column no row uses is a note, and `--strict`
+    /// runs nothing.
+    @Test func aMistypedColumnIsAWarningAndStrictRunsNothing() throws {
+        let clip = try Fixtures.clip(seconds: 6)
+        let job = try Job(rows: "id,clip,Duration,note\nr1,\(clip),3,anything\n")
+        let result = try job.batch(["--report", job.folder + "/report.json"])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.err.contains("warning: \(job.rows):1: column \"Duration\" is no parameter of \(job.template) and no row gives duration")
+                && result.err.contains("did you mean duration?") && result.err.contains("[optionIgnored]"), "\(result.err)")
+        #expect(result.err.contains("note: \(job.rows):1: column \"note\" is no parameter"), "\(result.err)")
+        let seconds = Double(try Tool.ffprobe(job.output("r1")).format.duration ?? "") ?? 0
+        #expect(abs(seconds - 1) < 0.08, "the default duration, as the warning says: \(seconds)")
+        let diagnostics = try job.report()["diagnostics"] as? [[String: Any]] ?? []
+        #expect(diagnostics.map { $0["level"] as? String } == ["warning", "note"], "\(diagnostics)")
+        #expect(diagnostics.first?["kind"] as? String == "optionIgnored" && diagnostics.first?["line"] as? Int == 1)
+
+        try FileManager.default.removeItem(atPath: job.output("r1"))
+        let strict = try job.batch(["--report", job.folder + "/report.json", "--strict"])
+        #expect(strict.status == 1 && strict.err.contains("--strict: nothing was run"), "\(strict.err)")
+        #expect(!FileManager.default.fileExists(atPath: job.output("r1")))
+        #expect((try job.report()["rows"] as? [[String: Any]])?.map { $0["status"] as? String } == ["held"])
+    }
+
     /// Issue 35 §15: the pre-check ran a process per row (~2 h for 100k rows). One
     /// `check-rows` process per core dry-runs its share, answering for every row, each in a
     /// fresh host: a row's globals do not reach the next (bench/RESULTS.md has the times).

@@ -43,6 +43,92 @@ import TestSupport
         #expect(try Tool.ffprobe(output + "1.mp4").streams.first { $0.codec_type == "video" }?.width == 160)
     }
 
+    /// Done means right: a `timeRange` past the composition's end was cut to it in silence
+    /// (10–30 s of a 3 s composition wrote 2 s). It is a warning at the export's line, and
+    /// `strict` writes nothing; a range inside says nothing.
+    @Test func aTimeRangePastTheEndIsAWarning() throws {
+        let clip = try Fixtures.clip(seconds: 3)
+        let output = Fixtures.scratchPath("ranged")
+        let script = """
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(0, 3), av.asset(arg[1]), 0)
+            for i, range in ipairs({ av.range(1, 30), av.range(1, 1) }) do
+              local session = av.exportSession(comp, "LowQuality")
+              session.outputURL, session.timeRange, session.strict = arg[2] .. i .. ".mp4", range, arg[3] == "strict"
+              local ok, how = session:export()
+              print(i, ok, #session.diagnostics)
+            end
+            """
+        let result = try Moonreel.runScript(script, name: "ranged.lua", arguments: [clip, output])
+        #expect(result.status == 0, "\(result.err)")
+        let warnings = result.errorLines.filter { $0.contains("[rangeClipped]") }
+        #expect(warnings.count == 1 && warnings.first?.contains("ranged.lua:6: timeRange [1.0…31.0) s reaches past the composition (0…3.0 s): [1.0…3.0) s is written, 2.0 s") == true,
+                "\(result.err)")
+        #expect(result.out.contains("1\ttrue\t1") && result.out.contains("2\ttrue\t0"), "\(result.out)")
+        #expect(abs((Double(try Tool.ffprobe(output + "1.mp4").format.duration ?? "") ?? 0) - 2) < 0.08)
+        let strict = try Moonreel.runScript(script, name: "ranged.lua", arguments: [clip, output + "-strict", "strict"])
+        #expect(strict.out.contains("1\tnil\t1"), "no output under strict: \(strict.out) \(strict.err)")
+        #expect(!FileManager.default.fileExists(atPath: output + "-strict1.mp4"))
+    }
+
+    /// Done means right: two input parameters for one track (a volume on one, ducking on
+    /// another) — only the last counts, and the other's volume was lost in silence. It is a
+    /// warning at the export's line; the sound is the last one's (full level, not 0.1).
+    @Test func twoInputParametersForOneTrackAreAWarning() throws {
+        let clip = try Fixtures.clip(seconds: 2)
+        let output = Fixtures.scratchPath("shared-track.m4a")
+        let result = try Moonreel.runScript("""
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(0, 2), av.asset(arg[1]), 0)
+            local track = comp:tracksWithMediaType("audio")[1]
+            local quiet, other = av.audioMixInputParameters(track), av.audioMixInputParameters(track)
+            quiet:setVolume(0.1, 0)
+            local session = av.exportSession(comp, "AppleM4A")
+            session.outputURL, session.audioMix = arg[2], av.audioMix{ inputParameters = { quiet, other } }
+            assert(session:export())
+            """, name: "mix.lua", arguments: [clip, output])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.err.contains("mix.lua:8: audioMix's input parameters 1, 2 all name audio track") && result.err.contains("only 2 is used")
+                && result.err.contains("[optionIgnored]"), "\(result.err)")
+        let (mixed, source) = (try Tool.audioSamples(output), try Tool.audioSamples(clip))
+        #expect(abs(mixed.level(from: 24000, to: 72000) / source.level(from: 24000, to: 72000) - 1) < 0.1, "the last parameters' full level")
+    }
+
+    /// Done means right: a video track added after `av.videoComposition(comp)` made its
+    /// instructions is drawn by none of them, so its B-roll never showed, and nothing said so.
+    /// It is a warning naming the track and its time; the frame there is the first track's
+    /// (red, not the blue B-roll), as the warning says.
+    @Test func aTrackNoInstructionDrawsIsAWarning() throws {
+        let (red, blue) = (try Fixtures.solid("red", seconds: 2), try Fixtures.solid("blue", seconds: 2))
+        let output = Fixtures.scratchPath("undrawn.mp4")
+        let result = try Moonreel.runScript("""
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(0, 2), av.asset(arg[1]), 0)
+            local vc = av.videoComposition(comp)
+            local broll = av.asset(arg[2])
+            comp:addMutableTrack("video"):insertTimeRange(av.range(0, 1), broll:tracksWithMediaType("video")[1], 0.5)
+            local session = av.exportSession(comp, "LowQuality")
+            session.outputURL, session.videoComposition = arg[3], vc
+            assert(session:export())
+            """, name: "broll.lua", arguments: [red, blue, output])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.err.contains("broll.lua:8: video track 3 has media at [0.5…1.5) s that no layer instruction draws (videoComposition.instructions[1]): it is not shown")
+                && result.err.contains("[trackNotDrawn]"), "\(result.err)")
+        let frame = try Tool.rgbFrame(output, at: 1.0).mean(x: 100, y: 80, width: 100, height: 80)
+        #expect(frame.r > 150 && frame.b < 80, "the red first track: \(frame)")
+    }
+
+    /// A count given with a fraction was cut to its whole part in silence (`maxLines = 2.5`
+    /// drew 2 lines, `fontWeight = 650.5` drew 650). It is refused, naming the value.
+    @Test func aFractionWhereACountGoesIsRefused() throws {
+        for (key, value) in [("maxLines", "2.5"), ("highlightedScalars", "3.5"), ("fontWeight", "650.5")] {
+            let result = try Moonreel.runScript("local t = av.textLayer{ string = \"Hi\", \(key) = \(value) }", name: "count.lua")
+            #expect(result.status != 0 && result.err.contains("must be a whole number, got \(value)"), "\(key): \(result.err)")
+        }
+        let whole = try Moonreel.runScript("local t = av.textLayer{ string = \"Hi\", maxLines = 2, fontWeight = 650 } print(t.maxLines, t.fontWeight)", name: "count.lua")
+        #expect(whole.status == 0 && whole.out.hasPrefix("2\t650"), "\(whole.out)\(whole.err)")
+    }
+
     /// A preset's box that fits a picture at a fraction of a pixel: the output's sides are
     /// rounded, so its shape is a little off the picture's, and the export says so (a note);
     /// a picture the box fits exactly says nothing.

@@ -293,6 +293,27 @@ extension DoneMeansRightTests {
 }
 
 extension DoneMeansRightTests {
+    /// A cue that lasts no time (a CSV row or a subtitle whose end is its start) was read,
+    /// passed every check and was never drawn. It is a `cueHidden` warning with its data
+    /// line, from `cues check` and from `av.readCues` at the script's line.
+    @Test func aCueThatLastsNoTimeIsAWarning() throws {
+        let csv = Fixtures.scratchPath("instant.csv")
+        try "id,lyric,start_at,end_at\n1,Hello,0.5,1.5\n2,gone,2,2\n3,there,2,3\n".write(toFile: csv, atomically: true, encoding: .utf8)
+        let check = try Moonreel.run(["cues", "check", csv])
+        #expect(check.status == 1 && check.out.contains("cue \"2\" (0:02.00–0:02.00) lasts 0 s: it is never shown (\(csv):3); give it an end after its start"),
+                "\(check.out)\(check.err)")
+        let srt = Fixtures.scratchPath("instant.srt")
+        try "1\n00:00:01,000 --> 00:00:01,000\nhello\n\n2\n00:00:02,000 --> 00:00:03,000\nthere\n".write(toFile: srt, atomically: true, encoding: .utf8)
+        let read = try Moonreel.runScript("""
+            local cues = av.readCues(arg[1])
+            print(#cues)
+            """, name: "srt.lua", arguments: [srt])
+        #expect(read.status == 0 && read.out == "2\n", "\(read.err)")
+        #expect(read.err.contains("srt.lua:1: \(srt): cue \"1\" (0:01.00–0:01.00) lasts 0 s: it is never shown (\(srt):2)") && read.err.contains("[cueHidden]"), "\(read.err)")
+    }
+}
+
+extension DoneMeansRightTests {
     /// The box of the pixels that differ from `background` (text, outline, shadow).
     static func marks(in frame: Image, background: (r: Int, g: Int, b: Int)) -> (minX: Int, maxX: Int, minY: Int, maxY: Int)? {
         var box: (minX: Int, maxX: Int, minY: Int, maxY: Int)?

@@ -202,3 +202,30 @@ import TestSupport
         #expect(strict.status == 1 && strict.err.contains("strict: effect \"kenBurns\": the from framing"), "\(strict.err)")
     }
 }
+
+extension EffectLibraryTests {
+    /// Done means right: the text effects shrank a long name or a wide word, and cut timings
+    /// given that did not fit, in silence. Each now says so at the line that called it (a note
+    /// when the size was shrunk so the text fits, a warning when timings given were cut), and
+    /// text that fits says nothing.
+    @Test func textEffectsSayWhatTheyShrankOrShortened() throws {
+        let script = Fixtures.scratchPath("says-text.lua")
+        try """
+            local lowerThird, title, lyrics = require "effects.lowerThird", require "effects.title", require "effects.lyrics"
+            lowerThird{ renderSize = { 1080, 1920 }, name = "Maria Fernanda de los Santos Gutiérrez Villanueva", role = "Director" }
+            title{ renderSize = { 1080, 1920 }, title = "https://example.com/an-address-with-no-spaces-at-all", duration = 3 }
+            title{ renderSize = { 1920, 1080 }, title = "Hello", duration = 3, inDuration = 2, outDuration = 2 }
+            lyrics{ renderSize = { 1920, 1080 }, fadeIn = 1, cues = { { text = "short", start = 0, finish = 0.5 }, { text = "long", start = 1, finish = 4 } } }
+            lowerThird{ renderSize = { 1920, 1080 }, name = "Ana Ribeiro", role = "Director" }
+            """.write(toFile: script, atomically: true, encoding: .utf8)
+        let result = try Moonreel.run(["run", script])
+        #expect(result.status == 0, "\(result.err)")
+        let said = result.errorLines.filter { $0.hasSuffix("[effectAdjusted]") }
+        #expect(said.contains { $0.contains("note: ") && $0.contains("says-text.lua:2: effect \"lowerThird\": the name is drawn at ") && $0.contains("so that the longer line fits") }, "\(result.err)")
+        #expect(said.contains { $0.contains("says-text.lua:3: effect \"title\": ") && $0.contains("a word of it is wider than the frame") }, "\(result.err)")
+        #expect(said.contains { $0.contains("warning: ") && $0.contains("says-text.lua:4: effect \"title\": coming in and going out take 2 + 2 s, more than the title's 3 s: they take 1.5 and 1.5 s") }, "\(result.err)")
+        #expect(said.contains { $0.contains("says-text.lua:5: effect \"lyrics\": 1 line lasts less than twice fadeIn or fadeOut") }, "\(result.err)")
+        #expect(!said.contains { $0.contains("says-text.lua:6:") }, "a name that fits: nothing to say")
+        #expect(said.count == 4, "\(said)")
+    }
+}

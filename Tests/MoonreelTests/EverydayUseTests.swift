@@ -91,6 +91,13 @@ import TestSupport
         #expect(spread.status == 0 && spread.out.hasPrefix("\(sheet) (400×") && spread.out.contains("4 frames spread over 0:06.00"), "\(spread.out) \(spread.err)")
         let both = try Moonreel.run(["snapshot", clip, "--count", "4", "--every", "1", "-o", sheet])
         #expect(both.status == 2 && both.err.contains("give one of --at (one frame), --count N or --every SECONDS"), "\(both.err)")
+        // More frames than the grid holds were cut to its cells in silence (12 asked, 6 drawn;
+        // --every covering only the video's start): refused, with what fits.
+        let crowded = try Moonreel.run(["snapshot", clip, "--count", "12", "--grid", "2x3", "-o", sheet, "--overwrite"])
+        #expect(crowded.status == 2 && crowded.err.contains("--count 12 frames: a 2x3 grid holds 6; give --count 6 or a larger --grid"), "\(crowded.err)")
+        let short = try Moonreel.run(["snapshot", clip, "--every", "0.5", "--grid", "2x2", "-o", sheet, "--overwrite"])
+        #expect(short.status == 2 && short.err.contains("--every 0.5 s over the video's 0:06.00 is more than 4 frames: a 2x2 grid holds 4; give --every 1.5 or more, or a larger --grid"),
+                "\(short.err)")
         let bad = try Moonreel.run(["snapshot", clip, "--at", "1:99"])
         #expect(bad.status == 2 && bad.err.contains("--at must be seconds or a timecode"), "\(bad.err)")
     }

@@ -86,6 +86,8 @@ return {
     -- A label wider than the frame is drawn smaller (widths grow with the size: no hinting).
     local room = width - 2 * margin - 2 * padX
     if label.width > room then
+      effect.note(("the label is drawn at %d px, not %d, so that it fits the frame's width"):format(math.max(4, math.floor(size * room / label.width)), size),
+                  "shorten it, or give a smaller size")
       size = math.max(4, math.floor(size * room / label.width))
       padX, padY = math.floor(size * 0.55), math.floor(size * 0.38)
       label = measure(size)
@@ -113,6 +115,10 @@ return {
     -- geometry, so it can sit in any Core Animation tree (origin bottom-left, y up).
     local container = av.layer{ frame = { 0, 0, width, height }, isGeometryFlipped = true }
     local group = av.layer{ frame = { 0, 0, width, height }, opacity = 0, name = "callout" }
+    if p.fade > p.duration / 2 then
+      effect.note(("fade %g s is more than half the callout's %g s: it fades for %g s each way"):format(p.fade, p.duration, p.duration / 2),
+                  "give a shorter fade")
+    end
     local fade = math.min(p.fade, p.duration / 2) / p.duration
     group:addAnimation(av.keyframeAnimation{ keyPath = "opacity", values = { 0, 1, 1, 0 }, keyTimes = { 0, fade, 1 - fade, 1 },
                                               beginTime = p.start, duration = p.duration }, "show")

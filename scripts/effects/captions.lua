@@ -185,8 +185,11 @@ return {
     for i = 3, #order do widest = math.max(widest, widths[order[i]]) end
     local grown = math.max(1, p.activeScale)
     if widest * grown > lineWidth then
+      local asked = size
       size = math.max(4, math.floor(size * lineWidth / (widest * grown)))
       measureAll()
+      effect.note(("every caption is drawn at %d px, not %d: its widest word is wider than a line"):format(size, asked),
+                  "break the word, or give a smaller fontSize")
     end
     local stroke = p.strokeWidth or math.max(1, size / 12)
     -- Words are a space and an outline apart, and each takes room for its enlarged size, so

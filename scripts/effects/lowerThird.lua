@@ -56,7 +56,8 @@ return {
     -- line is measured as drawn (a text layer's preferredFrameSize: one line, whole).
     local nameSize = math.max(6, math.floor(reference * p.nameSize))
     local roleSize = math.max(6, math.floor(reference * p.roleSize))
-    local nameWidth, nameHeight, roleWidth, roleHeight
+    local askedSize = nameSize
+    local nameWidth, nameHeight, roleWidth, roleHeight, needed
     for _ = 1, 3 do
       local measured = av.textLayer{ string = p.name, font = p.font, fontSize = nameSize, fontWeight = "bold" }:preferredFrameSize()
       nameWidth, nameHeight = measured.width, measured.height
@@ -67,10 +68,17 @@ return {
         roleWidth, roleHeight = 0, 0
       end
       local accent = math.max(3, math.floor(nameSize * 0.14 + 0.5))
-      local needed = math.max(nameWidth, roleWidth) + 2 * math.floor(nameSize * 0.6) + accent
+      needed = math.max(nameWidth, roleWidth) + 2 * math.floor(nameSize * 0.6) + accent
       if needed <= available then break end
       local factor = available / needed
       nameSize, roleSize = math.max(4, math.floor(nameSize * factor)), math.max(4, math.floor(roleSize * factor))
+    end
+    if needed > available then
+      effect.warn(("the bar is %d px wide, more than the %d px the frame leaves: it runs past the edge"):format(needed, available),
+                  "shorten the name or role")
+    elseif nameSize < askedSize then
+      effect.note(("the name is drawn at %d px, not %d, so that the longer line fits the frame's width (%d px)"):format(nameSize, askedSize, available),
+                  "shorten the name or role, or give a smaller nameSize")
     end
 
     -- Where capitals start below the top of a text layer's box, and how tall the box must

@@ -81,9 +81,11 @@ return {
     local slotEnds = {}
     local slide = 0.25
     local step = (p.position == "top" and not p.frame) and box[4] or -box[4]
+    local shortFades = 0
     for index, cue in ipairs(p.cues) do
       local length = cue.finish - cue.start
       if length > 0 then
+        if p.fadeIn > length / 2 or p.fadeOut > length / 2 then shortFades = shortFades + 1 end
         local slot = 1
         while slotEnds[slot] and slotEnds[slot] > cue.start do slot = slot + 1 end
         slotEnds[slot] = cue.finish
@@ -180,6 +182,10 @@ return {
           container:addSublayer(below)
         end
       end
+    end
+    if shortFades > 0 then
+      effect.note(("%d line%s last%s less than twice fadeIn or fadeOut: each fade takes at most half its line"):format(
+                    shortFades, shortFades == 1 and "" or "s", shortFades == 1 and "s" or ""), "give shorter fades")
     end
     return container
   end,

@@ -122,12 +122,20 @@ return {
       return { lines = lines, size = size, weight = weight }
     end
     local function laidOut(text, size, weight)
-      for _ = 1, 4 do
+      local asked = size
+      for attempt = 1, 5 do
         local result, smaller = block(text, size, weight)
-        if result then return result end
-        size = smaller
+        if result then
+          if size < asked then
+            effect.note(("%q is drawn at %d px, not %d: a word of it is wider than the frame"):format(text, size, asked),
+                        "break the word, or give a smaller size")
+          end
+          return result
+        end
+        if attempt < 5 then size = smaller end
       end
-      return block(text, size, weight) or { lines = {}, size = size, weight = weight }
+      effect.warn(("%q is not drawn: a word of it is wider than the frame even at %d px"):format(text, size), "break the word")
+      return { lines = {}, size = size, weight = weight }
     end
     local titleBlock = laidOut(p.title, math.max(6, math.floor(reference * p.titleSize)), p.fontWeight)
     local subtitle = (p.subtitle and p.subtitle ~= "") and p.subtitle or nil
@@ -252,6 +260,10 @@ return {
     local outTime = p.outStyle == "none" and 0 or (p.outDuration or natural(p.outStyle, false))
     if inTime + outTime > total then
       local factor = total / (inTime + outTime)
+      if p.inDuration or p.outDuration then
+        effect.warn(("coming in and going out take %g + %g s, more than the title's %g s: they take %g and %g s"):format(
+                      inTime, outTime, total, inTime * factor, outTime * factor), "shorten inDuration or outDuration, or lengthen duration")
+      end
       inTime, outTime = inTime * factor, outTime * factor
     end
     -- The seconds [from, to] of the coming in (from start) or going out (from the start of

@@ -11,6 +11,13 @@ extension LuaCall {
         return value
     }
 
+    /// A whole number in `range`: a fraction is refused, not cut (maxLines = 2.5 is not 2).
+    func whole(_ index: Int32, _ range: ClosedRange<Int>) throws -> Int {
+        let value = try bounded(index, Double(range.lowerBound)...Double(range.upperBound))
+        guard value == value.rounded() else { throw argumentError(index, "must be a whole number, got \(format(value))") }
+        return Int(value)
+    }
+
     /// A length or width: 0…100 000.
     func nonNegative(_ index: Int32) throws -> Double { try bounded(index, 0...100_000) }
 
@@ -44,7 +51,7 @@ extension LuaCall {
             case let other: throw argumentError(index, "unknown font weight \(other.quotedForMessage()) (100…900, \"normal\", \"bold\", …)")
             }
         }
-        return Int(try bounded(index, 100...1000))
+        return try whole(index, 100...1000)
     }
 }
 

@@ -1,8 +1,8 @@
 import MoonreelMedia
 
 /// What makes timed text go wrong on screen although it reads fine: lines that overlap in
-/// time (drawn at once), lines with no text, and lines after the end of the video (never
-/// shown) or running past it.
+/// time (drawn at once), lines that last no time or have no text, and lines after the end
+/// of the video (never shown) or running past it.
 public enum CueCheck {
     /// In time order: "cues 3 (0:12.40–0:15.00) and 4 (0:14.20–0:16.00) overlap by 0.80 s"
     /// (a note: both are drawn), a cue never shown or cut at the end (warnings). `duration`:
@@ -19,7 +19,10 @@ public enum CueCheck {
                                            time: entry.cue.start.seconds))
             }
             if latest.map({ entry.cue.end > $0.cue.end }) ?? true { latest = entry }
-            if entry.cue.text.trimmed.isEmpty {
+            if entry.cue.end <= entry.cue.start {
+                problems.append(Diagnostic(.cueHidden, .warning, prefix + "cue \(entry.name) (\(span(entry.cue))) lasts 0 s: it is never shown",
+                                           remedy: "give it an end after its start", dataLine: entry.cue.source, time: entry.cue.start.seconds))
+            } else if entry.cue.text.trimmed.isEmpty {
                 problems.append(Diagnostic(.cueHidden, .warning, prefix + "cue \(entry.name) (\(span(entry.cue))) has no text: nothing is shown while it lasts",
                                            remedy: "give it its words, or remove it", dataLine: entry.cue.source, time: entry.cue.start.seconds))
             }

@@ -42,7 +42,7 @@ struct ExportRequest {
     let encodings: Encodings
     let strategy: Strategy
     /// What planning settled that the user should hear (a smart cut that re-encodes).
-    let notes: [Diagnostic]
+    var notes: [Diagnostic]
     /// Tags the file carries besides the session's `metadata`: a chunk piece's identity.
     var tags: [String: String] = [:]
 }
@@ -133,6 +133,12 @@ struct ExportPlanner {
             }
             let range = try range()
             var notes: [Diagnostic] = []
+            if let shared = sharedAudioTrack() { notes.append(shared) }
+            if let requested = settings.timeRange, requested != range {
+                notes.append(Diagnostic(.rangeClipped, .warning,
+                                        "timeRange \(requested) reaches past the composition (0…\(composition.duration.seconds) s): \(range) is written, \(range.duration.seconds) s",
+                                        remedy: "end timeRange within the composition"))
+            }
             var encodingPreset = preset
             var strategy = ExportRequest.Strategy.reencode
             if preset.isPassthrough {
@@ -162,7 +168,9 @@ struct ExportPlanner {
                     guard task.role == .join else { return ExportRequest(nothing: outputPath, container: container, range: range, preset: preset, encodings: encodings) }
                     notes.append(Diagnostic(.encodingChanged, .note, "\(outputPath) is rendered whole by the join task, not in pieces: \(reason)"))
                 } else {
-                    return try chunks.request(outputPath: outputPath, container: container, range: range, preset: encodingPreset, encodings: encodings)
+                    var piece = try chunks.request(outputPath: outputPath, container: container, range: range, preset: encodingPreset, encodings: encodings)
+                    piece.notes.insert(contentsOf: notes, at: 0)
+                    return piece
                 }
             }
             let output: any ExportOutput = !makingOutput ? PlannedOutput(path: outputPath) : try ExportError.Kind.outputUnavailable.tag {
@@ -206,6 +214,36 @@ struct ExportPlanner {
         return ExportPlan(request: request, composition: composition, video: video, videoNotes: videoNotes, audio: audio,
                           metadata: settings.metadata, fastStart: settings.shouldOptimizeForNetworkUse,
                           fileLengthLimit: settings.fileLengthLimit, memoryLimit: settings.memoryLimit)
+    }
+
+    /// A warning for each video track with media, within `range`, where no layer instruction
+    /// of `videoComposition` draws it.
+    func undrawnTracks(_ videoComposition: VideoComposition, range: TimeRange) -> [Diagnostic] {
+        composition.tracks(withMediaType: .video).compactMap { track -> Diagnostic? in
+            for (number, instruction) in videoComposition.instructions.enumerated() {
+                let drawn = instruction.layerInstructions.contains {
+                    composition.resolvedTrackID($0.trackID, source: $0.source, mediaType: .video) == track.trackID
+                }
+                guard !drawn, let span = instruction.timeRange.intersection(range),
+                      let hidden = track.segments.lazy.filter({ !$0.isEmpty }).compactMap({ $0.targetRange.intersection(span) }).first else { continue }
+                return Diagnostic(.trackNotDrawn, .warning,
+                                  "video track \(track.trackID) has media at \(hidden) that no layer instruction draws (videoComposition.instructions[\(number + 1)]): it is not shown",
+                                  remedy: "add a layer instruction for it, or make the video composition after adding the track", time: hidden.start.seconds)
+            }
+            return nil
+        }
+    }
+
+    /// A warning when several of the audio mix's input parameters name one track: only the
+    /// last counts (as AVFoundation has it), so the others' volume and ducking are lost.
+    func sharedAudioTrack() -> Diagnostic? {
+        let parameters = settings.audioMix?.inputParameters ?? []
+        let tracks = parameters.map { composition.resolvedTrackID($0.trackID, source: $0.source, mediaType: .audio) }
+        guard let track = tracks.first(where: { id in tracks.filter { $0 == id }.count > 1 }) else { return nil }
+        let places = tracks.indices.filter { tracks[$0] == track }.map { String($0 + 1) }
+        return Diagnostic(.optionIgnored, .warning,
+                          "audioMix's input parameters \(places.joined(separator: ", ")) all name audio track \(track): only \(places.last ?? "") is used, the others' volume and ducking are not",
+                          remedy: "give each track one av.audioMixInputParameters with all its changes")
     }
 
     /// `timeRange` clipped to the composition, or all of it.
@@ -415,6 +453,7 @@ struct ExportPlanner {
         if let chosen = rendered.note { notes.append(chosen) }
         if let gap = trackGap(request, frameDuration: rendered.duration) { notes.append(gap) }
         if let repeated = repeatedFrames(rendered.duration) { notes.append(repeated) }
+        notes += undrawnTracks(videoComposition, range: request.range)
         var plan = try VideoPlan.make(composition: composition, videoComposition: videoComposition, range: request.range,
                                       outputWidth: width, outputHeight: height, dynamicRange: request.encodings.dynamicRange)
         plan.encoderFormat = request.encodings.video?.renderedFormat

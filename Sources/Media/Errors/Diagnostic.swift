@@ -52,8 +52,8 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
         case frameRepeated
         /// A frame rate was chosen for the output that the sources did not state as such.
         case frameRateChosen
-        /// A layer or clip lies wholly or partly outside the frame, or is drawn at a size
-        /// other than the frame's.
+        /// A clip is drawn at a size or shape other than the frame's (at its own size, from
+        /// the top-left corner). Layers are not checked.
         case layerOffFrame
         /// An animation's values or key times do not all take effect.
         case animationIgnored
@@ -67,6 +67,10 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
         case trackShorter
         /// The output stopped early to stay within a limit.
         case lengthLimited
+        /// An export's `timeRange` reaches past the composition, so less was written than asked.
+        case rangeClipped
+        /// A video track has media where no layer instruction draws it, so it is not shown.
+        case trackNotDrawn
         /// A loudness target could not be met.
         case loudnessMissed
         /// The export encodes otherwise than asked (a SmartCut or smart render falling back),
