@@ -55,7 +55,12 @@ extension API {
             var margin = MediaTime(value: 1, timescale: 10)
             try call.options(3, ["margin": { margin = try call.time($0, allowNegative: false) }])
             let before = c.duration
+            let kept = silences.filter { c.cut(of: $0, margin: margin) == nil }.count
             let removed = try call.engine { try c.removeSilences(silences, margin: margin) }
+            if kept > 0, !removed.isEmpty {
+                try api.policy.report(Diagnostic(.nothingRemoved, .note, "removeSilences kept \(kept) of the \(silences.count) ranges given: each is no longer than twice the margin (\(format(margin.seconds)) s), or outside the composition",
+                                             remedy: "give a smaller margin to cut shorter pauses"), at: call.L)
+            }
             if removed.isEmpty {
                 let why = silences.isEmpty ? "it was given no ranges" : "none of the \(silences.count) ranges given is longer than twice the margin (\(format(margin.seconds)) s) inside the composition"
                 try api.policy.report(Diagnostic(.nothingRemoved, .warning, "removeSilences removed nothing: \(why); the composition is unchanged",

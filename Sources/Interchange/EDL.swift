@@ -17,6 +17,7 @@ enum EDL {
         let frame = timeline.frameDuration.value > 0 ? timeline.frameDuration : MediaTime(value: 1, timescale: 30)
         let rate = max(1, Int64((1 / frame.seconds).rounded()))
         var rounded = 0
+        var written = Set<Int>() // the markers that lie on a clip's event
         let half = frame.multiplied(by: MediaTime(value: 1, timescale: 1), dividedBy: MediaTime(value: 2, timescale: 1))
         func frames(_ t: MediaTime) -> Int64 {
             let count = (t + half).floorDivided(by: frame)
@@ -69,15 +70,22 @@ enum EDL {
             }
             if speed != 1 {
                 let shown = (Double(rate) * speed * 10).rounded() / 10
+                if shown != Double(rate) * speed { rounded += 1 }
                 lines.append("M2   \(pad(reel, 8))       \(pad(shortNumber(shown), 5))    \(timecode(frames(clip.sourceRange.start)))")
             }
             lines += comments
-            for marker in timeline.markers where marker.range.start >= entry.at && marker.range.start < entry.at + clip.duration {
+            for (index, marker) in timeline.markers.enumerated() where marker.range.start >= entry.at && marker.range.start < entry.at + clip.duration {
+                written.insert(index)
                 lines.append("* LOC: \(timecode(frames(marker.range.start))) RED     \(marker.name.replacingAll("\n", with: " "))")
             }
             if !clip.effects.isEmpty {
                 notes.append(Diagnostic(.notInTimeline, .warning, "the \(clip.effects.map(\.name).joined(separator: " and ").lowercased()) ramps of clip \"\(clip.name)\" are left out of the EDL"))
             }
+        }
+        if written.count < timeline.markers.count {
+            let missing = timeline.markers.count - written.count
+            notes.append(Diagnostic(.notInTimeline, .warning, "\(missing) marker\(missing == 1 ? " lies" : "s lie") where no clip plays (a gap, a title card, after the end): an EDL keeps marks on its clips' events only, so \(missing == 1 ? "it is" : "they are") left out",
+                                    remedy: "write OTIO or FCPXML to keep every marker"))
         }
         if rounded > 0 {
             notes.append(Diagnostic(.timeRounded, .warning, "\(rounded) times of the EDL fall between frames at \(rate) fps and were rounded to the nearest frame",

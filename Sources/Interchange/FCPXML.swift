@@ -199,6 +199,12 @@ enum FCPXML {
                         let lane = Int(child.attributes["lane"] ?? "") ?? 1
                         let at = offset + ((try attribute(child, "offset") ?? .zero) - localStart)
                         lanes[lane, default: []].append((at, try clip(child)))
+                        let unread = Set(child.children.map(\.name)).subtracting(["timeMap"]).sorted()
+                        if !unread.isEmpty {
+                            notes.append(Diagnostic(.notInTimeline, .warning,
+                                                    "the connected clip at \(shortNumber(at.seconds)) s: its \(unread.map { "<\($0)>" }.joined(separator: ", ")) \(unread.count == 1 ? "is" : "are") not read",
+                                                    time: at.seconds))
+                        }
                     case "marker", "chapter-marker":
                         let start = offset + ((try attribute(child, "start") ?? .zero) - localStart)
                         markers.append(Timeline.Marker(name: child.attributes["value"] ?? "", range: TimeRange(start: start, duration: try attribute(child, "duration") ?? .zero)))
@@ -212,6 +218,11 @@ enum FCPXML {
                 let duration = try attribute(element, "duration") ?? .zero
                 // The cut is where the next element starts; the transition lies around it.
                 let inOffset = MediaTime.max(.zero, MediaTime.min(duration, cursor - offset))
+                let effect = element.elements(named: "filter-video").first?.attributes["name"] ?? element.attributes["name"] ?? ""
+                if !effect.lowercased().contains("dissolve") {
+                    notes.append(Diagnostic(.notInTimeline, .warning, "the FCPXML transition at \(shortNumber(offset.seconds)) s is \(effect.isEmpty ? "of no named kind" : effect.quotedForMessage(limit: 40)): read as a dissolve",
+                                            time: offset.seconds))
+                }
                 main.items.append(.transition(TimelineTransition(kind: .dissolve, inOffset: inOffset, outOffset: duration - inOffset)))
             default:
                 notes.append(Diagnostic(.notInTimeline, .warning, "the FCPXML <\(element.name)> at \(shortNumber(offset.seconds)) s is not read"))
@@ -228,6 +239,11 @@ enum FCPXML {
             let kind: MediaType = lane < 0 ? .audio : .video
             for (offset, clip) in (lanes[lane] ?? []).sorted(by: { $0.offset < $1.offset }) {
                 if offset > at { items.append(.gap(offset - at)) }
+                if offset < at {
+                    notes.append(Diagnostic(.notInTimeline, .warning,
+                                            "connected clips in lane \(lane) overlap: the one at \(shortNumber(offset.seconds)) s is placed after the one before, at \(shortNumber(at.seconds)) s",
+                                            remedy: "give overlapping clips lanes of their own", time: offset.seconds))
+                }
                 items.append(.clip(clip))
                 at = MediaTime.max(at, offset + clip.duration)
             }

@@ -102,6 +102,14 @@ enum OpenTimelineIO {
             }
             let name = track["name"] as? String ?? "track \(index + 1)"
             let kind: MediaType = (track["kind"] as? String) == "Audio" ? .audio : .video
+            if track["enabled"] as? Bool == false {
+                reader.notes.append(Diagnostic(.notInTimeline, .warning, "track \(name.quotedForMessage(limit: 40)) is disabled (muted or hidden in the editor): left out"))
+                continue
+            }
+            let unread = ["effects", "markers"].filter { !((track[$0] as? [Any])?.isEmpty ?? true) } + (track["source_range"] is [String: Any] ? ["source_range"] : [])
+            if !unread.isEmpty {
+                reader.notes.append(Diagnostic(.notInTimeline, .warning, "track \(name.quotedForMessage(limit: 40)): its own \(unread.joined(separator: ", ")) \(unread.count == 1 ? "is" : "are") not read (its clips' are)"))
+            }
             let items = try (track["children"] as? [Any] ?? []).enumerated().compactMap { try reader.item($1, in: name, number: $0 + 1) }
             tracks.append(Timeline.Track(kind: kind, name: name, items: items))
         }

@@ -43,6 +43,7 @@ public struct TimelineAssembly {
         let composition: Composition, videoComposition: VideoComposition, mix: AudioMix
         var markers = timeline.markers
         if main.kind == .video {
+            markers += Self.clipMarkers(of: main)
             let withSound = audioTracks.first.map { $0.mirrors(main) } == true
             if withSound { audioTracks.removeFirst() }
             let plan = try Self.pieces(of: main, notes: &notes)
@@ -56,7 +57,6 @@ public struct TimelineAssembly {
             (composition, videoComposition, mix) = (joined.composition, joined.videoComposition, joined.audioMix)
             for (piece, part) in zip(plan.pieces, joined.parts) {
                 guard let clip = piece.clip else { continue }
-                markers += clip.markers
                 for effect in clip.effects {
                     if effect.name == "Opacity", let track = part.videoTrack {
                         for layer in videoComposition.instructions.flatMap(\.layerInstructions) where layer.trackID == track.trackID {
@@ -73,10 +73,35 @@ public struct TimelineAssembly {
             mix = AudioMix()
         }
         for track in audioTracks {
-            markers += track.clips.flatMap(\.markers)
+            markers += Self.clipMarkers(of: track)
             try lay(track, in: composition, mix: mix, notes: &notes) { try asset($0, track: track) }
         }
         return TimelineAssembly(composition: composition, videoComposition: videoComposition, audioMix: mix, markers: markers, notes: notes)
+    }
+
+    /// The marks on a track's clips, which lie in each clip's media time (as OpenTimelineIO
+    /// has them), moved to where the clip plays on the timeline.
+    private static func clipMarkers(of track: Timeline.Track) -> [Timeline.Marker] {
+        var at = MediaTime.zero, found: [Timeline.Marker] = []
+        for item in track.items {
+            switch item {
+            case .gap(let length): at = at + length
+            case .transition: break
+            case .clip(let clip):
+                let media = clip.sourceRange.duration
+                let onTimeline = { (time: MediaTime) -> MediaTime in
+                    let offset = time - clip.sourceRange.start
+                    guard media != clip.duration, media.value > 0 else { return at + offset }
+                    return at + (MediaTime(seconds: offset.seconds * clip.duration.seconds / media.seconds) ?? offset)
+                }
+                found += clip.markers.map { marker in
+                    let start = onTimeline(marker.range.start)
+                    return Timeline.Marker(name: marker.name, range: TimeRange(from: start, to: MediaTime.max(start, onTimeline(marker.range.end))), comment: marker.comment)
+                }
+                at = at + clip.duration
+            }
+        }
+        return found
     }
 
     /// A track's items as pieces that overlap by their transitions: each clip's media

@@ -118,6 +118,31 @@ import TestSupport
         #expect(frame.r > 150 && frame.b < 80, "the red first track: \(frame)")
     }
 
+    /// Done means right: `av.join` plays an item's first audio track only, so a recording
+    /// with a second microphone (OBS, a camera with two inputs) lost it in silence. It is a
+    /// `soundLeftOut` warning naming the tracks; the sound is the first track's (440 Hz, no 880).
+    @Test func aSecondAudioTrackAJoinDoesNotPlayIsAWarning() throws {
+        let twoMicrophones = try Fixtures.cached("two-microphones.mp4") { path in
+            try Tool.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30:duration=2",
+                             "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=2",
+                             "-f", "lavfi", "-i", "sine=frequency=880:sample_rate=48000:duration=2",
+                             "-map", "0", "-map", "1", "-map", "2", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p",
+                             "-c:a", "aac", "-shortest", path])
+        }
+        let output = Fixtures.scratchPath("joined-microphones.m4a")
+        let result = try Moonreel.runScript("""
+            local comp, vc, mix = av.join({ av.asset(arg[1]) })
+            local session = av.exportSession(comp, "AppleM4A")
+            session.outputURL, session.audioMix = arg[2], mix
+            assert(session:export())
+            """, name: "join.lua", arguments: [twoMicrophones, output])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.err.contains("join.lua:1: item 1 (\"\(twoMicrophones)\") has 2 audio tracks and only its first is played: track 3 is not heard")
+                && result.err.contains("[soundLeftOut]"), "\(result.err)")
+        let sound = try Tool.audioSamples(output)
+        #expect(sound.toneAmplitude(440, from: 24000, to: 72000, rate: 48000) > 0.1 && sound.toneAmplitude(880, from: 24000, to: 72000, rate: 48000) < 0.01)
+    }
+
     /// A count given with a fraction was cut to its whole part in silence (`maxLines = 2.5`
     /// drew 2 lines, `fontWeight = 650.5` drew 650). It is refused, naming the value.
     @Test func aFractionWhereACountGoesIsRefused() throws {

@@ -189,6 +189,21 @@ extension DoneMeansRightTests {
 }
 
 extension DoneMeansRightTests {
+    /// `av.cutToBeats` shows a clip again from its start when what is left of it is too short
+    /// for the next stretch: a montage repeated its shots and nothing said so. A note names
+    /// each clip once, at the time its footage first repeats.
+    @Test func aMontageThatRepeatsAClipSaysSo() throws {
+        let (red, blue) = (try Fixtures.solid("red", seconds: 2, tone: nil), try Fixtures.solid("blue", seconds: 2, tone: nil))
+        let result = try Moonreel.runScript("""
+            local comp = av.cutToBeats({ av.asset(arg[1]), av.asset(arg[2]) }, { 1, 2, 3, 4, 5 }, { duration = 6 })
+            print(comp.duration)
+            """, arguments: [red, blue])
+        #expect(result.status == 0 && result.out == "6.0\n", "\(result.out)\(result.err)")
+        let notes = result.errorLines.filter { $0.contains("is shown again from the start of its range") }
+        #expect(notes.count == 2 && notes[0].contains("test.lua:1: clip 1 (") && notes[0].contains("at 4 s") && notes[1].contains("clip 2 (") && notes[1].contains("at 5 s"),
+                "\(result.err)")
+    }
+
     /// §2c: beats from 0.003 s gave clip 1 one frame, then clip 2 until the next beat. The
     /// cut that short is left out with a note: clip 1 fills the start up to the next beat.
     /// An empty beat list said "clip 1 … shorter than the 8 s"; it now says the list is empty.
@@ -225,6 +240,21 @@ extension DoneMeansRightTests {
                              "-filter_complex", "[1][2]amix=inputs=2:normalize=0[a]", "-map", "0:v", "-map", "[a]",
                              "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", path])
         }
+    }
+
+    /// Ranges given to `removeSilences` that its margin leaves nothing of (no longer than
+    /// twice it, or outside the composition) were kept without a word when others were cut.
+    /// They are counted in a note; the composition loses only the range that was cut.
+    @Test func pausesTooShortForTheMarginAreCounted() throws {
+        let clip = try Fixtures.clip(seconds: 6)
+        let result = try Moonreel.runScript("""
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(0, 6), av.asset(arg[1]), 0)
+            local removed = comp:removeSilences({ av.range(1, 0.15), av.range(2, 1), av.range(9, 1) }, { margin = 0.1 })
+            print(#removed, comp.duration)
+            """, arguments: [clip])
+        #expect(result.status == 0 && result.out.hasPrefix("1\t5.2"), "\(result.out)\(result.err)")
+        #expect(result.err.contains("test.lua:3: removeSilences kept 2 of the 3 ranges given") && result.err.contains("note:"), "\(result.err)")
     }
 
     /// §2o: over a −38 dBFS room tone a fixed −40 dBFS threshold found no pause, and

@@ -228,4 +228,24 @@ extension EffectLibraryTests {
         #expect(!said.contains { $0.contains("says-text.lua:6:") }, "a name that fits: nothing to say")
         #expect(said.count == 4, "\(said)")
     }
+
+    /// The same for the picture effects that cap a size given: audiogram's title shrunk to fit
+    /// two lines, pipFrame's corners past 3.4 times the border, border's caption higher than its
+    /// polaroid edge and a bottom edge narrower than the others.
+    @Test func pictureEffectsSayWhatTheyCapped() throws {
+        let script = Fixtures.scratchPath("says-picture.lua"), song = try Fixtures.clip(seconds: 2)
+        try """
+            local audiogram, pipFrame, border = require "effects.audiogram", require "effects.pipFrame", require "effects.border"
+            audiogram{ renderSize = { 1080, 1920 }, sound = av.asset(arg[1]), title = string.rep("A very long episode title ", 8) }
+            pipFrame{ renderSize = { 1280, 720 }, cornerRadius = 0.1 }
+            border{ renderSize = { 1280, 720 }, style = "polaroid", bottomWidth = 0.01, caption = "Day one", captionHeight = 0.3 }
+            """.write(toFile: script, atomically: true, encoding: .utf8)
+        let result = try Moonreel.run(["run", script, song])
+        #expect(result.status == 0, "\(result.err)")
+        let said = result.errorLines.filter { $0.hasSuffix("[effectAdjusted]") }
+        #expect(said.contains { $0.contains("says-picture.lua:2: effect \"audiogram\": the title is drawn at ") }, "\(result.err)")
+        #expect(said.contains { $0.contains("says-picture.lua:3: effect \"pipFrame\": the corners are rounded ") }, "\(result.err)")
+        #expect(said.contains { $0.contains("says-picture.lua:4: effect \"border\": the bottom edge is ") }, "\(result.err)")
+        #expect(said.contains { $0.contains("says-picture.lua:4: effect \"border\": the caption is ") }, "\(result.err)")
+    }
 }

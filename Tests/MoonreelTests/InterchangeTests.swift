@@ -16,6 +16,21 @@ import TestSupport
         print(comp.duration)
         """
 
+    /// The start of an OpenTimelineIO script: `clip(path, start, duration)` (frames at 30 fps)
+    /// and a timeline `t` named `name` with an empty video track `v`.
+    static func otioTimeline(_ name: String) -> String {
+        """
+        RT, TR = otio.opentime.RationalTime, otio.opentime.TimeRange
+        def clip(path, start, duration):
+            return otio.schema.Clip(name=path.split("/")[-1], source_range=TR(RT(start, 30), RT(duration, 30)),
+                                    media_reference=otio.schema.ExternalReference(target_url="file://" + path))
+        t = otio.schema.Timeline(name="\(name)")
+        v = otio.schema.Track(name="V1", kind=otio.schema.TrackKind.Video)
+        t.tracks.append(v)
+
+        """
+    }
+
     static func colours() throws -> [String] {
         try ["red", "lime", "blue"].map { try Fixtures.solid($0, seconds: 4) }
     }
@@ -95,20 +110,68 @@ import TestSupport
         #expect(edl.contains("AA/V  D 030    00:00:00:15 00:00:03:00 00:00:02:00 00:00:04:15"), "\(edl)")
     }
 
+    /// An EDL keeps marks on its clips' events only: cues over a title card were left out of
+    /// it in silence. They are counted in a `notInTimeline` warning; a cue over a clip is a
+    /// `* LOC:` line.
+    @Test func anEDLSaysWhichCuesItCannotPlace() throws {
+        let clips = try Self.colours()
+        let cues = Fixtures.scratchPath("marks.csv"), edl = Fixtures.scratchPath("marks.edl")
+        try "id,lyric,start_at,end_at\n1,over the card,0.5,1\n2,over the clip,2.5,3\n".write(toFile: cues, atomically: true, encoding: .utf8)
+        let result = try Moonreel.runScript("""
+            local comp, vc, mix = av.join({ av.titleCard{ title = "Intro", duration = 2 }, av.asset(arg[1]) })
+            av.writeTimeline(comp, vc, mix, arg[2], { cues = av.readCues(arg[3]) })
+            """, name: "edl.lua", arguments: [clips[0], edl, cues])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.err.contains("edl.lua:2: 1 marker lies where no clip plays") && result.err.contains("[notInTimeline]"), "\(result.err)")
+        let text = try String(contentsOfFile: edl, encoding: .utf8)
+        #expect(text.contains("* LOC: 00:00:02:15 RED     over the clip") && !text.contains("over the card"), "\(text)")
+    }
+
+    /// Done means right, reading: a clip's marker (in its media's time, as OpenTimelineIO has
+    /// it) came back at that media time, not where the clip plays; a track muted in the editor
+    /// (`enabled` false) was mixed in; an FCPXML slide was read as a dissolve in silence. The
+    /// marker lands on the timeline, the muted track is left out with a warning, and the
+    /// transition says what it was read as.
+    @Test func readingSaysWhatItLeavesOutAndPlacesClipMarkers() throws {
+        let clips = try Self.colours()
+        let otio = Fixtures.scratchPath("muted.otio")
+        _ = try OpenTimelineIOJudge.run(Self.otioTimeline("muted") + """
+            v.append(otio.schema.Gap(duration=RT(15, 30)))           # 0.5 s of black
+            red = clip(sys.argv[1], 30, 60)                          # 2 s of red from its 1 s
+            red.markers.append(otio.schema.Marker(name="beat", marked_range=TR(RT(45, 30), RT(0, 30))))  # its 1.5 s: the timeline's 1 s
+            v.append(red)
+            a = otio.schema.Track(name="Music", kind=otio.schema.TrackKind.Audio)
+            a.enabled = False
+            a.append(clip(sys.argv[2], 0, 75))
+            t.tracks.append(a)
+            otio.adapters.write_to_file(t, sys.argv[3])
+            """, [clips[0], clips[1], otio])
+        let read = try Moonreel.runScript("""
+            local comp, vc, mix, markers = av.readTimeline(arg[1])
+            print(comp.duration, #comp:tracksWithMediaType("audio"), #markers, markers[1] and markers[1].start)
+            """, name: "read.lua", arguments: [otio])
+        #expect(read.status == 0 && read.out == "2.5\t0\t1\t1.0\n", "\(read.out) \(read.err)")
+        #expect(read.err.contains("read.lua:1: track \"Music\" is disabled (muted or hidden in the editor): left out") && read.err.contains("[notInTimeline]"), "\(read.err)")
+
+        let fcpxml = Fixtures.scratchPath("slide.fcpxml")
+        let written = try Moonreel.runScript("""
+            local comp, vc, mix = av.join({ av.asset(arg[1]), av.asset(arg[2]) }, { transition = "dissolve", duration = 0.5 })
+            av.writeTimeline(comp, vc, mix, arg[3])
+            """, arguments: [clips[0], clips[1], fcpxml])
+        #expect(written.status == 0, "\(written.err)")
+        let slid = try String(contentsOfFile: fcpxml, encoding: .utf8).replacingOccurrences(of: "name=\"Cross Dissolve\"", with: "name=\"Slide\"")
+        try slid.write(toFile: fcpxml, atomically: true, encoding: .utf8)
+        let back = try Moonreel.runScript("local comp = av.readTimeline(arg[1])", name: "slide.lua", arguments: [fcpxml])
+        #expect(back.status == 0 && back.err.contains("slide.lua:1: the FCPXML transition at ") && back.err.contains("is \"Slide\": read as a dissolve"), "\(back.err)")
+    }
+
     /// A timeline made with OpenTimelineIO's own API — clips, a gap, a dissolve, a clip at
     /// twice its speed — reads into a composition whose export lasts the timeline's duration
     /// and shows each clip at its time.
     @Test func anOpenTimelineIOFileReadsIntoAnEditThatExports() throws {
         let clips = try Self.colours()
         let otio = Fixtures.scratchPath("made.otio")
-        _ = try OpenTimelineIOJudge.run("""
-            RT, TR = otio.opentime.RationalTime, otio.opentime.TimeRange
-            def clip(path, start, duration):
-                return otio.schema.Clip(name=path.split("/")[-1], source_range=TR(RT(start, 30), RT(duration, 30)),
-                                        media_reference=otio.schema.ExternalReference(target_url="file://" + path))
-            t = otio.schema.Timeline(name="made")
-            v = otio.schema.Track(name="V1", kind=otio.schema.TrackKind.Video)
-            t.tracks.append(v)
+        _ = try OpenTimelineIOJudge.run(Self.otioTimeline("made") + """
             v.append(clip(sys.argv[1], 30, 45))                      # red, 1.5 s
             v.append(otio.schema.Transition(transition_type="SMPTE_Dissolve", in_offset=RT(6, 30), out_offset=RT(9, 30)))
             v.append(clip(sys.argv[2], 15, 30))                      # green, 1 s

@@ -88,6 +88,10 @@ return {
       if titleHeight <= 2 * lineHeight(titleSize, "bold") + 1 or titleSize <= smallest then break end
       titleSize = math.max(smallest, math.floor(titleSize * 0.9))
     end
+    if titleSize < math.max(8, math.floor(short * p.titleSize)) then
+      effect.note(("the title is drawn at %d px, not %d, to fit in two lines"):format(titleSize, math.max(8, math.floor(short * p.titleSize))),
+                  "shorten it, or give a smaller titleSize")
+    end
     titleHeight = math.min(titleHeight, 2 * lineHeight(titleSize, "bold") + 1)
     local subtitleSize = math.max(8, math.floor(titleSize * 0.62))
     local subtitleHeight = subtitle and lineHeight(subtitleSize, "normal") + 1 or 0

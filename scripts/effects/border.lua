@@ -42,7 +42,13 @@ return {
     local short = math.min(width, height)
     local band = math.max(1, math.floor(short * p.width + 0.5))
     local bottom = band
-    if p.style == "polaroid" then bottom = math.max(band, math.floor(short * p.bottomWidth + 0.5)) end
+    if p.style == "polaroid" then
+      bottom = math.max(band, math.floor(short * p.bottomWidth + 0.5))
+      if bottom > math.floor(short * p.bottomWidth + 0.5) then
+        effect.note(("the bottom edge is %d px, as wide as the others, not the %d bottomWidth gives"):format(bottom, math.floor(short * p.bottomWidth + 0.5)),
+                    "give a bottomWidth of at least width")
+      end
+    end
     if p.caption and p.style ~= "polaroid" then
       error(('effect "border": caption is written in the polaroid\'s bottom edge: set style = "polaroid" (style is "%s")'):format(p.style), 2)
     end
@@ -90,6 +96,10 @@ return {
 
     if p.caption and p.caption ~= "" then
       local size = math.max(8, math.floor(math.min(short * p.captionHeight, bottom / 1.6) + 0.5))
+      if short * p.captionHeight > bottom / 1.6 then
+        effect.note(("the caption is %d px high, not %d: the bottom edge (%d px) holds no more"):format(size, math.floor(short * p.captionHeight + 0.5), bottom),
+                    "give a wider bottomWidth, or a smaller captionHeight")
+      end
       local lineHeight = math.floor(size * 1.6 + 0.5)
       local top = hole[2] + hole[4]
       container:addSublayer(av.textLayer{

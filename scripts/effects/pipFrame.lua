@@ -103,6 +103,10 @@ return {
 
     if border > 0 then
       local radius = math.min(short * p.cornerRadius, 3.4 * border)
+      if radius < short * p.cornerRadius then
+        effect.note(("the corners are rounded %g px, not %g: a border of %d px keeps its rounding within 3.4 times its width"):format(
+                      radius, short * p.cornerRadius, border), "give a wider border for rounder corners")
+      end
       container:addSublayer(av.layer{
         frame = { x - border, y - border, w + 2 * border, h + 2 * border },
         borderWidth = border, borderColor = p.color, cornerRadius = radius, name = "pip border",

@@ -54,6 +54,8 @@ public enum BeatMontage {
         let half = transition.duration.multiplied(by: .units(1, of: 1), dividedBy: .units(2, of: 1))
         var positions = [MediaTime](repeating: .zero, count: clips.count)
         var items: [SequenceItem] = []
+        var notes = leftOut.isEmpty ? [] : [Self.leftOutNote(leftOut)]
+        var repeated = Set<Int>()
         for stretch in 0..<(bounds.count - 1) {
             let lead = stretch > 0 ? half : .zero, tail = stretch + 2 < bounds.count ? half : .zero
             let length = bounds[stretch + 1] - bounds[stretch] + lead + tail
@@ -71,11 +73,16 @@ public enum BeatMontage {
                 throw EngineError("clip \(which + 1) (\"\(asset.path)\") lasts \(ms(range.duration)) s, shorter than the "
                                   + "\(ms(length)) s from \(ms(bounds[stretch])) s to \(ms(bounds[stretch + 1])) s\(remedy)", kind: .invalidArgument)
             }
-            if range.start + positions[which] + length > range.end { positions[which] = .zero }
+            if range.start + positions[which] + length > range.end {
+                positions[which] = .zero
+                if repeated.insert(which).inserted {
+                    notes.append(Diagnostic(.cutLeftOut, .note, "clip \(which + 1) (\"\(asset.path)\") is shown again from the start of its range at \(ms(bounds[stretch])) s: what is left of it is shorter than the \(ms(length)) s stretch",
+                                            remedy: "give more or longer clips if no shot should repeat", time: bounds[stretch].seconds))
+                }
+            }
             items.append(.clip(asset, TimeRange(start: range.start + positions[which], duration: length)))
             positions[which] = positions[which] + length
         }
-        let notes = leftOut.isEmpty ? [] : [Self.leftOutNote(leftOut)]
         let joined = try JoinedSequence.make(items, transitions: Array(repeating: transition, count: items.count - 1),
                                              renderSize: renderSize, placement: placement, withSound: music == nil, drawing: drawing)
         if let music {

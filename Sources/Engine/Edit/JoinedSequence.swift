@@ -129,7 +129,13 @@ public struct JoinedSequence {
             return (layer, transform, shown)
         }
         var instructions: [VideoCompositionInstruction] = []
-        var notes: [Diagnostic] = []
+        var notes: [Diagnostic] = pieces.enumerated().compactMap { number, piece in
+            guard let unheard = piece.clip?.unheard, !unheard.isEmpty else { return nil }
+            let list = unheard.map(String.init).joined(separator: ", ")
+            return Diagnostic(.soundLeftOut, .warning,
+                              "item \(number + 1) (\(piece.name)) has \(unheard.count + 1) audio tracks and only its first is played: track\(unheard.count == 1 ? "" : "s") \(list) \(unheard.count == 1 ? "is" : "are") not heard",
+                              remedy: "mix them into one track first, or add the file with comp:insertTimeRange, which takes every track")
+        }
         let mix = AudioMix(inputParameters: audioTracks.map { AudioMixInputParameters(trackID: $0.trackID) })
         let volume = { (index: Int) in mix.inputParameters.first { $0.trackID == placed[index].audio?.trackID } }
         for index in pieces.indices {
@@ -213,6 +219,8 @@ public struct JoinedSequence {
             let video: AssetTrack
             let audio: AssetTrack?
             let range: TimeRange
+            /// The asset's other audio tracks (a second microphone), which a join does not play.
+            var unheard: [Int] = []
         }
         let clip: Clip?
         let card: TitleCard?
@@ -241,7 +249,8 @@ public struct JoinedSequence {
             }
             guard range.duration.value > 0 else { throw EngineError("item \(number) (\"\(asset.path)\") must last more than 0 s") }
             try video.checkInsideAsset(range)
-            self.init(clip: Clip(video: video, audio: withSound ? asset.tracks(withMediaType: .audio).first : nil, range: range),
+            let sounds = withSound ? asset.tracks(withMediaType: .audio) : []
+            self.init(clip: Clip(video: video, audio: sounds.first, range: range, unheard: sounds.dropFirst().map(\.trackID)),
                       card: nil, duration: played ?? range.duration, name: "\"\(asset.path)\"")
         }
 

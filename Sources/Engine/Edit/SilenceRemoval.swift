@@ -11,21 +11,28 @@ public extension Composition {
     @discardableResult
     func removeSilences(_ silences: [TimeRange], margin: MediaTime) throws -> [TimeRange] {
         guard !margin.isNegative else { throw EngineError("the margin must not be negative, got \(margin.seconds) s", kind: .invalidArgument) }
-        let end = duration
         var removed: [TimeRange] = []
         for silence in silences.sorted(by: { $0.start < $1.start }) {
-            guard let inside = silence.intersection(TimeRange(start: .zero, duration: end)) else { continue }
-            let start = inside.start > .zero ? inside.start + margin : inside.start
-            let finish = inside.end < end ? inside.end - margin : inside.end
-            guard start < finish else { continue }
-            if let last = removed.last, start <= last.end {
-                removed[removed.count - 1] = TimeRange(from: last.start, to: MediaTime.max(last.end, finish))
+            guard let cut = cut(of: silence, margin: margin) else { continue }
+            if let last = removed.last, cut.start <= last.end {
+                removed[removed.count - 1] = TimeRange(from: last.start, to: MediaTime.max(last.end, cut.end))
             } else {
-                removed.append(TimeRange(from: start, to: finish))
+                removed.append(cut)
             }
         }
         // From the last to the first, so each range is still where it was.
         for range in removed.reversed() { try removeTimeRange(range) }
         return removed
+    }
+
+    /// What `removeSilences` cuts of `silence`: the part inside the composition, less `margin`
+    /// at each side that touches sound; nil when nothing is left (outside, or no longer than
+    /// twice the margin).
+    func cut(of silence: TimeRange, margin: MediaTime) -> TimeRange? {
+        let end = duration
+        guard let inside = silence.intersection(TimeRange(start: .zero, duration: end)) else { return nil }
+        let start = inside.start > .zero ? inside.start + margin : inside.start
+        let finish = inside.end < end ? inside.end - margin : inside.end
+        return start < finish ? TimeRange(from: start, to: finish) : nil
     }
 }
