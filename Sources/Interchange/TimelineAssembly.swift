@@ -45,7 +45,8 @@ public struct TimelineAssembly {
         if main.kind == .video {
             markers += Self.clipMarkers(of: main)
             let withSound = audioTracks.first.map { $0.mirrors(main) } == true
-            if withSound { audioTracks.removeFirst() }
+            // The clips' own sound is played with the picture; its volume ramps are on the mirror's clips.
+            let soundEffects = withSound ? audioTracks.removeFirst().clips.map(\.effects) : []
             let plan = try Self.pieces(of: main, notes: &notes)
             let items = try plan.pieces.map { piece -> SequenceItem in
                 guard let clip = piece.clip else { return .gap(piece.played) }
@@ -55,9 +56,12 @@ public struct TimelineAssembly {
                                                  renderSize: timeline.renderSize.width >= 1 && timeline.renderSize.height >= 1 ? timeline.renderSize : nil,
                                                  placement: .fit, withSound: withSound)
             (composition, videoComposition, mix) = (joined.composition, joined.videoComposition, joined.audioMix)
+            var clipNumber = 0
             for (piece, part) in zip(plan.pieces, joined.parts) {
                 guard let clip = piece.clip else { continue }
-                for effect in clip.effects {
+                let sound = soundEffects.indices.contains(clipNumber) ? soundEffects[clipNumber] : []
+                clipNumber += 1
+                for effect in clip.effects + sound {
                     if effect.name == "Opacity", let track = part.videoTrack {
                         for layer in videoComposition.instructions.flatMap(\.layerInstructions) where layer.trackID == track.trackID {
                             layer.opacity.ramp(from: effect.from, to: effect.to, over: effect.range)

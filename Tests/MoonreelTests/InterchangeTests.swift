@@ -110,6 +110,31 @@ import TestSupport
         #expect(edl.contains("AA/V  D 030    00:00:00:15 00:00:03:00 00:00:02:00 00:00:04:15"), "\(edl)")
     }
 
+    /// The sound of the first video track's clips keeps its volume ramps through a timeline
+    /// file: an OTIO written with a fade-out and read back played at full level to the end
+    /// (the ramps were on the sound's mirror track, which reading set aside). Measured on the
+    /// export: the last quarter second is near silent, the middle at full level.
+    @Test func aFadeOutOfTheClipsOwnSoundSurvivesTheRoundTrip() throws {
+        let clip = try Fixtures.clip(seconds: 4)
+        let otio = Fixtures.scratchPath("faded.otio"), output = Fixtures.scratchPath("faded.m4a")
+        let written = try Moonreel.runScript("""
+            local comp, vc, mix = av.join({ av.asset(arg[1]) })
+            mix.inputParameters[1]:setVolumeRamp(1, 0, av.range(2, 2))
+            av.writeTimeline(comp, vc, mix, arg[2])
+            """, arguments: [clip, otio])
+        #expect(written.status == 0, "\(written.err)")
+        let read = try Moonreel.runScript("""
+            local comp, vc, mix = av.readTimeline(arg[1])
+            local session = av.exportSession(comp, "AppleM4A")
+            session.outputURL, session.audioMix = arg[2], mix
+            assert(session:export())
+            """, arguments: [otio, output])
+        #expect(read.status == 0, "\(read.err)")
+        let sound = try Tool.audioSamples(output)
+        let (middle, end) = (sound.level(from: 48000, to: 72000), sound.level(from: 180000, to: 190000))
+        #expect(middle > 0.05 && end < 0.15 * middle, "faded out: \(middle) in the middle, \(end) at the end")
+    }
+
     /// An EDL keeps marks on its clips' events only: cues over a title card were left out of
     /// it in silence. They are counted in a `notInTimeline` warning; a cue over a clip is a
     /// `* LOC:` line.
