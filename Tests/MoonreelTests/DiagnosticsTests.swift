@@ -143,6 +143,39 @@ import TestSupport
         #expect(sound.toneAmplitude(440, from: 24000, to: 72000, rate: 48000) > 0.1 && sound.toneAmplitude(880, from: 24000, to: 72000, rate: 48000) < 0.01)
     }
 
+    /// Done means right: text laid out past the frame (lyrics made for a landscape
+    /// renderSize over a portrait video) lost its words at the edge, and nothing said so:
+    /// the text fitted its own box. It is a `layerOffFrame` warning naming the layer and where
+    /// its text lies; a text layer inside the frame, and one that slides in, say nothing. The
+    /// frame shows the cut: the text's ink reaches the right edge.
+    @Test func textLaidOutPastTheFrameIsAWarning() throws {
+        let clip = try Fixtures.solid("black", seconds: 1, size: "360x640", tone: nil)
+        let output = Fixtures.scratchPath("past-the-edge.mp4")
+        let result = try Moonreel.runScript("""
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(0, 1), av.asset(arg[1]), 0)
+            local vc = av.videoComposition(comp)
+            local parent, video = av.layer{ frame = { 0, 0, 360, 640 } }, av.layer{ frame = { 0, 0, 360, 640 } }
+            parent:addSublayer(video)
+            parent:addSublayer(av.textLayer{ string = "Across the summer night", fontSize = 40, frame = { 0, 300, 640, 60 }, alignmentMode = "center", name = "lyric" })
+            parent:addSublayer(av.textLayer{ string = "Inside", fontSize = 40, frame = { 0, 100, 360, 60 }, alignmentMode = "center" })
+            local sliding = av.textLayer{ string = "Sliding in", fontSize = 40, frame = { 400, 500, 300, 60 } }
+            sliding:addAnimation(av.basicAnimation{ keyPath = "position", fromValue = { 550, 530 }, toValue = { 150, 530 }, duration = 0.5 }, "in")
+            parent:addSublayer(sliding)
+            vc.animationTool = av.animationTool{ videoLayer = video, parentLayer = parent }
+            local session = av.exportSession(comp, "HighestQuality")
+            session.outputURL, session.videoComposition = arg[2], vc
+            assert(session:export())
+            """, name: "edge.lua", arguments: [clip, output])
+        #expect(result.status == 0, "\(result.err)")
+        let warnings = result.errorLines.filter { $0.contains("[layerOffFrame]") }
+        #expect(warnings.count == 1 && warnings[0].contains("edge.lua:14: text layer \"lyric\" lays out \"Across the summer night\" over x ")
+                && warnings[0].contains("past the right edge of the 360×640 frame"), "\(result.err)")
+        let frame = try Tool.rgbFrame(output, at: 0.5)
+        let edge = (0..<640).map { frame.pixel(358, $0) }.filter { $0.r > 128 }.count
+        #expect(edge > 0, "the text's ink reaches the frame's right edge")
+    }
+
     /// A count given with a fraction was cut to its whole part in silence (`maxLines = 2.5`
     /// drew 2 lines, `fontWeight = 650.5` drew 650). It is refused, naming the value.
     @Test func aFractionWhereACountGoesIsRefused() throws {

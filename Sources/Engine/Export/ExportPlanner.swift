@@ -187,15 +187,14 @@ struct ExportPlanner {
         }
     }
 
-    /// What the layers' text loses (cut to fit, or past its box), told once per export
+    /// What the layers' text loses (cut to fit, past its box, or past the frame), told once per export
     /// that draws pictures or joins them (a chunked render's join says it for its pieces).
     func textNotes(_ request: ExportRequest) throws -> [Diagnostic] {
         switch request.strategy {
         case .reencode, .piece, .join: break
         case .passthrough, .smartCut, .sound, .nothing: return []
         }
-        guard let tool = settings.videoComposition?.animationTool else { return [] }
-        return try TextFit.diagnostics(under: tool.parentLayer)
+        return try settings.videoComposition?.textDiagnostics() ?? []
     }
 
     /// What the request's writer needs: the pictures for the strategies that compose them

@@ -53,7 +53,7 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
         /// A frame rate was chosen for the output that the sources did not state as such.
         case frameRateChosen
         /// A clip is drawn at a size or shape other than the frame's (at its own size, from
-        /// the top-left corner). Layers are not checked.
+        /// the top-left corner), or a text layer lays its words out past the frame.
         case layerOffFrame
         /// An animation's values or key times do not all take effect.
         case animationIgnored
