@@ -150,6 +150,7 @@ private struct TimelineBuilder {
                 }
                 notePlacement(of: layer, clip: placed, transitions: transitions)
             }
+            noteMask(clip: placed, transitions: transitions)
         }
         return clip
     }
@@ -167,7 +168,7 @@ private struct TimelineBuilder {
             : layers.contains(where: { inside($0.transform.timing) }) ? "a slide or zoom (the pictures move)"
             : fades > 1 && join.kind == .dissolve ? "a fade through black" : nil
         guard let what else { return }
-        notes.append(Diagnostic(.notInTimeline, .warning, "the transition at \(shortNumber(join.overlap.start.seconds)) s is \(what); timelines hold dissolves and wipes, so it is written as a \(join.kind.rawValue)",
+        notes.append(Diagnostic(.notInTimeline, .warning, "the transition at \(shortNumber((join.overlap.start.seconds * 1000).rounded() / 1000)) s is \(what); timelines hold dissolves and wipes, so it is written as a \(join.kind.rawValue)",
                                 time: join.overlap.start.seconds))
     }
 
@@ -192,6 +193,21 @@ private struct TimelineBuilder {
             notes.append(Diagnostic(.notInTimeline, .warning, "clip \"\(Self.fileName(source.path))\" of video track \(placed.trackID) is \(item); the timeline leaves that out (editors show it upright and fitted)",
                                     time: placed.range.start.seconds))
         }
+    }
+
+    /// A clip drawn through a mask outside its transitions (an inset's rounded corners, a
+    /// window): the timeline shows it whole. Named once per track.
+    private mutating func noteMask(clip placed: Placed, transitions: [TimeRange]) {
+        guard let source = placed.segment.source else { return }
+        let masked = (videoComposition?.instructions ?? []).contains { instruction in
+            instruction.timeRange.intersection(placed.range) != nil && !transitions.contains { $0.contains(instruction.timeRange) }
+                && instruction.layerInstructions.contains { layer in
+                    layer.mask != nil && composition.resolvedTrackID(layer.trackID, source: layer.source, mediaType: .video) == placed.trackID
+                }
+        }
+        guard masked, explained.insert("mask \(placed.trackID)").inserted else { return }
+        notes.append(Diagnostic(.notInTimeline, .warning, "clip \"\(Self.fileName(source.path))\" of video track \(placed.trackID) is drawn through a mask; the timeline leaves that out (editors show it whole)",
+                                time: placed.range.start.seconds))
     }
 
     /// Layers, filters of the whole picture and ducking: one note each.

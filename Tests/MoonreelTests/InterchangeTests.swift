@@ -135,6 +135,23 @@ import TestSupport
         #expect(middle > 0.05 && end < 0.15 * middle, "faded out: \(middle) in the middle, \(end) at the end")
     }
 
+    /// A clip drawn through a mask outside a transition (an inset's rounded corners) was
+    /// written as a plain clip with no word; it is a `notInTimeline` warning, once per track.
+    @Test func aMaskedClipIsSaidWhenWritten() throws {
+        let clips = try Self.colours()
+        let otio = Fixtures.scratchPath("masked.otio")
+        let result = try Moonreel.runScript("""
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(0, 2), av.asset(arg[1]), 0)
+            local vc = av.videoComposition(comp)
+            vc.instructions[1].layerInstructions[1].mask = av.layer{ frame = { 40, 40, 240, 160 }, backgroundColor = "white", cornerRadius = 20 }
+            av.writeTimeline(comp, vc, nil, arg[2])
+            """, name: "mask.lua", arguments: [clips[0], otio])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.errorLines.filter { $0.contains("is drawn through a mask; the timeline leaves that out") }.count == 1
+                && result.err.contains("mask.lua:5: clip \"") && result.err.contains("[notInTimeline]"), "\(result.err)")
+    }
+
     /// An EDL keeps marks on its clips' events only: cues over a title card were left out of
     /// it in silence. They are counted in a `notInTimeline` warning; a cue over a clip is a
     /// `* LOC:` line.
