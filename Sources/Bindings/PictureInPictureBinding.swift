@@ -21,11 +21,7 @@ extension API {
         ])
         let added = try call.engine { try inset.add(file, range: range, at: at, to: comp, videoComposition: vc) }
         file.tracks.forEach(remember)
-        let unheard = file.tracks(withMediaType: .audio).dropFirst().map { String($0.trackID) }
-        if !unheard.isEmpty {
-            try policy.report(Diagnostic(.soundLeftOut, .warning, "the inset \"\(file.path)\" has \(unheard.count + 1) audio tracks and only its first is played: track\(unheard.count == 1 ? "" : "s") \(unheard.joined(separator: ", ")) \(unheard.count == 1 ? "is" : "are") not heard",
-                                         remedy: "mix them into one track first"), at: call.L)
-        }
+        if let unplayed = file.unplayedSoundNote(as: "the inset \"\(file.path)\"") { try policy.report(unplayed, at: call.L) }
         try call.push(added.layerInstruction)
         try call.push(added.videoTrack)
         if let audio = added.audioTrack { try call.push(audio) } else { call.pushNil() }

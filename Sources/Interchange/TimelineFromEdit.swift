@@ -168,7 +168,7 @@ private struct TimelineBuilder {
             : layers.contains(where: { inside($0.transform.timing) }) ? "a slide or zoom (the pictures move)"
             : fades > 1 && join.kind == .dissolve ? "a fade through black" : nil
         guard let what else { return }
-        notes.append(Diagnostic(.notInTimeline, .warning, "the transition at \(shortNumber((join.overlap.start.seconds * 1000).rounded() / 1000)) s is \(what); timelines hold dissolves and wipes, so it is written as a \(join.kind.rawValue)",
+        notes.append(Diagnostic(.notInTimeline, .warning, "the transition at \(shortSeconds(join.overlap.start)) s is \(what); timelines hold dissolves and wipes, so it is written as a \(join.kind.rawValue)",
                                 time: join.overlap.start.seconds))
     }
 

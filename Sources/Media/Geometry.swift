@@ -253,6 +253,11 @@ package func shortNumber(_ value: Double) -> String {
     value.isFinite && value == value.rounded() && abs(value) < 1e15 ? "\(Int(value))" : "\(value)"
 }
 
+/// Seconds for messages, to the millisecond: "2.202", not "2.2016666666666667".
+package func shortSeconds(_ time: MediaTime) -> String {
+    shortNumber((time.seconds * 1000).rounded() / 1000)
+}
+
 package extension String {
     /// A value quoted in a message: at most `limit` characters (elided with "…"), with line
     /// breaks and control characters shown escaped, so a message stays one short line.

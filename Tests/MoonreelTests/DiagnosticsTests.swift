@@ -135,8 +135,10 @@ import TestSupport
             local session = av.exportSession(comp, "AppleM4A")
             session.outputURL, session.audioMix = arg[2], mix
             assert(session:export())
+            av.pictureInPicture(comp, vc, av.asset(arg[1]))
             """, name: "join.lua", arguments: [twoMicrophones, output])
         #expect(result.status == 0, "\(result.err)")
+        #expect(result.err.contains("join.lua:5: the inset \"\(twoMicrophones)\" has 2 audio tracks and only its first is played: track 3 is not heard"), "\(result.err)")
         #expect(result.err.contains("join.lua:1: item 1 (\"\(twoMicrophones)\") has 2 audio tracks and only its first is played: track 3 is not heard")
                 && result.err.contains("[soundLeftOut]"), "\(result.err)")
         let sound = try Tool.audioSamples(output)

@@ -99,5 +99,5 @@ public enum BeatMontage {
                           time: cuts[0].seconds)
     }
 
-    private static func ms(_ time: MediaTime) -> String { shortNumber((time.seconds * 1000).rounded() / 1000) }
+    private static func ms(_ time: MediaTime) -> String { shortSeconds(time) }
 }

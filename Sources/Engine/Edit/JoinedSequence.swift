@@ -129,13 +129,7 @@ public struct JoinedSequence {
             return (layer, transform, shown)
         }
         var instructions: [VideoCompositionInstruction] = []
-        var notes: [Diagnostic] = pieces.enumerated().compactMap { number, piece in
-            guard let unheard = piece.clip?.unheard, !unheard.isEmpty else { return nil }
-            let list = unheard.map(String.init).joined(separator: ", ")
-            return Diagnostic(.soundLeftOut, .warning,
-                              "item \(number + 1) (\(piece.name)) has \(unheard.count + 1) audio tracks and only its first is played: track\(unheard.count == 1 ? "" : "s") \(list) \(unheard.count == 1 ? "is" : "are") not heard",
-                              remedy: "mix them into one track first, or add the file with comp:insertTimeRange, which takes every track")
-        }
+        var notes: [Diagnostic] = pieces.compactMap { $0.clip?.unplayedSound }
         let mix = AudioMix(inputParameters: audioTracks.map { AudioMixInputParameters(trackID: $0.trackID) })
         let volume = { (index: Int) in mix.inputParameters.first { $0.trackID == placed[index].audio?.trackID } }
         for index in pieces.indices {
@@ -219,8 +213,8 @@ public struct JoinedSequence {
             let video: AssetTrack
             let audio: AssetTrack?
             let range: TimeRange
-            /// The asset's other audio tracks (a second microphone), which a join does not play.
-            var unheard: [Int] = []
+            /// Said when the asset has audio tracks past the first (a second microphone), which a join does not play.
+            var unplayedSound: Diagnostic? = nil
         }
         let clip: Clip?
         let card: TitleCard?
@@ -249,8 +243,8 @@ public struct JoinedSequence {
             }
             guard range.duration.value > 0 else { throw EngineError("item \(number) (\"\(asset.path)\") must last more than 0 s") }
             try video.checkInsideAsset(range)
-            let sounds = withSound ? asset.tracks(withMediaType: .audio) : []
-            self.init(clip: Clip(video: video, audio: sounds.first, range: range, unheard: sounds.dropFirst().map(\.trackID)),
+            self.init(clip: Clip(video: video, audio: withSound ? asset.tracks(withMediaType: .audio).first : nil, range: range,
+                                 unplayedSound: withSound ? asset.unplayedSoundNote(as: "item \(number) (\"\(asset.path)\")") : nil),
                       card: nil, duration: played ?? range.duration, name: "\"\(asset.path)\"")
         }
 
@@ -262,3 +256,16 @@ public struct JoinedSequence {
     }
 }
 
+extension Asset {
+    /// A `soundLeftOut` warning naming the audio tracks past the first, which the edit
+    /// helpers (`join`, `cutToBeats`, `pictureInPicture`) do not play: a second microphone of
+    /// an OBS or camera recording. Nil for a file with one audio track or none.
+    package func unplayedSoundNote(as name: String) -> Diagnostic? {
+        let unplayed = tracks(withMediaType: .audio).dropFirst().map { String($0.trackID) }
+        guard !unplayed.isEmpty else { return nil }
+        let one = unplayed.count == 1
+        return Diagnostic(.soundLeftOut, .warning,
+                          "\(name) has \(unplayed.count + 1) audio tracks and only its first is played: track\(one ? "" : "s") \(unplayed.joined(separator: ", ")) \(one ? "is" : "are") not heard",
+                          remedy: "mix them into one track first, or add the file with comp:insertTimeRange, which takes every track")
+    }
+}

@@ -135,7 +135,7 @@ struct ExportPlanner {
             var notes: [Diagnostic] = []
             if let shared = sharedAudioTrack() { notes.append(shared) }
             if let requested = settings.timeRange, requested != range {
-                let shown = { (time: MediaTime) in shortNumber((time.seconds * 1000).rounded() / 1000) }
+                let shown = shortSeconds
                 notes.append(Diagnostic(.rangeClipped, .warning,
                                         "timeRange \(shown(requested.start))–\(shown(requested.end)) s reaches past the composition (0–\(shown(composition.duration)) s): "
                                         + "\(shown(range.start))–\(shown(range.end)) s is written, \(shown(range.duration)) s",

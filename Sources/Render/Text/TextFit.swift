@@ -10,8 +10,8 @@ package enum TextFit {
     /// A `textTruncated` or `textOverflow` warning for each text layer under `root` (itself
     /// included) that is not hidden and does not show its text whole inside its bounds, and
     /// a `textShrunk` note for one drawn below its `fontSize` to fit.
-    package static func diagnostics(under root: Layer) throws -> [Diagnostic] {
-        let layouts = try TextLayout()
+    package static func diagnostics(under root: Layer, layouts: TextLayout? = nil) throws -> [Diagnostic] {
+        let layouts = try layouts ?? TextLayout()
         var found: [Diagnostic] = []
         var pending = [root]
         while let layer = pending.popLast() {

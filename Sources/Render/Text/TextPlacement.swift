@@ -14,8 +14,8 @@ package enum TextPlacement {
 
     /// A `layerOffFrame` warning for each text layer under `root` (the animation tool's parent
     /// layer, over the whole `renderSize`, y up) whose text reaches past the frame.
-    package static func diagnostics(under root: Layer, renderSize: Size) throws -> [Diagnostic] {
-        let layouts = try TextLayout()
+    package static func diagnostics(under root: Layer, renderSize: Size, layouts: TextLayout? = nil) throws -> [Diagnostic] {
+        let layouts = try layouts ?? TextLayout()
         var found: [Diagnostic] = []
         // Each layer with its parent's box in the root's coordinates.
         var pending: [(layer: Layer, parent: Layer, parentBox: Rect)] = root.sublayers.reversed().map { ($0, root, Rect(x: 0, y: 0, width: renderSize.width, height: renderSize.height)) }
@@ -78,6 +78,8 @@ package extension VideoComposition {
     /// past the frame (`TextPlacement`); none without an animation tool.
     func textDiagnostics() throws -> [Diagnostic] {
         guard let tool = animationTool else { return [] }
-        return try TextFit.diagnostics(under: tool.parentLayer) + TextPlacement.diagnostics(under: tool.parentLayer, renderSize: renderSize)
+        let layouts = try TextLayout()
+        return try TextFit.diagnostics(under: tool.parentLayer, layouts: layouts)
+            + TextPlacement.diagnostics(under: tool.parentLayer, renderSize: renderSize, layouts: layouts)
     }
 }
