@@ -128,6 +128,16 @@ struct StudioState {
     var readFiles: [String: FileIdentity?] = [:]
     var export: [String: any Sendable] = ["state": "idle"]
 
+    /// The diagnostics the page lists: `PrintLog.maxLines` of them at most, the warnings before
+    /// the notes when some must be left out (a run with thousands of notes still shows its
+    /// warning), each in the order reported.
+    var shownDiagnostics: [Diagnostic] {
+        guard diagnostics.count > PrintLog.maxLines else { return diagnostics }
+        let kept = (diagnostics.indices.filter { diagnostics[$0].level == .warning }
+                    + diagnostics.indices.filter { diagnostics[$0].level != .warning }).prefix(PrintLog.maxLines)
+        return kept.sorted().map { diagnostics[$0] }
+    }
+
     func json(title: String, exportRefusal: String?, proxies: [[String: Any]]) -> Data {
         var object: [String: Any] = [
             "proxies": proxies,
@@ -135,10 +145,12 @@ struct StudioState {
             "exportRefusal": exportRefusal ?? NSNull(),
             "error": error.map { ["message": $0] } ?? NSNull(),
             "effects": effects.map(\.json), "scriptParameters": scriptParameters.map(\.json),
-            "diagnostics": diagnostics.prefix(PrintLog.maxLines).map { diagnostic -> [String: Any] in
+            "diagnostics": shownDiagnostics.map { diagnostic -> [String: Any] in
                 ["kind": diagnostic.kind.rawValue, "level": diagnostic.level.rawValue,
                  "message": String(diagnostic.description.prefix(PrintLog.maxLineLength)), "time": diagnostic.time ?? NSNull()]
             },
+            // Counted over all of them: the page says how many the list leaves out.
+            "diagnosticCounts": ["warning": diagnostics.count { $0.level == .warning }, "note": diagnostics.count { $0.level == .note }],
         ]
         let cueList = cues.prefix(EditOutline.maxLayerSpans).map { ["start": $0.start.seconds, "end": $0.end.seconds, "text": $0.text] }
         object["items"] = items.map { item -> [String: Any] in

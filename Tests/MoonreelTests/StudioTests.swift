@@ -486,6 +486,35 @@ extension StudioTests {
 }
 
 extension StudioTests {
+    /// Done means right: a run with more diagnostics than the page lists (an effect noting 300
+    /// things, then warning once) still lists its warning, and the page is told how many there
+    /// are in all, not only the ones listed (it said "0 warnings, 200 notes").
+    @Test func aLongListOfDiagnosticsKeepsItsWarningAndItsCount() throws {
+        let script = Fixtures.scratchPath("many-notes.lua")
+        let folder = (script as NSString).deletingLastPathComponent
+        try FileManager.default.createDirectory(atPath: folder + "/effects", withIntermediateDirectories: true)
+        try """
+            return { name = "chatty", version = "1.0.0", description = "Says a lot",
+              apply = function(p)
+                for i = 1, 300 do effect.note("step " .. i .. " chosen") end
+                effect.warn("the last step was left out")
+                return av.layer{ frame = { 0, 0, 10, 10 } }
+              end }
+            """.write(toFile: folder + "/effects/chatty.lua", atomically: true, encoding: .utf8)
+        try "local chatty = require \"effects.chatty\"\nchatty{}\n".write(toFile: script, atomically: true, encoding: .utf8)
+        let studio = try StudioProcess(script: script, arguments: [])
+        defer { studio.stop() }
+        let state = try #require(try JSONSerialization.jsonObject(with: studio.get("state").body) as? [String: Any])
+        let listed = state["diagnostics"] as? [[String: Any]] ?? []
+        #expect(listed.count == 200, "\(listed.count) listed")
+        #expect(listed.contains { ($0["message"] as? String)?.contains("the last step was left out") == true && $0["level"] as? String == "warning" },
+                "the warning, reported last, is listed")
+        let counts = state["diagnosticCounts"] as? [String: Int]
+        #expect(counts == ["warning": 1, "note": 300], "\(counts ?? [:])")
+    }
+}
+
+extension StudioTests {
     /// Issue 37 §2: the effects panel lists what the script can require (its folder's
     /// effects and the bundled ones) and draws each with its example.
     @Test func theEffectsPanelListsAndDrawsTheScriptsEffects() throws {

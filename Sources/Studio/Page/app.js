@@ -726,7 +726,7 @@ function applyState(state) {
   setText($('#generation'), `run ${state.generation}`);
   renderBanner();
   renderPrints(state.prints ?? []);
-  renderDiagnostics(state.diagnostics ?? []);
+  renderDiagnostics(state.diagnostics ?? [], state.diagnosticCounts);
   renderItems();
   renderProxies();
   renderParameters();
@@ -774,10 +774,11 @@ function renderPrints(prints) {
 }
 
 /** What the run did other than asked, each with its time: a click goes there. */
-function renderDiagnostics(diagnostics) {
+function renderDiagnostics(diagnostics, counts) {
+  const warnings = counts?.warning ?? 0, notes = counts?.note ?? 0, leftOut = warnings + notes - diagnostics.length;
   $('#diagnostics-box').hidden = !diagnostics.length;
-  const warnings = diagnostics.filter((entry) => entry.level === 'warning').length;
-  setText($('#diagnostic-count'), diagnostics.length ? `${warnings} warning${warnings === 1 ? '' : 's'}, ${diagnostics.length - warnings} note${diagnostics.length - warnings === 1 ? '' : 's'}` : '');
+  setText($('#diagnostic-count'), diagnostics.length ? `${warnings} warning${warnings === 1 ? '' : 's'}, ${notes} note${notes === 1 ? '' : 's'}` : '');
+  const more = leftOut > 0 ? [element('li', { className: 'more', textContent: `… and ${leftOut} more, not listed (warnings come first); moonreel run prints them all` })] : [];
   $('#diagnostics').replaceChildren(...diagnostics.map((entry) => {
     const at = entry.time == null ? '' : `${formatNumber(Math.round(entry.time * 100) / 100)} s`;
     const button = element('button', { className: `diagnostic ${entry.level}`, disabled: entry.time == null,
@@ -786,7 +787,7 @@ function renderDiagnostics(diagnostics) {
       element('span', { className: 'text', textContent: `${entry.message} [${entry.kind}]` }));
     button.addEventListener('click', () => seek(entry.time));
     return element('li', {}, button);
-  }));
+  }), ...more);
 }
 
 function renderItems() {
