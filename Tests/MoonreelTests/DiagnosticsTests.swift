@@ -153,22 +153,13 @@ import TestSupport
     @Test func textLaidOutPastTheFrameIsAWarning() throws {
         let clip = try Fixtures.solid("black", seconds: 1, size: "360x640", tone: nil)
         let output = Fixtures.scratchPath("past-the-edge.mp4")
-        let result = try Moonreel.runScript("""
-            local comp = av.composition()
-            comp:insertTimeRange(av.range(0, 1), av.asset(arg[1]), 0)
-            local vc = av.videoComposition(comp)
-            local parent, video = av.layer{ frame = { 0, 0, 360, 640 } }, av.layer{ frame = { 0, 0, 360, 640 } }
-            parent:addSublayer(video)
+        let result = try Self.exportOneSecond(over: clip, to: output, size: (360, 640), name: "edge.lua", layers: """
             parent:addSublayer(av.textLayer{ string = "Across the summer night", fontSize = 40, frame = { 0, 300, 640, 60 }, alignmentMode = "center", name = "lyric" })
             parent:addSublayer(av.textLayer{ string = "Inside", fontSize = 40, frame = { 0, 100, 360, 60 }, alignmentMode = "center" })
             local sliding = av.textLayer{ string = "Sliding in", fontSize = 40, frame = { 400, 500, 300, 60 } }
             sliding:addAnimation(av.basicAnimation{ keyPath = "position", fromValue = { 550, 530 }, toValue = { 150, 530 }, duration = 0.5 }, "in")
             parent:addSublayer(sliding)
-            vc.animationTool = av.animationTool{ videoLayer = video, parentLayer = parent }
-            local session = av.exportSession(comp, "HighestQuality")
-            session.outputURL, session.videoComposition = arg[2], vc
-            assert(session:export())
-            """, name: "edge.lua", arguments: [clip, output])
+            """)
         #expect(result.status == 0, "\(result.err)")
         let warnings = result.errorLines.filter { $0.contains("[layerOffFrame]") }
         #expect(warnings.count == 1 && warnings[0].contains("edge.lua:14: text layer \"lyric\" lays out \"Across the summer night\" over x ")
@@ -176,6 +167,48 @@ import TestSupport
         let frame = try Tool.rgbFrame(output, at: 0.5)
         let edge = (0..<640).map { frame.pixel(358, $0) }.filter { $0.r > 128 }.count
         #expect(edge > 0, "the text's ink reaches the frame's right edge")
+    }
+
+    /// A logo placed for 1920×1080 (bottom-right, 40 px in) over a 1280×720 export lies past
+    /// the right edge: most of it is not in the video, and it was drawn without a word. A
+    /// picture larger than the frame (a Ken Burns photo) and one inside it say nothing.
+    @Test func aPicturePlacedPastTheFrameIsAWarning() throws {
+        let clip = try Fixtures.solid("black", seconds: 1, size: "1280x720", tone: nil)
+        let logo = Fixtures.scratchPath("red-logo.png"), output = Fixtures.scratchPath("logo-past-the-edge.mp4")
+        try Tool.ffmpeg(["-f", "lavfi", "-i", "color=c=red:size=200x100", "-frames:v", "1", logo])
+        let result = try Self.exportOneSecond(over: clip, to: output, size: (1280, 720), name: "logo.lua", arguments: [logo], layers: """
+            local logo = av.image(arg[3])
+            parent:addSublayer(av.layer{ contents = logo, frame = { 1920 - 240, 40, 200, 100 }, name = "logo" })
+            parent:addSublayer(av.layer{ contents = logo, frame = { 40, 40, 200, 100 } })
+            parent:addSublayer(av.layer{ contents = logo, frame = { -200, -100, 1680, 920 }, opacity = 0.01 })
+            """)
+        #expect(result.status == 0, "\(result.err)")
+        let warnings = result.errorLines.filter { $0.contains("[layerOffFrame]") }
+        #expect(warnings.count == 1 && warnings[0].contains("logo.lua:13: picture layer \"logo\" (\"red-logo.png\") lies over x 1680…1880, y 40…140, past the right edge of the 1280×720 frame: none of it is in the video"),
+                "\(result.err)")
+        // The oracle: the frame's right edge has no red, the logo placed inside does.
+        let frame = try Tool.rgbFrame(output, at: 0.5)
+        #expect((0..<720).allSatisfy { frame.pixel(1278, $0).r < 100 }, "nothing of the logo at the right edge")
+        #expect(frame.pixel(140, 720 - 90).r > 200, "the logo inside the frame is drawn")
+    }
+
+    /// Exports the first second of `clip` with a video layer and the Lua `layers` (adding to
+    /// `parent`, a `size` frame; `arg[3]`… are `arguments`) over it; the export is line 9 +
+    /// the number of lines of `layers`.
+    static func exportOneSecond(over clip: String, to output: String, size: (Int, Int), name: String, arguments: [String] = [],
+                                layers: String) throws -> Moonreel.Result {
+        try Moonreel.runScript("""
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(0, 1), av.asset(arg[1]), 0)
+            local vc = av.videoComposition(comp)
+            local parent, video = av.layer{ frame = { 0, 0, \(size.0), \(size.1) } }, av.layer{ frame = { 0, 0, \(size.0), \(size.1) } }
+            parent:addSublayer(video)
+            \(layers)
+            vc.animationTool = av.animationTool{ videoLayer = video, parentLayer = parent }
+            local session = av.exportSession(comp, "HighestQuality")
+            session.outputURL, session.videoComposition = arg[2], vc
+            assert(session:export())
+            """, name: name, arguments: [clip, output] + arguments)
     }
 
     /// A count given with a fraction was cut to its whole part in silence (`maxLines = 2.5`
