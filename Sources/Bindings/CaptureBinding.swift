@@ -204,6 +204,7 @@ extension API {
             call.push(position + "the recording ended without a result")
             return 2
         }
+        for diagnostic in summary.diagnostics { try policy.report(diagnostic, at: call.L) }
         call.push(summary: summary)
         return 1
     }

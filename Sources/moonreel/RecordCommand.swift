@@ -91,7 +91,10 @@ struct Record: ParsableCommand {
             case .started(let path):
                 if !quiet { printError("moonreel: recording \(path) (Ctrl-C stops)") }
             case .finished(let summary):
-                if !quiet { print(Self.describe(summary)) }
+                if !quiet {
+                    print(Self.describe(summary))
+                    for diagnostic in summary.diagnostics { printError(ProgressDisplay.line(diagnostic)) }
+                }
             case .failed(let error):
                 printError("moonreel: \(error)".oneLine)
                 failed = true

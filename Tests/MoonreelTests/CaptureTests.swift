@@ -213,6 +213,10 @@ import TestSupport
         // Every frame slot of the take is a picture or a dropped frame.
         let counts = try #require(result.out.firstMatch(of: /(\d+) frames \((\d+) dropped\), \d+ audio samples \((\d+) dropped\)/))
         #expect(Int(counts.1).map { $0 + (Int(counts.2) ?? 0) } == 120 && counts.3 == "0", "\(result.out)")
+        // Each dropped picture is said, as a warning, not only counted in the summary.
+        let warned = result.errorLines.filter { $0.contains("[framesDropped]") }
+        #expect(counts.2 == "0" ? warned.isEmpty : warned.count == 1 && warned[0].contains("has no picture in \(counts.2) of its 120 frame slots"),
+                "\(counts.2) dropped: \(result.err)")
         let times = try Tool.framePTS(output)
         #expect((times.last ?? 0) > 1.5, "the last picture is at \(times.last ?? 0) s")
         #expect(abs((try Tool.ffprobe(output).audio?.durationSeconds ?? 0) - 2) <= 0.04)

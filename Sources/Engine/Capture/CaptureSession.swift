@@ -38,6 +38,36 @@ public struct CaptureSummary: Sendable {
     public let fileSize: Int64
     /// Why the recording ended.
     public let reason: StopReason
+    /// What the recording lost: a `framesDropped` warning for pictures, one for sound.
+    public let diagnostics: [Diagnostic]
+
+    init(path: String, duration: MediaTime, videoFrames: Int64, droppedVideoFrames: Int64, audioSamples: Int64,
+         droppedAudioSamples: Int64, sampleRate: Int32, fileSize: Int64, reason: StopReason) {
+        (self.path, self.duration, self.videoFrames, self.droppedVideoFrames) = (path, duration, videoFrames, droppedVideoFrames)
+        (self.audioSamples, self.droppedAudioSamples, self.fileSize, self.reason) = (audioSamples, droppedAudioSamples, fileSize, reason)
+        diagnostics = Self.losses(path: path, videoFrames: videoFrames, droppedVideoFrames: droppedVideoFrames,
+                                  droppedAudioSamples: droppedAudioSamples, sampleRate: Int(sampleRate))
+    }
+
+    /// A warning for frame slots without a picture (the one before is shown longer) and one
+    /// for sound that found no room (silence in its place).
+    private static func losses(path: String, videoFrames: Int64, droppedVideoFrames: Int64, droppedAudioSamples: Int64, sampleRate: Int) -> [Diagnostic] {
+        var found: [Diagnostic] = []
+        let slots = videoFrames + droppedVideoFrames
+        if droppedVideoFrames > 0, slots > 0 {
+            let share = shortNumber((Double(droppedVideoFrames) / Double(slots) * 1000).rounded() / 10)
+            found.append(Diagnostic(.framesDropped, .warning,
+                                    "the recording \(path.quotedForMessage(limit: 200)) has no picture in \(droppedVideoFrames) of its \(slots) frame slots (\(share) %; the picture before is shown longer there): the camera was late or skipped, or the encoder fell behind",
+                                    remedy: "record at a lower size, rate or preset, or on a less busy machine"))
+        }
+        if droppedAudioSamples > 0, sampleRate > 0 {
+            let milliseconds = shortNumber((Double(droppedAudioSamples) / Double(sampleRate) * 1000).rounded())
+            found.append(Diagnostic(.framesDropped, .warning,
+                                    "the recording \(path.quotedForMessage(limit: 200)) lost \(droppedAudioSamples) audio samples (\(milliseconds) ms) that found no room in the writer: silence is in their place",
+                                    remedy: "record on a less busy machine or with fewer inputs"))
+        }
+        return found
+    }
 }
 
 /// What happens to a recording, in order: `started`, then `finished` or `failed`.
@@ -354,7 +384,7 @@ private final class Recording: @unchecked Sendable {
             path: output.path, duration: duration, videoFrames: framesWritten,
             droppedVideoFrames: missedFrames, audioSamples: samplesWritten,
             droppedAudioSamples: microphone?.droppedSamples.load(ordering: .relaxed) ?? 0,
-            fileSize: size, reason: reason)
+            sampleRate: outputFormat.audio.sampleRate, fileSize: size, reason: reason)
         if let failure = failures.first {
             throw ExportError(.renderFailed, "\(failure); the \(duration.seconds) s recorded before were saved to \(output.path.quotedForMessage(limit: 200))")
         }

@@ -53,8 +53,11 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
         /// A frame rate was chosen for the output that the sources did not state as such.
         case frameRateChosen
         /// A clip is drawn at a size or shape other than the frame's (at its own size, from
-        /// the top-left corner), or a text layer lays its words out past the frame.
+        /// the top-left corner), or a text or picture layer lies past the frame.
         case layerOffFrame
+        /// A recording left frame slots without a picture or dropped sound (the device was late
+        /// or skipped, the encoder fell behind).
+        case framesDropped
         /// An animation's values or key times do not all take effect.
         case animationIgnored
         /// A setting was left out or could not be kept (Dolby Vision, a copy of a changed filter).
