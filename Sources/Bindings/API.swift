@@ -23,6 +23,11 @@ package final class API {
     package let exportCancellation: CancellationFlag
     /// How many exports the script has started (names each one's chunk folder).
     var exportsStarted = 0
+    /// The script line a layer made now comes from: the running line of this state (`L`); in
+    /// an effect's state, the host makes it the script's line that called the effect.
+    package var scriptLine: (_ L: OpaquePointer?) -> SourceLine? = { L in
+        L.flatMap { LuaState.scriptLine($0) }.map { SourceLine(file: $0.file, line: $0.line) }
+    }
 
     /// Every class of this state, found by the Swift type of its objects.
     package internal(set) var classes = LuaClassTable()

@@ -171,6 +171,7 @@ extension API {
                                    + "(\(format(lua.budget.pointee.time_limit)) s); give it a shorter clip (minutes of sound, not hours)")
         }
         let made = SoundLayer(visual: visual)
+        made.origin = scriptLine(call.L)
         do { try call.applyProperties(properties, to: made, of: Layer.self) } catch let error as LuaArgumentError {
             throw call.argumentError(1, error.message.argumentReason, cause: error)   // the script's table, not the copy
         }

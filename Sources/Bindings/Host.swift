@@ -45,7 +45,10 @@ public final class MoonreelHost {
         let readFiles = api.readFiles
         scripts.onFileRead = { readFiles.record($0) }
         // Each effect's state gets an `av` of its own; the policy shows effects the safe part.
-        scripts.prepareEffectState = { [api] state in _ = API(installingIn: state, cancellation: api.exportCancellation) }
+        // Its layers come from the script's line that called the effect.
+        scripts.prepareEffectState = { [api, unowned scripts] state in
+            API(installingIn: state, cancellation: api.exportCancellation).scriptLine = { _ in api.scriptLine(scripts.lua.L) }
+        }
         // At the script line that called the effect: the script's state is inside that call.
         scripts.onEffectReport = { [api, unowned scripts] effect, isWarning, message, remedy in
             try api.policy.report(Diagnostic(.effectAdjusted, isWarning ? .warning : .note, "effect \"\(effect)\": \(message)", remedy: remedy),

@@ -272,12 +272,14 @@ extension API {
         [
             ("layer", "av.layer{frame=, backgroundColor=, contents=, opacity=, ...}", { call in
                 let made = Layer()
+                made.origin = try call.api().scriptLine(call.L)
                 try call.applyProperties(1, to: made, of: Layer.self)
                 try call.push(made)
                 return 1
             }),
             ("textLayer", "av.textLayer{string=, font=, fontSize=, foregroundColor=, alignmentMode=, frame=, ...}", { call in
                 let made = TextLayer()
+                made.origin = try call.api().scriptLine(call.L)
                 try call.applyProperties(1, to: made, of: TextLayer.self)
                 try call.push(made)
                 return 1

@@ -49,7 +49,7 @@ package enum LayerPlacement {
             found.append(Diagnostic(.layerOffFrame, .warning,
                                     "\(name) lays out \(style.string.quotedForMessage(limit: 60)) over \(span(drawn, edges: edges, renderSize: renderSize)): what lies there is not in the video",
                                     remedy: "place it inside the frame (an effect takes the video composition's renderSize)",
-                                    time: layer.animations.map(\.animation.timing.beginTime.seconds).min()))
+                                    origin: layer.origin, time: layer.animations.map(\.animation.timing.beginTime.seconds).min()))
         }
         return found
     }
@@ -68,7 +68,7 @@ package enum LayerPlacement {
         let lost = outside >= 1 ? "none of it is in the video" : "\(shortNumber((outside * 100).rounded())) % of it is not in the video"
         return Diagnostic(.layerOffFrame, .warning, "\(name) (\(file)) lies over \(span(box, edges: edges, renderSize: renderSize)): \(lost)",
                           remedy: "place it inside the frame (an effect takes the video composition's renderSize)",
-                          time: layer.animations.map(\.animation.timing.beginTime.seconds).min())
+                          origin: layer.origin, time: layer.animations.map(\.animation.timing.beginTime.seconds).min())
     }
 
     /// The edges of the frame `drawn` reaches past by more than the tolerance.

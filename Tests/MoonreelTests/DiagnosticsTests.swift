@@ -162,7 +162,7 @@ import TestSupport
             """)
         #expect(result.status == 0, "\(result.err)")
         let warnings = result.errorLines.filter { $0.contains("[layerOffFrame]") }
-        #expect(warnings.count == 1 && warnings[0].contains("edge.lua:14: text layer \"lyric\" lays out \"Across the summer night\" over x ")
+        #expect(warnings.count == 1 && warnings[0].contains("edge.lua:6: text layer \"lyric\" lays out \"Across the summer night\" over x ")
                 && warnings[0].contains("past the right edge of the 360×640 frame"), "\(result.err)")
         let frame = try Tool.rgbFrame(output, at: 0.5)
         let edge = (0..<640).map { frame.pixel(358, $0) }.filter { $0.r > 128 }.count
@@ -184,7 +184,7 @@ import TestSupport
             """)
         #expect(result.status == 0, "\(result.err)")
         let warnings = result.errorLines.filter { $0.contains("[layerOffFrame]") }
-        #expect(warnings.count == 1 && warnings[0].contains("logo.lua:13: picture layer \"logo\" (\"red-logo.png\") lies over x 1680…1880, y 40…140, past the right edge of the 1280×720 frame: none of it is in the video"),
+        #expect(warnings.count == 1 && warnings[0].contains("logo.lua:7: picture layer \"logo\" (\"red-logo.png\") lies over x 1680…1880, y 40…140, past the right edge of the 1280×720 frame: none of it is in the video"),
                 "\(result.err)")
         // The oracle: the frame's right edge has no red, the logo placed inside does.
         let frame = try Tool.rgbFrame(output, at: 0.5)
@@ -192,9 +192,34 @@ import TestSupport
         #expect(frame.pixel(140, 720 - 90).r > 200, "the logo inside the frame is drawn")
     }
 
+    /// A diagnostic about a layer names the script line that made it, and for a layer an
+    /// effect made, the line that called the effect — not the export's line (all 500 videos
+    /// of a batch share that one) nor a line inside a stranger's effect.
+    @Test func aLayersDiagnosticNamesTheLineThatMadeIt() throws {
+        let clip = try Fixtures.solid("black", seconds: 1, size: "640x360", tone: nil)
+        let output = Fixtures.scratchPath("made-at.mp4")
+        let effects = (output as NSString).deletingLastPathComponent + "/effects"
+        try FileManager.default.createDirectory(atPath: effects, withIntermediateDirectories: true)
+        try """
+            return { name = "banner", version = "1.0.0",
+              parameters = { { name = "text", type = "string", required = true } },
+              apply = function(p)
+                return av.textLayer{ string = p.text, fontSize = 40, frame = { 500, 100, 600, 60 } }
+              end }
+            """.write(toFile: effects + "/banner.lua", atomically: true, encoding: .utf8)
+        let result = try Self.exportOneSecond(over: clip, to: output, size: (640, 360), name: effects + "/../made-at.lua", layers: """
+            local banner = require "effects.banner"
+            parent:addSublayer(banner{ text = "A banner made for 1920" })
+            parent:addSublayer(av.textLayer{ string = "Mine, too long for its box", fontSize = 40, frame = { 20, 20, 60, 50 }, maxLines = 1 })
+            """)
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.errorLines.contains { $0.hasSuffix("[layerOffFrame]") && $0.contains("made-at.lua:7: a text layer lays out \"A banner made for 1920\"") },
+                "\(result.err)")
+        #expect(result.errorLines.contains { $0.hasSuffix("[textOverflow]") && $0.contains("made-at.lua:8: a text layer at 20, 20") }, "\(result.err)")
+    }
+
     /// Exports the first second of `clip` with a video layer and the Lua `layers` (adding to
-    /// `parent`, a `size` frame; `arg[3]`… are `arguments`) over it; the export is line 9 +
-    /// the number of lines of `layers`.
+    /// `parent`, a `size` frame; `arg[3]`… are `arguments`) over it; `layers` start at line 6.
     static func exportOneSecond(over clip: String, to output: String, size: (Int, Int), name: String, arguments: [String] = [],
                                 layers: String) throws -> Moonreel.Result {
         try Moonreel.runScript("""

@@ -96,10 +96,11 @@ enum Moonreel {
         return Result(status: result.status, out: result.out, err: result.err)
     }
 
-    /// Writes a Lua script to a scratch file and runs it with `moonreel run`.
+    /// Writes a Lua script to a scratch file (or to `name` when it is an absolute path) and
+    /// runs it with `moonreel run`.
     @discardableResult
     static func runScript(_ source: String, name: String = "test.lua", arguments: [String] = [], options: [String] = []) throws -> Result {
-        let path = Fixtures.scratchPath(name)
+        let path = name.hasPrefix("/") ? name : Fixtures.scratchPath(name)
         try source.write(toFile: path, atomically: true, encoding: .utf8)
         return try run(["run"] + options + [path] + arguments)
     }

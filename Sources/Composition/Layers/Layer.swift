@@ -26,6 +26,9 @@ public class Layer {
     public private(set) weak var maskedLayer: Layer?
     /// Animations in the order added; later ones override earlier ones on the same property.
     public private(set) var animations: [(key: String?, animation: LayerAnimation)] = []
+    /// The script line that made the layer (for a layer an effect made, the line that called
+    /// the effect): what a diagnostic about the layer names. Nil when no script made it.
+    public var origin: SourceLine?
 
     /// Limits checked before a tree grows, so a runaway script fails with a clear error.
     /// The most layers one tree may hold (100 000).

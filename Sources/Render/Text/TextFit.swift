@@ -34,7 +34,7 @@ package enum TextFit {
         let codes = missing.prefix(5).map { "\(String($0)) U+\(String($0.value, radix: 16, uppercase: true))" }.joined(separator: ", ")
             + (missing.count > 5 ? " and \(missing.count - 5) more" : "")
         return Diagnostic(.glyphMissing, .warning, "\(name(of: layer, box: layer.properties.bounds.size)) draws \(style.string.quotedForMessage(limit: 80)) with \(codes) as boxes: no installed font has \(missing.count == 1 ? "it" : "them")",
-                          remedy: "install a font that has \(missing.count == 1 ? "it" : "them") (emoji: fonts-noto-color-emoji) or set font to one", time: layer.animations.map(\.animation.timing.beginTime.seconds).min())
+                          remedy: "install a font that has \(missing.count == 1 ? "it" : "them") (emoji: fonts-noto-color-emoji) or set font to one", origin: layer.origin, time: layer.animations.map(\.animation.timing.beginTime.seconds).min())
     }
 
     /// "text layer \"cue 3 (lyrics.csv:4)\"", or where an unnamed one is.
@@ -53,14 +53,14 @@ package enum TextFit {
         switch fit {
         case .whole:
             return Diagnostic(.textShrunk, .note, "\(name) draws \(asked.string.quotedForMessage(limit: 80)) at \(shortNumber(drawn.fontSize)) px (fontSize \(shortNumber(asked.fontSize))) so that it fits",
-                              time: time)
+                              origin: layer.origin, time: time)
         case .truncated:
             let limit = asked.maxLines > 0 ? "\(asked.maxLines) line\(asked.maxLines == 1 ? "" : "s")" : "its box"
             return Diagnostic(.textTruncated, .warning, "\(name) cuts \(asked.string.quotedForMessage(limit: 80)) to \(limit) \(size)",
-                              remedy: "shorten the text, or give it more lines (maxLines), a wider frame, a smaller fontSize or minimumScaleFactor", time: time)
+                              remedy: "shorten the text, or give it more lines (maxLines), a wider frame, a smaller fontSize or minimumScaleFactor", origin: layer.origin, time: time)
         case .overflows:
             return Diagnostic(.textOverflow, .warning, "\(name) draws \(asked.string.quotedForMessage(limit: 80)) \(size) past its \(shortNumber(box.width))×\(shortNumber(box.height)) box",
-                              remedy: "make its frame larger, or set isWrapped, maxLines and truncationMode to keep it inside", time: time)
+                              remedy: "make its frame larger, or set isWrapped, maxLines and truncationMode to keep it inside", origin: layer.origin, time: time)
         }
     }
 }
