@@ -8,7 +8,8 @@ detectors scored on it.
         640x360 at 30 fps, and joins them with the ffmpeg CLI: xfade dissolves (transition=fade),
         fades through black (fadeblack), other xfade types ("other": wipes, slides, ...) and hard
         cuts (concat); plus negatives: each shot alone, the clips as recorded, a simulated exposure
-        change, a zoom and a pan on real footage. Writes DIR/labels.json.
+        change, a zoom and a pan on real footage; and a set of 30 wipes, irises and slides (WIPES),
+        one join a file. Writes DIR/labels.json.
     PYTHON bench/transitions.py score [--out DIR] [--moonreel BIN] [--pyscenedetect] [--transnet PYTHON]
         Runs Moonreel (BIN run bench/transitions.lua FILE, an empty cache), PySceneDetect's
         ContentDetector, AdaptiveDetector and ThresholdDetector (needs scenedetect and opencv in
@@ -146,10 +147,34 @@ def make_negatives(out):
     return files
 
 
+# Every xfade that moves a boundary across the picture (wipes, irises, a clock, slides), for the
+# "wipes" set: what a detector of dissolves and fades does with them.
+WIPES = ["wipeleft", "wiperight", "wipeup", "wipedown", "circleopen", "circleclose", "radial", "rectcrop",
+         "horzopen", "vertclose", "diagtl", "smoothleft", "smoothup", "slideleft", "slidedown"]
+
+
+def make_wipes(out, lengths, seed=7):
+    """Each of WIPES twice, between two shots drawn by `seed`, 0.5–1.5 s long: one join a file."""
+    rng = random.Random(seed)
+    files = []
+    for index, transition in enumerate(WIPES * 2):
+        first, second = rng.sample(sorted(SHOTS), 2)
+        duration = min(rng.choice([0.5, 0.8, 1.0, 1.5]), round(min(lengths[first], lengths[second]) / 2 - 0.3, 1))
+        offset = round(lengths[first] - duration, 4)
+        name = f"wipes-{index:02d}-{transition}-{first}-{second}.mp4"
+        ffmpeg("-i", f"{out}/shots/{first}.mp4", "-i", f"{out}/shots/{second}.mp4", "-filter_complex",
+               f"[0:v]settb=AVTB,fps={FPS},format=yuv420p[a];[1:v]settb=AVTB,fps={FPS},format=yuv420p[b];"
+               f"[a][b]xfade=transition={transition}:duration={duration}:offset={offset}[v]", "-map", "[v]", *ENCODE, f"{out}/{name}")
+        files.append({"file": name, "set": "wipes", "shots": [first, second],
+                      "labels": [{"kind": "other", "xfade": transition, "time": offset, "duration": duration}]})
+    return files
+
+
 def make(out):
     os.makedirs(f"{out}/shots", exist_ok=True)
     lengths = make_shots(out)
-    files = make_sequences(out, lengths, "tune", 1, 12) + make_sequences(out, lengths, "test", 2, 12) + make_negatives(out)
+    files = (make_sequences(out, lengths, "tune", 1, 12) + make_sequences(out, lengths, "test", 2, 12) + make_negatives(out)
+             + make_wipes(out, lengths))
     with open(f"{out}/labels.json", "w") as f:
         json.dump(files, f, indent=1)
     print(f"{len(files)} files in {out}")
@@ -254,6 +279,7 @@ def score(files, results, sets):
     tp = fp = fn = kind_right = kinds_named = boundary_hit = runs_of_cuts = 0
     time_errors, duration_errors = [], []
     false_in_gradual = false_elsewhere = cut_hit = cut_total = cuts_as_transitions = 0
+    other_total, other_seen = 0, {"dissolve": 0, "fade": 0, "gradual": 0, "cut": 0, "unseen": 0}
     for entry in files:
         if entry["set"] not in sets:
             continue
@@ -291,6 +317,11 @@ def score(files, results, sets):
                 false_in_gradual += 1
             else:
                 false_elsewhere += 1
+        for label in other:
+            other_total += 1
+            kinds = [k for t, d, k in found["transitions"] if overlaps(t, d, label)]
+            seen = kinds[0] if kinds else "cut" if any(overlaps(c, 0, label) for c in found["cuts"]) else "unseen"
+            other_seen[seen] += 1
         for label in cuts:
             cut_total += 1
             cut_hit += any(abs(c - label["time"]) <= CUT_TOLERANCE for c in found["cuts"])
@@ -308,6 +339,8 @@ def score(files, results, sets):
         "false transitions": f"{fp} ({cuts_as_transitions} at a cut)",
         "cuts inside dissolves/fades (transitions cut twice or more)": f"{false_in_gradual} ({runs_of_cuts})",
         "false cuts elsewhere": str(false_elsewhere),
+        "other xfades (wipes, slides…): taken for a dissolve, a fade, a transition, a cut; unseen":
+            f"{other_seen['dissolve']}, {other_seen['fade']}, {other_seen['gradual']}, {other_seen['cut']}; {other_seen['unseen']} of {other_total}",
     }
 
 
@@ -336,7 +369,7 @@ def main():
     results = {name: run() for name, run in detectors.items()}
     with open(f"{args.out}/results.json", "w") as f:
         json.dump(results, f)
-    for sets in (["tune"], ["test"], ["negative"], ["simulated"]):
+    for sets in (["tune"], ["test"], ["negative"], ["simulated"], ["wipes"]):
         table = {name: score(files, r, sets) for name, r in results.items()}
         rows = list(next(iter(table.values())))
         print(f"\nset {sets[0]} ({sum(e['set'] in sets for e in files)} files)\n")
