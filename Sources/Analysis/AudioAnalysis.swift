@@ -83,7 +83,17 @@ public struct AudioAnalysis: Sendable, Equatable {
     public static let steadyRange = 1.07
 
     /// The tempos the beats may be at, BPM (a `tempos` range given to `analyze` lies within).
-    public static let consideredTempos = BeatTracker.tempoRange
+    public static let consideredTempos = BeatTracker.consideredTempos
+
+    /// What is wrong with `lower`…`upper` as the tempos `analyze` may choose from (both
+    /// finite, lower under upper, both within `consideredTempos`); nil when it will do. Taken as
+    /// two numbers: a range the wrong way round cannot be made.
+    public static func temposProblem(_ lower: Double, _ upper: Double) -> String? {
+        guard lower.isFinite, upper.isFinite, lower < upper, consideredTempos.contains(lower), consideredTempos.contains(upper) else {
+            return "must be {min, max} in BPM with min < max, both within \(Int(consideredTempos.lowerBound))…\(Int(consideredTempos.upperBound)), got \(shortNumber(lower))…\(shortNumber(upper))"
+        }
+        return nil
+    }
 
     /// Levels per second (one every 10 ms).
     public static let levelsPerSecond: Int32 = 100
@@ -176,13 +186,12 @@ public extension AudioAnalysis {
     /// Analyses `track` (an audio track) from its first sample to its last: one decoding
     /// pass, mixed down to mono for the onsets, its own channels for levels and loudness.
     /// Analysis runs at 44.1 or 48 kHz (other rates are resampled to 48 kHz).
-    /// `tempos` narrows the tempos the beats may be at (BPM, within `BeatTracker.tempoRange`):
+    /// `tempos` narrows the tempos the beats may be at (BPM, within `consideredTempos`):
     /// a script that knows the music is 80–100 BPM keeps a half or double tempo out. With no
     /// pulse in the range, there is no tempo and no beats.
     static func analyze(_ track: AssetTrack, tempos: ClosedRange<Double>? = nil, cancellation: CancellationFlag? = nil) throws -> AudioAnalysis {
-        if let tempos, !(tempos.lowerBound.isFinite && tempos.upperBound.isFinite && Self.consideredTempos.contains(tempos.lowerBound)
-                         && Self.consideredTempos.contains(tempos.upperBound) && tempos.lowerBound < tempos.upperBound) {
-            throw EngineError("a tempo range of \(tempos.lowerBound)…\(tempos.upperBound) BPM is not a range within \(Int(Self.consideredTempos.lowerBound))…\(Int(Self.consideredTempos.upperBound))", kind: .invalidArgument)
+        if let tempos, let problem = temposProblem(tempos.lowerBound, tempos.upperBound) {
+            throw EngineError("the tempo range \(problem)", kind: .invalidArgument)
         }
         let allowed = tempos ?? Self.consideredTempos
         guard track.mediaType == .audio else {

@@ -9,8 +9,8 @@ import Glibc
 /// that tempo through the envelope (dynamic programming, D. P. W. Ellis, "Beat Tracking by Dynamic Programming", 2007);
 /// the onsets are the envelope's peaks over its local average (librosa's peak picking).
 struct BeatTracker {
-    /// Tempos considered, BPM.
-    static let tempoRange = 40.0...240.0
+    /// Tempos considered, BPM (`AudioAnalysis.consideredTempos`).
+    static let consideredTempos = 40.0...240.0
     /// Centre and width (octaves) of the prior that settles between a tempo and its half or double.
     static let preferredTempo = 120.0
     static let priorWidth = 1.0
@@ -39,7 +39,7 @@ struct BeatTracker {
 
     let envelope: [Float]
     let sampleRate: Int
-    /// The tempos this tracker may choose, BPM (`tempoRange` unless a script narrows it).
+    /// The tempos this tracker may choose, BPM (`consideredTempos` unless a script narrows it).
     let allowedTempos: ClosedRange<Double>
     /// The envelope as doubles, and minus its mean over its standard deviation (each made once).
     private let values: [Double]
@@ -49,7 +49,7 @@ struct BeatTracker {
     /// The treble band's envelope, standardised, smoothed as for the tempo: where a backbeat is heard.
     private let treble: [Double]?
 
-    init(envelope: [Float], body: [Float]? = nil, treble: [Float]? = nil, sampleRate: Int, allowedTempos: ClosedRange<Double> = Self.tempoRange) {
+    init(envelope: [Float], body: [Float]? = nil, treble: [Float]? = nil, sampleRate: Int, allowedTempos: ClosedRange<Double> = Self.consideredTempos) {
         self.envelope = envelope
         self.sampleRate = sampleRate
         self.allowedTempos = allowedTempos

@@ -215,13 +215,11 @@ extension API {
         return found
     }
 
-    /// `tempoRange = {min, max}`: BPM, min < max, both within the tempos the tracker considers.
+    /// `tempoRange = {min, max}`: the tempos the beats may be at (`AudioAnalysis.temposProblem`).
     private static func tempoRange(_ call: LuaCall, _ index: Int32) throws -> ClosedRange<Double> {
         let bounds = try call.list(index, limit: 2) { try call.finite($0) }
-        let allowed = AudioAnalysis.consideredTempos
-        guard bounds.count == 2, bounds[0] < bounds[1], allowed.contains(bounds[0]), allowed.contains(bounds[1]) else {
-            throw call.argumentError(index, "must be {min, max} in BPM with min < max, both within \(Int(allowed.lowerBound))…\(Int(allowed.upperBound))")
-        }
+        guard bounds.count == 2 else { throw call.argumentError(index, "must be {min, max} in BPM, got \(bounds.count) number\(bounds.count == 1 ? "" : "s")") }
+        if let problem = AudioAnalysis.temposProblem(bounds[0], bounds[1]) { throw call.argumentError(index, problem) }
         return bounds[0]...bounds[1]
     }
 
