@@ -11,7 +11,8 @@ import MoonreelMedia
 ///   logo placed for 1920×1080 on a 1280×720 export). A picture larger than the frame on a
 ///   side is not judged: a Ken Burns photo is meant to show only part of itself.
 /// Checked once before an export renders, on model values; a layer whose place changes over
-/// time (an animated position, bounds or transform, its own or an ancestor's) is not judged.
+/// time (an animated position, bounds or transform, its own or an ancestor's) is not judged,
+/// nor text or sublayers under a turned or scaled layer.
 package enum LayerPlacement {
     /// How far text or a picture may reach past an edge, in pixels, before it counts:
     /// anti-aliasing and rounding put a pixel's fringe there.
@@ -27,10 +28,13 @@ package enum LayerPlacement {
         while let (layer, parent, parentBox) = pending.popLast() {
             guard !layer.properties.isHidden, !moves(layer) else { continue }
             let box = place(layer.properties.frame, of: parent, in: parentBox)
-            pending += layer.sublayers.reversed().map { ($0, layer, box) }
             if let picture = layer.properties.contents, let offFrame = pictureDiagnostic(layer, picture, box: box, renderSize: renderSize) {
                 found.append(offFrame)
             }
+            // A turned or scaled layer's frame is the box around it: its sublayers' places and
+            // its text's lines are not measured in that box, so they are not judged.
+            guard layer.properties.transform.isIdentity else { continue }
+            pending += layer.sublayers.reversed().map { ($0, layer, box) }
             guard let style = layer.textStyle, !style.string.isEmpty, style.fontSize.isFinite, style.fontSize > 0, style.fontSize <= 4096,
                   box.width >= 1, box.height >= 1, box.width <= Double(PixelLimits.maxSide), box.height <= Double(PixelLimits.maxSide) else { continue }
             let text = try layouts.measuredSize(style, wrapWidth: style.isWrapped ? box.width : nil)

@@ -171,7 +171,8 @@ import TestSupport
 
     /// A logo placed for 1920×1080 (bottom-right, 40 px in) over a 1280×720 export lies past
     /// the right edge: most of it is not in the video, and it was drawn without a word. A
-    /// picture larger than the frame (a Ken Burns photo) and one inside it say nothing.
+    /// picture larger than the frame (a Ken Burns photo), one inside it and one inside a layer
+    /// scaled to half (placed past the frame in that layer's own coordinates) say nothing.
     @Test func aPicturePlacedPastTheFrameIsAWarning() throws {
         let clip = try Fixtures.solid("black", seconds: 1, size: "1280x720", tone: nil)
         let logo = Fixtures.scratchPath("red-logo.png"), output = Fixtures.scratchPath("logo-past-the-edge.mp4")
@@ -181,6 +182,8 @@ import TestSupport
             parent:addSublayer(av.layer{ contents = logo, frame = { 1920 - 240, 40, 200, 100 }, name = "logo" })
             parent:addSublayer(av.layer{ contents = logo, frame = { 40, 40, 200, 100 } })
             parent:addSublayer(av.layer{ contents = logo, frame = { -200, -100, 1680, 920 }, opacity = 0.01 })
+            local half = av.layer{ bounds = { 0, 0, 2560, 1440 }, position = { 640, 360 }, transform = av.transform():scaled(0.5) }
+            half:addSublayer(av.layer{ contents = logo, frame = { 2000, 1200, 200, 100 } }) parent:addSublayer(half)
             """)
         #expect(result.status == 0, "\(result.err)")
         let warnings = result.errorLines.filter { $0.contains("[layerOffFrame]") }
@@ -190,6 +193,7 @@ import TestSupport
         let frame = try Tool.rgbFrame(output, at: 0.5)
         #expect((0..<720).allSatisfy { frame.pixel(1278, $0).r < 100 }, "nothing of the logo at the right edge")
         #expect(frame.pixel(140, 720 - 90).r > 200, "the logo inside the frame is drawn")
+        #expect(frame.pixel(1050, 720 - 625).r > 200, "so is the one inside a layer drawn at half size, not warned of")
     }
 
     /// A diagnostic about a layer names the script line that made it, and for a layer an
