@@ -108,23 +108,29 @@ import TestSupport
     // MARK: Several tracks
 
     @Test func twoTracksAreSummedAtTheirLevels() throws {
-        let samples = try exportAudio(of: [try Fixtures.clip(seconds: 2, tone: 440), try Fixtures.clip(seconds: 2, tone: 660)], mix: """
+        let (samples, said) = try exportAudioSaying(of: [try Fixtures.clip(seconds: 2, tone: 440), try Fixtures.clip(seconds: 2, tone: 660)], mix: """
             if index == 2 then p:setVolume(0.5, 0) end
             """)
+        #expect(said.isEmpty, "a mix under full scale is not limited: \(said)")
         let window = (Self.rate / 2, 3 * Self.rate / 2)
         #expect(abs(samples.toneAmplitude(440, from: window.0, to: window.1, rate: Self.rate) - 0.125) < 0.006)
         #expect(abs(samples.toneAmplitude(660, from: window.0, to: window.1, rate: Self.rate) - 0.0625) < 0.004)
     }
 
+    /// Done means right: the limiter turning the mix down is a `soundLimited` warning (it was
+    /// silent: the volumes asked for were not what played).
     @Test func threeLoudTracksDoNotClip() throws {
         let tones = [440, 550, 660]
-        let samples = try exportAudio(of: try tones.map { try Fixtures.clip(seconds: 2, tone: $0) }, mix: """
+        let (samples, said) = try exportAudioSaying(of: try tones.map { try Fixtures.clip(seconds: 2, tone: $0) }, mix: """
             p:setVolume(7, 0)
             """)
         // Three tones at 0.875 each would peak near 2.6: the limiter keeps the sum under full
         // scale, all three still there.
         let peak = samples.map(abs).max() ?? 0
         #expect(peak <= 1.0 && peak > 0.8, "peak \(peak)")
+        let limited = said.filter { $0.hasSuffix("[soundLimited]") }
+        #expect(limited.count == 1 && limited[0].contains("warning: ") && limited[0].contains("the limiter turned it down by up to ")
+                && limited[0].contains("from 0.001 s: the sound plays quieter than its volumes ask"), "\(said)")
         for tone in tones { #expect(samples.toneAmplitude(Double(tone), from: Self.rate / 2, to: 3 * Self.rate / 2, rate: Self.rate) > 0.2, "\(tone) Hz") }
     }
 
@@ -205,6 +211,11 @@ import TestSupport
     /// Exports only the audio of `clips`, each on its own track from 0 s, with the Lua
     /// `mix` code run for each track's input parameters `p` (`index` from 1); returns mono samples.
     func exportAudio(of clips: [String], mix: String, output: String = Fixtures.scratchPath("mix.m4a")) throws -> [Float] {
+        try exportAudioSaying(of: clips, mix: mix, output: output).samples
+    }
+
+    /// `exportAudio`, with the lines the run printed on standard error.
+    func exportAudioSaying(of clips: [String], mix: String, output: String = Fixtures.scratchPath("mix.m4a")) throws -> (samples: [Float], said: [String]) {
         let result = try Moonreel.runScript("""
             local comp = av.composition()
             local inputs = {}
@@ -222,7 +233,7 @@ import TestSupport
             assert(session:export())
             """, arguments: [output] + clips)
         #expect(result.status == 0, "\(result.err)")
-        return try Tool.audioSamples(output, rate: Self.rate)
+        return (try Tool.audioSamples(output, rate: Self.rate), result.errorLines)
     }
 
     /// slowmo.lua on a 6 s clip whose tone is 660 Hz from 2 to 4 s and 440 Hz elsewhere.

@@ -57,7 +57,7 @@ struct ReencodeWriter: ExportWriter {
         let compositor = Compositor(video: videoPlan, audio: audioPlan, range: request.range)
         let pictures = try videoPlan.map { _ in try compositor.frameStream(frames: frames, cancellation: context.cancellation) }
         defer { pictures?.stop() }
-        let sound = try audioPlan.map { _ in try compositor.audioStream(blockSize: writer?.audioFrameSize ?? 1024, cancellation: context.cancellation) }
+        let sound = try audioPlan.map { _ in try compositor.audioStream(blockSize: writer?.audioFrameSize ?? 1024, cancellation: context.cancellation, log: log) }
         defer { sound?.stop() }
         var framesWritten: Int64 = 0
         var samplesWritten: Int64 = 0

@@ -74,6 +74,9 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
         case rangeClipped
         /// A video track has media where no layer instruction draws it, so it is not shown.
         case trackNotDrawn
+        /// The mix went over full scale and the limiter turned it down: quieter than its
+        /// volumes ask.
+        case soundLimited
         /// A loudness target could not be met.
         case loudnessMissed
         /// The export encodes otherwise than asked (a SmartCut or smart render falling back),

@@ -14,6 +14,16 @@ struct PeakLimiter {
     private var reduction: Float = 0
     /// Share of the reduction kept from one sample to the next while recovering.
     private let releaseFactor: Float
+    /// Samples processed so far.
+    private(set) var samples: Int64 = 0
+    /// The largest reduction so far (1 − the lowest gain).
+    private(set) var deepestReduction: Float = 0
+    /// Samples turned down by more than `heardReduction`, and the first of them.
+    private(set) var heardSamples: Int64 = 0
+    private(set) var firstHeard: Int64?
+    /// A reduction of 1 dB (1 − 10^(−1/20)): less, on the peaks of a mix, is not heard as the
+    /// level changing; more is a volume other than the one asked for.
+    static let heardReduction: Float = 1 - 0.891
 
     /// −0.45 dBFS: room for the AAC encoder's overshoot.
     static let defaultCeiling: Float = 0.95
@@ -37,7 +47,13 @@ struct PeakLimiter {
             if peak * gain > ceiling { reduction = 1 - ceiling / peak }
             if reduction > 0 {
                 for channel in channels.indices { channels[channel][i] *= gain }
+                deepestReduction = max(deepestReduction, reduction)
+                if reduction > Self.heardReduction {
+                    heardSamples += 1
+                    if firstHeard == nil { firstHeard = samples + Int64(i) }
+                }
             }
         }
+        samples += Int64(count)
     }
 }

@@ -169,14 +169,16 @@ public final class Compositor {
     // MARK: Sound
 
     /// The mixed sound of the compositor's range in blocks of `blockSize` samples per
-    /// channel (planar float), rendered ahead on a thread of their own.
-    package func audioStream(blockSize: Int, cancellation: CancellationFlag) throws -> RenderStream<[[Float]]> {
+    /// channel (planar float), rendered ahead on a thread of their own; what the mix lost on
+    /// the way (`AudioRenderer.limitingDiagnostic`) goes to `log` once it is all rendered.
+    package func audioStream(blockSize: Int, cancellation: CancellationFlag, log: DiagnosticLog? = nil) throws -> RenderStream<[[Float]]> {
         guard let plan = audio else { throw EngineError("the composition has no audio to render", kind: .notFound) }
         return try RenderStream(lead: .queued(32)) { push in
             let renderer = try AudioRenderer.make(plan: plan, cancellation: cancellation)
             while !cancellation.isCancelled, let block = try renderer.nextBlock(count: blockSize) {
                 guard push(block) else { return }
             }
+            if renderer.isFinished, let limited = renderer.limitingDiagnostic() { log?.report(limited) }
         }
     }
 
