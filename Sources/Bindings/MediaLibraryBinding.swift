@@ -48,7 +48,10 @@ extension API {
                 return 2
             }
             do {
-                let item = try library.add(recording: source, preset: preset, deleteSource: deleteSource, cancellation: api.exportCancellation)
+                var found: [Diagnostic] = []
+                let item = try library.add(recording: source, preset: preset, deleteSource: deleteSource, strict: api.policy.strict,
+                                           diagnostics: { found.append($0) }, cancellation: api.exportCancellation)
+                for diagnostic in found { try api.policy.report(diagnostic, at: call.L) }
                 if api.exportCancellation.isCancelled {
                     // Past its commit point a hand-off finishes whatever comes: say what it did.
                     try api.policy.report(Diagnostic(.fileNotAsExpected, .note, "the run was interrupted after the hand-off of \(source.quotedForMessage(limit: 200)) was committed; it was finished: the movie is at \(item.path.quotedForMessage(limit: 200))"

@@ -186,6 +186,26 @@ import TestSupport
         #expect(try Fixtures.leftovers(beside: take) == ["Library"] || Fixtures.leftovers(beside: take).isEmpty)
     }
 
+    /// Done means right: the library's export changed a 161×121 take to 160×120 and said
+    /// nothing, even under `--strict`, and then deleted the take. Now its warnings come at the
+    /// `add` line; under `--strict` the hand-off fails and the take is kept.
+    @Test func theCopysWarningsAreSaidAndStrictKeepsTheTake() throws {
+        let take = Fixtures.scratchPath("odd.webm")
+        try FileManager.default.copyItem(atPath: Fixtures.real("11_vp9_odd_161x121.webm"), toPath: take)
+        let library = (take as NSString).deletingLastPathComponent + "/Library"
+        let strict = try Moonreel.runScript(Self.handOffScript, name: "hand-off.lua", arguments: [take, library, "HighestQuality"], options: ["--strict"])
+        #expect(strict.status != 0 && strict.err.contains("strict: renderSize 161×121 is not made of even whole numbers") && strict.err.contains("the recording was kept"),
+                "\(strict.err)")
+        #expect(FileManager.default.fileExists(atPath: take), "the take was deleted for a copy that differs from it")
+        #expect(!Self.files(under: library).contains { $0.hasSuffix(".mp4") && !$0.hasPrefix(".") }, "nothing placed")
+        let plain = try Moonreel.runScript(Self.handOffScript, name: "hand-off.lua", arguments: [take, library, "HighestQuality"])
+        #expect(plain.status == 0, "\(plain.err)")
+        #expect(plain.errorLines.contains { $0.contains("warning: ") && $0.contains("hand-off.lua:7: renderSize 161×121") && $0.hasSuffix("[sizeRounded]") }, "\(plain.err)")
+        let placed = try #require(Self.files(under: library).first { $0.hasSuffix(".mp4") && !$0.hasPrefix(".") })
+        let video = try #require(try Tool.ffprobe(library + "/" + placed).video)
+        #expect(video.width == 160 && video.height == 120, "the copy is as the warning says")
+    }
+
     @Test func takenNamesAreNeverReplaced() throws {
         let (first, library) = try Self.freshSource()
         let folder = (first as NSString).deletingLastPathComponent

@@ -91,8 +91,11 @@ public final class MediaLibrary {
     /// once the verified copy and its sidecar are on disk. A source a recovery of this
     /// opening already handed off returns that item. Throws a one-line error naming the
     /// file; on any failure the source is untouched and nothing is visible in the library.
-    public func add(recording source: String, preset: ExportPreset, deleteSource: Bool,
-                    cancellation: CancellationFlag? = nil) throws -> LibraryItem {
+    /// What the export did other than asked (a size rounded, sound left out) goes to
+    /// `diagnostics` before the hand-off commits; with `strict`, a warning is the error instead,
+    /// so a source is never deleted for a copy that differs from it.
+    public func add(recording source: String, preset: ExportPreset, deleteSource: Bool, strict: Bool = false,
+                    diagnostics: (Diagnostic) -> Void = { _ in }, cancellation: CancellationFlag? = nil) throws -> LibraryItem {
         let sourcePath = Paths.absolute(source)
         var info = stat()
         guard lstat(sourcePath, &info) == 0 else {
@@ -126,7 +129,7 @@ public final class MediaLibrary {
         let staged = "\(staging.path)/\(token).\(fileType)"
         let copy: Asset
         do {
-            try export(asset, preset: preset, to: staged, cancellation: cancellation)
+            for found in try export(asset, preset: preset, to: staged, strict: strict, cancellation: cancellation) { diagnostics(found) }
             MediaLibrary.reach(.exported)
             copy = try verify(staged, against: asset, kinds: kinds, source: source)
             MediaLibrary.reach(.verified)
@@ -156,8 +159,9 @@ public final class MediaLibrary {
 
     // MARK: Steps
 
-    /// Exports all of `asset` to `path` with the export machinery (temp file, verify, sync, rename).
-    private func export(_ asset: Asset, preset: ExportPreset, to path: String, cancellation: CancellationFlag?) throws {
+    /// Exports all of `asset` to `path` with the export machinery (temp file, verify, sync,
+    /// rename); what it did other than asked.
+    private func export(_ asset: Asset, preset: ExportPreset, to path: String, strict: Bool, cancellation: CancellationFlag?) throws -> [Diagnostic] {
         let composition = Composition()
         do {
             try composition.insertTimeRange(TimeRange(start: .zero, duration: asset.duration), of: asset, at: .zero)
@@ -178,10 +182,12 @@ public final class MediaLibrary {
                 if end < asset.duration { session.timeRange = TimeRange(start: .zero, duration: end) }
             }
             session.parentCancellation = cancellation
+            session.strict = strict
             var reported = false
             try session.export { _ in
                 if !reported { reported = true; MediaLibrary.reach(.exporting) }
             }
+            return session.diagnostics
         } catch {
             throw EngineError("exporting \(asset.path.quotedForMessage(limit: 200)) for the library failed (\(error)); the recording was kept", kind: .encode, subject: asset.path, underlying: error)
         }
