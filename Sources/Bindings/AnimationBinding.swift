@@ -271,7 +271,8 @@ extension API {
     }
 
     /// Builds the animation a layer takes, with notes on settings Core Animation would
-    /// quietly ignore: key times past the end, a forwards fill that is removed on completion.
+    /// quietly ignore: key times past the end, key times and easing under a paced mode, a
+    /// forwards fill that is removed on completion.
     func layerAnimation(_ call: LuaCall, _ box: AnimationBox, argument index: Int32) throws -> LayerAnimation {
         guard box.spec.isComplete else {
             throw call.argumentError(index, "the \(box.spec.keyPath.rawValue) keyframe animation has no values yet")
@@ -280,6 +281,10 @@ extension API {
         do { built = try box.built() } catch let error as EngineError { throw call.argumentError(index, error.message, cause: error) }
         if case .keyframe(let keyframes) = built, let last = keyframes.unreachedKeyTimes.last {
             try policy.report(Diagnostic(.animationIgnored, .warning, "keyTimes of the \(built.keyPath.rawValue) animation run to \(format(last)); the \(keyframes.unreachedKeyTimes.count) key(s) past 1 are never reached within its duration of \(format(keyframes.timing.duration.seconds)) s"), at: call.L)
+        }
+        if case .keyframe(let keyframes) = built, !keyframes.unusedByPacing.isEmpty {
+            try policy.report(Diagnostic(.animationIgnored, .warning, "the \(built.keyPath.rawValue) animation's calculationMode \"\(keyframes.calculationMode.rawValue)\" places its keys by the distance between the values: the \(keyframes.unusedByPacing.joined(separator: " and ")) given \(keyframes.unusedByPacing.count == 1 ? "is" : "are") not used",
+                                         remedy: "use calculationMode \"linear\" (or \"cubic\") to keep them"), at: call.L)
         }
         if built.timing.fillMode.fillsForwards, built.timing.isRemovedOnCompletion {
             try policy.report(Diagnostic(.animationIgnored, .warning, "the \(built.keyPath.rawValue) animation has fillMode \"\(built.timing.fillMode.rawValue)\" but is removed on completion, so its last value does not hold",

@@ -222,6 +222,33 @@ import TestSupport
         #expect(result.errorLines.contains { $0.hasSuffix("[textOverflow]") && $0.contains("made-at.lua:8: a text layer at 20, 20") }, "\(result.err)")
     }
 
+    /// A paced keyframe animation places its keys by the distance between the values (as Core
+    /// Animation's): keyTimes given were not used, and nothing said so. The same animation in
+    /// linear mode keeps them and says nothing.
+    @Test func keyTimesAPacedAnimationDoesNotUseAreAWarning() throws {
+        let clip = try Fixtures.solid("black", seconds: 4, size: "320x240", tone: nil)
+        for mode in ["paced", "linear"] {
+            let output = Fixtures.scratchPath("\(mode).mp4")
+            let result = try Self.exportOneSecond(over: clip, to: output, size: (320, 240), name: "\(mode).lua", layers: """
+                local box = av.layer{ frame = { 0, 0, 320, 240 }, backgroundColor = "white", opacity = 0 }
+                box:addAnimation(av.keyframeAnimation{ keyPath = "opacity", values = { 0, 0.5, 1 }, keyTimes = { 0, 0.9, 1 }, calculationMode = "\(mode)", duration = 2 }, "o")
+                parent:addSublayer(box)
+                """)
+            #expect(result.status == 0, "\(result.err)")
+            let said = result.errorLines.filter { $0.hasSuffix("[animationIgnored]") }
+            // Half-way through the second, paced is at 0.5 (by distance), linear at about 0.28.
+            let grey = try Tool.rgbFrame(output, at: 0.5).mean(x: 100, y: 80, width: 120, height: 80).g
+            if mode == "paced" {
+                #expect(said.count == 1 && said[0].contains("\(mode).lua:7: the opacity animation's calculationMode \"paced\" places its keys by the distance between the values: the keyTimes given is not used"),
+                        "\(result.err)")
+                #expect(abs(grey - 64) < 10, "paced: \(grey)")
+            } else {
+                #expect(said.isEmpty, "\(result.err)")
+                #expect(abs(grey - 36) < 10, "linear: \(grey)")
+            }
+        }
+    }
+
     /// Exports the first second of `clip` with a video layer and the Lua `layers` (adding to
     /// `parent`, a `size` frame; `arg[3]`… are `arguments`) over it; `layers` start at line 6.
     static func exportOneSecond(over clip: String, to output: String, size: (Int, Int), name: String, arguments: [String] = [],

@@ -45,6 +45,9 @@ public struct KeyframeAnimation: Sendable {
     public let biasValues: [Double]
     /// When the animation runs, repeats and fills.
     public let timing: AnimationTiming
+    /// The settings given that a paced mode does not use ("keyTimes", "timingFunctions"):
+    /// it places its keys by the distance between the values.
+    public let unusedByPacing: [String]
 
     /// The most values an animation may have; front ends check a list's length against it
     /// before converting the list.
@@ -90,6 +93,8 @@ public struct KeyframeAnimation: Sendable {
         self.continuityValues = continuityValues
         self.biasValues = biasValues
         self.timing = timing
+        let paced = !isDiscrete && calculationMode.isPaced
+        unusedByPacing = paced ? [keyTimes == nil ? nil : "keyTimes", timingFunctions.isEmpty ? nil : "timingFunctions"].compactMap { $0 } : []
         components = isDiscrete ? [] : AnimatableValue.interpolationComponents(of: values)
         if isDiscrete {
             self.keyTimes = keyTimes ?? (0...count).map { Double($0) / Double(count) }
