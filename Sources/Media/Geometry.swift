@@ -63,8 +63,11 @@ public struct Size: Sendable, Hashable, CustomStringConvertible {
     /// rounded: a warning when the size itself is not whole (or even, for `sides` even) —
     /// `name` says whose size it is: the render size (times its scale) a script set, or the
     /// sources' — and a note when fitting it into `box` (a preset's) gave a fraction of a
-    /// pixel, so the output's shape differs a little from the picture's.
-    public func roundingNote(to pixels: (width: Int, height: Int), sides: PixelSides, name: String = "renderSize", fitting box: Size? = nil) -> Diagnostic? {
+    /// pixel, so the output's shape differs a little from the picture's, or when the picture
+    /// is smaller than a box the user asked for (`boxIsAsked`: a preset named for its size) on
+    /// both sides: it is not scaled up.
+    public func roundingNote(to pixels: (width: Int, height: Int), sides: PixelSides, name: String = "renderSize", fitting box: Size? = nil,
+                             boxIsAsked: Bool = false) -> Diagnostic? {
         guard width.isFinite, height.isFinite, abs(width) < Double(Int32.max), abs(height) < Double(Int32.max) else { return nil }
         let whole = width == width.rounded() && height == height.rounded()
         let shown = whole ? description : "\(width)×\(height)"
@@ -77,6 +80,11 @@ public struct Size: Sendable, Hashable, CustomStringConvertible {
             break
         }
         guard let box, width > 0, height > 0 else { return nil }
+        if boxIsAsked, width < box.width, height < box.height {
+            // As AVFoundation's size presets: a box is a most, never a scale up.
+            return Diagnostic(.sizeRounded, .note, "\(name) \(description) is smaller than the preset's \(box) box and is not scaled up: the output is \(pixels.width)×\(pixels.height)",
+                              remedy: "set the video composition's renderSize (with fit) to draw it larger")
+        }
         let scale = min(1, box.width / width, box.height / height)
         let fitted = (width: width * scale, height: height * scale)
         // Within a millionth of a pixel is exact (the scale is a quotient of whole sizes).

@@ -249,6 +249,27 @@ import TestSupport
         }
     }
 
+    /// A size preset (AVFoundation's 1920x1080) fits a picture into its box but never scales
+    /// it up: a 320×240 clip asked for at 1920x1080 came out 320×240 without a word. Now a
+    /// note; a quality preset, whose box is only a most, says nothing.
+    @Test func aSizePresetLargerThanThePictureIsANote() throws {
+        let clip = try Fixtures.clip(seconds: 2)
+        for preset in ["1920x1080", "MediumQuality"] {
+            let output = Fixtures.scratchPath("\(preset).mp4")
+            let result = try Moonreel.runScript(Moonreel.cutScript(start: 0, duration: 1, preset: preset), name: "up.lua", arguments: [clip, output])
+            #expect(result.status == 0, "\(result.err)")
+            let video = try #require(try Tool.ffprobe(output).video)
+            #expect(video.width == 320 && video.height == 240)
+            let said = result.errorLines.filter { $0.hasSuffix("[sizeRounded]") }
+            if preset == "1920x1080" {
+                #expect(said.count == 1 && said[0].contains("note: ") && said[0].contains("up.lua:6: the video's size 320×240 is smaller than the preset's 1920×1080 box and is not scaled up: the output is 320×240"),
+                        "\(result.err)")
+            } else {
+                #expect(said.isEmpty, "\(result.err)")
+            }
+        }
+    }
+
     /// Exports the first second of `clip` with a video layer and the Lua `layers` (adding to
     /// `parent`, a `size` frame; `arg[3]`… are `arguments`) over it; `layers` start at line 6.
     static func exportOneSecond(over clip: String, to output: String, size: (Int, Int), name: String, arguments: [String] = [],

@@ -299,7 +299,7 @@ private final class Recording: @unchecked Sendable {
         (self.camera, self.microphone) = (camera, microphone)
         let picture = camera.map { Size(width: Double($0.format.width), height: Double($0.format.height)) }
         let size = picture.map { preset.outputSize(for: $0) } ?? (width: 2, height: 2)
-        sizeNote = picture?.roundingNote(to: size, sides: .even, name: "the camera's picture", fitting: picture.flatMap(preset.box(for:)))
+        sizeNote = picture?.roundingNote(to: size, sides: .even, name: "the camera's picture", fitting: picture.flatMap(preset.box(for:)), boxIsAsked: preset.namesItsSize)
         let frameDuration = CaptureSession.frameDuration(forRate: camera?.frameRate ?? 30)
         let format = CaptureOutputFormat(
             video: .init(width: size.width, height: size.height, frameDuration: frameDuration,

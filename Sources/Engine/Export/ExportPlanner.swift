@@ -447,7 +447,7 @@ struct ExportPlanner {
         var notes: [Diagnostic] = []
         if let rounded = scaled.roundingNote(to: (width, height), sides: isCodedVideo ? .even : .whole,
                                              name: settings.videoComposition == nil ? "the video's size" : "renderSize",
-                                             fitting: request.preset.box(for: scaled)) {
+                                             fitting: request.preset.box(for: scaled), boxIsAsked: request.preset.namesItsSize) {
             notes.append(rounded)
         }
         let rendered = videoComposition.renderFrameDuration

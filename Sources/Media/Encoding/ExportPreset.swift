@@ -71,6 +71,12 @@ public struct ExportPreset: Sendable, Hashable {
         render.pixels(fitting: box(for: render), sides: evenSides ? .even : .whole)
     }
 
+    /// Whether the preset is named for its box ("1920x1080", "HEVC3840x2160"): a size the
+    /// user asked for, where the quality presets' boxes are only a most.
+    public var namesItsSize: Bool {
+        boundingBox.map { name.hasSuffix("\(Int($0.width))x\(Int($0.height))") } ?? false
+    }
+
     /// The box a render of this size is fitted into, or nil when the preset keeps the size.
     /// A preset's box is landscape; a portrait render fits the box turned.
     public func box(for render: Size) -> Size? {
