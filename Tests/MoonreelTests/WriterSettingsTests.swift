@@ -127,6 +127,31 @@ import TestSupport
         #expect(try Tool.ffprobe(out("plain.m4v")).format.format_name.hasPrefix("mov,mp4"))
     }
 
+    /// A GIF or an image sequence keeps no tags: the session's metadata was dropped in silence
+    /// (an MP4 and a WebM keep every key, custom ones too). Now an `optionIgnored` warning.
+    @Test func metadataAFileCannotHoldIsAWarning() throws {
+        let folder = Fixtures.scratchPath("tags")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let result = try Moonreel.runScript("""
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(0, 1), av.asset(arg[1]), 0)
+            for _, out in ipairs({ "tags.gif", "tags.mp4", "tags.webm", "frames-%03d.png" }) do
+              local session = av.exportSession(comp, "LowQuality")
+              session.outputURL = arg[2] .. "/" .. out
+              session.metadata = { title = "My Title", myKey = "custom" }
+              assert(session:export())
+            end
+            """, name: "tags.lua", arguments: [Self.clip, folder])
+        #expect(result.status == 0, "\(result.err)")
+        let left = result.errorLines.filter { $0.hasSuffix("[optionIgnored]") }
+        #expect(left.count == 2 && left[0].contains("tags.gif: a GIF holds no metadata; myKey, title were left out")
+                && left[1].contains("frames-%03d.png: a PNG image sequence holds no metadata"), "\(result.err)")
+        for kept in ["tags.mp4", "tags.webm"] {
+            let tags = try Tool.run("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "format_tags", "-of", "compact", folder + "/" + kept]).out.lowercased()
+            #expect(tags.contains("title=my title") && tags.contains("mykey=custom"), "\(kept): \(tags)")
+        }
+    }
+
     @Test func gifHasOnePaletteAndEveryFrame() throws {
         let output = Fixtures.scratchPath("clip.gif")
         let result = try Moonreel.run(["run", Moonreel.example("gif.lua"), Self.clip, output, "1", "2"])

@@ -37,6 +37,10 @@ struct ReencodeWriter: ExportWriter {
             log.report(Diagnostic(.soundLeftOut, .warning, "\(request.output.path): \(request.container.noun) holds no sound; the audio was left out",
                                   remedy: "export to a container with sound (mp4, mov) to keep it"))
         }
+        if !request.container.holdsMetadata, !plan.metadata.isEmpty {
+            log.report(Diagnostic(.optionIgnored, .warning, "\(request.output.path): \(request.container.noun) holds no metadata; \(plan.metadata.keys.sorted().joined(separator: ", ")) \(plan.metadata.count == 1 ? "was" : "were") left out",
+                                  remedy: "export to a container with tags (mp4, mov, webm) to keep them"))
+        }
         let sequence = request.output as? ImageSequenceOutput
         if let sequence, let pictures = videoPlan, let note = try ExportError.Kind.outputUnavailable.tag({ try sequence.checkNames(frameCount: pictures.frameCount) }) {
             log.report(Diagnostic(.fileNotAsExpected, .note, note))

@@ -58,6 +58,8 @@ public enum OutputContainer: String, Sendable, CaseIterable {
 
     package var holdsVideo: Bool { self != .m4a }
     package var holdsAudio: Bool { self != .gif && !isImageSequence }
+    /// Whether the file keeps tags (`session.metadata`): a GIF's and an image's do not.
+    package var holdsMetadata: Bool { self != .gif && !isImageSequence }
     /// GIF files and image sequences hold pictures in their own format, not a video codec.
     package var holdsVideoCodecs: Bool { holdsVideo && self != .gif && !isImageSequence }
 
