@@ -70,7 +70,8 @@ import TestSupport
         let share = Double(sung) / Double(max(sung + unsung, 1))
         #expect(share > 0.15 && share < 0.85, "sung \(sung), unsung \(unsung) pixels")
         let strict = try Moonreel.run(["run", "--strict", Self.lyricsExample, Self.portrait, cues, output + ".strict.mp4"])
-        #expect(strict.status == 1 && strict.err.contains("strict: text layer \"cue 9"), "\(strict.err)")
+        // Refused at the export's line, naming the line that made the layer (the effect's call).
+        #expect(strict.status == 1 && strict.err.contains("lyrics.lua:37: strict: \(Self.lyricsExample):27: text layer \"cue 9"), "\(strict.err)")
         #expect(!FileManager.default.fileExists(atPath: output + ".strict.mp4"))
     }
 }
@@ -541,7 +542,7 @@ extension DoneMeansRightTests {
         let told = try Moonreel.runScript(script, name: "still.lua", arguments: [grey, first, second])
         #expect(told.status == 0 && FileManager.default.fileExists(atPath: second), "\(told.err)")
         let warnings = told.errorLines.filter { $0.contains("[textTruncated]") }
-        #expect(warnings.count == 1 && warnings[0].contains("still.lua:8:") && warnings[0].contains("text layer \"caption\""), "once, at the first still: \(told.err)")
+        #expect(warnings.count == 1 && warnings[0].contains("still.lua:4:") && warnings[0].contains("text layer \"caption\""), "once, at the layer's line: \(told.err)")
         let strict = Fixtures.scratchPath("strict.png")
         let refused = try Moonreel.runScript(script, name: "still.lua", arguments: [grey, strict, strict + ".2.png"], options: ["--strict"])
         #expect(refused.status != 0 && refused.err.contains("strict: text layer \"caption\""), "\(refused.err)")
