@@ -127,6 +127,34 @@ import TestSupport
         #expect(try Tool.ffprobe(out("plain.m4v")).format.format_name.hasPrefix("mov,mp4"))
     }
 
+    /// A 5.1 source is mixed down to stereo (Moonreel writes mono or stereo): a note now says
+    /// so (it was silent); a script that chose the channels (audioSettings) is told nothing.
+    @Test func surroundMixedDownToStereoIsANote() throws {
+        let surround = try Fixtures.cached("surround.m4a") { path in
+            try Tool.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:duration=1", "-af", "pan=5.1|FL=c0|FR=c0|FC=c0|LFE=c0|BL=c0|BR=c0", "-c:a", "aac", path])
+        }
+        for channels in [nil, 2] {
+            let output = Fixtures.scratchPath("mixed-\(channels ?? 2).m4a")
+            let result = try Moonreel.runScript("""
+                local comp = av.composition()
+                comp:insertTimeRange(av.range(0, 1), av.asset(arg[1]), 0)
+                local session = av.exportSession(comp, "AppleM4A")
+                session.outputURL = arg[2]
+                \(channels.map { "session.audioSettings = { channels = \($0) }" } ?? "")
+                assert(session:export())
+                """, name: "surround.lua", arguments: [surround, output])
+            #expect(result.status == 0, "\(result.err)")
+            #expect(try Tool.ffprobe(output).audio?.channels == (channels ?? 2))
+            let said = result.errorLines.filter { $0.hasSuffix("[soundLeftOut]") }
+            if channels == nil {
+                #expect(said.count == 1 && said[0].contains("note: ") && said[0].contains("\"surround.m4a\" has 6 audio channels; the output is stereo (Moonreel writes mono or stereo), so they are mixed down to two"),
+                        "\(result.err)")
+            } else {
+                #expect(said.isEmpty, "\(result.err)")
+            }
+        }
+    }
+
     /// A GIF or an image sequence keeps no tags: the session's metadata was dropped in silence
     /// (an MP4 and a WebM keep every key, custom ones too). Now an `optionIgnored` warning.
     @Test func metadataAFileCannotHoldIsAWarning() throws {

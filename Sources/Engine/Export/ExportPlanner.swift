@@ -134,6 +134,7 @@ struct ExportPlanner {
             let range = try range()
             var notes: [Diagnostic] = []
             if let shared = sharedAudioTrack() { notes.append(shared) }
+            if !preset.isPassthrough, preset.audioBitRate > 0, container.holdsAudio, let mixed = downmixNote() { notes.append(mixed) }
             if let requested = settings.timeRange, requested != range {
                 let shown = shortSeconds
                 notes.append(Diagnostic(.rangeClipped, .warning,
@@ -245,6 +246,17 @@ struct ExportPlanner {
         return Diagnostic(.optionIgnored, .warning,
                           "audioMix's input parameters \(places.joined(separator: ", ")) all name audio track \(track): only \(places.last ?? "") is used, the others' volume and ducking are not",
                           remedy: "give each track one av.audioMixInputParameters with all its changes")
+    }
+
+    /// A note when a source has more channels than the output's two (5.1 mixed down to
+    /// stereo: Moonreel writes mono or stereo), unless `audioSettings` chose the channels.
+    func downmixNote() -> Diagnostic? {
+        guard settings.audioSettings?.channels == nil else { return nil }
+        let sources = composition.tracks(withMediaType: .audio).flatMap(\.segments).compactMap(\.source)
+        guard let widest = sources.max(by: { $0.channelCount < $1.channelCount }), widest.channelCount > 2 else { return nil }
+        let name = widest.path.split(separator: "/").last.map(String.init) ?? widest.path
+        return Diagnostic(.soundLeftOut, .note,
+                          "\(name.quotedForMessage(limit: 200)) has \(widest.channelCount) audio channels; the output is stereo (Moonreel writes mono or stereo), so they are mixed down to two")
     }
 
     /// `timeRange` clipped to the composition, or all of it.
