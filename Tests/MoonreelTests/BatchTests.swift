@@ -64,6 +64,18 @@ import TestSupport
         }
     }
 
+    /// `batch --chunks`: a row's warnings, said by its pieces, are in its row of the report
+    /// (they were lost with the pieces' logs: 0 warnings).
+    @Test func aRowInPiecesKeepsItsWarnings() throws {
+        let clip = Fixtures.real("11_vp9_odd_161x121.webm")
+        let job = try Job(rows: "id,clip,start,duration\nodd,\(clip),0,1\n")
+        let result = try job.batch(["--chunks", "2", "--report", job.folder + "/report.json"])
+        #expect(result.status == 0, "\(result.err)")
+        let row = (try job.report()["rows"] as? [[String: Any]])?.first
+        let kinds = (row?["diagnostics"] as? [[String: Any]] ?? []).map { $0["kind"] as? String }
+        #expect(kinds == ["sizeRounded"], "\(row ?? [:])")
+    }
+
     @Test func rendersEveryRowAndResumesWhereItStopped() throws {
         let clip = try Fixtures.clip(seconds: 6)
         let job = try Job(rows: "id,clip,start,duration,note\n" + (1...5).map { "r\($0),\(clip),\(Double($0 - 1) * 0.5),\(Double($0) * 0.5),anything" }.joined(separator: "\n") + "\n")
