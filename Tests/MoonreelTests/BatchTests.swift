@@ -148,6 +148,26 @@ import TestSupport
         #expect((try job.report()["rows"] as? [[String: Any]])?.map { $0["status"] as? String } == ["held"])
     }
 
+    /// JSON rows each have their own keys: row 2's `Duration`, while the others give
+    /// `duration`, went unwarned (the warning looked only for a parameter no row gives) and
+    /// the row rendered the default, even under --strict.
+    @Test func aKeyMistypedInOneJSONRowIsAWarningNamingTheRow() throws {
+        let clip = try Fixtures.clip(seconds: 6)
+        let job = try Job(rows: "")
+        let rows = job.folder + "/rows.json"
+        try #"[{"id": "a", "clip": "\#(clip)", "duration": 2}, {"id": "b", "clip": "\#(clip)", "Duration": 0.5}]"#
+            .write(toFile: rows, atomically: true, encoding: .utf8)
+        let arguments = ["batch", job.template, rows, "--out", job.folder + "/out/{id}.mp4"]
+        let strict = try Moonreel.run(arguments + ["--strict"])
+        #expect(strict.status == 1 && strict.err.contains("--strict: nothing was run"), "\(strict.err)")
+        #expect(strict.err.contains("row 2 of \(rows): \"Duration\" is no parameter of \(job.template) and the row gives no duration")
+                && strict.err.contains("did you mean duration?"), "\(strict.err)")
+        #expect(!FileManager.default.fileExists(atPath: job.output("a")))
+        let warned = try Moonreel.run(arguments)
+        #expect(warned.status == 0 && warned.err.contains("row 2 of \(rows): \"Duration\""), "\(warned.err)")
+        #expect(!warned.err.contains("no row uses it"), "the warning, not a note as well: \(warned.err)")
+    }
+
     /// Issue 35 §15: the pre-check ran a process per row (~2 h for 100k rows). One
     /// `check-rows` process per core dry-runs its share, answering for every row, each in a
     /// fresh host: a row's globals do not reach the next (bench/RESULTS.md has the times).
