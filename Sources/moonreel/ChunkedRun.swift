@@ -27,6 +27,9 @@ struct ChunkOptions: ParsableArguments {
             throw ValidationError("--slurm, --jobs, --partition and --chunk-folder go with --chunks N")
         }
         if !slurm, partition != nil { throw ValidationError("--partition goes with --slurm") }
+        if slurm, jobs != nil {
+            throw ValidationError("--jobs counts tasks run on this machine; with --slurm the cluster runs the pieces as it has room: give fewer --chunks to use fewer of its cores")
+        }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1, got \(jobs)") }
         _ = try role()
     }

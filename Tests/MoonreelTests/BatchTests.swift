@@ -168,6 +168,14 @@ import TestSupport
         #expect(!warned.err.contains("no row uses it"), "the warning, not a note as well: \(warned.err)")
     }
 
+    /// `--jobs` counts processes on this machine; with `--slurm` it was accepted and ignored.
+    @Test func jobsIsRefusedWithSlurm() throws {
+        let batch = try Moonreel.run(["batch", "--slurm", "--jobs", "2", "t.lua", "rows.csv", "--out", "out/{id}.mp4"])
+        #expect(batch.status != 0 && batch.errorLines.contains { $0.contains("--jobs") && $0.contains("give --max-running") }, "\(batch.err)")
+        let chunks = try Moonreel.run(["run", "--chunks", "2", "--slurm", "--jobs", "2", "t.lua"])
+        #expect(chunks.status != 0 && chunks.errorLines.contains { $0.contains("--jobs") && $0.contains("give fewer --chunks") }, "\(chunks.err)")
+    }
+
     /// Issue 35 §15: the pre-check ran a process per row (~2 h for 100k rows). One
     /// `check-rows` process per core dry-runs its share, answering for every row, each in a
     /// fresh host: a row's globals do not reach the next (bench/RESULTS.md has the times).
