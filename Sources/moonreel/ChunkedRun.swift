@@ -147,7 +147,7 @@ struct ChunkedRun {
             throw ExitCode(signals.interrupted ? Exit.interrupted : Exit.failed)
         }
         plan.chunkFolder.removeWhatMoonreelMade()
-        if !common.quiet { printError("moonreel: chunks: \(pieces) pieces and the sound rendered and joined in \(Self.seconds(since: started))") }
+        if !common.quiet { printError("moonreel: chunks: \(pieces) piece tasks and the sound done and joined in \(Self.seconds(since: started))") }
     }
 
     private func reportFailures(_ failures: [TaskFailure]) throws {
@@ -218,7 +218,7 @@ struct ChunkedRun {
         if !log.isEmpty { FileHandle.standardError.write(Data(log.utf8)) }
         reportTaskDiagnostics()
         plan.chunkFolder.removeWhatMoonreelMade()
-        if !common.quiet { printError("moonreel: chunks: \(pieces) pieces and the sound rendered on Slurm and joined in \(Self.seconds(since: started))") }
+        if !common.quiet { printError("moonreel: chunks: \(pieces) piece tasks and the sound done on Slurm and joined in \(Self.seconds(since: started))") }
     }
 
     /// A task log that ends in moonreel's error line.

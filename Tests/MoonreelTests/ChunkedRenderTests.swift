@@ -183,4 +183,20 @@ import TestSupport
             #expect(!FileManager.default.fileExists(atPath: job.path("strict.mp4")))
         }
     }
+
+    /// Pieces start on keyframe intervals: 2 s at 30 fps with one every 0.5 s make 4 pieces,
+    /// whatever --chunks asks. Asked for 8, the run said "8 pieces … joined" and the tasks of
+    /// pieces 5–8 rendered nothing unsaid: a note says the real count and why, once.
+    @Test func fewerPiecesThanAskedAreSaid() throws {
+        try MachineLoad.heavy {
+            let job = try Job(clip: try Fixtures.clip(seconds: 2))
+            let chunked = try job.run("chunked.mp4", ["--chunks", "8", "--chunk-folder", job.chunkFolder], values: ["keyframes=0.5"])
+            #expect(chunked.status == 0, "\(chunked.err)")
+            let notes = chunked.errorLines.filter { $0.contains("is rendered in 4 pieces, not the 8 asked: its 60 frames make 4 keyframe intervals of 15 frames") }
+            #expect(notes.count == 1 && notes.first?.hasSuffix("the tasks of pieces 5…8 have nothing to render [encodingChanged]") == true, "\(chunked.err)")
+            #expect(!chunked.err.contains("8 pieces and the sound"), "\(chunked.err)")
+            let keyframes = try Tool.packets(job.path("chunked.mp4")).enumerated().filter { $0.element.isKeyframe }.map(\.offset)
+            #expect(keyframes == [0, 15, 30, 45], "\(keyframes)")
+        }
+    }
 }
