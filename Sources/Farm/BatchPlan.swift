@@ -115,30 +115,44 @@ public struct BatchPlan: Sendable {
     }
 
     /// A warning for each column that is no parameter and not in `pattern` but near the name
-    /// of a parameter nothing gives (a header's `Title` for `title`), and one note naming
-    /// the other columns no row uses.
+    /// of a parameter nothing gives (a header's `Title` for `title`), or for each row where
+    /// it is near a parameter that row does not give, and one note naming the other columns
+    /// no row uses.
     private static func unusedColumns(_ records: [[String: String]], declared: [String], shared: [String: String], pattern: String,
                                       template: String, rowsFile: String, suggest: (String, [String]) -> String?) -> [RowDiagnostic] {
         let columns = Set(records.flatMap(\.keys))
         let unused = columns.subtracting(declared).subtracting(patternColumns(pattern)).sorted()
         let ungiven = declared.filter { $0 != "output" && shared[$0] == nil && !columns.contains($0) }
-        let diagnostic = { (level: String, message: String) in
-            RowDiagnostic(event: ["level": level, "kind": Diagnostic.Kind.optionIgnored.rawValue, "message": message, "file": rowsFile, "line": 1])
+        // A column's place is the header (line 1); a JSON row's line is not known, its message names it.
+        let diagnostic = { (level: String, message: String, atHeader: Bool) -> RowDiagnostic in
+            var event: [String: Any] = ["level": level, "kind": Diagnostic.Kind.optionIgnored.rawValue, "message": message]
+            if atHeader { (event["file"], event["line"]) = (rowsFile, 1) }
+            return RowDiagnostic(event: event)
         }
         var diagnostics: [RowDiagnostic] = []
         var unmatched: [String] = []
+        var meantInRows: Set<String> = []
         for column in unused {
             if let meant = suggest(column, ungiven) {
                 diagnostics.append(diagnostic("warning", "column \(column.quotedForMessage()) is no parameter of \(template) and no row gives \(meant), "
-                                              + "so every row gets \(meant)'s default; did you mean \(meant)? (rename the column)"))
-            } else {
-                unmatched.append(column)
+                                              + "so every row gets \(meant)'s default; did you mean \(meant)? (rename the column)", true))
+                continue
             }
+            // A key only some rows misspell (JSON rows each have their own keys): those rows
+            // get the default of a parameter the others give.
+            for (index, record) in records.enumerated() where record[column] != nil {
+                let missing = declared.filter { $0 != "output" && shared[$0] == nil && record[$0] == nil && !ungiven.contains($0) }
+                guard let meant = suggest(column, missing) else { continue }
+                meantInRows.insert(column)
+                diagnostics.append(diagnostic("warning", "row \(index + 1) of \(rowsFile): \(column.quotedForMessage()) is no parameter of \(template) and the row gives no \(meant), "
+                                              + "so it gets \(meant)'s default; did you mean \(meant)? (rename it in that row)", false))
+            }
+            if !meantInRows.contains(column) { unmatched.append(column) }
         }
         if !unmatched.isEmpty {
             let list = unmatched.map { $0.quotedForMessage() }.joined(separator: ", ")
             diagnostics.append(diagnostic("note", "column\(unmatched.count == 1 ? "" : "s") \(list) \(unmatched.count == 1 ? "is" : "are") no parameter of \(template) "
-                                          + "(it declares \(declared.joined(separator: ", "))) and not in --out: no row uses \(unmatched.count == 1 ? "it" : "them")"))
+                                          + "(it declares \(declared.joined(separator: ", "))) and not in --out: no row uses \(unmatched.count == 1 ? "it" : "them")", true))
         }
         return diagnostics
     }

@@ -106,7 +106,8 @@ public final class BatchRun: @unchecked Sendable {
         let interrupted = isInterrupted
         for row in plan.rows where lock.withLock({ results[row.number] == nil }) {
             let done = Self.isComplete(row.output)
-            var result = RowResult(status: done ? .done : (interrupted ? .interrupted : .failed), seconds: done ? seconds : 0, attempts: attempt)
+            var result = RowResult(status: done ? .done : (interrupted ? .interrupted : .failed), seconds: done ? seconds : 0, attempts: attempt,
+                                   diagnostics: cluster.diagnostics(of: row, attempts: attempt, chunks: chunks))
             if !done, !interrupted {
                 result.error = RowError(kind: "slurm", message: "no output after \(attempt) attempt\(attempt == 1 ? "" : "s"); see \(cluster.folder)/logs")
             }

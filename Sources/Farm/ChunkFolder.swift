@@ -41,10 +41,11 @@ public struct ChunkFolder: Sendable {
     }
 
     /// The files a chunked run's tasks make here: task logs (one per task here, one per array
-    /// task and the join's on Slurm), the job scripts and the join's status. The pieces and
-    /// the sound the join removes itself, each export's folder with them.
+    /// task and the join's on Slurm) and diagnostics, the job scripts and the join's status.
+    /// The pieces and the sound the join removes itself, each export's folder with them.
     public var madeFiles: [String] {
-        let logs = (1...max(pieces, 1)).map { "piece-\($0).log" } + ["sound.log", "join.log"] + (0...max(pieces, 1)).map { "task-\($0).log" }
+        let tasks = (1...max(pieces, 1)).map { "piece-\($0)" } + ["sound", "join"]
+        let logs = tasks.flatMap { [$0 + ".log", $0 + ".diagnostics"] } + (0...max(pieces, 1)).map { "task-\($0).log" }
         return logs.map { "logs/" + $0 } + ["pieces.sh", "join.sh", "join.status"]
     }
 

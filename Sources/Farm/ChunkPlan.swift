@@ -66,7 +66,14 @@ public struct ChunkPlan: Sendable {
     }
 
     /// The log of task `role` run on this machine.
-    public func logPath(_ role: String) -> String { folder + "/logs/" + role.replacingOccurrences(of: ":", with: "-") + ".log" }
+    public func logPath(_ role: String) -> String { taskFile(role, ".log") }
+
+    /// Where task `role`, here or on Slurm, leaves its diagnostics for the run to say.
+    public func diagnosticsPath(_ role: String) -> String { taskFile(role, ".diagnostics") }
+
+    private func taskFile(_ role: String, _ suffix: String) -> String {
+        folder + "/logs/" + role.replacingOccurrences(of: ":", with: "-") + suffix
+    }
 
     /// The log of render task `index` (from 0) run on Slurm.
     public func slurmLogPath(_ index: Int) -> String { folder + "/logs/task-\(index).log" }

@@ -71,7 +71,10 @@ public struct SlurmBatchPlan: Sendable {
         job.code("case \"$SLURM_ARRAY_TASK_ID\" in")
         for (index, task) in tasks.enumerated() {
             job.code("\(index))")
-            for row in task { try job.command([executable, "run", "--quiet"] + options.arguments() + rowArguments(row), prefix: "   row ") }
+            for row in task {
+                let diagnostics = try JobScript.checked(diagnosticsPath(row: row.number, attempt: attempt), "the batch folder")
+                try job.command([executable, "run", "--quiet"] + options.arguments() + ["--diagnostics-file", diagnostics] + rowArguments(row), prefix: "   row ")
+            }
             job.code("   ;;")
         }
         job.code("esac")
@@ -96,6 +99,38 @@ public struct SlurmBatchPlan: Sendable {
         let first = try slurm.submit(script: scripts.first.path, job: scripts.first.job)
         guard let then = scripts.then else { return first }
         return try slurm.submit(script: then.path, job: then.job, after: first, dependency: "afterany")
+    }
+
+    /// Where row `row`'s run in attempt `attempt` leaves its diagnostics (its log has them
+    /// only as lines for people).
+    public func diagnosticsPath(row: Int, attempt: Int) -> String {
+        "\(folder)/logs/attempt-\(attempt)-row-\(row).diagnostics"
+    }
+
+    /// The chunk folder of row `row` in pieces, the same in every attempt.
+    public func chunkFolder(row: Int) -> String { chunkFolderStem + String(row) }
+    private var chunkFolderStem: String { folder + "/chunks/row-" }
+
+    /// The diagnostics of `row` (rendered in `chunks` pieces, or whole) in its last attempt
+    /// of `attempts`, each once: a whole row's from its run, a row in pieces' from its tasks.
+    public func diagnostics(of row: BatchPlan.Row, attempts: Int, chunks: Int?) -> [RowDiagnostic] {
+        let files: [String]
+        if let chunks {
+            let plan = ChunkPlan(executable: executable, script: template, arguments: [], parameterValues: [:], pieces: chunks,
+                                 chunkFolder: chunkFolder(row: row.number), options: options, progress: nil)
+            files = (plan.renderTasks.map(\.role) + ["join"]).map(plan.diagnosticsPath)
+        } else {
+            // The last attempt that ran the row (a row is run again only while it has no output).
+            files = (1...max(attempts, 1)).reversed().map { diagnosticsPath(row: row.number, attempt: $0) }
+                .first { FileManager.default.fileExists(atPath: $0) }.map { [$0] } ?? []
+        }
+        var diagnostics: [RowDiagnostic] = []
+        for file in files {
+            for diagnostic in RowDiagnostic.all(in: (try? String(contentsOfFile: file, encoding: .utf8)) ?? "") where !diagnostics.contains(diagnostic) {
+                diagnostics.append(diagnostic)
+            }
+        }
+        return diagnostics
     }
 
     /// The directives every job script of this batch has: the working folder and partition.
@@ -134,10 +169,12 @@ public struct SlurmBatchPlan: Sendable {
         /// task's role (`$role`) of that row in its own chunk folder.
         func runRow(_ job: inout JobScript, role: String) throws {
             job.code("case \"$row\" in")
-            for (index, row) in rows.enumerated() { try job.command(rowArguments(row), prefix: "\(index)) set -- ", suffix: " ;;") }
+            // A row's chunk folder is named by its number, not its place in this attempt: its
+            // tasks' diagnostics are read from there.
+            for (index, row) in rows.enumerated() { try job.command(rowArguments(row), prefix: "\(index)) number=\(row.number); set -- ", suffix: " ;;") }
             job.code("esac")
             try job.command([executable, "run", "--quiet"] + options.arguments() + ["--chunks", String(chunks)], prefix: "exec ",
-                            suffix: " --chunk-task \(role) --chunk-folder " + JobScript.shellWord(folder + "/chunks/row-") + "\"$row\" \"$@\"")
+                            suffix: " --chunk-task \(role) --chunk-folder " + JobScript.shellWord(chunkFolderStem) + "\"$number\" \"$@\"")
         }
         var pieces = try header("moonreel-pieces", "piece")
         pieces.ownDirective("requeue")

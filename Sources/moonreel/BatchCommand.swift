@@ -44,6 +44,9 @@ struct Batch: ParsableCommand {
         if !slurm, partition != nil || emit || noWait || maxRunning != nil || folder != nil || rowsPerTask != 1 {
             throw ValidationError("--partition, --rows-per-task, --max-running, --folder, --emit and --no-wait go with --slurm")
         }
+        if slurm, jobs != nil {
+            throw ValidationError("--jobs counts rows run on this machine; with --slurm, give --max-running to limit the Slurm tasks running at once")
+        }
         guard (0...100).contains(retry) else { throw ValidationError("--retry must be 0…100, got \(retry)") }
         if let chunks, !(1...1000).contains(chunks) { throw ValidationError("--chunks must be 1…1000, got \(chunks)") }
         if chunks != nil, rowsPerTask != 1 { throw ValidationError("--rows-per-task does not go with --chunks: each Slurm task renders one piece of one row") }

@@ -27,6 +27,9 @@ struct ChunkOptions: ParsableArguments {
             throw ValidationError("--slurm, --jobs, --partition and --chunk-folder go with --chunks N")
         }
         if !slurm, partition != nil { throw ValidationError("--partition goes with --slurm") }
+        if slurm, jobs != nil {
+            throw ValidationError("--jobs counts tasks run on this machine; with --slurm the cluster runs the pieces as it has room: give fewer --chunks to use fewer of its cores")
+        }
         if let jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1, got \(jobs)") }
         _ = try role()
     }
@@ -51,9 +54,11 @@ struct ChunkedRun {
     let options: ChunkOptions
     let common: CommonOptions
     let plan: ChunkPlan
+    /// The script as the command named it (the tasks are given its absolute path).
+    let script: String
 
     init(options: ChunkOptions, common: CommonOptions, script: String, arguments: [String], parameterValues: [String: String]) {
-        (self.options, self.common) = (options, common)
+        (self.options, self.common, self.script) = (options, common, script)
         plan = ChunkPlan(executable: Batch.executable, script: script, arguments: arguments, parameterValues: parameterValues,
                          pieces: options.chunks ?? 1, chunkFolder: options.chunkFolder, options: common.runOptions, progress: common.progress?.rawValue)
     }
@@ -64,6 +69,32 @@ struct ChunkedRun {
     /// This process's task, for a task process.
     func task() throws -> ChunkTask? {
         try options.role().map { ChunkTask(role: $0, pieces: pieces, folder: folder, runKey: plan.runKey) }
+    }
+
+    /// Where this task process leaves its diagnostics, for the run that started it to say.
+    var taskDiagnosticsFile: DiagnosticsFile? {
+        options.chunkTask.map { DiagnosticsFile(path: plan.diagnosticsPath($0)) }
+    }
+
+    /// Says the pieces' and the sound's diagnostics, which went to files of their own: each
+    /// once (every piece renders the same edit, so most come from each of them), and none
+    /// the join already said. Under --progress json they are events, so a batch row has them.
+    private func reportTaskDiagnostics() {
+        let display = ProgressDisplay(style: common.progressStyle())
+        display.quiet = common.quiet
+        diagnostics(of: "join").forEach(display.markSaid)
+        for task in plan.renderTasks { diagnostics(of: task.role).forEach { display.report($0) } }
+    }
+
+    /// What task `role` left in its diagnostics file, at lines of the script as the command
+    /// named it (a run without pieces names it so).
+    private func diagnostics(of role: String) -> [Diagnostic] {
+        DiagnosticsFile(path: plan.diagnosticsPath(role)).read().map { diagnostic in
+            guard let origin = diagnostic.origin, origin.file == plan.script else { return diagnostic }
+            var named = diagnostic
+            named.origin = SourceLine(file: script, line: origin.line)
+            return named
+        }
     }
 
     /// Runs the task `role` to its end (among `group`'s, so Ctrl-C interrupts it); its output
@@ -109,12 +140,14 @@ struct ChunkedRun {
             throw ExitCode(Exit.interrupted)
         }
         try reportFailures(failures.withLock { $0 })
-        guard runTask("join", log: nil, in: running).status == 0 else {
+        let joined = runTask("join", log: nil, in: running).status == 0
+        reportTaskDiagnostics()
+        guard joined else {
             printError("moonreel: chunks: the join failed; the pieces are kept in \(folder)")
             throw ExitCode(signals.interrupted ? Exit.interrupted : Exit.failed)
         }
         plan.chunkFolder.removeWhatMoonreelMade()
-        if !common.quiet { printError("moonreel: chunks: \(pieces) pieces and the sound rendered and joined in \(Self.seconds(since: started))") }
+        if !common.quiet { printError("moonreel: chunks: \(pieces) piece tasks and the sound done and joined in \(Self.seconds(since: started))") }
     }
 
     private func reportFailures(_ failures: [TaskFailure]) throws {
@@ -183,8 +216,9 @@ struct ChunkedRun {
             throw ExitCode(Exit.failed)
         }
         if !log.isEmpty { FileHandle.standardError.write(Data(log.utf8)) }
+        reportTaskDiagnostics()
         plan.chunkFolder.removeWhatMoonreelMade()
-        if !common.quiet { printError("moonreel: chunks: \(pieces) pieces and the sound rendered on Slurm and joined in \(Self.seconds(since: started))") }
+        if !common.quiet { printError("moonreel: chunks: \(pieces) piece tasks and the sound done on Slurm and joined in \(Self.seconds(since: started))") }
     }
 
     /// A task log that ends in moonreel's error line.

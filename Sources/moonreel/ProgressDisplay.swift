@@ -63,20 +63,37 @@ final class ProgressDisplay {
     var quiet = false
 
     /// A diagnostic the first time it comes: one line on standard error, and under JSON a
-    /// `diagnostic` event with its fields; a repeat is only counted.
-    func report(_ diagnostic: Diagnostic) {
-        guard diagnostics.report(diagnostic) else { return }
+    /// `diagnostic` event with its fields; a repeat is only counted. Whether it was new.
+    @discardableResult
+    func report(_ diagnostic: Diagnostic) -> Bool {
+        guard diagnostics.report(diagnostic) else { return false }
         if !quiet {
             endLine()
             printError(Self.line(diagnostic))
         }
+        emit(Self.fields(diagnostic))
+        return true
+    }
+
+    /// Counts `diagnostic` as said already (by another process), so `report` passes over it.
+    func markSaid(_ diagnostic: Diagnostic) {
+        diagnostics.report(diagnostic)
+    }
+
+    /// The fields of a `diagnostic` event (values already JSON).
+    static func fields(_ diagnostic: Diagnostic) -> [(String, String)] {
         var fields = [("event", "\"diagnostic\""), ("kind", jsonString(diagnostic.kind.rawValue)), ("level", jsonString(diagnostic.level.rawValue)),
                       ("message", jsonString(diagnostic.message))]
         if let remedy = diagnostic.remedy { fields.append(("remedy", jsonString(remedy))) }
         if let origin = diagnostic.origin { fields += [("file", jsonString(origin.file)), ("line", "\(origin.line)")] }
         if let data = diagnostic.dataLine { fields += [("dataFile", jsonString(data.file)), ("dataLine", "\(data.line)")] }
         if let time = diagnostic.time { fields.append(("time", number(time))) }
-        emit(fields)
+        return fields
+    }
+
+    /// A `diagnostic` event as one JSON line, as `--progress json` writes it.
+    static func eventLine(_ diagnostic: Diagnostic) -> String {
+        "{" + (["\"schema\":\(schema)"] + fields(diagnostic).map { "\(jsonString($0.0)):\($0.1)" }).joined(separator: ",") + "}\n"
     }
 
     /// "moonreel: warning: script.lua:12: what happened; what to do [kind]".
@@ -96,7 +113,7 @@ final class ProgressDisplay {
         switch value {
         case .string(let text): jsonString(text)
         case .integer(let number): "\(number)"
-        case .number(let number): self.number(number, places: 6)
+        case .number(let number): Self.number(number, places: 6)
         case .boolean(let flag): flag ? "true" : "false"
         }
     }
@@ -109,7 +126,7 @@ final class ProgressDisplay {
             started = now
             lastDraw = 0
             let inputs = event.session.composition.sourcePaths.sorted().map(jsonString).joined(separator: ",")
-            emit(["event": "\"start\"", "output": jsonString(output), "inputs": "[\(inputs)]", "duration": number(duration), "frames": "\(progress.frameCount)"])
+            emit(["event": "\"start\"", "output": jsonString(output), "inputs": "[\(inputs)]", "duration": Self.number(duration), "frames": "\(progress.frameCount)"])
         case .progress(let session, let progress):
             guard progress.fraction >= 1 || now - lastDraw >= 0.1 else { return }
             lastDraw = now
@@ -121,9 +138,9 @@ final class ProgressDisplay {
             switch style {
             case .none: return
             case .json:
-                emit(["event": "\"progress\"", "output": jsonString(output), "fraction": number(progress.fraction, places: 4),
+                emit(["event": "\"progress\"", "output": jsonString(output), "fraction": Self.number(progress.fraction, places: 4),
                       "frames": "\(progress.framesWritten)", "frameCount": "\(progress.frameCount)",
-                      "speed": speed.map { number($0, places: 2) } ?? "null", "eta": eta.map { number($0, places: 1) } ?? "null"])
+                      "speed": speed.map { Self.number($0, places: 2) } ?? "null", "eta": eta.map { Self.number($0, places: 1) } ?? "null"])
                 if outputClosed { session.cancel() }
             case .bar:
                 printError("\r" + barLine(output: output, progress: progress, speed: speed, eta: eta), newline: false)
@@ -132,14 +149,14 @@ final class ProgressDisplay {
         case .finished(_, let seconds):
             var info = stat()
             let bytes = stat(output, &info) == 0 ? Int64(info.st_size) : 0
-            emit(["event": "\"done\"", "output": jsonString(output), "bytes": "\(bytes)", "seconds": number(seconds, places: 3)])
+            emit(["event": "\"done\"", "output": jsonString(output), "bytes": "\(bytes)", "seconds": Self.number(seconds, places: 3)])
             endLine()
         case .planned(_, let summary):
             if style == .json {
                 emit(["event": "\"plan\"", "output": jsonString(output), "width": summary.video.map { "\($0.width)" } ?? "null",
                       "height": summary.video.map { "\($0.height)" } ?? "null",
-                      "frameRate": summary.video.map { number(1 / max($0.frameDuration.seconds, 1e-9)) } ?? "null",
-                      "duration": number(summary.duration.seconds), "estimatedBytes": summary.estimatedBytes.map { "\($0)" } ?? "null"])
+                      "frameRate": summary.video.map { Self.number(1 / max($0.frameDuration.seconds, 1e-9)) } ?? "null",
+                      "duration": Self.number(summary.duration.seconds), "estimatedBytes": summary.estimatedBytes.map { "\($0)" } ?? "null"])
             } else {
                 endLine()
                 _ = writeOut("would export \(summary)\n")
@@ -218,7 +235,7 @@ final class ProgressDisplay {
         return Int(size.ws_col)
     }
 
-    private func number(_ value: Double, places: Int = 3) -> String {
+    private static func number(_ value: Double, places: Int = 3) -> String {
         value.isFinite ? "\(rounded(value, places))" : "null"
     }
 

@@ -12,6 +12,7 @@ struct Run: ParsableCommand {
     @Option(help: ArgumentHelp("Write each export's timeline (.otio, .fcpxml or .edl) instead of rendering it; a second export writes PATH with -2 before the extension, and so on (docs/interchange.md).", valueName: "PATH"))
     var timeline: String?
     @OptionGroup var chunking: ChunkOptions
+    @Option(help: .hidden) var diagnosticsFile: String?
     @Argument(help: "The Lua script to run.", completion: .file(extensions: ["lua"])) var script: String
     @Argument(parsing: .captureForPassthrough, help: "Arguments for the script.") var arguments: [String] = []
 
@@ -27,6 +28,7 @@ struct Run: ParsableCommand {
         var session = ScriptSession(common, dryRun: dryRun)
         session.roughEstimate = roughEstimate
         session.parameterValues = try parameters.values()
+        session.diagnosticsFile = diagnosticsFile.map(DiagnosticsFile.init)
         if let timeline {
             guard TimelineFormat(path: timeline) != nil else { throw ValidationError("--timeline \(timeline.quotedForMessage()): name a .otio, .fcpxml or .edl file") }
             guard !dryRun, chunking.chunks == nil else { throw ValidationError("--timeline writes timelines instead of exports: it does not go with --dry-run or --chunks") }
@@ -36,6 +38,7 @@ struct Run: ParsableCommand {
             let chunked = ChunkedRun(options: chunking, common: common, script: script, arguments: arguments, parameterValues: session.parameterValues)
             session.chunkTask = try chunked.task()
             if session.chunkTask == nil { return try chunked.run() }
+            session.diagnosticsFile = chunked.taskDiagnosticsFile
         }
         try session.run(script: script, arguments: arguments)
     }

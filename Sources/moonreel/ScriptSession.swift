@@ -22,6 +22,8 @@ struct ScriptSession {
     var chunkTask: ChunkTask?
     /// `--timeline PATH`: each export writes its timeline there instead of rendering.
     var timelineOutput: String?
+    /// Where a task process also leaves its diagnostics for the command that started it.
+    var diagnosticsFile: DiagnosticsFile?
     /// Where `require "effects.NAME"` looks (MOONREEL_PATH and the user's folder by default).
     var effectSearchPath = EffectSearchPath.fromEnvironment()
 
@@ -76,7 +78,10 @@ struct ScriptSession {
         }
         display.quiet = quiet
         host.strict = common.strict
-        host.onDiagnostic = { display.report($0) }
+        let diagnosticsFile = diagnosticsFile
+        host.onDiagnostic = { diagnostic in
+            if display.report(diagnostic) { diagnosticsFile?.append(diagnostic) }
+        }
         defer { display.reportRepeats() }
         let signals = SignalWatcher.start(canceller: host.canceller)
         if let limit = common.timeLimit {

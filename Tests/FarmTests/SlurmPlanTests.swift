@@ -41,11 +41,11 @@ import Testing
             row() { "$@" || status=1; }
             case "$SLURM_ARRAY_TASK_ID" in
             0)
-               row '/opt/moonreel' 'run' '--quiet' '--memory-limit' '512' '--strict' '--set' 'clip=c1.mp4' '--set' 'output=/o/1.mp4' '--' '/t/trim.lua'
-               row '/opt/moonreel' 'run' '--quiet' '--memory-limit' '512' '--strict' '--set' 'clip=c2.mp4' '--set' 'output=/o/2.mp4' '--' '/t/trim.lua'
+               row '/opt/moonreel' 'run' '--quiet' '--memory-limit' '512' '--strict' '--diagnostics-file' '/b/batch/logs/attempt-2-row-1.diagnostics' '--set' 'clip=c1.mp4' '--set' 'output=/o/1.mp4' '--' '/t/trim.lua'
+               row '/opt/moonreel' 'run' '--quiet' '--memory-limit' '512' '--strict' '--diagnostics-file' '/b/batch/logs/attempt-2-row-2.diagnostics' '--set' 'clip=c2.mp4' '--set' 'output=/o/2.mp4' '--' '/t/trim.lua'
                ;;
             1)
-               row '/opt/moonreel' 'run' '--quiet' '--memory-limit' '512' '--strict' '--set' 'clip=c3.mp4' '--set' 'output=/o/3.mp4' '--' '/t/trim.lua'
+               row '/opt/moonreel' 'run' '--quiet' '--memory-limit' '512' '--strict' '--diagnostics-file' '/b/batch/logs/attempt-2-row-3.diagnostics' '--set' 'clip=c3.mp4' '--set' 'output=/o/3.mp4' '--' '/t/trim.lua'
                ;;
             esac
             exit $status
@@ -71,8 +71,8 @@ import Testing
         #expect(scripts.first.path == "/b/batch/pieces-1.sh" && scripts.then?.path == "/b/batch/join-1.sh")
         #expect(pieces.contains("#SBATCH --job-name=moonreel-pieces\n") && pieces.contains("#SBATCH --array=0-5%3\n") && pieces.contains("#SBATCH --requeue\n"))
         #expect(pieces.contains("row=$((SLURM_ARRAY_TASK_ID / 3)) part=$((SLURM_ARRAY_TASK_ID % 3))"))
-        #expect(pieces.contains("1) set -- '--set' 'clip=c2.mp4' '--set' 'output=/o/2.mp4' '--' '/t/trim.lua' ;;"))
-        #expect(pieces.contains("exec '/opt/moonreel' 'run' '--quiet' '--memory-limit' '512' '--strict' '--chunks' '2' --chunk-task \"$role\" --chunk-folder '/b/batch/chunks/row-'\"$row\" \"$@\""))
+        #expect(pieces.contains("1) number=2; set -- '--set' 'clip=c2.mp4' '--set' 'output=/o/2.mp4' '--' '/t/trim.lua' ;;"))
+        #expect(pieces.contains("exec '/opt/moonreel' 'run' '--quiet' '--memory-limit' '512' '--strict' '--chunks' '2' --chunk-task \"$role\" --chunk-folder '/b/batch/chunks/row-'\"$number\" \"$@\""), "a row's chunk folder is named by its number, the same in every attempt")
         #expect(joins.contains("#SBATCH --job-name=moonreel-join\n") && joins.contains("#SBATCH --array=0-1\n") && !joins.contains("--requeue"))
         #expect(joins.contains("--chunk-task join --chunk-folder"))
     }

@@ -64,6 +64,18 @@ import TestSupport
         }
     }
 
+    /// `batch --chunks`: a row's warnings, said by its pieces, are in its row of the report
+    /// (they were lost with the pieces' logs: 0 warnings).
+    @Test func aRowInPiecesKeepsItsWarnings() throws {
+        let clip = Fixtures.real("11_vp9_odd_161x121.webm")
+        let job = try Job(rows: "id,clip,start,duration\nodd,\(clip),0,1\n")
+        let result = try job.batch(["--chunks", "2", "--report", job.folder + "/report.json"])
+        #expect(result.status == 0, "\(result.err)")
+        let row = (try job.report()["rows"] as? [[String: Any]])?.first
+        let kinds = (row?["diagnostics"] as? [[String: Any]] ?? []).map { $0["kind"] as? String }
+        #expect(kinds == ["sizeRounded"], "\(row ?? [:])")
+    }
+
     @Test func rendersEveryRowAndResumesWhereItStopped() throws {
         let clip = try Fixtures.clip(seconds: 6)
         let job = try Job(rows: "id,clip,start,duration,note\n" + (1...5).map { "r\($0),\(clip),\(Double($0 - 1) * 0.5),\(Double($0) * 0.5),anything" }.joined(separator: "\n") + "\n")
@@ -134,6 +146,34 @@ import TestSupport
         #expect(strict.status == 1 && strict.err.contains("--strict: nothing was run"), "\(strict.err)")
         #expect(!FileManager.default.fileExists(atPath: job.output("r1")))
         #expect((try job.report()["rows"] as? [[String: Any]])?.map { $0["status"] as? String } == ["held"])
+    }
+
+    /// JSON rows each have their own keys: row 2's `Duration`, while the others give
+    /// `duration`, went unwarned (the warning looked only for a parameter no row gives) and
+    /// the row rendered the default, even under --strict.
+    @Test func aKeyMistypedInOneJSONRowIsAWarningNamingTheRow() throws {
+        let clip = try Fixtures.clip(seconds: 6)
+        let job = try Job(rows: "")
+        let rows = job.folder + "/rows.json"
+        try #"[{"id": "a", "clip": "\#(clip)", "duration": 2}, {"id": "b", "clip": "\#(clip)", "Duration": 0.5}]"#
+            .write(toFile: rows, atomically: true, encoding: .utf8)
+        let arguments = ["batch", job.template, rows, "--out", job.folder + "/out/{id}.mp4"]
+        let strict = try Moonreel.run(arguments + ["--strict"])
+        #expect(strict.status == 1 && strict.err.contains("--strict: nothing was run"), "\(strict.err)")
+        #expect(strict.err.contains("row 2 of \(rows): \"Duration\" is no parameter of \(job.template) and the row gives no duration")
+                && strict.err.contains("did you mean duration?"), "\(strict.err)")
+        #expect(!FileManager.default.fileExists(atPath: job.output("a")))
+        let warned = try Moonreel.run(arguments)
+        #expect(warned.status == 0 && warned.err.contains("row 2 of \(rows): \"Duration\""), "\(warned.err)")
+        #expect(!warned.err.contains("no row uses it"), "the warning, not a note as well: \(warned.err)")
+    }
+
+    /// `--jobs` counts processes on this machine; with `--slurm` it was accepted and ignored.
+    @Test func jobsIsRefusedWithSlurm() throws {
+        let batch = try Moonreel.run(["batch", "--slurm", "--jobs", "2", "t.lua", "rows.csv", "--out", "out/{id}.mp4"])
+        #expect(batch.status != 0 && batch.errorLines.contains { $0.contains("--jobs") && $0.contains("give --max-running") }, "\(batch.err)")
+        let chunks = try Moonreel.run(["run", "--chunks", "2", "--slurm", "--jobs", "2", "t.lua"])
+        #expect(chunks.status != 0 && chunks.errorLines.contains { $0.contains("--jobs") && $0.contains("give fewer --chunks") }, "\(chunks.err)")
     }
 
     /// Issue 35 §15: the pre-check ran a process per row (~2 h for 100k rows). One

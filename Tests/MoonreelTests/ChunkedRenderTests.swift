@@ -162,4 +162,41 @@ import TestSupport
             #expect(try Tool.ffprobe(job.path("later/out.mp4")).streams.first { $0.codec_type == "video" }?.frameCount == 120)
         }
     }
+
+    /// The pieces render in processes of their own, their words in logs removed once joined:
+    /// the export's warnings (161×121 rounded to even) were never said. Each is said once,
+    /// as a line and under --progress json as an event; --strict still fails.
+    @Test func thePiecesWarningsAreSaidOnce() throws {
+        try MachineLoad.heavy {
+            let job = try Job(clip: Fixtures.real("11_vp9_odd_161x121.webm"))
+            let options = ["--chunks", "2", "--chunk-folder", job.chunkFolder]
+            let chunked = try job.run("chunked.mp4", options)
+            #expect(chunked.status == 0, "\(chunked.err)")
+            let warnings = chunked.errorLines.filter { $0.contains("warning:") }
+            #expect(warnings.filter { $0.hasSuffix("[sizeRounded]") }.count == 1, "\(chunked.err)")
+            #expect(Set(warnings).count == warnings.count, "each said once, by the join or for the pieces: \(chunked.err)")
+            let json = try job.run("json.mp4", options + ["--progress", "json"])
+            let events = json.out.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            #expect(events.filter { $0["event"] as? String == "diagnostic" && $0["kind"] as? String == "sizeRounded" }.count == 1, "\(json.out)")
+            let strict = try job.run("strict.mp4", options + ["--strict"])
+            #expect(strict.status == 1 && strict.err.contains("strict: "), "\(strict.err)")
+            #expect(!FileManager.default.fileExists(atPath: job.path("strict.mp4")))
+        }
+    }
+
+    /// Pieces start on keyframe intervals: 2 s at 30 fps with one every 0.5 s make 4 pieces,
+    /// whatever --chunks asks. Asked for 8, the run said "8 pieces … joined" and the tasks of
+    /// pieces 5–8 rendered nothing unsaid: a note says the real count and why, once.
+    @Test func fewerPiecesThanAskedAreSaid() throws {
+        try MachineLoad.heavy {
+            let job = try Job(clip: try Fixtures.clip(seconds: 2))
+            let chunked = try job.run("chunked.mp4", ["--chunks", "8", "--chunk-folder", job.chunkFolder], values: ["keyframes=0.5"])
+            #expect(chunked.status == 0, "\(chunked.err)")
+            let notes = chunked.errorLines.filter { $0.contains("is rendered in 4 pieces, not the 8 asked: its 60 frames make 4 keyframe intervals of 15 frames") }
+            #expect(notes.count == 1 && notes.first?.hasSuffix("the tasks of pieces 5…8 have nothing to render [encodingChanged]") == true, "\(chunked.err)")
+            #expect(!chunked.err.contains("8 pieces and the sound"), "\(chunked.err)")
+            let keyframes = try Tool.packets(job.path("chunked.mp4")).enumerated().filter { $0.element.isKeyframe }.map(\.offset)
+            #expect(keyframes == [0, 15, 30, 45], "\(keyframes)")
+        }
+    }
 }

@@ -142,6 +142,23 @@ import TestSupport
         }
     }
 
+    /// Rows on Slurm ran `moonreel run --quiet` into task logs, and the report said 0
+    /// warnings: a row's diagnostics are in its report row, whole or in pieces.
+    @Test func rowsOnSlurmKeepTheirWarnings() throws {
+        try MachineLoad.heavy {
+            let cluster = try SlurmCluster()
+            defer { cluster.stop() }
+            for pieces in [[], ["--chunks", "2"]] {
+                let job = try BatchTests.Job(rows: "id,clip,start,duration\nodd,\(Fixtures.real("11_vp9_odd_161x121.webm")),0,1\n")
+                try Self.runSlurmBatch(job, on: cluster, pieces)
+                let report = try job.report()
+                let kinds = ((report["rows"] as? [[String: Any]])?.first?["diagnostics"] as? [[String: Any]] ?? []).map { $0["kind"] as? String }
+                #expect(kinds == ["sizeRounded"], "\(pieces): \(report)")
+                #expect((report["totals"] as? [String: Any])?["warnings"] as? Int == 1, "\(pieces): \(report)")
+            }
+        }
+    }
+
     /// Issue 35 §4–5: from a project folder named `My Videos $(id>PWNED) 'q' "d" \b`, sbatch
     /// took the unquoted directives for invalid ones, and the folder's `$(…)` ran on the
     /// cluster. A batch and a chunked run from there, on the cluster: rendered, nothing run.

@@ -24,6 +24,17 @@ struct ChunkPlanner {
         return nil
     }
 
+    /// Why `layout` has fewer pieces than the run asked: each starts on a keyframe interval
+    /// (or a frame), and there are no more of them.
+    private func fewerPiecesNote(_ layout: ChunkLayout, outputPath: String, frameCount: Int64) -> Diagnostic {
+        let count = layout.pieces.count
+        let why = layout.gop > 1
+            ? "its \(frameCount) frames make \((frameCount + layout.gop - 1) / layout.gop) keyframe intervals of \(layout.gop) frames (videoSettings.keyframeInterval), and each piece starts on one"
+            : "it has \(frameCount) frame\(frameCount == 1 ? "" : "s")"
+        return Diagnostic(.encodingChanged, .note, "\(outputPath) is rendered in \(count) piece\(count == 1 ? "" : "s"), not the \(task.pieces) asked: \(why); "
+                          + (count + 1 == task.pieces ? "the task of piece \(task.pieces) has" : "the tasks of pieces \(count + 1)…\(task.pieces) have") + " nothing to render")
+    }
+
     /// This task's share of the export: the layout every task computes alike from the edit,
     /// and the piece, sound or join it does.
     func request(outputPath: String, container: OutputContainer, range: TimeRange,
@@ -42,10 +53,15 @@ struct ChunkPlanner {
         let layout = ChunkLayout(pieces: ChunkLayout.split(frameCount: video.frameCount, into: task.pieces, gop: gop),
                                  frameDuration: video.frameDuration, gop: gop, warmsUp: settings.videoSettings?.deterministic == true,
                                  folder: task.folder, key: key, fileExtension: container.rawValue)
+        // Fewer frames (or keyframe intervals) than pieces asked: the run must not say it split
+        // the export N ways. Said by the join, and by each piece task left with nothing.
+        let fewerPieces = layout.pieces.count < task.pieces ? [fewerPiecesNote(layout, outputPath: outputPath, frameCount: video.frameCount)] : []
         let strategy: ExportRequest.Strategy, path: String, part: String
         switch task.role {
         case .piece(let index):
-            guard layout.pieces.indices.contains(index) else { return planned }
+            guard layout.pieces.indices.contains(index) else {
+                return ExportRequest(nothing: outputPath, container: container, range: range, preset: preset, encodings: encodings, notes: fewerPieces)
+            }
             let frames = layout.encodedFrames(of: index)
             (strategy, path, part) = (.piece(encoded: frames.encoded, kept: frames.kept), layout.piecePath(index),
                                       "piece \(index + 1) of \(layout.pieces.count)")
@@ -57,7 +73,7 @@ struct ChunkPlanner {
                 try SafeOutput(path: outputPath, overwrite: settings.overwrite, inputs: composition.sourcePaths, readFiles: settings.readFiles)
             }
             return ExportRequest(output: output, container: container, range: range, preset: preset, encodings: encodings,
-                                 strategy: .join(layout, hasSound: hasSound), notes: [])
+                                 strategy: .join(layout, hasSound: hasSound), notes: fewerPieces)
         }
         // The output's place is checked by every task, so a wrong path fails before any rendering.
         try ExportError.Kind.outputUnavailable.tag {
