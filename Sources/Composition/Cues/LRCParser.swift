@@ -11,7 +11,9 @@ struct LRCParser {
         var start: MediaTime
         var line: Int
         var markup: Substring
-        var hasWordTimes: Bool
+        /// One of several time tags of its line (a chorus sung again): the line's word times
+        /// belong to one of them.
+        var isRepeat: Bool
     }
 
     /// A line whose time tag cannot be read is dropped and told to `log` (the error itself,
@@ -35,7 +37,7 @@ struct LRCParser {
                     offset = try parseOffset(tag.dropFirst("offset:".count), line: number)
                 }
             }
-            entries += times.map { Entry(start: $0, line: number, markup: rest, hasWordTimes: times.count == 1) }
+            entries += times.map { Entry(start: $0, line: number, markup: rest, isRepeat: times.count > 1) }
         }
         for index in entries.indices {
             entries[index].start = entries[index].start - offset
@@ -53,8 +55,14 @@ struct LRCParser {
             }
             let next = entries[(index + 1)...].first { $0.start > entry.start }?.start
             let end = try next ?? lastLineEnd(entry, totalDuration: totalDuration)
-            let (text, words) = TimedTextBuilder.timedText(entry.markup, start: entry.start, end: end, shift: -offset, stripTags: false)
-            cues.append(Cue(text: text, start: entry.start, end: end, words: entry.hasWordTimes ? words : []).read(from: fileName, line: entry.line))
+            var (text, words) = TimedTextBuilder.timedText(entry.markup, start: entry.start, end: end, shift: -offset, stripTags: false)
+            // A repeated line's word times are kept where they fall within it, else left out.
+            if entry.isRepeat, !words.isEmpty, !words.allSatisfy({ $0.start >= entry.start && $0.start <= end }) {
+                words = []
+                log.note(file: fileName, line: entry.line, .cueDropped,
+                         "the line is shown again at \(shortSeconds(entry.start)) s without its word times, which are those of another of its time tags")
+            }
+            cues.append(Cue(text: text, start: entry.start, end: end, words: words).read(from: fileName, line: entry.line))
         }
         return cues
     }

@@ -195,6 +195,11 @@ public struct CueLog: Sendable {
         notes.append(Diagnostic(.cueDropped, .warning, "\(file):\(line): \(what): \(reason)", dataLine: SourceLine(file: file, line: line)))
     }
 
+    /// A note on a cue kept otherwise than written.
+    mutating func note(file: String, line: Int, _ kind: Diagnostic.Kind, _ message: String) {
+        notes.append(Diagnostic(kind, .note, "\(file):\(line): \(message)", dataLine: SourceLine(file: file, line: line)))
+    }
+
     /// A cue kept that will never show.
     mutating func hidden(file: String, line: Int, _ message: String) {
         notes.append(Diagnostic(.cueHidden, .warning, "\(file):\(line): \(message)", dataLine: SourceLine(file: file, line: line)))

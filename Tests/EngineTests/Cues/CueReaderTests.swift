@@ -65,6 +65,20 @@ import Testing
         #expect(ended.last?.end == time(200))
     }
 
+    /// A line with two time tags (a chorus sung again) and word times: every word time was
+    /// dropped, even in the occurrence they belong to. They are kept there, and the repeat
+    /// shown without them is a note naming the line.
+    @Test func aRepeatedLRCLineKeepsItsWordTimesWhereTheyFall() throws {
+        var log = CueLog()
+        let cues = try CueReader.parse("[00:05.00][00:10.00]<00:05.00>Sing <00:05.50>along\n[00:15.00]\n", fileName: "song.lrc", log: &log)
+        #expect(cues.map(\.start) == [time(5), time(10)])
+        #expect(cues[0].words.map(\.text) == ["Sing", "along"] && cues[0].words.first?.start == time(5))
+        #expect(cues[1].words.isEmpty)
+        #expect(log.notes.map(\.description) == ["song.lrc:1: the line is shown again at 10 s without its word times, which are those of another of its time tags"],
+                "\(log.notes)")
+        #expect(log.notes.first?.level == .note && log.notes.first?.kind == .cueDropped)
+    }
+
     @Test func lrcErrors() {
         #expect(throws: TimedTextError(file: "song.lrc", line: 2, "time tag [00:1x.00] is not a time")) {
             try CueReader.parse("[00:01.00]a\n[00:1x.00]b\n", fileName: "song.lrc")
