@@ -23,6 +23,9 @@ package final class API {
     package let exportCancellation: CancellationFlag
     /// How many exports the script has started (names each one's chunk folder).
     var exportsStarted = 0
+    /// Animations changed after a layer took a copy of them (`reportAnimationsChangedAfterCopy`);
+    /// held, so no other object takes one's identifier.
+    var changedAnimations: [ObjectIdentifier: AnimationBox] = [:]
     /// The script line a layer made now comes from: the running line of this state (`L`); in
     /// an effect's state, the host makes it the script's line that called the effect.
     package var scriptLine: (_ L: OpaquePointer?) -> SourceLine? = { L in

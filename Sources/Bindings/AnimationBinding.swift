@@ -31,6 +31,10 @@ final class AnimationBox {
         }
     }
     private(set) var spec: Spec
+    /// Whether a layer took a copy (`addAnimation`), and whether it was changed since: the
+    /// change is in no layer unless the animation is added again, as a loop that reuses one
+    /// animation does.
+    var isCopied = false, changedAfterCopy = false
 
     init(_ spec: Spec) { self.spec = spec }
 
@@ -68,6 +72,7 @@ extension API {
                                   let api = try call.api()
                                   let value = try api.readAnimationProperty(call, index, name, keyPath: box.spec.keyPath)
                                   box.update { value(&$0) }
+                                  if box.isCopied { box.changedAfterCopy = true; api.changedAnimations[ObjectIdentifier(box)] = box }
                               })
         }
         luaClass.document([
@@ -286,11 +291,25 @@ extension API {
             try policy.report(Diagnostic(.animationIgnored, .warning, "the \(built.keyPath.rawValue) animation's calculationMode \"\(keyframes.calculationMode.rawValue)\" places its keys by the distance between the values: the \(keyframes.unusedByPacing.joined(separator: " and ")) given \(keyframes.unusedByPacing.count == 1 ? "is" : "are") not used",
                                          remedy: "use calculationMode \"linear\" (or \"cubic\") to keep them"), at: call.L)
         }
+        (box.isCopied, box.changedAfterCopy) = (true, false)
+        changedAnimations[ObjectIdentifier(box)] = nil
         if built.timing.fillMode.fillsForwards, built.timing.isRemovedOnCompletion {
             try policy.report(Diagnostic(.animationIgnored, .warning, "the \(built.keyPath.rawValue) animation has fillMode \"\(built.timing.fillMode.rawValue)\" but is removed on completion, so its last value does not hold",
                                          remedy: "set isRemovedOnCompletion = false to keep it"), at: call.L)
         }
         return built
+    }
+
+    /// A warning for each animation changed after a layer took its copy and not added again
+    /// since: the export does not have the change (an iOS port changing `duration` after
+    /// `addAnimation`). Said once each.
+    func reportAnimationsChangedAfterCopy(_ call: LuaCall) throws {
+        let changed = changedAnimations.values.sorted { $0.spec.keyPath.rawValue < $1.spec.keyPath.rawValue }
+        changedAnimations = [:]
+        for box in changed where box.changedAfterCopy {
+            try policy.report(Diagnostic(.optionIgnored, .warning, "the \(box.spec.keyPath.rawValue) animation was changed after a layer took a copy of it (addAnimation); the copy is unchanged",
+                                         remedy: "set it before addAnimation, or add it again to use the change"), at: call.L)
+        }
     }
 
     var animationFunctions: [AVFunction] {

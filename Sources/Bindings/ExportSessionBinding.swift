@@ -168,6 +168,7 @@ extension API {
         }
         if policy.overwriteOutputs { session.overwrite = true }
         if policy.strict { session.strict = true }
+        if session.videoComposition?.animationTool != nil { try reportAnimationsChangedAfterCopy(call) }
         if let edit = session.composition.timeMovedBy, policy.cueListsRead > policy.cueListsRemapped, session.videoComposition?.animationTool != nil {
             try policy.report(Diagnostic(.cuesNotRemapped, .warning, "cues read with av.readCues are drawn over a composition whose time \(edit) moved, and were not carried through its map: they show at the file's times",
                                          remedy: "take the map the edit returns and draw cues:remapped(map) (docs/timed-text.md)"), at: call.L)

@@ -270,6 +270,28 @@ import TestSupport
         }
     }
 
+    /// A layer takes a copy of an animation (Core Animation's addAnimation): a change made
+    /// after it (a port setting duration last) never reaches the video, in silence. Now a
+    /// warning at the export; a loop that changes one animation and adds it again each time
+    /// (the usual lyric code) says nothing.
+    @Test func anAnimationChangedAfterItWasAddedIsAWarning() throws {
+        let clip = try Fixtures.solid("black", seconds: 2, size: "320x240", tone: nil)
+        let output = Fixtures.scratchPath("late-change.mp4")
+        let result = try Self.exportOneSecond(over: clip, to: output, size: (320, 240), name: "late.lua", layers: """
+            local late = av.layer{ frame = { 0, 0, 160, 240 }, backgroundColor = "white", opacity = 0 }
+            local fade = av.basicAnimation{ keyPath = "opacity", fromValue = 1, toValue = 1, duration = 0.2 }
+            late:addAnimation(fade, "show") fade.duration = 5 parent:addSublayer(late)
+            local reused = av.basicAnimation{ keyPath = "backgroundColor", fromValue = "red", toValue = "red", duration = 0.2 }
+            for i = 1, 2 do local box = av.layer{ frame = { 160 + 80 * (i - 1), 0, 80, 240 } } reused.beginTime = 0.5 * (i - 1) box:addAnimation(reused, "c") parent:addSublayer(box) end
+            """)
+        #expect(result.status == 0, "\(result.err)")
+        let said = result.errorLines.filter { $0.hasSuffix("[optionIgnored]") }
+        #expect(said.count == 1 && said[0].contains("late.lua:14: the opacity animation was changed after a layer took a copy of it (addAnimation); the copy is unchanged"),
+                "\(result.err)")
+        // The oracle: at 0.5 s the copy (0.2 s long) is over, so the left half is black.
+        #expect(try Tool.rgbFrame(output, at: 0.5).mean(x: 20, y: 20, width: 100, height: 200).g < 30)
+    }
+
     /// Exports the first second of `clip` with a video layer and the Lua `layers` (adding to
     /// `parent`, a `size` frame; `arg[3]`… are `arguments`) over it; `layers` start at line 6.
     static func exportOneSecond(over clip: String, to output: String, size: (Int, Int), name: String, arguments: [String] = [],
