@@ -283,7 +283,10 @@ extension API {
             throw call.argumentError(index, "the \(box.spec.keyPath.rawValue) keyframe animation has no values yet")
         }
         let built: LayerAnimation
-        do { built = try box.built() } catch let error as EngineError { throw call.argumentError(index, error.message, cause: error) }
+        do {
+            built = try box.built()
+            try built.checkRange()
+        } catch let error as EngineError { throw call.argumentError(index, error.message, cause: error) }
         if case .keyframe(let keyframes) = built, let last = keyframes.unreachedKeyTimes.last {
             try policy.report(Diagnostic(.animationIgnored, .warning, "keyTimes of the \(built.keyPath.rawValue) animation run to \(format(last)); the \(keyframes.unreachedKeyTimes.count) key(s) past 1 are never reached within its duration of \(format(keyframes.timing.duration.seconds)) s"), at: call.L)
         }

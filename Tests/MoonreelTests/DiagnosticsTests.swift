@@ -292,6 +292,26 @@ import TestSupport
         #expect(try Tool.rgbFrame(output, at: 0.5).mean(x: 20, y: 20, width: 100, height: 200).g < 30)
     }
 
+    /// `layer.opacity = 2` is refused, but an animation to 4 (or a filter amount stepped by
+    /// byValue past its range) was taken and drawn clamped: a triangle became a plateau. Each
+    /// is refused now, naming the value; a byValue that steps down stays allowed.
+    @Test(arguments: [
+        ("av.keyframeAnimation{ keyPath = \"opacity\", values = { 0, 4, 0 }, duration = 4 }", "value 2 of 3 is 4, but opacity takes 0…1"),
+        ("av.basicAnimation{ keyPath = \"opacity\", fromValue = 0.5, byValue = 1, duration = 1 }", "toValue (fromValue + byValue) is 1.5, but opacity takes 0…1"),
+        ("av.basicAnimation{ keyPath = \"cornerRadius\", toValue = -3, duration = 1 }", "toValue is -3, but cornerRadius takes 0 or more"),
+        ("av.basicAnimation{ keyPath = \"filters.gr.amount\", fromValue = 0, byValue = 50, duration = 4 }", "grain amount must be in 0…1, got 50"),
+    ])
+    func animatedValuesPastTheirRangeAreRefused(statement: String, message: String) throws {
+        let result = try Moonreel.runScript("""
+            local layer = av.layer{ frame = { 0, 0, 10, 10 } }
+            layer.filters = { av.filter("grain", { amount = 0.1, name = "gr" }) }
+            local a = \(statement) if a then layer:addAnimation(a, "a") end
+            """, name: "range.lua")
+        #expect(result.status != 0 && result.err.contains(message) && result.err.contains("range.lua:3"), "\(result.err)")
+        let down = try Moonreel.runScript("av.layer{}:addAnimation(av.basicAnimation{ keyPath = \"opacity\", fromValue = 1, byValue = -0.5, duration = 1 }, \"a\")", name: "down.lua")
+        #expect(down.status == 0, "\(down.err)")
+    }
+
     /// Exports the first second of `clip` with a video layer and the Lua `layers` (adding to
     /// `parent`, a `size` frame; `arg[3]`… are `arguments`) over it; `layers` start at line 6.
     static func exportOneSecond(over clip: String, to output: String, size: (Int, Int), name: String, arguments: [String] = [],

@@ -114,10 +114,25 @@ public enum AnimatableKeyPath: Sendable, Hashable {
         self == .string || self == .foregroundColor || self == .shadowOpacity || self == .highlightedScalars
     }
 
-    /// Checks that `value` suits this key path; `what` names the value in the message.
-    func check(_ value: AnimatableValue, _ what: String) throws {
+    /// The values a number property takes, as its setter checks them (`layer.opacity = 2` is
+    /// refused); nil for those without bounds. An animation past them was drawn clamped.
+    var numberRange: ClosedRange<Double>? {
+        switch self {
+        case .opacity, .shadowOpacity: 0...1
+        case .borderWidth, .cornerRadius: 0...Double.greatestFiniteMagnitude
+        default: nil
+        }
+    }
+
+    /// Checks that `value` suits this key path (its kind, and with `ranged` a number's
+    /// range); `what` names the value in the message.
+    func check(_ value: AnimatableValue, _ what: String, ranged: Bool = false) throws {
         guard value.kind == valueKind else {
             throw EngineError("\(what) is a \(value.kind.rawValue), but keyPath \(rawValue) takes a \(valueKind.rawValue)")
+        }
+        if ranged, let range = numberRange, let number = value.number, !range.contains(number) {
+            let allowed = range.upperBound == .greatestFiniteMagnitude ? "0 or more" : "\(shortNumber(range.lowerBound))…\(shortNumber(range.upperBound))"
+            throw EngineError("\(what) is \(shortNumber(number)), but \(rawValue) takes \(allowed)")
         }
     }
 }

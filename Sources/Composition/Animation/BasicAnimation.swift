@@ -17,9 +17,10 @@ public struct BasicAnimation: Sendable {
     /// When the animation runs, repeats and fills.
     public let timing: AnimationTiming
 
-    /// The fixed start and end, where they do not depend on the current value.
-    private let start: AnimatableValue?
-    private let end: AnimatableValue?
+    /// The fixed start and end, given or made from `byValue`; nil where the property's own
+    /// value is used.
+    let start: AnimatableValue?
+    let end: AnimatableValue?
 
     /// Builds and checks the animation.
     /// - Throws: `EngineError` when a value's kind does not suit `keyPath`, when all
@@ -84,6 +85,20 @@ public enum LayerAnimation: Sendable {
     case keyframe(KeyframeAnimation)
     /// A `CABasicAnimation`-like animation from one value to another.
     case basic(BasicAnimation)
+
+    /// Throws when a value it reaches lies outside what its property takes (an opacity
+    /// of 4, an end that byValue makes below 0), which a setter refuses and drawing would
+    /// clamp; the message names the value.
+    public func checkRange() throws {
+        switch self {
+        case .keyframe(let a):
+            for (index, value) in a.values.enumerated() { try a.keyPath.check(value, "value \(index + 1) of \(a.values.count)", ranged: true) }
+        case .basic(let a):
+            let byMade = a.byValue != nil
+            if let start = a.start { try a.keyPath.check(start, byMade && a.fromValue == nil ? "fromValue (toValue − byValue)" : "fromValue", ranged: true) }
+            if let end = a.end { try a.keyPath.check(end, byMade && a.toValue == nil ? "toValue (fromValue + byValue)" : "toValue", ranged: true) }
+        }
+    }
 
     /// The property the animation drives.
     public var keyPath: AnimatableKeyPath {

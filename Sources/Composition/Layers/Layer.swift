@@ -182,7 +182,7 @@ public class Layer {
             let ends: [AnimatableValue?]
             switch animation {
             case .keyframe(let keyframes): ends = keyframes.values
-            case .basic(let basic): ends = [basic.fromValue, basic.toValue]
+            case .basic(let basic): ends = [basic.start, basic.end]
             }
             let numbers = ends.compactMap { $0?.number }
             do { try Filter.checkNumberParameter(parameter, of: name, among: properties.filters, values: numbers) } catch let error as EngineError {
