@@ -23,6 +23,8 @@ package final class API {
     package let exportCancellation: CancellationFlag
     /// How many exports the script has started (names each one's chunk folder).
     var exportsStarted = 0
+    /// The proxies `av.makeProxy` handed out: the cache's limit never removes them in this run.
+    var proxiesUsed: Set<String> = []
     /// Animations changed after a layer took a copy of them (`reportAnimationsChangedAfterCopy`);
     /// held, so no other object takes one's identifier.
     var changedAnimations: [ObjectIdentifier: AnimationBox] = [:]

@@ -27,7 +27,9 @@ extension API {
                     case .needed(let reason):
                         let kept = try cache.existing(source)
                         let path = try kept ?? cache.make(source, cancellation: api.exportCancellation)
-                        if kept == nil { cache.prune(keeping: path) }
+                        // A proxy this run made or found earlier stays: its path was handed out.
+                        api.proxiesUsed.insert(path)
+                        if kept == nil { cache.prune(keeping: api.proxiesUsed) }
                         made.append((track.streamIndex, path, kept == nil, reason))
                     }
                 }

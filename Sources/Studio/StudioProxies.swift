@@ -166,7 +166,7 @@ final class StudioProxies: Sendable {
                 events.send(["type": "proxy", "source": source.path, "state": State.making.rawValue, "fraction": fraction])
             }, cancellation: cancellation)
             guard let identity else { return (.failed, nil, "\(source.path) is gone") }
-            let pruned = cache.prune(keeping: made)
+            let pruned = cache.prune(keeping: [made])
             let note = pruned.count == 0 ? "" : "; \(pruned.count) older prox\(pruned.count == 1 ? "y" : "ies") removed to keep the cache under its limit"
             return (.ready, (made, identity), reason + note)
         } catch {

@@ -39,9 +39,11 @@ struct ProxyCommand: ParsableCommand {
         let cancellation = CancellationFlag()
         let signals = SignalWatcher.start { cancellation.cancel() }
         var failed = 0
+        // The proxies this run made or found: the cache's limit never removes one of them.
+        var used: Set<String> = [], warnedOver = false
         for file in files {
             do {
-                try proxies(of: file, in: cache, cancellation: cancellation)
+                try proxies(of: file, in: cache, used: &used, warnedOver: &warnedOver, cancellation: cancellation)
             } catch let error as EngineError where error.kind == .cancelled {
                 printError("moonreel: proxy: stopped; \(file) has no proxy (what was made of it is removed)")
                 throw ExitCode(Exit.interrupted)
@@ -54,8 +56,9 @@ struct ProxyCommand: ParsableCommand {
         if failed > 0 { throw ExitCode(Exit.failed) }
     }
 
-    /// Makes (or finds) the proxy of each of the file's video streams that needs one.
-    private func proxies(of file: String, in cache: ProxyCache, cancellation: CancellationFlag) throws {
+    /// Makes (or finds) the proxy of each of the file's video streams that needs one, adding
+    /// it to `used`.
+    private func proxies(of file: String, in cache: ProxyCache, used: inout Set<String>, warnedOver: inout Bool, cancellation: CancellationFlag) throws {
         let asset = try Asset(path: file)
         let tracks = asset.tracks.filter { $0.mediaType == .video }
         if tracks.isEmpty, !quiet { print("\(file): no video, no proxy") }
@@ -67,6 +70,7 @@ struct ProxyCommand: ParsableCommand {
                 if !quiet { print("\(name): no proxy needed (\(reason))") }
             case .needed(let reason):
                 if let kept = try cache.existing(source) {
+                    used.insert(kept)
                     if !quiet { print("\(name): proxy kept at \(kept)") }
                     continue
                 }
@@ -76,9 +80,15 @@ struct ProxyCommand: ParsableCommand {
                 let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
                 let speed = seconds > 0 ? String(format: ", %.1f× real time", track.timeRange.duration.seconds / seconds) : ""
                 if !quiet { print(String(format: "%@: proxy made at %@ in %.1f s%@ (%@)", name, made, seconds, speed, reason)) }
-                let pruned = cache.prune(keeping: made)
+                // Only proxies of earlier runs make room: this one's files were all asked for.
+                used.insert(made)
+                let pruned = cache.prune(keeping: used)
                 if pruned.count > 0, !quiet {
                     print("removed \(pruned.count) older prox\(pruned.count == 1 ? "y" : "ies") (\(pruned.bytes >> 20) MiB) to keep \(cache.folder) under \(cacheLimit) MiB")
+                }
+                if pruned.over > 0, !warnedOver {
+                    warnedOver = true
+                    printError("moonreel: warning: the proxies of this run pass --cache-limit \(cacheLimit) MiB by \((pruned.over + (1 << 20) - 1) >> 20) MiB; they are kept, and older ones were removed first; raise --cache-limit")
                 }
             }
         }

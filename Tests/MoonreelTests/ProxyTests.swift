@@ -109,6 +109,12 @@ import TestSupport
         }
         #expect(!FileManager.default.fileExists(atPath: made[0]) && !FileManager.default.fileExists(atPath: made[0] + ".check"))
         #expect(FileManager.default.fileExists(atPath: made[1]))
+        // Both in one run: the limit removed the first proxy this very command had just made
+        // and reported. Now a run's own proxies are kept, with a warning that they pass it.
+        let both = try Tool.run(Moonreel.executable, ["proxy", "--cache-limit", "1", folder + "/source-0.mp4", folder + "/source-1.mp4"],
+                                environment: ["XDG_CACHE_HOME": cache])
+        #expect(both.status == 0 && both.err.contains("moonreel: warning: the proxies of this run pass --cache-limit 1 MiB by "), "\(both.err)")
+        #expect(FileManager.default.fileExists(atPath: made[0]) && FileManager.default.fileExists(atPath: made[1]), "\(both.out)")
     }
 
     /// Small files with close keyframes are previewed from themselves.

@@ -167,10 +167,11 @@ public final class ProxyCache: Sendable {
     }
 
     /// Removes the least recently used proxies (their check file's time: made or last found)
-    /// other than `keeping` until the folder's proxies fit in `byteLimit`; returns how many
-    /// went and their bytes. A proxy open in a preview stays readable until it is closed.
+    /// other than those `keeping` (the ones a run uses) until the folder's proxies fit in
+    /// `byteLimit`; returns how many went and their bytes, and the bytes still over the limit
+    /// (the kept ones alone passing it). A proxy open in a preview stays readable until it is closed.
     @discardableResult
-    public func prune(keeping: String? = nil) -> (count: Int, bytes: Int64) {
+    public func prune(keeping: Set<String> = []) -> (count: Int, bytes: Int64, over: Int64) {
         var proxies: [(path: String, bytes: Int64, used: Int)] = Paths.names(in: folder).filter { $0.hasSuffix(".mov") && !$0.hasPrefix(".") }.compactMap { name in
             let path = folder + "/" + name
             var info = stat()
@@ -180,13 +181,13 @@ public final class ProxyCache: Sendable {
         var total = proxies.reduce(0) { $0 + $1.bytes }
         var removed = (count: 0, bytes: Int64(0))
         proxies.sort { $0.used < $1.used }
-        for proxy in proxies where total > byteLimit && proxy.path != keeping {
+        for proxy in proxies where total > byteLimit && !keeping.contains(proxy.path) {
             unlink(checkPath(of: proxy.path))
             guard unlink(proxy.path) == 0 else { continue }
             total -= proxy.bytes
             removed = (removed.count + 1, removed.bytes + proxy.bytes)
         }
-        return removed
+        return (removed.count, removed.bytes, max(0, total - byteLimit))
     }
 
     /// What a proxy's check file says: its format, size and SHA-256.
