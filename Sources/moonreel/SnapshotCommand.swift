@@ -102,8 +102,12 @@ struct Snapshot: ParsableCommand {
                                                 limit: grid.map { $0.columns * $0.rows } ?? 400, grid: self.grid)
                 let columns = grid?.columns ?? Int(Double(times.count).squareRoot().rounded(.up))
                 let gap = 8
-                // --sheet-width: the tiles share what the gaps leave.
-                let tileWidth = sheetWidth.map { max(16, ($0 - gap * (min(columns, times.count) + 1)) / min(columns, times.count)) } ?? width ?? 320
+                // --sheet-width: the tiles share what the gaps leave, each at least 16 px wide.
+                let across = min(columns, times.count), narrowest = 16
+                if let sheetWidth, across * narrowest + gap * (across + 1) > sheetWidth {
+                    throw ValidationError("--sheet-width \(sheetWidth) is too narrow for \(across) columns of frames at least \(narrowest) px wide; give --sheet-width \(across * narrowest + gap * (across + 1)) or more, or fewer columns (--grid, --count)")
+                }
+                let tileWidth = sheetWidth.map { ($0 - gap * (across + 1)) / across } ?? width ?? 320
                 let tiles = try times.map { try generator.image(at: $0, width: tileWidth) }
                 let image = try ContactSheet.make(tiles, labels: times.map(CueCheck.clock), columns: columns, gap: gap, width: sheetWidth)
                 try ImageGenerator.write(image, to: output, overwrite: overwrite, readFiles: readFiles)

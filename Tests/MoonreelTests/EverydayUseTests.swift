@@ -98,6 +98,11 @@ import TestSupport
         let short = try Moonreel.run(["snapshot", clip, "--every", "0.5", "--grid", "2x2", "-o", sheet, "--overwrite"])
         #expect(short.status == 2 && short.err.contains("--every 0.5 s over the video's 0:06.00 is more than 4 frames: a 2x2 grid holds 4; give --every 1.5 or more, or a larger --grid"),
                 "\(short.err)")
+        // A sheet too narrow for its columns came out wider than asked (--sheet-width 100 for
+        // 12 frames gave 104 px): refused, with the width that fits.
+        let narrow = try Moonreel.run(["snapshot", clip, "--count", "12", "--sheet-width", "100", "-o", sheet, "--overwrite"])
+        #expect(narrow.status == 2 && narrow.err.contains("--sheet-width 100 is too narrow for 4 columns of frames at least 16 px wide; give --sheet-width 104 or more"),
+                "\(narrow.err)")
         let bad = try Moonreel.run(["snapshot", clip, "--at", "1:99"])
         #expect(bad.status == 2 && bad.err.contains("--at must be seconds or a timecode"), "\(bad.err)")
     }
