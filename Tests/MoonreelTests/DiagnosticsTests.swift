@@ -312,6 +312,23 @@ import TestSupport
         #expect(down.status == 0, "\(down.err)")
     }
 
+    /// An iOS port names Apple's fonts: "Helvetica Neue" is not installed here, and fontconfig
+    /// drew the text in DejaVu Sans without a word. Now a `fontSubstituted` warning naming
+    /// both; an installed family (any case) and a generic one say nothing.
+    @Test func aFontThatIsNotInstalledIsAWarning() throws {
+        let clip = try Fixtures.solid("black", seconds: 1, size: "640x360", tone: nil)
+        let output = Fixtures.scratchPath("fonts.mp4")
+        let result = try Self.exportOneSecond(over: clip, to: output, size: (640, 360), name: "fonts.lua", layers: """
+            parent:addSublayer(av.textLayer{ string = "Port", font = "Helvetica Neue", fontSize = 30, frame = { 10, 300, 300, 50 }, name = "title" })
+            parent:addSublayer(av.textLayer{ string = "Here", font = "dejavu serif", fontSize = 30, frame = { 10, 200, 300, 50 } })
+            parent:addSublayer(av.textLayer{ string = "Any", font = "sans-serif", fontSize = 30, frame = { 10, 100, 300, 50 } })
+            """)
+        #expect(result.status == 0, "\(result.err)")
+        let said = result.errorLines.filter { $0.hasSuffix("[fontSubstituted]") }
+        #expect(said.count == 1 && said[0].contains("fonts.lua:6: text layer \"title\" asks for the font \"Helvetica Neue\", which is not installed: it is drawn in "),
+                "\(result.err)")
+    }
+
     /// Exports the first second of `clip` with a video layer and the Lua `layers` (adding to
     /// `parent`, a `size` frame; `arg[3]`… are `arguments`) over it; `layers` start at line 6.
     static func exportOneSecond(over clip: String, to output: String, size: (Int, Int), name: String, arguments: [String] = [],

@@ -28,6 +28,8 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
         case textTruncated
         /// Characters of a text are in no installed font: each is drawn as a box.
         case glyphMissing
+        /// A text's font is not installed, so fontconfig drew it in another.
+        case fontSubstituted
         /// Text runs past its layer's box and is drawn outside it.
         case textOverflow
         /// A cue is never shown (it ends before it starts, or lies outside the composition).

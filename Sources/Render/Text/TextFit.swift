@@ -22,6 +22,12 @@ package enum TextFit {
             guard box.width >= 1, box.height >= 1, box.width <= Double(PixelLimits.maxSide), box.height <= Double(PixelLimits.maxSide) else { continue }
             let missing = try layouts.missingCharacters(style)
             if !missing.isEmpty { found.append(glyphsMissing(missing, layer: layer, style: style)) }
+            if let used = try layouts.substitutedFamily(style) {
+                found.append(Diagnostic(.fontSubstituted, .warning,
+                                        "\(name(of: layer, box: box)) asks for the font \(style.fontFamily.quotedForMessage(limit: 100)), which is not installed: it is drawn in \(used)",
+                                        remedy: "install the font, ship it with the effect (effect.asset(\"Font.ttf\")), or name an installed family (fc-list : family)",
+                                        origin: layer.origin, time: layer.animations.map(\.animation.timing.beginTime.seconds).min()))
+            }
             let drawn = try layouts.fitted(style, box: box)
             let fit = try layouts.fit(drawn, box: box)
             guard fit != .whole || drawn.fontSize < style.fontSize else { continue }

@@ -1,4 +1,5 @@
 import CMoonPangoCairo
+import Foundation
 import MoonreelComposition
 import MoonreelMedia
 
@@ -93,6 +94,45 @@ package final class TextLayout {
         }
         return missing
     }
+
+    /// The family `style`'s text is drawn in when none of the families it names (a
+    /// comma-separated list, as Pango reads it) is installed, so fontconfig chose another
+    /// (an iOS port's "Helvetica Neue" drawn in DejaVu Sans); nil when one is installed or the
+    /// name is a generic one (sans-serif, serif, monospace), which means "whatever suits".
+    package func substitutedFamily(_ style: TextStyle) throws -> String? {
+        let asked = style.fontFamily.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
+        guard !asked.isEmpty, !asked.contains(where: Self.genericFamilies.contains) else { return nil }
+        _ = try make(style, box: Size(width: 1, height: 1))   // the font map sees fonts added since
+        let installed = installedFamilies()
+        guard !asked.contains(where: installed.contains) else { return nil }
+        let font = pango_font_description_new()
+        defer { pango_font_description_free(font) }
+        pango_font_description_set_family(font, style.fontFamily)
+        pango_font_description_set_absolute_size(font, 12 * Double(PANGO_SCALE))
+        guard let loaded = pango_context_load_font(context.opaque, font) else { return "another font" }
+        defer { g_object_unref(loaded) }
+        let used = pango_font_describe(loaded)
+        defer { pango_font_description_free(used) }
+        return pango_font_description_get_family(used).map { String(cString: $0) } ?? "another font"
+    }
+
+    /// Names fontconfig takes as "a font of this kind", not as a family to find.
+    private static let genericFamilies: Set<String> = ["sans", "sans-serif", "serif", "monospace", "mono", "system-ui", "cursive", "fantasy", "emoji"]
+
+    /// The installed families, lowercased (read again when fonts were added).
+    private func installedFamilies() -> Set<String> {
+        if let known = families, known.generation == fontGeneration { return known.names }
+        var list: UnsafeMutablePointer<UnsafeMutablePointer<PangoFontFamily>?>?
+        var count: Int32 = 0
+        pango_font_map_list_families(fontMap.pointer.assumingMemoryBound(to: PangoFontMap.self), &list, &count)
+        defer { g_free(list) }
+        let names = Set((0..<Int(max(count, 0))).compactMap { index in
+            list?[index].flatMap { pango_font_family_get_name($0) }.map { String(cString: $0).lowercased() }
+        })
+        families = (fontGeneration, names)
+        return names
+    }
+    private var families: (generation: Int, names: Set<String>)?
 
     /// `style` at the largest whole-pixel font size, down to `fontSize × minimumScaleFactor`,
     /// at which its text is not cut in `box` (found by halving); the style itself when it
