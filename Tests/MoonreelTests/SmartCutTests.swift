@@ -81,6 +81,25 @@ import TestSupport
         #expect(try Tool.packets(output).map(\.hash) == copied)
     }
 
+    /// A SmartCut re-encodes the sound with its mix: a volume that drives it past full scale
+    /// is turned down by the limiter, and that is said (a `soundLimited` warning) as in a
+    /// re-encoding export; it was silent here.
+    @Test func aLimitedMixIsSaidToo() throws {
+        let output = Fixtures.scratchPath("loud-cut.mp4")
+        let result = try Moonreel.runScript("""
+            local asset = av.asset(arg[1])
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(2, 4), asset, 0)
+            local p = av.audioMixInputParameters(comp:tracksWithMediaType("audio")[1])
+            p:setVolume(16, 0)
+            local session = av.exportSession(comp, "SmartCut")
+            session.outputURL, session.audioMix = arg[2], av.audioMix{ inputParameters = { p } }
+            assert(session:export())
+            """, name: "loud-cut.lua", arguments: [try SmartCutTests.source(), output])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.errorLines.contains { $0.contains("loud-cut.lua:8: the mix goes over full scale") && $0.hasSuffix("[soundLimited]") }, "\(result.err)")
+    }
+
     /// Two ranges (start, duration in seconds) of `source`, one after the other, smart-cut.
     static func join(_ source: String, _ first: (Double, Double), _ second: (Double, Double), to output: String) throws -> Moonreel.Result {
         try Moonreel.runScript("""

@@ -114,7 +114,7 @@ extension SmartCutWriter: ExportWriter {
         try write(to: request.output.temporaryPath, container: request.container, preset: request.preset,
                   audio: try request.encodings.audio.flatMap { encoding in try plan.settledAudio(context: context).map { (encoding, $0) } },
                   duration: request.range.duration, metadata: plan.metadata, fastStart: plan.fastStart,
-                  cancellation: context.cancellation, isCancelled: { context.isCancelled }, report: report)
+                  cancellation: context.cancellation, isCancelled: { context.isCancelled }, log: context.log, report: report)
         return request.range.duration
     }
 }

@@ -408,9 +408,10 @@ struct SmartCutWriter {
 
 extension SmartCutWriter {
     /// Writes the cut; `preset` sets the quality of the re-encoded frames.
+    /// What the sound's mix lost (`AudioRenderer.limitingDiagnostic`) goes to `log`.
     func write(to path: String, container: OutputContainer, preset: ExportPreset, audio: (encoding: AudioEncoding, plan: AudioPlan)?, duration: MediaTime,
                metadata: [String: String], fastStart: Bool, cancellation: CancellationFlag, isCancelled: @escaping () -> Bool,
-               report: (ExportProgress) throws -> Void) throws {
+               log: DiagnosticLog? = nil, report: (ExportProgress) throws -> Void) throws {
         let muxer = try Muxer(path: path, container: container)
         let videoStream = try muxer.addStream(copying: parameters, timeBase: outputTimeBase)
         guard let stream = muxer.context.pointee.streams[Int(videoStream)] else { throw EngineError("out of memory", kind: .limit) }
@@ -422,7 +423,7 @@ extension SmartCutWriter {
         let audioEncoder = try audio.map { try StreamEncoder.audio($0.encoding, format: $0.plan.format, muxer: muxer) }
         try muxer.writeHeader(metadata: metadata, fastStart: fastStart)
         let sound = try audio.map { audio in
-            try Compositor(video: nil, audio: audio.plan, range: TimeRange(start: audio.plan.start, duration: duration)).audioStream(blockSize: audioEncoder?.frameSize ?? 1024, cancellation: cancellation)
+            try Compositor(video: nil, audio: audio.plan, range: TimeRange(start: audio.plan.start, duration: duration)).audioStream(blockSize: audioEncoder?.frameSize ?? 1024, cancellation: cancellation, log: log)
         }
         defer { sound?.stop() }
         // Smart rendering: every encoded frame composed, in the order they are encoded.
