@@ -189,7 +189,9 @@ public final class MediaLibrary {
             }
             return session.diagnostics
         } catch {
-            throw EngineError("exporting \(asset.path.quotedForMessage(limit: 200)) for the library failed (\(error)); the recording was kept", kind: .encode, subject: asset.path, underlying: error)
+            // The copy's hidden staging name (through /proc/self/fd) means nothing to the user.
+            let reason = "\(error)".replacingOccurrences(of: path, with: "the library copy")
+            throw EngineError("exporting \(asset.path.quotedForMessage(limit: 200)) for the library failed (\(reason)); the recording was kept", kind: .encode, subject: asset.path, underlying: error)
         }
     }
 
