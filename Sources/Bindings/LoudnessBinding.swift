@@ -88,13 +88,19 @@ extension API {
     }
 
     /// A track reference or an array of them.
+    /// The most tracks one track may be ducked under; a longer list is refused, not cut.
+    static let mostDuckingKeys = 1000
+
     func sidechains(_ call: LuaCall, _ index: Int32) throws -> [Ducking.Sidechain] {
         let reference = { (at: Int32) in
             let (id, source) = try call.trackReference(at, mediaType: .audio)
             return Ducking.Sidechain(trackID: id, source: source)
         }
         guard call.type(index) == LUA_TTABLE else { return [try reference(index)] }
-        let count = min(call.rawLength(index), 1000)
+        let count = call.rawLength(index)
+        guard count <= Self.mostDuckingKeys else {
+            throw call.argumentError(index, "lists \(count) tracks to duck under; at most \(Self.mostDuckingKeys) are taken (a mix of more is a mistake)")
+        }
         return try (0..<count).map { offset in
             call.pushElement(of: index, offset + 1)
             defer { call.pop() }

@@ -479,6 +479,11 @@ import TestSupport
               function() av.pictureInPicture(comp, vc, av.titleCard{ title = "x" }) end,
               function() music:setDucking{ amount = -12 } end,
               function() music:setDucking{ under = comp:tracksWithMediaType("video")[1] } end,
+              function()   -- more than the mix takes: refused, not cut to the first 1000
+                local many = {}
+                for i = 1, 1001 do many[i] = comp:tracksWithMediaType("audio")[1] end
+                music:setDucking{ under = many }
+              end,
               function() session.loudness = 5 end,
               function() session.truePeakLimit = -2 end,
               function()
@@ -502,6 +507,7 @@ import TestSupport
             "a title card cannot be an inset; give a clip",
             "ducking needs under = the track (or tracks) whose sound lowers this one",
             "is a video track, not an audio track",
+            "lists 1001 tracks to duck under; at most 1000 are taken (a mix of more is a mistake)",
             "value must be in -70…-5, got 5",
             "set session.loudness (the target in LUFS) before truePeakLimit",
             "loudness needs the audio mixed again, but Passthrough copies it as it is; use another preset (AppleM4A, HighestQuality…)",
