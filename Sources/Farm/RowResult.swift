@@ -164,17 +164,17 @@ public struct RowResult: Sendable, Equatable {
 }
 
 /// The JSON lines of a `--progress json` run; other lines are passed over.
-struct ProgressEvents {
+package struct ProgressEvents {
     let events: [[String: Any]]
 
-    init(_ output: String) {
+    package init(_ output: String) {
         events = output.split(separator: "\n").compactMap { line in
             try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
         }
     }
 
     /// The events called `name`, in order.
-    func named(_ name: String) -> [[String: Any]] {
+    package func named(_ name: String) -> [[String: Any]] {
         events.filter { $0["event"] as? String == name }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import MoonreelEngine
+import MoonreelFarm
 import MoonreelPlatform
 #if canImport(Glibc)
 import Glibc
@@ -17,7 +18,11 @@ struct DiagnosticsFile {
         // A batch's tasks on Slurm are given a chunk folder no run has made yet.
         try? Paths.makeFolders(Paths.parent(of: path))
         let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { return }
+        guard descriptor >= 0 else {
+            // Said in the task's own log, which the run keeps when the task fails.
+            printError("moonreel: cannot keep this diagnostic for the run in \(path.quotedForMessage(limit: 200)): \(String(cString: strerror(errno)))")
+            return
+        }
         defer { close(descriptor) }
         // One write of a whole line: lines of tasks sharing a file do not interleave.
         _ = writeOut(ProgressDisplay.eventLine(diagnostic), to: descriptor)
@@ -25,17 +30,15 @@ struct DiagnosticsFile {
 
     /// The diagnostics in the file, in order (none if there is no file).
     func read() -> [Diagnostic] {
-        let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
-        return text.split(separator: "\n").compactMap { line in
-            (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]).flatMap(Diagnostic.init(event:))
-        }
+        ProgressEvents((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").named("diagnostic").compactMap(Diagnostic.init(event:))
     }
 }
 
 extension Diagnostic {
-    /// The diagnostic of a `diagnostic` event's fields, as `ProgressDisplay.fields` wrote them.
+    /// The diagnostic of a `diagnostic` event's fields, as `ProgressDisplay.fields` wrote them;
+    /// nil for an unknown kind or level.
     init?(event: [String: Any]) {
-        guard event["event"] as? String == "diagnostic", let kind = (event["kind"] as? String).flatMap(Kind.init(rawValue:)),
+        guard let kind = (event["kind"] as? String).flatMap(Kind.init(rawValue:)),
               let level = (event["level"] as? String).flatMap(Level.init(rawValue:)), let message = event["message"] as? String else { return nil }
         let place = { (file: String, line: String) in
             (event[file] as? String).flatMap { file in (event[line] as? Int).map { SourceLine(file: file, line: $0) } }

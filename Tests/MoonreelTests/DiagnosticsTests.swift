@@ -314,7 +314,7 @@ import TestSupport
 
     /// An iOS port names Apple's fonts: "Helvetica Neue" is not installed here, and fontconfig
     /// drew the text in DejaVu Sans without a word. Now a `fontSubstituted` warning naming
-    /// both; an installed family (any case) and a generic one say nothing.
+    /// both, once for the font; an installed family (any case) and a generic one say nothing.
     @Test func aFontThatIsNotInstalledIsAWarning() throws {
         let clip = try Fixtures.solid("black", seconds: 1, size: "640x360", tone: nil)
         let output = Fixtures.scratchPath("fonts.mp4")
@@ -322,10 +322,12 @@ import TestSupport
             parent:addSublayer(av.textLayer{ string = "Port", font = "Helvetica Neue", fontSize = 30, frame = { 10, 300, 300, 50 }, name = "title" })
             parent:addSublayer(av.textLayer{ string = "Here", font = "dejavu serif", fontSize = 30, frame = { 10, 200, 300, 50 } })
             parent:addSublayer(av.textLayer{ string = "Any", font = "sans-serif", fontSize = 30, frame = { 10, 100, 300, 50 } })
+            parent:addSublayer(av.textLayer{ string = "Again", font = "Helvetica Neue", fontSize = 30, frame = { 320, 300, 300, 50 } })
             """)
         #expect(result.status == 0, "\(result.err)")
+        // Once for the font, however many layers ask for it (a lyric's hundred lines).
         let said = result.errorLines.filter { $0.hasSuffix("[fontSubstituted]") }
-        #expect(said.count == 1 && said[0].contains("fonts.lua:6: text layer \"title\" asks for the font \"Helvetica Neue\", which is not installed: it is drawn in "),
+        #expect(said.count == 1 && said[0].contains("fonts.lua:6: text layer \"title\" and 1 more ask for the font \"Helvetica Neue\", which is not installed: they are drawn in "),
                 "\(result.err)")
     }
 

@@ -486,22 +486,30 @@ extension StudioTests {
 }
 
 extension StudioTests {
+    /// A scratch script `named` with `code`, and beside it effects/`effect`.lua holding `source`.
+    static func script(_ code: String, named name: String, effect: String, source: String) throws -> String {
+        let script = Fixtures.scratchPath(name)
+        let folder = (script as NSString).deletingLastPathComponent
+        try FileManager.default.createDirectory(atPath: folder + "/effects", withIntermediateDirectories: true)
+        try source.write(toFile: folder + "/effects/\(effect).lua", atomically: true, encoding: .utf8)
+        try code.write(toFile: script, atomically: true, encoding: .utf8)
+        return script
+    }
+}
+
+extension StudioTests {
     /// Done means right: a run with more diagnostics than the page lists (an effect noting 300
     /// things, then warning once) still lists its warning, and the page is told how many there
     /// are in all, not only the ones listed (it said "0 warnings, 200 notes").
     @Test func aLongListOfDiagnosticsKeepsItsWarningAndItsCount() throws {
-        let script = Fixtures.scratchPath("many-notes.lua")
-        let folder = (script as NSString).deletingLastPathComponent
-        try FileManager.default.createDirectory(atPath: folder + "/effects", withIntermediateDirectories: true)
-        try """
+        let script = try Self.script("local chatty = require \"effects.chatty\"\nchatty{}\n", named: "many-notes.lua", effect: "chatty", source: """
             return { name = "chatty", version = "1.0.0", description = "Says a lot",
               apply = function(p)
                 for i = 1, 300 do effect.note("step " .. i .. " chosen") end
                 effect.warn("the last step was left out")
                 return av.layer{ frame = { 0, 0, 10, 10 } }
               end }
-            """.write(toFile: folder + "/effects/chatty.lua", atomically: true, encoding: .utf8)
-        try "local chatty = require \"effects.chatty\"\nchatty{}\n".write(toFile: script, atomically: true, encoding: .utf8)
+            """)
         let studio = try StudioProcess(script: script, arguments: [])
         defer { studio.stop() }
         let state = try #require(try JSONSerialization.jsonObject(with: studio.get("state").body) as? [String: Any])
@@ -518,15 +526,11 @@ extension StudioTests {
     /// Issue 37 §2: the effects panel lists what the script can require (its folder's
     /// effects and the bundled ones) and draws each with its example.
     @Test func theEffectsPanelListsAndDrawsTheScriptsEffects() throws {
-        let script = Fixtures.scratchPath("panel.lua")
-        let folder = (script as NSString).deletingLastPathComponent
-        try FileManager.default.createDirectory(atPath: folder + "/effects", withIntermediateDirectories: true)
-        try """
+        let script = try Self.script("print('no exports')\n", named: "panel.lua", effect: "badge", source: """
             return { name = "badge", version = "1.0.0", description = "A red square", example = { size = 80 },
               parameters = { { name = "size", type = "number", default = 40, min = 1, max = 500 } },
               apply = function(p) return av.layer{ frame = { 0, 0, p.size, p.size }, backgroundColor = "red" } end }
-            """.write(toFile: folder + "/effects/badge.lua", atomically: true, encoding: .utf8)
-        try "print('no exports')\n".write(toFile: script, atomically: true, encoding: .utf8)
+            """)
         let studio = try StudioProcess(script: script, arguments: [])
         defer { studio.stop() }
         let listed = try studio.get("effects")

@@ -13,6 +13,8 @@ package enum TextFit {
     package static func diagnostics(under root: Layer, layouts: TextLayout? = nil) throws -> [Diagnostic] {
         let layouts = try layouts ?? TextLayout()
         var found: [Diagnostic] = []
+        // Fonts not installed, once each: the layers that ask for one (a lyric's hundred lines).
+        var substituted: [(family: String, drawnIn: String, layers: [Layer])] = []
         var pending = [root]
         while let layer = pending.popLast() {
             guard !layer.properties.isHidden else { continue }
@@ -23,15 +25,21 @@ package enum TextFit {
             let missing = try layouts.missingCharacters(style)
             if !missing.isEmpty { found.append(glyphsMissing(missing, layer: layer, style: style)) }
             if let used = try layouts.substitutedFamily(style) {
-                found.append(Diagnostic(.fontSubstituted, .warning,
-                                        "\(name(of: layer, box: box)) asks for the font \(style.fontFamily.quotedForMessage(limit: 100)), which is not installed: it is drawn in \(used)",
-                                        remedy: "install the font, ship it with the effect (effect.asset(\"Font.ttf\")), or name an installed family (fc-list : family)",
-                                        origin: layer.origin, time: layer.animations.map(\.animation.timing.beginTime.seconds).min()))
+                if let index = substituted.firstIndex(where: { $0.family == style.fontFamily }) { substituted[index].layers.append(layer) }
+                else { substituted.append((style.fontFamily, used, [layer])) }
             }
             let drawn = try layouts.fitted(style, box: box)
             let fit = try layouts.fit(drawn, box: box)
             guard fit != .whole || drawn.fontSize < style.fontSize else { continue }
             found.append(diagnostic(fit, layer: layer, asked: style, drawn: drawn, box: box))
+        }
+        for (family, drawnIn, layers) in substituted {
+            guard let first = layers.first else { continue }
+            let others = layers.count > 1 ? " and \(layers.count - 1) more" : ""
+            found.append(Diagnostic(.fontSubstituted, .warning,
+                                    "\(name(of: first, box: first.properties.bounds.size))\(others) ask\(layers.count > 1 ? "" : "s") for the font \(family.quotedForMessage(limit: 100)), which is not installed: \(layers.count > 1 ? "they are" : "it is") drawn in \(drawnIn)",
+                                    remedy: "install the font, ship it with the effect (effect.asset(\"Font.ttf\")), or name an installed family (fc-list : family)",
+                                    origin: first.origin, time: first.animations.map(\.animation.timing.beginTime.seconds).min()))
         }
         return found
     }

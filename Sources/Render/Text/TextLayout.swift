@@ -105,9 +105,17 @@ package final class TextLayout {
         _ = try make(style, box: Size(width: 1, height: 1))   // the font map sees fonts added since
         let installed = installedFamilies()
         guard !asked.contains(where: installed.contains) else { return nil }
+        if let known = families?.substitutes[style.fontFamily] { return known }
+        let used = loadedFamily(style.fontFamily)
+        families?.substitutes[style.fontFamily] = used
+        return used
+    }
+
+    /// The family fontconfig gives for `family`.
+    private func loadedFamily(_ family: String) -> String {
         let font = pango_font_description_new()
         defer { pango_font_description_free(font) }
-        pango_font_description_set_family(font, style.fontFamily)
+        pango_font_description_set_family(font, family)
         pango_font_description_set_absolute_size(font, 12 * Double(PANGO_SCALE))
         guard let loaded = pango_context_load_font(context.opaque, font) else { return "another font" }
         defer { g_object_unref(loaded) }
@@ -121,7 +129,7 @@ package final class TextLayout {
 
     /// The installed families, lowercased (read again when fonts were added).
     private func installedFamilies() -> Set<String> {
-        if let known = families, known.generation == fontGeneration { return known.names }
+        if let known = families, known.generation == fontGeneration { return known.installed }
         var list: UnsafeMutablePointer<UnsafeMutablePointer<PangoFontFamily>?>?
         var count: Int32 = 0
         pango_font_map_list_families(fontMap.pointer.assumingMemoryBound(to: PangoFontMap.self), &list, &count)
@@ -129,10 +137,12 @@ package final class TextLayout {
         let names = Set((0..<Int(max(count, 0))).compactMap { index in
             list?[index].flatMap { pango_font_family_get_name($0) }.map { String(cString: $0).lowercased() }
         })
-        families = (fontGeneration, names)
+        families = (fontGeneration, names, [:])
         return names
     }
-    private var families: (generation: Int, names: Set<String>)?
+    /// The installed families (lowercased) and the family drawn for each name that is not
+    /// one, for one generation of fonts.
+    private var families: (generation: Int, installed: Set<String>, substitutes: [String: String])?
 
     /// `style` at the largest whole-pixel font size, down to `fontSize × minimumScaleFactor`,
     /// at which its text is not cut in `box` (found by halving); the style itself when it
