@@ -303,6 +303,25 @@ extension API {
         return built
     }
 
+    /// A warning when `animation`, now on `layer`, goes past what its property takes between
+    /// its keys (a "back" ease, a cubic curve bulging past a key): the drawing holds the bound
+    /// there, so the motion the numbers describe is not what is seen.
+    func reportOvershoot(_ call: LuaCall, _ animation: LayerAnimation, on layer: Layer) throws {
+        guard let range = layer.numberRange(of: animation.keyPath), let reached = animation.numbersReached else { return }
+        // Rounding in the curve is not an overshoot.
+        let slack = 1e-9 * max(1, abs(reached.lowerBound), abs(reached.upperBound))
+        let past: (value: Double, bound: Double)
+        if reached.upperBound > range.upperBound + slack { past = (reached.upperBound, range.upperBound) }
+        else if reached.lowerBound < range.lowerBound - slack { past = (reached.lowerBound, range.lowerBound) }
+        else { return }
+        let name = animation.keyPath.rawValue
+        let isCurve: Bool
+        if case .keyframe(let keyframes) = animation, keyframes.calculationMode.isCubic { isCurve = true } else { isCurve = false }
+        let cause = isCurve ? "cubic curve through its values" : "easing"
+        try policy.report(Diagnostic(.animationIgnored, .warning, "the \(name) animation's \(cause) overshoots to \(shortNumber((past.value * 1000).rounded() / 1000)), past what \(name) takes (\(AnimatableKeyPath.describe(range))): it is drawn at \(shortNumber(past.bound)) there",
+                                     remedy: isCurve ? "use calculationMode \"linear\", or tension = 1 at the keys beside the bulge" : "use an easing whose control points' y lie in 0…1, or values far enough inside the range"), at: call.L)
+    }
+
     /// A warning for each animation changed after a layer took its copy and not added again
     /// since: the export does not have the change (an iOS port changing `duration` after
     /// `addAnimation`). Said once each.

@@ -108,6 +108,7 @@ extension API {
             }
             let built = try api.layerAnimation(call, box, argument: 2)
             try call.model { try layer.addAnimation(built, forKey: key) }
+            try api.reportOvershoot(call, built, on: layer)
             return 0
         }
         luaClass.alias("add", of: "addAnimation")

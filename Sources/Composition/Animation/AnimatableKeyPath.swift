@@ -124,6 +124,11 @@ public enum AnimatableKeyPath: Sendable, Hashable {
         }
     }
 
+    /// A property's range as messages say it: "0…1", or "0 or more" for one without a top.
+    public static func describe(_ range: ClosedRange<Double>) -> String {
+        range.upperBound == .greatestFiniteMagnitude ? "\(shortNumber(range.lowerBound)) or more" : "\(shortNumber(range.lowerBound))…\(shortNumber(range.upperBound))"
+    }
+
     /// Checks that `value` suits this key path (its kind, and with `ranged` a number's
     /// range); `what` names the value in the message.
     func check(_ value: AnimatableValue, _ what: String, ranged: Bool = false) throws {
@@ -131,8 +136,7 @@ public enum AnimatableKeyPath: Sendable, Hashable {
             throw EngineError("\(what) is a \(value.kind.rawValue), but keyPath \(rawValue) takes a \(valueKind.rawValue)")
         }
         if ranged, let range = numberRange, let number = value.number, !range.contains(number) {
-            let allowed = range.upperBound == .greatestFiniteMagnitude ? "0 or more" : "\(shortNumber(range.lowerBound))…\(shortNumber(range.upperBound))"
-            throw EngineError("\(what) is \(shortNumber(number)), but \(rawValue) takes \(allowed)")
+            throw EngineError("\(what) is \(shortNumber(number)), but \(rawValue) takes \(Self.describe(range))")
         }
     }
 }

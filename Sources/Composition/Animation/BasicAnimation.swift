@@ -100,6 +100,21 @@ public enum LayerAnimation: Sendable {
         }
     }
 
+    /// The lowest and highest number the animation gives its property over a pass, eased
+    /// (an ease that overshoots, a cubic curve bulging past a key, go beyond the values
+    /// given); nil for a property that is not a number, or a basic animation from or to the
+    /// layer's own value.
+    public var numbersReached: ClosedRange<Double>? {
+        switch self {
+        case .keyframe(let a): return a.numbersReached
+        case .basic(let a):
+            guard let start = a.start?.number, let end = a.end?.number else { return nil }
+            let progress = a.timing.timingFunction?.progressRange ?? 0...1
+            let ends = [start + (end - start) * progress.lowerBound, start + (end - start) * progress.upperBound]
+            return min(ends[0], ends[1])...max(ends[0], ends[1])
+        }
+    }
+
     /// The property the animation drives.
     public var keyPath: AnimatableKeyPath {
         switch self {

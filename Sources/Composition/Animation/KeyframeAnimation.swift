@@ -15,7 +15,8 @@ public enum CalculationMode: String, Sendable, Hashable, CaseIterable {
     case cubicPaced
 
     var isPaced: Bool { self == .paced || self == .cubicPaced }
-    var isCubic: Bool { self == .cubic || self == .cubicPaced }
+    /// A spline through the values, which can bulge past them.
+    public var isCubic: Bool { self == .cubic || self == .cubicPaced }
 }
 
 /// A property animated through a list of values (`CAKeyframeAnimation`). Evaluation is a
@@ -139,6 +140,35 @@ public struct KeyframeAnimation: Sendable {
         }
         times[times.count - 1] = 1
         return times
+    }
+
+    /// The lowest and highest number reached between the keys (see
+    /// `LayerAnimation.numbersReached`); nil when the values are not numbers. The pass's own
+    /// easing cannot overshoot here: a fraction past 0…1 holds the first or last value.
+    var numbersReached: ClosedRange<Double>? {
+        let numbers = values.compactMap(\.number)
+        guard numbers.count == values.count, var low = numbers.min(), var high = numbers.max() else { return nil }
+        let eased = !timingFunctions.isEmpty && !calculationMode.isPaced && calculationMode != .discrete
+        guard calculationMode.isCubic || (eased && timingFunctions.contains(where: \.overshoots)) else { return low...high }
+        // A cubic segment is sampled (enough to find a bulge's top within a fraction of a
+        // percent, fewer per segment on very long lists); a straight one has its ends.
+        let samples = max(2, min(32, 100_000 / max(numbers.count - 1, 1)))
+        for segment in 0..<(numbers.count - 1) {
+            let progress = eased ? timingFunctions[segment].progressRange : 0...1
+            let reached: [Double]
+            if calculationMode.isCubic {
+                reached = (0...samples).map { step in
+                    let u = progress.lowerBound + (progress.upperBound - progress.lowerBound) * Double(step) / Double(samples)
+                    return splinePoint(segment: segment, u: u).first ?? numbers[segment]
+                }
+            } else {
+                let (from, to) = (numbers[segment], numbers[segment + 1])
+                reached = [from + (to - from) * progress.lowerBound, from + (to - from) * progress.upperBound]
+            }
+            low = min(low, reached.min() ?? low)
+            high = max(high, reached.max() ?? high)
+        }
+        return low...high
     }
 
     /// The value at composition time `t`, or nil when the animation has no effect then.

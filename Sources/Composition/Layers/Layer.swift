@@ -196,6 +196,16 @@ public class Layer {
         animations.append((key, animation))
     }
 
+    /// The numbers `keyPath` is drawn within on this layer (opacity's 0…1, a filter
+    /// parameter's range): a value an animation reaches past them is drawn at the bound.
+    /// Nil for a property without bounds.
+    public func numberRange(of keyPath: AnimatableKeyPath) -> ClosedRange<Double>? {
+        guard case .filterParameter(let name, let parameter) = keyPath else { return keyPath.numberRange }
+        guard let filter = properties.filters.first(where: { $0.name == name }), let found = try? filter.parameterNamed(parameter),
+              case .number(let range, _) = found.kind else { return nil }
+        return range
+    }
+
     /// Removes the animation added under `key`, if any (`CALayer.removeAnimation(forKey:)`).
     public func removeAnimation(forKey key: String) {
         animations.removeAll { $0.key == key }

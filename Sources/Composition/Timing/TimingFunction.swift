@@ -61,6 +61,29 @@ public struct TimingFunction: Sendable, Hashable {
     /// progress equals elapsed time.
     public var isLinear: Bool { x1 == y1 && x2 == y2 }
 
+    /// Whether progress leaves 0…1 on the way (a "back" ease): a control point's y lies outside it.
+    public var overshoots: Bool { !(0...1).contains(y1) || !(0...1).contains(y2) }
+
+    /// The lowest and highest progress along the curve: 0…1 unless it overshoots. Exact: the
+    /// ends, and where the progress cubic's slope is zero inside the curve.
+    public var progressRange: ClosedRange<Double> {
+        guard overshoots else { return 0...1 }
+        let c = 3 * y1, b = 3 * (y2 - y1) - c, a = 1 - c - b
+        // The slope 3a·s² + 2b·s + c is zero at its roots; a = 0 leaves a line.
+        var turns: [Double] = []
+        if abs(a) < 1e-12 {
+            if abs(b) > 1e-12 { turns = [-c / (2 * b)] }
+        } else {
+            let discriminant = 4 * b * b - 12 * a * c
+            if discriminant >= 0 {
+                let root = discriminant.squareRoot()
+                turns = [(-2 * b - root) / (6 * a), (-2 * b + root) / (6 * a)]
+            }
+        }
+        let reached = [0, 1] + turns.filter { $0 > 0 && $0 < 1 }.map { Self.bezier($0, y1, y2) }
+        return (reached.min() ?? 0)...(reached.max() ?? 1)
+    }
+
     /// Progress at time fraction `x` (clamped to 0…1).
     public func callAsFunction(_ x: Double) -> Double {
         if x <= 0 { return 0 }
