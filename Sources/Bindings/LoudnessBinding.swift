@@ -11,6 +11,9 @@ extension API {
             "audioMix": { mix = try call.object($0, self.classes[AudioMix.self]) },
             "timeRange": { range = try call.timeRange($0) },
         ])
+        if let range, let inside = range.intersection(TimeRange(start: .zero, duration: source.duration)), inside != range {
+            try policy.report(Diagnostic(.rangeClipped, .note, "timeRange \(shortSeconds(range.start))–\(shortSeconds(range.end)) s reaches past the audio (0–\(shortSeconds(source.duration)) s): \(shortSeconds(inside.start))–\(shortSeconds(inside.end)) s is measured"), at: call.L)
+        }
         guard let measured = try call.engine({ try source.loudness(audioMix: mix, range: range) }) else {
             call.pushNil()
             return 1

@@ -368,6 +368,26 @@ import TestSupport
         #expect(abs(said - reached) <= 1 && reached < -20, "said \(said), measured \(reached) LUFS")
     }
 
+    /// `av.loudness{timeRange=}` reaching past the end measured the part inside without a
+    /// word; now a `rangeClipped` note says which part. The figure is the same as asking for
+    /// that part, and a range inside says nothing.
+    @Test func aLoudnessRangePastTheEndSaysWhatWasMeasured() throws {
+        let input = try Fixtures.cached("loudness-tone.mp4") { path in
+            try Tool.ffmpeg(["-f", "lavfi", "-i", "color=c=gray:size=160x120:rate=30:duration=6", "-f", "lavfi", "-i", "sine=frequency=997:sample_rate=48000:duration=6,volume=0.4",
+                             "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-b:a", "192k", "-shortest", path])
+        }
+        let result = try Moonreel.runScript("""
+            local a = av.asset(arg[1])
+            print(("%.2f"):format(av.loudness(a, { timeRange = { 4, 10 } }).integrated))
+            print(("%.2f"):format(av.loudness(a, { timeRange = { 4, 2 } }).integrated))
+            """, name: "past.lua", arguments: [input])
+        #expect(result.status == 0, "\(result.err)")
+        let said = result.errorLines.filter { $0.hasSuffix("[rangeClipped]") }
+        #expect(said.count == 1 && said[0].contains("past.lua:2: timeRange 4–14 s reaches past the audio (0–6") && said[0].contains("4–6"), "\(result.err)")
+        let printed = result.out.split(separator: "\n").compactMap { Double($0) }
+        #expect(printed.count == 2 && printed[0] == printed[1], "\(printed)")
+    }
+
     /// A quiet tone (one gain does it); speech-like peaks far above a quiet tone (the limiter
     /// holds them and the gain is corrected for what it takes); sharp 1 ms clicks, which the
     /// AAC encoder rebuilt up to 0.7 dB over the ceiling until the encoded peak was checked

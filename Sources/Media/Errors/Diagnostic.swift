@@ -72,7 +72,7 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
         case trackShorter
         /// The output stopped early to stay within a limit.
         case lengthLimited
-        /// An export's `timeRange` reaches past the composition, so less was written than asked.
+        /// A `timeRange` reaches past the composition: less was written (or measured) than asked.
         case rangeClipped
         /// A video track has media where no layer instruction draws it, so it is not shown.
         case trackNotDrawn
