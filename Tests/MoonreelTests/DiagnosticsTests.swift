@@ -148,7 +148,7 @@ import TestSupport
     /// Done means right: text laid out past the frame (lyrics made for a landscape
     /// renderSize over a portrait video) lost its words at the edge, and nothing said so:
     /// the text fitted its own box. It is a `layerOffFrame` warning naming the layer and where
-    /// its text lies; a text layer inside the frame, and one that slides in, say nothing. The
+    /// its text lies; a text layer inside the frame, and one that slides in and holds there, say nothing. The
     /// frame shows the cut: the text's ink reaches the right edge.
     @Test func textLaidOutPastTheFrameIsAWarning() throws {
         let clip = try Fixtures.solid("black", seconds: 1, size: "360x640", tone: nil)
@@ -157,7 +157,8 @@ import TestSupport
             parent:addSublayer(av.textLayer{ string = "Across the summer night", fontSize = 40, frame = { 0, 300, 640, 60 }, alignmentMode = "center", name = "lyric" })
             parent:addSublayer(av.textLayer{ string = "Inside", fontSize = 40, frame = { 0, 100, 360, 60 }, alignmentMode = "center" })
             local sliding = av.textLayer{ string = "Sliding in", fontSize = 40, frame = { 400, 500, 300, 60 } }
-            sliding:addAnimation(av.basicAnimation{ keyPath = "position", fromValue = { 550, 530 }, toValue = { 150, 530 }, duration = 0.5 }, "in")
+            sliding:addAnimation(av.basicAnimation{ keyPath = "position", fromValue = { 550, 530 }, toValue = { 150, 530 }, duration = 0.5,
+                                                    fillMode = "forwards", isRemovedOnCompletion = false }, "in")
             parent:addSublayer(sliding)
             """)
         #expect(result.status == 0, "\(result.err)")
@@ -336,6 +337,37 @@ import TestSupport
         #expect(said.contains { $0.contains("back.lua:9: the filters.gr.amount animation's easing overshoots to -0.048, past what filters.gr.amount takes (0…1): it is drawn at 0 there") }, "\(result.err)")
         // The oracle: at 0.5 s the ease is at its top (opacity 1.098), drawn fully white.
         #expect(try Tool.rgbFrame(output, at: 0.5).mean(x: 20, y: 20, width: 100, height: 200).g > 245)
+    }
+
+    /// A moving layer was not judged at all, so a lower third made for 1920×1080 over a
+    /// portrait phone video slid in and held with its words cut at the right edge, without a
+    /// word. Where a moving layer comes to rest while shown is judged now: the lower third
+    /// warns for its name and role at the effect's line, and so does a slide-in whose model
+    /// place lies off the frame (Core Animation's snap back: when the animation is removed,
+    /// the text jumps there). The frames show both.
+    @Test func aLayerThatComesToRestPastTheFrameIsAWarning() throws {
+        let clip = try Fixtures.solid("black", seconds: 2, size: "360x640", tone: nil)
+        let output = Fixtures.scratchPath("rest.mp4")
+        let result = try Self.exportOneSecond(over: clip, to: output, size: (360, 640), name: "rest.lua", layers: """
+            local lowerThird = require "effects.lowerThird"
+            parent:addSublayer(lowerThird{ renderSize = { 1920, 1080 }, name = "Ana Ribeiro", role = "Director of Photography", start = 0, duration = 0.9, slide = 0.2 })
+            local snap = av.textLayer{ string = "Snaps back", fontSize = 40, frame = { 400, 500, 300, 60 } }
+            snap:addAnimation(av.basicAnimation{ keyPath = "position", fromValue = { 150, 530 }, toValue = { 160, 530 }, duration = 0.4 }, "in")
+            parent:addSublayer(snap)
+            """)
+        #expect(result.status == 0, "\(result.err)")
+        let warnings = result.errorLines.filter { $0.contains("[layerOffFrame]") }
+        #expect(warnings.count == 3, "\(result.err)")
+        #expect(warnings.contains { $0.contains("rest.lua:7: text layer \"lower third name\" rests with \"Ana Ribeiro\" over x ") && $0.contains("past the right edge of the 360×640 frame") }, "\(result.err)")
+        #expect(warnings.contains { $0.contains("rest.lua:7: text layer \"lower third role\" rests with \"Director of Photography\"") }, "\(result.err)")
+        #expect(warnings.contains { $0.contains("rest.lua:8: a text layer rests with \"Snaps back\" over x 400…") }, "\(result.err)")
+        // The oracles: the lower third's bar runs into the right edge while it holds; the
+        // snapping text is drawn while its animation runs and is gone after.
+        let holding = try Tool.rgbFrame(output, at: 0.6)
+        let barAtTheEdge = (0..<640).map { holding.pixel(358, $0) }.filter { $0.b > 60 && $0.b > $0.r + 30 }.count
+        #expect(barAtTheEdge > 20, "the bar reaches the right edge in \(barAtTheEdge) rows")
+        let ink = { (frame: Image) in (0..<140).flatMap { y in (0..<360).map { frame.pixel($0, y) } }.filter { $0.g > 128 }.count }
+        #expect(try ink(Tool.rgbFrame(output, at: 0.2)) > 50 && ink(Tool.rgbFrame(output, at: 0.6)) == 0)
     }
 
     /// An iOS port names Apple's fonts: "Helvetica Neue" is not installed here, and fontconfig

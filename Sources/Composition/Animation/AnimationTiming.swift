@@ -112,6 +112,18 @@ public struct AnimationTiming: Sendable, Hashable {
     /// Composition time at which the animation stops running; nil: never.
     var activeEnd: MediaTime? { activeDuration.map { beginTime + $0.scaled(by: 1 / speed) } }
 
+    /// Composition times at which every value of the animation shows: `perPass` steps over
+    /// its first cycle (later ones repeat it) and a moment after it stops; none before 0,
+    /// where nothing is drawn.
+    package func lookTimes(perPass steps: Int) -> [MediaTime] {
+        let cycleEnd = beginTime + cycle.scaled(by: 1 / speed)
+        let end = activeEnd.map { Swift.min($0, cycleEnd) } ?? cycleEnd
+        let span = end - beginTime
+        var times = (0...Swift.max(steps, 1)).map { beginTime + span.scaled(by: Double($0) / Double(Swift.max(steps, 1))) }
+        if let activeEnd { times.append(activeEnd + MediaTime(value: 1, timescale: 1000)) }
+        return times.filter { !$0.isNegative }
+    }
+
     /// The fraction of `duration` to show at composition time `t` (after repeats, reversal
     /// and the pass's timing function), or nil when the animation has no effect at `t`.
     /// Running is half-open, `[beginTime, end)`: at `end` only a forwards fill shows.

@@ -226,6 +226,14 @@ public class Layer {
 
     // MARK: Rendering
 
+    /// This layer alone (not its superlayers) with its model values, as when no animation runs.
+    package var modelValues: ResolvedLayer { ResolvedLayer(properties: properties, text: textStyle) }
+
+    /// This layer alone (not its superlayers) as drawn at `t`, its animations applied.
+    package func resolved(at t: MediaTime) -> ResolvedLayer {
+        modelValues.animated(by: animations.map(\.animation), at: t)
+    }
+
     /// The tree from this layer resolved at `t`; nil if this layer is hidden or fully
     /// transparent then. Freezes the tree each call: renderers keep a `LayerTimeline`.
     package func snapshot(at t: MediaTime) -> LayerSnapshot? {

@@ -94,7 +94,20 @@ package struct ResolvedLayer: Sendable {
     package var properties: LayerProperties
     package var text: TextStyle?
 
-    var isVisible: Bool { !properties.isHidden && properties.opacity > 0 }
+    package var isVisible: Bool { !properties.isHidden && properties.opacity > 0 }
+
+    /// The layer as drawn at `t`: each animation in turn over the model values (the last
+    /// one on a property wins, as in Core Animation).
+    func animated(by animations: [LayerAnimation], at t: MediaTime) -> ResolvedLayer {
+        var layer = self
+        for animation in animations {
+            let keyPath = animation.keyPath
+            if let value = animation.value(at: t, current: layer.value(for: keyPath)) {
+                layer.set(value, for: keyPath)
+            }
+        }
+        return layer
+    }
 
     func value(for keyPath: AnimatableKeyPath) -> AnimatableValue? {
         let p = properties

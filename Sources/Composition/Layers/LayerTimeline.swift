@@ -21,16 +21,7 @@ package struct LayerTimeline: Sendable {
         /// each `isGeometryFlipped` above it turns that over.
         var livesInYUpSpace: Bool
 
-        func resolved(at t: MediaTime) -> ResolvedLayer {
-            var layer = model
-            for animation in animations {
-                let keyPath = animation.keyPath
-                if let value = animation.value(at: t, current: layer.value(for: keyPath)) {
-                    layer.set(value, for: keyPath)
-                }
-            }
-            return layer
-        }
+        func resolved(at t: MediaTime) -> ResolvedLayer { model.animated(by: animations, at: t) }
     }
 
     package typealias Span = (start: TimelineBound, end: TimelineBound)

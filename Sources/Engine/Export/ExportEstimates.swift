@@ -64,6 +64,6 @@ extension ExportSession {
     package func pictureDiagnostics() throws -> [Diagnostic] {
         guard let videoComposition else { return [] }
         let chosen = videoComposition.renderFrameDuration.note.map { [$0] } ?? []
-        return try chosen + videoComposition.textDiagnostics()
+        return try chosen + videoComposition.textDiagnostics(shownUntil: composition.duration)
     }
 }

@@ -195,7 +195,7 @@ struct ExportPlanner {
         case .reencode, .piece, .join: break
         case .passthrough, .smartCut, .sound, .nothing: return []
         }
-        return try settings.videoComposition?.textDiagnostics() ?? []
+        return try settings.videoComposition?.textDiagnostics(shownUntil: composition.duration) ?? []
     }
 
     /// What the request's writer needs: the pictures for the strategies that compose them

@@ -75,7 +75,7 @@ public final class ImageGenerator {
         textChecked = true
         let scaled = try videoComposition.scaledRenderSize()
         let rounded = scaled.roundingNote(to: scaled.pixels(sides: .whole), sides: .whole)
-        return try (rounded.map { [$0] } ?? []) + videoComposition.textDiagnostics()
+        return try (rounded.map { [$0] } ?? []) + videoComposition.textDiagnostics(shownUntil: composition.duration)
     }
 
     /// The render core at the render size times `renderScale`, made at first use.
