@@ -128,14 +128,11 @@ struct StudioState {
     var readFiles: [String: FileIdentity?] = [:]
     var export: [String: any Sendable] = ["state": "idle"]
 
-    /// The diagnostics the page lists: `PrintLog.maxLines` of them at most, the warnings before
-    /// the notes when some must be left out (a run with thousands of notes still shows its
-    /// warning), each in the order reported.
+    /// The diagnostics the page lists: the warnings, then the notes, each in the order
+    /// reported, `PrintLog.maxLines` at most (a warning is not found at the end of a list of
+    /// notes, and a run with thousands of notes still shows it).
     var shownDiagnostics: [Diagnostic] {
-        guard diagnostics.count > PrintLog.maxLines else { return diagnostics }
-        let kept = (diagnostics.indices.filter { diagnostics[$0].level == .warning }
-                    + diagnostics.indices.filter { diagnostics[$0].level != .warning }).prefix(PrintLog.maxLines)
-        return kept.sorted().map { diagnostics[$0] }
+        Array((diagnostics.filter { $0.level == .warning } + diagnostics.filter { $0.level != .warning }).prefix(PrintLog.maxLines))
     }
 
     func json(title: String, exportRefusal: String?, proxies: [[String: Any]]) -> Data {

@@ -500,7 +500,8 @@ extension StudioTests {
 extension StudioTests {
     /// Done means right: a run with more diagnostics than the page lists (an effect noting 300
     /// things, then warning once) still lists its warning, and the page is told how many there
-    /// are in all, not only the ones listed (it said "0 warnings, 200 notes").
+    /// are in all, not only the ones listed (it said "0 warnings, 200 notes"). Warnings come
+    /// first, as a glance looks for them.
     @Test func aLongListOfDiagnosticsKeepsItsWarningAndItsCount() throws {
         let script = try Self.script("local chatty = require \"effects.chatty\"\nchatty{}\n", named: "many-notes.lua", effect: "chatty", source: """
             return { name = "chatty", version = "1.0.0", description = "Says a lot",
@@ -515,8 +516,9 @@ extension StudioTests {
         let state = try #require(try JSONSerialization.jsonObject(with: studio.get("state").body) as? [String: Any])
         let listed = state["diagnostics"] as? [[String: Any]] ?? []
         #expect(listed.count == 200, "\(listed.count) listed")
-        #expect(listed.contains { ($0["message"] as? String)?.contains("the last step was left out") == true && $0["level"] as? String == "warning" },
-                "the warning, reported last, is listed")
+        #expect((listed.first?["message"] as? String)?.contains("the last step was left out") == true && listed.first?["level"] as? String == "warning",
+                "the warning, reported last, is listed first")
+        #expect((listed.dropFirst().first?["message"] as? String)?.contains("step 1 chosen") == true, "then the notes in the order reported")
         let counts = state["diagnosticCounts"] as? [String: Int]
         #expect(counts == ["warning": 1, "note": 300], "\(counts ?? [:])")
     }
