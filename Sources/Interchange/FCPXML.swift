@@ -178,7 +178,13 @@ enum FCPXML {
         var main = Timeline.Track(kind: .video, name: "V1", items: [])
         var lanes: [Int: [(offset: MediaTime, clip: Timeline.Clip)]] = [:]
         var markers: [Timeline.Marker] = []
-        var cursor = MediaTime.zero
+        // Spine offsets count from the sequence's start timecode (01:00:00:00 in many editors'
+        // exports); the timeline starts there.
+        let origin = try attribute(sequence, "tcStart") ?? .zero
+        var cursor = origin
+        // Spine clips that play no sound (srcEnable="video", an asset without audio) or no
+        // picture (srcEnable="audio"), by their index in the main track.
+        var soundless = Set<Int>(), pictureless = Set<Int>()
         for element in spine.children {
             let offset = try attribute(element, "offset") ?? cursor
             let localStart = try attribute(element, "start") ?? .zero
@@ -186,10 +192,17 @@ enum FCPXML {
             case "asset-clip", "clip", "gap":
                 if offset > cursor { main.items.append(.gap(offset - cursor)) }
                 let duration = try attribute(element, "duration") ?? .zero
-                if element.name == "gap" { main.items.append(.gap(duration)) } else if element.name == "asset-clip" {
+                if element.name == "gap" { main.items.append(.gap(duration)) } else if element.name == "asset-clip", element.attributes["enabled"] == "0" {
+                    notes.append(Diagnostic(.notInTimeline, .warning, "the FCPXML clip \((element.attributes["name"] ?? "").quotedForMessage(limit: 40)) at \(shortNumber((offset - origin).seconds)) s is disabled: left out, a gap in its place",
+                                            time: (offset - origin).seconds))
+                    main.items.append(.gap(duration))
+                } else if element.name == "asset-clip" {
+                    let enabled = element.attributes["srcEnable"] ?? "all"
+                    if enabled == "video" || resources[element.attributes["ref"] ?? ""]?.attributes["hasAudio"] != "1" { soundless.insert(main.items.count) }
+                    if enabled == "audio" { pictureless.insert(main.items.count) }
                     main.items.append(.clip(try clip(element)))
                 } else {
-                    notes.append(Diagnostic(.notInTimeline, .warning, "the FCPXML <clip> at \(shortNumber(offset.seconds)) s is read as a gap (Moonreel reads asset-clips)"))
+                    notes.append(Diagnostic(.notInTimeline, .warning, "the FCPXML <clip> at \(shortNumber((offset - origin).seconds)) s is read as a gap (Moonreel reads asset-clips)"))
                     main.items.append(.gap(duration))
                 }
                 cursor = offset + duration
@@ -202,16 +215,16 @@ enum FCPXML {
                         let unread = Set(child.children.map(\.name)).subtracting(["timeMap"]).sorted()
                         if !unread.isEmpty {
                             notes.append(Diagnostic(.notInTimeline, .warning,
-                                                    "the connected clip at \(shortNumber(at.seconds)) s: its \(unread.map { "<\($0)>" }.joined(separator: ", ")) \(unread.count == 1 ? "is" : "are") not read",
-                                                    time: at.seconds))
+                                                    "the connected clip at \(shortNumber((at - origin).seconds)) s: its \(unread.map { "<\($0)>" }.joined(separator: ", ")) \(unread.count == 1 ? "is" : "are") not read",
+                                                    time: (at - origin).seconds))
                         }
                     case "marker", "chapter-marker":
                         let start = offset + ((try attribute(child, "start") ?? .zero) - localStart)
-                        markers.append(Timeline.Marker(name: child.attributes["value"] ?? "", range: TimeRange(start: start, duration: try attribute(child, "duration") ?? .zero)))
+                        markers.append(Timeline.Marker(name: child.attributes["value"] ?? "", range: TimeRange(start: start - origin, duration: try attribute(child, "duration") ?? .zero)))
                     case "timeMap":
                         continue
                     default:
-                        notes.append(Diagnostic(.notInTimeline, .warning, "the <\(child.name)> of the clip at \(shortNumber(offset.seconds)) s is not read"))
+                        notes.append(Diagnostic(.notInTimeline, .warning, "the <\(child.name)> of the clip at \(shortNumber((offset - origin).seconds)) s is not read"))
                     }
                 }
             case "transition":
@@ -220,29 +233,39 @@ enum FCPXML {
                 let inOffset = MediaTime.max(.zero, MediaTime.min(duration, cursor - offset))
                 let effect = element.elements(named: "filter-video").first?.attributes["name"] ?? element.attributes["name"] ?? ""
                 if !effect.lowercased().contains("dissolve") {
-                    notes.append(Diagnostic(.notInTimeline, .warning, "the FCPXML transition at \(shortNumber(offset.seconds)) s is \(effect.isEmpty ? "of no named kind" : effect.quotedForMessage(limit: 40)): read as a dissolve",
-                                            time: offset.seconds))
+                    notes.append(Diagnostic(.notInTimeline, .warning, "the FCPXML transition at \(shortNumber((offset - origin).seconds)) s is \(effect.isEmpty ? "of no named kind" : effect.quotedForMessage(limit: 40)): read as a dissolve",
+                                            time: (offset - origin).seconds))
                 }
                 main.items.append(.transition(TimelineTransition(kind: .dissolve, inOffset: inOffset, outOffset: duration - inOffset)))
             default:
-                notes.append(Diagnostic(.notInTimeline, .warning, "the FCPXML <\(element.name)> at \(shortNumber(offset.seconds)) s is not read"))
+                notes.append(Diagnostic(.notInTimeline, .warning, "the FCPXML <\(element.name)> at \(shortNumber((offset - origin).seconds)) s is not read"))
             }
         }
-        var tracks = [main]
-        // A spine clip plays its sound too unless it says srcEnable="video".
-        let withSound = spine.elements(named: "asset-clip").contains { clip in
-            clip.attributes["srcEnable"] != "video" && resources[clip.attributes["ref"] ?? ""]?.attributes["hasAudio"] == "1"
+        // A spine clip plays its sound too unless it says srcEnable="video" (or has none), its
+        // picture unless it says srcEnable="audio": the other track has a gap in its place.
+        let leaving = { (left: Set<Int>) in
+            main.items.enumerated().map { index, item -> Timeline.Item in
+                if case .clip(let clip) = item, left.contains(index) { return .gap(clip.duration) }
+                return item
+            }
         }
-        if withSound { tracks.append(Timeline.Track(kind: .audio, name: "A1", items: main.items)) }
+        let sound = leaving(soundless)
+        let anySound = main.items.indices.contains { index in
+            if case .clip = main.items[index] { return !soundless.contains(index) }
+            return false
+        }
+        main.items = leaving(pictureless)
+        var tracks = [main]
+        if anySound { tracks.append(Timeline.Track(kind: .audio, name: "A1", items: sound)) }
         for lane in lanes.keys.sorted(by: { abs($0) < abs($1) || (abs($0) == abs($1) && $0 > $1) }) {
-            var items: [Timeline.Item] = [], at = MediaTime.zero
+            var items: [Timeline.Item] = [], at = origin
             let kind: MediaType = lane < 0 ? .audio : .video
             for (offset, clip) in (lanes[lane] ?? []).sorted(by: { $0.offset < $1.offset }) {
                 if offset > at { items.append(.gap(offset - at)) }
                 if offset < at {
                     notes.append(Diagnostic(.notInTimeline, .warning,
-                                            "connected clips in lane \(lane) overlap: the one at \(shortNumber(offset.seconds)) s is placed after the one before, at \(shortNumber(at.seconds)) s",
-                                            remedy: "give overlapping clips lanes of their own", time: offset.seconds))
+                                            "connected clips in lane \(lane) overlap: the one at \(shortNumber((offset - origin).seconds)) s is placed after the one before, at \(shortNumber((at - origin).seconds)) s",
+                                            remedy: "give overlapping clips lanes of their own", time: (offset - origin).seconds))
                 }
                 items.append(.clip(clip))
                 at = MediaTime.max(at, offset + clip.duration)

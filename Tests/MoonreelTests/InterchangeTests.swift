@@ -207,6 +207,49 @@ import TestSupport
         #expect(back.status == 0 && back.err.contains("slide.lua:1: the FCPXML transition at ") && back.err.contains("is \"Slide\": read as a dissolve"), "\(back.err)")
     }
 
+    /// FCPXML as editors write it: a sequence that starts at 01:00:00:00 (tcStart, spine
+    /// offsets from 3600 s), a clip whose sound is off (srcEnable="video") and one disabled
+    /// (enabled="0"). Moonreel read an hour of black before the cut, the muted clip's sound
+    /// and the disabled clip's picture, without a word. The timeline starts at its first
+    /// clip, the muted clip is silent, the disabled one a gap with a warning.
+    @Test func fcpxmlReadsTheStartTimecodeAndClipsTurnedOff() throws {
+        let clips = try Self.colours()
+        let spine = zip(clips, ["srcEnable=\"video\"", "enabled=\"0\"", ""]).enumerated().map { index, pair in
+            #"<asset-clip ref="r\#(index + 2)" offset="\#(3600 + 4 * index)s" name="\#((pair.0 as NSString).lastPathComponent)" start="0s" duration="4s" \#(pair.1)/>"#
+        }.joined(separator: "\n")
+        let assets = clips.enumerated().map { index, path in
+            #"<asset id="r\#(index + 2)" name="\#((path as NSString).lastPathComponent)" start="0s" duration="4s" hasVideo="1" hasAudio="1" format="r1"><media-rep kind="original-media" src="file://\#(path)"/></asset>"#
+        }.joined(separator: "\n")
+        let fcpxml = Fixtures.scratchPath("tc.fcpxml")
+        try """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <!DOCTYPE fcpxml>
+            <fcpxml version="1.10"><resources><format id="r1" frameDuration="1/30s" width="320" height="240"/>
+            \(assets)
+            </resources><library><event name="Cut"><project name="tc"><sequence format="r1" duration="12s" tcStart="3600s" tcFormat="NDF">
+            <spine>
+            \(spine)
+            </spine></sequence></project></event></library></fcpxml>
+            """.write(toFile: fcpxml, atomically: true, encoding: .utf8)
+        let output = Fixtures.scratchPath("tc.mp4")
+        let result = try Moonreel.runScript("""
+            local comp, vc, mix = av.readTimeline(arg[1])
+            local session = av.exportSession(comp, "HighestQuality")
+            session.outputURL, session.videoComposition, session.audioMix = arg[2], vc, mix
+            assert(session:export())
+            """, name: "tc.lua", arguments: [fcpxml, output])
+        #expect(result.status == 0, "\(result.err)")
+        let warnings = result.errorLines.filter { $0.hasSuffix("[notInTimeline]") }
+        #expect(warnings.count == 1 && warnings[0].contains("tc.lua:1: the FCPXML clip \"\((clips[1] as NSString).lastPathComponent)\" at 4 s is disabled: left out, a gap in its place"), "\(result.err)")
+        #expect(abs(try Tool.ffprobe(output).duration - 12) < 0.1)
+        #expect(try Tool.rgbFrame(output, at: 2).pixel(160, 120).r > 200)
+        #expect(try Tool.rgbFrame(output, at: 6).pixel(160, 120).g < 30, "the disabled green clip is a gap")
+        #expect(try Tool.rgbFrame(output, at: 10).pixel(160, 120).b > 200)
+        let sound = try Tool.audioSamples(output)
+        #expect(sound.toneAmplitude(440, from: 24000, to: 168000, rate: 48000) < 0.01, "the red clip's sound is off")
+        #expect(sound.toneAmplitude(440, from: 408000, to: 552000, rate: 48000) > 0.1, "the blue clip's sound plays")
+    }
+
     /// A timeline made with OpenTimelineIO's own API — clips, a gap, a dissolve, a clip at
     /// twice its speed — reads into a composition whose export lasts the timeline's duration
     /// and shows each clip at its time.
