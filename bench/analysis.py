@@ -230,7 +230,7 @@ def score_track(t, res, setdir):
     refd = np.loadtxt(os.path.join(setdir, t['downbeats']), ndmin=1)
     ref_tempo = 60.0 / float(np.median(np.diff(ref)))
     row = dict(name=t['name'], kind=t.get('kind'), steady=t.get('steady'), meter=t.get('meter'),
-               ref_tempo=round(ref_tempo, 2), tools={})
+               ref_tempo=round(ref_tempo, 2), bars_known=len(refd) > 0, tools={})
     for tool, d in res.items():
         if 'error' in d:
             row['tools'][tool] = dict(error=d['error'])
@@ -313,11 +313,15 @@ def summarise(rows, tools):
     line('… the others', others)
     line('median abs. error of matched beats (ms, pooled)',
          lambda t: fmt(float(np.median(sum(per(t, 'errors_ms'), []))) if sum(per(t, 'errors_ms'), []) else None, 1))
-    line('downbeat F, mean (±70 ms)',
-         lambda t: fmt(np.mean(per(t, 'downbeat_f'))) if per(t, 'downbeat_f') and per(t, 'downbeat_f')[0] is not None
-         else 'no downbeats')
-    line('downbeat F ≥ 0.8', lambda t: '%d of %d' % (sum(1 for f in per(t, 'downbeat_f') if f >= 0.8),
-                                                     len(per(t, 'downbeat_f'))) if per(t, 'downbeat_f') else '–')
+    def bar_scores(tool):
+        # Tracks with known bars only (music alone has none to find), where the tool gives downbeats.
+        return [r['tools'][tool]['downbeat_f'] for r in rows if r.get('bars_known', True) and tool in r['tools']
+                and r['tools'][tool].get('downbeat_f') is not None]
+
+    line('downbeat F, mean (±70 ms), tracks with known bars',
+         lambda t: fmt(np.mean(bar_scores(t))) if bar_scores(t) else 'no downbeats')
+    line('downbeat F ≥ 0.8', lambda t: '%d of %d' % (sum(1 for f in bar_scores(t) if f >= 0.8), len(bar_scores(t)))
+         if bar_scores(t) else '–')
 
     def phases(t):
         ph = [p for p in per(t, 'downbeat_phase') if p is not None]

@@ -15,7 +15,7 @@ public struct AnalysisCache: Sendable {
     public let folder: String
 
     /// Bumped whenever an analysis method changes what it finds, so old results are not reused.
-    static let version = 7
+    static let version = 8
 
     /// A cache in `folder`.
     public init(folder: String) { self.folder = folder }

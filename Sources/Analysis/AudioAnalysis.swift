@@ -84,6 +84,8 @@ public struct AudioAnalysis: Sendable, Equatable {
 
     /// The tempos the beats may be at, BPM (a `tempos` range given to `analyze` lies within).
     public static let consideredTempos = BeatTracker.consideredTempos
+    /// The tempos the beats may be at when no range is given, BPM (`BeatTracker.defaultTempos`).
+    public static let defaultTempos = BeatTracker.defaultTempos
 
     /// What is wrong with `lower`…`upper` as the tempos `analyze` may choose from (both
     /// finite, lower under upper, both within `consideredTempos`); nil when it will do. Taken as
@@ -193,7 +195,7 @@ public extension AudioAnalysis {
         if let tempos, let problem = temposProblem(tempos.lowerBound, tempos.upperBound) {
             throw EngineError("the tempo range \(problem)", kind: .invalidArgument)
         }
-        let allowed = tempos ?? Self.consideredTempos
+        let allowed = tempos ?? Self.defaultTempos
         guard track.mediaType == .audio else {
             throw EngineError("track \(track.trackID) of \(track.path) is \(track.mediaType.rawValue), not audio", kind: .invalidArgument)
         }

@@ -35,7 +35,7 @@ extension API {
                     // Asked for a range: a warning (the range may be wrong). Over every tempo
                     // considered: a note (speech, room tone, music without a steady beat), so a
                     // job that cuts to beats sees why it had none.
-                    let range = tempos ?? AudioAnalysis.consideredTempos
+                    let range = tempos ?? AudioAnalysis.defaultTempos
                     try api.policy.report(Diagnostic(.pulseNotFound, tempos == nil ? .note : .warning,
                                                      "no pulse between \(format(range.lowerBound)) and \(format(range.upperBound)) BPM, so no tempo and no beats",
                                                      remedy: tempos == nil ? "check the result's tempo before using its beats" : "widen tempoRange, or leave it out"), at: call.L)
