@@ -21,6 +21,13 @@ public struct TimelineAssembly {
     public static func make(_ timeline: Timeline) throws -> TimelineAssembly {
         var notes: [Diagnostic] = []
         var assets: [String: Asset] = [:]
+        // A file with a second microphone plays its first audio track: said once per file
+        // (kept apart from `notes`, which the audio tracks' laying holds while it opens files).
+        var soundNoted = Set<String>(), soundNotes: [Diagnostic] = []
+        func noteUnplayedSound(_ clip: Timeline.Clip, of opened: Asset, track: Timeline.Track) {
+            guard soundNoted.insert(clip.path).inserted, let note = opened.unplayedSoundNote(as: "clip \(clip.name.quotedForMessage(limit: 40)) of track \(track.name)") else { return }
+            soundNotes.append(note)
+        }
         func asset(_ clip: Timeline.Clip, track: Timeline.Track) throws -> Asset {
             if let opened = assets[clip.path] { return opened }
             do {
@@ -47,6 +54,7 @@ public struct TimelineAssembly {
             let withSound = audioTracks.first.map { $0.mirrors(main) } == true
             // The clips' own sound is played with the picture; its volume ramps are on the mirror's clips.
             let soundEffects = withSound ? audioTracks.removeFirst().clips.map(\.effects) : []
+            if withSound { for clip in main.clips { noteUnplayedSound(clip, of: try asset(clip, track: main), track: main) } }
             let plan = try Self.pieces(of: main, notes: &notes)
             let items = try plan.pieces.map { piece -> SequenceItem in
                 guard let clip = piece.clip else { return .gap(piece.played) }
@@ -78,9 +86,13 @@ public struct TimelineAssembly {
         }
         for track in audioTracks {
             markers += Self.clipMarkers(of: track)
-            try lay(track, in: composition, mix: mix, notes: &notes) { try asset($0, track: track) }
+            try lay(track, in: composition, mix: mix, notes: &notes) { clip in
+                let opened = try asset(clip, track: track)
+                noteUnplayedSound(clip, of: opened, track: track)
+                return opened
+            }
         }
-        return TimelineAssembly(composition: composition, videoComposition: videoComposition, audioMix: mix, markers: markers, notes: notes)
+        return TimelineAssembly(composition: composition, videoComposition: videoComposition, audioMix: mix, markers: markers, notes: notes + soundNotes)
     }
 
     /// The marks on a track's clips, which lie in each clip's media time (as OpenTimelineIO

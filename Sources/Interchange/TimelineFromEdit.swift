@@ -137,6 +137,7 @@ private struct TimelineBuilder {
             placed.range.contains(span.start) && !transitions.contains { $0.contains(span.start) }
         }
         if type == .audio {
+            noteLaterSoundTrack(placed)
             for span in volumeChanges(of: placed.trackID) where own(span) && !(span.duration == .zero && span.from == span.before) {
                 clip.effects.append(Timeline.Effect(name: "Volume", from: span.from, to: span.to, range: span.range(endingBy: end)))
             }
@@ -193,6 +194,17 @@ private struct TimelineBuilder {
             notes.append(Diagnostic(.notInTimeline, .warning, "clip \"\(Self.fileName(source.path))\" of video track \(placed.trackID) is \(item); the timeline leaves that out (editors show it upright and fitted)",
                                     time: placed.range.start.seconds))
         }
+    }
+
+    /// A clip of a file's second (or later) audio track, a second microphone: the timeline
+    /// names the file only, and an editor (or Moonreel reading it back) plays its first.
+    /// Named once per file and track; a file that cannot be opened now is not judged.
+    private mutating func noteLaterSoundTrack(_ placed: Placed) {
+        guard let source = placed.segment.source, explained.insert("sound \(source.path) \(source.trackID)").inserted,
+              let first = (try? Asset(path: source.path))?.tracks(withMediaType: .audio).first, first.trackID != source.trackID else { return }
+        notes.append(Diagnostic(.notInTimeline, .warning,
+                                "clip \"\(Self.fileName(source.path))\" of audio track \(placed.trackID) plays the file's audio track \(source.trackID); the timeline names the file only, so an editor plays its first audio track (\(first.trackID))",
+                                remedy: "mix the microphones into one track first, or export that track to a file of its own", time: placed.range.start.seconds))
     }
 
     /// A clip drawn through a mask outside its transitions (an inset's rounded corners, a

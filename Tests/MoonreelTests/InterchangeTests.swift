@@ -207,6 +207,38 @@ import TestSupport
         #expect(back.status == 0 && back.err.contains("slide.lua:1: the FCPXML transition at ") && back.err.contains("is \"Slide\": read as a dissolve"), "\(back.err)")
     }
 
+    /// A recording with two microphones (two audio tracks): a timeline names the file only,
+    /// so the second track's clip comes back as the first's. Writing says so (notInTimeline),
+    /// and reading says which tracks are not heard (soundLeftOut); before, both were silent
+    /// and the read edit played the first microphone twice, the second not at all.
+    @Test func aSecondMicrophoneIsSaidWhenWrittenAndRead() throws {
+        let twoMicrophones = try Fixtures.cached("two-microphones.mp4") { path in
+            try Tool.ffmpeg(["-f", "lavfi", "-i", "color=c=gray:size=320x240:rate=30:duration=3",
+                             "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=3", "-f", "lavfi", "-i", "sine=frequency=880:sample_rate=48000:duration=3",
+                             "-map", "0", "-map", "1", "-map", "2", "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", path])
+        }
+        let otio = Fixtures.scratchPath("mics.otio"), output = Fixtures.scratchPath("mics.mp4")
+        let written = try Moonreel.runScript("""
+            local a = av.asset(arg[1])
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(0, a.duration), a, 0)
+            av.writeTimeline(comp, nil, arg[2])
+            """, name: "mics.lua", arguments: [twoMicrophones, otio])
+        #expect(written.status == 0 && written.err.contains("mics.lua:4: clip \"two-microphones.mp4\" of audio track ") && written.err.contains("plays the file's audio track 3; the timeline names the file only, so an editor plays its first audio track (2)")
+                && written.err.contains("[notInTimeline]"), "\(written.err)")
+        let read = try Moonreel.runScript("""
+            local comp, vc, mix = av.readTimeline(arg[1])
+            local session = av.exportSession(comp, "HighestQuality")
+            session.outputURL, session.videoComposition, session.audioMix = arg[2], vc, mix
+            assert(session:export())
+            """, name: "back.lua", arguments: [otio, output])
+        #expect(read.status == 0 && read.err.contains("back.lua:1: clip \"two-microphones.mp4\" of track ") && read.err.contains("has 2 audio tracks and only its first is played: track 3 is not heard")
+                && read.err.contains("[soundLeftOut]"), "\(read.err)")
+        // As said: the first microphone is heard, the second is not.
+        let sound = try Tool.audioSamples(output)
+        #expect(sound.toneAmplitude(440, from: 24000, to: 120000, rate: 48000) > 0.1 && sound.toneAmplitude(880, from: 24000, to: 120000, rate: 48000) < 0.01)
+    }
+
     /// FCPXML as editors write it: a sequence that starts at 01:00:00:00 (tcStart, spine
     /// offsets from 3600 s), a clip whose sound is off (srcEnable="video") and one disabled
     /// (enabled="0"). Moonreel read an hour of black before the cut, the muted clip's sound
