@@ -189,8 +189,16 @@ extension API {
             let path = exportsStarted == 1 ? timeline : TimelineFile.numbered(timeline, exportsStarted)
             try call.engine {
                 let name = TimelineFile.stem(of: session.outputURL ?? path)
-                let (made, notes) = try Timeline.make(name: name, composition: session.composition,
+                var (made, notes) = try Timeline.make(name: name, composition: session.composition,
                                                       videoComposition: session.videoComposition, audioMix: session.audioMix)
+                // The session's own settings that change the edit: a timeline holds the whole composition as mixed.
+                if let range = session.timeRange, range != TimeRange(start: .zero, duration: session.composition.duration) {
+                    notes.append(Diagnostic(.notInTimeline, .warning, "the session's timeRange \(shortSeconds(range.start))–\(shortSeconds(range.end)) s is not in the timeline: it holds the whole composition (\(shortSeconds(session.composition.duration)) s)",
+                                            remedy: "trim the composition itself (comp:removeTimeRange) to hand over a part"))
+                }
+                if let target = session.loudness {
+                    notes.append(Diagnostic(.notInTimeline, .warning, "the session's loudness target (\(shortNumber(target.integrated)) LUFS) is not in the timeline: the editor gets the mix as it is"))
+                }
                 try TimelineFile.write(made, to: path, overwrite: policy.overwriteOutputs, readFiles: readFiles) { written in
                     for note in notes + written { try policy.report(note, at: call.L) }
                 }

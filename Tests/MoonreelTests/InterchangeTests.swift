@@ -398,6 +398,26 @@ import TestSupport
     /// `moonreel run --timeline` writes each export's timeline instead of rendering it, the
     /// second as NAME-2; paths relative to the timeline's folder read back from anywhere; an
     /// input is never written over.
+    /// `run --timeline` writes the timeline of what the script would render, but a session's
+    /// timeRange and loudness target were left out of it without a word (a 1.5 s export
+    /// handed over as the whole 4 s). Each is a notInTimeline warning at the export's line.
+    @Test func aSessionsTimeRangeAndLoudnessAreSaidWhenATimelineIsWritten() throws {
+        let clips = try Self.colours()
+        let script = Fixtures.scratchPath("part.lua"), timeline = Fixtures.scratchPath("part.otio")
+        try """
+            local a = av.asset(arg[1])
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(0, a.duration), a, 0)
+            local session = av.exportSession(comp, "HighestQuality")
+            session.outputURL, session.timeRange, session.loudness = arg[2], av.range(2, 1.5), -16
+            print(session:export())
+            """.write(toFile: script, atomically: true, encoding: .utf8)
+        let result = try Moonreel.run(["run", "--timeline", timeline, script, clips[0], Fixtures.scratchPath("part.mp4")])
+        #expect(result.status == 0 && result.out == "true\ttimeline\n", "\(result.out) \(result.err)")
+        #expect(result.err.contains("part.lua:6: the session's timeRange 2–3.5 s is not in the timeline: it holds the whole composition (4 s)"), "\(result.err)")
+        #expect(result.err.contains("part.lua:6: the session's loudness target (-16 LUFS) is not in the timeline"), "\(result.err)")
+    }
+
     @Test func runWritesTimelinesInsteadOfExports() throws {
         let clips = try Self.colours()
         let folder = (Fixtures.scratchPath("x") as NSString).deletingLastPathComponent
