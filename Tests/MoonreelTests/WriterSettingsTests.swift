@@ -180,6 +180,34 @@ import TestSupport
         }
     }
 
+    /// A GIF counts each frame's time in hundredths of a second, and players (ffmpeg, the
+    /// browsers) show 1 hundredth as 10: a 60 fps GIF of 2 s played for 5.7 s, without a
+    /// word. It is a timeRounded warning; 30 fps (frames of 3 and 4 hundredths) a note; 25 fps
+    /// (4 each) nothing. ffprobe reads the 60 fps file as longer, the 25 fps one as 2 s.
+    @Test func aGifsFrameTimesInHundredthsAreSaid() throws {
+        var said: [Int: [String]] = [:]
+        for rate in [60, 30, 25] {
+            let output = Fixtures.scratchPath("rate-\(rate).gif")
+            let result = try Moonreel.runScript("""
+                local comp = av.composition()
+                comp:insertTimeRange(av.range(0, 2), av.asset(arg[1]), 0)
+                local vc = av.videoComposition(comp)
+                vc.frameDuration = av.time(1, \(rate))
+                local s = av.exportSession(comp, "HighestQuality")
+                s.outputURL, s.videoComposition = arg[2], vc
+                assert(s:export())
+                """, name: "gif.lua", arguments: [Self.clip, output])
+            #expect(result.status == 0, "\(result.err)")
+            said[rate] = result.errorLines.filter { $0.hasSuffix("[timeRounded]") }
+            let played = try Tool.ffprobe(output).duration
+            #expect(rate == 60 ? played > 2.5 : abs(played - 2) < 0.1, "\(rate) fps: \(played) s")
+        }
+        #expect(said[60]?.count == 1 && said[60]?.first?.contains("gif.lua:7: a GIF at 60 fps holds frames for 1.67 hundredths of a second") == true
+                && said[60]?.first?.contains("warning") == true, "\(said)")
+        #expect(said[30]?.count == 1 && said[30]?.first?.contains("frames of 3 and 4 alternate") == true && said[30]?.first?.contains("note") == true, "\(said)")
+        #expect(said[25]?.isEmpty == true, "\(said)")
+    }
+
     @Test func gifHasOnePaletteAndEveryFrame() throws {
         let output = Fixtures.scratchPath("clip.gif")
         let result = try Moonreel.run(["run", Moonreel.example("gif.lua"), Self.clip, output, "1", "2"])

@@ -464,6 +464,7 @@ struct ExportPlanner {
         }
         let rendered = videoComposition.renderFrameDuration
         if let chosen = rendered.note { notes.append(chosen) }
+        if request.container == .gif, let delays = Self.gifDelayNote(rendered.duration) { notes.append(delays) }
         if let gap = trackGap(request, frameDuration: rendered.duration) { notes.append(gap) }
         if let repeated = repeatedFrames(rendered.duration) { notes.append(repeated) }
         notes += undrawnTracks(videoComposition, range: request.range)
@@ -472,6 +473,22 @@ struct ExportPlanner {
         plan.encoderFormat = request.encodings.video?.renderedFormat
         plan.pace = request.encodings.video?.pace(for: plan) ?? .renderer
         return (plan, notes)
+    }
+
+    /// A GIF holds each frame for whole hundredths of a second, and players show 1 (or 0) as
+    /// 10: a `timeRounded` note when the frame duration is not a whole number of hundredths
+    /// (30 fps: frames of 3 and 4 alternate), a warning when it is under 2 (60 fps plays
+    /// about three times too slowly in browsers and ffmpeg).
+    static func gifDelayNote(_ frameDuration: MediaTime) -> Diagnostic? {
+        let hundredths = frameDuration.seconds * 100
+        let rate = shortNumber((100 / hundredths * 100).rounded() / 100)
+        if hundredths < 1.995 {
+            return Diagnostic(.timeRounded, .warning, "a GIF at \(rate) fps holds frames for \(shortNumber((hundredths * 100).rounded() / 100)) hundredths of a second, written as 1 or 2; players show a frame of 1 hundredth for 10, so it plays slower than the video",
+                              remedy: "set the video composition's frameDuration to 1/50 or longer (1/25 and 1/20 are even)")
+        }
+        guard abs(hundredths - hundredths.rounded()) > 0.005 else { return nil }
+        return Diagnostic(.timeRounded, .note, "a GIF holds frames for whole hundredths of a second: at \(rate) fps (\(shortNumber((hundredths * 100).rounded() / 100)) hundredths) frames of \(Int(hundredths.rounded(.down))) and \(Int(hundredths.rounded(.up))) alternate",
+                          remedy: "set frameDuration to 1/25, 1/20 or 1/10 for even frames")
     }
 
     /// A `frameRepeated` note naming the clips whose own rate is under the output's (by more

@@ -90,7 +90,8 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
         /// Part of an edit has no place in a timeline file (a text layer, a filter, a slide
         /// transition) and was left out or written in another form.
         case notInTimeline
-        /// Times were rounded to whole frames for a format that counts frames (an EDL).
+        /// Times were rounded to what a format counts: whole frames (an EDL), hundredths of a
+        /// second (a GIF's frames).
         case timeRounded
         /// An effect did other than it was asked and says so (`effect.warn`, `effect.note`):
         /// a framing past a picture's edge, a value it had to change.
