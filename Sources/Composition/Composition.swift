@@ -14,6 +14,8 @@ public struct SegmentSource: Sendable, Hashable {
     public let naturalSize: Size
     /// Maps the stored picture onto the upright one, as the file asks (phone rotation).
     public let preferredTransform: AffineTransform
+    /// The stored pixels' width over their height (`AssetTrack.pixelAspectRatio`).
+    public let pixelAspectRatio: Double
     /// The stream's frame rate as the file states it, in frames per second (0 for audio).
     public let nominalFrameRate: Double
     /// Audio samples per second (0 for video).
@@ -37,6 +39,7 @@ public struct SegmentSource: Sendable, Hashable {
         mediaType = track.mediaType
         naturalSize = track.naturalSize
         preferredTransform = track.preferredTransform
+        pixelAspectRatio = track.pixelAspectRatio
         nominalFrameRate = track.nominalFrameRate
         sampleRate = track.sampleRate
         channelCount = track.channelCount

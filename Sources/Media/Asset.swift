@@ -158,6 +158,10 @@ public final class AssetTrack: @unchecked Sendable {
     public let naturalSize: Size
     /// Maps the stored frame onto the upright picture with its top-left corner at (0, 0).
     public let preferredTransform: AffineTransform
+    /// The stored pixels' width over their height (the sample aspect ratio): 1 for square
+    /// pixels, as phones record; 64/45 for 16:9 PAL DV stored 720×576. Drawing does not
+    /// stretch by it (an export says so).
+    public let pixelAspectRatio: Double
     /// Frames per second as the file states it (average rate, else the base rate); 30 for a
     /// still image, 0 for tracks other than video.
     public let nominalFrameRate: Double
@@ -200,6 +204,9 @@ public final class AssetTrack: @unchecked Sendable {
         default: mediaType = .metadata
         }
         naturalSize = Size(width: Double(parameters.width), height: Double(parameters.height))
+        // The stored pixels' shape (anamorphic DV and HDV: 64:45, 4:3); unknown is square.
+        let aspect = parameters.sample_aspect_ratio.num > 0 ? parameters.sample_aspect_ratio : stream.pointee.sample_aspect_ratio
+        pixelAspectRatio = aspect.num > 0 && aspect.den > 0 ? Double(aspect.num) / Double(aspect.den) : 1
         sampleRate = Int(parameters.sample_rate)
         channelCount = Int(parameters.ch_layout.nb_channels)
         let format = AVPixelFormat(parameters.format)

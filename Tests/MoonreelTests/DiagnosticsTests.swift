@@ -370,6 +370,31 @@ import TestSupport
         #expect(try ink(Tool.rgbFrame(output, at: 0.2)) > 50 && ink(Tool.rgbFrame(output, at: 0.6)) == 0)
     }
 
+    /// An anamorphic source (PAL DV stored 720×576, shown 16:9 through a sample aspect ratio
+    /// of 64:45) was drawn with square pixels, squeezed to 5:4, without a word. It is an
+    /// optionIgnored warning naming the file and the widths; square pixels say nothing.
+    @Test func nonSquarePixelsAreAWarning() throws {
+        let anamorphic = try Fixtures.cached("anamorphic-720x576.mp4") { path in
+            try Tool.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=720x576:rate=25:duration=1", "-vf", "setsar=64/45",
+                             "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", path])
+        }
+        let script = """
+            local comp, vc = av.join({ av.asset(arg[1]) })
+            local s = av.exportSession(comp, "HighestQuality")
+            s.outputURL, s.videoComposition = arg[2], vc
+            assert(s:export())
+            """
+        let output = Fixtures.scratchPath("squeezed.mp4")
+        let result = try Moonreel.runScript(script, name: "sar.lua", arguments: [anamorphic, output])
+        #expect(result.status == 0 && result.err.contains("sar.lua:4: \"anamorphic-720x576.mp4\" stores pixels 1.42 times as wide as high: it is drawn with square pixels, 720 px wide where it shows 1024, squeezed")
+                && result.err.contains("[optionIgnored]"), "\(result.err)")
+        // As said: 720×576 with square pixels (ffprobe: no sample aspect ratio other than 1).
+        let probe = try Tool.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream=width,height,sample_aspect_ratio", "-of", "csv=p=0", output]).out
+        #expect(probe.hasPrefix("720,576") && !probe.contains("64:45"), "\(probe)")
+        let square = try Moonreel.runScript(script, name: "sar.lua", arguments: [try Fixtures.clip(seconds: 1), Fixtures.scratchPath("square.mp4")])
+        #expect(square.status == 0 && !square.err.contains("[optionIgnored]"), "\(square.err)")
+    }
+
     /// An iOS port names Apple's fonts: "Helvetica Neue" is not installed here, and fontconfig
     /// drew the text in DejaVu Sans without a word. Now a `fontSubstituted` warning naming
     /// both, once for the font; an installed family (any case) and a generic one say nothing.

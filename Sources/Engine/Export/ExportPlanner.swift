@@ -467,6 +467,7 @@ struct ExportPlanner {
         if request.container == .gif, let delays = Self.gifDelayNote(rendered.duration) { notes.append(delays) }
         if let gap = trackGap(request, frameDuration: rendered.duration) { notes.append(gap) }
         if let repeated = repeatedFrames(rendered.duration) { notes.append(repeated) }
+        if let squeezed = nonSquarePixels() { notes.append(squeezed) }
         notes += undrawnTracks(videoComposition, range: request.range)
         var plan = try VideoPlan.make(composition: composition, videoComposition: videoComposition, range: request.range,
                                       outputWidth: width, outputHeight: height, dynamicRange: request.encodings.dynamicRange)
@@ -489,6 +490,23 @@ struct ExportPlanner {
         guard abs(hundredths - hundredths.rounded()) > 0.005 else { return nil }
         return Diagnostic(.timeRounded, .note, "a GIF holds frames for whole hundredths of a second: at \(rate) fps (\(shortNumber((hundredths * 100).rounded() / 100)) hundredths) frames of \(Int(hundredths.rounded(.down))) and \(Int(hundredths.rounded(.up))) alternate",
                           remedy: "set frameDuration to 1/25, 1/20 or 1/10 for even frames")
+    }
+
+    /// An `optionIgnored` warning naming the clips stored with non-square pixels (anamorphic
+    /// DV or HDV: 720×576 shown 16:9): they are drawn with square ones, so squeezed. Phones
+    /// record square pixels; a file that says nothing is taken as square.
+    private func nonSquarePixels() -> Diagnostic? {
+        var found: [String: SegmentSource] = [:]
+        for segment in composition.tracks(withMediaType: .video).flatMap(\.segments) {
+            guard let source = segment.source, !source.isStillImage, abs(source.pixelAspectRatio - 1) > 0.01 else { continue }
+            found[source.path] = source
+        }
+        guard let (path, source) = found.min(by: { $0.key < $1.key }) else { return nil }
+        let ratio = source.pixelAspectRatio, width = source.naturalSize.width
+        let more = found.count > 1 ? " (and \(found.count - 1) more)" : ""
+        return Diagnostic(.optionIgnored, .warning,
+                          "\(Paths.name(of: path).quotedForMessage(limit: 60))\(more) stores pixels \(shortNumber((ratio * 100).rounded() / 100)) times as wide as high: it is drawn with square pixels, \(shortNumber(width)) px wide where it shows \(shortNumber((width * ratio).rounded())), squeezed",
+                          remedy: "stretch it with its layer instruction's transform (x scaled by \(shortNumber((ratio * 1000).rounded() / 1000))), or convert it first (ffmpeg -vf scale=iw*sar:ih,setsar=1)")
     }
 
     /// A `frameRepeated` note naming the clips whose own rate is under the output's (by more
