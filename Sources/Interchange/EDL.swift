@@ -49,8 +49,23 @@ enum EDL {
                 (at, last, waiting) = (at + clip.duration, clip, nil)
             }
         }
+        // One reel a file: names alike in their first 8 letters (interview_a, interview_b) get a number.
+        var reels: [String: String] = [:]
+        for clip in entries.map(\.clip) + entries.compactMap(\.outgoing) where reels[clip.path] == nil {
+            let base = reelName(clip.name)
+            var reel = base, count = 1
+            while reels.values.contains(reel) {
+                count += 1
+                reel = String(base.prefix(8 - String(count).count)) + String(count)
+            }
+            if reel != base {
+                notes.append(Diagnostic(.notInTimeline, .note, "\(clip.name.quotedForMessage(limit: 60)) is reel \(reel): its name's first 8 letters, \(base), are another file's reel",
+                                        remedy: "the FROM CLIP comments name each file"))
+            }
+            reels[clip.path] = reel
+        }
         for (number, entry) in entries.enumerated() {
-            let clip = entry.clip, reel = reelName(clip.name), speed = clip.speed
+            let clip = entry.clip, reel = reels[clip.path] ?? reelName(clip.name), speed = clip.speed
             let nextIn = number + 1 < entries.count ? entries[number + 1].into?.inOffset ?? .zero : .zero
             let sourceFor = { (offset: MediaTime) in
                 clip.sourceRange.start + (speed == 1 ? offset : offset.multiplied(by: clip.sourceRange.duration, dividedBy: clip.duration))
@@ -61,7 +76,7 @@ enum EDL {
                 // The outgoing clip holds at the transition's start; the incoming one comes in over it.
                 let start = entry.at - t.inOffset
                 let held = frames(outgoing.sourceRange.end - t.inOffset)
-                lines.append(line(number + 1, reelName(outgoing.name), "C", (held, held), (frames(start), frames(start))))
+                lines.append(line(number + 1, reels[outgoing.path] ?? reelName(outgoing.name), "C", (held, held), (frames(start), frames(start))))
                 let kind = (t.kind == .wipe ? "W001 " : "D ") + threeDigits(frames(t.duration))
                 lines.append(line(number + 1, reel, kind, (frames(sourceFor(-t.inOffset)), frames(sourceFor(clip.duration - nextIn))), (frames(start), frames(end))))
                 comments = ["* FROM CLIP NAME: \(outgoing.name)", "* TO CLIP NAME: \(clip.name)", "* TO CLIP: \(path(clip.path))", "* SOURCE FILE: \(path(clip.path))"]

@@ -155,6 +155,24 @@ import TestSupport
     /// An EDL keeps marks on its clips' events only: cues over a title card were left out of
     /// it in silence. They are counted in a `notInTimeline` warning; a cue over a clip is a
     /// `* LOC:` line.
+    /// CMX 3600 reels are 8 letters: interview_a.mp4 and interview_b.mp4 were both reel
+    /// INTERVIE, which an editor matching media by reel takes for one tape, without a word.
+    /// Each file has its own reel now (INTERVI2), with a note naming it.
+    @Test func filesWhoseNamesStartAlikeGetReelsOfTheirOwn() throws {
+        let clips = try Self.colours()
+        let folder = (Fixtures.scratchPath("x") as NSString).deletingLastPathComponent
+        let named = ["interview_a.mp4", "interview_b.mp4"].enumerated().map { index, name in folder + "/" + name }
+        for (index, path) in named.enumerated() { try FileManager.default.copyItem(atPath: clips[index], toPath: path) }
+        let edl = folder + "/reels.edl"
+        let result = try Moonreel.runScript("""
+            local comp, vc, mix = av.join({ av.asset(arg[1]), av.asset(arg[2]) })
+            av.writeTimeline(comp, vc, mix, arg[3])
+            """, name: "reels.lua", arguments: named + [edl])
+        #expect(result.status == 0 && result.err.contains("reels.lua:2: \"interview_b.mp4\" is reel INTERVI2: its name's first 8 letters, INTERVIE, are another file's reel"), "\(result.err)")
+        let events = try String(contentsOfFile: edl, encoding: .utf8).split(separator: "\n").filter { $0.hasPrefix("00") }
+        #expect(events.count == 2 && events[0].contains(" INTERVIE ") && events[1].contains(" INTERVI2 "), "\(events)")
+    }
+
     @Test func anEDLSaysWhichCuesItCannotPlace() throws {
         let clips = try Self.colours()
         let cues = Fixtures.scratchPath("marks.csv"), edl = Fixtures.scratchPath("marks.edl")
