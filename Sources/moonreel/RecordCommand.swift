@@ -41,6 +41,11 @@ struct Record: ParsableCommand {
         }
         guard !list else { return }
         guard video != nil || audio != nil else { throw ValidationError("give --video and/or --audio (device IDs from moonreel record --list)") }
+        // A device's settings without the device would be dropped in silence.
+        let pictureOnly = [size.map { _ in "--size" }, rate.map { _ in "--rate" }].compactMap { $0 }
+        if video == nil, !pictureOnly.isEmpty { throw ValidationError("\(pictureOnly.joined(separator: " and ")) \(pictureOnly.count == 1 ? "sets" : "set") the camera's format; give --video too, or leave \(pictureOnly.count == 1 ? "it" : "them") out") }
+        let soundOnly = [sampleRate.map { _ in "--sample-rate" }, channels.map { _ in "--channels" }].compactMap { $0 }
+        if audio == nil, !soundOnly.isEmpty { throw ValidationError("\(soundOnly.joined(separator: " and ")) \(soundOnly.count == 1 ? "sets" : "set") the microphone's format; give --audio too, or leave \(soundOnly.count == 1 ? "it" : "them") out") }
         guard output != nil else { throw ValidationError("give the file to write with -o/--output") }
     }
 

@@ -72,6 +72,18 @@ import TestSupport
         try Self.checkRecording(output, seconds: 5, rate: 60, dropped: dropped)
     }
 
+    /// `--rate` and `--size` set the camera's format, `--sample-rate` and `--channels` the
+    /// microphone's: given without that device they were dropped in silence (a sound-only
+    /// recording "at 60 fps" wrote 0 frames, exit 0). Each is refused, naming the device to give.
+    @Test func aDevicesSettingsWithoutTheDeviceAreRefused() throws {
+        let output = Fixtures.scratchPath("orphan.mp4")
+        let sound = try Moonreel.run(["record", "--audio", "lavfi:sine", "--rate", "60", "--size", "1280x720", "--duration", "1", "-o", output])
+        #expect(sound.status != 0 && sound.err.contains("--size and --rate set the camera's format; give --video too, or leave them out"), "\(sound.err)")
+        let picture = try Moonreel.run(["record", "--video", "lavfi:testsrc2", "--channels", "2", "--duration", "1", "-o", output])
+        #expect(picture.status != 0 && picture.err.contains("--channels sets the microphone's format; give --audio too, or leave it out"), "\(picture.err)")
+        #expect(!FileManager.default.fileExists(atPath: output))
+    }
+
     /// Done means right: a camera picture that the preset's box fits at a fraction of a pixel
     /// is rounded with a note (it was silent) — from the command and at the script's line —
     /// and ffprobe reads the size the note gives; under --strict a note still records.
