@@ -109,7 +109,7 @@ extension API {
             l.opacity.ramp(from: try call.unit(2), to: try call.unit(3), over: try call.timeRange(4), curve: try call.curve(5))
             return 0
         }
-        luaClass.method("setCropRectangle", of: LayerInstruction.self, doc: "li:setCropRectangle(rect, atTime), in stored pixels") { call, l in
+        luaClass.method("setCropRectangle", of: LayerInstruction.self, doc: "li:setCropRectangle(rect, atTime), in stored pixels, cut to the picture; before the first time set, the whole picture shows") { call, l in
             l.setCropRectangle(try call.rect(2), at: try call.time(3)); return 0
         }
         luaClass.method("setCropRectangleRamp", of: LayerInstruction.self, doc: "li:setCropRectangleRamp(r0, r1, range [, timing])") { call, l in

@@ -29,21 +29,32 @@ public final class LayerInstruction {
     /// `AVMutableVideoCompositionLayerInstruction(assetTrack:)`.
     public init(trackID: Int) { self.trackID = trackID }
 
-    /// Shows only `rect` of the source frame from `time` on, like `setCropRectangle(_:at:)`.
+    /// The crop that keeps the whole picture: what holds before the first crop is set (Core
+    /// Animation's `CGRectInfinite`), and what a clip that needs none is given after one that
+    /// does. Drawing cuts every crop to the picture.
+    public static let uncropped = Rect(x: -1e9, y: -1e9, width: 2e9, height: 2e9)
+
+    /// Shows only `rect` of the source frame from `time` on, like `setCropRectangle(_:at:)`;
+    /// before the first crop set, the whole picture shows.
     /// - Parameters:
     ///   - rect: In the source frame's stored pixels (before the transform), origin top-left.
     ///   - time: Composition time.
     public func setCropRectangle(_ rect: Rect, at time: MediaTime) {
-        var timeline = crop ?? PropertyTimeline(defaultValue: rect)
+        var timeline = crop ?? PropertyTimeline(defaultValue: Self.uncropped)
         timeline.set(rect, at: time)
         crop = timeline
+    }
+
+    /// The crop at `time`, nil when the whole picture shows.
+    public func cropRectangle(at time: MediaTime) -> Rect? {
+        crop.map { $0.value(at: time) }.flatMap { $0 == Self.uncropped ? nil : $0 }
     }
 
     /// Moves the crop from `from` to `to` over `range`, then holds `to`, like
     /// `setCropRectangleRamp(fromStartCropRectangle:toEndCropRectangle:timeRange:)`. Rectangles
     /// are in the source frame's stored pixels; `curve` eases the ramp (linear by default).
     public func setCropRectangleRamp(from: Rect, to: Rect, over range: TimeRange, curve: TimingFunction = .linear) {
-        var timeline = crop ?? PropertyTimeline(defaultValue: from)
+        var timeline = crop ?? PropertyTimeline(defaultValue: Self.uncropped)
         timeline.ramp(from: from, to: to, over: range, curve: curve)
         crop = timeline
     }
@@ -162,8 +173,11 @@ public final class VideoComposition {
                 let upright = track.preferredTransform.isIdentity ? source.preferredTransform : track.preferredTransform
                 let transform = upright.concatenating(placement.transform(for: source.naturalSize, upright, in: size))
                 layer.transform.set(transform, at: segment.targetRange.start)
+                // A clip that needs no crop after one that does shows whole again.
                 if let crop = placement.crop(for: source.naturalSize, placed: transform, in: size) {
                     layer.setCropRectangle(crop, at: segment.targetRange.start)
+                } else if layer.crop != nil {
+                    layer.setCropRectangle(LayerInstruction.uncropped, at: segment.targetRange.start)
                 }
                 let shown = upright.apply(Rect(x: 0, y: 0, width: source.naturalSize.width, height: source.naturalSize.height)).size
                 if placement == .natural, shown != size {

@@ -183,7 +183,7 @@ private struct TimelineBuilder {
         let own = { (start: MediaTime) in placed.range.contains(start) && !transitions.contains { $0.contains(start) } }
         let transforms = layer.transform.transformChanges.filter { own($0.start) }.map(\.to) + [layer.transform.value(at: placed.range.start)]
         let moved = transforms.contains { transform in !fitted.contains { $0.isClose(to: transform) } }
-        let cropped = layer.crop.map { $0.timing.contains { own($0.start) } } ?? false
+        let cropped = layer.crop.map { $0.changes.contains { own($0.start) && $0.to != LayerInstruction.uncropped } } ?? false
         var what: [String] = []
         if moved { what.append("placed, scaled or turned otherwise than upright and fitted") }
         if cropped { what.append("cropped") }

@@ -91,6 +91,56 @@ import TestSupport
         expectColor(filling.mean(x: 0, y: 0, width: 2, height: 240), Solid.lime, "left edge of the scaled crop, next to red in the source")
     }
 
+    /// A crop set at 1 s held from 0 s (the timeline started at its first value), and a crop
+    /// reaching past the picture drew the picture's edge pixels out over the rest. Before its
+    /// first time a crop keeps the whole picture (AVFoundation's CGRectInfinite), and a crop
+    /// is cut to the picture (as AVFoundation cuts it to the clean aperture): past the edge,
+    /// the background.
+    @Test func aCropHoldsTheWholePictureUntilItsTimeAndStopsAtThePicturesEdge() throws {
+        let output = try exportComposed([try quadrantClip()], """
+            local late, past = av.layerInstruction(tracks[1]), av.layerInstruction(tracks[1])
+            late:setCropRectangle({160, 0, 160, 120}, 1)
+            past:setTransform(av.transform{1, 0, 0, 1, -160, 0}, 0)
+            past:setCropRectangle({160, 0, 320, 240}, 0)
+            vc.instructions = { av.videoCompositionInstruction{ timeRange = av.range(0, 2), backgroundColor = "black", layerInstructions = { late } },
+                                av.videoCompositionInstruction{ timeRange = av.range(2, 1), backgroundColor = "black", layerInstructions = { past } } }
+            """)
+        let before = try Tool.rgbFrame(output, at: 0.5)
+        expectColor(before.mean(x: 164, y: 124, width: 152, height: 112), Solid.white, "the whole picture before the crop's time")
+        let after = try Tool.rgbFrame(output, at: 1.5)
+        expectColor(after.mean(x: 164, y: 124, width: 152, height: 112), Solid.black, "cropped from its time")
+        let past = try Tool.rgbFrame(output, at: 2.5)
+        expectColor(past.mean(x: 4, y: 4, width: 152, height: 112), Solid.lime, "the crop's part inside the picture")
+        expectColor(past.mean(x: 164, y: 0, width: 156, height: 240), Solid.black, "past the picture's edge: the background")
+    }
+
+    /// `fit = "fill"` over one track holding a landscape clip and a portrait one: the
+    /// portrait clip's crop was kept for the landscape clip (set only where a crop was
+    /// needed, and held from 0 s), so a clip that fits the frame lost its top and right
+    /// in black. Each clip is cropped by its own shape now, whichever comes first.
+    @Test(arguments: [false, true]) func fillCropsEachClipOfATrackByItsOwnShape(portraitFirst: Bool) throws {
+        let landscape = try quadrantClip()
+        let portrait = try Fixtures.solid("blue", seconds: 2, size: "240x320", tone: nil)
+        let clips = portraitFirst ? [portrait, landscape] : [landscape, portrait]
+        let output = Fixtures.scratchPath("fill-both.mp4")
+        let result = try Moonreel.runScript("""
+            local comp = av.composition()
+            local track = comp:addMutableTrack("video")
+            for i = 2, 3 do
+              local source = av.asset(arg[i]):tracksWithMediaType("video")[1]
+              track:insertTimeRange(source.timeRange, source, comp.duration)
+            end
+            local vc = av.videoComposition(comp, { renderSize = {320, 240}, fit = "fill" })
+            local session = av.exportSession(comp, "HighestQuality")
+            session.outputURL, session.videoComposition = arg[1], vc
+            assert(session:export())
+            """, name: "fill.lua", arguments: [output] + clips)
+        #expect(result.status == 0, "\(result.err)")
+        let frame = try Tool.rgbFrame(output, at: portraitFirst ? 3 : 1)
+        expectColor(frame.mean(x: 164, y: 4, width: 152, height: 112), Solid.lime, "the landscape clip's top right")
+        expectColor(frame.mean(x: 164, y: 124, width: 152, height: 112), Solid.white, "the landscape clip's bottom right")
+    }
+
     /// Quadrants red | lime over blue | white; the top-right (lime) one is cropped out: in
     /// place (0–1 s), scaled ×2 to fill the frame (1–2 s), then the crop widens from the
     /// left half to the whole frame (2–3 s).

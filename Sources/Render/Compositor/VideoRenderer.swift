@@ -119,7 +119,7 @@ final class VideoRenderer {
                 ? AffineTransform.identity
                 : .scale(source.naturalSize.width / Double(frame.width), source.naturalSize.height / Double(frame.height))
             drawables.append(Drawable(frame: frame, transform: stored.concatenating(layer.transform.value(at: time)).concatenating(outputScale),
-                                      opacity: opacity, crop: layer.crop?.value(at: time), trackID: layer.trackID, source: key,
+                                      opacity: opacity, crop: (layer.crop?.value(at: time)).flatMap { $0 == LayerInstruction.uncropped ? nil : $0 }, trackID: layer.trackID, source: key,
                                       filters: layer.filters.filters(at: time), mask: mask))
         }
         var video = try compose(drawables, background: instruction?.background ?? .black)
@@ -347,7 +347,10 @@ final class VideoRenderer {
                                     yy: d.transform.d, x0: d.transform.tx, y0: d.transform.ty)
         cairo_transform(cr, &matrix)
         let whole = Rect(x: 0, y: 0, width: Double(rgb.width), height: Double(rgb.height))
-        let visible = d.crop ?? whole
+        // A crop reaching past the picture is cut to it, as AVFoundation cuts one to the clean
+        // aperture: past the edge the background shows, not the edge pixels drawn out.
+        let visible = (d.crop ?? whole).clamped(to: whole)
+        guard visible.width > 0, visible.height > 0 else { return }
         cairo_rectangle(cr, visible.x, visible.y, visible.width, visible.height)
         cairo_clip(cr)
         // Sample only the cropped pixels, so a crop scaled up does not pick up its neighbours.
