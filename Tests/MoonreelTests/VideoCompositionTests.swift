@@ -71,19 +71,14 @@ import TestSupport
 
     @Test func cropShowsOnlyTheCroppedRegion() throws {
         let output = try croppedQuadrants()
-        let inPlace = try Tool.rgbFrame(output, at: 0.5)
-        expectColor(inPlace.mean(x: 164, y: 4, width: 152, height: 112), Solid.lime, "cropped quadrant in place")
-        expectColor(inPlace.mean(x: 0, y: 0, width: 156, height: 240), Solid.black, "left half outside the crop")
-        expectColor(inPlace.mean(x: 160, y: 124, width: 160, height: 116), Solid.black, "bottom right outside the crop")
-
-        let filling = try Tool.rgbFrame(output, at: 1.5)
-        expectColor(filling.mean(x: 4, y: 0, width: 316, height: 240), Solid.lime, "the cropped quadrant fills the frame")
-
+        try expectColors(output, at: 0.5, [((164, 4, 152, 112), Solid.lime, "cropped quadrant in place"),
+                                           ((0, 0, 156, 240), Solid.black, "left half outside the crop"),
+                                           ((160, 124, 160, 116), Solid.black, "bottom right outside the crop")])
+        try expectColors(output, at: 1.5, [((4, 0, 316, 240), Solid.lime, "the cropped quadrant fills the frame")])
         // Halfway through the ramp the crop is 240 px wide.
-        let ramped = try Tool.rgbFrame(output, at: 2.5)
-        expectColor(ramped.mean(x: 164, y: 4, width: 72, height: 112), Solid.lime, "inside the widening crop")
-        expectColor(ramped.mean(x: 164, y: 124, width: 72, height: 112), Solid.white, "inside the widening crop")
-        expectColor(ramped.mean(x: 244, y: 0, width: 76, height: 240), Solid.black, "outside the widening crop")
+        try expectColors(output, at: 2.5, [((164, 4, 72, 112), Solid.lime, "inside the widening crop"),
+                                           ((164, 124, 72, 112), Solid.white, "inside the widening crop"),
+                                           ((244, 0, 76, 240), Solid.black, "outside the widening crop")])
     }
 
     @Test func scaledCropEdgesDoNotPickUpNeighbouringPixels() throws {
@@ -105,13 +100,10 @@ import TestSupport
             vc.instructions = { av.videoCompositionInstruction{ timeRange = av.range(0, 2), backgroundColor = "black", layerInstructions = { late } },
                                 av.videoCompositionInstruction{ timeRange = av.range(2, 1), backgroundColor = "black", layerInstructions = { past } } }
             """)
-        let before = try Tool.rgbFrame(output, at: 0.5)
-        expectColor(before.mean(x: 164, y: 124, width: 152, height: 112), Solid.white, "the whole picture before the crop's time")
-        let after = try Tool.rgbFrame(output, at: 1.5)
-        expectColor(after.mean(x: 164, y: 124, width: 152, height: 112), Solid.black, "cropped from its time")
-        let past = try Tool.rgbFrame(output, at: 2.5)
-        expectColor(past.mean(x: 4, y: 4, width: 152, height: 112), Solid.lime, "the crop's part inside the picture")
-        expectColor(past.mean(x: 164, y: 0, width: 156, height: 240), Solid.black, "past the picture's edge: the background")
+        try expectColors(output, at: 0.5, [((164, 124, 152, 112), Solid.white, "the whole picture before the crop's time")])
+        try expectColors(output, at: 1.5, [((164, 124, 152, 112), Solid.black, "cropped from its time")])
+        try expectColors(output, at: 2.5, [((4, 4, 152, 112), Solid.lime, "the crop's part inside the picture"),
+                                           ((164, 0, 156, 240), Solid.black, "past the picture's edge: the background")])
     }
 
     /// `fit = "fill"` over one track holding a landscape clip and a portrait one: the
@@ -136,9 +128,8 @@ import TestSupport
             assert(session:export())
             """, name: "fill.lua", arguments: [output] + clips)
         #expect(result.status == 0, "\(result.err)")
-        let frame = try Tool.rgbFrame(output, at: portraitFirst ? 3 : 1)
-        expectColor(frame.mean(x: 164, y: 4, width: 152, height: 112), Solid.lime, "the landscape clip's top right")
-        expectColor(frame.mean(x: 164, y: 124, width: 152, height: 112), Solid.white, "the landscape clip's bottom right")
+        try expectColors(output, at: portraitFirst ? 3 : 1, [((164, 4, 152, 112), Solid.lime, "the landscape clip's top right"),
+                                                             ((164, 124, 152, 112), Solid.white, "the landscape clip's bottom right")])
     }
 
     /// Quadrants red | lime over blue | white; the top-right (lime) one is cropped out: in
@@ -459,6 +450,15 @@ func expectColor(_ measured: (r: Double, g: Double, b: Double), _ expected: (Dou
                  tolerance: Double = 4, sourceLocation: SourceLocation = #_sourceLocation) {
     let close = abs(measured.r - expected.0) <= tolerance && abs(measured.g - expected.1) <= tolerance && abs(measured.b - expected.2) <= tolerance
     #expect(close, "\(what): \(measured) instead of \(expected)", sourceLocation: sourceLocation)
+}
+
+/// The frame of `output` at `time` has each colour in its region (x, y, width, height).
+func expectColors(_ output: String, at time: Double, _ regions: [((Int, Int, Int, Int), (Double, Double, Double), String)],
+                  sourceLocation: SourceLocation = #_sourceLocation) throws {
+    let frame = try Tool.rgbFrame(output, at: time)
+    for ((x, y, width, height), colour, what) in regions {
+        expectColor(frame.mean(x: x, y: y, width: width, height: height), colour, what, sourceLocation: sourceLocation)
+    }
 }
 
 /// Script that exports `arg[2...]`, each on its own video track from 0 s (`tracks[i]`), to
