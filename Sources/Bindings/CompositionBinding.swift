@@ -46,6 +46,7 @@ extension API {
         }
         luaClass.method("removeTimeRange", of: Composition.self, doc: "comp:removeTimeRange(range)") { call, c in
             let r = try call.timeRange(2)
+            try call.api().reportRangePast(call, "removeTimeRange", r, end: c.duration)
             try call.engine { try c.removeTimeRange(r) }
             return 0
         }
@@ -80,8 +81,9 @@ extension API {
             let r = try call.timeRange(2)
             let d = try call.duration(3)
             let before = c.duration
+            try call.api().reportRangePast(call, "scaleTimeRange", r, end: before)
             try call.engine { try c.scaleTimeRange(r, toDuration: d) }
-            if d != r.duration { c.timeMovedBy = "scaleTimeRange" }
+            if d != r.duration, r.start < before { c.timeMovedBy = "scaleTimeRange" }
             try call.push(TimeMapBox(TimeMap.scaling(r, to: d, in: before)))
             return 1
         }
@@ -169,12 +171,14 @@ extension API {
         }
         luaClass.method("removeTimeRange", of: CompositionTrack.self, doc: "track:removeTimeRange(range)") { call, t in
             let r = try call.timeRange(2)
+            try call.api().reportRangePast(call, "removeTimeRange", r, end: t.duration)
             try call.engine { try t.removeTimeRange(r) }
             return 0
         }
         luaClass.method("scaleTimeRange", of: CompositionTrack.self, doc: "track:scaleTimeRange(range, newDuration)") { call, t in
             let r = try call.timeRange(2)
             let d = try call.duration(3)
+            try call.api().reportRangePast(call, "scaleTimeRange", r, end: t.duration)
             try call.engine { try t.scaleTimeRange(r, toDuration: d) }
             return 0
         }
@@ -235,4 +239,21 @@ extension Binding {
     static let composition = Binding(classes: [.init(CompositionTrack.self) { $0.makeCompositionTrackClass() },
                                              .init(Composition.self) { $0.makeCompositionClass() }],
                                    functions: { $0.compositionFunctions })
+}
+
+extension API {
+    /// An edit's range reaching past the media's `end` acts on the part inside only: a
+    /// `rangeClipped` warning at the call's line (`nothingRemoved` for a removal with none of
+    /// it inside).
+    func reportRangePast(_ call: LuaCall, _ edit: String, _ range: TimeRange, end: MediaTime) throws {
+        guard range.end > end, range.duration.value > 0 else { return }
+        let asked = "\(edit)'s range \(shortSeconds(range.start))–\(shortSeconds(range.end)) s"
+        if range.start >= end {
+            let removing = edit != "scaleTimeRange"
+            try policy.report(Diagnostic(removing ? .nothingRemoved : .rangeClipped, .warning, "\(asked) lies past the end (\(shortSeconds(end)) s): nothing is \(removing ? "removed" : "scaled")"), at: call.L)
+        } else {
+            let done = edit == "scaleTimeRange" ? "scaled at the same rate" : "removed"
+            try policy.report(Diagnostic(.rangeClipped, .warning, "\(asked) reaches past the end (\(shortSeconds(end)) s): \(shortSeconds(range.start))–\(shortSeconds(end)) s is \(done)"), at: call.L)
+        }
+    }
 }

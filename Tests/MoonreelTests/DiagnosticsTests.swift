@@ -395,6 +395,31 @@ import TestSupport
         #expect(square.status == 0 && !square.err.contains("[optionIgnored]"), "\(square.err)")
     }
 
+    /// `scaleTimeRange` and `removeTimeRange` with a range reaching past the composition's end
+    /// act on the part inside only, and said nothing: scaling 2–12 s of a 3 s clip to 20 s
+    /// gave 4 s, removing 4–5 s removed nothing. Each says what it did, at its line; ffprobe
+    /// reads the durations said.
+    @Test func anEditRangePastTheEndSaysWhatItDid() throws {
+        let clip = try Fixtures.solid("gray", seconds: 3, size: "320x240", tone: 440)
+        let output = Fixtures.scratchPath("past-end.mp4")
+        let result = try Moonreel.runScript("""
+            local a = av.asset(arg[1])
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(0, a.duration), a, 0)
+            comp:scaleTimeRange(av.range(2, 10), 20)
+            comp:removeTimeRange(av.range(4, 1))
+            comp:removeTimeRange(av.range(3, 5))
+            local s = av.exportSession(comp, "HighestQuality")
+            s.outputURL = arg[2]
+            assert(s:export())
+            """, name: "edit.lua", arguments: [clip, output])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.err.contains("edit.lua:4: scaleTimeRange's range 2–12 s reaches past the end (3 s): 2–3 s is scaled at the same rate [rangeClipped]"), "\(result.err)")
+        #expect(result.err.contains("edit.lua:5: removeTimeRange's range 4–5 s lies past the end (4 s): nothing is removed [nothingRemoved]"), "\(result.err)")
+        #expect(result.err.contains("edit.lua:6: removeTimeRange's range 3–8 s reaches past the end (4 s): 3–4 s is removed [rangeClipped]"), "\(result.err)")
+        #expect(abs(try Tool.ffprobe(output).duration - 3) < 0.1)
+    }
+
     /// An iOS port names Apple's fonts: "Helvetica Neue" is not installed here, and fontconfig
     /// drew the text in DejaVu Sans without a word. Now a `fontSubstituted` warning naming
     /// both, once for the font; an installed family (any case) and a generic one say nothing.
