@@ -23,10 +23,14 @@ extension API {
                               p.audioTimePitchAlgorithm = algorithm
                           })
         luaClass.method("setVolume", of: AudioMixInputParameters.self, doc: "p:setVolume(v, atTime); 1 = unchanged") { call, p in
-            p.setVolume(try call.volume(2), at: try call.time(3)); return 0
+            let (value, time) = (try call.volume(2), try call.time(3))
+            try call.api().reportRampCut(call, "volume", p.volume, TimeRange(start: time, duration: .zero))
+            p.setVolume(value, at: time); return 0
         }
         luaClass.method("setVolumeRamp", of: AudioMixInputParameters.self, doc: "p:setVolumeRamp(v0, v1, range [, timing])") { call, p in
-            p.setVolumeRamp(from: try call.volume(2), to: try call.volume(3), over: try call.timeRange(4), curve: try call.curve(5))
+            let (from, to, range, curve) = (try call.volume(2), try call.volume(3), try call.timeRange(4), try call.curve(5))
+            try call.api().reportRampCut(call, "volume", p.volume, range)
+            p.setVolumeRamp(from: from, to: to, over: range, curve: curve)
             return 0
         }
         luaClass.alias("setVolumeRampFromStartVolume", of: "setVolumeRamp")

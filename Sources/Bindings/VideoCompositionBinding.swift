@@ -96,24 +96,36 @@ extension API {
         }
         luaClass.property("trackID", of: LayerInstruction.self) { call, l in call.push(l.trackID) }
         luaClass.method("setTransform", of: LayerInstruction.self, doc: "li:setTransform(t, atTime)") { call, l in
-            l.transform.set(try call.affineTransform(2), at: try call.time(3)); return 0
+            let (value, time) = (try call.affineTransform(2), try call.time(3))
+            try call.api().reportRampCut(call, "transform", l.transform, TimeRange(start: time, duration: .zero))
+            l.transform.set(value, at: time); return 0
         }
         luaClass.method("setTransformRamp", of: LayerInstruction.self, doc: "li:setTransformRamp(t0, t1, range [, timing])") { call, l in
-            l.transform.ramp(from: try call.affineTransform(2), to: try call.affineTransform(3), over: try call.timeRange(4), curve: try call.curve(5))
+            let (from, to, range, curve) = (try call.affineTransform(2), try call.affineTransform(3), try call.timeRange(4), try call.curve(5))
+            try call.api().reportRampCut(call, "transform", l.transform, range)
+            l.transform.ramp(from: from, to: to, over: range, curve: curve)
             return 0
         }
         luaClass.method("setOpacity", of: LayerInstruction.self, doc: "li:setOpacity(o, atTime)") { call, l in
-            l.opacity.set(try call.unit(2), at: try call.time(3)); return 0
+            let (value, time) = (try call.unit(2), try call.time(3))
+            try call.api().reportRampCut(call, "opacity", l.opacity, TimeRange(start: time, duration: .zero))
+            l.opacity.set(value, at: time); return 0
         }
         luaClass.method("setOpacityRamp", of: LayerInstruction.self, doc: "li:setOpacityRamp(o0, o1, range [, timing])") { call, l in
-            l.opacity.ramp(from: try call.unit(2), to: try call.unit(3), over: try call.timeRange(4), curve: try call.curve(5))
+            let (from, to, range, curve) = (try call.unit(2), try call.unit(3), try call.timeRange(4), try call.curve(5))
+            try call.api().reportRampCut(call, "opacity", l.opacity, range)
+            l.opacity.ramp(from: from, to: to, over: range, curve: curve)
             return 0
         }
         luaClass.method("setCropRectangle", of: LayerInstruction.self, doc: "li:setCropRectangle(rect, atTime), in stored pixels, cut to the picture; before the first time set, the whole picture shows") { call, l in
-            l.setCropRectangle(try call.rect(2), at: try call.time(3)); return 0
+            let (rect, time) = (try call.rect(2), try call.time(3))
+            if let crop = l.crop { try call.api().reportRampCut(call, "crop", crop, TimeRange(start: time, duration: .zero)) }
+            l.setCropRectangle(rect, at: time); return 0
         }
         luaClass.method("setCropRectangleRamp", of: LayerInstruction.self, doc: "li:setCropRectangleRamp(r0, r1, range [, timing])") { call, l in
-            l.setCropRectangleRamp(from: try call.rect(2), to: try call.rect(3), over: try call.timeRange(4), curve: try call.curve(5))
+            let (from, to, range, curve) = (try call.rect(2), try call.rect(3), try call.timeRange(4), try call.curve(5))
+            if let crop = l.crop { try call.api().reportRampCut(call, "crop", crop, range) }
+            l.setCropRectangleRamp(from: from, to: to, over: range, curve: curve)
             return 0
         }
         luaClass.property("mask", of: LayerInstruction.self, doc: "a layer over the whole frame (render-size coordinates, y up unless flipped, animations at composition times) whose alpha the track is drawn through, as layer.mask; nil (default): all of it. A Moonreel addition: it is how wipes are drawn",
@@ -272,4 +284,17 @@ extension Binding {
         .init(VideoCompositionInstruction.self) { $0.makeInstructionClass() },
         .init(VideoComposition.self) { $0.makeVideoCompositionClass() },
     ], functions: { $0.videoCompositionFunctions })
+}
+
+extension API {
+    /// A warning when a change over `range` and a ramp of `property` overlap: the one that
+    /// starts later takes over at its start, so the other stops short and the value jumps
+    /// (AVFoundation asks for ramps that do not overlap).
+    func reportRampCut<Value>(_ call: LuaCall, _ property: String, _ timeline: PropertyTimeline<Value>, _ range: TimeRange) throws {
+        guard let other = timeline.rampCut(by: range) else { return }
+        let span = { (r: TimeRange) in r.duration.value > 0 ? "the \(property) ramp over \(shortSeconds(r.start))–\(shortSeconds(r.end)) s" : "the \(property) set at \(shortSeconds(r.start)) s" }
+        let (first, second) = other.start < range.start ? (other, range) : (range, other)
+        try policy.report(Diagnostic(.animationIgnored, .warning, "\(span(range)) overlaps \(span(other)): from \(shortSeconds(second.start)) s the later one holds, so \(span(first)) stops short and the \(property) jumps there",
+                                     remedy: "end a ramp before the next change starts", time: second.start.seconds), at: call.L)
+    }
 }

@@ -420,6 +420,38 @@ import TestSupport
         #expect(abs(try Tool.ffprobe(output).duration - 3) < 0.1)
     }
 
+    /// Two ramps of one property that overlap: the later start took over and the earlier
+    /// stopped short, so the level jumped (a fade-in cut at half volume by a fade-out), in
+    /// silence. Each overlap is an animationIgnored warning at the later call; ramps that
+    /// meet end to start say nothing. The sound shows the jump the warning names.
+    @Test func overlappingRampsAreAWarning() throws {
+        let clip = try Fixtures.solid("white", seconds: 3, size: "320x240", tone: 440)
+        let output = Fixtures.scratchPath("ramps.mp4")
+        let result = try Moonreel.runScript("""
+            local a = av.asset(arg[1])
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(0, a.duration), a, 0)
+            local p = av.audioMixInputParameters(comp:tracksWithMediaType("audio")[1])
+            p:setVolumeRamp(0, 1, av.range(0, 2))
+            p:setVolumeRamp(1, 0, av.range(1, 2))
+            local vc = av.videoComposition(comp)
+            local li = vc.instructions[1].layerInstructions[1]
+            li:setOpacityRamp(1, 0.5, av.range(0, 1))
+            li:setOpacityRamp(0.5, 1, av.range(1, 1))
+            li:setOpacity(0.2, 2.5)
+            local s = av.exportSession(comp, "HighestQuality")
+            s.audioMix, s.videoComposition, s.outputURL = av.audioMix{ inputParameters = { p } }, vc, arg[2]
+            assert(s:export())
+            """, name: "ramps.lua", arguments: [clip, output])
+        #expect(result.status == 0, "\(result.err)")
+        let said = result.errorLines.filter { $0.hasSuffix("[animationIgnored]") }
+        #expect(said.count == 1 && said[0].contains("ramps.lua:6: the volume ramp over 1–3 s overlaps the volume ramp over 0–2 s: from 1 s the later one holds, so the volume ramp over 0–2 s stops short and the volume jumps there"), "\(result.err)")
+        // The jump: half volume just before 1 s (the fade-in cut at 0.5), full just after.
+        let sound = try Tool.audioSamples(output)
+        let before = sound.toneAmplitude(440, from: 43200, to: 47520, rate: 48000), after = sound.toneAmplitude(440, from: 48480, to: 52800, rate: 48000)
+        #expect(after > 1.6 * before, "\(before) then \(after)")
+    }
+
     /// An iOS port names Apple's fonts: "Helvetica Neue" is not installed here, and fontconfig
     /// drew the text in DejaVu Sans without a word. Now a `fontSubstituted` warning naming
     /// both, once for the font; an installed family (any case) and a generic one say nothing.

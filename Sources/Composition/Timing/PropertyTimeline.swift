@@ -65,6 +65,19 @@ public struct PropertyTimeline<Value: Rampable>: Sendable, Equatable {
         add(Change(start: range.start, duration: range.duration, from: from, to: to, curve: curve))
     }
 
+    /// A ramp that a change over `range` (a value set: an empty range) would cut short, or that
+    /// would cut the new ramp short: the one whose span holds the other's start (a change at
+    /// the same start replaces, it does not cut). The later start wins from there on, so the
+    /// value jumps; nil when none overlaps.
+    public func rampCut(by range: TimeRange) -> TimeRange? {
+        changes.first { change in
+            guard change.start != range.start else { return false }
+            let span = TimeRange(start: change.start, duration: change.duration)
+            return (change.duration.value > 0 && span.start < range.start && range.start < span.end)
+                || (range.duration.value > 0 && range.start < span.start && span.start < range.end)
+        }.map { TimeRange(start: $0.start, duration: $0.duration) }
+    }
+
     private mutating func add(_ change: Change) {
         // A later call for the same start time replaces the earlier one, as in AVFoundation.
         changes.removeAll { $0.start == change.start }
