@@ -400,19 +400,11 @@ import TestSupport
     /// gave 4 s, removing 4–5 s removed nothing. Each says what it did, at its line; ffprobe
     /// reads the durations said.
     @Test func anEditRangePastTheEndSaysWhatItDid() throws {
-        let clip = try Fixtures.solid("gray", seconds: 3, size: "320x240", tone: 440)
-        let output = Fixtures.scratchPath("past-end.mp4")
-        let result = try Moonreel.runScript("""
-            local a = av.asset(arg[1])
-            local comp = av.composition()
-            comp:insertTimeRange(av.range(0, a.duration), a, 0)
+        let (result, output) = try Self.editAThreeSecondClip(name: "edit.lua", """
             comp:scaleTimeRange(av.range(2, 10), 20)
             comp:removeTimeRange(av.range(4, 1))
             comp:removeTimeRange(av.range(3, 5))
-            local s = av.exportSession(comp, "HighestQuality")
-            s.outputURL = arg[2]
-            assert(s:export())
-            """, name: "edit.lua", arguments: [clip, output])
+            """)
         #expect(result.status == 0, "\(result.err)")
         #expect(result.err.contains("edit.lua:4: scaleTimeRange's range 2–12 s reaches past the end (3 s): 2–3 s is scaled at the same rate [rangeClipped]"), "\(result.err)")
         #expect(result.err.contains("edit.lua:5: removeTimeRange's range 4–5 s lies past the end (4 s): nothing is removed [nothingRemoved]"), "\(result.err)")
@@ -425,12 +417,7 @@ import TestSupport
     /// silence. Each overlap is an animationIgnored warning at the later call; ramps that
     /// meet end to start say nothing. The sound shows the jump the warning names.
     @Test func overlappingRampsAreAWarning() throws {
-        let clip = try Fixtures.solid("white", seconds: 3, size: "320x240", tone: 440)
-        let output = Fixtures.scratchPath("ramps.mp4")
-        let result = try Moonreel.runScript("""
-            local a = av.asset(arg[1])
-            local comp = av.composition()
-            comp:insertTimeRange(av.range(0, a.duration), a, 0)
+        let (result, output) = try Self.editAThreeSecondClip(name: "ramps.lua", """
             local p = av.audioMixInputParameters(comp:tracksWithMediaType("audio")[1])
             p:setVolumeRamp(0, 1, av.range(0, 2))
             p:setVolumeRamp(1, 0, av.range(1, 2))
@@ -439,10 +426,7 @@ import TestSupport
             li:setOpacityRamp(1, 0.5, av.range(0, 1))
             li:setOpacityRamp(0.5, 1, av.range(1, 1))
             li:setOpacity(0.2, 2.5)
-            local s = av.exportSession(comp, "HighestQuality")
-            s.audioMix, s.videoComposition, s.outputURL = av.audioMix{ inputParameters = { p } }, vc, arg[2]
-            assert(s:export())
-            """, name: "ramps.lua", arguments: [clip, output])
+            """, session: "s.audioMix, s.videoComposition = av.audioMix{ inputParameters = { p } }, vc")
         #expect(result.status == 0, "\(result.err)")
         let said = result.errorLines.filter { $0.hasSuffix("[animationIgnored]") }
         #expect(said.count == 1 && said[0].contains("ramps.lua:6: the volume ramp over 1–3 s overlaps the volume ramp over 0–2 s: from 1 s the later one holds, so the volume ramp over 0–2 s stops short and the volume jumps there"), "\(result.err)")
@@ -473,6 +457,24 @@ import TestSupport
 
     /// Exports the first second of `clip` with a video layer and the Lua `layers` (adding to
     /// `parent`, a `size` frame; `arg[3]`… are `arguments`) over it; `layers` start at line 6.
+    /// Runs `edits` on `comp`, a 3 s white clip with a 440 Hz tone from line 4 of the script,
+    /// then exports it (after `session`, which may set `s`'s other properties).
+    static func editAThreeSecondClip(name: String, _ edits: String, session: String = "") throws -> (Moonreel.Result, String) {
+        let clip = try Fixtures.solid("white", seconds: 3, size: "320x240", tone: 440)
+        let output = Fixtures.scratchPath("edited.mp4")
+        let result = try Moonreel.runScript("""
+            local a = av.asset(arg[1])
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(0, a.duration), a, 0)
+            \(edits)
+            local s = av.exportSession(comp, "HighestQuality")
+            s.outputURL = arg[2]
+            \(session)
+            assert(s:export())
+            """, name: name, arguments: [clip, output])
+        return (result, output)
+    }
+
     static func exportOneSecond(over clip: String, to output: String, size: (Int, Int), name: String, arguments: [String] = [],
                                 layers: String) throws -> Moonreel.Result {
         try Moonreel.runScript("""
