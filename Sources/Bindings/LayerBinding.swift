@@ -1,6 +1,7 @@
 import CMoonLua
 import CMoonLuaShim
 import MoonreelEngine
+import MoonreelPlatform
 import MoonreelScriptHost
 
 /// `av.layer`, `av.textLayer`, `av.image` and `av.animationTool` (CALayer, CATextLayer,
@@ -296,7 +297,15 @@ extension API {
                 let path = try call.readablePath(1)
                 api.readFiles.record(path)
                 do {
-                    let size = try ImageLoader.pixelSize(of: path)
+                    let header = try ImageLoader.probe(path)
+                    if header.isAnimated, header.kind == .webp {
+                        throw EngineError("image \"\(path)\": an animated WebP, which the decoder cannot read; convert it to a PNG (one frame) or a video")
+                    }
+                    if header.isAnimated {
+                        try api.policy.report(Diagnostic(.optionIgnored, .warning, "\(Paths.name(of: path).quotedForMessage(limit: 60)) is an animated PNG: layers draw its first frame only",
+                                                         remedy: "convert it to a video (ffmpeg -i in.png out.mp4) and add it as a clip"), at: call.L)
+                    }
+                    let size = header.uprightSize
                     try call.push(ImageBox(ImageSource(path: path, width: Int(size.width), height: Int(size.height))))
                 } catch let error as EngineError {
                     throw call.argumentError(1, error.message, cause: error)

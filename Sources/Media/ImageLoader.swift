@@ -26,6 +26,8 @@ public enum ImageLoader {
         /// Stored height in pixels (before the orientation turns it).
         package let height: Int
         package let orientation: ExifOrientation
+        /// An animated PNG or WebP, of which the first frame is what is drawn.
+        package var isAnimated = false
         /// The size shown, once turned by the orientation.
         package var uprightSize: Size {
             orientation.swapsAxes ? Size(width: Double(height), height: Double(width)) : Size(width: Double(width), height: Double(height))
@@ -63,7 +65,29 @@ public enum ImageLoader {
         } catch let error as EngineError {
             throw fail(error.message, error.kind == .limit ? .limit : .decode)
         }
-        return Header(kind: kind, width: width, height: height, orientation: orientation)
+        var header = Header(kind: kind, width: width, height: height, orientation: orientation)
+        switch kind {
+        case .png: header.isAnimated = pngHasAnimation(file)
+        // VP8X's flags: bit 1 says the file holds an animation.
+        case .webp: header.isAnimated = head.count >= 21 && head[12..<16].elementsEqual("VP8X".utf8) && head[20] & 0x02 != 0
+        case .jpeg, .pgm: break
+        }
+        return header
+    }
+
+    /// Whether a PNG's chunks before its picture data hold an animation control chunk
+    /// (`acTL`: an APNG). At most 64 chunks are read.
+    private static func pngHasAnimation(_ file: HeaderReader) -> Bool {
+        var offset = 8
+        for _ in 0..<64 {
+            let chunk = file.read(at: offset, count: 8)
+            guard chunk.count == 8 else { return false }
+            let type = chunk[4..<8]
+            if type.elementsEqual("acTL".utf8) { return true }
+            if type.elementsEqual("IDAT".utf8) { return false }
+            offset += 12 + bigEndian(chunk, 0, 4)
+        }
+        return false
     }
 
     /// The upright pixel size, for `ImageSource` (header only).

@@ -436,6 +436,27 @@ import TestSupport
         #expect(after > 1.6 * before, "\(before) then \(after)")
     }
 
+    /// An animated PNG as a layer's contents drew its first frame for the whole video, in
+    /// silence, and an animated WebP failed at the export with "not an image". The PNG is an
+    /// optionIgnored warning at its av.image line (the frame drawn stays the first: red at
+    /// 0.7 s, when the file shows blue); the WebP is refused there, saying why.
+    @Test func anAnimatedPictureIsSaid() throws {
+        let folder = (Fixtures.scratchPath("x") as NSString).deletingLastPathComponent
+        let (png, webp) = (folder + "/moving.png", folder + "/moving.webp")
+        let frames = ["-f", "lavfi", "-i", "color=red:s=320x240:d=0.5", "-f", "lavfi", "-i", "color=blue:s=320x240:d=0.5", "-filter_complex", "[0][1]concat=n=2:v=1", "-r", "2"]
+        try Tool.ffmpeg(frames + ["-plays", "0", "-f", "apng", png])
+        try Tool.ffmpeg(frames + ["-loop", "0", "-f", "webp", webp])
+        let clip = try Fixtures.solid("black", seconds: 1, size: "320x240", tone: nil)
+        let output = Fixtures.scratchPath("apng.mp4")
+        let result = try Self.exportOneSecond(over: clip, to: output, size: (320, 240), name: "anim.lua", arguments: [png], layers: """
+            parent:addSublayer(av.layer{ frame = { 0, 0, 320, 240 }, contents = av.image(arg[3]) })
+            """)
+        #expect(result.status == 0 && result.err.contains("anim.lua:6: \"moving.png\" is an animated PNG: layers draw its first frame only") && result.err.contains("[optionIgnored]"), "\(result.err)")
+        #expect(try Tool.rgbFrame(output, at: 0.7).pixel(160, 120).r > 200, "the first frame (red) is what is drawn")
+        let refused = try Moonreel.runScript("av.image(arg[1])", name: "webp.lua", arguments: [webp])
+        #expect(refused.status != 0 && refused.err.contains("an animated WebP, which the decoder cannot read"), "\(refused.err)")
+    }
+
     /// An iOS port names Apple's fonts: "Helvetica Neue" is not installed here, and fontconfig
     /// drew the text in DejaVu Sans without a word. Now a `fontSubstituted` warning naming
     /// both, once for the font; an installed family (any case) and a generic one say nothing.
