@@ -205,7 +205,9 @@ extension API {
             let api = try call.api()
             let (name, key) = try api.filterParameterReference(call, object[keyPath: stack].filters)
             let value = try call.finite(4), at = try call.time(5)
-            try api.filterStackChange(call) { try object[keyPath: stack].setValue(value, parameter: key, filter: name, at: at) }
+            var cut: TimeRange?
+            try api.filterStackChange(call) { cut = try object[keyPath: stack].setValue(value, parameter: key, filter: name, at: at) }
+            try api.reportRampCut(call, "\(name).\(key)", cut: cut, by: TimeRange(start: at, duration: .zero))
             return 0
         }
         luaClass.method("setFilterRamp", of: T.self, doc: "obj:setFilterRamp(filter or name, key, from, to, range [, timing]): the parameter moves from one value to the other over range, then holds") { call, object in
@@ -213,7 +215,9 @@ extension API {
             let (name, key) = try api.filterParameterReference(call, object[keyPath: stack].filters)
             let (from, to) = (try call.finite(4), try call.finite(5))
             let (range, timing) = (try call.timeRange(6), try call.curve(7))
-            try api.filterStackChange(call) { try object[keyPath: stack].setRamp(from: from, to: to, parameter: key, filter: name, over: range, curve: timing) }
+            var cut: TimeRange?
+            try api.filterStackChange(call) { cut = try object[keyPath: stack].setRamp(from: from, to: to, parameter: key, filter: name, over: range, curve: timing) }
+            try api.reportRampCut(call, "\(name).\(key)", cut: cut, by: range)
             return 0
         }
     }

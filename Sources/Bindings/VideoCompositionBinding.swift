@@ -291,7 +291,12 @@ extension API {
     /// starts later takes over at its start, so the other stops short and the value jumps
     /// (AVFoundation asks for ramps that do not overlap).
     func reportRampCut<Value>(_ call: LuaCall, _ property: String, _ timeline: PropertyTimeline<Value>, _ range: TimeRange) throws {
-        guard let other = timeline.rampCut(by: range) else { return }
+        try reportRampCut(call, property, cut: timeline.rampCut(by: range), by: range)
+    }
+
+    /// The warning for a change over `range` that overlaps the ramp over `cut`, if any.
+    func reportRampCut(_ call: LuaCall, _ property: String, cut: TimeRange?, by range: TimeRange) throws {
+        guard let other = cut else { return }
         let span = { (r: TimeRange) in r.duration.value > 0 ? "the \(property) ramp over \(shortSeconds(r.start))–\(shortSeconds(r.end)) s" : "the \(property) set at \(shortSeconds(r.start)) s" }
         let (first, second) = other.start < range.start ? (other, range) : (range, other)
         try policy.report(Diagnostic(.animationIgnored, .warning, "\(span(range)) overlaps \(span(other)): from \(shortSeconds(second.start)) s the later one holds, so \(span(first)) stops short and the \(property) jumps there",

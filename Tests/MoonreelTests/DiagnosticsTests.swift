@@ -412,9 +412,9 @@ import TestSupport
         #expect(abs(try Tool.ffprobe(output).duration - 3) < 0.1)
     }
 
-    /// Two ramps of one property that overlap: the later start took over and the earlier
-    /// stopped short, so the level jumped (a fade-in cut at half volume by a fade-out), in
-    /// silence. Each overlap is an animationIgnored warning at the later call; ramps that
+    /// Two ramps of one property (a filter parameter's too) that overlap: the later start
+    /// took over and the earlier stopped short, so the level jumped (a fade-in cut at half
+    /// volume by a fade-out), in silence. Each overlap is an animationIgnored warning at the later call; ramps that
     /// meet end to start say nothing. The sound shows the jump the warning names.
     @Test func overlappingRampsAreAWarning() throws {
         let (result, output) = try Self.editAThreeSecondClip(name: "ramps.lua", """
@@ -426,10 +426,14 @@ import TestSupport
             li:setOpacityRamp(1, 0.5, av.range(0, 1))
             li:setOpacityRamp(0.5, 1, av.range(1, 1))
             li:setOpacity(0.2, 2.5)
+            vc.filters = { av.filter("grain", { amount = 0, name = "gr" }) }
+            vc:setFilterRamp("gr", "amount", 0, 0.5, av.range(0, 2))
+            vc:setFilterValue("gr", "amount", 0.1, 1)
             """, session: "s.audioMix, s.videoComposition = av.audioMix{ inputParameters = { p } }, vc")
         #expect(result.status == 0, "\(result.err)")
         let said = result.errorLines.filter { $0.hasSuffix("[animationIgnored]") }
-        #expect(said.count == 1 && said[0].contains("ramps.lua:6: the volume ramp over 1–3 s overlaps the volume ramp over 0–2 s: from 1 s the later one holds, so the volume ramp over 0–2 s stops short and the volume jumps there"), "\(result.err)")
+        #expect(said.count == 2 && said[0].contains("ramps.lua:6: the volume ramp over 1–3 s overlaps the volume ramp over 0–2 s: from 1 s the later one holds, so the volume ramp over 0–2 s stops short and the volume jumps there"), "\(result.err)")
+        #expect(said.last?.contains("ramps.lua:14: the gr.amount set at 1 s overlaps the gr.amount ramp over 0–2 s") == true, "\(result.err)")
         // The jump: half volume just before 1 s (the fade-in cut at 0.5), full just after.
         let sound = try Tool.audioSamples(output)
         let before = sound.toneAmplitude(440, from: 43200, to: 47520, rate: 48000), after = sound.toneAmplitude(440, from: 48480, to: 52800, rate: 48000)
