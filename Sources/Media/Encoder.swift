@@ -240,7 +240,11 @@ package final class Muxer {
     package func addStream(copying parameters: UnsafePointer<AVCodecParameters>, timeBase: AVRational) throws -> Int32 {
         guard let stream = avformat_new_stream(context, nil) else { throw EngineError("out of memory", kind: .limit) }
         try check(avcodec_parameters_copy(stream.pointee.codecpar, parameters), "copying stream parameters", context: "output")
-        stream.pointee.codecpar.pointee.codec_tag = 0 // let the container choose its own tag
+        // The source's tag when the container knows it for this codec (HEVC stays hvc1, which
+        // QuickTime and Photos need; the muxer's own choice would be hev1), else the container's own.
+        let tag = parameters.pointee.codec_tag
+        let known = tag != 0 && context.pointee.oformat.pointee.codec_tag.map { av_codec_get_id($0, tag) == parameters.pointee.codec_id } == true
+        stream.pointee.codecpar.pointee.codec_tag = known ? tag : 0
         stream.pointee.time_base = timeBase
         return stream.pointee.index
     }

@@ -30,6 +30,23 @@ import TestSupport
         #expect(moov != nil && mdat != nil && moov!.lowerBound < mdat!.lowerBound)
     }
 
+    /// Passthrough copied an iPhone's HEVC with the muxer's own sample entry, hev1, which
+    /// QuickTime and Photos do not play: a "lossless" trim that no longer opened on a Mac.
+    /// The source's tag is kept where the container knows it (hvc1 in MOV and MP4).
+    @Test func passthroughKeepsTheSourcesHEVCTag() throws {
+        for (fixture, ext) in [("02_iphone14pro_portrait_hevc10_hlg_dovi.MOV", "mov"), ("05_pixel_motionphoto_hevc_rot270_2videotracks.mp4", "mp4")] {
+            let output = Fixtures.scratchPath("copy.\(ext)")
+            let result = try Moonreel.runScript("""
+                local session = av.exportSession(av.asset(arg[1]), "Passthrough")
+                session.outputURL = arg[2]
+                assert(session:export())
+                """, arguments: [Fixtures.real(fixture), output])
+            try #require(result.status == 0, "\(fixture): \(result.err)")
+            let tags = try Tool.ffprobe(output).streams.filter { $0.codec_type == "video" }.map(\.codec_tag_string)
+            #expect(!tags.isEmpty && tags.allSatisfy { $0 == "hvc1" }, "\(fixture): \(tags)")
+        }
+    }
+
     @Test func customMetadataKeysAreWrittenNotDropped() throws {
         let clip = try Fixtures.clip(seconds: 2)
         let phone = Fixtures.real("01_iphone4s_portrait_h264_rot90.mov")
