@@ -461,6 +461,25 @@ import TestSupport
         #expect(refused.status != 0 && refused.err.contains("an animated WebP, which the decoder cannot read"), "\(refused.err)")
     }
 
+    /// An export with no video composition of the script's builds one from the composition
+    /// (AVFoundation's "properties of" it), and that one's notes were dropped: a Pixel motion
+    /// photo's second video track, of another size, was drawn at its own size under the
+    /// first, hidden, without a word (the same edit with av.videoComposition(comp) said it).
+    /// They are said at the export now.
+    @Test func theDefaultVideoCompositionsNotesAreSaid() throws {
+        let output = Fixtures.scratchPath("motion-photo.mp4")
+        let result = try Moonreel.runScript("""
+            local a = av.asset(arg[1])
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(0, a.duration), a, 0)
+            local s = av.exportSession(comp, "LowQuality")
+            s.outputURL = arg[2]
+            assert(s:export())
+            """, name: "photo.lua", arguments: [Fixtures.real("05_pixel_motionphoto_hevc_rot270_2videotracks.mp4"), output])
+        #expect(result.status == 0 && result.err.contains("photo.lua:6: clip ") && result.err.contains("is portrait 1536×2048 but the render size is portrait 1080×1440: it is drawn at its own size from the top-left corner")
+                && result.err.contains("[layerOffFrame]"), "\(result.err)")
+    }
+
     /// An iOS port names Apple's fonts: "Helvetica Neue" is not installed here, and fontconfig
     /// drew the text in DejaVu Sans without a word. Now a `fontSubstituted` warning naming
     /// both, once for the font; an installed family (any case) and a generic one say nothing.

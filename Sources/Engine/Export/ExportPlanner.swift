@@ -456,7 +456,9 @@ struct ExportPlanner {
         let (width, height) = request.preset.outputSize(for: scaled, evenSides: isCodedVideo)
         // Without a video composition of the script's, the size is the sources' (an odd-sized
         // VP9 file, a composition's naturalSize).
-        var notes: [Diagnostic] = []
+        // The default composition's own notes (a clip of another shape drawn at its own size):
+        // a script's video composition said them when it was made.
+        var notes: [Diagnostic] = settings.videoComposition == nil ? videoComposition.notes : []
         if let rounded = scaled.roundingNote(to: (width, height), sides: isCodedVideo ? .even : .whole,
                                              name: settings.videoComposition == nil ? "the video's size" : "renderSize",
                                              fitting: request.preset.box(for: scaled), boxIsAsked: request.preset.namesItsSize) {
