@@ -467,16 +467,8 @@ import TestSupport
     /// first, hidden, without a word (the same edit with av.videoComposition(comp) said it).
     /// They are said at the export now.
     @Test func theDefaultVideoCompositionsNotesAreSaid() throws {
-        let output = Fixtures.scratchPath("motion-photo.mp4")
-        let result = try Moonreel.runScript("""
-            local a = av.asset(arg[1])
-            local comp = av.composition()
-            comp:insertTimeRange(av.range(0, a.duration), a, 0)
-            local s = av.exportSession(comp, "LowQuality")
-            s.outputURL = arg[2]
-            assert(s:export())
-            """, name: "photo.lua", arguments: [Fixtures.real("05_pixel_motionphoto_hevc_rot270_2videotracks.mp4"), output])
-        #expect(result.status == 0 && result.err.contains("photo.lua:6: clip ") && result.err.contains("is portrait 1536×2048 but the render size is portrait 1080×1440: it is drawn at its own size from the top-left corner")
+        let (result, _) = try Self.exportEdited(Fixtures.real("05_pixel_motionphoto_hevc_rot270_2videotracks.mp4"), name: "photo.lua", preset: "LowQuality")
+        #expect(result.status == 0 && result.err.contains("photo.lua:8: clip ") && result.err.contains("is portrait 1536×2048 but the render size is portrait 1080×1440: it is drawn at its own size from the top-left corner")
                 && result.err.contains("[layerOffFrame]"), "\(result.err)")
     }
 
@@ -504,14 +496,19 @@ import TestSupport
     /// Runs `edits` on `comp`, a 3 s white clip with a 440 Hz tone from line 4 of the script,
     /// then exports it (after `session`, which may set `s`'s other properties).
     static func editAThreeSecondClip(name: String, _ edits: String, session: String = "") throws -> (Moonreel.Result, String) {
-        let clip = try Fixtures.solid("white", seconds: 3, size: "320x240", tone: 440)
+        try exportEdited(try Fixtures.solid("white", seconds: 3, size: "320x240", tone: 440), name: name, edits, session: session)
+    }
+
+    /// Runs `edits` on `comp`, the whole of `clip` from line 4 of the script, then exports it
+    /// with `preset` (after `session`, which may set `s`'s other properties) at line 8.
+    static func exportEdited(_ clip: String, name: String, preset: String = "HighestQuality", _ edits: String = "", session: String = "") throws -> (Moonreel.Result, String) {
         let output = Fixtures.scratchPath("edited.mp4")
         let result = try Moonreel.runScript("""
             local a = av.asset(arg[1])
             local comp = av.composition()
             comp:insertTimeRange(av.range(0, a.duration), a, 0)
             \(edits)
-            local s = av.exportSession(comp, "HighestQuality")
+            local s = av.exportSession(comp, "\(preset)")
             s.outputURL = arg[2]
             \(session)
             assert(s:export())
