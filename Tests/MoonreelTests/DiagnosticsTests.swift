@@ -472,6 +472,17 @@ import TestSupport
                 && result.err.contains("[layerOffFrame]"), "\(result.err)")
     }
 
+    /// An iPhone's Dolby Vision was said lost only by SmartCut; Passthrough (which drops the
+    /// configuration record) and a re-encode (which works from the HLG base layer) lost it in
+    /// silence. Each says it now; ffprobe finds no DOVI record in either output.
+    @Test(arguments: ["Passthrough", "HEVCHighestQuality"]) func dolbyVisionLostIsSaidByEveryWayOfWriting(preset: String) throws {
+        let (result, output) = try Self.exportEdited(Fixtures.real("02_iphone14pro_portrait_hevc10_hlg_dovi.MOV"), name: "dovi.lua", preset: preset)
+        let how = preset == "Passthrough" ? "Passthrough" : "the export"
+        #expect(result.status == 0 && result.err.contains("dovi.lua:8: \(how) does not keep the source's Dolby Vision (profile 8.4)") && result.err.contains("[optionIgnored]"), "\(result.err)")
+        let sideData = try Tool.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream_side_data", "-of", "json", output]).out
+        #expect(!sideData.contains("DOVI"), "\(sideData)")
+    }
+
     /// An iOS port names Apple's fonts: "Helvetica Neue" is not installed here, and fontconfig
     /// drew the text in DejaVu Sans without a word. Now a `fontSubstituted` warning naming
     /// both, once for the font; an installed family (any case) and a generic one say nothing.

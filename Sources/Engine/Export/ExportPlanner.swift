@@ -152,10 +152,6 @@ struct ExportPlanner {
                 case .success(let writer):
                     strategy = .smartCut(writer)
                     notes.append(Diagnostic(.encodingChanged, .note, "\(name) \(writer.summary)"))
-                    let dolbyVision = Set(composition.tracks(withMediaType: .video).flatMap { $0.segments.compactMap { $0.source?.dolbyVision } })
-                    if let profile = dolbyVision.sorted().first {
-                        notes.append(Diagnostic(.optionIgnored, .warning, "\(name) does not keep the source's Dolby Vision (profile \(profile)): the copy plays its base layer (HDR10 or HLG), as players without Dolby Vision show it"))
-                    }
                 case .failure(let unavailable) where preset.isSmartCut:
                     let fallback = unavailable.isHEVC ? "HEVCHighestQuality" : "HighestQuality"
                     encodingPreset = ExportPreset.named(fallback) ?? preset
@@ -165,6 +161,7 @@ struct ExportPlanner {
                 }
             }
             let encodings = try encodings(for: container, preset: encodingPreset)
+            if makingOutput, let dolbyVision = dolbyVisionNote(strategy) { notes.append(dolbyVision) }
             if makingOutput, let task = settings.chunkTask {
                 let chunks = ChunkPlanner(planner: self, task: task)
                 if let reason = chunks.refusal(strategy: strategy, container: container, encodings: encodings) {
@@ -476,6 +473,23 @@ struct ExportPlanner {
         plan.encoderFormat = request.encodings.video?.renderedFormat
         plan.pace = request.encodings.video?.pace(for: plan) ?? .renderer
         return (plan, notes)
+    }
+
+    /// An `optionIgnored` warning when a source carries Dolby Vision, which no way of writing
+    /// keeps: a copy (Passthrough, SmartCut) drops its configuration record, an encoder works
+    /// from the base layer. Either way the output plays the base layer (HDR10 or HLG), as
+    /// players without Dolby Vision show it; nil without Dolby Vision or video.
+    private func dolbyVisionNote(_ strategy: ExportRequest.Strategy) -> Diagnostic? {
+        let profiles = Set(composition.tracks(withMediaType: .video).flatMap { $0.segments.compactMap { $0.source?.dolbyVision } })
+        guard let profile = profiles.sorted().first else { return nil }
+        let how: String
+        switch strategy {
+        case .passthrough: how = "Passthrough"
+        case .smartCut: how = preset.isSmartCut ? "SmartCut" : "smartRendering"
+        case .reencode, .piece, .join: how = "the export"
+        case .sound, .nothing: return nil
+        }
+        return Diagnostic(.optionIgnored, .warning, "\(how) does not keep the source's Dolby Vision (profile \(profile)): the output plays its base layer (HDR10 or HLG), as players without Dolby Vision show it")
     }
 
     /// A GIF holds each frame for whole hundredths of a second, and players show 1 (or 0) as
