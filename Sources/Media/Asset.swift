@@ -31,6 +31,8 @@ public final class Asset: @unchecked Sendable {
     public let formatName: String
     /// The container's metadata tags as FFmpeg reads them ("title", "creation_time", …).
     public let metadata: [String: String]
+    /// How many chapters the file marks (a podcast's, a film's).
+    public let chapterCount: Int
     /// Every stream of the file in stream order, including subtitle, cover-art and data
     /// tracks.
     public private(set) var tracks: [AssetTrack] = []
@@ -50,6 +52,7 @@ public final class Asset: @unchecked Sendable {
         let format = demuxer.context.pointee
         formatName = format.iformat.map { String(cString: $0.pointee.name) } ?? "unknown"
         metadata = Asset.dictionary(format.metadata)
+        chapterCount = Int(format.nb_chapters)
         let stillFormat = formatName == "image2" || formatName.hasSuffix("_pipe")
         var built: [AssetTrack] = []
         for index in 0..<demuxer.streamCount {

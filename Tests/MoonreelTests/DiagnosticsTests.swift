@@ -483,6 +483,30 @@ import TestSupport
         #expect(!sideData.contains("DOVI"), "\(sideData)")
     }
 
+    /// No way of writing carries a source's chapters, subtitle tracks, cover art, data
+    /// tracks or tags (creation date, place, title), and none of it was said: a
+    /// podcast trim lost its chapters in silence. Chapters and subtitles, which a viewer
+    /// misses, are an optionIgnored warning; the rest a note. ffprobe finds none of it kept.
+    @Test func whatTheSourceHoldsBesidesPictureAndSoundIsSaid() throws {
+        let source = try Fixtures.cached("chapters-subtitles.mov") { path in
+            let folder = (path as NSString).deletingLastPathComponent
+            let (chapters, subtitles) = (folder + "/chapters.txt", folder + "/subtitles.srt")
+            try ";FFMETADATA1\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=0\nEND=1000\ntitle=Intro\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=1000\nEND=2000\ntitle=Main\n"
+                .write(toFile: chapters, atomically: true, encoding: .utf8)
+            try "1\n00:00:00,200 --> 00:00:01,500\nHello\n".write(toFile: subtitles, atomically: true, encoding: .utf8)
+            try Tool.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30:duration=2", "-f", "lavfi", "-i", "sine=frequency=440:duration=2",
+                             "-i", subtitles, "-i", chapters, "-map", "0", "-map", "1", "-map", "2", "-map_chapters", "3",
+                             "-metadata", "creation_time=2021-05-06T10:00:00Z", "-metadata", "title=Take 3",
+                             "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", "-c:s", "mov_text", path])
+        }
+        let (result, output) = try Self.exportEdited(source, name: "extras.lua")
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.err.contains("extras.lua:8: \"chapters-subtitles.mov\" has 2 chapters and a subtitle track, which the output does not keep") && result.err.contains("warning"), "\(result.err)")
+        #expect(result.err.contains("extras.lua:8: \"chapters-subtitles.mov\" has a data track (timecode, camera or chapter data), its creation date, title; the output keeps none of it"), "\(result.err)")
+        let kept = try Tool.run("ffprobe", ["-v", "error", "-show_chapters", "-show_entries", "stream=codec_type", "-of", "csv=p=0", output]).out
+        #expect(!kept.contains("subtitle") && !kept.contains("Intro"), "\(kept)")
+    }
+
     /// An iOS port names Apple's fonts: "Helvetica Neue" is not installed here, and fontconfig
     /// drew the text in DejaVu Sans without a word. Now a `fontSubstituted` warning naming
     /// both, once for the font; an installed family (any case) and a generic one say nothing.

@@ -161,7 +161,8 @@ struct ExportPlanner {
                 }
             }
             let encodings = try encodings(for: container, preset: encodingPreset)
-            if makingOutput, let dolbyVision = dolbyVisionNote(strategy) { notes.append(dolbyVision) }
+            if makingOutput, encodings.video != nil || container.holdsVideoCodecs, let dolbyVision = dolbyVisionNote(strategy) { notes.append(dolbyVision) }
+            if makingOutput { notes += sourceExtrasNotes() }
             if makingOutput, let task = settings.chunkTask {
                 let chunks = ChunkPlanner(planner: self, task: task)
                 if let reason = chunks.refusal(strategy: strategy, container: container, encodings: encodings) {
@@ -473,6 +474,48 @@ struct ExportPlanner {
         plan.encoderFormat = request.encodings.video?.renderedFormat
         plan.pace = request.encodings.video?.pace(for: plan) ?? .renderer
         return (plan, notes)
+    }
+
+    /// What the sources hold besides the picture and sound an export writes, which no way of
+    /// writing carries over: chapters and subtitle tracks (an `optionIgnored` warning: a
+    /// viewer misses them), cover art, data tracks (timecode, a phone's camera data, a MOV's
+    /// chapter titles) and tags such as the creation date and place (a note). Tags the session's own
+    /// `metadata` writes are not counted.
+    private func sourceExtrasNotes() -> [Diagnostic] {
+        let paths = Set(composition.tracks.flatMap { $0.segments.compactMap { $0.source?.path } }).sorted()
+        let assets = paths.compactMap { try? Asset(path: $0) }
+        guard let first = assets.first else { return [] }
+        let count = { (n: Int, one: String, many: String) in n == 0 ? nil : n == 1 ? "\(one)" : "\(n) \(many)" }
+        let chapters = assets.reduce(0) { $0 + $1.chapterCount }
+        let subtitles = assets.reduce(0) { $0 + $1.tracks.count { $0.mediaType == .subtitle || $0.mediaType == .text } }
+        let content = [count(chapters, "a chapter list", "chapters"), count(subtitles, "a subtitle track", "subtitle tracks")].compactMap { $0 }
+        let written = Set((settings.metadata ?? [:]).keys)
+        let tagNames = Set(assets.flatMap { $0.metadata.keys }.filter { !written.contains($0) }.compactMap(Self.tagMeaning)).sorted()
+        let covers = assets.reduce(0) { $0 + $1.tracks(withMediaType: .image).count }
+        let data = assets.reduce(0) { $0 + $1.tracks(withMediaType: .metadata).count }
+        let details = [count(covers, "cover art", "cover pictures"), count(data, "a data track (timecode, camera or chapter data)", "data tracks (timecode, camera or chapter data)"),
+                       tagNames.isEmpty ? nil : "its " + tagNames.joined(separator: ", ")].compactMap { $0 }
+        let name = Paths.name(of: first.path).quotedForMessage(limit: 60) + (assets.count > 1 ? " (and the other sources)" : "")
+        var notes: [Diagnostic] = []
+        if !content.isEmpty {
+            notes.append(Diagnostic(.optionIgnored, .warning, "\(name) has \(content.joined(separator: " and ")), which the output does not keep",
+                                    remedy: "copy them back with ffmpeg -i OUTPUT -i SOURCE -map 0 -map 1:s? -map_chapters 1 -c copy"))
+        }
+        if !details.isEmpty {
+            notes.append(Diagnostic(.optionIgnored, .note, "\(name) has \(details.joined(separator: ", ")); the output keeps none of it",
+                                    remedy: "set session.metadata to write tags of your own"))
+        }
+        return notes
+    }
+
+    /// What a source's container tag means, for the note that it is not kept; nil for the
+    /// technical ones (brands, the encoder's name).
+    private static func tagMeaning(_ key: String) -> String? {
+        let lower = key.lowercased()
+        if lower.contains("location") || lower.hasSuffix("iso6709") { return "place" }
+        if lower == "creation_time" || lower.hasSuffix("creationdate") || lower == "date" { return "creation date" }
+        if lower.hasSuffix(".make") || lower.hasSuffix(".model") || lower.hasSuffix(".software") { return "camera" }
+        return ["title", "artist", "album", "album_artist", "comment", "description", "copyright", "genre", "composer"].contains(lower) ? lower.replacingOccurrences(of: "_", with: " ") : nil
     }
 
     /// An `optionIgnored` warning when a source carries Dolby Vision, which no way of writing
