@@ -507,6 +507,19 @@ import TestSupport
         #expect(!kept.contains("subtitle") && !kept.contains("Intro"), "\(kept)")
     }
 
+    /// An iPhone's HLG video exported with an H.264 preset is tone-mapped to SDR, as
+    /// docs/color-and-hdr.md says, but the export said nothing, so a batch could not tell.
+    /// A note says it now; HEVC (which keeps HDR) and hdr = "toneMap" (asked) say nothing.
+    /// ffprobe reads bt709 in the H.264 output.
+    @Test(arguments: [("HighestQuality", "", true), ("HEVCHighestQuality", "", false), ("HighestQuality", "s.hdr = \"toneMap\"", false)])
+    func hdrToneMappedWithoutBeingAskedIsANote(preset: String, session: String, said: Bool) throws {
+        let (result, output) = try Self.exportEdited(Fixtures.real("02_iphone14pro_portrait_hevc10_hlg_dovi.MOV"), name: "hlg.lua", preset: preset, session: session)
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.err.contains("hlg.lua:8: the HDR (HLG) sources are tone-mapped to SDR: this export writes 8-bit video") == said, "\(preset) \(session): \(result.err)")
+        let transfer = try Tool.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream=color_transfer", "-of", "csv=p=0", output]).out
+        #expect(transfer.contains("arib-std-b67") == (preset == "HEVCHighestQuality"), "\(transfer)")
+    }
+
     /// An iOS port names Apple's fonts: "Helvetica Neue" is not installed here, and fontconfig
     /// drew the text in DejaVu Sans without a word. Now a `fontSubstituted` warning naming
     /// both, once for the font; an installed family (any case) and a generic one say nothing.

@@ -163,6 +163,7 @@ struct ExportPlanner {
             let encodings = try encodings(for: container, preset: encodingPreset)
             if makingOutput, encodings.video != nil || container.holdsVideoCodecs, let dolbyVision = dolbyVisionNote(strategy) { notes.append(dolbyVision) }
             if makingOutput { notes += sourceExtrasNotes() }
+            if makingOutput, let toneMapped = toneMappingNote(encodings) { notes.append(toneMapped) }
             if makingOutput, let task = settings.chunkTask {
                 let chunks = ChunkPlanner(planner: self, task: task)
                 if let reason = chunks.refusal(strategy: strategy, container: container, encodings: encodings) {
@@ -474,6 +475,18 @@ struct ExportPlanner {
         plan.encoderFormat = request.encodings.video?.renderedFormat
         plan.pace = request.encodings.video?.pace(for: plan) ?? .renderer
         return (plan, notes)
+    }
+
+    /// An `encodingChanged` note when HDR sources are written as SDR without being asked
+    /// (`hdr = "auto"` with an 8-bit or H.264 output): the tone-mapped picture is what the
+    /// sources were, in other colours. Asked (`hdr = "toneMap"`), nothing is said.
+    private func toneMappingNote(_ encodings: Encodings) -> Diagnostic? {
+        guard settings.hdr == .auto, encodings.video != nil, encodings.dynamicRange == .sdr else { return nil }
+        let hdr = Set(composition.tracks(withMediaType: .video).flatMap { $0.segments.compactMap { $0.source?.dynamicRange } }).filter { $0 != .sdr }
+        guard !hdr.isEmpty else { return nil }
+        let kinds = hdr.map { $0 == .pq ? "PQ" : "HLG" }.sorted().joined(separator: " and ")
+        return Diagnostic(.encodingChanged, .note, "the HDR (\(kinds)) sources are tone-mapped to SDR: this export writes 8-bit video",
+                          remedy: "use HEVCHighestQuality (or 10-bit videoSettings) to keep HDR, or set hdr = \"toneMap\" to ask for SDR")
     }
 
     /// What the sources hold besides the picture and sound an export writes, which no way of
