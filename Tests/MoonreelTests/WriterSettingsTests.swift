@@ -208,6 +208,31 @@ import TestSupport
         #expect(said[25]?.isEmpty == true, "\(said)")
     }
 
+    /// AAC carries at most 6144 bits a channel per 1024 samples, and the encoder held an
+    /// 8 kHz mono sound asked at 320 kb/s to 48 kb/s without a word; an MP3 of a 96 kHz
+    /// recording was resampled to 48 kHz without one either. The first is a warning, the
+    /// second a note; ffprobe reads the rate said, and a bit rate within the most.
+    @Test func soundEncodedOtherwiseThanAskedIsSaid() throws {
+        let tone = { (rate: Int) in try Fixtures.cached("tone-\(rate).wav") { path in
+            try Tool.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=\(rate):duration=2", path])
+        } }
+        let export = { (input: String, output: String, settings: String) in
+            try Moonreel.runScript("""
+                local a = av.asset(arg[1]); local comp = av.composition(); comp:insertTimeRange(av.range(0, a.duration), a, 0)
+                local s = av.exportSession(comp, "HighestQuality"); s.outputURL = arg[2]
+                s.audioSettings = \(settings)
+                assert(s:export())
+                """, name: "sound.lua", arguments: [input, output])
+        }
+        let aac = Fixtures.scratchPath("low.m4a"), mp3 = Fixtures.scratchPath("high.mkv")
+        let loud = try export(try tone(8000), aac, "{ bitRate = 320000 }")
+        #expect(loud.status == 0 && loud.err.contains("sound.lua:4: audioSettings bitRate 320000 is more than AAC carries at 8 kHz with 1 channel: at most 48000 b/s is written"), "\(loud.err)")
+        #expect((Int(try Tool.ffprobe(aac).streams.first?.bit_rate ?? "") ?? 0) <= 48000)
+        let resampled = try export(try tone(96000), mp3, "{ codec = \"mp3\" }")
+        #expect(resampled.status == 0 && resampled.err.contains("sound.lua:4: the sound is resampled from 96 kHz to 48 kHz"), "\(resampled.err)")
+        #expect(try Tool.ffprobe(mp3).streams.first?.sample_rate == "48000")
+    }
+
     @Test func gifHasOnePaletteAndEveryFrame() throws {
         let output = Fixtures.scratchPath("clip.gif")
         let result = try Moonreel.run(["run", Moonreel.example("gif.lua"), Self.clip, output, "1", "2"])

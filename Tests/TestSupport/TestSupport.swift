@@ -171,6 +171,7 @@ public struct Probe: Decodable {
         public let codec_tag_string: String?
         public let nb_read_frames: String?
         public let sample_rate: String?
+        public let bit_rate: String?
         public let channels: Int?
         public let pix_fmt: String?
         public let r_frame_rate: String?

@@ -212,9 +212,30 @@ struct ExportPlanner {
         case .passthrough, .join, .nothing:
             break
         }
+        if let audio, let encoding = request.encodings.audio { videoNotes += soundNotes(audio, encoding) }
         return ExportPlan(request: request, composition: composition, video: video, videoNotes: videoNotes, audio: audio,
                           metadata: settings.metadata, fastStart: settings.shouldOptimizeForNetworkUse,
                           fileLengthLimit: settings.fileLengthLimit, memoryLimit: settings.memoryLimit)
+    }
+
+    /// What the sound's encoding changes of what was asked or held: a bit rate over what AAC
+    /// carries at the rate and channels written (6144 bits a channel per 1024 samples; the
+    /// encoder holds to that, a warning), a sample rate under the sources' highest (a codec
+    /// that takes no more, or sources of several rates mixed: a note).
+    private func soundNotes(_ plan: AudioPlan, _ encoding: AudioEncoding) -> [Diagnostic] {
+        var notes: [Diagnostic] = []
+        let (rate, channels) = (Int(plan.format.sampleRate), plan.format.channels)
+        let kilohertz = { (rate: Int) in shortNumber(Double(rate) / 1000) + " kHz" }
+        if encoding.codec == .aac, let asked = settings.audioSettings?.bitRate, asked > 6144 * channels * rate / 1024 {
+            let most = 6144 * channels * rate / 1024
+            notes.append(Diagnostic(.optionIgnored, .warning, "audioSettings bitRate \(asked) is more than AAC carries at \(kilohertz(rate)) with \(channels) channel\(channels == 1 ? "" : "s"): at most \(most) b/s is written",
+                                    remedy: "ask for \(most) or less, or a higher sampleRate"))
+        }
+        let highest = composition.tracks(withMediaType: .audio).flatMap(\.segments).compactMap { $0.source?.sampleRate }.max() ?? 0
+        if settings.audioSettings?.sampleRate == nil, rate < highest {
+            notes.append(Diagnostic(.encodingChanged, .note, "the sound is resampled from \(kilohertz(highest)) to \(kilohertz(rate)) (what \(encoding.codec.rawValue) takes, or the sources' rates mixed)"))
+        }
+        return notes
     }
 
     /// A warning for each video track with media, within `range`, where no layer instruction
