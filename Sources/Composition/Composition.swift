@@ -16,6 +16,9 @@ public struct SegmentSource: Sendable, Hashable {
     public let preferredTransform: AffineTransform
     /// The stored pixels' width over their height (`AssetTrack.pixelAspectRatio`).
     public let pixelAspectRatio: Double
+    /// What the file holds besides picture and sound (chapters, subtitles, cover art, tags),
+    /// which no export writes.
+    public let extras: SourceExtras
     /// The stream's frame rate as the file states it, in frames per second (0 for audio).
     public let nominalFrameRate: Double
     /// Audio samples per second (0 for video).
@@ -40,6 +43,7 @@ public struct SegmentSource: Sendable, Hashable {
         naturalSize = track.naturalSize
         preferredTransform = track.preferredTransform
         pixelAspectRatio = track.pixelAspectRatio
+        extras = track.asset?.extras ?? SourceExtras()
         nominalFrameRate = track.nominalFrameRate
         sampleRate = track.sampleRate
         channelCount = track.channelCount

@@ -17,6 +17,37 @@ public enum MediaType: String, Sendable, CaseIterable {
     case metadata
 }
 
+/// What a file holds that a person made besides its picture and sound: chapters, subtitle
+/// tracks, cover art and tags such as a title. What a device writes on every file (the date,
+/// the place, the camera, its data tracks) is not counted: an edit is not expected to keep it.
+public struct SourceExtras: Sendable, Hashable {
+    /// Chapters marked.
+    public var chapters = 0
+    /// Subtitle and timed-text tracks.
+    public var subtitleTracks = 0
+    /// Cover art and other still pictures.
+    public var coverPictures = 0
+    /// The tags' meanings ("title", "artist", …; `meaning(of:)`).
+    public var tags: Set<String> = []
+
+    /// Nothing besides picture and sound.
+    public init() {}
+
+    /// These counts and tags.
+    public init(chapters: Int, subtitleTracks: Int, coverPictures: Int, tags: Set<String>) {
+        (self.chapters, self.subtitleTracks, self.coverPictures, self.tags) = (chapters, subtitleTracks, coverPictures, tags)
+    }
+
+    /// What a container tag means, or nil for one a device or muxer writes: "title" for
+    /// `title`, `com.apple.quicktime.title` and `©nam`-style keys alike.
+    public static func meaning(of key: String) -> String? {
+        var name = key.lowercased()
+        for prefix in ["com.apple.quicktime.", "©"] where name.hasPrefix(prefix) { name.removeFirst(prefix.count) }
+        let known = ["title", "artist", "album", "album_artist", "comment", "description", "copyright", "genre", "composer", "lyrics"]
+        return known.contains(name) ? String(name.map { $0 == "_" ? " " : $0 }) : nil
+    }
+}
+
 /// A media file opened for reading, like `AVURLAsset`: its duration and tracks.
 /// Probing happens once at creation; readers open their own handles later.
 public final class Asset: @unchecked Sendable {
@@ -33,6 +64,14 @@ public final class Asset: @unchecked Sendable {
     public let metadata: [String: String]
     /// How many chapters the file marks (a podcast's, a film's).
     public let chapterCount: Int
+
+    /// What the file holds that a person made besides its picture and sound, which no export
+    /// writes (`SourceExtras`).
+    public var extras: SourceExtras {
+        SourceExtras(chapters: chapterCount, subtitleTracks: tracks.count { $0.mediaType == .subtitle || $0.mediaType == .text },
+                     coverPictures: tracks(withMediaType: .image).count,
+                     tags: Set(metadata.keys.compactMap { SourceExtras.meaning(of: $0) }))
+    }
     /// Every stream of the file in stream order, including subtitle, cover-art and data
     /// tracks.
     public private(set) var tracks: [AssetTrack] = []

@@ -393,6 +393,22 @@ import TestSupport
         #expect(probe.hasPrefix("720,576") && !probe.contains("64:45"), "\(probe)")
         let square = try Moonreel.runScript(script, name: "sar.lua", arguments: [try Fixtures.clip(seconds: 1), Fixtures.scratchPath("square.mp4")])
         #expect(square.status == 0 && !square.err.contains("[optionIgnored]"), "\(square.err)")
+        // The remedy followed: stretched by its layer instruction into a 16:9 frame, said nothing.
+        let stretched = Fixtures.scratchPath("stretched.mp4")
+        let fixed = try Moonreel.runScript("""
+            local a = av.asset(arg[1])
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(0, a.duration), a, 0)
+            local vc = av.videoComposition{ renderSize = {1024, 576}, frameDuration = av.time(1, 25) }
+            local li = av.layerInstruction(comp:tracksWithMediaType("video")[1])
+            li:setTransform(av.transform():scaled(1024 / 720, 1), 0)
+            vc.instructions = { av.videoCompositionInstruction{ timeRange = av.range(0, comp.duration), layerInstructions = { li } } }
+            local s = av.exportSession(comp, "HighestQuality")
+            s.outputURL, s.videoComposition = arg[2], vc
+            assert(s:export())
+            """, name: "fixed.lua", arguments: [anamorphic, stretched])
+        #expect(fixed.status == 0 && !fixed.err.contains("[optionIgnored]"), "\(fixed.err)")
+        #expect(try Tool.videoSize(stretched) == (1024, 576))
     }
 
     /// `scaleTimeRange` and `removeTimeRange` with a range reaching past the composition's end
@@ -483,10 +499,11 @@ import TestSupport
         #expect(!sideData.contains("DOVI"), "\(sideData)")
     }
 
-    /// No way of writing carries a source's chapters, subtitle tracks, cover art, data
-    /// tracks or tags (creation date, place, title), and none of it was said: a
-    /// podcast trim lost its chapters in silence. Chapters and subtitles, which a viewer
-    /// misses, are an optionIgnored warning; the rest a note. ffprobe finds none of it kept.
+    /// No way of writing carries a source's chapters, subtitle tracks, cover art or tags a
+    /// person wrote (a title), and none of it was said: a podcast trim lost its chapters in
+    /// silence. Chapters and subtitles, which a viewer misses, are an optionIgnored warning;
+    /// cover art and tags a note (what a device writes on every file, such as the date, is
+    /// not counted). ffprobe finds none of it kept.
     @Test func whatTheSourceHoldsBesidesPictureAndSoundIsSaid() throws {
         let source = try Fixtures.cached("chapters-subtitles.mov") { path in
             let folder = (path as NSString).deletingLastPathComponent
@@ -502,22 +519,26 @@ import TestSupport
         let (result, output) = try Self.exportEdited(source, name: "extras.lua")
         #expect(result.status == 0, "\(result.err)")
         #expect(result.err.contains("extras.lua:8: \"chapters-subtitles.mov\" has 2 chapters and a subtitle track, which the output does not keep") && result.err.contains("warning"), "\(result.err)")
-        #expect(result.err.contains("extras.lua:8: \"chapters-subtitles.mov\" has a data track (timecode, camera or chapter data), its creation date, title; the output keeps none of it"), "\(result.err)")
+        #expect(result.err.contains("extras.lua:8: \"chapters-subtitles.mov\" has tags (title), which the output does not keep"), "\(result.err)")
+        #expect(!result.err.contains("creation"), "a date every file has is not counted: \(result.err)")
         let kept = try Tool.run("ffprobe", ["-v", "error", "-show_chapters", "-show_entries", "stream=codec_type", "-of", "csv=p=0", output]).out
         #expect(!kept.contains("subtitle") && !kept.contains("Intro"), "\(kept)")
+        // A title the session writes itself is not said lost.
+        let (titled, _) = try Self.exportEdited(source, name: "extras.lua", session: "s.metadata = { title = \"Mine\" }")
+        #expect(titled.status == 0 && !titled.err.contains("has tags"), "\(titled.err)")
     }
 
     /// An iPhone's HLG video exported with an H.264 preset is tone-mapped to SDR, as
     /// docs/color-and-hdr.md says, but the export said nothing, so a batch could not tell.
-    /// A note says it now; HEVC (which keeps HDR) and hdr = "toneMap" (asked) say nothing.
+    /// A note says it now; HEVC and SmartCut (which keep HDR) and hdr = "toneMap" (asked) say nothing.
     /// ffprobe reads bt709 in the H.264 output.
-    @Test(arguments: [("HighestQuality", "", true), ("HEVCHighestQuality", "", false), ("HighestQuality", "s.hdr = \"toneMap\"", false)])
+    @Test(arguments: [("HighestQuality", "", true), ("HEVCHighestQuality", "", false), ("HighestQuality", "s.hdr = \"toneMap\"", false), ("SmartCut", "", false)])
     func hdrToneMappedWithoutBeingAskedIsANote(preset: String, session: String, said: Bool) throws {
         let (result, output) = try Self.exportEdited(Fixtures.real("02_iphone14pro_portrait_hevc10_hlg_dovi.MOV"), name: "hlg.lua", preset: preset, session: session)
         #expect(result.status == 0, "\(result.err)")
-        #expect(result.err.contains("hlg.lua:8: the HDR (HLG) sources are tone-mapped to SDR: this export writes 8-bit video") == said, "\(preset) \(session): \(result.err)")
+        #expect(result.err.contains("hlg.lua:8: the HDR (HLG) sources are tone-mapped to SDR: H.264 carries no HDR here") == said, "\(preset) \(session): \(result.err)")
         let transfer = try Tool.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream=color_transfer", "-of", "csv=p=0", output]).out
-        #expect(transfer.contains("arib-std-b67") == (preset == "HEVCHighestQuality"), "\(transfer)")
+        #expect(transfer.contains("arib-std-b67") == (preset != "HighestQuality"), "\(transfer)")
     }
 
     /// An iOS port names Apple's fonts: "Helvetica Neue" is not installed here, and fontconfig

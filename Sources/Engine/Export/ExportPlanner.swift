@@ -163,7 +163,7 @@ struct ExportPlanner {
             let encodings = try encodings(for: container, preset: encodingPreset)
             if makingOutput, encodings.video != nil || container.holdsVideoCodecs, let dolbyVision = dolbyVisionNote(strategy) { notes.append(dolbyVision) }
             if makingOutput { notes += sourceExtrasNotes() }
-            if makingOutput, let toneMapped = toneMappingNote(encodings) { notes.append(toneMapped) }
+            if makingOutput, let toneMapped = toneMappingNote(encodings, strategy) { notes.append(toneMapped) }
             if makingOutput, let task = settings.chunkTask {
                 let chunks = ChunkPlanner(planner: self, task: task)
                 if let reason = chunks.refusal(strategy: strategy, container: container, encodings: encodings) {
@@ -489,7 +489,7 @@ struct ExportPlanner {
         if request.container == .gif, let delays = Self.gifDelayNote(rendered.duration) { notes.append(delays) }
         if let gap = trackGap(request, frameDuration: rendered.duration) { notes.append(gap) }
         if let repeated = repeatedFrames(rendered.duration) { notes.append(repeated) }
-        if let squeezed = nonSquarePixels() { notes.append(squeezed) }
+        if let squeezed = nonSquarePixels(videoComposition) { notes.append(squeezed) }
         notes += undrawnTracks(videoComposition, range: request.range)
         var plan = try VideoPlan.make(composition: composition, videoComposition: videoComposition, range: request.range,
                                       outputWidth: width, outputHeight: height, dynamicRange: request.encodings.dynamicRange)
@@ -501,55 +501,49 @@ struct ExportPlanner {
     /// An `encodingChanged` note when HDR sources are written as SDR without being asked
     /// (`hdr = "auto"` with an 8-bit or H.264 output): the tone-mapped picture is what the
     /// sources were, in other colours. Asked (`hdr = "toneMap"`), nothing is said.
-    private func toneMappingNote(_ encodings: Encodings) -> Diagnostic? {
-        guard settings.hdr == .auto, encodings.video != nil, encodings.dynamicRange == .sdr else { return nil }
+    /// Copies (SmartCut, Passthrough) keep the sources' pictures, HDR included.
+    private func toneMappingNote(_ encodings: Encodings, _ strategy: ExportRequest.Strategy) -> Diagnostic? {
+        switch strategy {
+        case .reencode, .piece, .join: break
+        case .passthrough, .smartCut, .sound, .nothing: return nil
+        }
+        guard settings.hdr == .auto, let video = encodings.video, encodings.dynamicRange == .sdr else { return nil }
         let hdr = Set(composition.tracks(withMediaType: .video).flatMap { $0.segments.compactMap { $0.source?.dynamicRange } }).filter { $0 != .sdr }
         guard !hdr.isEmpty else { return nil }
         let kinds = hdr.map { $0 == .pq ? "PQ" : "HLG" }.sorted().joined(separator: " and ")
-        return Diagnostic(.encodingChanged, .note, "the HDR (\(kinds)) sources are tone-mapped to SDR: this export writes 8-bit video",
-                          remedy: "use HEVCHighestQuality (or 10-bit videoSettings) to keep HDR, or set hdr = \"toneMap\" to ask for SDR")
+        let why = video.codec == .h264 ? "H.264 carries no HDR here" : "this export writes 8-bit video"
+        return Diagnostic(.encodingChanged, .note, "the HDR (\(kinds)) sources are tone-mapped to SDR: \(why)",
+                          remedy: "use HEVCHighestQuality (or 10-bit HEVC, ProRes, VP9 or AV1 videoSettings) to keep HDR, or set hdr = \"toneMap\" to ask for SDR")
     }
 
     /// What the sources hold besides the picture and sound an export writes, which no way of
-    /// writing carries over: chapters and subtitle tracks (an `optionIgnored` warning: a
-    /// viewer misses them), cover art, data tracks (timecode, a phone's camera data, a MOV's
-    /// chapter titles) and tags such as the creation date and place (a note). Tags the session's own
-    /// `metadata` writes are not counted.
+    /// writing carries over (`SourceExtras`): chapters and subtitle tracks (an `optionIgnored`
+    /// warning: a viewer misses them), cover art and tags a person wrote, such as a title (a
+    /// note). Tags the session's own `metadata` writes are not counted.
     private func sourceExtrasNotes() -> [Diagnostic] {
-        let paths = Set(composition.tracks.flatMap { $0.segments.compactMap { $0.source?.path } }).sorted()
-        let assets = paths.compactMap { try? Asset(path: $0) }
-        guard let first = assets.first else { return [] }
-        let count = { (n: Int, one: String, many: String) in n == 0 ? nil : n == 1 ? "\(one)" : "\(n) \(many)" }
-        let chapters = assets.reduce(0) { $0 + $1.chapterCount }
-        let subtitles = assets.reduce(0) { $0 + $1.tracks.count { $0.mediaType == .subtitle || $0.mediaType == .text } }
-        let content = [count(chapters, "a chapter list", "chapters"), count(subtitles, "a subtitle track", "subtitle tracks")].compactMap { $0 }
-        let written = Set((settings.metadata ?? [:]).keys)
-        let tagNames = Set(assets.flatMap { $0.metadata.keys }.filter { !written.contains($0) }.compactMap(Self.tagMeaning)).sorted()
-        let covers = assets.reduce(0) { $0 + $1.tracks(withMediaType: .image).count }
-        let data = assets.reduce(0) { $0 + $1.tracks(withMediaType: .metadata).count }
-        let details = [count(covers, "cover art", "cover pictures"), count(data, "a data track (timecode, camera or chapter data)", "data tracks (timecode, camera or chapter data)"),
-                       tagNames.isEmpty ? nil : "its " + tagNames.joined(separator: ", ")].compactMap { $0 }
-        let name = Paths.name(of: first.path).quotedForMessage(limit: 60) + (assets.count > 1 ? " (and the other sources)" : "")
+        var byPath: [String: SourceExtras] = [:]
+        for source in composition.tracks.flatMap({ $0.segments.compactMap(\.source) }) { byPath[source.path] = source.extras }
+        guard let first = byPath.keys.sorted().first(where: { byPath[$0] != SourceExtras() }) else { return [] }
+        let all = byPath.values
+        let count = { (n: Int, one: String, many: String) in n == 0 ? nil : n == 1 ? one : "\(n) \(many)" }
+        let content = [count(all.reduce(0) { $0 + $1.chapters }, "a chapter", "chapters"),
+                       count(all.reduce(0) { $0 + $1.subtitleTracks }, "a subtitle track", "subtitle tracks")].compactMap { $0 }
+        let written = Set((settings.metadata ?? [:]).keys.compactMap { SourceExtras.meaning(of: $0) })
+        let tags = all.reduce(Set<String>()) { $0.union($1.tags) }.subtracting(written).sorted()
+        let details = [count(all.reduce(0) { $0 + $1.coverPictures }, "cover art", "cover pictures"),
+                       tags.isEmpty ? nil : "tags (\(tags.joined(separator: ", ")))"].compactMap { $0 }
+        let others = byPath.values.count { $0 != SourceExtras() } > 1 ? " (and other sources)" : ""
+        let name = Paths.name(of: first).quotedForMessage(limit: 60) + others
         var notes: [Diagnostic] = []
         if !content.isEmpty {
             notes.append(Diagnostic(.optionIgnored, .warning, "\(name) has \(content.joined(separator: " and ")), which the output does not keep",
                                     remedy: "copy them back with ffmpeg -i OUTPUT -i SOURCE -map 0 -map 1:s? -map_chapters 1 -c copy"))
         }
         if !details.isEmpty {
-            notes.append(Diagnostic(.optionIgnored, .note, "\(name) has \(details.joined(separator: ", ")); the output keeps none of it",
-                                    remedy: "set session.metadata to write tags of your own"))
+            notes.append(Diagnostic(.optionIgnored, .note, "\(name) has \(details.joined(separator: " and ")), which the output does not keep",
+                                    remedy: "set session.metadata to write the tags"))
         }
         return notes
-    }
-
-    /// What a source's container tag means, for the note that it is not kept; nil for the
-    /// technical ones (brands, the encoder's name).
-    private static func tagMeaning(_ key: String) -> String? {
-        let lower = key.lowercased()
-        if lower.contains("location") || lower.hasSuffix("iso6709") { return "place" }
-        if lower == "creation_time" || lower.hasSuffix("creationdate") || lower == "date" { return "creation date" }
-        if lower.hasSuffix(".make") || lower.hasSuffix(".model") || lower.hasSuffix(".software") { return "camera" }
-        return ["title", "artist", "album", "album_artist", "comment", "description", "copyright", "genre", "composer"].contains(lower) ? lower.replacingOccurrences(of: "_", with: " ") : nil
     }
 
     /// An `optionIgnored` warning when a source carries Dolby Vision, which no way of writing
@@ -588,11 +582,21 @@ struct ExportPlanner {
     /// An `optionIgnored` warning naming the clips stored with non-square pixels (anamorphic
     /// DV or HDV: 720×576 shown 16:9): they are drawn with square ones, so squeezed. Phones
     /// record square pixels; a file that says nothing is taken as square.
-    private func nonSquarePixels() -> Diagnostic? {
+    /// A clip drawn stretched by its pixels' shape (its layer instruction's transform scales
+    /// the stored x that much more than y, as the remedy says) is not squeezed.
+    private func nonSquarePixels(_ videoComposition: VideoComposition) -> Diagnostic? {
         var found: [String: SegmentSource] = [:]
-        for segment in composition.tracks(withMediaType: .video).flatMap(\.segments) {
-            guard let source = segment.source, !source.isStillImage, abs(source.pixelAspectRatio - 1) > 0.01 else { continue }
-            found[source.path] = source
+        for track in composition.tracks(withMediaType: .video) {
+            for segment in track.segments {
+                guard let source = segment.source, !source.isStillImage, abs(source.pixelAspectRatio - 1) > 0.01 else { continue }
+                let start = segment.targetRange.start
+                let layer = videoComposition.instructions.first { $0.timeRange.contains(start) }?.layerInstructions.first {
+                    composition.resolvedTrackID($0.trackID, source: $0.source, mediaType: .video) == track.trackID
+                }
+                let drawn = layer.map { $0.transform.value(at: start) }.map { hypot($0.a, $0.b) / max(hypot($0.c, $0.d), 1e-9) } ?? 1
+                guard abs(drawn / source.pixelAspectRatio - 1) > 0.01 else { continue }
+                found[source.path] = source
+            }
         }
         guard let (path, source) = found.min(by: { $0.key < $1.key }) else { return nil }
         let ratio = source.pixelAspectRatio, width = source.naturalSize.width
