@@ -307,7 +307,7 @@ extension API {
     /// its keys (a "back" ease, a cubic curve bulging past a key): the drawing holds the bound
     /// there, so the motion the numbers describe is not what is seen.
     func reportOvershoot(_ call: LuaCall, _ animation: LayerAnimation, on layer: Layer) throws {
-        guard let range = layer.numberRange(of: animation.keyPath), let reached = animation.numbersReached else { return }
+        guard let range = layer.numberRange(of: animation.keyPath), let reached = animation.numbersReached(within: range) else { return }
         // Rounding in the curve is not an overshoot.
         let slack = 1e-9 * max(1, abs(reached.lowerBound), abs(reached.upperBound))
         let past: (value: Double, bound: Double)

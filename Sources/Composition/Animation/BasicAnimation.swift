@@ -103,10 +103,11 @@ public enum LayerAnimation: Sendable {
     /// The lowest and highest number the animation gives its property over a pass, eased
     /// (an ease that overshoots, a cubic curve bulging past a key, go beyond the values
     /// given); nil for a property that is not a number, or a basic animation from or to the
-    /// layer's own value.
-    public var numbersReached: ClosedRange<Double>? {
+    /// layer's own value. A cubic curve's bulge between two keys at a bound of `bounds` (a
+    /// hold at full opacity) is not counted: drawn at the bound, it is the hold meant.
+    public func numbersReached(within bounds: ClosedRange<Double>? = nil) -> ClosedRange<Double>? {
         switch self {
-        case .keyframe(let a): return a.numbersReached
+        case .keyframe(let a): return a.numbersReached(within: bounds)
         case .basic(let a):
             guard let start = a.start?.number, let end = a.end?.number else { return nil }
             let progress = a.timing.timingFunction?.progressRange ?? 0...1

@@ -143,9 +143,9 @@ public struct KeyframeAnimation: Sendable {
     }
 
     /// The lowest and highest number reached between the keys (see
-    /// `LayerAnimation.numbersReached`); nil when the values are not numbers. The pass's own
+    /// `LayerAnimation.numbersReached(within:)`); nil when the values are not numbers. The pass's own
     /// easing cannot overshoot here: a fraction past 0…1 holds the first or last value.
-    var numbersReached: ClosedRange<Double>? {
+    func numbersReached(within bounds: ClosedRange<Double>?) -> ClosedRange<Double>? {
         let numbers = values.compactMap(\.number)
         guard numbers.count == values.count, var low = numbers.min(), var high = numbers.max() else { return nil }
         let eased = !timingFunctions.isEmpty && !calculationMode.isPaced && calculationMode != .discrete
@@ -154,6 +154,10 @@ public struct KeyframeAnimation: Sendable {
         // percent, fewer per segment on very long lists); a straight one has its ends.
         let samples = max(2, min(32, 100_000 / max(numbers.count - 1, 1)))
         for segment in 0..<(numbers.count - 1) {
+            // A hold at a bound (a fade's 1, 1): the curve bulges past it, and drawing at the
+            // bound is the hold meant.
+            let (from, to) = (numbers[segment], numbers[segment + 1])
+            if calculationMode.isCubic, from == to, let bounds, from == bounds.lowerBound || from == bounds.upperBound { continue }
             let progress = eased ? timingFunctions[segment].progressRange : 0...1
             let reached: [Double]
             if calculationMode.isCubic {
@@ -162,7 +166,6 @@ public struct KeyframeAnimation: Sendable {
                     return splinePoint(segment: segment, u: u).first ?? numbers[segment]
                 }
             } else {
-                let (from, to) = (numbers[segment], numbers[segment + 1])
                 reached = [from + (to - from) * progress.lowerBound, from + (to - from) * progress.upperBound]
             }
             low = min(low, reached.min() ?? low)
