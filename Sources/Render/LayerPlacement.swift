@@ -45,20 +45,23 @@ package enum LayerPlacement {
     /// a moving one is looked at until `shownUntil` (the composition's end), not after.
     package static func diagnostics(under root: Layer, renderSize: Size, layouts: TextLayout? = nil, shownUntil: MediaTime? = nil) throws -> [Diagnostic] {
         let layouts = try layouts ?? TextLayout()
-        let looks = lookTimes(under: root, until: shownUntil)
         var found: [Diagnostic] = []
         let canvas = Rect(x: 0, y: 0, width: renderSize.width, height: renderSize.height)
         let rootPlace = Place(box: canvas, shows: true, turned: false, bounds: root.properties.bounds, isGeometryFlipped: root.properties.isGeometryFlipped)
-        // Each layer with its parent's place on model values and at each look (whether it
-        // shows there depends on its ancestors too), and whether it or one above it moves.
-        var pending: [(layer: Layer, parent: Place, parentLooks: [Place], moving: Bool)] =
-            root.sublayers.reversed().map { ($0, rootPlace, looks.map { _ in rootPlace }, false) }
-        while let (layer, parent, parentLooks, parentMoving) = pending.popLast() {
-            guard !layer.properties.isHidden || !layer.animations.isEmpty else { continue }
-            let moving = parentMoving || (moves(layer) && !looks.isEmpty)
+        // Each layer with the layers above it (below the root), its parent's place on model
+        // values, and the times the animations that move those layers are looked at.
+        var pending: [(layer: Layer, ancestors: [Layer], parent: Place, chainLooks: [MediaTime])] =
+            root.sublayers.reversed().map { ($0, [], rootPlace, []) }
+        while let (layer, ancestors, parent, chainLooks) = pending.popLast() {
+            // A hidden layer, with its sublayers, is not drawn unless an animation shows it.
+            guard !layer.properties.isHidden || layer.animations.contains(where: { $0.animation.keyPath == .isHidden }) else { continue }
+            let looks = merged(chainLooks, lookTimes(of: layer, until: shownUntil))
             let model = place(layer.modelValues, in: parent)
-            let atLooks = looks.indices.map { place(layer.resolved(at: looks[$0]), in: parentLooks[$0]) }
-            if moving {
+            // Only a layer that moves, or lies under one that does, is looked at over time:
+            // each look places the chain from the root at that time.
+            let chain = ancestors + [layer]
+            let atLooks = looks.map { time in chain.reduce(rootPlace) { place($1.resolved(at: time), in: $0) } }
+            if !looks.isEmpty {
                 if let lost = try lostWhileMoving(layer, places: atLooks, at: looks, until: shownUntil, renderSize: renderSize, layouts: layouts) { found.append(lost) }
             } else if !layer.properties.isHidden, !model.turned || layer.properties.contents != nil,
                       let lost = try lostInPlace(layer, box: model.box, renderSize: renderSize, layouts: layouts) {
@@ -66,8 +69,8 @@ package enum LayerPlacement {
             }
             // A turned or scaled layer's frame is the box around it: its sublayers' places are
             // not measured in that box, so they are not judged.
-            if moving ? atLooks.contains(where: { !$0.turned }) : !model.turned {
-                pending += layer.sublayers.reversed().map { ($0, model, atLooks, moving) }
+            if looks.isEmpty ? !model.turned : atLooks.contains(where: { !$0.turned }) {
+                pending += layer.sublayers.reversed().map { ($0, chain, model, looks) }
             }
         }
         return found
@@ -83,18 +86,17 @@ package enum LayerPlacement {
                      bounds: properties.bounds, isGeometryFlipped: properties.isGeometryFlipped)
     }
 
-    /// The times moving layers are looked at: each placing animation's (`AnimationTiming.lookTimes`),
-    /// thinned evenly to `maximumLooks`; empty when nothing moves.
-    private static func lookTimes(under root: Layer, until end: MediaTime?) -> [MediaTime] {
-        var times = Set<MediaTime>()
-        var pending = root.sublayers
-        while let layer = pending.popLast() {
-            pending += layer.sublayers
-            for entry in layer.animations where isPlacing(entry.animation.keyPath) {
-                times.formUnion(entry.animation.timing.lookTimes(perPass: looksPerPass))
-            }
-        }
-        let ordered = times.filter { time in end.map { time < $0 } ?? true }.sorted()
+    /// The times a layer's own placing animations are looked at (`AnimationTiming.lookTimes`),
+    /// before `end`; empty when none moves it.
+    private static func lookTimes(of layer: Layer, until end: MediaTime?) -> [MediaTime] {
+        let times = layer.animations.filter { isPlacing($0.animation.keyPath) }.flatMap { $0.animation.timing.lookTimes(perPass: looksPerPass) }
+        return times.filter { time in end.map { time < $0 } ?? true }
+    }
+
+    /// Two lists of look times as one, in order, thinned evenly to `maximumLooks`.
+    private static func merged(_ first: [MediaTime], _ second: [MediaTime]) -> [MediaTime] {
+        guard !second.isEmpty else { return first }
+        let ordered = Set(first + second).sorted()
         guard ordered.count > maximumLooks else { return ordered }
         return (0..<maximumLooks).map { ordered[$0 * (ordered.count - 1) / (maximumLooks - 1)] }
     }
@@ -258,11 +260,7 @@ package enum LayerPlacement {
         return Rect(x: x, y: y, width: frame.width, height: frame.height)
     }
 
-    /// Whether an animation changes where the layer is.
-    private static func moves(_ layer: Layer) -> Bool {
-        layer.animations.contains { isPlacing($0.animation.keyPath) }
-    }
-
+    /// Whether an animation of `keyPath` changes where the layer is.
     private static func isPlacing(_ keyPath: AnimatableKeyPath) -> Bool {
         switch keyPath {
         case .position, .bounds, .transform, .transformScale, .transformScaleX, .transformScaleY, .transformRotation,

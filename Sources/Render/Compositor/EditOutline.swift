@@ -129,8 +129,15 @@ public struct EditOutline: Sendable, Codable, Equatable {
 
     private static func ramps<Value: Rampable>(_ kind: String, _ timeline: PropertyTimeline<Value>) -> [Ramp] {
         timeline.changes.map {
-            Ramp(kind: kind, start: $0.start.seconds, duration: $0.duration.seconds, from: "\($0.from)", to: "\($0.to)")
+            Ramp(kind: kind, start: $0.start.seconds, duration: $0.duration.seconds, from: text($0.from), to: text($0.to))
         }
+    }
+
+    /// A ramp's value as the page shows it: a crop as x, y, width×height, or "whole" for none.
+    private static func text<Value>(_ value: Value) -> String {
+        guard let rect = value as? Rect else { return "\(value)" }
+        if rect == LayerInstruction.uncropped { return "whole" }
+        return "\(shortNumber(rect.x)), \(shortNumber(rect.y)), \(shortNumber(rect.width))×\(shortNumber(rect.height))"
     }
 
     private static func layerSpans(_ tool: AnimationTool, renderSize: Size, frameDuration: MediaTime, end: MediaTime) -> [LayerSpan] {

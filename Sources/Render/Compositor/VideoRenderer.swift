@@ -383,7 +383,7 @@ extension VideoPlan {
             guard layer.opacity.value(at: time) > 0, let shown = layer.segments.first(where: { $0.targetRange.contains(time) })?.source else { return nil }
             return (layer, shown)
         }
-        guard let (top, shown) = showing.first, shown == source, top.opacity.value(at: time) >= 1, top.crop == nil, top.mask == nil,
+        guard let (top, shown) = showing.first, shown == source, top.opacity.value(at: time) >= 1, (top.crop?.value(at: time)).map({ $0 == LayerInstruction.uncropped }) ?? true, top.mask == nil,
               top.filters.filters(at: time).isEmpty else { return false }
         let outputScale = AffineTransform.scale(Double(outputWidth) / renderSize.width, Double(outputHeight) / renderSize.height)
         let upright = source.preferredTransform.apply(Rect(x: 0, y: 0, width: source.naturalSize.width, height: source.naturalSize.height))

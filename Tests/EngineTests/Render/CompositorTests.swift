@@ -173,3 +173,19 @@ import TestSupport
         #expect(level(rendered.channels[0][0..<4800]) > 1.5 * level(rendered.channels[0][43200..<48000]))
     }
 }
+
+/// The studio's outline of an edit shows a crop as its numbers, and a clip shown whole (the
+/// crop `av.videoComposition(comp, {fit = "fill"})` gives a clip after one that needed one)
+/// as "whole", not as the sentinel rectangle a billion pixels wide.
+@Test func theOutlineShowsACropAsItsNumbersAndNoCropAsWhole() {
+    let layer = LayerInstruction(trackID: 1)
+    layer.setCropRectangle(Rect(x: 40, y: 0, width: 240, height: 240), at: .zero)
+    layer.setCropRectangle(LayerInstruction.uncropped, at: MediaTime(value: 2, timescale: 1))
+    let instruction = VideoCompositionInstruction(timeRange: TimeRange(start: .zero, duration: MediaTime(value: 4, timescale: 1)))
+    instruction.layerInstructions = [layer]
+    let videoComposition = VideoComposition(renderSize: Size(width: 320, height: 240), frameDuration: MediaTime(value: 1, timescale: 30))
+    videoComposition.instructions = [instruction]
+    let outline = EditOutline(composition: Composition(), videoComposition: videoComposition, audioMix: nil)
+    let crops = outline.instructions.flatMap(\.layers).flatMap(\.ramps).filter { $0.kind == "crop" }.map(\.to)
+    #expect(crops == ["40, 0, 240×240", "whole"], "\(crops)")
+}
