@@ -45,11 +45,6 @@ public final class LayerInstruction {
         crop = timeline
     }
 
-    /// The crop at `time`, nil when the whole picture shows.
-    public func cropRectangle(at time: MediaTime) -> Rect? {
-        crop.map { $0.value(at: time) }.flatMap { $0 == Self.uncropped ? nil : $0 }
-    }
-
     /// Moves the crop from `from` to `to` over `range`, then holds `to`, like
     /// `setCropRectangleRamp(fromStartCropRectangle:toEndCropRectangle:timeRange:)`. Rectangles
     /// are in the source frame's stored pixels; `curve` eases the ramp (linear by default).
@@ -262,5 +257,14 @@ public final class VideoComposition {
         let nearest = standard.min { abs(rate - Double($0.0) / Double($0.1)) < abs(rate - Double($1.0) / Double($1.1)) }
         guard let (timescale, value) = nearest, abs(rate - Double(timescale) / Double(value)) < rate * 0.005 else { return nil }
         return MediaTime(value: value, timescale: timescale)
+    }
+}
+
+extension PropertyTimeline where Value == Rect {
+    /// A crop timeline's rectangle at `time`; nil when the whole picture shows
+    /// (`LayerInstruction.uncropped`).
+    package func crop(at time: MediaTime) -> Rect? {
+        let rect = value(at: time)
+        return rect == LayerInstruction.uncropped ? nil : rect
     }
 }

@@ -39,10 +39,11 @@ public struct SourceExtras: Sendable, Hashable {
     }
 
     /// What a container tag means, or nil for one a device or muxer writes: "title" for
-    /// `title`, `com.apple.quicktime.title` and `©nam`-style keys alike.
+    /// `title` and `com.apple.quicktime.title` alike (FFmpeg reads iTunes' `©nam` as `title`).
     public static func meaning(of key: String) -> String? {
         var name = key.lowercased()
-        for prefix in ["com.apple.quicktime.", "©"] where name.hasPrefix(prefix) { name.removeFirst(prefix.count) }
+        let apple = "com.apple.quicktime."
+        if name.hasPrefix(apple) { name.removeFirst(apple.count) }
         let known = ["title", "artist", "album", "album_artist", "comment", "description", "copyright", "genre", "composer", "lyrics"]
         return known.contains(name) ? String(name.map { $0 == "_" ? " " : $0 }) : nil
     }

@@ -119,7 +119,7 @@ final class VideoRenderer {
                 ? AffineTransform.identity
                 : .scale(source.naturalSize.width / Double(frame.width), source.naturalSize.height / Double(frame.height))
             drawables.append(Drawable(frame: frame, transform: stored.concatenating(layer.transform.value(at: time)).concatenating(outputScale),
-                                      opacity: opacity, crop: (layer.crop?.value(at: time)).flatMap { $0 == LayerInstruction.uncropped ? nil : $0 }, trackID: layer.trackID, source: key,
+                                      opacity: opacity, crop: layer.crop?.crop(at: time), trackID: layer.trackID, source: key,
                                       filters: layer.filters.filters(at: time), mask: mask))
         }
         var video = try compose(drawables, background: instruction?.background ?? .black)
@@ -383,7 +383,7 @@ extension VideoPlan {
             guard layer.opacity.value(at: time) > 0, let shown = layer.segments.first(where: { $0.targetRange.contains(time) })?.source else { return nil }
             return (layer, shown)
         }
-        guard let (top, shown) = showing.first, shown == source, top.opacity.value(at: time) >= 1, (top.crop?.value(at: time)).map({ $0 == LayerInstruction.uncropped }) ?? true, top.mask == nil,
+        guard let (top, shown) = showing.first, shown == source, top.opacity.value(at: time) >= 1, top.crop?.crop(at: time) == nil, top.mask == nil,
               top.filters.filters(at: time).isEmpty else { return false }
         let outputScale = AffineTransform.scale(Double(outputWidth) / renderSize.width, Double(outputHeight) / renderSize.height)
         let upright = source.preferredTransform.apply(Rect(x: 0, y: 0, width: source.naturalSize.width, height: source.naturalSize.height))
