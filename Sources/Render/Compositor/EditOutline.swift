@@ -133,11 +133,13 @@ public struct EditOutline: Sendable, Codable, Equatable {
         }
     }
 
-    /// A ramp's value as the page shows it: a crop as x, y, width×height, or "whole" for none.
+    /// A ramp's value as the page shows it: a crop as x, y, width×height to the hundredth of a
+    /// pixel (a fitted crop's 0.25 came out as 0.24999999999994316), or "whole" for none.
     private static func text<Value>(_ value: Value) -> String {
         guard let rect = value as? Rect else { return "\(value)" }
         if rect == LayerInstruction.uncropped { return "whole" }
-        return "\(shortNumber(rect.x)), \(shortNumber(rect.y)), \(shortNumber(rect.width))×\(shortNumber(rect.height))"
+        let pixels = { (value: Double) in shortNumber((value * 100).rounded() / 100) }
+        return "\(pixels(rect.x)), \(pixels(rect.y)), \(pixels(rect.width))×\(pixels(rect.height))"
     }
 
     private static func layerSpans(_ tool: AnimationTool, renderSize: Size, frameDuration: MediaTime, end: MediaTime) -> [LayerSpan] {

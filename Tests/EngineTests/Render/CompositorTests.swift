@@ -179,7 +179,7 @@ import TestSupport
 /// as "whole", not as the sentinel rectangle a billion pixels wide.
 @Test func theOutlineShowsACropAsItsNumbersAndNoCropAsWhole() {
     let layer = LayerInstruction(trackID: 1)
-    layer.setCropRectangle(Rect(x: 40, y: 0, width: 240, height: 240), at: .zero)
+    layer.setCropRectangle(Rect(x: 40, y: 0.24999999999994316, width: 240, height: 240), at: .zero)
     layer.setCropRectangle(LayerInstruction.uncropped, at: MediaTime(value: 2, timescale: 1))
     let instruction = VideoCompositionInstruction(timeRange: TimeRange(start: .zero, duration: MediaTime(value: 4, timescale: 1)))
     instruction.layerInstructions = [layer]
@@ -187,5 +187,5 @@ import TestSupport
     videoComposition.instructions = [instruction]
     let outline = EditOutline(composition: Composition(), videoComposition: videoComposition, audioMix: nil)
     let crops = outline.instructions.flatMap(\.layers).flatMap(\.ramps).filter { $0.kind == "crop" }.map(\.to)
-    #expect(crops == ["40, 0, 240×240", "whole"], "\(crops)")
+    #expect(crops == ["40, 0.25, 240×240", "whole"], "\(crops)")
 }
