@@ -58,7 +58,7 @@ extension API {
         luaClass.property("isPortrait", of: AssetTrack.self) { call, t in call.push(t.isPortrait) }
         luaClass.property("sampleRate", of: AssetTrack.self) { call, t in call.push(t.sampleRate) }
         luaClass.property("channelCount", of: AssetTrack.self) { call, t in call.push(t.channelCount) }
-        luaClass.property("color", of: AssetTrack.self, doc: "video: {bitDepth=, primaries=, transfer=, matrix=, range=, hdr= \"HLG\" | \"PQ\" | nil, dolbyVision=}; nil for other tracks") { call, t in
+        luaClass.property("color", of: AssetTrack.self, doc: "video: {bitDepth=, primaries=, transfer=, matrix=, range=, hdr= \"HLG\" | \"PQ\" | nil, dolbyVision=, masteringLuminance= {max=, min=} (cd/m²), maxCLL=, maxFALL=}; nil for other tracks; HDR10's values nil when the file gives none") { call, t in
             guard let color = t.color else { call.pushNil(); return }
             call.pushRecord {
                 call.push(color.bitDepth); call.setField("bitDepth")
@@ -67,6 +67,17 @@ extension API {
                 }
                 if let hdr = color.hdr { call.push(hdr.rawValue); call.setField("hdr") }
                 if let dolbyVision = color.dolbyVision { call.push(dolbyVision); call.setField("dolbyVision") }
+                if let display = color.hdrMetadata?.masteringDisplay {
+                    call.pushRecord {
+                        call.push(Double(display.maxLuminance) / 10_000); call.setField("max")
+                        call.push(Double(display.minLuminance) / 10_000); call.setField("min")
+                    }
+                    call.setField("masteringLuminance")
+                }
+                if let light = color.hdrMetadata?.contentLightLevel {
+                    call.push(light.maxContent); call.setField("maxCLL")
+                    call.push(light.maxFrameAverage); call.setField("maxFALL")
+                }
             }
         }
         luaClass.property("asset", of: AssetTrack.self) { call, t in

@@ -26,20 +26,31 @@ const int32_t *moon_stream_display_matrix(const AVStream *stream) {
     return (data && size >= 9 * sizeof(int32_t)) ? (const int32_t *)data : NULL;
 }
 
-int moon_copy_display_matrix(AVStream *destination, const AVStream *source) {
-    const int32_t *matrix = moon_stream_display_matrix(source);
-    if (!matrix) return 0;
+int moon_set_stream_side_data(AVStream *stream, enum AVPacketSideDataType type, const uint8_t *data, size_t size) {
 #if LIBAVFORMAT_VERSION_MAJOR >= 61
-    AVPacketSideData *sd = av_packet_side_data_new(&destination->codecpar->coded_side_data,
-                                                   &destination->codecpar->nb_coded_side_data,
-                                                   AV_PKT_DATA_DISPLAYMATRIX, 9 * sizeof(int32_t), 0);
+    AVPacketSideData *sd = av_packet_side_data_new(&stream->codecpar->coded_side_data,
+                                                   &stream->codecpar->nb_coded_side_data, type, size, 0);
     if (!sd) return AVERROR(ENOMEM);
-    memcpy(sd->data, matrix, 9 * sizeof(int32_t));
+    memcpy(sd->data, data, size);
 #else
-    uint8_t *data = av_stream_new_side_data(destination, AV_PKT_DATA_DISPLAYMATRIX, 9 * sizeof(int32_t));
-    if (!data) return AVERROR(ENOMEM);
-    memcpy(data, matrix, 9 * sizeof(int32_t));
+    uint8_t *copy = av_stream_new_side_data(stream, type, size);
+    if (!copy) return AVERROR(ENOMEM);
+    memcpy(copy, data, size);
 #endif
+    return 0;
+}
+
+int moon_copy_stream_side_data(AVStream *destination, const AVStream *source) {
+    static const enum AVPacketSideDataType kept[] = {
+        AV_PKT_DATA_DISPLAYMATRIX, AV_PKT_DATA_MASTERING_DISPLAY_METADATA, AV_PKT_DATA_CONTENT_LIGHT_LEVEL,
+    };
+    for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++) {
+        size_t size = 0;
+        const uint8_t *data = moon_stream_side_data(source, kept[i], &size);
+        if (!data || size == 0) continue;
+        int status = moon_set_stream_side_data(destination, kept[i], data, size);
+        if (status < 0) return status;
+    }
     return 0;
 }
 

@@ -31,6 +31,8 @@ public struct SegmentSource: Sendable, Hashable {
     public let dynamicRange: DynamicRange
     /// The Dolby Vision profile ("8.4"), nil without Dolby Vision.
     public let dolbyVision: String?
+    /// HDR10's mastering display and light levels, nil when the file gives none.
+    public let hdrMetadata: HDRStaticMetadata?
     /// The times the stream holds media for in its file (`AssetTrack.timeRange`): a segment
     /// that asks for more shows the last picture, or silence, past its end.
     public let mediaRange: TimeRange
@@ -50,6 +52,7 @@ public struct SegmentSource: Sendable, Hashable {
         isStillImage = track.isStillImage
         dynamicRange = track.color?.dynamicRange ?? .sdr
         dolbyVision = track.color?.dolbyVision
+        hdrMetadata = track.color?.hdrMetadata
         mediaRange = track.timeRange
     }
 }

@@ -256,7 +256,13 @@ public final class AssetTrack: @unchecked Sendable {
         if mediaType == .video, let descriptor = av_pix_fmt_desc_get(format) {
             pixelFormat = String(cString: descriptor.pointee.name)
             bitsPerComponent = Int(descriptor.pointee.comp.0.depth)
-            color = VideoColor(parameters: parameters, stream: stream)
+            var color = VideoColor(parameters: parameters, stream: stream)
+            if color.hdr == .pq, color.hdrMetadata == nil {
+                // An HEVC camera file states HDR10's metadata in its SEI only. A first frame
+                // that cannot be decoded leaves it unknown: the export decoding it will say why.
+                color.hdrMetadata = try? HDRStaticMetadata.read(path: path, streamIndex: index)
+            }
+            self.color = color
         } else {
             pixelFormat = ""
             bitsPerComponent = 0

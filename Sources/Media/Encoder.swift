@@ -58,7 +58,7 @@ package final class StreamEncoder {
         if muxer.needsGlobalHeader { context.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER }
         var options: OpaquePointer? = nil
         defer { av_dict_free(&options) }
-        for (key, value) in encoding.options { av_dict_set(&options, key, value, 0) }
+        for (key, value) in encoding.encoderOptions { av_dict_set(&options, key, value, 0) }
         switch encoding.rateControl {
         case .quality(let crf):
             context.pointee.bit_rate = 0 // libvpx and libaom encode constant quality only without a bit rate
@@ -88,6 +88,9 @@ package final class StreamEncoder {
         let encoder = try StreamEncoder(context: context, muxer: muxer)
         try check(avcodec_open2(context, codec, &options), "opening the \(name) encoder", context: "output")
         try muxer.copyParameters(from: context, to: encoder.streamIndex)
+        if let metadata = encoding.hdrMetadata, let stream = muxer.context.pointee.streams[Int(encoder.streamIndex)] {
+            try metadata.attach(to: stream)
+        }
         return encoder
     }
 

@@ -22,6 +22,9 @@ public struct VideoColor: Sendable, Hashable {
     public let bitDepth: Int
     /// "8.4" for profile 8, compatibility id 4 (an HLG base layer), nil without Dolby Vision.
     public let dolbyVision: String?
+    /// HDR10's mastering display and light levels, as the stream states them or, for PQ,
+    /// as its first frame carries them; nil when the file gives none.
+    public internal(set) var hdrMetadata: HDRStaticMetadata?
 
     init(parameters: AVCodecParameters, stream: UnsafePointer<AVStream>) {
         primariesValue = parameters.color_primaries
@@ -38,6 +41,7 @@ public struct VideoColor: Sendable, Hashable {
         } else {
             dolbyVision = nil
         }
+        hdrMetadata = HDRStaticMetadata(stream: stream)
     }
 
     /// Colour primaries as FFmpeg names them ("bt709", "bt2020"; "unknown" when untagged).
@@ -73,6 +77,7 @@ public struct VideoColor: Sendable, Hashable {
         var parts = ["\(bitDepth)-bit", "\(primaries) / \(transfer) / \(matrix)", "\(range) range"]
         if let hdr { parts.append("HDR (\(hdr.rawValue))") }
         if let dolbyVision { parts.append("Dolby Vision \(dolbyVision)") }
+        if let hdrMetadata { parts.append(hdrMetadata.summary) }
         return parts.joined(separator: ", ")
     }
 

@@ -43,7 +43,10 @@ enum ProbeReport {
                 fields += ["\"bitDepth\":\(color.bitDepth)", "\"primaries\":\(jsonString(color.primaries))",
                            "\"transfer\":\(jsonString(color.transfer))", "\"matrix\":\(jsonString(color.matrix))",
                            "\"range\":\(jsonString(color.range))", "\"hdr\":\(color.hdr.map { jsonString($0.rawValue) } ?? "null")",
-                           "\"dolbyVision\":\(color.dolbyVision.map(jsonString) ?? "null")"]
+                           "\"dolbyVision\":\(color.dolbyVision.map(jsonString) ?? "null")",
+                           "\"masteringMaxLuminance\":\(color.hdrMetadata?.masteringDisplay.map { "\(Double($0.maxLuminance) / 10_000)" } ?? "null")",
+                           "\"maxCLL\":\(color.hdrMetadata?.contentLightLevel.map { "\($0.maxContent)" } ?? "null")",
+                           "\"maxFALL\":\(color.hdrMetadata?.contentLightLevel.map { "\($0.maxFrameAverage)" } ?? "null")"]
             }
             if t.mediaType == .audio { fields += ["\"sampleRate\":\(t.sampleRate)", "\"channels\":\(t.channelCount)"] }
             return "{" + fields.joined(separator: ",") + "}"

@@ -30,9 +30,14 @@ const uint8_t *moon_stream_side_data(const AVStream *stream, enum AVPacketSideDa
 // The display matrix of a stream (9 int32 in 16.16 / 2.30 fixed point), or NULL.
 const int32_t *moon_stream_display_matrix(const AVStream *stream);
 
-// Copies a stream's display matrix onto an output stream (stream copy keeps rotation
-// as metadata). Returns 0 or a negative AVERROR.
-int moon_copy_display_matrix(AVStream *destination, const AVStream *source);
+// Sets a copy of `size` bytes as an output stream's side data of one type (before the
+// header is written). Returns 0 or AVERROR(ENOMEM).
+int moon_set_stream_side_data(AVStream *stream, enum AVPacketSideDataType type, const uint8_t *data, size_t size);
+
+// Copies what a stream copy keeps as stream metadata onto an output stream: the display
+// matrix (rotation) and HDR10's mastering display and content light level. Returns 0 or a
+// negative AVERROR.
+int moon_copy_stream_side_data(AVStream *destination, const AVStream *source);
 
 // Replaces a stream's codec extradata with a copy of `data` (zero padding included, as
 // FFmpeg requires). Returns 0 or AVERROR(ENOMEM).

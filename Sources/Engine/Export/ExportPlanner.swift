@@ -164,6 +164,7 @@ struct ExportPlanner {
             if makingOutput, encodings.video != nil || container.holdsVideoCodecs, let dolbyVision = dolbyVisionNote(strategy) { notes.append(dolbyVision) }
             if makingOutput { notes += sourceExtrasNotes() }
             if makingOutput, let toneMapped = toneMappingNote(encodings, strategy) { notes.append(toneMapped) }
+            if makingOutput { notes += hdrMetadataNotes(encodings, strategy) }
             if makingOutput, let task = settings.chunkTask {
                 let chunks = ChunkPlanner(planner: self, task: task)
                 if let reason = chunks.refusal(strategy: strategy, container: container, encodings: encodings) {
@@ -374,6 +375,7 @@ struct ExportPlanner {
                 videoEncoding = try tagged("videoSettings") {
                     try VideoEncoding.make(codec, settings: video, preset: encodingPreset, container: container, keepsHDR: dynamicRange.isHDR)
                 }
+                if dynamicRange == .pq { videoEncoding?.hdrMetadata = HDRStaticMetadata.combined(pqSourceMetadata()).metadata }
             } else {
                 guard videoSettings == nil else {
                     throw EngineError("videoSettings do not apply to \(container.noun) (its pictures have no codec settings): remove them, or write a video file")
@@ -514,6 +516,36 @@ struct ExportPlanner {
         let why = video.codec == .h264 ? "H.264 carries no HDR here" : "this export writes 8-bit video"
         return Diagnostic(.encodingChanged, .note, "the HDR (\(kinds)) sources are tone-mapped to SDR: \(why)",
                           remedy: "use HEVCHighestQuality (or 10-bit HEVC, ProRes, VP9 or AV1 videoSettings) to keep HDR, or set hdr = \"toneMap\" to ask for SDR")
+    }
+
+    /// The HDR10 metadata of each PQ video source (nil: it gives none), once per file and stream.
+    private func pqSourceMetadata() -> [HDRStaticMetadata?] {
+        var seen: [String: HDRStaticMetadata?] = [:]
+        for source in composition.tracks(withMediaType: .video).flatMap({ $0.segments.compactMap(\.source) }) where source.dynamicRange == .pq {
+            seen["\(source.streamIndex) \(source.path)"] = source.hdrMetadata
+        }
+        return seen.keys.sorted().compactMap { seen[$0] }
+    }
+
+    /// What a PQ output made of PQ sources cannot state of their HDR10 metadata as they do:
+    /// they were mastered on different displays (the brightest is stated), or a source gives
+    /// no light levels (none are stated). Copies keep the sources' own.
+    private func hdrMetadataNotes(_ encodings: Encodings, _ strategy: ExportRequest.Strategy) -> [Diagnostic] {
+        switch strategy {
+        case .reencode, .piece, .join: break
+        case .passthrough, .smartCut, .sound, .nothing: return []
+        }
+        guard encodings.dynamicRange == .pq, encodings.video != nil else { return [] }
+        let sources = pqSourceMetadata()
+        let (metadata, displaysDiffer, lightLevelUnknown) = HDRStaticMetadata.combined(sources)
+        var notes: [Diagnostic] = []
+        if displaysDiffer, let display = metadata?.masteringDisplay {
+            notes.append(Diagnostic(.encodingChanged, .note, "the PQ sources were mastered on different displays: the output states the brightest, \(HDRStaticMetadata(masteringDisplay: display, contentLightLevel: nil).summary)"))
+        }
+        if lightLevelUnknown {
+            notes.append(Diagnostic(.optionIgnored, .note, "the output states no MaxCLL or MaxFALL: \(sources.filter { $0?.contentLightLevel == nil }.count) of the \(sources.count) PQ sources give none, and may be the brightest"))
+        }
+        return notes
     }
 
     /// What the sources hold besides the picture and sound an export writes, which no way of

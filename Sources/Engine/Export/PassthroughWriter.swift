@@ -90,7 +90,7 @@ final class PacketCursor {
         timeBase = stream.pointee.time_base
         outputStream = try muxer.addStream(copying: parameters, timeBase: timeBase)
         if let output = muxer.context.pointee.streams[Int(outputStream)] {
-            try check(moon_copy_display_matrix(output, stream), "copying the display matrix", context: "output")
+            try check(moon_copy_stream_side_data(output, stream), "copying the rotation and HDR metadata", context: "output")
         }
         for segment in segments.dropFirst() {
             guard let source = segment.source else { continue }

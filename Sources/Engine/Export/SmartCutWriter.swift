@@ -419,7 +419,7 @@ extension SmartCutWriter {
         let (sampleEntry, converter) = reencodes ? try sampleEntry(preset) : (codec.sourceSampleEntry, nil)
         try check(moon_set_extradata(stream.pointee.codecpar, sampleEntry, Int32(sampleEntry.count)), "setting the parameter sets", context: "output")
         stream.pointee.codecpar.pointee.codec_tag = codec.codecTag
-        try check(moon_copy_display_matrix(stream, sourceStream), "copying the display matrix", context: "output")
+        try check(moon_copy_stream_side_data(stream, sourceStream), "copying the rotation and HDR metadata", context: "output")
         let audioEncoder = try audio.map { try StreamEncoder.audio($0.encoding, format: $0.plan.format, muxer: muxer) }
         try muxer.writeHeader(metadata: metadata, fastStart: fastStart)
         let sound = try audio.map { audio in

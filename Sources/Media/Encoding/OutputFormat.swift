@@ -143,6 +143,17 @@ package struct VideoEncoding: Sendable {
     package let keyframeInterval: Double?
     /// QuickTime plays HEVC only tagged hvc1.
     package let codecTag: String?
+    /// HDR10's metadata the output states: x265 writes it in the stream (SEI messages), and
+    /// every container in its own boxes (MOV and MP4 `mdcv` and `clli`, Matroska's colour
+    /// element; each read back by ffprobe in HDRMetadataTests). nil: none.
+    package var hdrMetadata: HDRStaticMetadata?
+
+    /// `options`, with x265's parameters for `hdrMetadata` added to its others.
+    var encoderOptions: [(String, String)] {
+        guard encoderName == "libx265", let added = hdrMetadata?.x265Parameters, !added.isEmpty else { return options }
+        let own = options.first { $0.0 == "x265-params" }.map { [$0.1] } ?? []
+        return options.filter { $0.0 != "x265-params" } + [("x265-params", (own + added).joined(separator: ":"))]
+    }
 
     package init(codec: VideoSettings.Codec?, encoderName: String, pixelFormat: AVPixelFormat, rateControl: RateControl, profile: String?,
                  options: [(String, String)], keyframeInterval: Double?, codecTag: String?) {

@@ -1,0 +1,124 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// HDR10's static metadata on PQ video (the mastering display and MaxCLL/MaxFALL a TV fits
+/// the picture to its own peak with): read from a file's SEI or boxes, stated again by every
+/// export that keeps PQ (x265's SEI and the container's boxes, read back by ffprobe), kept
+/// by copies, and a note where the output cannot state it as the sources did.
+@Suite struct HDRMetadataTests {
+    static let display1000 = "G(13250,34500)B(7500,3000)R(34000,16000)WP(15635,16450)L(10000000,1)"
+    static let display4000 = "G(8500,39850)B(6550,2300)R(35400,14600)WP(15635,16450)L(40000000,50)"
+
+    /// A PQ clip as an HDR10 camera or grading tool writes it: x265 with the display (and
+    /// the light levels, when given) in its SEI only, as ffmpeg's CLI writes it.
+    static func hdr10(_ name: String, display: String, lightLevel: String?) throws -> String {
+        let path = Fixtures.directory + "/" + name
+        guard !FileManager.default.fileExists(atPath: path) else { return path }
+        let levels = lightLevel.map { ":max-cll=\($0)" } ?? ""
+        try Tool.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30:duration=1", "-vf", "format=yuv420p10le",
+                         "-c:v", "libx265", "-preset", "ultrafast",
+                         "-x265-params", "log-level=error:master-display=\(display)\(levels)",
+                         "-color_primaries", "bt2020", "-color_trc", "smpte2084", "-colorspace", "bt2020nc", path])
+        return path
+    }
+
+    /// Each HDR10 side data of `path`'s video as ffprobe reads it, by name: the stream's
+    /// (a container's boxes) or its first frame's (the codec's SEI).
+    static func stated(_ path: String, inFrames: Bool) throws -> [String: [String: String]] {
+        let arguments = inFrames ? ["-show_frames", "-read_intervals", "%+#1"] : ["-show_streams"]
+        let json = try Tool.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-of", "json"] + arguments + [path]).out
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        let entries = (root[inFrames ? "frames" : "streams"] as? [[String: Any]])?.first?["side_data_list"] as? [[String: Any]] ?? []
+        var found: [String: [String: String]] = [:]
+        for entry in entries {
+            guard let type = entry["side_data_type"] as? String, type.contains("Mastering") || type.contains("light level") else { continue }
+            found[type] = entry.filter { $0.key != "side_data_type" }.mapValues { "\($0)" }
+        }
+        return found
+    }
+
+    /// The numbers of one display as ffprobe prints them (fractions reduced, so the same
+    /// display compares equal whichever container wrote it).
+    static func reduced(_ values: [String: String]?) -> [String: Double] {
+        (values ?? [:]).compactMapValues { text in
+            let parts = text.split(separator: "/").compactMap { Double($0) }
+            return parts.count == 2 && parts[1] != 0 ? parts[0] / parts[1] : parts.first
+        }
+    }
+
+    static let exportScript = Moonreel.wholeAssetComposition() + """
+        for i = 4, #arg do
+          local more = av.asset(arg[i])
+          comp:insertTimeRange(av.range(0, more.durationTime), more, comp.durationTime)
+        end
+        local session = av.exportSession(comp, "HighestQuality")
+        session.outputURL = arg[2]
+        session.hdr = "keep"
+        local codec, format = arg[3]:match("([^,]+),([^,]+)")
+        session.videoSettings = {codec = codec, pixelFormat = format}
+        local ok, err = session:export()
+        if not ok then error(err, 0) end
+        for _, d in ipairs(session.diagnostics) do print(d.kind, d.level, d.message) end
+        """
+
+    func export(_ sources: [String], to name: String, codec: String) throws -> (path: String, said: String) {
+        let output = Fixtures.scratchPath(name)
+        let result = try Moonreel.runScript(Self.exportScript, arguments: [sources[0], output, codec] + sources.dropFirst())
+        try #require(result.status == 0, "\(result.err)")
+        return (output, result.out)
+    }
+
+    @Test func everyExportKeepingPQStatesTheSourcesMetadata() throws {
+        let source = try Self.hdr10("hdr10-1000.mp4", display: Self.display1000, lightLevel: "1000,400")
+        let expected = try Self.stated(source, inFrames: true)
+        try #require(expected.count == 2, "the source carries both in its SEI: \(expected)")
+        let display = Self.reduced(expected["Mastering display metadata"])
+        for (name, codec) in [("hevc.mp4", "hevc,yuv420p10le"), ("prores.mov", "prores,yuv422p10le"),
+                              ("vp9.webm", "vp9,yuv420p10le"), ("av1.mkv", "av1,yuv420p10le")] {
+            let (output, said) = try export([source], to: name, codec: codec)
+            let boxes = try Self.stated(output, inFrames: false)
+            #expect(Self.reduced(boxes["Mastering display metadata"]) == display, "\(name): \(boxes)")
+            #expect(boxes["Content light level metadata"]?["max_content"] == "1000" && boxes["Content light level metadata"]?["max_average"] == "400", "\(name): \(boxes)")
+            #expect(!said.contains("HDR10"), "\(name): nothing lost, nothing said: \(said)")
+            if codec.hasPrefix("hevc") {
+                // HEVC players read the SEI, as the source's.
+                #expect(try Self.stated(output, inFrames: true) == expected, "\(name)")
+            }
+        }
+    }
+
+    @Test func copiesKeepTheStreamsMetadata() throws {
+        let source = try Self.hdr10("hdr10-1000.mp4", display: Self.display1000, lightLevel: "1000,400")
+        let (webm, _) = try export([source], to: "vp9.webm", codec: "vp9,yuv420p10le")
+        let before = try Self.stated(webm, inFrames: false)
+        try #require(before.count == 2)
+        let copy = Fixtures.scratchPath("copy.webm")
+        let result = try Moonreel.runScript(Moonreel.exportWholeAssetScript, arguments: [webm, copy, "Passthrough"])
+        try #require(result.status == 0, "\(result.err)")
+        #expect(try Self.stated(copy, inFrames: false) == before)
+    }
+
+    @Test func differentDisplaysAndAMissingLightLevelAreSaid() throws {
+        let bright = try Self.hdr10("hdr10-4000-nocll.mp4", display: Self.display4000, lightLevel: nil)
+        let usual = try Self.hdr10("hdr10-1000.mp4", display: Self.display1000, lightLevel: "1000,400")
+        let (output, said) = try export([usual, bright], to: "both.mp4", codec: "hevc,yuv420p10le")
+        #expect(said.contains("encodingChanged\tnote\tthe PQ sources were mastered on different displays: the output states the brightest, mastered at 4000 cd/m²"), "\(said)")
+        #expect(said.contains("optionIgnored\tnote\tthe output states no MaxCLL or MaxFALL: 1 of the 2 PQ sources give none"), "\(said)")
+        let stated = try Self.stated(output, inFrames: false)
+        #expect(stated["Mastering display metadata"]?["max_luminance"] == "40000000/10000", "\(stated)")
+        #expect(stated["Content light level metadata"] == nil, "\(stated)")
+    }
+
+    @Test func theAssetTellsItsHDR10Values() throws {
+        let source = try Self.hdr10("hdr10-1000.mp4", display: Self.display1000, lightLevel: "1000,400")
+        let script = """
+            local c = av.asset(arg[1]).tracks[1].color
+            print(c.hdr, c.masteringLuminance.max, c.masteringLuminance.min, c.maxCLL, c.maxFALL)
+            """
+        let result = try Moonreel.runScript(script, arguments: [source])
+        #expect(result.status == 0 && result.out.contains("PQ\t1000.0\t0.0001\t1000\t400"), "\(result.out) \(result.err)")
+        let probe = try Moonreel.run(["probe", source])
+        #expect(probe.out.contains("HDR (PQ), mastered at 1000 cd/m², MaxCLL 1000, MaxFALL 400"), "\(probe.out)")
+    }
+}
