@@ -189,7 +189,7 @@ package final class VideoFrameSource {
 
     package func frame(at time: MediaTime) throws -> Frame? {
         if isStillImage {
-            if current == nil, let picture = try reader.nextFrame() { current = (picture, .zero) }
+            if current == nil, let picture = try reader.nextFrame() { current = (try Self.inSRGB(picture), .zero) }
             return current?.frame
         }
         // Past the last frame (video shorter than its range) the last frame holds: no
@@ -217,6 +217,18 @@ package final class VideoFrameSource {
         }
         // Before the first frame (a stream starting late): show its first frame.
         return current?.frame ?? upcoming?.frame
+    }
+
+    /// A photo in sRGB: converted from its embedded colour profile (every iPhone photo's
+    /// is Display P3), else as decoded.
+    private static func inSRGB(_ picture: Frame) throws -> Frame {
+        guard case .convert(let profile) = ColorProfile.embedded(in: picture.pointer) else { return picture }
+        let rgba = try Scaler().convert(picture, width: picture.width, height: picture.height, format: AV_PIX_FMT_RGBA,
+                                        outputColor: ColorDescription(space: ColorDescription.of(picture).space, range: AVCOL_RANGE_JPEG))
+        let (pixels, stride) = rgba.plane(0)
+        profile.toSRGB(pixels, width: rgba.width, height: rgba.height, stride: stride, channels: 4, order: (red: 0, green: 1, blue: 2))
+        rgba.pointer.pointee.pts = picture.pointer.pointee.pts
+        return rgba
     }
 
     private func restart(at time: MediaTime) throws {

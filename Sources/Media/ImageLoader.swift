@@ -18,6 +18,15 @@ public enum ImageLoader {
     /// The image formats recognised.
     package enum Kind: String, Sendable { case png, jpeg, webp, pgm }
 
+    /// Where a picture's ICC colour profile is.
+    package enum EmbeddedProfile: Sendable, Equatable {
+        case none
+        /// Read from the header: JPEG's APP2 segments, WebP's ICCP chunk.
+        case stored([UInt8])
+        /// PNG's iCCP chunk, compressed: its decoder reads it.
+        case compressed
+    }
+
     /// What the header says: format, stored pixel size and EXIF orientation.
     package struct Header: Sendable {
         package let kind: Kind
@@ -28,6 +37,8 @@ public enum ImageLoader {
         package let orientation: ExifOrientation
         /// An animated PNG or WebP, of which the first frame is what is drawn.
         package var isAnimated = false
+        /// Its embedded colour profile.
+        package var colorProfile = EmbeddedProfile.none
         /// The size shown, once turned by the orientation.
         package var uprightSize: Size {
             orientation.swapsAxes ? Size(width: Double(height), height: Double(width)) : Size(width: Double(width), height: Double(height))
@@ -44,12 +55,13 @@ public enum ImageLoader {
         let kind: Kind
         let size: (Int, Int)?
         var orientation = ExifOrientation.up
+        var profile = EmbeddedProfile.none
         if head.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) {
             kind = .png
             size = head.count >= 24 && head[12..<16].elementsEqual("IHDR".utf8) ? (bigEndian(head, 16, 4), bigEndian(head, 20, 4)) : nil
         } else if head.starts(with: [0xFF, 0xD8, 0xFF]) {
             kind = .jpeg
-            (size, orientation) = jpegSizeAndOrientation(file)
+            (size, orientation, profile) = jpegHeader(file)
         } else if head.count >= 16, head[0..<4].elementsEqual("RIFF".utf8), head[8..<12].elementsEqual("WEBP".utf8) {
             kind = .webp
             size = webpSize(head)
@@ -66,28 +78,40 @@ public enum ImageLoader {
             throw fail(error.message, error.kind == .limit ? .limit : .decode)
         }
         var header = Header(kind: kind, width: width, height: height, orientation: orientation)
+        header.colorProfile = profile
         switch kind {
-        case .png: header.isAnimated = pngHasAnimation(file)
-        // VP8X's flags: bit 1 says the file holds an animation.
-        case .webp: header.isAnimated = head.count >= 21 && head[12..<16].elementsEqual("VP8X".utf8) && head[20] & 0x02 != 0
+        case .png: (header.isAnimated, header.colorProfile) = pngChunks(file)
+        case .webp:
+            // VP8X's flags: bit 1 says the file holds an animation, bit 5 a profile (the ICCP chunk after VP8X's).
+            let extended = head.count >= 21 && head[12..<16].elementsEqual("VP8X".utf8)
+            header.isAnimated = extended && head[20] & 0x02 != 0
+            if extended, head[20] & 0x20 != 0 {
+                let chunk = file.read(at: 30, count: 8)
+                if chunk.count == 8, chunk[0..<4].elementsEqual("ICCP".utf8) {
+                    let length = min(littleEndian(chunk, 4, 4), 4 << 20)
+                    header.colorProfile = .stored(file.read(at: 38, count: length))
+                }
+            }
         case .jpeg, .pgm: break
         }
         return header
     }
 
     /// Whether a PNG's chunks before its picture data hold an animation control chunk
-    /// (`acTL`: an APNG). At most 64 chunks are read.
-    private static func pngHasAnimation(_ file: HeaderReader) -> Bool {
+    /// (`acTL`: an APNG) and a colour profile (`iCCP`). At most 64 chunks are read.
+    private static func pngChunks(_ file: HeaderReader) -> (isAnimated: Bool, profile: EmbeddedProfile) {
         var offset = 8
+        var found = (isAnimated: false, profile: EmbeddedProfile.none)
         for _ in 0..<64 {
             let chunk = file.read(at: offset, count: 8)
-            guard chunk.count == 8 else { return false }
+            guard chunk.count == 8 else { break }
             let type = chunk[4..<8]
-            if type.elementsEqual("acTL".utf8) { return true }
-            if type.elementsEqual("IDAT".utf8) { return false }
+            if type.elementsEqual("acTL".utf8) { found.isAnimated = true }
+            if type.elementsEqual("iCCP".utf8) { found.profile = .compressed }
+            if type.elementsEqual("IDAT".utf8) { break }
             offset += 12 + bigEndian(chunk, 0, 4)
         }
-        return false
+        return found
     }
 
     /// The upright pixel size, for `ImageSource` (header only).
@@ -107,6 +131,33 @@ public enum ImageLoader {
         } catch let error as FFmpegError {
             throw EngineError("image \"\(path)\": not an image (\(FFmpegError.text(for: error.code)), \(error.operation))", kind: .decode, subject: path)
         }
+    }
+
+    /// What the picture's colour profile asks of it (`ColorProfile.Embedded`): read from the
+    /// header, or for a PNG from its decoder (its profile is compressed).
+    /// - Throws: `EngineError` as `load(_:)`.
+    package static func colorProfile(of path: String) throws -> ColorProfile.Embedded {
+        let info = try probe(path)
+        switch info.colorProfile {
+        case .none: return .none
+        case .stored(let bytes): return ColorProfile.embedded(bytes)
+        case .compressed:
+            do {
+                return try ImageDecoding(path: path, kind: info.kind).profile()
+            } catch let error as FFmpegError {
+                throw EngineError("image \"\(path)\": not an image (\(FFmpegError.text(for: error.code)), \(error.operation))", kind: .decode, subject: path)
+            }
+        }
+    }
+
+    /// An `optionIgnored` warning when the picture's colour profile is one Moonreel does not
+    /// read (CMYK, Lab, built on tables), so it is drawn as sRGB; nil otherwise.
+    package static func unreadableProfileWarning(_ path: String) throws -> Diagnostic? {
+        guard case .unreadable(let reason, let name) = try colorProfile(of: path) else { return nil }
+        let file = String(path.split(separator: "/").last ?? Substring(path)).quotedForMessage(limit: 60)
+        let named = name.isEmpty ? "" : "\(name.quotedForMessage(limit: 60)), "
+        return Diagnostic(.optionIgnored, .warning, "\(file) has a colour profile that is not read (\(named)\(reason)): it is drawn as sRGB, so its colours may be off",
+                          remedy: "save it in sRGB, Display P3 or Adobe RGB")
     }
 
     private static func isPNMSpace(_ byte: UInt8) -> Bool { byte == 0x20 || (0x09...0x0D).contains(byte) }
@@ -146,27 +197,34 @@ public enum ImageLoader {
 
     /// Walks the marker segments up to the first start-of-frame (SOF0…SOF15 except the
     /// DHT, JPG and DAC markers that share the range), reading the EXIF orientation from an
-    /// APP1 segment on the way.
-    private static func jpegSizeAndOrientation(_ file: HeaderReader) -> ((Int, Int)?, ExifOrientation) {
+    /// APP1 segment and the colour profile from APP2 ones (ICC's way: "ICC_PROFILE", then
+    /// its part's number and the count, parts joined in order) on the way.
+    private static func jpegHeader(_ file: HeaderReader) -> ((Int, Int)?, ExifOrientation, EmbeddedProfile) {
         var offset = 2
         var orientation = ExifOrientation.up
+        var parts: [Int: [UInt8]] = [:]
+        let profile = { parts.isEmpty ? EmbeddedProfile.none : .stored(parts.keys.sorted().flatMap { parts[$0] ?? [] }) }
         for _ in 0..<10_000 {
             let marker = file.read(at: offset, count: 9)
-            guard marker.count >= 4, marker[0] == 0xFF else { return (nil, orientation) }
+            guard marker.count >= 4, marker[0] == 0xFF else { return (nil, orientation, profile()) }
             let code = marker[1]
             if code == 0xFF { offset += 1; continue } // fill byte
             let length = bigEndian(marker, 2, 2)
             if (0xC0...0xCF).contains(code), ![0xC4, 0xC8, 0xCC].contains(code) {
-                guard marker.count >= 9 else { return (nil, orientation) }
-                return ((bigEndian(marker, 7, 2), bigEndian(marker, 5, 2)), orientation)
+                guard marker.count >= 9 else { return (nil, orientation, profile()) }
+                return ((bigEndian(marker, 7, 2), bigEndian(marker, 5, 2)), orientation, profile())
             }
             if code == 0xE1, length > 8 {
                 orientation = ExifOrientation(exifSegment: file.read(at: offset + 4, count: min(length - 2, 65_533))) ?? orientation
             }
-            guard length >= 2 else { return (nil, orientation) }
+            if code == 0xE2, length > 16 {
+                let segment = file.read(at: offset + 4, count: length - 2)
+                if segment.count > 14, segment[0..<12].elementsEqual(Array("ICC_PROFILE".utf8) + [0]) { parts[Int(segment[12])] = Array(segment[14...]) }
+            }
+            guard length >= 2 else { return (nil, orientation, profile()) }
             offset += 2 + length
         }
-        return (nil, orientation)
+        return (nil, orientation, profile())
     }
 
     /// The first chunk says the encoding: lossy (VP8), lossless (VP8L) or extended (VP8X).
@@ -293,6 +351,15 @@ private final class ImageDecoding {
     }
 
     func decode() throws -> RGBAImage {
+        try convert(decodedFrame())
+    }
+
+    /// What the decoded picture's profile asks of it.
+    func profile() throws -> ColorProfile.Embedded {
+        ColorProfile.embedded(in: try decodedFrame())
+    }
+
+    private func decodedFrame() throws -> UnsafeMutablePointer<AVFrame> {
         guard let format, let codec, let packet, let frame else { throw EngineError("image \"\(path)\": decoder not ready", kind: .internal, subject: path) }
         var flushed = false
         while true {
@@ -311,10 +378,12 @@ private final class ImageDecoding {
             defer { av_packet_unref(packet) }
             if packet.pointee.stream_index == 0 { try check(avcodec_send_packet(codec, packet), "decoding") }
         }
-        return try convert(frame.pointee)
+        return frame
     }
 
-    private func convert(_ picture: AVFrame) throws -> RGBAImage {
+    /// The picture in sRGB BGRA, converted from its embedded colour profile if it has one.
+    private func convert(_ frame: UnsafeMutablePointer<AVFrame>) throws -> RGBAImage {
+        let picture = frame.pointee
         let (width, height) = (Int(picture.width), Int(picture.height))
         let image = try RGBAImage(width: width, height: height)
         scaler = sws_getContext(picture.width, picture.height, AVPixelFormat(picture.format), picture.width, picture.height,
@@ -334,6 +403,9 @@ private final class ImageDecoding {
             }
         }
         try check(rows, "converting to BGRA")
+        if case .convert(let profile) = ColorProfile.embedded(in: frame) {
+            profile.toSRGB(image.pixels, width: width, height: height, stride: image.stride, channels: 4, order: (red: 2, green: 1, blue: 0))
+        }
         premultiply(image)
         return image
     }

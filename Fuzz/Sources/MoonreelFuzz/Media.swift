@@ -2,7 +2,8 @@ import Foundation
 import MoonreelEngine
 
 /// Damaged media files: the input is written to a file (the first byte picks its extension),
-/// opened as an asset, and, if it has a picture, composed into frames at two times.
+/// read as a layer's picture when it is one, opened as an asset, and, if it has a picture,
+/// composed into frames at two times.
 /// Errors are fine; a crash, a hang or a leak is a finding. FFmpeg itself is not
 /// instrumented, so this finds mistakes in how Moonreel uses what FFmpeg reports.
 func fuzzMedia(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
@@ -10,6 +11,8 @@ func fuzzMedia(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let extensions = ["mp4", "mov", "mkv", "png", "jpg", "webp", "m4a", "wav"]
     let path = MediaFile.folder + "/input." + extensions[Int(data[0]) % extensions.count]
     guard FileManager.default.createFile(atPath: path, contents: Data(bytes: data + 1, count: size - 1)) else { return 0 }
+    // Pictures for layers, their colour profile converted as they are read.
+    if ["png", "jpg", "webp"].contains(where: path.hasSuffix) { _ = try? ImageLoader.load(path) }
     guard let asset = try? Asset(path: path) else { return 0 }
     let composition = Composition()
     let length = min(asset.duration, MediaTime(value: 1, timescale: 1))
