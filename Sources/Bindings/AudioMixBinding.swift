@@ -24,13 +24,13 @@ extension API {
                           })
         luaClass.method("setVolume", of: AudioMixInputParameters.self, doc: "p:setVolume(v, atTime); 1 = unchanged") { call, p in
             let (value, time) = (try call.volume(2), try call.time(3))
-            try call.api().reportRampCut(call, "volume", p.volume, TimeRange(start: time, duration: .zero))
-            p.setVolume(value, at: time); return 0
+            let cut = p.setVolume(value, at: time)
+            try call.api().reportRampCut(call, "volume", cut: cut, by: TimeRange(start: time, duration: .zero))
+            return 0
         }
         luaClass.method("setVolumeRamp", of: AudioMixInputParameters.self, doc: "p:setVolumeRamp(v0, v1, range [, timing])") { call, p in
             let (from, to, range, curve) = (try call.volume(2), try call.volume(3), try call.timeRange(4), try call.curve(5))
-            try call.api().reportRampCut(call, "volume", p.volume, range)
-            p.setVolumeRamp(from: from, to: to, over: range, curve: curve)
+            try call.api().reportRampCut(call, "volume", cut: p.setVolumeRamp(from: from, to: to, over: range, curve: curve), by: range)
             return 0
         }
         luaClass.alias("setVolumeRampFromStartVolume", of: "setVolumeRamp")

@@ -97,35 +97,35 @@ extension API {
         luaClass.property("trackID", of: LayerInstruction.self) { call, l in call.push(l.trackID) }
         luaClass.method("setTransform", of: LayerInstruction.self, doc: "li:setTransform(t, atTime)") { call, l in
             let (value, time) = (try call.affineTransform(2), try call.time(3))
-            try call.api().reportRampCut(call, "transform", l.transform, TimeRange(start: time, duration: .zero))
-            l.transform.set(value, at: time); return 0
+            let cut = l.transform.set(value, at: time)
+            try call.api().reportRampCut(call, "transform", cut: cut, by: TimeRange(start: time, duration: .zero))
+            return 0
         }
         luaClass.method("setTransformRamp", of: LayerInstruction.self, doc: "li:setTransformRamp(t0, t1, range [, timing])") { call, l in
             let (from, to, range, curve) = (try call.affineTransform(2), try call.affineTransform(3), try call.timeRange(4), try call.curve(5))
-            try call.api().reportRampCut(call, "transform", l.transform, range)
-            l.transform.ramp(from: from, to: to, over: range, curve: curve)
+            try call.api().reportRampCut(call, "transform", cut: l.transform.ramp(from: from, to: to, over: range, curve: curve), by: range)
             return 0
         }
         luaClass.method("setOpacity", of: LayerInstruction.self, doc: "li:setOpacity(o, atTime)") { call, l in
             let (value, time) = (try call.unit(2), try call.time(3))
-            try call.api().reportRampCut(call, "opacity", l.opacity, TimeRange(start: time, duration: .zero))
-            l.opacity.set(value, at: time); return 0
+            let cut = l.opacity.set(value, at: time)
+            try call.api().reportRampCut(call, "opacity", cut: cut, by: TimeRange(start: time, duration: .zero))
+            return 0
         }
         luaClass.method("setOpacityRamp", of: LayerInstruction.self, doc: "li:setOpacityRamp(o0, o1, range [, timing])") { call, l in
             let (from, to, range, curve) = (try call.unit(2), try call.unit(3), try call.timeRange(4), try call.curve(5))
-            try call.api().reportRampCut(call, "opacity", l.opacity, range)
-            l.opacity.ramp(from: from, to: to, over: range, curve: curve)
+            try call.api().reportRampCut(call, "opacity", cut: l.opacity.ramp(from: from, to: to, over: range, curve: curve), by: range)
             return 0
         }
         luaClass.method("setCropRectangle", of: LayerInstruction.self, doc: "li:setCropRectangle(rect, atTime), in stored pixels, cut to the picture; before the first time set, the whole picture shows") { call, l in
             let (rect, time) = (try call.rect(2), try call.time(3))
-            if let crop = l.crop { try call.api().reportRampCut(call, "crop", crop, TimeRange(start: time, duration: .zero)) }
-            l.setCropRectangle(rect, at: time); return 0
+            let cut = l.setCropRectangle(rect, at: time)
+            try call.api().reportRampCut(call, "crop", cut: cut, by: TimeRange(start: time, duration: .zero))
+            return 0
         }
         luaClass.method("setCropRectangleRamp", of: LayerInstruction.self, doc: "li:setCropRectangleRamp(r0, r1, range [, timing])") { call, l in
             let (from, to, range, curve) = (try call.rect(2), try call.rect(3), try call.timeRange(4), try call.curve(5))
-            if let crop = l.crop { try call.api().reportRampCut(call, "crop", crop, range) }
-            l.setCropRectangleRamp(from: from, to: to, over: range, curve: curve)
+            try call.api().reportRampCut(call, "crop", cut: l.setCropRectangleRamp(from: from, to: to, over: range, curve: curve), by: range)
             return 0
         }
         luaClass.property("mask", of: LayerInstruction.self, doc: "a layer over the whole frame (render-size coordinates, y up unless flipped, animations at composition times) whose alpha the track is drawn through, as layer.mask; nil (default): all of it. A Moonreel addition: it is how wipes are drawn",
@@ -287,14 +287,10 @@ extension Binding {
 }
 
 extension API {
-    /// A warning when a change over `range` and a ramp of `property` overlap: the one that
-    /// starts later takes over at its start, so the other stops short and the value jumps
+    /// A warning when a change of `property` over `range` (a value set: an empty range) and
+    /// the change over `cut` overlap, as `PropertyTimeline.set` and `ramp` return it: the one
+    /// that starts later takes over at its start, so the other stops short and the value jumps
     /// (AVFoundation asks for ramps that do not overlap).
-    func reportRampCut<Value>(_ call: LuaCall, _ property: String, _ timeline: PropertyTimeline<Value>, _ range: TimeRange) throws {
-        try reportRampCut(call, property, cut: timeline.rampCut(by: range), by: range)
-    }
-
-    /// The warning for a change over `range` that overlaps the ramp over `cut`, if any.
     func reportRampCut(_ call: LuaCall, _ property: String, cut: TimeRange?, by range: TimeRange) throws {
         guard let other = cut else { return }
         let span = { (r: TimeRange) in r.duration.value > 0 ? "the \(property) ramp over \(shortSeconds(r.start))–\(shortSeconds(r.end)) s" : "the \(property) set at \(shortSeconds(r.start)) s" }

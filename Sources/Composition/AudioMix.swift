@@ -40,7 +40,9 @@ public final class AudioMixInputParameters {
     /// - Parameters:
     ///   - value: Linear gain: 1 unchanged, 0 silent.
     ///   - time: Composition time.
-    public func setVolume(_ value: Double, at time: MediaTime) { volume.set(value, at: time) }
+    /// - Returns: The volume ramp this cuts short (`PropertyTimeline.set(_:at:)`).
+    @discardableResult
+    public func setVolume(_ value: Double, at time: MediaTime) -> TimeRange? { volume.set(value, at: time) }
 
     /// Moves the volume in a line (shaped by `curve`) from `from` to `to` over `range`, then holds
     /// `to`, like `setVolumeRamp(fromStartVolume:toEndVolume:timeRange:)`. Before the ramp the
@@ -50,7 +52,9 @@ public final class AudioMixInputParameters {
     ///   - to: Linear gain at `range.end` and after.
     ///   - range: The composition time the ramp takes.
     ///   - curve: The ramp's easing; linear by default.
-    public func setVolumeRamp(from: Double, to: Double, over range: TimeRange, curve: TimingFunction = .linear) {
+    /// - Returns: The volume change this ramp and it overlap (`PropertyTimeline.ramp(from:to:over:curve:)`).
+    @discardableResult
+    public func setVolumeRamp(from: Double, to: Double, over range: TimeRange, curve: TimingFunction = .linear) -> TimeRange? {
         volume.ramp(from: from, to: to, over: range, curve: curve)
     }
 }

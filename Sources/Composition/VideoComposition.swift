@@ -39,19 +39,25 @@ public final class LayerInstruction {
     /// - Parameters:
     ///   - rect: In the source frame's stored pixels (before the transform), origin top-left.
     ///   - time: Composition time.
-    public func setCropRectangle(_ rect: Rect, at time: MediaTime) {
+    /// - Returns: The crop ramp this cuts short (`PropertyTimeline.set(_:at:)`).
+    @discardableResult
+    public func setCropRectangle(_ rect: Rect, at time: MediaTime) -> TimeRange? {
         var timeline = crop ?? PropertyTimeline(defaultValue: Self.uncropped)
-        timeline.set(rect, at: time)
+        let cut = timeline.set(rect, at: time)
         crop = timeline
+        return cut
     }
 
     /// Moves the crop from `from` to `to` over `range`, then holds `to`, like
     /// `setCropRectangleRamp(fromStartCropRectangle:toEndCropRectangle:timeRange:)`. Rectangles
     /// are in the source frame's stored pixels; `curve` eases the ramp (linear by default).
-    public func setCropRectangleRamp(from: Rect, to: Rect, over range: TimeRange, curve: TimingFunction = .linear) {
+    /// - Returns: The crop change this ramp and it overlap (`PropertyTimeline.ramp(from:to:over:curve:)`).
+    @discardableResult
+    public func setCropRectangleRamp(from: Rect, to: Rect, over range: TimeRange, curve: TimingFunction = .linear) -> TimeRange? {
         var timeline = crop ?? PropertyTimeline(defaultValue: Self.uncropped)
-        timeline.ramp(from: from, to: to, over: range, curve: curve)
+        let cut = timeline.ramp(from: from, to: to, over: range, curve: curve)
         crop = timeline
+        return cut
     }
 }
 

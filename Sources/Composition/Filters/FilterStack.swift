@@ -31,27 +31,23 @@ public struct FilterStack: Sendable, Equatable {
     ///   - time: Composition time.
     /// - Throws: `EngineError` when no single filter has that name, the parameter is not a number
     ///   of it, or the value is out of range.
-    /// - Returns: A ramp of the parameter this value cuts short (`PropertyTimeline.rampCut(by:)`).
+    /// - Returns: A ramp of the parameter this value cuts short (`PropertyTimeline.set(_:at:)`).
     @discardableResult
     public mutating func setValue(_ value: Double, parameter: String, filter name: String, at time: MediaTime) throws -> TimeRange? {
         let key = try checkedKey(parameter, of: name, values: [value])
-        let cut = timelines[key]?.rampCut(by: TimeRange(start: time, duration: .zero))
-        timelines[key, default: PropertyTimeline(defaultValue: value)].set(value, at: time)
-        return cut
+        return timelines[key, default: PropertyTimeline(defaultValue: value)].set(value, at: time)
     }
 
     /// Moves a number parameter from `start` to `end` over `range` (eased by `curve`, linear by
     /// default), then holds `end`; before the ramp, the filter's own value or the previous change
     /// holds.
     /// - Throws: `EngineError` as `setValue(_:parameter:filter:at:)` does.
-    /// - Returns: A ramp of the parameter that this one and it overlap (`PropertyTimeline.rampCut(by:)`).
+    /// - Returns: A change of the parameter that this ramp and it overlap (`PropertyTimeline.ramp(from:to:over:curve:)`).
     @discardableResult
     public mutating func setRamp(from start: Double, to end: Double, parameter: String, filter name: String,
                                  over range: TimeRange, curve: TimingFunction = .linear) throws -> TimeRange? {
         let key = try checkedKey(parameter, of: name, values: [start, end])
-        let cut = timelines[key]?.rampCut(by: range)
-        timelines[key, default: PropertyTimeline(defaultValue: start)].ramp(from: start, to: end, over: range, curve: curve)
-        return cut
+        return timelines[key, default: PropertyTimeline(defaultValue: start)].ramp(from: start, to: end, over: range, curve: curve)
     }
 
     /// The filters with their parameters at `time` (and the clock of those that change over

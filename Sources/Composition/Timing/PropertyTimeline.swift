@@ -54,14 +54,18 @@ public struct PropertyTimeline<Value: Rampable>: Sendable, Equatable {
 
     /// Holds `value` from `time` until the next change. A later change at the same time
     /// replaces this one.
-    public mutating func set(_ value: Value, at time: MediaTime) {
+    /// - Returns: The ramp this value cuts short (`rampCut(by:)`), nil when none.
+    @discardableResult
+    public mutating func set(_ value: Value, at time: MediaTime) -> TimeRange? {
         add(Change(start: time, duration: .zero, from: value, to: value, curve: .linear))
     }
 
     /// Moves from `from` to `to` over `range` (eased by `curve`, linear by default), then holds
     /// `to`. Before `range.start` the previous change still holds. A later change at the same
     /// start time replaces this one.
-    public mutating func ramp(from: Value, to: Value, over range: TimeRange, curve: TimingFunction = .linear) {
+    /// - Returns: The change this ramp and it overlap (`rampCut(by:)`), nil when none.
+    @discardableResult
+    public mutating func ramp(from: Value, to: Value, over range: TimeRange, curve: TimingFunction = .linear) -> TimeRange? {
         add(Change(start: range.start, duration: range.duration, from: from, to: to, curve: curve))
     }
 
@@ -69,7 +73,7 @@ public struct PropertyTimeline<Value: Rampable>: Sendable, Equatable {
     /// would cut the new ramp short: the one whose span holds the other's start (a change at
     /// the same start replaces, it does not cut). The later start wins from there on, so the
     /// value jumps; nil when none overlaps.
-    public func rampCut(by range: TimeRange) -> TimeRange? {
+    private func rampCut(by range: TimeRange) -> TimeRange? {
         changes.first { change in
             guard change.start != range.start else { return false }
             let span = TimeRange(start: change.start, duration: change.duration)
@@ -78,11 +82,14 @@ public struct PropertyTimeline<Value: Rampable>: Sendable, Equatable {
         }.map { TimeRange(start: $0.start, duration: $0.duration) }
     }
 
-    private mutating func add(_ change: Change) {
+    /// Adds `change`; returns the ramp it and an earlier change overlap.
+    private mutating func add(_ change: Change) -> TimeRange? {
+        let cut = rampCut(by: TimeRange(start: change.start, duration: change.duration))
         // A later call for the same start time replaces the earlier one, as in AVFoundation.
         changes.removeAll { $0.start == change.start }
         let index = changes.firstIndex { $0.start > change.start } ?? changes.count
         changes.insert(change, at: index)
+        return cut
     }
 
     /// The value at composition time `time`.
