@@ -109,6 +109,7 @@ package final class Demuxer {
 
     private static func describeOpenFailure(path: String, code: Int32) -> EngineError {
         let logged = FFmpegError.lastLogLine()
+        if let refusal = HEIFImage.refusal(path, as: "input") { return refusal }
         if logged.contains("moov atom not found") && startsWithISOBox(path) {
             return EngineError("input \"\(path)\": moov atom not found (file truncated? an interrupted recording loses its index)", kind: .decode, subject: path)
         }
@@ -134,6 +135,33 @@ private func startsWithISOBox(_ path: String) -> Bool {
     guard fread(&header, 1, 8, file) == 8 else { return false }
     let type = String(decoding: header[4..<8], as: UTF8.self)
     return ["ftyp", "wide", "free", "mdat", "moov", "skip", "pnot"].contains(type)
+}
+
+/// A HEIF or AVIF still image (an ISO file whose `ftyp` names an image brand): what iPhones
+/// save photos as since iOS 11. FFmpeg 5.1 reads neither (it sees an MP4 with no movie).
+package enum HEIFImage {
+    /// "HEIC" or "AVIF" when the file at `path` is one, else nil.
+    package static func kind(_ path: String) -> String? {
+        guard let file = fopen(path, "rb") else { return nil }
+        defer { fclose(file) }
+        var header = [UInt8](repeating: 0, count: 64)
+        let count = fread(&header, 1, header.count, file)
+        guard count >= 16, header[4..<8].elementsEqual("ftyp".utf8) else { return nil }
+        let size = min(count, header[0..<4].reduce(0) { $0 << 8 | Int($1) })
+        // The major brand (bytes 8–11), then the compatible ones from byte 16.
+        let brands = ([8] + Array(stride(from: 16, to: size - 3, by: 4))).map { String(decoding: header[$0..<$0 + 4], as: UTF8.self) }
+        if brands.contains(where: { ["avif", "avis"].contains($0) }) { return "AVIF" }
+        return brands.contains(where: { ["mif1", "msf1", "heic", "heix", "heim", "heis"].contains($0) }) ? "HEIC" : nil
+    }
+
+    /// The error for such a file given where a video, sound or picture was expected; nil
+    /// for any other file. `role`: "input" or "image", as the message names the file.
+    package static func refusal(_ path: String, as role: String) -> EngineError? {
+        guard let kind = kind(path) else { return nil }
+        let what = kind == "AVIF" ? "an AVIF image" : "a HEIF image (HEIC, as iPhones save photos)"
+        return EngineError("\(role) \"\(path)\": \(what), which Moonreel cannot read; convert it to JPEG or PNG first (heif-convert photo.heic photo.jpg, from Debian's libheif-examples)",
+                           kind: .unsupported, subject: path)
+    }
 }
 
 extension AVRational {

@@ -69,6 +69,7 @@ public enum ImageLoader {
             kind = .pgm
             size = pgmSize(file.read(at: 0, count: 1024))
         } else {
+            if let refusal = HEIFImage.refusal(path, as: "image") { throw refusal }
             throw fail(head.isEmpty ? "not an image (empty file)" : "not an image (not PNG, JPEG, WebP or PGM)")
         }
         guard let (width, height) = size else { throw fail("not an image (damaged \(kind.rawValue.uppercased()) header)") }

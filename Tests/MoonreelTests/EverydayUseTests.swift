@@ -25,6 +25,27 @@ import TestSupport
         #expect(strict.status == 1 && strict.err.contains("moov atom not found"), "\(strict.err)")
     }
 
+    /// iPhones save photos as HEIC, which FFmpeg 5.1 reads as an MP4 without its movie: the
+    /// message said "moov atom not found (file truncated?…)". It now names the format and the
+    /// way out, for `av.asset`, `av.image` and `moonreel probe` alike. The file is what a HEIF
+    /// begins with (libheif's and Apple's: an `ftyp` of brand mif1 with heic, then `meta`).
+    @Test func aHEICPhotoIsNamedNotCalledTruncated() throws {
+        let photo = Fixtures.scratchPath("IMG_0001.HEIC")
+        let box = { (type: String, body: [UInt8]) in
+            withUnsafeBytes(of: UInt32(8 + body.count).bigEndian) { Array($0) } + Array(type.utf8) + body
+        }
+        let ftyp = box("ftyp", Array("mif1".utf8) + [0, 0, 0, 0] + Array("mif1heicmiaf".utf8))
+        let meta = box("meta", [0, 0, 0, 0] + box("hdlr", [UInt8](repeating: 0, count: 8) + Array("pict".utf8) + [UInt8](repeating: 0, count: 13)))
+        try Data(ftyp + meta + box("mdat", [UInt8](repeating: 0x5A, count: 64))).write(to: URL(fileURLWithPath: photo))
+        let said = "a HEIF image (HEIC, as iPhones save photos), which Moonreel cannot read; convert it to JPEG or PNG first (heif-convert photo.heic photo.jpg, from Debian's libheif-examples)"
+        for (script, role) in [("av.asset(arg[1])", "input"), ("av.image(arg[1])", "image")] {
+            let result = try Moonreel.runScript(script, arguments: [photo])
+            #expect(result.status == 1 && result.err.contains("\(role) \"\(photo)\": \(said)") && !result.err.contains("moov"), "\(result.err)")
+        }
+        let probe = try Moonreel.run(["probe", photo])
+        #expect(probe.status != 0 && probe.err.contains(said), "\(probe.err)")
+    }
+
     @Test func errorsPointToTheFix() throws {
         let cases: [(String, String)] = [
             ("local s = av.exportsession(av.composition())", "main.lua:1: av has no function 'exportsession'; did you mean av.exportSession?"),
