@@ -260,7 +260,7 @@ public final class AssetTrack: @unchecked Sendable {
             if color.hdr == .pq, color.hdrMetadata == nil {
                 // An HEVC camera file states HDR10's metadata in its SEI only. A first frame
                 // that cannot be decoded leaves it unknown: the export decoding it will say why.
-                color.hdrMetadata = try? HDRStaticMetadata.read(path: path, streamIndex: index)
+                color.hdrMetadata = try? HDRStaticMetadata.firstFrame(path: path, streamIndex: index)
             }
             self.color = color
         } else {

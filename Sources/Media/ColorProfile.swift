@@ -5,16 +5,14 @@ import Darwin
 #endif
 import CMoonFFmpeg
 
-/// An RGB picture's embedded ICC colour profile, when it is a matrix/TRC one — what
-/// cameras, phones and image editors embed for RGB (Display P3 on every iPhone photo and
-/// screenshot, Adobe RGB, ProPhoto, sRGB): a tone curve per channel to linear light, then a
-/// 3×3 matrix to the profile connection space (CIE XYZ under D50; ICC.1:2022 §F.3). Moonreel
-/// composes in sRGB, so such a picture is converted to sRGB (`toSRGB`), as a colour-managed
-/// viewer shows it; colours outside sRGB are clipped to it. Profiles built on lookup tables
-/// (printers, CMYK, Lab) are not read: `init` says why.
+/// A picture's embedded ICC colour profile, when it is a matrix/TRC one — what cameras,
+/// phones and image editors embed for RGB (Display P3 on every iPhone photo and screenshot,
+/// Adobe RGB, ProPhoto, sRGB): a tone curve per channel to linear light, then a 3×3 matrix
+/// to the profile connection space (CIE XYZ under D50; ICC.1:2022 §F.3); or a grey one (a
+/// tone curve alone). Moonreel composes in sRGB, so such a picture is converted to sRGB
+/// (`toSRGB`), as a colour-managed viewer shows it; colours outside sRGB are clipped to it.
+/// Profiles built on lookup tables (printers, CMYK, Lab) are not read: `init` says why.
 package struct ColorProfile: Sendable, Equatable {
-    /// The profile's own name (its `desc` tag), or "" when it has none.
-    package let name: String
     /// Channel values (0…1) to linear light, red, green and blue.
     let curves: [ToneCurve]
     /// Linear RGB to XYZ (D50), rows X, Y, Z; the columns are the rXYZ, gXYZ and bXYZ tags.
@@ -48,38 +46,37 @@ package struct ColorProfile: Sendable, Equatable {
     }
 
     /// Reads `data`, an ICC profile.
-    /// - Throws: a `ColorProfile.Unreadable` naming what it is instead (a grey or CMYK
-    ///   profile, one without a matrix and curves, a damaged one).
-    package init(_ data: [UInt8]) throws {
+    /// - Throws: a `ColorProfile.Unreadable` naming what it is instead (a CMYK profile, one
+    ///   without a matrix and curves, a damaged one).
+    package init(_ data: [UInt8]) throws(Unreadable) {
         let reader = ICCReader(data)
-        guard data.count >= 132, reader.signature(at: 36) == "acsp" else { throw Unreadable("not an ICC profile") }
+        guard data.count >= 132, reader.signature(at: 36) == "acsp" else { throw Unreadable("damaged, or not an ICC profile") }
+        let tags = try reader.tagTable()
         let space = reader.signature(at: 16).trimmingCharacters(in: " ")
-        guard space == "RGB" else { throw Unreadable("a \(space) profile, for \(space == "GRAY" ? "grey" : space) pictures", isGrey: space == "GRAY") }
-        guard reader.signature(at: 20) == "XYZ " else { throw Unreadable("a profile connecting through Lab, built on tables") }
-        var tags: [String: Range<Int>] = [:]
-        let count = min(max(reader.uint32(at: 128), 0), 1000)
-        for entry in 0..<count {
-            let at = 132 + 12 * entry
-            let offset = reader.uint32(at: at + 4), size = reader.uint32(at: at + 8)
-            guard at + 12 <= data.count, offset >= 0, size >= 0, offset + size <= data.count else { throw Unreadable("a damaged profile") }
-            tags[reader.signature(at: at)] = offset..<offset + size
+        if space == "GRAY", let grey = tags["kTRC"] {
+            // Grey is white's colour at every level: only the tone curve differs from sRGB's.
+            let curve = try reader.curve(in: grey)
+            (curves, toXYZ) = ([curve, curve, curve], ColorProfile.sRGBToXYZ)
+            return
         }
-        name = reader.name
+        guard space == "RGB" else {
+            let named = space.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) } && !space.isEmpty ? space : "unknown colour space's"
+            throw Unreadable("a \(named) profile, for \(named) pictures")
+        }
+        guard reader.signature(at: 20) == "XYZ " else { throw Unreadable("a profile connecting through Lab, built on tables") }
         guard let red = tags["rXYZ"], let green = tags["gXYZ"], let blue = tags["bXYZ"],
               let redCurve = tags["rTRC"], let greenCurve = tags["gTRC"], let blueCurve = tags["bTRC"] else {
             throw Unreadable("a profile built on lookup tables (no matrix and tone curves)")
         }
-        let columns = try [red, green, blue].map { try reader.xyz(in: $0) }
+        let columns = [try reader.xyz(in: red), try reader.xyz(in: green), try reader.xyz(in: blue)]
         toXYZ = Matrix3(rows: (0..<3).map { row in columns.map { $0[row] } })
-        curves = try [redCurve, greenCurve, blueCurve].map { try reader.curve(in: $0) }
+        curves = [try reader.curve(in: redCurve), try reader.curve(in: greenCurve), try reader.curve(in: blueCurve)]
     }
 
     /// Why a profile is not read.
     package struct Unreadable: Error, CustomStringConvertible {
         package let description: String
-        /// A grey picture's profile: grey has no colours to convert.
-        let isGrey: Bool
-        init(_ description: String, isGrey: Bool = false) { (self.description, self.isGrey) = (description, isGrey) }
+        init(_ description: String) { self.description = description }
     }
 
     /// Whether pictures in this profile are sRGB already (its primaries and curves within
@@ -194,16 +191,20 @@ struct ICCReader {
     /// s15Fixed16Number.
     func fixed(at offset: Int) -> Double { Double(Int32(truncatingIfNeeded: uint32(at: offset))) / 65536 }
 
-    /// The profile's own name: its `desc` tag, "" without one.
-    var name: String {
-        let count = min(max(uint32(at: 128), 0), 1000)
-        for entry in 0..<count where signature(at: 132 + 12 * entry) == "desc" {
-            let offset = uint32(at: 132 + 12 * entry + 4), size = uint32(at: 132 + 12 * entry + 8)
-            guard offset >= 0, size >= 0, offset + size <= data.count else { return "" }
-            return text(in: offset..<offset + size)
+    /// Each tag's bytes, by signature.
+    func tagTable() throws(ColorProfile.Unreadable) -> [String: Range<Int>] {
+        var tags: [String: Range<Int>] = [:]
+        for entry in 0..<min(max(uint32(at: 128), 0), 1000) {
+            let at = 132 + 12 * entry
+            let offset = uint32(at: at + 4), size = uint32(at: at + 8)
+            guard at + 12 <= data.count, offset >= 0, size >= 0, offset + size <= data.count else { throw ColorProfile.Unreadable("a damaged profile") }
+            tags[signature(at: at)] = offset..<offset + size
         }
-        return ""
+        return tags
     }
+
+    /// The profile's own name: its `desc` tag, "" without one.
+    var name: String { ((try? tagTable())?["desc"]).map { text(in: $0) } ?? "" }
 
     func signature(at offset: Int) -> String {
         guard offset >= 0, offset + 4 <= data.count else { return "" }
@@ -211,13 +212,13 @@ struct ICCReader {
     }
 
     /// An `XYZ ` tag's one value.
-    func xyz(in range: Range<Int>) throws -> [Double] {
+    func xyz(in range: Range<Int>) throws(ColorProfile.Unreadable) -> [Double] {
         guard range.count >= 20, signature(at: range.lowerBound) == "XYZ " else { throw ColorProfile.Unreadable("a damaged colorant tag") }
         return (0..<3).map { fixed(at: range.lowerBound + 8 + 4 * $0) }
     }
 
     /// A `curv` or `para` tag.
-    func curve(in range: Range<Int>) throws -> ColorProfile.ToneCurve {
+    func curve(in range: Range<Int>) throws(ColorProfile.Unreadable) -> ColorProfile.ToneCurve {
         let start = range.lowerBound
         switch signature(at: start) {
         case "curv":
@@ -238,7 +239,7 @@ struct ICCReader {
         }
     }
 
-    /// A `desc` tag's English text: ICC v4's `mluc` (UTF-16) or v2's `desc` (ASCII).
+    /// A `desc` tag's text: the first record of ICC v4's `mluc` (UTF-16), or v2's `desc` (ASCII).
     func text(in range: Range<Int>) -> String {
         let start = range.lowerBound
         switch signature(at: start) {
@@ -267,8 +268,8 @@ private extension String {
 
 extension ColorProfile {
     /// What a decoded picture's embedded profile asks of it.
-    package enum Embedded: Equatable {
-        /// Nothing: no profile, an sRGB one, or a grey picture's.
+    package enum Embedded: Sendable, Equatable {
+        /// Nothing: no profile, or an sRGB one.
         case none
         /// Conversion to sRGB from this profile.
         case convert(ColorProfile)
@@ -287,10 +288,8 @@ extension ColorProfile {
         do {
             let profile = try ColorProfile(bytes)
             return profile.isSRGB ? .none : .convert(profile)
-        } catch let unreadable as Unreadable {
-            return unreadable.isGrey ? .none : .unreadable(reason: unreadable.description, name: ICCReader(bytes).name)
         } catch {
-            return .unreadable(reason: "\(error)", name: "")
+            return .unreadable(reason: error.description, name: ICCReader(bytes).name)
         }
     }
 }

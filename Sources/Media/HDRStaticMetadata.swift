@@ -78,28 +78,44 @@ public struct HDRStaticMetadata: Sendable, Hashable {
         guard masteringDisplay != nil || contentLightLevel != nil else { return nil }
     }
 
-    /// The metadata of one video stream: what the container states, else what its first
-    /// frame carries (an HEVC camera file states it in the stream's SEI only); nil when none.
-    package static func read(path: String, streamIndex: Int) throws -> HDRStaticMetadata? {
-        let reader = try StreamReader(path: path, streamIndex: streamIndex, threading: .single)
-        if let stream = reader.demuxer.stream(streamIndex), let stated = HDRStaticMetadata(stream: stream) { return stated }
-        return try reader.nextFrame().flatMap { HDRStaticMetadata(frame: $0.pointer) }
+    /// What the first frame of a video stream carries (an HEVC camera file states it in its
+    /// SEI only, not in the container); nil when none. Read once per unchanged file.
+    package static func firstFrame(path: String, streamIndex: Int) throws -> HDRStaticMetadata? {
+        try firstFrames.value(for: path, part: streamIndex) {
+            let reader = try StreamReader(path: path, streamIndex: streamIndex, threading: .single)
+            return try reader.nextFrame().flatMap { HDRStaticMetadata(frame: $0.pointer) }
+        }
     }
 
-    /// What one PQ stream made of sources with this metadata (nil: a source gives none) can
-    /// state: their mastering display when they share one, else the brightest
-    /// (`displaysDiffer`); their highest light levels, but none when a source gives none, since
-    /// that one may be the brightest (`lightLevelUnknown`).
-    package static func combined(_ sources: [HDRStaticMetadata?]) -> (metadata: HDRStaticMetadata?, displaysDiffer: Bool, lightLevelUnknown: Bool) {
-        let displays = Set(sources.compactMap { $0?.masteringDisplay })
-        let levels = sources.map { $0?.contentLightLevel }
-        let known = levels.compactMap { $0 }
-        let lightLevelUnknown = !known.isEmpty && known.count < levels.count
-        let light = known.isEmpty || lightLevelUnknown ? nil
-            : ContentLightLevel(maxContent: known.map(\.maxContent).max() ?? 0, maxFrameAverage: known.map(\.maxFrameAverage).max() ?? 0)
-        let display = displays.max { ($0.maxLuminance, $0.minLuminance) < ($1.maxLuminance, $1.minLuminance) }
-        let metadata = display == nil && light == nil ? nil : HDRStaticMetadata(masteringDisplay: display, contentLightLevel: light)
-        return (metadata, displays.count > 1, lightLevelUnknown)
+    private static let firstFrames = FileFacts<HDRStaticMetadata?>()
+
+    /// What one PQ stream made of sources with this metadata (nil: a source gives none)
+    /// can state, and where that is not what each source stated.
+    package struct Combination: Equatable {
+        /// Their mastering display when they share one, else the brightest; their highest
+        /// MaxCLL and MaxFALL (exact for the joined stream), none when a source gives none,
+        /// since that one may be the brightest.
+        package let metadata: HDRStaticMetadata?
+        /// The sources name more than one mastering display.
+        package let displaysDiffer: Bool
+        /// Sources without a mastering display, beside others with one (stated for them too).
+        package let withoutDisplay: Int
+        /// Sources without light levels, beside others with them (so none are stated).
+        package let withoutLightLevel: Int
+    }
+
+    /// See `Combination`.
+    package static func combined(_ sources: [HDRStaticMetadata?]) -> Combination {
+        let displays = sources.map { $0?.masteringDisplay }, levels = sources.map { $0?.contentLightLevel }
+        let (knownDisplays, knownLevels) = (displays.compactMap { $0 }, levels.compactMap { $0 })
+        let withoutLightLevel = knownLevels.isEmpty ? 0 : levels.count - knownLevels.count
+        let light = knownLevels.isEmpty || withoutLightLevel > 0 ? nil
+            : ContentLightLevel(maxContent: knownLevels.map(\.maxContent).max() ?? 0, maxFrameAverage: knownLevels.map(\.maxFrameAverage).max() ?? 0)
+        let display = knownDisplays.max { ($0.maxLuminance, $0.minLuminance) < ($1.maxLuminance, $1.minLuminance) }
+        return Combination(metadata: display == nil && light == nil ? nil : HDRStaticMetadata(masteringDisplay: display, contentLightLevel: light),
+                           displaysDiffer: Set(knownDisplays).count > 1,
+                           withoutDisplay: knownDisplays.isEmpty ? 0 : displays.count - knownDisplays.count,
+                           withoutLightLevel: withoutLightLevel)
     }
 
     /// x265's parameters that write this metadata as SEI messages.

@@ -143,13 +143,18 @@ public enum ImageLoader {
         case .none: return .none
         case .stored(let bytes): return ColorProfile.embedded(bytes)
         case .compressed:
-            do {
-                return try ImageDecoding(path: path, kind: info.kind).profile()
-            } catch let error as FFmpegError {
-                throw EngineError("image \"\(path)\": not an image (\(FFmpegError.text(for: error.code)), \(error.operation))", kind: .decode, subject: path)
+            return try decodedProfiles.value(for: path) {
+                do {
+                    return try ImageDecoding(path: path, kind: info.kind).profile()
+                } catch let error as FFmpegError {
+                    throw EngineError("image \"\(path)\": not an image (\(FFmpegError.text(for: error.code)), \(error.operation))", kind: .decode, subject: path)
+                }
             }
         }
     }
+
+    /// A PNG's profile is compressed: its decoder reads it, with the whole picture, once per unchanged file.
+    private static let decodedProfiles = FileFacts<ColorProfile.Embedded>()
 
     /// An `optionIgnored` warning when the picture's colour profile is one Moonreel does not
     /// read (CMYK, Lab, built on tables), so it is drawn as sRGB; nil otherwise.
@@ -199,12 +204,18 @@ public enum ImageLoader {
     /// Walks the marker segments up to the first start-of-frame (SOF0…SOF15 except the
     /// DHT, JPG and DAC markers that share the range), reading the EXIF orientation from an
     /// APP1 segment and the colour profile from APP2 ones (ICC's way: "ICC_PROFILE", then
-    /// its part's number and the count, parts joined in order) on the way.
+    /// its part's number from 1 and the count of parts) on the way. Parts are taken as
+    /// FFmpeg's decoder takes them — the first one's count holds, a part of another count,
+    /// numbered 0 or past the count, or numbered twice is skipped — so what is read here is
+    /// what it converts with; a profile with parts missing is none to it, and damaged here.
     private static func jpegHeader(_ file: HeaderReader) -> ((Int, Int)?, ExifOrientation, EmbeddedProfile) {
         var offset = 2
         var orientation = ExifOrientation.up
-        var parts: [Int: [UInt8]] = [:]
-        let profile = { parts.isEmpty ? EmbeddedProfile.none : .stored(parts.keys.sorted().flatMap { parts[$0] ?? [] }) }
+        var parts: [Int: [UInt8]] = [:], partCount = 0
+        let profile = {
+            guard partCount > 0 else { return EmbeddedProfile.none }
+            return .stored(parts.count == partCount ? (1...partCount).flatMap { parts[$0] ?? [] } : [])
+        }
         for _ in 0..<10_000 {
             let marker = file.read(at: offset, count: 9)
             guard marker.count >= 4, marker[0] == 0xFF else { return (nil, orientation, profile()) }
@@ -220,7 +231,11 @@ public enum ImageLoader {
             }
             if code == 0xE2, length > 16 {
                 let segment = file.read(at: offset + 4, count: length - 2)
-                if segment.count > 14, segment[0..<12].elementsEqual(Array("ICC_PROFILE".utf8) + [0]) { parts[Int(segment[12])] = Array(segment[14...]) }
+                if segment.count > 14, segment[0..<12].elementsEqual(Array("ICC_PROFILE".utf8) + [0]) {
+                    let (number, count) = (Int(segment[12]), Int(segment[13]))
+                    if partCount == 0 { partCount = count }
+                    if count == partCount, (1...max(partCount, 1)).contains(number), parts[number] == nil { parts[number] = Array(segment[14...]) }
+                }
             }
             guard length >= 2 else { return (nil, orientation, profile()) }
             offset += 2 + length

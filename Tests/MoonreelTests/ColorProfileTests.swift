@@ -17,11 +17,13 @@ import TestSupport
     /// Four 32-pixel stripes the ffmpeg CLI draws: orange, blue, green, grey.
     static let stripes = ["0xC86432", "0x3296C8", "0x40B060", "0x808080"]
 
-    /// The stripes as `format` ("jpg" or "png") with `profile` embedded as the format does it.
-    static func picture(_ format: String, profile: [UInt8]?) throws -> String {
+    /// The stripes as `format` ("jpg" or "png") with `profile` embedded as the format does it
+    /// (in grey when `grey`).
+    static func picture(_ format: String, profile: [UInt8]?, grey: Bool = false) throws -> String {
         let plain = Fixtures.scratchPath("plain.\(format)")
         let inputs = stripes.flatMap { ["-f", "lavfi", "-i", "color=c=\($0):size=32x32"] }
-        try Tool.ffmpeg(inputs + ["-filter_complex", "hstack=inputs=4", "-frames:v", "1"] + (format == "jpg" ? ["-q:v", "1"] : []) + [plain])
+        try Tool.ffmpeg(inputs + ["-filter_complex", "hstack=inputs=4" + (grey ? ",format=gray" : ""), "-frames:v", "1"]
+                        + (format == "jpg" ? ["-q:v", "1"] : []) + [plain])
         guard let profile else { return plain }
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: plain)))
         let tagged = format == "jpg" ? withICCSegment(bytes, profile) : withICCChunk(bytes, profile)
@@ -32,9 +34,28 @@ import TestSupport
 
     /// A JPEG with the profile in an APP2 segment after SOI (ICC.1 Annex B.4: one part of one).
     static func withICCSegment(_ jpeg: [UInt8], _ profile: [UInt8]) -> [UInt8] {
-        let payload = Array("ICC_PROFILE".utf8) + [0, 1, 1] + profile
-        let length = payload.count + 2
-        return Array(jpeg[0..<2]) + [0xFF, 0xE2, UInt8(length >> 8), UInt8(length & 0xFF)] + payload + Array(jpeg[2...])
+        withICCSegments(jpeg, [(number: 1, count: 1, bytes: profile)])
+    }
+
+    /// A JPEG with APP2 segments after SOI, each "ICC_PROFILE", its part's number, the count of parts and the part.
+    static func withICCSegments(_ jpeg: [UInt8], _ parts: [(number: UInt8, count: UInt8, bytes: [UInt8])]) -> [UInt8] {
+        let segments = parts.flatMap { part -> [UInt8] in
+            let payload = Array("ICC_PROFILE".utf8) + [0, part.number, part.count] + part.bytes
+            let length = payload.count + 2
+            return [0xFF, 0xE2, UInt8(length >> 8), UInt8(length & 0xFF)] + payload
+        }
+        return Array(jpeg[0..<2]) + segments + Array(jpeg[2...])
+    }
+
+    /// An ICC v2 grey display profile whose one tag, kTRC, is a pure `gamma` (a `curv` of one
+    /// entry): the smallest grey profile the spec allows, for a curve other than sRGB's.
+    static func greyProfile(gamma: Double) -> [UInt8] {
+        let be32 = { (v: Int) in [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: v >> $0) } }
+        let curve = Array("curv".utf8) + [0, 0, 0, 0] + be32(1) + [UInt8(gamma), UInt8((gamma * 256).truncatingRemainder(dividingBy: 256))]
+        var header = be32(128 + 4 + 12 + curve.count) + [UInt8](repeating: 0, count: 4) + [2, 0x10, 0, 0]
+        header += Array("mntrGRAYXYZ ".utf8) + [UInt8](repeating: 0, count: 12) + Array("acsp".utf8)
+        header += [UInt8](repeating: 0, count: 128 - header.count)
+        return header + be32(1) + Array("kTRC".utf8) + be32(144) + be32(curve.count) + curve
     }
 
     /// A PNG with an iCCP chunk after IHDR: the profile in a zlib stream of stored blocks.
@@ -133,6 +154,39 @@ import TestSupport
             expectClose(colours, try Self.stripeColours(picture), within: 0, profile == nil ? "untagged" : "sRGB")
             #expect(said.isEmpty, "\(said)")
         }
+    }
+
+    /// A profile split over several APP2 segments is joined by their numbers, in whatever
+    /// order they come; one whose numbering FFmpeg's decoder refuses (a part 0) is said, as it
+    /// is drawn as sRGB.
+    @Test func aProfileInPartsIsJoinedAndABrokenOneSaid() throws {
+        let plain = [UInt8](try Data(contentsOf: URL(fileURLWithPath: try Self.picture("jpg", profile: nil))))
+        let profile = try Self.profile("DisplayP3-v2-magic")
+        let (head, tail) = (Array(profile[..<300]), Array(profile[300...]))
+        let reversed = Fixtures.scratchPath("parts.jpg"), broken = Fixtures.scratchPath("broken.jpg")
+        try Data(Self.withICCSegments(plain, [(2, 2, tail), (1, 2, head)])).write(to: URL(fileURLWithPath: reversed))
+        try Data(Self.withICCSegments(plain, [(0, 2, head), (2, 2, tail)])).write(to: URL(fileURLWithPath: broken))
+        let stored = try Self.stripeColours(reversed)
+        let (joined, quiet) = try throughLayer(reversed)
+        expectClose(joined, stored.map { Self.cssSRGB($0, from: "display-p3") }, within: 2.5, "parts in reverse order")
+        #expect(quiet.isEmpty, "\(quiet)")
+        let (drawn, said) = try throughLayer(broken)
+        expectClose(drawn, stored, within: 2.5, "a broken profile: drawn as stored")
+        #expect(said.contains("\"broken.jpg\" has a colour profile that is not read (damaged, or not an ICC profile)"), "\(said)")
+    }
+
+    /// A grey picture's profile is its tone curve: a linear one (gamma 1) makes every grey
+    /// lighter in sRGB, by sRGB's own curve (before, it was drawn as stored, without a word).
+    @Test func aGreyPicturesCurveIsConverted() throws {
+        let linear = try Self.picture("png", profile: Self.greyProfile(gamma: 1), grey: true)
+        let stored = try Self.stripeColours(linear)
+        let expected = stored.map { grey in grey.map { code -> Double in
+            let light = code / 255
+            return 255 * (light <= 0.0031308 ? light * 12.92 : 1.055 * pow(light, 1 / 2.4) - 0.055)
+        } }
+        let (colours, said) = try throughLayer(linear)
+        expectClose(colours, expected, within: 1, "linear grey")
+        #expect(said.isEmpty, "\(said)")
     }
 
     @Test func aPhotoInACompositionIsConverted() throws {

@@ -11,15 +11,18 @@ import TestSupport
     static let display4000 = "G(8500,39850)B(6550,2300)R(35400,14600)WP(15635,16450)L(40000000,50)"
 
     /// A PQ clip as an HDR10 camera or grading tool writes it: x265 with the display (and
-    /// the light levels, when given) in its SEI only, as ffmpeg's CLI writes it.
-    static func hdr10(_ name: String, display: String, lightLevel: String?) throws -> String {
+    /// the light levels, when given) in its SEI only, as ffmpeg's CLI writes it. Made beside
+    /// and renamed into place, as tests running at once share it.
+    static func hdr10(_ name: String, display: String?, lightLevel: String?) throws -> String {
         let path = Fixtures.directory + "/" + name
         guard !FileManager.default.fileExists(atPath: path) else { return path }
-        let levels = lightLevel.map { ":max-cll=\($0)" } ?? ""
+        let stated = (display.map { [":master-display=\($0)"] } ?? []) + (lightLevel.map { [":max-cll=\($0)"] } ?? [])
+        let made = Fixtures.scratchPath(name)
         try Tool.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30:duration=1", "-vf", "format=yuv420p10le",
                          "-c:v", "libx265", "-preset", "ultrafast",
-                         "-x265-params", "log-level=error:master-display=\(display)\(levels)",
-                         "-color_primaries", "bt2020", "-color_trc", "smpte2084", "-colorspace", "bt2020nc", path])
+                         "-x265-params", "log-level=error" + stated.joined(),
+                         "-color_primaries", "bt2020", "-color_trc", "smpte2084", "-colorspace", "bt2020nc", made])
+        _ = rename(made, path)
         return path
     }
 
@@ -104,10 +107,26 @@ import TestSupport
         let usual = try Self.hdr10("hdr10-1000.mp4", display: Self.display1000, lightLevel: "1000,400")
         let (output, said) = try export([usual, bright], to: "both.mp4", codec: "hevc,yuv420p10le")
         #expect(said.contains("encodingChanged\tnote\tthe PQ sources were mastered on different displays: the output states the brightest, mastered at 4000 cd/m²"), "\(said)")
-        #expect(said.contains("optionIgnored\tnote\tthe output states no MaxCLL or MaxFALL: 1 of the 2 PQ sources give none"), "\(said)")
+        #expect(said.contains("optionIgnored\tnote\tthe output's MaxCLL and MaxFALL are left unknown (0): 1 of the 2 PQ sources gives none, and may be the brightest"), "\(said)")
         let stated = try Self.stated(output, inFrames: false)
         #expect(stated["Mastering display metadata"]?["max_luminance"] == "40000000/10000", "\(stated)")
         #expect(stated["Content light level metadata"] == nil, "\(stated)")
+    }
+
+    /// A PQ source that states nothing beside one that does: the display stated is the
+    /// other's, a guess for it, and said; light levels of the same display but different
+    /// brightness are combined exactly (the highest of each), and nothing is said.
+    @Test func aSourceWithoutMetadataIsSaidAndLightLevelsAreTheHighest() throws {
+        let plain = try Self.hdr10("pq-plain.mp4", display: nil, lightLevel: nil)
+        let usual = try Self.hdr10("hdr10-1000.mp4", display: Self.display1000, lightLevel: "1000,400")
+        let brighter = try Self.hdr10("hdr10-1000-cll2000.mp4", display: Self.display1000, lightLevel: "2000,600")
+        let (_, guessed) = try export([usual, plain], to: "guessed.mp4", codec: "hevc,yuv420p10le")
+        #expect(guessed.contains("encodingChanged\tnote\t1 of the 2 PQ sources gives no mastering display: the output states the others', mastered at 1000 cd/m², for them too"), "\(guessed)")
+        #expect(guessed.contains("1 of the 2 PQ sources gives none, and may be the brightest"), "\(guessed)")
+        let (output, said) = try export([usual, brighter], to: "levels.mp4", codec: "hevc,yuv420p10le")
+        #expect(!said.contains("PQ sources"), "\(said)")
+        let light = try Self.stated(output, inFrames: false)["Content light level metadata"]
+        #expect(light?["max_content"] == "2000" && light?["max_average"] == "600", "\(String(describing: light))")
     }
 
     @Test func theAssetTellsItsHDR10Values() throws {

@@ -537,13 +537,20 @@ struct ExportPlanner {
         }
         guard encodings.dynamicRange == .pq, encodings.video != nil else { return [] }
         let sources = pqSourceMetadata()
-        let (metadata, displaysDiffer, lightLevelUnknown) = HDRStaticMetadata.combined(sources)
+        let combined = HDRStaticMetadata.combined(sources)
+        let of = { (count: Int) in "\(count) of the \(sources.count) PQ sources \(count == 1 ? "gives" : "give")" }
         var notes: [Diagnostic] = []
-        if displaysDiffer, let display = metadata?.masteringDisplay {
-            notes.append(Diagnostic(.encodingChanged, .note, "the PQ sources were mastered on different displays: the output states the brightest, \(HDRStaticMetadata(masteringDisplay: display, contentLightLevel: nil).summary)"))
+        if let display = combined.metadata?.masteringDisplay {
+            let stated = HDRStaticMetadata(masteringDisplay: display, contentLightLevel: nil).summary
+            if combined.displaysDiffer {
+                notes.append(Diagnostic(.encodingChanged, .note, "the PQ sources were mastered on different displays: the output states the brightest, \(stated)"))
+            }
+            if combined.withoutDisplay > 0 {
+                notes.append(Diagnostic(.encodingChanged, .note, "\(of(combined.withoutDisplay)) no mastering display: the output states the others', \(stated), for them too"))
+            }
         }
-        if lightLevelUnknown {
-            notes.append(Diagnostic(.optionIgnored, .note, "the output states no MaxCLL or MaxFALL: \(sources.filter { $0?.contentLightLevel == nil }.count) of the \(sources.count) PQ sources give none, and may be the brightest"))
+        if combined.withoutLightLevel > 0 {
+            notes.append(Diagnostic(.optionIgnored, .note, "the output's MaxCLL and MaxFALL are left unknown (0): \(of(combined.withoutLightLevel)) none, and may be the brightest"))
         }
         return notes
     }
