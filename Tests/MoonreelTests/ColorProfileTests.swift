@@ -216,5 +216,8 @@ import TestSupport
             """
         let photo = try Moonreel.runScript(script, arguments: [picture, Fixtures.scratchPath("photo.mp4")])
         #expect(photo.status == 0 && photo.err.contains("\"tagged.jpg\" has a colour profile that is not read"), "\(photo.err)")
+        let still = try Moonreel.runScript(Moonreel.wholeAssetComposition() + "av.imageGenerator(comp):copyImage(0, arg[2])",
+                                           arguments: [picture, Fixtures.scratchPath("still.png")])
+        #expect(still.status == 0 && still.err.contains("\"tagged.jpg\" has a colour profile that is not read"), "\(still.err)")
     }
 }

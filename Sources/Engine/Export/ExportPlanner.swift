@@ -162,7 +162,7 @@ struct ExportPlanner {
             }
             let encodings = try encodings(for: container, preset: encodingPreset)
             if makingOutput, encodings.video != nil || container.holdsVideoCodecs, let dolbyVision = dolbyVisionNote(strategy) { notes.append(dolbyVision) }
-            if makingOutput { notes += sourceExtrasNotes() + photoProfileWarnings() }
+            if makingOutput { notes += sourceExtrasNotes() + composition.photoProfileWarnings() }
             if makingOutput, let toneMapped = toneMappingNote(encodings, strategy) { notes.append(toneMapped) }
             if makingOutput { notes += hdrMetadataNotes(encodings, strategy) }
             if makingOutput, let task = settings.chunkTask {
@@ -553,13 +553,6 @@ struct ExportPlanner {
             notes.append(Diagnostic(.optionIgnored, .note, "the output's MaxCLL and MaxFALL are left unknown (0): \(of(combined.withoutLightLevel)) none, and may be the brightest"))
         }
         return notes
-    }
-
-    /// Photos shown as video whose colour profile is not read (`ImageLoader.unreadableProfileWarning`).
-    /// A photo that cannot be read is left to the export, which says why.
-    private func photoProfileWarnings() -> [Diagnostic] {
-        let photos = Set(composition.tracks(withMediaType: .video).flatMap { $0.segments.compactMap { $0.source?.isStillImage == true ? $0.source?.path : nil } })
-        return photos.sorted().compactMap { try? ImageLoader.unreadableProfileWarning($0) }
     }
 
     /// What the sources hold besides the picture and sound an export writes, which no way of

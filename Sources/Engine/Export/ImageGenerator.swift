@@ -66,16 +66,18 @@ public final class ImageGenerator {
         try output.commit()
     }
 
-    /// What its pictures show other than asked, as an export would say it (a render size
-    /// rounded to whole pixels, text cut to fit or running past its layer, glyphs no font
-    /// has): checked once per video composition, so the first call after one is set returns
-    /// them and later ones nothing.
+    /// What its pictures show other than asked, as an export would say it (a photo whose
+    /// colour profile is not read, a render size rounded to whole pixels, text cut to fit or
+    /// running past its layer, glyphs no font has): checked once per video composition, so
+    /// the first call after one is set (or the first of all) returns them and later ones nothing.
     public func newDiagnostics() throws -> [Diagnostic] {
-        guard !textChecked, let videoComposition else { return [] }
+        guard !textChecked else { return [] }
         textChecked = true
+        let photos = composition.photoProfileWarnings()
+        guard let videoComposition else { return photos }
         let scaled = try videoComposition.scaledRenderSize()
         let rounded = scaled.roundingNote(to: scaled.pixels(sides: .whole), sides: .whole)
-        return try (rounded.map { [$0] } ?? []) + videoComposition.textDiagnostics(shownUntil: composition.duration)
+        return try photos + (rounded.map { [$0] } ?? []) + videoComposition.textDiagnostics(shownUntil: composition.duration)
     }
 
     /// The render core at the render size times `renderScale`, made at first use.
@@ -89,5 +91,15 @@ public final class ImageGenerator {
         let made = Compositor(video: plan, audio: nil, range: TimeRange(start: .zero, duration: composition.duration))
         compositor = made
         return made
+    }
+}
+
+extension Composition {
+    /// Photos shown as video whose colour profile is not read (`ImageLoader.unreadableProfileWarning`),
+    /// for an export and an image generator alike. A photo that cannot be read is left to the
+    /// reading, which says why.
+    func photoProfileWarnings() -> [Diagnostic] {
+        let photos = Set(tracks(withMediaType: .video).flatMap { $0.segments.compactMap { $0.source?.isStillImage == true ? $0.source?.path : nil } })
+        return photos.sorted().compactMap { try? ImageLoader.unreadableProfileWarning($0) }
     }
 }
