@@ -25,6 +25,8 @@ public struct SegmentSource: Sendable, Hashable {
     public let sampleRate: Int
     /// Audio channels (0 for video).
     public let channelCount: Int
+    /// Bits per sample of lossless audio; 0 for lossy audio and video (`AssetTrack.losslessBits`).
+    public let losslessBits: Int
     /// Whether the source is a photo shown as video (see `AssetTrack.isStillImage`).
     public let isStillImage: Bool
     /// HLG or PQ for HDR video, SDR otherwise.
@@ -49,6 +51,7 @@ public struct SegmentSource: Sendable, Hashable {
         nominalFrameRate = track.nominalFrameRate
         sampleRate = track.sampleRate
         channelCount = track.channelCount
+        losslessBits = track.losslessBits
         isStillImage = track.isStillImage
         dynamicRange = track.color?.dynamicRange ?? .sdr
         dolbyVision = track.color?.dolbyVision

@@ -217,6 +217,9 @@ public final class AssetTrack: @unchecked Sendable {
     public let sampleRate: Int
     /// Number of audio channels; 0 for other tracks.
     public let channelCount: Int
+    /// Bits per sample of a lossless audio track (PCM, FLAC, ALAC: 16, 24, 32); 0 for lossy
+    /// audio (AAC, MP3, Opus), whose samples have no depth of their own, and other tracks.
+    public let losslessBits: Int
     /// FFmpeg's pixel format name of a video track ("yuv420p", "yuv420p10le"); empty for
     /// other tracks.
     public let pixelFormat: String
@@ -252,6 +255,14 @@ public final class AssetTrack: @unchecked Sendable {
         pixelAspectRatio = aspect.num > 0 && aspect.den > 0 ? Double(aspect.num) / Double(aspect.den) : 1
         sampleRate = Int(parameters.sample_rate)
         channelCount = Int(parameters.ch_layout.nb_channels)
+        let lossless = avcodec_descriptor_get(parameters.codec_id).map { $0.pointee.props & AV_CODEC_PROP_LOSSLESS != 0 } ?? false
+        if mediaType == .audio, lossless {
+            let stored = Int(av_get_bytes_per_sample(AVSampleFormat(parameters.format))) * 8
+            losslessBits = Int(parameters.bits_per_raw_sample > 0 ? parameters.bits_per_raw_sample
+                               : parameters.bits_per_coded_sample > 0 ? parameters.bits_per_coded_sample : Int32(stored))
+        } else {
+            losslessBits = 0
+        }
         let format = AVPixelFormat(parameters.format)
         if mediaType == .video, let descriptor = av_pix_fmt_desc_get(format) {
             pixelFormat = String(cString: descriptor.pointee.name)

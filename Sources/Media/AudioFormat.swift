@@ -28,7 +28,9 @@ extension AudioFormat {
 
 extension Frame {
     /// Planar float samples as a frame in `sampleFormat`: planar float, interleaved float
-    /// (Opus) or interleaved 16-bit (FLAC, PCM; rounded, the limiter keeps them in range).
+    /// (Opus), interleaved 16-bit (FLAC, PCM) or 24-bit in the top of 32 (FLAC and PCM of
+    /// deep sources). Integers are scaled by 2^15 or 2^23, as decoders read them, so a
+    /// lossless source comes back sample for sample; the limiter keeps them in range.
     package static func audio(_ block: [[Float]], format: AudioFormat, pts: Int64, sampleFormat: AVSampleFormat = AV_SAMPLE_FMT_FLTP) throws -> Frame {
         let frame = try Frame()
         let count = block.first?.count ?? 0
@@ -47,7 +49,15 @@ extension Frame {
             let samples = UnsafeMutableRawPointer(frame.plane(0).0).assumingMemoryBound(to: Int16.self)
             for (channel, values) in block.enumerated() {
                 for (index, value) in values.enumerated() {
-                    samples[index * block.count + channel] = value.isNaN ? 0 : Int16((min(max(value, -1), 1) * 32767).rounded())
+                    samples[index * block.count + channel] = value.isNaN ? 0 : Int16(min(max((value * 32768).rounded(), -32768), 32767))
+                }
+            }
+        case AV_SAMPLE_FMT_S32:
+            let samples = UnsafeMutableRawPointer(frame.plane(0).0).assumingMemoryBound(to: Int32.self)
+            for (channel, values) in block.enumerated() {
+                for (index, value) in values.enumerated() {
+                    // 24 bits, in the top of the 32 as FLAC and pcm_s24le read them.
+                    samples[index * block.count + channel] = value.isNaN ? 0 : Int32(min(max((Double(value) * 8_388_608).rounded(), -8_388_608), 8_388_607)) << 8
                 }
             }
         default:

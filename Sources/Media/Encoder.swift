@@ -109,10 +109,12 @@ package final class StreamEncoder {
     }
 
     package static func audio(_ encoding: AudioEncoding, format: AudioFormat, muxer: Muxer) throws -> StreamEncoder {
-        let name = encoding.codec.encoderName
+        let name = encoding.encoderName
         guard let codec = avcodec_find_encoder_by_name(name) else { throw EngineError("this FFmpeg has no \(name) encoder", kind: .unsupported) }
         guard let context = avcodec_alloc_context3(codec) else { throw EngineError("out of memory", kind: .limit) }
         context.pointee.sample_fmt = encoding.sampleFormat
+        // FLAC keeps the top `bits` of 32-bit samples; PCM's 24-bit encoder is 24 bits by name.
+        if encoding.bits > 16 { context.pointee.bits_per_raw_sample = Int32(encoding.bits) }
         context.pointee.sample_rate = format.sampleRate
         av_channel_layout_default(&context.pointee.ch_layout, Int32(format.channels))
         context.pointee.bit_rate = Int64(encoding.bitRate ?? 0)

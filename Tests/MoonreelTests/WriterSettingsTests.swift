@@ -127,6 +127,51 @@ import TestSupport
         #expect(try Tool.ffprobe(out("plain.m4v")).format.format_name.hasPrefix("mov,mp4"))
     }
 
+    /// A 24-bit master (a recorder's or a studio's WAV) written losslessly keeps its depth:
+    /// FLAC and PCM are 24-bit for it (both were 16-bit, 8 bits dropped in silence), and
+    /// every sample comes back as it was between the edges' anti-click ramps; so does a
+    /// 16-bit one at 16 bits (scaled by 2^15, as decoders read it: it was off by one in the loud half).
+    @Test func losslessSoundKeepsItsDepthSampleForSample() throws {
+        let folder = (Fixtures.scratchPath("x") as NSString).deletingLastPathComponent
+        let deep = folder + "/master24.wav", plain = folder + "/master16.wav"
+        try Tool.ffmpeg(["-f", "lavfi", "-i", "sine=f=440:d=1:sample_rate=48000,volume=0.9", "-f", "lavfi", "-i", "anoisesrc=d=1:r=48000:a=0.3",
+                         "-filter_complex", "[0][1]amerge=inputs=2", "-c:a", "pcm_s24le", deep])
+        try Tool.ffmpeg(["-i", deep, "-c:a", "pcm_s16le", plain])
+        let script = Moonreel.wholeAssetComposition() + """
+            local session = av.exportSession(comp, "AppleM4A")
+            session.outputFileType = arg[2]:match("%.(%w+)$") == "mkv" and "mkv" or "mov"
+            session.outputURL = arg[2]
+            session.audioSettings = {codec = arg[3]}
+            assert(session:export())
+            """
+        /// The integer samples as ffmpeg decodes them, scaled to 24 bits.
+        func samples(_ path: String) throws -> [Int32] {
+            let raw = folder + "/\(UUID().uuidString).s32"
+            try Tool.ffmpeg(["-i", path, "-f", "s32le", "-c:a", "pcm_s32le", raw])
+            return try Data(contentsOf: URL(fileURLWithPath: raw)).withUnsafeBytes { Array($0.bindMemory(to: Int32.self)) }.map { $0 >> 8 }
+        }
+        for (source, codec, output, format, bits) in [(deep, "pcm", "deep.mov", "pcm_s24le", "24"), (deep, "flac", "deep.mkv", "flac", "24"),
+                                                      (plain, "pcm", "plain.mov", "pcm_s16le", "16"), (plain, "flac", "plain.mkv", "flac", "16")] {
+            let path = folder + "/" + output
+            let result = try Moonreel.runScript(script, arguments: [source, path, codec])
+            try #require(result.status == 0, "\(result.err)")
+            let stream = try Tool.run("ffprobe", ["-v", "error", "-select_streams", "a:0", "-show_entries", "stream=codec_name,bits_per_raw_sample,bits_per_sample", "-of", "csv=p=0", path]).out
+            #expect(stream.hasPrefix(format) && stream.contains(bits), "\(output): \(stream)")
+            let (original, written) = (try samples(source), try samples(path))
+            // The anti-click ramps at the clip's edges: 8 ms in, 2 ms out at 48 kHz, two channels.
+            let (head, tail) = (2 * 384, 2 * 96)
+            let middle = { (samples: [Int32]) in samples.dropFirst(head).dropLast(tail) }
+            #expect(original.count == written.count && middle(original) == middle(written),
+                    "\(output): \(zip(middle(original), middle(written)).filter { $0 != $1 }.count) samples differ")
+            #expect(!result.err.contains("-bit sound"), "\(result.err)")
+        }
+        // A 32-bit float master loses what 24 bits do not hold, and is told.
+        let float = folder + "/master32.wav"
+        try Tool.ffmpeg(["-i", deep, "-c:a", "pcm_f32le", float])
+        let result = try Moonreel.runScript(script, arguments: [float, folder + "/float.mov", "pcm"])
+        #expect(result.status == 0 && result.err.contains("note: ") && result.err.contains("the 32-bit sound is written as 24-bit PCM, the most it holds here [encodingChanged]"), "\(result.err)")
+    }
+
     /// A 5.1 source is mixed down to stereo (Moonreel writes mono or stereo): a note now says
     /// so (it was silent); a script that chose the channels (audioSettings) is told nothing.
     @Test func surroundMixedDownToStereoIsANote() throws {

@@ -222,7 +222,8 @@ struct ExportPlanner {
     /// What the sound's encoding changes of what was asked or held: a bit rate over what AAC
     /// carries at the rate and channels written (6144 bits a channel per 1024 samples; the
     /// encoder holds to that, a warning), a sample rate under the sources' highest (a codec
-    /// that takes no more, or sources of several rates mixed: a note).
+    /// that takes no more, or sources of several rates mixed: a note), lossless sound of
+    /// fewer bits than a source's (32-bit masters written as 24-bit FLAC or PCM: a note).
     private func soundNotes(_ plan: AudioPlan, _ encoding: AudioEncoding) -> [Diagnostic] {
         var notes: [Diagnostic] = []
         let (rate, channels) = (Int(plan.format.sampleRate), plan.format.channels)
@@ -236,7 +237,15 @@ struct ExportPlanner {
         if settings.audioSettings?.sampleRate == nil, rate < highest {
             notes.append(Diagnostic(.encodingChanged, .note, "the sound is resampled from \(kilohertz(highest)) to \(kilohertz(rate)) (what \(encoding.codec.rawValue) takes, or the sources' rates mixed)"))
         }
+        if encoding.bits > 0, deepestLosslessBits > encoding.bits {
+            notes.append(Diagnostic(.encodingChanged, .note, "the \(deepestLosslessBits)-bit sound is written as \(encoding.bits)-bit \(encoding.codec.rawValue.uppercased()), the most it holds here"))
+        }
         return notes
+    }
+
+    /// The bits per sample of the deepest lossless audio source (0: none).
+    private var deepestLosslessBits: Int {
+        composition.tracks(withMediaType: .audio).flatMap(\.segments).compactMap { $0.source?.losslessBits }.max() ?? 0
     }
 
     /// A warning for each video track with media, within `range`, where no layer instruction
@@ -391,7 +400,7 @@ struct ExportPlanner {
         if container.holdsAudio {
             let codec = audioCodec(audio, container: container)
             try container.check(codec)
-            audioEncoding = try tagged("audioSettings") { try AudioEncoding.make(codec, settings: audio, preset: encodingPreset) }
+            audioEncoding = try tagged("audioSettings") { try AudioEncoding.make(codec, settings: audio, preset: encodingPreset, sourceBits: deepestLosslessBits) }
         } else if audioSettings != nil {
             throw EngineError("\(container.noun) holds no sound: remove audioSettings (the audio is left out)")
         }

@@ -62,7 +62,7 @@ public struct ExportSummary: Sendable, CustomStringConvertible {
         var samples = Double(video?.frameCount ?? 0)
         var bits = 0.0
         if let audio, let encoding = audioEncoding {
-            let pcm = Double(audio.sampleRate * audio.channels * 16)
+            let pcm = Double(audio.sampleRate * audio.channels * max(encoding.bits, 16))
             bits += (encoding.bitRate.map(Double.init) ?? (encoding.codec == .flac ? 0.6 * pcm : pcm)) * duration.seconds
             samples += duration.seconds * Double(audio.sampleRate) / 1024
         }

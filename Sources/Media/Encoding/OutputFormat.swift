@@ -253,25 +253,39 @@ package struct AudioEncoding: Sendable {
     package let codec: AudioSettings.Codec
     /// nil: lossless.
     package let bitRate: Int?
-    /// What the encoder takes: planar float where it can, else interleaved float, else 16-bit.
+    /// What the encoder takes: planar float where it can, else interleaved float, else
+    /// interleaved integers of `bits`.
     package let sampleFormat: AVSampleFormat
+    /// Bits per sample of lossless audio: 16, or 24 for sources of more (FLAC, PCM); 0 for lossy.
+    package let bits: Int
 
-    package static func make(_ codec: AudioSettings.Codec, settings: AudioSettings, preset: ExportPreset) throws -> AudioEncoding {
+    /// The deepest lossless audio written: 24 bits (what FLAC and MOV's PCM carry beside 16).
+    package static let deepestBits = 24
+
+    /// `sourceBits`: the deepest lossless source's bits per sample (0: none); FLAC and PCM
+    /// write 24 bits when it is over 16, so a studio master keeps its depth.
+    package static func make(_ codec: AudioSettings.Codec, settings: AudioSettings, preset: ExportPreset, sourceBits: Int = 0) throws -> AudioEncoding {
         try settings.check(for: codec)
-        guard let encoder = avcodec_find_encoder_by_name(codec.encoderName) else {
-            throw EngineError("this FFmpeg has no \(codec.rawValue) encoder (\(codec.encoderName)); Debian's libavcodec59 has it", kind: .unsupported)
+        let bits = codec.bitRates != nil ? 0 : sourceBits > 16 ? deepestBits : 16
+        let name = codec.encoderName(bits: bits)
+        guard let encoder = avcodec_find_encoder_by_name(name) else {
+            throw EngineError("this FFmpeg has no \(codec.rawValue) encoder (\(name)); Debian's libavcodec59 has it", kind: .unsupported)
         }
         var formats: [AVSampleFormat] = []
         if let list = encoder.pointee.sample_fmts {
             while formats.count < 32, list[formats.count] != AV_SAMPLE_FMT_NONE { formats.append(list[formats.count]) }
         }
-        guard let format = [AV_SAMPLE_FMT_FLTP, AV_SAMPLE_FMT_FLT, AV_SAMPLE_FMT_S16].first(where: formats.contains) else {
-            throw EngineError("this FFmpeg's \(codec.encoderName) takes no sample format Moonreel writes", kind: .unsupported)
+        let integers = bits > 16 ? AV_SAMPLE_FMT_S32 : AV_SAMPLE_FMT_S16
+        guard let format = [AV_SAMPLE_FMT_FLTP, AV_SAMPLE_FMT_FLT, integers].first(where: formats.contains) else {
+            throw EngineError("this FFmpeg's \(name) takes no sample format Moonreel writes", kind: .unsupported)
         }
         let inherited = preset.audioBitRate > 0 ? preset.audioBitRate : 160_000
         let bitRate = codec.bitRates.map { rates in settings.bitRate ?? min(max(inherited, rates.lowerBound), rates.upperBound) }
-        return AudioEncoding(codec: codec, bitRate: bitRate, sampleFormat: format)
+        return AudioEncoding(codec: codec, bitRate: bitRate, sampleFormat: format, bits: bits)
     }
+
+    /// The encoder's name.
+    package var encoderName: String { codec.encoderName(bits: bits) }
 
     /// `format` moved onto rates the codec takes (Opus: 48 kHz for 44.1 kHz sources) and
     /// the settings' rate and channels.

@@ -205,9 +205,9 @@ public struct AudioSettings: Sendable, Equatable {
         case aac
         /// Opus: webm, mp4, mkv.
         case opus
-        /// FLAC, lossless: mkv.
+        /// FLAC, lossless, 16-bit (24-bit when a source has more): mkv.
         case flac
-        /// 16-bit PCM, uncompressed: mov, mkv.
+        /// PCM, uncompressed, 16-bit (24-bit when a source has more): mov, mkv.
         case pcm
         /// MP3 (LAME): mov, mp4, mkv.
         case mp3
@@ -249,12 +249,13 @@ public struct AudioSettings: Sendable, Equatable {
 }
 
 extension AudioSettings.Codec {
-    var encoderName: String {
+    /// The encoder for lossless audio of `bits` per sample (16 unless 24).
+    func encoderName(bits: Int = 16) -> String {
         switch self {
         case .aac: "aac"
         case .opus: "libopus"
         case .flac: "flac"
-        case .pcm: "pcm_s16le"
+        case .pcm: bits > 16 ? "pcm_s24le" : "pcm_s16le"
         case .mp3: "libmp3lame"
         }
     }
@@ -271,7 +272,7 @@ extension AudioSettings.Codec {
 
     /// The rates the encoder takes (nil: any), as this FFmpeg lists them.
     var sampleRates: [Int]? {
-        guard let codec = avcodec_find_encoder_by_name(encoderName), let list = codec.pointee.supported_samplerates else { return nil }
+        guard let codec = avcodec_find_encoder_by_name(encoderName()), let list = codec.pointee.supported_samplerates else { return nil }
         var rates: [Int] = []
         while rates.count < 64, list[rates.count] != 0 { rates.append(Int(list[rates.count])) }
         return rates.sorted(by: >)

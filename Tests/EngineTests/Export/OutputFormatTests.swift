@@ -20,7 +20,9 @@ import Testing
                 #expect(muxerTakes(container, codec.encoderNames[0]) != 0, "\(container) \(codec)")
             }
             for codec in container.audioCodecs {
-                #expect(muxerTakes(container, codec.encoderName) != 0, "\(container) \(codec)")
+                for bits in [16, AudioEncoding.deepestBits] {
+                    #expect(muxerTakes(container, codec.encoderName(bits: bits)) != 0, "\(container) \(codec) \(bits)-bit")
+                }
             }
         }
         // Refused ones the muxers refuse too (FLAC in MP4 needs FFmpeg 5.1's experimental flag instead).
