@@ -165,6 +165,24 @@ import TestSupport
         #expect(refused.status == 1 && refused.err.contains("keeping HDR (hdr \"keep\") needs an HEVC preset"), "\(refused.err)")
     }
 
+    /// PQ and HLG clips joined: one video has one transfer, so the PQ clip is written as HLG,
+    /// and a note says so (it was silent).
+    @Test func pqBesideHLGIsConvertedAndSaid() throws {
+        let script = Moonreel.wholeAssetComposition() + """
+            local pq = av.asset(arg[2])
+            comp:insertTimeRange(av.range(0, pq.durationTime), pq, comp.durationTime)
+            local session = av.exportSession(comp, "HEVCHighestQuality")
+            session.outputURL = arg[3]
+            assert(session:export())
+            """
+        let output = Fixtures.scratchPath("joined.mp4")
+        let result = try Moonreel.runScript(script, arguments: [Self.sources.hlg, Self.sources.pq, output])
+        try #require(result.status == 0, "\(result.err)")
+        #expect(result.err.contains("the PQ sources are converted to HLG, the transfer of the others: one video has one HDR transfer [encodingChanged]"), "\(result.err)")
+        let transfer = try Tool.run("ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "stream=color_transfer", "-of", "csv=p=0", output]).out
+        #expect(transfer.hasPrefix("arib-std-b67"), "\(transfer)")
+    }
+
     /// White text over a clip, exported with `preset`; returns the mean luma code inside the
     /// text's strokes (pixels brighter than everything in the grey background).
     func textWhite(over source: String, preset: String, tenBit: Bool) throws -> Double {

@@ -511,16 +511,20 @@ struct ExportPlanner {
 
     /// An `encodingChanged` note when HDR sources are written as SDR without being asked
     /// (`hdr = "auto"` with an 8-bit or H.264 output): the tone-mapped picture is what the
-    /// sources were, in other colours. Asked (`hdr = "toneMap"`), nothing is said.
+    /// sources were, in other colours. Asked (`hdr = "toneMap"`), nothing is said. Also
+    /// when PQ sources are written as HLG, beside HLG ones.
     /// Copies (SmartCut, Passthrough) keep the sources' pictures, HDR included.
     private func toneMappingNote(_ encodings: Encodings, _ strategy: ExportRequest.Strategy) -> Diagnostic? {
         switch strategy {
         case .reencode, .piece, .join: break
         case .passthrough, .smartCut, .sound, .nothing: return nil
         }
-        guard settings.hdr == .auto, let video = encodings.video, encodings.dynamicRange == .sdr else { return nil }
         let hdr = Set(composition.tracks(withMediaType: .video).flatMap { $0.segments.compactMap { $0.source?.dynamicRange } }).filter { $0 != .sdr }
-        guard !hdr.isEmpty else { return nil }
+        if encodings.dynamicRange == .hlg, hdr.contains(.pq) {
+            // One stream has one transfer: PQ clips beside HLG ones are converted to HLG.
+            return Diagnostic(.encodingChanged, .note, "the PQ sources are converted to HLG, the transfer of the others: one video has one HDR transfer")
+        }
+        guard settings.hdr == .auto, let video = encodings.video, encodings.dynamicRange == .sdr, !hdr.isEmpty else { return nil }
         let kinds = hdr.map { $0 == .pq ? "PQ" : "HLG" }.sorted().joined(separator: " and ")
         let why = video.codec == .h264 ? "H.264 carries no HDR here" : "this export writes 8-bit video"
         return Diagnostic(.encodingChanged, .note, "the HDR (\(kinds)) sources are tone-mapped to SDR: \(why)",
