@@ -93,23 +93,28 @@ package struct ColorProfile: Sendable, Equatable {
         return sameMatrix && sameCurves
     }
 
-    /// Converts straight-alpha 8-bit pixels (`channels` bytes each, red, green and blue at
-    /// `order`) from this profile to sRGB, in place: each channel to linear light by its
-    /// curve (a table of the 256 codes), the matrix to XYZ and from XYZ to linear sRGB,
-    /// clipped to 0…1, then sRGB's curve (a table fine enough that codes round exactly).
-    package func toSRGB(_ pixels: UnsafeMutablePointer<UInt8>, width: Int, height: Int, stride: Int,
-                        channels: Int, order: (red: Int, green: Int, blue: Int)) {
-        let linear = curves.map { curve in (0..<256).map { Float(curve.linear(Double($0) / 255)) } }
+    /// Converts straight-alpha pixels of 8 or 16 bits a channel (`channels` samples each, red,
+    /// green and blue at `order`; rows `sourceStride` samples apart) from this profile into
+    /// 8-bit sRGB pixels of the same layout (rows `stride` bytes apart; the same memory for
+    /// 8-bit ones): each channel to linear light by its curve (a table of every code), the
+    /// matrix to XYZ and from XYZ to linear sRGB, clipped to 0…1, then sRGB's curve (a table
+    /// fine enough that codes round exactly). Alpha is left to the caller.
+    package func toSRGB<Sample: FixedWidthInteger & UnsignedInteger>(
+        from source: UnsafePointer<Sample>, sourceStride: Int, into pixels: UnsafeMutablePointer<UInt8>, stride: Int,
+        width: Int, height: Int, channels: Int, order: (red: Int, green: Int, blue: Int)
+    ) {
+        let top = Double(Sample.max)
+        let linear = curves.map { curve in (0...Int(Sample.max)).map { Float(curve.linear(Double($0) / top)) } }
         let matrix = ColorProfile.sRGBToXYZ.inverse * toXYZ
         let m = (0..<9).map { Float(matrix[$0 / 3, $0 % 3]) }
         let steps = ColorProfile.encodingSteps
         let encode = (0...steps).map { UInt8((ColorProfile.sRGBEncoded(Double($0) / Double(steps)) * 255).rounded()) }
         let scale = Float(steps)
         for y in 0..<height {
-            let row = pixels + y * stride
+            let (input, output) = (source + y * sourceStride, pixels + y * stride)
             for x in 0..<width {
-                let p = row + x * channels
-                let (r, g, b) = (linear[0][Int(p[order.red])], linear[1][Int(p[order.green])], linear[2][Int(p[order.blue])])
+                let (s, p) = (input + x * channels, output + x * channels)
+                let (r, g, b) = (linear[0][Int(s[order.red])], linear[1][Int(s[order.green])], linear[2][Int(s[order.blue])])
                 // Written so that a NaN (a stranger's profile can hold anything) is black.
                 let encoded = { (value: Float) in encode[Int((value > 0 ? min(value, 1) : 0) * scale + 0.5)] }
                 p[order.red] = encoded(m[0] * r + m[1] * g + m[2] * b)

@@ -226,7 +226,8 @@ package final class VideoFrameSource {
         let rgba = try Scaler().convert(picture, width: picture.width, height: picture.height, format: AV_PIX_FMT_RGBA,
                                         outputColor: ColorDescription(space: ColorDescription.of(picture).space, range: AVCOL_RANGE_JPEG))
         let (pixels, stride) = rgba.plane(0)
-        profile.toSRGB(pixels, width: rgba.width, height: rgba.height, stride: stride, channels: 4, order: (red: 0, green: 1, blue: 2))
+        profile.toSRGB(from: pixels, sourceStride: stride, into: pixels, stride: stride, width: rgba.width, height: rgba.height,
+                       channels: 4, order: (red: 0, green: 1, blue: 2))
         rgba.pointer.pointee.pts = picture.pointer.pointee.pts
         return rgba
     }

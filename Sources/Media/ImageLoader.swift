@@ -402,13 +402,42 @@ private final class ImageDecoding {
         let picture = frame.pointee
         let (width, height) = (Int(picture.width), Int(picture.height))
         let image = try RGBAImage(width: width, height: height)
+        let order = (red: 2, green: 1, blue: 0)
+        let deep = (av_pix_fmt_desc_get(AVPixelFormat(picture.format))?.pointee.comp.0.depth ?? 8) > 8
+        if case .convert(let profile) = ColorProfile.embedded(in: frame), deep {
+            // A 16-bit picture (a photographer's PNG) is converted from its 16 bits, then made 8-bit.
+            let stride = 4 * width
+            guard let memory = malloc(2 * stride * height) else {
+                throw EngineError("image \"\(path)\": out of memory converting its \(width)×\(height) 16-bit pixels", kind: .limit, subject: path)
+            }
+            defer { free(memory) }
+            let wide = memory.assumingMemoryBound(to: UInt16.self)
+            try scale(picture, to: AV_PIX_FMT_BGRA64LE, into: UnsafeMutableRawPointer(wide).assumingMemoryBound(to: UInt8.self), stride: 2 * stride)
+            profile.toSRGB(from: wide, sourceStride: stride, into: image.pixels, stride: image.stride, width: width, height: height, channels: 4, order: order)
+            for y in 0..<height {
+                for x in 0..<width { image.pixels[y * image.stride + 4 * x + 3] = UInt8((UInt32(wide[y * stride + 4 * x + 3]) + 128) / 257) }
+            }
+        } else {
+            try scale(picture, to: AV_PIX_FMT_BGRA, into: image.pixels, stride: image.stride)
+            if case .convert(let profile) = ColorProfile.embedded(in: frame) {
+                profile.toSRGB(from: image.pixels, sourceStride: image.stride, into: image.pixels, stride: image.stride,
+                               width: width, height: height, channels: 4, order: order)
+            }
+        }
+        premultiply(image)
+        return image
+    }
+
+    /// `picture` in `format` (straight alpha, one plane) into `pixels`, rows `stride` bytes apart.
+    private func scale(_ picture: AVFrame, to format: AVPixelFormat, into pixels: UnsafeMutablePointer<UInt8>, stride: Int) throws {
+        sws_freeContext(scaler)
         scaler = sws_getContext(picture.width, picture.height, AVPixelFormat(picture.format), picture.width, picture.height,
-                                AV_PIX_FMT_BGRA, SWS_BILINEAR | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nil, nil, nil)
+                                format, SWS_BILINEAR | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nil, nil, nil)
         guard let scaler else { throw EngineError("image \"\(path)\": cannot convert its pixel format", kind: .unsupported, subject: path) }
         var source = picture.data
         var sourceStrides = picture.linesize
-        var destination: [UnsafeMutablePointer<UInt8>?] = [image.pixels, nil, nil, nil]
-        var destinationStrides: [Int32] = [Int32(image.stride), 0, 0, 0]
+        var destination: [UnsafeMutablePointer<UInt8>?] = [pixels, nil, nil, nil]
+        var destinationStrides: [Int32] = [Int32(stride), 0, 0, 0]
         let rows = withUnsafePointer(to: &source) { data in
             withUnsafePointer(to: &sourceStrides) { strides in
                 data.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { planes in
@@ -419,11 +448,6 @@ private final class ImageDecoding {
             }
         }
         try check(rows, "converting to BGRA")
-        if case .convert(let profile) = ColorProfile.embedded(in: frame) {
-            profile.toSRGB(image.pixels, width: width, height: height, stride: image.stride, channels: 4, order: (red: 2, green: 1, blue: 0))
-        }
-        premultiply(image)
-        return image
     }
 
     /// swscale writes straight alpha; layers blend premultiplied.

@@ -17,17 +17,18 @@ import TestSupport
     /// Four 32-pixel stripes the ffmpeg CLI draws: orange, blue, green, grey.
     static let stripes = ["0xC86432", "0x3296C8", "0x40B060", "0x808080"]
 
-    /// The stripes as `format` ("jpg" or "png") with `profile` embedded as the format does it
-    /// (in grey when `grey`).
+    /// The stripes as `format` ("jpg", "png", or "png16": 16 bits a channel) with `profile`
+    /// embedded as the format does it (in grey when `grey`).
     static func picture(_ format: String, profile: [UInt8]?, grey: Bool = false) throws -> String {
-        let plain = Fixtures.scratchPath("plain.\(format)")
+        let plain = Fixtures.scratchPath("plain." + format.prefix(3))
         let inputs = stripes.flatMap { ["-f", "lavfi", "-i", "color=c=\($0):size=32x32"] }
-        try Tool.ffmpeg(inputs + ["-filter_complex", "hstack=inputs=4" + (grey ? ",format=gray" : ""), "-frames:v", "1"]
+        let pixels = grey ? ",format=gray" : format == "png16" ? ",format=rgb48be" : ""
+        try Tool.ffmpeg(inputs + ["-filter_complex", "hstack=inputs=4" + pixels, "-frames:v", "1"]
                         + (format == "jpg" ? ["-q:v", "1"] : []) + [plain])
         guard let profile else { return plain }
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: plain)))
         let tagged = format == "jpg" ? withICCSegment(bytes, profile) : withICCChunk(bytes, profile)
-        let path = Fixtures.scratchPath("tagged.\(format)")
+        let path = Fixtures.scratchPath("tagged." + format.prefix(3))
         try Data(tagged).write(to: URL(fileURLWithPath: path))
         return path
     }
@@ -82,14 +83,19 @@ import TestSupport
         return Array(png[0..<33]) + be(UInt32(data.count)) + body + be(crc) + Array(png[33...])
     }
 
-    /// The middle of each stripe (a 4×4 mean) as the ffmpeg CLI decodes `path`, which does no colour management.
-    static func stripeColours(_ path: String) throws -> [[Double]] {
+    /// The middle of each stripe (a 4×4 mean, in 8-bit codes) as the ffmpeg CLI decodes
+    /// `path`, which does no colour management; read at 16 bits a channel (a 16-bit PNG's
+    /// own precision) when `deep`.
+    static func stripeColours(_ path: String, deep: Bool = false) throws -> [[Double]] {
         let (width, height) = try Tool.videoSize(path)
-        let image = try Tool.rgbFrame(path, at: 0)
+        let raw = Fixtures.scratchPath("stripes.raw")
+        try Tool.ffmpeg(["-i", path, "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", deep ? "rgb48le" : "rgb24", raw])
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)))
+        let value = { (index: Int) in deep ? Double(Int(bytes[2 * index]) | Int(bytes[2 * index + 1]) << 8) / 257 : Double(bytes[index]) }
         return (0..<4).map { stripe in
             let (cx, cy) = (width * (2 * stripe + 1) / 8, height / 2)
             var sum = [0.0, 0.0, 0.0]
-            for y in cy - 2..<cy + 2 { for x in cx - 2..<cx + 2 { for c in 0..<3 { sum[c] += Double(image.pixels[(y * width + x) * 3 + c]) / 16 } } }
+            for y in cy - 2..<cy + 2 { for x in cx - 2..<cx + 2 { for c in 0..<3 { sum[c] += value((y * width + x) * 3 + c) / 16 } } }
             return sum
         }
     }
@@ -133,15 +139,15 @@ import TestSupport
 
     @Test func displayP3AndAdobeRGBPicturesAreConvertedToSRGB() throws {
         for (profile, space) in [("DisplayP3-v4", "display-p3"), ("DisplayP3-v2-magic", "display-p3"), ("AdobeCompat-v4", "a98-rgb")] {
-            for format in ["jpg", "png"] {
+            for format in ["jpg", "png", "png16"] {
                 let picture = try Self.picture(format, profile: try Self.profile(profile))
-                let stored = try Self.stripeColours(picture)
+                let stored = try Self.stripeColours(picture, deep: format == "png16")
                 let expected = stored.map { Self.cssSRGB($0, from: space) }
                 // The conversion moves the orange and the green by many codes: drawn as sRGB, they would be off.
                 #expect(zip(stored[0], expected[0]).contains { abs($0 - $1) > 8 }, "\(profile): \(stored[0]) → \(expected[0])")
                 let (colours, said) = try throughLayer(picture)
                 // A JPEG's half-size chroma is interpolated a little differently by the CLI's decode.
-                expectClose(colours, expected, within: format == "png" ? 1 : 2.5, "\(profile) \(format)")
+                expectClose(colours, expected, within: format.hasPrefix("png") ? 1 : 2.5, "\(profile) \(format)")
                 #expect(said.isEmpty, "\(said)")
             }
         }
