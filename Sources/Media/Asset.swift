@@ -255,7 +255,8 @@ public final class AssetTrack: @unchecked Sendable {
         pixelAspectRatio = aspect.num > 0 && aspect.den > 0 ? Double(aspect.num) / Double(aspect.den) : 1
         sampleRate = Int(parameters.sample_rate)
         channelCount = Int(parameters.ch_layout.nb_channels)
-        let lossless = avcodec_descriptor_get(parameters.codec_id).map { $0.pointee.props & AV_CODEC_PROP_LOSSLESS != 0 } ?? false
+        // Lossless only: DTS says both (its lossy core has no depth of its own).
+        let lossless = avcodec_descriptor_get(parameters.codec_id).map { $0.pointee.props & AV_CODEC_PROP_LOSSLESS != 0 && $0.pointee.props & AV_CODEC_PROP_LOSSY == 0 } ?? false
         if mediaType == .audio, lossless {
             let stored = Int(av_get_bytes_per_sample(AVSampleFormat(parameters.format))) * 8
             losslessBits = Int(parameters.bits_per_raw_sample > 0 ? parameters.bits_per_raw_sample

@@ -137,8 +137,9 @@ private func startsWithISOBox(_ path: String) -> Bool {
     return ["ftyp", "wide", "free", "mdat", "moov", "skip", "pnot"].contains(type)
 }
 
-/// A HEIF or AVIF still image (an ISO file whose `ftyp` names an image brand): what iPhones
-/// save photos as since iOS 11. FFmpeg 5.1 reads neither (it sees an MP4 with no movie).
+/// A HEIF or AVIF still image (an ISO file whose `ftyp` names an image brand and whose
+/// pictures are described by a top-level `meta` box, with no movie): what iPhones save photos
+/// as since iOS 11. FFmpeg 5.1 reads neither (it sees an MP4 with no movie).
 package enum HEIFImage {
     /// "HEIC" or "AVIF" when the file at `path` is one, else nil.
     package static func kind(_ path: String) -> String? {
@@ -150,8 +151,20 @@ package enum HEIFImage {
         let size = min(count, header[0..<4].reduce(0) { $0 << 8 | Int($1) })
         // The major brand (bytes 8–11), then the compatible ones from byte 16.
         let brands = ([8] + Array(stride(from: 16, to: size - 3, by: 4))).map { String(decoding: header[$0..<$0 + 4], as: UTF8.self) }
-        if brands.contains(where: { ["avif", "avis"].contains($0) }) { return "AVIF" }
-        return brands.contains(where: { ["mif1", "msf1", "heic", "heix", "heim", "heis"].contains($0) }) ? "HEIC" : nil
+        let kind = brands.contains { ["avif", "avis"].contains($0) } ? "AVIF"
+            : brands.contains { ["mif1", "msf1", "heic", "heix", "heim", "heis"].contains($0) } ? "HEIC" : nil
+        guard let kind else { return nil }
+        // The top-level boxes after ftyp (at most 16): an image has `meta` and no `moov`.
+        var (offset, types) = (header[0..<4].reduce(0) { $0 << 8 | Int($1) }, Set<String>())
+        for _ in 0..<16 {
+            var box = [UInt8](repeating: 0, count: 8)
+            guard offset >= 8, fseeko(file, off_t(offset), SEEK_SET) == 0, fread(&box, 1, 8, file) == 8 else { break }
+            types.insert(String(decoding: box[4..<8], as: UTF8.self))
+            let length = box[0..<4].reduce(0) { $0 << 8 | Int($1) }
+            guard length >= 8 else { break } // 0 (to the end) or 1 (a 64-bit size): the last box read
+            offset += length
+        }
+        return types.contains("meta") && !types.contains("moov") ? kind : nil
     }
 
     /// The error for such a file given where a video, sound or picture was expected; nil

@@ -129,14 +129,18 @@ import TestSupport
 
     /// A 24-bit master (a recorder's or a studio's WAV) written losslessly keeps its depth:
     /// FLAC and PCM are 24-bit for it (both were 16-bit, 8 bits dropped in silence), and
-    /// every sample comes back as it was between the edges' anti-click ramps; so does a
-    /// 16-bit one at 16 bits (scaled by 2^15, as decoders read it: it was off by one in the loud half).
+    /// every sample comes back as it was between the edges' anti-click ramps, at full scale too
+    /// (it was limited to −0.45 dBFS, room for a lossy encoder's overshoot); so does a 16-bit
+    /// one at 16 bits (scaled by 2^15, as decoders read it: it was off by one in the loud half).
     @Test func losslessSoundKeepsItsDepthSampleForSample() throws {
         let folder = (Fixtures.scratchPath("x") as NSString).deletingLastPathComponent
         let deep = folder + "/master24.wav", plain = folder + "/master16.wav"
         try Tool.ffmpeg(["-f", "lavfi", "-i", "sine=f=440:d=1:sample_rate=48000,volume=0.9", "-f", "lavfi", "-i", "anoisesrc=d=1:r=48000:a=0.3",
                          "-filter_complex", "[0][1]amerge=inputs=2", "-c:a", "pcm_s24le", deep])
         try Tool.ffmpeg(["-i", deep, "-c:a", "pcm_s16le", plain])
+        // A master peaking at full scale: lossless sound is not held under the lossy encoders' −0.45 dBFS.
+        let loud = folder + "/loud24.wav"
+        try Tool.ffmpeg(["-f", "lavfi", "-i", "aevalsrc=exprs=sgn(sin(2*PI*100*t)):s=48000:d=1", "-c:a", "pcm_s24le", loud])
         let script = Moonreel.wholeAssetComposition() + """
             local session = av.exportSession(comp, "AppleM4A")
             session.outputFileType = arg[2]:match("%.(%w+)$") == "mkv" and "mkv" or "mov"
@@ -151,7 +155,8 @@ import TestSupport
             return try Data(contentsOf: URL(fileURLWithPath: raw)).withUnsafeBytes { Array($0.bindMemory(to: Int32.self)) }.map { $0 >> 8 }
         }
         for (source, codec, output, format, bits) in [(deep, "pcm", "deep.mov", "pcm_s24le", "24"), (deep, "flac", "deep.mkv", "flac", "24"),
-                                                      (plain, "pcm", "plain.mov", "pcm_s16le", "16"), (plain, "flac", "plain.mkv", "flac", "16")] {
+                                                      (plain, "pcm", "plain.mov", "pcm_s16le", "16"), (plain, "flac", "plain.mkv", "flac", "16"),
+                                                      (loud, "flac", "loud.mkv", "flac", "24")] {
             let path = folder + "/" + output
             let result = try Moonreel.runScript(script, arguments: [source, path, codec])
             try #require(result.status == 0, "\(result.err)")
@@ -165,11 +170,14 @@ import TestSupport
                     "\(output): \(zip(middle(original), middle(written)).filter { $0 != $1 }.count) samples differ")
             #expect(!result.err.contains("-bit sound"), "\(result.err)")
         }
+        // The dry run names the depth it will write.
+        let planned = try Moonreel.runScript(script, arguments: [deep, folder + "/planned.mov", "pcm"], options: ["--dry-run"])
+        #expect(planned.status == 0 && planned.out.contains("PCM 24-bit 48 kHz stereo"), "\(planned.out) \(planned.err)")
         // A 32-bit float master loses what 24 bits do not hold, and is told.
         let float = folder + "/master32.wav"
         try Tool.ffmpeg(["-i", deep, "-c:a", "pcm_f32le", float])
         let result = try Moonreel.runScript(script, arguments: [float, folder + "/float.mov", "pcm"])
-        #expect(result.status == 0 && result.err.contains("note: ") && result.err.contains("the 32-bit sound is written as 24-bit PCM, the most it holds here [encodingChanged]"), "\(result.err)")
+        #expect(result.status == 0 && result.err.contains("note: ") && result.err.contains("the 32-bit sound is written as 24-bit PCM, the deepest Moonreel writes [encodingChanged]"), "\(result.err)")
     }
 
     /// A 5.1 source is mixed down to stereo (Moonreel writes mono or stereo): a note now says

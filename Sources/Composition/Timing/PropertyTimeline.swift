@@ -54,7 +54,8 @@ public struct PropertyTimeline<Value: Rampable>: Sendable, Equatable {
 
     /// Holds `value` from `time` until the next change. A later change at the same time
     /// replaces this one.
-    /// - Returns: The ramp this value cuts short (`rampCut(by:)`), nil when none.
+    /// - Returns: The ramp this value cuts short (one whose span holds `time`; from there the
+    ///   value jumps), nil when none.
     @discardableResult
     public mutating func set(_ value: Value, at time: MediaTime) -> TimeRange? {
         add(Change(start: time, duration: .zero, from: value, to: value, curve: .linear))
@@ -63,7 +64,9 @@ public struct PropertyTimeline<Value: Rampable>: Sendable, Equatable {
     /// Moves from `from` to `to` over `range` (eased by `curve`, linear by default), then holds
     /// `to`. Before `range.start` the previous change still holds. A later change at the same
     /// start time replaces this one.
-    /// - Returns: The change this ramp and it overlap (`rampCut(by:)`), nil when none.
+    /// - Returns: The change this ramp and it overlap (a ramp whose span holds this one's
+    ///   start, or a change inside this one's span: the later start wins, so the value
+    ///   jumps), nil when none.
     @discardableResult
     public mutating func ramp(from: Value, to: Value, over range: TimeRange, curve: TimingFunction = .linear) -> TimeRange? {
         add(Change(start: range.start, duration: range.duration, from: from, to: to, curve: curve))

@@ -238,7 +238,7 @@ struct ExportPlanner {
             notes.append(Diagnostic(.encodingChanged, .note, "the sound is resampled from \(kilohertz(highest)) to \(kilohertz(rate)) (what \(encoding.codec.rawValue) takes, or the sources' rates mixed)"))
         }
         if encoding.bits > 0, deepestLosslessBits > encoding.bits {
-            notes.append(Diagnostic(.encodingChanged, .note, "the \(deepestLosslessBits)-bit sound is written as \(encoding.bits)-bit \(encoding.codec.rawValue.uppercased()), the most it holds here"))
+            notes.append(Diagnostic(.encodingChanged, .note, "the \(deepestLosslessBits)-bit sound is written as \(encoding.bits)-bit \(encoding.codec.rawValue.uppercased()), the deepest Moonreel writes"))
         }
         return notes
     }
@@ -711,10 +711,13 @@ struct ExportPlanner {
     /// The audio to mix, or nil for none.
     func audioPlan(_ request: ExportRequest) throws -> AudioPlan? {
         guard let encoding = request.encodings.audio else { return nil }
-        return try AudioPlan.make(composition: composition, audioMix: settings.audioMix, range: request.range,
-                                  spliceFade: settings.audioSpliceFade, loudness: settings.loudness) {
+        var plan = try AudioPlan.make(composition: composition, audioMix: settings.audioMix, range: request.range,
+                                      spliceFade: settings.audioSpliceFade, loudness: settings.loudness) {
             encoding.outputFormat(from: $0, settings: self.settings.audioSettings ?? AudioSettings())
         }
+        // Lossless sound has no encoder overshoot to leave room for.
+        if encoding.bits > 0 { plan?.ceiling = 1 }
+        return plan
     }
 }
 

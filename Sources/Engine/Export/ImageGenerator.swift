@@ -9,13 +9,13 @@ public final class ImageGenerator {
     /// The composition frames are taken from (AVAssetImageGenerator's `asset`).
     public let composition: Composition
     /// Frozen into a render plan at the first `copyImage`; setting another one starts afresh.
-    public var videoComposition: VideoComposition? { didSet { (compositor, textChecked) = (nil, false) } }
+    public var videoComposition: VideoComposition? { didSet { (compositor, diagnosticsChecked) = (nil, false) } }
     /// Whether `copyImage` may replace an existing file (never one of the inputs).
     public var overwrite = false
     /// Files that no image may replace, overwrite or not (see `InputRegistry`).
     public var readFiles: InputRegistry?
     private var compositor: Compositor?
-    private var textChecked = false
+    private var diagnosticsChecked = false
 
     /// A generator for `composition`, like `AVAssetImageGenerator(asset:)` with zero tolerance.
     /// `videoComposition` nil: each video track upright at the sources' size, as
@@ -71,8 +71,8 @@ public final class ImageGenerator {
     /// running past its layer, glyphs no font has): checked once per video composition, so
     /// the first call after one is set (or the first of all) returns them and later ones nothing.
     public func newDiagnostics() throws -> [Diagnostic] {
-        guard !textChecked else { return [] }
-        textChecked = true
+        guard !diagnosticsChecked else { return [] }
+        diagnosticsChecked = true
         let photos = composition.photoProfileWarnings()
         guard let videoComposition else { return photos }
         let scaled = try videoComposition.scaledRenderSize()

@@ -259,7 +259,8 @@ package struct AudioEncoding: Sendable {
     /// Bits per sample of lossless audio: 16, or 24 for sources of more (FLAC, PCM); 0 for lossy.
     package let bits: Int
 
-    /// The deepest lossless audio written: 24 bits (what FLAC and MOV's PCM carry beside 16).
+    /// The deepest lossless audio written: 24 bits, what recorders and studio masters hold;
+    /// a 32-bit source is written at 24, with a note.
     package static let deepestBits = 24
 
     /// `sourceBits`: the deepest lossless source's bits per sample (0: none); FLAC and PCM

@@ -48,6 +48,10 @@ package struct AudioPlan: Sendable {
     package let loudness: LoudnessNormalization?
     /// The gain `loudness` settled on, when it was measured before rendering.
     package var settledLoudness: LoudnessNormalization.Settled?
+    /// The peak the limiter keeps the mix under: room for a lossy encoder's overshoot
+    /// (`PeakLimiter.defaultCeiling`), or full scale for lossless sound, so a master that
+    /// peaks at 0 dBFS comes back as it was.
+    package var ceiling = PeakLimiter.defaultCeiling
 
     /// Tracks mixed apart before summing: the ducked ones and those they listen to.
     var sidechainedTracks: Set<Int> {
@@ -93,7 +97,7 @@ extension AudioPlan {
                          ducking: track.ducking, duckingKeys: track.duckingKeys)
         }
         return AudioPlan(format: format, start: range.start, sampleCount: format.sample(at: range.duration), tracks: clippedTracks,
-                         spliceFade: spliceFade, loudness: loudness, settledLoudness: settledLoudness)
+                         spliceFade: spliceFade, loudness: loudness, settledLoudness: settledLoudness, ceiling: ceiling)
     }
 
     /// Where in `mixed` (the tracks with media) the tracks that `track` ducks under are;
@@ -170,7 +174,7 @@ package final class AudioRenderer {
     /// The mix as it is, or (with `loudness` in the plan) brought to its target: see
     /// `LoudnessNormalization.gain`, which reads the audio first.
     package static func make(plan: AudioPlan, cancellation: CancellationFlag? = nil) throws -> AudioRenderer {
-        guard let target = plan.loudness else { return AudioRenderer(plan: plan) }
+        guard let target = plan.loudness else { return AudioRenderer(plan: plan, ceiling: plan.ceiling) }
         let settled = try plan.settledLoudness ?? target.gain(for: plan, cancellation: cancellation)
         return AudioRenderer(plan: plan, outputGain: settled.gain, ceiling: settled.ceiling)
     }

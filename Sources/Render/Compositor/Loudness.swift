@@ -67,7 +67,7 @@ public struct LoudnessNormalization: Sendable, Equatable {
     /// `extraHeadroom` (dB) lowers the ceiling further, by what an encoding overshot it.
     package func gain(for plan: AudioPlan, cancellation: CancellationFlag?, extraHeadroom: Double = 0) throws -> Settled {
         let headroom = Self.encoderHeadroom + extraHeadroom
-        let ceiling = min(Float(pow(10, (truePeak - headroom) / 20)), PeakLimiter.defaultCeiling)
+        let ceiling = min(Float(pow(10, (truePeak - headroom) / 20)), plan.ceiling)
         let linear = { (decibels: Double) in Float(pow(10, decibels / 20)) }
         let measure = { (decibels: Double, ceiling: Float) in
             try LoudnessMeter.measure(plan, gain: linear(decibels), ceiling: ceiling, cancellation: cancellation)
