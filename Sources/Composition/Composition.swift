@@ -60,6 +60,8 @@ public struct SegmentSource: Sendable, Hashable {
     }
 }
 
+extension SegmentSource: StoredPicture {}
+
 /// One stream of one file, as an instruction made from an asset track names it.
 public struct SourceReference: Sendable, Hashable {
     /// The media file's path, as the asset was opened.
@@ -370,13 +372,13 @@ public final class Composition {
     }
 
     /// The render size of default video compositions: the size the script set as
-    /// `naturalSize`, else the upright size of the first video track's first source.
+    /// `naturalSize`, else the size the first video track's first source shows
+    /// (`SegmentSource.shownSize`: upright, non-square pixels at their shape).
     public var uprightVideoSize: Size {
         if let authoredSize { return authoredSize }
         for track in tracks(withMediaType: .video) {
             if let source = track.segments.first(where: { !$0.isEmpty })?.source {
-                let transform = track.preferredTransform.isIdentity ? source.preferredTransform : track.preferredTransform
-                return transform.apply(Rect(x: 0, y: 0, width: source.naturalSize.width, height: source.naturalSize.height)).size
+                return source.shownSize(upright: track.preferredTransform.isIdentity ? source.preferredTransform : track.preferredTransform)
             }
         }
         return .zero

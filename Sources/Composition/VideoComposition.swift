@@ -171,7 +171,8 @@ public final class VideoComposition {
             let layer = LayerInstruction(trackID: track.trackID)
             for segment in track.segments {
                 guard let source = segment.source else { continue }
-                let upright = track.preferredTransform.isIdentity ? source.preferredTransform : track.preferredTransform
+                let preferred = track.preferredTransform.isIdentity ? source.preferredTransform : track.preferredTransform
+                let upright = source.shownTransform(upright: preferred)
                 let transform = upright.concatenating(placement.transform(for: source.naturalSize, upright, in: size))
                 layer.transform.set(transform, at: segment.targetRange.start)
                 // A clip that needs no crop after one that does shows whole again.
@@ -180,7 +181,7 @@ public final class VideoComposition {
                 } else if layer.crop != nil {
                     layer.setCropRectangle(LayerInstruction.uncropped, at: segment.targetRange.start)
                 }
-                let shown = upright.apply(Rect(x: 0, y: 0, width: source.naturalSize.width, height: source.naturalSize.height)).size
+                let shown = source.shownSize(upright: preferred)
                 if placement == .natural, shown != size {
                     let shape = { (s: Size) in s.height > s.width ? "portrait" : s.width > s.height ? "landscape" : "square" }
                     videoComposition.notes.append(Diagnostic(.layerOffFrame, .warning, "clip \"\(source.path)\" at \(segment.targetRange.start.seconds) s is \(shape(shown)) \(shown) but the render size is \(shape(size)) \(size): it is drawn at its own size from the top-left corner; use fit = \"fit\" to scale it into the frame, or fit = \"fill\" to fill it", time: segment.targetRange.start.seconds))

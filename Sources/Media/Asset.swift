@@ -353,3 +353,5 @@ public final class AssetTrack: @unchecked Sendable {
 }
 
 package func buildTimesProbe20803() {}
+
+extension AssetTrack: StoredPicture {}

@@ -373,44 +373,47 @@ import TestSupport
     }
 
     /// An anamorphic source (PAL DV stored 720×576, shown 16:9 through a sample aspect ratio
-    /// of 64:45) was drawn with square pixels, squeezed to 5:4, without a word. It is an
-    /// optionIgnored warning naming the file and the widths; square pixels say nothing.
-    @Test func nonSquarePixelsAreAWarning() throws {
+    /// of 64:45) was drawn with square pixels, squeezed to 5:4, without a word. Where
+    /// Moonreel lays the picture out (an export without a video composition, `av.join`,
+    /// `av.videoComposition(comp)`), it is now shown at its shape, 1024×576, as the ffmpeg
+    /// CLI's own `scale=iw*sar:ih` shows it; a script's own layer instruction that draws it
+    /// with square pixels is an optionIgnored warning naming the file and the widths.
+    @Test func nonSquarePixelsAreShownAtTheirShapeOrSaid() throws {
         let anamorphic = try Fixtures.cached("anamorphic-720x576.mp4") { path in
             try Tool.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=720x576:rate=25:duration=1", "-vf", "setsar=64/45",
                              "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", path])
         }
-        let script = """
-            local comp, vc = av.join({ av.asset(arg[1]) })
-            local s = av.exportSession(comp, "HighestQuality")
-            s.outputURL, s.videoComposition = arg[2], vc
-            assert(s:export())
-            """
-        let output = Fixtures.scratchPath("squeezed.mp4")
-        let result = try Moonreel.runScript(script, name: "sar.lua", arguments: [anamorphic, output])
-        #expect(result.status == 0 && result.err.contains("sar.lua:4: \"anamorphic-720x576.mp4\" stores pixels 1.42 times as wide as high: it is drawn with square pixels, 720 px wide where it shows 1024, squeezed")
-                && result.err.contains("[optionIgnored]"), "\(result.err)")
-        // As said: 720×576 with square pixels (ffprobe: no sample aspect ratio other than 1).
-        let probe = try Tool.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream=width,height,sample_aspect_ratio", "-of", "csv=p=0", output]).out
-        #expect(probe.hasPrefix("720,576") && !probe.contains("64:45"), "\(probe)")
-        let square = try Moonreel.runScript(script, name: "sar.lua", arguments: [try Fixtures.clip(seconds: 1), Fixtures.scratchPath("square.mp4")])
-        #expect(square.status == 0 && !square.err.contains("[optionIgnored]"), "\(square.err)")
-        // The remedy followed: stretched by its layer instruction into a 16:9 frame, said nothing.
-        let stretched = Fixtures.scratchPath("stretched.mp4")
-        let fixed = try Moonreel.runScript("""
+        let reference = Fixtures.scratchPath("reference.mp4")
+        try Tool.ffmpeg(["-i", anamorphic, "-vf", "scale=1024:576,setsar=1", "-c:v", "libx264", "-crf", "10", "-preset", "ultrafast", reference])
+        for (name, script) in [("plain", Moonreel.exportWholeAssetScript),
+                               ("join", "local comp, vc = av.join({ av.asset(arg[1]) })\nlocal s = av.exportSession(comp, arg[3])\ns.outputURL, s.videoComposition = arg[2], vc\nassert(s:export())")] {
+            let output = Fixtures.scratchPath("\(name).mp4")
+            let result = try Moonreel.runScript(script, name: "sar.lua", arguments: [anamorphic, output, "HighestQuality"])
+            #expect(result.status == 0 && !result.err.contains("[optionIgnored]"), "\(name): \(result.err)")
+            #expect(try Tool.videoSize(output) == (1024, 576), "\(name)")
+            #expect(try Tool.psnr(output, against: reference) > 35, "\(name): drawn at its shape")
+        }
+        // A layer instruction of the script's own, at the stored size: squeezed, and said.
+        let own = """
             local a = av.asset(arg[1])
             local comp = av.composition()
             comp:insertTimeRange(av.range(0, a.duration), a, 0)
-            local vc = av.videoComposition{ renderSize = {1024, 576}, frameDuration = av.time(1, 25) }
+            local vc = av.videoComposition{ renderSize = {720, 576}, frameDuration = av.time(1, 25) }
             local li = av.layerInstruction(comp:tracksWithMediaType("video")[1])
-            li:setTransform(av.transform():scaled(1024 / 720, 1), 0)
+            li:setTransform(av.transform():scaled(tonumber(arg[3]), 1), 0)
             vc.instructions = { av.videoCompositionInstruction{ timeRange = av.range(0, comp.duration), layerInstructions = { li } } }
             local s = av.exportSession(comp, "HighestQuality")
             s.outputURL, s.videoComposition = arg[2], vc
             assert(s:export())
-            """, name: "fixed.lua", arguments: [anamorphic, stretched])
-        #expect(fixed.status == 0 && !fixed.err.contains("[optionIgnored]"), "\(fixed.err)")
-        #expect(try Tool.videoSize(stretched) == (1024, 576))
+            """
+        let squeezed = try Moonreel.runScript(own, name: "sar.lua", arguments: [anamorphic, Fixtures.scratchPath("squeezed.mp4"), "1"])
+        #expect(squeezed.status == 0 && squeezed.err.contains("sar.lua:10: \"anamorphic-720x576.mp4\" stores pixels 1.42 times as wide as high: it is drawn with square pixels, 720 px wide where it shows 1024, squeezed")
+                && squeezed.err.contains("[optionIgnored]"), "\(squeezed.err)")
+        // The remedy followed (stretched by its layer instruction), nothing is said.
+        let stretched = try Moonreel.runScript(own, name: "sar.lua", arguments: [anamorphic, Fixtures.scratchPath("stretched.mp4"), "\(1024.0 / 720)"])
+        #expect(stretched.status == 0 && !stretched.err.contains("[optionIgnored]"), "\(stretched.err)")
+        let square = try Moonreel.runScript(Moonreel.exportWholeAssetScript, name: "sar.lua", arguments: [try Fixtures.clip(seconds: 1), Fixtures.scratchPath("square.mp4"), "HighestQuality"])
+        #expect(square.status == 0 && !square.err.contains("[optionIgnored]"), "\(square.err)")
     }
 
     /// `scaleTimeRange` and `removeTimeRange` with a range reaching past the composition's end

@@ -67,7 +67,7 @@ public struct JoinedSequence {
         }
         let pieces = try items.enumerated().map { try Piece($1, number: $0 + 1, withSound: withSound) }
         let starts = try startTimes(of: pieces, transitions: transitions)
-        let size = renderSize ?? pieces.lazy.compactMap(\.uprightSize).first ?? Size(width: 1920, height: 1080)
+        let size = renderSize ?? pieces.lazy.compactMap(\.shownSize).first ?? Size(width: 1920, height: 1080)
 
         let composition = Composition()
         var videoTracks: [CompositionTrack] = [], audioTracks: [CompositionTrack] = []
@@ -119,7 +119,7 @@ public struct JoinedSequence {
         func layerInstruction(_ index: Int) -> (layer: LayerInstruction, placement: AffineTransform, shown: Rect)? {
             guard let clip = pieces[index].clip else { return nil }
             let start = starts[index]
-            let stored = clip.video.naturalSize, upright = clip.video.preferredTransform
+            let stored = clip.video.naturalSize, upright = clip.video.shownTransform(upright: clip.video.preferredTransform)
             let transform = upright.concatenating(placement.transform(for: stored, upright, in: size))
             let layer = LayerInstruction(trackID: placed[index].video.trackID)
             layer.transform.set(transform, at: start)
@@ -252,7 +252,8 @@ public struct JoinedSequence {
             (self.clip, self.card, self.duration, self.name) = (clip, card, duration, name)
         }
 
-        var uprightSize: Size? { clip?.video.uprightSize }
+        /// What the clip's picture shows (upright, its pixels' shape): nil for a title card.
+        var shownSize: Size? { clip.map { $0.video.shownSize(upright: $0.video.preferredTransform) } }
     }
 }
 

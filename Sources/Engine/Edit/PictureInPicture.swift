@@ -75,10 +75,11 @@ public struct PictureInPicture {
             try audio?.insertTimeRange(range, of: sound, at: at)
         }
 
-        let frame = insetFrame(for: source.uprightSize, in: videoComposition.renderSize)
+        let picture = source.shownSize(upright: source.preferredTransform)
+        let frame = insetFrame(for: picture, in: videoComposition.renderSize)
         let layer = LayerInstruction(trackID: video.trackID)
-        let scaleFactor = frame.width / source.uprightSize.width
-        layer.transform.set(source.preferredTransform.concatenating(.scale(scaleFactor, scaleFactor))
+        let scaleFactor = frame.width / picture.width
+        layer.transform.set(source.shownTransform(upright: source.preferredTransform).concatenating(.scale(scaleFactor, scaleFactor))
                                 .concatenating(.translation(frame.x, frame.y)), at: at)
         let shown = TimeRange(start: at, duration: range.duration)
         videoComposition.instructions = Self.split(videoComposition.instructions, adding: layer, over: shown)
