@@ -56,6 +56,12 @@ extension API {
         luaClass.property("naturalTimeScale", of: AssetTrack.self) { call, t in call.push(Int(t.naturalTimeScale)) }
         luaClass.property("codec", of: AssetTrack.self) { call, t in call.push(t.codec) }
         luaClass.property("isPortrait", of: AssetTrack.self) { call, t in call.push(t.isPortrait) }
+        luaClass.property("pixelAspectRatio", of: AssetTrack.self, doc: "the stored pixels' width over their height: 1 but for anamorphic video (PAL DV 16:9: 64/45 ≈ 1.42)") { call, t in
+            call.push(t.pixelAspectRatio)
+        }
+        luaClass.property("shownSize", of: AssetTrack.self, doc: "{width, height} the picture shows: upright, non-square pixels at their shape (PAL DV 16:9: 1024×576)") { call, t in
+            call.push(size: t.shownSize)
+        }
         luaClass.property("sampleRate", of: AssetTrack.self) { call, t in call.push(t.sampleRate) }
         luaClass.property("channelCount", of: AssetTrack.self) { call, t in call.push(t.channelCount) }
         luaClass.property("color", of: AssetTrack.self, doc: "video: {bitDepth=, primaries=, transfer=, matrix=, range=, hdr= \"HLG\" | \"PQ\" | nil, dolbyVision=, masteringLuminance= {max=, min=} (cd/m²), maxCLL=, maxFALL=}; nil for other tracks; HDR10's values nil when the file gives none") { call, t in

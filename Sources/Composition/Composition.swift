@@ -128,6 +128,12 @@ public final class CompositionTrack {
     public private(set) var segments: [TrackSegment] = []
     /// Applied by default video compositions; identity unless set (as in AVFoundation).
     public var preferredTransform: AffineTransform = .identity
+
+    /// What turns `source` upright in this track: the track's `preferredTransform` when the
+    /// script set one, else the file's.
+    public func preferredTransform(of source: SegmentSource) -> AffineTransform {
+        preferredTransform.isIdentity ? source.preferredTransform : preferredTransform
+    }
     /// The track's volume (linear gain, 1 unchanged) when no audio mix parameters name it,
     /// like `AVMutableCompositionTrack.preferredVolume`.
     public var preferredVolume: Double = 1
@@ -378,7 +384,7 @@ public final class Composition {
         if let authoredSize { return authoredSize }
         for track in tracks(withMediaType: .video) {
             if let source = track.segments.first(where: { !$0.isEmpty })?.source {
-                return source.shownSize(upright: track.preferredTransform.isIdentity ? source.preferredTransform : track.preferredTransform)
+                return source.shownSize(preferredTransform: track.preferredTransform(of: source))
             }
         }
         return .zero

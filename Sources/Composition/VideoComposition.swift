@@ -171,8 +171,7 @@ public final class VideoComposition {
             let layer = LayerInstruction(trackID: track.trackID)
             for segment in track.segments {
                 guard let source = segment.source else { continue }
-                let preferred = track.preferredTransform.isIdentity ? source.preferredTransform : track.preferredTransform
-                let upright = source.shownTransform(upright: preferred)
+                let upright = source.shownTransform(preferredTransform: track.preferredTransform(of: source))
                 let transform = upright.concatenating(placement.transform(for: source.naturalSize, upright, in: size))
                 layer.transform.set(transform, at: segment.targetRange.start)
                 // A clip that needs no crop after one that does shows whole again.
@@ -181,7 +180,7 @@ public final class VideoComposition {
                 } else if layer.crop != nil {
                     layer.setCropRectangle(LayerInstruction.uncropped, at: segment.targetRange.start)
                 }
-                let shown = source.shownSize(upright: preferred)
+                let shown = source.shownSize(preferredTransform: track.preferredTransform(of: source))
                 if placement == .natural, shown != size {
                     let shape = { (s: Size) in s.height > s.width ? "portrait" : s.width > s.height ? "landscape" : "square" }
                     videoComposition.notes.append(Diagnostic(.layerOffFrame, .warning, "clip \"\(source.path)\" at \(segment.targetRange.start.seconds) s is \(shape(shown)) \(shown) but the render size is \(shape(size)) \(size): it is drawn at its own size from the top-left corner; use fit = \"fit\" to scale it into the frame, or fit = \"fill\" to fill it", time: segment.targetRange.start.seconds))

@@ -178,7 +178,7 @@ private struct TimelineBuilder {
     private mutating func notePlacement(of layer: LayerInstruction, clip placed: Placed, transitions: [TimeRange]) {
         guard let source = placed.segment.source, let track = composition.track(withID: placed.trackID) else { return }
         let size = videoComposition?.renderSize ?? composition.uprightVideoSize
-        let upright = track.preferredTransform.isIdentity ? source.preferredTransform : track.preferredTransform
+        let upright = source.shownTransform(preferredTransform: track.preferredTransform(of: source))
         let fitted: [AffineTransform] = [VideoComposition.Placement.natural, .fit].map { upright.concatenating($0.transform(for: source.naturalSize, upright, in: size)) }
         let own = { (start: MediaTime) in placed.range.contains(start) && !transitions.contains { $0.contains(start) } }
         let transforms = layer.transform.transformChanges.filter { own($0.start) }.map(\.to) + [layer.transform.value(at: placed.range.start)]

@@ -180,7 +180,7 @@ public final class Asset: @unchecked Sendable {
 }
 
 /// One stream of an asset, like `AVAssetTrack`.
-public final class AssetTrack: @unchecked Sendable {
+public final class AssetTrack: @unchecked Sendable, StoredPicture {
     // Written only while the owning Asset is being created; immutable once published.
     /// The asset the track belongs to; weak, so nil once the asset is released.
     public weak var asset: Asset?
@@ -323,7 +323,12 @@ public final class AssetTrack: @unchecked Sendable {
     }
 
     /// Display size: the natural size after the preferred transform.
+    /// The stored picture turned upright, pixels counted as square (for what it shows,
+    /// non-square pixels at their shape: `shownSize`).
     public var uprightSize: Size { preferredTransform.apply(Rect(x: 0, y: 0, width: naturalSize.width, height: naturalSize.height)).size }
+
+    /// What the picture shows: upright, and non-square pixels at their shape (`StoredPicture`).
+    public var shownSize: Size { shownSize(preferredTransform: preferredTransform) }
 
     /// True when the upright picture is taller than wide (a phone video shot upright).
     public var isPortrait: Bool { uprightSize.height > uprightSize.width }
@@ -353,5 +358,3 @@ public final class AssetTrack: @unchecked Sendable {
 }
 
 package func buildTimesProbe20803() {}
-
-extension AssetTrack: StoredPicture {}

@@ -295,12 +295,13 @@ public protocol StoredPicture {
 }
 
 extension StoredPicture {
-    /// Maps the stored picture onto what it shows, given `upright` (the track's or the file's
-    /// `preferredTransform`): a video of non-square pixels (anamorphic DV and HDV) that is not
-    /// turned is stretched across to the width it shows (`shownSize`); any other picture is
-    /// `upright` itself (a turned anamorphic one keeps its stored shape, and the export warns).
-    public func shownTransform(upright: AffineTransform) -> AffineTransform {
-        guard let width = shownWidth(upright: upright) else { return upright }
+    /// Maps the stored picture onto what it shows, given `preferredTransform` (the track's or
+    /// the file's, which turns it upright): a video of non-square pixels (anamorphic DV and
+    /// HDV) that is not turned is stretched across to the width it shows (`shownSize`); any
+    /// other picture is turned as `preferredTransform` says (a turned anamorphic one keeps
+    /// its stored shape, and the export warns).
+    public func shownTransform(preferredTransform: AffineTransform) -> AffineTransform {
+        guard let width = shownWidth(preferredTransform: preferredTransform) else { return preferredTransform }
         return .scale(width / naturalSize.width, 1)
     }
 
@@ -308,13 +309,13 @@ extension StoredPicture {
     /// the width it shows, rounded to an even number of pixels as 4:2:0 video needs
     /// (720×576 at 64:45: 1024; 720×480 at 32:27: 854). Photos keep their stored shape (a
     /// JPEG's dots per inch are no pixel shape).
-    public func shownSize(upright: AffineTransform) -> Size {
-        if let width = shownWidth(upright: upright) { return Size(width: width, height: naturalSize.height) }
-        return upright.apply(Rect(x: 0, y: 0, width: naturalSize.width, height: naturalSize.height)).size
+    public func shownSize(preferredTransform: AffineTransform) -> Size {
+        if let width = shownWidth(preferredTransform: preferredTransform) { return Size(width: width, height: naturalSize.height) }
+        return preferredTransform.apply(Rect(x: 0, y: 0, width: naturalSize.width, height: naturalSize.height)).size
     }
 
-    private func shownWidth(upright: AffineTransform) -> Double? {
-        guard upright.isIdentity, !isStillImage, abs(pixelAspectRatio - 1) > 0.01, naturalSize.width > 0 else { return nil }
+    private func shownWidth(preferredTransform: AffineTransform) -> Double? {
+        guard preferredTransform.isIdentity, !isStillImage, abs(pixelAspectRatio - 1) > 0.01, naturalSize.width > 0 else { return nil }
         return max(2, (naturalSize.width * pixelAspectRatio / 2).rounded() * 2)
     }
 }

@@ -13,7 +13,9 @@ enum ProbeReport {
                 line += " \(track.naturalSize) \(track.pixelFormat)"
                 if track.mediaType == .video { line += " \(rounded(track.nominalFrameRate, 3)) fps" }
                 if !track.preferredTransform.isIdentity {
-                    line += ", shown \(track.uprightSize) (preferredTransform \(track.preferredTransform))"
+                    line += ", shown \(track.shownSize) (preferredTransform \(track.preferredTransform))"
+                } else if track.shownSize != track.naturalSize {
+                    line += ", shown \(track.shownSize) (pixels \(rounded(track.pixelAspectRatio, 3)) times as wide as high)"
                 }
                 if track.mediaType == .video, let color = track.color { line += ", \(color.summary)" }
             case .audio:
@@ -36,6 +38,7 @@ enum ProbeReport {
             if t.mediaType == .video || t.mediaType == .image {
                 fields += ["\"width\":\(Int(t.naturalSize.width))", "\"height\":\(Int(t.naturalSize.height))",
                            "\"uprightWidth\":\(Int(t.uprightSize.width))", "\"uprightHeight\":\(Int(t.uprightSize.height))",
+                           "\"shownWidth\":\(Int(t.shownSize.width))", "\"shownHeight\":\(Int(t.shownSize.height))", "\"pixelAspectRatio\":\(t.pixelAspectRatio)",
                            "\"pixelFormat\":\(jsonString(t.pixelFormat))", "\"nominalFrameRate\":\(t.nominalFrameRate)",
                            "\"preferredTransform\":[\(transform.a),\(transform.b),\(transform.c),\(transform.d),\(transform.tx),\(transform.ty)]"]
             }

@@ -416,6 +416,48 @@ import TestSupport
         #expect(square.status == 0 && !square.err.contains("[optionIgnored]"), "\(square.err)")
     }
 
+    /// The other common pixel shapes (NTSC 16:9 at 32:27, rounded to an even 854; HDV at 4:3)
+    /// with `av.videoComposition(comp, {fit=})` and picture in picture; a photo whose JPEG
+    /// density says 2:1 is not stretched (dots per inch are no pixel shape); the script, probe
+    /// and a timeline written from the edit agree, and the timeline does not call the
+    /// stretched clip moved.
+    @Test func pixelShapesAgreeEverywhere() throws {
+        let make = { (name: String, size: String, sar: String) in
+            try Fixtures.cached(name) { path in
+                try Tool.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=\(size):rate=25:duration=0.4", "-vf", "setsar=\(sar)",
+                                 "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", path])
+            }
+        }
+        let ntsc = try make("anamorphic-720x480.mp4", "720x480", "32/27"), hdv = try make("anamorphic-1440x1080.mp4", "1440x1080", "4/3")
+        let photo = Fixtures.scratchPath("dense.jpg")
+        try Tool.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x240", "-frames:v", "1", "-vf", "setsar=2", photo])
+        let script = """
+            local a = av.asset(arg[1])
+            local track = a:tracksWithMediaType("video")[1]
+            print(("%.4f %dx%d"):format(track.pixelAspectRatio, track.shownSize.width, track.shownSize.height))
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(0, math.min(a.duration, 0.4)), a, 0)
+            local vc = av.videoComposition(comp, arg[3] ~= "" and { fit = "fit", renderSize = { 1280, 720 } } or nil)
+            if arg[4] then av.pictureInPicture(comp, vc, av.asset(arg[4]), { scale = 0.25 }) end
+            av.writeTimeline(comp, vc, nil, arg[2] .. ".otio")
+            local s = av.exportSession(comp, "HighestQuality")
+            s.outputURL, s.videoComposition = arg[2], vc
+            assert(s:export())
+            """
+        for (source, fit, pip, printed, size) in [(ntsc, "", nil as String?, "1.1852 854x480", (854, 480)), (hdv, "fit", nil, "1.3333 1920x1080", (1280, 720)),
+                                                  (photo, "", nil, "2.0000 320x240", (320, 240)), (try Fixtures.clip(seconds: 1), "fit", ntsc, "1.0000 320x240", (1280, 720))] {
+            let output = Fixtures.scratchPath("shape.mp4")
+            let result = try Moonreel.runScript(script, name: "shape.lua", arguments: [source, output, fit] + (pip.map { [$0] } ?? []))
+            #expect(result.status == 0 && result.out.hasPrefix(printed), "\(source): \(result.out) \(result.err)")
+            // (A picture in picture is a placement timelines leave out, and say so.)
+            #expect(!result.err.contains("[optionIgnored]") && (pip != nil || !result.err.contains("[notInTimeline]")) && !result.err.contains("[layerOffFrame]"),
+                    "\(source): \(result.err)")
+            #expect(try Tool.videoSize(output) == size, "\(source)")
+        }
+        let probe = try Moonreel.run(["probe", ntsc])
+        #expect(probe.out.contains("720×480 yuv420p 25.0 fps, shown 854×480 (pixels 1.185 times as wide as high)"), "\(probe.out)")
+    }
+
     /// `scaleTimeRange` and `removeTimeRange` with a range reaching past the composition's end
     /// act on the part inside only, and said nothing: scaling 2–12 s of a 3 s clip to 20 s
     /// gave 4 s, removing 4–5 s removed nothing. Each says what it did, at its line; ffprobe

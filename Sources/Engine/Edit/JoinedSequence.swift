@@ -119,7 +119,7 @@ public struct JoinedSequence {
         func layerInstruction(_ index: Int) -> (layer: LayerInstruction, placement: AffineTransform, shown: Rect)? {
             guard let clip = pieces[index].clip else { return nil }
             let start = starts[index]
-            let stored = clip.video.naturalSize, upright = clip.video.shownTransform(upright: clip.video.preferredTransform)
+            let stored = clip.video.naturalSize, upright = clip.video.shownTransform(preferredTransform: clip.video.preferredTransform)
             let transform = upright.concatenating(placement.transform(for: stored, upright, in: size))
             let layer = LayerInstruction(trackID: placed[index].video.trackID)
             layer.transform.set(transform, at: start)
@@ -253,7 +253,7 @@ public struct JoinedSequence {
         }
 
         /// What the clip's picture shows (upright, its pixels' shape): nil for a title card.
-        var shownSize: Size? { clip.map { $0.video.shownSize(upright: $0.video.preferredTransform) } }
+        var shownSize: Size? { clip?.video.shownSize }
     }
 }
 

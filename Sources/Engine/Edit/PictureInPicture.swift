@@ -75,11 +75,11 @@ public struct PictureInPicture {
             try audio?.insertTimeRange(range, of: sound, at: at)
         }
 
-        let picture = source.shownSize(upright: source.preferredTransform)
+        let picture = source.shownSize
         let frame = insetFrame(for: picture, in: videoComposition.renderSize)
         let layer = LayerInstruction(trackID: video.trackID)
         let scaleFactor = frame.width / picture.width
-        layer.transform.set(source.shownTransform(upright: source.preferredTransform).concatenating(.scale(scaleFactor, scaleFactor))
+        layer.transform.set(source.shownTransform(preferredTransform: source.preferredTransform).concatenating(.scale(scaleFactor, scaleFactor))
                                 .concatenating(.translation(frame.x, frame.y)), at: at)
         let shown = TimeRange(start: at, duration: range.duration)
         videoComposition.instructions = Self.split(videoComposition.instructions, adding: layer, over: shown)
