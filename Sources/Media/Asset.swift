@@ -322,7 +322,6 @@ public final class AssetTrack: @unchecked Sendable, StoredPicture {
         }
     }
 
-    /// Display size: the natural size after the preferred transform.
     /// The stored picture turned upright, pixels counted as square (for what it shows,
     /// non-square pixels at their shape: `shownSize`).
     public var uprightSize: Size { preferredTransform.apply(Rect(x: 0, y: 0, width: naturalSize.width, height: naturalSize.height)).size }

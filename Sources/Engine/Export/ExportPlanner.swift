@@ -541,8 +541,9 @@ struct ExportPlanner {
     }
 
     /// What a PQ output made of PQ sources cannot state of their HDR10 metadata as they do:
-    /// they were mastered on different displays (the brightest is stated), or a source gives
-    /// no light levels (none are stated). Copies keep the sources' own.
+    /// they were mastered on different displays (the brightest is stated), a source gives no
+    /// display (the others' is stated for it), or a source gives no light levels (they are
+    /// left unknown). Copies keep the sources' own.
     private func hdrMetadataNotes(_ encodings: Encodings, _ strategy: ExportRequest.Strategy) -> [Diagnostic] {
         switch strategy {
         case .reencode, .piece, .join: break
