@@ -20,6 +20,9 @@ extension API {
         luaClass.property("metadata", of: Asset.self, doc: "container tags") { call, a in
             call.pushRecord { for (key, value) in a.metadata { call.push(value); call.setField(key) } }
         }
+        luaClass.property("startTimecode", of: Asset.self, doc: "the first frame's timecode label (\"01:00:00:00\", \";\" before the frames when drop-frame), from a camera's timecode track; nil when the file has none") { call, a in
+            if let timecode = a.startTimecode { call.push(timecode.description) } else { call.pushNil() }
+        }
         luaClass.method("tracksWithMediaType", of: Asset.self, readOnly: true, doc: "asset:tracksWithMediaType(\"video\"): array, maybe empty") { call, a in
             let type = try call.mediaType(2)
             try call.pushArray(a.tracks(withMediaType: type)) { try call.push($0) }

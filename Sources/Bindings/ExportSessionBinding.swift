@@ -46,7 +46,7 @@ extension API {
                           get: { call, e in call.push(e.overwrite) },
                           set: { call, e, index in e.overwrite = try call.boolean(index) })
         luaClass.property("metadata", of: ExportSession.self,
-                          doc: "{title=, artist=, ...}; other keys (letters, digits, . _ - :) are written as QuickTime mdta metadata",
+                          doc: "{title=, artist=, ...}; timecode = \"01:00:00:00\" labels the first frame (a timecode track); other keys (letters, digits, . _ - :) are written as QuickTime mdta metadata",
                           get: { call, e in call.pushRecord { for (key, value) in e.metadata { call.push(value); call.setField(key) } } },
                           set: { call, e, index in
                               guard call.type(index) == LUA_TTABLE else { throw call.typeError(index, expected: "table of strings") }

@@ -9,6 +9,7 @@
 #include <libavutil/audio_fifo.h>
 #include <libavutil/pixdesc.h>
 #include <libavutil/dict.h>
+#include <libavutil/timecode.h>
 #include <libavutil/hmac.h>
 #include <libavutil/sha.h>
 #include <libavutil/tx.h>

@@ -38,6 +38,8 @@ public struct SegmentSource: Sendable, Hashable {
     /// The times the stream holds media for in its file (`AssetTrack.timeRange`): a segment
     /// that asks for more shows the last picture, or silence, past its end.
     public let mediaRange: TimeRange
+    /// The file's start timecode (`Asset.startTimecode`), from which editors count its times.
+    public let startTimecode: Timecode?
 
     init(_ track: AssetTrack) {
         path = track.path
@@ -57,6 +59,7 @@ public struct SegmentSource: Sendable, Hashable {
         dolbyVision = track.color?.dolbyVision
         hdrMetadata = track.color?.hdrMetadata
         mediaRange = track.timeRange
+        startTimecode = track.asset?.startTimecode
     }
 }
 

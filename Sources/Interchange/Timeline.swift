@@ -5,8 +5,9 @@ import MoonreelEngine
 /// composition with `Timeline.init(composition:…)`, written with `TimelineFormat`, and
 /// read back into a composition with `TimelineAssembly`.
 ///
-/// Times are exact: a clip's `sourceRange` is in its media's own time, `duration` is what
-/// it takes on the track (they differ when the clip plays faster or slower).
+/// Times are exact: a clip's `sourceRange` is in its media's own time (counted from the
+/// file's start timecode, as editors count it), `duration` is what it takes on the track
+/// (they differ when the clip plays faster or slower).
 public struct Timeline: Sendable, Equatable {
     /// A track: video or audio items one after another from time 0.
     public struct Track: Sendable, Equatable {
@@ -50,7 +51,8 @@ public struct Timeline: Sendable, Equatable {
         public var name: String
         /// The media file, absolute or as the timeline file wrote it.
         public var path: String
-        /// The part of the media played, in the media's own time.
+        /// The part of the media played, in the media's own time as editors count it: from
+        /// the file's start timecode when it has one (`Asset.startTimecode`).
         public var sourceRange: TimeRange
         /// The time it takes on the track: `sourceRange.duration` unless it plays faster or slower.
         public var duration: MediaTime

@@ -38,6 +38,7 @@ public struct TimelineAssembly {
                 throw EngineError("clip \(clip.name.quotedForMessage(limit: 40)) of track \(track.name): \(error)", kind: (error as? EngineError)?.kind ?? .notFound)
             }
         }
+        let timeline = try inFileTime(timeline, notes: &notes, asset: asset)
         let videoTracks = timeline.tracks.filter { $0.kind == .video && !$0.clips.isEmpty }
         var audioTracks = timeline.tracks.filter { $0.kind == .audio && !$0.clips.isEmpty }
         for extra in videoTracks.dropFirst() {
@@ -93,6 +94,32 @@ public struct TimelineAssembly {
             }
         }
         return TimelineAssembly(composition: composition, videoComposition: videoComposition, audioMix: mix, markers: markers, notes: notes + soundNotes)
+    }
+
+    /// `timeline` with each clip's source times (and marks) in its file's own time, where
+    /// editors count them from the file's start timecode. A clip whose times lie before its
+    /// file's timecode counts from the file's start (a hand-written or older timeline): read
+    /// so, with a note.
+    private static func inFileTime(_ timeline: Timeline, notes: inout [Diagnostic],
+                                   asset: (Timeline.Clip, Timeline.Track) throws -> Asset) throws -> Timeline {
+        var result = timeline, noted = Set<String>()
+        for (index, track) in timeline.tracks.enumerated() {
+            result.tracks[index].items = try track.items.map { item in
+                guard case .clip(var clip) = item, let timecode = try asset(clip, track).startTimecode else { return item }
+                guard clip.sourceRange.start >= timecode.time - timecode.frameDuration else {
+                    if noted.insert(clip.path).inserted {
+                        notes.append(Diagnostic(.notInTimeline, .note, "clip \(clip.name.quotedForMessage(limit: 40)) of track \(track.name) starts at \(shortSeconds(clip.sourceRange.start)) s, before its file's start timecode \(timecode) (\(shortSeconds(timecode.time)) s), so its times are read as times into the file",
+                                                remedy: "count source times from the file's timecode, as editors write them"))
+                    }
+                    return item
+                }
+                let shift = timecode.time - timecode.origin
+                clip.sourceRange.start = clip.sourceRange.start - shift
+                clip.markers = clip.markers.map { Timeline.Marker(name: $0.name, range: TimeRange(start: $0.range.start - shift, duration: $0.range.duration), comment: $0.comment) }
+                return .clip(clip)
+            }
+        }
+        return result
     }
 
     /// The marks on a track's clips, which lie in each clip's media time (as OpenTimelineIO

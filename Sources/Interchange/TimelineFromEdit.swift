@@ -130,9 +130,12 @@ private struct TimelineBuilder {
                                transitions: [TimeRange]) -> Timeline.Clip {
         let segment = placed.segment
         let source = segment.source.map { $0.path } ?? ""
+        // Source times as editors count them: from the file's start timecode.
+        let counted = { (time: MediaTime) in segment.source?.startTimecode?.editorTime(of: time) ?? time }
         var clip = Timeline.Clip(name: Self.fileName(source), path: source,
-                                 sourceRange: TimeRange(from: segment.sourceTime(at: start), to: segment.sourceTime(at: end)),
-                                 duration: end - start, availableRange: segment.source?.mediaRange)
+                                 sourceRange: TimeRange(from: counted(segment.sourceTime(at: start)), to: counted(segment.sourceTime(at: end))),
+                                 duration: end - start,
+                                 availableRange: segment.source.map { TimeRange(start: counted($0.mediaRange.start), duration: $0.mediaRange.duration) })
         let own = { (span: RampSpan) in
             placed.range.contains(span.start) && !transitions.contains { $0.contains(span.start) }
         }

@@ -65,6 +65,9 @@ public final class Asset: @unchecked Sendable {
     public let metadata: [String: String]
     /// How many chapters the file marks (a podcast's, a film's).
     public let chapterCount: Int
+    /// The label of the first video frame, when a camera or an editor stamped one (a
+    /// QuickTime/MP4 `tmcd` track, an MXF or Matroska timecode tag); nil otherwise.
+    public let startTimecode: Timecode?
 
     /// What the file holds that a person made besides its picture and sound, which no export
     /// writes (`SourceExtras`).
@@ -113,6 +116,7 @@ public final class Asset: @unchecked Sendable {
             end = try Asset.scanDuration(demuxer, tracks: &built)
         }
         duration = end
+        startTimecode = Asset.startTimecode(demuxer, video: built.first { $0.mediaType == .video && !$0.isStillImage })
         tracks = built
         for track in tracks {
             track.asset = self
@@ -127,6 +131,20 @@ public final class Asset: @unchecked Sendable {
     public func tracks(withMediaType type: MediaType) -> [AssetTrack] { tracks.filter { $0.mediaType == type } }
     /// The track with `trackID` `id`; nil when there is none (`AVAsset.track(withTrackID:)`).
     public func track(withID id: Int) -> AssetTrack? { tracks.first { $0.trackID == id } }
+
+    /// The timecode stream's own tag (FFmpeg also copies it onto the video stream it labels),
+    /// else the video stream's, else the container's (MXF, Matroska); counted at the timecode
+    /// stream's rate, else the video's.
+    private static func startTimecode(_ demuxer: Demuxer, video: AssetTrack?) -> Timecode? {
+        guard let video, let videoStream = demuxer.stream(video.streamIndex) else { return nil }
+        let tagged = (0..<demuxer.streamCount).compactMap { demuxer.stream($0) }.filter { av_dict_get($0.pointee.metadata, "timecode", nil, 0) != nil }
+        let timecodeStream = tagged.first { $0.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_DATA }
+        guard let text = (timecodeStream ?? tagged.first).flatMap({ av_dict_get($0.pointee.metadata, "timecode", nil, 0) }).map({ String(cString: $0.pointee.value) })
+                ?? demuxer.tag("timecode") else { return nil }
+        let rates = [timecodeStream?.pointee.avg_frame_rate, videoStream.pointee.avg_frame_rate, videoStream.pointee.r_frame_rate]
+        guard let rate = rates.compactMap({ $0 }).first(where: { $0.isValid }) else { return nil }
+        return Timecode(text, frameDuration: MediaTime(value: Int64(rate.den), timescale: rate.num), origin: video.timeRange.start)
+    }
 
     static func dictionary(_ dict: OpaquePointer?) -> [String: String] {
         var result: [String: String] = [:]

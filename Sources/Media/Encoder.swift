@@ -239,10 +239,13 @@ package final class Muxer {
     func addStream(for encoder: UnsafeMutablePointer<AVCodecContext>) throws -> Int32 {
         guard let stream = avformat_new_stream(context, nil) else { throw EngineError("out of memory", kind: .limit) }
         stream.pointee.time_base = encoder.pointee.time_base
+        stream.pointee.avg_frame_rate = encoder.pointee.framerate // what a timecode track counts at
         return stream.pointee.index
     }
 
-    package func addStream(copying parameters: UnsafePointer<AVCodecParameters>, timeBase: AVRational) throws -> Int32 {
+    /// A stream copying packets of `parameters`, at the source stream's `frameRate` (what a
+    /// timecode track counts at).
+    package func addStream(copying parameters: UnsafePointer<AVCodecParameters>, timeBase: AVRational, frameRate: AVRational) throws -> Int32 {
         guard let stream = avformat_new_stream(context, nil) else { throw EngineError("out of memory", kind: .limit) }
         try check(avcodec_parameters_copy(stream.pointee.codecpar, parameters), "copying stream parameters", context: "output")
         // The source's tag when the container knows it for this codec (HEVC stays hvc1, which
@@ -251,6 +254,7 @@ package final class Muxer {
         let known = tag != 0 && context.pointee.oformat.pointee.codec_tag.map { av_codec_get_id($0, tag) == parameters.pointee.codec_id } == true
         stream.pointee.codecpar.pointee.codec_tag = known ? tag : 0
         stream.pointee.time_base = timeBase
+        stream.pointee.avg_frame_rate = frameRate
         return stream.pointee.index
     }
 
@@ -279,15 +283,23 @@ package final class Muxer {
     /// Writes the header with the metadata. Standard keys are written as the classic tags;
     /// any other key (a job id, a source name) makes the muxer write QuickTime `mdta`
     /// metadata, which holds arbitrary keys, with the standard ones also under Apple's names.
+    /// `timecode` labels the first video frame: the video streams carry it, from which MOV
+    /// and MP4 write a `tmcd` track and Matroska a tag.
     /// `fragmented`: a fragmented MP4 (an empty moov first, then a moof per second), which
     /// stays playable up to its last fragment if the writer is killed.
     package func writeHeader(metadata: [String: String], fastStart: Bool, fragmented: Bool = false) throws {
         var options: OpaquePointer? = nil
         defer { av_dict_free(&options) }
-        let custom = metadata.keys.contains { !Muxer.standardMetadataKeys.contains($0) }
         var tags = metadata
+        if let timecode = tags.removeValue(forKey: "timecode") {
+            for index in 0..<Int(context.pointee.nb_streams) {
+                guard let stream = context.pointee.streams[index], stream.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO else { continue }
+                av_dict_set(&stream.pointee.metadata, "timecode", timecode, 0)
+            }
+        }
+        let custom = tags.keys.contains { !Muxer.standardMetadataKeys.contains($0) }
         if custom {
-            for (key, value) in metadata { if let apple = Muxer.appleMetadataNames[key] { tags[apple] = value } }
+            for (key, value) in tags { if let apple = Muxer.appleMetadataNames[key] { tags[apple] = value } }
             av_dict_set(&options, "movflags", "+use_metadata_tags", AV_DICT_APPEND)
         }
         for (key, value) in tags { av_dict_set(&context.pointee.metadata, key, value, 0) }

@@ -261,6 +261,11 @@ package func shortNumber(_ value: Double) -> String {
     value.isFinite && value == value.rounded() && abs(value) < 1e15 ? "\(Int(value))" : "\(value)"
 }
 
+/// A frame rate for messages, to the hundredth: "29.97", "25".
+package func framesPerSecond(_ frameDuration: MediaTime) -> String {
+    frameDuration.value > 0 ? shortNumber((100 / frameDuration.seconds).rounded() / 100) : "0"
+}
+
 /// Seconds for messages, to the millisecond: "2.202", not "2.2016666666666667".
 package func shortSeconds(_ time: MediaTime) -> String {
     shortNumber((time.seconds * 1000).rounded() / 1000)

@@ -5,7 +5,8 @@ import MoonreelBindings
 /// `moonreel probe`: what the engine sees in a file, as text or JSON.
 enum ProbeReport {
     static func text(_ asset: Asset) -> String {
-        var lines = ["\(asset.path): \(asset.formatName), \(String(format3: asset.duration.seconds)) s"]
+        let timecode = asset.startTimecode.map { ", timecode \($0) (\($0.dropFrame ? "drop-frame" : "non-drop"), \(rounded(1 / $0.frameDuration.seconds, 3)) fps)" } ?? ""
+        var lines = ["\(asset.path): \(asset.formatName), \(String(format3: asset.duration.seconds)) s\(timecode)"]
         for track in asset.tracks {
             var line = "  #\(track.trackID) \(track.mediaType.rawValue) \(track.codec)"
             switch track.mediaType {
@@ -54,6 +55,6 @@ enum ProbeReport {
             if t.mediaType == .audio { fields += ["\"sampleRate\":\(t.sampleRate)", "\"channels\":\(t.channelCount)"] }
             return "{" + fields.joined(separator: ",") + "}"
         }
-        return "{\"path\":\(jsonString(asset.path)),\"format\":\(jsonString(asset.formatName)),\"duration\":\(asset.duration.seconds),\"tracks\":[\(tracks.joined(separator: ","))]}"
+        return "{\"path\":\(jsonString(asset.path)),\"format\":\(jsonString(asset.formatName)),\"duration\":\(asset.duration.seconds),\"startTimecode\":\(asset.startTimecode.map { jsonString($0.description) } ?? "null"),\"tracks\":[\(tracks.joined(separator: ","))]}"
     }
 }

@@ -214,9 +214,53 @@ struct ExportPlanner {
             break
         }
         if let audio, let encoding = request.encodings.audio { videoNotes += soundNotes(audio, encoding) }
+        var metadata = settings.metadata
+        switch try startTimecode(request, frameDuration: video?.frameDuration) {
+        case .carried(let label): metadata["timecode"] = label
+        case .notCarried(let note): videoNotes.append(note)
+        case .none: break
+        }
         return ExportPlan(request: request, composition: composition, video: video, videoNotes: videoNotes, audio: audio,
-                          metadata: settings.metadata, fastStart: settings.shouldOptimizeForNetworkUse,
+                          metadata: metadata, fastStart: settings.shouldOptimizeForNetworkUse,
                           fileLengthLimit: settings.fileLengthLimit, memoryLimit: settings.memoryLimit)
+    }
+
+    /// What becomes of the sources' start timecodes (`Asset.startTimecode`).
+    enum StartTimecode {
+        /// The label of the output's first frame, which the muxer writes (QuickTime's `tmcd`
+        /// track, a Matroska tag).
+        case carried(String)
+        /// A source's timecode that the output cannot carry, and why.
+        case notCarried(Diagnostic)
+    }
+
+    /// The output's start timecode: the label of its first frame when it plays one stretch of
+    /// one stamped file straight (a trim, with layers over it or not) at the timecode's rate,
+    /// as an editor's trimmed render keeps it; otherwise a note naming the timecode left out.
+    /// Nil when no source has one or the output holds none. A timecode the session's
+    /// `metadata` sets is written instead, once it reads as one at the output's rate.
+    private func startTimecode(_ request: ExportRequest, frameDuration: MediaTime?) throws -> StartTimecode? {
+        guard request.container.holdsMetadata else { return nil }
+        let segments = composition.tracks(withMediaType: .video).flatMap(\.segments).filter { $0.targetRange.intersection(request.range) != nil }
+        if let asked = settings.metadata["timecode"] {
+            let rate = frameDuration ?? segments.compactMap(\.source).first.map { MediaTime(seconds: 1 / max($0.nominalFrameRate, 1)) ?? .zero } ?? MediaTime(value: 1, timescale: 30)
+            guard Timecode(asked, frameDuration: rate, origin: .zero) != nil else {
+                throw EngineError("metadata timecode \(asked.quotedForMessage(limit: 40)) is not a timecode at \(framesPerSecond(rate)) fps: write HH:MM:SS:FF, or HH:MM:SS;FF for drop-frame at 29.97 or 59.94 fps", kind: .invalidArgument)
+            }
+            return nil
+        }
+        guard let stamped = segments.lazy.compactMap(\.source).first(where: { $0.startTimecode != nil }), let timecode = stamped.startTimecode else { return nil }
+        let first = segments.first { $0.targetRange.contains(request.range.start) }
+        let reason: String? =
+            Set(segments.map { $0.source?.path }).count > 1 ? "the output shows more than one file (or a gap)"
+            : segments.contains(where: { $0.sourceRange.duration != $0.targetRange.duration }) ? "the output plays it faster or slower"
+            : Set(segments.map { $0.sourceRange.start - $0.targetRange.start }).count > 1 ? "the output joins several stretches of it"
+            : first == nil ? "the output starts before it"
+            : frameDuration.map { $0 != timecode.frameDuration } == true ? "the output runs at \(framesPerSecond(frameDuration ?? .zero)) fps, and the timecode counts \(framesPerSecond(timecode.frameDuration))"
+            : nil
+        guard let reason else { return .carried(timecode.label(at: first?.sourceTime(at: request.range.start) ?? .zero)) }
+        return .notCarried(Diagnostic(.optionIgnored, .note, "\(Paths.name(of: stamped.path).quotedForMessage(limit: 60))'s timecode (\(timecode)) is not written: \(reason)",
+                                      remedy: "set session.metadata.timecode to stamp one"))
     }
 
     /// What the sound's encoding changes of what was asked or held: a bit rate over what AAC

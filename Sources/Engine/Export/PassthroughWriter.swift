@@ -88,7 +88,7 @@ final class PacketCursor {
             throw EngineError("input \"\(first.path)\": stream #\(first.streamIndex) is missing", kind: .notFound, subject: first.path)
         }
         timeBase = stream.pointee.time_base
-        outputStream = try muxer.addStream(copying: parameters, timeBase: timeBase)
+        outputStream = try muxer.addStream(copying: parameters, timeBase: timeBase, frameRate: stream.pointee.avg_frame_rate)
         if let output = muxer.context.pointee.streams[Int(outputStream)] {
             try check(moon_copy_stream_side_data(output, stream), "copying the rotation and HDR metadata", context: "output")
         }

@@ -413,7 +413,7 @@ extension SmartCutWriter {
                metadata: [String: String], fastStart: Bool, cancellation: CancellationFlag, isCancelled: @escaping () -> Bool,
                log: DiagnosticLog? = nil, report: (ExportProgress) throws -> Void) throws {
         let muxer = try Muxer(path: path, container: container)
-        let videoStream = try muxer.addStream(copying: parameters, timeBase: outputTimeBase)
+        let videoStream = try muxer.addStream(copying: parameters, timeBase: outputTimeBase, frameRate: sourceStream.pointee.avg_frame_rate)
         guard let stream = muxer.context.pointee.streams[Int(videoStream)] else { throw EngineError("out of memory", kind: .limit) }
         let reencodes = segments.contains { !$0.head.isEmpty || !$0.tail.isEmpty }
         let (sampleEntry, converter) = reencodes ? try sampleEntry(preset) : (codec.sourceSampleEntry, nil)
