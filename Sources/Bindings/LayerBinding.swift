@@ -305,8 +305,8 @@ extension API {
                         try api.policy.report(Diagnostic(.optionIgnored, .warning, "\(Paths.name(of: path).quotedForMessage(limit: 60)) is an animated PNG: layers draw its first frame only",
                                                          remedy: "convert it to a video (ffmpeg -i in.png out.mp4) and add it as a clip"), at: call.L)
                     }
-                    if header.colorProfile != .none, let unread = try ImageLoader.unreadableProfileWarning(path) {
-                        try api.policy.report(unread, at: call.L)
+                    if header.colorProfile != .none, let said = try ImageLoader.profileDiagnostic(path) {
+                        try api.policy.report(said, at: call.L)
                     }
                     let size = header.uprightSize
                     try call.push(ImageBox(ImageSource(path: path, width: Int(size.width), height: Int(size.height))))

@@ -17,6 +17,8 @@ package struct ColorProfile: Sendable, Equatable {
     let curves: [ToneCurve]
     /// Linear RGB to XYZ (D50), rows X, Y, Z; the columns are the rXYZ, gXYZ and bXYZ tags.
     let toXYZ: Matrix3
+    /// The profile's description ("Display P3"), or empty.
+    let name: String
 
     /// One channel's tone reproduction curve (`curv` or `para`).
     enum ToneCurve: Sendable, Equatable {
@@ -56,7 +58,7 @@ package struct ColorProfile: Sendable, Equatable {
         if space == "GRAY", let grey = tags["kTRC"] {
             // Grey is white's colour at every level: only the tone curve differs from sRGB's.
             let curve = try reader.curve(in: grey)
-            (curves, toXYZ) = ([curve, curve, curve], ColorProfile.sRGBToXYZ)
+            (curves, toXYZ, name) = ([curve, curve, curve], ColorProfile.sRGBToXYZ, reader.name)
             return
         }
         guard space == "RGB" else {
@@ -71,6 +73,7 @@ package struct ColorProfile: Sendable, Equatable {
         let columns = [try reader.xyz(in: red), try reader.xyz(in: green), try reader.xyz(in: blue)]
         toXYZ = Matrix3(rows: (0..<3).map { row in columns.map { $0[row] } })
         curves = [try reader.curve(in: redCurve), try reader.curve(in: greenCurve), try reader.curve(in: blueCurve)]
+        name = reader.name
     }
 
     /// Why a profile is not read.
@@ -82,15 +85,19 @@ package struct ColorProfile: Sendable, Equatable {
     /// Whether pictures in this profile are sRGB already (its primaries and curves within
     /// 0.2 % of sRGB's, as sRGB profiles differ in their rounding): nothing to convert.
     package var isSRGB: Bool {
-        let sRGB = ColorProfile.sRGBToXYZ
-        let sameMatrix = (0..<3).allSatisfy { r in (0..<3).allSatisfy { c in abs(toXYZ[r, c] - sRGB[r, c]) < 0.002 } }
         let sameCurves = curves.allSatisfy { curve in
             (0...64).allSatisfy { step in
                 let x = Double(step) / 64
                 return abs(curve.linear(x) - ColorProfile.sRGBLinear(x)) < 0.002
             }
         }
-        return sameMatrix && sameCurves
+        return hasSRGBPrimaries && sameCurves
+    }
+
+    /// Whether the primaries are sRGB's (within 0.2 %), so that no colour falls outside sRGB.
+    package var hasSRGBPrimaries: Bool {
+        let sRGB = ColorProfile.sRGBToXYZ
+        return (0..<3).allSatisfy { r in (0..<3).allSatisfy { c in abs(toXYZ[r, c] - sRGB[r, c]) < 0.002 } }
     }
 
     /// Converts straight-alpha pixels of 8 or 16 bits a channel (`channels` samples each, red,
@@ -98,11 +105,13 @@ package struct ColorProfile: Sendable, Equatable {
     /// 8-bit sRGB pixels of the same layout (rows `stride` bytes apart; the same memory for
     /// 8-bit ones): each channel to linear light by its curve (a table of every code), the
     /// matrix to XYZ and from XYZ to linear sRGB, clipped to 0…1, then sRGB's curve (a table
-    /// fine enough that codes round exactly). Alpha is left to the caller.
+    /// fine enough that codes round exactly). Alpha is left to the caller. Returns how many
+    /// pixels had a colour sRGB cannot show, clipped by more than two codes.
+    @discardableResult
     package func toSRGB<Sample: FixedWidthInteger & UnsignedInteger>(
         from source: UnsafePointer<Sample>, sourceStride: Int, into pixels: UnsafeMutablePointer<UInt8>, stride: Int,
         width: Int, height: Int, channels: Int, order: (red: Int, green: Int, blue: Int)
-    ) {
+    ) -> Int {
         let top = Double(Sample.max)
         let linear = curves.map { curve in (0...Int(Sample.max)).map { Float(curve.linear(Double($0) / top)) } }
         let matrix = ColorProfile.sRGBToXYZ.inverse * toXYZ
@@ -110,6 +119,7 @@ package struct ColorProfile: Sendable, Equatable {
         let steps = ColorProfile.encodingSteps
         let encode = (0...steps).map { UInt8((ColorProfile.sRGBEncoded(Double($0) / Double(steps)) * 255).rounded()) }
         let scale = Float(steps)
+        var clipped = 0
         for y in 0..<height {
             let (input, output) = (source + y * sourceStride, pixels + y * stride)
             for x in 0..<width {
@@ -117,12 +127,17 @@ package struct ColorProfile: Sendable, Equatable {
                 let (r, g, b) = (linear[0][Int(s[order.red])], linear[1][Int(s[order.green])], linear[2][Int(s[order.blue])])
                 // Written so that a NaN (a stranger's profile can hold anything) is black.
                 let encoded = { (value: Float) in encode[Int((value > 0 ? min(value, 1) : 0) * scale + 0.5)] }
-                p[order.red] = encoded(m[0] * r + m[1] * g + m[2] * b)
-                p[order.green] = encoded(m[3] * r + m[4] * g + m[5] * b)
-                p[order.blue] = encoded(m[6] * r + m[7] * g + m[8] * b)
+                let (red, green, blue) = (m[0] * r + m[1] * g + m[2] * b, m[3] * r + m[4] * g + m[5] * b, m[6] * r + m[7] * g + m[8] * b)
+                (p[order.red], p[order.green], p[order.blue]) = (encoded(red), encoded(green), encoded(blue))
+                if min(red, green, blue) < ColorProfile.clippedBelow || max(red, green, blue) > ColorProfile.clippedAbove { clipped += 1 }
             }
         }
+        return clipped
     }
+
+    /// Linear light past which a clipped colour loses more than two codes: sRGB's curve rises
+    /// 0.44 × 255 = 112 codes per unit at white, 12.92 × 255 = 3295 at black.
+    static let (clippedBelow, clippedAbove): (Float, Float) = (-0.0006, 1.018)
 
     /// Linear-light steps of the encoding table: sRGB's curve rises at most 12.92 codes per
     /// unit near black, so 1/16 384 moves a code by under 0.2 of a step.

@@ -73,7 +73,7 @@ public final class ImageGenerator {
     public func newDiagnostics() throws -> [Diagnostic] {
         guard !diagnosticsChecked else { return [] }
         diagnosticsChecked = true
-        let photos = composition.photoProfileWarnings()
+        let photos = composition.photoProfileDiagnostics()
         guard let videoComposition else { return photos }
         let scaled = try videoComposition.scaledRenderSize()
         let rounded = scaled.roundingNote(to: scaled.pixels(sides: .whole), sides: .whole)
@@ -95,11 +95,11 @@ public final class ImageGenerator {
 }
 
 extension Composition {
-    /// Photos shown as video whose colour profile is not read (`ImageLoader.unreadableProfileWarning`),
-    /// for an export and an image generator alike. A photo that cannot be read is left to the
-    /// reading, which says why.
-    func photoProfileWarnings() -> [Diagnostic] {
+    /// What the colour profiles of photos shown as video cost them (`ImageLoader.profileDiagnostic`:
+    /// one not read, colours outside sRGB), for an export and an image generator alike. A photo
+    /// that cannot be read is left to the reading, which says why.
+    func photoProfileDiagnostics() -> [Diagnostic] {
         let photos = Set(tracks(withMediaType: .video).flatMap { $0.segments.compactMap { $0.source?.isStillImage == true ? $0.source?.path : nil } })
-        return photos.sorted().compactMap { try? ImageLoader.unreadableProfileWarning($0) }
+        return photos.sorted().compactMap { try? ImageLoader.profileDiagnostic($0) }
     }
 }
