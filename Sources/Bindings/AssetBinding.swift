@@ -20,7 +20,7 @@ extension API {
         luaClass.property("metadata", of: Asset.self, doc: "container tags") { call, a in
             call.pushRecord { for (key, value) in a.metadata { call.push(value); call.setField(key) } }
         }
-        luaClass.property("startTimecode", of: Asset.self, doc: "the first frame's timecode label (\"01:00:00:00\", \";\" before the frames when drop-frame), from a camera's timecode track; nil when the file has none") { call, a in
+        luaClass.property("startTimecode", of: Asset.self, doc: "the first frame's timecode label (\"01:00:00:00\", \";\" before the frames when drop-frame), from a camera's timecode track; nil when the file has none, or no video") { call, a in
             if let timecode = a.startTimecode { call.push(timecode.description) } else { call.pushNil() }
         }
         luaClass.method("tracksWithMediaType", of: Asset.self, readOnly: true, doc: "asset:tracksWithMediaType(\"video\"): array, maybe empty") { call, a in
@@ -56,6 +56,10 @@ extension API {
             try call.push(transform: t.preferredTransform)
         }
         luaClass.property("nominalFrameRate", of: AssetTrack.self) { call, t in call.push(t.nominalFrameRate) }
+        luaClass.property("nominalFrameDuration", of: AssetTrack.self,
+                          doc: "one frame, exactly (av.time(1001, 30000) at 29.97 fps): the frameDuration of a video composition that keeps every frame") { call, t in
+            try call.push(exact: t.nominalFrameDuration)
+        }
         luaClass.property("naturalTimeScale", of: AssetTrack.self) { call, t in call.push(Int(t.naturalTimeScale)) }
         luaClass.property("codec", of: AssetTrack.self) { call, t in call.push(t.codec) }
         luaClass.property("isPortrait", of: AssetTrack.self) { call, t in call.push(t.isPortrait) }

@@ -21,6 +21,8 @@ public struct SegmentSource: Sendable, Hashable {
     public let extras: SourceExtras
     /// The stream's frame rate as the file states it, in frames per second (0 for audio).
     public let nominalFrameRate: Double
+    /// One frame at that rate, exactly (`AssetTrack.nominalFrameDuration`).
+    public let nominalFrameDuration: MediaTime
     /// Audio samples per second (0 for video).
     public let sampleRate: Int
     /// Audio channels (0 for video).
@@ -51,6 +53,7 @@ public struct SegmentSource: Sendable, Hashable {
         pixelAspectRatio = track.pixelAspectRatio
         extras = track.asset?.extras ?? SourceExtras()
         nominalFrameRate = track.nominalFrameRate
+        nominalFrameDuration = track.nominalFrameDuration
         sampleRate = track.sampleRate
         channelCount = track.channelCount
         losslessBits = track.losslessBits

@@ -3,7 +3,8 @@ import MoonreelEngine
 /// A CMX 3600 edit decision list (`.edl`) of one video track: an event per clip, a
 /// dissolve or wipe as the event that brings in the next clip (starting at the transition's
 /// start, as CMX 3600 counts it), a speed change as an M2 line, markers as LOC comments.
-/// Timecode counts whole frames, non-drop, at the timeline's rate (29.97 counts as 30), so
+/// Timecode counts whole frames at the timeline's rate (29.97 counts as 30; drop-frame when
+/// the sources were stamped so, `Timeline.dropFrame`), so
 /// times between frames are rounded, with one `timeRounded` note saying how many.
 enum EDL {
     static func encode(_ timeline: Timeline, path: (String) -> String) -> (text: String, notes: [Diagnostic]) {
@@ -25,9 +26,7 @@ enum EDL {
             return count
         }
         func timecode(_ count: Int64) -> String {
-            let f = count % rate, s = count / rate
-            func two(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
-            return "\(two(s / 3600)):\(two(s / 60 % 60)):\(two(s % 60)):\(two(f))"
+            Timecode.label(frame: count, frameDuration: frame, dropFrame: timeline.dropFrame)
         }
         let channel = track.kind == .audio ? "AA" : withSound ? "AA/V" : "V"
         func line(_ number: Int, _ reel: String, _ kind: String, _ source: (Int64, Int64), _ record: (Int64, Int64)) -> String {
@@ -35,7 +34,7 @@ enum EDL {
             return "\(n)  \(pad(reel, 8)) \(pad(channel, 5)) \(pad(kind, 8)) \(timecode(source.0)) \(timecode(source.1)) \(timecode(record.0)) \(timecode(record.1))"
         }
 
-        var lines = ["TITLE: \(timeline.name.isEmpty ? "Moonreel" : String(timeline.name.prefix(70)))", "FCM: NON-DROP FRAME", ""]
+        var lines = ["TITLE: \(timeline.name.isEmpty ? "Moonreel" : String(timeline.name.prefix(70)))", "FCM: \(timeline.dropFrame ? "DROP FRAME" : "NON-DROP FRAME")", ""]
         // Each clip with its place and the transitions around it: a CMX 3600 event runs until the next
         // transition starts, and the incoming clip's event starts with it.
         var entries: [(clip: Timeline.Clip, at: MediaTime, into: TimelineTransition?, outgoing: Timeline.Clip?)] = []

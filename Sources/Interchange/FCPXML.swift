@@ -97,7 +97,7 @@ enum FCPXML {
         let lines = [#"<?xml version="1.0" encoding="UTF-8"?>"#, "<!DOCTYPE fcpxml>", #"<fcpxml version="1.10">"#,
                      "<resources>"] + resources + ["</resources>", "<library>", #"<event name="Moonreel">"#,
                      #"<project name="\#(timeline.name.markupEscaped)">"#,
-                     #"<sequence format="r1" duration="\#(time(spineTrack.duration))" tcStart="0s" tcFormat="NDF" audioLayout="stereo" audioRate="48k">"#,
+                     #"<sequence format="r1" duration="\#(time(spineTrack.duration))" tcStart="0s" tcFormat="\#(timeline.dropFrame ? "DF" : "NDF")" audioLayout="stereo" audioRate="48k">"#,
                      "<spine>"] + spine + ["</spine>", "</sequence>", "</project>", "</event>", "</library>", "</fcpxml>"]
         return (lines.joined(separator: "\n") + "\n", notes)
     }

@@ -115,6 +115,9 @@ public struct Timeline: Sendable, Equatable {
     public var frameDuration: MediaTime
     /// The picture size, for formats that state it (FCPXML).
     public var renderSize: Size
+    /// Whether timecodes are labelled drop-frame (an edit at 29.97 or 59.94 fps of sources a
+    /// camera stamped so), for formats that label frames (an EDL, FCPXML's display).
+    public var dropFrame = false
 
     /// A timeline of `tracks`.
     public init(name: String, tracks: [Track], markers: [Marker] = [], frameDuration: MediaTime, renderSize: Size) {

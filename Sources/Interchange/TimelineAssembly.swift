@@ -105,8 +105,12 @@ public struct TimelineAssembly {
         var result = timeline, noted = Set<String>()
         for (index, track) in timeline.tracks.enumerated() {
             result.tracks[index].items = try track.items.map { item in
-                guard case .clip(var clip) = item, let timecode = try asset(clip, track).startTimecode else { return item }
-                guard clip.sourceRange.start >= timecode.time - timecode.frameDuration else {
+                guard case .clip(var clip) = item else { return item }
+                let file = try asset(clip, track)
+                guard let timecode = file.startTimecode else { return item }
+                // The file's earliest media (sound may start before the picture) in the timecode's count.
+                let earliest = timecode.editorTime(of: file.tracks.map(\.timeRange.start).min().map { MediaTime.min($0, .zero) } ?? .zero)
+                guard clip.sourceRange.start >= earliest - timecode.frameDuration else {
                     if noted.insert(clip.path).inserted {
                         notes.append(Diagnostic(.notInTimeline, .note, "clip \(clip.name.quotedForMessage(limit: 40)) of track \(track.name) starts at \(shortSeconds(clip.sourceRange.start)) s, before its file's start timecode \(timecode) (\(shortSeconds(timecode.time)) s), so its times are read as times into the file",
                                                 remedy: "count source times from the file's timecode, as editors write them"))

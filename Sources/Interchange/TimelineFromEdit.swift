@@ -22,7 +22,10 @@ extension Timeline {
         let size = videoComposition?.renderSize ?? composition.uprightVideoSize
         let frame = videoComposition?.renderFrameDuration.duration ?? VideoComposition.properties(of: composition).renderFrameDuration.duration
         let markers = cues.map { Marker(name: $0.text, range: TimeRange(from: $0.start, to: MediaTime.max($0.start, $0.end))) }
-        return (Timeline(name: name, tracks: tracks, markers: markers, frameDuration: frame, renderSize: size), builder.notes)
+        var timeline = Timeline(name: name, tracks: tracks, markers: markers, frameDuration: frame, renderSize: size)
+        let stamps = composition.tracks.flatMap(\.segments).compactMap { $0.source?.startTimecode }
+        timeline.dropFrame = Timecode.allowsDropFrame(frame) && !stamps.isEmpty && stamps.allSatisfy(\.dropFrame)
+        return (timeline, builder.notes)
     }
 }
 

@@ -132,18 +132,24 @@ public final class Asset: @unchecked Sendable {
     /// The track with `trackID` `id`; nil when there is none (`AVAsset.track(withTrackID:)`).
     public func track(withID id: Int) -> AssetTrack? { tracks.first { $0.trackID == id } }
 
-    /// The timecode stream's own tag (FFmpeg also copies it onto the video stream it labels),
-    /// else the video stream's, else the container's (MXF, Matroska); counted at the timecode
-    /// stream's rate, else the video's.
+    /// A QuickTime timecode track's own tag (FFmpeg copies it onto the streams it labels),
+    /// naming the track's start; else the video stream's or the container's (MXF, Matroska),
+    /// naming the first video frame. Counted at the timecode track's rate, else the video's.
     private static func startTimecode(_ demuxer: Demuxer, video: AssetTrack?) -> Timecode? {
         guard let video, let videoStream = demuxer.stream(video.streamIndex) else { return nil }
-        let tagged = (0..<demuxer.streamCount).compactMap { demuxer.stream($0) }.filter { av_dict_get($0.pointee.metadata, "timecode", nil, 0) != nil }
-        let timecodeStream = tagged.first { $0.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_DATA }
-        guard let text = (timecodeStream ?? tagged.first).flatMap({ av_dict_get($0.pointee.metadata, "timecode", nil, 0) }).map({ String(cString: $0.pointee.value) })
-                ?? demuxer.tag("timecode") else { return nil }
-        let rates = [timecodeStream?.pointee.avg_frame_rate, videoStream.pointee.avg_frame_rate, videoStream.pointee.r_frame_rate]
-        guard let rate = rates.compactMap({ $0 }).first(where: { $0.isValid }) else { return nil }
-        return Timecode(text, frameDuration: MediaTime(value: Int64(rate.den), timescale: rate.num), origin: video.timeRange.start)
+        let tag = { (stream: UnsafeMutablePointer<AVStream>) in av_dict_get(stream.pointee.metadata, "timecode", nil, 0).map { String(cString: $0.pointee.value) } }
+        let streams = (0..<demuxer.streamCount).compactMap { demuxer.stream($0) }
+        let (text, origin, rate): (String, MediaTime, AVRational)
+        if let track = streams.first(where: { $0.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_DATA && tag($0) != nil }), let stamp = tag(track) {
+            let start = track.pointee.start_time == MOON_AV_NOPTS_VALUE ? MediaTime.zero : MediaTime(pts: track.pointee.start_time, timeBase: track.pointee.time_base)
+            (text, origin, rate) = (stamp, start, track.pointee.avg_frame_rate.isValid ? track.pointee.avg_frame_rate : videoStream.pointee.avg_frame_rate)
+        } else if let stamp = tag(videoStream) ?? demuxer.tag("timecode") {
+            (text, origin, rate) = (stamp, video.timeRange.start, videoStream.pointee.avg_frame_rate.isValid ? videoStream.pointee.avg_frame_rate : videoStream.pointee.r_frame_rate)
+        } else {
+            return nil
+        }
+        guard rate.isValid else { return nil }
+        return Timecode(text, frameDuration: MediaTime(value: Int64(rate.den), timescale: rate.num), origin: origin)
     }
 
     static func dictionary(_ dict: OpaquePointer?) -> [String: String] {
@@ -251,6 +257,8 @@ public final class AssetTrack: @unchecked Sendable, StoredPicture {
     /// any duration; `timeRange` is a nominal `Asset.stillImageDuration`.
     public let isStillImage: Bool
     let timeBase: AVRational
+    /// The rate `nominalFrameRate` reads, as the file states it.
+    private let frameRate: AVRational
 
     init(stream: UnsafeMutablePointer<AVStream>, index: Int, path: String, stillOrientation: ExifOrientation? = nil) {
         let parameters = stream.pointee.codecpar.pointee
@@ -302,12 +310,12 @@ public final class AssetTrack: @unchecked Sendable, StoredPicture {
         frameCount = Int(stream.pointee.nb_frames)
         isStillImage = stillOrientation != nil
         if let stillOrientation {
-            nominalFrameRate = 30
+            (nominalFrameRate, frameRate) = (30, AVRational(num: 30, den: 1))
             timeRange = TimeRange(start: .zero, duration: Asset.stillImageDuration)
             preferredTransform = AssetTrack.upright(stillOrientation.transform, size: naturalSize)
             return
         }
-        nominalFrameRate = mediaType == .video ? rate.doubleValue : 0
+        (nominalFrameRate, frameRate) = mediaType == .video ? (rate.doubleValue, rate) : (0, AVRational(num: 0, den: 1))
         let start = stream.pointee.start_time != MOON_AV_NOPTS_VALUE
             ? MediaTime(pts: stream.pointee.start_time, timeBase: timeBase) : .zero
         var duration = MediaTime.zero
@@ -319,11 +327,12 @@ public final class AssetTrack: @unchecked Sendable, StoredPicture {
             displayMatrix: moon_stream_display_matrix(stream), size: naturalSize)
     }
 
-    /// One frame at the nominal rate (1/30 s when the rate is unknown): gaps shorter than
-    /// this are timestamp jitter, not missing pictures.
-    package var nominalFrameDuration: MediaTime {
-        guard nominalFrameRate >= 1, nominalFrameRate <= 1000 else { return MediaTime(value: 1, timescale: 30) }
-        return MediaTime(seconds: 1 / nominalFrameRate) ?? MediaTime(value: 1, timescale: 30)
+    /// One frame at the nominal rate, exactly (1001/30000 s at 29.97 fps; 1/30 s when the rate
+    /// is unknown or past 1000 fps): a video composition's `frameDuration` that keeps every
+    /// frame; gaps shorter than this are timestamp jitter, not missing pictures.
+    public var nominalFrameDuration: MediaTime {
+        guard frameRate.num > 0, frameRate.den > 0, nominalFrameRate >= 1, nominalFrameRate <= 1000 else { return MediaTime(value: 1, timescale: 30) }
+        return MediaTime(value: Int64(frameRate.den), timescale: frameRate.num)
     }
 
     /// Refuses ranges that leave the asset (not merely this track's media), with timestamps
@@ -336,7 +345,7 @@ public final class AssetTrack: @unchecked Sendable, StoredPicture {
         let slack = MediaTime(value: 1, timescale: 1000)
         let earliest = MediaTime.min(.zero, timeRange.start)
         guard range.start >= earliest - slack, range.end <= assetDuration + slack else {
-            throw EngineError("time range \(range.start.seconds)…\(range.end.seconds) s is outside the asset (\(earliest.seconds)…\(assetDuration.seconds) s)")
+            throw EngineError("time range \(shortSeconds(range.start))…\(shortSeconds(range.end)) s is outside the asset (\(shortSeconds(earliest))…\(shortSeconds(assetDuration)) s)")
         }
     }
 

@@ -1,7 +1,7 @@
 import CMoonFFmpeg
 
 /// A file's start timecode, as a camera or an editor stamps it (a QuickTime/MP4 `tmcd`
-/// track, an MXF or Matroska timecode tag): the label of its first video frame,
+/// track, an MXF or Matroska timecode tag): the label of the file's time `origin`,
 /// `01:00:00:00`, or `01:00:00;00` when it counts drop-frame. Editors count a clip's
 /// source times from it, so a timeline file's source times are `time` plus the time into
 /// the file (`editorTime(of:)`).
@@ -13,24 +13,33 @@ public struct Timecode: Sendable, Hashable, CustomStringConvertible {
     /// Whether the labels skip two frame numbers a minute, as 29.97 and 59.94 fps drop-frame
     /// timecode does to keep up with the clock.
     public let dropFrame: Bool
-    /// The time in the file where the label lies: its first video frame.
+    /// The time in the file the label names: where its timecode track starts (QuickTime's
+    /// movie time of its first sample), else the first video frame's.
     public let origin: MediaTime
 
-    /// Reads FFmpeg's `timecode` tag `text` counting frames of `frameDuration` (the timecode
-    /// track's, else the video's); nil when it is no timecode at that rate: four groups of
-    /// digits, minutes and seconds under 60, frames under the rate.
+    /// Reads a timecode label `text` ("HH:MM:SS:FF", or "HH:MM:SS;FF" for drop-frame, as
+    /// FFmpeg's tags write it) counting frames of `frameDuration` (the timecode track's, else
+    /// the video's); nil when it labels no frame at that rate: hours under 24, minutes and
+    /// seconds under 60, frames under the rate, and none of the labels drop-frame skips.
     public init?(_ text: String, frameDuration: MediaTime, origin: MediaTime) {
-        // FFmpeg's reading stops after the frames and checks none of the numbers.
-        let groups = text.split(omittingEmptySubsequences: false) { ":;.,".contains($0) }
-        let numbers = groups.compactMap { $0.count <= 3 && $0.allSatisfy { $0.isASCII && $0.isNumber } ? Int($0) : nil }
-        guard groups.count == 4, numbers.count == 4, numbers[1] < 60, numbers[2] < 60 else { return nil }
+        let bytes = Array(text.utf8)
+        guard bytes.count == 11, [2, 5].allSatisfy({ bytes[$0] == UInt8(ascii: ":") }), bytes[8] == UInt8(ascii: ":") || bytes[8] == UInt8(ascii: ";"),
+              frameDuration.value > 0, frameDuration.timescale > 0, frameDuration.value <= Int64(Int32.max) else { return nil }
+        let fields = [0, 3, 6, 9].map { (at: Int) -> Int32 in
+            let (tens, ones) = (Int32(bytes[at]) - 0x30, Int32(bytes[at + 1]) - 0x30)
+            return (0...9).contains(tens) && (0...9).contains(ones) ? tens * 10 + ones : -1
+        }
+        let (hours, minutes, seconds, frames) = (fields[0], fields[1], fields[2], fields[3])
+        let drop = bytes[8] == UInt8(ascii: ";")
         var timecode = AVTimecode()
-        guard frameDuration.value > 0, frameDuration.timescale > 0, frameDuration.value <= Int64(Int32.max),
-              av_timecode_init_from_string(&timecode, Timecode.rate(frameDuration), text, nil) >= 0, timecode.start >= 0,
-              numbers[3] < Int(timecode.fps) else { return nil }
+        guard fields.allSatisfy({ $0 >= 0 }), hours < 24, minutes < 60, seconds < 60,
+              av_timecode_init_from_components(&timecode, Timecode.rate(frameDuration), Int32(drop ? AV_TIMECODE_FLAG_DROPFRAME.rawValue : 0),
+                                               hours, minutes, seconds, frames, nil) >= 0,
+              frames < Int32(clamping: timecode.fps),
+              !(drop && seconds == 0 && minutes % 10 != 0 && frames < Int32(clamping: timecode.fps / 15)) else { return nil }
         frame = Int64(timecode.start)
         self.frameDuration = frameDuration
-        dropFrame = timecode.flags & UInt32(AV_TIMECODE_FLAG_DROPFRAME.rawValue) != 0
+        dropFrame = drop
         self.origin = origin
     }
 
@@ -42,13 +51,15 @@ public struct Timecode: Sendable, Hashable, CustomStringConvertible {
 
     /// The label of the frame shown at `fileTime`, the one that starts there or before.
     public func label(at fileTime: MediaTime) -> String {
-        label(frame: frame + Swift.max(0, (fileTime - origin).floorDivided(by: frameDuration)))
+        Timecode.label(frame: frame + Swift.max(0, (fileTime - origin).floorDivided(by: frameDuration)), frameDuration: frameDuration, dropFrame: dropFrame)
     }
 
     /// The label of the first frame: "01:00:00:00", "01:00:00;00".
-    public var description: String { label(frame: frame) }
+    public var description: String { Timecode.label(frame: frame, frameDuration: frameDuration, dropFrame: dropFrame) }
 
-    private func label(frame: Int64) -> String {
+    /// The label of frame `frame` counted from 00:00:00:00 at frames of `frameDuration`,
+    /// drop-frame (29.97 and 59.94 fps only) or not, wrapping at 24 hours as timecode does.
+    package static func label(frame: Int64, frameDuration: MediaTime, dropFrame: Bool) -> String {
         var timecode = AVTimecode()
         let rate = Timecode.rate(frameDuration)
         let flags = Int32(dropFrame ? AV_TIMECODE_FLAG_DROPFRAME.rawValue : 0) | Int32(AV_TIMECODE_FLAG_24HOURSMAX.rawValue)
@@ -57,6 +68,11 @@ public struct Timecode: Sendable, Hashable, CustomStringConvertible {
         return buffer.withUnsafeMutableBufferPointer { out in
             av_timecode_make_string(&timecode, out.baseAddress, Int32(clamping: frame)).map { String(cString: $0) } ?? ""
         }
+    }
+
+    /// Whether frames of `frameDuration` may be labelled drop-frame: 29.97 and 59.94 fps.
+    package static func allowsDropFrame(_ frameDuration: MediaTime) -> Bool {
+        frameDuration == MediaTime(value: 1001, timescale: 30000) || frameDuration == MediaTime(value: 1001, timescale: 60000)
     }
 
     private static func rate(_ frameDuration: MediaTime) -> AVRational {

@@ -5,7 +5,7 @@ import MoonreelBindings
 /// `moonreel probe`: what the engine sees in a file, as text or JSON.
 enum ProbeReport {
     static func text(_ asset: Asset) -> String {
-        let timecode = asset.startTimecode.map { ", timecode \($0) (\($0.dropFrame ? "drop-frame" : "non-drop"), \(rounded(1 / $0.frameDuration.seconds, 3)) fps)" } ?? ""
+        let timecode = asset.startTimecode.map { ", timecode \($0) (\($0.dropFrame ? "drop-frame" : "non-drop"), \(framesPerSecond($0.frameDuration)) fps)" } ?? ""
         var lines = ["\(asset.path): \(asset.formatName), \(String(format3: asset.duration.seconds)) s\(timecode)"]
         for track in asset.tracks {
             var line = "  #\(track.trackID) \(track.mediaType.rawValue) \(track.codec)"

@@ -35,7 +35,7 @@ import TestSupport
             local track = av.asset(arg[1]):tracksWithMediaType("video")[1]
             local comp = av.composition()
             comp:addMutableTrack("video"):insertTimeRange(av.range(5, 10), track, 0)
-            """, "bad.lua:3: insertTimeRange: time range 5.0…15.0 s is outside the asset (0.0…6.0 s)", arguments: [clip])
+            """, "bad.lua:3: insertTimeRange: time range 5…15 s is outside the asset (0…6 s)", arguments: [clip])
     }
 
     @Test func nanInfinityAndNegativeTimesAreRefused() throws {

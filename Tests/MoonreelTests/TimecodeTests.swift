@@ -115,7 +115,7 @@ import TestSupport
         let said = try Moonreel.runScript(Self.joinScript, arguments: [Self.gopro, joined])
         try #require(said.status == 0, "\(said.err)")
         #expect(try Self.timecode(of: joined) == nil)
-        #expect(said.out.contains("optionIgnored\tnote\t\"21_gopro_max_timecode_tmcd_gpmd.mp4\"'s timecode (15:44:35:10) is not written: the output joins several stretches of it"), "\(said.out)")
+        #expect(said.out.contains("optionIgnored\tnote\t\"21_gopro_max_timecode_tmcd_gpmd.mp4\"'s timecode (15:44:35:10) is not written: the output shows several stretches of it"), "\(said.out)")
 
         let stamped = Fixtures.scratchPath("tc-join-stamped.mov")
         let asked = try Moonreel.runScript(Self.joinScript, arguments: [Self.gopro, stamped, "01:00:00;00"])
@@ -125,13 +125,100 @@ import TestSupport
         let title = try Tool.run("ffprobe", ["-v", "error", "-show_entries", "format_tags=title", "-of", "csv=p=0", stamped]).out
         #expect(title.contains("Take 2"), "the other tags are written as before: \(title)")
 
-        for wrong in ["1:00:00;00x", "01:61:00:00", "01:00:00:30", "banana"] {
+        // Drop-frame has no 00:01:00;00 (minute 1 starts at ;02), and timecode stops at 23:59:59.
+        for wrong in ["1:00:00;00x", "01:61:00:00", "01:00:00:30", "banana", "00:01:00;00", "24:00:00:00", "02:00:00.00"] {
             let output = Fixtures.scratchPath("tc-join-wrong.mp4")
             let refused = try Moonreel.runScript(Self.joinScript, arguments: [Self.gopro, output, wrong])
             #expect(refused.status != 0)
-            #expect(refused.err.contains("metadata timecode \"\(wrong)\" is not a timecode at 29.97 fps"), "\(refused.err)")
+            #expect(refused.err.contains("metadata timecode \"\(wrong)\" labels no frame at 29.97 fps"), "\(refused.err)")
             #expect(!FileManager.default.fileExists(atPath: output))
         }
+    }
+
+    /// Passthrough into Matroska, which holds no edit list, starts at the keyframe before the
+    /// cut: said, and labelled with that keyframe's timecode. The example script `cut.lua`
+    /// keeps the GoPro's 29.97 fps, so its trim keeps the timecode too.
+    @Test func anOutputStartingAtAKeyframeIsLabelledThereAndSaid() throws {
+        let output = Fixtures.scratchPath("tc-pass.mkv")
+        let result = try Moonreel.runScript(Self.trimScript, arguments: [Self.gopro, output, "Passthrough", "2.5"])
+        try #require(result.status == 0, "\(result.err)")
+        let keyframes = try Tool.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "packet=pts_time,flags", "-of", "csv=p=0", Self.gopro]).out
+            .split(whereSeparator: \.isNewline).compactMap { line -> Double? in
+                let fields = line.split(separator: ",")
+                return fields.count == 2 && fields[1].hasPrefix("K") ? Double(fields[0]) : nil
+            }
+        let keyframe = try #require(keyframes.filter { $0 <= 2.5 }.max())
+        #expect(keyframe < 2.45, "the cut is not on a keyframe")
+        #expect(result.out.contains("encodingChanged\tPassthrough into .mkv starts \(String(format: "%.3f", 2.5 - keyframe)) s early, at the keyframe before the cut"), "\(result.out)")
+        let label = try #require(try Self.timecode(of: output))
+        #expect(Self.frames(label, fps: 30) == Self.frames("15:44:35:10", fps: 30) + (try Self.framesBefore(keyframe, in: Self.gopro) - 1), "\(label)")
+
+        let cut = Fixtures.scratchPath("tc-cut.mov")
+        let example = try Moonreel.run(["run", Moonreel.checkout + "/scripts/examples/cut.lua", Self.gopro, cut, "2.5", "4"])
+        try #require(example.status == 0, "\(example.err)")
+        #expect(try Self.timecode(of: cut) == "15:44:37:24")
+        let rate = try Tool.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream=avg_frame_rate", "-of", "csv=p=0", cut]).out
+        #expect(rate.hasPrefix("30000/1001"), "\(rate)")
+    }
+
+    /// A QuickTime timecode track names its own start: in a file whose picture starts 1 s after
+    /// its sound and its timecode track, the first picture is 10:00:01:00. Its sound, earlier
+    /// than the picture, round-trips through a timeline; an audio-only output says a timecode
+    /// asked of it is not written.
+    @Test func aTimecodeTrackNamesItsOwnStart() throws {
+        let (plain, late) = (Fixtures.scratchPath("tc-plain.mov"), Fixtures.scratchPath("tc-late.mov"))
+        try Tool.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=6", "-f", "lavfi", "-i", "sine=duration=6",
+                         "-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac", plain])
+        try Tool.ffmpeg(["-i", plain, "-itsoffset", "1", "-i", plain, "-map", "1:v", "-map", "0:a", "-c", "copy", "-timecode", "10:00:00:00", late])
+        let starts = try Tool.run("ffprobe", ["-v", "error", "-show_entries", "stream=codec_type,start_time", "-of", "csv=p=0", late]).out
+        #expect(starts.contains("video,1.000000") && starts.contains("data,0.000000"), "\(starts)")
+        let output = Fixtures.scratchPath("tc-late-trim.mp4")
+        let trimmed = try Moonreel.runScript(Self.trimScript, arguments: [late, output, "HighestQuality", "1"])
+        try #require(trimmed.status == 0, "\(trimmed.err)")
+        #expect(try Self.timecode(of: output) == "10:00:01:00")
+
+        let script = """
+            local asset = av.asset(arg[1])
+            local comp = av.composition()
+            comp:addMutableTrack("audio"):insertTimeRange(av.range(0.2, 1), asset:tracksWithMediaType("audio")[1], 0)
+            av.writeTimeline(comp, nil, arg[2])
+            print(av.readTimeline(arg[2]).tracks[1].segments[1].sourceRange.start)
+            local session = av.exportSession(comp, "AppleM4A")
+            session.outputURL, session.metadata = arg[3], { timecode = "01:00:00:00" }
+            assert(session:export())
+            for _, d in ipairs(session.diagnostics) do print(d.kind, d.message) end
+            """
+        let sound = try Moonreel.runScript(script, arguments: [late, Fixtures.scratchPath("tc-late.otio"), Fixtures.scratchPath("tc-late.m4a")])
+        try #require(sound.status == 0, "\(sound.err)")
+        #expect(sound.out.hasPrefix("0.2\n"), "the sound read back from 0.2 s into the file: \(sound.out)")
+        #expect(sound.out.contains("optionIgnored\tmetadata timecode \"01:00:00:00\" is not written: it labels video frames, and the output has none"), "\(sound.out)")
+    }
+
+    /// A 29.97 fps edit of drop-frame sources is a drop-frame EDL: 15 frames after
+    /// 00:58:59;28 (0.5 s, rounded to whole frames) is 00:59:00;15, as OpenTimelineIO's
+    /// CMX 3600 reader counts it too; FCPXML's sequence says DF.
+    @Test func dropFrameSourcesMakeADropFrameEDL() throws {
+        let source = try Self.stamped("tc-df.mov", timecode: "00:58:59;28", rate: "30000/1001")
+        let (edl, fcpxml) = (Fixtures.scratchPath("tc-df.edl"), Fixtures.scratchPath("tc-df.fcpxml"))
+        let script = """
+            local asset = av.asset(arg[1])
+            local comp = av.composition()
+            comp:addMutableTrack("video"):insertTimeRange(av.range(0.5, 1), asset:tracksWithMediaType("video")[1], 0)
+            av.writeTimeline(comp, nil, arg[2])
+            av.writeTimeline(comp, nil, arg[3])
+            """
+        let result = try Moonreel.runScript(script, arguments: [source, edl, fcpxml])
+        try #require(result.status == 0, "\(result.err)")
+        let text = try String(contentsOfFile: edl, encoding: .utf8)
+        #expect(text.contains("FCM: DROP FRAME") && text.contains("00:59:00;15 00:59:01;15 00:00:00;00 00:00:01;00"), "\(text)")
+        let read = try OpenTimelineIOJudge.run("""
+            t = otio.adapters.read_from_file(sys.argv[1], rate=30000/1001)
+            c = t.video_tracks()[0][0]
+            start = otio.opentime.from_timecode("00:58:59;28", 30000/1001)
+            print(int(round(c.source_range.start_time.value - start.value)))
+            """, [edl])
+        #expect(read.trimmingCharacters(in: .whitespacesAndNewlines) == "15", "\(read)")
+        #expect(try String(contentsOfFile: fcpxml, encoding: .utf8).contains(#"tcFormat="DF""#))
     }
 
     static let timelineScript = """

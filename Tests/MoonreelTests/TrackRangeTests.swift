@@ -163,7 +163,7 @@ import TestSupport
                 """
             let result = try Moonreel.runScript(script, name: "outside.lua", arguments: [source])
             #expect(result.status == 1)
-            #expect(result.errorLines.count == 1 && result.err.contains("outside.lua:4: insertTimeRange: time range 0.0…2.5") && result.err.contains("s is outside the asset (0.0…2.0"),
+            #expect(result.errorLines.count == 1 && result.err.contains("outside.lua:4: insertTimeRange: time range 0…2.5") && result.err.contains("s is outside the asset (0…2"),
                     "\(result.err)")
         }
     }

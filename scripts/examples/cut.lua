@@ -29,12 +29,11 @@ end
 local t = videoTrack.preferredTransform
 local size = videoTrack.naturalSize
 local portrait = t.a == 0 and t.d == 0 and (t.b == 1 or t.b == -1) and (t.c == 1 or t.c == -1)
-local fps = math.floor(videoTrack.nominalFrameRate + 0.5)
-if fps < 1 or fps > 120 then fps = 30 end
-
+-- The clip's own frame duration, exactly (1001/30000 s at 29.97 fps), so every frame is kept
+-- and a camera's timecode can be carried over.
 local vc = av.videoComposition{
   renderSize = portrait and { size.height, size.width } or { size.width, size.height },
-  frameDuration = av.time(1, fps),
+  frameDuration = videoTrack.nominalFrameDuration,
 }
 local instruction = av.videoCompositionInstruction{ timeRange = av.range(0, comp.duration) }
 local layer = av.layerInstruction(video)

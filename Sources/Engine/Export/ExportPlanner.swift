@@ -58,8 +58,12 @@ struct ExportPlan {
     let videoNotes: [Diagnostic]
     /// The sound to mix, its loudness not yet measured (`settledAudio` measures it).
     let audio: AudioPlan?
-    /// The session's tags (a chunk piece adds its own, `request.tags`).
+    /// The session's tags (a chunk piece adds its own, `request.tags`), with the output's
+    /// start `timecode`.
     let metadata: [String: String]
+    /// The source timecode the `timecode` tag carries over, for a writer whose output starts
+    /// elsewhere than the range (Passthrough into Matroska starts at a keyframe).
+    let carriedTimecode: Timecode?
     /// The index at the front of the file (`shouldOptimizeForNetworkUse`).
     let fastStart: Bool
     let fileLengthLimit: Int64?
@@ -162,7 +166,7 @@ struct ExportPlanner {
             }
             let encodings = try encodings(for: container, preset: encodingPreset)
             if makingOutput, encodings.video != nil || container.holdsVideoCodecs, let dolbyVision = dolbyVisionNote(strategy) { notes.append(dolbyVision) }
-            if makingOutput { notes += sourceExtrasNotes() + composition.photoProfileWarnings() }
+            if makingOutput { notes += sourceExtrasNotes() + composition.photoProfileDiagnostics() }
             if makingOutput, let toneMapped = toneMappingNote(encodings, strategy) { notes.append(toneMapped) }
             if makingOutput { notes += hdrMetadataNotes(encodings, strategy) }
             if makingOutput, let task = settings.chunkTask {
@@ -215,52 +219,68 @@ struct ExportPlanner {
         }
         if let audio, let encoding = request.encodings.audio { videoNotes += soundNotes(audio, encoding) }
         var metadata = settings.metadata
+        var carriedTimecode: Timecode?
         switch try startTimecode(request, frameDuration: video?.frameDuration) {
-        case .carried(let label): metadata["timecode"] = label
-        case .notCarried(let note): videoNotes.append(note)
+        case .written(let label, let source): (metadata["timecode"], carriedTimecode) = (label, source)
+        case .leftOut(let note): (metadata["timecode"], videoNotes) = (nil, videoNotes + [note])
         case .none: break
         }
         return ExportPlan(request: request, composition: composition, video: video, videoNotes: videoNotes, audio: audio,
-                          metadata: metadata, fastStart: settings.shouldOptimizeForNetworkUse,
+                          metadata: metadata, carriedTimecode: carriedTimecode, fastStart: settings.shouldOptimizeForNetworkUse,
                           fileLengthLimit: settings.fileLengthLimit, memoryLimit: settings.memoryLimit)
     }
 
-    /// What becomes of the sources' start timecodes (`Asset.startTimecode`).
+    /// What becomes of the sources' start timecodes (`Asset.startTimecode`) and of one the
+    /// session's `metadata` asks for.
     enum StartTimecode {
         /// The label of the output's first frame, which the muxer writes (QuickTime's `tmcd`
-        /// track, a Matroska tag).
-        case carried(String)
-        /// A source's timecode that the output cannot carry, and why.
-        case notCarried(Diagnostic)
+        /// track, a Matroska tag), and the source timecode it comes from (nil: asked).
+        case written(String, from: Timecode?)
+        /// A timecode the output cannot carry, and why.
+        case leftOut(Diagnostic)
     }
 
-    /// The output's start timecode: the label of its first frame when it plays one stretch of
-    /// one stamped file straight (a trim, with layers over it or not) at the timecode's rate,
-    /// as an editor's trimmed render keeps it; otherwise a note naming the timecode left out.
-    /// Nil when no source has one or the output holds none. A timecode the session's
-    /// `metadata` sets is written instead, once it reads as one at the output's rate.
+    /// The output's start timecode: the label of its first frame when it shows one stretch of
+    /// one stamped file straight throughout (a trim, with layers over it or not) at the
+    /// timecode's rate, as an editor's trimmed render keeps it; otherwise a note naming the
+    /// timecode left out. Nil when no source has one or the output holds none. A timecode the
+    /// session's `metadata` asks for is written instead, once it labels a frame at the
+    /// output's rate.
     private func startTimecode(_ request: ExportRequest, frameDuration: MediaTime?) throws -> StartTimecode? {
         guard request.container.holdsMetadata else { return nil }
-        let segments = composition.tracks(withMediaType: .video).flatMap(\.segments).filter { $0.targetRange.intersection(request.range) != nil }
+        let shown = composition.tracks(withMediaType: .video).flatMap(\.segments)
+            .filter { $0.source != nil && $0.targetRange.intersection(request.range) != nil }
+        let rate = frameDuration ?? shown.first?.source?.nominalFrameDuration
         if let asked = settings.metadata["timecode"] {
-            let rate = frameDuration ?? segments.compactMap(\.source).first.map { MediaTime(seconds: 1 / max($0.nominalFrameRate, 1)) ?? .zero } ?? MediaTime(value: 1, timescale: 30)
-            guard Timecode(asked, frameDuration: rate, origin: .zero) != nil else {
-                throw EngineError("metadata timecode \(asked.quotedForMessage(limit: 40)) is not a timecode at \(framesPerSecond(rate)) fps: write HH:MM:SS:FF, or HH:MM:SS;FF for drop-frame at 29.97 or 59.94 fps", kind: .invalidArgument)
+            guard let rate, request.container.holdsVideo else {
+                return .leftOut(Diagnostic(.optionIgnored, .note, "metadata timecode \(asked.quotedForMessage(limit: 40)) is not written: it labels video frames, and the output has none"))
             }
-            return nil
+            guard Timecode(asked, frameDuration: rate, origin: .zero) != nil else {
+                throw EngineError("metadata timecode \(asked.quotedForMessage(limit: 40)) labels no frame at \(framesPerSecond(rate)) fps: write HH:MM:SS:FF, or HH:MM:SS;FF for drop-frame at 29.97 or 59.94 fps (hours under 24)", kind: .invalidArgument)
+            }
+            return .written(asked, from: nil)
         }
-        guard let stamped = segments.lazy.compactMap(\.source).first(where: { $0.startTimecode != nil }), let timecode = stamped.startTimecode else { return nil }
-        let first = segments.first { $0.targetRange.contains(request.range.start) }
-        let reason: String? =
-            Set(segments.map { $0.source?.path }).count > 1 ? "the output shows more than one file (or a gap)"
-            : segments.contains(where: { $0.sourceRange.duration != $0.targetRange.duration }) ? "the output plays it faster or slower"
-            : Set(segments.map { $0.sourceRange.start - $0.targetRange.start }).count > 1 ? "the output joins several stretches of it"
-            : first == nil ? "the output starts before it"
-            : frameDuration.map { $0 != timecode.frameDuration } == true ? "the output runs at \(framesPerSecond(frameDuration ?? .zero)) fps, and the timecode counts \(framesPerSecond(timecode.frameDuration))"
-            : nil
-        guard let reason else { return .carried(timecode.label(at: first?.sourceTime(at: request.range.start) ?? .zero)) }
-        return .notCarried(Diagnostic(.optionIgnored, .note, "\(Paths.name(of: stamped.path).quotedForMessage(limit: 60))'s timecode (\(timecode)) is not written: \(reason)",
-                                      remedy: "set session.metadata.timecode to stamp one"))
+        guard request.container.holdsVideo, let stamped = shown.lazy.compactMap(\.source).first(where: { $0.startTimecode != nil }),
+              let timecode = stamped.startTimecode else { return nil }
+        let leftOut = { (reason: String) in
+            StartTimecode.leftOut(Diagnostic(.optionIgnored, .note, "\(Paths.name(of: stamped.path).quotedForMessage(limit: 60))'s timecode (\(timecode)) is not written: \(reason)",
+                                             remedy: "set session.metadata.timecode to stamp one"))
+        }
+        guard Set(shown.compactMap(\.source?.path)).count == 1 else { return leftOut("the output shows more than one file") }
+        guard shown.allSatisfy({ $0.sourceRange.duration == $0.targetRange.duration }) else { return leftOut("the output plays it faster or slower") }
+        guard Set(shown.map { $0.sourceRange.start - $0.targetRange.start }).count == 1 else { return leftOut("the output shows several stretches of it") }
+        var covered = request.range.start
+        for segment in shown.sorted(by: { $0.targetRange.start < $1.targetRange.start }) where segment.targetRange.start <= covered {
+            covered = MediaTime.max(covered, segment.targetRange.end)
+        }
+        guard covered >= request.range.end, let first = shown.first(where: { $0.targetRange.contains(request.range.start) }) else {
+            return leftOut("part of the output shows none of it")
+        }
+        // Copied frames (Passthrough, SmartCut, a chunked render's join) keep their own timing.
+        if let frameDuration, frameDuration != timecode.frameDuration {
+            return leftOut("the output runs at \(framesPerSecond(frameDuration)) fps, and the timecode counts \(framesPerSecond(timecode.frameDuration))")
+        }
+        return .written(timecode.label(at: first.sourceTime(at: request.range.start)), from: timecode)
     }
 
     /// What the sound's encoding changes of what was asked or held: a bit rate over what AAC

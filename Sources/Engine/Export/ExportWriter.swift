@@ -102,8 +102,8 @@ extension ExportPlan {
 
 extension PassthroughWriter: ExportWriter {
     func write(_ plan: ExportPlan, context: ExportContext, report: (ExportProgress) throws -> Void) throws -> MediaTime {
-        try write(to: plan.request.output.temporaryPath, container: plan.request.container, metadata: plan.metadata,
-                  fastStart: plan.fastStart, isCancelled: { context.isCancelled }, report: report)
+        try write(to: plan.request.output.temporaryPath, container: plan.request.container, metadata: plan.metadata, carriedTimecode: plan.carriedTimecode,
+                  fastStart: plan.fastStart, log: context.log, isCancelled: { context.isCancelled }, report: report)
         return plan.request.range.duration
     }
 }

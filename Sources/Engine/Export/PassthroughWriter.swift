@@ -2,6 +2,7 @@ import CMoonAVShim
 import CMoonFFmpeg
 import MoonreelComposition
 import MoonreelMedia
+import MoonreelPlatform
 
 /// The `Passthrough` preset: packets are copied, never decoded, so quality is untouched
 /// and it runs at disk speed. Cuts can only start on a keyframe: the first segment starts
@@ -14,8 +15,11 @@ struct PassthroughWriter {
     let composition: Composition
     let range: TimeRange
 
-    func write(to path: String, container: OutputContainer, metadata: [String: String], fastStart: Bool,
-               isCancelled: () -> Bool, report: (ExportProgress) throws -> Void) throws {
+    /// Copies the range into `path`. `carriedTimecode`: the source timecode `metadata`'s
+    /// `timecode` labels the range's start with, labelled again where the output starts
+    /// earlier; that early start is said to `log`.
+    func write(to path: String, container: OutputContainer, metadata: [String: String], carriedTimecode: Timecode? = nil, fastStart: Bool,
+               log: DiagnosticLog? = nil, isCancelled: () -> Bool, report: (ExportProgress) throws -> Void) throws {
         let muxer = try Muxer(path: path, container: container)
         var cursors: [PacketCursor] = []
         for track in composition.tracks where track.segments.contains(where: { !$0.isEmpty }) {
@@ -27,6 +31,13 @@ struct PassthroughWriter {
             cursors.append(try PacketCursor(segments: segments, muxer: muxer, rangeStart: range.start))
         }
         guard !cursors.isEmpty else { throw EngineError("the composition has no media to copy") }
+        var metadata = metadata
+        if !container.holdsEditLists, let video = cursors.first(where: { $0.isVideo && $0.lead > .zero }), let cut = video.firstSourceStart, let source = video.firstSource {
+            // Without an edit list the frames from the keyframe to the cut are shown.
+            log?.report(Diagnostic(.encodingChanged, .warning, "Passthrough into .\(container.rawValue) starts \(shortSeconds(video.lead)) s early, at the keyframe before the cut (\(shortSeconds(cut - video.lead)) s into \(Paths.name(of: source).quotedForMessage(limit: 60)), not \(shortSeconds(cut)) s): \(container == .webm ? "WebM" : "Matroska") holds no edit list to hide the frames before a cut",
+                                   remedy: "write .mp4 or .mov, or export with SmartCut to cut on the frame"))
+            if carriedTimecode != nil, metadata["timecode"] != nil { metadata["timecode"] = carriedTimecode?.label(at: cut - video.lead) }
+        }
         try muxer.writeHeader(metadata: metadata, fastStart: fastStart)
         var lastReported = 0.0
         // Merge the tracks by output time so the muxer's interleaving buffer stays small.
@@ -75,6 +86,15 @@ final class PacketCursor {
     private var hasPacket = false
     private(set) var isFinished = false
     private(set) var nextTime = MediaTime.zero
+    /// Whether the track is video.
+    let isVideo: Bool
+    /// Where the first segment starts in its source.
+    var firstSourceStart: MediaTime? { segments.first?.sourceRange.start }
+    /// The first segment's file.
+    var firstSource: String? { segments.first?.source?.path }
+    /// How far before the first segment's start the first packet lies (video: the keyframe a
+    /// cut starts from, which only an edit list hides).
+    private(set) var lead = MediaTime.zero
 
     init(segments: [TrackSegment], muxer: Muxer, rangeStart: MediaTime) throws {
         self.segments = segments
@@ -88,6 +108,7 @@ final class PacketCursor {
             throw EngineError("input \"\(first.path)\": stream #\(first.streamIndex) is missing", kind: .notFound, subject: first.path)
         }
         timeBase = stream.pointee.time_base
+        isVideo = parameters.pointee.codec_type == AVMEDIA_TYPE_VIDEO
         outputStream = try muxer.addStream(copying: parameters, timeBase: timeBase, frameRate: stream.pointee.avg_frame_rate)
         if let output = muxer.context.pointee.streams[Int(outputStream)] {
             try check(moon_copy_stream_side_data(output, stream), "copying the rotation and HDR metadata", context: "output")
@@ -104,6 +125,9 @@ final class PacketCursor {
             }
         }
         try advance()
+        if hasPacket, packet.pointee.pts != MOON_AV_NOPTS_VALUE, let start = firstSourceStart {
+            lead = MediaTime.max(.zero, start - MediaTime(pts: packet.pointee.pts, timeBase: timeBase))
+        }
     }
 
     deinit {

@@ -60,6 +60,9 @@ public enum OutputContainer: String, Sendable, CaseIterable {
     package var holdsAudio: Bool { self != .gif && !isImageSequence }
     /// Whether the file keeps tags (`session.metadata`): a GIF's and an image's do not.
     package var holdsMetadata: Bool { self != .gif && !isImageSequence }
+    /// Whether the container holds an edit list (QuickTime's `elst`), which hides the frames
+    /// a copied cut must start with, from the keyframe before it.
+    package var holdsEditLists: Bool { self == .mov || self == .mp4 || self == .m4v || self == .m4a }
     /// GIF files and image sequences hold pictures in their own format, not a video codec.
     package var holdsVideoCodecs: Bool { holdsVideo && self != .gif && !isImageSequence }
 
