@@ -71,7 +71,7 @@ extension API {
         }
         luaClass.property("sampleRate", of: AssetTrack.self) { call, t in call.push(t.sampleRate) }
         luaClass.property("channelCount", of: AssetTrack.self) { call, t in call.push(t.channelCount) }
-        luaClass.property("color", of: AssetTrack.self, doc: "video: {bitDepth=, primaries=, transfer=, matrix=, range=, hdr= \"HLG\" | \"PQ\" | nil, dolbyVision=, masteringLuminance= {max=, min=} (cd/m²), maxCLL=, maxFALL=}; nil for other tracks; HDR10's values nil when the file gives none") { call, t in
+        luaClass.property("color", of: AssetTrack.self, doc: "video: {bitDepth=, primaries=, transfer=, matrix=, range=, hdr= \"HLG\" | \"PQ\" | nil, dolbyVision=, hdr10Plus= true | nil, masteringLuminance= {max=, min=} (cd/m²), maxCLL=, maxFALL=}; nil for other tracks; HDR10's values nil when the file gives none") { call, t in
             guard let color = t.color else { call.pushNil(); return }
             call.pushRecord {
                 call.push(color.bitDepth); call.setField("bitDepth")
@@ -80,6 +80,7 @@ extension API {
                 }
                 if let hdr = color.hdr { call.push(hdr.rawValue); call.setField("hdr") }
                 if let dolbyVision = color.dolbyVision { call.push(dolbyVision); call.setField("dolbyVision") }
+                if color.hdr10Plus { call.push(true); call.setField("hdr10Plus") }
                 if let display = color.hdrMetadata?.masteringDisplay {
                     call.pushRecord {
                         call.push(Double(display.maxLuminance) / 10_000); call.setField("max")

@@ -37,6 +37,8 @@ public struct SegmentSource: Sendable, Hashable {
     public let dolbyVision: String?
     /// HDR10's mastering display and light levels, nil when the file gives none.
     public let hdrMetadata: HDRStaticMetadata?
+    /// Whether the video carries HDR10+ dynamic metadata (`VideoColor.hdr10Plus`).
+    public let hdr10Plus: Bool
     /// The times the stream holds media for in its file (`AssetTrack.timeRange`): a segment
     /// that asks for more shows the last picture, or silence, past its end.
     public let mediaRange: TimeRange
@@ -61,6 +63,7 @@ public struct SegmentSource: Sendable, Hashable {
         dynamicRange = track.color?.dynamicRange ?? .sdr
         dolbyVision = track.color?.dolbyVision
         hdrMetadata = track.color?.hdrMetadata
+        hdr10Plus = track.color?.hdr10Plus ?? false
         mediaRange = track.timeRange
         startTimecode = track.asset?.startTimecode
     }

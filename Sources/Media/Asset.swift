@@ -295,10 +295,12 @@ public final class AssetTrack: @unchecked Sendable, StoredPicture {
             pixelFormat = String(cString: descriptor.pointee.name)
             bitsPerComponent = Int(descriptor.pointee.comp.0.depth)
             var color = VideoColor(parameters: parameters, stream: stream)
-            if color.hdr == .pq, color.hdrMetadata == nil {
-                // An HEVC camera file states HDR10's metadata in its SEI only. A first frame
-                // that cannot be decoded leaves it unknown: the export decoding it will say why.
-                color.hdrMetadata = try? HDRStaticMetadata.firstFrame(path: path, streamIndex: index)
+            if color.hdr == .pq, let first = try? HDRStaticMetadata.firstFrame(path: path, streamIndex: index) {
+                // An HEVC camera file states HDR10's metadata in its SEI only, and HDR10+'s is in
+                // every frame's. A first frame that cannot be decoded leaves them unknown: the
+                // export decoding it will say why.
+                color.hdrMetadata = color.hdrMetadata ?? first.metadata
+                color.hdr10Plus = first.hdr10Plus
             }
             self.color = color
         } else {

@@ -78,16 +78,27 @@ public struct HDRStaticMetadata: Sendable, Hashable {
         guard masteringDisplay != nil || contentLightLevel != nil else { return nil }
     }
 
-    /// What the first frame of a video stream carries (an HEVC camera file states it in its
-    /// SEI only, not in the container); nil when none. Read once per unchanged file.
-    package static func firstFrame(path: String, streamIndex: Int) throws -> HDRStaticMetadata? {
-        try firstFrames.value(for: path, part: streamIndex) {
+    /// What the first frame of a PQ video stream carries: HDR10's static metadata (an HEVC
+    /// camera file states it in its SEI only, not in the container), and whether it carries
+    /// HDR10+ dynamic metadata (SMPTE ST 2094-40, x265's `--dhdr10-info`, Samsung's phones).
+    /// Read once per unchanged file.
+    package static func firstFrame(path: String, streamIndex: Int) throws -> (metadata: HDRStaticMetadata?, hdr10Plus: Bool) {
+        let facts = try firstFrames.value(for: path, part: streamIndex) {
             let reader = try StreamReader(path: path, streamIndex: streamIndex, threading: .single)
-            return try reader.nextFrame().flatMap { HDRStaticMetadata(frame: $0.pointer) }
+            return try reader.nextFrame().map { frame in
+                FirstFrame(metadata: HDRStaticMetadata(frame: frame.pointer),
+                           hdr10Plus: av_frame_get_side_data(frame.pointer, AV_FRAME_DATA_DYNAMIC_HDR_PLUS) != nil)
+            } ?? FirstFrame(metadata: nil, hdr10Plus: false)
         }
+        return (facts.metadata, facts.hdr10Plus)
     }
 
-    private static let firstFrames = FileFacts<HDRStaticMetadata?>()
+    private struct FirstFrame: Sendable {
+        let metadata: HDRStaticMetadata?
+        let hdr10Plus: Bool
+    }
+
+    private static let firstFrames = FileFacts<FirstFrame>()
 
     /// What one PQ stream made of sources with this metadata (nil: a source gives none)
     /// can state, and where that is not what each source stated.

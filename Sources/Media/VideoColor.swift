@@ -25,6 +25,9 @@ public struct VideoColor: Sendable, Hashable {
     /// HDR10's mastering display and light levels, as the stream states them or, for PQ,
     /// as its first frame carries them; nil when the file gives none.
     public internal(set) var hdrMetadata: HDRStaticMetadata?
+    /// Whether a PQ video carries HDR10+ dynamic metadata (SMPTE ST 2094-40: a tone-mapping
+    /// curve per scene, from x265's `--dhdr10-info` or a Samsung phone), as its first frame shows.
+    public internal(set) var hdr10Plus = false
 
     init(parameters: AVCodecParameters, stream: UnsafePointer<AVStream>) {
         primariesValue = parameters.color_primaries
@@ -77,6 +80,7 @@ public struct VideoColor: Sendable, Hashable {
         var parts = ["\(bitDepth)-bit", "\(primaries) / \(transfer) / \(matrix)", "\(range) range"]
         if let hdr { parts.append("HDR (\(hdr.rawValue))") }
         if let dolbyVision { parts.append("Dolby Vision \(dolbyVision)") }
+        if hdr10Plus { parts.append("HDR10+") }
         if let hdrMetadata { parts.append(hdrMetadata.summary) }
         return parts.joined(separator: ", ")
     }

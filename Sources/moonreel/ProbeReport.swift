@@ -47,7 +47,7 @@ enum ProbeReport {
                 fields += ["\"bitDepth\":\(color.bitDepth)", "\"primaries\":\(jsonString(color.primaries))",
                            "\"transfer\":\(jsonString(color.transfer))", "\"matrix\":\(jsonString(color.matrix))",
                            "\"range\":\(jsonString(color.range))", "\"hdr\":\(color.hdr.map { jsonString($0.rawValue) } ?? "null")",
-                           "\"dolbyVision\":\(color.dolbyVision.map(jsonString) ?? "null")",
+                           "\"dolbyVision\":\(color.dolbyVision.map(jsonString) ?? "null")", "\"hdr10Plus\":\(color.hdr10Plus)",
                            "\"masteringMaxLuminance\":\(color.hdrMetadata?.masteringDisplay.map { "\(Double($0.maxLuminance) / 10_000)" } ?? "null")",
                            "\"maxCLL\":\(color.hdrMetadata?.contentLightLevel.map { "\($0.maxContent)" } ?? "null")",
                            "\"maxFALL\":\(color.hdrMetadata?.contentLightLevel.map { "\($0.maxFrameAverage)" } ?? "null")"]

@@ -140,4 +140,44 @@ import TestSupport
         let probe = try Moonreel.run(["probe", source])
         #expect(probe.out.contains("HDR (PQ), mastered at 1000 cd/m², MaxCLL 1000, MaxFALL 400"), "\(probe.out)")
     }
+
+    /// How many frames of `path` carry HDR10+ dynamic metadata, and how many it has, as
+    /// ffprobe reads them.
+    static func hdr10PlusFrames(_ path: String) throws -> (carrying: Int, of: Int) {
+        let frames = try Tool.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_frames", "-show_entries", "frame=key_frame:frame_side_data=side_data_type", "-of", "flat", path]).out
+        let count = frames.split(separator: "\n").filter { $0.hasSuffix(".key_frame=0") || $0.hasSuffix(".key_frame=1") }.count
+        return (frames.components(separatedBy: "SMPTE2094-40").count - 1, count)
+    }
+
+    /// x265's HDR10+ (an SEI per frame, real file #22): named by the asset and probe, kept by
+    /// Passthrough frame for frame, and said where a re-encode that keeps PQ loses it (before,
+    /// it was dropped without a word).
+    @Test func hdr10PlusIsKeptByCopiesAndSaidWhereLost() throws {
+        let source = Fixtures.real("22_x265_hdr10plus_tears_of_steel.mkv")
+        #expect(try Self.hdr10PlusFrames(source) == (259, 259))
+        let probe = try Moonreel.run(["probe", source])
+        #expect(probe.out.contains("HDR (PQ), HDR10+, mastered at 1000 cd/m²"), "\(probe.out)")
+        let script = """
+            local asset = av.asset(arg[1])
+            print(asset.tracks[1].color.hdr10Plus)
+            local comp = av.composition()
+            comp:addMutableTrack("video"):insertTimeRange(av.range(0, 5), asset.tracks[1], 0)
+            local session = av.exportSession(comp, arg[3])
+            session.outputURL, session.hdr = arg[2], arg[3] == "Passthrough" and "auto" or "keep"
+            assert(session:export())
+            for _, d in ipairs(session.diagnostics) do print(d.kind, d.level, d.message) end
+            """
+        let copied = Fixtures.scratchPath("hdr10plus-copy.mp4")
+        let copy = try Moonreel.runScript(script, arguments: [source, copied, "Passthrough"])
+        try #require(copy.status == 0, "\(copy.err)")
+        #expect(copy.out.hasPrefix("true\n") && !copy.out.contains("HDR10+"), "\(copy.out)")
+        let kept = try Self.hdr10PlusFrames(copied)
+        #expect(kept.of >= 119 && kept.carrying == kept.of, "\(kept)")
+        let encoded = Fixtures.scratchPath("hdr10plus-hevc.mp4")
+        let reencode = try Moonreel.runScript(script, arguments: [source, encoded, "HEVCHighestQuality"])
+        try #require(reencode.status == 0, "\(reencode.err)")
+        #expect(reencode.out.contains("optionIgnored\twarning\tthe export does not keep the source's HDR10+ dynamic metadata (SMPTE ST 2094-40, a tone-mapping curve per scene): the output is HDR10"), "\(reencode.out)")
+        #expect(try Self.hdr10PlusFrames(encoded).carrying == 0)
+        #expect(try Self.stated(encoded, inFrames: false)["Mastering display metadata"] != nil, "the static metadata is kept")
+    }
 }

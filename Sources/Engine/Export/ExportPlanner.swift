@@ -166,6 +166,7 @@ struct ExportPlanner {
             }
             let encodings = try encodings(for: container, preset: encodingPreset)
             if makingOutput, encodings.video != nil || container.holdsVideoCodecs, let dolbyVision = dolbyVisionNote(strategy) { notes.append(dolbyVision) }
+            if makingOutput, let dynamic = hdr10PlusNote(encodings, strategy) { notes.append(dynamic) }
             if makingOutput { notes += sourceExtrasNotes() + composition.photoProfileDiagnostics() }
             if makingOutput, let toneMapped = toneMappingNote(encodings, strategy) { notes.append(toneMapped) }
             if makingOutput { notes += hdrMetadataNotes(encodings, strategy) }
@@ -678,6 +679,27 @@ struct ExportPlanner {
         case .sound, .nothing: return nil
         }
         return Diagnostic(.optionIgnored, .warning, "\(how) does not keep the source's Dolby Vision (profile \(profile)): the output plays its base layer (HDR10 or HLG), as players without Dolby Vision show it")
+    }
+
+    /// An `optionIgnored` warning when a source's HDR10+ dynamic metadata (a tone-mapping curve
+    /// per scene) is lost: a re-encode that keeps PQ states HDR10's static metadata only (the
+    /// encoder writes no HDR10+), and SmartCut's re-encoded frames around the cuts lose it
+    /// where the copied ones keep it. Passthrough keeps it; an output tone-mapped to SDR or
+    /// converted to HLG says so already.
+    private func hdr10PlusNote(_ encodings: Encodings, _ strategy: ExportRequest.Strategy) -> Diagnostic? {
+        guard composition.tracks(withMediaType: .video).contains(where: { $0.segments.contains { $0.source?.hdr10Plus == true } }) else { return nil }
+        let what = "HDR10+ dynamic metadata (SMPTE ST 2094-40, a tone-mapping curve per scene)"
+        switch strategy {
+        case .passthrough, .sound, .nothing:
+            return nil
+        case .smartCut:
+            return Diagnostic(.optionIgnored, .warning, "\(preset.isSmartCut ? "SmartCut" : "smartRendering")'s re-encoded frames around the cuts lose the source's \(what); the copied ones keep it",
+                              remedy: "cut on keyframes, or use Passthrough, to keep it throughout")
+        case .reencode, .piece, .join:
+            guard encodings.dynamicRange == .pq, encodings.video != nil else { return nil }
+            return Diagnostic(.optionIgnored, .warning, "the export does not keep the source's \(what): the output is HDR10, with its static metadata, which HDR10+ screens tone-map as a whole",
+                              remedy: "use Passthrough or SmartCut to keep it")
+        }
     }
 
     /// A GIF holds each frame for whole hundredths of a second, and players show 1 (or 0) as
