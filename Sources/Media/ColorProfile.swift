@@ -105,13 +105,13 @@ package struct ColorProfile: Sendable, Equatable {
     /// 8-bit sRGB pixels of the same layout (rows `stride` bytes apart; the same memory for
     /// 8-bit ones): each channel to linear light by its curve (a table of every code), the
     /// matrix to XYZ and from XYZ to linear sRGB, clipped to 0…1, then sRGB's curve (a table
-    /// fine enough that codes round exactly). Alpha is left to the caller. Returns how many
-    /// pixels had a colour sRGB cannot show, clipped by more than two codes.
+    /// fine enough that codes round exactly). Alpha (the fourth sample of four) is left to
+    /// the caller. Returns how many of the visible pixels had a colour sRGB cannot show.
     @discardableResult
     package func toSRGB<Sample: FixedWidthInteger & UnsignedInteger>(
         from source: UnsafePointer<Sample>, sourceStride: Int, into pixels: UnsafeMutablePointer<UInt8>, stride: Int,
         width: Int, height: Int, channels: Int, order: (red: Int, green: Int, blue: Int)
-    ) -> Int {
+    ) -> GamutCount {
         let top = Double(Sample.max)
         let linear = curves.map { curve in (0...Int(Sample.max)).map { Float(curve.linear(Double($0) / top)) } }
         let matrix = ColorProfile.sRGBToXYZ.inverse * toXYZ
@@ -119,7 +119,7 @@ package struct ColorProfile: Sendable, Equatable {
         let steps = ColorProfile.encodingSteps
         let encode = (0...steps).map { UInt8((ColorProfile.sRGBEncoded(Double($0) / Double(steps)) * 255).rounded()) }
         let scale = Float(steps)
-        var clipped = 0
+        var count = GamutCount()
         for y in 0..<height {
             let (input, output) = (source + y * sourceStride, pixels + y * stride)
             for x in 0..<width {
@@ -129,15 +129,26 @@ package struct ColorProfile: Sendable, Equatable {
                 let encoded = { (value: Float) in encode[Int((value > 0 ? min(value, 1) : 0) * scale + 0.5)] }
                 let (red, green, blue) = (m[0] * r + m[1] * g + m[2] * b, m[3] * r + m[4] * g + m[5] * b, m[6] * r + m[7] * g + m[8] * b)
                 (p[order.red], p[order.green], p[order.blue]) = (encoded(red), encoded(green), encoded(blue))
-                if min(red, green, blue) < ColorProfile.clippedBelow || max(red, green, blue) > ColorProfile.clippedAbove { clipped += 1 }
+                guard channels < 4 || s[3] > 0 else { continue }
+                count.visible += 1
+                if min(red, green, blue) < -ColorProfile.clippedBeyond || max(red, green, blue) > 1 + ColorProfile.clippedBeyond { count.clipped += 1 }
             }
         }
-        return clipped
+        return count
     }
 
-    /// Linear light past which a clipped colour loses more than two codes: sRGB's curve rises
-    /// 0.44 × 255 = 112 codes per unit at white, 12.92 × 255 = 3295 at black.
-    static let (clippedBelow, clippedAbove): (Float, Float) = (-0.0006, 1.018)
+    /// How many visible pixels a conversion saw, and how many of them lay outside sRGB.
+    package struct GamutCount: Sendable {
+        package var visible = 0, clipped = 0
+        package init() {}
+        /// The clipped share of the visible pixels (0 with none visible).
+        package var clippedShare: Double { visible > 0 ? Double(clipped) / Double(visible) : 0 }
+    }
+
+    /// How far past sRGB (in linear light, of full light) a channel is counted as clipped:
+    /// 1 %. The clipping itself is exact; this says when it changed a colour that matters
+    /// (a near-sRGB profile's pure red lands 0.002 outside, unseen).
+    static let clippedBeyond: Float = 0.01
 
     /// Linear-light steps of the encoding table: sRGB's curve rises at most 12.92 codes per
     /// unit near black, so 1/16 384 moves a code by under 0.2 of a step.

@@ -129,6 +129,14 @@ public struct HDRStaticMetadata: Sendable, Hashable {
                            withoutLightLevel: withoutLightLevel)
     }
 
+    /// `options` of the encoder `encoderName`, with x265's parameters for this metadata added
+    /// to its own `x265-params` (other encoders leave it to the stream's side data).
+    package func encoderOptions(_ options: [(String, String)], for encoderName: String) -> [(String, String)] {
+        guard encoderName == "libx265", !x265Parameters.isEmpty else { return options }
+        let own = options.first { $0.0 == "x265-params" }.map { [$0.1] } ?? []
+        return options.filter { $0.0 != "x265-params" } + [("x265-params", (own + x265Parameters).joined(separator: ":"))]
+    }
+
     /// x265's parameters that write this metadata as SEI messages.
     package var x265Parameters: [String] {
         var parameters: [String] = []

@@ -131,9 +131,9 @@ public enum ImageLoader {
     }
 
     /// `body` with a decoder of the picture; FFmpeg's errors say the file is not an image.
-    private static func decoding<Result>(_ path: String, kind: Kind, reduced: Bool = false, _ body: (ImageDecoding) throws -> Result) throws -> Result {
+    private static func decoding<Result>(_ path: String, kind: Kind, _ body: (ImageDecoding) throws -> Result) throws -> Result {
         do {
-            return try body(try ImageDecoding(path: path, kind: kind, reduced: reduced))
+            return try body(try ImageDecoding(path: path, kind: kind))
         } catch let error as FFmpegError {
             throw EngineError("image \"\(path)\": not an image (\(FFmpegError.text(for: error.code)), \(error.operation))", kind: .decode, subject: path)
         }
@@ -148,19 +148,35 @@ public enum ImageLoader {
         case .none: return .none
         case .stored(let bytes): return ColorProfile.embedded(bytes)
         case .compressed:
-            return try decodedProfiles.value(for: path) { try decoding(path, kind: info.kind) { try $0.profile() } }
+            return try decodedFacts(of: path, kind: info.kind).profile
         }
     }
 
-    /// A PNG's profile is compressed: its decoder reads it, with the whole picture, once per unchanged file.
-    private static let decodedProfiles = FileFacts<ColorProfile.Embedded>()
+    /// What only a decode of the whole picture tells: a PNG's profile (it is compressed), and
+    /// the share of the visible pixels whose colour sRGB cannot show.
+    private struct DecodedFacts: Sendable {
+        let profile: ColorProfile.Embedded
+        let clippedShare: Double
+    }
+
+    /// Decoded once per unchanged file.
+    private static let decoded = FileFacts<DecodedFacts>()
+
+    private static func decodedFacts(of path: String, kind: Kind) throws -> DecodedFacts {
+        try decoded.value(for: path) {
+            try decoding(path, kind: kind) { decoder in
+                _ = try decoder.decode()
+                return DecodedFacts(profile: decoder.profile, clippedShare: decoder.gamut.clippedShare)
+            }
+        }
+    }
 
     /// What a picture's colour profile costs it: an `optionIgnored` warning when the profile
     /// is one Moonreel does not read (CMYK, Lab, built on tables), so it is drawn as sRGB; an
     /// `optionIgnored` note when its colours fall outside sRGB in at least
-    /// `clippedShareSaid` of its pixels (a vivid Display P3 photo), drawn clipped; nil
-    /// otherwise. The second decodes the picture once per unchanged file (a JPEG at an
-    /// eighth of its size: 12 megapixels in about 20 ms).
+    /// `clippedShareSaid` of its visible pixels (a vivid Display P3 photo), drawn clipped;
+    /// nil otherwise. The second decodes the picture once per unchanged file, when its
+    /// profile's primaries are not sRGB's (a PNG's decode also reads its profile).
     package static func profileDiagnostic(_ path: String) throws -> Diagnostic? {
         let file = String(path.split(separator: "/").last ?? Substring(path)).quotedForMessage(limit: 60)
         switch try colorProfile(of: path) {
@@ -172,21 +188,13 @@ public enum ImageLoader {
                               remedy: "save it in sRGB, Display P3 or Adobe RGB")
         case .convert(let profile):
             guard !profile.hasSRGBPrimaries else { return nil }
-            let kind = try probe(path).kind
-            let share = try clippedShares.value(for: path) {
-                try decoding(path, kind: kind, reduced: true) { decoder in
-                    let image = try decoder.decode()
-                    return Double(decoder.clippedPixels) / Double(max(1, image.width * image.height))
-                }
-            }
+            let share = try decodedFacts(of: path, kind: try probe(path).kind).clippedShare
             guard share >= clippedShareSaid else { return nil }
             let named = profile.name.isEmpty ? "its colour profile" : profile.name.quotedForMessage(limit: 60)
             return Diagnostic(.optionIgnored, .note, "\(file) holds colours sRGB cannot show (in \(named)) in \(Int((share * 100).rounded())) % of its pixels: they are drawn clipped to sRGB, less vivid than a wide-gamut screen shows them")
         }
     }
 
-    /// The share of a wide-gamut picture's pixels whose colour sRGB cannot show.
-    private static let clippedShares = FileFacts<Double>()
     /// A share under which clipped colours go unsaid: a logo's anti-aliased edge, a few
     /// saturated specks (1 %: a 100×100 patch of a 1000×1000 picture).
     static let clippedShareSaid = 0.01
@@ -360,12 +368,12 @@ private final class ImageDecoding {
     private var frame: UnsafeMutablePointer<AVFrame>?
     private var scaler: OpaquePointer?
     private let path: String
-    /// Pixels `decode()` clipped to sRGB by more than two codes (`ColorProfile.toSRGB`).
-    private(set) var clippedPixels = 0
+    /// What `decode()` found of the picture's colours beyond sRGB (`ColorProfile.toSRGB`).
+    private(set) var gamut = ColorProfile.GamutCount()
+    /// The profile `decode()` found with the picture.
+    private(set) var profile = ColorProfile.Embedded.none
 
-    /// `reduced`: a JPEG decoded at an eighth of its size (its blocks' means), for measures
-    /// of the whole picture.
-    init(path: String, kind: ImageLoader.Kind, reduced: Bool = false) throws {
+    init(path: String, kind: ImageLoader.Kind) throws {
         self.path = path
         // The demuxer is chosen from the header already read, so a file is decoded as what it claims to be.
         let demuxer = av_find_input_format("\(kind.rawValue)_pipe")
@@ -382,7 +390,6 @@ private final class ImageDecoding {
         frame = av_frame_alloc()
         guard let codec, packet != nil, frame != nil else { throw EngineError("image \"\(path)\": out of memory", kind: .limit, subject: path) }
         try check(avcodec_parameters_to_context(codec, parameters), "reading the stream parameters")
-        if reduced { codec.pointee.lowres = min(3, Int32(decoder.pointee.max_lowres)) }
         // A second guard after the header check: the decoder refuses larger pictures before allocating.
         codec.pointee.max_pixels = Int64(PixelLimits.maxPixels)
         try check(avcodec_open2(codec, decoder, nil), "opening the decoder")
@@ -398,11 +405,6 @@ private final class ImageDecoding {
 
     func decode() throws -> RGBAImage {
         try convert(decodedFrame())
-    }
-
-    /// What the decoded picture's profile asks of it.
-    func profile() throws -> ColorProfile.Embedded {
-        ColorProfile.embedded(in: try decodedFrame())
     }
 
     private func decodedFrame() throws -> UnsafeMutablePointer<AVFrame> {
@@ -434,7 +436,8 @@ private final class ImageDecoding {
         let image = try RGBAImage(width: width, height: height)
         let order = (red: 2, green: 1, blue: 0)
         let deep = (av_pix_fmt_desc_get(AVPixelFormat(picture.format))?.pointee.comp.0.depth ?? 8) > 8
-        if case .convert(let profile) = ColorProfile.embedded(in: frame), deep {
+        profile = ColorProfile.embedded(in: frame)
+        if case .convert(let profile) = profile, deep {
             // A 16-bit picture (a photographer's PNG) is converted from its 16 bits, then made 8-bit.
             let stride = 4 * width
             guard let memory = malloc(2 * stride * height) else {
@@ -443,14 +446,14 @@ private final class ImageDecoding {
             defer { free(memory) }
             let wide = memory.assumingMemoryBound(to: UInt16.self)
             try scale(picture, to: AV_PIX_FMT_BGRA64LE, into: UnsafeMutableRawPointer(wide).assumingMemoryBound(to: UInt8.self), stride: 2 * stride)
-            clippedPixels = profile.toSRGB(from: wide, sourceStride: stride, into: image.pixels, stride: image.stride, width: width, height: height, channels: 4, order: order)
+            gamut = profile.toSRGB(from: wide, sourceStride: stride, into: image.pixels, stride: image.stride, width: width, height: height, channels: 4, order: order)
             for y in 0..<height {
                 for x in 0..<width { image.pixels[y * image.stride + 4 * x + 3] = UInt8((UInt32(wide[y * stride + 4 * x + 3]) + 128) / 257) }
             }
         } else {
             try scale(picture, to: AV_PIX_FMT_BGRA, into: image.pixels, stride: image.stride)
-            if case .convert(let profile) = ColorProfile.embedded(in: frame) {
-                clippedPixels = profile.toSRGB(from: image.pixels, sourceStride: image.stride, into: image.pixels, stride: image.stride,
+            if case .convert(let profile) = profile {
+                gamut = profile.toSRGB(from: image.pixels, sourceStride: image.stride, into: image.pixels, stride: image.stride,
                                width: width, height: height, channels: 4, order: order)
             }
         }

@@ -22,12 +22,12 @@ public struct Timecode: Sendable, Hashable, CustomStringConvertible {
     /// the video's); nil when it labels no frame at that rate: hours under 24, minutes and
     /// seconds under 60, frames under the rate, and none of the labels drop-frame skips.
     public init?(_ text: String, frameDuration: MediaTime, origin: MediaTime) {
+        // Frames take three digits from 100 fps up, as FFmpeg writes them.
         let bytes = Array(text.utf8)
-        guard bytes.count == 11, [2, 5].allSatisfy({ bytes[$0] == UInt8(ascii: ":") }), bytes[8] == UInt8(ascii: ":") || bytes[8] == UInt8(ascii: ";"),
+        guard bytes.count == 11 || bytes.count == 12, [2, 5].allSatisfy({ bytes[$0] == UInt8(ascii: ":") }), bytes[8] == UInt8(ascii: ":") || bytes[8] == UInt8(ascii: ";"),
               frameDuration.value > 0, frameDuration.timescale > 0, frameDuration.value <= Int64(Int32.max) else { return nil }
-        let fields = [0, 3, 6, 9].map { (at: Int) -> Int32 in
-            let (tens, ones) = (Int32(bytes[at]) - 0x30, Int32(bytes[at + 1]) - 0x30)
-            return (0...9).contains(tens) && (0...9).contains(ones) ? tens * 10 + ones : -1
+        let fields = [0..<2, 3..<5, 6..<8, 9..<bytes.count].map { (digits: Range<Int>) -> Int32 in
+            bytes[digits].allSatisfy { (0x30...0x39).contains($0) } ? bytes[digits].reduce(0) { $0 * 10 + Int32($1) - 0x30 } : -1
         }
         let (hours, minutes, seconds, frames) = (fields[0], fields[1], fields[2], fields[3])
         let drop = bytes[8] == UInt8(ascii: ";")

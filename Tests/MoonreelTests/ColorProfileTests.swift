@@ -236,6 +236,15 @@ import TestSupport
         let still = try Moonreel.runScript(Moonreel.wholeAssetComposition() + "av.imageGenerator(comp):copyImage(0, arg[2])",
                                            arguments: [picture, Fixtures.scratchPath("still.png")])
         #expect(still.status == 0 && still.err.contains(note), "\(still.err)")
+
+        // A logo's invisible pixels may hold any colour: only the visible ones count.
+        let plain = Fixtures.scratchPath("logo.png")
+        try Tool.ffmpeg(["-f", "lavfi", "-i", "color=c=0x00FF00@0:size=96x32,format=rgba", "-f", "lavfi", "-i", "color=c=0x808080:size=32x32,format=rgba",
+                         "-filter_complex", "hstack=inputs=2", "-frames:v", "1", plain])
+        let logo = Fixtures.scratchPath("logo-p3.png")
+        try Data(Self.withICCChunk([UInt8](try Data(contentsOf: URL(fileURLWithPath: plain))), try Self.profile("DisplayP3-v4"))).write(to: URL(fileURLWithPath: logo))
+        let (_, unsaid) = try throughLayer(logo)
+        #expect(unsaid.isEmpty, "\(unsaid)")
     }
 
     @Test func aProfileNotReadIsAWarning() throws {

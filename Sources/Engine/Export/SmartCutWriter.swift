@@ -65,6 +65,9 @@ struct SmartCutWriter {
     let codec: SmartCutCodec
     let parameters: UnsafePointer<AVCodecParameters>
     let outputTimeBase: AVRational
+    /// HDR10's metadata of PQ sources, which the re-encoded frames and the output stream state
+    /// as the copied frames do (a source may state it in its first frame's SEI only).
+    private let hdrMetadata: HDRStaticMetadata?
     private let sourceDemuxer: Demuxer // owns `parameters` and `sourceStream`
     private let sourceStream: UnsafeMutablePointer<AVStream>
     /// How far decode times run ahead of presentation at the copied keyframes (B-frame
@@ -80,9 +83,12 @@ struct SmartCutWriter {
     /// keeps the source's rotation tag, as its copied frames need. nil: the source is upright.
     private let storedOrientation: QuarterTurn?
 
+    /// How many frames are copied as they are (the rest are encoded again).
+    var copiedFrameCount: Int { segments.reduce(0) { $0 + $1.copied.count } }
+
     /// What the cut does, for the user: "copies 60 frames (2 GOPs) and re-encodes 84 around the cuts".
     var summary: String {
-        let copied = segments.reduce(0) { $0 + $1.copied.count }, gops = segments.reduce(0) { $0 + $1.copied.filter(\.isKeyframe).count }
+        let copied = copiedFrameCount, gops = segments.reduce(0) { $0 + $1.copied.filter(\.isKeyframe).count }
         let encoded = segments.reduce(0) { $0 + $1.head.count + $1.tail.count }
         let which = pictures == nil ? "around the cuts" : "that the video composition draws on or that lie in GOPs it touches"
         return "copies \(copied) frame\(copied == 1 ? "" : "s") (\(gops) GOP\(gops == 1 ? "" : "s")) and re-encodes \(encoded) \(which)"
@@ -132,6 +138,8 @@ struct SmartCutWriter {
         }
         self.sourceDemuxer = demuxer
         self.sourceStream = stream
+        let pq = sources.filter { $0.dynamicRange == .pq }
+        hdrMetadata = pq.isEmpty ? nil : HDRStaticMetadata.combined(pq.map(\.hdrMetadata)).metadata
         self.parameters = UnsafePointer(parameters)
         outputTimeBase = stream.pointee.time_base
         (self.pictures, compositionStart) = (pictures, range.start)
@@ -420,6 +428,8 @@ extension SmartCutWriter {
         try check(moon_set_extradata(stream.pointee.codecpar, sampleEntry, Int32(sampleEntry.count)), "setting the parameter sets", context: "output")
         stream.pointee.codecpar.pointee.codec_tag = codec.codecTag
         try check(moon_copy_stream_side_data(stream, sourceStream), "copying the rotation and HDR metadata", context: "output")
+        var size = 0
+        if let hdrMetadata, moon_stream_side_data(stream, AV_PKT_DATA_MASTERING_DISPLAY_METADATA, &size) == nil { try hdrMetadata.attach(to: stream) }
         let audioEncoder = try audio.map { try StreamEncoder.audio($0.encoding, format: $0.plan.format, muxer: muxer) }
         try muxer.writeHeader(metadata: metadata, fastStart: fastStart)
         let sound = try audio.map { audio in
@@ -490,7 +500,7 @@ extension SmartCutWriter {
         context.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER
         var options: OpaquePointer? = nil
         defer { av_dict_free(&options) }
-        for (key, value) in settings { av_dict_set(&options, key, value, 0) }
+        for (key, value) in hdrMetadata?.encoderOptions(settings, for: name) ?? settings { av_dict_set(&options, key, value, 0) }
         let status = avcodec_open2(context, encoderCodec, &options)
         if status < 0 {
             var maybe: UnsafeMutablePointer<AVCodecContext>? = context

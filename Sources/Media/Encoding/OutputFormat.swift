@@ -153,9 +153,7 @@ package struct VideoEncoding: Sendable {
 
     /// `options`, with x265's parameters for `hdrMetadata` added to its others.
     var encoderOptions: [(String, String)] {
-        guard encoderName == "libx265", let added = hdrMetadata?.x265Parameters, !added.isEmpty else { return options }
-        let own = options.first { $0.0 == "x265-params" }.map { [$0.1] } ?? []
-        return options.filter { $0.0 != "x265-params" } + [("x265-params", (own + added).joined(separator: ":"))]
+        hdrMetadata?.encoderOptions(options, for: encoderName) ?? options
     }
 
     package init(codec: VideoSettings.Codec?, encoderName: String, pixelFormat: AVPixelFormat, rateControl: RateControl, profile: String?,
