@@ -56,6 +56,10 @@ extension API {
             try call.push(transform: t.preferredTransform)
         }
         luaClass.property("nominalFrameRate", of: AssetTrack.self) { call, t in call.push(t.nominalFrameRate) }
+        luaClass.property("fieldOrder", of: AssetTrack.self,
+                          doc: "video: \"progressive\", \"top field first\" or \"bottom field first\" (interlaced: deinterlaced when drawn), \"unknown\" when the file does not say") { call, t in
+            call.push(t.fieldOrder.rawValue)
+        }
         luaClass.property("nominalFrameDuration", of: AssetTrack.self,
                           doc: "one frame, exactly (av.time(1001, 30000) at 29.97 fps): the frameDuration of a video composition that keeps every frame") { call, t in
             try call.push(exact: t.nominalFrameDuration)

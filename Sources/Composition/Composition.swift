@@ -39,6 +39,8 @@ public struct SegmentSource: Sendable, Hashable {
     public let hdrMetadata: HDRStaticMetadata?
     /// Whether the video carries HDR10+ dynamic metadata (`VideoColor.hdr10Plus`).
     public let hdr10Plus: Bool
+    /// Whole frames or interlaced fields (`AssetTrack.fieldOrder`).
+    public let fieldOrder: FieldOrder
     /// The times the stream holds media for in its file (`AssetTrack.timeRange`): a segment
     /// that asks for more shows the last picture, or silence, past its end.
     public let mediaRange: TimeRange
@@ -64,6 +66,7 @@ public struct SegmentSource: Sendable, Hashable {
         dolbyVision = track.color?.dolbyVision
         hdrMetadata = track.color?.hdrMetadata
         hdr10Plus = track.color?.hdr10Plus ?? false
+        fieldOrder = track.fieldOrder
         mediaRange = track.timeRange
         startTimecode = track.asset?.startTimecode
     }

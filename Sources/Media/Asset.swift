@@ -17,6 +17,31 @@ public enum MediaType: String, Sendable, CaseIterable {
     case metadata
 }
 
+/// How a video track's pictures were scanned: whole frames, or two fields a frame apart in
+/// time (a camcorder's 1080i, DV, broadcast), the one in the top or the bottom lines first.
+public enum FieldOrder: String, Sendable {
+    /// Whole frames.
+    case progressive
+    /// Interlaced, the top lines' field shown first.
+    case topFieldFirst = "top field first"
+    /// Interlaced, the bottom lines' field shown first.
+    case bottomFieldFirst = "bottom field first"
+    /// The file does not say (most progressive video).
+    case unknown
+
+    init(_ order: AVFieldOrder) {
+        switch order {
+        case AV_FIELD_PROGRESSIVE: self = .progressive
+        case AV_FIELD_TT, AV_FIELD_TB: self = .topFieldFirst
+        case AV_FIELD_BB, AV_FIELD_BT: self = .bottomFieldFirst
+        default: self = .unknown
+        }
+    }
+
+    /// Whether the pictures are fields to deinterlace.
+    public var isInterlaced: Bool { self == .topFieldFirst || self == .bottomFieldFirst }
+}
+
 /// What a file holds that a person made besides its picture and sound: chapters, subtitle
 /// tracks, cover art and tags such as a title. What a device writes on every file (the date,
 /// the place, the camera, its data tracks) is not counted: an edit is not expected to keep it.
@@ -251,6 +276,9 @@ public final class AssetTrack: @unchecked Sendable, StoredPicture {
     public let bitsPerComponent: Int
     /// How the video's numbers are to be read as colours (nil for other media types).
     public let color: VideoColor?
+    /// Whether the pictures are whole frames or interlaced fields, as the file says
+    /// (`.unknown` for other tracks).
+    public let fieldOrder: FieldOrder
     /// Number of frames (or packets) the container declares; 0 when it does not say.
     public let frameCount: Int
     /// A photo (JPEG, PNG, WebP…) as a video track: one picture that can be inserted for
@@ -290,6 +318,7 @@ public final class AssetTrack: @unchecked Sendable, StoredPicture {
         } else {
             losslessBits = 0
         }
+        fieldOrder = mediaType == .video ? FieldOrder(parameters.field_order) : .unknown
         let format = AVPixelFormat(parameters.format)
         if mediaType == .video, let descriptor = av_pix_fmt_desc_get(format) {
             pixelFormat = String(cString: descriptor.pointee.name)

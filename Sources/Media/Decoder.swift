@@ -181,6 +181,10 @@ package final class VideoFrameSource {
     /// A photo: its one picture is decoded once and shown at every time (image demuxers
     /// cannot seek).
     private let isStillImage: Bool
+    /// Interlaced pictures (a camcorder's 1080i, DV) are deinterlaced as players show them:
+    /// bwdif, a frame for each frame, from the first frame the decoder flags interlaced on.
+    private var deinterlacer: FilterChain?
+    private var deinterlacerFlushed = false
 
     package init(path: String, streamIndex: Int, isStillImage: Bool = false, threading: DecoderThreading = .automatic) throws {
         reader = try StreamReader(path: path, streamIndex: streamIndex, threading: threading)
@@ -208,7 +212,7 @@ package final class VideoFrameSource {
         defer { reader.target = nil }
         while upcoming == nil || upcoming!.time <= time {
             if let upcoming { current = upcoming }
-            guard let frame = try reader.nextFrame() else {
+            guard let frame = try nextPicture() else {
                 upcoming = nil
                 break
             }
@@ -232,9 +236,29 @@ package final class VideoFrameSource {
         return rgba
     }
 
+    /// The next decoded picture, deinterlaced once the stream shows interlaced frames.
+    private func nextPicture() throws -> Frame? {
+        while true {
+            if let deinterlacer, let frame = try deinterlacer.next() { return frame }
+            guard let frame = try reader.nextFrame() else {
+                guard let deinterlacer, !deinterlacerFlushed else { return nil }
+                deinterlacerFlushed = true
+                try deinterlacer.push(nil) // the last frame waits for the one after it
+                continue
+            }
+            if deinterlacer == nil {
+                guard frame.pointer.pointee.interlaced_frame != 0 else { return frame }
+                deinterlacer = try FilterChain(videoFilters: "bwdif=mode=send_frame:parity=auto:deint=interlaced", width: frame.width, height: frame.height,
+                                               pixelFormat: AVPixelFormat(frame.pointer.pointee.format), threads: 1)
+            }
+            try deinterlacer?.push(frame)
+        }
+    }
+
     private func restart(at time: MediaTime) throws {
         try reader.seek(before: time)
         current = nil
         upcoming = nil
+        (deinterlacer, deinterlacerFlushed) = (nil, false)
     }
 }

@@ -13,6 +13,7 @@ enum ProbeReport {
             case .video, .image:
                 line += " \(track.naturalSize) \(track.pixelFormat)"
                 if track.mediaType == .video { line += " \(rounded(track.nominalFrameRate, 3)) fps" }
+                if track.fieldOrder.isInterlaced { line += ", interlaced (\(track.fieldOrder.rawValue))" }
                 if !track.preferredTransform.isIdentity {
                     line += ", shown \(track.shownSize) (preferredTransform \(track.preferredTransform))"
                 } else if track.shownSize != track.naturalSize {
@@ -40,7 +41,7 @@ enum ProbeReport {
                 fields += ["\"width\":\(Int(t.naturalSize.width))", "\"height\":\(Int(t.naturalSize.height))",
                            "\"uprightWidth\":\(Int(t.uprightSize.width))", "\"uprightHeight\":\(Int(t.uprightSize.height))",
                            "\"shownWidth\":\(Int(t.shownSize.width))", "\"shownHeight\":\(Int(t.shownSize.height))", "\"pixelAspectRatio\":\(t.pixelAspectRatio)",
-                           "\"pixelFormat\":\(jsonString(t.pixelFormat))", "\"nominalFrameRate\":\(t.nominalFrameRate)",
+                           "\"pixelFormat\":\(jsonString(t.pixelFormat))", "\"fieldOrder\":\(jsonString(t.fieldOrder.rawValue))", "\"nominalFrameRate\":\(t.nominalFrameRate)",
                            "\"preferredTransform\":[\(transform.a),\(transform.b),\(transform.c),\(transform.d),\(transform.tx),\(transform.ty)]"]
             }
             if t.mediaType == .video, let color = t.color {

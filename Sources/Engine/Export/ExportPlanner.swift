@@ -166,7 +166,8 @@ struct ExportPlanner {
             }
             let encodings = try encodings(for: container, preset: encodingPreset)
             if makingOutput, encodings.video != nil || container.holdsVideoCodecs, let dolbyVision = dolbyVisionNote(strategy) { notes.append(dolbyVision) }
-            if makingOutput, let dynamic = hdr10PlusNote(encodings, strategy) { notes.append(dynamic) }
+            if makingOutput, let dynamic = hdr10PlusNote(encodings, strategy, range: range) { notes.append(dynamic) }
+            if makingOutput, let deinterlaced = deinterlacingNote(strategy) { notes.append(deinterlaced) }
             if makingOutput { notes += sourceExtrasNotes() + composition.photoProfileDiagnostics() }
             if makingOutput, let toneMapped = toneMappingNote(encodings, strategy) { notes.append(toneMapped) }
             if makingOutput { notes += hdrMetadataNotes(encodings, strategy) }
@@ -681,24 +682,45 @@ struct ExportPlanner {
         return Diagnostic(.optionIgnored, .warning, "\(how) does not keep the source's Dolby Vision (profile \(profile)): the output plays its base layer (HDR10 or HLG), as players without Dolby Vision show it")
     }
 
+    /// An `encodingChanged` note when interlaced sources (a camcorder's 1080i, DV) are drawn:
+    /// their fields are made whole frames (bwdif, a frame for each frame, as players show
+    /// them) and the output is progressive. Passthrough keeps the fields (SmartCut refuses
+    /// interlaced sources).
+    private func deinterlacingNote(_ strategy: ExportRequest.Strategy) -> Diagnostic? {
+        switch strategy {
+        case .reencode, .piece, .join: break
+        case .passthrough, .smartCut, .sound, .nothing: return nil
+        }
+        let interlaced = Set(composition.tracks(withMediaType: .video).flatMap { $0.segments.compactMap { $0.source?.fieldOrder.isInterlaced == true ? $0.source?.path : nil } })
+        guard let first = interlaced.sorted().first else { return nil }
+        let others = interlaced.count > 1 ? " (and \(interlaced.count - 1) more)" : ""
+        return Diagnostic(.encodingChanged, .note, "\(Paths.name(of: first).quotedForMessage(limit: 60))\(others) is interlaced: its fields are made whole frames (bwdif, a frame for each frame), and the output is progressive")
+    }
+
     /// An `optionIgnored` warning when a source's HDR10+ dynamic metadata (a tone-mapping curve
     /// per scene) is lost: a re-encode that keeps PQ states HDR10's static metadata only (the
-    /// encoder writes no HDR10+), and SmartCut's re-encoded frames around the cuts lose it
-    /// where the copied ones keep it. Passthrough keeps it; an output tone-mapped to SDR or
-    /// converted to HLG says so already.
-    private func hdr10PlusNote(_ encodings: Encodings, _ strategy: ExportRequest.Strategy) -> Diagnostic? {
-        guard composition.tracks(withMediaType: .video).contains(where: { $0.segments.contains { $0.source?.hdr10Plus == true } }) else { return nil }
+    /// encoder writes no HDR10+), and SmartCut's re-encoded frames lose it where its copied
+    /// ones keep it. Passthrough keeps it; an output tone-mapped to SDR or converted to HLG
+    /// says so already. Only the sources within `range` count.
+    private func hdr10PlusNote(_ encodings: Encodings, _ strategy: ExportRequest.Strategy, range: TimeRange) -> Diagnostic? {
+        let shown = composition.tracks(withMediaType: .video).flatMap(\.segments).filter { $0.targetRange.intersection(range) != nil }
+        guard shown.contains(where: { $0.source?.hdr10Plus == true }) else { return nil }
         let what = "HDR10+ dynamic metadata (SMPTE ST 2094-40, a tone-mapping curve per scene)"
         switch strategy {
         case .passthrough, .sound, .nothing:
             return nil
-        case .smartCut:
-            return Diagnostic(.optionIgnored, .warning, "\(preset.isSmartCut ? "SmartCut" : "smartRendering")'s re-encoded frames around the cuts lose the source's \(what); the copied ones keep it",
+        case .smartCut(let writer):
+            let name = preset.isSmartCut ? "SmartCut" : "smartRendering"
+            if writer.copiedFrameCount == 0 {
+                return Diagnostic(.optionIgnored, .warning, "\(name) encodes every frame here (no whole GOP lies inside the cut), losing the source's \(what)",
+                                  remedy: "use Passthrough to keep it")
+            }
+            return Diagnostic(.optionIgnored, .warning, "\(name)'s re-encoded frames around the cuts lose the source's \(what); the \(writer.copiedFrameCount) copied ones keep it",
                               remedy: "cut on keyframes, or use Passthrough, to keep it throughout")
         case .reencode, .piece, .join:
             guard encodings.dynamicRange == .pq, encodings.video != nil else { return nil }
             return Diagnostic(.optionIgnored, .warning, "the export does not keep the source's \(what): the output is HDR10, with its static metadata, which HDR10+ screens tone-map as a whole",
-                              remedy: "use Passthrough or SmartCut to keep it")
+                              remedy: "use Passthrough (or SmartCut, which keeps it in the frames it copies)")
         }
     }
 
