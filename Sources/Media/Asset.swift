@@ -40,6 +40,23 @@ public enum FieldOrder: String, Sendable {
 
     /// Whether the pictures are fields to deinterlace.
     public var isInterlaced: Bool { self == .topFieldFirst || self == .bottomFieldFirst }
+
+    /// As the container says, else, for the codecs cameras interlace with (DV, MPEG-2, H.264),
+    /// as the first frame's flags say (DV's container says nothing); read once per unchanged
+    /// file. (HEVC's decoder gives an interlaced stream's fields as pictures of their own.)
+    static func of(_ parameters: AVCodecParameters, path: String, streamIndex: Int) -> FieldOrder {
+        let stated = FieldOrder(parameters.field_order)
+        let mayInterlace: Set<AVCodecID> = [AV_CODEC_ID_DVVIDEO, AV_CODEC_ID_MPEG2VIDEO, AV_CODEC_ID_H264]
+        guard stated == .unknown, mayInterlace.contains(parameters.codec_id) else { return stated }
+        return firstFrames.value(for: path, part: streamIndex) {
+            guard let reader = try? StreamReader(path: path, streamIndex: streamIndex, threading: .single),
+                  let frame = try? reader.nextFrame() else { return .unknown }
+            let picture = frame.pointer.pointee
+            return picture.interlaced_frame == 0 ? .progressive : picture.top_field_first != 0 ? .topFieldFirst : .bottomFieldFirst
+        }
+    }
+
+    private static let firstFrames = FileFacts<FieldOrder>()
 }
 
 /// What a file holds that a person made besides its picture and sound: chapters, subtitle
@@ -318,7 +335,7 @@ public final class AssetTrack: @unchecked Sendable, StoredPicture {
         } else {
             losslessBits = 0
         }
-        fieldOrder = mediaType == .video ? FieldOrder(parameters.field_order) : .unknown
+        fieldOrder = mediaType == .video ? FieldOrder.of(parameters, path: path, streamIndex: index) : .unknown
         let format = AVPixelFormat(parameters.format)
         if mediaType == .video, let descriptor = av_pix_fmt_desc_get(format) {
             pixelFormat = String(cString: descriptor.pointee.name)

@@ -82,6 +82,12 @@ package final class StreamReader {
 
     package var timeBase: AVRational { decoder.timeBase }
 
+    /// One frame at the stream's stated rate (1/30 s when it states none).
+    var nominalFrameDuration: MediaTime {
+        guard let rate = demuxer.stream(streamIndex)?.pointee.avg_frame_rate, rate.isValid, rate.num > 0 else { return MediaTime(value: 1, timescale: 30) }
+        return MediaTime(value: Int64(rate.den), timescale: rate.num)
+    }
+
     /// Seeks so that the next frame decoded is at or before `time` (a keyframe before it).
     package func seek(before time: MediaTime) throws {
         let target = time.pts(in: timeBase)
@@ -185,10 +191,20 @@ package final class VideoFrameSource {
     /// bwdif, a frame for each frame, from the first frame the decoder flags interlaced on.
     private var deinterlacer: FilterChain?
     private var deinterlacerFlushed = false
+    /// The times of the frames the deinterlacer holds, in order: its frames come out one for
+    /// each, and are given them back (bwdif counts in half frames).
+    private var deinterlacedTimes: [Int64] = []
+    /// The stream is interlaced (as its track says, or frames flagged so were seen): after a
+    /// seek, decoding starts a frame early, so the first frame shown is deinterlaced with the
+    /// one before it, as when read on in order.
+    private var isInterlaced = false
 
     package init(path: String, streamIndex: Int, isStillImage: Bool = false, threading: DecoderThreading = .automatic) throws {
         reader = try StreamReader(path: path, streamIndex: streamIndex, threading: threading)
         self.isStillImage = isStillImage
+        if !isStillImage, let parameters = reader.demuxer.stream(streamIndex)?.pointee.codecpar?.pointee {
+            isInterlaced = FieldOrder.of(parameters, path: path, streamIndex: streamIndex).isInterlaced
+        }
     }
 
     package func frame(at time: MediaTime) throws -> Frame? {
@@ -208,7 +224,8 @@ package final class VideoFrameSource {
         } else if current == nil, upcoming == nil {
             try restart(at: time)
         }
-        reader.target = time.pts(in: reader.timeBase)
+        // Frames that cannot be shown need not be decoded, but a deinterlacer needs each.
+        reader.target = isInterlaced ? nil : time.pts(in: reader.timeBase)
         defer { reader.target = nil }
         while upcoming == nil || upcoming!.time <= time {
             if let upcoming { current = upcoming }
@@ -239,7 +256,11 @@ package final class VideoFrameSource {
     /// The next decoded picture, deinterlaced once the stream shows interlaced frames.
     private func nextPicture() throws -> Frame? {
         while true {
-            if let deinterlacer, let frame = try deinterlacer.next() { return frame }
+            if let deinterlacer, let frame = try deinterlacer.next() {
+                let time = deinterlacedTimes.isEmpty ? reader.pts(of: frame) : deinterlacedTimes.removeFirst()
+                (frame.pointer.pointee.pts, frame.pointer.pointee.best_effort_timestamp) = (time, time)
+                return frame
+            }
             guard let frame = try reader.nextFrame() else {
                 guard let deinterlacer, !deinterlacerFlushed else { return nil }
                 deinterlacerFlushed = true
@@ -248,17 +269,19 @@ package final class VideoFrameSource {
             }
             if deinterlacer == nil {
                 guard frame.pointer.pointee.interlaced_frame != 0 else { return frame }
+                isInterlaced = true
                 deinterlacer = try FilterChain(videoFilters: "bwdif=mode=send_frame:parity=auto:deint=interlaced", width: frame.width, height: frame.height,
                                                pixelFormat: AVPixelFormat(frame.pointer.pointee.format), threads: 1)
             }
+            deinterlacedTimes.append(reader.pts(of: frame))
             try deinterlacer?.push(frame)
         }
     }
 
     private func restart(at time: MediaTime) throws {
-        try reader.seek(before: time)
+        try reader.seek(before: isInterlaced ? time - reader.nominalFrameDuration : time)
         current = nil
         upcoming = nil
-        (deinterlacer, deinterlacerFlushed) = (nil, false)
+        (deinterlacer, deinterlacerFlushed, deinterlacedTimes) = (nil, false, [])
     }
 }

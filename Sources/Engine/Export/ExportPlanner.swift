@@ -167,7 +167,7 @@ struct ExportPlanner {
             let encodings = try encodings(for: container, preset: encodingPreset)
             if makingOutput, encodings.video != nil || container.holdsVideoCodecs, let dolbyVision = dolbyVisionNote(strategy) { notes.append(dolbyVision) }
             if makingOutput, let dynamic = hdr10PlusNote(encodings, strategy, range: range) { notes.append(dynamic) }
-            if makingOutput, let deinterlaced = deinterlacingNote(strategy) { notes.append(deinterlaced) }
+            if makingOutput, let deinterlaced = deinterlacingNote(strategy, range: range) { notes.append(deinterlaced) }
             if makingOutput { notes += sourceExtrasNotes() + composition.photoProfileDiagnostics() }
             if makingOutput, let toneMapped = toneMappingNote(encodings, strategy) { notes.append(toneMapped) }
             if makingOutput { notes += hdrMetadataNotes(encodings, strategy) }
@@ -685,13 +685,14 @@ struct ExportPlanner {
     /// An `encodingChanged` note when interlaced sources (a camcorder's 1080i, DV) are drawn:
     /// their fields are made whole frames (bwdif, a frame for each frame, as players show
     /// them) and the output is progressive. Passthrough keeps the fields (SmartCut refuses
-    /// interlaced sources).
-    private func deinterlacingNote(_ strategy: ExportRequest.Strategy) -> Diagnostic? {
+    /// sources whose container says they are interlaced). Only the sources within `range` count.
+    private func deinterlacingNote(_ strategy: ExportRequest.Strategy, range: TimeRange) -> Diagnostic? {
         switch strategy {
         case .reencode, .piece, .join: break
         case .passthrough, .smartCut, .sound, .nothing: return nil
         }
-        let interlaced = Set(composition.tracks(withMediaType: .video).flatMap { $0.segments.compactMap { $0.source?.fieldOrder.isInterlaced == true ? $0.source?.path : nil } })
+        let shown = composition.tracks(withMediaType: .video).flatMap(\.segments).filter { $0.targetRange.intersection(range) != nil }
+        let interlaced = Set(shown.compactMap { $0.source?.fieldOrder.isInterlaced == true ? $0.source?.path : nil })
         guard let first = interlaced.sorted().first else { return nil }
         let others = interlaced.count > 1 ? " (and \(interlaced.count - 1) more)" : ""
         return Diagnostic(.encodingChanged, .note, "\(Paths.name(of: first).quotedForMessage(limit: 60))\(others) is interlaced: its fields are made whole frames (bwdif, a frame for each frame), and the output is progressive")
