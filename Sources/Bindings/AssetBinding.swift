@@ -1,5 +1,6 @@
 import CMoonLua
 import MoonreelEngine
+import MoonreelPlatform
 import MoonreelScriptHost
 
 /// `av.asset(path)` and asset tracks (AVURLAsset, AVAssetTrack).
@@ -135,7 +136,12 @@ extension API {
                 }
                 api.readFiles.record(path)
                 do {
-                    try call.push(try Asset(path: path))
+                    let asset = try Asset(path: path)
+                    if let start = asset.clockStart {
+                        try api.policy.report(Diagnostic(.fileNotAsExpected, .note, "\(Paths.name(of: path).quotedForMessage(limit: 60))'s media starts at \(shortSeconds(start)) s, where its MPEG clock stood: times into it count from there, so a range from 0 shows its first picture until \(shortSeconds(start)) s",
+                                                         remedy: "start its ranges at track.timeRange.start"), at: call.L)
+                    }
+                    try call.push(asset)
                     return 1
                 } catch {
                     let message = "\(error)".oneLine

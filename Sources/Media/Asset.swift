@@ -107,6 +107,10 @@ public final class Asset: @unchecked Sendable {
     public let metadata: [String: String]
     /// How many chapters the file marks (a podcast's, a film's).
     public let chapterCount: Int
+    /// Where a file's media starts on a broadcast clock (MPEG-TS and MPEG-PS: `.ts`, `.mpg`,
+    /// a camcorder's AVCHD `.MTS`), whose count begins anywhere: the earliest track's start
+    /// when it is past zero; nil for other files, whose times start at zero.
+    package let clockStart: MediaTime?
     /// The label of the first video frame, when a camera or an editor stamped one (a
     /// QuickTime/MP4 `tmcd` track, an MXF or Matroska timecode tag); nil otherwise.
     public let startTimecode: Timecode?
@@ -158,6 +162,9 @@ public final class Asset: @unchecked Sendable {
             end = try Asset.scanDuration(demuxer, tracks: &built)
         }
         duration = end
+        let earliest = built.filter { $0.mediaType == .video || $0.mediaType == .audio }.map(\.timeRange.start).min() ?? .zero
+        let clockCounts = (format.iformat.map { $0.pointee.flags & AVFMT_TS_DISCONT != 0 } ?? false) && earliest > .zero
+        clockStart = clockCounts ? earliest : nil
         startTimecode = Asset.startTimecode(demuxer, video: built.first { $0.mediaType == .video && !$0.isStillImage })
         tracks = built
         for track in tracks {
