@@ -107,12 +107,13 @@ public final class Asset: @unchecked Sendable {
     public let metadata: [String: String]
     /// How many chapters the file marks (a podcast's, a film's).
     public let chapterCount: Int
-    /// Where a file's media starts on a broadcast clock (MPEG-TS and MPEG-PS: `.ts`, `.mpg`,
-    /// a camcorder's AVCHD `.MTS`), whose count begins anywhere: the earliest track's start
-    /// when it is past zero; nil for other files, whose times start at zero.
+    /// Where a file's media starts on a stream's clock, whose count begins anywhere (the
+    /// formats FFmpeg marks so: MPEG-TS and MPEG-PS — `.ts`, `.mpg`, AVCHD `.MTS` — and FLV):
+    /// the earliest track's start when it is past zero; nil for other files, which start at zero.
     package let clockStart: MediaTime?
-    /// The label of the first video frame, when a camera or an editor stamped one (a
-    /// QuickTime/MP4 `tmcd` track, an MXF or Matroska timecode tag); nil otherwise.
+    /// The timecode a camera or an editor stamped on the file (a QuickTime/MP4 `tmcd` track,
+    /// labelling its own start; an MXF or Matroska tag, labelling the first video frame); nil
+    /// otherwise, and for a file without video.
     public let startTimecode: Timecode?
 
     /// What the file holds that a person made besides its picture and sound, which no export
@@ -197,8 +198,8 @@ public final class Asset: @unchecked Sendable {
         } else {
             return nil
         }
-        guard rate.isValid else { return nil }
-        return Timecode(text, frameDuration: MediaTime(value: Int64(rate.den), timescale: rate.num), origin: origin)
+        guard let frameDuration = rate.frameDuration else { return nil }
+        return Timecode(text, frameDuration: frameDuration, origin: origin)
     }
 
     static func dictionary(_ dict: OpaquePointer?) -> [String: String] {
@@ -386,8 +387,8 @@ public final class AssetTrack: @unchecked Sendable, StoredPicture {
     /// is unknown or past 1000 fps): a video composition's `frameDuration` that keeps every
     /// frame; gaps shorter than this are timestamp jitter, not missing pictures.
     public var nominalFrameDuration: MediaTime {
-        guard frameRate.num > 0, frameRate.den > 0, nominalFrameRate >= 1, nominalFrameRate <= 1000 else { return MediaTime(value: 1, timescale: 30) }
-        return MediaTime(value: Int64(frameRate.den), timescale: frameRate.num)
+        guard nominalFrameRate >= 1, nominalFrameRate <= 1000, let duration = frameRate.frameDuration else { return MediaTime(value: 1, timescale: 30) }
+        return duration
     }
 
     /// Refuses ranges that leave the asset (not merely this track's media), with timestamps

@@ -84,8 +84,7 @@ package final class StreamReader {
 
     /// One frame at the stream's stated rate (1/30 s when it states none).
     var nominalFrameDuration: MediaTime {
-        guard let rate = demuxer.stream(streamIndex)?.pointee.avg_frame_rate, rate.isValid, rate.num > 0 else { return MediaTime(value: 1, timescale: 30) }
-        return MediaTime(value: Int64(rate.den), timescale: rate.num)
+        demuxer.stream(streamIndex)?.pointee.avg_frame_rate.frameDuration ?? MediaTime(value: 1, timescale: 30)
     }
 
     /// Seeks so that the next frame decoded is at or before `time` (a keyframe before it).

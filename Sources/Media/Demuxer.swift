@@ -179,6 +179,8 @@ package enum HEIFImage {
 
 extension AVRational {
     package var isValid: Bool { num != 0 && den > 0 }
+    /// One frame at this rate, exactly (1001/30000 s at 30000/1001); nil when it is no rate.
+    package var frameDuration: MediaTime? { num > 0 && den > 0 ? MediaTime(value: Int64(den), timescale: num) : nil }
     var doubleValue: Double { den == 0 ? 0 : Double(num) / Double(den) }
 }
 

@@ -22,9 +22,9 @@ public struct Timecode: Sendable, Hashable, CustomStringConvertible {
     /// the video's); nil when it labels no frame at that rate: hours under 24, minutes and
     /// seconds under 60, frames under the rate, and none of the labels drop-frame skips.
     public init?(_ text: String, frameDuration: MediaTime, origin: MediaTime) {
-        // Frames take three digits from 100 fps up, as FFmpeg writes them.
+        // FFmpeg writes the frames in as many digits as the rate has (one under 10 fps, three from 100).
         let bytes = Array(text.utf8)
-        guard bytes.count == 11 || bytes.count == 12, [2, 5].allSatisfy({ bytes[$0] == UInt8(ascii: ":") }), bytes[8] == UInt8(ascii: ":") || bytes[8] == UInt8(ascii: ";"),
+        guard (10...12).contains(bytes.count), [2, 5].allSatisfy({ bytes[$0] == UInt8(ascii: ":") }), bytes[8] == UInt8(ascii: ":") || bytes[8] == UInt8(ascii: ";"),
               frameDuration.value > 0, frameDuration.timescale > 0, frameDuration.value <= Int64(Int32.max) else { return nil }
         let fields = [0..<2, 3..<5, 6..<8, 9..<bytes.count].map { (digits: Range<Int>) -> Int32 in
             bytes[digits].allSatisfy { (0x30...0x39).contains($0) } ? bytes[digits].reduce(0) { $0 * 10 + Int32($1) - 0x30 } : -1
@@ -59,15 +59,20 @@ public struct Timecode: Sendable, Hashable, CustomStringConvertible {
 
     /// The label of frame `frame` counted from 00:00:00:00 at frames of `frameDuration`,
     /// drop-frame (29.97 and 59.94 fps only) or not, wrapping at 24 hours as timecode does.
+    /// Under half a frame a second (a slideshow's frames), frames are counted as seconds, as
+    /// timecode counts at least one frame a second.
     package static func label(frame: Int64, frameDuration: MediaTime, dropFrame: Bool) -> String {
         var timecode = AVTimecode()
-        let rate = Timecode.rate(frameDuration)
         let flags = Int32(dropFrame ? AV_TIMECODE_FLAG_DROPFRAME.rawValue : 0) | Int32(AV_TIMECODE_FLAG_24HOURSMAX.rawValue)
-        guard av_timecode_init(&timecode, rate, flags, 0, nil) >= 0 else { return "" }
+        if av_timecode_init(&timecode, Timecode.rate(frameDuration), flags, 0, nil) < 0 {
+            guard av_timecode_init(&timecode, AVRational(num: 1, den: 1), Int32(AV_TIMECODE_FLAG_24HOURSMAX.rawValue), 0, nil) >= 0 else { return "" }
+        }
         var buffer = [CChar](repeating: 0, count: Int(AV_TIMECODE_STR_SIZE))
-        return buffer.withUnsafeMutableBufferPointer { out in
+        let label = buffer.withUnsafeMutableBufferPointer { out in
             av_timecode_make_string(&timecode, out.baseAddress, Int32(clamping: frame)).map { String(cString: $0) } ?? ""
         }
+        // Two digits of frames at least, as CMX 3600 and editors read them (FFmpeg writes one under 10 fps).
+        return label.count == 10 ? String(label.dropLast()) + "0" + String(label.suffix(1)) : label
     }
 
     /// Whether frames of `frameDuration` may be labelled drop-frame: 29.97 and 59.94 fps.

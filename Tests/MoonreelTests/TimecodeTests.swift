@@ -323,7 +323,7 @@ import TestSupport
         #expect(start == "0.540000", "the MPEG clock's start, as ffprobe reads it: \(start)")
         let script = "print(av.asset(arg[1]):tracksWithMediaType(\"video\")[1].timeRange.start)"
         let said = try Moonreel.runScript(script, arguments: [program])
-        #expect(said.out == "0.54\n" && said.err.contains("\"clock.mpg\"'s media starts at 0.54 s, where its MPEG clock stood: times into it count from there, so a range from 0 shows its first picture until 0.54 s; start its ranges at track.timeRange.start [fileNotAsExpected]"), "\(said.out) \(said.err)")
+        #expect(said.out == "0.54\n" && said.err.contains("\"clock.mpg\"'s media starts at 0.54 s, where its stream's clock stood: times into it count from there, so a range from 0 shows its first picture until 0.54 s; start its ranges at track.timeRange.start [fileNotAsExpected]"), "\(said.out) \(said.err)")
         let quiet = try Moonreel.runScript(script, arguments: [Self.gopro])
         #expect(!quiet.err.contains("clock"), "\(quiet.err)")
     }

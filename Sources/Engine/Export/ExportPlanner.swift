@@ -250,8 +250,7 @@ struct ExportPlanner {
     /// output's rate.
     private func startTimecode(_ request: ExportRequest, frameDuration: MediaTime?) throws -> StartTimecode? {
         guard request.container.holdsMetadata else { return nil }
-        let shown = composition.tracks(withMediaType: .video).flatMap(\.segments)
-            .filter { $0.source != nil && $0.targetRange.intersection(request.range) != nil }
+        let shown = videoSegments(in: request.range).filter { $0.source != nil }
         let rate = frameDuration ?? shown.first?.source?.nominalFrameDuration
         if let asked = settings.metadata["timecode"] {
             guard let rate, request.container.holdsVideo else {
@@ -682,6 +681,11 @@ struct ExportPlanner {
         return Diagnostic(.optionIgnored, .warning, "\(how) does not keep the source's Dolby Vision (profile \(profile)): the output plays its base layer (HDR10 or HLG), as players without Dolby Vision show it")
     }
 
+    /// The video tracks' segments that show within `range` of the composition.
+    private func videoSegments(in range: TimeRange) -> [TrackSegment] {
+        composition.tracks(withMediaType: .video).flatMap(\.segments).filter { $0.targetRange.intersection(range) != nil }
+    }
+
     /// An `encodingChanged` note when interlaced sources (a camcorder's 1080i, DV) are drawn:
     /// their fields are made whole frames (bwdif, a frame for each frame, as players show
     /// them) and the output is progressive. Passthrough keeps the fields (SmartCut refuses
@@ -691,8 +695,7 @@ struct ExportPlanner {
         case .reencode, .piece, .join: break
         case .passthrough, .smartCut, .sound, .nothing: return nil
         }
-        let shown = composition.tracks(withMediaType: .video).flatMap(\.segments).filter { $0.targetRange.intersection(range) != nil }
-        let interlaced = Set(shown.compactMap { $0.source?.fieldOrder.isInterlaced == true ? $0.source?.path : nil })
+        let interlaced = Set(videoSegments(in: range).compactMap { $0.source?.fieldOrder.isInterlaced == true ? $0.source?.path : nil })
         guard let first = interlaced.sorted().first else { return nil }
         let others = interlaced.count > 1 ? " (and \(interlaced.count - 1) more)" : ""
         return Diagnostic(.encodingChanged, .note, "\(Paths.name(of: first).quotedForMessage(limit: 60))\(others) is interlaced: its fields are made whole frames (bwdif, a frame for each frame), and the output is progressive")
@@ -704,8 +707,7 @@ struct ExportPlanner {
     /// ones keep it. Passthrough keeps it; an output tone-mapped to SDR or converted to HLG
     /// says so already. Only the sources within `range` count.
     private func hdr10PlusNote(_ encodings: Encodings, _ strategy: ExportRequest.Strategy, range: TimeRange) -> Diagnostic? {
-        let shown = composition.tracks(withMediaType: .video).flatMap(\.segments).filter { $0.targetRange.intersection(range) != nil }
-        guard shown.contains(where: { $0.source?.hdr10Plus == true }) else { return nil }
+        guard videoSegments(in: range).contains(where: { $0.source?.hdr10Plus == true }) else { return nil }
         let what = "HDR10+ dynamic metadata (SMPTE ST 2094-40, a tone-mapping curve per scene)"
         switch strategy {
         case .passthrough, .sound, .nothing:

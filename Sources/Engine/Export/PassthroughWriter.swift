@@ -36,7 +36,7 @@ struct PassthroughWriter {
             // Without an edit list the frames from the keyframe to the cut are shown.
             log?.report(Diagnostic(.encodingChanged, .warning, "Passthrough into .\(container.rawValue) starts \(shortSeconds(video.lead)) s early, at the keyframe before the cut (\(shortSeconds(cut - video.lead)) s into \(Paths.name(of: source).quotedForMessage(limit: 60)), not \(shortSeconds(cut)) s): \(container == .webm ? "WebM" : "Matroska") holds no edit list to hide the frames before a cut",
                                    remedy: "write .mp4 or .mov, or export with SmartCut to cut on the frame"))
-            if carriedTimecode != nil, metadata["timecode"] != nil { metadata["timecode"] = carriedTimecode?.label(at: cut - video.lead) }
+            if let carriedTimecode, metadata["timecode"] != nil { metadata["timecode"] = carriedTimecode.label(at: cut - video.lead) }
         }
         try muxer.writeHeader(metadata: metadata, fastStart: fastStart)
         var lastReported = 0.0

@@ -260,7 +260,7 @@ public final class ProxyCache: Sendable {
         let length = stream.pointee.duration > 0 ? Double(stream.pointee.duration) * av_q2d(timeBase)
             : Double(max(reader.demuxer.context.pointee.duration, 0)) / Double(AV_TIME_BASE)
         let rate = stream.pointee.avg_frame_rate.isValid ? stream.pointee.avg_frame_rate : stream.pointee.r_frame_rate
-        let frameDuration = rate.isValid ? MediaTime(value: Int64(rate.den), timescale: rate.num) : MediaTime(value: 1, timescale: 30)
+        let frameDuration = rate.frameDuration ?? MediaTime(value: 1, timescale: 30)
         let muxer = try Muxer(path: path, container: .mov)
         let scaler = Scaler(flags: SWS_BICUBIC | SWS_ACCURATE_RND)
         // Previews are SDR: HDR is tone-mapped here once, as the compositor would at every

@@ -423,14 +423,14 @@ public final class MediaLibrary {
         for index in 0..<demuxer.streamCount {
             guard let stream = demuxer.stream(index), stream.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO else { continue }
             let rate = stream.pointee.r_frame_rate
-            guard rate.num > 0, rate.den > 0, Double(rate.num) / Double(rate.den) <= 1000 else { return nil }
+            guard let frameDuration = rate.frameDuration, Double(rate.num) / Double(rate.den) <= 1000 else { return nil }
             // A recording is written in fragments, which state no frame count: its packets are counted.
             var count = 0
             try? demuxer.forEachPacket { packet in
                 if packet.pointee.stream_index == Int32(index) { count += 1 }
                 return true
             }
-            return (MediaTime(value: Int64(rate.den), timescale: rate.num), count)
+            return (frameDuration, count)
         }
         return nil
     }
