@@ -62,8 +62,9 @@ extension API {
             call.push(t.fieldOrder.rawValue)
         }
         luaClass.property("nominalFrameDuration", of: AssetTrack.self,
-                          doc: "one frame, exactly (av.time(1001, 30000) at 29.97 fps): the frameDuration of a video composition that keeps every frame") { call, t in
-            try call.push(exact: t.nominalFrameDuration)
+                          doc: "video: one frame at the rate the file stands for, exactly (av.time(1001, 30000) at 29.97 fps; a phone's variable rate averaging 29.98 is 29.97), as a default video composition renders it: the frameDuration that keeps every frame and a camera's timecode; nil for other tracks") { call, t in
+            guard t.mediaType == .video else { call.pushNil(); return }
+            try call.push(exact: VideoComposition.frameDuration(forRate: t.nominalFrameRate))
         }
         luaClass.property("naturalTimeScale", of: AssetTrack.self) { call, t in call.push(Int(t.naturalTimeScale)) }
         luaClass.property("codec", of: AssetTrack.self) { call, t in call.push(t.codec) }

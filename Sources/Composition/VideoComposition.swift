@@ -243,7 +243,7 @@ public final class VideoComposition {
     /// is exported at 10.5 fps, not padded out to 23.976 with repeated pictures. Below 5 fps
     /// (slides, time-lapse stills) it is 23.976: a frame that long would stretch the end of
     /// the export by up to its length.
-    static func frameDuration(forRate rate: Double) -> MediaTime {
+    package static func frameDuration(forRate rate: Double) -> MediaTime {
         standardFrameDuration(near: rate) ?? {
             guard rate >= 5 else { return MediaTime(value: 1001, timescale: 24000) }
             let tenths = Int32(min((rate * 10).rounded(), 2400)) // up to 240 fps

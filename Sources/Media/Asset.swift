@@ -383,10 +383,11 @@ public final class AssetTrack: @unchecked Sendable, StoredPicture {
             displayMatrix: moon_stream_display_matrix(stream), size: naturalSize)
     }
 
-    /// One frame at the nominal rate, exactly (1001/30000 s at 29.97 fps; 1/30 s when the rate
-    /// is unknown or past 1000 fps): a video composition's `frameDuration` that keeps every
-    /// frame; gaps shorter than this are timestamp jitter, not missing pictures.
-    public var nominalFrameDuration: MediaTime {
+    /// One frame at the nominal rate, exactly as the file states it (1001/30000 s at 29.97
+    /// fps; 1/30 s when the rate is unknown or past 1000 fps): gaps shorter than this are
+    /// timestamp jitter, not missing pictures. (Scripts get the standard rate it stands for:
+    /// `VideoComposition.frameDuration(forRate:)`.)
+    package var nominalFrameDuration: MediaTime {
         guard nominalFrameRate >= 1, nominalFrameRate <= 1000, let duration = frameRate.frameDuration else { return MediaTime(value: 1, timescale: 30) }
         return duration
     }

@@ -159,6 +159,11 @@ import TestSupport
         #expect(try Self.timecode(of: cut) == "15:44:37:24")
         let rate = try Tool.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream=avg_frame_rate", "-of", "csv=p=0", cut]).out
         #expect(rate.hasPrefix("30000/1001"), "\(rate)")
+        // A phone's variable rate stands for the standard rate near it, as default video
+        // compositions render it (an iPhone 4S averaging 29.977); a 10.5 fps average is kept.
+        let durations = try Moonreel.runScript("for i = 1, #arg do print(av.asset(arg[i]):tracksWithMediaType(\"video\")[1].nominalFrameDuration) end",
+                                               arguments: [Fixtures.real("01_iphone4s_portrait_h264_rot90.mov"), Fixtures.real("06_android_rot180_vfr_10fps.mp4"), Self.gopro])
+        #expect(durations.out.split(separator: "\n").map { $0.split(separator: " ").first.map(String.init) ?? "" } == ["Time(1001/30000", "Time(2/21", "Time(1001/30000"], "\(durations.out)")
     }
 
     /// A QuickTime timecode track names its own start: in a file whose picture starts 1 s after
