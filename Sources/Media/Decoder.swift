@@ -186,23 +186,19 @@ package final class VideoFrameSource {
     /// A photo: its one picture is decoded once and shown at every time (image demuxers
     /// cannot seek).
     private let isStillImage: Bool
-    /// Interlaced pictures (a camcorder's 1080i, DV) are deinterlaced as players show them:
-    /// bwdif, a frame for each frame, from the first frame the decoder flags interlaced on.
-    private var deinterlacer: FilterChain?
-    private var deinterlacerFlushed = false
-    /// The times of the frames the deinterlacer holds, in order: its frames come out one for
-    /// each, and are given them back (bwdif counts in half frames).
-    private var deinterlacedTimes: [Int64] = []
-    /// The stream is interlaced (as its track says, or frames flagged so were seen): after a
-    /// seek, decoding starts a frame early, so the first frame shown is deinterlaced with the
-    /// one before it, as when read on in order.
-    private var isInterlaced = false
+    /// Interlaced pictures (a camcorder's 1080i, DV) are made whole as players show them.
+    private let deinterlacer = Deinterlacer()
+    /// The stream is interlaced as its track says: after a seek, decoding starts a frame
+    /// early, so the first frame shown is deinterlaced with the one before it, as when read
+    /// on in order.
+    private var tracksInterlaced = false
+    private var isInterlaced: Bool { tracksInterlaced || deinterlacer.sawInterlacedFrames }
 
     package init(path: String, streamIndex: Int, isStillImage: Bool = false, threading: DecoderThreading = .automatic) throws {
         reader = try StreamReader(path: path, streamIndex: streamIndex, threading: threading)
         self.isStillImage = isStillImage
         if !isStillImage, let parameters = reader.demuxer.stream(streamIndex)?.pointee.codecpar?.pointee {
-            isInterlaced = FieldOrder.of(parameters, path: path, streamIndex: streamIndex).isInterlaced
+            tracksInterlaced = FieldOrder.of(parameters, path: path, streamIndex: streamIndex).isInterlaced
         }
     }
 
@@ -228,7 +224,7 @@ package final class VideoFrameSource {
         defer { reader.target = nil }
         while upcoming == nil || upcoming!.time <= time {
             if let upcoming { current = upcoming }
-            guard let frame = try nextPicture() else {
+            guard let frame = try deinterlacer.nextFrame(from: reader) else {
                 upcoming = nil
                 break
             }
@@ -252,35 +248,56 @@ package final class VideoFrameSource {
         return rgba
     }
 
-    /// The next decoded picture, deinterlaced once the stream shows interlaced frames.
-    private func nextPicture() throws -> Frame? {
-        while true {
-            if let deinterlacer, let frame = try deinterlacer.next() {
-                let time = deinterlacedTimes.isEmpty ? reader.pts(of: frame) : deinterlacedTimes.removeFirst()
-                (frame.pointer.pointee.pts, frame.pointer.pointee.best_effort_timestamp) = (time, time)
-                return frame
-            }
-            guard let frame = try reader.nextFrame() else {
-                guard let deinterlacer, !deinterlacerFlushed else { return nil }
-                deinterlacerFlushed = true
-                try deinterlacer.push(nil) // the last frame waits for the one after it
-                continue
-            }
-            if deinterlacer == nil {
-                guard frame.pointer.pointee.interlaced_frame != 0 else { return frame }
-                isInterlaced = true
-                deinterlacer = try FilterChain(videoFilters: "bwdif=mode=send_frame:parity=auto:deint=interlaced", width: frame.width, height: frame.height,
-                                               pixelFormat: AVPixelFormat(frame.pointer.pointee.format), threads: 1)
-            }
-            deinterlacedTimes.append(reader.pts(of: frame))
-            try deinterlacer?.push(frame)
-        }
-    }
-
     private func restart(at time: MediaTime) throws {
         try reader.seek(before: isInterlaced ? time - reader.nominalFrameDuration : time)
         current = nil
         upcoming = nil
-        (deinterlacer, deinterlacerFlushed, deinterlacedTimes) = (nil, false, [])
+        deinterlacer.reset()
+    }
+}
+
+/// Makes the pictures of one stream whole as they are read in order: from the first frame
+/// the decoder flags interlaced on (a camcorder's 1080i, DV), frames go through FFmpeg's
+/// bwdif, a frame for each frame, as players show them, keeping their own timestamps; until
+/// then they pass as they are. What draws frames and what makes previews of them share it.
+package final class Deinterlacer {
+    private var chain: FilterChain?
+    private var flushed = false
+    /// The times of the frames the chain holds, in order: its frames come out one for each
+    /// and are given them back (bwdif counts in half frames).
+    private var times: [Int64] = []
+    /// Frames flagged interlaced were seen.
+    package private(set) var sawInterlacedFrames = false
+
+    package init() {}
+
+    /// The next whole picture of `reader`; nil at its end.
+    package func nextFrame(from reader: StreamReader) throws -> Frame? {
+        while true {
+            if let chain, let frame = try chain.next() {
+                let time = times.isEmpty ? reader.pts(of: frame) : times.removeFirst()
+                (frame.pointer.pointee.pts, frame.pointer.pointee.best_effort_timestamp) = (time, time)
+                return frame
+            }
+            guard let frame = try reader.nextFrame() else {
+                guard let chain, !flushed else { return nil }
+                flushed = true
+                try chain.push(nil) // the last frame waits for the one after it
+                continue
+            }
+            if chain == nil {
+                guard frame.pointer.pointee.interlaced_frame != 0 else { return frame }
+                sawInterlacedFrames = true
+                chain = try FilterChain(videoFilters: "bwdif=mode=send_frame:parity=auto:deint=interlaced", width: frame.width, height: frame.height,
+                                        pixelFormat: AVPixelFormat(frame.pointer.pointee.format), threads: 1)
+            }
+            times.append(reader.pts(of: frame))
+            try chain?.push(frame)
+        }
+    }
+
+    /// Forgets the frames held: the reader seeked.
+    package func reset() {
+        (chain, flushed, times) = (nil, false, [])
     }
 }

@@ -68,6 +68,14 @@ import TestSupport
 
         let probe = try Moonreel.run(["probe", source])
         #expect(probe.out.contains("25.0 fps, interlaced (top field first)"), "\(probe.out)")
+
+        // The studio's preview proxy shows the frames as the export draws them: whole.
+        let cache = Fixtures.scratchPath("cache")
+        let made = try Tool.run(Moonreel.executable, ["proxy", source], environment: ["XDG_CACHE_HOME": cache])
+        try #require(made.status == 0, "\(made.err)")
+        let proxy = try #require(try FileManager.default.contentsOfDirectory(atPath: cache + "/moonreel/proxies").first { $0.hasSuffix(".mov") })
+        let previewed = try Self.fields(cache + "/moonreel/proxies/" + proxy)
+        #expect(previewed.progressive >= 90 && previewed.interlaced <= 6, "the proxy combs: \(previewed)")
     }
 
     /// PAL DV, whose container says nothing of its fields: read from its first frame (bottom

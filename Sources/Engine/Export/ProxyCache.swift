@@ -29,8 +29,9 @@ public final class ProxyCache: Sendable {
     /// landscape from a 1920×1080 one: 16 ms).
     public let width: Int, height: Int
 
-    /// Bumped whenever proxies are made differently, so old ones are made again.
-    static let version = 2
+    /// Bumped whenever proxies are made differently, so old ones are made again (3:
+    /// interlaced sources are made whole).
+    static let version = 3
     /// A keyframe every half second: a scrub decodes at most 15 frames at 30 fps (1080p from
     /// its proxy: 69 ms at the 95th percentile to the page, bench/RESULTS.md).
     static let keyframeSeconds = 0.5
@@ -269,7 +270,9 @@ public final class ProxyCache: Sendable {
         let toneMapper = ColorConverter(to: .sdr)
         var encoder: StreamEncoder?
         var written: [Int64] = []
-        while let frame = try reader.nextFrame() {
+        // Interlaced sources are previewed as they are drawn: whole.
+        let deinterlacer = Deinterlacer()
+        while let frame = try deinterlacer.nextFrame(from: reader) {
             if cancellation?.isCancelled == true { throw EngineError("making the proxy of \(source.path) was cancelled", kind: .cancelled) }
             let pts = reader.pts(of: frame)
             // A repeated or backward time (broken files) cannot be encoded; a preview of the
