@@ -138,10 +138,6 @@ extension API {
                 api.readFiles.record(path)
                 do {
                     let asset = try Asset(path: path)
-                    if let start = asset.clockStart {
-                        try api.policy.report(Diagnostic(.fileNotAsExpected, .note, "\(Paths.name(of: path).quotedForMessage(limit: 60))'s media starts at \(shortSeconds(start)) s, where its stream's clock stood: times into it count from there, so a range from 0 shows its first picture until \(shortSeconds(start)) s",
-                                                         remedy: "start its ranges at track.timeRange.start"), at: call.L)
-                    }
                     try call.push(asset)
                     return 1
                 } catch {

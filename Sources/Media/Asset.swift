@@ -107,10 +107,6 @@ public final class Asset: @unchecked Sendable {
     public let metadata: [String: String]
     /// How many chapters the file marks (a podcast's, a film's).
     public let chapterCount: Int
-    /// Where a file's media starts on a stream's clock, whose count begins anywhere (the
-    /// formats FFmpeg marks so: MPEG-TS and MPEG-PS — `.ts`, `.mpg`, AVCHD `.MTS` — and FLV):
-    /// the earliest track's start when it is past zero; nil for other files, which start at zero.
-    package let clockStart: MediaTime?
     /// The timecode a camera or an editor stamped on the file (a QuickTime/MP4 `tmcd` track,
     /// labelling its own start; an MXF or Matroska tag, labelling the first video frame); nil
     /// otherwise, and for a file without video.
@@ -150,7 +146,7 @@ public final class Asset: @unchecked Sendable {
             let isStill = stillFormat && demuxer.streamCount == 1 && stream.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_VIDEO
                 && stream.pointee.nb_frames <= 1
             let orientation = isStill ? ((try? ImageLoader.probe(path))?.orientation ?? .up) : nil
-            built.append(AssetTrack(stream: stream, index: index, path: path, stillOrientation: orientation))
+            built.append(AssetTrack(stream: stream, index: index, path: path, start: demuxer.startTime(ofStream: index), stillOrientation: orientation))
         }
         var end = MediaTime.zero
         for track in built where track.mediaType == .video || track.mediaType == .audio {
@@ -163,9 +159,6 @@ public final class Asset: @unchecked Sendable {
             end = try Asset.scanDuration(demuxer, tracks: &built)
         }
         duration = end
-        let earliest = built.filter { $0.mediaType == .video || $0.mediaType == .audio }.map(\.timeRange.start).min() ?? .zero
-        let clockCounts = (format.iformat.map { $0.pointee.flags & AVFMT_TS_DISCONT != 0 } ?? false) && earliest > .zero
-        clockStart = clockCounts ? earliest : nil
         startTimecode = Asset.startTimecode(demuxer, video: built.first { $0.mediaType == .video && !$0.isStillImage })
         tracks = built
         for track in tracks {
@@ -191,8 +184,7 @@ public final class Asset: @unchecked Sendable {
         let streams = (0..<demuxer.streamCount).compactMap { demuxer.stream($0) }
         let (text, origin, rate): (String, MediaTime, AVRational)
         if let track = streams.first(where: { $0.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_DATA && tag($0) != nil }), let stamp = tag(track) {
-            let start = track.pointee.start_time == MOON_AV_NOPTS_VALUE ? MediaTime.zero : MediaTime(pts: track.pointee.start_time, timeBase: track.pointee.time_base)
-            (text, origin, rate) = (stamp, start, track.pointee.avg_frame_rate.isValid ? track.pointee.avg_frame_rate : videoStream.pointee.avg_frame_rate)
+            (text, origin, rate) = (stamp, demuxer.startTime(ofStream: Int(track.pointee.index)) ?? .zero, track.pointee.avg_frame_rate.isValid ? track.pointee.avg_frame_rate : videoStream.pointee.avg_frame_rate)
         } else if let stamp = tag(videoStream) ?? demuxer.tag("timecode") {
             (text, origin, rate) = (stamp, video.timeRange.start, videoStream.pointee.avg_frame_rate.isValid ? videoStream.pointee.avg_frame_rate : videoStream.pointee.r_frame_rate)
         } else {
@@ -313,7 +305,8 @@ public final class AssetTrack: @unchecked Sendable, StoredPicture {
     /// The rate `nominalFrameRate` reads, as the file states it.
     private let frameRate: AVRational
 
-    init(stream: UnsafeMutablePointer<AVStream>, index: Int, path: String, stillOrientation: ExifOrientation? = nil) {
+    /// `start`: where the stream starts in the file's times (`Demuxer.startTime(ofStream:)`).
+    init(stream: UnsafeMutablePointer<AVStream>, index: Int, path: String, start: MediaTime?, stillOrientation: ExifOrientation? = nil) {
         let parameters = stream.pointee.codecpar.pointee
         self.path = path
         streamIndex = index
@@ -372,8 +365,7 @@ public final class AssetTrack: @unchecked Sendable, StoredPicture {
             return
         }
         (nominalFrameRate, frameRate) = mediaType == .video ? (rate.doubleValue, rate) : (0, AVRational(num: 0, den: 1))
-        let start = stream.pointee.start_time != MOON_AV_NOPTS_VALUE
-            ? MediaTime(pts: stream.pointee.start_time, timeBase: timeBase) : .zero
+        let start = start ?? .zero
         var duration = MediaTime.zero
         if stream.pointee.duration > 0 {
             duration = MediaTime(pts: stream.pointee.duration, timeBase: timeBase)

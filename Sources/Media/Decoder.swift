@@ -60,6 +60,8 @@ package final class StreamReader {
     var target: Int64?
     /// The largest presentation time sent to the decoder since the last seek.
     private var latestSentPTS = Int64.min
+    /// `packet` holds the keyframe a seek found, to be decoded first.
+    private var holdsKeyframe = false
 
     package init(path: String, streamIndex: Int, threading: DecoderThreading = .automatic) throws {
         demuxer = try Demuxer(path: path)
@@ -87,19 +89,12 @@ package final class StreamReader {
         demuxer.stream(streamIndex)?.pointee.avg_frame_rate.frameDuration ?? MediaTime(value: 1, timescale: 30)
     }
 
-    /// Seeks so that the next frame decoded is at or before `time` (a keyframe before it).
+    /// Seeks so that the next frame decoded is at or before `time`: decoding starts at a
+    /// keyframe before it (`Demuxer.seekToKeyframe`).
     package func seek(before time: MediaTime) throws {
-        let target = time.pts(in: timeBase)
-        let status = avformat_seek_file(demuxer.context, Int32(streamIndex), Int64.min, target, target, 0)
-        if status < 0 {
-            // Some inputs (streamed WebM without cues) cannot seek: restart from the beginning.
-            try check(avformat_seek_file(demuxer.context, Int32(streamIndex), Int64.min, Int64.min, target, 0),
-                      "seeking to \(time.seconds) s", context: label)
-        }
         avcodec_flush_buffers(decoder.context)
-        draining = false
-        finished = false
-        latestSentPTS = .min
+        (draining, finished, latestSentPTS) = (false, false, .min)
+        holdsKeyframe = try demuxer.seekToKeyframe(stream: streamIndex, atOrBefore: time.pts(in: timeBase), holdingIn: packet, context: label)
     }
 
     /// The next decoded frame, or nil at the end of the stream.
@@ -117,7 +112,8 @@ package final class StreamReader {
                 finished = true
                 return nil
             }
-            let read = av_read_frame(demuxer.context, packet)
+            let read = holdsKeyframe ? 0 : demuxer.read(into: packet)
+            holdsKeyframe = false
             if read == MOON_AVERROR_EOF || read == MOON_AVERROR_EXIT {
                 draining = true
                 avcodec_send_packet(decoder.context, nil)

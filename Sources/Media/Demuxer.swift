@@ -11,6 +11,13 @@ package final class Demuxer {
     package let path: String
     /// Set to 1 from any thread to make blocking reads return (AVERROR_EXIT).
     package let interruptFlag: UnsafeMutablePointer<Int32>
+    /// Where the file's times begin. MPEG-TS and MPEG-PS (`.ts`, `.mpg`, AVCHD `.MTS`) and
+    /// FLV count on a stream clock that starts anywhere (0.54 s from the ffmpeg CLI, minutes
+    /// into a broadcast): their times are counted from their earliest audio or video instead,
+    /// as players show them and ffmpeg's `-ss` counts. Zero for every other file.
+    package private(set) var clockOrigin = MediaTime.zero
+    /// `clockOrigin` in each stream's time base: what `read` subtracts and `seek` adds.
+    private var originPts: [Int64] = []
 
     /// Opens and probes `path`, with errors that say what is wrong with the file.
     package init(path: String) throws {
@@ -29,6 +36,7 @@ package final class Demuxer {
         if infoStatus < 0 {
             throw EngineError("input \"\(path)\": cannot read stream information (\(FFmpegError.text(for: infoStatus))); the file may be truncated or corrupt", kind: .decode, subject: path)
         }
+        countsFromItsMedia()
     }
 
     /// Opens a capture device through a libavdevice input format (`label` names it in errors).
@@ -84,10 +92,107 @@ package final class Demuxer {
         guard let packet = av_packet_alloc() else { throw EngineError("out of memory", kind: .limit) }
         var owned: UnsafeMutablePointer<AVPacket>? = packet
         defer { av_packet_free(&owned) }
-        while av_read_frame(context, packet) >= 0 {
+        while read(into: packet) >= 0 {
             defer { av_packet_unref(packet) }
             guard try body(packet) else { return }
         }
+    }
+
+    /// The next packet (`av_read_frame`), its times counted from `clockOrigin`; FFmpeg's status.
+    package func read(into packet: UnsafeMutablePointer<AVPacket>) -> Int32 {
+        let status = av_read_frame(context, packet)
+        let index = Int(packet.pointee.stream_index)
+        guard status >= 0, index >= 0, index < originPts.count, originPts[index] != 0 else { return status }
+        packet.pointee.pts = Self.shifted(packet.pointee.pts, by: -originPts[index])
+        packet.pointee.dts = Self.shifted(packet.pointee.dts, by: -originPts[index])
+        return status
+    }
+
+    /// Seeks stream `index` (`avformat_seek_file`, times counted from `clockOrigin`, in the
+    /// stream's time base); FFmpeg's status.
+    package func seek(stream index: Int, earliest: Int64 = .min, target: Int64, latest: Int64, flags: Int32 = 0) -> Int32 {
+        let origin = index >= 0 && index < originPts.count ? originPts[index] : 0
+        return avformat_seek_file(context, Int32(index), Self.shifted(earliest, by: origin), Self.shifted(target, by: origin),
+                                  Self.shifted(latest, by: origin), flags)
+    }
+
+    /// Seeks stream `index` so that its next packet is a keyframe at or before `target` (its
+    /// time base), read into `packet`; false when the stream flags none or has none left
+    /// there, and decoding starts where the seek landed. MP4, MOV and Matroska seek to
+    /// keyframes by their index; MPEG-TS and MPEG-PS to any packet near a time, so the packets
+    /// before the next keyframe are passed over (a decoder given them draws nothing, or
+    /// garbage), and when that keyframe is past `target` the seek goes back further, as
+    /// players do. `label` names the input in errors.
+    package func seekToKeyframe(stream index: Int, atOrBefore target: Int64, holdingIn packet: UnsafeMutablePointer<AVPacket>,
+                                context label: String) throws -> Bool {
+        guard let timeBase = stream(index)?.pointee.time_base else { return false }
+        let time = MediaTime(pts: target, timeBase: timeBase), start = startTime(ofStream: index) ?? .zero
+        func seekNear(_ from: Int64) throws {
+            if seek(stream: index, target: from, latest: from, flags: AVSEEK_FLAG_BACKWARD) < 0 {
+                // Some inputs (streamed WebM without cues) cannot seek: restart from the beginning.
+                try check(seek(stream: index, target: .min, latest: from), "seeking to \(time.seconds) s", context: label)
+            }
+        }
+        var lead = MediaTime.zero
+        while true {
+            let from = (time - lead).pts(in: timeBase)
+            try seekNear(from)
+            guard let keyframe = readKeyframe(stream: index, into: packet) else {
+                try seekNear(from)
+                return false
+            }
+            if keyframe <= target || lead >= Self.longestKeyframeSearch || time - lead <= start { return true }
+            av_packet_unref(packet)
+            lead = lead == .zero ? MediaTime(value: 1, timescale: 1) : lead + lead
+        }
+    }
+
+    /// How far before a time a seek looks for its keyframe: a GOP longer than a minute
+    /// (a security camera's) is decoded from the first keyframe after it.
+    private static let longestKeyframeSearch = MediaTime(value: 64, timescale: 1)
+    /// How many of a stream's packets after a seek may pass without a keyframe before the
+    /// stream is taken as flagging none (10 s at 60 fps).
+    private static let packetsWithoutKeyframe = 600
+
+    /// Reads on to stream `index`'s next keyframe, left in `packet`; its time, or nil when
+    /// the stream ends or flags none.
+    private func readKeyframe(stream index: Int, into packet: UnsafeMutablePointer<AVPacket>) -> Int64? {
+        var passed = 0
+        while read(into: packet) >= 0 {
+            let time = packet.pointee.pts != MOON_AV_NOPTS_VALUE ? packet.pointee.pts : packet.pointee.dts
+            if Int(packet.pointee.stream_index) == index {
+                if packet.pointee.flags & AV_PKT_FLAG_KEY != 0, time != MOON_AV_NOPTS_VALUE { return time }
+                passed += 1
+            }
+            av_packet_unref(packet)
+            if passed > Self.packetsWithoutKeyframe { return nil }
+        }
+        return nil
+    }
+
+    /// Where stream `index` starts, counted from `clockOrigin`; nil when the file does not say.
+    package func startTime(ofStream index: Int) -> MediaTime? {
+        guard let stream = stream(index), stream.pointee.start_time != MOON_AV_NOPTS_VALUE else { return nil }
+        return MediaTime(pts: stream.pointee.start_time, timeBase: stream.pointee.time_base) - clockOrigin
+    }
+
+    /// Finds `clockOrigin` for the formats FFmpeg marks as counting on a running clock.
+    private func countsFromItsMedia() {
+        guard let format = context.pointee.iformat, format.pointee.flags & AVFMT_TS_DISCONT != 0 else { return }
+        let streams = (0..<streamCount).compactMap { stream($0) }
+        let starts = streams.filter { [AVMEDIA_TYPE_VIDEO, AVMEDIA_TYPE_AUDIO].contains($0.pointee.codecpar.pointee.codec_type) && $0.pointee.start_time != MOON_AV_NOPTS_VALUE }
+            .map { MediaTime(pts: $0.pointee.start_time, timeBase: $0.pointee.time_base) }
+        guard let earliest = starts.min(), earliest > .zero else { return }
+        clockOrigin = earliest
+        originPts = streams.map { earliest.pts(in: $0.pointee.time_base) }
+    }
+
+    /// `time` moved by `amount`, FFmpeg's "no time" and the open ends of a seek kept as
+    /// they are, and clamped where a damaged file's times would overflow.
+    private static func shifted(_ time: Int64, by amount: Int64) -> Int64 {
+        guard time != MOON_AV_NOPTS_VALUE, time != .max else { return time }
+        let (sum, overflow) = time.addingReportingOverflow(amount)
+        return overflow ? (amount > 0 ? .max - 1 : .min + 1) : sum
     }
 
     package func stream(_ index: Int) -> UnsafeMutablePointer<AVStream>? {

@@ -317,19 +317,4 @@ import TestSupport
         #expect(guessed.out.trimmingCharacters(in: .whitespacesAndNewlines) == "2.5")
         #expect(guessed.err.contains("clip \"GoPro\" of track V1 starts at 2.5 s, before its file's start timecode 15:44:35:10 (56732.009 s), so its times are read as times into the file"), "\(guessed.err)")
     }
-
-    /// An MPEG program stream's media starts where its clock stood (0.54 s for the ffmpeg
-    /// CLI's `.mpg`; AVCHD and broadcast files often later), and its times count from there:
-    /// said when the asset is opened, with the track's start to use. An MP4 says nothing.
-    @Test func aFileOnAnMPEGClockSaysWhereItsTimesStart() throws {
-        let program = Fixtures.scratchPath("clock.mpg")
-        try Tool.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-t", "2", "-c:v", "mpeg2video", program])
-        let start = try Tool.run("ffprobe", ["-v", "error", "-show_entries", "format=start_time", "-of", "csv=p=0", program]).out.trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(start == "0.540000", "the MPEG clock's start, as ffprobe reads it: \(start)")
-        let script = "print(av.asset(arg[1]):tracksWithMediaType(\"video\")[1].timeRange.start)"
-        let said = try Moonreel.runScript(script, arguments: [program])
-        #expect(said.out == "0.54\n" && said.err.contains("\"clock.mpg\"'s media starts at 0.54 s, where its stream's clock stood: times into it count from there, so a range from 0 shows its first picture until 0.54 s; start its ranges at track.timeRange.start [fileNotAsExpected]"), "\(said.out) \(said.err)")
-        let quiet = try Moonreel.runScript(script, arguments: [Self.gopro])
-        #expect(!quiet.err.contains("clock"), "\(quiet.err)")
-    }
 }

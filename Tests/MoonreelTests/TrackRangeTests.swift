@@ -167,4 +167,65 @@ import TestSupport
                     "\(result.err)")
         }
     }
+
+    /// An MPEG-TS or MPEG-PS file (`.ts`, `.mpg`, a camcorder's AVCHD `.MTS`) counts on a
+    /// stream clock that starts anywhere (here 601.38 s; 0.54 s from the ffmpeg CLI's `.mpg`).
+    /// Its times count from its media, as players show them: a cut from 2 s shows the frames
+    /// 2 s in (it showed the first picture, then started 2 s into the clock). Seeks in such
+    /// files land on any packet: decoding starts at the keyframe before, where the cut showed
+    /// the next keyframe's picture until it came, and Passthrough copied a second that does
+    /// not decode.
+    @Test func anMPEGStreamCountsFromItsMediaAndSeeksToKeyframes() throws {
+        let ts = Fixtures.scratchPath("clock.ts")
+        try Tool.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=10", "-f", "lavfi", "-i", "sine=sample_rate=48000:duration=10",
+                         "-c:v", "libx264", "-preset", "ultrafast", "-g", "25", "-c:a", "aac", "-output_ts_offset", "600", ts])
+        let starts = try Tool.run("ffprobe", ["-v", "error", "-show_entries", "format=start_time:stream=start_time", "-of", "csv=p=0", ts]).out
+            .split(whereSeparator: \.isNewline).compactMap { Double($0.split(separator: ",").first ?? "") }
+        // The video stream's, first; the format's, last: the earliest stream's.
+        guard let videoStart = starts.first, let origin = starts.last, origin > 600 else { Issue.record("ffprobe's starts: \(starts)"); return }
+
+        let said = try Moonreel.runScript("""
+            local asset = av.asset(arg[1])
+            print(("%.3f %.3f"):format(asset:tracksWithMediaType("video")[1].timeRange.start, asset.duration))
+            """, arguments: [ts])
+        #expect(said.status == 0 && said.out == String(format: "%.3f %.3f\n", videoStart - origin, 10 + videoStart - origin), "\(said.out) \(said.err)")
+
+        // The frames shown 2 s into the media and on, each the last one at or before its time,
+        // as ffmpeg decodes the whole file (frame n of the source is at videoStart + n/25).
+        func sourceFrame(at time: Double) throws -> String {
+            let index = Int(((origin + time - videoStart) * 25 + 1e-6).rounded(.down))
+            let path = Fixtures.scratchPath("clock-ref-\(index).png")
+            try Tool.ffmpeg(["-i", ts, "-vf", "select=eq(n\\,\(index))", "-frames:v", "1", path])
+            return path
+        }
+        func frame(of video: String, at time: Double) throws -> String {
+            let path = Fixtures.scratchPath("clock-out-\(UUID().uuidString).png")
+            try Tool.ffmpeg(["-i", video, "-vf", "select=gte(t\\,\(time))", "-frames:v", "1", path])
+            return path
+        }
+        let cut = Fixtures.scratchPath("clock-cut.mp4")
+        let result = try Moonreel.run(["run", Moonreel.checkout + "/scripts/examples/cut.lua", ts, cut, "2", "3"])
+        try #require(result.status == 0, "\(result.err)")
+        for time in [0, 1.52, 2.96] { // output frames 0, 38 and 74; 1.52: a seek's mid-GOP landing
+            let psnr = try Tool.psnr(try frame(of: cut, at: time), against: try sourceFrame(at: 2 + time))
+            #expect(psnr > 35, "the frame 2 s + \(time) s into the media: PSNR \(psnr) dB")
+        }
+
+        let copy = Fixtures.scratchPath("clock-copy.mp4")
+        let copied = try Moonreel.runScript("""
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(2, 3), av.asset(arg[1]), 0)
+            local session = av.exportSession(comp, "Passthrough")
+            session.outputURL = arg[2]
+            session:export()
+            """, arguments: [ts, copy])
+        try #require(copied.status == 0, "\(copied.err)")
+        let packets = try Tool.packets(copy)
+        #expect(packets.first?.isKeyframe == true, "Passthrough starts at a keyframe: \(packets.prefix(3))")
+        // Copied packets keep their times: the frame shown is the one at 3.52 s, or the next
+        // one where the MP4 edit list starts the first frame at 0.
+        let copiedFrame = try frame(of: copy, at: 1.52)
+        let psnr = try [3.52, 3.56].map { try Tool.psnr(copiedFrame, against: try sourceFrame(at: $0)) }.max() ?? 0
+        #expect(psnr > 35, "the copied frame 3.52 s into the media: PSNR \(psnr) dB")
+    }
 }

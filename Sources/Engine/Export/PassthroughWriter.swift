@@ -84,6 +84,8 @@ final class PacketCursor {
     private var lastDts = Int64.min
     private let packet: UnsafeMutablePointer<AVPacket>
     private var hasPacket = false
+    /// `packet` holds the keyframe the segment's seek found, to be copied first.
+    private var holdsKeyframe = false
     private(set) var isFinished = false
     private(set) var nextTime = MediaTime.zero
     /// Whether the track is video.
@@ -175,11 +177,10 @@ final class PacketCursor {
         // own edit list did; from the stream's start it reads from the very first packet.
         let stream = demuxer.stream(streamIndex)
         let isAudio = stream?.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_AUDIO
-        let firstPts = stream.map { $0.pointee.start_time == MOON_AV_NOPTS_VALUE ? 0 : $0.pointee.start_time } ?? 0
+        let firstPts = demuxer.startTime(ofStream: streamIndex)?.pts(in: timeBase) ?? 0
         if !(isAudio && segmentIndex == 0 && start <= firstPts) {
             let preroll = isAudio && segmentIndex == 0 ? MediaTime(value: 1, timescale: 10).pts(in: timeBase) : 0
-            try check(avformat_seek_file(demuxer.context, Int32(streamIndex), Int64.min, start - preroll, start - preroll, AVSEEK_FLAG_BACKWARD),
-                      "seeking", context: "input \"\(source.path)\"")
+            holdsKeyframe = try demuxer.seekToKeyframe(stream: streamIndex, atOrBefore: start - preroll, holdingIn: packet, context: "input \"\(source.path)\"")
         }
         self.demuxer = demuxer
         let target = (segment.targetRange.start - rangeStart).pts(in: timeBase)
@@ -193,7 +194,8 @@ final class PacketCursor {
 
     private func readPacket() throws {
         while let demuxer {
-            let status = av_read_frame(demuxer.context, packet)
+            let status = holdsKeyframe ? 0 : demuxer.read(into: packet)
+            holdsKeyframe = false
             if status < 0 {
                 self.demuxer = nil
                 break

@@ -30,8 +30,8 @@ public final class ProxyCache: Sendable {
     public let width: Int, height: Int
 
     /// Bumped whenever proxies are made differently, so old ones are made again (3:
-    /// interlaced sources are made whole).
-    static let version = 3
+    /// interlaced sources are made whole; 4: an MPEG-TS file's times count from its media).
+    static let version = 4
     /// A keyframe every half second: a scrub decodes at most 15 frames at 30 fps (1080p from
     /// its proxy: 69 ms at the 95th percentile to the page, bench/RESULTS.md).
     static let keyframeSeconds = 0.5
@@ -257,7 +257,7 @@ public final class ProxyCache: Sendable {
             throw EngineError("\(source.path) has no video stream #\(source.streamIndex) to make a proxy of", kind: .notFound, subject: source.path)
         }
         let timeBase = reader.timeBase
-        let start = stream.pointee.start_time == MOON_AV_NOPTS_VALUE ? 0 : stream.pointee.start_time
+        let start = reader.demuxer.startTime(ofStream: source.streamIndex)?.pts(in: timeBase) ?? 0
         let length = stream.pointee.duration > 0 ? Double(stream.pointee.duration) * av_q2d(timeBase)
             : Double(max(reader.demuxer.context.pointee.duration, 0)) / Double(AV_TIME_BASE)
         let rate = stream.pointee.avg_frame_rate.isValid ? stream.pointee.avg_frame_rate : stream.pointee.r_frame_rate

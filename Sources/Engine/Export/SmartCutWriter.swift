@@ -366,14 +366,14 @@ struct SmartCutWriter {
     /// order: an open GOP), and the parameter sets found inside the samples.
     private static func index(_ demuxer: Demuxer, stream: Int, from target: Int64, to end: Int64, codec: SmartCutCodec) throws
         -> (packets: [IndexedPacket], leading: [IndexedPacket], stoppedAt: Int64?, inBand: Set<[UInt8]>) {
-        try check(avformat_seek_file(demuxer.context, Int32(stream), Int64.min, target, target, AVSEEK_FLAG_BACKWARD),
+        try check(demuxer.seek(stream: stream, target: target, latest: target, flags: AVSEEK_FLAG_BACKWARD),
                   "seeking", context: "input \"\(demuxer.path)\"")
         guard let packet = av_packet_alloc() else { throw EngineError("out of memory", kind: .limit) }
         var maybePacket: UnsafeMutablePointer<AVPacket>? = packet
         defer { av_packet_free(&maybePacket) }
         var packets: [IndexedPacket] = [], leading: [IndexedPacket] = [], inBand: Set<[UInt8]> = []
         var stoppedAt: Int64?
-        while av_read_frame(demuxer.context, packet) >= 0 {
+        while demuxer.read(into: packet) >= 0 {
             defer { av_packet_unref(packet) }
             guard Int(packet.pointee.stream_index) == stream, packet.pointee.pts != MOON_AV_NOPTS_VALUE else { continue }
             let isKeyframe = packet.pointee.flags & AV_PKT_FLAG_KEY != 0
@@ -575,13 +575,13 @@ extension SmartCutWriter {
         let path = segment.source.path, streamIndex = segment.source.streamIndex
         let demuxer = try Demuxer(path: path)
         for index in 0..<demuxer.streamCount where index != streamIndex { demuxer.stream(index)?.pointee.discard = AVDISCARD_ALL }
-        try check(avformat_seek_file(demuxer.context, Int32(streamIndex), Int64.min, first.dts, first.dts, AVSEEK_FLAG_BACKWARD),
+        try check(demuxer.seek(stream: streamIndex, target: first.dts, latest: first.dts, flags: AVSEEK_FLAG_BACKWARD),
                   "seeking", context: "input \"\(path)\"")
         guard let packet = av_packet_alloc() else { throw EngineError("out of memory", kind: .limit) }
         var maybePacket: UnsafeMutablePointer<AVPacket>? = packet
         defer { av_packet_free(&maybePacket) }
         var next = 0
-        while next < segment.copied.count, av_read_frame(demuxer.context, packet) >= 0 {
+        while next < segment.copied.count, demuxer.read(into: packet) >= 0 {
             defer { av_packet_unref(packet) }
             guard Int(packet.pointee.stream_index) == streamIndex, packet.pointee.pts != MOON_AV_NOPTS_VALUE else { continue }
             if next == 0, packet.pointee.pts != first.pts { continue } // before the first copied keyframe
