@@ -94,6 +94,7 @@ package final class StreamReader {
     package func seek(before time: MediaTime) throws {
         avcodec_flush_buffers(decoder.context)
         (draining, finished, latestSentPTS) = (false, false, .min)
+        holdsKeyframe = false
         holdsKeyframe = try demuxer.seekToKeyframe(stream: streamIndex, atOrBefore: time.pts(in: timeBase), holdingIn: packet, context: label)
     }
 

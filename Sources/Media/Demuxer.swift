@@ -117,14 +117,16 @@ package final class Demuxer {
     }
 
     /// Seeks stream `index` so that its next packet is a keyframe at or before `target` (its
-    /// time base), read into `packet`; false when the stream flags none or has none left
-    /// there, and decoding starts where the seek landed. MP4, MOV and Matroska seek to
-    /// keyframes by their index; MPEG-TS and MPEG-PS to any packet near a time, so the packets
-    /// before the next keyframe are passed over (a decoder given them draws nothing, or
-    /// garbage), and when that keyframe is past `target` the seek goes back further, as
-    /// players do. `label` names the input in errors.
+    /// time base), read into `packet`; false when the stream flags none, and decoding starts
+    /// where the seek landed. MP4, MOV and Matroska seek to keyframes by their index. MPEG-TS
+    /// and MPEG-PS seek to any packet near a time: the packets are then read from further back
+    /// (1 s, 2 s, 4 s … at most a minute, as players do) for the last keyframe at or before
+    /// `target`, and read again to it; with none there (a file cut mid-GOP), the first one
+    /// after. A decoder given the packets before a keyframe draws nothing, or garbage.
+    /// `label` names the input in errors.
     package func seekToKeyframe(stream index: Int, atOrBefore target: Int64, holdingIn packet: UnsafeMutablePointer<AVPacket>,
                                 context label: String) throws -> Bool {
+        av_packet_unref(packet)
         guard let timeBase = stream(index)?.pointee.time_base else { return false }
         let time = MediaTime(pts: target, timeBase: timeBase), start = startTime(ofStream: index) ?? .zero
         func seekNear(_ from: Int64) throws {
@@ -133,41 +135,74 @@ package final class Demuxer {
                 try check(seek(stream: index, target: .min, latest: from), "seeking to \(time.seconds) s", context: label)
             }
         }
-        var lead = MediaTime.zero
+        try seekNear(target)
+        if let first = nextPacket(of: index, into: packet), first.isKeyframe, first.time <= target { return true }
+        av_packet_unref(packet)
+        var lead = MediaTime(value: 1, timescale: 1)
         while true {
+            // From the stream's start, an MPEG file's first byte: a seek to a time near it lands
+            // past a first keyframe decoded before it is shown (B-frames).
+            let fromStart = time - lead <= start
             let from = (time - lead).pts(in: timeBase)
-            try seekNear(from)
-            guard let keyframe = readKeyframe(stream: index, into: packet) else {
-                try seekNear(from)
-                return false
+            func seekBack() throws {
+                if !fromStart || !countsOnAClock || av_seek_frame(context, -1, 0, AVSEEK_FLAG_BYTE) < 0 { try seekNear(fromStart ? .min : from) }
             }
-            if keyframe <= target || lead >= Self.longestKeyframeSearch || time - lead <= start { return true }
-            av_packet_unref(packet)
-            lead = lead == .zero ? MediaTime(value: 1, timescale: 1) : lead + lead
+            try seekBack()
+            if let keyframe = lastKeyframe(of: index, atOrBefore: target, using: packet) {
+                try seekBack()
+                while let next = nextPacket(of: index, into: packet) {
+                    if next.isKeyframe, next.time == keyframe { return true }
+                    av_packet_unref(packet)
+                }
+                break // the file changed under us: decode from the time itself
+            }
+            if fromStart || lead >= Self.longestKeyframeSearch { break }
+            lead = lead + lead
         }
+        try seekNear(target)
+        var passed = 0
+        while let next = nextPacket(of: index, into: packet), passed < Self.packetsWithoutKeyframe {
+            if next.isKeyframe { return true }
+            av_packet_unref(packet)
+            passed += 1
+        }
+        av_packet_unref(packet)
+        try seekNear(target)
+        return false
     }
 
     /// How far before a time a seek looks for its keyframe: a GOP longer than a minute
     /// (a security camera's) is decoded from the first keyframe after it.
     private static let longestKeyframeSearch = MediaTime(value: 64, timescale: 1)
-    /// How many of a stream's packets after a seek may pass without a keyframe before the
+    /// How many of a stream's packets after a time may pass without a keyframe before the
     /// stream is taken as flagging none (10 s at 60 fps).
     private static let packetsWithoutKeyframe = 600
 
-    /// Reads on to stream `index`'s next keyframe, left in `packet`; its time, or nil when
-    /// the stream ends or flags none.
-    private func readKeyframe(stream index: Int, into packet: UnsafeMutablePointer<AVPacket>) -> Int64? {
-        var passed = 0
+    /// The next packet of stream `index`, read into `packet`, with its time (its presentation
+    /// time, else its decoding time) and whether it is a keyframe; nil at the end.
+    private func nextPacket(of index: Int, into packet: UnsafeMutablePointer<AVPacket>) -> (time: Int64, isKeyframe: Bool)? {
         while read(into: packet) >= 0 {
             let time = packet.pointee.pts != MOON_AV_NOPTS_VALUE ? packet.pointee.pts : packet.pointee.dts
-            if Int(packet.pointee.stream_index) == index {
-                if packet.pointee.flags & AV_PKT_FLAG_KEY != 0, time != MOON_AV_NOPTS_VALUE { return time }
-                passed += 1
+            if Int(packet.pointee.stream_index) == index, time != MOON_AV_NOPTS_VALUE {
+                return (time, packet.pointee.flags & AV_PKT_FLAG_KEY != 0)
             }
             av_packet_unref(packet)
-            if passed > Self.packetsWithoutKeyframe { return nil }
         }
         return nil
+    }
+
+    /// Reads stream `index` on until its packets are decoded after `target`, for the time of
+    /// its last keyframe at or before it; `packet` is scratch.
+    private func lastKeyframe(of index: Int, atOrBefore target: Int64, using packet: UnsafeMutablePointer<AVPacket>) -> Int64? {
+        var last: Int64?
+        while let next = nextPacket(of: index, into: packet) {
+            // A packet decoded after the target comes after every keyframe shown by then.
+            let decoded = packet.pointee.dts != MOON_AV_NOPTS_VALUE ? packet.pointee.dts : next.time
+            av_packet_unref(packet)
+            if decoded > target { break }
+            if next.isKeyframe, next.time <= target { last = next.time }
+        }
+        return last
     }
 
     /// Where stream `index` starts, counted from `clockOrigin`; nil when the file does not say.
@@ -176,20 +211,25 @@ package final class Demuxer {
         return MediaTime(pts: stream.pointee.start_time, timeBase: stream.pointee.time_base) - clockOrigin
     }
 
-    /// Finds `clockOrigin` for the formats FFmpeg marks as counting on a running clock.
+    /// A format FFmpeg marks as counting on a running clock: MPEG-TS, MPEG-PS, FLV.
+    private var countsOnAClock: Bool { context.pointee.iformat.map { $0.pointee.flags & AVFMT_TS_DISCONT != 0 } ?? false }
+
+    /// Sets `clockOrigin` at the earliest audio or video start of such a format.
     private func countsFromItsMedia() {
-        guard let format = context.pointee.iformat, format.pointee.flags & AVFMT_TS_DISCONT != 0 else { return }
+        guard countsOnAClock else { return }
         let streams = (0..<streamCount).compactMap { stream($0) }
         let starts = streams.filter { [AVMEDIA_TYPE_VIDEO, AVMEDIA_TYPE_AUDIO].contains($0.pointee.codecpar.pointee.codec_type) && $0.pointee.start_time != MOON_AV_NOPTS_VALUE }
             .map { MediaTime(pts: $0.pointee.start_time, timeBase: $0.pointee.time_base) }
-        guard let earliest = starts.min(), earliest > .zero else { return }
+        // Past zero, or before it where FFmpeg unwrapped a clock that wrapped round (2^33 ticks
+        // at 90 kHz, 26.5 hours) into negative times.
+        guard let earliest = starts.min(), earliest != .zero else { return }
         clockOrigin = earliest
         originPts = streams.map { earliest.pts(in: $0.pointee.time_base) }
     }
 
     /// `time` moved by `amount`, FFmpeg's "no time" and the open ends of a seek kept as
     /// they are, and clamped where a damaged file's times would overflow.
-    private static func shifted(_ time: Int64, by amount: Int64) -> Int64 {
+    package static func shifted(_ time: Int64, by amount: Int64) -> Int64 {
         guard time != MOON_AV_NOPTS_VALUE, time != .max else { return time }
         let (sum, overflow) = time.addingReportingOverflow(amount)
         return overflow ? (amount > 0 ? .max - 1 : .min + 1) : sum

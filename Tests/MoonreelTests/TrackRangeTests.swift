@@ -169,33 +169,41 @@ import TestSupport
     }
 
     /// An MPEG-TS or MPEG-PS file (`.ts`, `.mpg`, a camcorder's AVCHD `.MTS`) counts on a
-    /// stream clock that starts anywhere (here 601.38 s; 0.54 s from the ffmpeg CLI's `.mpg`).
-    /// Its times count from its media, as players show them: a cut from 2 s shows the frames
-    /// 2 s in (it showed the first picture, then started 2 s into the clock). Seeks in such
-    /// files land on any packet: decoding starts at the keyframe before, where the cut showed
-    /// the next keyframe's picture until it came, and Passthrough copied a second that does
-    /// not decode.
+    /// stream clock that starts anywhere (here 601.38 s; 0.54 s from the ffmpeg CLI's `.mpg`),
+    /// or wraps round (2^33 ticks at 90 kHz). Its times count from its media, as players show
+    /// them: a cut from 2 s shows the frames 2 s in (it showed the first picture, then started
+    /// 2 s into the clock). Seeks in such files land on any packet: decoding starts at the
+    /// last keyframe before the time, found by reading from further back — in the file's last
+    /// GOP, and for the frame just before a keyframe with B-frames too (where the cut showed
+    /// the next keyframe's picture, or black), and Passthrough's copy starts at a keyframe
+    /// (it copied a second that does not decode).
     @Test func anMPEGStreamCountsFromItsMediaAndSeeksToKeyframes() throws {
-        let ts = Fixtures.scratchPath("clock.ts")
-        try Tool.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=10", "-f", "lavfi", "-i", "sine=sample_rate=48000:duration=10",
-                         "-c:v", "libx264", "-preset", "ultrafast", "-g", "25", "-c:a", "aac", "-output_ts_offset", "600", ts])
-        let starts = try Tool.run("ffprobe", ["-v", "error", "-show_entries", "format=start_time:stream=start_time", "-of", "csv=p=0", ts]).out
-            .split(whereSeparator: \.isNewline).compactMap { Double($0.split(separator: ",").first ?? "") }
-        // The video stream's, first; the format's, last: the earliest stream's.
-        guard let videoStart = starts.first, let origin = starts.last, origin > 600 else { Issue.record("ffprobe's starts: \(starts)"); return }
+        /// 12 s at 25 fps with B-frames and a keyframe a second, its clock starting at `offset`;
+        /// the video's start and the earliest stream's (the format's), as ffprobe reads them.
+        func stream(_ name: String, clockAt offset: String) throws -> (path: String, videoStart: Double, origin: Double) {
+            let path = Fixtures.scratchPath(name)
+            try Tool.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=12", "-f", "lavfi", "-i", "sine=sample_rate=48000:duration=12",
+                             "-c:v", "libx264", "-preset", "veryfast", "-bf", "2", "-g", "25", "-c:a", "aac", "-output_ts_offset", offset, path])
+            let starts = try Tool.run("ffprobe", ["-v", "error", "-show_entries", "format=start_time:stream=start_time", "-of", "csv=p=0", path]).out
+                .split(whereSeparator: \.isNewline).compactMap { Double($0.split(separator: ",").first ?? "") }
+            // The video stream's, first; the format's, last.
+            return (path, starts.first ?? .nan, starts.last ?? .nan)
+        }
+        let ts = try stream("clock.ts", clockAt: "600")
+        try #require(ts.origin > 600, "ffprobe's start: \(ts.origin)")
 
         let said = try Moonreel.runScript("""
             local asset = av.asset(arg[1])
             print(("%.3f %.3f"):format(asset:tracksWithMediaType("video")[1].timeRange.start, asset.duration))
-            """, arguments: [ts])
-        #expect(said.status == 0 && said.out == String(format: "%.3f %.3f\n", videoStart - origin, 10 + videoStart - origin), "\(said.out) \(said.err)")
+            """, arguments: [ts.path])
+        #expect(said.status == 0 && said.out == String(format: "%.3f %.3f\n", ts.videoStart - ts.origin, 12 + ts.videoStart - ts.origin), "\(said.out) \(said.err)")
 
-        // The frames shown 2 s into the media and on, each the last one at or before its time,
-        // as ffmpeg decodes the whole file (frame n of the source is at videoStart + n/25).
-        func sourceFrame(at time: Double) throws -> String {
-            let index = Int(((origin + time - videoStart) * 25 + 1e-6).rounded(.down))
+        // The frame shown `time` into the media, the last one at or before it, as ffmpeg
+        // decodes the whole file (frame n is `n`/25 s after the video's start).
+        func sourceFrame(_ file: (path: String, videoStart: Double, origin: Double), at time: Double) throws -> String {
+            let index = Int(((file.origin + time - file.videoStart) * 25 + 1e-6).rounded(.down))
             let path = Fixtures.scratchPath("clock-ref-\(index).png")
-            try Tool.ffmpeg(["-i", ts, "-vf", "select=eq(n\\,\(index))", "-frames:v", "1", path])
+            try Tool.ffmpeg(["-i", file.path, "-vf", "select=eq(n\\,\(index))", "-frames:v", "1", path])
             return path
         }
         func frame(of video: String, at time: Double) throws -> String {
@@ -204,28 +212,53 @@ import TestSupport
             return path
         }
         let cut = Fixtures.scratchPath("clock-cut.mp4")
-        let result = try Moonreel.run(["run", Moonreel.checkout + "/scripts/examples/cut.lua", ts, cut, "2", "3"])
+        let result = try Moonreel.run(["run", Moonreel.checkout + "/scripts/examples/cut.lua", ts.path, cut, "2", "3"])
         try #require(result.status == 0, "\(result.err)")
         for time in [0, 1.52, 2.96] { // output frames 0, 38 and 74; 1.52: a seek's mid-GOP landing
-            let psnr = try Tool.psnr(try frame(of: cut, at: time), against: try sourceFrame(at: 2 + time))
+            let psnr = try Tool.psnr(try frame(of: cut, at: time), against: try sourceFrame(ts, at: 2 + time))
             #expect(psnr > 35, "the frame 2 s + \(time) s into the media: PSNR \(psnr) dB")
         }
 
-        let copy = Fixtures.scratchPath("clock-copy.mp4")
-        let copied = try Moonreel.runScript("""
-            local comp = av.composition()
-            comp:insertTimeRange(av.range(2, 3), av.asset(arg[1]), 0)
-            local session = av.exportSession(comp, "Passthrough")
-            session.outputURL = arg[2]
-            session:export()
-            """, arguments: [ts, copy])
-        try #require(copied.status == 0, "\(copied.err)")
+        // Ranges one after another (each a seek), and the file's exports by `preset`.
+        func export(_ file: String, _ preset: String, _ ranges: [(start: Double, duration: Double)]) throws -> String {
+            let output = Fixtures.scratchPath("clock-\(preset).mp4")
+            let exported = try Moonreel.runScript("""
+                local comp, asset, at = av.composition(), av.asset(arg[1]), 0
+                for i = 4, #arg, 2 do
+                  comp:insertTimeRange(av.range(tonumber(arg[i]), tonumber(arg[i + 1])), asset, at)
+                  at = at + tonumber(arg[i + 1])
+                end
+                local session = av.exportSession(comp, arg[3])
+                session.outputURL = arg[2]
+                session:export()
+                """, arguments: [file, output, preset] + ranges.flatMap { [String($0.start), String($0.duration)] })
+            try #require(exported.status == 0, "\(exported.err)")
+            return output
+        }
+        // 1.01: the frame before a keyframe, a P-frame decoded after the B-frames before it;
+        // 11.5: in the last GOP, with no keyframe after it.
+        let seeks = try export(ts.path, "HighestQuality", [(1.01, 0.12), (11.5, 0.2), (1.01, 0.12)])
+        for (time, source) in [(0.0, 1.01), (0.12, 11.5), (0.32, 1.01)] {
+            let psnr = try Tool.psnr(try frame(of: seeks, at: time), against: try sourceFrame(ts, at: source))
+            #expect(psnr > 35, "the frame \(source) s into the media: PSNR \(psnr) dB")
+        }
+
+        let copy = try export(ts.path, "Passthrough", [(2, 3)])
         let packets = try Tool.packets(copy)
         #expect(packets.first?.isKeyframe == true, "Passthrough starts at a keyframe: \(packets.prefix(3))")
         // Copied packets keep their times: the frame shown is the one at 3.52 s, or the next
         // one where the MP4 edit list starts the first frame at 0.
         let copiedFrame = try frame(of: copy, at: 1.52)
-        let psnr = try [3.52, 3.56].map { try Tool.psnr(copiedFrame, against: try sourceFrame(at: $0)) }.max() ?? 0
+        let psnr = try [3.52, 3.56].map { try Tool.psnr(copiedFrame, against: try sourceFrame(ts, at: $0)) }.max() ?? 0
         #expect(psnr > 35, "the copied frame 3.52 s into the media: PSNR \(psnr) dB")
+
+        // A clock that wraps 3.7 s in: FFmpeg unwraps its times before zero.
+        let wrapped = try stream("wrapped.ts", clockAt: "95440")
+        let across = try export(wrapped.path, "HighestQuality", [(3.5, 0.48)])
+        for time in [0.0, 0.4] {
+            // ffprobe's starts are the clock's: count from the earliest stream as it wraps too.
+            let psnr = try Tool.psnr(try frame(of: across, at: time), against: try sourceFrame((wrapped.path, wrapped.videoStart - wrapped.origin, 0), at: 3.5 + time))
+            #expect(psnr > 35, "the frame \(3.5 + time) s into the wrapped media: PSNR \(psnr) dB")
+        }
     }
 }

@@ -81,7 +81,7 @@ final class PacketCursor {
     private var streamIndex = 0
     private var offset: Int64 = 0          // added to source timestamps (stream time base)
     private var endPts: Int64 = 0
-    private var lastDts = Int64.min
+    private var lastDts = Int64.min        // in the output stream's time base
     private let packet: UnsafeMutablePointer<AVPacket>
     private var hasPacket = false
     /// `packet` holds the keyframe the segment's seek found, to be copied first.
@@ -140,19 +140,22 @@ final class PacketCursor {
     func copyNextPacket() throws {
         guard hasPacket else { return }
         packet.pointee.stream_index = outputStream
-        if packet.pointee.pts != MOON_AV_NOPTS_VALUE { packet.pointee.pts += offset }
+        packet.pointee.pts = Demuxer.shifted(packet.pointee.pts, by: offset)
+        packet.pointee.dts = Demuxer.shifted(packet.pointee.dts, by: offset)
+        // In the output's time base, which may count coarser (an MP4's audio counts samples:
+        // two MPEG packets a tick apart at 90 kHz can fall on one).
+        let outputTimeBase = muxer.context.pointee.streams[Int(outputStream)]?.pointee.time_base ?? timeBase
+        av_packet_rescale_ts(packet, timeBase, outputTimeBase)
         if packet.pointee.dts != MOON_AV_NOPTS_VALUE {
-            packet.pointee.dts += offset
             // Joins may step back in decode time (B-frame delay); keep it strictly rising.
             if packet.pointee.dts <= lastDts {
-                let shift = lastDts + 1 - packet.pointee.dts
-                packet.pointee.dts += shift
+                packet.pointee.dts = Demuxer.shifted(lastDts, by: 1)
                 if packet.pointee.pts != MOON_AV_NOPTS_VALUE, packet.pointee.pts < packet.pointee.dts { packet.pointee.pts = packet.pointee.dts }
             }
             lastDts = packet.pointee.dts
         }
         packet.pointee.pos = -1
-        _ = try muxer.write(packet, stream: outputStream, from: timeBase) // no size limit: always written
+        _ = try muxer.write(packet, stream: outputStream, from: outputTimeBase) // no size limit: always written
         hasPacket = false
         try readPacket()
     }
@@ -180,6 +183,7 @@ final class PacketCursor {
         let firstPts = demuxer.startTime(ofStream: streamIndex)?.pts(in: timeBase) ?? 0
         if !(isAudio && segmentIndex == 0 && start <= firstPts) {
             let preroll = isAudio && segmentIndex == 0 ? MediaTime(value: 1, timescale: 10).pts(in: timeBase) : 0
+            holdsKeyframe = false
             holdsKeyframe = try demuxer.seekToKeyframe(stream: streamIndex, atOrBefore: start - preroll, holdingIn: packet, context: "input \"\(source.path)\"")
         }
         self.demuxer = demuxer
