@@ -261,4 +261,25 @@ import TestSupport
             #expect(psnr > 35, "the frame \(3.5 + time) s into the wrapped media: PSNR \(psnr) dB")
         }
     }
+
+    /// Passthrough from an MPEG program stream into MP4: the MP2 audio's packets, a 90 kHz
+    /// tick apart after a cut, fall on one tick of the MP4's sample clock. The copy keeps
+    /// decode times rising there (the export failed: "non monotonically increasing dts").
+    @Test func anMPEGProgramStreamIsCopiedIntoMP4() throws {
+        let program = Fixtures.scratchPath("copy.mpg")
+        try Tool.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=6", "-f", "lavfi", "-i", "sine=sample_rate=44100:duration=6",
+                         "-c:v", "mpeg2video", "-g", "12", "-bf", "2", "-c:a", "mp2", program])
+        let copy = Fixtures.scratchPath("copy.mp4")
+        let result = try Moonreel.runScript("""
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(3.5, 1), av.asset(arg[1]), 0)
+            local session = av.exportSession(comp, "Passthrough")
+            session.outputURL = arg[2]
+            session:export()
+            """, arguments: [program, copy])
+        #expect(result.status == 0, "\(result.err)")
+        let probe = try Tool.ffprobe(copy)
+        let durations = [probe.video?.durationSeconds, probe.audio?.durationSeconds]
+        #expect(durations.allSatisfy { abs(($0 ?? 0) - 1) < 0.1 }, "video and audio: \(durations)")
+    }
 }
