@@ -130,8 +130,39 @@ import TestSupport
         #expect(peak <= 1.0 && peak > 0.8, "peak \(peak)")
         let limited = said.filter { $0.hasSuffix("[soundLimited]") }
         #expect(limited.count == 1 && limited[0].contains("warning: ") && limited[0].contains("the limiter turned it down by up to ")
-                && limited[0].contains("from 0.001 s: the sound plays quieter than its volumes ask"), "\(said)")
+                && limited[0].contains("for 2 s in all from 0 s: the sound plays quieter than its volumes ask"), "\(said)")
         for tone in tones { #expect(samples.toneAmplitude(Double(tone), from: Self.rate / 2, to: 3 * Self.rate / 2, rate: Self.rate) > 0.2, "\(tone) Hz") }
+    }
+
+    /// The limiter turns a loud mix down before its peaks come (5 ms ahead), from the first
+    /// one on: two in-phase tones adding up to 1.6 come out as one sine at full scale, whose
+    /// top is a sample or two, not flattened (the first half-cycles were cut flat at full
+    /// scale for 23 samples in a row: hard clipping, with only `soundLimited` said).
+    @Test func aLoudMixIsTurnedDownAheadOfItsPeaksNotFlattened() throws {
+        let loud = try Fixtures.cached("loud-440.wav") { path in
+            try Tool.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=2,volume=6.5", "-c:a", "pcm_f32le", path])
+        }
+        let output = Fixtures.scratchPath("loud.mov")
+        let result = try Moonreel.runScript("""
+            local comp = av.composition()
+            for i = 1, 2 do
+              comp:addMutableTrack("audio"):insertTimeRange(av.range(0, 2), av.asset(arg[2]):tracksWithMediaType("audio")[1], 0)
+            end
+            local session = av.exportSession(comp, "HighestQuality")
+            session.outputURL = arg[1]
+            session.audioSettings = { codec = "pcm" }
+            assert(session:export())
+            """, arguments: [output, loud])
+        #expect(result.status == 0 && result.err.contains("[soundLimited]"), "\(result.err)")
+        let samples = try Tool.audioSamples(output, rate: Self.rate)
+        let peak = samples.map(abs).max() ?? 0
+        #expect(peak <= 1 && peak > 0.99, "peak \(peak)")
+        var run = 0, longest = 0
+        for sample in samples {
+            run = abs(sample) >= 0.999 * peak ? run + 1 : 0
+            longest = max(longest, run)
+        }
+        #expect(longest <= 3, "samples in a row at the peak: \(longest)")
     }
 
     @Test func monoAtFortyFourOneAndStereoAtFortyEightKeepTheirPitches() throws {

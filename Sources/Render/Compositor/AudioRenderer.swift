@@ -158,6 +158,9 @@ package final class AudioRenderer {
     let plan: AudioPlan
     private var readers: [Int: (segmentIndex: Int, reader: AudioSegmentReader)] = [:]
     private var position: Int64 = 0
+    /// The mix from `position` on, mixed ahead of what was handed out so the limiter sees
+    /// what comes (`PeakLimiter.lookahead`), not yet limited.
+    private var ahead: [[Float]]
     private var scratch: [[Float]]
     private var limiter: PeakLimiter
     /// Gain applied to the sum before the limiter (loudness normalisation), linear.
@@ -186,6 +189,7 @@ package final class AudioRenderer {
             track.segments.map { (plan.format.sample(at: $0.targetRange.start), plan.format.sample(at: $0.targetRange.end)) }
         }
         scratch = Array(repeating: [], count: plan.format.channels)
+        ahead = Array(repeating: [], count: plan.format.channels)
         limiter = PeakLimiter(ceiling: ceiling, sampleRate: plan.format.sampleRate)
         sidechained = plan.sidechainedTracks
         duckers = [:]
@@ -213,6 +217,23 @@ package final class AudioRenderer {
     package func nextBlock(count: Int) throws -> [[Float]]? {
         let length = Int(min(Int64(count), plan.sampleCount - position))
         guard length > 0 else { return nil }
+        let mixed = position + Int64(ahead[0].count)
+        let wanted = min(plan.sampleCount, position + Int64(length + limiter.lookahead - 1))
+        if wanted > mixed {
+            let more = try mix(from: mixed, count: Int(wanted - mixed))
+            for channel in ahead.indices { ahead[channel] += more[channel] }
+        }
+        var block = ahead.map { Array($0.prefix(length)) }
+        let upcoming = ahead.map { Array($0.dropFirst(length)) }
+        limiter.process(&block, upcoming: upcoming)
+        ahead = upcoming
+        position += Int64(length)
+        return block
+    }
+
+    /// The mix of every track over `count` samples from `start`, before the limiter; called
+    /// in order, with no gap (duckers follow the sound).
+    private func mix(from start: Int64, count length: Int) throws -> [[Float]] {
         let silence = Array(repeating: [Float](repeating: 0, count: length), count: plan.format.channels)
         var mix = silence
         // Ducked tracks and their keys are mixed apart first, so each key is heard whole
@@ -221,10 +242,10 @@ package final class AudioRenderer {
         for (trackIndex, track) in plan.tracks.enumerated() {
             if sidechained.contains(trackIndex) {
                 var own = silence
-                try addTrack(trackIndex, track, into: &own, length: length)
+                try addTrack(trackIndex, track, into: &own, from: start, length: length)
                 apart[trackIndex] = own
             } else {
-                try addTrack(trackIndex, track, into: &mix, length: length)
+                try addTrack(trackIndex, track, into: &mix, from: start, length: length)
             }
         }
         for trackIndex in apart.keys.sorted() {  // a fixed order keeps the sum bit-exact from run to run
@@ -241,14 +262,11 @@ package final class AudioRenderer {
         if outputGain != 1 {
             for channel in mix.indices { for i in 0..<length { mix[channel][i] *= outputGain } }
         }
-        limiter.process(&mix)
-        position += Int64(length)
         return mix
     }
 
-    private func addTrack(_ trackIndex: Int, _ track: AudioPlan.Track, into mix: inout [[Float]], length: Int) throws {
-        let blockStart = position
-        let blockEnd = position + Int64(length)
+    private func addTrack(_ trackIndex: Int, _ track: AudioPlan.Track, into mix: inout [[Float]], from blockStart: Int64, length: Int) throws {
+        let blockEnd = blockStart + Int64(length)
         for (segmentIndex, (segmentStart, segmentEnd)) in segmentSamples[trackIndex].enumerated() {
             let from = max(segmentStart, blockStart), to = min(segmentEnd, blockEnd)
             guard from < to else { continue }

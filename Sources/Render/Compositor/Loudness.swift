@@ -91,7 +91,8 @@ public struct LoudnessNormalization: Sendable, Equatable {
             let limited = try measure(decibels, ceiling).integrated
             expected = limited
             let miss = integrated - limited
-            guard abs(miss) > Self.tolerance, decibels < Self.maximumGain else { break }
+            // At the most gain, only a mix that came out too loud is corrected.
+            guard abs(miss) > Self.tolerance, decibels < Self.maximumGain || miss < 0 else { break }
             let slope = min(max((limited - previous.loudness) / (decibels - previous.gain), 0.1), 1)
             previous = (decibels, limited)
             decibels = min(decibels + miss / slope, Self.maximumGain)
