@@ -13,8 +13,9 @@ package final class Demuxer {
     package let interruptFlag: UnsafeMutablePointer<Int32>
     /// Where the file's times begin. MPEG-TS and MPEG-PS (`.ts`, `.mpg`, AVCHD `.MTS`) and
     /// FLV count on a stream clock that starts anywhere (0.54 s from the ffmpeg CLI, minutes
-    /// into a broadcast): their times are counted from their earliest audio or video instead,
-    /// as players show them and ffmpeg's `-ss` counts. Zero for every other file.
+    /// into a broadcast), and FFmpeg starts an MP3 after its encoder's delay: their times are
+    /// counted from their earliest audio or video instead, as players show them and ffmpeg's
+    /// `-ss` counts. Zero for every other file.
     package private(set) var clockOrigin = MediaTime.zero
     /// `clockOrigin` in each stream's time base: what `read` subtracts and `seek` adds.
     private var originPts: [Int64] = []
@@ -214,9 +215,12 @@ package final class Demuxer {
     /// A format FFmpeg marks as counting on a running clock: MPEG-TS, MPEG-PS, FLV.
     private var countsOnAClock: Bool { context.pointee.iformat.map { $0.pointee.flags & AVFMT_TS_DISCONT != 0 } ?? false }
 
-    /// Sets `clockOrigin` at the earliest audio or video start of such a format.
+    /// Sets `clockOrigin` at the earliest audio or video start of such a format, and of an
+    /// MP3, whose start FFmpeg puts after the encoder's delay (LAME's 1105 samples before the
+    /// sound, which players do not play): its sound starts at 0 s, as a player's does.
     private func countsFromItsMedia() {
-        guard countsOnAClock else { return }
+        let isMP3 = context.pointee.iformat.map { String(cString: $0.pointee.name) == "mp3" } ?? false
+        guard countsOnAClock || isMP3 else { return }
         let streams = (0..<streamCount).compactMap { stream($0) }
         let starts = streams.filter { [AVMEDIA_TYPE_VIDEO, AVMEDIA_TYPE_AUDIO].contains($0.pointee.codecpar.pointee.codec_type) && $0.pointee.start_time != MOON_AV_NOPTS_VALUE }
             .map { MediaTime(pts: $0.pointee.start_time, timeBase: $0.pointee.time_base) }

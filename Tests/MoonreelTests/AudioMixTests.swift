@@ -165,6 +165,32 @@ import TestSupport
         #expect(longest <= 3, "samples in a row at the peak: \(longest)")
     }
 
+    /// An MP3's times count from its first sound, as players and ffmpeg play it: FFmpeg
+    /// starts it after the encoder's delay (LAME's 1105 samples), and a cut from 1 s began
+    /// 1105 samples early, after 23 ms of silence added before the whole file. Real VBR MP3
+    /// (fixture 10), cut into PCM, matched against ffmpeg's own decoding sample by sample.
+    @Test func anMP3CountsFromItsFirstSound() throws {
+        let mp3 = Fixtures.real("10_mp3_vbr_xing_audioonly.mp3")
+        let output = Fixtures.scratchPath("mp3-cut.mov")
+        let result = try Moonreel.runScript("""
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(1, 1.5), av.asset(arg[2]), 0)
+            local session = av.exportSession(comp, "HighestQuality")
+            session.outputURL = arg[1]
+            session.audioSettings = { codec = "pcm" }
+            assert(session:export())
+            print(av.asset(arg[2]):tracksWithMediaType("audio")[1].timeRange.start)
+            """, arguments: [output, mp3])
+        #expect(result.status == 0 && result.out == "0.0\n", "\(result.out) \(result.err)")
+        let cut = try Tool.audioSamples(output, rate: Self.rate), source = try Tool.audioSamples(mp3, rate: Self.rate)
+        // Past the cut's 2 ms splice fade: where in ffmpeg's decoding 50 ms of the cut lies.
+        let probe = Array(cut[200..<2600])
+        let lags = -1500...1500
+        let misfit = { (lag: Int) in zip(probe, source[(Self.rate + 200 + lag)...]).reduce(Float(0)) { $0 + ($1.0 - $1.1) * ($1.0 - $1.1) } }
+        let best = lags.min { misfit($0) < misfit($1) } ?? .max
+        #expect(best == 0, "the cut starts \(best) samples from 1 s into ffmpeg's decoding")
+    }
+
     @Test func monoAtFortyFourOneAndStereoAtFortyEightKeepTheirPitches() throws {
         let mono = try Fixtures.clip(seconds: 2, tone: 440, sampleRate: 44100, extra: ["-ac", "1"])
         let stereo = try Fixtures.clip(seconds: 2, tone: 660, sampleRate: 48000, extra: ["-ac", "2"])

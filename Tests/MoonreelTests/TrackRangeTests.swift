@@ -80,8 +80,9 @@ import TestSupport
         try Self.expectStreamsLast(try Self.exportWholeAsset(source), file)
     }
 
-    @Test func audioOnlyFileWhoseAudioStartsLateKeepsItsPlace() throws {
-        // The MP3's first sample is at 0.023 s (encoder delay): that much silence comes first.
+    @Test func audioOnlyMP3IsExportedWhole() throws {
+        // FFmpeg puts the MP3's first sample at 0.023 s, after the encoder's delay; its times
+        // count from there (AudioMixTests.anMP3CountsFromItsFirstSound).
         let source = Fixtures.real("10_mp3_vbr_xing_audioonly.mp3")
         let exported = try Self.exportWholeAsset(source, "m4a")
         try Self.expectStreamsLast(exported, "10")
