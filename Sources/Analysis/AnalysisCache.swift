@@ -14,8 +14,9 @@ public struct AnalysisCache: Sendable {
     /// Where the analyses are kept (made on first use, readable by the user alone).
     public let folder: String
 
-    /// Bumped whenever an analysis method changes what it finds, so old results are not reused.
-    static let version = 8
+    /// Bumped whenever an analysis method changes what it finds, so old results are not reused
+    /// (9: MPEG-TS/PS and MP3 times count from their media).
+    static let version = 9
 
     /// A cache in `folder`.
     public init(folder: String) { self.folder = folder }
