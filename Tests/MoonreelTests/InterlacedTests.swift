@@ -20,10 +20,10 @@ import TestSupport
         return path
     }
 
-    /// ffmpeg's multi-frame field detection over the luma of `path`: frames found interlaced
-    /// (either field first) and progressive.
-    static func fields(_ path: String) throws -> (interlaced: Int, progressive: Int) {
-        let log = try Tool.run("ffmpeg", ["-v", "info", "-nostats", "-i", path, "-vf", "extractplanes=y,idet", "-f", "null", "-"]).err
+    /// ffmpeg's multi-frame field detection over the luma of `path` (from `start` s): frames
+    /// found interlaced (either field first) and progressive.
+    static func fields(_ path: String, from start: Double = 0) throws -> (interlaced: Int, progressive: Int) {
+        let log = try Tool.run("ffmpeg", ["-v", "info", "-nostats", "-ss", "\(start)", "-i", path, "-vf", "extractplanes=y,idet", "-f", "null", "-"]).err
         let line = try #require(log.split(separator: "\n").first { $0.contains("Multi frame detection") }, "\(log)")
         let count = { (name: String) -> Int in
             guard let range = line.range(of: name + ":") else { return 0 }
@@ -128,5 +128,27 @@ import TestSupport
         #expect(!later.out.contains("interlaced"), "only the progressive clip is shown: \(later.out)")
         let earlier = try Moonreel.runScript(mixed, arguments: [dv, plain, Fixtures.scratchPath("earlier.mp4"), "0.5"])
         #expect(earlier.out.contains("\"pal.dv\" is interlaced"), "\(earlier.out)")
+    }
+
+    /// A recording that turns interlaced partway (a progressive advert, then a 576i
+    /// programme: two transport streams joined), whose track says progressive from its first
+    /// frame: its interlaced frames are made whole all the same, and now said, with where
+    /// (the export said nothing of it).
+    @Test func aFileTurningInterlacedPartwayIsMadeWholeAndSaid() throws {
+        let progressive = Fixtures.scratchPath("advert.ts"), programme = Fixtures.scratchPath("programme.ts")
+        try Tool.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=720x576:rate=25:duration=2", "-c:v", "libx264", "-preset", "ultrafast", progressive])
+        try Tool.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=720x576:rate=50:duration=2", "-vf", "tinterlace=interleave_top,fieldorder=tff",
+                         "-c:v", "libx264", "-preset", "ultrafast", "-flags", "+ildct+ilme", "-x264opts", "tff=1", "-output_ts_offset", "2", programme])
+        let joined = Fixtures.scratchPath("recording.ts")
+        try (try Data(contentsOf: URL(fileURLWithPath: progressive)) + Data(contentsOf: URL(fileURLWithPath: programme))).write(to: URL(fileURLWithPath: joined))
+        let output = Fixtures.scratchPath("recording.mp4")
+        let result = try Moonreel.runScript(Self.exportScript, arguments: [joined, output, "HighestQuality"])
+        try #require(result.status == 0, "\(result.err)")
+        #expect(result.out.hasPrefix("progressive\n"), "\(result.out)")
+        #expect(result.out.contains("encodingChanged\tnote\t\"recording.ts\" turns interlaced 2 s in, though its track says otherwise: its fields from there are made whole frames (bwdif), and the output is progressive"), "\(result.out)")
+        // idet is judged where the programme is: it takes testsrc2's 25 jumps a second for combing.
+        #expect(try Self.fields(programme).interlaced >= 45, "the programme is interlaced")
+        let drawn = try Self.fields(output, from: 2)
+        #expect(drawn.progressive >= 20 && drawn.interlaced <= 5, "combing left in the output: \(drawn)")
     }
 }

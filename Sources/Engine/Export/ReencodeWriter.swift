@@ -59,7 +59,7 @@ struct ReencodeWriter: ExportWriter {
         if case .pictures(_, let kept) = part { writer?.keepVideoFrames(kept) }
 
         let compositor = Compositor(video: videoPlan, audio: audioPlan, range: request.range)
-        let pictures = try videoPlan.map { _ in try compositor.frameStream(frames: frames, cancellation: context.cancellation) }
+        let pictures = try videoPlan.map { _ in try compositor.frameStream(frames: frames, cancellation: context.cancellation, log: log) }
         defer { pictures?.stop() }
         let sound = try audioPlan.map { _ in try compositor.audioStream(blockSize: writer?.audioFrameSize ?? 1024, cancellation: context.cancellation, log: log) }
         defer { sound?.stop() }

@@ -142,11 +142,13 @@ public final class Compositor {
     /// done with it. A 1080p picture is 3 MiB, and queues only held more of them (the encoder
     /// buffers its own lookahead): one waiting besides was 3 MiB more at the lyrics job's
     /// peak, three 12 MiB more, in the same time.
-    package func frameStream(frames: Range<Int64>? = nil, cancellation: CancellationFlag) throws -> RenderStream<Frame> {
+    /// What the pictures met on the way (`VideoRenderer.lateInterlacingNote`) goes to `log`
+    /// once they are all rendered.
+    package func frameStream(frames: Range<Int64>? = nil, cancellation: CancellationFlag, log: DiagnosticLog? = nil) throws -> RenderStream<Frame> {
         guard let plan = video else { throw EngineError("the composition has no video to render", kind: .notFound) }
         let numbers = frames ?? 0..<plan.frameCount
         // Times made as they are needed: a range may hold billions of frames.
-        return try frameStream(count: Int64(numbers.count), cancellation: cancellation) { plan.start + plan.frameDuration * (numbers.lowerBound + $0) }
+        return try frameStream(count: Int64(numbers.count), cancellation: cancellation, log: log) { plan.start + plan.frameDuration * (numbers.lowerBound + $0) }
     }
 
     /// The pictures at these composition times, in this order (smart rendering keeps the
@@ -156,12 +158,17 @@ public final class Compositor {
         try frameStream(count: Int64(times.count), cancellation: cancellation) { times[Int($0)] }
     }
 
-    private func frameStream(count: Int64, cancellation: CancellationFlag, time: @escaping @Sendable (Int64) -> MediaTime) throws -> RenderStream<Frame> {
+    private func frameStream(count: Int64, cancellation: CancellationFlag, log: DiagnosticLog? = nil,
+                             time: @escaping @Sendable (Int64) -> MediaTime) throws -> RenderStream<Frame> {
         guard let plan = video else { throw EngineError("the composition has no video to render", kind: .notFound) }
         return try RenderStream(lead: plan.pace == .renderer ? .queued(0) : .onRequest) { push in
             let renderer = VideoRenderer(plan: plan)
             for number in 0..<count {
-                guard !cancellation.isCancelled, push(try renderer.renderFrame(at: time(number), number: number)) else { return }
+                guard !cancellation.isCancelled else { return }
+                let frame = try renderer.renderFrame(at: time(number), number: number)
+                // Said before the last picture is handed over, which ends the export.
+                if number == count - 1, let note = renderer.lateInterlacingNote() { log?.report(note) }
+                guard push(frame) else { return }
             }
         }
     }

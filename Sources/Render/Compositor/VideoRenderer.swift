@@ -2,6 +2,7 @@ import CMoonFFmpeg
 import CMoonPangoCairo
 import MoonreelComposition
 import MoonreelMedia
+import MoonreelPlatform
 
 /// Composes output frame after output frame from a `VideoPlan`: for each, the active
 /// instruction's tracks are decoded at the right source time and drawn with their
@@ -11,6 +12,9 @@ import MoonreelMedia
 final class VideoRenderer {
     let plan: VideoPlan
     private var sources: [SourceKey: (reader: VideoFrameSource, lastUsed: MediaTime)] = [:]
+    /// Sources found interlaced though their tracks say not, by the decoders closed so far:
+    /// where in each file.
+    private var turnedInterlaced: [String: MediaTime] = [:]
     /// A decoder unused for this long is closed (a long concatenation keeps one or two open).
     private let idleDecoderLifetime = MediaTime(value: 2, timescale: 1)
     private let scaler = Scaler()
@@ -185,12 +189,28 @@ final class VideoRenderer {
             sources[key]?.lastUsed = time
             return existing.reader
         }
+        for (key, source) in sources where source.lastUsed + idleDecoderLifetime < time { noteInterlacing(key.path, source.reader) }
         sources = sources.filter { $0.value.lastUsed + idleDecoderLifetime >= time }
         let decoded = plan.proxies.decoded(for: source)
         let created = try VideoFrameSource(path: decoded.path, streamIndex: decoded.streamIndex, isStillImage: source.isStillImage,
                                            threading: plan.pace.decoderThreading)
         sources[key] = (created, time)
         return created
+    }
+
+    private func noteInterlacing(_ path: String, _ reader: VideoFrameSource) {
+        guard let time = reader.turnedInterlacedAt else { return }
+        turnedInterlaced[path] = min(turnedInterlaced[path] ?? time, time)
+    }
+
+    /// An `encodingChanged` note when a source whose track says it is progressive turned out
+    /// interlaced and was made whole (the plan's note names the sources that say so).
+    func lateInterlacingNote() -> Diagnostic? {
+        for (key, source) in sources { noteInterlacing(key.path, source.reader) }
+        guard let (path, time) = turnedInterlaced.min(by: { $0.key < $1.key }) else { return nil }
+        let others = turnedInterlaced.count > 1 ? " (and \(turnedInterlaced.count - 1) more)" : ""
+        return Diagnostic(.encodingChanged, .note, "\(Paths.name(of: path).quotedForMessage(limit: 60))\(others) turns interlaced \(shortSeconds(time)) s in, "
+                          + "though its track says otherwise: its fields from there are made whole frames (bwdif), and the output is progressive")
     }
 
     // MARK: Composition
