@@ -148,6 +148,12 @@ public final class Asset: @unchecked Sendable {
             let orientation = isStill ? ((try? ImageLoader.probe(path))?.orientation ?? .up) : nil
             built.append(AssetTrack(stream: stream, index: index, path: path, start: demuxer.startTime(ofStream: index), stillOrientation: orientation))
         }
+        if formatName == "mp3" {
+            for track in built where track.mediaType == .audio {
+                guard let end = Asset.decodedEnd(of: track, path: path), end < track.timeRange.end else { continue }
+                track.timeRange = TimeRange(from: track.timeRange.start, to: end)
+            }
+        }
         var end = MediaTime.zero
         for track in built where track.mediaType == .video || track.mediaType == .audio {
             end = MediaTime.max(end, track.timeRange.end)
@@ -222,6 +228,22 @@ public final class Asset: @unchecked Sendable {
         let stated = demuxer.context.pointee.duration > 0
             ? MediaTime(value: demuxer.context.pointee.duration, timescale: AV_TIME_BASE) : asset.duration
         return end + MediaTime(value: 1, timescale: 4) >= stated
+    }
+
+    /// Where an MP3's sound ends, as its last frames decode: FFmpeg's duration counts the
+    /// frames whole, with the encoder's delay and padding (LAME's 1105 + 47 samples: 2.808 s
+    /// for fixture 10's 2.784 s of sound), so a whole MP3 ended in silence and two joined had
+    /// a gap. Only the last two seconds are decoded.
+    private static func decodedEnd(of track: AssetTrack, path: String) -> MediaTime? {
+        guard let reader = try? StreamReader(path: path, streamIndex: track.streamIndex, threading: .single) else { return nil }
+        try? reader.seek(before: MediaTime.max(.zero, track.timeRange.end - MediaTime(value: 2, timescale: 1)))
+        var end: MediaTime?
+        while let frame = try? reader.nextFrame() {
+            let picture = frame.pointer.pointee
+            guard picture.sample_rate > 0 else { continue }
+            end = reader.time(of: frame) + MediaTime(value: Int64(picture.nb_samples), timescale: picture.sample_rate)
+        }
+        return end
     }
 
     /// Files without a duration in their header (Chrome's MediaRecorder WebM) are measured
