@@ -377,8 +377,9 @@ public final class AssetTrack: @unchecked Sendable, StoredPicture {
             bitsPerComponent = 0
             color = nil
         }
-        let rate = stream.pointee.avg_frame_rate.isValid ? stream.pointee.avg_frame_rate : stream.pointee.r_frame_rate
-        frameCount = Int(stream.pointee.nb_frames)
+        let shown = mediaType == .video ? AssetTrack.framesShown(stream) : nil
+        let rate = shown?.rate ?? (stream.pointee.avg_frame_rate.isValid ? stream.pointee.avg_frame_rate : stream.pointee.r_frame_rate)
+        frameCount = shown?.count ?? Int(stream.pointee.nb_frames)
         isStillImage = stillOrientation != nil
         if let stillOrientation {
             (nominalFrameRate, frameRate) = (30, AVRational(num: 30, den: 1))
@@ -395,6 +396,25 @@ public final class AssetTrack: @unchecked Sendable, StoredPicture {
         timeRange = TimeRange(start: start, duration: duration)
         preferredTransform = AssetTrack.uprightTransform(
             displayMatrix: moon_stream_display_matrix(stream), size: naturalSize)
+    }
+
+    /// The frames an edit list shows, counted and timed from the container's index (MP4 and
+    /// MOV list every frame, and mark those the edit hides): FFmpeg's average counts the hidden
+    /// ones too (an iPhone clip trimmed in Photos: 86 frames over the edit's 2.55 s, 28.03 fps,
+    /// where the 77 shown are 29.97 fps, and an export at 28 dropped five of them). The rate is
+    /// the shown frames' typical spacing (the index gives decoding times, in which a hidden
+    /// B-frame leaves a gap). Nil when the index hides none.
+    private static func framesShown(_ stream: UnsafeMutablePointer<AVStream>) -> (count: Int, rate: AVRational)? {
+        let entries = (0..<avformat_index_get_entries_count(stream)).compactMap { avformat_index_get_entry(stream, $0)?.pointee }
+        let shown = entries.filter { $0.flags & AVINDEX_DISCARD_FRAME == 0 }.map(\.timestamp).sorted()
+        guard shown.count > 1, shown.count < entries.count else { return nil }
+        let spacings = zip(shown.dropFirst(), shown).map { $0 - $1 }.filter { $0 > 0 }.sorted()
+        guard !spacings.isEmpty else { return nil }
+        let typical = spacings[spacings.count / 2], base = stream.pointee.time_base
+        guard typical <= Int64(Int32.max) / Int64(max(base.num, 1)) else { return nil }
+        var rate = AVRational()
+        av_reduce(&rate.num, &rate.den, Int64(base.den), typical * Int64(base.num), Int64(Int32.max))
+        return (shown.count, rate)
     }
 
     /// One frame at the nominal rate, exactly as the file states it (1001/30000 s at 29.97

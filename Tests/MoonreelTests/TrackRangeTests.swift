@@ -283,4 +283,24 @@ import TestSupport
         let durations = [probe.video?.durationSeconds, probe.audio?.durationSeconds]
         #expect(durations.allSatisfy { abs(($0 ?? 0) - 1) < 0.1 }, "video and audio: \(durations)")
     }
+
+    /// An iPhone clip trimmed in Photos keeps the frames its edit list hides: FFmpeg's average
+    /// rate counts them (86 frames over the edit's 2.55 s: 28.03 fps), so its nominal frame
+    /// duration was 1/28 s and an export at it dropped 5 of the 77 frames shown. The rate is
+    /// the shown frames' (1/30 s apart), and every one of them is in the export, as ffprobe
+    /// counts them.
+    @Test func framesAnEditListHidesDoNotSetTheRate() throws {
+        let trimmed = Fixtures.real("03_iphone_trimmed_hevc10_editlist_vfr.mp4")
+        let said = try Moonreel.runScript("print(av.asset(arg[1]):tracksWithMediaType(\"video\")[1].nominalFrameDuration)", arguments: [trimmed])
+        #expect(said.out.hasPrefix("Time(1/30 "), "\(said.out) \(said.err)")
+        let output = Fixtures.scratchPath("trimmed-whole.mp4")
+        let result = try Moonreel.run(["run", Moonreel.checkout + "/scripts/examples/cut.lua", trimmed, output, "0", "2.548"])
+        try #require(result.status == 0, "\(result.err)")
+        let count = { (path: String) in
+            try Tool.run("ffprobe", ["-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", path])
+                .out.split(whereSeparator: { $0 == "," || $0.isNewline }).first.map(String.init)
+        }
+        #expect(try count(trimmed) == "77")
+        #expect(try count(output) == "77")
+    }
 }
