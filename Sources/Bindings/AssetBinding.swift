@@ -62,7 +62,7 @@ extension API {
             call.push(t.fieldOrder.rawValue)
         }
         luaClass.property("nominalFrameDuration", of: AssetTrack.self,
-                          doc: "video: one frame at the rate the file stands for, exactly (av.time(1001, 30000) at 29.97 fps; a phone's variable rate averaging 29.98 is 29.97), as a default video composition renders it: the frameDuration that keeps every frame and a camera's timecode; nil for other tracks") { call, t in
+                          doc: "video: one frame at the rate the file stands for, exactly (av.time(1001, 30000) at 29.97 fps; a phone's variable rate averaging 29.98 is 29.97), as a default video composition renders it: the frameDuration that shows each picture once (where a variable-rate clip's pictures come closer than that, some are left out) and keeps a camera's timecode; nil for other tracks") { call, t in
             guard t.mediaType == .video else { call.pushNil(); return }
             try call.push(exact: VideoComposition.frameDuration(forRate: t.nominalFrameRate))
         }

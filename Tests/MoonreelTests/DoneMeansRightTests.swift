@@ -548,4 +548,37 @@ extension DoneMeansRightTests {
         #expect(refused.status != 0 && refused.err.contains("strict: text layer \"caption\""), "\(refused.err)")
         #expect(!FileManager.default.fileExists(atPath: strict), "under --strict nothing is written")
     }
+
+    /// A clip faster than the output loses pictures that fall between frames: a 25 fps clip
+    /// at 24 fps shows 24 of each 25, at 10 fps 10; said with how many (it was silent, while a
+    /// slower clip's repeated pictures were said). The output's frames, counted by ffprobe,
+    /// are the share the note gives. At its own rate, nothing is said.
+    @Test func aClipFasterThanTheOutputSaysItsPicturesAreLeftOut() throws {
+        let clip = try Fixtures.clip(seconds: 4, rate: "25")
+        let script = """
+            local a = av.asset(arg[2])
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(0, 4), a, 0)
+            local vc = av.videoComposition(comp)
+            vc.frameDuration = av.time(1, tonumber(arg[3]))
+            local session = av.exportSession(comp, "MediumQuality")
+            session.outputURL, session.videoComposition = arg[1], vc
+            assert(session:export())
+            """
+        for (rate, shown) in [(24, 96), (10, 40), (25, nil)] {
+            let output = Fixtures.scratchPath("faster-\(rate).mp4")
+            let result = try Moonreel.runScript(script, arguments: [output, clip, "\(rate)"])
+            try #require(result.status == 0, "\(result.err)")
+            let frames = try Tool.run("ffprobe", ["-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries", "stream=nb_read_frames",
+                                                  "-of", "csv=p=0", output]).out.split(whereSeparator: { $0 == "," || $0.isNewline }).first.flatMap { Int($0) } ?? 0
+            #expect(frames == 4 * rate, "\(rate) fps: \(frames) frames")
+            if let shown {
+                #expect(result.err.contains("rendered at \(rate) fps, \"\((clip as NSString).lastPathComponent)\" (25 fps) shows about \(shown) % of its pictures: the others fall between frames and are left out")
+                        && result.err.contains("[framesDropped]"), "\(result.err)")
+                #expect(abs(Double(frames) / 100 - Double(shown) / 100) < 0.01, "\(frames) of 100 pictures shown")
+            } else {
+                #expect(!result.err.contains("framesDropped"), "\(result.err)")
+            }
+        }
+    }
 }

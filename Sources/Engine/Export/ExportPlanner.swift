@@ -565,6 +565,7 @@ struct ExportPlanner {
         if request.container == .gif, let delays = Self.gifDelayNote(rendered.duration) { notes.append(delays) }
         if let gap = trackGap(request, frameDuration: rendered.duration) { notes.append(gap) }
         if let repeated = repeatedFrames(rendered.duration) { notes.append(repeated) }
+        if let skipped = skippedFrames(rendered.duration) { notes.append(skipped) }
         if let squeezed = nonSquarePixels(videoComposition) { notes.append(squeezed) }
         notes += undrawnTracks(videoComposition, range: request.range)
         var plan = try VideoPlan.make(composition: composition, videoComposition: videoComposition, range: request.range,
@@ -790,6 +791,27 @@ struct ExportPlanner {
         let (shows, their) = slower.count == 1 ? ("shows each of its", "its") : ("show each of their", "their")
         return Diagnostic(.frameRepeated, .note, "rendered at \(rate(output)) fps, \(named) \(shows) pictures in several frames (up to \(rate(output / most)) times)",
                           remedy: "set the video composition's frameDuration to \(their) rate to keep one picture a frame")
+    }
+
+    /// A `framesDropped` note when a clip's own rate is over the output's by more than 1 %: at
+    /// one picture a frame, some of its pictures are never shown (a 25 fps clip at 24 fps
+    /// left one in 25 out, at 10 fps three in five, without a word). Under 1 % is a rate and
+    /// its NTSC twin (30 and 29.97: one in a thousand), or a phone's average.
+    private func skippedFrames(_ frameDuration: MediaTime) -> Diagnostic? {
+        let output = 1 / frameDuration.seconds
+        var faster: [String: Double] = [:]
+        for segment in composition.tracks(withMediaType: .video).flatMap(\.segments) {
+            guard let source = segment.source, !source.isStillImage, source.nominalFrameRate > output * 1.01,
+                  segment.sourceRange.duration == segment.targetRange.duration else { continue }
+            faster[source.path] = source.nominalFrameRate
+        }
+        guard let (path, rate) = faster.max(by: { ($0.value, $1.key) < ($1.value, $0.key) }) else { return nil }
+        let others = faster.count > 1 ? " (and \(faster.count - 1) more)" : ""
+        let shown = Int((100 * output / rate).rounded())
+        let fps = { (value: Double) in shortNumber((value * 10).rounded() / 10) }
+        return Diagnostic(.framesDropped, .note, "rendered at \(fps(output)) fps, \(Paths.name(of: path).quotedForMessage(limit: 60)) (\(fps(rate)) fps)\(others) "
+                          + "shows about \(shown) % of its pictures: the others fall between frames and are left out",
+                          remedy: "set the video composition's frameDuration to its rate to show every picture")
     }
 
     /// A `trackShorter` note when the picture and the sound of an export end more than a

@@ -58,7 +58,8 @@ public struct Diagnostic: Sendable, Hashable, CustomStringConvertible {
         /// the top-left corner), or a text or picture layer lies past the frame.
         case layerOffFrame
         /// A recording left frame slots without a picture or dropped sound (the device was late
-        /// or skipped, the encoder fell behind).
+        /// or skipped, the encoder fell behind), or an export's rate leaves pictures of a
+        /// faster clip out.
         case framesDropped
         /// An animation's values or key times do not all take effect.
         case animationIgnored
