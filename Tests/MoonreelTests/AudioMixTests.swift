@@ -165,6 +165,21 @@ import TestSupport
         #expect(longest <= 3, "samples in a row at the peak: \(longest)")
     }
 
+    /// A loud mix into AAC is held under −1 dBFS, room for the encoder's overshoot: a dense
+    /// two-tone mix held at −0.45 dBFS decoded at +0.2 dBFS, past full scale, where any player
+    /// clips it (found by review).
+    @Test func aLoudMixIntoAACDecodesUnderFullScale() throws {
+        let tones = try ["0.8*sin(2*PI*440*t)|0.8*sin(2*PI*660*t)", "0.8*sin(2*PI*550*t)|0.8*sin(2*PI*550*t)"].enumerated().map { index, tone in
+            try Fixtures.cached("two-tone-\(index).wav") { path in
+                try Tool.ffmpeg(["-f", "lavfi", "-i", "aevalsrc=\(tone):s=48000:d=2", "-c:a", "pcm_f32le", path])
+            }
+        }
+        let output = Fixtures.scratchPath("loud.m4a")
+        let samples = try exportAudio(of: tones, mix: "", output: output)
+        let decoded = try Tool.audioSamples(output, rate: Self.rate, channels: 2)
+        #expect(!samples.isEmpty && (decoded.map(abs).max() ?? 2) < 1, "decoded peak \(decoded.map(abs).max() ?? 0)")
+    }
+
     /// An MP3's times count from its first sound, as players and ffmpeg play it: FFmpeg
     /// starts it after the encoder's delay (LAME's 1105 samples), and a cut from 1 s began
     /// 1105 samples early, after 23 ms of silence added before the whole file; it ends with

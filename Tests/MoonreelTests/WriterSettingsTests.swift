@@ -130,7 +130,7 @@ import TestSupport
     /// A 24-bit master (a recorder's or a studio's WAV) written losslessly keeps its depth:
     /// FLAC and PCM are 24-bit for it (both were 16-bit, 8 bits dropped in silence), and
     /// every sample comes back as it was between the edges' anti-click ramps, at full scale too
-    /// (it was limited to −0.45 dBFS, room for a lossy encoder's overshoot); so does a 16-bit
+    /// (it was limited to a lossy encoder's ceiling, room for its overshoot); so does a 16-bit
     /// one at 16 bits (scaled by 2^15, as decoders read it: it was off by one in the loud half).
     @Test func losslessSoundKeepsItsDepthSampleForSample() throws {
         let folder = (Fixtures.scratchPath("x") as NSString).deletingLastPathComponent
@@ -138,7 +138,7 @@ import TestSupport
         try Tool.ffmpeg(["-f", "lavfi", "-i", "sine=f=440:d=1:sample_rate=48000,volume=0.9", "-f", "lavfi", "-i", "anoisesrc=d=1:r=48000:a=0.3",
                          "-filter_complex", "[0][1]amerge=inputs=2", "-c:a", "pcm_s24le", deep])
         try Tool.ffmpeg(["-i", deep, "-c:a", "pcm_s16le", plain])
-        // A master peaking at full scale: lossless sound is not held under the lossy encoders' −0.45 dBFS.
+        // A master peaking at full scale: lossless sound is not held under the lossy encoders' −1 dBFS.
         let loud = folder + "/loud24.wav"
         try Tool.ffmpeg(["-f", "lavfi", "-i", "aevalsrc=exprs=sgn(sin(2*PI*100*t)):s=48000:d=1", "-c:a", "pcm_s24le", loud])
         let script = Moonreel.wholeAssetComposition() + """

@@ -35,8 +35,10 @@ struct PeakLimiter {
     /// level changing; more is a volume other than the one asked for.
     static let heardReduction: Float = 1 - 0.891
 
-    /// −0.45 dBFS: room for the AAC encoder's overshoot.
-    static let defaultCeiling: Float = 0.95
+    /// −1 dBFS: room for a lossy encoder's overshoot, as EBU R128 leaves for distribution
+    /// (−1 dBTP). At −0.45 dBFS, AAC rebuilt a dense two-tone mix 0.66 dB higher, past full
+    /// scale: clipped wherever it was played.
+    static let defaultCeiling: Float = 0.891
 
     init(ceiling: Float = PeakLimiter.defaultCeiling, releaseSeconds: Double = 0.2, sampleRate: Int32) {
         self.ceiling = ceiling
