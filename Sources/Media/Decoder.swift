@@ -190,12 +190,10 @@ package final class VideoFrameSource {
     /// on in order.
     private var tracksInterlaced = false
     private var isInterlaced: Bool { tracksInterlaced || deinterlacer.sawInterlacedFrames }
-    /// Where a stream its track calls progressive turned out interlaced (a broadcast recording
-    /// going from a progressive advert to an interlaced programme): its pictures from there
-    /// were made whole, which no plan said.
-    package var turnedInterlacedAt: MediaTime? {
-        tracksInterlaced ? nil : deinterlacer.firstInterlaced.map { MediaTime(pts: $0, timeBase: reader.timeBase) }
-    }
+    /// A stream its track calls progressive turned out interlaced (a broadcast recording going
+    /// from a progressive advert to an interlaced programme): its pictures from there were made
+    /// whole, which no plan said.
+    package var turnsInterlaced: Bool { !tracksInterlaced && deinterlacer.sawInterlacedFrames }
 
     package init(path: String, streamIndex: Int, isStillImage: Bool = false, threading: DecoderThreading = .automatic) throws {
         reader = try StreamReader(path: path, streamIndex: streamIndex, threading: threading)
@@ -271,8 +269,6 @@ package final class Deinterlacer {
     private var times: [Int64] = []
     /// Frames flagged interlaced were seen.
     package private(set) var sawInterlacedFrames = false
-    /// The time of the first frame flagged interlaced (the stream's time base).
-    package private(set) var firstInterlaced: Int64?
 
     package init() {}
 
@@ -293,7 +289,6 @@ package final class Deinterlacer {
             if chain == nil {
                 guard frame.pointer.pointee.interlaced_frame != 0 else { return frame }
                 sawInterlacedFrames = true
-                firstInterlaced = firstInterlaced ?? reader.pts(of: frame)
                 chain = try FilterChain(videoFilters: "bwdif=mode=send_frame:parity=auto:deint=interlaced", width: frame.width, height: frame.height,
                                         pixelFormat: AVPixelFormat(frame.pointer.pointee.format), threads: 1)
             }

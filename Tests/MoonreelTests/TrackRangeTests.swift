@@ -287,12 +287,21 @@ import TestSupport
     /// An iPhone clip trimmed in Photos keeps the frames its edit list hides: FFmpeg's average
     /// rate counts them (86 frames over the edit's 2.55 s: 28.03 fps), so its nominal frame
     /// duration was 1/28 s and an export at it dropped 5 of the 77 frames shown. The rate is
-    /// the shown frames' (1/30 s apart), and every one of them is in the export, as ffprobe
-    /// counts them.
+    /// the shown frames' (29.98 fps: 29.97 as standard), and every one of them is in the
+    /// export, as ffprobe counts them. A trim by ffmpeg's stream copy (an edit list hiding a
+    /// few frames, at a 1/1000 s timescale) keeps FFmpeg's exact 30000/1001, and a trim that
+    /// shows 5 frames, whose decoding times say nothing of a rate, keeps its 29.97.
     @Test func framesAnEditListHidesDoNotSetTheRate() throws {
         let trimmed = Fixtures.real("03_iphone_trimmed_hevc10_editlist_vfr.mp4")
         let said = try Moonreel.runScript("print(av.asset(arg[1]):tracksWithMediaType(\"video\")[1].nominalFrameDuration)", arguments: [trimmed])
-        #expect(said.out.hasPrefix("Time(1/30 "), "\(said.out) \(said.err)")
+        #expect(said.out.hasPrefix("Time(1001/30000 "), "\(said.out) \(said.err)")
+        let source = Fixtures.scratchPath("b-frames.mp4")
+        try Tool.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30000/1001:duration=6", "-c:v", "libx264", "-preset", "ultrafast", "-bf", "3", "-g", "30", source])
+        let copied = Fixtures.scratchPath("copied-trim.mp4"), short = Fixtures.scratchPath("short-trim.mp4")
+        try Tool.ffmpeg(["-ss", "2.5", "-i", source, "-c", "copy", "-video_track_timescale", "1000", copied])
+        try Tool.ffmpeg(["-ss", "0.95", "-t", "0.17", "-i", source, "-c", "copy", short])
+        let trims = try Moonreel.runScript("for i = 1, #arg do print(av.asset(arg[i]):tracksWithMediaType(\"video\")[1].nominalFrameDuration) end", arguments: [copied, short])
+        #expect(trims.out.split(separator: "\n").map { $0.split(separator: " ").first.map(String.init) ?? "" } == ["Time(1001/30000", "Time(1001/30000"], "\(trims.out) \(trims.err)")
         let output = Fixtures.scratchPath("trimmed-whole.mp4")
         let result = try Moonreel.run(["run", Moonreel.checkout + "/scripts/examples/cut.lua", trimmed, output, "0", "2.548"])
         try #require(result.status == 0, "\(result.err)")

@@ -440,7 +440,7 @@ extension SmartCutWriter {
         let composed = try pictures.map { plan in
             let times = segments.flatMap { segment in (segment.head + segment.tail).map { compositionStart + segment.target(of: $0) } }
             return try Compositor(video: plan, audio: nil, range: TimeRange(start: compositionStart, duration: duration))
-                .frameStream(at: times, cancellation: cancellation)
+                .frameStream(at: times, cancellation: cancellation, log: log)
         }
         defer { composed?.stop() }
         try withoutActuallyEscaping(report) { report in

@@ -31,9 +31,11 @@ struct PeakLimiter {
     /// Samples turned down by more than `heardReduction`, and the first of them.
     private(set) var heardSamples: Int64 = 0
     private(set) var firstHeard: Int64?
-    /// A reduction of 1 dB (1 − 10^(−1/20)): less, on the peaks of a mix, is not heard as the
-    /// level changing; more is a volume other than the one asked for.
-    static let heardReduction: Float = 1 - 0.891
+    /// A reduction 1 dB (10^(−1/20)) beyond what the ceiling's own headroom under full scale
+    /// takes: less, on the peaks of a mix, is not heard as the level changing; more is a
+    /// volume other than the one asked for. (Counted from full scale, a loud master whose
+    /// encoded peaks pass it by a quarter of a dB was blamed on its volumes.)
+    let heardReduction: Float
 
     /// −1 dBFS: room for a lossy encoder's overshoot, as EBU R128 leaves for distribution
     /// (−1 dBTP). At −0.45 dBFS, AAC rebuilt a dense two-tone mix 0.66 dB higher, past full
@@ -44,6 +46,7 @@ struct PeakLimiter {
         self.ceiling = ceiling
         releaseFactor = Float(exp(-1 / (releaseSeconds * Double(sampleRate))))
         lookahead = max(1, Int(sampleRate) / 200)
+        heardReduction = 1 - min(ceiling, 1) * 0.891
         windowMinima = Array(repeating: 1, count: lookahead)
         windowSum = Float(lookahead)
     }
@@ -114,7 +117,7 @@ struct PeakLimiter {
                 block[channel][i] = max(-ceiling, min(ceiling, block[channel][i] * gain))
             }
             deepestReduction = max(deepestReduction, reduction)
-            if reduction > Self.heardReduction {
+            if reduction > heardReduction {
                 heardSamples += 1
                 if firstHeard == nil { firstHeard = samples + Int64(i) }
             }

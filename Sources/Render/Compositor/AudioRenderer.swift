@@ -200,16 +200,18 @@ package final class AudioRenderer {
 
     var isFinished: Bool { position >= plan.sampleCount }
 
-    /// A `soundLimited` warning when the limiter turned the mix down by more than 1 dB: the
-    /// tracks' volumes added up past full scale, so what plays is quieter than asked. Nil with
-    /// a loudness target, whose ceiling the limiter is there to keep.
+    /// A `soundLimited` warning when the mix went over full scale by more than 1 dB, so the
+    /// limiter turned it down past its ceiling's headroom: the tracks' volumes added up past
+    /// full scale, and what plays is quieter than asked. Nil with a loudness target, whose
+    /// ceiling the limiter is there to keep.
     package func limitingDiagnostic() -> Diagnostic? {
-        guard plan.loudness == nil, limiter.deepestReduction > PeakLimiter.heardReduction, let first = limiter.firstHeard else { return nil }
+        guard plan.loudness == nil, limiter.deepestReduction > limiter.heardReduction, let first = limiter.firstHeard else { return nil }
         let rate = plan.format.sampleRate
-        let decibels = shortNumber((-20 * log10(Double(1 - limiter.deepestReduction)) * 10).rounded() / 10)
+        let over = -20 * log10(Double(1 - limiter.deepestReduction)) + 20 * log10(Double(min(limiter.ceiling, 1)))
+        let decibels = shortNumber((over * 10).rounded() / 10)
         let start = plan.start + MediaTime(value: first, timescale: rate)
         return Diagnostic(.soundLimited, .warning,
-                          "the mix goes over full scale, so the limiter turned it down by up to \(decibels) dB, for \(shortSeconds(MediaTime(value: limiter.heardSamples, timescale: rate))) s in all from \(shortSeconds(start)) s: the sound plays quieter than its volumes ask",
+                          "the mix goes over full scale by up to \(decibels) dB, so the limiter turned it down, for \(shortSeconds(MediaTime(value: limiter.heardSamples, timescale: rate))) s in all from \(shortSeconds(start)) s: the sound plays quieter than its volumes ask",
                           remedy: "lower the volumes (setVolume, setVolumeRamp) so the tracks add up under full scale, or give a loudness target", time: start.seconds)
     }
 

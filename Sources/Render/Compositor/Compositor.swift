@@ -154,8 +154,8 @@ public final class Compositor {
     /// The pictures at these composition times, in this order (smart rendering keeps the
     /// source's frame times), rendered on a thread of their own as the plan's pace allows;
     /// each frame's `pts` is its place in `times`.
-    package func frameStream(at times: [MediaTime], cancellation: CancellationFlag) throws -> RenderStream<Frame> {
-        try frameStream(count: Int64(times.count), cancellation: cancellation) { times[Int($0)] }
+    package func frameStream(at times: [MediaTime], cancellation: CancellationFlag, log: DiagnosticLog? = nil) throws -> RenderStream<Frame> {
+        try frameStream(count: Int64(times.count), cancellation: cancellation, log: log) { times[Int($0)] }
     }
 
     private func frameStream(count: Int64, cancellation: CancellationFlag, log: DiagnosticLog? = nil,

@@ -12,9 +12,8 @@ import MoonreelPlatform
 final class VideoRenderer {
     let plan: VideoPlan
     private var sources: [SourceKey: (reader: VideoFrameSource, lastUsed: MediaTime)] = [:]
-    /// Sources found interlaced though their tracks say not, by the decoders closed so far:
-    /// where in each file.
-    private var turnedInterlaced: [String: MediaTime] = [:]
+    /// Sources found interlaced though their tracks say not, by the decoders closed so far.
+    private var turnedInterlaced: Set<String> = []
     /// A decoder unused for this long is closed (a long concatenation keeps one or two open).
     private let idleDecoderLifetime = MediaTime(value: 2, timescale: 1)
     private let scaler = Scaler()
@@ -199,18 +198,18 @@ final class VideoRenderer {
     }
 
     private func noteInterlacing(_ path: String, _ reader: VideoFrameSource) {
-        guard let time = reader.turnedInterlacedAt else { return }
-        turnedInterlaced[path] = min(turnedInterlaced[path] ?? time, time)
+        if reader.turnsInterlaced { turnedInterlaced.insert(path) }
     }
 
     /// An `encodingChanged` note when a source whose track says it is progressive turned out
-    /// interlaced and was made whole (the plan's note names the sources that say so).
+    /// interlaced and was made whole (the plan's note names the sources that say so). Where it
+    /// turns is not said: a chunk of a render sees it first where the chunk starts.
     func lateInterlacingNote() -> Diagnostic? {
         for (key, source) in sources { noteInterlacing(key.path, source.reader) }
-        guard let (path, time) = turnedInterlaced.min(by: { $0.key < $1.key }) else { return nil }
+        guard let path = turnedInterlaced.min() else { return nil }
         let others = turnedInterlaced.count > 1 ? " (and \(turnedInterlaced.count - 1) more)" : ""
-        return Diagnostic(.encodingChanged, .note, "\(Paths.name(of: path).quotedForMessage(limit: 60))\(others) turns interlaced \(shortSeconds(time)) s in, "
-                          + "though its track says otherwise: its fields from there are made whole frames (bwdif), and the output is progressive")
+        return Diagnostic(.encodingChanged, .note, "\(Paths.name(of: path).quotedForMessage(limit: 60))\(others) turns interlaced partway, "
+                          + "though its track says otherwise: its interlaced fields are made whole frames (bwdif), and the output is progressive")
     }
 
     // MARK: Composition
