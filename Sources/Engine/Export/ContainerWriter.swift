@@ -29,6 +29,13 @@ final class ContainerWriter {
             try gifPalette.map { try GIFPalette(palette: $0, width: video.plan.outputWidth, height: video.plan.outputHeight,
                                                 frameDuration: video.plan.frameDuration) }
         }
+        if palette != nil, let plan = video?.plan, plan.frameCount > 0 {
+            // The GIF muxer gives the last frame the delay of the one before (4 hundredths at
+            // 30 fps, where 3 and 4 alternate), so 2 s of it lasted 2.01 s: it is given what
+            // is left to the end.
+            let hundredths = { (frames: Int64) in (plan.frameDuration * frames).pts(in: AVRational(num: 1, den: 100)) }
+            av_opt_set_int(muxer.context.pointee.priv_data, "final_delay", hundredths(plan.frameCount) - hundredths(plan.frameCount - 1), 0)
+        }
         try muxer.writeHeader(metadata: metadata, fastStart: fastStart)
     }
 
