@@ -420,6 +420,22 @@ public final class AssetTrack: @unchecked Sendable, StoredPicture {
         return (shown.count, av_d2q(rate, 1_000_000))
     }
 
+    /// When each frame of video stream `streamIndex` of `path` is shown, in order, where the
+    /// container's index says so exactly: an MP4 or MOV lists every frame, and without
+    /// B-frames its decoding times are the showing times. Frames an edit list hides are left
+    /// out. Nil otherwise (Matroska lists keyframes only; B-frames reorder). Read once per file.
+    package static func frameTimes(path: String, streamIndex: Int) -> [MediaTime]? {
+        listedFrameTimes.value(for: path, part: streamIndex) {
+            guard let demuxer = try? Demuxer(path: path), demuxer.context.pointee.iformat.map({ String(cString: $0.pointee.name).hasPrefix("mov") }) == true,
+                  let stream = demuxer.stream(streamIndex), stream.pointee.codecpar.pointee.video_delay == 0 else { return nil }
+            let entries = (0..<avformat_index_get_entries_count(stream)).compactMap { avformat_index_get_entry(stream, $0)?.pointee }
+            guard entries.count > 1 else { return nil }
+            return entries.filter { $0.flags & AVINDEX_DISCARD_FRAME == 0 }.map { MediaTime(pts: $0.timestamp, timeBase: stream.pointee.time_base) }.sorted()
+        }
+    }
+
+    private static let listedFrameTimes = FileFacts<[MediaTime]?>()
+
     /// One frame at the nominal rate, exactly as the file states it (1001/30000 s at 29.97
     /// fps; 1/30 s when the rate is unknown or past 1000 fps): gaps shorter than this are
     /// timestamp jitter, not missing pictures. (Scripts get the standard rate it stands for:

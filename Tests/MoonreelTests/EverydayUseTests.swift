@@ -141,7 +141,7 @@ import TestSupport
         #expect(!FileManager.default.fileExists(atPath: output))
         let json = try Moonreel.runScript(Moonreel.cutScript(start: 1, duration: 3, preset: "MediumQuality"),
                                           arguments: [clip, output], options: ["--dry-run", "--progress", "json"])
-        let event = try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [String: Any]
+        let event = try Self.planEvent(json.out)
         #expect(event?["event"] as? String == "plan" && event?["width"] as? Int == 320 && event?["duration"] as? Double == 3)
         // What a real run would refuse, a dry run refuses too.
         try Data("keep".utf8).write(to: URL(fileURLWithPath: output))
@@ -149,6 +149,12 @@ import TestSupport
                                              arguments: [clip, output], options: ["--dry-run"])
         #expect(refused.status == 1 && refused.err.contains("already exists; set overwrite = true"), "\(refused.err)")
         #expect(try String(contentsOfFile: output, encoding: .utf8) == "keep")
+    }
+
+    /// The `plan` event among a dry run's JSON lines (its notes come first, as `diagnostic` events).
+    static func planEvent(_ lines: String) throws -> [String: Any]? {
+        try lines.split(separator: "\n").compactMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            .first { $0["event"] as? String == "plan" }
     }
 
     /// Issue 25: `--dry-run` said about 5.8 MB for a file of 1.06 MB (a bits-per-pixel figure
@@ -164,8 +170,7 @@ import TestSupport
             func estimate(_ options: [String]) throws -> Double {
                 let planned = try Moonreel.runScript(Moonreel.exportWholeAssetScript, arguments: [source, output, "HighestQuality"],
                                                      options: ["--dry-run", "--progress", "json"] + options)
-                let event = try JSONSerialization.jsonObject(with: Data(planned.out.utf8)) as? [String: Any]
-                return try #require(event?["estimatedBytes"] as? Double, "\(planned.out) \(planned.err)")
+                return try #require(try Self.planEvent(planned.out)?["estimatedBytes"] as? Double, "\(planned.out) \(planned.err)")
             }
             let measured = try estimate([]), rough = try estimate(["--rough-estimate"])
             let exported = try Moonreel.runScript(Moonreel.exportWholeAssetScript, arguments: [source, output, "HighestQuality"])

@@ -793,25 +793,65 @@ struct ExportPlanner {
                           remedy: "set the video composition's frameDuration to \(their) rate to keep one picture a frame")
     }
 
-    /// A `framesDropped` note when a clip's own rate is over the output's by more than 1 %: at
-    /// one picture a frame, some of its pictures are never shown (a 25 fps clip at 24 fps
-    /// left one in 25 out, at 10 fps three in five, without a word). Under 1 % is a rate and
-    /// its NTSC twin (30 and 29.97: one in a thousand), or a phone's average.
+    /// A `framesDropped` note when pictures of a clip fall between the output's frames and are
+    /// never shown: a 25 fps clip at 24 fps left one in 25 out, at 10 fps three in five, and a
+    /// screen recording written in bursts 41 of its 63 at its own average rate, without a word.
+    /// Counted exactly where the file lists when each frame shows (`AssetTrack.frameTimes`),
+    /// else estimated from the rates when the clip's is over the output's by more than 1 %
+    /// (under 1 % is a rate and its NTSC twin, or a phone's average).
     private func skippedFrames(_ frameDuration: MediaTime) -> Diagnostic? {
         let output = 1 / frameDuration.seconds
-        var faster: [String: Double] = [:]
+        var leftOut: [String: (count: Int, of: Int, exact: Bool)] = [:]
         for segment in composition.tracks(withMediaType: .video).flatMap(\.segments) {
-            guard let source = segment.source, !source.isStillImage, source.nominalFrameRate > output * 1.01,
-                  segment.sourceRange.duration == segment.targetRange.duration else { continue }
-            faster[source.path] = source.nominalFrameRate
+            guard let source = segment.source, !source.isStillImage, segment.sourceRange.duration == segment.targetRange.duration else { continue }
+            let found: (count: Int, of: Int, exact: Bool)
+            if let times = AssetTrack.frameTimes(path: source.path, streamIndex: source.streamIndex) {
+                let (count, of) = Self.picturesLeftOut(times, segment: segment, frameDuration: frameDuration)
+                found = (count, of, true)
+            } else if source.nominalFrameRate > output * 1.01 {
+                let seconds = segment.sourceRange.duration.seconds
+                found = (Int((seconds * (source.nominalFrameRate - output)).rounded()), Int((seconds * source.nominalFrameRate).rounded()), false)
+            } else {
+                continue
+            }
+            guard found.count > 0 else { continue }
+            let sum = leftOut[source.path] ?? (0, 0, true)
+            leftOut[source.path] = (sum.count + found.count, sum.of + found.of, sum.exact && found.exact)
         }
-        guard let (path, rate) = faster.max(by: { ($0.value, $1.key) < ($1.value, $0.key) }) else { return nil }
-        let others = faster.count > 1 ? " (and \(faster.count - 1) more)" : ""
-        let shown = Int((100 * output / rate).rounded())
-        let fps = { (value: Double) in shortNumber((value * 10).rounded() / 10) }
-        return Diagnostic(.framesDropped, .note, "rendered at \(fps(output)) fps, \(Paths.name(of: path).quotedForMessage(limit: 60)) (\(fps(rate)) fps)\(others) "
-                          + "shows about \(shown) % of its pictures: the others fall between frames and are left out",
-                          remedy: "set the video composition's frameDuration to its rate to show every picture")
+        guard let (path, most) = leftOut.max(by: { ($0.value.count, $1.key) < ($1.value.count, $0.key) }) else { return nil }
+        let others = leftOut.count > 1 ? " (and \(leftOut.count - 1) more)" : ""
+        let fps = shortNumber((output * 100).rounded() / 100)
+        return Diagnostic(.framesDropped, .note, "rendered at \(fps) fps, \(Paths.name(of: path).quotedForMessage(limit: 60))\(others) leaves out "
+                          + "\(most.exact ? "" : "about ")\(most.count) of its \(most.of) pictures: they fall between frames",
+                          remedy: "set the video composition's frameDuration to a shorter one to show them")
+    }
+
+    /// Of a segment's pictures (their times, in order), how many no output frame shows, and
+    /// how many it holds: frame k shows the last picture at or before its source time.
+    static func picturesLeftOut(_ times: [MediaTime], segment: TrackSegment, frameDuration: MediaTime) -> (count: Int, of: Int) {
+        let source = segment.sourceRange, target = segment.targetRange
+        /// The first picture at or after `time` (the times are in order).
+        func firstIndex(from time: MediaTime) -> Int {
+            var (low, high) = (0, times.count)
+            while low < high {
+                let middle = (low + high) / 2
+                if times[middle] < time { low = middle + 1 } else { high = middle }
+            }
+            return low
+        }
+        let (first, end) = (firstIndex(from: source.start), firstIndex(from: source.end))
+        guard end > first, frameDuration > .zero else { return (0, 0) }
+        // The first output frame in the segment, then each after it.
+        var frame = Int64((target.start.seconds / frameDuration.seconds).rounded(.down))
+        while frameDuration * frame < target.start { frame += 1 }
+        var shown = Set<Int>(), index = first
+        while frameDuration * frame < target.end {
+            let at = source.start + (frameDuration * frame - target.start)
+            while index + 1 < end, times[index + 1] <= at { index += 1 }
+            shown.insert(index)
+            frame += 1
+        }
+        return (end - first - shown.count, end - first)
     }
 
     /// A `trackShorter` note when the picture and the sound of an export end more than a
