@@ -1,6 +1,5 @@
 import CMoonLua
 import MoonreelEngine
-import MoonreelPlatform
 import MoonreelScriptHost
 
 /// `av.asset(path)` and asset tracks (AVURLAsset, AVAssetTrack).
@@ -137,8 +136,7 @@ extension API {
                 }
                 api.readFiles.record(path)
                 do {
-                    let asset = try Asset(path: path)
-                    try call.push(asset)
+                    try call.push(try Asset(path: path))
                     return 1
                 } catch {
                     let message = "\(error)".oneLine

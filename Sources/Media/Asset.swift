@@ -407,11 +407,9 @@ public final class AssetTrack: @unchecked Sendable, StoredPicture {
     /// them from where they are shown (two frames at each end of that clip: 29.2 fps); nil
     /// when the index hides none, or shows under 16 frames.
     private static func framesShown(_ stream: UnsafeMutablePointer<AVStream>) -> (count: Int, rate: AVRational)? {
-        let entries = (0..<avformat_index_get_entries_count(stream)).compactMap { avformat_index_get_entry(stream, $0)?.pointee }
-        let shown = entries.filter { $0.flags & AVINDEX_DISCARD_FRAME == 0 }.map(\.timestamp).sorted()
+        guard let (shown, listed) = indexedFrames(stream), shown.count >= 16, shown.count < listed else { return nil }
         // Frames B-frames displace at each end: the reorder depth and one, at most 4.
         let delay = Int(stream.pointee.codecpar.pointee.video_delay), edge = delay > 0 ? min(4, delay + 1) : 0
-        guard shown.count >= 16, shown.count < entries.count else { return nil }
         let (first, last) = (shown[edge], shown[shown.count - 1 - edge])
         guard last > first else { return nil }
         let rate = Double(shown.count - 1 - 2 * edge) / MediaTime(pts: last - first, timeBase: stream.pointee.time_base).seconds
@@ -427,14 +425,22 @@ public final class AssetTrack: @unchecked Sendable, StoredPicture {
     package static func frameTimes(path: String, streamIndex: Int) -> [MediaTime]? {
         listedFrameTimes.value(for: path, part: streamIndex) {
             guard let demuxer = try? Demuxer(path: path), demuxer.context.pointee.iformat.map({ String(cString: $0.pointee.name).hasPrefix("mov") }) == true,
-                  let stream = demuxer.stream(streamIndex), stream.pointee.codecpar.pointee.video_delay == 0 else { return nil }
-            let entries = (0..<avformat_index_get_entries_count(stream)).compactMap { avformat_index_get_entry(stream, $0)?.pointee }
-            guard entries.count > 1 else { return nil }
-            return entries.filter { $0.flags & AVINDEX_DISCARD_FRAME == 0 }.map { MediaTime(pts: $0.timestamp, timeBase: stream.pointee.time_base) }.sorted()
+                  let stream = demuxer.stream(streamIndex), stream.pointee.codecpar.pointee.video_delay == 0,
+                  let (shown, _) = indexedFrames(stream), shown.count > 1 else { return nil }
+            return shown.map { MediaTime(pts: $0, timeBase: stream.pointee.time_base) }
         }
     }
 
     private static let listedFrameTimes = FileFacts<[MediaTime]?>()
+
+    /// The decoding times of the frames the container's index lists and no edit list hides,
+    /// in order, and how many it lists; nil unless it lists every frame the stream counts (a
+    /// fragmented MP4, a recording's, lists only what was read so far; Matroska, keyframes).
+    private static func indexedFrames(_ stream: UnsafeMutablePointer<AVStream>) -> (shown: [Int64], listed: Int)? {
+        let entries = (0..<avformat_index_get_entries_count(stream)).compactMap { avformat_index_get_entry(stream, $0)?.pointee }
+        guard stream.pointee.nb_frames > 0, entries.count >= stream.pointee.nb_frames else { return nil }
+        return (entries.filter { $0.flags & AVINDEX_DISCARD_FRAME == 0 }.map(\.timestamp).sorted(), entries.count)
+    }
 
     /// One frame at the nominal rate, exactly as the file states it (1001/30000 s at 29.97
     /// fps; 1/30 s when the rate is unknown or past 1000 fps): gaps shorter than this are

@@ -841,17 +841,19 @@ struct ExportPlanner {
         }
         let (first, end) = (firstIndex(from: source.start), firstIndex(from: source.end))
         guard end > first, frameDuration > .zero else { return (0, 0) }
-        // The first output frame in the segment, then each after it.
-        var frame = Int64((target.start.seconds / frameDuration.seconds).rounded(.down))
+        // The first output frame in the segment, then each after it; the pictures they show
+        // only move forward, so each new one is counted once.
+        let estimate = (target.start.seconds / frameDuration.seconds).rounded(.down)
+        guard estimate.isFinite, abs(estimate) < 1e15 else { return (0, 0) }
+        var frame = Int64(estimate), index = first, shown = 0, lastShown = -1
         while frameDuration * frame < target.start { frame += 1 }
-        var shown = Set<Int>(), index = first
         while frameDuration * frame < target.end {
             let at = source.start + (frameDuration * frame - target.start)
             while index + 1 < end, times[index + 1] <= at { index += 1 }
-            shown.insert(index)
+            if index != lastShown { (shown, lastShown) = (shown + 1, index) }
             frame += 1
         }
-        return (end - first - shown.count, end - first)
+        return (end - first - shown, end - first)
     }
 
     /// A `trackShorter` note when the picture and the sound of an export end more than a
