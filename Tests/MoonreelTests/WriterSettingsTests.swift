@@ -135,7 +135,7 @@ import TestSupport
     @Test func losslessSoundKeepsItsDepthSampleForSample() throws {
         let folder = (Fixtures.scratchPath("x") as NSString).deletingLastPathComponent
         let deep = folder + "/master24.wav", plain = folder + "/master16.wav"
-        try Tool.ffmpeg(["-f", "lavfi", "-i", "sine=f=440:d=1:sample_rate=48000,volume=0.9", "-f", "lavfi", "-i", "anoisesrc=d=1:r=48000:a=0.3",
+        try Tool.ffmpeg(["-f", "lavfi", "-i", "sine=f=440:d=1:sample_rate=48000,volume=0.9", "-f", "lavfi", "-i", "anoisesrc=d=1:r=48000:a=0.3:seed=1",
                          "-filter_complex", "[0][1]amerge=inputs=2", "-c:a", "pcm_s24le", deep])
         try Tool.ffmpeg(["-i", deep, "-c:a", "pcm_s16le", plain])
         // A master peaking at full scale: lossless sound is not held under the lossy encoders' −1 dBFS.
