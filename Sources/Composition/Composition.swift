@@ -111,6 +111,25 @@ public struct TrackSegment: Sendable, Hashable {
         return sourceRange.start + offset.multiplied(by: sourceRange.duration, dividedBy: targetRange.duration)
     }
 
+    /// The source time whose picture an output frame at composition time `t` shows, frames
+    /// being `frameDuration` long: the last picture at or before it, or one due within a
+    /// quarter of a frame after it (of the output's frame or the source's own, the shorter),
+    /// never one past the segment. A phone's frame times jitter: an Android 4K60 clip's lie
+    /// 16.0–17.2 ms apart, and shown at 60 fps by "at or before" alone, each picture a
+    /// fraction of a millisecond late was skipped and the one before shown twice (3 of 16).
+    /// A quarter leaves room for that and never reaches the next picture at whole ratios
+    /// (60 fps at 30, 240 fps at 30), where half a frame would take every second one.
+    public func sourceTimeShown(at t: MediaTime, frameDuration: MediaTime) -> MediaTime {
+        let exact = sourceTime(at: t)
+        guard let source, !source.isStillImage, frameDuration > .zero else { return exact }
+        let outputFrame = sourceRange.duration == targetRange.duration
+            ? frameDuration : frameDuration.multiplied(by: sourceRange.duration, dividedBy: targetRange.duration)
+        let slack = MediaTime.min(outputFrame, source.nominalFrameDuration).multiplied(by: MediaTime(value: 1, timescale: 1),
+                                                                                      dividedBy: MediaTime(value: 4, timescale: 1))
+        let lastInside = sourceRange.end - MediaTime(value: 1, timescale: MediaTime.defaultTimescale)
+        return max(exact, MediaTime.min(exact + slack, lastInside))
+    }
+
     /// Splits at composition time `t` (strictly inside), keeping the source mapping exact.
     package func split(at t: MediaTime) -> (TrackSegment, TrackSegment) {
         let sourceCut = sourceTime(at: t)

@@ -827,7 +827,8 @@ struct ExportPlanner {
     }
 
     /// Of a segment's pictures (their times, in order), how many no output frame shows, and
-    /// how many it holds: frame k shows the last picture at or before its source time.
+    /// how many it holds: frame k shows the last picture at or before its source time
+    /// (`TrackSegment.sourceTimeShown`).
     static func picturesLeftOut(_ times: [MediaTime], segment: TrackSegment, frameDuration: MediaTime) -> (count: Int, of: Int) {
         let source = segment.sourceRange, target = segment.targetRange
         /// The first picture at or after `time` (the times are in order).
@@ -848,7 +849,7 @@ struct ExportPlanner {
         var frame = Int64(estimate), index = first, shown = 0, lastShown = -1
         while frameDuration * frame < target.start { frame += 1 }
         while frameDuration * frame < target.end {
-            let at = source.start + (frameDuration * frame - target.start)
+            let at = segment.sourceTimeShown(at: frameDuration * frame, frameDuration: frameDuration)
             while index + 1 < end, times[index + 1] <= at { index += 1 }
             if index != lastShown { (shown, lastShown) = (shown + 1, index) }
             frame += 1

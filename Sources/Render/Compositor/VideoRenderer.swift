@@ -116,7 +116,7 @@ final class VideoRenderer {
             // A hidden or transparent mask shows none of the track.
             guard layer.mask == nil || mask?.drawsNothing == false else { continue }
             let key = SourceKey(trackID: layer.trackID, path: source.path, stream: source.streamIndex)
-            guard let frame = try frameSource(for: source, key: key, at: time).frame(at: segment.sourceTime(at: time)) else { continue }
+            guard let frame = try frameSource(for: source, key: key, at: time).frame(at: segment.sourceTimeShown(at: time, frameDuration: plan.frameDuration)) else { continue }
             // A preview proxy's frames are stored smaller: brought to the source's stored size first.
             let stored = frame.width == Int(source.naturalSize.width) && frame.height == Int(source.naturalSize.height)
                 ? AffineTransform.identity
