@@ -116,7 +116,7 @@ public struct TrackSegment: Sendable, Hashable {
     /// quarter of a frame after it (of the output's frame or the source's own, the shorter),
     /// never one past the segment. A phone's frame times jitter: an Android 4K60 clip's lie
     /// 16.0–17.2 ms apart, and shown at 60 fps by "at or before" alone, each picture a
-    /// fraction of a millisecond late was skipped and the one before shown twice (3 of 16).
+    /// fraction of a millisecond late was skipped and the one before shown twice (2 of 18).
     /// A quarter leaves room for that and never reaches the next picture at whole ratios
     /// (60 fps at 30, 240 fps at 30), where half a frame would take every second one.
     public func sourceTimeShown(at t: MediaTime, frameDuration: MediaTime) -> MediaTime {

@@ -590,8 +590,8 @@ extension DoneMeansRightTests {
 
     /// A phone clip at its own rate shows every picture once, though its frame times jitter
     /// (real fixture 04, Android 4K60: 16.0–17.2 ms apart): each picture a fraction of a
-    /// millisecond late was skipped and the one before shown twice, 3 of its pictures, and
-    /// the note blamed the output's rate. Read back with ffmpeg: no output frame repeats the
+    /// millisecond late was skipped and the one before shown twice, 2 of its 18, without a
+    /// word. Read back with ffmpeg: no output frame repeats the
     /// one before, and each is nearest its own source picture.
     @Test func aPhoneClipsJitteryFramesAreEachShownAtItsOwnRate() throws {
         let clip = Moonreel.checkout + "/Tests/Fixtures/real/04_android12_portrait_4k60_rot90_yuvj.mp4"
