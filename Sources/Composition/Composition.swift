@@ -141,6 +141,14 @@ public struct TrackSegment: Sendable, Hashable {
         return (first, second)
     }
 
+    /// The part inside `range` (composition time), keeping the source mapping exact.
+    package func clipped(to range: TimeRange) -> TrackSegment {
+        var part = self
+        if range.start > targetRange.start, range.start < targetRange.end { part = part.split(at: range.start).1 }
+        if range.end > part.targetRange.start, range.end < part.targetRange.end { part = part.split(at: range.end).0 }
+        return part
+    }
+
     package func shifted(by delta: MediaTime) -> TrackSegment {
         var moved = self
         moved.targetRange.start = targetRange.start + delta

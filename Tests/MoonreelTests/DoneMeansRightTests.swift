@@ -565,8 +565,14 @@ extension DoneMeansRightTests {
             vc.frameDuration = av.time(1, tonumber(arg[3]))
             local session = av.exportSession(comp, "MediumQuality")
             session.outputURL, session.videoComposition = arg[1], vc
+            if arg[4] then session.timeRange = av.range(1.02, 2) end
             assert(session:export())
             """
+        // 1.02…3.02 s of it holds the 50 pictures from 1.04 s; its first frame shows the one
+        // at 1 s, so 47 frames at 24 fps show 47 of them. The whole clip's 4 of 100 were said.
+        let part = Fixtures.scratchPath("faster-part.mp4")
+        let range = try Moonreel.runScript(script, arguments: [part, clip, "24", "range"])
+        #expect(range.status == 0 && range.err.contains("leaves out 3 of its 50 pictures"), "\(range.err)")
         for (rate, leftOut) in [(24, 4), (10, 60), (25, nil)] {
             let output = Fixtures.scratchPath("faster-\(rate).mp4")
             let result = try Moonreel.runScript(script, arguments: [output, clip, "\(rate)"])

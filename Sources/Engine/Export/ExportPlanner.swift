@@ -564,8 +564,8 @@ struct ExportPlanner {
         if let chosen = rendered.note { notes.append(chosen) }
         if request.container == .gif, let delays = Self.gifDelayNote(rendered.duration) { notes.append(delays) }
         if let gap = trackGap(request, frameDuration: rendered.duration) { notes.append(gap) }
-        if let repeated = repeatedFrames(rendered.duration) { notes.append(repeated) }
-        if let skipped = skippedFrames(rendered.duration) { notes.append(skipped) }
+        if let repeated = repeatedFrames(rendered.duration, range: request.range) { notes.append(repeated) }
+        if let skipped = skippedFrames(rendered.duration, range: request.range) { notes.append(skipped) }
         if let squeezed = nonSquarePixels(videoComposition) { notes.append(squeezed) }
         notes += undrawnTracks(videoComposition, range: request.range)
         var plan = try VideoPlan.make(composition: composition, videoComposition: videoComposition, range: request.range,
@@ -775,10 +775,10 @@ struct ExportPlanner {
     /// than 5 %): each of their pictures is shown in several output frames (a 10.5 fps phone
     /// clip in a 30 fps render: about three times). Slow motion made with scaleTimeRange is not
     /// counted here: its rate is the script's choice.
-    private func repeatedFrames(_ frameDuration: MediaTime) -> Diagnostic? {
+    private func repeatedFrames(_ frameDuration: MediaTime, range: TimeRange) -> Diagnostic? {
         let output = 1 / frameDuration.seconds
         var slower: [String: Double] = [:]
-        for segment in composition.tracks(withMediaType: .video).flatMap(\.segments) {
+        for segment in videoSegments(in: range) {
             guard let source = segment.source, !source.isStillImage, source.nominalFrameRate > 0,
                   segment.sourceRange.duration == segment.targetRange.duration, source.nominalFrameRate < output * 0.95 else { continue }
             slower[source.path] = source.nominalFrameRate
@@ -799,14 +799,14 @@ struct ExportPlanner {
     /// Counted exactly where the file lists when each frame shows (`AssetTrack.frameTimes`),
     /// else estimated from the rates when the clip's is over the output's by more than 1 %
     /// (under 1 % is a rate and its NTSC twin, or a phone's average).
-    private func skippedFrames(_ frameDuration: MediaTime) -> Diagnostic? {
+    private func skippedFrames(_ frameDuration: MediaTime, range: TimeRange) -> Diagnostic? {
         let output = 1 / frameDuration.seconds
         var leftOut: [String: (count: Int, of: Int, exact: Bool)] = [:]
-        for segment in composition.tracks(withMediaType: .video).flatMap(\.segments) {
+        for segment in videoSegments(in: range).map({ $0.clipped(to: range) }) {
             guard let source = segment.source, !source.isStillImage, segment.sourceRange.duration == segment.targetRange.duration else { continue }
             let found: (count: Int, of: Int, exact: Bool)
             if let times = AssetTrack.frameTimes(path: source.path, streamIndex: source.streamIndex) {
-                let (count, of) = Self.picturesLeftOut(times, segment: segment, frameDuration: frameDuration)
+                let (count, of) = Self.picturesLeftOut(times, segment: segment, frameDuration: frameDuration, firstFrame: range.start)
                 found = (count, of, true)
             } else if source.nominalFrameRate > output * 1.01 {
                 let seconds = segment.sourceRange.duration.seconds
@@ -827,9 +827,9 @@ struct ExportPlanner {
     }
 
     /// Of a segment's pictures (their times, in order), how many no output frame shows, and
-    /// how many it holds: frame k shows the last picture at or before its source time
-    /// (`TrackSegment.sourceTimeShown`).
-    static func picturesLeftOut(_ times: [MediaTime], segment: TrackSegment, frameDuration: MediaTime) -> (count: Int, of: Int) {
+    /// how many it holds. Output frames start at `firstFrame`, one each `frameDuration`, and
+    /// each shows the picture `TrackSegment.sourceTimeShown` chooses.
+    static func picturesLeftOut(_ times: [MediaTime], segment: TrackSegment, frameDuration: MediaTime, firstFrame: MediaTime) -> (count: Int, of: Int) {
         let source = segment.sourceRange, target = segment.targetRange
         /// The first picture at or after `time` (the times are in order).
         func firstIndex(from time: MediaTime) -> Int {
@@ -844,14 +844,17 @@ struct ExportPlanner {
         guard end > first, frameDuration > .zero else { return (0, 0) }
         // The first output frame in the segment, then each after it; the pictures they show
         // only move forward, so each new one is counted once.
-        let estimate = (target.start.seconds / frameDuration.seconds).rounded(.down)
+        let estimate = ((target.start - firstFrame).seconds / frameDuration.seconds).rounded(.down)
         guard estimate.isFinite, abs(estimate) < 1e15 else { return (0, 0) }
         var frame = Int64(estimate), index = first, shown = 0, lastShown = -1
-        while frameDuration * frame < target.start { frame += 1 }
-        while frameDuration * frame < target.end {
-            let at = segment.sourceTimeShown(at: frameDuration * frame, frameDuration: frameDuration)
+        let time = { (frame: Int64) in firstFrame + frameDuration * frame }
+        while time(frame) < target.start { frame += 1 }
+        while time(frame) < target.end {
+            let at = segment.sourceTimeShown(at: time(frame), frameDuration: frameDuration)
             while index + 1 < end, times[index + 1] <= at { index += 1 }
-            if index != lastShown { (shown, lastShown) = (shown + 1, index) }
+            // Before its first picture, a frame shows the one before the segment (or, at the
+            // start of the file, this first one).
+            if index != lastShown, times[index] <= at || index == 0 { (shown, lastShown) = (shown + 1, index) }
             frame += 1
         }
         return (end - first - shown, end - first)
