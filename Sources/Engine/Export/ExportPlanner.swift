@@ -795,7 +795,7 @@ struct ExportPlanner {
 
     /// A `framesDropped` note when pictures of a clip fall between the output's frames and are
     /// never shown: a 25 fps clip at 24 fps left one in 25 out, at 10 fps three in five, and a
-    /// screen recording written in bursts 41 of its 63 at its own average rate, without a word.
+    /// screen recording written in bursts 42 of its 63 at its own average rate, without a word.
     /// Counted exactly where the file lists when each frame shows (`AssetTrack.frameTimes`),
     /// else estimated from the rates when the clip's is over the output's by more than 1 %
     /// (under 1 % is a rate and its NTSC twin, or a phone's average).
