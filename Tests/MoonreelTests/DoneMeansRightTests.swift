@@ -42,6 +42,22 @@ import TestSupport
         #expect(words.contains { $0.hasPrefix("never") }, "read: \(words)")
     }
 
+    /// A lyric with a heart drew the words before it twice ("we love we love <3 you") and a
+    /// numeric character reference as written ("&#38;"): read back by OCR, the line is drawn
+    /// as written, once.
+    @Test func aLyricWithAHeartIsDrawnOnce() throws {
+        let cues = Fixtures.scratchPath("love.srt")
+        try "1\n00:00:00,200 --> 00:00:02,000\nwe love <3 you &#38; Tom\n".write(toFile: cues, atomically: true, encoding: .utf8)
+        let output = Fixtures.scratchPath("love.mp4")
+        let result = try Moonreel.run(["run", Self.lyricsExample, Self.portrait, cues, output])
+        #expect(result.status == 0 && !result.err.contains("warning"), "\(result.err)")
+        let folder = (output as NSString).deletingLastPathComponent
+        try Tool.ffmpeg(["-ss", "1", "-i", output, "-frames:v", "1",
+                         "-vf", "crop=iw:ih*3/10:0:ih/2,scale=iw*3:ih*3:flags=lanczos,format=gbrp,extractplanes=r,lut=y='if(gt(val,235),0,255)'", folder + "/love.png"])
+        let read = try Tool.run("tesseract", [folder + "/love.png", "-", "--psm", "6"]).out.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(read == "we love <3 you & Tom", "read: \(read)")
+    }
+
     /// A lyric too long for two lines even at the smallest size is cut — and that is a
     /// `textTruncated` warning naming the cue and its line in the CSV; `--strict` writes nothing.
     @Test func aLyricThatCannotFitIsAWarningNamingItsCue() throws {

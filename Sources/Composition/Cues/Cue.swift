@@ -109,35 +109,75 @@ struct TimedTextBuilder {
     }
 }
 
+/// How a cue format marks up its text besides timestamp tags (`<00:01.500>`), which start
+/// words in each.
+enum CueMarkup {
+    /// Every `<…>` is a tag, shown as nothing: one no `>` closes runs to the text's end, as
+    /// WebVTT's tokenizer reads it. Character references (`&amp;`, `&#39;`) are decoded.
+    case webVTT
+    /// `<b>`, `<i>`, `<u>`, `<s>`, `<font …>` and their ends are tags; any other `<` is text
+    /// ("I <3 you", "a < b and c > d"). Character references are decoded, as converters write them.
+    case subRip
+    /// LRC: only timestamp tags (read as LRC writes times, `LRCParser.time`); the rest is
+    /// text as written.
+    case lrc
+}
+
 extension TimedTextBuilder {
     /// The text and word timings of cue markup: `<mm:ss.xx>` (or `<hh:mm:ss.xxx>`) tags
     /// start words; text before the first one starts at `start`. Without such tags there
-    /// are no word timings. Other tags are dropped when `stripTags` (WebVTT, SRT) and kept
-    /// as text otherwise (LRC). `shift` is added to every tag's time.
-    static func timedText(_ markup: Substring, start: MediaTime, end: MediaTime, shift: MediaTime = .zero,
-                          stripTags: Bool, trimming: Bool = true, decode: (String) -> String = { $0 }) -> (text: String, words: [WordTiming]) {
+    /// are no word timings. `shift` is added to every tag's time. `hidden` lists the tags
+    /// that were likely meant as text (WebVTT's: a `<` no `>` closes, or one naming no
+    /// WebVTT tag), which are not shown.
+    static func timedText(_ text: Substring, start: MediaTime, end: MediaTime, shift: MediaTime = .zero,
+                          markup: CueMarkup, trimming: Bool = true) -> (text: String, words: [WordTiming], hidden: [String]) {
         var segments: [(text: String, start: MediaTime?)] = []
-        var current = "", currentStart: MediaTime? = nil
-        var rest = markup
+        var current = "", currentStart: MediaTime? = nil, hidden: [String] = []
+        var rest = text
         while let open = rest.firstIndex(of: "<") {
             current += rest[..<open]
-            guard let close = rest[open...].firstIndex(of: ">") else { break }
-            let tag = rest[rest.index(after: open)..<close]
-            if let time = CueReader.parseTime(tag) {
+            let inside = rest[rest.index(after: open)...]
+            let close = inside.firstIndex(of: ">")
+            let tag = inside[..<(close ?? inside.endIndex)]
+            let after = close.map { inside[inside.index(after: $0)...] } ?? inside[inside.endIndex...]
+            if close != nil, let time = markup == .lrc ? LRCParser.time(tag) : CueReader.parseTime(tag) {
                 segments.append((current, currentStart))
                 (current, currentStart) = ("", time + shift)
-            } else if !stripTags {
-                current += rest[open...close]
+                rest = after
+                continue
             }
-            rest = rest[rest.index(after: close)...]
+            switch markup {
+            case .webVTT:
+                if close == nil || !Self.isWebVTTTag(tag) { hidden.append("<" + tag + (close == nil ? "" : ">")) }
+                rest = after
+            case .subRip where close != nil && Self.isSubRipTag(tag):
+                rest = after
+            case .subRip, .lrc:
+                current += "<"
+                rest = inside
+            }
         }
         current += rest
         segments.append((current, currentStart))
         let isTimed = segments.count > 1
         var builder = TimedTextBuilder()
         for (index, segment) in segments.enumerated() {
-            builder.append(decode(segment.text), startingAt: segment.start ?? (isTimed && index == 0 ? start : nil))
+            let shown = markup == .lrc ? segment.text : CharacterReferences.decoded(segment.text)
+            builder.append(shown, startingAt: segment.start ?? (isTimed && index == 0 ? start : nil))
         }
-        return builder.finish(end: end, trimming: trimming)
+        let (shownText, words) = builder.finish(end: end, trimming: trimming)
+        return (shownText, words, hidden)
+    }
+
+    /// WebVTT's tags, open or closed (`c.yellow`, `v Roger`, `/i`).
+    private static func isWebVTTTag(_ tag: Substring) -> Bool {
+        let name = tag.drop { $0 == "/" }.prefix { !$0.isWhitespace && $0 != "." }
+        return ["c", "i", "b", "u", "ruby", "rt", "v", "lang"].contains(name)
+    }
+
+    /// The formatting tags SRT files carry, open or closed, in either case.
+    private static func isSubRipTag(_ tag: Substring) -> Bool {
+        let name = tag.drop { $0 == "/" }.prefix { !$0.isWhitespace }.lowercased()
+        return ["b", "i", "u", "s", "font"].contains(name)
     }
 }

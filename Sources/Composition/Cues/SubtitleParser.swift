@@ -51,8 +51,7 @@ struct SubtitleParser {
         let end = try CueReader.parseTime(endField, column: "end time", fileName: fileName, line: timing.number)
         try CueReader.checkOrder(start, end, fileName: fileName, line: timing.number)
         let markup = rest.dropFirst().map { Self.withoutOverrides($0.text) }.joined(separator: "\n")
-        let (text, words) = TimedTextBuilder.timedText(Substring(markup), start: start, end: end, stripTags: true,
-                                                        decode: Self.decodingEntities)
+        let (text, words, _) = TimedTextBuilder.timedText(Substring(markup), start: start, end: end, markup: .subRip)
         return Cue(text: text, start: start, end: end, words: words, identifier: identifier).read(from: fileName, line: timing.number)
     }
 
@@ -63,26 +62,6 @@ struct SubtitleParser {
               let close = rest[open...].firstIndex(of: "}") {
             result += rest[..<open]
             rest = rest[rest.index(after: close)...]
-        }
-        return result + rest
-    }
-
-    private static let entities = ["&amp;": "&", "&lt;": "<", "&gt;": ">", "&nbsp;": "\u{00A0}", "&lrm;": "\u{200E}", "&rlm;": "\u{200F}", "&quot;": "\"", "&apos;": "'"]
-
-    static func decodingEntities(_ text: String) -> String {
-        guard text.contains("&") else { return text }
-        var result = "", rest = Substring(text)
-        while let ampersand = rest.firstIndex(of: "&") {
-            result += rest[..<ampersand]
-            let candidate = rest[ampersand...].prefix { $0 != ";" && $0 != " " }
-            let entity = String(candidate) + ";"
-            if let replacement = entities[entity], rest[candidate.endIndex...].first == ";" {
-                result += replacement
-                rest = rest[rest.index(after: candidate.endIndex)...]
-            } else {
-                result += "&"
-                rest = rest[rest.index(after: ampersand)...]
-            }
         }
         return result + rest
     }

@@ -39,8 +39,11 @@ struct WebVTTParser {
                         // The specification keeps it; it is never on screen.
                         log.hidden(file: fileName, line: timing.line, "cue ends (\(end.seconds) s) before it starts (\(start.seconds) s); it is kept but never shown")
                     }
-                    let (cueText, words) = TimedTextBuilder.timedText(Substring(block.text), start: start, end: end, stripTags: true,
-                                                                       trimming: false, decode: SubtitleParser.decodingEntities)
+                    let (cueText, words, hidden) = TimedTextBuilder.timedText(Substring(block.text), start: start, end: end, markup: .webVTT, trimming: false)
+                    for tag in hidden {
+                        try log.drop(file: fileName, line: timing.line, "text left out",
+                                     because: "\(tag.quotedForMessage(limit: 40)) is read as a tag, as WebVTT reads what follows a \"<\"; write &lt; for the sign")
+                    }
                     cues.append(Cue(text: cueText, start: start, end: end, words: words, identifier: block.identifier).read(from: fileName, line: timing.line))
                 case .failure(let reason):
                     try log.drop(file: fileName, line: timing.line, "cue dropped", because: "\(reason)")

@@ -80,11 +80,11 @@ import Testing
     }
 
     @Test func lrcErrors() {
-        #expect(throws: TimedTextError(file: "song.lrc", line: 2, "time tag [00:1x.00] is not a time")) {
+        #expect(throws: TimedTextError(file: "song.lrc", line: 2, "time tag [00:1x.00] is not a time like [01:23.45]")) {
             try CueReader.parse("[00:01.00]a\n[00:1x.00]b\n", fileName: "song.lrc")
         }
-        #expect(throws: TimedTextError(file: "song.lrc", line: 2, "the line starts before 0 s once [offset:] is applied")) {
-            try CueReader.parse("[offset:+1000]\n[00:00.50]a\n", fileName: "song.lrc")
+        #expect(throws: TimedTextError(file: "song.lrc", line: 2, "it has no time tag like [01:23.45] (it reads \"00:02.00]b\")")) {
+            try CueReader.parse("[00:01.00]a\n00:02.00]b\n", fileName: "song.lrc")
         }
     }
 
