@@ -75,9 +75,12 @@ public struct BatchPlan: Sendable {
     /// `pattern` (`--out`) names each row's output from its columns; `shared` are `--set`
     /// values for every row, which a row's own column of the same name overrides;
     /// `suggest` names the parameter a column not declared was likely meant to be, among those
-    /// no column or `--set` gives.
+    /// no column or `--set` gives. A row's empty cell gives nothing: the row gets the `--set`
+    /// value or the template's default (`defaults`: each declared one, as written in messages),
+    /// or, for a `required` parameter, fails as the template says ("is required and is empty").
     public init(template: String, declared: [String], rowsFile: String, records: () throws -> [[String: String]],
-                pattern: String, shared: [String: String] = [:], suggest: (String, [String]) -> String? = { _, _ in nil }) throws {
+                pattern: String, shared: [String: String] = [:], defaults: [String: String] = [:], required: Set<String> = [],
+                suggest: (String, [String]) -> String? = { _, _ in nil }) throws {
         self.template = template
         guard declared.contains("output") else {
             throw BatchError("\(template) declares no parameter \"output\"; a batch template takes its output from --out (add { name = \"output\", type = \"string\", required = true } to its av.parameters)")
@@ -89,6 +92,7 @@ public struct BatchPlan: Sendable {
         }
         var problems: [String] = []
         var rows: [Row] = []
+        var emptyCells: [String: [Int]] = [:]
         var owners: [String: Int] = [:]
         let records = try records()
         for (index, record) in records.enumerated() {
@@ -100,7 +104,11 @@ public struct BatchPlan: Sendable {
                     continue
                 }
                 owners[Paths.absolute(output)] = number
-                var values = shared.merging(record.filter { names.contains($0.key) && $0.key != "output" }) { _, row in row }
+                let given = record.filter { names.contains($0.key) && $0.key != "output" }
+                // A required one is passed empty, which the template refuses by name.
+                let empty = given.filter { !required.contains($0.key) && $0.value.allSatisfy(\.isWhitespace) }.keys
+                for column in empty { emptyCells[column, default: []].append(number) }
+                var values = shared.merging(given.filter { !empty.contains($0.key) }) { _, row in row }
                 values["output"] = output
                 rows.append(Row(number: number, output: output, values: values))
             } catch let error as BatchError {
@@ -112,6 +120,27 @@ public struct BatchPlan: Sendable {
         self.rows = rows
         diagnostics = Self.unusedColumns(records, declared: declared, shared: shared, pattern: pattern, template: template,
                                          rowsFile: rowsFile, suggest: suggest)
+            + Self.emptyCells(emptyCells, shared: shared, defaults: defaults, rowsFile: rowsFile)
+    }
+
+    /// For each column with empty cells, what those rows get instead: the `--set` value or
+    /// the default (a note), or nothing at all (a warning: a name left out of a row rendered
+    /// an empty title, "done"). An empty cell was passed as "", which drew empty text where
+    /// the template declares a default, and was refused for a number.
+    private static func emptyCells(_ cells: [String: [Int]], shared: [String: String], defaults: [String: String], rowsFile: String) -> [RowDiagnostic] {
+        cells.sorted { $0.key < $1.key }.map { column, rows in
+            let listed = rows.prefix(5).map(String.init).joined(separator: ", ") + (rows.count > 5 ? " and \(rows.count - 5) more" : "")
+            let place = "column \(column.quotedForMessage()) is empty in row\(rows.count == 1 ? "" : "s") \(listed) of \(rowsFile)"
+            let (level, outcome): (String, String)
+            if let value = shared[column] {
+                (level, outcome) = ("note", "so \(rows.count == 1 ? "it gets" : "they get") --set \(column)=\(value)")
+            } else if let value = defaults[column] {
+                (level, outcome) = ("note", "so \(rows.count == 1 ? "it gets" : "they get") \(column)'s default, \(value)")
+            } else {
+                (level, outcome) = ("warning", "and \(column) has no default: \(rows.count == 1 ? "that row renders" : "those rows render") without it (fill the cells, or give \(column) a default)")
+            }
+            return RowDiagnostic(event: ["level": level, "kind": Diagnostic.Kind.optionIgnored.rawValue, "message": "\(place), \(outcome)"])
+        }
     }
 
     /// A warning for each column that is no parameter and not in `pattern` but near the name

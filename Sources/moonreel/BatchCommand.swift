@@ -58,8 +58,10 @@ struct Batch: ParsableCommand {
         do {
             // Before any row runs: a report that could not be written must not cost the batch.
             if let report { try BatchReport(schema: ProgressDisplay.schema).checkPath(report, overwrite: common.overwrite, inputs: [template, rows]) }
-            let plan = try BatchPlan(template: template, declared: try Self.declaredParameters(of: template, limits: common.limits).map(\.name),
-                                     rowsFile: rows, records: { try Self.records(in: rows) }, pattern: pattern, shared: try parameters.values(),
+            let declared = try Self.declaredParameters(of: template, limits: common.limits)
+            let plan = try BatchPlan(template: template, declared: declared.map(\.name), rowsFile: rows, records: { try Self.records(in: rows) },
+                                     pattern: pattern, shared: try parameters.values(), defaults: Self.defaults(of: declared),
+                                     required: Set(declared.filter(\.required).map(\.name)),
                                      suggest: { NameSuggestion.closest(to: $0, among: $1) })
             let printer = BatchPrinter(common: common)
             printer.say(plan.diagnostics)
@@ -143,6 +145,20 @@ extension Batch {
         }
         guard let declared else { throw BatchError("\(template) declares no parameters (av.parameters): a batch fills them by name from the rows") }
         return declared
+    }
+
+    /// Each declared default as a message shows it: "Untitled" quoted, 1 as written.
+    static func defaults(of parameters: [EffectCall.Parameter]) -> [String: String] {
+        parameters.reduce(into: [:]) { defaults, parameter in
+            switch parameter.defaultValue {
+            case .string(let text): defaults[parameter.name] = text.quotedForMessage(limit: 60)
+            case .integer(let value): defaults[parameter.name] = String(value)
+            case .number(let value): defaults[parameter.name] = shortNumber(value)
+            case .bool(let value): defaults[parameter.name] = String(value)
+            case .array, .table: defaults[parameter.name] = "a table"
+            case .nil, nil: break
+            }
+        }
     }
 
     /// The rows as text by column name: CSV (header = names) or a JSON array of objects.

@@ -31,6 +31,26 @@ import Testing
         ])
     }
 
+    /// An empty cell gives nothing: the row gets the `--set` value or the default, said in a
+    /// note, or a warning when there is neither. It was passed as "": a title left out of a
+    /// row rendered empty where the template's default is "Untitled", "done" with nothing said.
+    /// A required parameter's empty cell is passed, for the template to refuse by name.
+    @Test func anEmptyCellGivesTheDefaultAndSaysSo() throws {
+        let records = [["id": "a", "clip": "a.mp4", "duration": "2", "title": "Hi", "note": "x"],
+                       ["id": "b", "clip": "", "duration": "", "title": " ", "note": ""],
+                       ["id": "c", "clip": "c.mp4", "duration": "", "title": "", "note": ""]]
+        let plan = try BatchPlan(template: "t.lua", declared: ["clip", "duration", "title", "note", "output"], rowsFile: "rows.csv", records: { records },
+                                 pattern: "{id}.mp4", shared: ["note": "shared"], defaults: ["duration": "1", "note": "\"\""], required: ["clip"])
+        #expect(plan.rows.map(\.values) == [["clip": "a.mp4", "duration": "2", "title": "Hi", "note": "x", "output": "a.mp4"],
+                                            ["clip": "", "note": "shared", "output": "b.mp4"],
+                                            ["clip": "c.mp4", "note": "shared", "output": "c.mp4"]])
+        #expect(plan.diagnostics.map(\.summary) == [
+            "note: column \"duration\" is empty in rows 2, 3 of rows.csv, so they get duration's default, 1 [optionIgnored]",
+            "note: column \"note\" is empty in rows 2, 3 of rows.csv, so they get --set note=shared [optionIgnored]",
+            "warning: column \"title\" is empty in rows 2, 3 of rows.csv, and title has no default: those rows render without it (fill the cells, or give title a default) [optionIgnored]",
+        ], "\(plan.diagnostics.map(\.summary))")
+    }
+
     @Test func aRowsOutputColumnNeverOverridesItsOutput() throws {
         let plan = try plan([["id": "a", "output": "/etc/passwd"]])
         #expect(plan.rows.first?.values["output"] == "out/a.mp4")

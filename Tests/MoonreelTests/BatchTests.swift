@@ -148,6 +148,20 @@ import TestSupport
         #expect((try job.report()["rows"] as? [[String: Any]])?.map { $0["status"] as? String } == ["held"])
     }
 
+    /// A row whose duration cell is empty gets the template's default (1 s), with a note in
+    /// the run and the report; it was passed as "" and the row failed ("must be a number").
+    @Test func anEmptyCellGetsTheDefaultWithANote() throws {
+        let clip = try Fixtures.clip(seconds: 6)
+        let job = try Job(rows: "id,clip,duration\nr1,\(clip),3\nr2,\(clip),\n")
+        let result = try job.batch(["--report", job.folder + "/report.json"])
+        #expect(result.status == 0 && result.err.contains("note: column \"duration\" is empty in row 2 of \(job.rows), so it gets duration's default, 1 [optionIgnored]"),
+                "\(result.err)")
+        let seconds = Double(try Tool.ffprobe(job.output("r2")).format.duration ?? "") ?? 0
+        #expect(abs(seconds - 1) < 0.08, "the default duration, as the note says: \(seconds)")
+        let diagnostics = try job.report()["diagnostics"] as? [[String: Any]] ?? []
+        #expect(diagnostics.contains { ($0["message"] as? String)?.contains("is empty in row 2") == true }, "\(diagnostics)")
+    }
+
     /// JSON rows each have their own keys: row 2's `Duration`, while the others give
     /// `duration`, went unwarned (the warning looked only for a parameter no row gives) and
     /// the row rendered the default, even under --strict.
