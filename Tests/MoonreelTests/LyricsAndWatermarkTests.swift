@@ -51,7 +51,8 @@ import TestSupport
 
     /// Exports `arg[1]` (640×360) with `overlay` (Lua code that builds a layer, given
     /// `arg[2]`) above the video to `arg[3]`.
-    func exportWithOverlay(_ overlay: String, arguments: [String]) throws {
+    @discardableResult
+    func exportWithOverlay(_ overlay: String, arguments: [String]) throws -> Moonreel.Result {
         let result = try Moonreel.runScript(overlayComposition(overlay) + """
             local session = av.exportSession(comp, "HighestQuality")
             session.outputURL = arg[3]
@@ -59,6 +60,7 @@ import TestSupport
             assert(session:export())
             """, arguments: arguments)
         #expect(result.status == 0, "\(result.err)")
+        return result
     }
 
     func lyricVideo(cues csv: String) throws -> String {
@@ -282,7 +284,8 @@ import TestSupport
     }
 
     /// Issue 25: bilingual lyrics — a translation (LRC: a second line with the same time tag;
-    /// CSV: a translation column) is drawn under its line, smaller, and never sung.
+    /// CSV: a translation column) is drawn under its line, smaller, and never sung; drawn
+    /// whole, it is not said to overflow (its box was a line of Noto Sans CJK short by a pixel).
     @Test func translationsSitUnderTheirLinesUnsung() throws {
         for (name, lyrics) in [("bilingual.lrc", "[00:00.00]SING ALONG\n[00:00.00]chantez avec nous\n[00:03.00]\n"),
                                ("bilingual.csv", "lyric,translation,start_at,end_at\nSING ALONG,chantez avec nous,0,3\n")] {
@@ -290,8 +293,9 @@ import TestSupport
             let path = Fixtures.scratchPath(name)
             try lyrics.write(toFile: path, atomically: true, encoding: .utf8)
             let output = (path as NSString).deletingLastPathComponent + "/bilingual.mp4"
-            try exportWithOverlay("require('effects.lyrics'){ cues = av.readCues(arg[2]), renderSize = {640, 360}, shadow = false, karaokeColor = '#FFFF00' }",
-                                  arguments: [video, path, output])
+            let result = try exportWithOverlay("require('effects.lyrics'){ cues = av.readCues(arg[2]), renderSize = {640, 360}, shadow = false, karaokeColor = '#FFFF00' }",
+                                               arguments: [video, path, output])
+            #expect(!result.err.contains("[textOverflow]"), "\(name): \(result.err)")
             let frame = try Tool.rgbFrame(output, at: 2.5)
             let rows = (240..<360).filter { y in (0..<640).contains { x in let p = frame.pixel(x, y); return min(p.r, p.g, p.b) > 180 || (p.r > 180 && p.g > 180) } }
             // Two bands of ink: the lyric (sung: yellow at 2.5 s) and, below it, the translation (white).
@@ -309,6 +313,19 @@ import TestSupport
         let sung = try sungPixels(lyrics: "id,lyric,start_at,end_at\n1,SING ALONG NOW,0,3\n", name: "song.csv", at: [0.2, 1.5, 2.8])
         #expect(sung[0] < sung[1] && sung[1] < sung[2], "the fill grows over the line: \(sung)")
         #expect(sung[1] > 300 && sung[0] < sung[2] / 4, "about half sung in the middle, little at the start: \(sung)")
+    }
+
+    /// A lyrics template's part that misses every cue (a start past them) rendered a video
+    /// without a word, exit 0, nothing said: the effect now warns it was given no cue.
+    @Test func lyricsGivenNoCueIsAWarning() throws {
+        let video = try Fixtures.solid("0x404040", seconds: 3, size: "640x360")
+        let cues = Fixtures.scratchPath("early.csv")
+        try "id,lyric,start_at,end_at\n1,hello there,0.2,1.5\n2,second,1.5,1.9\n".write(toFile: cues, atomically: true, encoding: .utf8)
+        let output = (cues as NSString).deletingLastPathComponent + "/part.mp4"
+        let result = try Moonreel.run(["run", "--set", "video=\(video)", "--set", "lyrics=\(cues)", "--set", "start=2", "--set", "output=\(output)",
+                                       Moonreel.checkout + "/scripts/examples/lyrics_template.lua"])
+        #expect(result.status == 0 && result.err.contains("lyrics_template.lua:41: effect \"lyrics\": it was given no cue, so it draws no lyric")
+                && result.err.contains("[effectAdjusted]"), "\(result.err)")
     }
 
     @Test func parameterErrorsNameTheEffectAndTheParameter() throws {

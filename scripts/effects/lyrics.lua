@@ -42,6 +42,10 @@ return {
 
   apply = function(p)
     local width, height = p.renderSize.width, p.renderSize.height
+    if #p.cues == 0 then
+      -- A template's part whose start misses every cue rendered a video without a word.
+      effect.warn("it was given no cue, so it draws no lyric", "check that the cues' times fall in the video's (a part's start and duration)")
+    end
     -- Sized by the shorter side: a portrait phone video gets lines of as many words as a
     -- landscape one, not a few words cut with an ellipsis.
     local size = p.fontSize or math.max(12, math.floor(math.min(width, height) / 14))
@@ -67,7 +71,9 @@ return {
       box = { area[1] + margin, top, area[3] - 2 * margin, textHeight + size }
       if hasTranslations then
         -- One line of translation under the lyric, inside the third.
-        local extra = math.floor(size * p.translationScale * 1.4)
+        -- A line of Noto Sans CJK is 1.45 em high: at 1.4 em the translation's box was
+        -- a pixel short of it, and said to overflow though drawn whole.
+        local extra = math.ceil(size * p.translationScale * 1.5)
         box = { area[1] + margin, math.max(area[2], top - math.floor(extra / 2)), area[3] - 2 * margin, textHeight + extra + math.floor(size / 4) }
       end
     end
@@ -165,7 +171,8 @@ return {
         if cue.translation then
           -- Under the lyric's lines, in the room the box keeps below them; shown with it, never sung.
           local translationSize = math.max(8, math.floor(size * p.translationScale))
-          local belowFrame = { frame[1], frame[2] + frame[4] - math.floor(translationSize * 1.4), frame[3], math.floor(translationSize * 1.4) }
+          local lineHeight = math.ceil(translationSize * 1.5)
+          local belowFrame = { frame[1], frame[2] + frame[4] - lineHeight, frame[3], lineHeight }
           local below = av.textLayer{
             string = cue.translation, font = p.font, fontSize = translationSize, fontWeight = "normal",
             foregroundColor = p.color, alignmentMode = p.alignment, isWrapped = true, maxLines = 1,
