@@ -107,13 +107,14 @@ return {
             alone = cue.finish
           end
         end
+        -- What a warning about this line (or its translation) names: the cue and where it was read.
+        local name = "cue " .. tostring(cue.id or index) .. (cue.file and (" (" .. cue.file .. ":" .. cue.line .. ")") or "")
         local line = av.textLayer{
           string = cue.text, font = p.font, fontSize = size, fontWeight = p.fontWeight,
           foregroundColor = p.color, alignmentMode = p.alignment, isWrapped = true,
           maxLines = p.maxLines, truncationMode = "end", frame = frame, opacity = 0,
           minimumScaleFactor = p.minimumScaleFactor,
-          -- What a warning about this line names: the cue and where it was read.
-          name = "cue " .. tostring(cue.id or index) .. (cue.file and (" (" .. cue.file .. ":" .. cue.line .. ")") or ""),
+          name = name,
           strokeColor = p.strokeColor, strokeWidth = stroke,
           shadowOpacity = p.shadow and 0.8 or 0, shadowRadius = math.max(2, size / 12),
           shadowOffset = { 0, math.max(1, size / 24) },
@@ -174,9 +175,9 @@ return {
           local lineHeight = math.ceil(translationSize * 1.5)
           local belowFrame = { frame[1], frame[2] + frame[4] - lineHeight, frame[3], lineHeight }
           local below = av.textLayer{
-            string = cue.translation, font = p.font, fontSize = translationSize, fontWeight = "normal",
+            string = cue.translation, font = p.font, fontSize = translationSize, fontWeight = "normal", name = "translation of " .. name,
             foregroundColor = p.color, alignmentMode = p.alignment, isWrapped = true, maxLines = 1,
-            truncationMode = "end", opacity = 0, strokeColor = p.strokeColor, strokeWidth = p.strokeWidth or math.max(1, translationSize / 20),
+            truncationMode = "end", minimumScaleFactor = p.minimumScaleFactor, opacity = 0, strokeColor = p.strokeColor, strokeWidth = p.strokeWidth or math.max(1, translationSize / 20),
             frame = belowFrame,
             shadowOpacity = p.shadow and 0.8 or 0, shadowRadius = math.max(2, translationSize / 12),
             shadowOffset = { 0, math.max(1, translationSize / 24) },
