@@ -58,6 +58,41 @@ import TestSupport
         #expect(read == "we love <3 you & Tom", "read: \(read)")
     }
 
+    /// A text layer's animated strings are checked as its own is: a title switching to
+    /// "CONGRATULATIONS GRADUATES" ran off both sides of a portrait frame, and an emoji value
+    /// drew boxes, without a word (only the model string, "GO", was checked, and said to
+    /// overflow its 80 px box, drawn whole: its line's spacing passed the box, not its glyphs).
+    /// Read back: the long value's letters reach both edges of the frame.
+    @Test func animatedStringsAreCheckedAsTheLayersOwn() throws {
+        let video = try Fixtures.solid("0x202020", seconds: 3, size: "360x640")
+        let output = Fixtures.scratchPath("title.mp4")
+        let result = try Moonreel.runScript("""
+            local asset = av.asset(arg[1])
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(0, 3), asset, 0)
+            local vc = av.videoComposition(comp)
+            local parent, video = av.layer{ frame = {0, 0, 360, 640} }, av.layer{ frame = {0, 0, 360, 640} }
+            parent:addSublayer(video)
+            local title = av.textLayer{ string = "GO", fontSize = 60, frame = {0, 320, 360, 80}, alignmentMode = "center", foregroundColor = "white" }
+            title:addAnimation(av.keyframeAnimation{ keyPath = "string", values = {"GO", "CONGRATULATIONS GRADUATES", "🎉"},
+                                                     keyTimes = {0, 0.33, 0.66}, calculationMode = "discrete", duration = 3 }, "words")
+            parent:addSublayer(title)
+            vc.animationTool = av.animationTool{ videoLayer = video, parentLayer = parent }
+            local session = av.exportSession(comp, "HighestQuality")
+            session.outputURL, session.videoComposition = arg[2], vc
+            assert(session:export())
+            """, name: "title.lua", arguments: [video, output])
+        #expect(result.status == 0, "\(result.err)")
+        let warnings = result.errorLines.filter { $0.contains("warning") }
+        #expect(warnings.count == 2, "\(result.err)")
+        #expect(warnings.contains { $0.contains("title.lua:7: a text layer at 0, 320 (360×80) draws \"CONGRATULATIONS GRADUATES\" at 60 px past its 360×80 box") && $0.hasSuffix("[textOverflow]") },
+                "\(result.err)")
+        #expect(warnings.contains { $0.contains("draws \"🎉\" with 🎉 U+1F389 as boxes") && $0.hasSuffix("[glyphMissing]") }, "\(result.err)")
+        let frame = try Tool.rgbFrame(output, at: 1.5)
+        let lit = { (columns: Range<Int>) in columns.contains { x in (200..<440).contains { y in frame.pixel(x, y).r > 200 } } }
+        #expect(lit(0..<4) && lit(356..<360), "the long value is cut at both edges of the frame")
+    }
+
     /// A lyric too long for two lines even at the smallest size is cut — and that is a
     /// `textTruncated` warning naming the cue and its line in the CSV; `--strict` writes nothing.
     @Test func aLyricThatCannotFitIsAWarningNamingItsCue() throws {

@@ -5,7 +5,9 @@ import MoonreelMedia
 /// renders (so a dry run says it too): a line drawn smaller to fit is noted, one that does
 /// not fit its layer even at its smallest allowed size is cut, and a text that runs past its
 /// layer is drawn outside it.
-/// Model values are checked (the string, style and bounds a layer was given), not animated ones.
+/// Each string a layer shows is checked: its own and those its animations give it (a title
+/// switching to "CONGRATULATIONS GRADUATES" ran off a portrait frame unsaid); its style and
+/// bounds are the layer's own.
 package enum TextFit {
     /// A `textTruncated` or `textOverflow` warning for each text layer under `root` (itself
     /// included) that is not hidden and does not show its text whole inside its bounds, and
@@ -19,19 +21,21 @@ package enum TextFit {
         while let layer = pending.popLast() {
             guard !layer.properties.isHidden else { continue }
             pending += layer.sublayers.reversed()
-            guard let style = layer.textStyle, !style.string.isEmpty, style.fontSize.isFinite, style.fontSize > 0, style.fontSize <= 4096 else { continue }
-            let box = layer.properties.bounds.size
-            guard box.width >= 1, box.height >= 1, box.width <= Double(PixelLimits.maxSide), box.height <= Double(PixelLimits.maxSide) else { continue }
-            let missing = try layouts.missingCharacters(style)
-            if !missing.isEmpty { found.append(glyphsMissing(missing, layer: layer, style: style)) }
-            if let used = try layouts.substitutedFamily(style) {
-                if let index = substituted.firstIndex(where: { $0.family == style.fontFamily }) { substituted[index].layers.append(layer) }
-                else { substituted.append((style.fontFamily, used, [layer])) }
+            guard let model = layer.textStyle else { continue }
+            let texts = shownTexts(layer, model: model)
+            guard !texts.isEmpty else { continue }
+            if let used = try layouts.substitutedFamily(model) {
+                if let index = substituted.firstIndex(where: { $0.family == model.fontFamily }) { substituted[index].layers.append(layer) }
+                else { substituted.append((model.fontFamily, used, [layer])) }
             }
-            let drawn = try layouts.fitted(style, box: box)
-            let fit = try layouts.fit(drawn, box: box)
-            guard fit != .whole || drawn.fontSize < style.fontSize else { continue }
-            found.append(diagnostic(fit, layer: layer, asked: style, drawn: drawn, box: box))
+            for (style, box) in texts {
+                let missing = try layouts.missingCharacters(style)
+                if !missing.isEmpty { found.append(glyphsMissing(missing, layer: layer, style: style)) }
+                let drawn = try layouts.fitted(style, box: box)
+                let fit = try layouts.fit(drawn, box: box)
+                guard fit != .whole || drawn.fontSize < style.fontSize else { continue }
+                found.append(diagnostic(fit, layer: layer, asked: style, drawn: drawn, box: box))
+            }
         }
         for (family, drawnIn, layers) in substituted {
             guard let first = layers.first else { continue }
@@ -42,6 +46,40 @@ package enum TextFit {
                                     origin: first.origin, time: first.animations.map(\.animation.timing.beginTime.seconds).min()))
         }
         return found
+    }
+
+    /// The layer's text as its own values give it, and as drawn at each value its `string`
+    /// animations show, with the style and bounds it has then (an effect's word layer moves
+    /// and resizes with each word); each once, empty ones and sizes no layout takes left out,
+    /// at most 100 (a counter's thousand values are alike).
+    private static func shownTexts(_ layer: Layer, model: TextStyle) -> [(style: TextStyle, box: Size)] {
+        var times: [MediaTime] = []
+        for attached in layer.animations {
+            let timing: AnimationTiming, keyTimes: [Double]
+            switch attached.animation {
+            case .keyframe(let animation) where animation.keyPath == .string: (timing, keyTimes) = (animation.timing, animation.keyTimes)
+            case .basic(let animation) where animation.keyPath == .string: (timing, keyTimes) = (animation.timing, [0, 1])
+            default: continue
+            }
+            // Inside each key's stretch of the first pass, where its value shows.
+            for (index, key) in keyTimes.enumerated() {
+                let next = index + 1 < keyTimes.count ? keyTimes[index + 1] : 1
+                guard let offset = MediaTime(seconds: timing.duration.seconds * min((key + next) / 2, 0.999)) else { continue }
+                times.append(timing.beginTime + offset)
+            }
+        }
+        struct Shown: Hashable {
+            let style: TextStyle
+            let box: Size
+        }
+        var seen: Set<Shown> = [], texts: [(style: TextStyle, box: Size)] = []
+        for resolved in [layer.modelValues] + times.map({ layer.resolved(at: $0) }) {
+            guard texts.count < 100, let style = resolved.text, !style.string.isEmpty, style.fontSize.isFinite, style.fontSize > 0, style.fontSize <= 4096 else { continue }
+            let box = resolved.properties.bounds.size
+            guard box.width >= 1, box.height >= 1, box.width <= Double(PixelLimits.maxSide), box.height <= Double(PixelLimits.maxSide) else { continue }
+            if seen.insert(Shown(style: style, box: box)).inserted { texts.append((style, box)) }
+        }
+        return texts
     }
 
     private static func glyphsMissing(_ missing: [Unicode.Scalar], layer: Layer, style: TextStyle) -> Diagnostic {
