@@ -92,9 +92,10 @@ enum EDL {
                 written.insert(index)
                 lines.append("* LOC: \(timecode(frames(marker.range.start))) RED     \(marker.name.replacingAll("\n", with: " "))")
             }
-            if !clip.effects.isEmpty {
-                notes.append(Diagnostic(.notInTimeline, .warning, "the \(clip.effects.map(\.name).joined(separator: " and ").lowercased()) ramps of clip \"\(clip.name)\" are left out of the EDL"))
-            }
+        }
+        // The clips' own sound (AA/V) is written too, so its volume ramps are as lost as the pictures' ramps.
+        for kept in [track] + (withSound ? audioTracks.prefix(1) : []) {
+            notes += kept.rampsLeftOut(of: "EDL")
         }
         if written.count < timeline.markers.count {
             let missing = timeline.markers.count - written.count

@@ -81,9 +81,7 @@ enum FCPXML {
             elements[index].anchored.append(#"<marker start="\#(time(local(marker.range.start, in: elements[index])))" duration="\#(time(marker.range.duration))" value="\#(marker.name.markupEscaped)"/>"#)
         }
         for track in timeline.tracks {
-            for case .clip(let clip) in track.items where !clip.effects.isEmpty {
-                notes.append(Diagnostic(.notInTimeline, .warning, "the \(clip.effects.map(\.name).joined(separator: " and ").lowercased()) ramps of clip \"\(clip.name)\" on track \(track.name) are left out of the FCPXML"))
-            }
+            notes += track.rampsLeftOut(of: "FCPXML")
         }
 
         var spine: [String] = []
@@ -293,6 +291,16 @@ enum FCPXML {
 extension Timeline.Track {
     /// The track's clips, in order.
     var clips: [Timeline.Clip] { items.compactMap { if case .clip(let clip) = $0 { clip } else { nil } } }
+
+    /// One warning for each clip whose ramps (volume, opacity) a format without effects leaves out.
+    func rampsLeftOut(of format: String) -> [Diagnostic] {
+        clips.filter { !$0.effects.isEmpty }.map { clip in
+            var kinds: [String] = []
+            for effect in clip.effects where !kinds.contains(effect.name.lowercased()) { kinds.append(effect.name.lowercased()) }
+            return Diagnostic(.notInTimeline, .warning, "the \(kinds.joined(separator: " and ")) ramps of clip \"\(clip.name)\" on track \(name) are left out of the \(format)",
+                              remedy: "write OTIO to keep them as effects")
+        }
+    }
 
     /// Whether this track holds the same clips and transitions at the same times as `other`
     /// (a clip's sound beside its pictures).

@@ -173,6 +173,33 @@ import TestSupport
         #expect(events.count == 2 && events[0].contains(" INTERVIE ") && events[1].contains(" INTERVI2 "), "\(events)")
     }
 
+    /// An EDL writes the clips' own sound as AA/V events, but their volume ramps (a fade-out
+    /// with `setVolumeRamp`) were dropped without a word, where FCPXML warned for the same
+    /// edit: only the pictures' ramps were looked at. The fade is a `notInTimeline` warning
+    /// naming the clip and the sound's track; the EDL still holds both AA/V events.
+    @Test func anEDLSaysTheClipsOwnSoundLosesItsFade() throws {
+        let a = try Fixtures.clip(seconds: 6), b = try Fixtures.clip(seconds: 6, tone: 880)
+        let edl = Fixtures.scratchPath("fade.edl")
+        let result = try Moonreel.runScript("""
+            local comp = av.composition()
+            local v, a = comp:addMutableTrack("video"), comp:addMutableTrack("audio")
+            for i, file in ipairs({ av.asset(arg[1]), av.asset(arg[2]) }) do
+                v:insertTimeRange(av.range(1, 2), file:tracksWithMediaType("video")[1], 2 * (i - 1))
+                a:insertTimeRange(av.range(1, 2), file:tracksWithMediaType("audio")[1], 2 * (i - 1))
+            end
+            local p = av.audioMixInputParameters(a)
+            p:setVolumeRamp(1, 0, av.range(3, 1))
+            local mix = av.audioMix(); mix.inputParameters = { p }
+            av.writeTimeline(comp, nil, mix, arg[3])
+            """, name: "fade.lua", arguments: [a, b, edl])
+        #expect(result.status == 0, "\(result.err)")
+        let name = (b as NSString).lastPathComponent
+        #expect(result.errorLines.contains { $0.contains("fade.lua:10: the volume ramps of clip \"\(name)\" on track A1 are left out of the EDL") && $0.hasSuffix("[notInTimeline]") },
+                "\(result.err)")
+        let events = try String(contentsOfFile: edl, encoding: .utf8).split(separator: "\n").filter { $0.hasPrefix("00") }
+        #expect(events.count == 2 && events.allSatisfy { $0.contains(" AA/V ") }, "the sound is written with the pictures: \(events)")
+    }
+
     @Test func anEDLSaysWhichCuesItCannotPlace() throws {
         let clips = try Self.colours()
         let cues = Fixtures.scratchPath("marks.csv"), edl = Fixtures.scratchPath("marks.edl")
