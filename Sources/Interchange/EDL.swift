@@ -15,18 +15,12 @@ enum EDL {
         for other in timeline.tracks where other != track && !(withSound && other == audioTracks.first) {
             notes.append(Diagnostic(.notInTimeline, .warning, "track \(other.name) is left out: an EDL holds one track (write OTIO or FCPXML to keep it)"))
         }
-        let frame = timeline.frameDuration.value > 0 ? timeline.frameDuration : MediaTime(value: 1, timescale: 30)
-        let rate = max(1, Int64((1 / frame.seconds).rounded()))
-        var rounded = 0
+        var grid = FrameGrid(timeline.frameDuration)
+        let rate = max(1, Int64((1 / grid.frame.seconds).rounded()))
         var written = Set<Int>() // the markers that lie on a clip's event
-        let half = frame.multiplied(by: MediaTime(value: 1, timescale: 1), dividedBy: MediaTime(value: 2, timescale: 1))
-        func frames(_ t: MediaTime) -> Int64 {
-            let count = (t + half).floorDivided(by: frame)
-            if frame * count != t { rounded += 1 }
-            return count
-        }
+        func frames(_ t: MediaTime) -> Int64 { grid.frames(t) }
         func timecode(_ count: Int64) -> String {
-            Timecode.label(frame: count, frameDuration: frame, dropFrame: timeline.dropFrame)
+            Timecode.label(frame: count, frameDuration: grid.frame, dropFrame: timeline.dropFrame)
         }
         let channel = track.kind == .audio ? "AA" : withSound ? "AA/V" : "V"
         func line(_ number: Int, _ reel: String, _ kind: String, _ source: (Int64, Int64), _ record: (Int64, Int64)) -> String {
@@ -84,7 +78,7 @@ enum EDL {
             }
             if speed != 1 {
                 let shown = (Double(rate) * speed * 10).rounded() / 10
-                if shown != Double(rate) * speed { rounded += 1 }
+                if shown != Double(rate) * speed { grid.rounded += 1 }
                 lines.append("M2   \(pad(reel, 8))       \(pad(shortNumber(shown), 5))    \(timecode(frames(clip.sourceRange.start)))")
             }
             lines += comments
@@ -102,10 +96,7 @@ enum EDL {
             notes.append(Diagnostic(.notInTimeline, .warning, "\(missing) marker\(missing == 1 ? " lies" : "s lie") where no clip plays (a gap, a title card, after the end): an EDL keeps marks on its clips' events only, so \(missing == 1 ? "it is" : "they are") left out",
                                     remedy: "write OTIO or FCPXML to keep every marker"))
         }
-        if rounded > 0 {
-            notes.append(Diagnostic(.timeRounded, .warning, "\(rounded) times of the EDL fall between frames at \(rate) fps and were rounded to the nearest frame",
-                                    remedy: "write OTIO or FCPXML for exact times"))
-        }
+        if let note = grid.note("EDL", rate: "\(rate)", remedy: "write OTIO for exact times") { notes.append(note) }
         return (lines.joined(separator: "\n") + "\n", notes)
     }
 

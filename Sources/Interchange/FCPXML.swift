@@ -5,20 +5,25 @@ import MoonreelPlatform
 /// first video track is the primary storyline (clips, gaps and transitions in a spine); the
 /// first audio track goes with it when it holds the same clips (a clip's own sound), and
 /// every other track's clips are connected clips on lanes above (video) or below (audio).
-/// Times are exact fractions of a second ("1001/30000s").
+/// Edit points lie on the sequence's frames, in its frame duration's denominator
+/// ("31031/30000s"), as Final Cut Pro writes them (it snaps any other, "not on an edit frame
+/// boundary"): times between frames are rounded, with one `timeRounded` warning.
 enum FCPXML {
     /// Cross Dissolve's identifier in Final Cut Pro.
     private static let dissolveID = "FxPlug:4731E73A-8DAC-4113-9A30-AE85B1761265"
 
-    static func encode(_ timeline: Timeline, path: (String) -> String) -> (text: String, notes: [Diagnostic]) {
+    static func encode(_ exact: Timeline, path: (String) -> String) -> (text: String, notes: [Diagnostic]) {
         var notes: [Diagnostic] = []
+        var grid = FrameGrid(exact.frameDuration)
+        let timeline = onFrames(exact, grid: &grid), scale = grid.frame.timescale
+        func time(_ t: MediaTime) -> String { Self.time(t, over: scale) }
         let videoTracks = timeline.tracks.filter { $0.kind == .video }, audioTracks = timeline.tracks.filter { $0.kind == .audio }
         let spineTrack = videoTracks.first ?? audioTracks.first ?? Timeline.Track(kind: .video, name: "V1", items: [])
         let soundWithPictures = spineTrack.kind == .video && audioTracks.first.map { $0.mirrors(spineTrack) } == true
         let connected = timeline.tracks.filter { $0 != spineTrack && !(soundWithPictures && $0 == audioTracks.first) }
 
         // Resources: the format, the dissolve, one asset per file.
-        var resources = [#"<format id="r1" frameDuration="\#(time(timeline.frameDuration))" width="\#(Int(timeline.renderSize.width))" height="\#(Int(timeline.renderSize.height))"/>"#,
+        var resources = [#"<format id="r1" frameDuration="\#(time(grid.frame))" width="\#(Int(timeline.renderSize.width))" height="\#(Int(timeline.renderSize.height))"/>"#,
                          #"<effect id="r2" name="Cross Dissolve" uid="\#(dissolveID)"/>"#]
         var assetIDs: [String: String] = [:]
         for track in timeline.tracks {
@@ -48,7 +53,7 @@ enum FCPXML {
                 if t.kind == .wipe { notes.append(Diagnostic(.notInTimeline, .warning, "the wipe at \(shortNumber(cursor.seconds)) s is written as a Cross Dissolve (FCPXML names its wipes by Final Cut's own effects)", time: cursor.seconds)) }
                 transitions.append((elements.count, #"<transition name="Cross Dissolve" offset="\#(time(cursor - t.inOffset))" duration="\#(time(t.duration))"><filter-video ref="r2" name="Cross Dissolve"/></transition>"#))
             case .clip(let clip):
-                let (open, start) = assetClip(clip, ref: assetIDs[clip.path] ?? "", offset: cursor, lane: nil,
+                let (open, start) = assetClip(clip, ref: assetIDs[clip.path] ?? "", offset: cursor, lane: nil, scale: scale,
                                               audioOnly: spineTrack.kind == .audio, videoOnly: spineTrack.kind == .video && !soundWithPictures)
                 elements.append(Element(xml: [open, "</asset-clip>"], range: TimeRange(start: cursor, duration: clip.duration), localStart: start))
                 cursor = cursor + clip.duration
@@ -69,7 +74,7 @@ enum FCPXML {
                     notes.append(Diagnostic(.notInTimeline, .warning, "the transition at \(shortNumber(at.seconds)) s on track \(track.name) is left out: FCPXML keeps transitions in the primary storyline (the first video track)", time: at.seconds))
                 case .clip(let clip):
                     guard let index = anchor(at: at) else { continue }
-                    let (open, _) = assetClip(clip, ref: assetIDs[clip.path] ?? "", offset: local(at, in: elements[index]), lane: lane,
+                    let (open, _) = assetClip(clip, ref: assetIDs[clip.path] ?? "", offset: local(at, in: elements[index]), lane: lane, scale: scale,
                                               audioOnly: track.kind == .audio, videoOnly: track.kind == .video)
                     elements[index].anchored.append(open + "</asset-clip>")
                     at = at + clip.duration
@@ -83,6 +88,8 @@ enum FCPXML {
         for track in timeline.tracks {
             notes += track.rampsLeftOut(of: "FCPXML")
         }
+
+        if let note = grid.note("FCPXML", rate: framesPerSecond(grid.frame), remedy: "write OTIO for exact times") { notes.append(note) }
 
         var spine: [String] = []
         for (index, element) in elements.enumerated() {
@@ -102,7 +109,8 @@ enum FCPXML {
 
     /// An asset-clip's opening tag (and its time map, for a clip that plays faster or
     /// slower), and the local time its first frame has.
-    private static func assetClip(_ clip: Timeline.Clip, ref: String, offset: MediaTime, lane: Int?, audioOnly: Bool, videoOnly: Bool) -> (String, MediaTime) {
+    private static func assetClip(_ clip: Timeline.Clip, ref: String, offset: MediaTime, lane: Int?, scale: Int32, audioOnly: Bool, videoOnly: Bool) -> (String, MediaTime) {
+        func time(_ t: MediaTime) -> String { Self.time(t, over: scale) }
         let retimed = clip.duration != clip.sourceRange.duration
         let start = retimed ? MediaTime.zero : clip.sourceRange.start
         var tag = #"<asset-clip ref="\#(ref)"\#(lane.map { " lane=\"\($0)\"" } ?? "") offset="\#(time(offset))" name="\#(clip.name.markupEscaped)" start="\#(time(start))" duration="\#(time(clip.duration))""#
@@ -114,11 +122,51 @@ enum FCPXML {
         return (tag, start)
     }
 
-    /// "0s", "5s" or "1001/30000s": exact.
-    static func time(_ t: MediaTime) -> String {
+    /// "0s", "5s", or over `scale` when it is a whole number of its units ("31031/30000s" for
+    /// 31 frames at 29.97), as Final Cut writes times on its frames; else the exact reduced fraction.
+    static func time(_ t: MediaTime, over scale: Int32 = 1) -> String {
         let r = t.reduced()
         if r.value == 0 { return "0s" }
-        return r.timescale == 1 ? "\(r.value)s" : "\(r.value)/\(r.timescale)s"
+        if r.timescale == 1 { return "\(r.value)s" }
+        if scale % r.timescale == 0 { return "\(r.value * Int64(scale / r.timescale))/\(scale)s" }
+        return "\(r.value)/\(r.timescale)s"
+    }
+
+    /// `timeline` with its edit points on its frames: each track's items between its rounded
+    /// positions, a clip's start on its media's frames (counted from the media's start), the
+    /// markers. A retimed clip's media range stays exact: its time map's values need no frame.
+    private static func onFrames(_ timeline: Timeline, grid: inout FrameGrid) -> Timeline {
+        var result = timeline
+        for (index, track) in timeline.tracks.enumerated() {
+            var items: [Timeline.Item] = []
+            var at = MediaTime.zero, snappedAt = MediaTime.zero
+            for item in track.items {
+                switch item {
+                case .gap(let length):
+                    let end = grid.snapped(at + length)
+                    items.append(.gap(end - snappedAt))
+                    (at, snappedAt) = (at + length, end)
+                case .transition(let t):
+                    let inOffset = snappedAt - grid.snapped(at - t.inOffset), outOffset = grid.snapped(at + t.outOffset) - snappedAt
+                    items.append(.transition(TimelineTransition(kind: t.kind, inOffset: inOffset, outOffset: outOffset)))
+                case .clip(var clip):
+                    let end = grid.snapped(at + clip.duration), retimed = clip.duration != clip.sourceRange.duration
+                    (at, snappedAt, clip.duration) = (at + clip.duration, end, end - snappedAt)
+                    if !retimed {
+                        let origin = clip.availableRange?.start ?? .zero
+                        clip.sourceRange = TimeRange(start: origin + grid.snapped(clip.sourceRange.start - origin), duration: clip.duration)
+                    }
+                    items.append(.clip(clip))
+                }
+            }
+            result.tracks[index].items = items
+        }
+        result.markers = timeline.markers.map { marker in
+            let start = grid.snapped(marker.range.start)
+            let end = marker.range.duration == .zero ? start : MediaTime.max(start, grid.snapped(marker.range.end))
+            return Timeline.Marker(name: marker.name, range: TimeRange(from: start, to: end), comment: marker.comment)
+        }
+        return result
     }
 
     // MARK: Reading

@@ -200,6 +200,64 @@ import TestSupport
         #expect(events.count == 2 && events.allSatisfy { $0.contains(" AA/V ") }, "the sound is written with the pictures: \(events)")
     }
 
+    /// The segments of each track of the timeline `path` read back, one line each: media
+    /// type, source start and duration, timeline start and duration (seconds to 9 places).
+    static func segmentsRead(_ path: String) throws -> [String] {
+        let result = try Moonreel.runScript("""
+            local comp = av.readTimeline(arg[1])
+            for _, track in ipairs(comp.tracks) do
+                for _, s in ipairs(track.segments) do
+                    if not s.empty then
+                        print(string.format("%s %.9f %.9f %.9f %.9f", track.mediaType, s.sourceRange.start, s.sourceRange.duration, s.targetRange.start, s.targetRange.duration))
+                    end
+                end
+            end
+            """, arguments: [path])
+        try #require(result.status == 0, "\(result.err)")
+        return result.out.split(separator: "\n").map(String.init)
+    }
+
+    /// FCPXML wrote each time as its exact fraction: a 1.03 s clip in a 29.97 fps edit was
+    /// `duration="103/100s"`, between frames, which Final Cut snaps ("not on an edit frame
+    /// boundary") without Moonreel saying so. Every offset, start and duration is now a whole
+    /// number of 1001/30000 s frames in that denominator (the clip 31 frames, `31031/30000s`;
+    /// a clip's start on its media's frames, counted from the asset's start timecode), with
+    /// one `timeRounded` warning, and the file reads back as written.
+    @Test func fcpxmlTimesLieOnTheSequencesFrames() throws {
+        let source = try TimecodeTests.stamped("ix-df.mov", timecode: "01:00:00;00", rate: "30000/1001")
+        let fcpxml = Fixtures.scratchPath("grid.fcpxml")
+        let result = try Moonreel.runScript("""
+            local A = av.asset(arg[1])
+            local comp, vc, mix = av.join({ { A, start = 0.2, duration = 1.03 }, { A, start = 1.5, duration = 1 } })
+            av.writeTimeline(comp, vc, mix, arg[2])
+            """, name: "grid.lua", arguments: [source, fcpxml])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.errorLines.contains { $0.contains("grid.lua:3: ") && $0.contains("times of the FCPXML fall between frames at 29.97 fps and were rounded to the nearest frame") && $0.hasSuffix("[timeRounded]") },
+                "\(result.err)")
+        let xml = try String(contentsOfFile: fcpxml, encoding: .utf8)
+        /// Each time of `attribute` in the tags named `tag`, in units of 1/30000 s.
+        func units(_ tag: String, _ attribute: String) throws -> [Int64] {
+            try xml.matches(of: try Regex("<\(tag) [^>]*\(attribute)=\"([0-9/]+)s\"")).map { match in
+                let parts = try #require(match.output[1].substring).split(separator: "/").compactMap { Int64($0) }
+                try #require(parts.count == 1 || parts[1] == 30000, "\(match.output[0].substring ?? "") is not in the frame duration's denominator")
+                return parts.count == 1 ? parts[0] * 30000 : parts[0]
+            }
+        }
+        let edits = try units("asset-clip", "offset") + units("asset-clip", "duration") + units("sequence", "duration")
+        #expect(edits.count == 5 && edits.allSatisfy { $0 % 1001 == 0 }, "offsets and durations on frames: \(edits)")
+        let assetStart = try #require(try units("asset", "start").first)
+        let starts = try units("asset-clip", "start").map { $0 - assetStart }
+        #expect(starts == [6 * 1001, 45 * 1001], "0.2 s and 1.5 s into the media are frames 6 and 45 (0.2002 s, 1.5015 s): \(starts)")
+        #expect(xml.contains(#"offset="0s" name="ix-df.mov" start="\#(assetStart + 6006)/30000s" duration="31031/30000s""#), "\(xml)")
+        // Read back as written: 31 frames from frame 6, then 30 frames from frame 45.
+        let frame = 1001.0 / 30000
+        let expected = [(6, 31, 0), (45, 30, 31)].map { start, length, at in
+            String(format: "%.9f %.9f %.9f %.9f", Double(start) * frame, Double(length) * frame, Double(at) * frame, Double(length) * frame)
+        }
+        let read = try Self.segmentsRead(fcpxml)
+        #expect(read.sorted() == (expected.map { "video " + $0 } + expected.map { "audio " + $0 }).sorted(), "\(read)")
+    }
+
     @Test func anEDLSaysWhichCuesItCannotPlace() throws {
         let clips = try Self.colours()
         let cues = Fixtures.scratchPath("marks.csv"), edl = Fixtures.scratchPath("marks.edl")

@@ -239,12 +239,13 @@ import TestSupport
 
     /// The GoPro's first frame is 15:44:35:10 at 29.97, 1700260 frames of 1001/30000 s: a clip
     /// from 2.5 s into it is written from 1700260 × 1001/30000 + 2.5 s, as OpenTimelineIO reads
-    /// it from each file, and read back 2.5 s into the file.
+    /// it from each file, and read back 2.5 s into the file; FCPXML and the EDL count whole
+    /// frames, so there 2.5 s (74.925 frames) is frame 75, 2.5025 s.
     @Test func timelinesCountSourceTimesFromTheTimecode() throws {
         let paths = ["otio", "fcpxml", "edl"].map { Fixtures.scratchPath("tc-timeline.\($0)") }
         let result = try Moonreel.runScript(Self.timelineScript, arguments: [Self.gopro] + paths)
         try #require(result.status == 0, "\(result.err)")
-        #expect(result.out.split(separator: "\n") == ["2.5", "2.5", "2.5"], "read back at 2.5 s into the file: \(result.out)")
+        #expect(result.out.split(separator: "\n") == ["2.5", "2.5025", "2.5"], "read back at 2.5 s into the file (FCPXML on frame 75): \(result.out)")
         let firstFrame = 1_700_260.0 * 1001 / 30000
         let code = """
             t = otio.adapters.read_from_file(sys.argv[1], **({"rate": 30000/1001} if sys.argv[1].endswith(".edl") else {}))
@@ -262,7 +263,7 @@ import TestSupport
             return parts.count == 2 ? parts[0] / parts[1] : parts[0]
         }
         let assetStart = try seconds(#"<asset [^>]* start="([0-9/]+)s""#), clipStart = try seconds(#"<asset-clip [^>]* start="([0-9/]+)s""#)
-        #expect(abs(assetStart - firstFrame) < 1e-6 && abs(clipStart - assetStart - 2.5) < 1e-6, "asset from \(assetStart) s, clip from \(clipStart) s")
+        #expect(abs(assetStart - firstFrame) < 1e-6 && abs(clipStart - assetStart - 75 * 1001 / 30000) < 1e-6, "asset from \(assetStart) s, clip from \(clipStart) s")
         for path in [paths[0], paths[2]] {
             let read = try OpenTimelineIOJudge.run(code, [path]).split(separator: " ").compactMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
             try #require(read.count == 2, "\(path)")
