@@ -17,7 +17,6 @@ enum EDL {
         }
         var grid = FrameGrid(timeline.frameDuration)
         let rate = max(1, Int64((1 / grid.frame.seconds).rounded()))
-        var written = Set<Int>() // the markers that lie on a clip's event
         func frames(_ t: MediaTime) -> Int64 { grid.frames(t) }
         func timecode(_ count: Int64) -> String {
             Timecode.label(frame: count, frameDuration: grid.frame, dropFrame: timeline.dropFrame)
@@ -57,6 +56,9 @@ enum EDL {
             }
             reels[clip.path] = reel
         }
+        let (markerPlaces, markersLeftOut) = timeline.markerPlaces(in: entries.map { TimeRange(start: $0.at, duration: $0.clip.duration) },
+                                                                   lyingWhere: "where no clip plays (a gap, a title card, after the end)",
+                                                                   rule: "an EDL keeps marks on its clips' events only")
         for (number, entry) in entries.enumerated() {
             let clip = entry.clip, reel = reels[clip.path] ?? reelName(clip.name), speed = clip.speed
             let nextIn = number + 1 < entries.count ? entries[number + 1].into?.inOffset ?? .zero : .zero
@@ -82,8 +84,7 @@ enum EDL {
                 lines.append("M2   \(pad(reel, 8))       \(pad(shortNumber(shown), 5))    \(timecode(frames(clip.sourceRange.start)))")
             }
             lines += comments
-            for (index, marker) in timeline.markers.enumerated() where marker.range.start >= entry.at && marker.range.start < entry.at + clip.duration {
-                written.insert(index)
+            for (marker, place) in zip(timeline.markers, markerPlaces) where place == number {
                 lines.append("* LOC: \(timecode(frames(marker.range.start))) RED     \(marker.name.replacingAll("\n", with: " "))")
             }
         }
@@ -91,11 +92,7 @@ enum EDL {
         for kept in [track] + (withSound ? audioTracks.prefix(1) : []) {
             notes += kept.rampsLeftOut(of: "EDL")
         }
-        if written.count < timeline.markers.count {
-            let missing = timeline.markers.count - written.count
-            notes.append(Diagnostic(.notInTimeline, .warning, "\(missing) marker\(missing == 1 ? " lies" : "s lie") where no clip plays (a gap, a title card, after the end): an EDL keeps marks on its clips' events only, so \(missing == 1 ? "it is" : "they are") left out",
-                                    remedy: "write OTIO or FCPXML to keep every marker"))
-        }
+        if let markersLeftOut { notes.append(markersLeftOut) }
         if let note = grid.note("EDL", rate: "\(rate)", remedy: "write OTIO for exact times") { notes.append(note) }
         return (lines.joined(separator: "\n") + "\n", notes)
     }

@@ -81,8 +81,13 @@ enum FCPXML {
                 }
             }
         }
-        for marker in timeline.markers {
-            guard let index = anchor(at: marker.range.start) else { continue }
+        // A mark after the storyline's end has no element to hang on (the last one's time would be past its media).
+        let end = elements.last?.range.end ?? .zero
+        let (places, leftOut) = timeline.markerPlaces(in: elements.map(\.range), lyingWhere: "after the picture's end at \(shortSeconds(end)) s",
+                                                      rule: "FCPXML keeps marks on the clips and gaps of its storyline")
+        if let leftOut { notes.append(leftOut) }
+        for (marker, place) in zip(timeline.markers, places) {
+            guard let index = place else { continue }
             elements[index].anchored.append(#"<marker start="\#(time(local(marker.range.start, in: elements[index])))" duration="\#(time(marker.range.duration))" value="\#(marker.name.markupEscaped)"/>"#)
         }
         for track in timeline.tracks {
@@ -333,6 +338,22 @@ enum FCPXML {
         if parts.count == 1, let value = Int64(body), let time = MediaTime.checked(value: value, timescale: 1) { return time }
         if parts.count == 1, let seconds = Double(body), let time = MediaTime(seconds: seconds) { return time }
         throw EngineError("FCPXML: \(text.quotedForMessage(limit: 30)) is not a time (e.g. \"1001/30000s\")", kind: .decode)
+    }
+}
+
+extension Timeline {
+    /// For each of the timeline's markers, the index of the place (of `places`, stretches of
+    /// the timeline a format hangs marks on) its start lies in, or nil; and the warning that
+    /// those in none, which lie `lyingWhere` and are left out by `rule`, are left out.
+    func markerPlaces(in places: [TimeRange], lyingWhere: String, rule: String) -> (places: [Int?], note: Diagnostic?) {
+        let found = markers.map { marker in places.firstIndex { $0.contains(marker.range.start) } }
+        let missing = zip(markers, found).filter { $0.1 == nil }.map(\.0)
+        guard let first = missing.first else { return (found, nil) }
+        let named = missing.prefix(3).map { "\($0.name.quotedForMessage(limit: 30)) at \(shortSeconds($0.range.start)) s" }.joined(separator: ", ")
+            + (missing.count > 3 ? " and \(missing.count - 3) more" : "")
+        let one = missing.count == 1
+        return (found, Diagnostic(.notInTimeline, .warning, "\(missing.count) marker\(one ? " lies" : "s lie") \(lyingWhere): \(rule), so \(one ? "it is" : "they are") left out: \(named)",
+                                  remedy: "write OTIO to keep every marker", time: first.range.start.seconds))
     }
 }
 

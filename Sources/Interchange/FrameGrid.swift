@@ -27,6 +27,6 @@ struct FrameGrid {
     /// The warning that `rounded` times of `format` moved, or nil when none did.
     func note(_ format: String, rate: String, remedy: String) -> Diagnostic? {
         guard rounded > 0 else { return nil }
-        return Diagnostic(.timeRounded, .warning, "\(rounded) times of the \(format) fall between frames at \(rate) fps and were rounded to the nearest frame", remedy: remedy)
+        return Diagnostic(.timeRounded, .warning, "\(rounded) time\(rounded == 1 ? " of the \(format) falls" : "s of the \(format) fall") between frames at \(rate) fps and were rounded to the nearest frame", remedy: remedy)
     }
 }

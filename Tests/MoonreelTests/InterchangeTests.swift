@@ -272,6 +272,32 @@ import TestSupport
         #expect(text.contains("* LOC: 00:00:02:15 RED     over the clip") && !text.contains("over the card"), "\(text)")
     }
 
+    /// A cue after the picture's end was hung on the storyline's last clip, past the media it
+    /// plays, without a word, where the EDL leaves it out with a warning. FCPXML leaves it out
+    /// too, with the EDL's warning (one check for both); a cue over the clip is a marker on it,
+    /// on its frames.
+    @Test func fcpxmlLeavesOutACueAfterThePicturesEnd() throws {
+        let clip = try Fixtures.clip(seconds: 6)
+        let folder = (Fixtures.scratchPath("x") as NSString).deletingLastPathComponent
+        let result = try Moonreel.runScript("""
+            local comp, vc, mix = av.join({ { av.asset(arg[1]), start = 1, duration = 3 } })
+            local cues = { { text = "first line", start = 0.5, finish = 1.5 }, { text = "last line", start = 3.2, finish = 4 } }
+            av.writeTimeline(comp, vc, mix, arg[2], { cues = cues })
+            av.writeTimeline(comp, vc, mix, arg[3], { cues = cues })
+            """, name: "cues.lua", arguments: [clip, folder + "/cues.fcpxml", folder + "/cues.edl"])
+        #expect(result.status == 0, "\(result.err)")
+        for (line, format) in [(3, "FCPXML keeps marks on the clips and gaps of its storyline"), (4, "an EDL keeps marks on its clips' events only")] {
+            #expect(result.errorLines.contains { $0.contains("cues.lua:\(line): 1 marker lies ") && $0.contains("\(format), so it is left out: \"last line\" at 3.2 s") && $0.hasSuffix("[notInTimeline]") },
+                    "\(result.err)")
+        }
+        let xml = try String(contentsOfFile: folder + "/cues.fcpxml", encoding: .utf8)
+        let markers = xml.split(separator: "\n").filter { $0.contains("<marker ") }
+        // 0.5 s into the timeline is 1.5 s into the clip's media (its start), 45 frames.
+        #expect(markers == [#"<marker start="45/30s" duration="1s" value="first line"/>"#], "\(markers)")
+        let edl = try String(contentsOfFile: folder + "/cues.edl", encoding: .utf8)
+        #expect(edl.contains("* LOC: 00:00:00:15 RED     first line") && !edl.contains("last line"), "\(edl)")
+    }
+
     /// Done means right, reading: a clip's marker (in its media's time, as OpenTimelineIO has
     /// it) came back at that media time, not where the clip plays; a track muted in the editor
     /// (`enabled` false) was mixed in; an FCPXML slide was read as a dissolve in silence. The
