@@ -214,13 +214,18 @@ enum FCPXML {
             guard let rep = asset.elements(named: "media-rep").first?.attributes["src"] ?? asset.attributes["src"] else {
                 throw EngineError("the FCPXML asset \(ref) has no media file", kind: .notFound)
             }
-            let duration = try attribute(element, "duration") ?? .zero
-            var source = TimeRange(start: try attribute(element, "start") ?? .zero, duration: duration)
-            let points = element.elements(named: "timeMap").first?.elements(named: "timept") ?? []
+            let duration = try attribute(element, "duration") ?? .zero, start = try attribute(element, "start") ?? .zero
+            var source = TimeRange(start: start, duration: duration)
+            let points = try (element.elements(named: "timeMap").first?.elements(named: "timept") ?? []).map { point in
+                TimePoint(time: try attribute(point, "time") ?? .zero, value: try attribute(point, "value") ?? .zero, interpolation: point.attributes["interp"] ?? "linear")
+            }
             if points.count >= 2 {
-                if points.count > 2 { notes.append(Diagnostic(.notInTimeline, .warning, "clip \(name.quotedForMessage(limit: 40)) changes speed more than once: read at its average speed")) }
-                let first = try attribute(points[0], "value") ?? .zero, last = try attribute(points[points.count - 1], "value") ?? .zero
-                source = TimeRange(from: first, to: MediaTime.max(first, last))
+                let (range, departures) = retimed(TimeRange(start: start, duration: duration), by: points)
+                source = range
+                if !departures.isEmpty {
+                    notes.append(Diagnostic(.notInTimeline, .warning, "clip \(name.quotedForMessage(limit: 40)) \(departures.joined(separator: " and ")) in its timeMap: read at one speed, \(shortSeconds(range.start))–\(shortSeconds(range.end)) s of its media over \(shortSeconds(duration)) s",
+                                            remedy: "render the speed change in the editor, or make it constant"))
+                }
             }
             let extent = try attribute(asset, "start").flatMap { start in try attribute(asset, "duration").map { TimeRange(start: start, duration: $0) } }
             return Timeline.Clip(name: name, path: resolve(rep), sourceRange: source, duration: duration, availableRange: extent)
@@ -324,6 +329,37 @@ enum FCPXML {
             tracks.append(Timeline.Track(kind: kind, name: lane < 0 ? "A\(-lane)" : "V\(lane + 1)", items: items))
         }
         return (Timeline(name: project.attributes["name"] ?? "", tracks: tracks, markers: markers, frameDuration: frame, renderSize: size), notes)
+    }
+
+    /// A point of a clip's time map: at `time` of the clip's own (retimed) time it shows
+    /// `value` of its media, moving to the next point as `interpolation` says.
+    private struct TimePoint {
+        let time: MediaTime
+        let value: MediaTime
+        let interpolation: String
+    }
+
+    /// The media a clip's `local` range (its start and duration, in retimed time) shows
+    /// through its time map, a line between the points around each time (Final Cut's map
+    /// covers the whole media; a clip uses part of it); and what the map does there that one
+    /// constant speed does not (a second speed, easing, playing backwards).
+    private static func retimed(_ local: TimeRange, by points: [TimePoint]) -> (TimeRange, [String]) {
+        let segments = Array(zip(points, points.dropFirst())).filter { $0.1.time > $0.0.time }
+        guard let firstSegment = segments.first, let lastSegment = segments.last else { return (local, []) }
+        // Before the first point or after the last, the nearest segment goes on.
+        func segment(at t: MediaTime) -> (TimePoint, TimePoint) { segments.first { t <= $0.1.time } ?? lastSegment }
+        func media(at t: MediaTime) -> MediaTime {
+            let (a, b) = t < firstSegment.0.time ? firstSegment : segment(at: t)
+            return a.value + (t - a.time).multiplied(by: b.value - a.value, dividedBy: b.time - a.time)
+        }
+        let used = segments.filter { $0.1.time > local.start && $0.0.time < local.end }
+        let slopes = Set((used.isEmpty ? [segment(at: local.start)] : used).map { a, b in (b.value - a.value).multiplied(by: MediaTime(value: 1, timescale: 1), dividedBy: b.time - a.time) })
+        let first = media(at: local.start), last = media(at: local.end)
+        var departures: [String] = []
+        if slopes.count > 1 { departures.append("changes speed \(slopes.count - 1) time\(slopes.count == 2 ? "" : "s")") }
+        if let eased = used.flatMap({ [$0.0.interpolation, $0.1.interpolation] }).first(where: { $0 != "linear" }) { departures.append("eases its speed (interp=\"\(eased)\")") }
+        if last < first { departures.append("plays its media backwards (read forwards)") }
+        return (TimeRange(from: MediaTime.min(first, last), to: MediaTime.max(first, last)), departures)
     }
 
     /// "0s", "5s", "1001/30000s" or "2.5s".

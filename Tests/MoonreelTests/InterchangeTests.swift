@@ -298,6 +298,47 @@ import TestSupport
         #expect(edl.contains("* LOC: 00:00:00:15 RED     first line") && !edl.contains("last line"), "\(edl)")
     }
 
+    /// Final Cut's time map covers the whole media, and a retimed clip's `start` and
+    /// `duration` are in its retimed time: a clip at half speed from 4 s of that time plays
+    /// 2–4 s of its media. Reading took the map's first and last points (0–6 s over 4 s)
+    /// and never the start. The clip's range is now mapped through the map; its easing
+    /// (`interp="smooth2"`), read at one speed, is a `notInTimeline` warning. Moonreel's own
+    /// slow motion (a map from the clip's first frame) still reads back exactly, in silence.
+    @Test func aRetimedFinalCutClipReadsTheMediaItsStartMapsTo() throws {
+        let clip = try Fixtures.clip(seconds: 6)
+        let fcpxml = Fixtures.scratchPath("slowmo.fcpxml")
+        try """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <!DOCTYPE fcpxml>
+            <fcpxml version="1.10"><resources>
+             <format id="r1" frameDuration="100/3000s" width="320" height="240"/>
+             <asset id="r2" name="a" start="0s" duration="6s" hasVideo="1" format="r1" hasAudio="1"><media-rep kind="original-media" src="file://\(clip)"/></asset>
+            </resources><library><event name="E"><project name="Slowmo">
+             <sequence format="r1" duration="4s" tcStart="0s" tcFormat="NDF"><spine>
+              <asset-clip ref="r2" offset="0s" name="a" start="4s" duration="4s" format="r1">
+               <timeMap><timept time="0s" value="0s" interp="smooth2"/><timept time="12s" value="6s" interp="smooth2"/></timeMap>
+              </asset-clip></spine></sequence></project></event></library></fcpxml>
+            """.write(toFile: fcpxml, atomically: true, encoding: .utf8)
+        let expected = ["video", "audio"].map { "\($0) 2.000000000 2.000000000 0.000000000 4.000000000" }
+        #expect(try Self.segmentsRead(fcpxml) == expected)
+        let read = try Moonreel.runScript("av.readTimeline(arg[1])", name: "fcp.lua", arguments: [fcpxml])
+        #expect(read.errorLines.count == 1 && read.errorLines[0].hasSuffix("fcp.lua:1: clip \"a\" eases its speed (interp=\"smooth2\") in its timeMap: read at one speed, 2–4 s of its media over 4 s; render the speed change in the editor, or make it constant [notInTimeline]"),
+                "\(read.err)")
+
+        let ours = Fixtures.scratchPath("ours.fcpxml")
+        let written = try Moonreel.runScript("""
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(1, 2), av.asset(arg[1]), 0)
+            comp:scaleTimeRange(av.range(0, 2), 4)
+            av.writeTimeline(comp, nil, arg[2])
+            """, arguments: [clip, ours])
+        #expect(written.status == 0 && written.err.isEmpty, "\(written.err)")
+        #expect(try String(contentsOfFile: ours, encoding: .utf8).contains(#"<timept time="0s" value="1s" interp="linear"/><timept time="4s" value="3s" interp="linear"/>"#))
+        #expect(try Self.segmentsRead(ours) == ["video", "audio"].map { "\($0) 1.000000000 2.000000000 0.000000000 4.000000000" })
+        let back = try Moonreel.runScript("av.readTimeline(arg[1])", arguments: [ours])
+        #expect(back.status == 0 && back.err.isEmpty, "\(back.err)")
+    }
+
     /// Done means right, reading: a clip's marker (in its media's time, as OpenTimelineIO has
     /// it) came back at that media time, not where the clip plays; a track muted in the editor
     /// (`enabled` false) was mixed in; an FCPXML slide was read as a dissolve in silence. The
