@@ -206,7 +206,9 @@ enum FCPXML {
         func attribute(_ element: XMLElementTree, _ name: String) throws -> MediaTime? {
             try element.attributes[name].map(parseTime)
         }
-        func clip(_ element: XMLElementTree) throws -> Timeline.Clip {
+        /// The clip `element` plays: its picture's range, or with `sound` its sound's, which a
+        /// split edit (a J or L cut) moves with `audioStart` and `audioDuration`.
+        func clip(_ element: XMLElementTree, sound: Bool = false) throws -> Timeline.Clip {
             let name = element.attributes["name"] ?? ""
             guard let ref = element.attributes["ref"], let asset = resources[ref] else {
                 throw EngineError("the FCPXML clip \(name.quotedForMessage(limit: 40)) names no asset", kind: .decode)
@@ -214,7 +216,8 @@ enum FCPXML {
             guard let rep = asset.elements(named: "media-rep").first?.attributes["src"] ?? asset.attributes["src"] else {
                 throw EngineError("the FCPXML asset \(ref) has no media file", kind: .notFound)
             }
-            let duration = try attribute(element, "duration") ?? .zero, start = try attribute(element, "start") ?? .zero
+            var duration = try attribute(element, "duration") ?? .zero, start = try attribute(element, "start") ?? .zero
+            if sound { (start, duration) = (try attribute(element, "audioStart") ?? start, try attribute(element, "audioDuration") ?? duration) }
             var source = TimeRange(start: start, duration: duration)
             let points = try (element.elements(named: "timeMap").first?.elements(named: "timept") ?? []).map { point in
                 TimePoint(time: try attribute(point, "time") ?? .zero, value: try attribute(point, "value") ?? .zero, interpolation: point.attributes["interp"] ?? "linear")
@@ -222,7 +225,7 @@ enum FCPXML {
             if points.count >= 2 {
                 let (range, departures) = retimed(TimeRange(start: start, duration: duration), by: points)
                 source = range
-                if !departures.isEmpty {
+                if !departures.isEmpty && !sound {
                     notes.append(Diagnostic(.notInTimeline, .warning, "clip \(name.quotedForMessage(limit: 40)) \(departures.joined(separator: " and ")) in its timeMap: read at one speed, \(shortSeconds(range.start))–\(shortSeconds(range.end)) s of its media over \(shortSeconds(duration)) s",
                                             remedy: "render the speed change in the editor, or make it constant"))
                 }
@@ -241,6 +244,8 @@ enum FCPXML {
         // Spine clips that play no sound (srcEnable="video", an asset without audio) or no
         // picture (srcEnable="audio"), by their index in the main track.
         var soundless = Set<Int>(), pictureless = Set<Int>()
+        // Each spine clip's sound and where it starts on the timeline; whether one is split from its picture.
+        var sounds: [(at: MediaTime, clip: Timeline.Clip)] = [], split = false
         for element in spine.children {
             let offset = try attribute(element, "offset") ?? cursor
             let localStart = try attribute(element, "start") ?? .zero
@@ -256,7 +261,13 @@ enum FCPXML {
                     let enabled = element.attributes["srcEnable"] ?? "all"
                     if enabled == "video" || resources[element.attributes["ref"] ?? ""]?.attributes["hasAudio"] != "1" { soundless.insert(main.items.count) }
                     if enabled == "audio" { pictureless.insert(main.items.count) }
-                    main.items.append(.clip(try clip(element)))
+                    let picture = try clip(element)
+                    if !soundless.contains(main.items.count) {
+                        let sound = try clip(element, sound: true)
+                        split = split || sound != picture
+                        sounds.append((offset - origin + (try attribute(element, "audioStart") ?? localStart) - localStart, sound))
+                    }
+                    main.items.append(.clip(picture))
                 } else {
                     notes.append(Diagnostic(.notInTimeline, .warning, "the FCPXML <clip> at \(shortNumber((offset - origin).seconds)) s is read as a gap (Moonreel reads asset-clips)"))
                     main.items.append(.gap(duration))
@@ -312,7 +323,15 @@ enum FCPXML {
         }
         main.items = leaving(pictureless)
         var tracks = [main]
-        if anySound { tracks.append(Timeline.Track(kind: .audio, name: "A1", items: sound)) }
+        if split {
+            tracks += splitSoundTracks(sounds, notes: &notes)
+            if main.items.contains(where: { if case .transition = $0 { true } else { false } }) {
+                notes.append(Diagnostic(.notInTimeline, .warning, "the FCPXML's clips play their sound apart from their pictures (audioStart, audioDuration): their sound is read as clips of its own, without the transitions' crossfades",
+                                        remedy: "join the sound to its picture in the editor, or add the crossfades after reading"))
+            }
+        } else if anySound {
+            tracks.append(Timeline.Track(kind: .audio, name: "A1", items: sound))
+        }
         for lane in lanes.keys.sorted(by: { abs($0) < abs($1) || (abs($0) == abs($1) && $0 > $1) }) {
             var items: [Timeline.Item] = [], at = origin
             let kind: MediaType = lane < 0 ? .audio : .video
@@ -329,6 +348,36 @@ enum FCPXML {
             tracks.append(Timeline.Track(kind: kind, name: lane < 0 ? "A\(-lane)" : "V\(lane + 1)", items: items))
         }
         return (Timeline(name: project.attributes["name"] ?? "", tracks: tracks, markers: markers, frameDuration: frame, renderSize: size), notes)
+    }
+
+    /// The sound of spine clips cut apart from their pictures (J and L cuts), each at its own
+    /// time: on track A1, and where one overlaps the one before (a sound held under the next
+    /// picture), on A2 and on.
+    private static func splitSoundTracks(_ sounds: [(at: MediaTime, clip: Timeline.Clip)], notes: inout [Diagnostic]) -> [Timeline.Track] {
+        var rows: [[(at: MediaTime, clip: Timeline.Clip)]] = []
+        for var (at, clip) in sounds.sorted(by: { $0.at < $1.at }) {
+            if at.isNegative {
+                // A sound that starts before the timeline does loses what lies before 0.
+                notes.append(Diagnostic(.notInTimeline, .warning, "the sound of clip \(clip.name.quotedForMessage(limit: 40)) starts \(shortSeconds(-at)) s before the timeline: that part is left out"))
+                let cut = MediaTime.min(-at, clip.duration)
+                clip.sourceRange = TimeRange(from: clip.sourceRange.start + cut.multiplied(by: clip.sourceRange.duration, dividedBy: clip.duration), to: clip.sourceRange.end)
+                (at, clip.duration) = (.zero, clip.duration - cut)
+            }
+            if let row = rows.firstIndex(where: { ($0.last.map { $0.at + $0.clip.duration } ?? .zero) <= at }) {
+                rows[row].append((at, clip))
+            } else {
+                rows.append([(at, clip)])
+            }
+        }
+        return rows.enumerated().map { number, row in
+            var items: [Timeline.Item] = [], end = MediaTime.zero
+            for (at, clip) in row {
+                if at > end { items.append(.gap(at - end)) }
+                items.append(.clip(clip))
+                end = at + clip.duration
+            }
+            return Timeline.Track(kind: .audio, name: "A\(number + 1)", items: items)
+        }
     }
 
     /// A point of a clip's time map: at `time` of the clip's own (retimed) time it shows

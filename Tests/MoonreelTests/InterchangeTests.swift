@@ -298,6 +298,27 @@ import TestSupport
         #expect(edl.contains("* LOC: 00:00:00:15 RED     first line") && !edl.contains("last line"), "\(edl)")
     }
 
+    /// An FCPXML file as Final Cut writes one, of a 4 s project of `spine`, whose assets
+    /// r2, r3… named a, b… are the 6 s files `media`.
+    static func finalCutFile(_ name: String, media: [String], frameDuration: String, spine: String) throws -> String {
+        let path = Fixtures.scratchPath(name)
+        let assets = media.enumerated().map { index, file in
+            #"<asset id="r\#(index + 2)" name="\#(["a", "b", "c"][index % 3])" start="0s" duration="6s" hasVideo="1" format="r1" hasAudio="1"><media-rep kind="original-media" src="file://\#(file)"/></asset>"#
+        }
+        try """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <!DOCTYPE fcpxml>
+            <fcpxml version="1.10"><resources>
+            <format id="r1" frameDuration="\(frameDuration)" width="320" height="240"/>
+            \(assets.joined(separator: "\n"))
+            </resources><library><event name="E"><project name="\(name)">
+            <sequence format="r1" duration="4s" tcStart="0s" tcFormat="NDF"><spine>
+            \(spine)
+            </spine></sequence></project></event></library></fcpxml>
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
     /// Final Cut's time map covers the whole media, and a retimed clip's `start` and
     /// `duration` are in its retimed time: a clip at half speed from 4 s of that time plays
     /// 2–4 s of its media. Reading took the map's first and last points (0–6 s over 4 s)
@@ -306,19 +327,11 @@ import TestSupport
     /// slow motion (a map from the clip's first frame) still reads back exactly, in silence.
     @Test func aRetimedFinalCutClipReadsTheMediaItsStartMapsTo() throws {
         let clip = try Fixtures.clip(seconds: 6)
-        let fcpxml = Fixtures.scratchPath("slowmo.fcpxml")
-        try """
-            <?xml version="1.0" encoding="UTF-8"?>
-            <!DOCTYPE fcpxml>
-            <fcpxml version="1.10"><resources>
-             <format id="r1" frameDuration="100/3000s" width="320" height="240"/>
-             <asset id="r2" name="a" start="0s" duration="6s" hasVideo="1" format="r1" hasAudio="1"><media-rep kind="original-media" src="file://\(clip)"/></asset>
-            </resources><library><event name="E"><project name="Slowmo">
-             <sequence format="r1" duration="4s" tcStart="0s" tcFormat="NDF"><spine>
-              <asset-clip ref="r2" offset="0s" name="a" start="4s" duration="4s" format="r1">
-               <timeMap><timept time="0s" value="0s" interp="smooth2"/><timept time="12s" value="6s" interp="smooth2"/></timeMap>
-              </asset-clip></spine></sequence></project></event></library></fcpxml>
-            """.write(toFile: fcpxml, atomically: true, encoding: .utf8)
+        let fcpxml = try Self.finalCutFile("slowmo.fcpxml", media: [clip], frameDuration: "100/3000s", spine: """
+            <asset-clip ref="r2" offset="0s" name="a" start="4s" duration="4s" format="r1">
+             <timeMap><timept time="0s" value="0s" interp="smooth2"/><timept time="12s" value="6s" interp="smooth2"/></timeMap>
+            </asset-clip>
+            """)
         let expected = ["video", "audio"].map { "\($0) 2.000000000 2.000000000 0.000000000 4.000000000" }
         #expect(try Self.segmentsRead(fcpxml) == expected)
         let read = try Moonreel.runScript("av.readTimeline(arg[1])", name: "fcp.lua", arguments: [fcpxml])
@@ -337,6 +350,32 @@ import TestSupport
         #expect(try Self.segmentsRead(ours) == ["video", "audio"].map { "\($0) 1.000000000 2.000000000 0.000000000 4.000000000" })
         let back = try Moonreel.runScript("av.readTimeline(arg[1])", arguments: [ours])
         #expect(back.status == 0 && back.err.isEmpty, "\(back.err)")
+    }
+
+    /// Final Cut's split edits: a clip's `audioStart` and `audioDuration` say where its sound
+    /// starts and how long it lasts, apart from its picture (a J cut brings the next clip's
+    /// sound in early, an L cut holds the sound under the next picture). Reading ignored them
+    /// and played each sound with its picture. The sound is now laid as the file says (the
+    /// reviewer's J cut: a's 1–2.5 s at 0–1.5 s, b's 0.5–3 s from 1.5 s), and a sound held
+    /// under the next clip's, which overlaps it, goes on a second audio track.
+    @Test func fcpxmlSplitEditsPlayTheSoundWhereTheFileSays() throws {
+        let (a, b) = (try Fixtures.clip(seconds: 6), try Fixtures.clip(seconds: 6, tone: 880))
+        func timeline(_ spine: String) throws -> String { try Self.finalCutFile("split.fcpxml", media: [a, b], frameDuration: "1/30s", spine: spine) }
+        let pictures = ["video 1.000000000 2.000000000 0.000000000 2.000000000", "video 1.000000000 2.000000000 2.000000000 2.000000000"]
+        let jCut = try timeline(#"<asset-clip ref="r2" offset="0s" name="a" start="1s" duration="2s" audioDuration="3/2s" format="r1"/><asset-clip ref="r3" offset="2s" name="b" start="1s" duration="2s" audioStart="1/2s" audioDuration="5/2s" format="r1"/>"#)
+        #expect(try Self.segmentsRead(jCut) == pictures + ["audio 1.000000000 1.500000000 0.000000000 1.500000000", "audio 0.500000000 2.500000000 1.500000000 2.500000000"])
+        let lCut = try timeline(#"<asset-clip ref="r2" offset="0s" name="a" start="1s" duration="2s" audioDuration="5/2s" format="r1"/><asset-clip ref="r3" offset="2s" name="b" start="1s" duration="2s" format="r1"/>"#)
+        let read = try Moonreel.runScript("""
+            local comp = av.readTimeline(arg[1])
+            for _, track in ipairs(comp:tracksWithMediaType("audio")) do
+                for _, s in ipairs(track.segments) do
+                    if not s.empty then print(track.trackID, s.sourceRange.start, s.sourceRange.duration, s.targetRange.start) end
+                end
+            end
+            """, arguments: [lCut])
+        let held = read.out.split(separator: "\n").map { $0.split(separator: "\t").map(String.init) }
+        #expect(read.status == 0 && held.count == 2 && held[0][0] != held[1][0] && held.map { Array($0.dropFirst()) } == [["1.0", "2.5", "0.0"], ["1.0", "2.0", "2.0"]],
+                "a's sound 1–3.5 s held under b's picture, on a track of its own beside b's: \(read.out) \(read.err)")
     }
 
     /// Done means right, reading: a clip's marker (in its media's time, as OpenTimelineIO has
