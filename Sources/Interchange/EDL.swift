@@ -55,6 +55,15 @@ enum EDL {
                                         remedy: "the FROM CLIP comments name each file"))
             }
             reels[clip.path] = reel
+            if let own = timeline.sourceTimecodes[clip.path], own.frameDuration != grid.frame || own.dropFrame != timeline.dropFrame {
+                // CMX 3600 counts source timecode at the record rate, in the list's one count (FCM).
+                let why = own.frameDuration != grid.frame ? "its file counts \(framesPerSecond(own.frameDuration)) fps and CMX 3600 counts source timecode at the record rate, \(rate) fps"
+                    : own.dropFrame ? "its file counts drop-frame and the EDL non-drop, as its other sources do" : "its file counts non-drop and the EDL drop-frame"
+                let start = clip.sourceRange.start
+                let ownLabel = Timecode.label(frame: FrameGrid(own.frameDuration).nearestFrame(start), frameDuration: own.frameDuration, dropFrame: own.dropFrame)
+                notes.append(Diagnostic(.notInTimeline, .warning, "the source timecode of \(clip.name.quotedForMessage(limit: 60)) (reel \(reel)) is not its own: \(timecode(grid.nearestFrame(start))) is written for its \(ownLabel), since \(why)",
+                                        remedy: "match the clip by its FROM CLIP comment, or write OTIO or FCPXML, which keep its own times"))
+            }
         }
         let (markerPlaces, markersLeftOut) = timeline.markerPlaces(in: entries.map { TimeRange(start: $0.at, duration: $0.clip.duration) },
                                                                    lyingWhere: "where no clip plays (a gap, a title card, after the end)",

@@ -13,10 +13,14 @@ struct FrameGrid {
         frame = frameDuration.value > 0 ? frameDuration.reduced() : MediaTime(value: 1, timescale: 30)
     }
 
-    /// The count of whole frames nearest `t` (a half rounds up).
+    /// The count of whole frames nearest `t` (a half rounds up), not counted as rounded.
+    func nearestFrame(_ t: MediaTime) -> Int64 {
+        (t + frame.multiplied(by: MediaTime(value: 1, timescale: 1), dividedBy: MediaTime(value: 2, timescale: 1))).floorDivided(by: frame)
+    }
+
+    /// The count of whole frames nearest `t`, counting `t` as rounded when it falls between frames.
     mutating func frames(_ t: MediaTime) -> Int64 {
-        let half = frame.multiplied(by: MediaTime(value: 1, timescale: 1), dividedBy: MediaTime(value: 2, timescale: 1))
-        let count = (t + half).floorDivided(by: frame)
+        let count = nearestFrame(t)
         if frame * count != t { rounded += 1 }
         return count
     }

@@ -118,6 +118,9 @@ public struct Timeline: Sendable, Equatable {
     /// Whether timecodes are labelled drop-frame (an edit at 29.97 or 59.94 fps of sources a
     /// camera stamped so), for formats that label frames (an EDL, FCPXML's display).
     public var dropFrame = false
+    /// Each source file's start timecode, by path, for formats that write source timecode in
+    /// the timeline's own count (an EDL), which differs from a file's at another rate.
+    var sourceTimecodes: [String: Timecode] = [:]
 
     /// A timeline of `tracks`.
     public init(name: String, tracks: [Track], markers: [Marker] = [], frameDuration: MediaTime, renderSize: Size) {

@@ -23,7 +23,10 @@ extension Timeline {
         let frame = videoComposition?.renderFrameDuration.duration ?? VideoComposition.properties(of: composition).renderFrameDuration.duration
         let markers = cues.map { Marker(name: $0.text, range: TimeRange(from: $0.start, to: MediaTime.max($0.start, $0.end))) }
         var timeline = Timeline(name: name, tracks: tracks, markers: markers, frameDuration: frame, renderSize: size)
-        let stamps = composition.tracks.flatMap(\.segments).compactMap { $0.source?.startTimecode }
+        for case let source? in composition.tracks.flatMap(\.segments).map(\.source) {
+            timeline.sourceTimecodes[source.path] = source.startTimecode
+        }
+        let stamps = timeline.sourceTimecodes.values
         timeline.dropFrame = Timecode.allowsDropFrame(frame) && !stamps.isEmpty && stamps.allSatisfy(\.dropFrame)
         return (timeline, builder.notes)
     }

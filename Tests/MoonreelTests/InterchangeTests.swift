@@ -258,6 +258,35 @@ import TestSupport
         #expect(read.sorted() == (expected.map { "video " + $0 } + expected.map { "audio " + $0 }).sorted(), "\(read)")
     }
 
+    /// CMX 3600 writes source timecode at the record rate, in the list's one count: a 25 fps
+    /// camera stamped 10:00:00:00, 2.5 s in, is 10:00:02:15 in a 30 fps EDL where its own
+    /// label is 10:00:02:12 or :13, and a drop-frame camera's 01:00:02;00 is 00:59:58:12 in a
+    /// non-drop EDL. Both were written without a word; each is a `notInTimeline` warning
+    /// naming the file, the label written and its own.
+    @Test func anEDLSaysWhichSourcesTimecodeIsNotTheirOwn() throws {
+        let phone = try Fixtures.clip(seconds: 6)
+        let camera = try TimecodeTests.stamped("ix-cam25.mov", timecode: "10:00:00:00", rate: "25")
+        let dropFrame = try TimecodeTests.stamped("ix-df.mov", timecode: "01:00:00;00", rate: "30000/1001")
+        let nonDrop = try TimecodeTests.stamped("ix-ndf.mov", timecode: "12:00:00:00", rate: "30000/1001")
+        let folder = (Fixtures.scratchPath("x") as NSString).deletingLastPathComponent
+        let result = try Moonreel.runScript("""
+            local comp, vc, mix = av.join({ { av.asset(arg[1]), start = 0, duration = 2 }, { av.asset(arg[2]), start = 2.5, duration = 0.5 } })
+            av.writeTimeline(comp, vc, mix, arg[5])
+            comp, vc, mix = av.join({ { av.asset(arg[3]), start = 2, duration = 1 }, { av.asset(arg[4]), start = 1, duration = 1 } })
+            av.writeTimeline(comp, vc, mix, arg[6])
+            """, name: "tc.lua", arguments: [phone, camera, dropFrame, nonDrop, folder + "/rate.edl", folder + "/count.edl"])
+        #expect(result.status == 0, "\(result.err)")
+        let events = try ["rate", "count"].map { try String(contentsOfFile: folder + "/\($0).edl", encoding: .utf8).split(separator: "\n").filter { $0.hasPrefix("00") } }
+        #expect(events[0].count == 2 && events[0][1].contains(" IXCAM25 ") && events[0][1].contains(" 10:00:02:15 10:00:03:00 00:00:02:00 "), "\(events[0])")
+        #expect(events[1].count == 2 && events[1][0].contains(" IXDF ") && events[1][0].contains(" 00:59:58:12 00:59:59:12 00:00:00:00 "), "\(events[1])")
+        let warnings = result.errorLines.filter { $0.hasSuffix("[notInTimeline]") }
+        #expect(warnings.count == 2, "\(result.err)")
+        #expect(warnings.contains { $0.contains("tc.lua:2: the source timecode of \"ix-cam25.mov\" (reel IXCAM25) is not its own: 10:00:02:15 is written for its 10:00:02:13, since its file counts 25 fps and CMX 3600 counts source timecode at the record rate, 30 fps") },
+                "\(result.err)")
+        #expect(warnings.contains { $0.contains("tc.lua:4: the source timecode of \"ix-df.mov\" (reel IXDF) is not its own: 00:59:58:12 is written for its 01:00:02;00, since its file counts drop-frame and the EDL non-drop") },
+                "\(result.err)")
+    }
+
     @Test func anEDLSaysWhichCuesItCannotPlace() throws {
         let clips = try Self.colours()
         let cues = Fixtures.scratchPath("marks.csv"), edl = Fixtures.scratchPath("marks.edl")
