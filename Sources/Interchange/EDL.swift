@@ -81,7 +81,12 @@ enum EDL {
                 let start = entry.at - t.inOffset
                 let held = frames(outgoing.sourceRange.end - t.inOffset)
                 lines.append(line(number + 1, reels[outgoing.path] ?? reelName(outgoing.name), "C", (held, held), (frames(start), frames(start))))
-                let kind = (t.kind == .wipe ? "W001 " : "D ") + threeDigits(frames(t.duration))
+                let length = frames(t.duration)
+                if length > 999 {
+                    notes.append(Diagnostic(.notInTimeline, .warning, "the \(t.kind.rawValue) at \(shortSeconds(start)) s lasts \(length) frames: CMX 3600 gives a transition's length 3 digits, so it is written with \(String(length).count), which editors may misread",
+                                            remedy: "shorten it to 999 frames or less, or write OTIO or FCPXML", time: start.seconds))
+                }
+                let kind = (t.kind == .wipe ? "W001 " : "D ") + threeDigits(length)
                 lines.append(line(number + 1, reel, kind, (frames(sourceFor(-t.inOffset)), frames(sourceFor(clip.duration - nextIn))), (frames(start), frames(end))))
                 comments = ["* FROM CLIP NAME: \(outgoing.name)", "* TO CLIP NAME: \(clip.name)", "* TO CLIP: \(path(clip.path))", "* SOURCE FILE: \(path(clip.path))"]
             } else {
@@ -102,6 +107,10 @@ enum EDL {
             notes += kept.rampsLeftOut(of: "EDL")
         }
         if let markersLeftOut { notes.append(markersLeftOut) }
+        if entries.count > 999 {
+            notes.append(Diagnostic(.notInTimeline, .warning, "the EDL has \(entries.count) events: CMX 3600 numbers 999 at most, so events 1000 to \(entries.count) are numbered with 4 digits, which editors may reject",
+                                    remedy: "split the edit into EDLs of 999 events or fewer, or write OTIO or FCPXML"))
+        }
         if let note = grid.note("EDL", rate: "\(rate)", remedy: "write OTIO for exact times") { notes.append(note) }
         return (lines.joined(separator: "\n") + "\n", notes)
     }

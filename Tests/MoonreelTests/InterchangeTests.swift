@@ -287,6 +287,33 @@ import TestSupport
                 "\(result.err)")
     }
 
+    /// CMX 3600 numbers events and transition lengths with 3 digits: a montage of 1000
+    /// cuts was written with event 1000, and a 34 s dissolve (1020 frames) as `D 1020`,
+    /// without a word. Both are still written so (nothing dropped), each with a
+    /// `notInTimeline` warning saying what editors may misread.
+    @Test func anEDLSaysWhatOutgrowsItsThreeDigits() throws {
+        let (a, b) = (try Fixtures.solid("red", seconds: 40), try Fixtures.solid("blue", seconds: 40))
+        let folder = (Fixtures.scratchPath("x") as NSString).deletingLastPathComponent
+        let result = try Moonreel.runScript("""
+            local comp = av.composition()
+            local v = comp:addMutableTrack("video")
+            local tracks = { av.asset(arg[1]):tracksWithMediaType("video")[1], av.asset(arg[2]):tracksWithMediaType("video")[1] }
+            for i = 0, 999 do v:insertTimeRange(av.range((i % 50) * 0.1, 0.1), tracks[i % 2 + 1], i * 0.1) end
+            av.writeTimeline(comp, nil, arg[3])
+            local joined, vc, mix = av.join({ av.asset(arg[1]), av.asset(arg[2]) }, { transition = "dissolve", duration = 34 })
+            av.writeTimeline(joined, vc, mix, arg[4])
+            """, name: "long.lua", arguments: [a, b, folder + "/montage.edl", folder + "/dissolve.edl"])
+        #expect(result.status == 0, "\(result.err)")
+        let montage = try String(contentsOfFile: folder + "/montage.edl", encoding: .utf8).split(separator: "\n").filter { $0.first?.isNumber == true }
+        #expect(montage.count == 1000 && montage.last?.hasPrefix("1000 ") == true, "\(montage.suffix(2))")
+        #expect(result.errorLines.contains { $0.contains("long.lua:5: the EDL has 1000 events: CMX 3600 numbers 999 at most, so events 1000 to 1000 are numbered with 4 digits") && $0.hasSuffix("[notInTimeline]") },
+                "\(result.err)")
+        let dissolve = try String(contentsOfFile: folder + "/dissolve.edl", encoding: .utf8)
+        #expect(dissolve.contains(" D 1020 "), "\(dissolve)")
+        #expect(result.errorLines.contains { $0.contains("long.lua:7: the dissolve at 6 s lasts 1020 frames: CMX 3600 gives a transition's length 3 digits") && $0.hasSuffix("[notInTimeline]") },
+                "\(result.err)")
+    }
+
     @Test func anEDLSaysWhichCuesItCannotPlace() throws {
         let clips = try Self.colours()
         let cues = Fixtures.scratchPath("marks.csv"), edl = Fixtures.scratchPath("marks.edl")
