@@ -31,6 +31,7 @@ struct FrameGrid {
     /// The warning that `rounded` times of `format` moved, or nil when none did.
     func note(_ format: String, rate: String, remedy: String) -> Diagnostic? {
         guard rounded > 0 else { return nil }
-        return Diagnostic(.timeRounded, .warning, "\(rounded) time\(rounded == 1 ? " of the \(format) falls" : "s of the \(format) fall") between frames at \(rate) fps and were rounded to the nearest frame", remedy: remedy)
+        let (falls, was) = rounded == 1 ? (" of the \(format) falls", "was") : ("s of the \(format) fall", "were")
+        return Diagnostic(.timeRounded, .warning, "\(rounded) time\(falls) between frames at \(rate) fps and \(was) rounded to the nearest frame", remedy: remedy)
     }
 }
