@@ -93,6 +93,37 @@ import TestSupport
         #expect(lit(0..<4) && lit(356..<360), "the long value is cut at both edges of the frame")
     }
 
+    /// A weight the font lacks is drawn at its nearest face, and said: Noto Sans CJK (the
+    /// Regular and Bold of fonts-noto-cjk) drew "thin" as regular, unsaid. Read back: the
+    /// thin line's ink is the regular line's, pixel for pixel as near as an encoder keeps it.
+    @Test func aWeightTheFontLacksIsANote() throws {
+        let video = try Fixtures.solid("0x202020", seconds: 1, size: "640x360")
+        let output = Fixtures.scratchPath("weights.mp4")
+        let result = try Moonreel.runScript("""
+            local asset = av.asset(arg[1])
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(0, 1), asset, 0)
+            local vc = av.videoComposition(comp)
+            local parent, video = av.layer{ frame = {0, 0, 640, 360} }, av.layer{ frame = {0, 0, 640, 360} }
+            parent:addSublayer(video)
+            for i, weight in ipairs({ "thin", "normal", "bold" }) do
+              parent:addSublayer(av.textLayer{ string = "Hamburgefonstiv", font = "Noto Sans CJK JP", fontWeight = weight, fontSize = 40,
+                                               foregroundColor = "white", frame = {0, 360 - 100 * i, 640, 80} })
+            end
+            vc.animationTool = av.animationTool{ videoLayer = video, parentLayer = parent }
+            local session = av.exportSession(comp, "HighestQuality")
+            session.outputURL, session.videoComposition = arg[2], vc
+            assert(session:export())
+            """, name: "weights.lua", arguments: [video, output])
+        #expect(result.status == 0 && result.errorLines.count == 1, "\(result.err)")
+        #expect(result.err.contains("weights.lua:8: a text layer at 0, 260 (640×80) asks for \"Noto Sans CJK JP\" at fontWeight 100 (thin), which is not installed: it is drawn at 400 (regular)")
+                && result.err.contains("[fontSubstituted]") && result.err.contains("moonreel: note: "), "\(result.err)")
+        let frame = try Tool.rgbFrame(output, at: 0.5)
+        let ink = { (rows: Range<Int>) in rows.reduce(0) { sum, y in sum + (0..<640).filter { frame.pixel($0, y).r > 128 }.count } }
+        let (thin, regular, bold) = (ink(20..<100), ink(120..<200), ink(220..<300))
+        #expect(regular > 0 && abs(thin - regular) * 50 < regular && bold > regular * 5 / 4, "ink: thin \(thin), regular \(regular), bold \(bold)")
+    }
+
     /// A lyric too long for two lines even at the smallest size is cut — and that is a
     /// `textTruncated` warning naming the cue and its line in the CSV; `--strict` writes nothing.
     @Test func aLyricThatCannotFitIsAWarningNamingItsCue() throws {

@@ -33,7 +33,7 @@ return {
     { name = "safeArea", type = "boolean", doc = "keep inside the area vertical-video apps leave free (not the bottom fifth, the right eighth or the top twelfth); default: on for frames at least 16:9 tall" },
     { name = "font", type = "string", default = "Noto Sans CJK JP", doc = "font family (fontconfig falls back per glyph)" },
     { name = "fontSize", type = "number", min = 4, max = 1000, doc = "pixels; default: a thirteenth of the frame's shorter side; drawn smaller when a single word is wider than the frame" },
-    { name = "fontWeight", type = "any", default = 900, doc = "100…900, \"normal\" or \"bold\" (900: black)" },
+    { name = "fontWeight", type = "any", default = "bold", doc = "100…900, \"normal\" or \"bold\" (900: black, where the font has it installed)" },
     { name = "color", type = "color", default = "white", doc = "colour of the words not being spoken" },
     { name = "activeColor", type = "color", default = "#FFE600", doc = "colour of the word being spoken" },
     { name = "activeScale", type = "number", min = 0.5, max = 2, default = 1.15, doc = "size of the word being spoken against the others (1: the same)" },

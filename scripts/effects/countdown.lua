@@ -23,7 +23,7 @@ return {
     { name = "finalText", type = "string", doc = "shown for one step after the 1, e.g. \"GO!\"; nil or \"\" for none" },
     { name = "size", type = "number", min = 0.02, max = 1, default = 0.3, doc = "font size of the numbers, fraction of the frame's shorter side (the final text is drawn smaller when it would not fit the disc, or the frame's width)" },
     { name = "font", type = "string", default = "Noto Sans CJK JP", doc = "font family" },
-    { name = "fontWeight", type = "any", default = 900, doc = "100…900, \"normal\" or \"bold\"" },
+    { name = "fontWeight", type = "any", default = "bold", doc = "100…900, \"normal\" or \"bold\" (900: black, where the font has it installed)" },
     { name = "color", type = "color", default = "white", doc = "colour of the numbers" },
     { name = "finalColor", type = "color", doc = "colour of the final text; default: color" },
     { name = "strokeColor", type = "color", default = "black", doc = "outline colour" },

@@ -17,6 +17,8 @@ package enum TextFit {
         var found: [Diagnostic] = []
         // Fonts not installed, once each: the layers that ask for one (a lyric's hundred lines).
         var substituted: [(family: String, drawnIn: String, layers: [Layer])] = []
+        // Weights a family lacks, once each: a family is drawn at its nearest face.
+        var lighterOrHeavier: [(family: String, asked: Int, drawn: Int, layers: [Layer])] = []
         var pending = [root]
         while let layer = pending.popLast() {
             guard !layer.properties.isHidden else { continue }
@@ -27,6 +29,9 @@ package enum TextFit {
             if let used = try layouts.substitutedFamily(model) {
                 if let index = substituted.firstIndex(where: { $0.family == model.fontFamily }) { substituted[index].layers.append(layer) }
                 else { substituted.append((model.fontFamily, used, [layer])) }
+            } else if let drawn = layouts.drawnWeight(model) {
+                if let index = lighterOrHeavier.firstIndex(where: { $0.family == model.fontFamily && $0.asked == model.fontWeight }) { lighterOrHeavier[index].layers.append(layer) }
+                else { lighterOrHeavier.append((model.fontFamily, model.fontWeight, drawn, [layer])) }
             }
             for (style, box) in texts {
                 let missing = try layouts.missingCharacters(style)
@@ -45,7 +50,21 @@ package enum TextFit {
                                     remedy: "install the font, ship it with the effect (effect.asset(\"Font.ttf\")), or name an installed family (fc-list : family)",
                                     origin: first.origin, time: first.animations.map(\.animation.timing.beginTime.seconds).min()))
         }
+        for (family, asked, drawn, layers) in lighterOrHeavier {
+            guard let first = layers.first else { continue }
+            let others = layers.count > 1 ? " and \(layers.count - 1) more" : ""
+            found.append(Diagnostic(.fontSubstituted, .note,
+                                    "\(name(of: first, box: first.properties.bounds.size))\(others) ask\(layers.count > 1 ? "" : "s") for \(family.quotedForMessage(limit: 100)) at fontWeight \(asked) (\(weightName(asked))), which is not installed: \(layers.count > 1 ? "they are" : "it is") drawn at \(drawn) (\(weightName(drawn)))",
+                                    remedy: "install the family's other weights (Noto Sans CJK: fonts-noto-cjk-extra), or ask for an installed one (fc-list \"\(family)\" style)",
+                                    origin: first.origin, time: first.animations.map(\.animation.timing.beginTime.seconds).min()))
+        }
         return found
+    }
+
+    /// The CSS name of a weight: 100 thin … 400 regular … 900 black.
+    private static func weightName(_ weight: Int) -> String {
+        let names = [100: "thin", 200: "extra light", 300: "light", 400: "regular", 500: "medium", 600: "semibold", 700: "bold", 800: "extra bold", 900: "black"]
+        return names[min(max((weight + 50) / 100 * 100, 100), 900)] ?? "regular"
     }
 
     /// The layer's text as its own values give it, and as drawn at each value its `string`

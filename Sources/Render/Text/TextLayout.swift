@@ -118,6 +118,37 @@ package final class TextLayout {
         return used
     }
 
+    /// The weight (CSS scale) `style`'s text is drawn at when its family has no face within
+    /// 100 of the one asked (Noto Sans CJK, installed Regular and Bold, draws "thin" at 400);
+    /// nil when it has one, or when the family is not installed (`substitutedFamily` says so).
+    package func drawnWeight(_ style: TextStyle) -> Int? {
+        let asked = min(max(style.fontWeight, 100), 1000)
+        _ = try? make(style, box: Size(width: 1, height: 1))   // the font map sees fonts added since
+        if let known = weights[WeightKey(family: style.fontFamily, weight: asked, isItalic: style.isItalic)] { return known }
+        let font = pango_font_description_new()
+        defer { pango_font_description_free(font) }
+        pango_font_description_set_family(font, style.fontFamily)
+        pango_font_description_set_weight(font, PangoWeight(UInt32(asked)))
+        pango_font_description_set_style(font, style.isItalic ? PANGO_STYLE_ITALIC : PANGO_STYLE_NORMAL)
+        pango_font_description_set_absolute_size(font, 12 * Double(PANGO_SCALE))
+        guard let loaded = pango_context_load_font(context.opaque, font) else { return nil }
+        defer { g_object_unref(loaded) }
+        let used = pango_font_describe(loaded)
+        defer { pango_font_description_free(used) }
+        let weight = Int(pango_font_description_get_weight(used).rawValue)
+        let drawn = abs(weight - asked) >= 100 ? weight : nil
+        weights[WeightKey(family: style.fontFamily, weight: asked, isItalic: style.isItalic)] = drawn
+        return drawn
+    }
+
+    private struct WeightKey: Hashable {
+        let family: String
+        let weight: Int
+        let isItalic: Bool
+    }
+    /// What `drawnWeight` found, per family and weight asked.
+    private var weights: [WeightKey: Int?] = [:]
+
     /// The family fontconfig gives for `family`.
     private func loadedFamily(_ family: String) -> String {
         let font = pango_font_description_new()
@@ -176,6 +207,7 @@ package final class TextLayout {
             pango_fc_font_map_config_changed(OpaquePointer(fontMap.pointer))
             pango_context_changed(context.opaque)
             fontGeneration = generation
+            weights = [:]
         }
         let layout = try GObjectReference(UnsafeMutableRawPointer(pango_layout_new(context.opaque)), what: "a text layout")
         let pango = layout.opaque
