@@ -15,10 +15,13 @@ package enum TextFit {
     package static func diagnostics(under root: Layer, layouts: TextLayout? = nil) throws -> [Diagnostic] {
         let layouts = try layouts ?? TextLayout()
         var found: [Diagnostic] = []
-        // Fonts not installed, once each: the layers that ask for one (a lyric's hundred lines).
-        var substituted: [(family: String, drawnIn: String, layers: [Layer])] = []
-        // Weights a family lacks, once each: a family is drawn at its nearest face.
-        var lighterOrHeavier: [(family: String, asked: Int, drawn: Int, layers: [Layer])] = []
+        // Fonts and weights not installed, once each: the layers that ask for one (a lyric's
+        // hundred lines).
+        var unavailable: [Unavailable] = []
+        func ask(_ face: Unavailable) {
+            if let index = unavailable.firstIndex(where: { $0.asked == face.asked }) { unavailable[index].layers += face.layers }
+            else { unavailable.append(face) }
+        }
         var pending = [root]
         while let layer = pending.popLast() {
             guard !layer.properties.isHidden else { continue }
@@ -26,12 +29,13 @@ package enum TextFit {
             guard let model = layer.textStyle else { continue }
             let texts = shownTexts(layer, model: model)
             guard !texts.isEmpty else { continue }
+            let family = model.fontFamily.quotedForMessage(limit: 100)
             if let used = try layouts.substitutedFamily(model) {
-                if let index = substituted.firstIndex(where: { $0.family == model.fontFamily }) { substituted[index].layers.append(layer) }
-                else { substituted.append((model.fontFamily, used, [layer])) }
+                ask(Unavailable(asked: "the font \(family)", drawn: "in \(used)", level: .warning,
+                                remedy: "install the font, ship it with the effect (effect.asset(\"Font.ttf\")), or name an installed family (fc-list : family)", layers: [layer]))
             } else if let drawn = layouts.drawnWeight(model) {
-                if let index = lighterOrHeavier.firstIndex(where: { $0.family == model.fontFamily && $0.asked == model.fontWeight }) { lighterOrHeavier[index].layers.append(layer) }
-                else { lighterOrHeavier.append((model.fontFamily, model.fontWeight, drawn, [layer])) }
+                ask(Unavailable(asked: "\(family) at fontWeight \(model.fontWeight) (\(weightName(model.fontWeight)))", drawn: "at \(drawn) (\(weightName(drawn)))", level: .note,
+                                remedy: "install the family's other weights (Noto Sans CJK: fonts-noto-cjk-extra), or ask for an installed one (fc-list \"\(model.fontFamily)\" style)", layers: [layer]))
             }
             for (style, box) in texts {
                 let missing = try layouts.missingCharacters(style)
@@ -42,23 +46,26 @@ package enum TextFit {
                 found.append(diagnostic(fit, layer: layer, asked: style, drawn: drawn, box: box))
             }
         }
-        for (family, drawnIn, layers) in substituted {
-            guard let first = layers.first else { continue }
-            let others = layers.count > 1 ? " and \(layers.count - 1) more" : ""
-            found.append(Diagnostic(.fontSubstituted, .warning,
-                                    "\(name(of: first, box: first.properties.bounds.size))\(others) ask\(layers.count > 1 ? "" : "s") for the font \(family.quotedForMessage(limit: 100)), which is not installed: \(layers.count > 1 ? "they are" : "it is") drawn in \(drawnIn)",
-                                    remedy: "install the font, ship it with the effect (effect.asset(\"Font.ttf\")), or name an installed family (fc-list : family)",
-                                    origin: first.origin, time: first.animations.map(\.animation.timing.beginTime.seconds).min()))
-        }
-        for (family, asked, drawn, layers) in lighterOrHeavier {
-            guard let first = layers.first else { continue }
-            let others = layers.count > 1 ? " and \(layers.count - 1) more" : ""
-            found.append(Diagnostic(.fontSubstituted, .note,
-                                    "\(name(of: first, box: first.properties.bounds.size))\(others) ask\(layers.count > 1 ? "" : "s") for \(family.quotedForMessage(limit: 100)) at fontWeight \(asked) (\(weightName(asked))), which is not installed: \(layers.count > 1 ? "they are" : "it is") drawn at \(drawn) (\(weightName(drawn)))",
-                                    remedy: "install the family's other weights (Noto Sans CJK: fonts-noto-cjk-extra), or ask for an installed one (fc-list \"\(family)\" style)",
-                                    origin: first.origin, time: first.animations.map(\.animation.timing.beginTime.seconds).min()))
+        for face in unavailable {
+            guard let first = face.layers.first else { continue }
+            let (others, plural) = (face.layers.count > 1 ? " and \(face.layers.count - 1) more" : "", face.layers.count > 1)
+            found.append(Diagnostic(.fontSubstituted, face.level,
+                                    "\(name(of: first, box: first.properties.bounds.size))\(others) ask\(plural ? "" : "s") for \(face.asked), which is not installed: \(plural ? "they are" : "it is") drawn \(face.drawn)",
+                                    remedy: face.remedy, origin: first.origin, time: first.animations.map(\.animation.timing.beginTime.seconds).min()))
         }
         return found
+    }
+
+    /// A font, or a weight of one, that text asks for and is not installed, with what it is
+    /// drawn in instead and the layers asking.
+    private struct Unavailable {
+        /// "the font \"Helvetica Neue\"", or "\"Noto Sans CJK JP\" at fontWeight 100 (thin)".
+        let asked: String
+        /// "in DejaVu Sans", or "at 400 (regular)".
+        let drawn: String
+        let level: Diagnostic.Level
+        let remedy: String
+        var layers: [Layer]
     }
 
     /// The CSS name of a weight: 100 thin … 400 regular … 900 black.
