@@ -137,4 +137,13 @@ import TestSupport
         let early = try read("early.lrc", "[offset:+500]\n[00:00.20]early\n[00:01.00]next\n")
         #expect(early.status == 0 && early.out == "0-0.5||early\n0.5-5.5||next\n" && early.err.contains(":2: the line would start at -0.3 s once [offset:] is applied, so it starts at 0 s [cueHidden]"), "\(early.out) \(early.err)")
     }
+
+    /// An ASS line's drawing (`{\p1}` vector commands `{\p0}`, a logo shape) was drawn as
+    /// its commands, "m 0 0 l 100 0…", as words: it is left out, with a note.
+    @Test func anASSDrawingIsLeftOutWithANote() throws {
+        let ass = try read("logo.ass", "[Events]\nFormat: Layer, Start, End, Style, Name, MarginL, MarginR, MarginV, Effect, Text\n"
+                           + "Dialogue: 0,0:00:00.50,0:00:02.00,Default,,0,0,0,,{\\p1}m 0 0 l 100 0 100 100 0 100{\\p0}logo {\\pos(10,10)}here\n")
+        #expect(ass.out == "0.5-2||logo here\n", "\(ass.out) \(ass.err)")
+        #expect(ass.err.hasSuffix(":3: the line's drawing ({\\p1}…{\\p0}, a vector shape) is not drawn: it is left out of the text [cueDropped]\n"), "\(ass.err)")
+    }
 }

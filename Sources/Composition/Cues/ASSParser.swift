@@ -4,7 +4,9 @@ import MoonreelMedia
 /// of the `[Events]` section, read through that section's `Format:` line (Text is the last
 /// field and may hold commas). Karaoke tags `\k`, `\K`, `\kf` and `\ko` (centiseconds per
 /// syllable, counted from the line's start) become word timings; every other override
-/// block (`{\b1}`, `{\pos(…)}`) is removed; `\N` is a line break, `\h` a space.
+/// block (`{\b1}`, `{\pos(…)}`) is removed; `\N` is a line break, `\h` a space. A drawing
+/// (`{\p1}m 0 0 l 100 0…{\p0}`, a vector shape) is left out with a note: its commands are
+/// not words.
 struct ASSParser {
     let fileName: String
 
@@ -26,7 +28,11 @@ struct ASSParser {
                 fields = body.split(separator: ",").map { $0.trimmed.lowercased() }
             } else if kind == "dialogue" {
                 do {
-                    cues.append(try cue(body, fields: fields ?? ASSParser.defaultFields, line: number))
+                    let (cue, drawing) = try cue(body, fields: fields ?? ASSParser.defaultFields, line: number)
+                    cues.append(cue)
+                    if drawing {
+                        log.note(file: fileName, line: number, .cueDropped, "the line's drawing ({\\p1}…{\\p0}, a vector shape) is not drawn: it is left out of the text")
+                    }
                 } catch let error as TimedTextError {
                     try log.drop(file: fileName, line: number, "Dialogue line dropped", because: error.message)
                 }
@@ -38,7 +44,8 @@ struct ASSParser {
     /// ASS v4.00+ order, for files whose `[Events]` has no Format line.
     static let defaultFields = ["layer", "start", "end", "style", "name", "marginl", "marginr", "marginv", "effect", "text"]
 
-    private func cue(_ body: Substring, fields: [String], line: Int) throws -> Cue {
+    /// The cue, and whether a drawing was left out of it.
+    private func cue(_ body: Substring, fields: [String], line: Int) throws -> (Cue, Bool) {
         let values = body.split(separator: ",", maxSplits: max(fields.count - 1, 0), omittingEmptySubsequences: false)
         func field(_ name: String) throws -> Substring {
             guard let index = fields.firstIndex(of: name), index < values.count else {
@@ -49,18 +56,20 @@ struct ASSParser {
         let start = try CueReader.parseTime(try field("start"), column: "Start", fileName: fileName, line: line)
         let end = try CueReader.parseTime(try field("end"), column: "End", fileName: fileName, line: line)
         try CueReader.checkOrder(start, end, fileName: fileName, line: line)
-        let (text, words) = ASSParser.karaokeText(try field("text"), start: start, end: end)
-        return Cue(text: text, start: start, end: end, words: words).read(from: fileName, line: line)
+        let (text, words, drawing) = ASSParser.karaokeText(try field("text"), start: start, end: end)
+        return (Cue(text: text, start: start, end: end, words: words).read(from: fileName, line: line), drawing)
     }
 
-    /// The plain text of an event and, when it has karaoke tags, its syllable timings.
-    static func karaokeText(_ markup: Substring, start: MediaTime, end: MediaTime) -> (String, [WordTiming]) {
+    /// The plain text of an event, its syllable timings when it has karaoke tags, and
+    /// whether it held a drawing (left out).
+    static func karaokeText(_ markup: Substring, start: MediaTime, end: MediaTime) -> (String, [WordTiming], Bool) {
         var builder = TimedTextBuilder()
         var elapsed: Int64 = 0          // centiseconds from the line's start
         var pendingStart: MediaTime?    // when the next syllable starts, if a \k tag said so
         var pendingSweeps = false       // \kf and \K fill the syllable across its time
         var isKaraoke = false
         var pendingText = ""
+        var isDrawing = false, drew = false
         func flushText() {
             guard !pendingText.isEmpty else { return }
             builder.append(pendingText, startingAt: pendingStart, sweeps: pendingSweeps)
@@ -77,7 +86,13 @@ struct ASSParser {
                     pendingSweeps = sweeps
                     elapsed += duration
                 }
+                if let scale = drawingScale(in: rest[rest.index(after: rest.startIndex)..<close]) { isDrawing = scale > 0 }
                 rest = rest[rest.index(after: close)...]
+                continue
+            }
+            if isDrawing {
+                drew = true
+                rest.removeFirst()
                 continue
             }
             if rest.first == "\\", let code = rest.dropFirst().first, "Nnh".contains(code) {
@@ -89,7 +104,16 @@ struct ASSParser {
         }
         flushText()
         let (text, words) = builder.finish(end: end)
-        return (text, isKaraoke ? words : [])
+        return (text, isKaraoke ? words : [], drew)
+    }
+
+    /// The last `\p` tag's scale in an override block (`\p1` starts a drawing, `\p0` ends
+    /// it); nil without one (`\pos(…)` is another tag).
+    static func drawingScale(in block: Substring) -> Int? {
+        block.split(separator: "\\").compactMap { tag -> Int? in
+            guard tag.first == "p", tag.count > 1, tag.dropFirst().allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+            return Int(tag.dropFirst().prefix(9))
+        }.last
     }
 
     /// The centisecond values of the karaoke tags in one override block, in order, and
