@@ -457,7 +457,7 @@ private final class ImageDecoding {
                                width: width, height: height, channels: 4, order: order)
             }
         }
-        premultiply(image)
+        image.view.premultiply()
         return image
     }
 
@@ -481,18 +481,5 @@ private final class ImageDecoding {
             }
         }
         try check(rows, "converting to BGRA")
-    }
-
-    /// swscale writes straight alpha; layers blend premultiplied.
-    private func premultiply(_ image: RGBAImage) {
-        for y in 0..<image.height {
-            let row = image.pixels + y * image.stride
-            for x in 0..<image.width {
-                let p = row + x * 4
-                let alpha = UInt32(p[3])
-                guard alpha < 255 else { continue }
-                for c in 0..<3 { p[c] = UInt8((UInt32(p[c]) * alpha + 127) / 255) }
-            }
-        }
     }
 }

@@ -40,6 +40,20 @@ package struct BGRAPixels {
         let p = base + y * stride + x * 4
         return (p[0], p[1], p[2], p[3])
     }
+
+    /// Multiplies each colour by its alpha, in place: swscale writes straight alpha, and
+    /// cairo, layers and filters take premultiplied.
+    package func premultiply() {
+        for y in 0..<height {
+            let row = base + y * stride
+            for x in 0..<width {
+                let p = row + x * 4
+                let alpha = UInt32(p[3])
+                guard alpha < 255 else { continue }
+                for c in 0..<3 { p[c] = UInt8((UInt32(p[c]) * alpha + 127) / 255) }
+            }
+        }
+    }
 }
 
 /// A rectangle of whole pixels: columns x ..< x + width, rows y ..< y + height.

@@ -124,6 +124,30 @@ import TestSupport
         #expect(regular > 0 && abs(thin - regular) * 50 < regular && bold > regular * 5 / 4, "ink: thin \(thin), regular \(regular), bold \(bold)")
     }
 
+    /// A picture with a transparent part shows the background there: a PNG logo inserted as
+    /// a clip drew its hidden colours instead (the transparent half of a red-and-clear PNG
+    /// came out red over a green background), unsaid. Read back with ffmpeg.
+    @Test func aTransparentPictureShowsTheBackgroundThrough() throws {
+        let folder = (Fixtures.scratchPath("x") as NSString).deletingLastPathComponent
+        let picture = folder + "/half.png", output = folder + "/half.mp4"
+        try Tool.ffmpeg(["-f", "lavfi", "-i", "color=red:s=320x240,format=rgba,geq=r=255:g=0:b=0:a='if(lt(X,160),255,0)'", "-frames:v", "1", picture])
+        let result = try Moonreel.runScript("""
+            local comp = av.composition()
+            local photo = av.asset(arg[1])
+            comp:addMutableTrack("video"):insertTimeRange(av.range(0, 1), photo:tracksWithMediaType("video")[1], 0)
+            local vc = av.videoComposition(comp)
+            vc.instructions[1].backgroundColor = "#00FF00"
+            local session = av.exportSession(comp, "HighestQuality")
+            session.outputURL, session.videoComposition = arg[2], vc
+            assert(session:export())
+            """, arguments: [picture, output])
+        #expect(result.status == 0, "\(result.err)")
+        let frame = try Tool.rgbFrame(output, at: 0.5)
+        let (left, right) = (frame.pixel(80, 120), frame.pixel(240, 120))
+        #expect(left.r > 230 && left.g < 30, "the opaque half is red: \(left)")
+        #expect(right.g > 230 && right.r < 30, "the background shows through the clear half: \(right)")
+    }
+
     /// A lyric too long for two lines even at the smallest size is cut — and that is a
     /// `textTruncated` warning naming the cue and its line in the CSV; `--strict` writes nothing.
     @Test func aLyricThatCannotFitIsAWarningNamingItsCue() throws {

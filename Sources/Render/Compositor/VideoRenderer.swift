@@ -86,8 +86,14 @@ final class VideoRenderer {
         /// Where it shows (the layer instruction's mask at this time); nil: everywhere.
         let mask: LayerSnapshot?
 
-        /// Whether its filters can make it partly transparent (then only the general path draws it).
+        /// Whether its filters can make it partly transparent.
         var isKeyed: Bool { filters.contains { $0.kind.makesTransparent && !$0.isIdentity } }
+        /// Whether its picture carries alpha (a PNG with a transparent background, ProRes
+        /// 4444 with alpha): the background shows through it, where its hidden colours were
+        /// drawn (a logo's transparent half came out red).
+        var hasAlpha: Bool { av_pix_fmt_desc_get(frame.pixelFormat).map { $0.pointee.flags & UInt64(AV_PIX_FMT_FLAG_ALPHA) != 0 } ?? false }
+        /// Partly transparent, by its filters or its picture: only the general path draws it.
+        var isTransparent: Bool { isKeyed || hasAlpha }
     }
 
     /// The picture at `time` in the encoder's pixel format, numbered `number` (its pts).
@@ -220,7 +226,7 @@ final class VideoRenderer {
         if visible.count == 1, let only = visible.first, coversOutput(only) {
             return try fastPath(only)
         }
-        if visible.allSatisfy({ fillsOutput($0) && !$0.isKeyed && $0.mask == nil }), let mixed = try planePath(Array(visible), background: background) {
+        if visible.allSatisfy({ fillsOutput($0) && !$0.isTransparent && $0.mask == nil }), let mixed = try planePath(Array(visible), background: background) {
             return mixed
         }
         return try generalPath(Array(visible), background: background)
@@ -260,7 +266,7 @@ final class VideoRenderer {
     }
 
     private func coversOutput(_ d: Drawable) -> Bool {
-        d.opacity >= 1 && fillsOutput(d) && !d.isKeyed && d.mask == nil
+        d.opacity >= 1 && fillsOutput(d) && !d.isTransparent && d.mask == nil
     }
 
     /// Whether the layer, uncropped and axis-aligned, fills the output exactly.
@@ -351,13 +357,14 @@ final class VideoRenderer {
         let sdr = try frame(d.frame, in: .sdr, source: d.source)
         let rgb = try scaler.convert(sdr, width: sdr.width, height: sdr.height, format: AV_PIX_FMT_BGRA,
                                      outputColor: ColorDescription(space: compositorColor.space, range: AVCOL_RANGE_JPEG))
+        if d.hasAlpha { rgb.bgraPixels.premultiply() }
         if !d.filters.isEmpty {
             // The picture is in stored pixels here: radii shrink by the layer's own scale.
             let storedPixelScale = outputPixelScale / max(abs(d.transform.determinant).squareRoot(), 1e-6)
             try filterRenderer.apply(d.filters, to: rgb.bgraPixels, pixelScale: storedPixelScale)
         }
         let (pixels, stride) = rgb.plane(0)
-        guard let image = cairo_image_surface_create_for_data(pixels, d.isKeyed ? CAIRO_FORMAT_ARGB32 : CAIRO_FORMAT_RGB24, Int32(rgb.width),
+        guard let image = cairo_image_surface_create_for_data(pixels, d.isTransparent ? CAIRO_FORMAT_ARGB32 : CAIRO_FORMAT_RGB24, Int32(rgb.width),
                                                               Int32(rgb.height), Int32(stride)) else { return }
         defer { cairo_surface_destroy(image) }
         cairo_save(cr)
