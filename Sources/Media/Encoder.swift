@@ -4,7 +4,7 @@ import CMoonAVShim
 /// Owns one encoder (`AVCodecContext`) and drains its packets into a muxer stream.
 package final class StreamEncoder {
     let context: UnsafeMutablePointer<AVCodecContext>
-    let streamIndex: Int32
+    package let streamIndex: Int32
     private let packet: UnsafeMutablePointer<AVPacket>
     private unowned let muxer: Muxer
     /// What went in and came out, for the file-length budget.
@@ -189,6 +189,13 @@ package final class StreamEncoder {
         let frameBytes = meanOtherFrameBytes ?? bytesWritten / Int64(packetsWritten) / 4
         return Int64(max(framesSent - packetsWritten, 0) + 1) * frameBytes
     }
+
+    /// Seconds of the encoder's priming (AAC's 1024 samples) in its first packets, which
+    /// the file's edit list hides.
+    package var primingSeconds: Double {
+        let rate = context.pointee.sample_rate
+        return rate > 0 ? Double(context.pointee.initial_padding) / Double(rate) : 0
+    }
 }
 
 package func fourCC(_ code: String) -> UInt32 {
@@ -210,6 +217,10 @@ package final class Muxer {
     private var metadataBytes: Int64 = 0
     /// Where the latest packet written ends, in seconds: how long the file is so far.
     package private(set) var writtenSeconds = 0.0
+    /// How long each stream's packets written last together, in seconds, by stream index
+    /// (a picture cut at the size limit with B-frames leaves gaps in its times: players show
+    /// the pictures written, one after another).
+    package private(set) var streamSeconds: [Int32: Double] = [:]
 
     package convenience init(path: String, container: OutputContainer) throws {
         try self.init(path: path, muxerName: container.muxerName, name: container.rawValue)
@@ -329,6 +340,7 @@ package final class Muxer {
         packetCount += 1
         packet.pointee.stream_index = index
         writtenSeconds = max(writtenSeconds, Double(packet.pointee.pts + packet.pointee.duration) * av_q2d(timeBase))
+        streamSeconds[index, default: 0] += Double(packet.pointee.duration) * av_q2d(timeBase)
         av_packet_rescale_ts(packet, timeBase, stream.pointee.time_base)
         try check(av_interleaved_write_frame(context, packet), "writing", context: "output \"\(path)\"")
         return true

@@ -148,6 +148,31 @@ import TestSupport
         #expect(right.g > 230 && right.r < 30, "the background shows through the clear half: \(right)")
     }
 
+    /// A file cut at fileLengthLimit early on ends its picture before its sound: the encoder
+    /// holds pictures back while sound is written as it comes. The warning gave one length
+    /// (the sound's) where the picture stopped 1.4 s earlier; it now says both, as ffprobe reads them.
+    @Test func aFileCutAtItsLengthLimitSaysWhereItsPictureAndSoundEnd() throws {
+        let clip = Fixtures.scratchPath("pattern.mp4")
+        try Tool.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-t", "3",
+                         "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac", "-ac", "2", "-shortest", clip])
+        let output = Fixtures.scratchPath("limited.mp4")
+        let result = try Moonreel.runScript("""
+            local session = av.exportSession(av.asset(arg[1]), "HighestQuality")
+            session.outputURL, session.fileLengthLimit = arg[2], 60000
+            assert(session:export())
+            """, arguments: [clip, output])
+        let warning = try #require(result.errorLines.first { $0.hasSuffix("[lengthLimited]") }, "\(result.err)")
+        let said = warning.components(separatedBy: "its picture ends at ").dropFirst().first?.split(separator: " ")
+        let (picture, gap) = (said.flatMap { Double($0[0]) } ?? -1, said.flatMap { $0.count > 2 ? Double($0[2]) : nil } ?? -1)
+        let lengths = try Tool.run("ffprobe", ["-v", "error", "-show_entries", "stream=codec_type,duration", "-of", "csv=p=0", output]).out
+            .split(separator: "\n").reduce(into: [String: Double]()) { found, line in
+                let fields = line.split(separator: ",")
+                if fields.count == 2 { found[String(fields[0])] = Double(fields[1]) }
+            }
+        let (video, audio) = (lengths["video"] ?? 0, lengths["audio"] ?? 0)
+        #expect(audio - video > 1 && abs(picture - video) < 0.002 && abs(picture + gap - audio) < 0.002, "\(warning); ffprobe: \(lengths)")
+    }
+
     /// A lyric too long for two lines even at the smallest size is cut — and that is a
     /// `textTruncated` warning naming the cue and its line in the CSV; `--strict` writes nothing.
     @Test func aLyricThatCannotFitIsAWarningNamingItsCue() throws {

@@ -72,6 +72,13 @@ final class ContainerWriter {
     /// Seconds of media written so far.
     var writtenSeconds: Double { muxer.writtenSeconds }
 
+    /// How long the picture and the sound written so far last, as a player counts them, in
+    /// seconds; nil without both.
+    var pictureAndSoundSeconds: (picture: Double, sound: Double)? {
+        guard let video = videoEncoder, let audio = audioEncoder else { return nil }
+        return (muxer.streamSeconds[video.streamIndex] ?? 0, max((muxer.streamSeconds[audio.streamIndex] ?? 0) - audio.primingSeconds, 0))
+    }
+
     /// Whether a stream has no packet at all (the size limit was below its first one).
     var hasEmptyStream: Bool { [videoEncoder, audioEncoder].contains { $0 != nil && $0?.packetsWritten == 0 } }
 

@@ -118,7 +118,16 @@ struct ReencodeWriter: ExportWriter {
         if context.stoppedBy != nil {
             let images = videoPlan.map { $0.frameDuration * Int64(sequence?.framesWritten ?? 0) } ?? .zero
             let length = writer.flatMap { MediaTime(seconds: $0.writtenSeconds, timescale: 1000) } ?? images
-            log.report(Diagnostic(.lengthLimited, .warning, "\(request.output.path): stopped at \(length.seconds) s of \(request.range.duration.seconds) s to stay within fileLengthLimit (\(fileLengthLimit ?? 0) bytes)"))
+            // The encoder holds pictures back (x264 about 40) while sound is written as it
+            // comes: cut in the first second, a file's sound ran 1.4 s past its picture.
+            var apart = ""
+            if let ends = writer?.pictureAndSoundSeconds, let frame = videoPlan?.frameDuration.seconds, abs(ends.picture - ends.sound) > frame {
+                let (first, second, runsOn) = ends.picture < ends.sound ? ("picture", "sound", "the last picture holds while the sound plays on")
+                                                                        : ("sound", "picture", "the picture plays on in silence")
+                let seconds = { (value: Double) in shortNumber((value * 1000).rounded() / 1000) }
+                apart = "; its \(first) ends at \(seconds(min(ends.picture, ends.sound))) s, \(seconds(abs(ends.picture - ends.sound))) s before its \(second): \(runsOn)"
+            }
+            log.report(Diagnostic(.lengthLimited, .warning, "\(request.output.path): stopped at \(length.seconds) s of \(request.range.duration.seconds) s to stay within fileLengthLimit (\(fileLengthLimit ?? 0) bytes)\(apart)"))
             return length
         }
         if case .pictures(_, let kept) = part, let videoPlan { return videoPlan.frameDuration * Int64(kept.count) }
