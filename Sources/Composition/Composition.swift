@@ -112,7 +112,7 @@ public struct TrackSegment: Sendable, Hashable {
     }
 
     /// The source time whose picture an output frame at composition time `t` shows, frames
-    /// being `frameDuration` long: the last picture at or before it, or one due within a
+    /// being `frameDuration` long: the last picture at or before it, or one due less than a
     /// quarter of a frame after it (of the output's frame or the source's own, the shorter),
     /// never one past the segment. A phone's frame times jitter: an Android 4K60 clip's lie
     /// 16.0–17.2 ms apart, and shown at 60 fps by "at or before" alone, each picture a
@@ -126,8 +126,10 @@ public struct TrackSegment: Sendable, Hashable {
             ? frameDuration : frameDuration.multiplied(by: sourceRange.duration, dividedBy: targetRange.duration)
         let slack = MediaTime.min(outputFrame, source.nominalFrameDuration).multiplied(by: MediaTime(value: 1, timescale: 1),
                                                                                       dividedBy: MediaTime(value: 4, timescale: 1))
-        let lastInside = sourceRange.end - MediaTime(value: 1, timescale: MediaTime.defaultTimescale)
-        return max(exact, MediaTime.min(exact + slack, lastInside))
+        // Strictly within: a picture due exactly a quarter of a frame later (a stream whose
+        // clock starts 30 ms before its picture, cut at 11.5 s) is the next frame's.
+        let tick = MediaTime(value: 1, timescale: MediaTime.defaultTimescale)
+        return max(exact, MediaTime.min(exact + slack - tick, sourceRange.end - tick))
     }
 
     /// Splits at composition time `t` (strictly inside), keeping the source mapping exact.

@@ -199,10 +199,12 @@ import TestSupport
             """, arguments: [ts.path])
         #expect(said.status == 0 && said.out == String(format: "%.3f %.3f\n", ts.videoStart - ts.origin, 12 + ts.videoStart - ts.origin), "\(said.out) \(said.err)")
 
-        // The frame shown `time` into the media, the last one at or before it, as ffmpeg
-        // decodes the whole file (frame n is `n`/25 s after the video's start).
+        // The frame shown `time` into the media, as ffmpeg decodes the whole file (frame n is
+        // `n`/25 s after the video's start): the last one at or before it, or one due less than
+        // a quarter of a frame after it (TrackSegment.sourceTimeShown; 11.5 s shows the frame
+        // 1.3 ms later, as `ffmpeg -ss 11.5` does).
         func sourceFrame(_ file: (path: String, videoStart: Double, origin: Double), at time: Double) throws -> String {
-            let index = Int(((file.origin + time - file.videoStart) * 25 + 1e-6).rounded(.down))
+            let index = Int(((file.origin + time - file.videoStart) * 25 + 0.25 - 1e-6).rounded(.down))
             let path = Fixtures.scratchPath("clock-ref-\(index).png")
             try Tool.ffmpeg(["-i", file.path, "-vf", "select=eq(n\\,\(index))", "-frames:v", "1", path])
             return path
