@@ -475,6 +475,29 @@ import TestSupport
         #expect(abs(try Tool.ffprobe(output).duration - 3) < 0.1)
     }
 
+    /// A ramp reaching past the composition's end was cut off there in silence: a volume
+    /// ramp from 1 to 0 over 4–14 s of a 6 s composition ended the sound at 0.8, abruptly,
+    /// where a fade out was asked. Volume and opacity ramps past the end are each a
+    /// rangeClipped warning at the export saying where they stop; the last 100 ms of sound
+    /// and the last frame (white at 0.8 over black) are what they say.
+    @Test func aRampPastTheEndSaysWhereItStops() throws {
+        let (result, output) = try Self.editAThreeSecondClip(name: "fade.lua", """
+            local p = av.audioMixInputParameters(comp:tracksWithMediaType("audio")[1])
+            p:setVolumeRamp(1, 0, av.range(1, 10))
+            local vc = av.videoComposition(comp)
+            vc.instructions[1].layerInstructions[1]:setOpacityRamp(1, 0, av.range(1, 10))
+            """, session: "s.audioMix, s.videoComposition = av.audioMix{ inputParameters = { p } }, vc")
+        #expect(result.status == 0, "\(result.err)")
+        let said = result.errorLines.filter { $0.hasSuffix("[rangeClipped]") }
+        #expect(said.count == 2 && said[0].contains("fade.lua:11: the volume ramp over 1–11 s of audio track 2 reaches past the end (3 s): the output ends 20 % of the way through it, at volume 0.8, not 0; end the ramp by 3 s")
+                && said[1].contains("the opacity ramp over 1–11 s of video track 1 reaches past the end (3 s): the output ends 20 % of the way through it, at opacity 0.8, not 0"), "\(result.err)")
+        let sound = try Tool.audioSamples(output)
+        let full = sound.level(from: 24000, to: 28800), last = sound.level(from: 139200, to: 144000)
+        #expect(abs(last / full - 0.805) < 0.03, "the last 100 ms at \(last / full) of full")
+        let white = try Tool.rgbFrame(output, at: 2.95).pixel(160, 120).r
+        #expect(abs(white - 205) < 8, "the last frame at \(white)")
+    }
+
     /// Two ramps of one property (a filter parameter's too) that overlap: the later start
     /// took over and the earlier stopped short, so the level jumped (a fade-in cut at half
     /// volume by a fade-out), in silence. Each overlap is an animationIgnored warning at the later call; ramps that

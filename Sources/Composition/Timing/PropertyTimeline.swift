@@ -95,6 +95,20 @@ public struct PropertyTimeline<Value: Rampable>: Sendable, Equatable {
         return cut
     }
 
+    /// The ramps that run on past `end` (where the output stops): each with how far through
+    /// it the output ends (0 for one that starts at `end` or later: never reached) and the
+    /// value there (nil then). A ramp a later change cuts off before `end` is left out: it
+    /// stops short there, as `animationIgnored` says.
+    package func rampsPast(_ end: MediaTime) -> [(range: TimeRange, to: Value, fraction: Double, valueAtEnd: Value?)] {
+        changes.compactMap { change in
+            let range = TimeRange(start: change.start, duration: change.duration)
+            guard change.duration.value > 0, range.end > end else { return nil }
+            guard change.start < end else { return (range, change.to, 0, nil) }
+            guard !changes.contains(where: { $0.start > change.start && $0.start < end }) else { return nil }
+            return (range, change.to, (end - change.start).seconds / change.duration.seconds, value(at: end))
+        }
+    }
+
     /// The value at composition time `time`.
     public func value(at time: MediaTime) -> Value { value(at: time, before: defaultValue) }
 

@@ -146,6 +146,7 @@ struct ExportPlanner {
                                         + "\(shown(range.start))–\(shown(range.end)) s is written, \(shown(range.duration)) s",
                                         remedy: "end timeRange within the composition"))
             }
+            if !preset.isPassthrough { notes += rampsPastTheEnd() }
             var encodingPreset = preset
             var strategy = ExportRequest.Strategy.reencode
             if preset.isPassthrough {
