@@ -336,6 +336,28 @@ extension DoneMeansRightTests {
                 "\(result.err)")
     }
 
+    /// Beats past the montage's end were dropped without a word: beats at 1, 2, 9 and 12 s
+    /// over 6 s of music made a 6 s montage, and the cuts at 9 and 12 s vanished. They are a
+    /// cutLeftOut note now, naming them; the montage is the music's length, cut at 1 and 2 s.
+    @Test func beatsPastTheMontagesEndAreSaid() throws {
+        let output = Fixtures.scratchPath("montage.mp4")
+        let red = try Fixtures.solid("red", seconds: 3, tone: nil), blue = try Fixtures.solid("blue", seconds: 3, tone: nil)
+        let music = try Fixtures.clip(seconds: 3)
+        let result = try Moonreel.runScript("""
+            local comp, vc, mix = av.cutToBeats({ av.asset(arg[2]), av.asset(arg[3]) }, { 1, 2, 9, 12, 13, 14 }, { music = av.asset(arg[4]) })
+            local session = av.exportSession(comp, "HighestQuality")
+            session.outputURL, session.videoComposition, session.audioMix = arg[1], vc, mix
+            assert(session:export())
+            """, arguments: [output, red, blue, music])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.err.contains("test.lua:1: no cut at 9 s, 12 s, 13 s and 1 more: each lies past the montage's end (3 s)") && result.err.contains("[cutLeftOut]"), "\(result.err)")
+        #expect(abs(try Tool.ffprobe(output).duration - 3) < 0.1)
+        for (seconds, colour) in [(0.5, "red"), (1.5, "blue"), (2.5, "red")] {
+            let seen = BeatEditTests.dominant(try Tool.rgbFrame(output, at: seconds).mean(x: 0, y: 0, width: 320, height: 240))
+            #expect(seen == colour, "at \(seconds) s: \(seen)")
+        }
+    }
+
     /// §2c: beats from 0.003 s gave clip 1 one frame, then clip 2 until the next beat. The
     /// cut that short is left out with a note: clip 1 fills the start up to the next beat.
     /// An empty beat list said "clip 1 … shorter than the 8 s"; it now says the list is empty.

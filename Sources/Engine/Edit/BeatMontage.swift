@@ -55,6 +55,7 @@ public enum BeatMontage {
         var positions = [MediaTime](repeating: .zero, count: clips.count)
         var items: [SequenceItem] = []
         var notes = leftOut.isEmpty ? [] : [Self.leftOutNote(leftOut)]
+        if let pastEnd = Self.pastEndNote(cuts.sorted().filter { $0 > duration }, duration: duration) { notes.append(pastEnd) }
         var repeated = Set<Int>()
         for stretch in 0..<(bounds.count - 1) {
             let lead = stretch > 0 ? half : .zero, tail = stretch + 2 < bounds.count ? half : .zero
@@ -94,9 +95,21 @@ public enum BeatMontage {
 
     /// One note for all the cuts left out (a hand-made list may hold thousands), naming the first few.
     private static func leftOutNote(_ cuts: [MediaTime]) -> Diagnostic {
-        let named = cuts.prefix(3).map { ms($0) + " s" }.joined(separator: ", ") + (cuts.count > 3 ? " and \(cuts.count - 3) more" : "")
-        return Diagnostic(.cutLeftOut, .note, "no cut at \(named): each would leave a stretch shorter than \(ms(minimumStretch)) s (a flash of a frame or two), so its time joins the stretch beside it",
-                          time: cuts[0].seconds)
+        Diagnostic(.cutLeftOut, .note, "no cut at \(named(cuts)): each would leave a stretch shorter than \(ms(minimumStretch)) s (a flash of a frame or two), so its time joins the stretch beside it",
+                   time: cuts[0].seconds)
+    }
+
+    /// One note for the cuts after the montage's end (beats of a song longer than the
+    /// music laid, or a `duration` shorter than the list), nil when there are none.
+    private static func pastEndNote(_ cuts: [MediaTime], duration: MediaTime) -> Diagnostic? {
+        guard !cuts.isEmpty else { return nil }
+        return Diagnostic(.cutLeftOut, .note, "no cut at \(named(cuts)): each lies past the montage's end (\(ms(duration)) s)",
+                          remedy: "give a longer duration (or longer music) to reach them", time: duration.seconds)
+    }
+
+    /// The first three times, then how many more.
+    private static func named(_ cuts: [MediaTime]) -> String {
+        cuts.prefix(3).map { ms($0) + " s" }.joined(separator: ", ") + (cuts.count > 3 ? " and \(cuts.count - 3) more" : "")
     }
 
     private static func ms(_ time: MediaTime) -> String { shortSeconds(time) }
