@@ -244,9 +244,9 @@ extension Binding {
 extension API {
     /// An edit's range reaching past the media's `end` acts on the part inside only: a
     /// `rangeClipped` warning at the call's line (`nothingRemoved` for a removal with none of
-    /// it inside).
+    /// it inside). A range starting before 0 is refused by the edit itself, so it is not said here.
     func reportRangePast(_ call: LuaCall, _ edit: String, _ range: TimeRange, end: MediaTime) throws {
-        guard range.end > end, range.duration.value > 0 else { return }
+        guard range.end > end, range.duration.value > 0, !range.start.isNegative else { return }
         let asked = "\(edit)'s range \(shortSeconds(range.start))–\(shortSeconds(range.end)) s"
         if range.start >= end {
             let removing = edit != "scaleTimeRange"

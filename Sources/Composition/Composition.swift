@@ -223,7 +223,7 @@ public final class CompositionTrack {
     /// Empty time (the background, silence) that counts in the track's duration, as in
     /// AVFoundation: a title card over nothing but layers is an empty video track.
     public func insertEmptyTimeRange(_ range: TimeRange) throws {
-        try CompositionTrack.validate(range: range, at: range.start)
+        try CompositionTrack.validate(range: range)
         insert(TrackSegment(source: nil, sourceRange: range, targetRange: range))
     }
 
@@ -231,7 +231,7 @@ public final class CompositionTrack {
     /// `AVMutableCompositionTrack.removeTimeRange(_:)`; empty time left at the end is dropped.
     /// - Throws: `EngineError` when the range starts before 0 or has a negative duration.
     public func removeTimeRange(_ range: TimeRange) throws {
-        try CompositionTrack.validate(range: range, at: range.start)
+        try CompositionTrack.validate(range: range)
         splitSegments(at: range.start)
         splitSegments(at: range.end)
         segments = segments.compactMap { segment in
@@ -243,7 +243,7 @@ public final class CompositionTrack {
 
     /// Plays `range` in `newDuration` (slow motion when longer), moving later media.
     public func scaleTimeRange(_ range: TimeRange, toDuration newDuration: MediaTime) throws {
-        try CompositionTrack.validate(range: range, at: range.start)
+        try CompositionTrack.validate(range: range)
         guard newDuration.value > 0 else { throw EngineError("scaleTimeRange: the new duration must be positive") }
         guard !range.isEmpty else { return }
         splitSegments(at: range.start)
@@ -265,9 +265,17 @@ public final class CompositionTrack {
 
     // MARK: Internals
 
+    /// Refuses a range with a negative duration, or inserted at a negative time `at`.
     static func validate(range: TimeRange, at: MediaTime) throws {
         guard range.duration.value >= 0 else { throw EngineError("time range has a negative duration (\(range.duration.seconds) s)") }
         guard !at.isNegative else { throw EngineError("insertion time must not be negative (\(at.seconds) s)") }
+    }
+
+    /// Refuses a range edited in place (removed, scaled, emptied) that has a negative
+    /// duration or starts before 0.
+    static func validate(range: TimeRange) throws {
+        guard range.duration.value >= 0 else { throw EngineError("time range has a negative duration (\(range.duration.seconds) s)") }
+        guard !range.start.isNegative else { throw EngineError("the range must not start before 0 (it starts at \(shortSeconds(range.start)) s)") }
     }
 
     private func insert(_ segment: TrackSegment) {

@@ -52,6 +52,19 @@ import TestSupport
         try expectFailure("av.time(1, 0)", "bad.lua:1: bad argument #2 to 'time' (timescale must be a positive 32-bit integer, got 0)")
     }
 
+    /// An edit of a range in place that starts before 0 spoke of an "insertion time": it
+    /// names the range's start now; an insertion still names its time.
+    @Test func aRangeStartingBeforeZeroIsNamedSo() throws {
+        let clip = try Fixtures.clip(seconds: 6)
+        for edit in ["removeTimeRange(av.range(-1, 2))", "scaleTimeRange(av.range(-1, 2), 4)", "insertEmptyTimeRange(av.range(-1, 2))"] {
+            let name = String(edit.prefix { $0 != "(" })
+            try expectFailure("local c = av.composition()\nc:insertTimeRange(av.range(0, 3), av.asset(arg[1]), 0)\nc:\(edit)",
+                              "bad.lua:3: \(name): the range must not start before 0 (it starts at -1 s)", arguments: [clip])
+            try expectFailure("local c = av.composition()\nlocal t = c:addMutableTrack('video')\nt:\(edit)",
+                              "bad.lua:3: \(name): the range must not start before 0 (it starts at -1 s)")
+        }
+    }
+
     @Test func usageErrorsExitTwo() throws {
         #expect(try Moonreel.run(["--no-such-flag"]).status == 2)
         #expect(try Moonreel.run(["run"]).status == 2)
