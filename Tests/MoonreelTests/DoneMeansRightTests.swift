@@ -747,6 +747,35 @@ extension DoneMeansRightTests {
         #expect(cut.status == 0 && cut.err.contains("leaves out 42 of its 63 pictures: they fall between frames"), "\(cut.err)")
     }
 
+    /// A clip sped up with scaleTimeRange at the output's rate leaves pictures out (2× shows
+    /// 90 of 180, 100× shows 2), which was not said, while a clip faster than the output was.
+    /// It is the same framesDropped note, naming the speed; slow motion says nothing. The
+    /// frame counts ffprobe reads are the pictures the note says are shown.
+    @Test func aSpedUpClipSaysItsPicturesAreLeftOut() throws {
+        let clip = try Fixtures.clip(seconds: 6)
+        let name = (clip as NSString).lastPathComponent
+        for (speed, frames, said) in [(2.0, 90, "shown at 2× leaves out 90 of its 180 pictures"), (100, 2, "shown at 100× leaves out 178 of its 180 pictures"), (0.5, 360, nil)] {
+            let output = Fixtures.scratchPath("sped-\(speed).mp4")
+            let result = try Moonreel.runScript("""
+                local comp = av.composition()
+                comp:insertTimeRange(av.range(0, 6), av.asset(arg[2]), 0)
+                comp:scaleTimeRange(av.range(0, 6), 6 / tonumber(arg[3]))
+                local session = av.exportSession(comp, "MediumQuality")
+                session.outputURL = arg[1]
+                assert(session:export())
+                """, arguments: [output, clip, "\(speed)"])
+            try #require(result.status == 0, "\(result.err)")
+            let counted = try Tool.run("ffprobe", ["-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries", "stream=nb_read_frames",
+                                                   "-of", "csv=p=0", output]).out.split(whereSeparator: { $0 == "," || $0.isNewline }).first.flatMap { Int($0) } ?? 0
+            #expect(counted == frames, "\(speed)×: \(counted) frames")
+            if let said {
+                #expect(result.err.contains("rendered at 30 fps, \"\(name)\" \(said): they fall between frames") && result.err.contains("[framesDropped]"), "\(result.err)")
+            } else {
+                #expect(!result.err.contains("framesDropped"), "\(result.err)")
+            }
+        }
+    }
+
     /// A phone clip at its own rate shows every picture once, though its frame times jitter
     /// (real fixture 04, Android 4K60: 16.0–17.2 ms apart): each picture a fraction of a
     /// millisecond late was skipped and the one before shown twice, 2 of its 18, without a

@@ -798,33 +798,42 @@ struct ExportPlanner {
     /// never shown: a 25 fps clip at 24 fps left one in 25 out, at 10 fps three in five, and a
     /// screen recording written in bursts 42 of its 63 at its own average rate, without a word.
     /// Counted exactly where the file lists when each frame shows (`AssetTrack.frameTimes`),
-    /// else estimated from the rates when the clip's is over the output's by more than 1 %
-    /// (under 1 % is a rate and its NTSC twin, or a phone's average).
+    /// else estimated from the rates when the clip's (times its speed) is over the output's by
+    /// more than 1 % (under 1 % is a rate and its NTSC twin, or a phone's average). A clip sped
+    /// up with scaleTimeRange counts too, its speed named: the script asked for the speed, not
+    /// for the pictures to go (at 30 fps, 2× shows 90 of 180). Slow motion is not counted.
     private func skippedFrames(_ frameDuration: MediaTime, range: TimeRange) -> Diagnostic? {
         let output = 1 / frameDuration.seconds
-        var leftOut: [String: (count: Int, of: Int, exact: Bool)] = [:]
+        var leftOut: [String: (count: Int, of: Int, exact: Bool, speed: Double)] = [:]
         for segment in videoSegments(in: range).map({ $0.clipped(to: range) }) {
-            guard let source = segment.source, !source.isStillImage, segment.sourceRange.duration == segment.targetRange.duration else { continue }
+            // Slow motion is left out: counting walks every output frame, and 9.9e8 s of it took minutes.
+            guard let source = segment.source, !source.isStillImage, segment.targetRange.duration.value > 0,
+                  segment.sourceRange.duration >= segment.targetRange.duration else { continue }
+            let speed = segment.sourceRange.duration.seconds / segment.targetRange.duration.seconds
             let found: (count: Int, of: Int, exact: Bool)
             if let times = AssetTrack.frameTimes(path: source.path, streamIndex: source.streamIndex) {
                 let (count, of) = Self.picturesLeftOut(times, segment: segment, frameDuration: frameDuration, firstFrame: range.start)
                 found = (count, of, true)
-            } else if source.nominalFrameRate > output * 1.01 {
-                let seconds = segment.sourceRange.duration.seconds
-                found = (Int((seconds * (source.nominalFrameRate - output)).rounded()), Int((seconds * source.nominalFrameRate).rounded()), false)
+            } else if source.nominalFrameRate * speed > output * 1.01 {
+                let pictures = segment.sourceRange.duration.seconds * source.nominalFrameRate
+                found = (Int((pictures - segment.targetRange.duration.seconds * output).rounded()), Int(pictures.rounded()), false)
             } else {
                 continue
             }
             guard found.count > 0 else { continue }
-            let sum = leftOut[source.path] ?? (0, 0, true)
-            leftOut[source.path] = (sum.count + found.count, sum.of + found.of, sum.exact && found.exact)
+            let sum = leftOut[source.path] ?? (0, 0, true, 1)
+            leftOut[source.path] = (sum.count + found.count, sum.of + found.of, sum.exact && found.exact, max(sum.speed, speed))
         }
         guard let (path, most) = leftOut.max(by: { ($0.value.count, $1.key) < ($1.value.count, $0.key) }) else { return nil }
         let others = leftOut.count > 1 ? " (and \(leftOut.count - 1) more)" : ""
         let fps = shortNumber((output * 100).rounded() / 100)
-        return Diagnostic(.framesDropped, .note, "rendered at \(fps) fps, \(Paths.name(of: path).quotedForMessage(limit: 60))\(others) leaves out "
+        // Rounded to a hundredth, a speed of 1 is a clip at its own pace.
+        let speed = (most.speed * 100).rounded() / 100
+        let shown = speed > 1 ? " shown at \(shortNumber(speed))×" : ""
+        return Diagnostic(.framesDropped, .note, "rendered at \(fps) fps, \(Paths.name(of: path).quotedForMessage(limit: 60))\(others)\(shown) leaves out "
                           + "\(most.exact ? "" : "about ")\(most.count) of its \(most.of) pictures: they fall between frames",
-                          remedy: "set the video composition's frameDuration to a shorter one to show them")
+                          remedy: speed > 1 ? "set the video composition's frameDuration to a shorter one to show more of them, or speed the clip up less"
+                                            : "set the video composition's frameDuration to a shorter one to show them")
     }
 
     /// Of a segment's pictures (their times, in order), how many no output frame shows, and
