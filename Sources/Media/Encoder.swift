@@ -65,13 +65,16 @@ package final class StreamEncoder {
             av_dict_set(&options, "crf", "\(crf)", 0)
         case .quantizer(let qp):
             av_dict_set(&options, "qp", "\(qp)", 0)
-        case .bitRate(let average, let peak, let buffer, let constant):
+        case .bitRate(let average, let constant):
             context.pointee.bit_rate = Int64(average)
-            if let peak { context.pointee.rc_max_rate = Int64(peak) }
-            if let buffer { context.pointee.rc_buffer_size = Int32(clamping: buffer) }
             if constant { (context.pointee.rc_min_rate, context.pointee.rc_max_rate) = (Int64(average), Int64(average)) }
         case .fixed:
             break
+        }
+        if let peak = encoding.peak {
+            // With crf, x264 and x265 keep constant quality under the cap (capped CRF).
+            context.pointee.rc_max_rate = Int64(peak.bitsPerSecond)
+            context.pointee.rc_buffer_size = Int32(clamping: peak.bufferBits)
         }
         if let seconds = encoding.keyframeInterval {
             // Exactly every N frames: no shorter GOPs either (the codec parameters turn scene cuts off).

@@ -127,6 +127,37 @@ import TestSupport
         #expect(try Tool.ffprobe(out("plain.m4v")).format.format_name.hasPrefix("mov,mp4"))
     }
 
+    /// maxBitRate and bufferSize were passed to the encoder only beside bitRate: at the
+    /// preset's constant quality the reviewer's 200 kb/s cap wrote 366 kb/s, x264's settings
+    /// reading "rc=crf crf=18.0" with no VBV. x264 and x265 keep the quality under the cap
+    /// (capped CRF): each file's rate stays under it, no second overspends the buffer, and
+    /// the encoder's own settings string (in the stream) says the cap.
+    @Test func maxBitRateCapsConstantQuality() throws {
+        let folder = (Fixtures.scratchPath("x") as NSString).deletingLastPathComponent
+        let out = { (name: String) in folder + "/" + name }
+        _ = try exportEach([
+            out("capped.mp4") + "|{maxBitRate=200000, bufferSize=200000}||",
+            out("capped-hevc.mkv") + "|{codec='hevc', crf=10, maxBitRate=200000, bufferSize=200000, preset='veryfast'}||",
+        ])
+        for (name, setting) in [("capped.mp4", "vbv_maxrate=200"), ("capped-hevc.mkv", "vbv-maxrate=200")] {
+            // VBV lets 8 s carry at most the buffer more than 8 s at the peak: 225000 b/s.
+            let rate = try bitRate(out(name))
+            #expect(rate <= 200_000 + 200_000 / 8, "\(name): video at \(Int(rate)) b/s for a 200000 cap")
+            let packets = try Tool.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "packet=pts_time,size",
+                                                   "-of", "csv=p=0", out(name)]).out
+            var bitsEachSecond = [Int: Int]()
+            for line in packets.split(separator: "\n") {
+                let fields = line.split(separator: ",")
+                guard fields.count == 2, let time = Double(fields[0]), let size = Int(fields[1]) else { continue }
+                bitsEachSecond[Int(time), default: 0] += 8 * size
+            }
+            let fullest = bitsEachSecond.values.max() ?? 0
+            #expect(fullest <= 200_000 + 200_000, "\(name): \(fullest) bits in one second, more than the peak and the buffer")
+            let saysCap = try String(decoding: Data(contentsOf: URL(fileURLWithPath: out(name))), as: UTF8.self).contains(setting)
+            #expect(saysCap, "\(name): the encoder's settings do not say \(setting)")
+        }
+    }
+
     /// A 24-bit master (a recorder's or a studio's WAV) written losslessly keeps its depth:
     /// FLAC and PCM are 24-bit for it (both were 16-bit, 8 bits dropped in silence), and
     /// every sample comes back as it was between the edges' anti-click ramps, at full scale too
@@ -416,6 +447,8 @@ import TestSupport
             try("t.mp4", "HighestQuality", { bufferSize = 1000000 })
             try("u.webm", "HighestQuality", { crf = 60, preset = "fastest" })
             try("v.mp4", "HighestQuality", { codec = "hevc", deterministic = true })
+            try("w.webm", "HighestQuality", { crf = 30, maxBitRate = 1000000 })
+            try("x.mp4", "HighestQuality", { qp = 20, maxBitRate = 1000000 })
             """, arguments: [Self.clip, folder])
         #expect(result.status == 0, "\(result.err)")
         let expected = [
@@ -442,6 +475,8 @@ import TestSupport
             "t.mp4: ", "bufferSize goes with maxBitRate",
             "u.webm: ", "unknown preset \"fastest\" (known: ultrafast, superfast, veryfast, faster, fast, medium, slow, slower, veryslow, placebo)",
             "v.mp4: ", "deterministic is for h264 (x264's threaded lookahead); hevc has no such switch",
+            "w.webm: ", "maxBitRate needs bitRate for vp9: libvpx-vp9 caps an average bit rate, not constant quality; set bitRate too",
+            "x.mp4: ", "maxBitRate caps rate control, and qp has none (every frame at one quantizer): give crf or bitRate with maxBitRate",
         ]
         let lines = result.out.split(separator: "\n").map(String.init)
         #expect(lines.count == expected.count / 2, "\(result.out)")

@@ -69,12 +69,12 @@ public struct ExportSummary: Sendable, CustomStringConvertible {
         if imageFormat == nil { bits += 8 * (1024 + 12 * samples) }
         if let video {
             let pixels = Double(video.width * video.height) * Double(video.frameCount)
-            if case .bitRate(let average, _, _, _) = videoEncoding?.rateControl {
+            if case .bitRate(let average, _) = videoEncoding?.rateControl {
                 bits += Double(average) * duration.seconds
-            } else if let sampledBytesPerFrame {
-                bits += 8 * sampledBytesPerFrame * Double(video.frameCount)
             } else {
-                bits += bitsPerPixel * pixels
+                let unbounded = sampledBytesPerFrame.map { 8 * $0 * Double(video.frameCount) } ?? bitsPerPixel * pixels
+                // Capped constant quality spends at most the peak rate.
+                bits += min(unbounded, videoEncoding?.peak.map { Double($0.bitsPerSecond) * duration.seconds } ?? .infinity)
             }
         }
         return Int64(bits / 8)
@@ -129,7 +129,7 @@ public struct ExportSummary: Sendable, CustomStringConvertible {
         switch encoding.rateControl {
         case .quality(let crf): text += " CRF \(crf)"
         case .quantizer(let qp): text += " QP \(qp)"
-        case .bitRate(let average, _, _, _): text += " \(average / 1000) kb/s"
+        case .bitRate(let average, _): text += " \(average / 1000) kb/s"
         case .fixed: text += encoding.profile.map { " \($0)" } ?? ""
         }
         if encoding.pixelFormat != AV_PIX_FMT_YUV420P, let name = av_get_pix_fmt_name(encoding.pixelFormat) { text += " " + String(cString: name) }

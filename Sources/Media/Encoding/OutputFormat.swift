@@ -113,6 +113,13 @@ public enum OutputContainer: String, Sendable, CaseIterable {
     }
 }
 
+/// A peak bit rate over a buffer: the VBV (leaky bucket) model, which no window of the
+/// stream of T seconds overspends beyond `bufferBits` + `bitsPerSecond` × T.
+package struct PeakRate: Sendable, Equatable {
+    package let bitsPerSecond: Int
+    package let bufferBits: Int
+}
+
 /// One video encoder, configured from the preset, the settings and the container: what
 /// `StreamEncoder.video` opens (GIF and image sequences have their own writers).
 package struct VideoEncoding: Sendable {
@@ -129,7 +136,7 @@ package struct VideoEncoding: Sendable {
             }
         }
         /// `constant`: minimum = maximum = average (libvpx's one-pass VBR spends far less than asked).
-        case bitRate(average: Int, peak: Int?, buffer: Int?, constant: Bool)
+        case bitRate(average: Int, constant: Bool)
         /// ProRes (data rate by profile) and GIF.
         case fixed
     }
@@ -144,6 +151,9 @@ package struct VideoEncoding: Sendable {
     /// Encoder options: speed, profile and codec parameters.
     package let options: [(String, String)]
     package let keyframeInterval: Double?
+    /// The VBV cap over `rateControl`: a bit rate's, or constant quality's (x264 and x265
+    /// only). nil: none.
+    package var peak: PeakRate?
     /// QuickTime plays HEVC only tagged hvc1.
     package let codecTag: String?
     /// HDR10's metadata the output states: x265 writes it in the stream (SEI messages), and
@@ -181,8 +191,7 @@ package struct VideoEncoding: Sendable {
         } else if let qp = settings.qp {
             rateControl = .quantizer(qp: qp)
         } else if let bitRate = settings.bitRate {
-            let buffer = settings.bufferSize ?? settings.maxBitRate.map { $0 * 2 } // x264 ignores a peak without a buffer
-            rateControl = .bitRate(average: bitRate, peak: settings.maxBitRate, buffer: buffer, constant: codec == .vp9 && settings.maxBitRate == nil)
+            rateControl = .bitRate(average: bitRate, constant: codec == .vp9 && settings.maxBitRate == nil)
         } else {
             let presetScale = preset.video == .hevc ? VideoSettings.Codec.hevc : .h264
             let inherited = preset.crf - presetScale.crfOffsetFromH264 + codec.crfOffsetFromH264
@@ -206,9 +215,12 @@ package struct VideoEncoding: Sendable {
             break
         }
         let tagsHVC1 = codec == .hevc && [.mov, .mp4, .m4v].contains(container)
-        return VideoEncoding(codec: codec, encoderName: encoderName, pixelFormat: pixelFormat, rateControl: rateControl,
-                             profile: profile, options: options, keyframeInterval: settings.keyframeInterval,
-                             codecTag: tagsHVC1 ? "hvc1" : nil)
+        var encoding = VideoEncoding(codec: codec, encoderName: encoderName, pixelFormat: pixelFormat, rateControl: rateControl,
+                                     profile: profile, options: options, keyframeInterval: settings.keyframeInterval,
+                                     codecTag: tagsHVC1 ? "hvc1" : nil)
+        // x264 ignores a peak without a buffer.
+        encoding.peak = settings.maxBitRate.map { PeakRate(bitsPerSecond: $0, bufferBits: settings.bufferSize ?? $0 * 2) }
+        return encoding
     }
 
     /// x264's speed names on each encoder's own knob: x264/x265 take them as they are; VP9

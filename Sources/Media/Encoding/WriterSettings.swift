@@ -52,7 +52,8 @@ public struct VideoSettings: Sendable, Equatable {
     public var pixelFormat: PixelFormat?
     /// Seconds between keyframes, exactly (scene cuts add none), rounded to whole frames.
     public var keyframeInterval: Double?
-    /// Peak bit rate over `bufferSize` bits (the VBV / leaky-bucket model).
+    /// Peak bit rate over `bufferSize` bits (the VBV / leaky-bucket model): over `bitRate`, or
+    /// over constant quality for H.264 and HEVC (capped CRF); not with `qp`.
     public var maxBitRate: Int?
     /// The VBV buffer in bits, for `maxBitRate`; needs `maxBitRate`.
     public var bufferSize: Int?
@@ -92,6 +93,9 @@ public struct VideoSettings: Sendable, Equatable {
             throw EngineError("maxBitRate (\(maxBitRate)) must be at least bitRate (\(bitRate))")
         }
         if bufferSize != nil && maxBitRate == nil { throw EngineError("bufferSize goes with maxBitRate (the peak rate the buffer smooths); set maxBitRate too") }
+        if maxBitRate != nil && qp != nil {
+            throw EngineError("maxBitRate caps rate control, and qp has none (every frame at one quantizer): give crf or bitRate with maxBitRate")
+        }
         if let keyframeInterval, !(keyframeInterval > 0 && keyframeInterval <= 3600) {
             throw EngineError("keyframeInterval must be in seconds, more than 0 and at most 3600, got \(keyframeInterval)")
         }
@@ -104,6 +108,10 @@ public struct VideoSettings: Sendable, Equatable {
                 throw EngineError("prores has no crf: its quality is set by profile (\(codec.profiles.map(\.name).joined(separator: ", ")))")
             }
             guard scale.contains(crf) else { throw EngineError("crf for \(codec.rawValue) must be a whole number in \(scale.lowerBound)…\(scale.upperBound), got \(crf)") }
+        }
+        if maxBitRate != nil, bitRate == nil, codec == .vp9 || codec == .av1 {
+            // libvpx and libaom read a peak only beside a target rate; at constant quality they drop it.
+            throw EngineError("maxBitRate needs bitRate for \(codec.rawValue): \(codec.encoderNames[0]) caps an average bit rate, not constant quality; set bitRate too")
         }
         if deterministic == true, codec != .h264 {
             throw EngineError("deterministic is for h264 (x264's threaded lookahead); \(codec.rawValue) has no such switch")
