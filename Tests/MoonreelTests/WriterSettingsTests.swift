@@ -314,6 +314,18 @@ import TestSupport
         let loud = try export(try tone(8000), aac, "{ bitRate = 320000 }")
         #expect(loud.status == 0 && loud.err.contains("sound.lua:4: audioSettings bitRate 320000 is more than AAC carries at 8 kHz with 1 channel: at most 48000 b/s is written"), "\(loud.err)")
         #expect((Int(try Tool.ffprobe(aac).streams.first?.bit_rate ?? "") ?? 0) <= 48000)
+        // LAME moved MP3 rates to its sample-rate family's in silence (the reviewer's 320 kb/s
+        // at 22.05 kHz written at 160, 8 kb/s at 48 kHz at 32): the same warning, and its figure.
+        let lame = [("mp3-22k.mp4", 8000, "{ codec = \"mp3\", sampleRate = 22050, bitRate = 320000 }",
+                     "MP3 carries at 22.05 kHz with 1 channel: at most 160000 b/s is written", 160_000),
+                    ("mp3-48k.mp4", 48000, "{ codec = \"mp3\", bitRate = 8000 }", "MP3 carries at 48 kHz with 1 channel: at least 32000 b/s is written", 32_000)]
+        for (name, source, settings, said, written) in lame {
+            let output = Fixtures.scratchPath(name)
+            let result = try export(try tone(source), output, settings)
+            #expect(result.status == 0 && result.err.contains("sound.lua:4: audioSettings bitRate") && result.err.contains(said), "\(name): \(result.err)")
+            let rate = try bitRate(output, stream: "a:0")
+            #expect(abs(rate - Double(written)) < 0.05 * Double(written), "\(name): \(Int(rate)) b/s")
+        }
         let resampled = try export(try tone(96000), mp3, "{ codec = \"mp3\" }")
         #expect(resampled.status == 0 && resampled.err.contains("sound.lua:4: the sound is resampled from 96 kHz to 48 kHz"), "\(resampled.err)")
         #expect(try Tool.ffprobe(mp3).streams.first?.sample_rate == "48000")

@@ -285,19 +285,22 @@ struct ExportPlanner {
         return .written(timecode.label(at: first.sourceTime(at: request.range.start)), from: timecode)
     }
 
-    /// What the sound's encoding changes of what was asked or held: a bit rate over what AAC
-    /// carries at the rate and channels written (6144 bits a channel per 1024 samples; the
-    /// encoder holds to that, a warning), a sample rate under the sources' highest (a codec
-    /// that takes no more, or sources of several rates mixed: a note), lossless sound of
-    /// fewer bits than a source's (32-bit masters written as 24-bit FLAC or PCM: a note).
+    /// What the sound's encoding changes of what was asked or held: a bit rate outside those
+    /// the codec writes at the rate and channels written (AAC's 6144 bits a channel per 1024
+    /// samples, MP3's per sample-rate family; the encoder writes the nearest, a warning), a sample rate under the sources' highest (a codec that takes no more, or
+    /// sources of several rates mixed: a note), lossless sound of fewer bits than a source's
+    /// (32-bit masters written as 24-bit FLAC or PCM: a note).
     private func soundNotes(_ plan: AudioPlan, _ encoding: AudioEncoding) -> [Diagnostic] {
         var notes: [Diagnostic] = []
         let (rate, channels) = (Int(plan.format.sampleRate), plan.format.channels)
         let kilohertz = { (rate: Int) in shortNumber(Double(rate) / 1000) + " kHz" }
-        if encoding.codec == .aac, let asked = settings.audioSettings?.bitRate, asked > 6144 * channels * rate / 1024 {
-            let most = 6144 * channels * rate / 1024
-            notes.append(Diagnostic(.optionIgnored, .warning, "audioSettings bitRate \(asked) is more than AAC carries at \(kilohertz(rate)) with \(channels) channel\(channels == 1 ? "" : "s"): at most \(most) b/s is written",
-                                    remedy: "ask for \(most) or less, or a higher sampleRate"))
+        if let asked = settings.audioSettings?.bitRate, let written = encoding.codec.writtenBitRates(sampleRate: rate, channels: channels),
+           !written.contains(asked) {
+            let more = asked > written.upperBound
+            let bound = more ? written.upperBound : written.lowerBound
+            let remedy = more ? "ask for \(bound) or less, or a higher sampleRate" : "ask for \(bound) or more, or a lower sampleRate"
+            notes.append(Diagnostic(.optionIgnored, .warning, "audioSettings bitRate \(asked) is \(more ? "more" : "less") than \(encoding.codec.displayName) carries at \(kilohertz(rate)) with \(channels) channel\(channels == 1 ? "" : "s"): \(more ? "at most" : "at least") \(bound) b/s is written",
+                                    remedy: remedy))
         }
         let highest = composition.tracks(withMediaType: .audio).flatMap(\.segments).compactMap { $0.source?.sampleRate }.max() ?? 0
         if settings.audioSettings?.sampleRate == nil, rate < highest {

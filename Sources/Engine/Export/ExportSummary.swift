@@ -111,8 +111,7 @@ public struct ExportSummary: Sendable, CustomStringConvertible {
             parts.append("\(video.width)×\(video.height) \(formatted(rate)) fps \(videoDescription)" + (video.hdr.map { " \($0)" } ?? ""))
         }
         if let audio, let encoding = audioEncoding {
-            let name = ["aac": "AAC", "opus": "Opus", "flac": "FLAC", "pcm": "PCM", "mp3": "MP3"][encoding.codec.rawValue] ?? encoding.codec.rawValue
-            let codec = name + (encoding.bits > 0 ? " \(encoding.bits)-bit" : "")
+            let codec = encoding.codec.displayName + (encoding.bits > 0 ? " \(encoding.bits)-bit" : "")
             parts.append(codec + (encoding.bitRate.map { " \($0 / 1000) kb/s" } ?? "") + " \(formatted(Double(audio.sampleRate) / 1000)) kHz "
                          + (audio.channels == 1 ? "mono" : audio.channels == 2 ? "stereo" : "\(audio.channels) channels"))
         }
