@@ -120,7 +120,9 @@ package final class StreamEncoder {
         if encoding.bits > 16 { context.pointee.bits_per_raw_sample = Int32(encoding.bits) }
         context.pointee.sample_rate = format.sampleRate
         av_channel_layout_default(&context.pointee.ch_layout, Int32(format.channels))
-        context.pointee.bit_rate = Int64(encoding.bitRate ?? 0)
+        let written = encoding.codec.writtenBitRates(sampleRate: Int(format.sampleRate), channels: format.channels)
+        // libopus refuses a rate it cannot write; AAC and LAME would move it themselves.
+        context.pointee.bit_rate = Int64(encoding.bitRate.map { rate in written.map { min(max(rate, $0.lowerBound), $0.upperBound) } ?? rate } ?? 0)
         context.pointee.time_base = AVRational(num: 1, den: format.sampleRate)
         if muxer.needsGlobalHeader { context.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER }
         let encoder = try StreamEncoder(context: context, muxer: muxer)

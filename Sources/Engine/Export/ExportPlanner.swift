@@ -287,7 +287,8 @@ struct ExportPlanner {
 
     /// What the sound's encoding changes of what was asked or held: a bit rate outside those
     /// the codec writes at the rate and channels written (AAC's 6144 bits a channel per 1024
-    /// samples, MP3's per sample-rate family; the encoder writes the nearest, a warning), a sample rate under the sources' highest (a codec that takes no more, or
+    /// samples, MP3's per sample-rate family, Opus's 256 kb/s a channel; the nearest is written,
+    /// a warning), a sample rate under the sources' highest (a codec that takes no more, or
     /// sources of several rates mixed: a note), lossless sound of fewer bits than a source's
     /// (32-bit masters written as 24-bit FLAC or PCM: a note).
     private func soundNotes(_ plan: AudioPlan, _ encoding: AudioEncoding) -> [Diagnostic] {
@@ -298,7 +299,7 @@ struct ExportPlanner {
            !written.contains(asked) {
             let more = asked > written.upperBound
             let bound = more ? written.upperBound : written.lowerBound
-            let remedy = more ? "ask for \(bound) or less, or a higher sampleRate" : "ask for \(bound) or more, or a lower sampleRate"
+            let remedy = more ? "ask for \(bound) or less, or \(encoding.codec == .opus ? "stereo" : "a higher sampleRate")" : "ask for \(bound) or more, or a lower sampleRate"
             notes.append(Diagnostic(.optionIgnored, .warning, "audioSettings bitRate \(asked) is \(more ? "more" : "less") than \(encoding.codec.displayName) carries at \(kilohertz(rate)) with \(channels) channel\(channels == 1 ? "" : "s"): \(more ? "at most" : "at least") \(bound) b/s is written",
                                     remedy: remedy))
         }

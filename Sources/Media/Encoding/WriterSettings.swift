@@ -284,14 +284,16 @@ extension AudioSettings.Codec {
     /// The bit rates the encoder writes at `sampleRate` with `channels` (nil: lossless); one
     /// asked outside them is moved to the nearest end. AAC carries at most 6144 bits a
     /// channel per 1024 samples; LAME's MPEG-1 rates (32 kHz and up) are 32…320 kb/s, MPEG-2's
-    /// (16…24 kHz) 8…160 and MPEG-2.5's (under 16 kHz) 8…64.
+    /// (16…24 kHz) 8…160 and MPEG-2.5's (under 16 kHz) 8…64; libopus takes at most 256 kb/s
+    /// a channel (FFmpeg refuses more).
     package func writtenBitRates(sampleRate: Int, channels: Int) -> ClosedRange<Int>? {
         guard let rates = bitRates else { return nil }
         let written: ClosedRange<Int>
         switch self {
         case .aac: written = rates.lowerBound...(6144 * channels * sampleRate / 1024)
         case .mp3: written = sampleRate >= 32_000 ? 32_000...320_000 : sampleRate >= 16_000 ? 8_000...160_000 : 8_000...64_000
-        case .opus, .flac, .pcm: return nil
+        case .opus: written = rates.lowerBound...(256_000 * channels)
+        case .flac, .pcm: return nil
         }
         return written.clamped(to: rates)
     }
