@@ -337,6 +337,26 @@ import TestSupport
         #expect(try Tool.ffprobe(mp3).streams.first?.sample_rate == "48000")
     }
 
+    /// A video exported to .m4a lost its picture without a word (a GIF losing its sound gets
+    /// soundLeftOut): a note, as AVFoundation's AppleM4A drops video by design; none for
+    /// AppleM4A, whose name says sound only. ffprobe finds the sound and no picture in both.
+    @Test func videoIntoAnAudioOnlyFileIsANote() throws {
+        let (highest, apple) = (Fixtures.scratchPath("highest.m4a"), Fixtures.scratchPath("apple.m4a"))
+        let result = try Moonreel.runScript("""
+            for i, preset in ipairs({ "HighestQuality", "AppleM4A" }) do
+              local s = av.exportSession(av.asset(arg[1]), preset); s.outputURL = arg[1 + i]
+              assert(s:export())
+            end
+            """, name: "m4a.lua", arguments: [Self.clip, highest, apple])
+        #expect(result.status == 0, "\(result.err)")
+        let said = result.err.split(separator: "\n").filter { $0.contains("holds no picture") }
+        #expect(said.count == 1 && said[0].contains("m4a.lua:3:") && said[0].contains("highest.m4a: m4a holds no picture; the video was left out"), "\(result.err)")
+        for path in [highest, apple] {
+            let streams = try Tool.ffprobe(path).streams.map(\.codec_type)
+            #expect(streams == ["audio"], "\(path): \(streams)")
+        }
+    }
+
     @Test func gifHasOnePaletteAndEveryFrame() throws {
         let output = Fixtures.scratchPath("clip.gif")
         let result = try Moonreel.run(["run", Moonreel.example("gif.lua"), Self.clip, output, "1", "2"])

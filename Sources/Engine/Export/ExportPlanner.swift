@@ -139,6 +139,11 @@ struct ExportPlanner {
             var notes: [Diagnostic] = []
             if let shared = sharedAudioTrack() { notes.append(shared) }
             if !preset.isPassthrough, preset.audioBitRate > 0, container.holdsAudio, let mixed = downmixNote() { notes.append(mixed) }
+            // AppleM4A says sound only by its name, as AVFoundation's; another preset into .m4a may not mean it.
+            if makingOutput, !container.holdsVideo, preset.name != "AppleM4A", composition.tracks(withMediaType: .video).contains(where: { $0.segments.contains { !$0.isEmpty } }) {
+                notes.append(Diagnostic(.trackNotDrawn, .note, "\(outputPath): \(container.noun) holds no picture; the video was left out",
+                                        remedy: "export to a container with video (mp4, mov) to keep it"))
+            }
             if let requested = settings.timeRange, requested != range {
                 let shown = shortSeconds
                 notes.append(Diagnostic(.rangeClipped, .warning,
