@@ -76,9 +76,8 @@ package final class StreamEncoder {
             context.pointee.rc_max_rate = Int64(peak.bitsPerSecond)
             context.pointee.rc_buffer_size = Int32(clamping: peak.bufferBits)
         }
-        if let seconds = encoding.keyframeInterval {
+        if let frames = encoding.keyframeFrames(frameDuration: frameDuration).map(Int32.init(clamping:)) {
             // Exactly every N frames: no shorter GOPs either (the codec parameters turn scene cuts off).
-            let frames = Int32(clamping: max(1, Int((seconds / frameDuration.seconds).rounded())))
             (context.pointee.gop_size, context.pointee.keyint_min) = (frames, frames)
         }
         if let liveKeyframeInterval {

@@ -158,6 +158,26 @@ import TestSupport
         }
     }
 
+    /// keyframeInterval is kept in whole frames: the reviewer's 0.05 s at 30 fps became a
+    /// keyframe every 0.067 s without a word. A timeRounded note says what it became; a whole
+    /// number of frames (1 s) gets none. ffprobe finds the keyframes where the note says.
+    @Test func keyframeIntervalBetweenFramesIsANote() throws {
+        let (rounded, whole) = (Fixtures.scratchPath("rounded.mp4"), Fixtures.scratchPath("whole.mp4"))
+        let result = try Moonreel.runScript("""
+            for i, interval in ipairs({ 0.05, 1 }) do
+              local s = av.exportSession(av.asset(arg[1]), "HighestQuality"); s.outputURL = arg[1 + i]
+              s.videoSettings = { keyframeInterval = interval, preset = "ultrafast" }
+              assert(s:export())
+            end
+            """, name: "gop.lua", arguments: [Self.clip, rounded, whole])
+        #expect(result.status == 0, "\(result.err)")
+        let said = result.err.split(separator: "\n").filter { $0.contains("keyframeInterval") }
+        #expect(said.count == 1 && said[0].contains("gop.lua:4: videoSettings keyframeInterval 0.05 s is not a whole number of frames at 30 fps: a keyframe is written every 2 frames, 0.067 s"),
+                "\(result.err)")
+        #expect(try keyframes(rounded) == Array(stride(from: 0, to: 240, by: 2)))
+        #expect(try keyframes(whole) == Array(stride(from: 0, to: 240, by: 30)))
+    }
+
     /// A 24-bit master (a recorder's or a studio's WAV) written losslessly keeps its depth:
     /// FLAC and PCM are 24-bit for it (both were 16-bit, 8 bits dropped in silence), and
     /// every sample comes back as it was between the edges' anti-click ramps, at full scale too

@@ -225,6 +225,9 @@ struct ExportPlanner {
         case .passthrough, .join, .nothing:
             break
         }
+        if let video, let encoding = request.encodings.video, let rounded = keyframeNote(encoding, frameDuration: video.frameDuration) {
+            videoNotes.append(rounded)
+        }
         if let audio, let encoding = request.encodings.audio { videoNotes += soundNotes(audio, encoding) }
         var metadata = settings.metadata
         var carriedTimecode: Timecode?
@@ -288,6 +291,15 @@ struct ExportPlanner {
             return leftOut("the output runs at \(framesPerSecond(frameDuration)) fps, and the timecode counts \(framesPerSecond(timecode.frameDuration))")
         }
         return .written(timecode.label(at: first.sourceTime(at: request.range.start)), from: timecode)
+    }
+
+    /// A note when `keyframeInterval` is not a whole number of the output's frames: keyframes
+    /// fall on frames, so it is rounded to the nearest (0.05 s at 30 fps: every 2 frames, 0.067 s).
+    private func keyframeNote(_ encoding: VideoEncoding, frameDuration: MediaTime) -> Diagnostic? {
+        guard let asked = encoding.keyframeInterval, let frames = encoding.keyframeFrames(frameDuration: frameDuration),
+              abs(asked / frameDuration.seconds - Double(frames)) > 1e-6 else { return nil }
+        return Diagnostic(.timeRounded, .note, "videoSettings keyframeInterval \(shortNumber(asked)) s is not a whole number of frames at \(framesPerSecond(frameDuration)) fps: "
+                          + "a keyframe is written every \(frames) frame\(frames == 1 ? "" : "s"), \(shortSeconds(frameDuration * Int64(frames))) s")
     }
 
     /// What the sound's encoding changes of what was asked or held: a bit rate outside those

@@ -172,6 +172,11 @@ package struct VideoEncoding: Sendable {
         (self.profile, self.options, self.keyframeInterval, self.codecTag) = (profile, options, keyframeInterval, codecTag)
     }
 
+    /// `keyframeInterval` in whole frames of `frameDuration`, the nearest (nil: the encoder's own).
+    package func keyframeFrames(frameDuration: MediaTime) -> Int? {
+        keyframeInterval.map { max(1, Int(($0 / frameDuration.seconds).rounded())) }
+    }
+
     package static let gif = VideoEncoding(codec: nil, encoderName: "gif", pixelFormat: AV_PIX_FMT_PAL8, rateControl: .fixed,
                                            profile: nil, options: [], keyframeInterval: nil, codecTag: nil)
 
