@@ -39,6 +39,8 @@ public struct Size: Sendable, Hashable, CustomStringConvertible {
     public enum PixelSides: Sendable {
         /// Even numbers, at least 2 (4:2:0 video stores colour for 2×2 pixels).
         case even
+        /// An even width, at least 2, and any whole height (4:2:2 video stores colour for 2×1 pixels).
+        case evenWidth
         /// Any whole number, at least 1 (GIFs, image files, stills).
         case whole
     }
@@ -51,16 +53,16 @@ public struct Size: Sendable, Hashable, CustomStringConvertible {
     public func pixels(fitting box: Size? = nil, sides: PixelSides) -> (width: Int, height: Int) {
         var scale = 1.0
         if let box { scale = min(1, box.width / max(width, 1), box.height / max(height, 1)) }
-        func side(_ length: Double) -> Int {
+        func side(_ length: Double, even: Bool) -> Int {
             let scaled = length * scale + 1e-9
-            guard scaled.isFinite, scaled < Double(Int32.max) else { return sides == .even ? 2 : 1 }
-            return sides == .even ? max(2, Int(scaled / 2) * 2) : max(1, Int(scaled))
+            guard scaled.isFinite, scaled < Double(Int32.max) else { return even ? 2 : 1 }
+            return even ? max(2, Int(scaled / 2) * 2) : max(1, Int(scaled))
         }
-        return (side(width), side(height))
+        return (side(width, even: sides != .whole), side(height, even: sides == .even))
     }
 
     /// What a picture of this size says when drawn at `pixels`, or nil when nothing was
-    /// rounded: a warning when the size itself is not whole (or even, for `sides` even) —
+    /// rounded: a warning when the size itself is not whole (or even, as `sides` asks) —
     /// `name` says whose size it is: the render size (times its scale) a script set, or the
     /// sources' — and a note when fitting it into `box` (a preset's) gave a fraction of a
     /// pixel, so the output's shape differs a little from the picture's, or when the picture
@@ -76,6 +78,8 @@ public struct Size: Sendable, Hashable, CustomStringConvertible {
             return Diagnostic(.sizeRounded, .warning, "\(name) \(shown) is not made of whole pixels; the output is \(pixels.width)×\(pixels.height)")
         case .even where !whole || Int(width) % 2 != 0 || Int(height) % 2 != 0:
             return Diagnostic(.sizeRounded, .warning, "\(name) \(shown) is not made of even whole numbers, which 4:2:0 video needs; the output is \(pixels.width)×\(pixels.height)")
+        case .evenWidth where !whole || Int(width) % 2 != 0:
+            return Diagnostic(.sizeRounded, .warning, "\(name) \(shown) is not whole pixels with an even width, which 4:2:2 video needs; the output is \(pixels.width)×\(pixels.height)")
         default:
             break
         }
@@ -91,7 +95,7 @@ public struct Size: Sendable, Hashable, CustomStringConvertible {
         guard abs(fitted.width - Double(pixels.width)) > 1e-6 || abs(fitted.height - Double(pixels.height)) > 1e-6 else { return nil }
         let fittedShape = fitted.width / fitted.height, outputShape = Double(pixels.width) / Double(pixels.height)
         let off = abs(outputShape / fittedShape - 1) * 100
-        let sidesRule = sides == .even ? "even whole pixels, as 4:2:0 video needs" : "whole pixels"
+        let sidesRule = [.even: "even whole pixels, as 4:2:0 video needs", .evenWidth: "whole pixels with an even width, as 4:2:2 video needs"][sides] ?? "whole pixels"
         return Diagnostic(.sizeRounded, .note, "\(name) \(description) fitted into the preset's \(box) box is \(shortPixels(fitted.width))×\(shortPixels(fitted.height)); "
                           + "the output is \(pixels.width)×\(pixels.height) (\(sidesRule)), its shape \(shortPixels(off)) % off the picture's")
     }

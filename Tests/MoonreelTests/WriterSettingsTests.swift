@@ -178,6 +178,34 @@ import TestSupport
         #expect(try keyframes(whole) == Array(stride(from: 0, to: 240, by: 30)))
     }
 
+    /// An odd-sized source into ProRes 4444 was rounded to 160×120 "which 4:2:0 video needs":
+    /// sides are rounded only as the pixel format's colour samples need, 4:4:4 none, 4:2:2 an
+    /// even width, 4:2:0 both, each saying its own reason. ffprobe reads the sizes.
+    @Test func oddSizesAreRoundedOnlyAsTheChromaNeeds() throws {
+        let outputs = ["4444.mov": "{ codec = 'prores', profile = '4444' }", "422.mov": "{ codec = 'prores' }", "420.mp4": "{ preset = 'ultrafast' }"]
+            .map { (Fixtures.scratchPath($0.key), $0.value) }
+        let result = try Moonreel.runScript("""
+            for i = 2, #arg, 2 do
+              local s = av.exportSession(av.asset(arg[1]), "HighestQuality"); s.outputURL = arg[i]
+              s.videoSettings = load("return " .. arg[i + 1])()
+              assert(s:export())
+              print(arg[i])
+            end
+            """, name: "odd.lua", arguments: [Fixtures.real("11_vp9_odd_161x121.webm")] + outputs.flatMap { [$0.0, $0.1] })
+        #expect(result.status == 0, "\(result.err)")
+        let expected = ["4444.mov": (161, 121, nil), "422.mov": (160, 121, "is not whole pixels with an even width, which 4:2:2 video needs; the output is 160×121"),
+                        "420.mp4": (160, 120, "is not made of even whole numbers, which 4:2:0 video needs; the output is 160×120")]
+        let said = result.err.split(separator: "\n").filter { $0.contains("161×121") }
+        #expect(said.count == 2, "\(result.err)")
+        for (path, _) in outputs {
+            let name = (path as NSString).lastPathComponent
+            let (width, height, reason) = try #require(expected[name])
+            let video = try #require(try Tool.ffprobe(path).video)
+            #expect(video.width == width && video.height == height, "\(name): \(video.width ?? 0)×\(video.height ?? 0)")
+            if let reason { #expect(said.contains { $0.contains(reason) }, "\(name): \(result.err)") }
+        }
+    }
+
     /// A 24-bit master (a recorder's or a studio's WAV) written losslessly keeps its depth:
     /// FLAC and PCM are 24-bit for it (both were 16-bit, 8 bits dropped in silence), and
     /// every sample comes back as it was between the edges' anti-click ramps, at full scale too

@@ -569,15 +569,16 @@ struct ExportPlanner {
         guard !preset.isPassthrough, rendersVideo, hasVideoMedia || settings.videoComposition != nil else { return (nil, []) }
         let videoComposition = settings.videoComposition ?? VideoComposition.properties(of: composition)
         let scaled = try videoComposition.scaledRenderSize()
-        // Only video with a codec is 4:2:0; a GIF's and an image's pixels are whole, at any size.
-        let isCodedVideo = request.container.holdsVideoCodecs
-        let (width, height) = request.preset.outputSize(for: scaled, evenSides: isCodedVideo)
+        // As the pixel format's colour samples need: 4:2:0 even sides, 4:2:2 an even width;
+        // 4:4:4 (ProRes 4444), a GIF's and an image's pixels are whole, at any size.
+        let sides = request.encodings.video?.pixelSides ?? .whole
+        let (width, height) = request.preset.outputSize(for: scaled, sides: sides)
         // Without a video composition of the script's, the size is the sources' (an odd-sized
         // VP9 file, a composition's naturalSize).
         // The default composition's own notes (a clip of another shape drawn at its own size):
         // a script's video composition said them when it was made.
         var notes: [Diagnostic] = settings.videoComposition == nil ? videoComposition.notes : []
-        if let rounded = scaled.roundingNote(to: (width, height), sides: isCodedVideo ? .even : .whole,
+        if let rounded = scaled.roundingNote(to: (width, height), sides: sides,
                                              name: settings.videoComposition == nil ? "the video's size" : "renderSize",
                                              fitting: request.preset.box(for: scaled), boxIsAsked: request.preset.namesItsSize) {
             notes.append(rounded)

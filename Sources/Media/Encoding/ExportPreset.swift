@@ -65,10 +65,10 @@ public struct ExportPreset: Sendable, Hashable {
     public static var names: [String] { all.map(\.name) }
 
     /// The encoded size for a render size: fitted into the box, never larger than the
-    /// render size, and with `evenSides` rounded down to even numbers, as 4:2:0 video needs
-    /// (at least 2×2); GIFs and images keep odd sides (at least 1×1).
-    public func outputSize(for render: Size, evenSides: Bool = true) -> (width: Int, height: Int) {
-        render.pixels(fitting: box(for: render), sides: evenSides ? .even : .whole)
+    /// render size, and rounded down to `sides`: even numbers for 4:2:0 video (at least 2×2),
+    /// an even width for 4:2:2; 4:4:4 video, GIFs and images keep odd sides (at least 1×1).
+    public func outputSize(for render: Size, sides: Size.PixelSides = .even) -> (width: Int, height: Int) {
+        render.pixels(fitting: box(for: render), sides: sides)
     }
 
     /// Whether the preset is named for its box ("1920x1080", "HEVC3840x2160"): a size the

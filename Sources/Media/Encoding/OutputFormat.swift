@@ -172,6 +172,13 @@ package struct VideoEncoding: Sendable {
         (self.profile, self.options, self.keyframeInterval, self.codecTag) = (profile, options, keyframeInterval, codecTag)
     }
 
+    /// The sides `pixelFormat`'s colour samples need: 4:2:0 even ones, 4:2:2 an even width,
+    /// 4:4:4 and a GIF's palette any.
+    package var pixelSides: Size.PixelSides {
+        guard let format = av_pix_fmt_desc_get(pixelFormat) else { return .even }
+        return format.pointee.log2_chroma_h > 0 ? .even : format.pointee.log2_chroma_w > 0 ? .evenWidth : .whole
+    }
+
     /// `keyframeInterval` in whole frames of `frameDuration`, the nearest (nil: the encoder's own).
     package func keyframeFrames(frameDuration: MediaTime) -> Int? {
         keyframeInterval.map { max(1, Int(($0 / frameDuration.seconds).rounded())) }
