@@ -137,6 +137,15 @@ package final class StreamEncoder {
         // Decoded and generated frames carry their own picture type, which libx264 would
         // obey (every source keyframe forced to an I-frame); let the encoder decide.
         frame?.pointer.pointee.pict_type = AV_PICTURE_TYPE_NONE
+        if let picture = frame?.pointer, context.pointee.codec_type == AVMEDIA_TYPE_VIDEO {
+            // prores_ks writes each frame's own colour tags into its header (rendered frames
+            // carry none: unspecified, while the MOV colr atom said 6/6/6); x264 and x265 read
+            // the context's. Both say the tags set on the context.
+            picture.pointee.color_primaries = context.pointee.color_primaries
+            picture.pointee.color_trc = context.pointee.color_trc
+            picture.pointee.colorspace = context.pointee.colorspace
+            picture.pointee.color_range = context.pointee.color_range
+        }
         try check(avcodec_send_frame(context, frame?.pointer), "encoding", context: "output")
         if frame != nil { framesSent += 1 }
         while true {

@@ -206,6 +206,23 @@ import TestSupport
         }
     }
 
+    /// ProRes frames said unspecified primaries and transfer in their headers while the MOV
+    /// colr atom said 6/6/6 (ffprobe: color_transfer=unknown): the frames now carry what the
+    /// encoder is told, as H.264's stream does. ffprobe reads the stream and the first
+    /// decoded frame, which must agree and be known.
+    @Test func proResFrameHeadersSayTheFilesColours() throws {
+        let folder = (Fixtures.scratchPath("x") as NSString).deletingLastPathComponent
+        let out = { (name: String) in folder + "/" + name }
+        _ = try exportEach([out("colours.mov") + "|{codec='prores', profile='proxy'}||", out("colours.mp4") + "|{preset='ultrafast'}||"])
+        for name in ["colours.mov", "colours.mp4"] {
+            let tags = try Tool.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-read_intervals", "%+#1",
+                                                "-show_entries", "stream=color_primaries,color_transfer,color_space:frame=color_primaries,color_transfer,color_space",
+                                                "-of", "default=nw=1", out(name)]).out
+            let lines = tags.split(separator: "\n").map(String.init)
+            #expect(lines.count == 6 && Set(lines).count == 3 && !tags.contains("unknown"), "\(name): \(tags)")
+        }
+    }
+
     /// A 24-bit master (a recorder's or a studio's WAV) written losslessly keeps its depth:
     /// FLAC and PCM are 24-bit for it (both were 16-bit, 8 bits dropped in silence), and
     /// every sample comes back as it was between the edges' anti-click ramps, at full scale too
