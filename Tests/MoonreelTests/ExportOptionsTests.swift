@@ -30,6 +30,29 @@ import TestSupport
         #expect(moov != nil && mdat != nil && moov!.lowerBound < mdat!.lowerBound)
     }
 
+    /// Three messages that said other than what happened: an empty timeRange was called
+    /// "outside the composition", AAC at 7350 Hz (in AAC's list of rates) was refused as
+    /// outside 8000…192000, and a 15 fps clip at frameDuration 1/29.97 was "rendered at 30
+    /// fps". ffprobe reads the AAC file's rate.
+    @Test func messagesSayWhatHappened() throws {
+        let (empty, aac, ntsc) = (Fixtures.scratchPath("empty.mp4"), Fixtures.scratchPath("7350.m4a"), Fixtures.scratchPath("ntsc.mp4"))
+        let result = try Moonreel.runScript("""
+            local a = av.asset(arg[1])
+            local s = av.exportSession(a, "HighestQuality"); s.outputURL = arg[3]; s.timeRange = av.range(1, 0)
+            print(s:export())
+            s = av.exportSession(a, "AppleM4A"); s.outputURL = arg[4]; s.audioSettings = { sampleRate = 7350 }
+            assert(s:export())
+            local comp = av.composition(); comp:insertTimeRange(av.range(0, 1), av.asset(arg[2]), 0)
+            local vc = av.videoComposition(comp); vc.frameDuration = 1 / 29.97
+            s = av.exportSession(comp, "HighestQuality"); s.outputURL = arg[5]; s.videoComposition = vc
+            assert(s:export())
+            """, name: "said.lua", arguments: [try Fixtures.clip(seconds: 2), try Fixtures.clip(seconds: 1, rate: "15"), empty, aac, ntsc])
+        #expect(result.status == 0, "\(result.err)")
+        #expect(result.out.contains("said.lua:3: timeRange [1.0…1.0) s is empty: give it a duration over 0"), "\(result.out)")
+        #expect(try Tool.ffprobe(aac).audio?.sample_rate == "7350")
+        #expect(result.err.contains("said.lua:9: rendered at 29.97 fps, \"clip-1.0-15-"), "\(result.err)")
+    }
+
     /// Passthrough copied an iPhone's HEVC with the muxer's own sample entry, hev1, which
     /// QuickTime and Photos do not play: a "lossless" trim that no longer opened on a Mac.
     /// The source's tag is kept where the container knows it (hvc1 in MOV and MP4).

@@ -382,6 +382,7 @@ struct ExportPlanner {
         guard duration.value > 0 else { throw EngineError("the composition is empty: insert media before exporting") }
         let whole = TimeRange(start: .zero, duration: duration)
         return try settings.timeRange.map { requested -> TimeRange in
+            guard requested.duration > .zero else { throw EngineError("timeRange \(requested) is empty: give it a duration over 0") }
             guard let clipped = requested.intersection(whole) else {
                 throw EngineError("timeRange \(requested) is outside the composition (0…\(duration.seconds) s)")
             }
@@ -812,7 +813,7 @@ struct ExportPlanner {
             .joined(separator: ", ") + (slower.count > 3 ? " and \(slower.count - 3) more" : "")
         let most = slower.values.min() ?? output
         let (shows, their) = slower.count == 1 ? ("shows each of its", "its") : ("show each of their", "their")
-        return Diagnostic(.frameRepeated, .note, "rendered at \(rate(output)) fps, \(named) \(shows) pictures in several frames (up to \(rate(output / most)) times)",
+        return Diagnostic(.frameRepeated, .note, "rendered at \(framesPerSecond(frameDuration)) fps, \(named) \(shows) pictures in several frames (up to \(rate(output / most)) times)",
                           remedy: "set the video composition's frameDuration to \(their) rate to keep one picture a frame")
     }
 

@@ -226,7 +226,7 @@ public struct AudioSettings: Sendable, Equatable {
     /// Bits per second: AAC 16 000…512 000, Opus 6 000…510 000, MP3 8 000…320 000; FLAC and
     /// PCM are lossless and take none. nil: the preset's `audioBitRate`.
     public var bitRate: Int?
-    /// Samples per second, 8000…192 000 and one the codec takes; nil: the sources'.
+    /// Samples per second, 7350…192 000 (AAC's lowest) and one the codec takes; nil: the sources'.
     public var sampleRate: Int?
     /// 1 (mono) or 2 (stereo); nil: the sources'.
     public var channels: Int?
@@ -235,11 +235,15 @@ public struct AudioSettings: Sendable, Equatable {
     public init() {}
 
     package static let keys = ["codec", "bitRate", "sampleRate", "channels"]
+    /// From AAC's lowest rate (7350 Hz, in its encoder's list) to 192 kHz.
+    static let sampleRates = 7350...192_000
 
     /// Checks ranges and, for `codec`, its bit rates and sample rates.
     public func check(for codec: Codec?) throws {
         if let channels, !(1...2).contains(channels) { throw EngineError("channels must be 1 (mono) or 2 (stereo), got \(channels)") }
-        if let sampleRate, !(8000...192_000).contains(sampleRate) { throw EngineError("sampleRate must be in 8000…192000 Hz, got \(sampleRate)") }
+        if let sampleRate, !AudioSettings.sampleRates.contains(sampleRate) {
+            throw EngineError("sampleRate must be in \(AudioSettings.sampleRates.lowerBound)…\(AudioSettings.sampleRates.upperBound) Hz, got \(sampleRate)")
+        }
         guard let codec else {
             if let bitRate, !(6_000...1_536_000).contains(bitRate) { throw EngineError("bitRate must be in 6000…1536000 bits per second, got \(bitRate)") }
             return
