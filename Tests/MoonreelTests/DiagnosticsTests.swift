@@ -153,7 +153,7 @@ import TestSupport
     @Test func textLaidOutPastTheFrameIsAWarning() throws {
         let clip = try Fixtures.solid("black", seconds: 1, size: "360x640", tone: nil)
         let output = Fixtures.scratchPath("past-the-edge.mp4")
-        let result = try Self.exportOneSecond(over: clip, to: output, size: (360, 640), name: "edge.lua", layers: """
+        let result = try Self.exportOverlay(over: clip, to: output, size: (360, 640), name: "edge.lua", layers: """
             parent:addSublayer(av.textLayer{ string = "Across the summer night", fontSize = 40, frame = { 0, 300, 640, 60 }, alignmentMode = "center", name = "lyric" })
             parent:addSublayer(av.textLayer{ string = "Inside", fontSize = 40, frame = { 0, 100, 360, 60 }, alignmentMode = "center" })
             local sliding = av.textLayer{ string = "Sliding in", fontSize = 40, frame = { 400, 500, 300, 60 } }
@@ -178,7 +178,7 @@ import TestSupport
         let clip = try Fixtures.solid("black", seconds: 1, size: "1280x720", tone: nil)
         let logo = Fixtures.scratchPath("red-logo.png"), output = Fixtures.scratchPath("logo-past-the-edge.mp4")
         try Tool.ffmpeg(["-f", "lavfi", "-i", "color=c=red:size=200x100", "-frames:v", "1", logo])
-        let result = try Self.exportOneSecond(over: clip, to: output, size: (1280, 720), name: "logo.lua", arguments: [logo], layers: """
+        let result = try Self.exportOverlay(over: clip, to: output, size: (1280, 720), name: "logo.lua", arguments: [logo], layers: """
             local logo = av.image(arg[3])
             parent:addSublayer(av.layer{ contents = logo, frame = { 1920 - 240, 40, 200, 100 }, name = "logo" })
             parent:addSublayer(av.layer{ contents = logo, frame = { 40, 40, 200, 100 } })
@@ -212,7 +212,7 @@ import TestSupport
                 return av.textLayer{ string = p.text, fontSize = 40, frame = { 500, 100, 600, 60 } }
               end }
             """.write(toFile: effects + "/banner.lua", atomically: true, encoding: .utf8)
-        let result = try Self.exportOneSecond(over: clip, to: output, size: (640, 360), name: effects + "/../made-at.lua", layers: """
+        let result = try Self.exportOverlay(over: clip, to: output, size: (640, 360), name: effects + "/../made-at.lua", layers: """
             local banner = require "effects.banner"
             parent:addSublayer(banner{ text = "A banner made for 1920" })
             parent:addSublayer(av.textLayer{ string = "Mine, too long for its box", fontSize = 40, frame = { 20, 20, 60, 50 }, maxLines = 1 })
@@ -230,7 +230,7 @@ import TestSupport
         let clip = try Fixtures.solid("black", seconds: 4, size: "320x240", tone: nil)
         for mode in ["paced", "linear"] {
             let output = Fixtures.scratchPath("\(mode).mp4")
-            let result = try Self.exportOneSecond(over: clip, to: output, size: (320, 240), name: "\(mode).lua", layers: """
+            let result = try Self.exportOverlay(over: clip, to: output, size: (320, 240), name: "\(mode).lua", layers: """
                 local box = av.layer{ frame = { 0, 0, 320, 240 }, backgroundColor = "white", opacity = 0 }
                 box:addAnimation(av.keyframeAnimation{ keyPath = "opacity", values = { 0, 0.5, 1 }, keyTimes = { 0, 0.9, 1 }, calculationMode = "\(mode)", duration = 2 }, "o")
                 parent:addSublayer(box)
@@ -278,7 +278,7 @@ import TestSupport
     @Test func anAnimationChangedAfterItWasAddedIsAWarning() throws {
         let clip = try Fixtures.solid("black", seconds: 2, size: "320x240", tone: nil)
         let output = Fixtures.scratchPath("late-change.mp4")
-        let result = try Self.exportOneSecond(over: clip, to: output, size: (320, 240), name: "late.lua", layers: """
+        let result = try Self.exportOverlay(over: clip, to: output, size: (320, 240), name: "late.lua", layers: """
             local late = av.layer{ frame = { 0, 0, 160, 240 }, backgroundColor = "white", opacity = 0 }
             local fade = av.basicAnimation{ keyPath = "opacity", fromValue = 1, toValue = 1, duration = 0.2 }
             late:addAnimation(fade, "show") fade.duration = 5 parent:addSublayer(late)
@@ -321,7 +321,7 @@ import TestSupport
     @Test func anAnimationThatOvershootsItsRangeIsAWarning() throws {
         let clip = try Fixtures.solid("black", seconds: 2, size: "320x240", tone: nil)
         let output = Fixtures.scratchPath("overshoot.mp4")
-        let result = try Self.exportOneSecond(over: clip, to: output, size: (320, 240), name: "back.lua", layers: """
+        let result = try Self.exportOverlay(over: clip, to: output, size: (320, 240), name: "back.lua", layers: """
             local box = av.layer{ frame = { 0, 0, 160, 240 }, backgroundColor = "white", filters = { av.filter("grain", { amount = 0, name = "gr" }) } }
             box:addAnimation(av.basicAnimation{ keyPath = "opacity", fromValue = 0, toValue = 1, duration = 1, timingFunction = { 0.34, 1.56, 0.64, 1 } }, "in")
             box:addAnimation(av.keyframeAnimation{ keyPath = "cornerRadius", values = { 10, 0.5, 0.5, 10 }, calculationMode = "cubic", duration = 1 }, "r")
@@ -350,7 +350,7 @@ import TestSupport
     @Test func aLayerThatComesToRestPastTheFrameIsAWarning() throws {
         let clip = try Fixtures.solid("black", seconds: 2, size: "360x640", tone: nil)
         let output = Fixtures.scratchPath("rest.mp4")
-        let result = try Self.exportOneSecond(over: clip, to: output, size: (360, 640), name: "rest.lua", layers: """
+        let result = try Self.exportOverlay(over: clip, to: output, size: (360, 640), name: "rest.lua", layers: """
             local lowerThird = require "effects.lowerThird"
             parent:addSublayer(lowerThird{ renderSize = { 1920, 1080 }, name = "Ana Ribeiro", role = "Director of Photography", start = 0, duration = 0.9, slide = 0.2 })
             local snap = av.textLayer{ string = "Snaps back", fontSize = 40, frame = { 400, 500, 300, 60 } }
@@ -538,7 +538,7 @@ import TestSupport
         try Tool.ffmpeg(frames + ["-loop", "0", "-f", "webp", webp])
         let clip = try Fixtures.solid("black", seconds: 1, size: "320x240", tone: nil)
         let output = Fixtures.scratchPath("apng.mp4")
-        let result = try Self.exportOneSecond(over: clip, to: output, size: (320, 240), name: "anim.lua", arguments: [png], layers: """
+        let result = try Self.exportOverlay(over: clip, to: output, size: (320, 240), name: "anim.lua", arguments: [png], layers: """
             parent:addSublayer(av.layer{ frame = { 0, 0, 320, 240 }, contents = av.image(arg[3]) })
             """)
         #expect(result.status == 0 && result.err.contains("anim.lua:6: \"moving.png\" is an animated PNG: layers draw its first frame only") && result.err.contains("[optionIgnored]"), "\(result.err)")
@@ -617,7 +617,7 @@ import TestSupport
     @Test func aFontThatIsNotInstalledIsAWarning() throws {
         let clip = try Fixtures.solid("black", seconds: 1, size: "640x360", tone: nil)
         let output = Fixtures.scratchPath("fonts.mp4")
-        let result = try Self.exportOneSecond(over: clip, to: output, size: (640, 360), name: "fonts.lua", layers: """
+        let result = try Self.exportOverlay(over: clip, to: output, size: (640, 360), name: "fonts.lua", layers: """
             parent:addSublayer(av.textLayer{ string = "Port", font = "Helvetica Neue", fontSize = 30, frame = { 10, 300, 300, 50 }, name = "title" })
             parent:addSublayer(av.textLayer{ string = "Here", font = "dejavu serif", fontSize = 30, frame = { 10, 200, 300, 50 } })
             parent:addSublayer(av.textLayer{ string = "Any", font = "sans-serif", fontSize = 30, frame = { 10, 100, 300, 50 } })
@@ -655,11 +655,13 @@ import TestSupport
         return (result, output)
     }
 
-    static func exportOneSecond(over clip: String, to output: String, size: (Int, Int), name: String, arguments: [String] = [],
-                                layers: String) throws -> Moonreel.Result {
+    /// Exports the first `seconds` of `clip` to `output` under `layers`, Lua that adds
+    /// layers to `parent`, starting at the script's line 6.
+    static func exportOverlay(over clip: String, to output: String, size: (Int, Int), seconds: Double = 1, name: String, arguments: [String] = [],
+                              layers: String) throws -> Moonreel.Result {
         try Moonreel.runScript("""
             local comp = av.composition()
-            comp:insertTimeRange(av.range(0, 1), av.asset(arg[1]), 0)
+            comp:insertTimeRange(av.range(0, \(seconds)), av.asset(arg[1]), 0)
             local vc = av.videoComposition(comp)
             local parent, video = av.layer{ frame = { 0, 0, \(size.0), \(size.1) } }, av.layer{ frame = { 0, 0, \(size.0), \(size.1) } }
             parent:addSublayer(video)

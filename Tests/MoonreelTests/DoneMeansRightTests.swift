@@ -66,26 +66,16 @@ import TestSupport
     @Test func animatedStringsAreCheckedAsTheLayersOwn() throws {
         let video = try Fixtures.solid("0x202020", seconds: 3, size: "360x640")
         let output = Fixtures.scratchPath("title.mp4")
-        let result = try Moonreel.runScript("""
-            local asset = av.asset(arg[1])
-            local comp = av.composition()
-            comp:insertTimeRange(av.range(0, 3), asset, 0)
-            local vc = av.videoComposition(comp)
-            local parent, video = av.layer{ frame = {0, 0, 360, 640} }, av.layer{ frame = {0, 0, 360, 640} }
-            parent:addSublayer(video)
+        let result = try DiagnosticsTests.exportOverlay(over: video, to: output, size: (360, 640), seconds: 3, name: "title.lua", layers: """
             local title = av.textLayer{ string = "GO", fontSize = 60, frame = {0, 320, 360, 80}, alignmentMode = "center", foregroundColor = "white" }
             title:addAnimation(av.keyframeAnimation{ keyPath = "string", values = {"GO", "CONGRATULATIONS GRADUATES", "🎉"},
                                                      keyTimes = {0, 0.33, 0.66}, calculationMode = "discrete", duration = 3 }, "words")
             parent:addSublayer(title)
-            vc.animationTool = av.animationTool{ videoLayer = video, parentLayer = parent }
-            local session = av.exportSession(comp, "HighestQuality")
-            session.outputURL, session.videoComposition = arg[2], vc
-            assert(session:export())
-            """, name: "title.lua", arguments: [video, output])
+            """)
         #expect(result.status == 0, "\(result.err)")
         let warnings = result.errorLines.filter { $0.contains("warning") }
         #expect(warnings.count == 2, "\(result.err)")
-        #expect(warnings.contains { $0.contains("title.lua:7: a text layer at 0, 320 (360×80) draws \"CONGRATULATIONS GRADUATES\" at 60 px past its 360×80 box") && $0.hasSuffix("[textOverflow]") },
+        #expect(warnings.contains { $0.contains("title.lua:6: a text layer at 0, 320 (360×80) draws \"CONGRATULATIONS GRADUATES\" at 60 px past its 360×80 box") && $0.hasSuffix("[textOverflow]") },
                 "\(result.err)")
         #expect(warnings.contains { $0.contains("draws \"🎉\" with 🎉 U+1F389 as boxes") && $0.hasSuffix("[glyphMissing]") }, "\(result.err)")
         let frame = try Tool.rgbFrame(output, at: 1.5)
@@ -99,24 +89,14 @@ import TestSupport
     @Test func aWeightTheFontLacksIsANote() throws {
         let video = try Fixtures.solid("0x202020", seconds: 1, size: "640x360")
         let output = Fixtures.scratchPath("weights.mp4")
-        let result = try Moonreel.runScript("""
-            local asset = av.asset(arg[1])
-            local comp = av.composition()
-            comp:insertTimeRange(av.range(0, 1), asset, 0)
-            local vc = av.videoComposition(comp)
-            local parent, video = av.layer{ frame = {0, 0, 640, 360} }, av.layer{ frame = {0, 0, 640, 360} }
-            parent:addSublayer(video)
+        let result = try DiagnosticsTests.exportOverlay(over: video, to: output, size: (640, 360), name: "weights.lua", layers: """
             for i, weight in ipairs({ "thin", "normal", "bold" }) do
               parent:addSublayer(av.textLayer{ string = "Hamburgefonstiv", font = "Noto Sans CJK JP", fontWeight = weight, fontSize = 40,
                                                foregroundColor = "white", frame = {0, 360 - 100 * i, 640, 80} })
             end
-            vc.animationTool = av.animationTool{ videoLayer = video, parentLayer = parent }
-            local session = av.exportSession(comp, "HighestQuality")
-            session.outputURL, session.videoComposition = arg[2], vc
-            assert(session:export())
-            """, name: "weights.lua", arguments: [video, output])
+            """)
         #expect(result.status == 0 && result.errorLines.count == 1, "\(result.err)")
-        #expect(result.err.contains("weights.lua:8: a text layer at 0, 260 (640×80) asks for \"Noto Sans CJK JP\" at fontWeight 100 (thin), which is not installed: it is drawn at 400 (regular)")
+        #expect(result.err.contains("weights.lua:7: a text layer at 0, 260 (640×80) asks for \"Noto Sans CJK JP\" at fontWeight 100 (thin), which is not installed: it is drawn at 400 (regular)")
                 && result.err.contains("[fontSubstituted]") && result.err.contains("moonreel: note: "), "\(result.err)")
         let frame = try Tool.rgbFrame(output, at: 0.5)
         let ink = { (rows: Range<Int>) in rows.reduce(0) { sum, y in sum + (0..<640).filter { frame.pixel($0, y).r > 128 }.count } }
