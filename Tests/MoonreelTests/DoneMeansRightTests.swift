@@ -657,6 +657,27 @@ extension DoneMeansRightTests {
         #expect(even.status == 0 && !even.err.contains("trackShorter"), "\(even.err)")
     }
 
+    /// A gap under a tenth of a second is said in milliseconds: at 1000 fps, sound 4 ms
+    /// shorter than its picture was "the sound ends at 3 s, 0 s before the picture" (found by
+    /// review). Read from the plan (a dry run); ffprobe gives the two lengths.
+    @Test func aShortGapBetweenPictureAndSoundIsSaidInMilliseconds() throws {
+        let clip = Fixtures.scratchPath("short-sound.mov")
+        try Tool.ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30:duration=3", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=2.996",
+                         "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "pcm_s16le", clip])
+        let lengths = try Tool.run("ffprobe", ["-v", "error", "-show_entries", "stream=duration", "-of", "csv=p=0", clip]).out
+        #expect(lengths == "3.000000\n2.996000\n", "\(lengths)")
+        let result = try Moonreel.runScript("""
+            local comp = av.composition()
+            comp:insertTimeRange(av.range(0, 3), av.asset(arg[1]), 0)
+            local vc = av.videoComposition(comp)
+            vc.frameDuration = av.time(1, 1000)
+            local session = av.exportSession(comp, "LowQuality")
+            session.outputURL, session.videoComposition = arg[2], vc
+            assert(session:export())
+            """, arguments: [clip, Fixtures.scratchPath("short-sound.mp4")], options: ["--dry-run"])
+        #expect(result.err.contains("the sound ends at 2.996 s, 4 ms before the picture: silence from there") && result.err.contains("[trackShorter]"), "\(result.err)")
+    }
+
     @Test func aStillWithTextCutToFitSaysSoAtItsLine() throws {
         // copyImage drew a truncated caption and said nothing (an export says textTruncated).
         let grey = try Fixtures.solid("gray", seconds: 2, size: "320x180", tone: nil)

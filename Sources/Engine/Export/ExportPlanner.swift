@@ -912,10 +912,14 @@ struct ExportPlanner {
             return (inRange(media), inRange(placed))
         }
         guard let pictures = ends(.video), let sound = ends(.audio), abs((pictures.media - sound.media).seconds) > frameDuration.seconds else { return nil }
-        let seconds = { (time: MediaTime) in shortNumber((time.seconds * 100).rounded() / 100) }
+        // A gap under a tenth of a second in milliseconds, the ends to match: at 1000 fps, sound
+        // 4 ms short was "the sound ends at 3 s, 0 s before the picture".
+        let isShort = abs((pictures.media - sound.media).seconds) < 0.1
+        let seconds = { (time: MediaTime) in isShort ? shortNumber((time.seconds * 1000).rounded() / 1000) : shortNumber((time.seconds * 100).rounded() / 100) }
+        let gap = { (time: MediaTime) in isShort ? "\(Int((time.seconds * 1000).rounded())) ms" : "\(seconds(time)) s" }
         let message = sound.media < pictures.media
-            ? "the sound ends at \(seconds(sound.media)) s, \(seconds(pictures.media - sound.media)) s before the picture: silence from there"
-            : "the picture ends at \(seconds(pictures.media)) s, \(seconds(sound.media - pictures.media)) s before the sound: "
+            ? "the sound ends at \(seconds(sound.media)) s, \(gap(pictures.media - sound.media)) before the picture: silence from there"
+            : "the picture ends at \(seconds(pictures.media)) s, \(gap(sound.media - pictures.media)) before the sound: "
                 + (pictures.placed > pictures.media ? "its last frame stays on from there" : "black from there")
         return Diagnostic(.trackShorter, .note, message, remedy: "set timeRange, or trim the longer track, if that is not what you want",
                           time: MediaTime.min(pictures.media, sound.media).seconds)
