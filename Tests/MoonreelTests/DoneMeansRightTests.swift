@@ -657,6 +657,17 @@ extension DoneMeansRightTests {
         #expect(even.status == 0 && !even.err.contains("trackShorter"), "\(even.err)")
     }
 
+    /// A sound-only composition into a GIF says the GIF holds no sound: it was "the
+    /// composition has no video or audio media", though it has audio (found by review).
+    @Test func soundIntoAGIFSaysAGIFHoldsNoSound() throws {
+        let song = Fixtures.scratchPath("tone.m4a")
+        try Tool.ffmpeg(["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=1", "-c:a", "aac", song])
+        let output = Fixtures.scratchPath("tone.gif")
+        let result = try Moonreel.runScript(Moonreel.exportWholeAssetScript, arguments: [song, output, "HighestQuality"])
+        #expect(result.status != 0 && result.err.contains("the composition has no video to export, and a GIF holds no sound"), "\(result.err)")
+        #expect(!FileManager.default.fileExists(atPath: output))
+    }
+
     /// A gap under a tenth of a second is said in milliseconds: at 1000 fps, sound 4 ms
     /// shorter than its picture was "the sound ends at 3 s, 0 s before the picture" (found by
     /// review). Read from the plan (a dry run); ffprobe gives the two lengths.

@@ -537,6 +537,14 @@ struct ExportPlanner {
         }
     }
 
+    /// Why an export finds nothing to write into `container`: a sound-only composition into a
+    /// GIF was "no video or audio media".
+    static func nothingToWrite(in container: OutputContainer) -> String {
+        if !container.holdsVideo { return "the composition has no audio to export" }
+        if !container.holdsAudio { return "the composition has no video to export, and \(container.noun) holds no sound" }
+        return "the composition has no video or audio media"
+    }
+
     /// What the export would write, for `plan()` and the estimates, and the notes that
     /// planning the pictures gives.
     func summary(of request: ExportRequest) throws -> (summary: ExportSummary, notes: [Diagnostic]) {
@@ -548,7 +556,7 @@ struct ExportPlanner {
         let (pictures, notes): (VideoPlan?, [Diagnostic]) = try ExportError.Kind.invalidRequest.tag { try videoPlan(request) }
         let sound = try ExportError.Kind.invalidRequest.tag { try audioPlan(request) }
         guard pictures != nil || sound != nil else {
-            throw ExportError(.invalidRequest, request.container == .m4a ? "the composition has no audio to export" : "the composition has no video or audio media")
+            throw ExportError(.invalidRequest, Self.nothingToWrite(in: request.container))
         }
         let summary = ExportSummary(
             output: output, fileType: fileType, duration: request.range.duration, preset: request.preset,

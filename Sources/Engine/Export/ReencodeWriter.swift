@@ -31,7 +31,7 @@ struct ReencodeWriter: ExportWriter {
         let budget = try plan.memoryLimit.flatMap { limit in try videoPlan.map { try ExportMemoryBudget(limit: limit, plan: $0) } }
         let audioPlan = try plan.settledAudio(context: context)
         guard videoPlan != nil || audioPlan != nil else {
-            throw EngineError(request.container == .m4a ? "the composition has no audio to export" : "the composition has no video or audio media", kind: .notFound)
+            throw EngineError(ExportPlanner.nothingToWrite(in: request.container), kind: .notFound)
         }
         if !request.container.holdsAudio, plan.composition.tracks(withMediaType: .audio).contains(where: { $0.segments.contains { !$0.isEmpty } }) {
             log.report(Diagnostic(.soundLeftOut, .warning, "\(request.output.path): \(request.container.noun) holds no sound; the audio was left out",
