@@ -50,19 +50,22 @@ package enum LayerPlacement {
         let rootPlace = Place(box: canvas, shows: true, turned: false, bounds: root.properties.bounds, isGeometryFlipped: root.properties.isGeometryFlipped)
         // Each layer with the layers above it (below the root), its parent's place on model
         // values, and the times the animations that move those layers are looked at.
-        var pending: [(layer: Layer, ancestors: [Layer], parent: Place, chainLooks: [MediaTime])] =
-            root.sublayers.reversed().map { ($0, [], rootPlace, []) }
-        while let (layer, ancestors, parent, chainLooks) = pending.popLast() {
+        var pending: [(layer: Layer, ancestors: [Layer], parent: Place, chainLooks: [MediaTime], chainRunsOn: Bool)] =
+            root.sublayers.reversed().map { ($0, [], rootPlace, [], false) }
+        while let (layer, ancestors, parent, chainLooks, chainRunsOn) = pending.popLast() {
             // A hidden layer, with its sublayers, is not drawn unless an animation shows it.
             guard !layer.properties.isHidden || layer.animations.contains(where: { $0.animation.keyPath == .isHidden }) else { continue }
             let looks = merged(chainLooks, lookTimes(of: layer, until: shownUntil))
+            // A crawl repeating for ever never holds its last look's place.
+            let runsOn = chainRunsOn || layer.animations.contains { isPlacing($0.animation.keyPath) && $0.animation.timing.runsPastFirstCycle }
             let model = place(layer.modelValues, in: parent)
             // Only a layer that moves, or lies under one that does, is looked at over time:
             // each look places the chain from the root at that time.
             let chain = ancestors + [layer]
             let atLooks = looks.map { time in chain.reduce(rootPlace) { place($1.resolved(at: time), in: $0) } }
             if !looks.isEmpty {
-                if let lost = try lostWhileMoving(layer, places: atLooks, at: looks, until: shownUntil, renderSize: renderSize, layouts: layouts) { found.append(lost) }
+                if let lost = try lostWhileMoving(layer, places: atLooks, at: looks, until: shownUntil, holdsLast: !runsOn,
+                                                  renderSize: renderSize, layouts: layouts) { found.append(lost) }
             } else if !layer.properties.isHidden, !model.turned || layer.properties.contents != nil,
                       let lost = try lostInPlace(layer, box: model.box, renderSize: renderSize, layouts: layouts) {
                 found.append(lost)
@@ -70,7 +73,7 @@ package enum LayerPlacement {
             // A turned or scaled layer's frame is the box around it: its sublayers' places are
             // not measured in that box, so they are not judged.
             if looks.isEmpty ? !model.turned : atLooks.contains(where: { !$0.turned }) {
-                pending += layer.sublayers.reversed().map { ($0, chain, model, looks) }
+                pending += layer.sublayers.reversed().map { ($0, chain, model, looks, runsOn) }
             }
         }
         return found
@@ -123,17 +126,25 @@ package enum LayerPlacement {
     /// whose model place lies off the frame, so it jumps back there), what lies past an edge
     /// counts, as for a layer that stays put. Passing through the frame is not being shown:
     /// a slide sweeps every word past for an instant. One that never rests (a crawl, whose
-    /// copies of a repeated text take turns) is not judged.
-    private static func lostWhileMoving(_ layer: Layer, places: [Place], at looks: [MediaTime], until end: MediaTime?, renderSize: Size,
-                                        layouts: TextLayout) throws -> Diagnostic? {
+    /// copies of a repeated text take turns) is not judged. `holdsLast`: whether the last look's
+    /// place stays (until `end`): not for motion that runs on past its looks, a crawl
+    /// repeating for ever (whose last look, held to the end, was taken for a rest past the
+    /// frame's edge: the ticker's own example warned, and --strict wrote nothing).
+    private static func lostWhileMoving(_ layer: Layer, places: [Place], at looks: [MediaTime], until end: MediaTime?, holdsLast: Bool,
+                                        renderSize: Size, layouts: TextLayout) throws -> Diagnostic? {
         var resting: [Place] = []
         var runStart = 0
         for index in places.indices {
             let next = index + 1
             guard next == places.count || !(places[next].shows == places[runStart].shows && same(places[next].box, places[runStart].box)) else { continue }
-            // A run of looks at one place ends here; it holds until the next look (the last, until the end).
-            let held = next < looks.count ? looks[next] - looks[runStart] : end.map { $0 - looks[runStart] }
-            if places[runStart].shows, !places[runStart].turned, held.map({ $0 >= minimumRest }) ?? true { resting.append(places[runStart]) }
+            // A run of looks at one place ends here; it holds until the next look (the last, until
+            // the end). One look alone between others is a moving layer caught in passing: a
+            // slow crawl's looks lie half a second apart, each taken for a rest.
+            let isLast = next == places.count
+            let held = !isLast ? looks[next] - looks[runStart] : holdsLast ? end.map { $0 - looks[runStart] } : .zero
+            if places[runStart].shows, !places[runStart].turned, next - runStart >= 2 || isLast, held.map({ $0 >= minimumRest }) ?? true {
+                resting.append(places[runStart])
+            }
             runStart = next
         }
         guard let last = resting.last else { return nil }

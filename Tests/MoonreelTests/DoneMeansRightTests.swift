@@ -83,6 +83,18 @@ import TestSupport
         #expect(lit(0..<4) && lit(356..<360), "the long value is cut at both edges of the frame")
     }
 
+    /// A ticker crawling for ever over a video longer than one crawl is not said to rest past
+    /// the frame: the last look at its first pass was taken as held to the end, so the
+    /// bundled example warned (layerOffFrame) and --strict wrote nothing (found by review).
+    @Test func aTickerCrawlingOverALongVideoIsNotSaidToRest() throws {
+        let clip = try Fixtures.clip(seconds: 40, rate: "10")
+        let output = Fixtures.scratchPath("ticker.mp4")
+        let result = try DiagnosticsTests.exportOverlay(over: clip, to: output, size: (320, 240), seconds: 40, name: "ticker.lua", layers: """
+            parent:addSublayer(require("effects.ticker"){ renderSize = { 320, 240 }, text = "Moonreel news ticker" })
+            """)
+        #expect(result.status == 0 && !result.err.contains("layerOffFrame"), "\(result.err)")
+    }
+
     /// A weight the font lacks is drawn at its nearest face, and said: Noto Sans CJK (the
     /// Regular and Bold of fonts-noto-cjk) drew "thin" as regular, unsaid. Read back: the
     /// thin line's ink is the regular line's, pixel for pixel as near as an encoder keeps it.

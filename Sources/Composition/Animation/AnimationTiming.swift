@@ -112,6 +112,12 @@ public struct AnimationTiming: Sendable, Hashable {
     /// Composition time at which the animation stops running; nil: never.
     var activeEnd: MediaTime? { activeDuration.map { beginTime + $0.scaled(by: 1 / speed) } }
 
+    /// Whether it runs on past its first cycle (repeats, or for ever), whose values
+    /// `lookTimes` looks at: what it shows at the last of them does not stay.
+    package var runsPastFirstCycle: Bool {
+        activeDuration.map { $0 > cycle } ?? true
+    }
+
     /// Composition times at which every value of the animation shows: `perPass` steps over
     /// its first cycle (later ones repeat it) and a moment after it stops; none before 0,
     /// where nothing is drawn.
