@@ -95,6 +95,37 @@ import TestSupport
         #expect(result.status == 0 && !result.err.contains("layerOffFrame"), "\(result.err)")
     }
 
+    /// A watermark's logo wider than the frame leaves is drawn to fit it, with a note: a 6:1
+    /// wordmark on a portrait frame ran past its edge, its end cut off unsaid. And its
+    /// copyright line in the logo's bottom corner sits beside the logo, not over it (found by
+    /// review). Read back: the wordmark's blue end is inside the frame; no text over the logo.
+    @Test func aWatermarksLogoFitsTheFrameAndItsLineKeepsClearOfIt() throws {
+        let folder = (Fixtures.scratchPath("x") as NSString).deletingLastPathComponent
+        let wordmark = folder + "/wordmark.png", dot = folder + "/dot.png"
+        try Tool.ffmpeg(["-f", "lavfi", "-i", "color=c=orange:s=1200x200,format=rgba,drawbox=x=0:y=0:w=1200:h=200:c=blue:t=20", "-frames:v", "1", wordmark])
+        try Tool.ffmpeg(["-f", "lavfi", "-i", "color=c=red:s=100x100", "-frames:v", "1", dot])
+        let portrait = try Fixtures.solid("0x000000", seconds: 1, size: "360x640")
+        let wide = try DiagnosticsTests.exportOverlay(over: portrait, to: folder + "/wide.mp4", size: (360, 640), name: "wide.lua", arguments: [wordmark], layers: """
+            parent:addSublayer(require("effects.watermark"){ renderSize = { 360, 640 }, logo = av.image(arg[3]), logoOpacity = 1 })
+            """)
+        #expect(wide.status == 0 && wide.err.contains("the logo is 384 px wide at logoHeight 0.1, more than the 322 px the frame leaves: it is drawn 322 px wide")
+                && wide.err.contains("[effectAdjusted]"), "\(wide.err)")
+        let top = try Tool.rgbFrame(folder + "/wide.mp4", at: 0.5)
+        let blueEnd = (300..<360).filter { x in (19..<60).contains { y in let p = top.pixel(x, y); return p.b > 200 && p.r < 80 } }.max() ?? 0
+        #expect(blueEnd > 320 && blueEnd < 345, "the wordmark's right border ends inside the frame: at x \(blueEnd)")
+
+        let landscape = try Fixtures.solid("0x000000", seconds: 1, size: "1280x720")
+        let corner = try DiagnosticsTests.exportOverlay(over: landscape, to: folder + "/corner.mp4", size: (1280, 720), name: "corner.lua", arguments: [dot], layers: """
+            parent:addSublayer(require("effects.watermark"){ renderSize = { 1280, 720 }, logo = av.image(arg[3]), logoCorner = "bottomRight", text = "© 2026 Example Studio" })
+            """)
+        #expect(corner.status == 0 && corner.err.isEmpty, "\(corner.err)")
+        let frame = try Tool.rgbFrame(folder + "/corner.mp4", at: 0.5)
+        // The logo: 72 px square, 21 px in from the right and bottom edges (x 1187…1259).
+        let text = (600..<1187).filter { x in (640..<700).contains { y in let p = frame.pixel(x, y); return p.g > 200 && p.b > 200 } }
+        let overLogo = (1187..<1259).filter { x in (627..<699).contains { y in let p = frame.pixel(x, y); return p.g > 150 } }
+        #expect(!text.isEmpty && (text.max() ?? 0) < 1170 && overLogo.isEmpty, "text up to x \(text.max() ?? 0); text over the logo at \(overLogo.prefix(5))")
+    }
+
     /// A weight the font lacks is drawn at its nearest face, and said: Noto Sans CJK (the
     /// Regular and Bold of fonts-noto-cjk) drew "thin" as regular, unsaid. Read back: the
     /// thin line's ink is the regular line's, pixel for pixel as near as an encoder keeps it.

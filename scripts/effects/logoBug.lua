@@ -5,7 +5,7 @@
 --   parent:addSublayer(logoBug{ renderSize = {1920, 1080}, logo = av.image("logo.png"), corner = "topRight", delay = 3 })
 return {
   name = "logoBug",
-  version = "1.0.0",
+  version = "1.1.0",
   description = "A small logo in a corner of the picture, fading in after a delay",
   author = "Moonreel",
   license = "MIT",
@@ -29,6 +29,14 @@ return {
     local logoHeight = math.max(1, math.floor(shorter * p.size + 0.5))
     local logoWidth = math.max(1, math.floor(logoHeight * p.logo.size.width / p.logo.size.height + 0.5))
     local margin = math.floor(shorter * p.margin + 0.5)
+    local room = math.max(1, width - 2 * margin)
+    if logoWidth > room then
+      -- A wide wordmark on a portrait frame ran past the edge, cut off unsaid.
+      effect.note(("the logo is %d px wide at size %g, more than the %d px the frame leaves: it is drawn %d px wide, %d px high")
+                    :format(logoWidth, p.size, room, room, math.max(1, math.floor(room * logoHeight / logoWidth))),
+                  "give a smaller size, or a logo less wide")
+      logoHeight, logoWidth = math.max(1, math.floor(room * logoHeight / logoWidth)), room
+    end
     local right = p.corner == "topRight" or p.corner == "bottomRight"
     local bottom = p.corner == "bottomLeft" or p.corner == "bottomRight"
     local container = av.layer{ frame = { 0, 0, width, height }, isGeometryFlipped = true }

@@ -5,7 +5,7 @@
 --                                 text = "© 2026 Example" })
 return {
   name = "watermark",
-  version = "1.1",
+  version = "1.2",
   description = "A logo image and a copyright text line in the corners of the video",
   author = "Moonreel",
   license = "MIT",
@@ -35,22 +35,35 @@ return {
     -- geometry, so it can sit in any Core Animation tree (origin bottom-left, y up).
     local container = av.layer{ frame = { 0, 0, width, height }, isGeometryFlipped = true }
 
+    -- The text's span along the bottom edge: beside a logo in a bottom corner, not over it.
+    local textLeft, textRight = margin, width - margin
     if p.logo then
       local logoHeight = math.floor(height * p.logoHeight)
       local logoWidth = math.floor(logoHeight * p.logo.size.width / p.logo.size.height)
-      local x = (p.logoCorner == "topRight" or p.logoCorner == "bottomRight") and width - margin - logoWidth or margin
-      local y = (p.logoCorner == "bottomLeft" or p.logoCorner == "bottomRight") and height - margin - logoHeight or margin
+      local room = width - 2 * margin
+      if logoWidth > room then
+        -- A wide wordmark on a portrait frame ran past the edge, cut off unsaid.
+        effect.note(("the logo is %d px wide at logoHeight %g, more than the %d px the frame leaves: it is drawn %d px wide, %d px high")
+                      :format(logoWidth, p.logoHeight, room, room, math.floor(room * logoHeight / logoWidth)),
+                    "give a smaller logoHeight, or a logo less wide")
+        logoHeight, logoWidth = math.floor(room * logoHeight / logoWidth), room
+      end
+      local right = p.logoCorner == "topRight" or p.logoCorner == "bottomRight"
+      local bottom = p.logoCorner == "bottomLeft" or p.logoCorner == "bottomRight"
+      local x = right and width - margin - logoWidth or margin
+      local y = bottom and height - margin - logoHeight or margin
       container:addSublayer(av.layer{
         contents = p.logo, frame = { x, y, logoWidth, logoHeight },
         opacity = p.logoOpacity, contentsGravity = "resizeAspect",
       })
+      if bottom and right then textRight = x - margin elseif bottom then textLeft = x + logoWidth + margin end
     end
 
     if p.text then
       local size = math.max(8, math.floor(height * p.textHeight))
       container:addSublayer(av.textLayer{
         string = p.text, font = p.font, fontSize = size, foregroundColor = p.textColor,
-        alignmentMode = p.textAlignment, frame = { margin, height - margin - size * 1.4, width - 2 * margin, size * 1.6 },
+        alignmentMode = p.textAlignment, frame = { textLeft, height - margin - size * 1.4, math.max(1, textRight - textLeft), size * 1.6 },
         shadowOpacity = p.shadow and 0.7 or 0, shadowRadius = math.max(1, size / 10), shadowOffset = { 0, math.max(1, size / 20) },
       })
     end
