@@ -126,6 +126,28 @@ import TestSupport
         #expect(!text.isEmpty && (text.max() ?? 0) < 1170 && overLogo.isEmpty, "text up to x \(text.max() ?? 0); text over the logo at \(overLogo.prefix(5))")
     }
 
+    /// A layer timed to appear at or after the end is never seen, and said: a logo bug with a
+    /// 6 s delay over a 3 s clip exported without it, nothing said (found by review). Read
+    /// back: no red of the logo in the last frame; with a 1 s delay it is there.
+    @Test func aLayerTimedPastTheEndIsSaidNeverSeen() throws {
+        let folder = (Fixtures.scratchPath("x") as NSString).deletingLastPathComponent
+        let dot = folder + "/dot.png"
+        try Tool.ffmpeg(["-f", "lavfi", "-i", "color=c=red:s=100x100", "-frames:v", "1", dot])
+        let clip = try Fixtures.solid("0x000000", seconds: 3, size: "640x360")
+        var reds: [Int] = []
+        for delay in [6, 1] {
+            let output = folder + "/bug-\(delay).mp4"
+            let result = try DiagnosticsTests.exportOverlay(over: clip, to: output, size: (640, 360), seconds: 3, name: "bug.lua", arguments: [dot], layers: """
+                parent:addSublayer(require("effects.logoBug"){ renderSize = { 640, 360 }, logo = av.image(arg[3]), delay = \(delay) })
+                """)
+            let warned = result.err.contains("bug.lua:6: a picture layer at 6 s would first be seen at or after the end (3 s): it is never seen") && result.err.contains("[rangeClipped]")
+            #expect(result.status == 0 && warned == (delay == 6), "\(delay) s: \(result.err)")
+            let frame = try Tool.rgbFrame(output, at: 2.9)
+            reds.append((0..<640).reduce(0) { sum, x in sum + (0..<360).filter { y in let p = frame.pixel(x, y); return p.r > 150 && p.g < 80 }.count })
+        }
+        #expect(reds[0] == 0 && reds[1] > 500, "red pixels of the logo at the end: \(reds)")
+    }
+
     /// A weight the font lacks is drawn at its nearest face, and said: Noto Sans CJK (the
     /// Regular and Bold of fonts-noto-cjk) drew "thin" as regular, unsaid. Read back: the
     /// thin line's ink is the regular line's, pixel for pixel as near as an encoder keeps it.

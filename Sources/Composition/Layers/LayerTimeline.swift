@@ -15,6 +15,8 @@ package struct LayerTimeline: Sendable {
         var maskIsInverted = false
         /// Index of the superlayer (-1 for the root); layers are in drawing pre-order.
         package var parent: Int
+        /// The script line that made the layer, for messages.
+        package var origin: SourceLine?
         /// One past the index of the last layer of this layer's subtree.
         var subtreeEnd: Int
         /// Whether the space this layer is placed in has y up (Core Animation's default):
@@ -70,7 +72,7 @@ package struct LayerTimeline: Sendable {
             }
             frozen.append(FrozenLayer(model: ResolvedLayer(properties: layer.properties, text: layer.textStyle),
                                       animations: layer.animations.map(\.animation), sound: layer.soundVisual, mask: mask,
-                                      maskIsInverted: layer.maskIsInverted, parent: parent,
+                                      maskIsInverted: layer.maskIsInverted, parent: parent, origin: layer.origin,
                                       subtreeEnd: index + layer.subtreeCount, livesInYUpSpace: yUp))
             // Stable sort by zPosition; pushed in reverse so the first is frozen first.
             let ordered = layer.sublayers.enumerated().sorted {

@@ -21,7 +21,34 @@ extension ExportPlanner {
                 notes += (layer.crop?.rampsPast(end) ?? []).map { rampNote("crop", of: track, $0, end: end) { _ in nil } }
             }
         }
-        return notes
+        return notes + layersShownAfterTheEnd(end)
+    }
+
+    /// A `rangeClipped` warning naming the layers of the animation tool that would first be
+    /// seen at or after the composition's end (a fade in or an appearance timed past it): a
+    /// logo bug with a 6 s delay over a 4 s clip never appeared, unsaid. One warning for all
+    /// (a lyric file's lines past the end are many), at the line that made the first; a layer
+    /// under one named is not named again.
+    private func layersShownAfterTheEnd(_ end: MediaTime) -> [Diagnostic] {
+        guard let tool = settings.videoComposition?.animationTool else { return [] }
+        let timeline = LayerTimeline(root: tool.parentLayer)
+        var late = Set<Int>(), named: [(name: String, start: MediaTime, origin: SourceLine?)] = []
+        for (index, layer) in timeline.layers.enumerated() {
+            guard let first = timeline.visibleSpans[index].first, case .at(let start) = first.start,
+                  start + MediaTime(value: 1, timescale: 100) >= end else { continue }
+            late.insert(index)
+            guard layer.parent < 0 || !late.contains(layer.parent) else { continue }
+            let properties = layer.model.properties
+            let name = properties.name.map { "layer \($0.quotedForMessage(limit: 60))" }
+                ?? layer.model.text.map { "text layer \($0.string.quotedForMessage(limit: 40))" } ?? (properties.contents != nil ? "a picture layer" : "a layer")
+            named.append((name, start, layer.origin))
+        }
+        guard let first = named.first else { return [] }
+        let at = { (time: MediaTime) in shortNumber((time.seconds * 100).rounded() / 100) }
+        let list = named.prefix(3).map { "\($0.name) at \(at($0.start)) s" }.joined(separator: ", ") + (named.count > 3 ? " and \(named.count - 3) more" : "")
+        return [Diagnostic(.rangeClipped, .warning,
+                           "\(list) would first be seen at or after the end (\(shortSeconds(end)) s): \(named.count == 1 ? "it is" : "they are") never seen",
+                           remedy: "show \(named.count == 1 ? "it" : "them") before \(shortSeconds(end)) s (an effect's delay or start)", origin: first.origin, time: end.seconds)]
     }
 
     /// A volume or an opacity to two decimals.
