@@ -148,6 +148,34 @@ import TestSupport
         #expect(reds[0] == 0 && reds[1] > 500, "red pixels of the logo at the end: \(reds)")
     }
 
+    /// Effects place things as asked or say otherwise (found by review): a callout's label of
+    /// two lines drew its second under the box, dark on the video, and a box asked past the
+    /// frame was moved in unsaid; a picture-in-picture rect past the frame ran off its edges.
+    /// Read back: the label's dark ink lies within the white box's rows.
+    @Test func effectsPlaceAsAskedOrSaySo() throws {
+        let grey = try Fixtures.solid("0x808080", seconds: 2, size: "1280x720")
+        let folder = (Fixtures.scratchPath("x") as NSString).deletingLastPathComponent
+        let twoLines = try DiagnosticsTests.exportOverlay(over: grey, to: folder + "/callout.mp4", size: (1280, 720), seconds: 2, name: "callout.lua", layers: """
+            parent:addSublayer(require("effects.callout"){ renderSize = { 1280, 720 }, text = "Our new office\\nopens in May", target = { 0.5, 0.5 }, start = 0, duration = 2 })
+            """)
+        #expect(twoLines.status == 0 && twoLines.err.isEmpty, "\(twoLines.err)")
+        let frame = try Tool.rgbFrame(folder + "/callout.mp4", at: 1)
+        let rows = { (test: (Int, Int, Int) -> Bool) in (0..<720).filter { y in (0..<1280).contains { x in let p = frame.pixel(x, y); return test(p.r, p.g, p.b) } } }
+        let (white, dark) = (rows { min($0, $1, $2) > 240 }, rows { max($0, $1, $2) < 60 })
+        #expect(!dark.isEmpty && (white.min() ?? 720) < (dark.min() ?? 0) && (dark.max() ?? 720) < (white.max() ?? 0),
+                "the label's rows \(dark.min() ?? -1)…\(dark.max() ?? -1) lie inside the box's \(white.min() ?? -1)…\(white.max() ?? -1)")
+
+        let moved = try DiagnosticsTests.exportOverlay(over: grey, to: folder + "/moved.mp4", size: (1280, 720), seconds: 2, name: "moved.lua", layers: """
+            parent:addSublayer(require("effects.callout"){ renderSize = { 1280, 720 }, text = "Our new office", target = { 0.5, 0.5 }, box = { 0.97, 0.1 }, start = 0, duration = 2 })
+            """)
+        #expect(moved.err.contains("the box asked at 1242, 72 would reach past the frame: it is drawn at") && moved.err.contains("[effectAdjusted]"), "\(moved.err)")
+
+        let inset = try DiagnosticsTests.exportOverlay(over: grey, to: folder + "/inset.mp4", size: (1280, 720), seconds: 2, name: "inset.lua", layers: """
+            parent:addSublayer(require("effects.pipFrame"){ renderSize = { 1280, 720 }, rect = { 0.7, 0.6, 0.5, 0.5 } })
+            """)
+        #expect(inset.status != 0 && inset.err.contains("rect {0.7, 0.6, 0.5, 0.5} reaches past the frame"), "\(inset.err)")
+    }
+
     /// A weight the font lacks is drawn at its nearest face, and said: Noto Sans CJK (the
     /// Regular and Bold of fonts-noto-cjk) drew "thin" as regular, unsaid. Read back: the
     /// thin line's ink is the regular line's, pixel for pixel as near as an encoder keeps it.

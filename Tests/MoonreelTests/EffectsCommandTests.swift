@@ -42,7 +42,7 @@ import TestSupport
         let result = try moonreel(["effects", "list"])
         #expect(result.status == 0, "\(result.err)")
         #expect(result.out.contains("lyrics 1.4: Timed lyric lines"))
-        #expect(result.out.contains("watermark 1.1: A logo image and a copyright text line"))
+        #expect(result.out.contains("watermark 1.2: A logo image and a copyright text line"))
         #expect(result.out.contains("  found: bundled\n"))
         #expect(result.out.range(of: #"\n    logoHeight +number +default 0\.1, 0\.01…1 +logo height as a fraction of the video height\n"#,
                                  options: .regularExpression) != nil, "\(result.out)")

@@ -19,7 +19,7 @@
 -- dot. Sizes are fractions of the frame's shorter side.
 return {
   name = "callout",
-  version = "1.0.0",
+  version = "1.1.0",
   description = "A label box with a line to a point of the picture (fixed or following a path), marked by a dot",
   author = "Moonreel",
   license = "MIT",
@@ -93,7 +93,11 @@ return {
       label = measure(size)
     end
     local textWidth = label.width
-    local boxWidth, boxHeight = textWidth + 2 * padX, math.floor(size * 0.72 + 2 * padY + size * 0.25)
+    -- A label of several lines ("Our new office\nopens in May") takes a line's height more for
+    -- each: its second line was drawn under the box, dark on the video.
+    local fontLine = av.textLayer{ string = "Hg", font = p.font, fontSize = size, fontWeight = "bold" }:preferredFrameSize().height
+    local _, breaks = p.text:gsub("\n", "")
+    local boxWidth, boxHeight = textWidth + 2 * padX, math.floor(size * 0.72 + 2 * padY + size * 0.25 + breaks * fontLine)
 
     -- Where the box goes: given, or beside the point (the middle of the path) towards the
     -- middle of the frame; kept inside the frame.
@@ -108,8 +112,15 @@ return {
       bx = sx + (sx > width / 2 and -1 or 1) * (width * 0.2 + boxWidth / 2)
       by = sy + (sy > height / 2 and -1 or 1) * height * 0.2
     end
-    bx = math.max(margin + boxWidth / 2, math.min(width - margin - boxWidth / 2, bx))
-    by = math.max(margin + boxHeight / 2, math.min(height - margin - boxHeight / 2, by))
+    local keptX = math.max(margin + boxWidth / 2, math.min(width - margin - boxWidth / 2, bx))
+    local keptY = math.max(margin + boxHeight / 2, math.min(height - margin - boxHeight / 2, by))
+    if p.box and (math.abs(keptX - bx) >= 1 or math.abs(keptY - by) >= 1) then
+      -- A box asked at 0.97 across was drawn 122 px further in, unsaid.
+      effect.note(("the box asked at %d, %d would reach past the frame: it is drawn at %d, %d, inside it")
+                    :format(math.floor(bx + 0.5), math.floor(by + 0.5), math.floor(keptX + 0.5), math.floor(keptY + 0.5)),
+                  "give a box nearer the middle")
+    end
+    bx, by = keptX, keptY
 
     -- Laid out from the top, y down (UIKit's way): the container flips its sublayers'
     -- geometry, so it can sit in any Core Animation tree (origin bottom-left, y up).
@@ -195,11 +206,10 @@ return {
     -- be: the baseline lies 0.8 of the font's line ("Hg") down and capitals are 0.72 em tall,
     -- in Noto Sans CJK and DejaVu alike; the box holds the line, or the label's own line when
     -- a fallback font makes it taller. Capitals sit in the middle of the label box.
-    local fontLine = av.textLayer{ string = "Hg", font = p.font, fontSize = size, fontWeight = "bold" }:preferredFrameSize().height
     local capOffset, lineBox = fontLine * 0.8 - size * 0.72, math.max(fontLine, label.height) + 1
     box:addSublayer(av.textLayer{
       string = p.text, font = p.font, fontSize = size, fontWeight = "bold", foregroundColor = p.textColor,
-      alignmentMode = "center", frame = { padX - 1, math.floor((boxHeight - size * 0.72) / 2 - capOffset + 0.5), textWidth + 2, lineBox },
+      alignmentMode = "center", frame = { padX - 1, math.floor((boxHeight - breaks * fontLine - size * 0.72) / 2 - capOffset + 0.5), textWidth + 2, lineBox },
       name = "callout label",
     })
     group:addSublayer(box)

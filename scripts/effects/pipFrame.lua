@@ -25,7 +25,7 @@
 -- right edges, starting 1.5 blur radii out so that its blur does not darken the inset.
 return {
   name = "pipFrame",
-  version = "1.0.0",
+  version = "1.1.0",
   description = "A rounded border, a soft drop shadow and a label around a picture-in-picture inset",
   author = "Moonreel",
   license = "MIT",
@@ -68,6 +68,11 @@ return {
       if not (fraction(fx) and fraction(fy) and fraction(fw) and fraction(fh)) or fw <= 0 or fh <= 0 then
         error(('effect "pipFrame": rect must be {x, y, width, height}, fractions 0…1 of the frame, got {%s, %s, %s, %s}')
           :format(tostring(fx), tostring(fy), tostring(fw), tostring(fh)), 2)
+      end
+      if fx + fw > 1 or fy + fh > 1 then
+        -- {0.7, 0.6, 0.5, 0.5} ran the frame off the right and bottom edges, unsaid.
+        error(('effect "pipFrame": rect {%g, %g, %g, %g} reaches past the frame (x + width and y + height must be at most 1)')
+          :format(fx, fy, fw, fh), 2)
       end
       x, y, w, h = round(fx * width), round(fy * height), round(fw * width), round(fh * height)
     else
