@@ -176,6 +176,26 @@ import TestSupport
         #expect(inset.status != 0 && inset.err.contains("rect {0.7, 0.6, 0.5, 0.5} reaches past the frame"), "\(inset.err)")
     }
 
+    /// A lower third's name or role with a line break is drawn whole in its bar: the bar held
+    /// one line each, and its window cut the role's second line off (found by review). Read
+    /// back over grey: every row of white text lies within the dark bar's rows.
+    @Test func aLowerThirdOfSeveralLinesHoldsThemAll() throws {
+        let grey = try Fixtures.solid("0x808080", seconds: 2, size: "1280x720")
+        let output = Fixtures.scratchPath("lower.mp4")
+        let result = try DiagnosticsTests.exportOverlay(over: grey, to: output, size: (1280, 720), seconds: 2, name: "lower.lua", layers: """
+            parent:addSublayer(require("effects.lowerThird"){ renderSize = { 1280, 720 }, name = "Ana Ribeiro", role = "Director of Photography\\nLisbon, Portugal", start = 0, duration = 2 })
+            """)
+        #expect(result.status == 0, "\(result.err)")
+        let frame = try Tool.rgbFrame(output, at: 1)
+        let rows = { (test: (Int, Int, Int) -> Bool) in (360..<720).filter { y in (0..<640).contains { x in let p = frame.pixel(x, y); return test(p.r, p.g, p.b) } } }
+        let (text, bar) = (rows { min($0, $1, $2) > 200 }, rows { max($0, $1, $2) < 70 })
+        #expect(!text.isEmpty && (bar.min() ?? 720) < (text.min() ?? 0) && (text.max() ?? 720) < (bar.max() ?? 0),
+                "text rows \(text.min() ?? -1)…\(text.max() ?? -1) within the bar's \(bar.min() ?? -1)…\(bar.max() ?? -1)")
+        // Its second line is drawn: two bands of text under the name, not one.
+        let bands = zip(text, text.dropFirst()).filter { $1 - $0 > 2 }.count + 1
+        #expect(bands >= 3, "name, role and its second line: \(bands) bands of text")
+    }
+
     /// A weight the font lacks is drawn at its nearest face, and said: Noto Sans CJK (the
     /// Regular and Bold of fonts-noto-cjk) drew "thin" as regular, unsaid. Read back: the
     /// thin line's ink is the regular line's, pixel for pixel as near as an encoder keeps it.

@@ -14,7 +14,7 @@
 -- landscape, its width in portrait), so a phone video gets the proportions of a TV one.
 return {
   name = "lowerThird",
-  version = "1.0.0",
+  version = "1.1.0",
   description = "A name and role on a coloured bar with an accent strip that slides in, holds and slides out",
   author = "Moonreel",
   license = "MIT",
@@ -87,19 +87,23 @@ return {
     -- a fallback font makes it taller.
     local function lineMetrics(size, weight, textHeight)
       local line = av.textLayer{ string = "Hg", font = p.font, fontSize = size, fontWeight = weight }:preferredFrameSize().height
-      return line * 0.8 - size * 0.72, math.max(line, textHeight) + 1
+      return line * 0.8 - size * 0.72, math.max(line, textHeight) + 1, line
     end
-    local nameCap, nameBox = lineMetrics(nameSize, "bold", nameHeight)
-    local roleCap, roleBox = lineMetrics(roleSize, "normal", roleHeight)
+    local nameCap, nameBox, nameLine = lineMetrics(nameSize, "bold", nameHeight)
+    local roleCap, roleBox, roleLine = lineMetrics(roleSize, "normal", roleHeight)
+    -- Each line break of the name or role ("Director of Photography\nLisbon") takes a line
+    -- more: the bar held one line each, and its window cut off the rest.
+    local _, nameBreaks = p.name:gsub("\n", "")
+    local _, roleBreaks = (role or ""):gsub("\n", "")
     local padX = math.floor(nameSize * 0.6)
     local padTop = math.floor(nameSize * 0.42)
     local accentWidth = math.max(3, math.floor(nameSize * 0.14 + 0.5))
     local nameTop = padTop - nameCap                 -- the name's capitals start padTop down
-    local nameBaseline = padTop + nameSize * 0.72
+    local nameBaseline = padTop + nameSize * 0.72 + nameBreaks * nameLine
     local roleTop, bottom
     if role then
       roleTop = nameBaseline + nameSize * 0.42 - roleCap
-      bottom = roleTop + roleCap + roleSize * 0.72 + math.floor(nameSize * 0.38)
+      bottom = roleTop + roleCap + roleSize * 0.72 + roleBreaks * roleLine + math.floor(nameSize * 0.38)
     else
       bottom = nameBaseline + math.floor(nameSize * 0.42)
     end
